@@ -1,0 +1,1 @@
+"""Environment bundles: Codabench ``competition.yaml`` v2 plus BenchGen's keys."""

@@ -1,0 +1,114 @@
+"""The pydantic shape of ``competition.yaml``: Codabench version 2 plus BenchGen's own keys.
+
+BenchGen adds ``template``, ``criteria`` and ``finetune``. Codabench-only platform keys (``image``,
+``terms``, ``pages``, ...) are accepted and ignored.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Template(StrEnum):
+    MATH = "math"
+    QA = "qa"
+    ROUTING = "routing"
+    CODE = "code"
+
+
+class SelectionCriterion(StrEnum):
+    WRONG_PLUS_AUGMENTED = "wrong_plus_augmented"
+    ALL_ITEMS = "all_items"
+    FAILED_AND_NEAR_MISS = "failed_and_near_miss"
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class Column(_Lenient):
+    title: str
+    key: str
+    index: int = 0
+    sorting: Literal["asc", "desc"] = "desc"
+    computation: Literal["avg", "sum", "min", "max"] | None = None
+    computation_indexes: list[int] = Field(default_factory=list)
+    precision: int = 2
+    hidden: bool = False
+
+
+class Leaderboard(_Lenient):
+    title: str = "Results"
+    key: str = "main"
+    columns: list[Column]
+
+
+class Task(_Lenient):
+    index: int = 0
+    name: str = ""
+    description: str = ""
+    scoring_program: str | None = None
+    ingestion_program: str | None = None
+    input_data: str | None = None
+    reference_data: str | None = None
+    ingestion_only_during_scoring: bool = False
+
+
+class Phase(_Lenient):
+    index: int = 0
+    name: str = "Main"
+    description: str = ""
+    tasks: list[int] = Field(default_factory=lambda: [0])
+    execution_time_limit: int = 600
+
+
+class Criterion(_Lenient):
+    id: str
+    description: str = ""
+
+
+class Augmentation(_Lenient):
+    factor: int = Field(default=5, ge=0, le=50)
+    connectors: list[tuple[str, str]] = Field(default_factory=list)
+    prefixes: list[str] = Field(default_factory=list)
+    suffixes: list[str] = Field(default_factory=list)
+    system_prompts: list[str] = Field(default_factory=list)
+
+
+class Pool(_Lenient):
+    path: str
+    share: float = Field(default=0.2, ge=0.0, le=1.0)
+
+
+class Finetune(_Lenient):
+    selection_criterion: SelectionCriterion = SelectionCriterion.WRONG_PLUS_AUGMENTED
+    augmentation: Augmentation = Field(default_factory=Augmentation)
+    pool: Pool | None = None
+    target_template: dict[str, str] = Field(default_factory=dict)
+    language: str = "en"
+    system_prompt: str = ""
+    suggested_hyperparams: dict[str, float | int | str] = Field(default_factory=dict)
+
+
+class CompetitionSpec(_Lenient):
+    version: int = 2
+    title: str
+    description: str = ""
+    tasks: list[Task]
+    phases: list[Phase] = Field(default_factory=lambda: [Phase()])
+    leaderboards: list[Leaderboard]
+    template: Template | None = None
+    criteria: list[Criterion] = Field(default_factory=list)
+    finetune: Finetune | None = None
+
+    @property
+    def columns(self) -> list[Column]:
+        return sorted(self.leaderboards[0].columns, key=lambda c: c.index)
+
+    @property
+    def primary_column(self) -> Column:
+        """The first leaderboard column: its value is the run's overall score."""
+        return self.columns[0]

@@ -1,0 +1,259 @@
+"""A benchmark environment: an opened bundle, its spec, and the folders its task reads from.
+
+``open_environment`` is what the pipeline uses (it raises the first problem); ``check_bundle`` is what an
+author runs before uploading (it lists every problem it can find, including the reference cases).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from benchgen.bundle.archive import (
+    COMPETITION_FILES,
+    Budget,
+    Limits,
+    competition_file,
+    expand_part,
+    open_bundle,
+)
+from benchgen.bundle.load import TASK_PATH_FIELDS, load_spec, resolve_in_bundle, spec_problems
+from benchgen.bundle.spec import CompetitionSpec, Task, Template
+from benchgen.errors import BundleError
+from benchgen.programs import load_command
+
+CASES_FILE = "cases.jsonl"
+MAX_CASE_PROBLEMS = 20
+
+
+class Environment:
+    """An opened bundle. Zipped programs and data are extracted on first use into ``workdir``."""
+
+    def __init__(
+        self,
+        root: Path,
+        spec: CompetitionSpec,
+        *,
+        workdir: Path | None = None,
+        budget: Budget | None = None,
+    ) -> None:
+        self.root = root
+        self.spec = spec
+        self._workdir = workdir
+        self._budget = budget or Budget()
+        self._parts: dict[str, Path] = {}
+
+    @property
+    def file(self) -> str:
+        """How competition.yaml is named in messages (``competition.yml`` when the bundle uses that)."""
+        return competition_name(self.root)
+
+    @property
+    def task_position(self) -> int:
+        """Where the active task (the first task of the first phase) sits in ``spec.tasks``."""
+        wanted = self.spec.phases[0].tasks[0] if self.spec.phases and self.spec.phases[0].tasks else None
+        for position, task in enumerate(self.spec.tasks):
+            if task.index == wanted:
+                return position
+        return 0
+
+    @property
+    def task(self) -> Task:
+        return self.spec.tasks[self.task_position]
+
+    @property
+    def template(self) -> Template | None:
+        """The built-in scoring template, or None when the task brings its own scoring program."""
+        return self.spec.template if self.task.scoring_program is None else None
+
+    @property
+    def time_limit(self) -> int:
+        """Seconds each program step may run (the first phase's ``execution_time_limit``)."""
+        return self.spec.phases[0].execution_time_limit if self.spec.phases else 600
+
+    def part(self, name: str) -> Path | None:
+        """The active task's ``name`` folder (scoring_program, reference_data, ...), extracted if zipped."""
+        if name not in TASK_PATH_FIELDS:
+            raise ValueError(f"{name!r} is not a task path; use one of {', '.join(TASK_PATH_FIELDS)}")
+        value = getattr(self.task, name)
+        if not value:
+            return None
+        if name not in self._parts:
+            field = f"tasks.{self.task_position}.{name}"
+            path = resolve_in_bundle(self.root, value, file=self.file, field=field)
+            if self._workdir is None:
+                self._workdir = Path(tempfile.mkdtemp(prefix="benchgen-env-"))
+            self._parts[name] = expand_part(path, self._workdir / "parts", label=value, budget=self._budget)
+        return self._parts[name]
+
+    @property
+    def reference_dir(self) -> Path | None:
+        return self.part("reference_data")
+
+    @property
+    def input_dir(self) -> Path | None:
+        return self.part("input_data")
+
+    @property
+    def scoring_program_dir(self) -> Path | None:
+        return self.part("scoring_program")
+
+    @property
+    def ingestion_program_dir(self) -> Path | None:
+        return self.part("ingestion_program")
+
+    @property
+    def cases_path(self) -> Path:
+        """``cases.jsonl`` in the reference data; a BundleError when there is none."""
+        field = f"tasks.{self.task_position}.reference_data"
+        reference = self.reference_dir
+        if reference is None:
+            raise BundleError(self.file, "missing; the task needs reference data holding cases.jsonl", field)
+        path = reference / CASES_FILE
+        if not path.is_file():
+            raise BundleError(
+                self.file, f"'{self.task.reference_data}' has no {CASES_FILE}; add one case per line", field
+            )
+        return path
+
+    @property
+    def pool_path(self) -> Path | None:
+        """The fine-tune pool dataset named by ``finetune.pool.path`` (a file or folder in the bundle)."""
+        if self.spec.finetune is None or self.spec.finetune.pool is None:
+            return None
+        return resolve_in_bundle(
+            self.root, self.spec.finetune.pool.path, file=self.file, field="finetune.pool.path"
+        )
+
+    def prepare(self) -> None:
+        """Extract every zipped part of the active task now, so a broken zip fails at registration."""
+        for name in TASK_PATH_FIELDS:
+            self.part(name)
+
+
+def competition_name(root: Path) -> str:
+    path = competition_file(root)
+    return path.name if path else COMPETITION_FILES[0]
+
+
+def open_environment(source: Path, workdir: Path, *, limits: Limits | None = None) -> Environment:
+    """Open a bundle (zip, folder or competition.yaml); a zip is extracted safely into ``workdir``."""
+    budget = Budget(limits)
+    root = open_bundle(source, workdir, budget=budget)
+    spec = load_spec(root)
+    environment = Environment(root, spec, workdir=workdir, budget=budget)
+    environment.prepare()
+    return environment
+
+
+def case_problems(path: Path, *, label: str, limit: int = MAX_CASE_PROBLEMS) -> list[str]:
+    """Problems in a ``cases.jsonl`` (one JSON object with a unique string ``id`` a line), streamed."""
+    problems: list[str] = []
+    first_line: dict[str, int] = {}
+    cases = 0
+    overflow = 0
+
+    def add(line: int, message: str) -> None:
+        nonlocal overflow
+        if len(problems) < limit:
+            problems.append(f"{label}: line {line}: {message}")
+        else:
+            overflow += 1
+
+    with path.open("rb") as stream:
+        for number, raw in enumerate(stream, start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except UnicodeDecodeError:
+                add(number, "is not UTF-8 text; save the file as UTF-8")
+                continue
+            except json.JSONDecodeError as exc:
+                add(
+                    number,
+                    f"is not valid JSON ({exc.msg} at column {exc.colno}); write one JSON object a line",
+                )
+                continue
+            if not isinstance(record, dict):
+                add(number, f"is a JSON {type(record).__name__}, not an object; write one object a line")
+                continue
+            cases += 1
+            case_id = record.get("id")
+            if case_id is None:
+                add(number, 'has no "id"; give every case a unique id')
+            elif not isinstance(case_id, str):
+                add(number, f'"id" is {case_id!r}; write ids as strings, e.g. "{case_id}"')
+            elif case_id in first_line:
+                add(
+                    number, f'duplicate id "{case_id}" (first on line {first_line[case_id]}); make ids unique'
+                )
+            else:
+                first_line[case_id] = number
+    if overflow:
+        problems.append(f"{label}: {overflow} more problem{'s' if overflow > 1 else ''} not shown")
+    if cases == 0 and not problems:
+        problems.append(f"{label}: has no cases; write one JSON object a line")
+    return problems
+
+
+def _task_part_problems(
+    root: Path,
+    spec: CompetitionSpec,
+    position: int,
+    *,
+    file: str,
+    skip: set[str],
+    workdir: Path,
+    budget: Budget,
+) -> list[str]:
+    """What is wrong inside one task's programs and data (fields in ``skip`` were already reported)."""
+    problems: list[str] = []
+    task = spec.tasks[position]
+    for name in TASK_PATH_FIELDS:
+        value = getattr(task, name)
+        field = f"tasks.{position}.{name}"
+        if not value or field in skip:
+            continue
+        try:
+            path = resolve_in_bundle(root, value, file=file, field=field)
+            folder = expand_part(path, workdir / "parts", label=value, budget=budget)
+            if name in ("scoring_program", "ingestion_program"):
+                load_command(folder, label=value)
+        except BundleError as exc:
+            problems.append(str(exc))
+            continue
+        if name == "reference_data" and task.scoring_program is None and spec.template is not None:
+            cases = folder / CASES_FILE
+            if cases.is_file():
+                problems.extend(case_problems(cases, label=f"{value.rstrip('/')}/{CASES_FILE}"))
+            else:
+                message = (
+                    f"'{value}' has no {CASES_FILE}; "
+                    f"the `{spec.template}` template reads one case a line from it"
+                )
+                problems.append(str(BundleError(file, message, field)))
+    return problems
+
+
+def check_bundle(source: Path, *, limits: Limits | None = None) -> list[str]:
+    """Every problem found in a bundle, as messages for its author; an empty list means it is fine."""
+    with tempfile.TemporaryDirectory(prefix="benchgen-check-") as tmp:
+        workdir = Path(tmp)
+        budget = Budget(limits)
+        try:
+            root = open_bundle(source, workdir, budget=budget)
+        except BundleError as exc:
+            return [str(exc)]
+        spec, found = spec_problems(root)
+        problems = [str(p) for p in found]
+        if spec is None:
+            return problems
+        file = competition_name(root)
+        reported = {p.field for p in found if p.field}
+        for position in range(len(spec.tasks)):
+            problems += _task_part_problems(
+                root, spec, position, file=file, skip=reported, workdir=workdir, budget=budget
+            )
+        return problems

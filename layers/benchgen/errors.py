@@ -1,0 +1,23 @@
+"""Errors a user can act on: each names what was wrong and what to do about it."""
+
+
+class BenchGenError(Exception):
+    """Base of every error whose message is meant for the user."""
+
+
+class BundleError(BenchGenError):
+    """An environment bundle is unusable; names the file and, where known, the field."""
+
+    def __init__(self, file: str, message: str, field: str | None = None) -> None:
+        self.file = file
+        self.field = field
+        where = f"{file}: {field}" if field else file
+        super().__init__(f"{where}: {message}")
+
+
+class SubmissionError(BenchGenError):
+    """A submission cannot be turned into a prediction output."""
+
+
+class ScoringError(BenchGenError):
+    """Scoring could not produce scores (the run fails with this message)."""

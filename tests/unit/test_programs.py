@@ -1,0 +1,310 @@
+"""Running Codabench-style programs, and reading the scores they write."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchgen.errors import BundleError, ScoringError
+from benchgen.programs import Layout, ProgramResult, build_argv, prepare_layout, read_scores, run_program
+
+
+def _program(
+    tmp_path: Path, script: str, command: str = "python $program/main.py", *, meta: str = "metadata.yaml"
+) -> Path:
+    folder = tmp_path / "program"
+    folder.mkdir()
+    (folder / "main.py").write_text(script)
+    (folder / meta).write_text(f"command: {command}\n")
+    return folder
+
+
+def _run(program: Path, layout: Layout, *, time_limit: int = 30, **kwargs: object) -> ProgramResult:
+    return run_program(
+        program,
+        input_dir=layout.input,
+        output_dir=layout.output,
+        shared_dir=layout.shared,
+        ref_dir=layout.ref,
+        res_dir=layout.res,
+        time_limit=time_limit,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> Layout:
+    return prepare_layout(tmp_path / "run")
+
+
+def test_prepare_layout_makes_the_codabench_folders(tmp_path: Path) -> None:
+    layout = prepare_layout(tmp_path / "run")
+
+    assert layout.ref == tmp_path / "run" / "input" / "ref"
+    assert layout.res == tmp_path / "run" / "input" / "res"
+    assert all(p.is_dir() for p in (layout.ref, layout.res, layout.output, layout.shared))
+
+
+def test_a_scoring_program_writes_scores_that_are_read_back(tmp_path: Path, layout: Layout) -> None:
+    # given a program that scores from its input and output arguments
+    script = (
+        "import json, pathlib, sys\n"
+        "ref = pathlib.Path(sys.argv[1], 'ref', 'answer.txt').read_text()\n"
+        "pathlib.Path(sys.argv[2], 'scores.json').write_text(json.dumps({'accuracy': float(ref)}))\n"
+    )
+    program = _program(tmp_path, script, "python $program/main.py $input $output")
+    (layout.ref / "answer.txt").write_text("0.75")
+
+    # when it runs
+    result = _run(program, layout)
+
+    # then it succeeded and its scores are read
+    assert result.ok
+    assert read_scores(layout.output) == {"accuracy": 0.75}
+
+
+def test_host_secrets_never_reach_the_program(
+    tmp_path: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given credentials in the host environment
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "token")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("PYTHONPATH", "/somewhere")
+    script = (
+        "import os\n"
+        "for name in ('AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'OPENAI_API_KEY', 'PYTHONPATH'):\n"
+        "    print(name, os.environ.get(name, 'absent'))\n"
+    )
+
+    # when a program prints them
+    result = _run(_program(tmp_path, script), layout)
+
+    # then none is there
+    assert result.stdout.splitlines() == [
+        "AWS_SECRET_ACCESS_KEY absent",
+        "AWS_SESSION_TOKEN absent",
+        "OPENAI_API_KEY absent",
+        "PYTHONPATH absent",
+    ]
+
+
+def test_the_program_gets_a_private_home(tmp_path: Path, layout: Layout) -> None:
+    script = "import os\nprint(os.environ['HOME'])\n"
+
+    result = _run(_program(tmp_path, script), layout)
+
+    assert "program-home-" in result.stdout
+    assert not Path(result.stdout.strip()).exists()
+
+
+def test_a_program_past_its_time_limit_is_killed(tmp_path: Path, layout: Layout) -> None:
+    program = _program(tmp_path, "import time\nprint('started', flush=True)\ntime.sleep(60)\n")
+    started = time.monotonic()
+
+    result = _run(program, layout, time_limit=1)
+
+    assert result.timed_out
+    assert not result.ok
+    assert result.stdout == "started\n"
+    assert time.monotonic() - started < 10
+
+
+def test_children_of_a_timed_out_program_are_killed_too(tmp_path: Path, layout: Layout) -> None:
+    # given a program whose background child would write a file after two seconds
+    marker = tmp_path / "child-was-here"
+    script = "import subprocess, sys, time\nsubprocess.Popen([sys.executable, 'child.py'])\ntime.sleep(60)\n"
+    program = _program(tmp_path, script)
+    (program / "child.py").write_text(
+        f"import pathlib, time\ntime.sleep(2)\npathlib.Path({str(marker)!r}).touch()\n"
+    )
+
+    # when the program times out
+    result = _run(program, layout, time_limit=1)
+    time.sleep(2.5)
+
+    # then the child went with it
+    assert result.timed_out
+    assert not marker.exists()
+
+
+def test_python_means_the_interpreter_benchgen_runs_on(tmp_path: Path, layout: Layout) -> None:
+    program = _program(tmp_path, "import sys\nprint(sys.executable)\n", "python3 main.py")
+
+    result = _run(program, layout)
+
+    assert result.stdout.strip() == sys.executable
+    assert result.command[0] == sys.executable
+
+
+def test_the_program_runs_in_its_own_folder(tmp_path: Path, layout: Layout) -> None:
+    program = _program(tmp_path, "import os\nprint(os.getcwd())\n", "python main.py")
+
+    result = _run(program, layout)
+
+    assert Path(result.stdout.strip()) == program.resolve()
+
+
+def test_relative_folders_are_passed_as_absolute_paths(
+    tmp_path: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a program and an output folder named relative to the current directory
+    script = "import pathlib, sys\npathlib.Path(sys.argv[1], 'scores.txt').write_text('accuracy: 1')\n"
+    _program(tmp_path, script, "python $program/main.py $output")
+    monkeypatch.chdir(tmp_path)
+
+    # when it runs from its own folder
+    result = run_program(
+        Path("program"),
+        input_dir=Path("run/input"),
+        output_dir=Path("run/output"),
+        shared_dir=Path("run/shared"),
+        ref_dir=Path("run/input/ref"),
+        res_dir=Path("run/input/res"),
+        time_limit=30,
+    )
+
+    # then the paths still lead to the right places
+    assert result.ok, result.stderr
+    assert read_scores(layout.output) == {"accuracy": 1.0}
+
+
+def test_placeholders_become_the_layout_folders(tmp_path: Path, layout: Layout) -> None:
+    # given a command naming every placeholder
+    command = (
+        "python $program/main.py $input $output $hidden $predictions $shared $tmp "
+        "${ingestion_program} $submission_program $unknown"
+    )
+    program = _program(tmp_path, "import json, sys\nprint(json.dumps(sys.argv[1:]))\n", command)
+
+    # when it runs with an ingestion program given
+    result = _run(program, layout, extra={"ingestion_program": tmp_path / "ingestion"})
+
+    # then each is replaced and unknown ones stay as written
+    assert json.loads(result.stdout) == [
+        str(layout.input),
+        str(layout.output),
+        str(layout.ref),
+        str(layout.res),
+        str(layout.shared),
+        str(layout.output),
+        str(tmp_path / "ingestion"),
+        "$submission_program",
+        "$unknown",
+    ]
+
+
+def test_a_path_with_spaces_stays_one_argument() -> None:
+    argv = build_argv(
+        "python $program/score.py '$input' --flag", {"program": Path("/p"), "input": Path("/a b")}
+    )
+
+    assert argv == [sys.executable, "/p/score.py", "/a b", "--flag"]
+
+
+def test_a_metadata_file_without_extension_is_read(tmp_path: Path, layout: Layout) -> None:
+    program = _program(tmp_path, "print('hi')\n", meta="metadata")
+
+    assert _run(program, layout).stdout == "hi\n"
+
+
+def test_a_failing_program_reports_its_exit_code_and_stderr(tmp_path: Path, layout: Layout) -> None:
+    program = _program(tmp_path, "import sys\nsys.exit('no predictions found')\n")
+
+    result = _run(program, layout)
+
+    assert result.returncode == 1
+    assert result.stderr == "no predictions found\n"
+    assert not result.timed_out
+
+
+def test_kept_output_is_the_tail_of_what_was_printed(tmp_path: Path, layout: Layout) -> None:
+    program = _program(tmp_path, "print('a' * 5000 + 'THE END')\n")
+
+    result = _run(program, layout, output_cap=100)
+
+    assert result.stdout.startswith("[... first 4908 bytes cut ...]\n")
+    assert result.stdout.endswith("THE END\n")
+
+
+def test_a_command_that_cannot_start_is_reported(tmp_path: Path, layout: Layout) -> None:
+    program = _program(tmp_path, "", "no-such-tool $input")
+
+    result = _run(program, layout)
+
+    assert result.returncode == 127
+    assert result.stderr.startswith("could not start 'no-such-tool'")
+
+
+def test_a_program_without_metadata_is_refused(tmp_path: Path, layout: Layout) -> None:
+    (tmp_path / "scoring").mkdir()
+
+    with pytest.raises(BundleError) as raised:
+        _run(tmp_path / "scoring", layout)
+
+    assert str(raised.value).startswith("scoring: has no metadata.yaml")
+
+
+def test_scores_txt_is_read_when_there_is_no_scores_json(tmp_path: Path) -> None:
+    (tmp_path / "scores.txt").write_text("accuracy: 0.5\nf1: 1\n")
+
+    assert read_scores(tmp_path) == {"accuracy": 0.5, "f1": 1.0}
+
+
+def test_scores_json_wins_over_scores_txt(tmp_path: Path) -> None:
+    (tmp_path / "scores.json").write_text('{"accuracy": 0.9}')
+    (tmp_path / "scores.txt").write_text("accuracy: 0.1\n")
+
+    assert read_scores(tmp_path) == {"accuracy": 0.9}
+
+
+def test_missing_scores_fail_with_the_codabench_like_message(tmp_path: Path) -> None:
+    with pytest.raises(ScoringError) as raised:
+        read_scores(tmp_path)
+
+    assert (
+        str(raised.value) == "the scoring program wrote no scores.json (nor scores.txt) in its output folder"
+    )
+
+
+def test_a_non_numeric_score_names_its_key(tmp_path: Path) -> None:
+    (tmp_path / "scores.json").write_text('{"accuracy": 0.9, "grade": "excellent"}')
+
+    with pytest.raises(ScoringError) as raised:
+        read_scores(tmp_path)
+
+    assert (
+        str(raised.value)
+        == "scores.json: the value of grade is 'excellent', not a number; write numbers only"
+    )
+
+
+def test_a_nan_score_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "scores.json").write_text('{"accuracy": NaN}')
+
+    with pytest.raises(ScoringError) as raised:
+        read_scores(tmp_path)
+
+    assert str(raised.value) == "scores.json: the value of accuracy is nan; scores must be finite numbers"
+
+
+def test_scores_that_are_not_a_mapping_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "scores.json").write_text("[0.9]")
+
+    with pytest.raises(ScoringError) as raised:
+        read_scores(tmp_path)
+
+    assert str(raised.value) == 'scores.json must map each score\'s key to a number, e.g. {"accuracy": 0.72}'
+
+
+def test_invalid_scores_json_names_the_position(tmp_path: Path) -> None:
+    (tmp_path / "scores.json").write_text('{"accuracy": }')
+
+    with pytest.raises(ScoringError) as raised:
+        read_scores(tmp_path)
+
+    assert str(raised.value) == "scores.json is not valid JSON (line 1, column 14): Expecting value"
