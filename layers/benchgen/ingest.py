@@ -1,0 +1,246 @@
+"""Turn a submission into the prediction output that scoring reads (``prediction_output.zip``).
+
+A results submission is matched against the reference case ids through an on-disk index, so memory stays
+flat however many cases there are. Duplicate ids keep their first occurrence, ids that name no case are
+dropped, and cases without a prediction count as unanswered: all three are reported, none is fatal.
+When the environment has an ingestion program, that program produces the prediction output instead.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from benchgen.errors import SubmissionError
+from benchgen.programs import prepare_layout, run_program
+from benchgen.scoring.join import PredictionIndex, iter_cases
+from benchgen.submission import open_predictions
+
+if TYPE_CHECKING:
+    from benchgen.environment import Environment
+
+FIXED_TIMESTAMP = (1980, 1, 1, 0, 0, 0)
+FIRST_IDS = 5
+
+
+class IngestReport(BaseModel):
+    total_questions: int
+    answered_questions: int
+    missing_count: int = 0
+    missing_ids: list[str] = Field(default_factory=list)
+    duplicate_count: int = 0
+    duplicate_ids: list[str] = Field(default_factory=list)
+    unknown_count: int = 0
+    unknown_ids: list[str] = Field(default_factory=list)
+    execution_time: float = 0.0
+    status: str = "success"
+    warnings: list[str] = Field(default_factory=list)
+
+
+def zip_entry(name: str) -> zipfile.ZipInfo:
+    """A zip member with fixed metadata, so the same content gives the same archive bytes."""
+    info = zipfile.ZipInfo(name, date_time=FIXED_TIMESTAMP)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    return info
+
+
+def zip_folder(folder: Path, archive_path: Path) -> list[str]:
+    """Zip every file under ``folder`` (sorted, fixed timestamps); returns the member names."""
+    names = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    with zipfile.ZipFile(archive_path, "w") as archive:
+        for name in names:
+            with (folder / name).open("rb") as source, archive.open(zip_entry(name), "w") as target:
+                shutil.copyfileobj(source, target)
+    return names
+
+
+def _numeric(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _write_predictions_json(
+    target: IO[bytes],
+    records: Iterator[tuple[str, str | None]],
+    metadata_for: Callable[[int, int], dict[str, Any]],
+) -> tuple[int, int, list[str], dict[str, Any]]:
+    """Stream ``{"predictions": [...], "metadata": ...}``; returns counts, first missing ids, metadata."""
+    total = answered = 0
+    missing_ids: list[str] = []
+    target.write(b'{"predictions": [')
+    for case_id, record in records:
+        total += 1
+        if record is None:
+            if len(missing_ids) < FIRST_IDS:
+                missing_ids.append(case_id)
+            continue
+        target.write((b",\n" if answered else b"\n") + record.encode("utf-8"))
+        answered += 1
+    metadata = metadata_for(total, answered)
+    target.write(b'\n],\n"metadata": ' + json.dumps(metadata, sort_keys=True).encode("utf-8") + b"}\n")
+    return total, answered, missing_ids, metadata
+
+
+def ingest_results(cases_path: Path, submission: Path, out_dir: Path, *, workdir: Path) -> IngestReport:
+    """Match a results submission to the cases of ``cases_path`` and write ``prediction_output.zip``."""
+    started = time.monotonic()
+    workdir.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with PredictionIndex(workdir / "ingest-index.sqlite") as index:
+        with open_predictions(submission) as stream:
+            read = index.add_predictions(stream)
+            submitted_metadata = stream.metadata
+        if read == 0:
+            raise SubmissionError(f"{stream.name} holds no predictions")
+        index.add_case_ids(case.id for case in iter_cases(cases_path))
+        duplicate_count, duplicate_ids = index.duplicates(FIRST_IDS)
+        unknown_count, unknown_ids = index.unknown(FIRST_IDS)
+        distinct = read - duplicate_count
+        if unknown_count == distinct:
+            raise SubmissionError(
+                f"none of the {distinct} prediction ids matches a case id of this benchmark "
+                f"(first ids: {', '.join(unknown_ids)}); check that predictions use the ids of cases.jsonl"
+            )
+        given_time = _numeric(submitted_metadata.get("execution_time"))
+
+        def metadata_for(total: int, answered: int) -> dict[str, Any]:
+            # The model's own execution time, when the submission states it, is what a run reports.
+            execution_time = given_time if given_time is not None else round(time.monotonic() - started, 3)
+            return {
+                "execution_time": execution_time,
+                "total_questions": total,
+                "answered_questions": answered,
+                "status": "success" if answered == total else "partial",
+                "missing_count": total - answered,
+                "duplicate_count": duplicate_count,
+                "unknown_count": unknown_count,
+            }
+
+        with (
+            zipfile.ZipFile(out_dir / "prediction_output.zip", "w") as archive,
+            archive.open(zip_entry("predictions.json"), "w") as target,
+        ):
+            total, answered, missing_ids, meta = _write_predictions_json(
+                target, index.in_case_order(), metadata_for
+            )
+    warnings = []
+    if duplicate_count:
+        warnings.append(
+            f"{duplicate_count} prediction(s) repeat an id already given; the first one was kept "
+            f"(ids: {', '.join(duplicate_ids)})"
+        )
+    if unknown_count:
+        warnings.append(
+            f"{unknown_count} prediction id(s) match no case and were ignored (ids: {', '.join(unknown_ids)})"
+        )
+    if total - answered:
+        warnings.append(
+            f"{total - answered} case(s) have no prediction and count as unanswered "
+            f"(ids: {', '.join(missing_ids)})"
+        )
+    return IngestReport(
+        total_questions=total,
+        answered_questions=answered,
+        missing_count=total - answered,
+        missing_ids=missing_ids,
+        duplicate_count=duplicate_count,
+        duplicate_ids=duplicate_ids,
+        unknown_count=unknown_count,
+        unknown_ids=unknown_ids,
+        execution_time=float(meta["execution_time"]),
+        status=str(meta["status"]),
+        warnings=warnings,
+    )
+
+
+def extract_safely(submission: Path, target: Path) -> None:
+    """Put the submission where an ingestion program reads it: a zip is unpacked safely, a file copied."""
+    target.mkdir(parents=True, exist_ok=True)
+    if not zipfile.is_zipfile(submission):
+        shutil.copy2(submission, target / submission.name)
+        return
+    with zipfile.ZipFile(submission) as archive:
+        for info in archive.infolist():
+            relative = Path(info.filename)
+            if info.is_dir() or relative.is_absolute() or ".." in relative.parts:
+                continue
+            destination = target / relative
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            with archive.open(info) as source, destination.open("wb") as sink:
+                shutil.copyfileobj(source, sink)
+
+
+def _tail(text: str, lines: int = 20) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def ingest_with_program(env: Environment, submission: Path, out_dir: Path, *, workdir: Path) -> IngestReport:
+    """Run the environment's ingestion program Codabench-style and zip what it wrote."""
+    program_dir = env.ingestion_program_dir
+    assert program_dir is not None
+    layout = prepare_layout(Path(tempfile.mkdtemp(prefix="ingestion-", dir=workdir)))
+    if env.reference_dir is not None:
+        shutil.copytree(env.reference_dir, layout.ref, dirs_exist_ok=True)
+    extract_safely(submission, layout.res)
+    result = run_program(
+        program_dir,
+        input_dir=env.input_dir or layout.ref,
+        output_dir=layout.output,
+        shared_dir=layout.shared,
+        ref_dir=layout.ref,
+        res_dir=layout.res,
+        time_limit=env.time_limit,
+        extra={"submission_program": layout.res, "ingestion_program": program_dir},
+    )
+    if result.timed_out:
+        raise SubmissionError(f"the ingestion program passed the time limit of {env.time_limit} s")
+    if result.returncode != 0:
+        raise SubmissionError(
+            f"the ingestion program exited with code {result.returncode}:\n{_tail(result.stderr)}"
+        )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    zip_folder(layout.output, out_dir / "prediction_output.zip")
+    total, answered, warnings = _count_program_output(env, out_dir / "prediction_output.zip", workdir)
+    return IngestReport(
+        total_questions=total,
+        answered_questions=answered,
+        missing_count=total - answered,
+        execution_time=result.duration_s,
+        status="success" if answered == total else "partial",
+        warnings=warnings,
+    )
+
+
+def _count_program_output(env: Environment, output_zip: Path, workdir: Path) -> tuple[int, int, list[str]]:
+    """(cases, cases with a prediction, warnings) for what an ingestion program wrote."""
+    reference = env.reference_dir
+    if reference is None or not (reference / "cases.jsonl").is_file():
+        return 0, 0, []
+    with PredictionIndex(workdir / "ingest-index.sqlite") as index:
+        total = index.add_case_ids(case.id for case in iter_cases(env.cases_path))
+        try:
+            with open_predictions(output_zip) as stream:
+                index.add_predictions(stream)
+        except SubmissionError as error:
+            note = f"the ingestion program's output could not be counted case by case: {error}"
+            return total, 0, [note]
+        answered = sum(1 for _, record in index.in_case_order() if record is not None)
+    return total, answered, []
+
+
+def ingest(env: Environment, submission: Path, out_dir: Path, *, workdir: Path) -> IngestReport:
+    """Write ``out_dir/prediction_output.zip`` for ``submission``; raises SubmissionError when unusable."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    if env.ingestion_program_dir is not None:
+        return ingest_with_program(env, submission, out_dir, workdir=workdir)
+    return ingest_results(env.cases_path, submission, out_dir, workdir=workdir)

@@ -1,0 +1,297 @@
+"""Score a prediction output: with the task's scoring program, or with the built-in template.
+
+Writes into ``out_dir``: ``scores.json`` (every score, leaderboard columns first), ``scoring_output.zip``
+(``scores.json``, ``verdicts.jsonl`` and the program's logs and output when a program ran) and
+``detailed_results.html`` / ``.json``. Cases, predictions and verdicts are streamed, so memory stays flat
+in the number of cases.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field, ValidationError
+
+from benchgen.bundle.spec import Column, CompetitionSpec
+from benchgen.errors import ScoringError, SubmissionError
+from benchgen.ingest import extract_safely, zip_entry, zip_folder
+from benchgen.programs import prepare_layout, read_scores, run_program
+from benchgen.report.detailed import HTML_NAME, write_detailed_results
+from benchgen.scoring import Aggregator, ScoringOptions, build_template
+from benchgen.scoring.join import PredictionIndex, iter_cases
+from benchgen.submission import open_predictions
+from benchgen.verdicts import Verdict
+
+if TYPE_CHECKING:
+    from benchgen.environment import Environment
+
+Progress = Callable[[int], None]
+PROGRESS_EVERY = 500
+VERDICTS_NAME = "verdicts.jsonl"
+SCORES_NAME = "scores.json"
+SCORING_LOG = "logs/scoring.log"  # kept beside the outputs so a failed run still shows why
+
+
+class ScoreReport(BaseModel):
+    scores: dict[str, float]
+    metrics: dict[str, float]  # leaderboard columns only, in column order
+    other_metrics: dict[str, float]
+    overall_score: float | None
+    total: int = 0
+    passed: int = 0
+    answered: int = 0
+    breakdowns: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
+    logs: dict[str, str] = Field(default_factory=dict)  # stdout / stderr of a scoring program
+    has_verdicts: bool = False
+
+
+def _computed(column: Column, by_index: dict[int, float]) -> float | None:
+    values = [by_index[index] for index in column.computation_indexes if index in by_index]
+    if not values or len(values) != len(column.computation_indexes):
+        return None
+    if column.computation == "sum":
+        return sum(values)
+    if column.computation == "min":
+        return min(values)
+    if column.computation == "max":
+        return max(values)
+    return sum(values) / len(values)
+
+
+def match_columns(
+    spec: CompetitionSpec, scores: dict[str, float]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """(values per leaderboard column, in column order; the other scores). Computed columns are filled in.
+
+    A column without a value raises ScoringError naming every such column.
+    """
+    columns = spec.columns
+    by_index = {column.index: scores[column.key] for column in columns if column.key in scores}
+    metrics: dict[str, float] = {}
+    missing: list[str] = []
+    for column in columns:
+        value = scores.get(column.key)
+        if value is None and column.computation is not None:
+            value = _computed(column, by_index)
+        if value is None:
+            missing.append(column.key)
+        else:
+            metrics[column.key] = value
+    if missing:
+        reported = ", ".join(sorted(scores)) or "nothing"
+        raise ScoringError(
+            f"scores.json has no value for the leaderboard column(s) {', '.join(missing)} "
+            f"(it reported: {reported}); make the column keys match the scores"
+        )
+    other = {key: value for key, value in sorted(scores.items()) if key not in metrics}
+    return metrics, other
+
+
+def _ordered_scores(metrics: dict[str, float], other: dict[str, float]) -> dict[str, float]:
+    return {**metrics, **other}
+
+
+def read_verdicts(path: Path) -> Iterator[Verdict]:
+    """Verdicts of a ``verdicts.jsonl`` file, one at a time; a bad line raises ScoringError."""
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield Verdict.model_validate_json(line)
+            except ValidationError as error:
+                problem = error.errors()[0]
+                where = ".".join(str(part) for part in problem["loc"]) or "the line"
+                raise ScoringError(f"{path.name} line {number}: {where}: {problem['msg']}") from error
+
+
+def _zip_outputs(archive_path: Path, members: dict[str, Path]) -> None:
+    with zipfile.ZipFile(archive_path, "w") as archive:
+        for name in sorted(members):
+            with members[name].open("rb") as source, archive.open(zip_entry(name), "w") as target:
+                shutil.copyfileobj(source, target)
+
+
+def _write_scores(path: Path, scores: dict[str, float]) -> None:
+    path.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
+
+
+def score_with_template(
+    env: Environment,
+    prediction_output: Path,
+    out_dir: Path,
+    *,
+    workdir: Path,
+    progress: Progress | None = None,
+) -> ScoreReport:
+    """Judge every case with the environment's built-in template."""
+    spec = env.spec
+    assert env.template is not None
+    with PredictionIndex(workdir / "score-index.sqlite") as index:
+        try:
+            with open_predictions(prediction_output) as stream:
+                index.add_predictions(stream)
+                metadata = stream.metadata
+        except SubmissionError as error:
+            raise ScoringError(f"the prediction output cannot be read: {error}") from error
+        options = ScoringOptions(metadata=metadata, time_limit=env.time_limit, workdir=workdir)
+        template = build_template(env.template, options)
+        aggregator = template.new_aggregator()
+        verdicts_path = workdir / VERDICTS_NAME
+        with verdicts_path.open("w", encoding="utf-8") as verdicts:
+            for case in iter_cases(env.cases_path):
+                prediction = index.get(case.id)
+                verdict = template.judge(case, prediction, spec.criteria)
+                aggregator.add(verdict, case, prediction)
+                verdicts.write(verdict.model_dump_json() + "\n")
+                if progress is not None and aggregator.total % PROGRESS_EVERY == 0:
+                    progress(aggregator.total)
+    if progress is not None:
+        progress(aggregator.total)
+    if aggregator.total == 0:
+        raise ScoringError("the reference data holds no cases; add cases to cases.jsonl")
+    metrics, other = match_columns(spec, aggregator.scores())
+    scores = _ordered_scores(metrics, other)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _write_scores(out_dir / SCORES_NAME, scores)
+    _zip_outputs(
+        out_dir / "scoring_output.zip", {VERDICTS_NAME: verdicts_path, SCORES_NAME: out_dir / SCORES_NAME}
+    )
+    write_detailed_results(
+        read_verdicts(verdicts_path), title=spec.title, metrics=scores, columns=spec.columns, out_dir=out_dir
+    )
+    return ScoreReport(
+        scores=scores,
+        metrics=metrics,
+        other_metrics=other,
+        overall_score=metrics.get(spec.primary_column.key),
+        total=aggregator.total,
+        passed=aggregator.passed,
+        answered=aggregator.answered,
+        breakdowns=aggregator.breakdowns(),
+        has_verdicts=True,
+    )
+
+
+def _tail(text: str, lines: int = 20) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:]) or "(nothing on stderr)"
+
+
+def _program_html(output: Path) -> Path | None:
+    named = output / HTML_NAME
+    if named.is_file():
+        return named
+    return next(iter(sorted(output.glob("*.html"))), None)
+
+
+def _write_log(path: Path, command: list[str], logs: dict[str, str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sections = [f"$ {shlex.join(command)}"] + [
+        f"--- {name} ---\n{text.rstrip()}" for name, text in logs.items()
+    ]
+    path.write_text("\n".join(sections) + "\n", encoding="utf-8")
+
+
+def score_with_program(
+    env: Environment,
+    prediction_output: Path,
+    out_dir: Path,
+    *,
+    workdir: Path,
+    progress: Progress | None = None,
+) -> ScoreReport:
+    """Run the task's scoring program Codabench-style; its logs are kept in scoring_output.zip."""
+    spec = env.spec
+    program_dir = env.scoring_program_dir
+    assert program_dir is not None
+    # A retried run must not read what an earlier attempt left in output/.
+    for leftover in (workdir / "scoring", workdir / "scoring-logs"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    layout = prepare_layout(workdir / "scoring")
+    if env.reference_dir is not None:
+        shutil.copytree(env.reference_dir, layout.ref, dirs_exist_ok=True)
+    extract_safely(prediction_output, layout.res)
+    result = run_program(
+        program_dir,
+        input_dir=layout.input,
+        output_dir=layout.output,
+        shared_dir=layout.shared,
+        ref_dir=layout.ref,
+        res_dir=layout.res,
+        time_limit=env.time_limit,
+    )
+    logs = {"stdout": result.stdout, "stderr": result.stderr}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    logs_dir = workdir / "scoring-logs"
+    logs_dir.mkdir(parents=True, exist_ok=True)
+    output_copy = logs_dir / "output"
+    shutil.copytree(layout.output, output_copy, dirs_exist_ok=True)
+    (output_copy / "logs").mkdir(exist_ok=True)
+    (output_copy / "logs" / "stdout.txt").write_text(result.stdout, encoding="utf-8")
+    (output_copy / "logs" / "stderr.txt").write_text(result.stderr, encoding="utf-8")
+    zip_folder(output_copy, out_dir / "scoring_output.zip")
+    _write_log(out_dir / SCORING_LOG, result.command, logs)
+    if result.timed_out:
+        raise ScoringError(f"the scoring program passed the time limit of {env.time_limit} s and was stopped")
+    if result.returncode != 0:
+        raise ScoringError(
+            f"the scoring program exited with code {result.returncode}:\n{_tail(result.stderr)}"
+        )
+    metrics, other = match_columns(spec, read_scores(layout.output))
+    scores = _ordered_scores(metrics, other)
+    _write_scores(out_dir / SCORES_NAME, scores)
+    verdicts_path = layout.output / VERDICTS_NAME
+    has_verdicts = verdicts_path.is_file()
+    counter = Aggregator()
+
+    def counted() -> Iterator[Verdict]:
+        if not has_verdicts:
+            return
+        for verdict in read_verdicts(verdicts_path):
+            counter.count(verdict)
+            yield verdict
+
+    write_detailed_results(counted(), title=spec.title, metrics=scores, columns=spec.columns, out_dir=out_dir)
+    program_html = _program_html(layout.output)
+    if program_html is not None:
+        shutil.copyfile(program_html, out_dir / HTML_NAME)
+    if progress is not None:
+        progress(counter.total)
+    return ScoreReport(
+        scores=scores,
+        metrics=metrics,
+        other_metrics=other,
+        overall_score=metrics.get(spec.primary_column.key),
+        total=counter.total,
+        passed=counter.passed,
+        answered=counter.answered,
+        breakdowns=counter.breakdowns(),
+        logs=logs,
+        has_verdicts=has_verdicts,
+    )
+
+
+def score(
+    env: Environment,
+    prediction_output: Path,
+    out_dir: Path,
+    *,
+    workdir: Path,
+    progress: Progress | None = None,
+) -> ScoreReport:
+    """Score ``prediction_output`` for ``env``; raises ScoringError with a message for the run."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    if env.scoring_program_dir is not None:
+        return score_with_program(env, prediction_output, out_dir, workdir=workdir, progress=progress)
+    if env.template is not None:
+        return score_with_template(env, prediction_output, out_dir, workdir=workdir, progress=progress)
+    raise ScoringError(
+        "the task has no scoring_program and competition.yaml names no template; "
+        "add `template: math|qa|routing|code` or a scoring program"
+    )

@@ -1,0 +1,23 @@
+"""Built-in scoring templates (``math``, ``qa``, ``routing``, ``code``), used when a task has no program."""
+
+from __future__ import annotations
+
+from benchgen.bundle.spec import Template
+from benchgen.scoring import code, math, qa, routing
+from benchgen.scoring.templates import Aggregator, ScoringOptions, ScoringTemplate
+
+
+def build_template(name: Template, options: ScoringOptions | None = None) -> ScoringTemplate:
+    """The judge and aggregator of template ``name``, configured by ``options``."""
+    settings = options or ScoringOptions()
+    if name is Template.MATH:
+        return ScoringTemplate(name, math.judge, lambda: math.MathAggregator(settings.metadata))
+    if name is Template.QA:
+        return ScoringTemplate(name, qa.make_judge(settings.no_answer_threshold), qa.QaAggregator)
+    if name is Template.ROUTING:
+        return ScoringTemplate(name, routing.judge, routing.RoutingAggregator)
+    judge = code.make_judge(time_limit=settings.time_limit, workdir=settings.workdir)
+    return ScoringTemplate(name, judge, code.CodeAggregator)
+
+
+__all__ = ["Aggregator", "ScoringOptions", "ScoringTemplate", "build_template"]

@@ -1,0 +1,116 @@
+"""The ``math`` template: extract the final answer and compare it with the gold value.
+
+- accuracy: the extracted answer equals the gold value as a number (any admissible reading of an
+  ambiguous separator counts, see :mod:`benchgen.scoring.extract`); a textual gold answer ("B") is
+  compared case-insensitively, ignoring spaces and surrounding punctuation.
+- exact_match: the extracted answer, as written, equals the gold answer string.
+- answer_rate: an answer could be extracted at all.
+- duration: the prediction output's ``execution_time`` (seconds), 0 when it gives none.
+
+Near miss (used by the ``failed_and_near_miss`` selection): a case that *passed* although its answer was
+only found by the lenient last-number fallback (no "####", \\boxed or answer marker), or a case that
+*failed* with a numeric answer within 1% of the gold value (relative error < 0.01; for a gold value of 0,
+an absolute error < 0.01).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from benchgen.bundle.spec import Criterion
+from benchgen.cases import Case, Prediction
+from benchgen.scoring.extract import Extracted, extract_answer, format_decimal
+from benchgen.scoring.templates import Aggregator, criteria_results, rate
+from benchgen.verdicts import Verdict
+
+NEAR_MISS_RELATIVE_ERROR = Decimal("0.01")
+_WHERE = {
+    "boxed": "from \\boxed{}",
+    "hashes": "after ####",
+    "marker": "after the answer marker",
+    "last_number": "last number in the text",
+}
+
+
+def _plain(text: str) -> str:
+    return "".join(text.split()).strip(".,;:!?*_`$()[]{}'\"").casefold()
+
+
+def _gold(case: Case) -> tuple[str, tuple[Decimal, ...]]:
+    """The gold answer string and its numeric readings (none for a textual answer)."""
+    written = case.answer.strip()
+    found = extract_answer(written)
+    if found is None or found.value is None:
+        return written, ()
+    return found.text, found.values
+
+
+def _close(answer: Extracted, gold_values: tuple[Decimal, ...]) -> bool:
+    for value in answer.values:
+        for gold in gold_values:
+            error = abs(value - gold)
+            if (error / abs(gold) if gold else error) < NEAR_MISS_RELATIVE_ERROR:
+                return True
+    return False
+
+
+def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> Verdict:
+    raw = prediction.prediction_text if prediction is not None else ""
+    answer = extract_answer(raw) if raw.strip() else None
+    gold_text, gold_values = _gold(case)
+    if answer is None:
+        passed = exact = near_miss = False
+        detail = "no prediction" if prediction is None else "no final answer found"
+    else:
+        if gold_values:
+            passed = bool(set(answer.values) & set(gold_values))
+        else:
+            passed = _plain(answer.text) == _plain(gold_text)
+        exact = answer.text == gold_text
+        near_miss = answer.lenient if passed else bool(gold_values) and _close(answer, gold_values)
+        read = format_decimal(answer.value) if answer.value is not None else answer.text
+        how = _WHERE[answer.source]
+        detail = f"read {read} ({how})" + ("; exact match" if exact else "")
+    return Verdict(
+        case_id=case.id,
+        question=case.question,
+        gold=gold_text,
+        prediction=None if answer is None else answer.text,
+        raw_prediction=raw,
+        passed=passed,
+        answered=answer is not None,
+        near_miss=near_miss,
+        score=1.0 if passed else 0.0,
+        criteria=criteria_results(case, criteria, passed),
+        difficulty=case.difficulty,
+        domain=case.domain,
+        route=case.route,
+        solution=case.solution,
+        detail=detail,
+    )
+
+
+class MathAggregator(Aggregator):
+    def __init__(self, metadata: Mapping[str, Any]) -> None:
+        super().__init__()
+        self.exact = 0
+        duration = metadata.get("execution_time")
+        numeric = isinstance(duration, int | float) and not isinstance(duration, bool)
+        self.duration = float(duration) if numeric and duration is not None else 0.0
+
+    def add(self, verdict: Verdict, case: Case, prediction: Prediction | None) -> None:
+        super().add(verdict, case, prediction)
+        self.exact += verdict.answered and verdict.prediction == verdict.gold
+
+    def scores(self) -> dict[str, float]:
+        return {
+            "accuracy": rate(self.passed, self.total),
+            "exact_match": rate(self.exact, self.total),
+            "answer_rate": rate(self.answered, self.total),
+            "duration": self.duration,
+            "correct": float(self.passed),
+            "total": float(self.total),
+            "near_misses": float(self.near_misses),
+        }

@@ -1,0 +1,132 @@
+"""The ``qa`` template, following SQuAD v2 conventions. Every metric is a fraction in [0, 1].
+
+Answers are normalised before comparison: lower-cased, punctuation removed, the articles a/an/the
+removed, whitespace collapsed. Exact match and token F1 take the best value over the gold answers.
+A case whose ``answers`` list is empty is unanswerable: the right prediction is the empty string, and a
+prediction whose ``no_answer_probability`` is above the threshold (0.5 by default) counts as empty.
+A case without ``answers`` falls back to its ``answer`` (empty = unanswerable).
+
+A case passes on exact match; its score is its F1. Near miss: failed, but F1 >= 0.5.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+
+from benchgen.bundle.spec import Criterion
+from benchgen.cases import Case, Prediction
+from benchgen.scoring.templates import Aggregator, Judge, criteria_results, rate
+from benchgen.verdicts import Verdict
+
+NEAR_MISS_F1 = 0.5
+_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+_ASCII_PUNCTUATION = set(string.punctuation)
+
+
+def normalize_answer(text: str) -> str:
+    lowered = text.lower()
+    without_punctuation = "".join(
+        " " if char in _ASCII_PUNCTUATION or unicodedata.category(char).startswith("P") else char
+        for char in lowered
+    )
+    return " ".join(_ARTICLES.sub(" ", without_punctuation).split())
+
+
+def exact_score(prediction: str, gold: str) -> float:
+    return float(normalize_answer(prediction) == normalize_answer(gold))
+
+
+def f1_score(prediction: str, gold: str) -> float:
+    predicted_tokens = normalize_answer(prediction).split()
+    gold_tokens = normalize_answer(gold).split()
+    if not predicted_tokens or not gold_tokens:
+        return float(predicted_tokens == gold_tokens)
+    common = sum((Counter(predicted_tokens) & Counter(gold_tokens)).values())
+    if common == 0:
+        return 0.0
+    precision = common / len(predicted_tokens)
+    recall = common / len(gold_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+def gold_answers(case: Case) -> list[str]:
+    """Acceptable answers; an empty list means the question has no answer in its context."""
+    if case.answers is not None:
+        return [answer for answer in case.answers if normalize_answer(answer)]
+    return [case.answer] if normalize_answer(case.answer) else []
+
+
+def make_judge(no_answer_threshold: float = 0.5) -> Judge:
+    def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> Verdict:
+        raw = prediction.prediction_text if prediction is not None else ""
+        abstains = (
+            prediction is not None
+            and prediction.no_answer_probability is not None
+            and prediction.no_answer_probability > no_answer_threshold
+        )
+        given = "" if abstains else raw
+        golds = gold_answers(case) or [""]
+        exact = max(exact_score(given, gold) for gold in golds)
+        f1 = max(f1_score(given, gold) for gold in golds)
+        passed = exact == 1.0
+        answered = bool(normalize_answer(given))
+        if prediction is None:
+            detail = "no prediction"
+        elif abstains:
+            probability = prediction.no_answer_probability
+            detail = f"abstained (no_answer_probability {probability} > {no_answer_threshold})"
+        else:
+            detail = f"F1 {f1:.2f}"
+        return Verdict(
+            case_id=case.id,
+            question=case.question,
+            gold=" | ".join(golds) if golds != [""] else "(no answer)",
+            prediction=given if answered else None,
+            raw_prediction=raw,
+            passed=passed,
+            answered=answered,
+            near_miss=not passed and f1 >= NEAR_MISS_F1,
+            score=f1,
+            criteria=criteria_results(case, criteria, passed),
+            difficulty=case.difficulty,
+            domain=case.domain,
+            route=case.route,
+            solution=case.solution,
+            detail=detail,
+        )
+
+    return judge
+
+
+class QaAggregator(Aggregator):
+    def __init__(self) -> None:
+        super().__init__()
+        self.f1_sum = 0.0
+        self.has_answer = [0, 0, 0.0]  # cases, exact, f1
+        self.no_answer = [0, 0, 0.0]
+
+    def add(self, verdict: Verdict, case: Case, prediction: Prediction | None) -> None:
+        super().add(verdict, case, prediction)
+        self.f1_sum += verdict.score
+        bucket = self.has_answer if gold_answers(case) else self.no_answer
+        bucket[0] += 1
+        bucket[1] += verdict.passed
+        bucket[2] += verdict.score
+
+    def scores(self) -> dict[str, float]:
+        result = {
+            "exact_match": rate(self.passed, self.total),
+            "f1": rate(self.f1_sum, self.total),
+            "answer_rate": rate(self.answered, self.total),
+            "total": float(self.total),
+        }
+        for name, (cases, exact, f1) in (("has_answer", self.has_answer), ("no_answer", self.no_answer)):
+            result[f"{name}_total"] = float(cases)
+            if cases:
+                result[f"{name}_exact"] = rate(exact, cases)
+                result[f"{name}_f1"] = rate(f1, cases)
+        return result

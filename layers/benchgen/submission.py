@@ -1,0 +1,281 @@
+"""Read a results submission as a stream of predictions.
+
+A submission is ``predictions.json`` (``{"predictions": [...], "metadata": {...}}``, keys in any order) or
+``predictions.jsonl`` (one prediction a line), either bare or inside a zip. Zips made by hand are
+tolerated: ``__MACOSX/`` entries, ``.DS_Store`` files and one enclosing folder are ignored.
+
+Nothing here loads the whole document: ``predictions.json`` is decoded one array element at a time from a
+bounded text window, so a million predictions cost the memory of one.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+from typing import IO, Any, Literal
+
+from pydantic import ValidationError
+
+from benchgen.cases import Prediction
+from benchgen.errors import SubmissionError
+
+PREDICTION_FILES = ("predictions.json", "predictions.jsonl")
+_CHUNK = 1 << 16
+_IGNORED_NAMES = {".DS_Store", "Thumbs.db"}
+
+
+def describe_validation_error(where: str, error: ValidationError) -> str:
+    """``predictions[17].prediction_text: Input should be a valid string`` (first problem, plus a count)."""
+    problems = error.errors()
+    first = problems[0]
+    path = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"])
+    more = f" (and {len(problems) - 1} more problem(s) in this record)" if len(problems) > 1 else ""
+    if not where.endswith("]"):
+        path = f": {path.lstrip('.')}" if path else ""
+    return f"{where}{path}: {first['msg']}{more}"
+
+
+def to_prediction(record: object, where: str) -> Prediction:
+    """Validate one decoded record; integer ids are accepted and read as their decimal string."""
+    if not isinstance(record, dict):
+        kind = type(record).__name__ if record is not None else "null"
+        raise SubmissionError(
+            f'{where}: expected an object like {{"id": ..., "prediction_text": ...}}, got {kind}'
+        )
+    ident = record.get("id")
+    if isinstance(ident, int) and not isinstance(ident, bool):
+        record = {**record, "id": str(ident)}
+    try:
+        return Prediction.model_validate(record)
+    except ValidationError as error:
+        raise SubmissionError(describe_validation_error(where, error)) from error
+
+
+class _JsonWindow:
+    """A sliding text window over a stream: decode one JSON value at a time, keep line numbers right."""
+
+    def __init__(self, stream: IO[str], name: str) -> None:
+        self._stream = stream
+        self._name = name
+        self._buf = ""
+        self._pos = 0
+        self._eof = False
+        self._lines_dropped = 0
+        self._decoder = json.JSONDecoder()
+
+    def _compact(self) -> None:
+        """Drop the text already consumed; only between values, so offsets inside a value stay valid."""
+        if self._pos > _CHUNK:
+            self._lines_dropped += self._buf.count("\n", 0, self._pos)
+            self._buf = self._buf[self._pos :]
+            self._pos = 0
+
+    def _fill(self, at_least: int = _CHUNK) -> bool:
+        if self._eof:
+            return False
+        data = self._stream.read(max(at_least, _CHUNK))
+        if not data:
+            self._eof = True
+            return False
+        self._buf += data
+        return True
+
+    def location(self, pos: int | None = None) -> str:
+        at = self._pos if pos is None else pos
+        line = self._lines_dropped + self._buf.count("\n", 0, at) + 1
+        column = at - (self._buf.rfind("\n", 0, at) + 1) + 1
+        return f"line {line}, column {column}"
+
+    def fail(self, message: str, pos: int | None = None) -> SubmissionError:
+        return SubmissionError(f"{self._name}: {message} ({self.location(pos)})")
+
+    def peek(self) -> str:
+        """The next non-whitespace character ('' at the end of the stream)."""
+        while True:
+            while self._pos < len(self._buf) and self._buf[self._pos] in " \t\r\n":
+                self._pos += 1
+            if self._pos < len(self._buf):
+                return self._buf[self._pos]
+            self._compact()
+            if not self._fill():
+                return ""
+
+    def expect(self, chars: str, what: str) -> str:
+        char = self.peek()
+        if char == "" or char not in chars:
+            found = "the end of the file" if char == "" else repr(char)
+            raise self.fail(f"expected {what}, found {found}")
+        self._pos += 1
+        return char
+
+    def value(self, what: str) -> Any:
+        """Decode the next JSON value, reading more text until it is complete."""
+        self.peek()
+        self._compact()
+        while True:
+            try:
+                value, end = self._decoder.raw_decode(self._buf, self._pos)
+            except json.JSONDecodeError as error:
+                # Read as much again as the partial value holds, so a long value costs O(n) re-parsing.
+                if self._fill(len(self._buf) - self._pos):
+                    continue
+                raise self.fail(f"invalid JSON in {what}: {error.msg}", error.pos) from error
+            # A number at the very end of the window may continue in the next chunk.
+            if end == len(self._buf) and self._fill():
+                continue
+            self._pos = end
+            return value
+
+
+class PredictionStream:
+    """Predictions of one submission file; ``metadata`` is complete once iteration has finished."""
+
+    def __init__(self, stream: IO[str], name: str, kind: Literal["json", "jsonl"]) -> None:
+        self.name = name
+        self.kind = kind
+        self.metadata: dict[str, Any] = {}
+        self._stream = stream
+
+    def __iter__(self) -> Iterator[Prediction]:
+        if self.kind == "jsonl":
+            return self._iter_jsonl()
+        return self._iter_json()
+
+    def _iter_jsonl(self) -> Iterator[Prediction]:
+        seen_any = False
+        for number, line in enumerate(self._stream, start=1):
+            text = line.strip()
+            if not text:
+                continue
+            seen_any = True
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as error:
+                raise SubmissionError(
+                    f"{self.name}: line {number} is not valid JSON: {error.msg} (column {error.colno})"
+                ) from error
+            yield to_prediction(record, f"{self.name} line {number}")
+        if not seen_any:
+            raise SubmissionError(f"{self.name} is empty: write one JSON prediction per line")
+
+    def _iter_json(self) -> Iterator[Prediction]:
+        window = _JsonWindow(self._stream, self.name)
+        first = window.peek()
+        if first == "":
+            raise SubmissionError(
+                f'{self.name} is empty: write {{"predictions": [{{"id": ..., "prediction_text": ...}}]}}'
+            )
+        if first == "[":
+            yield from self._iter_array(window)
+        else:
+            yield from self._iter_object(window)
+        if window.peek() != "":
+            raise window.fail("unexpected text after the end of the JSON document")
+
+    def _iter_object(self, window: _JsonWindow) -> Iterator[Prediction]:
+        window.expect("{", 'a JSON object such as {"predictions": [...]}')
+        found_predictions = False
+        if window.peek() == "}":
+            window.expect("}", "'}'")
+        else:
+            while True:
+                key = window.value("a key")
+                if not isinstance(key, str):
+                    raise window.fail("expected a quoted key")
+                window.expect(":", "':' after a key")
+                if key == "predictions":
+                    found_predictions = True
+                    yield from self._iter_array(window)
+                elif key == "metadata":
+                    metadata = window.value('"metadata"')
+                    if not isinstance(metadata, dict):
+                        raise SubmissionError(f'{self.name}: "metadata" must be an object')
+                    self.metadata = metadata
+                else:
+                    window.value(f'"{key}"')
+                if window.expect(",}", "',' or '}'") == "}":
+                    break
+        if not found_predictions:
+            raise SubmissionError(f'{self.name} has no "predictions" list')
+
+    def _iter_array(self, window: _JsonWindow) -> Iterator[Prediction]:
+        window.expect("[", 'a list after "predictions"')
+        if window.peek() == "]":
+            window.expect("]", "']'")
+            return
+        index = 0
+        while True:
+            record = window.value(f"predictions[{index}]")
+            yield to_prediction(record, f"predictions[{index}]")
+            index += 1
+            if window.expect(",]", f"',' or ']' after predictions[{index - 1}]") == "]":
+                return
+
+
+def _is_noise(name: str) -> bool:
+    parts = PurePosixPath(name).parts
+    return name.endswith("/") or not parts or parts[0] == "__MACOSX" or parts[-1] in _IGNORED_NAMES
+
+
+def _pick_member(archive: zipfile.ZipFile, label: str) -> str:
+    members = [name for name in archive.namelist() if not _is_noise(name)]
+    candidates = [
+        name
+        for name in members
+        if PurePosixPath(name).name in PREDICTION_FILES and len(PurePosixPath(name).parts) <= 2
+    ]
+    if not candidates:
+        held = ", ".join(sorted(members)[:10]) or "nothing"
+        if len(members) > 10:
+            held += f", ... ({len(members)} files)"
+        raise SubmissionError(
+            f"{label} holds no predictions.json or predictions.jsonl at its root (it holds: {held})"
+        )
+    if len(candidates) > 1:
+        raise SubmissionError(
+            f"{label} holds more than one predictions file ({', '.join(sorted(candidates))}): keep one"
+        )
+    return candidates[0]
+
+
+def _kind_of(name: str) -> Literal["json", "jsonl"]:
+    return "jsonl" if name.lower().endswith(".jsonl") else "json"
+
+
+@contextmanager
+def open_predictions(path: Path) -> Iterator[PredictionStream]:
+    """Open a submission (zip or bare file) as a :class:`PredictionStream`; raises SubmissionError."""
+    if not path.is_file():
+        raise SubmissionError(f"the submission {path.name} was not found")
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            member = _pick_member(archive, path.name)
+            with archive.open(member) as raw, _text(raw) as text:
+                yield PredictionStream(text, PurePosixPath(member).name, _kind_of(member))
+        return
+    if path.suffix.lower() == ".zip":
+        raise SubmissionError(
+            f"{path.name} is not a valid zip archive: zip predictions.json or upload it bare"
+        )
+    if path.suffix.lower() not in (".json", ".jsonl"):
+        raise SubmissionError(
+            f"{path.name}: upload predictions.json, predictions.jsonl or a zip holding one of them"
+        )
+    with path.open("rb") as raw, _text(raw) as text:
+        yield PredictionStream(text, path.name, _kind_of(path.name))
+
+
+@contextmanager
+def _text(raw: IO[bytes]) -> Iterator[IO[str]]:
+    # utf-8-sig: editors on Windows prepend a byte-order mark that json would reject.
+    wrapper = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline="")
+    try:
+        yield wrapper
+    except UnicodeDecodeError as error:
+        raise SubmissionError(f"the predictions file is not UTF-8 text ({error.reason})") from error
+    finally:
+        wrapper.detach()

@@ -1,0 +1,127 @@
+"""Final-answer extraction from realistic model outputs (English and Turkish)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from benchgen.scoring.extract import extract_answer, format_decimal, parse_number
+
+REALISTIC_OUTPUTS = [
+    # (model output, expected value as plain text, where it was found)
+    ("Natalia sold 48/2 = 24 clips in May.\nAltogether she sold 48+24 = 72 clips.\n#### 72", "72", "hashes"),
+    ("#### 1,000", "1000", "hashes"),
+    ("She pays 3 * $4 = $12.\n#### $18", "18", "hashes"),
+    ("The answer is 42.", "42", "marker"),
+    ("So the total is 5 + 7 = 12 apples. The answer is 12 apples.", "12", "marker"),
+    ("Therefore, the answer is: 3.5", "3.5", "marker"),
+    ("Final answer: -5", "-5", "marker"),
+    ("**Final Answer:** $1,234.50", "1234.5", "marker"),
+    ("Final Answer: The final answer is $42$. I hope it is correct.", "42", "marker"),
+    ("Answer: 7 km", "7", "marker"),
+    ("Cevap: 1.000.000 TL", "1000000", "marker"),
+    ("Cevap: 15", "15", "marker"),
+    ("CEVAP: 42", "42", "marker"),
+    ("Ali'nin 3 elması var, 5 tane daha alıyor.\nYanıt: 8", "8", "marker"),
+    ("Yanıt: 3,5 kg", "3.5", "marker"),
+    ("Toplam fiyat 2.500 TL olur.\nCevap: 2.500 TL", "2500", "marker"),
+    ("İşlem: 12 x 4 = 48\nSonuç: 48 öğrenci", "48", "marker"),
+    ("Doğru cevap 36'dır.", "36", "marker"),
+    ("Toplam: 252 + 52 = 304. Sonuç olarak cevap 304.", "304", "marker"),
+    ("So the answer is 9 apples.", "9", "marker"),
+    ("Cevap:\n\n120", "120", "marker"),
+    ("Yani cevap: ₺1.250", "1250", "marker"),
+    ("Thus \\boxed{72}.", "72", "boxed"),
+    ("We get \\boxed{\\frac{3}{4}}", "0.75", "boxed"),
+    ("The result is $\\boxed{1{,}234}$", "1234", "boxed"),
+    ("\\boxed{\\text{42 apples}}", "42", "boxed"),
+    ("First try \\boxed{5}, corrected: \\boxed{-12}", "-12", "boxed"),
+    ("The temperature drops to −7 degrees.", "-7", "last_number"),
+    ("We get 10-5=5", "5", "last_number"),
+    ("He has 50% of the cake left", "50", "last_number"),
+    ("It costs €3,99 per kilo", "3.99", "last_number"),
+    ("Each box weighs 0,125 kg", "0.125", "last_number"),
+    ("Total: 1,000,000 dollars.", "1000000", "last_number"),
+    ("3/4 of the class passed", "0.75", "last_number"),
+    ("x = -0.5.", "-0.5", "last_number"),
+    ("pi is about 3.14 so the area is 2.125", "2.125", "last_number"),
+    ("The distance is 1\u00a0234,5 km", "1234.5", "last_number"),
+]
+
+
+@pytest.mark.parametrize(("output", "expected", "source"), REALISTIC_OUTPUTS)
+def test_the_final_answer_of_a_realistic_output_is_read_as_its_number(
+    output: str, expected: str, source: str
+) -> None:
+    # given a model output / when its answer is extracted
+    found = extract_answer(output)
+    # then the number and where it came from are the ones a reader would pick
+    assert found is not None
+    assert found.value is not None
+    assert format_decimal(found.value) == expected
+    assert found.source == source
+
+
+def test_an_output_without_any_number_or_marker_is_unanswered() -> None:
+    assert extract_answer("I am not sure how to solve this.") is None
+
+
+def test_a_marker_followed_by_words_gives_a_textual_answer() -> None:
+    found = extract_answer("Answer: B")
+    assert found is not None
+    assert (found.text, found.value) == ("B", None)
+
+
+def test_the_answer_text_drops_currency_and_keeps_the_written_digits() -> None:
+    found = extract_answer("Final answer: $1,234.50")
+    assert found is not None
+    assert found.text == "1,234.50"
+
+
+def test_a_unicode_minus_is_written_as_a_hyphen_in_the_answer_text() -> None:
+    found = extract_answer("Cevap: −12")
+    assert found is not None
+    assert found.text == "-12"
+
+
+def test_a_single_separator_before_three_digits_reads_as_thousands_first() -> None:
+    # given "1.000" alone, the thousands reading is preferred and the decimal one kept as an alternative
+    assert parse_number("1.000") == (Decimal("1000"), Decimal("1"))
+
+
+def test_a_decimal_point_used_elsewhere_in_the_text_makes_three_digits_decimal() -> None:
+    assert parse_number("2.125", context="half is 0.5 and 2.125")[0] == Decimal("2.125")
+
+
+def test_a_repeated_separator_with_groups_of_three_is_unambiguous() -> None:
+    assert parse_number("1.000.000") == (Decimal("1000000"),)
+
+
+def test_a_lenient_answer_is_one_found_without_a_marker() -> None:
+    found = extract_answer("so she has 12 left")
+    assert found is not None
+    assert found.lenient is True
+    marked = extract_answer("#### 12")
+    assert marked is not None
+    assert marked.lenient is False
+
+
+def test_a_turkish_verb_containing_yanıt_is_not_a_marker() -> None:
+    # given "yanıtlamak" (to answer) early in the text, the last number still wins
+    found = extract_answer("Soruyu yanıtlamak için 3 adım var. Sonunda 17 elma kalır.")
+    assert found is not None
+    assert (found.text, found.source) == ("17", "last_number")
+
+
+@given(st.integers(min_value=-(10**12), max_value=10**12), st.sampled_from([",", "."]))
+def test_any_integer_written_with_thousands_separators_is_read_back(number: int, separator: str) -> None:
+    # given an integer written English style (1,234,567) or Turkish style (1.234.567) after a marker
+    written = f"{abs(number):,}".replace(",", separator)
+    text = f"Cevap: {'-' if number < 0 else ''}{written} TL"
+    # then the extracted value is the integer (ambiguous forms keep it as their preferred reading)
+    found = extract_answer(text)
+    assert found is not None
+    assert found.values[0] == number

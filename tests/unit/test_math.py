@@ -1,0 +1,94 @@
+"""The math template: accuracy against the gold value, exact match, near misses, aggregate metrics."""
+
+from __future__ import annotations
+
+from benchgen.bundle.spec import Criterion
+from benchgen.cases import Case, Prediction
+from benchgen.scoring.math import MathAggregator, judge
+
+CRITERIA = [Criterion(id="arithmetic"), Criterion(id="units")]
+
+
+def _case(answer: str, **extra: object) -> Case:
+    return Case.model_validate({"id": "q1", "question": "How many?", "answer": answer, **extra})
+
+
+def _says(text: str) -> Prediction:
+    return Prediction(id="q1", prediction_text=text)
+
+
+def test_a_differently_written_equal_number_is_correct_but_not_an_exact_match() -> None:
+    verdict = judge(_case("1000"), _says("The answer is 1,000."), CRITERIA)
+    assert (verdict.passed, verdict.prediction, verdict.gold) == (True, "1,000", "1000")
+    assert verdict.prediction != verdict.gold
+
+
+def test_the_same_string_is_an_exact_match() -> None:
+    verdict = judge(_case("72"), _says("#### 72"), CRITERIA)
+    assert verdict.passed
+    assert verdict.prediction == verdict.gold == "72"
+
+
+def test_a_gsm8k_style_gold_solution_is_reduced_to_its_final_answer() -> None:
+    verdict = judge(_case("48/2 = 24 clips in May.\n#### 72"), _says("#### 72"), CRITERIA)
+    assert (verdict.gold, verdict.passed) == ("72", True)
+
+
+def test_an_ambiguous_thousands_answer_is_accepted_when_the_gold_means_the_decimal() -> None:
+    verdict = judge(_case("2.125"), _says("The total weight is 0.5 + 1.625 = 2.125 kg"), CRITERIA)
+    assert verdict.passed
+
+
+def test_a_wrong_answer_within_one_percent_is_a_near_miss() -> None:
+    verdict = judge(_case("200"), _says("Final answer: 199"), CRITERIA)
+    assert (verdict.passed, verdict.near_miss) == (False, True)
+
+
+def test_a_wrong_answer_far_from_the_gold_is_not_a_near_miss() -> None:
+    verdict = judge(_case("200"), _says("Final answer: 150"), CRITERIA)
+    assert (verdict.passed, verdict.near_miss) == (False, False)
+
+
+def test_a_correct_answer_found_only_as_the_last_number_is_a_near_miss() -> None:
+    verdict = judge(_case("12"), _says("so she has 12 left"), CRITERIA)
+    assert (verdict.passed, verdict.near_miss) == (True, True)
+
+
+def test_a_missing_prediction_is_unanswered_and_failed() -> None:
+    verdict = judge(_case("12"), None, CRITERIA)
+    assert (verdict.answered, verdict.passed, verdict.prediction, verdict.detail) == (
+        False,
+        False,
+        None,
+        "no prediction",
+    )
+
+
+def test_every_governing_criterion_carries_the_case_verdict() -> None:
+    verdict = judge(_case("12"), _says("#### 12"), CRITERIA)
+    assert [(c.id, c.passed) for c in verdict.criteria] == [("arithmetic", True), ("units", True)]
+
+
+def test_a_case_listing_its_own_criteria_records_only_those() -> None:
+    verdict = judge(_case("12", criteria=["units"]), _says("#### 11"), CRITERIA)
+    assert [(c.id, c.passed) for c in verdict.criteria] == [("units", False)]
+
+
+def test_a_textual_gold_answer_compares_case_insensitively() -> None:
+    verdict = judge(_case("B"), _says("Answer: b."), CRITERIA)
+    assert verdict.passed
+
+
+def test_the_aggregate_reports_accuracy_exact_match_answer_rate_and_duration() -> None:
+    # given four cases: exact, equal but written differently, wrong, unanswered
+    aggregator = MathAggregator({"execution_time": 12.5})
+    rows = [("1000", "#### 1000"), ("1000", "#### 1,000"), ("5", "#### 6"), ("5", None)]
+    for gold, text in rows:
+        case = _case(gold)
+        prediction = _says(text) if text is not None else None
+        aggregator.add(judge(case, prediction, []), case, prediction)
+    scores = aggregator.scores()
+    assert scores["accuracy"] == 0.5
+    assert scores["exact_match"] == 0.25
+    assert scores["answer_rate"] == 0.75
+    assert scores["duration"] == 12.5
