@@ -1,0 +1,116 @@
+"""The build's scratch store: one SQLite file in the build's temp dir, so memory stays flat as cases grow.
+
+Selected verdicts, the reference text of those cases and the built examples go to disk as they stream by,
+and come back in the artifact's fixed order from an on-disk B-tree (case id; split, then example id).
+Python holds one row at a time; SQLite holds at most its page cache.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+from benchgen.finetune.seed import CaseText, Example, Source
+from benchgen.finetune.split import SPLITS, Split
+from benchgen.verdicts import Verdict
+
+# Page cache in KiB (SQLite reads a negative cache_size as KiB): what SQLite may hold in memory, at any size.
+CACHE_KIB = 8192
+
+Selection = tuple[str, Source, bytes]  # case id, the layer it joins, its verdicts.jsonl line
+Reference = tuple[str, str, str, str | None]  # case id, question, answer, solution
+
+
+@contextmanager
+def scratch_db(path: Path) -> Iterator[sqlite3.Connection]:
+    """A connection to a new SQLite file at ``path``, closed on exit; the file is the caller's to remove."""
+    with closing(sqlite3.connect(path)) as db:
+        # A scratch file, thrown away after the build: nothing to recover after a crash, so no journal
+        # and no fsync.
+        db.execute("PRAGMA journal_mode = OFF")
+        db.execute("PRAGMA synchronous = OFF")
+        # Sorts and index builds spill to temporary files rather than to memory.
+        db.execute("PRAGMA temp_store = FILE")
+        db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        yield db
+
+
+class SelectedCases:
+    """Selected verdicts keyed by case id (the first selected verdict of a case wins), and their text."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        db.execute(
+            "CREATE TABLE selected (case_id TEXT PRIMARY KEY, source TEXT NOT NULL, verdict BLOB NOT NULL)"
+        )
+        db.execute(
+            "CREATE TABLE reference "
+            "(case_id TEXT PRIMARY KEY, question TEXT NOT NULL, answer TEXT NOT NULL, solution TEXT)"
+        )
+
+    def add(self, selections: Iterable[Selection]) -> None:
+        """Keep every selection, in the order given; a later one for a case already kept is dropped."""
+        self._db.executemany(
+            "INSERT OR IGNORE INTO selected (case_id, source, verdict) VALUES (?, ?, ?)",
+            ((case_id, source.value, line) for case_id, source, line in selections),
+        )
+        self._db.commit()
+
+    def join_references(self, references: Iterable[Reference]) -> None:
+        """Keep the text of the selected cases (the first record of a case wins); the rest pass by."""
+        self._db.executemany(
+            "INSERT OR IGNORE INTO reference (case_id, question, answer, solution) "
+            "SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM selected WHERE case_id = ?1)",
+            references,
+        )
+        self._db.commit()
+
+    def __iter__(self) -> Iterator[tuple[Source, Verdict, CaseText | None]]:
+        """Each selected case by case id: its layer, its verdict, and its reference text when there is one."""
+        rows = self._db.execute(
+            "SELECT s.source, s.verdict, r.question, r.answer, r.solution "
+            "FROM selected AS s LEFT JOIN reference AS r USING (case_id) ORDER BY s.case_id"
+        )
+        for source, line, question, answer, solution in rows:
+            reference = (
+                None if question is None else CaseText(question=question, answer=answer, solution=solution)
+            )
+            yield Source(source), Verdict.model_validate_json(line), reference
+
+
+class OrderedExamples:
+    """Examples parked on disk as they are built, read back in artifact order (split, then example id).
+
+    Two examples with the same split and id come back in the order they were added.
+    """
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self._count = 0
+        self._rank: dict[Split, int] = {split: rank for rank, split in enumerate(SPLITS)}
+        db.execute(
+            "CREATE TABLE example (split INTEGER NOT NULL, example_id TEXT NOT NULL, body BLOB NOT NULL)"
+        )
+
+    def add(self, example: Example, split: Split) -> None:
+        self._db.execute(
+            "INSERT INTO example (split, example_id, body) VALUES (?, ?, ?)",
+            (self._rank[split], example.example_id, example.model_dump_json().encode("utf-8")),
+        )
+        self._count += 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    def ordered(self) -> Iterator[tuple[Split, Example]]:
+        self._db.commit()
+        # Built once all rows are in (faster than keeping it up to date on every insert); the index holds
+        # the rowid after its columns, so it orders ties by insertion and the query needs no sort of its own.
+        self._db.execute("CREATE INDEX IF NOT EXISTS example_order ON example (split, example_id)")
+        rows = self._db.execute(
+            "SELECT split, body FROM example INDEXED BY example_order ORDER BY split, example_id, rowid"
+        )
+        for rank, body in rows:
+            yield SPLITS[rank], Example.model_validate_json(body)

@@ -1,0 +1,59 @@
+"""Zip files that depend only on their contents: same members, same bytes.
+
+Every entry gets the same timestamp, permissions and compression level, and entries are written in sorted
+name order, so two builds from the same inputs are byte-identical and share one sha256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+
+FIXED_DATE_TIME = (1980, 1, 1, 0, 0, 0)
+FILE_MODE = 0o644
+COMPRESS_LEVEL = 6
+_UNIX = 3
+_CHUNK = 1 << 20
+
+
+def _entry(name: str, size: int) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=FIXED_DATE_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    # ZipFile.open(ZipInfo, "w") ignores the archive's compresslevel and reads the entry's own
+    # (``_compresslevel`` before Python 3.13, which keeps it as an alias of ``compress_level``).
+    info._compresslevel = COMPRESS_LEVEL  # type: ignore[attr-defined]
+    info.create_system = _UNIX
+    info.external_attr = FILE_MODE << 16
+    # Known up front so the zip64 decision depends on the size only, not on how the data was streamed.
+    info.file_size = size
+    return info
+
+
+def write_zip(target: Path, members: Mapping[str, Path | bytes]) -> str:
+    """Write ``target`` from ``{name in zip: file path or bytes}``; return the zip's sha256 hex digest."""
+    partial = target.with_name(target.name + ".part")
+    with zipfile.ZipFile(partial, "w") as archive:
+        for name in sorted(members):
+            content = members[name]
+            if isinstance(content, bytes):
+                info = _entry(name, len(content))
+                with archive.open(info, "w") as sink:
+                    sink.write(content)
+                continue
+            info = _entry(name, content.stat().st_size)
+            with content.open("rb") as source, archive.open(info, "w") as sink:
+                shutil.copyfileobj(source, sink, _CHUNK)
+    os.replace(partial, target)
+    return file_sha256(target)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as source:
+        for chunk in iter(lambda: source.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
