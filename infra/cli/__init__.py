@@ -1,0 +1,1 @@
+"""The ``benchgen`` command line: one module per command, each exposing ``register(subparsers)``."""

@@ -1,0 +1,58 @@
+"""``benchgen bundle check PATH``: every problem in an environment bundle, before it is uploaded."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    bundle = subparsers.add_parser("bundle", help="work with environment bundles (competition.yaml v2)")
+    commands = bundle.add_subparsers(dest="bundle_command", required=True, metavar="COMMAND")
+    check = commands.add_parser(
+        "check",
+        help="list every problem in a bundle (zip, folder or competition.yaml); exit 1 if there is any",
+        description="Validate competition.yaml, the task folders and the reference cases of a bundle, "
+        "the way registration will.",
+    )
+    check.add_argument("path", type=Path, help="the bundle: a .zip, a folder, or its competition.yaml")
+    check.set_defaults(func=run_check)
+
+
+def count_cases(path: Path) -> int:
+    with path.open("rb") as stream:
+        return sum(1 for line in stream if line.strip())
+
+
+def summary(path: Path) -> str:
+    """One line describing a bundle that passed the check."""
+    from benchgen.environment import open_environment
+    from benchgen.errors import BundleError
+
+    with tempfile.TemporaryDirectory(prefix="benchgen-check-") as work:
+        env = open_environment(path, Path(work))
+        kind = f"template {env.template}" if env.template else "custom scoring program"
+        try:
+            cases = f"{count_cases(env.cases_path):,} cases"
+        except BundleError:
+            cases = "no cases.jsonl"
+        finetune = "yes" if env.spec.finetune is not None else "no"
+        return f"OK: {env.spec.title} · {kind} · {cases} · finetune {finetune}"
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from benchgen.environment import check_bundle
+
+    path: Path = args.path
+    problems = check_bundle(path)
+    if problems:
+        for problem in problems:
+            print(f"- {problem}")
+        count = f"{len(problems)} problems; fix them" if len(problems) > 1 else "1 problem; fix it"
+        print(f"{path}: {count} and run the check again", file=sys.stderr)
+        return 1
+    print(summary(path))
+    return 0

@@ -1,0 +1,272 @@
+"""The ``benchgen`` command line, run in-process through ``main([...])``."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from infra.cli.main import main
+from infra.cli.progress import ProgressBar
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NAMES = ["gsm8k-tr", "gsm8k-en", "qa", "routing", "code", "custom-program"]
+RUN_FILES = {
+    "prediction_output.zip",
+    "scores.json",
+    "scoring_output.zip",
+    "detailed_results.html",
+    "detailed_results.json",
+    "run.json",
+}
+NO_ARTIFACT = "the benchmark's scoring program did not emit one"
+
+
+def _submission(name: str) -> Path:
+    found = sorted((EXAMPLES / name / "submission").glob("predictions.json*"))
+    assert len(found) == 1
+    return found[0]
+
+
+def _score(name: str, out: Path) -> int:
+    bundle = EXAMPLES / name / "bundle"
+    return main(["score", "--bundle", str(bundle), "--submission", str(_submission(name)), "--out", str(out)])
+
+
+def _run(out: Path) -> dict[str, object]:
+    record: dict[str, object] = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    return record
+
+
+def test_bundle_check_accepts_a_good_bundle(capsys: pytest.CaptureFixture[str]) -> None:
+    # when a generated example is checked
+    code = main(["bundle", "check", str(EXAMPLES / "gsm8k-tr" / "bundle")])
+
+    # then it passes with a one-line summary
+    assert code == 0
+    assert capsys.readouterr().out.strip() == "OK: GSM8K-TR · template math · 50 cases · finetune yes"
+
+
+def test_bundle_check_summarises_a_custom_program_bundle(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["bundle", "check", str(EXAMPLES / "custom-program" / "bundle")])
+
+    assert code == 0
+    summary = capsys.readouterr().out.strip()
+    assert summary == "OK: Support Intent Classification · custom scoring program · 36 cases · finetune no"
+
+
+def test_bundle_check_lists_each_problem_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given a bundle whose leaderboard lost its columns and whose cases have a broken line
+    bundle = tmp_path / "bundle"
+    shutil.copytree(EXAMPLES / "gsm8k-en" / "bundle", bundle)
+    yaml_path = bundle / "competition.yaml"
+    text = yaml_path.read_text(encoding="utf-8")
+    yaml_path.write_text(text.replace("  columns:\n", "  columns: []\n  unused:\n", 1), encoding="utf-8")
+    with (bundle / "reference" / "cases.jsonl").open("a", encoding="utf-8") as cases:
+        cases.write("{not json\n")
+
+    # when it is checked
+    code = main(["bundle", "check", str(bundle)])
+
+    # then every problem is printed and the command fails
+    captured = capsys.readouterr()
+    assert code == 1
+    lines = captured.out.strip().splitlines()
+    assert any("leaderboards.0.columns" in line for line in lines)
+    assert any("cases.jsonl: line 41" in line for line in lines)
+    assert "2 problems" in captured.err
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_score_writes_exactly_the_run_files(name: str, tmp_path: Path) -> None:
+    # when an example submission is scored
+    code = _score(name, tmp_path / "run")
+
+    # then the run folder holds the run's files and nothing else: the finetune artifact when the bundle
+    # asks for one, the scoring program's log when the bundle brings its own program
+    own_program = name == "custom-program"
+    expected = RUN_FILES | ({"logs/scoring.log"} if own_program else {"finetune_artifact.zip"})
+    written = {
+        p.relative_to(tmp_path / "run").as_posix() for p in (tmp_path / "run").rglob("*") if p.is_file()
+    }
+    assert code == 0
+    assert written == expected
+    run = _run(tmp_path / "run")
+    assert run["status"] == "Completed"
+    assert set(run["files"].values()) == expected - {"run.json"}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_example_submissions_fail_a_realistic_share(name: str, tmp_path: Path) -> None:
+    _score(name, tmp_path)
+
+    run = _run(tmp_path)
+    counts = run["counts"]
+    assert isinstance(counts, dict)
+    if name != "custom-program":  # its own program writes scores only, no per-case verdicts
+        assert run["overall_score"] == pytest.approx(counts["passed"] / counts["total_questions"])
+    assert 0.65 <= float(str(run["overall_score"])) <= 0.75
+
+
+def test_score_names_the_dataset_after_benchmark_model_and_score(tmp_path: Path) -> None:
+    bundle = EXAMPLES / "gsm8k-tr" / "bundle"
+    submission = _submission("gsm8k-tr")
+
+    main(
+        [
+            "score",
+            "--bundle",
+            str(bundle),
+            "--submission",
+            str(submission),
+            "--out",
+            str(tmp_path),
+            "--model",
+            "Qwen2.5-7B",
+        ]
+    )
+
+    run = _run(tmp_path)
+    assert str(run["dataset_name"]).startswith("GSM8K-TR · Qwen2.5-7B · 70.0% · ")
+    assert run["metrics"] == {"accuracy": 0.7, "exact_match": pytest.approx(0.66), "answer_rate": 0.9}
+    assert str(run["run_id"]).startswith("local-")
+
+
+def test_custom_program_run_reports_why_there_is_no_artifact(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _score("custom-program", tmp_path)
+
+    run = _run(tmp_path)
+    assert run["dataset_name"] is None
+    assert run["artifact_reason"] == NO_ARTIFACT
+    assert f"no finetune artifact: {NO_ARTIFACT}" in capsys.readouterr().out
+
+
+def test_same_inputs_give_the_same_run_id(tmp_path: Path) -> None:
+    _score("routing", tmp_path / "first")
+    _score("routing", tmp_path / "second")
+
+    assert _run(tmp_path / "first")["run_id"] == _run(tmp_path / "second")["run_id"]
+
+
+def test_reusing_an_out_folder_drops_files_the_new_run_does_not_make(tmp_path: Path) -> None:
+    # given a folder that holds an earlier run with an artifact
+    _score("gsm8k-en", tmp_path)
+    assert (tmp_path / "finetune_artifact.zip").is_file()
+
+    # when a run without an artifact is written into it
+    _score("custom-program", tmp_path)
+
+    # then the old artifact is gone
+    assert not (tmp_path / "finetune_artifact.zip").exists()
+    assert "Finetune Artifact" not in _run(tmp_path)["files"]  # type: ignore[operator]
+
+
+def test_unusable_submission_fails_the_run_with_a_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given a submission that is not JSON
+    broken = tmp_path / "predictions.json"
+    broken.write_text("this is not json", encoding="utf-8")
+    bundle = EXAMPLES / "gsm8k-en" / "bundle"
+
+    # when it is scored
+    code = main(
+        ["score", "--bundle", str(bundle), "--submission", str(broken), "--out", str(tmp_path / "run")]
+    )
+
+    # then the command exits 2 with the reason, and run.json records the failure
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ")
+    run = _run(tmp_path / "run")
+    assert run["status"] == "Failed"
+    assert run["failure_reason"]
+    assert str(run["failure_reason"]) in err
+
+
+def test_missing_bundle_fails_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "score",
+            "--bundle",
+            str(tmp_path / "nowhere.zip"),
+            "--submission",
+            str(_submission("qa")),
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
+
+    assert code == 2
+    assert "nowhere.zip" in capsys.readouterr().err
+    assert _run(tmp_path / "run")["status"] == "Failed"
+
+
+def test_examples_generate_writes_one_environment_of_a_chosen_size(tmp_path: Path) -> None:
+    code = main(
+        ["examples", "generate", "--env", "gsm8k-en", "--cases", "15", "--out", str(tmp_path), "--zip"]
+    )
+
+    assert code == 0
+    cases = (tmp_path / "bundle" / "reference" / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(cases) == 15
+    assert (tmp_path / "bundle.zip").is_file()
+    assert (tmp_path / "submission" / "predictions.json").is_file()
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_draws_at_most_once_per_interval() -> None:
+    # given a bar on a terminal
+    clock = _Clock()
+    stream = _Terminal()
+    bar = ProgressBar(1_000, stream=stream, interval_s=1.0, clock=clock)
+
+    # when many updates arrive within one interval, then one after it
+    for done in range(0, 500, 10):
+        bar(done)
+    clock.now = 2.0
+    bar(1_000)
+    bar.close()
+
+    # then it drew once per interval plus the final line
+    assert bar.draws == 3
+    assert stream.getvalue().endswith("scoring [" + "#" * 30 + "] 100% 1,000/1,000 cases  500 cases/s\n")
+
+
+def test_progress_bar_stays_quiet_for_small_runs_off_a_terminal() -> None:
+    stream = io.StringIO()
+    bar = ProgressBar(1_000, stream=stream)
+
+    bar(500)
+    bar.close()
+
+    assert stream.getvalue() == ""
+
+
+def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+
+    assert exit_info.value.code == 0
+    listed = capsys.readouterr().out
+    for command in ("bundle", "score", "examples", "local", "demo"):
+        assert f"    {command} " in listed
