@@ -1,0 +1,44 @@
+"""Lambda entry of the REST API: API Gateway proxy event in, the resolver's answer out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from benchgen.api import ApiServices
+from benchgen.api.app import app
+from benchgen.aws.wiring import adapters
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics(namespace="BenchGen")
+
+
+def _count(event_name: str) -> None:
+    metrics.add_metric(name=event_name, unit=MetricUnit.Count, value=1)
+
+
+def services() -> ApiServices:
+    """The repositories of the function's adapters (built on the cold start's first invocation)."""
+    wired = adapters()
+    return ApiServices(
+        settings=wired.settings,
+        environments=wired.environments,
+        runs=wired.runs,
+        datasets=wired.datasets,
+        record_event=_count,
+    )
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    # Cleared by the resolver after every request, so it is appended on every invocation.
+    app.append_context(services=services())  # type: ignore[no-untyped-call]
+    answer: dict[str, Any] = app.resolve(event, context)
+    return answer

@@ -1,0 +1,79 @@
+"""The REST API: one router per resource, the services a request uses, and who is asking.
+
+The Lambda entry module builds :class:`ApiServices` once per cold start and hands it to the resolver
+with ``app.append_context(services=...)``; routes receive it (and the caller's identity) through
+``Depends``, so tests can hand in their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Request
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
+
+from benchgen.aws import clients
+from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.errors import BenchGenError
+from benchgen.settings import Settings
+
+
+class Unauthenticated(BenchGenError):
+    """The request carries no Cognito identity (``requestContext.authorizer.claims.sub``)."""
+
+    def __init__(self) -> None:
+        super().__init__("sign in first: the request carries no user identity (Cognito claims.sub)")
+
+
+def _ignore(_: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class ApiServices:
+    """What the routes reach: settings, repositories, and the S3 / EventBridge clients."""
+
+    settings: Settings
+    environments: EnvironmentsRepo
+    runs: RunsRepo
+    datasets: DatasetsRepo
+    s3_client: Any = None  # None: the shared, lazily created client
+    events_client: Any = None
+    #: Called with a business event name ("RunCreated", ...) so the handler can count it as a metric.
+    record_event: Callable[[str], None] = field(default=_ignore)
+
+    @property
+    def bucket(self) -> str:
+        return self.settings.data_bucket
+
+    @property
+    def ttl(self) -> int:
+        return self.settings.presign_ttl_seconds
+
+    @property
+    def s3(self) -> Any:
+        return self.s3_client or clients.s3()
+
+    @property
+    def events(self) -> Any:
+        return self.events_client or clients.events()
+
+
+def get_services(request: Request) -> ApiServices:
+    """The services the handler appended to the resolver's context for this invocation."""
+    services = request.context.get("services")
+    if not isinstance(services, ApiServices):
+        raise RuntimeError("the API handler must call app.append_context(services=...) before app.resolve")
+    return services
+
+
+def get_owner(request: Request) -> str:
+    """The caller's Cognito user id, which API Gateway's authorizer puts in ``claims.sub``."""
+    event = request.resolved_event
+    claims = event.request_context.authorizer.claims if isinstance(event, APIGatewayProxyEvent) else {}
+    subject = claims.get("sub")
+    if not isinstance(subject, str) or not subject:
+        raise Unauthenticated()
+    return subject

@@ -1,0 +1,136 @@
+"""``/datasets`` and the manual save of a run's finetune artifact as a dataset."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from typing import Annotated
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.depends import Depends
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from benchgen.api import ApiServices, get_owner, get_services
+from benchgen.api.errors import Conflict, Forbidden, NotFound, responses
+from benchgen.api.schemas import FINETUNE_ARTIFACT, DatasetList
+from benchgen.aws.presign import iter_object
+from benchgen.datasets import ArtifactManifestError, dataset_record, read_artifact_manifest
+from benchgen.records import ArtifactStatus, DatasetRecord, dataset_id_for
+
+logger = Logger(child=True)
+router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
+
+NO_ARTIFACT = "the run has no finetune artifact"
+ALREADY_SAVED = "dataset already saved for this run"
+
+
+def save_dataset_for_run(run_id: str, *, owner: str, services: ApiServices) -> DatasetRecord:
+    """Save the run's finetune artifact as its dataset, once, and link the run to it.
+
+    For runs whose automatic save did not happen; only the run's owner may ask. The dataset id derives
+    from the run id and is written with a conditional put, so this and the state machine cannot both
+    save one.
+    """
+    run = services.runs.get(run_id)
+    if run is None:
+        raise NotFound(f"no run {run_id!r}: check the id (GET /runs lists runs)")
+    if run.owner != owner:
+        raise Forbidden("only the run's owner can save its dataset")
+    key = run.files.get(FINETUNE_ARTIFACT)
+    if key is None:
+        reason = f" ({run.artifact_reason})" if run.artifact_reason else ""
+        raise Conflict(f"{NO_ARTIFACT}{reason}")
+    dataset_id = dataset_id_for(run.run_id)
+    if services.datasets.get(dataset_id) is not None:
+        raise Conflict(f"{ALREADY_SAVED}: {dataset_id}")
+    digest = hashlib.sha256()
+    with tempfile.TemporaryFile() as artifact:
+        chunks = iter_object(services.bucket, key, s3=services.s3)
+        if chunks is None:
+            raise Conflict(f"{NO_ARTIFACT}: {key} is missing from the bucket")
+        for chunk in chunks:
+            digest.update(chunk)
+            artifact.write(chunk)
+        artifact.seek(0)
+        try:
+            manifest = read_artifact_manifest(artifact)
+        except ArtifactManifestError as error:
+            raise Conflict(str(error)) from None
+    record = dataset_record(run, manifest, artifact_key=key, artifact_sha256=digest.hexdigest())
+    if not services.datasets.put_if_absent(record):
+        raise Conflict(f"{ALREADY_SAVED}: {dataset_id}")
+    services.runs.update(
+        run.run_id, dataset_id=dataset_id, dataset_name=record.name, artifact_status=ArtifactStatus.SAVED
+    )
+    _announce(services, record)
+    services.record_event("DatasetSaved")
+    return record
+
+
+def _announce(services: ApiServices, record: DatasetRecord) -> None:
+    """Emit DatasetSaved, as the state machine does for automatic saves."""
+    detail = {"dataset_id": record.dataset_id, "run_id": record.run_id, "name": record.name}
+    try:
+        answer = services.events.put_events(
+            Entries=[
+                {
+                    "Source": "benchgen",
+                    "DetailType": "DatasetSaved",
+                    "Detail": json.dumps(detail),
+                    "EventBusName": services.settings.event_bus_name,
+                }
+            ]
+        )
+    except Exception:
+        # The dataset is saved and linked: a lost notification must not turn that into an error
+        # the user would retry (and then be told the dataset exists).
+        logger.exception("could not emit DatasetSaved", extra=detail)
+        return
+    if answer.get("FailedEntryCount"):
+        logger.error("EventBridge refused DatasetSaved", extra={**detail, "entries": answer.get("Entries")})
+
+
+# ---- routes ----------------------------------------------------------------------------------------------
+
+Services = Annotated[ApiServices, Depends(get_services)]
+Owner = Annotated[str, Depends(get_owner)]
+
+
+@router.get(
+    "/datasets",
+    tags=["datasets"],
+    summary="List datasets, newest first",
+    responses=responses(200, 400),
+)
+def get_datasets(
+    services: Services,
+    _owner: Owner,
+    kind: Annotated[str | None, Query(description="only datasets of this kind, e.g. finetune")] = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="datasets per page")] = 20,
+    next_token: Annotated[str | None, Query(description="from the previous page")] = None,
+) -> DatasetList:
+    page = services.datasets.list(kind=kind, limit=limit, next_token=next_token)
+    return DatasetList(items=page.items, next_token=page.next_token)
+
+
+@router.get(
+    "/datasets/<dataset_id>", tags=["datasets"], summary="Read a dataset", responses=responses(200, 404)
+)
+def get_dataset(dataset_id: str, services: Services, _owner: Owner) -> DatasetRecord:
+    dataset = services.datasets.get(dataset_id)
+    if dataset is None:
+        raise NotFound(f"no dataset {dataset_id!r}: check the id (GET /datasets lists datasets)")
+    return dataset
+
+
+@router.post(
+    "/runs/<run_id>/dataset",
+    status_code=201,
+    tags=["datasets"],
+    summary="Save the run's finetune artifact as a dataset (once per run)",
+    responses=responses(201, 403, 404, 409),
+)
+def post_run_dataset(run_id: str, owner: Owner, services: Services) -> DatasetRecord:
+    return save_dataset_for_run(run_id, owner=owner, services=services)

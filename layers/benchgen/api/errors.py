@@ -1,0 +1,151 @@
+"""API errors and the one place that turns every error into an HTTP answer with a message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from http import HTTPStatus
+from typing import Any, ClassVar
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.exceptions import ServiceError
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+from pydantic import BaseModel
+
+from benchgen.api import Unauthenticated
+from benchgen.aws.tables import InvalidNextToken
+from benchgen.errors import BenchGenError
+
+logger = Logger(child=True)
+
+
+class ApiError(BenchGenError):
+    """An error whose message is the answer: the subclass fixes the HTTP status."""
+
+    status: ClassVar[HTTPStatus] = HTTPStatus.BAD_REQUEST
+
+
+class BadRequest(ApiError):
+    status = HTTPStatus.BAD_REQUEST
+
+
+class Forbidden(ApiError):
+    status = HTTPStatus.FORBIDDEN
+
+
+class NotFound(ApiError):
+    status = HTTPStatus.NOT_FOUND
+
+
+class Conflict(ApiError):
+    status = HTTPStatus.CONFLICT
+
+
+class FieldProblem(BaseModel):
+    """One field to fix: where it is (``body``, ``query``, ``path``), its name, and what is wrong."""
+
+    location: str
+    field: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """Every error answer: a sentence for people, and for invalid requests the fields to fix."""
+
+    message: str
+    errors: list[FieldProblem] = []
+
+
+_DESCRIPTIONS = {
+    400: "Bad request (e.g. a next_token that this listing did not hand out)",
+    401: "No signed-in user",
+    403: "Only the run's owner may read this",
+    404: "No such resource",
+    409: "The resource's state does not allow this",
+    422: "Invalid request fields; `errors` names each field to fix",
+}
+
+
+def responses(success: int, *errors: int) -> dict[int, OpenAPIResponse]:
+    """OpenAPI answers of a route: its success (body from the return type) and its error answers.
+
+    401 and 422 can come from every route, so they are always listed.
+    """
+    documented: dict[int, OpenAPIResponse] = {success: {"description": HTTPStatus(success).phrase}}
+    for status in sorted({401, 422, *errors}):
+        documented[status] = {
+            "description": _DESCRIPTIONS[status],
+            "content": {"application/json": {"model": ErrorBody}},
+        }
+    return documented
+
+
+def _answer(status: int, body: ErrorBody) -> Response[Any]:
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        body=body.model_dump(mode="json"),
+    )
+
+
+def _field_problem(error: Any) -> FieldProblem:
+    location, *path = [str(part) for part in error.get("loc", ())] or ["body"]
+    kind = error.get("type")
+    if kind == "json_invalid":
+        return FieldProblem(location="body", field="body", message="the body is not valid JSON")
+    if location == "body" and not path and kind == "missing":
+        return FieldProblem(location="body", field="body", message="a JSON body is required")
+    message = str(error.get("msg", "invalid value"))
+    context_error = (error.get("ctx") or {}).get("error")
+    if kind == "value_error" and context_error is not None:
+        # The validator's own sentence, without pydantic's "Value error, " prefix.
+        message = str(context_error)
+    return FieldProblem(location=location, field=".".join(path) or location, message=message)
+
+
+def validation_answer(error: RequestValidationError) -> Response[Any]:
+    """422 naming every field to fix; submitted values are never echoed (a run_config may hold secrets)."""
+    problems = [_field_problem(item) for item in error.errors()]
+    summary = "; ".join(
+        f"{p.location}.{p.field}: {p.message}" if p.field != p.location else f"{p.location}: {p.message}"
+        for p in problems
+    )
+    return _answer(422, ErrorBody(message=f"the request is invalid: {summary}", errors=problems))
+
+
+def register_error_handlers(app: APIGatewayRestResolver) -> None:
+    """Map domain errors to statuses; anything unexpected becomes a 500 that names the request id."""
+
+    def api_error(error: ApiError) -> Response[Any]:
+        return _answer(error.status, ErrorBody(message=str(error)))
+
+    def bad_token(error: InvalidNextToken) -> Response[Any]:
+        return _answer(HTTPStatus.BAD_REQUEST, ErrorBody(message=str(error)))
+
+    def unauthenticated(error: Unauthenticated) -> Response[Any]:
+        return _answer(HTTPStatus.UNAUTHORIZED, ErrorBody(message=str(error)))
+
+    def service_error(error: ServiceError) -> Response[Any]:
+        # Powertools' own answers (an unknown route is its NotFoundError): keep their status and text.
+        return _answer(error.status_code, ErrorBody(message=error.msg))
+
+    def unexpected(error: Exception) -> Response[Any]:
+        request_id = app.current_event.request_context.request_id
+        logger.exception("unhandled error while answering an API request")
+        return _answer(
+            HTTPStatus.INTERNAL_SERVER_ERROR,
+            ErrorBody(message=f"internal error; quote request id {request_id} when reporting it"),
+        )
+
+    # The most specific registered class wins, so Exception only catches what nothing else names.
+    handlers: list[tuple[type[Exception], Callable[[Any], Response[Any]]]] = [
+        (ApiError, api_error),
+        (InvalidNextToken, bad_token),
+        (Unauthenticated, unauthenticated),
+        (RequestValidationError, validation_answer),
+        (ServiceError, service_error),
+        (Exception, unexpected),
+    ]
+    for error_class, handler in handlers:
+        app.exception_handler(error_class)(handler)

@@ -1,0 +1,404 @@
+"""``/runs``: create a run (and its upload URL), list runs, and read one run, its files and results."""
+
+from __future__ import annotations
+
+import codecs
+import json
+import posixpath
+import re
+import secrets
+import time
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import closing
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.depends import Depends
+from aws_lambda_powertools.event_handler.openapi.params import Query
+
+from benchgen.api import ApiServices, get_owner, get_services
+from benchgen.api.errors import Conflict, Forbidden, NotFound, responses
+from benchgen.api.schemas import (
+    DETAILED_RESULTS_JSON,
+    FILE_LABELS,
+    SUBMISSION_FILE,
+    CreatedRun,
+    CreateRunRequest,
+    DatasetLink,
+    DetailedResults,
+    MetricTile,
+    RunDetail,
+    RunFile,
+    RunFiles,
+    RunList,
+    RunSummary,
+)
+from benchgen.aws.presign import iter_object, object_size, presign_get_url, presign_put_url
+from benchgen.pipeline.keys import DETAILED_JSON, run_key
+from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus
+
+router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
+
+DEFAULT_SUBMISSION_FILENAME = "submission.zip"
+_DETAILED_HEAD_FIELDS = frozenset({"title", "summary", "metrics", "breakdowns"})
+
+
+def new_run_id() -> str:
+    """32 hex digits: milliseconds since the epoch, then 80 random bits, so ids sort by creation time."""
+    return f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(10)}"
+
+
+def metric_tiles(metrics: Mapping[str, float], columns: Collection[Mapping[str, Any]]) -> list[MetricTile]:
+    """The run's metrics as tiles in leaderboard column order (a column's ``index``, else its position).
+
+    DynamoDB maps keep no order, so the order comes from the environment's columns. Hidden columns
+    give no tile; a metric with no column at all (there should be none: those are ``other_metrics``)
+    follows, titled by its key.
+    """
+
+    def place(position: int, column: Mapping[str, Any]) -> tuple[int, int]:
+        index = column.get("index")
+        return (index if isinstance(index, int) else position, position)
+
+    ordered = [column for _, column in sorted(enumerate(columns), key=lambda pair: place(*pair))]
+    tiles: list[MetricTile] = []
+    placed: set[str] = set()
+    for column in ordered:
+        key = column.get("key")
+        if not isinstance(key, str) or key in placed:
+            continue
+        placed.add(key)
+        if key in metrics and not column.get("hidden"):
+            precision = column.get("precision")
+            tiles.append(
+                MetricTile(
+                    title=str(column.get("title") or key),
+                    key=key,
+                    value=metrics[key],
+                    precision=precision if isinstance(precision, int) else None,
+                )
+            )
+    tiles.extend(
+        MetricTile(title=key, key=key, value=metrics[key]) for key in sorted(metrics) if key not in placed
+    )
+    return tiles
+
+
+def labelled_files(run: RunRecord) -> dict[str, str]:
+    """The run's files (label -> key) in reading order; the submission counts once ingestion began."""
+    files = dict(run.files)
+    if SUBMISSION_FILE not in files and run.submission_key and run.status != RunStatus.PENDING:
+        files[SUBMISSION_FILE] = run.submission_key
+    known = [label for label in FILE_LABELS if label in files]
+    others = sorted(label for label in files if label not in FILE_LABELS)
+    return {label: files[label] for label in known + others}
+
+
+# ---- reading the head of detailed_results.json without loading its cases ------------------------------
+
+_DECODER = json.JSONDecoder()
+_STRUCTURE = re.compile(r'["{}\[\],]')
+_STRING_STOP = re.compile(r'["\\]')
+
+
+class _Reader:
+    """A JSON text read chunk by chunk, keeping only the unread part in memory."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self.text = ""
+        self.pos = 0
+
+    def more(self) -> bool:
+        """Append the next chunk (dropping what was read); ``False`` at the end of the input."""
+        for chunk in self._chunks:
+            decoded = self._decoder.decode(chunk)
+            if decoded:
+                self.text = self.text[self.pos :] + decoded
+                self.pos = 0
+                return True
+        return False
+
+    def peek(self) -> str:
+        """The next character that is not whitespace (not consumed)."""
+        while True:
+            while self.pos < len(self.text) and self.text[self.pos] in " \t\r\n":
+                self.pos += 1
+            if self.pos < len(self.text):
+                return self.text[self.pos]
+            if not self.more():
+                raise ValueError("the JSON document ends early")
+
+    def expect(self, character: str) -> None:
+        if self.peek() != character:
+            raise ValueError(f"expected {character!r} in the JSON document, found {self.peek()!r}")
+        self.pos += 1
+
+    def value(self) -> Any:
+        """Decode the next whole value (used for the small fields we keep)."""
+        self.peek()
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.text, self.pos)
+            except json.JSONDecodeError:
+                if not self.more():
+                    raise
+                continue
+            # A number at the very end of the buffer may continue in the next chunk.
+            if end < len(self.text) or not self.more():
+                self.pos = end
+                return value
+
+    def skip(self) -> None:
+        """Move past the next value without building it (the per-case list can be huge)."""
+        self.peek()
+        depth = 0
+        in_string = False
+        while True:
+            if self.pos >= len(self.text) and not self.more():
+                raise ValueError("the JSON document ends early")
+            if in_string:
+                stop = _STRING_STOP.search(self.text, self.pos)
+                if stop is None:
+                    self.pos = len(self.text)
+                    continue
+                if stop.group() == "\\":
+                    if stop.end() >= len(self.text):
+                        self.pos = stop.start()
+                        if not self.more():
+                            raise ValueError("the JSON document ends early")
+                        continue
+                    self.pos = stop.end() + 1
+                    continue
+                self.pos = stop.end()
+                in_string = False
+                if depth == 0:
+                    return
+                continue
+            found = _STRUCTURE.search(self.text, self.pos)
+            if found is None:
+                self.pos = len(self.text)
+                continue
+            character = found.group()
+            if character == '"':
+                in_string = True
+                self.pos = found.end()
+            elif character in "{[":
+                depth += 1
+                self.pos = found.end()
+            elif depth == 0:
+                # A bare number, true, false or null ends where the enclosing object goes on.
+                self.pos = found.start()
+                return
+            elif character in "}]":
+                depth -= 1
+                self.pos = found.end()
+                if depth == 0:
+                    return
+            else:
+                self.pos = found.end()
+
+
+def pick_top_level_fields(chunks: Iterator[bytes], names: Collection[str]) -> dict[str, Any]:
+    """The named fields of the JSON object that ``chunks`` hold, read as a stream.
+
+    Other fields are skipped without being decoded and reading stops once every named field is
+    found, so memory stays flat however many cases the document lists.
+    """
+    wanted = set(names)
+    found: dict[str, Any] = {}
+    reader = _Reader(chunks)
+    reader.expect("{")
+    if reader.peek() == "}":
+        return found
+    while wanted - set(found):
+        if reader.peek() != '"':
+            raise ValueError("expected a field name in the JSON document")
+        name = reader.value()
+        reader.expect(":")
+        if name in wanted:
+            found[name] = reader.value()
+        else:
+            reader.skip()
+        if reader.peek() == "}":
+            break
+        reader.expect(",")
+    return found
+
+
+# ---- services --------------------------------------------------------------------------------------------
+
+
+def _run_or_404(services: ApiServices, run_id: str) -> RunRecord:
+    run = services.runs.get(run_id)
+    if run is None:
+        raise NotFound(f"no run {run_id!r}: check the id (GET /runs lists runs)")
+    return run
+
+
+def create_run(request: CreateRunRequest, *, owner: str, services: ApiServices) -> CreatedRun:
+    """A Pending run of a registered environment version, and the URL to upload its submission to."""
+    environment = services.environments.get(request.environment_id, request.version)
+    if environment is None:
+        raise NotFound(
+            f"environment {request.environment_id!r} version {request.version!r} is not registered: "
+            "upload its bundle first (POST /environments)"
+        )
+    if environment.status != EnvironmentStatus.REGISTERED:
+        problems = "; ".join(environment.problems[:3]) or "no reason recorded"
+        raise Conflict(
+            f"environment {request.environment_id!r} version {request.version!r} was rejected ({problems}): "
+            "fix the bundle and upload it as a new version"
+        )
+    filename = request.filename or DEFAULT_SUBMISSION_FILENAME
+    run_id = new_run_id()
+    key = f"submissions/{run_id}/{filename}"
+    record = RunRecord(
+        run_id=run_id,
+        environment_id=environment.environment_id,
+        environment_version=environment.version,
+        model=request.model,
+        owner=owner,
+        submission_key=key,
+        submission_filename=filename,
+        run_config=request.run_config or RunConfig(),
+        **({"phase": request.phase} if request.phase else {}),
+    )
+    if not services.runs.create(record):
+        raise Conflict(f"run id {run_id} is already taken: send the request again")
+    url = presign_put_url(services.bucket, key, expires_in=services.ttl, s3=services.s3)
+    services.record_event("RunCreated")
+    return CreatedRun(run=RunSummary.of(record), upload_key=key, upload_url=url, expires_in=services.ttl)
+
+
+def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
+    """The run as its page shows it; the configuration stays out (owner only, GET /runs/{id}/config)."""
+    run = _run_or_404(services, run_id)
+    environment = services.environments.get(run.environment_id, run.environment_version)
+    columns = environment.columns if environment is not None else []
+    dataset = None
+    if run.dataset_id:
+        dataset = DatasetLink(
+            dataset_id=run.dataset_id, name=run.dataset_name, href=f"/datasets/{run.dataset_id}"
+        )
+    return RunDetail(
+        **RunSummary.of(run).model_dump(),
+        submission_filename=run.submission_filename,
+        metrics=metric_tiles(run.metrics, columns),
+        other_metrics=run.other_metrics,
+        breakdowns=run.breakdowns,
+        counts=run.counts,
+        files=list(labelled_files(run)),
+        artifact_reason=run.artifact_reason,
+        dataset=dataset,
+    )
+
+
+def run_files(run_id: str, *, services: ApiServices) -> RunFiles:
+    """Each file the run produced that is in the bucket, with a short-lived download URL."""
+    run = _run_or_404(services, run_id)
+    files: list[RunFile] = []
+    for label, key in labelled_files(run).items():
+        size = object_size(services.bucket, key, s3=services.s3)
+        if size is None:
+            continue
+        url = presign_get_url(
+            services.bucket,
+            key,
+            expires_in=services.ttl,
+            download_name=posixpath.basename(key),
+            s3=services.s3,
+        )
+        files.append(RunFile(label=label, key=key, size=size, url=url))
+    return RunFiles(run_id=run.run_id, files=files, expires_in=services.ttl)
+
+
+def detailed_results(run_id: str, *, services: ApiServices) -> DetailedResults:
+    """Summary, metric tiles and breakdowns of detailed_results.json, and a URL to the whole file."""
+    run = _run_or_404(services, run_id)
+    key = run.files.get(DETAILED_RESULTS_JSON) or run_key(run.run_id, DETAILED_JSON)
+    chunks = iter_object(services.bucket, key, s3=services.s3)
+    if chunks is None:
+        raise NotFound(f"run {run_id!r} has no detailed results yet (status {run.status.value})")
+    with closing(chunks):
+        head = pick_top_level_fields(chunks, _DETAILED_HEAD_FIELDS)
+    url = presign_get_url(
+        services.bucket, key, expires_in=services.ttl, download_name=posixpath.basename(key), s3=services.s3
+    )
+    return DetailedResults(run_id=run.run_id, url=url, expires_in=services.ttl, **head)
+
+
+def run_config(run_id: str, *, owner: str, services: ApiServices) -> RunConfig:
+    """The run's configuration, for its owner only."""
+    run = _run_or_404(services, run_id)
+    if run.owner != owner:
+        raise Forbidden("only the run's owner can read its configuration")
+    return run.run_config
+
+
+# ---- routes ----------------------------------------------------------------------------------------------
+
+Services = Annotated[ApiServices, Depends(get_services)]
+Owner = Annotated[str, Depends(get_owner)]
+
+
+@router.post(
+    "/runs",
+    status_code=201,
+    tags=["runs"],
+    summary="Create a run and get the URL to upload its submission to",
+    responses=responses(201, 404, 409),
+)
+def post_run(body: CreateRunRequest, owner: Owner, services: Services) -> CreatedRun:
+    return create_run(body, owner=owner, services=services)
+
+
+@router.get("/runs", tags=["runs"], summary="List runs, newest first", responses=responses(200, 400))
+def get_runs(
+    services: Services,
+    _owner: Owner,
+    environment_id: Annotated[str | None, Query(description="only runs of this environment")] = None,
+    status: Annotated[RunStatus | None, Query(description="only runs in this status")] = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="runs per page")] = 20,
+    next_token: Annotated[str | None, Query(description="from the previous page")] = None,
+) -> RunList:
+    page = services.runs.list(
+        environment_id=environment_id, status=status, limit=limit, next_token=next_token
+    )
+    return RunList(items=[RunSummary.of(run) for run in page.items], next_token=page.next_token)
+
+
+@router.get("/runs/<run_id>", tags=["runs"], summary="Read a run", responses=responses(200, 404))
+def get_run(run_id: str, services: Services, _owner: Owner) -> RunDetail:
+    return run_detail(run_id, services=services)
+
+
+@router.get(
+    "/runs/<run_id>/files",
+    tags=["runs"],
+    summary="The run's files with short-lived download URLs",
+    responses=responses(200, 404),
+)
+def get_run_files(run_id: str, services: Services, _owner: Owner) -> RunFiles:
+    return run_files(run_id, services=services)
+
+
+@router.get(
+    "/runs/<run_id>/detailed-results",
+    tags=["runs"],
+    summary="Summary and breakdowns of the run's detailed results, with a URL to the per-case file",
+    responses=responses(200, 404),
+)
+def get_detailed_results(run_id: str, services: Services, _owner: Owner) -> DetailedResults:
+    return detailed_results(run_id, services=services)
+
+
+@router.get(
+    "/runs/<run_id>/config",
+    tags=["runs"],
+    summary="The run's configuration (its owner only)",
+    responses=responses(200, 403, 404),
+)
+def get_run_config(run_id: str, owner: Owner, services: Services) -> RunConfig:
+    return run_config(run_id, owner=owner, services=services)

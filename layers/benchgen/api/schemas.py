@@ -1,0 +1,218 @@
+"""Request and response bodies of the REST API (the OpenAPI document is generated from these)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from benchgen.pipeline import keys
+from benchgen.pipeline.keys import RUN_FILE_LABELS
+from benchgen.records import (
+    ArtifactStatus,
+    DatasetRecord,
+    EnvironmentRecord,
+    RunConfig,
+    RunRecord,
+    RunStatus,
+)
+
+ENVIRONMENT_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
+VERSION_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,30}[A-Za-z0-9])?$"
+FILENAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}\.(?:json|jsonl|zip)$"
+
+#: The files a run can produce, in the order people read them (labels shared with the pipeline steps).
+FILE_LABELS: tuple[str, ...] = tuple(RUN_FILE_LABELS.values())
+SUBMISSION_FILE = RUN_FILE_LABELS["submission"]
+FINETUNE_ARTIFACT = RUN_FILE_LABELS[keys.FINETUNE_ARTIFACT]
+DETAILED_RESULTS_JSON = RUN_FILE_LABELS[keys.DETAILED_JSON]
+
+
+def _matching(pattern: str, rule: str) -> Callable[[str], str]:
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not compiled.fullmatch(value):
+            raise ValueError(rule)
+        return value
+
+    return check
+
+
+# The pattern is shown in the OpenAPI document; the validator enforces it with a sentence people can act on.
+EnvironmentId = Annotated[
+    str,
+    Field(json_schema_extra={"pattern": ENVIRONMENT_ID_PATTERN}, examples=["gsm8k"]),
+    AfterValidator(
+        _matching(
+            ENVIRONMENT_ID_PATTERN,
+            "must be 1-64 lowercase letters, digits and '-', starting and ending with a letter or digit",
+        )
+    ),
+]
+Version = Annotated[
+    str,
+    Field(json_schema_extra={"pattern": VERSION_PATTERN}, examples=["1", "2026.06"]),
+    AfterValidator(
+        _matching(
+            VERSION_PATTERN,
+            "must be 1-32 letters, digits, '.', '_' and '-', starting and ending with a letter or digit",
+        )
+    ),
+]
+SubmissionFilename = Annotated[
+    str,
+    Field(json_schema_extra={"pattern": FILENAME_PATTERN}, examples=["predictions.zip"]),
+    AfterValidator(
+        _matching(
+            FILENAME_PATTERN,
+            "must be letters, digits, '.', '_' and '-' only, ending in .json, .jsonl or .zip",
+        )
+    ),
+]
+
+
+class _Request(BaseModel):
+    # A misspelt field is an error, not silently ignored.
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class Listing(BaseModel):
+    """Present on every list: pass ``next_token`` back as a query parameter to get the next page."""
+
+    next_token: str | None = Field(default=None, description="absent on the last page")
+
+
+# ---- environments ---------------------------------------------------------------------------------------
+
+
+class CreateEnvironmentRequest(_Request):
+    environment_id: EnvironmentId
+    version: Version
+
+
+class EnvironmentUpload(BaseModel):
+    """Where to PUT the bundle zip; registration starts when the upload lands."""
+
+    environment_id: str
+    version: str
+    bundle_key: str
+    upload_url: str
+    upload_method: str = "PUT"
+    expires_in: int = Field(description="seconds the upload URL stays valid")
+
+
+class EnvironmentList(Listing):
+    items: list[EnvironmentRecord]
+
+
+# ---- runs -------------------------------------------------------------------------------------------------
+
+
+class CreateRunRequest(_Request):
+    environment_id: EnvironmentId
+    version: Version
+    model: Annotated[str, Field(min_length=1, max_length=200, examples=["Qwen2.5-7B-LoRA"])]
+    phase: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    filename: SubmissionFilename | None = Field(
+        default=None, description="name of the submission file to upload; submission.zip when absent"
+    )
+    run_config: RunConfig | None = Field(default=None, description="visible to the run's owner only")
+
+
+class RunSummary(BaseModel):
+    """A run as lists show it (never its configuration)."""
+
+    run_id: str
+    environment_id: str
+    environment_version: str
+    phase: str
+    model: str
+    owner: str
+    status: RunStatus
+    created_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    overall_score: float | None = None
+    failure_reason: str | None = None
+    artifact_status: ArtifactStatus | None = None
+    dataset_id: str | None = None
+    dataset_name: str | None = None
+
+    @classmethod
+    def of(cls, run: RunRecord) -> RunSummary:
+        return cls.model_validate(run.model_dump(include=set(cls.model_fields)))
+
+
+class RunList(Listing):
+    items: list[RunSummary]
+
+
+class CreatedRun(BaseModel):
+    """The new run, and where to PUT its submission (ingestion starts when the upload lands)."""
+
+    run: RunSummary
+    upload_key: str
+    upload_url: str
+    upload_method: str = "PUT"
+    expires_in: int = Field(description="seconds the upload URL stays valid")
+
+
+class MetricTile(BaseModel):
+    title: str
+    key: str
+    value: float
+    precision: int | None = Field(default=None, description="decimals the leaderboard column shows")
+
+
+class DatasetLink(BaseModel):
+    dataset_id: str
+    name: str | None = None
+    href: str
+
+
+class RunDetail(RunSummary):
+    """A run as its page shows it: tiles in leaderboard column order, breakdowns, files, dataset."""
+
+    submission_filename: str | None = None
+    metrics: list[MetricTile] = Field(default_factory=list)
+    other_metrics: dict[str, float] = Field(default_factory=dict)
+    breakdowns: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
+    counts: dict[str, int] = Field(default_factory=dict)
+    files: list[str] = Field(default_factory=list, description="labels of the files the run produced")
+    artifact_reason: str | None = None
+    dataset: DatasetLink | None = None
+
+
+class RunFile(BaseModel):
+    label: str
+    key: str
+    size: int = Field(description="bytes")
+    url: str = Field(description="presigned GET URL, short-lived")
+
+
+class RunFiles(BaseModel):
+    run_id: str
+    files: list[RunFile]
+    expires_in: int = Field(description="seconds the URLs stay valid")
+
+
+class DetailedResults(BaseModel):
+    """The head of detailed_results.json; the per-case list is behind ``url``."""
+
+    run_id: str
+    title: str | None = None
+    summary: dict[str, Any] = Field(default_factory=dict)
+    metrics: list[dict[str, Any]] = Field(default_factory=list)
+    breakdowns: dict[str, Any] = Field(default_factory=dict)
+    url: str = Field(description="presigned GET URL of the full detailed_results.json, short-lived")
+    expires_in: int
+
+
+# ---- datasets ----------------------------------------------------------------------------------------
+
+
+class DatasetList(Listing):
+    items: list[DatasetRecord]

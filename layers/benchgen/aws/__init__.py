@@ -1,0 +1,1 @@
+"""AWS adapters: the only modules in the library that talk to boto3."""

@@ -1,0 +1,61 @@
+"""Lazily created, cached boto3 clients.
+
+Nothing is created at import: the first call makes the client, later calls reuse it, so moto (started
+by a test before the first call) stays in control, and a warm Lambda keeps its connections.
+Low-level clients only: unlike boto3 resources they are safe to share between threads, and the local
+cloud runs handlers and state machine executions on several threads at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+_lock = threading.Lock()
+_clients: dict[str, Any] = {}
+
+# SigV4 everywhere: presigned URLs then carry X-Amz-Expires and work in every region.
+_CONFIGS: dict[str, Config] = {
+    "s3": Config(signature_version="s3v4", retries={"mode": "standard"}),
+}
+_DEFAULT_CONFIG = Config(retries={"mode": "standard"})
+
+
+def client(service_name: str) -> Any:
+    """The shared client for ``service_name`` (``"s3"``, ``"dynamodb"``, ``"events"``, ...)."""
+    found = _clients.get(service_name)
+    if found is not None:
+        return found
+    with _lock:
+        # boto3's default session is not safe to use from two threads at once: create under the lock.
+        found = _clients.get(service_name)
+        if found is None:
+            config = _CONFIGS.get(service_name, _DEFAULT_CONFIG)
+            found = boto3.client(service_name, config=config)
+            _clients[service_name] = found
+        return found
+
+
+def s3() -> Any:
+    return client("s3")
+
+
+def dynamodb() -> Any:
+    return client("dynamodb")
+
+
+def events() -> Any:
+    return client("events")
+
+
+def stepfunctions() -> Any:
+    return client("stepfunctions")
+
+
+def reset_clients() -> None:
+    """Forget every cached client (tests call this when they start or stop a mock)."""
+    with _lock:
+        _clients.clear()

@@ -1,0 +1,59 @@
+"""The fields BenchGen reads from an S3 event notification.
+
+A narrow model: the local cloud (and some real deliveries) omit fields such as ``userIdentity`` that the
+full S3 schema requires, and only the bucket, key and version matter here.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import unquote_plus
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class _Object(_Lenient):
+    key: str
+    version_id: str | None = Field(default=None, alias="versionId")
+    size: int | None = None
+
+
+class _Bucket(_Lenient):
+    name: str
+
+
+class _S3(_Lenient):
+    bucket: _Bucket
+    object: _Object
+
+
+class _Record(_Lenient):
+    event_name: str = Field(alias="eventName")
+    s3: _S3
+
+
+class S3Notification(_Lenient):
+    records: list[_Record] = Field(alias="Records", default_factory=list)
+
+
+class UploadedObject(BaseModel):
+    bucket: str
+    key: str  # decoded: S3 sends keys URL-encoded, with '+' for spaces
+    version_id: str | None
+
+
+def uploaded_objects(event: dict[str, object]) -> list[UploadedObject]:
+    """Every object-created record of the notification, keys decoded."""
+    notification = S3Notification.model_validate(event)
+    return [
+        UploadedObject(
+            bucket=record.s3.bucket.name,
+            key=unquote_plus(record.s3.object.key),
+            version_id=record.s3.object.version_id,
+        )
+        for record in notification.records
+        if record.event_name.startswith("ObjectCreated")
+    ]

@@ -1,0 +1,504 @@
+"""DynamoDB repositories for environment versions, runs and datasets.
+
+Every item goes through one pair of functions, :func:`to_item` and :func:`from_item`: floats become
+``Decimal`` on the way in (DynamoDB numbers), and come back as ``int`` when whole, ``float`` otherwise.
+Lists are newest first and paginated with an opaque ``next_token`` (base64 of the JSON position);
+a token this module did not hand out raises :class:`InvalidNextToken`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import builtins
+import functools
+import json
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Generic, TypeVar
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+from pydantic import BaseModel, TypeAdapter
+
+from benchgen.aws import clients
+from benchgen.errors import BenchGenError
+from benchgen.records import DatasetRecord, EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+_SERIALIZER = TypeSerializer()
+_DESERIALIZER = TypeDeserializer()
+
+#: Dataset kinds an unfiltered dataset list covers (one ``by_kind`` partition each).
+DATASET_KINDS: tuple[str, ...] = ("finetune",)
+
+
+class InvalidNextToken(BenchGenError):
+    """A ``next_token`` that is not one a listing gave out (mangled, or from another listing)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "next_token is not one this listing returned: pass the next_token of the previous page "
+            "unchanged, or leave it out to start from the newest"
+        )
+
+
+@dataclass(frozen=True)
+class Page(Generic[ModelT]):
+    """One page of a listing; ``next_token`` is ``None`` on the last page."""
+
+    items: list[ModelT]
+    next_token: str | None = None
+
+
+# ---- items -------------------------------------------------------------------------------------------
+
+
+def _to_dynamo_value(value: Any) -> Any:
+    if isinstance(value, float):
+        # str() keeps the shortest repr, so 0.1 is stored as 0.1, not 0.1000000000000000055...
+        return Decimal(str(value))
+    if isinstance(value, dict):
+        return {key: _to_dynamo_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_to_dynamo_value(item) for item in value]
+    return value
+
+
+def _to_plain_value(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {key: _to_plain_value(item) for key, item in value.items()}
+    if isinstance(value, list | set):
+        return [_to_plain_value(item) for item in value]
+    return value
+
+
+def to_item(record: BaseModel) -> dict[str, Any]:
+    """A record as a DynamoDB item (attribute-value form); ``None`` fields are left out."""
+    plain = record.model_dump(mode="json", exclude_none=True)
+    return {name: _SERIALIZER.serialize(_to_dynamo_value(value)) for name, value in plain.items()}
+
+
+def _plain_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: _to_plain_value(_DESERIALIZER.deserialize(value)) for name, value in item.items()}
+
+
+def from_item(model: type[ModelT], item: Mapping[str, Any]) -> ModelT:
+    """The record a DynamoDB item (attribute-value form) holds."""
+    return model.model_validate(_plain_item(item))
+
+
+# ---- pagination tokens ---------------------------------------------------------------------------------
+
+
+def encode_token(position: Mapping[str, str]) -> str:
+    raw = json.dumps(dict(position), sort_keys=True, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_token(token: str, expected_keys: Collection[str]) -> dict[str, str]:
+    """The position a token holds; raises :class:`InvalidNextToken` unless it has exactly these keys."""
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        position = json.loads(raw)
+    except (binascii.Error, ValueError):
+        raise InvalidNextToken() from None
+    if (
+        not isinstance(position, dict)
+        or set(position) != set(expected_keys)
+        or not all(isinstance(value, str) and value for value in position.values())
+    ):
+        raise InvalidNextToken()
+    return position
+
+
+def _is_condition_failure(error: ClientError) -> bool:
+    return bool(error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
+
+
+@functools.cache
+def _run_field_adapter(name: str) -> TypeAdapter[Any]:
+    """Validates and dumps one RunRecord field's value, the same way the whole record would."""
+    field = RunRecord.model_fields.get(name)
+    if field is None or name == "run_id":
+        raise ValueError(f"a run has no updatable field {name!r}")
+    return TypeAdapter(field.annotation)
+
+
+# ---- the shared table plumbing ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Filter:
+    """An equality filter applied after the key condition (``attribute = value``)."""
+
+    attribute: str
+    value: str
+
+
+class _Table:
+    def __init__(self, table_name: str, *, client: Any = None) -> None:
+        self.table_name = table_name
+        self._injected_client = client
+
+    @property
+    def _client(self) -> Any:
+        # Resolved per call, so a repository built before a mock started still reaches the mock.
+        return self._injected_client or clients.dynamodb()
+
+    def _put_if_absent(self, record: BaseModel, key_attribute: str) -> bool:
+        try:
+            self._client.put_item(
+                TableName=self.table_name,
+                Item=to_item(record),
+                ConditionExpression="attribute_not_exists(#k)",
+                ExpressionAttributeNames={"#k": key_attribute},
+            )
+        except ClientError as error:
+            if _is_condition_failure(error):
+                return False
+            raise
+        return True
+
+    def _get(self, model: type[ModelT], key: Mapping[str, str]) -> ModelT | None:
+        response = self._client.get_item(
+            TableName=self.table_name,
+            Key={name: {"S": value} for name, value in key.items()},
+            ConsistentRead=True,
+        )
+        item = response.get("Item")
+        return from_item(model, item) if item else None
+
+    def _newest_first(
+        self,
+        *,
+        index: str,
+        partition_attribute: str,
+        partitions: Sequence[str],
+        sort_attribute: str,
+        key_attribute: str,
+        limit: int,
+        next_token: str | None,
+        where: _Filter | None = None,
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """Items of ``partitions`` of a GSI, merged newest first; returns (items, next_token).
+
+        The position is the last item's (sort value, table key), so one token format serves a single
+        partition and a merge of several alike. Each partition is read from just after the position,
+        in pages of ``limit + 1``, until it has more than ``limit`` items past every item that shares
+        the boundary's sort value (ties on the timestamp are broken by the table key).
+        """
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        cursor: tuple[str, str] | None = None
+        if next_token is not None:
+            position = decode_token(next_token, (sort_attribute, key_attribute))
+            cursor = (position[sort_attribute], position[key_attribute])
+        merged: list[dict[str, Any]] = []
+        for partition in partitions:
+            merged.extend(
+                self._partition_after(
+                    index=index,
+                    partition=(partition_attribute, partition),
+                    sort_attribute=sort_attribute,
+                    key_attribute=key_attribute,
+                    cursor=cursor,
+                    limit=limit,
+                    where=where,
+                )
+            )
+        merged.sort(key=lambda item: (item[sort_attribute], item[key_attribute]), reverse=True)
+        if len(merged) <= limit:
+            return merged, None
+        page = merged[:limit]
+        last = page[-1]
+        return page, encode_token({sort_attribute: last[sort_attribute], key_attribute: last[key_attribute]})
+
+    def _partition_after(
+        self,
+        *,
+        index: str,
+        partition: tuple[str, str],
+        sort_attribute: str,
+        key_attribute: str,
+        cursor: tuple[str, str] | None,
+        limit: int,
+        where: _Filter | None,
+    ) -> list[dict[str, Any]]:
+        names = {"#pk": partition[0]}
+        values: dict[str, Any] = {":pk": {"S": partition[1]}}
+        condition = "#pk = :pk"
+        if cursor is not None:
+            condition += " AND #sk <= :sk"
+            names["#sk"] = sort_attribute
+            values[":sk"] = {"S": cursor[0]}
+        request: dict[str, Any] = {
+            "TableName": self.table_name,
+            "IndexName": index,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+            "ScanIndexForward": False,
+            "Limit": limit + 1,
+        }
+        if where is not None:
+            names["#f"] = where.attribute
+            values[":f"] = {"S": where.value}
+            request["FilterExpression"] = "#f = :f"
+        kept: list[dict[str, Any]] = []
+        while True:
+            response = self._client.query(**request)
+            for raw in response.get("Items", []):
+                item = _plain_item(raw)
+                if cursor is not None and (item[sort_attribute], item[key_attribute]) >= cursor:
+                    continue
+                kept.append(item)
+            last_key = response.get("LastEvaluatedKey")
+            if last_key is None:
+                return kept
+            if len(kept) > limit and kept[-1][sort_attribute] < kept[limit - 1][sort_attribute]:
+                return kept
+            request["ExclusiveStartKey"] = last_key
+
+
+# ---- repositories ---------------------------------------------------------------------------------------
+
+
+class EnvironmentsRepo(_Table):
+    """Environment versions (pk ``environment_id``, sk ``version``)."""
+
+    def put_if_absent(self, record: EnvironmentRecord) -> bool:
+        """Store a version; ``False`` (and nothing changed) when that version is already recorded."""
+        return self._put_if_absent(record, "environment_id")
+
+    def get(self, environment_id: str, version: str) -> EnvironmentRecord | None:
+        return self._get(EnvironmentRecord, {"environment_id": environment_id, "version": version})
+
+    def versions(self, environment_id: str) -> builtins.list[EnvironmentRecord]:
+        """Every recorded version of one environment, oldest registration first."""
+        request: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": "environment_id = :e",
+            "ExpressionAttributeValues": {":e": {"S": environment_id}},
+            "ConsistentRead": True,
+        }
+        found: builtins.list[EnvironmentRecord] = []
+        while True:
+            response = self._client.query(**request)
+            found.extend(from_item(EnvironmentRecord, item) for item in response.get("Items", []))
+            if "LastEvaluatedKey" not in response:
+                break
+            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        return sorted(found, key=lambda record: record.created_at)
+
+    def latest(
+        self, environment_id: str, *, status: EnvironmentStatus | None = None
+    ) -> EnvironmentRecord | None:
+        """The most recently recorded version (optionally only among those with ``status``).
+
+        "Latest" is by registration time, not by the version string: "10" sorts before "9" as text.
+        """
+        candidates = [
+            record for record in self.versions(environment_id) if status is None or record.status == status
+        ]
+        return candidates[-1] if candidates else None
+
+    def list(self, *, limit: int = 20, next_token: str | None = None) -> Page[EnvironmentRecord]:
+        """All environment versions, a page at a time, ordered by (environment_id, version) within a page.
+
+        A scan: the table has no index that orders all environments, and there are few of them (one
+        item per uploaded bundle version), unlike runs.
+        """
+        request: dict[str, Any] = {"TableName": self.table_name, "Limit": limit}
+        if next_token is not None:
+            position = decode_token(next_token, ("environment_id", "version"))
+            request["ExclusiveStartKey"] = {name: {"S": value} for name, value in position.items()}
+        response = self._client.scan(**request)
+        records = sorted(
+            (from_item(EnvironmentRecord, item) for item in response.get("Items", [])),
+            key=lambda record: (record.environment_id, record.version),
+        )
+        last_key = response.get("LastEvaluatedKey")
+        token = None
+        if last_key is not None:
+            token = encode_token({name: value["S"] for name, value in last_key.items()})
+        return Page(items=records, next_token=token)
+
+
+class RunsRepo(_Table):
+    """Runs (pk ``run_id``; GSIs ``by_environment`` and ``by_status``, both sorted by ``created_at``)."""
+
+    def create(self, record: RunRecord) -> bool:
+        """Store a new run; ``False`` (and nothing changed) when the run id is taken."""
+        return self._put_if_absent(record, "run_id")
+
+    def get(self, run_id: str) -> RunRecord | None:
+        return self._get(RunRecord, {"run_id": run_id})
+
+    def update(
+        self,
+        run_id: str,
+        *,
+        expected_status: RunStatus | Iterable[RunStatus] | None = None,
+        if_unset: Iterable[str] = (),
+        **fields: Any,
+    ) -> bool:
+        """Set ``fields`` on an existing run (a ``None`` value removes the field).
+
+        The write happens only if the run exists, its status is one of ``expected_status`` (when
+        given) and none of the ``if_unset`` fields is set yet; otherwise nothing changes and the
+        result is ``False``. That is how a duplicate event becomes a no-op: the second
+        ``Pending -> Running`` finds the run already ``Running`` and changes nothing.
+        """
+        if not fields:
+            raise ValueError("update needs at least one field to set")
+        names: dict[str, str] = {"#run_id": "run_id"}
+        values: dict[str, Any] = {}
+        assignments: builtins.list[str] = []
+        removals: builtins.list[str] = []
+        for position, (name, value) in enumerate(sorted(fields.items())):
+            adapter = _run_field_adapter(name)
+            names[f"#f{position}"] = name
+            if value is None:
+                removals.append(f"#f{position}")
+                continue
+            plain = adapter.dump_python(adapter.validate_python(value), mode="json")
+            values[f":v{position}"] = _SERIALIZER.serialize(_to_dynamo_value(plain))
+            assignments.append(f"#f{position} = :v{position}")
+        expression = " ".join(
+            part
+            for part in (
+                "SET " + ", ".join(assignments) if assignments else "",
+                "REMOVE " + ", ".join(removals) if removals else "",
+            )
+            if part
+        )
+        conditions = ["attribute_exists(#run_id)"]
+        if expected_status is not None:
+            statuses = [expected_status] if isinstance(expected_status, RunStatus) else expected_status
+            names["#status"] = "status"
+            placeholders = []
+            for position, status in enumerate(statuses):
+                values[f":s{position}"] = {"S": RunStatus(status).value}
+                placeholders.append(f":s{position}")
+            conditions.append(f"#status IN ({', '.join(placeholders)})")
+        for position, name in enumerate(if_unset):
+            names[f"#u{position}"] = name
+            conditions.append(f"attribute_not_exists(#u{position})")
+        request: dict[str, Any] = {
+            "TableName": self.table_name,
+            "Key": {"run_id": {"S": run_id}},
+            "UpdateExpression": expression,
+            "ConditionExpression": " AND ".join(conditions),
+            "ExpressionAttributeNames": names,
+        }
+        if values:
+            request["ExpressionAttributeValues"] = values
+        try:
+            self._client.update_item(**request)
+        except ClientError as error:
+            if _is_condition_failure(error):
+                return False
+            raise
+        return True
+
+    def add_files(self, run_id: str, files: Mapping[str, str]) -> bool:
+        """Record files the run produced (label -> S3 key), each entry on its own.
+
+        The steps of a run finish in any order (an upload triggers the next step before the uploader
+        returns), so none of them rewrites the whole map: each sets only its own entries.
+        """
+        names: dict[str, str] = {"#run_id": "run_id", "#files": "files"}
+        values: dict[str, Any] = {}
+        assignments: builtins.list[str] = []
+        for position, (label, key) in enumerate(sorted(files.items())):
+            names[f"#l{position}"] = label
+            values[f":k{position}"] = {"S": key}
+            assignments.append(f"#files.#l{position} = :k{position}")
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={"run_id": {"S": run_id}},
+                UpdateExpression="SET " + ", ".join(assignments),
+                ConditionExpression="attribute_exists(#run_id)",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as error:
+            if _is_condition_failure(error):
+                return False
+            raise
+        return True
+
+    def list(
+        self,
+        *,
+        environment_id: str | None = None,
+        status: RunStatus | None = None,
+        limit: int = 20,
+        next_token: str | None = None,
+    ) -> Page[RunRecord]:
+        """Runs newest first, optionally of one environment and/or in one status.
+
+        With an environment: a query of ``by_environment``, filtered on status when one is given (so a
+        page may read more of the environment's runs than it returns).
+        With a status only: a query of ``by_status``. With neither: the five ``by_status``
+        partitions (one per status, a fixed set) are queried and merged newest first, so even the
+        unfiltered list reads only about ``5 x limit`` items a page, never the whole table.
+        """
+        if environment_id is not None:
+            items, token = self._newest_first(
+                index="by_environment",
+                partition_attribute="environment_id",
+                partitions=[environment_id],
+                sort_attribute="created_at",
+                key_attribute="run_id",
+                limit=limit,
+                next_token=next_token,
+                where=_Filter("status", RunStatus(status).value) if status is not None else None,
+            )
+        else:
+            items, token = self._newest_first(
+                index="by_status",
+                partition_attribute="status",
+                partitions=[RunStatus(status).value] if status is not None else [s.value for s in RunStatus],
+                sort_attribute="created_at",
+                key_attribute="run_id",
+                limit=limit,
+                next_token=next_token,
+            )
+        return Page(items=[RunRecord.model_validate(item) for item in items], next_token=token)
+
+
+class DatasetsRepo(_Table):
+    """Datasets (pk ``dataset_id``; GSI ``by_kind`` sorted by ``created_at``)."""
+
+    def __init__(self, table_name: str, *, client: Any = None, kinds: Sequence[str] = DATASET_KINDS) -> None:
+        super().__init__(table_name, client=client)
+        self.kinds = tuple(kinds)
+
+    def put_if_absent(self, record: DatasetRecord) -> bool:
+        """Store a dataset; ``False`` (and nothing changed) when that dataset id is already saved."""
+        return self._put_if_absent(record, "dataset_id")
+
+    def get(self, dataset_id: str) -> DatasetRecord | None:
+        return self._get(DatasetRecord, {"dataset_id": dataset_id})
+
+    def list(
+        self, *, kind: str | None = None, limit: int = 20, next_token: str | None = None
+    ) -> Page[DatasetRecord]:
+        """Datasets newest first, of one kind, or of every kind in ``self.kinds`` merged."""
+        items, token = self._newest_first(
+            index="by_kind",
+            partition_attribute="kind",
+            partitions=[kind] if kind is not None else self.kinds,
+            sort_attribute="created_at",
+            key_attribute="dataset_id",
+            limit=limit,
+            next_token=next_token,
+        )
+        return Page(items=[DatasetRecord.model_validate(item) for item in items], next_token=token)

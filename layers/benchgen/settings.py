@@ -1,0 +1,45 @@
+"""What every function reads from its environment, validated once per cold start."""
+
+from __future__ import annotations
+
+from pydantic import Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class SettingsError(RuntimeError):
+    """The function's environment lacks a variable it needs, or holds an unusable value."""
+
+
+class Settings(BaseSettings):
+    """Resource names the stack hands to every function, under the same variable names."""
+
+    model_config = SettingsConfigDict(
+        case_sensitive=False, extra="ignore", frozen=True, validate_by_name=True
+    )
+
+    data_bucket: str = Field(min_length=1, validation_alias="DATA_BUCKET")
+    environments_table: str = Field(min_length=1, validation_alias="ENVIRONMENTS_TABLE")
+    runs_table: str = Field(min_length=1, validation_alias="RUNS_TABLE")
+    datasets_table: str = Field(min_length=1, validation_alias="DATASETS_TABLE")
+    idempotency_table: str = Field(min_length=1, validation_alias="IDEMPOTENCY_TABLE")
+    event_bus_name: str = Field(min_length=1, validation_alias="EVENT_BUS_NAME")
+    # Only the score function starts executions, so only its environment carries the ARN.
+    state_machine_arn: str | None = Field(default=None, validation_alias="STATE_MACHINE_ARN")
+    # Presigned URLs are bearer credentials: keep them short-lived, and never past an hour.
+    presign_ttl_seconds: int = Field(default=300, ge=1, le=3600, validation_alias="PRESIGN_TTL_SECONDS")
+
+
+def load_settings() -> Settings:
+    """Read the settings from ``os.environ``; a missing or bad variable raises :class:`SettingsError`.
+
+    Handlers call this once per cold start (not at import), so a misconfigured function fails on its
+    first invocation with a message that names the variable.
+    """
+    try:
+        return Settings()
+    except ValidationError as error:
+        problems = []
+        for item in error.errors():
+            name = ".".join(str(part) for part in item["loc"]).upper()
+            problems.append(f"{name}: {item['msg']}")
+        raise SettingsError("the function's environment is incomplete: " + "; ".join(problems)) from None

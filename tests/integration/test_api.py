@@ -1,0 +1,588 @@
+"""The API Lambda on moto, driven with API Gateway REST proxy events as the Cognito authorizer sends them."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from benchgen.aws import clients, wiring
+from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.bundle.spec import Column
+from benchgen.records import (
+    ArtifactStatus,
+    DatasetRecord,
+    EnvironmentRecord,
+    EnvironmentStatus,
+    RunConfig,
+    RunRecord,
+    RunStatus,
+)
+from benchgen.report.detailed import write_detailed_results
+from benchgen.settings import Settings
+from benchgen.verdicts import Verdict
+from functions.api import handler as api_handler
+
+# GET requests count no business event; powertools warns about the empty metric set each time.
+pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
+
+OWNER = "user-a"
+STRANGER = "user-b"
+
+
+@dataclass
+class FakeContext:
+    function_name: str = "benchgen-api"
+    memory_limit_in_mb: int = 256
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:benchgen-api"
+    aws_request_id: str = "c6af9ac6-7b61-11e6-9a41-93e812345678"
+
+
+def proxy_event(
+    method: str,
+    path: str,
+    *,
+    resource: str | None = None,
+    path_parameters: dict[str, str] | None = None,
+    query: dict[str, str] | None = None,
+    body: Any = None,
+    sub: str | None = OWNER,
+) -> dict[str, Any]:
+    """An API Gateway REST proxy event; ``sub`` None means no Cognito claims."""
+    authorizer: dict[str, Any] = {}
+    if sub is not None:
+        authorizer = {"claims": {"sub": sub, "email": f"{sub}@example.com", "token_use": "id"}}
+    return {
+        "resource": resource or path,
+        "path": path,
+        "httpMethod": method,
+        "headers": {
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+            "Host": "api.example.com",
+        },
+        "multiValueHeaders": {},
+        "queryStringParameters": query,
+        "multiValueQueryStringParameters": {k: [v] for k, v in query.items()} if query else None,
+        "pathParameters": path_parameters,
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": resource or path,
+            "httpMethod": method,
+            "path": f"/prod{path}",
+            "stage": "prod",
+            "requestId": "req-0001",
+            "accountId": "123456789012",
+            "apiId": "abc123",
+            "identity": {"sourceIp": "203.0.113.7", "userAgent": "pytest"},
+            "authorizer": authorizer,
+        },
+        "body": body if body is None or isinstance(body, str) else json.dumps(body),
+        "isBase64Encoded": False,
+    }
+
+
+@dataclass
+class Answer:
+    status: int
+    body: Any
+
+
+Call = Callable[..., Answer]
+
+
+@pytest.fixture
+def call(aws: Settings) -> Iterator[Call]:
+    wiring.reset()
+
+    def invoke(method: str, path: str, **kwargs: Any) -> Answer:
+        answer = api_handler.handler(proxy_event(method, path, **kwargs), FakeContext())
+        return Answer(
+            status=answer["statusCode"], body=json.loads(answer["body"]) if answer["body"] else None
+        )
+
+    yield invoke
+    wiring.reset()
+
+
+def register(settings: Settings, environment_id: str = "gsm8k", version: str = "1", **changes: Any) -> None:
+    record = EnvironmentRecord(
+        environment_id=environment_id,
+        version=version,
+        status=EnvironmentStatus.REGISTERED,
+        title="GSM8K",
+        template="math",
+        has_finetune=True,
+        bundle_key=f"environments/{environment_id}/{version}/bundle.zip",
+        columns=[
+            {"title": "Exact match", "key": "exact_match", "index": 1},
+            {"title": "Accuracy", "key": "accuracy", "index": 0},
+            {"title": "Answer rate", "key": "answer_rate", "index": 2},
+        ],
+    ).model_copy(update=changes)
+    assert EnvironmentsRepo(settings.environments_table).put_if_absent(record)
+
+
+def store_run(settings: Settings, run_id: str, **changes: Any) -> RunRecord:
+    record = RunRecord(
+        run_id=run_id,
+        environment_id="gsm8k",
+        environment_version="1",
+        model="Qwen2.5-7B-LoRA",
+        owner=OWNER,
+        status=RunStatus.COMPLETED,
+        run_config=RunConfig(sampling={"temperature": 0.2}, environment_variables={"API_KEY": "secret"}),
+    ).model_copy(update=changes)
+    assert RunsRepo(settings.runs_table).create(record)
+    return record
+
+
+def put_object(settings: Settings, key: str, data: bytes) -> None:
+    clients.s3().put_object(Bucket=settings.data_bucket, Key=key, Body=data)
+
+
+def artifact_zip(example_count: int = 200) -> bytes:
+    manifest = {
+        "kind": "finetune",
+        "dataset_name": "GSM8K · Qwen2.5-7B-LoRA · 72.5% · Jun 2026",
+        "benchmark": "GSM8K",
+        "run_id": "r1",
+        "base_model": "Qwen2.5-7B-LoRA",
+        "selection_criterion": "wrong_plus_augmented",
+        "example_count": example_count,
+        "splits": {"counts": {"train": 160, "validation": 20, "test": 20}, "rule": "hash of the case id"},
+    }
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("manifest.json", json.dumps(manifest))
+        archive.writestr("data/messages.jsonl", '{"messages": []}\n')
+    return buffer.getvalue()
+
+
+def query_of(url: str) -> dict[str, list[str]]:
+    return parse_qs(urlparse(url).query)
+
+
+# ---- environments ------------------------------------------------------------------------------------------
+
+
+def test_asking_to_upload_a_new_environment_version_gives_a_presigned_put(call: Call) -> None:
+    answer = call("POST", "/environments", body={"environment_id": "gsm8k", "version": "2"})
+    assert answer.status == 201
+    assert answer.body["bundle_key"] == "environments/gsm8k/2/bundle.zip"
+    assert urlparse(answer.body["upload_url"]).path.endswith("/environments/gsm8k/2/bundle.zip")
+    assert query_of(answer.body["upload_url"])["X-Amz-Expires"] == ["300"]
+
+
+def test_an_existing_environment_version_cannot_be_uploaded_again(aws: Settings, call: Call) -> None:
+    register(aws, version="1")
+    answer = call("POST", "/environments", body={"environment_id": "gsm8k", "version": "1"})
+    assert answer.status == 409
+    assert "already exists" in answer.body["message"]
+
+
+def test_an_environment_id_with_capitals_is_refused_naming_the_field(call: Call) -> None:
+    answer = call("POST", "/environments", body={"environment_id": "GSM 8K", "version": "1"})
+    assert answer.status == 422
+    assert answer.body["errors"][0]["field"] == "environment_id"
+    assert "lowercase letters" in answer.body["errors"][0]["message"]
+
+
+def test_environments_are_listed(aws: Settings, call: Call) -> None:
+    register(aws, version="1")
+    register(aws, environment_id="squad", version="1")
+    answer = call("GET", "/environments")
+    assert answer.status == 200
+    assert [(e["environment_id"], e["version"]) for e in answer.body["items"]] == [
+        ("gsm8k", "1"),
+        ("squad", "1"),
+    ]
+
+
+# ---- creating runs -----------------------------------------------------------------------------------------
+
+
+def test_creating_a_run_gives_a_pending_run_and_an_upload_url(aws: Settings, call: Call) -> None:
+    # given a registered environment
+    register(aws)
+    # when a signed-in user creates a run
+    answer = call(
+        "POST",
+        "/runs",
+        body={
+            "environment_id": "gsm8k",
+            "version": "1",
+            "model": "Qwen2.5-7B-LoRA",
+            "filename": "predictions.zip",
+        },
+    )
+    # then the run is Pending, theirs, and the URL uploads to its submission key for 300 seconds
+    assert answer.status == 201
+    run = answer.body["run"]
+    assert (run["status"], run["owner"], run["model"]) == ("Pending", OWNER, "Qwen2.5-7B-LoRA")
+    key = f"submissions/{run['run_id']}/predictions.zip"
+    assert answer.body["upload_key"] == key
+    assert urlparse(answer.body["upload_url"]).path.endswith(key)
+    assert query_of(answer.body["upload_url"])["X-Amz-Expires"] == ["300"]
+    stored = RunsRepo(aws.runs_table).get(run["run_id"])
+    assert stored is not None and stored.submission_key == key
+
+
+def test_a_run_without_a_filename_uploads_submission_zip(aws: Settings, call: Call) -> None:
+    register(aws)
+    answer = call("POST", "/runs", body={"environment_id": "gsm8k", "version": "1", "model": "m"})
+    assert answer.status == 201
+    assert answer.body["upload_key"].endswith("/submission.zip")
+
+
+def test_a_run_of_an_unknown_environment_is_refused(call: Call) -> None:
+    answer = call("POST", "/runs", body={"environment_id": "nope", "version": "1", "model": "m"})
+    assert answer.status == 404
+    assert "'nope' version '1' is not registered" in answer.body["message"]
+
+
+def test_a_run_of_a_rejected_environment_is_refused(aws: Settings, call: Call) -> None:
+    register(aws, status=EnvironmentStatus.REJECTED, problems=["competition.yaml: tasks: missing"])
+    answer = call("POST", "/runs", body={"environment_id": "gsm8k", "version": "1", "model": "m"})
+    assert answer.status == 409
+    assert "rejected (competition.yaml: tasks: missing)" in answer.body["message"]
+
+
+def test_a_submission_filename_with_a_path_is_refused_naming_the_field(aws: Settings, call: Call) -> None:
+    register(aws)
+    answer = call(
+        "POST",
+        "/runs",
+        body={"environment_id": "gsm8k", "version": "1", "model": "m", "filename": "../x.zip"},
+    )
+    assert answer.status == 422
+    assert [(e["location"], e["field"]) for e in answer.body["errors"]] == [("body", "filename")]
+    assert ".json, .jsonl or .zip" in answer.body["message"]
+
+
+def test_a_misspelt_field_is_refused_naming_it(aws: Settings, call: Call) -> None:
+    register(aws)
+    answer = call("POST", "/runs", body={"environment_id": "gsm8k", "version": "1", "modle": "m"})
+    assert answer.status == 422
+    assert {e["field"] for e in answer.body["errors"]} == {"model", "modle"}
+
+
+def test_a_body_that_is_not_json_is_refused(call: Call) -> None:
+    answer = call("POST", "/runs", body="{not json")
+    assert answer.status == 422
+    assert answer.body["errors"] == [
+        {"location": "body", "field": "body", "message": "the body is not valid JSON"}
+    ]
+
+
+def test_a_request_without_cognito_claims_is_unauthenticated(aws: Settings, call: Call) -> None:
+    register(aws)
+    answer = call("POST", "/runs", body={"environment_id": "gsm8k", "version": "1", "model": "m"}, sub=None)
+    assert answer.status == 401
+    assert "sign in" in answer.body["message"]
+
+
+# ---- listing runs ------------------------------------------------------------------------------------------
+
+
+def test_runs_of_an_environment_are_listed_newest_first_in_pages(aws: Settings, call: Call) -> None:
+    # given three runs of gsm8k and one of squad
+    for minute, run_id in ((1, "a"), (2, "b"), (3, "c")):
+        store_run(aws, run_id, created_at=f"2026-06-01T10:0{minute}:00.000000Z")
+    store_run(aws, "x", environment_id="squad", created_at="2026-06-01T10:09:00.000000Z")
+    # when gsm8k's runs are listed two at a time
+    first = call("GET", "/runs", query={"environment_id": "gsm8k", "limit": "2"})
+    second = call(
+        "GET",
+        "/runs",
+        query={"environment_id": "gsm8k", "limit": "2", "next_token": first.body["next_token"]},
+    )
+    # then the first page holds c and b, the second a, and no configuration is shown
+    assert [r["run_id"] for r in first.body["items"]] == ["c", "b"]
+    assert [r["run_id"] for r in second.body["items"]] == ["a"]
+    assert second.body["next_token"] is None
+    assert all("run_config" not in r for r in first.body["items"])
+
+
+def test_runs_are_filtered_by_status(aws: Settings, call: Call) -> None:
+    store_run(aws, "done", created_at="2026-06-01T10:01:00.000000Z")
+    store_run(aws, "broken", status=RunStatus.FAILED, created_at="2026-06-01T10:02:00.000000Z")
+    answer = call("GET", "/runs", query={"status": "Failed"})
+    assert [r["run_id"] for r in answer.body["items"]] == ["broken"]
+
+
+def test_an_unknown_status_filter_is_refused_naming_it(call: Call) -> None:
+    answer = call("GET", "/runs", query={"status": "Finished"})
+    assert answer.status == 422
+    assert answer.body["errors"][0]["location"] == "query"
+    assert answer.body["errors"][0]["field"] == "status"
+
+
+def test_a_page_size_over_100_is_refused_naming_it(call: Call) -> None:
+    answer = call("GET", "/runs", query={"limit": "500"})
+    assert answer.status == 422
+    assert answer.body["errors"][0]["field"] == "limit"
+
+
+def test_a_bad_next_token_is_a_400_that_says_what_to_do(call: Call) -> None:
+    answer = call("GET", "/runs", query={"next_token": "garbage"})
+    assert answer.status == 400
+    assert "leave it out" in answer.body["message"]
+
+
+# ---- one run -----------------------------------------------------------------------------------------------
+
+
+def test_a_run_shows_tiles_in_column_order_and_hides_its_config(aws: Settings, call: Call) -> None:
+    # given a completed run linked to a dataset, of an environment whose columns are out of list order
+    register(aws)
+    store_run(
+        aws,
+        "r1",
+        overall_score=0.725,
+        metrics={"exact_match": 0.7, "answer_rate": 0.95, "accuracy": 0.725},
+        other_metrics={"duration": 12.5},
+        counts={"total": 40, "passed": 29},
+        files={"Scoring Output": "runs/r1/scoring_output.zip", "Prediction Output": "predictions/r1/p.zip"},
+        dataset_id="ds-r1",
+        dataset_name="GSM8K · Qwen2.5-7B-LoRA · 72.5% · Jun 2026",
+    )
+    # when it is read
+    answer = call("GET", "/runs/r1", resource="/runs/{run_id}", path_parameters={"run_id": "r1"})
+    # then tiles follow the column indexes, files are labelled in reading order, the dataset is linked
+    assert answer.status == 200
+    assert [(t["title"], t["value"]) for t in answer.body["metrics"]] == [
+        ("Accuracy", 0.725),
+        ("Exact match", 0.7),
+        ("Answer rate", 0.95),
+    ]
+    assert answer.body["other_metrics"] == {"duration": 12.5}
+    assert answer.body["files"] == ["Prediction Output", "Scoring Output"]
+    assert answer.body["dataset"] == {
+        "dataset_id": "ds-r1",
+        "name": "GSM8K · Qwen2.5-7B-LoRA · 72.5% · Jun 2026",
+        "href": "/datasets/ds-r1",
+    }
+    assert "run_config" not in answer.body
+    assert "secret" not in json.dumps(answer.body)
+
+
+def test_an_unknown_run_is_not_found(call: Call) -> None:
+    answer = call("GET", "/runs/nope", resource="/runs/{run_id}", path_parameters={"run_id": "nope"})
+    assert answer.status == 404
+    assert "no run 'nope'" in answer.body["message"]
+
+
+def test_the_owner_reads_the_run_config(aws: Settings, call: Call) -> None:
+    store_run(aws, "r1")
+    answer = call(
+        "GET", "/runs/r1/config", resource="/runs/{run_id}/config", path_parameters={"run_id": "r1"}
+    )
+    assert answer.status == 200
+    assert answer.body == {"sampling": {"temperature": 0.2}, "environment_variables": {"API_KEY": "secret"}}
+
+
+def test_another_user_cannot_read_the_run_config(aws: Settings, call: Call) -> None:
+    store_run(aws, "r1")
+    answer = call(
+        "GET",
+        "/runs/r1/config",
+        resource="/runs/{run_id}/config",
+        path_parameters={"run_id": "r1"},
+        sub=STRANGER,
+    )
+    assert answer.status == 403
+    assert answer.body == {"message": "only the run's owner can read its configuration", "errors": []}
+
+
+def test_run_files_come_with_short_lived_download_urls(aws: Settings, call: Call) -> None:
+    # given a run whose submission and scoring output are in the bucket, and whose log is missing
+    store_run(
+        aws,
+        "r1",
+        submission_key="submissions/r1/predictions.zip",
+        files={"Scoring Output": "runs/r1/scoring_output.zip", "Logs": "runs/r1/missing.log"},
+    )
+    put_object(aws, "submissions/r1/predictions.zip", b"x" * 10)
+    put_object(aws, "runs/r1/scoring_output.zip", b"y" * 25)
+    # when its files are listed
+    answer = call("GET", "/runs/r1/files", resource="/runs/{run_id}/files", path_parameters={"run_id": "r1"})
+    # then each present file has its size and a URL for its key that expires in 300 seconds
+    assert answer.status == 200
+    files = answer.body["files"]
+    assert [(f["label"], f["key"], f["size"]) for f in files] == [
+        ("Submission File", "submissions/r1/predictions.zip", 10),
+        ("Scoring Output", "runs/r1/scoring_output.zip", 25),
+    ]
+    for entry in files:
+        assert urlparse(entry["url"]).path.endswith(entry["key"])
+        assert query_of(entry["url"])["X-Amz-Expires"] == ["300"]
+
+
+def test_detailed_results_give_the_head_and_a_url_not_the_cases(
+    aws: Settings, call: Call, tmp_path: Path
+) -> None:
+    # given a run whose detailed_results.json was written by the report module for 50 cases
+    verdicts = [
+        Verdict(
+            case_id=f"c{i}",
+            gold="4",
+            prediction="4" if i % 2 else "5",
+            passed=bool(i % 2),
+            answered=True,
+            difficulty="easy" if i < 25 else "hard",
+        )
+        for i in range(50)
+    ]
+    write_detailed_results(
+        verdicts,
+        title="GSM8K",
+        metrics={"accuracy": 0.5},
+        columns=[Column(title="Accuracy", key="accuracy")],
+        out_dir=tmp_path,
+    )
+    put_object(aws, "runs/r1/detailed_results.json", (tmp_path / "detailed_results.json").read_bytes())
+    store_run(aws, "r1", files={"Detailed Results (JSON)": "runs/r1/detailed_results.json"})
+    # when they are read through the API
+    answer = call(
+        "GET",
+        "/runs/r1/detailed-results",
+        resource="/runs/{run_id}/detailed-results",
+        path_parameters={"run_id": "r1"},
+    )
+    # then the summary, tiles and breakdowns come back, the cases stay behind the URL
+    assert answer.status == 200
+    assert answer.body["title"] == "GSM8K"
+    assert answer.body["summary"]["total"] == 50
+    assert answer.body["summary"]["passed"] == 25
+    assert [tile["key"] for tile in answer.body["metrics"]] == ["accuracy"]
+    assert set(answer.body["breakdowns"]["difficulty"]) == {"easy", "hard"}
+    assert "cases" not in answer.body
+    assert urlparse(answer.body["url"]).path.endswith("runs/r1/detailed_results.json")
+
+
+def test_detailed_results_of_an_unscored_run_are_not_found(aws: Settings, call: Call) -> None:
+    store_run(aws, "r1", status=RunStatus.RUNNING)
+    answer = call(
+        "GET",
+        "/runs/r1/detailed-results",
+        resource="/runs/{run_id}/detailed-results",
+        path_parameters={"run_id": "r1"},
+    )
+    assert answer.status == 404
+    assert "no detailed results yet (status Running)" in answer.body["message"]
+
+
+# ---- datasets ----------------------------------------------------------------------------------------------
+
+
+def _save(call: Call, run_id: str, sub: str = OWNER) -> Answer:
+    return call(
+        "POST",
+        f"/runs/{run_id}/dataset",
+        resource="/runs/{run_id}/dataset",
+        path_parameters={"run_id": run_id},
+        sub=sub,
+    )
+
+
+def test_saving_a_runs_dataset_works_once(aws: Settings, call: Call) -> None:
+    # given a run with a finetune artifact and no dataset yet
+    store_run(aws, "r1", files={"Finetune Artifact": "runs/r1/finetune_artifact.zip"})
+    put_object(aws, "runs/r1/finetune_artifact.zip", artifact_zip())
+    # when its owner saves it twice
+    first = _save(call, "r1")
+    second = _save(call, "r1")
+    # then the first save creates the dataset from the manifest and links the run, the second is refused
+    assert first.status == 201
+    assert first.body["dataset_id"] == "ds-r1"
+    assert first.body["name"] == "GSM8K · Qwen2.5-7B-LoRA · 72.5% · Jun 2026"
+    assert (first.body["example_count"], first.body["train_count"], first.body["test_count"]) == (
+        200,
+        160,
+        20,
+    )
+    assert len(first.body["artifact_sha256"]) == 64
+    assert second.status == 409
+    assert "dataset already saved for this run" in second.body["message"]
+    run = RunsRepo(aws.runs_table).get("r1")
+    assert run is not None
+    assert (run.dataset_id, run.artifact_status) == ("ds-r1", ArtifactStatus.SAVED)
+
+
+def test_saving_a_run_without_an_artifact_is_refused(aws: Settings, call: Call) -> None:
+    store_run(aws, "r1", artifact_reason="the benchmark's scoring program did not emit one")
+    answer = _save(call, "r1")
+    assert answer.status == 409
+    assert answer.body["message"] == (
+        "the run has no finetune artifact (the benchmark's scoring program did not emit one)"
+    )
+
+
+def test_saving_an_unknown_runs_dataset_is_not_found(call: Call) -> None:
+    assert _save(call, "nope").status == 404
+
+
+def test_only_the_owner_saves_a_runs_dataset(aws: Settings, call: Call) -> None:
+    store_run(aws, "r1", files={"Finetune Artifact": "runs/r1/finetune_artifact.zip"})
+    put_object(aws, "runs/r1/finetune_artifact.zip", artifact_zip())
+    answer = _save(call, "r1", sub=STRANGER)
+    assert answer.status == 403
+    assert DatasetsRepo(aws.datasets_table).get("ds-r1") is None
+
+
+def _dataset(run_id: str, created_at: str, kind: str = "finetune") -> DatasetRecord:
+    return DatasetRecord(
+        dataset_id=f"ds-{run_id}",
+        kind=kind,
+        name=f"dataset of {run_id}",
+        run_id=run_id,
+        environment_id="gsm8k",
+        environment_version="1",
+        benchmark="GSM8K",
+        base_model="qwen",
+        selection_criterion="wrong_plus_augmented",
+        example_count=10,
+        train_count=8,
+        validation_count=1,
+        test_count=1,
+        artifact_key=f"runs/{run_id}/finetune_artifact.zip",
+        artifact_sha256="0" * 64,
+        created_at=created_at,
+    )
+
+
+def test_datasets_are_listed_newest_first_with_a_kind_filter(aws: Settings, call: Call) -> None:
+    datasets = DatasetsRepo(aws.datasets_table)
+    datasets.put_if_absent(_dataset("r1", "2026-06-01T10:01:00.000000Z"))
+    datasets.put_if_absent(_dataset("r2", "2026-06-01T10:03:00.000000Z"))
+    datasets.put_if_absent(_dataset("r3", "2026-06-01T10:02:00.000000Z", kind="preference"))
+    finetune = call("GET", "/datasets", query={"kind": "finetune"})
+    preference = call("GET", "/datasets", query={"kind": "preference"})
+    assert [d["dataset_id"] for d in finetune.body["items"]] == ["ds-r2", "ds-r1"]
+    assert [d["dataset_id"] for d in preference.body["items"]] == ["ds-r3"]
+
+
+def test_a_dataset_is_read_by_id(aws: Settings, call: Call) -> None:
+    DatasetsRepo(aws.datasets_table).put_if_absent(_dataset("r1", "2026-06-01T10:01:00.000000Z"))
+    found = call(
+        "GET", "/datasets/ds-r1", resource="/datasets/{dataset_id}", path_parameters={"dataset_id": "ds-r1"}
+    )
+    missing = call(
+        "GET", "/datasets/ds-x", resource="/datasets/{dataset_id}", path_parameters={"dataset_id": "ds-x"}
+    )
+    assert (found.status, found.body["run_id"]) == (200, "r1")
+    assert missing.status == 404
+
+
+def test_an_unknown_route_is_a_404_with_a_message(call: Call) -> None:
+    answer = call("GET", "/nowhere")
+    assert answer.status == 404
+    assert answer.body["message"] == "Not found"

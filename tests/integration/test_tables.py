@@ -1,0 +1,312 @@
+"""The DynamoDB repositories on moto: conditional writes, updates, newest-first pagination."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, InvalidNextToken, RunsRepo
+from benchgen.records import (
+    DatasetRecord,
+    EnvironmentRecord,
+    EnvironmentStatus,
+    RunConfig,
+    RunRecord,
+    RunStatus,
+)
+from benchgen.settings import Settings
+
+
+def _run(
+    run_id: str, created_at: str, *, environment_id: str = "gsm8k", status: RunStatus = RunStatus.PENDING
+) -> RunRecord:
+    return RunRecord(
+        run_id=run_id,
+        environment_id=environment_id,
+        environment_version="1",
+        model="qwen",
+        owner="user-a",
+        status=status,
+        created_at=created_at,
+    )
+
+
+def _stamp(minute: int) -> str:
+    return f"2026-06-01T10:{minute:02d}:00.000000Z"
+
+
+def _dataset(run_id: str, created_at: str, kind: str = "finetune") -> DatasetRecord:
+    return DatasetRecord(
+        dataset_id=f"ds-{run_id}",
+        kind=kind,
+        name=f"GSM8K · qwen · 50.0% · Jun 2026 ({run_id})",
+        run_id=run_id,
+        environment_id="gsm8k",
+        environment_version="1",
+        benchmark="GSM8K",
+        base_model="qwen",
+        selection_criterion="wrong_plus_augmented",
+        example_count=200,
+        train_count=160,
+        validation_count=20,
+        test_count=20,
+        artifact_key=f"runs/{run_id}/finetune_artifact.zip",
+        artifact_sha256="0" * 64,
+        created_at=created_at,
+    )
+
+
+@pytest.fixture
+def runs(aws: Settings) -> RunsRepo:
+    return RunsRepo(aws.runs_table)
+
+
+def _ids(records: list[RunRecord]) -> list[str]:
+    return [record.run_id for record in records]
+
+
+def test_creating_a_run_twice_keeps_the_first(runs: RunsRepo) -> None:
+    # given a stored run
+    assert runs.create(_run("r1", _stamp(1)))
+    # when the same id is created again with another model
+    second = _run("r1", _stamp(2)).model_copy(update={"model": "other"})
+    # then the second create is refused and the first record is unchanged
+    assert runs.create(second) is False
+    stored = runs.get("r1")
+    assert stored is not None and stored.model == "qwen"
+
+
+def test_a_duplicate_status_transition_changes_nothing(runs: RunsRepo) -> None:
+    # given a pending run moved to Running once
+    runs.create(_run("r1", _stamp(1)))
+    assert runs.update(
+        "r1", expected_status=RunStatus.PENDING, status=RunStatus.RUNNING, started_at=_stamp(2)
+    )
+    # when the same transition arrives again (a duplicate S3 event)
+    again = runs.update(
+        "r1", expected_status=RunStatus.PENDING, status=RunStatus.RUNNING, started_at=_stamp(9)
+    )
+    # then it is refused and the first start time stays
+    assert again is False
+    stored = runs.get("r1")
+    assert stored is not None
+    assert (stored.status, stored.started_at) == (RunStatus.RUNNING, _stamp(2))
+
+
+def test_an_update_accepts_any_of_several_expected_statuses(runs: RunsRepo) -> None:
+    runs.create(_run("r1", _stamp(1), status=RunStatus.DEPLOYING))
+    assert runs.update(
+        "r1", expected_status={RunStatus.PENDING, RunStatus.DEPLOYING}, status=RunStatus.RUNNING
+    )
+    stored = runs.get("r1")
+    assert stored is not None and stored.status == RunStatus.RUNNING
+
+
+def test_updating_an_unknown_run_creates_nothing(runs: RunsRepo) -> None:
+    assert runs.update("missing", status=RunStatus.FAILED) is False
+    assert runs.get("missing") is None
+
+
+def test_an_update_guarded_by_if_unset_happens_once(runs: RunsRepo) -> None:
+    runs.create(_run("r1", _stamp(1)))
+    assert runs.update("r1", if_unset=["dataset_id"], dataset_id="ds-r1", dataset_name="first")
+    assert runs.update("r1", if_unset=["dataset_id"], dataset_id="ds-r1", dataset_name="second") is False
+    stored = runs.get("r1")
+    assert stored is not None and stored.dataset_name == "first"
+
+
+def test_updating_a_field_to_none_removes_it(runs: RunsRepo) -> None:
+    runs.create(_run("r1", _stamp(1)).model_copy(update={"failure_reason": "boom"}))
+    assert runs.update("r1", failure_reason=None, status=RunStatus.PENDING)
+    stored = runs.get("r1")
+    assert stored is not None and stored.failure_reason is None
+
+
+def test_updating_a_field_runs_do_not_have_is_refused(runs: RunsRepo) -> None:
+    runs.create(_run("r1", _stamp(1)))
+    with pytest.raises(ValueError, match="no updatable field 'colour'"):
+        runs.update("r1", colour="blue")
+
+
+def test_numbers_round_trip_with_their_values(runs: RunsRepo) -> None:
+    # given a run with fractional metrics, nested breakdowns, counts and integer sampling settings
+    record = _run("r1", _stamp(1)).model_copy(
+        update={
+            "overall_score": 0.725,
+            "metrics": {"accuracy": 0.1, "exact_match": 1.0},
+            "breakdowns": {"difficulty": {"easy": {"accuracy": 0.875, "total": 8.0}}},
+            "counts": {"total": 40, "passed": 29},
+            "run_config": RunConfig(sampling={"temperature": 0.7, "max_tokens": 512, "mode": "greedy"}),
+        }
+    )
+    runs.create(record)
+    # when it is read back
+    stored = runs.get("r1")
+    # then every number is the one written
+    assert stored is not None
+    assert stored.overall_score == 0.725
+    assert stored.metrics == {"accuracy": 0.1, "exact_match": 1.0}
+    assert stored.breakdowns == {"difficulty": {"easy": {"accuracy": 0.875, "total": 8.0}}}
+    assert stored.counts == {"total": 40, "passed": 29}
+    assert stored.run_config.sampling == {"temperature": 0.7, "max_tokens": 512, "mode": "greedy"}
+
+
+def test_runs_of_an_environment_come_newest_first_in_pages(runs: RunsRepo) -> None:
+    # given three runs of gsm8k and one of another environment
+    for minute, run_id in ((1, "a"), (3, "c"), (2, "b")):
+        runs.create(_run(run_id, _stamp(minute)))
+    runs.create(_run("x", _stamp(4), environment_id="squad"))
+    # when listed two at a time
+    first = runs.list(environment_id="gsm8k", limit=2)
+    second = runs.list(environment_id="gsm8k", limit=2, next_token=first.next_token)
+    # then the pages hold c, b then a, and the last page has no token
+    assert _ids(first.items) == ["c", "b"]
+    assert first.next_token is not None
+    assert _ids(second.items) == ["a"]
+    assert second.next_token is None
+
+
+def test_runs_filtered_by_environment_and_status(runs: RunsRepo) -> None:
+    runs.create(_run("a", _stamp(1), status=RunStatus.COMPLETED))
+    runs.create(_run("b", _stamp(2), status=RunStatus.FAILED))
+    runs.create(_run("c", _stamp(3), status=RunStatus.COMPLETED))
+    runs.create(_run("d", _stamp(4), status=RunStatus.COMPLETED, environment_id="squad"))
+    page = runs.list(environment_id="gsm8k", status=RunStatus.COMPLETED, limit=10)
+    assert _ids(page.items) == ["c", "a"]
+    assert page.next_token is None
+
+
+def test_runs_in_one_status_come_newest_first(runs: RunsRepo) -> None:
+    runs.create(_run("a", _stamp(1), status=RunStatus.FAILED))
+    runs.create(_run("b", _stamp(2), status=RunStatus.COMPLETED))
+    runs.create(_run("c", _stamp(3), status=RunStatus.FAILED, environment_id="squad"))
+    assert _ids(runs.list(status=RunStatus.FAILED).items) == ["c", "a"]
+
+
+def test_unfiltered_runs_merge_every_status_newest_first(runs: RunsRepo) -> None:
+    # given runs spread over four statuses
+    statuses = [
+        RunStatus.COMPLETED,
+        RunStatus.PENDING,
+        RunStatus.FAILED,
+        RunStatus.RUNNING,
+        RunStatus.COMPLETED,
+    ]
+    for minute, status in enumerate(statuses):
+        runs.create(_run(f"r{minute}", _stamp(minute), status=status))
+    # when all runs are listed two at a time
+    seen: list[str] = []
+    token = None
+    pages = 0
+    while True:
+        page = runs.list(limit=2, next_token=token)
+        seen.extend(_ids(page.items))
+        pages += 1
+        token = page.next_token
+        if token is None:
+            break
+    # then every run appears once, newest first, over three pages
+    assert seen == ["r4", "r3", "r2", "r1", "r0"]
+    assert pages == 3
+
+
+def test_runs_created_in_the_same_microsecond_are_neither_lost_nor_repeated(runs: RunsRepo) -> None:
+    for run_id in ("a", "b", "c", "d"):
+        runs.create(_run(run_id, _stamp(1)))
+    first = runs.list(environment_id="gsm8k", limit=3)
+    second = runs.list(environment_id="gsm8k", limit=3, next_token=first.next_token)
+    assert _ids(first.items) + _ids(second.items) == ["d", "c", "b", "a"]
+
+
+def test_a_mangled_token_is_refused(runs: RunsRepo) -> None:
+    with pytest.raises(InvalidNextToken, match="next_token"):
+        runs.list(next_token="not-a-token!")
+
+
+def test_a_token_from_another_listing_is_refused(aws: Settings, runs: RunsRepo) -> None:
+    # given a token from the environments listing
+    environments = EnvironmentsRepo(aws.environments_table)
+    for version in ("1", "2"):
+        environments.put_if_absent(_environment("gsm8k", version, _stamp(1)))
+    token = environments.list(limit=1).next_token
+    assert token is not None
+    # when it is used to list runs, then it is refused
+    with pytest.raises(InvalidNextToken):
+        runs.list(next_token=token)
+
+
+def _environment(
+    environment_id: str,
+    version: str,
+    created_at: str,
+    status: EnvironmentStatus = EnvironmentStatus.REGISTERED,
+) -> EnvironmentRecord:
+    return EnvironmentRecord(
+        environment_id=environment_id,
+        version=version,
+        status=status,
+        title="GSM8K",
+        bundle_key=f"environments/{environment_id}/{version}/bundle.zip",
+        columns=[{"title": "Accuracy", "key": "accuracy", "index": 0}],
+        created_at=created_at,
+    )
+
+
+def test_an_environment_version_is_recorded_once(aws: Settings) -> None:
+    environments = EnvironmentsRepo(aws.environments_table)
+    assert environments.put_if_absent(_environment("gsm8k", "1", _stamp(1)))
+    assert environments.put_if_absent(_environment("gsm8k", "1", _stamp(2))) is False
+    stored = environments.get("gsm8k", "1")
+    assert stored is not None and stored.created_at == _stamp(1)
+    assert stored.columns == [{"title": "Accuracy", "key": "accuracy", "index": 0}]
+
+
+def test_the_latest_environment_version_is_the_last_registered(aws: Settings) -> None:
+    # given versions "9" then "10" (which sorts first as text) and a rejected "11"
+    environments = EnvironmentsRepo(aws.environments_table)
+    environments.put_if_absent(_environment("gsm8k", "9", _stamp(1)))
+    environments.put_if_absent(_environment("gsm8k", "10", _stamp(2)))
+    environments.put_if_absent(_environment("gsm8k", "11", _stamp(3), EnvironmentStatus.REJECTED))
+    # then the latest is "11", and the latest registered one is "10"
+    latest = environments.latest("gsm8k")
+    registered = environments.latest("gsm8k", status=EnvironmentStatus.REGISTERED)
+    assert latest is not None and latest.version == "11"
+    assert registered is not None and registered.version == "10"
+    assert environments.latest("unknown") is None
+
+
+def test_environments_list_in_pages(aws: Settings) -> None:
+    environments = EnvironmentsRepo(aws.environments_table)
+    for environment_id, version in (("gsm8k", "1"), ("gsm8k", "2"), ("squad", "1")):
+        environments.put_if_absent(_environment(environment_id, version, _stamp(1)))
+    seen: list[tuple[str, str]] = []
+    token = None
+    while True:
+        page = environments.list(limit=2, next_token=token)
+        seen.extend((record.environment_id, record.version) for record in page.items)
+        token = page.next_token
+        if token is None:
+            break
+    assert sorted(seen) == [("gsm8k", "1"), ("gsm8k", "2"), ("squad", "1")]
+
+
+def test_a_dataset_is_saved_once(aws: Settings) -> None:
+    datasets = DatasetsRepo(aws.datasets_table)
+    assert datasets.put_if_absent(_dataset("r1", _stamp(1)))
+    assert datasets.put_if_absent(_dataset("r1", _stamp(2))) is False
+    stored = datasets.get("ds-r1")
+    assert stored is not None and stored.created_at == _stamp(1)
+
+
+def test_datasets_list_newest_first_by_kind(aws: Settings) -> None:
+    # given two finetune datasets and one of another kind
+    datasets = DatasetsRepo(aws.datasets_table, kinds=("finetune", "preference"))
+    datasets.put_if_absent(_dataset("r1", _stamp(1)))
+    datasets.put_if_absent(_dataset("r2", _stamp(3)))
+    datasets.put_if_absent(_dataset("r3", _stamp(2), kind="preference"))
+    # then the kind filter keeps the finetune ones, newest first, and no filter merges all kinds
+    finetune = datasets.list(kind="finetune")
+    everything = datasets.list(limit=2)
+    rest = datasets.list(limit=2, next_token=everything.next_token)
+    assert [d.dataset_id for d in finetune.items] == ["ds-r2", "ds-r1"]
+    assert [d.dataset_id for d in everything.items + rest.items] == ["ds-r2", "ds-r3", "ds-r1"]
+    assert rest.next_token is None

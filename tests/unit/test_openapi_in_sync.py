@@ -1,0 +1,38 @@
+"""The checked-in OpenAPI document is the one the resolver generates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchgen.api.openapi import render
+
+CHECKED_IN = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
+
+
+def test_the_checked_in_openapi_document_matches_the_routes() -> None:
+    assert CHECKED_IN.exists(), "docs/openapi.json is missing: run `python -m benchgen.api.openapi`"
+    assert CHECKED_IN.read_text(encoding="utf-8") == render(), (
+        "docs/openapi.json differs from the API's routes: run `python -m benchgen.api.openapi` and commit it"
+    )
+
+
+def test_every_route_requires_the_cognito_user() -> None:
+    document = json.loads(render())
+    assert document["security"] == [{"cognito": []}]
+    assert document["components"]["securitySchemes"]["cognito"]["x-amazon-apigateway-authtype"] == (
+        "cognito_user_pools"
+    )
+    assert sorted((method.upper(), path) for path, item in document["paths"].items() for method in item) == [
+        ("GET", "/datasets"),
+        ("GET", "/datasets/{dataset_id}"),
+        ("GET", "/environments"),
+        ("GET", "/runs"),
+        ("GET", "/runs/{run_id}"),
+        ("GET", "/runs/{run_id}/config"),
+        ("GET", "/runs/{run_id}/detailed-results"),
+        ("GET", "/runs/{run_id}/files"),
+        ("POST", "/environments"),
+        ("POST", "/runs"),
+        ("POST", "/runs/{run_id}/dataset"),
+    ]
