@@ -1,0 +1,42 @@
+"""CDK app entry point (`cdk synth` runs `python -m infra.app`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aws_cdk as cdk
+
+from infra.constructs.nag import apply_nag
+from infra.stack import STACK_NAME, BenchGenStack
+
+# Feature flags live here rather than in cdk.json so that `cdk synth` and the in-process synthesis used by
+# the local cloud and the tests produce the same template.
+FEATURE_FLAGS: dict[str, Any] = {
+    "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": True,
+    "@aws-cdk/aws-s3:createDefaultLoggingPolicy": True,
+    "@aws-cdk/aws-iam:standardizedServicePrincipals": True,
+    "@aws-cdk/aws-lambda:recognizeLayerVersion": True,
+    "@aws-cdk/aws-apigateway:disableCloudWatchRole": False,
+    "@aws-cdk/core:checkSecretUsage": True,
+    "@aws-cdk/core:target-partitions": ["aws", "aws-cn"],
+}
+
+
+def build_app(
+    context: dict[str, Any] | None = None, outdir: str | None = None
+) -> tuple[cdk.App, BenchGenStack]:
+    app = cdk.App(context={**FEATURE_FLAGS, **(context or {})}, outdir=outdir)
+    stack = BenchGenStack(
+        app, STACK_NAME, description="BenchGen: benchmark environments that emit training data"
+    )
+    apply_nag(app, stack)
+    return app, stack
+
+
+def main() -> None:
+    app, _ = build_app()
+    app.synth()
+
+
+if __name__ == "__main__":
+    main()

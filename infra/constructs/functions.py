@@ -1,0 +1,304 @@
+"""The five Lambda functions, each built from one declarative spec with its own least-privilege role."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+from aws_cdk import Duration, RemovalPolicy, Size
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_s3_notifications as s3n
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from infra.constructs import set_logical_id
+from infra.constructs.layer import ARCHITECTURE, REPO_ROOT, RUNTIME
+from infra.constructs.storage import (
+    DATASETS_INDEXES,
+    ENVIRONMENTS_PREFIX,
+    PREDICTIONS_PREFIX,
+    RUNS_INDEXES,
+    RUNS_PREFIX,
+    SUBMISSIONS_PREFIX,
+    Storage,
+)
+
+FUNCTIONS_ROOT = REPO_ROOT / "functions"
+METRICS_NAMESPACE = "BenchGen"
+LOG_RETENTION = logs.RetentionDays.ONE_MONTH
+
+# Item-level operations only: no table administration, no streams, no DeleteItem on domain records
+# (a run or dataset is never deleted by the application).
+READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Scan")
+WRITE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
+# powertools' idempotency utility reads, claims, completes and (after a failure) deletes its record.
+IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+
+
+class TableAccess(Enum):
+    READ = "read"
+    READ_WRITE = "read_write"
+
+
+class DataTable(Enum):
+    ENVIRONMENTS = "environments"
+    RUNS = "runs"
+    DATASETS = "datasets"
+
+
+# A Query on a global secondary index is authorized on the index ARN: name each index, no wildcard.
+TABLE_INDEXES: dict[DataTable, tuple[str, ...]] = {
+    DataTable.RUNS: tuple(RUNS_INDEXES),
+    DataTable.DATASETS: tuple(DATASETS_INDEXES),
+}
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """An S3 ObjectCreated notification on the data bucket."""
+
+    prefix: str
+    suffix: str | None = None
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    name: str
+    logical_id: str
+    description: str
+    memory_mb: int
+    timeout: Duration
+    ephemeral_storage_mib: int = 512
+    reserved_concurrency: int | None = None
+    trigger: Trigger | None = None
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    tables: Mapping[DataTable, TableAccess] = field(default_factory=dict)
+    idempotent: bool = False
+    puts_events: bool = False
+
+
+SPECS: tuple[FunctionSpec, ...] = (
+    FunctionSpec(
+        name="register_environment",
+        logical_id="RegisterEnvironmentFunction",
+        description="Validates an uploaded environment bundle and records the environment version",
+        memory_mb=1024,
+        timeout=Duration.minutes(5),
+        ephemeral_storage_mib=2048,
+        trigger=Trigger(ENVIRONMENTS_PREFIX, ".zip"),
+        reads=(ENVIRONMENTS_PREFIX,),
+        tables={DataTable.ENVIRONMENTS: TableAccess.READ_WRITE},
+        idempotent=True,
+    ),
+    FunctionSpec(
+        name="ingest",
+        logical_id="IngestFunction",
+        description="Turns a submission into prediction_output.zip for the scoring step",
+        memory_mb=1024,
+        timeout=Duration.minutes(10),
+        ephemeral_storage_mib=2048,
+        trigger=Trigger(SUBMISSIONS_PREFIX),
+        reads=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX),
+        writes=(PREDICTIONS_PREFIX,),
+        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
+        idempotent=True,
+    ),
+    FunctionSpec(
+        name="score",
+        logical_id="ScoreFunction",
+        description="Runs the scoring program, records the run and starts the artifact pipeline",
+        memory_mb=2048,
+        timeout=Duration.minutes(15),
+        ephemeral_storage_mib=4096,
+        # Scoring runs untrusted programs for up to 15 minutes: cap how many run at once.
+        reserved_concurrency=10,
+        trigger=Trigger(PREDICTIONS_PREFIX, "prediction_output.zip"),
+        reads=(PREDICTIONS_PREFIX, ENVIRONMENTS_PREFIX),
+        writes=(RUNS_PREFIX,),
+        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
+        idempotent=True,
+        puts_events=True,
+    ),
+    FunctionSpec(
+        name="build_artifact",
+        logical_id="BuildArtifactFunction",
+        description="Builds the finetune artifact of a scored run",
+        memory_mb=1024,
+        timeout=Duration.minutes(5),
+        ephemeral_storage_mib=2048,
+        reads=(RUNS_PREFIX, ENVIRONMENTS_PREFIX),
+        writes=(RUNS_PREFIX,),
+        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
+        idempotent=True,
+    ),
+    FunctionSpec(
+        name="api",
+        logical_id="ApiFunction",
+        description="The REST API behind API Gateway",
+        memory_mb=512,
+        # API Gateway gives up after 29 seconds; a longer timeout would only hide a stuck request.
+        timeout=Duration.seconds(29),
+        # Presigned GET urls for the run's files (submission, prediction output, runs/...); presigned PUT
+        # urls are signed with this role, so it needs PutObject on the two upload prefixes.
+        reads=(SUBMISSIONS_PREFIX, PREDICTIONS_PREFIX, RUNS_PREFIX),
+        writes=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX),
+        tables={
+            DataTable.RUNS: TableAccess.READ_WRITE,
+            DataTable.DATASETS: TableAccess.READ_WRITE,
+            DataTable.ENVIRONMENTS: TableAccess.READ_WRITE,
+        },
+    ),
+)
+
+
+def _check_no_self_trigger(spec: FunctionSpec) -> None:
+    if spec.trigger is not None and spec.trigger.prefix in spec.writes:
+        raise ValueError(f"{spec.name} would re-trigger itself by writing under {spec.trigger.prefix}")
+
+
+class Functions(Construct):
+    """Builds every function in SPECS; `by_name` maps the functions/<name> folder to its function."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        storage: Storage,
+        bus: events.IEventBus,
+        layer: lambda_.ILayerVersion,
+        specs: tuple[FunctionSpec, ...] = SPECS,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._storage = storage
+        self._bus = bus
+        self._layer = layer
+        self._tables: dict[DataTable, dynamodb.Table] = {
+            DataTable.ENVIRONMENTS: storage.environments_table,
+            DataTable.RUNS: storage.runs_table,
+            DataTable.DATASETS: storage.datasets_table,
+        }
+        self.specs = specs
+        self.by_name: dict[str, lambda_.Function] = {}
+        self.roles: dict[str, iam.Role] = {}
+        for spec in specs:
+            _check_no_self_trigger(spec)
+            self.by_name[spec.name] = self._build(spec)
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """The variables every function gets, under the same names (the local cloud shares one os.environ)."""
+        storage = self._storage
+        return {
+            "DATA_BUCKET": storage.bucket.bucket_name,
+            "ENVIRONMENTS_TABLE": storage.environments_table.table_name,
+            "RUNS_TABLE": storage.runs_table.table_name,
+            "DATASETS_TABLE": storage.datasets_table.table_name,
+            "IDEMPOTENCY_TABLE": storage.idempotency_table.table_name,
+            "EVENT_BUS_NAME": self._bus.event_bus_name,
+            "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+        }
+
+    def _build(self, spec: FunctionSpec) -> lambda_.Function:
+        scope = Construct(self, spec.logical_id)
+        role = iam.Role(
+            scope,
+            "Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"Runs the {spec.name} function",
+        )
+        set_logical_id(role, f"{spec.logical_id}Role")
+        self.roles[spec.name] = role
+        log_group = logs.LogGroup(
+            scope, "Logs", retention=LOG_RETENTION, removal_policy=RemovalPolicy.DESTROY
+        )
+        set_logical_id(log_group, f"{spec.logical_id}LogGroup")
+        dead_letters = sqs.Queue(
+            scope,
+            "DeadLetterQueue",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        set_logical_id(dead_letters, f"{spec.logical_id}DeadLetterQueue")
+
+        function = lambda_.Function(
+            scope,
+            "Function",
+            description=spec.description,
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler="handler.handler",
+            code=lambda_.Code.from_asset(
+                str(FUNCTIONS_ROOT / spec.name), exclude=["__pycache__", "*.pyc", "tests"]
+            ),
+            layers=[self._layer],
+            role=role,
+            memory_size=spec.memory_mb,
+            timeout=spec.timeout,
+            ephemeral_storage_size=Size.mebibytes(spec.ephemeral_storage_mib),
+            reserved_concurrent_executions=spec.reserved_concurrency,
+            environment={**self.environment, "POWERTOOLS_SERVICE_NAME": spec.name},
+            tracing=lambda_.Tracing.ACTIVE,
+            log_group=log_group,
+            dead_letter_queue=dead_letters,
+            retry_attempts=2,
+        )
+        set_logical_id(function, spec.logical_id)
+        log_group.grant_write(role)
+        self._grant(spec, role)
+        if spec.trigger is not None:
+            self._storage.bucket.add_event_notification(
+                s3.EventType.OBJECT_CREATED,
+                s3n.LambdaDestination(function),
+                s3.NotificationKeyFilter(prefix=spec.trigger.prefix, suffix=spec.trigger.suffix),
+            )
+        return function
+
+    def _grant(self, spec: FunctionSpec, role: iam.Role) -> None:
+        bucket = self._storage.bucket
+        if spec.reads:
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=["s3:GetObject"],
+                    resources=[bucket.arn_for_objects(f"{prefix}*") for prefix in spec.reads],
+                )
+            )
+        if ENVIRONMENTS_PREFIX in spec.reads:
+            # Runs open exactly the bundle object version that registration validated.
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=["s3:GetObjectVersion"],
+                    resources=[bucket.arn_for_objects(f"{ENVIRONMENTS_PREFIX}*")],
+                )
+            )
+        if spec.writes:
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=["s3:PutObject"],
+                    resources=[bucket.arn_for_objects(f"{prefix}*") for prefix in spec.writes],
+                )
+            )
+        for table_key, access in spec.tables.items():
+            table = self._tables[table_key]
+            resources = [table.table_arn]
+            resources += [f"{table.table_arn}/index/{index}" for index in TABLE_INDEXES.get(table_key, ())]
+            actions = READ_ACTIONS + (WRITE_ACTIONS if access is TableAccess.READ_WRITE else ())
+            role.add_to_principal_policy(iam.PolicyStatement(actions=list(actions), resources=resources))
+        if spec.idempotent:
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=list(IDEMPOTENCY_ACTIONS), resources=[self._storage.idempotency_table.table_arn]
+                )
+            )
+        if spec.puts_events:
+            role.add_to_principal_policy(
+                iam.PolicyStatement(actions=["events:PutEvents"], resources=[self._bus.event_bus_arn])
+            )

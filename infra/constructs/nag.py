@@ -1,0 +1,131 @@
+"""cdk-nag AwsSolutions checks, and the reasoned acknowledgment of each finding we accept.
+
+cdk-nag 3 reports through CDK's validation plugins: an unacknowledged error fails synthesis, and the
+report lands in the cloud assembly's `validation-report.json`. Each acknowledgment names one finding on
+the narrowest construct that produces it.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from aws_cdk import Acknowledgment, App, Stack, Validations
+from cdk_nag import AwsSolutionsChecks
+from constructs import IConstruct
+
+from infra.constructs.api import Api
+from infra.constructs.functions import Functions
+from infra.constructs.pipeline import Pipeline
+from infra.constructs.storage import DATA_BUCKET_ID
+
+RULE_PACK = "AwsSolutions"
+
+_Construct = TypeVar("_Construct")
+
+RUNTIME_REASON = (
+    "Functions run on Python 3.13 on purpose: the layer's binary wheels (pydantic-core) are resolved for "
+    "cp313 arm64, and the runtime moves together with the layer in one deliberate upgrade."
+)
+XRAY_REASON = (
+    "Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level "
+    "permissions, so they are granted on '*'; they are the only actions on '*'."
+)
+PREFIX_REASON = (
+    "Object access is confined to one key prefix of the data bucket ({prefix}); the keys below it carry "
+    "environment and run ids that exist only at run time."
+)
+STATE_MACHINE_WILDCARD_REASON = (
+    "Execution logging and tracing: the CloudWatch Logs delivery actions (logs:CreateLogDelivery, ...) "
+    "and the X-Ray actions accept only '*' as resource."
+)
+FUNCTION_VERSIONS_REASON = (
+    "LambdaInvoke also allows the build_artifact function's qualified ARNs (versions, aliases); the grant "
+    "stays on that one function."
+)
+NOTIFICATIONS_HANDLER_REASON = (
+    "CDK's own deploy-time handler that writes the bucket's notification configuration; the basic "
+    "execution policy only lets it write its own logs."
+)
+API_LOGS_ROLE_REASON = (
+    "API Gateway's account-level logging role; AmazonAPIGatewayPushToCloudWatchLogs is the policy AWS "
+    "documents for it, and it only writes logs."
+)
+MFA_REASON = (
+    "Self sign-up is off (an administrator creates every account), threat protection is enforced and "
+    "TOTP MFA is available to every user; requiring it would block the command line's scripted sign-in "
+    "of automation accounts."
+)
+WAF_REASON = (
+    "Every method requires a Cognito token and the stage is throttled; a WAF web ACL is an account-level "
+    "choice (and cost) attached per deployment, not part of the application template."
+)
+
+
+def apply_nag(app: App, stack: Stack) -> None:
+    """Run the AwsSolutions pack on the app and acknowledge the accepted findings of the BenchGen stack."""
+    # The acknowledgments are also written into the template metadata: an audit trail next to each resource.
+    Validations.of(app).add_plugins(
+        AwsSolutionsChecks(app, verbose=True, write_suppressions_to_cloud_formation=True)
+    )
+    _acknowledge_functions(_child(stack, "Functions", Functions))
+    _acknowledge_pipeline(_child(stack, "Pipeline", Pipeline))
+    _acknowledge_api(_child(stack, "Api", Api))
+    notifications_handler = next(
+        (child for child in stack.node.children if child.node.id.startswith("BucketNotificationsHandler")),
+        None,
+    )
+    if notifications_handler is not None:
+        _acknowledge(
+            notifications_handler.node.find_child("Role"),
+            "IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
+            NOTIFICATIONS_HANDLER_REASON,
+        )
+
+
+def _child(stack: Stack, construct_id: str, kind: type[_Construct]) -> _Construct:
+    child = stack.node.find_child(construct_id)
+    if not isinstance(child, kind):
+        raise TypeError(f"{stack.node.path}/{construct_id} is not a {kind.__name__}")
+    return child
+
+
+def _resource(construct: IConstruct) -> IConstruct:
+    """The CloudFormation resource of an L2 construct: the narrowest scope for its acknowledgment."""
+    child = construct.node.default_child
+    if child is None:
+        raise TypeError(f"{construct.node.path} has no CloudFormation resource")
+    return child
+
+
+def _acknowledge(scope: IConstruct, finding: str, reason: str) -> None:
+    Validations.of(scope).acknowledge(Acknowledgment(id=f"{RULE_PACK}-{finding}", reason=reason))
+
+
+def _acknowledge_functions(functions: Functions) -> None:
+    # cdk-nag names a resource by its logical id: the data bucket's is fixed (DATA_BUCKET_ID).
+    bucket_arn = f"<{DATA_BUCKET_ID}.Arn>"
+    for spec in functions.specs:
+        function = functions.by_name[spec.name]
+        _acknowledge(_resource(function), "L1", RUNTIME_REASON)
+        policy = functions.roles[spec.name].node.find_child("DefaultPolicy")
+        _acknowledge(policy, "IAM5[Resource::*]", XRAY_REASON)
+        for prefix in sorted(set(spec.reads + spec.writes)):
+            _acknowledge(
+                policy, f"IAM5[Resource::{bucket_arn}/{prefix}*]", PREFIX_REASON.format(prefix=prefix)
+            )
+
+
+def _acknowledge_pipeline(pipeline: Pipeline) -> None:
+    policy = pipeline.state_machine.role.node.find_child("DefaultPolicy")
+    _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
+    _acknowledge(policy, "IAM5[Resource::<BuildArtifactFunction.Arn>:*]", FUNCTION_VERSIONS_REASON)
+
+
+def _acknowledge_api(api: Api) -> None:
+    _acknowledge(_resource(api.user_pool), "COG2", MFA_REASON)
+    _acknowledge(_resource(api.rest_api.deployment_stage), "APIG3", WAF_REASON)
+    _acknowledge(
+        api.rest_api.node.find_child("CloudWatchRole"),
+        "IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]",
+        API_LOGS_ROLE_REASON,
+    )

@@ -1,0 +1,234 @@
+"""The artifact pipeline: a Standard state machine that turns a scored run into a saved dataset."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
+from constructs import Construct
+
+from infra.constructs import set_logical_id
+from infra.constructs.events import EVENT_SOURCE
+
+LAMBDA_SERVICE_ERRORS = [
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException",
+]
+DYNAMODB_TRANSIENT_ERRORS = [
+    "DynamoDB.ProvisionedThroughputExceededException",
+    "DynamoDB.ThrottlingException",
+    "DynamoDB.InternalServerErrorException",
+    "DynamoDB.RequestLimitExceeded",
+]
+EVENTBRIDGE_TRANSIENT_ERRORS = [
+    "EventBridge.InternalException",
+    "EventBridge.ThrottlingException",
+    "EventBridge.FailedEntry",
+]
+CONDITIONAL_CHECK_FAILED = "DynamoDB.ConditionalCheckFailedException"
+
+# Fields of benchgen.records.DatasetRecord; the build_artifact handler sends every value as a string.
+DATASET_STRING_FIELDS = (
+    "dataset_id",
+    "kind",
+    "source",
+    "name",
+    "run_id",
+    "environment_id",
+    "environment_version",
+    "benchmark",
+    "base_model",
+    "selection_criterion",
+    "artifact_key",
+    "artifact_sha256",
+    "created_at",
+)
+DATASET_NUMBER_FIELDS = ("example_count", "train_count", "validation_count", "test_count")
+
+_DATASET = "$.artifact.dataset"
+# Short intervals: an execution is short, and the local cloud really sleeps between attempts.
+_RETRY_INTERVAL = Duration.seconds(1)
+_RETRY_ATTEMPTS = 3
+
+
+def _retry(task: sfn.TaskStateBase, errors: list[str]) -> None:
+    task.add_retry(errors=errors, interval=_RETRY_INTERVAL, max_attempts=_RETRY_ATTEMPTS, backoff_rate=2)
+
+
+def _run_key() -> dict[str, tasks.DynamoAttributeValue]:
+    return {"run_id": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at("$.run_id"))}
+
+
+def _dataset_item() -> dict[str, tasks.DynamoAttributeValue]:
+    item = {
+        name: tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(f"{_DATASET}.{name}"))
+        for name in DATASET_STRING_FIELDS
+    }
+    item.update(
+        {
+            name: tasks.DynamoAttributeValue.number_from_string(sfn.JsonPath.string_at(f"{_DATASET}.{name}"))
+            for name in DATASET_NUMBER_FIELDS
+        }
+    )
+    return item
+
+
+class Pipeline(Construct):
+    """BuildArtifact -> ArtifactEmitted? -> SaveDataset -> LinkDataset -> EmitDatasetSaved -> Saved.
+
+    `after_save` is the hook for what follows a saved dataset (provider training): when given, it runs
+    after EmitDatasetSaved instead of the `Saved` state.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        build_artifact: lambda_.IFunction,
+        runs_table: dynamodb.ITable,
+        datasets_table: dynamodb.ITable,
+        bus: events.IEventBus,
+        after_save: sfn.IChainable | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+
+        failed = sfn.Fail(
+            self, "ArtifactFailed", error="ArtifactFailed", cause="The finetune artifact step failed"
+        )
+        mark_failed = tasks.DynamoUpdateItem(
+            self,
+            "MarkArtifactFailed",
+            table=runs_table,
+            key=_run_key(),
+            update_expression="SET artifact_status = :failed, artifact_reason = :reason",
+            expression_attribute_values={
+                ":failed": tasks.DynamoAttributeValue.from_string("Failed"),
+                ":reason": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at("$.error.Cause")),
+            },
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        _retry(mark_failed, DYNAMODB_TRANSIENT_ERRORS)
+        mark_failed.add_catch(failed, errors=[sfn.Errors.ALL], result_path="$.mark_failed_error")
+        mark_failed.next(failed)
+
+        build = tasks.LambdaInvoke(
+            self,
+            "BuildArtifact",
+            lambda_function=build_artifact,
+            payload_response_only=True,
+            retry_on_service_exceptions=False,
+            result_path="$.artifact",
+        )
+        _retry(build, LAMBDA_SERVICE_ERRORS)
+        build.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
+
+        record_no_artifact = tasks.DynamoUpdateItem(
+            self,
+            "RecordNoArtifact",
+            table=runs_table,
+            key=_run_key(),
+            update_expression="SET artifact_status = :not_emitted, artifact_reason = :reason",
+            expression_attribute_values={
+                ":not_emitted": tasks.DynamoAttributeValue.from_string("NotEmitted"),
+                ":reason": tasks.DynamoAttributeValue.from_string(
+                    sfn.JsonPath.string_at("$.artifact.reason")
+                ),
+            },
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        _retry(record_no_artifact, DYNAMODB_TRANSIENT_ERRORS)
+        record_no_artifact.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
+        record_no_artifact.next(sfn.Succeed(self, "NoArtifact"))
+
+        save = tasks.DynamoPutItem(
+            self,
+            "SaveDataset",
+            table=datasets_table,
+            item=_dataset_item(),
+            condition_expression="attribute_not_exists(dataset_id)",
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        _retry(save, DYNAMODB_TRANSIENT_ERRORS)
+        # A dataset is saved once per run: a second execution for the same run lands here and succeeds.
+        save.add_catch(sfn.Succeed(self, "AlreadySaved"), errors=[CONDITIONAL_CHECK_FAILED])
+        save.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
+
+        link = tasks.DynamoUpdateItem(
+            self,
+            "LinkDataset",
+            table=runs_table,
+            key=_run_key(),
+            update_expression=(
+                "SET dataset_id = :dataset_id, dataset_name = :dataset_name, artifact_status = :saved"
+            ),
+            expression_attribute_values={
+                ":dataset_id": tasks.DynamoAttributeValue.from_string(
+                    sfn.JsonPath.string_at(f"{_DATASET}.dataset_id")
+                ),
+                ":dataset_name": tasks.DynamoAttributeValue.from_string(
+                    sfn.JsonPath.string_at(f"{_DATASET}.name")
+                ),
+                ":saved": tasks.DynamoAttributeValue.from_string("Saved"),
+            },
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        _retry(link, DYNAMODB_TRANSIENT_ERRORS)
+        link.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
+
+        self.emit_dataset_saved = tasks.EventBridgePutEvents(
+            self,
+            "EmitDatasetSaved",
+            entries=[
+                tasks.EventBridgePutEventsEntry(
+                    event_bus=bus,
+                    source=EVENT_SOURCE,
+                    detail_type="DatasetSaved",
+                    detail=sfn.TaskInput.from_object(
+                        {
+                            "dataset_id": sfn.JsonPath.string_at(f"{_DATASET}.dataset_id"),
+                            "run_id": sfn.JsonPath.string_at("$.run_id"),
+                            "name": sfn.JsonPath.string_at(f"{_DATASET}.name"),
+                        }
+                    ),
+                )
+            ],
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        _retry(self.emit_dataset_saved, EVENTBRIDGE_TRANSIENT_ERRORS)
+        self.emit_dataset_saved.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
+        self.emit_dataset_saved.next(after_save if after_save is not None else sfn.Succeed(self, "Saved"))
+
+        emitted = (
+            sfn.Choice(self, "ArtifactEmitted?")
+            .when(
+                # A Choice has no Catch: an answer without `emitted` must not fail the execution unmarked.
+                sfn.Condition.and_(
+                    sfn.Condition.is_present("$.artifact.emitted"),
+                    sfn.Condition.boolean_equals("$.artifact.emitted", True),
+                ),
+                save.next(link).next(self.emit_dataset_saved),
+            )
+            .otherwise(record_no_artifact)
+        )
+
+        log_group = logs.LogGroup(
+            self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
+        )
+        set_logical_id(log_group, "ArtifactPipelineLogGroup")
+        self.state_machine = sfn.StateMachine(
+            self,
+            "StateMachine",
+            state_machine_type=sfn.StateMachineType.STANDARD,
+            definition_body=sfn.DefinitionBody.from_chainable(build.next(emitted)),
+            tracing_enabled=True,
+            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+            timeout=Duration.hours(1),
+        )
+        set_logical_id(self.state_machine, "ArtifactPipeline")

@@ -1,0 +1,112 @@
+"""Durable state: the data bucket (with its access-log bucket) and the DynamoDB tables."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from infra.constructs import set_logical_id
+
+# Prefixes of the data bucket; each trigger prefix belongs to exactly one function.
+ENVIRONMENTS_PREFIX = "environments/"
+SUBMISSIONS_PREFIX = "submissions/"
+PREDICTIONS_PREFIX = "predictions/"
+RUNS_PREFIX = "runs/"
+
+DATA_BUCKET_ID = "DataBucket"
+
+_STRING = dynamodb.AttributeType.STRING
+
+# Global secondary indexes: name -> (partition key, sort key); newest-first listings sort on created_at.
+RUNS_INDEXES = {"by_environment": ("environment_id", "created_at"), "by_status": ("status", "created_at")}
+DATASETS_INDEXES = {"by_kind": ("kind", "created_at")}
+
+
+def _table(
+    scope: Construct,
+    construct_id: str,
+    *,
+    partition_key: str,
+    sort_key: str | None = None,
+    time_to_live_attribute: str | None = None,
+) -> dynamodb.Table:
+    table = dynamodb.Table(
+        scope,
+        construct_id,
+        partition_key=dynamodb.Attribute(name=partition_key, type=_STRING),
+        sort_key=dynamodb.Attribute(name=sort_key, type=_STRING) if sort_key else None,
+        billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+        point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+            point_in_time_recovery_enabled=True
+        ),
+        encryption=dynamodb.TableEncryption.AWS_MANAGED,
+        time_to_live_attribute=time_to_live_attribute,
+        removal_policy=RemovalPolicy.RETAIN,
+    )
+    # Stable logical ids: the local cloud and readers of the template find tables by these names.
+    set_logical_id(table, construct_id)
+    return table
+
+
+def _add_indexes(table: dynamodb.Table, indexes: dict[str, tuple[str, str]]) -> None:
+    for name, (partition_key, sort_key) in indexes.items():
+        table.add_global_secondary_index(
+            index_name=name,
+            partition_key=dynamodb.Attribute(name=partition_key, type=_STRING),
+            sort_key=dynamodb.Attribute(name=sort_key, type=_STRING),
+            projection_type=dynamodb.ProjectionType.ALL,
+        )
+
+
+class Storage(Construct):
+    """The data bucket and the tables: user data lives here and survives deleting the stack."""
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+
+        self.logs_bucket = s3.Bucket(
+            self,
+            "AccessLogsBucket",
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            # Server access log delivery only writes to SSE-S3 encrypted buckets.
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            enforce_ssl=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            lifecycle_rules=[s3.LifecycleRule(id="expire-access-logs", expiration=Duration.days(365))],
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        set_logical_id(self.logs_bucket, "AccessLogsBucket")
+
+        self.bucket = s3.Bucket(
+            self,
+            DATA_BUCKET_ID,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            enforce_ssl=True,
+            versioned=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            server_access_logs_bucket=self.logs_bucket,
+            server_access_logs_prefix="data-bucket/",
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    id="expire-noncurrent-versions",
+                    noncurrent_version_expiration=Duration.days(90),
+                    abort_incomplete_multipart_upload_after=Duration.days(7),
+                )
+            ],
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        set_logical_id(self.bucket, DATA_BUCKET_ID)
+
+        self.environments_table = _table(
+            self, "EnvironmentsTable", partition_key="environment_id", sort_key="version"
+        )
+        self.runs_table = _table(self, "RunsTable", partition_key="run_id")
+        _add_indexes(self.runs_table, RUNS_INDEXES)
+        self.datasets_table = _table(self, "DatasetsTable", partition_key="dataset_id")
+        _add_indexes(self.datasets_table, DATASETS_INDEXES)
+        self.idempotency_table = _table(
+            self, "IdempotencyTable", partition_key="id", time_to_live_attribute="expiration"
+        )

@@ -1,0 +1,42 @@
+"""The BenchGen stack: storage, events, the library layer, the functions, the pipeline and the API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import Stack
+from constructs import Construct
+
+from infra.constructs.api import Api
+from infra.constructs.events import Events
+from infra.constructs.functions import Functions
+from infra.constructs.layer import Layer
+from infra.constructs.pipeline import Pipeline
+from infra.constructs.storage import Storage
+
+STACK_NAME = "BenchGenStack"
+
+
+class BenchGenStack(Stack):
+    """Environment-agnostic: no lookups, so it synthesizes offline with no account."""
+
+    def __init__(self, scope: Construct, construct_id: str = STACK_NAME, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.storage = Storage(self, "Storage")
+        self.events = Events(self, "Events")
+        self.layer = Layer(self, "Layer")
+        self.functions = Functions(
+            self, "Functions", storage=self.storage, bus=self.events.bus, layer=self.layer.layer
+        )
+        self.pipeline = Pipeline(
+            self,
+            "Pipeline",
+            build_artifact=self.functions.by_name["build_artifact"],
+            runs_table=self.storage.runs_table,
+            datasets_table=self.storage.datasets_table,
+            bus=self.events.bus,
+        )
+        score = self.functions.by_name["score"]
+        score.add_environment("STATE_MACHINE_ARN", self.pipeline.state_machine.state_machine_arn)
+        self.pipeline.state_machine.grant_start_execution(score)
+        self.api = Api(self, "Api", handler=self.functions.by_name["api"])

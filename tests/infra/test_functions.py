@@ -1,0 +1,368 @@
+"""The five functions: runtime, tracing, failure handling, environment, triggers and least privilege."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+Resource = dict[str, Any]
+Statement = dict[str, Any]
+
+NAMES = ["register_environment", "ingest", "score", "build_artifact", "api"]
+BUCKET = "${DataBucket.Arn}"
+
+# Every role can write its own logs, send failed asynchronous events to its queue and send traces.
+BASELINE = {
+    "logs:CreateLogStream",
+    "logs:PutLogEvents",
+    "sqs:SendMessage",
+    "xray:PutTraceSegments",
+    "xray:PutTelemetryRecords",
+}
+READ = {"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Scan"}
+READ_WRITE = READ | {"dynamodb:PutItem", "dynamodb:UpdateItem"}
+IDEMPOTENCY = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
+
+EXPECTED_ACTIONS = {
+    "register_environment": BASELINE | {"s3:GetObject", "s3:GetObjectVersion"} | READ_WRITE | IDEMPOTENCY,
+    "ingest": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"} | READ_WRITE | IDEMPOTENCY,
+    "score": BASELINE
+    | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "events:PutEvents", "states:StartExecution"}
+    | READ_WRITE
+    | IDEMPOTENCY,
+    "build_artifact": BASELINE
+    | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
+    | READ_WRITE
+    | IDEMPOTENCY,
+    "api": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
+}
+
+EXPECTED_OBJECT_ACCESS = {
+    "register_environment": {("s3:GetObject", "environments/"), ("s3:GetObjectVersion", "environments/")},
+    "ingest": {
+        ("s3:GetObject", "submissions/"),
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
+        ("s3:PutObject", "predictions/"),
+    },
+    "score": {
+        ("s3:GetObject", "predictions/"),
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
+        ("s3:PutObject", "runs/"),
+    },
+    "build_artifact": {
+        ("s3:GetObject", "runs/"),
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
+        ("s3:PutObject", "runs/"),
+    },
+    "api": {
+        ("s3:GetObject", "submissions/"),
+        ("s3:GetObject", "predictions/"),
+        ("s3:GetObject", "runs/"),
+        ("s3:PutObject", "submissions/"),
+        ("s3:PutObject", "environments/"),
+    },
+}
+
+EXPECTED_TABLE_ACCESS = {
+    "register_environment": {"EnvironmentsTable": READ_WRITE, "IdempotencyTable": IDEMPOTENCY},
+    "ingest": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
+    "score": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
+    "build_artifact": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
+    "api": {"RunsTable": READ_WRITE, "DatasetsTable": READ_WRITE, "EnvironmentsTable": READ_WRITE},
+}
+
+EXPECTED_TRIGGERS = {
+    "register_environment": {"prefix": "environments/", "suffix": ".zip"},
+    "ingest": {"prefix": "submissions/"},
+    "score": {"prefix": "predictions/", "suffix": "prediction_output.zip"},
+}
+
+
+def _pairs(statements: list[Statement]) -> set[tuple[str, str]]:
+    return {
+        (action, resource)
+        for statement in statements
+        if statement["Effect"] == "Allow"
+        for action in statement["Action"]
+        for resource in statement["Resource"]
+    }
+
+
+def _object_access(statements: list[Statement]) -> set[tuple[str, str]]:
+    found = set()
+    for action, resource in _pairs(statements):
+        if action.startswith("s3:"):
+            assert resource.startswith(f"{BUCKET}/") and resource.endswith("/*"), resource
+            found.add((action, resource.removeprefix(f"{BUCKET}/").removesuffix("*")))
+    return found
+
+
+@pytest.fixture(scope="session")
+def triggers(of_type: Callable[[str], dict[str, Resource]], function_ids: dict[str, str]) -> dict[str, Any]:
+    (notifications,) = of_type("Custom::S3BucketNotifications").values()
+    names = {logical_id: name for name, logical_id in function_ids.items()}
+    found = {}
+    for target in notifications["Properties"]["NotificationConfiguration"]["LambdaFunctionConfigurations"]:
+        assert target["Events"] == ["s3:ObjectCreated:*"]
+        rules = target["Filter"]["Key"]["FilterRules"]
+        found[names[target["LambdaFunctionArn"]["Fn::GetAtt"][0]]] = {r["Name"]: r["Value"] for r in rules}
+    return found
+
+
+def test_there_is_one_function_per_handler_folder(functions: dict[str, Resource]) -> None:
+    assert sorted(functions) == sorted(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_functions_run_python_313_on_arm64(functions: dict[str, Resource], name: str) -> None:
+    properties = functions[name]["Properties"]
+    assert properties["Runtime"] == "python3.13"
+    assert properties["Architectures"] == ["arm64"]
+    assert properties["Handler"] == "handler.handler"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_functions_use_the_library_layer_built_for_the_same_platform(
+    functions: dict[str, Resource], resources: dict[str, Resource], name: str
+) -> None:
+    (layer,) = functions[name]["Properties"]["Layers"]
+    properties = resources[layer["Ref"]]["Properties"]
+    assert properties["CompatibleRuntimes"] == ["python3.13"]
+    assert properties["CompatibleArchitectures"] == ["arm64"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_functions_trace_actively(functions: dict[str, Resource], name: str) -> None:
+    assert functions[name]["Properties"]["TracingConfig"] == {"Mode": "Active"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_failed_async_events_land_in_an_encrypted_tls_only_queue(
+    functions: dict[str, Resource],
+    resources: dict[str, Resource],
+    of_type: Callable[[str], dict[str, Resource]],
+    name: str,
+) -> None:
+    queue_id = functions[name]["Properties"]["DeadLetterConfig"]["TargetArn"]["Fn::GetAtt"][0]
+    assert resources[queue_id]["Properties"]["SqsManagedSseEnabled"] is True
+    (policy,) = [
+        p for p in of_type("AWS::SQS::QueuePolicy").values() if {"Ref": queue_id} in p["Properties"]["Queues"]
+    ]
+    (denial,) = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert denial["Effect"] == "Deny"
+    assert denial["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_functions_log_to_their_own_group_kept_one_month(
+    functions: dict[str, Resource], resources: dict[str, Resource], name: str
+) -> None:
+    group_id = functions[name]["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+    assert resources[group_id]["Properties"]["RetentionInDays"] == 30
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_functions_share_the_contract_environment_variables(
+    functions: dict[str, Resource], name: str
+) -> None:
+    variables = functions[name]["Properties"]["Environment"]["Variables"]
+    assert variables["DATA_BUCKET"] == {"Ref": "DataBucket"}
+    assert variables["ENVIRONMENTS_TABLE"] == {"Ref": "EnvironmentsTable"}
+    assert variables["RUNS_TABLE"] == {"Ref": "RunsTable"}
+    assert variables["DATASETS_TABLE"] == {"Ref": "DatasetsTable"}
+    assert variables["IDEMPOTENCY_TABLE"] == {"Ref": "IdempotencyTable"}
+    assert variables["EVENT_BUS_NAME"] == {"Ref": "EventBus"}
+    assert variables["POWERTOOLS_SERVICE_NAME"] == name
+    assert variables["POWERTOOLS_METRICS_NAMESPACE"] == "BenchGen"
+
+
+def test_only_score_is_told_the_state_machine_arn(functions: dict[str, Resource]) -> None:
+    holders = {
+        name: f["Properties"]["Environment"]["Variables"]["STATE_MACHINE_ARN"]
+        for name, f in functions.items()
+        if "STATE_MACHINE_ARN" in f["Properties"]["Environment"]["Variables"]
+    }
+    assert holders == {"score": {"Ref": "ArtifactPipeline"}}
+
+
+def test_score_has_room_for_a_full_scoring_program(functions: dict[str, Resource]) -> None:
+    properties = functions["score"]["Properties"]
+    assert properties["MemorySize"] == 2048
+    assert properties["Timeout"] == 900
+    assert properties["EphemeralStorage"] == {"Size": 4096}
+
+
+def test_api_answers_within_api_gateways_timeout(functions: dict[str, Resource]) -> None:
+    assert functions["api"]["Properties"]["Timeout"] <= 29
+
+
+def test_every_function_has_a_role_of_its_own(functions: dict[str, Resource]) -> None:
+    roles = [f["Properties"]["Role"]["Fn::GetAtt"][0] for f in functions.values()]
+    assert len(set(roles)) == len(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_roles_carry_no_managed_policies(
+    functions: dict[str, Resource], resources: dict[str, Resource], name: str
+) -> None:
+    role_id = functions[name]["Properties"]["Role"]["Fn::GetAtt"][0]
+    assert "ManagedPolicyArns" not in resources[role_id]["Properties"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_roles_grant_exactly_the_actions_the_function_uses(
+    role_statements: dict[str, list[Statement]], name: str
+) -> None:
+    granted = {action for action, _ in _pairs(role_statements[name])}
+    assert granted == EXPECTED_ACTIONS[name]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_object_access_is_scoped_to_key_prefixes(
+    role_statements: dict[str, list[Statement]], name: str
+) -> None:
+    assert _object_access(role_statements[name]) == EXPECTED_OBJECT_ACCESS[name]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_table_access_is_scoped_to_the_tables_the_function_uses(
+    role_statements: dict[str, list[Statement]], name: str
+) -> None:
+    by_table: dict[str, set[str]] = {}
+    for action, resource in _pairs(role_statements[name]):
+        if action.startswith("dynamodb:"):
+            table = resource.removeprefix("${").split(".Arn}", 1)[0]
+            by_table.setdefault(table, set()).add(action)
+    assert by_table == EXPECTED_TABLE_ACCESS[name]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_index_queries_name_each_index(role_statements: dict[str, list[Statement]], name: str) -> None:
+    indexes = {resource for _, resource in _pairs(role_statements[name]) if "/index/" in resource}
+    assert all(not resource.endswith("*") for resource in indexes)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_only_tracing_is_granted_on_every_resource(
+    role_statements: dict[str, list[Statement]], name: str
+) -> None:
+    on_everything = {action for action, resource in _pairs(role_statements[name]) if resource == "*"}
+    assert on_everything == {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+
+
+def test_score_alone_starts_the_pipeline_and_emits_events(
+    role_statements: dict[str, list[Statement]],
+) -> None:
+    starts = {
+        n for n, s in role_statements.items() if ("states:StartExecution", "${ArtifactPipeline}") in _pairs(s)
+    }
+    emits = {n for n, s in role_statements.items() if ("events:PutEvents", "${EventBus.Arn}") in _pairs(s)}
+    assert starts == {"score"}
+    assert emits == {"score"}
+
+
+def test_ingest_cannot_touch_step_functions(role_statements: dict[str, list[Statement]]) -> None:
+    assert not [action for action, _ in _pairs(role_statements["ingest"]) if action.startswith("states:")]
+
+
+def test_api_cannot_delete_objects_or_records(role_statements: dict[str, list[Statement]]) -> None:
+    actions = {action for action, _ in _pairs(role_statements["api"])}
+    assert "s3:DeleteObject" not in actions
+    assert "dynamodb:DeleteItem" not in actions
+
+
+def test_uploads_trigger_the_function_that_owns_the_prefix(triggers: dict[str, Any]) -> None:
+    assert triggers == EXPECTED_TRIGGERS
+
+
+def test_no_function_writes_under_its_own_trigger_prefix(
+    triggers: dict[str, Any], role_statements: dict[str, list[Statement]]
+) -> None:
+    for name, trigger in triggers.items():
+        writes = {
+            prefix for action, prefix in _object_access(role_statements[name]) if action == "s3:PutObject"
+        }
+        assert trigger["prefix"] not in writes, name
+
+
+def test_a_function_writing_under_its_own_trigger_prefix_is_refused() -> None:
+    # Given a spec whose function would write where its own trigger listens
+    from aws_cdk import App, Duration, Stack
+
+    from infra.app import FEATURE_FLAGS
+    from infra.constructs.events import Events
+    from infra.constructs.functions import Functions, FunctionSpec, Trigger
+    from infra.constructs.layer import Layer
+    from infra.constructs.storage import Storage
+
+    looping = FunctionSpec(
+        name="ingest",
+        logical_id="LoopingFunction",
+        description="writes under its own trigger prefix",
+        memory_mb=128,
+        timeout=Duration.seconds(3),
+        trigger=Trigger("submissions/"),
+        writes=("submissions/",),
+    )
+    stack = Stack(App(context=FEATURE_FLAGS), "Loop")
+
+    # When the functions are built / Then the stack refuses it, naming the prefix
+    with pytest.raises(ValueError, match="re-trigger itself by writing under submissions/"):
+        Functions(
+            stack,
+            "Functions",
+            storage=Storage(stack, "Storage"),
+            bus=Events(stack, "Events").bus,
+            layer=Layer(stack, "Layer").layer,
+            specs=(looping,),
+        )
+
+
+def test_the_layer_pins_the_librarys_runtime_dependencies_without_boto3() -> None:
+    from infra.constructs.layer import layer_requirements
+
+    assert sorted(r.split("==")[0] for r in layer_requirements()) == [
+        "aws-lambda-powertools",
+        "pydantic",
+        "pydantic-settings",
+        "pyyaml",
+    ]
+    assert all("==" in requirement for requirement in layer_requirements())
+
+
+def test_the_layer_is_built_from_arm64_cpython_313_wheels_and_the_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given pip replaced by a recorder, and a library source tree
+    from infra.constructs import layer
+
+    source = tmp_path / "layers"
+    (source / "benchgen" / "__pycache__").mkdir(parents=True)
+    (source / "benchgen" / "__init__.py").write_text("VERSION = 1\n")
+    (source / "benchgen" / "__pycache__" / "x.pyc").write_bytes(b"")
+    commands: list[list[str]] = []
+    monkeypatch.setattr(
+        "infra.constructs.layer.subprocess.run", lambda command, check: commands.append(command)
+    )
+
+    # When the local bundler runs
+    out = tmp_path / "out"
+    built = layer.LayerBundler(source).try_bundle(str(out), None)  # type: ignore[arg-type]
+
+    # Then pip targets the Lambda platform, binary wheels only, and the library sits beside the wheels
+    assert built is True
+    (command,) = commands
+    assert command[command.index("--platform") + 1] == "manylinux2014_aarch64"
+    assert command[command.index("--python-version") + 1] == "3.13"
+    assert command[command.index("--implementation") + 1] == "cp"
+    assert "--only-binary=:all:" in command
+    assert command[command.index("--target") + 1] == str(out / "python")
+    assert "pydantic==2.13.4" in command
+    assert (out / "python" / "benchgen" / "__init__.py").read_text() == "VERSION = 1\n"
+    assert not (out / "python" / "benchgen" / "__pycache__").exists()

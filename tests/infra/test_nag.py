@@ -1,0 +1,73 @@
+"""cdk-nag AwsSolutions: nothing unacknowledged, and every acknowledgment written down with a reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+Resource = dict[str, Any]
+
+
+def _acknowledgments(resources: dict[str, Resource]) -> list[tuple[str, str, str]]:
+    return [
+        (logical_id, rule["id"], rule["reason"])
+        for logical_id, resource in resources.items()
+        for rule in resource.get("Metadata", {}).get("cdk_nag", {}).get("rules_to_suppress", [])
+    ]
+
+
+def test_no_finding_is_left_unacknowledged(synthesis: Any) -> None:
+    # Given the stack synthesized with the AwsSolutions pack / Then no error or warning remains
+    unacknowledged = [
+        f"{finding.severity} {finding.rule} at {finding.construct_path}"
+        for finding in synthesis.findings
+        if finding.rule.startswith("AwsSolutions-")
+    ]
+    assert unacknowledged == []
+
+
+def test_every_acknowledgment_gives_a_written_reason(resources: dict[str, Resource]) -> None:
+    acknowledgments = _acknowledgments(resources)
+    assert acknowledgments
+    short = [(logical_id, rule) for logical_id, rule, reason in acknowledgments if len(reason.split()) < 8]
+    assert short == []
+
+
+def test_acknowledgments_sit_on_resources_not_on_the_whole_stack(template: dict[str, Any]) -> None:
+    assert "cdk_nag" not in template.get("Metadata", {})
+
+
+def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, Resource]) -> None:
+    wildcard_rules = {
+        rule for _, rule, _ in _acknowledgments(resources) if rule.startswith("AwsSolutions-IAM5")
+    }
+    assert wildcard_rules == {
+        "AwsSolutions-IAM5[Resource::*]",
+        "AwsSolutions-IAM5[Resource::<BuildArtifactFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/environments/*]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/submissions/*]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/predictions/*]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*]",
+    }
+
+
+@pytest.mark.slow
+def test_the_checks_catch_a_non_compliant_resource() -> None:
+    # Given the app with an extra bucket that has no TLS-only policy and no access logs
+    from aws_cdk import aws_s3 as s3
+
+    from infra.synth import synthesize
+
+    def add_unlogged_bucket(stack: Any) -> None:
+        s3.Bucket(stack, "UnloggedBucket")
+
+    # When it is synthesized
+    synthesis = synthesize(customize=add_unlogged_bucket)
+
+    # Then cdk-nag reports exactly that bucket
+    reported = {(f.rule, f.construct_path) for f in synthesis.findings}
+    assert reported == {
+        ("AwsSolutions-S1", "BenchGenStack/UnloggedBucket/Resource"),
+        ("AwsSolutions-S10", "BenchGenStack/UnloggedBucket/Resource"),
+    }
