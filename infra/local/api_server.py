@@ -1,0 +1,286 @@
+"""Serve the REST API on localhost: each HTTP request becomes an API Gateway REST proxy event.
+
+The routes (resource templates such as ``/runs/{run_id}``) come from the synthesized template, and the
+Cognito authorizer is played by ``auth.TokenVerifier``, so the API function sees what it would see
+behind API Gateway: same event fields, same 401 and 403 answers before it is ever called.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import sys
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from infra.local.auth import UNAUTHORIZED_BODY, TokenVerifier, Unauthorized, authorizer_claims
+from infra.local.lambda_hook import ACCOUNT_ID, Handler, LambdaContext
+from infra.local.template import Route
+
+MISSING_TOKEN_BODY = {"message": "Missing Authentication Token"}
+INTERNAL_ERROR_BODY = {"message": "Internal server error"}
+TOO_LARGE_BODY = {"message": "Request Too Long"}
+# API Gateway's own payload limit.
+MAX_BODY_BYTES = 10 * 1024 * 1024
+MAX_CONCURRENT_REQUESTS = 16
+SOCKET_TIMEOUT_S = 30
+_TEXT_TYPES = ("text/", "application/json", "application/x-www-form-urlencoded", "application/xml")
+
+
+class _CompiledRoute:
+    def __init__(self, route: Route) -> None:
+        self.route = route
+        pattern = ""
+        for segment in route.resource.strip("/").split("/"):
+            if not segment:
+                continue
+            greedy = re.fullmatch(r"\{(\w+)\+\}", segment)
+            plain = re.fullmatch(r"\{(\w+)\}", segment)
+            if greedy:
+                pattern += f"/(?P<{greedy.group(1)}>.+)"
+            elif plain:
+                pattern += f"/(?P<{plain.group(1)}>[^/]+)"
+            else:
+                pattern += "/" + re.escape(segment)
+        self.regex = re.compile((pattern or "/") + "$")
+        segments = [s for s in route.resource.split("/") if s]
+        # API Gateway prefers the most literal match: /runs/latest over /runs/{run_id}.
+        self.specificity = (
+            sum(not s.startswith("{") for s in segments),
+            -sum(s.endswith("+}") for s in segments),
+        )
+
+
+class ApiServer:
+    """A bounded ThreadingHTTPServer on loopback; ``port=0`` picks a free port. Use as a context manager."""
+
+    def __init__(
+        self,
+        routes: Sequence[Route],
+        handler: Handler,
+        verifier: TokenVerifier | None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        stage: str = "local",
+        function_name: str = "api",
+        region: str = "us-east-1",
+        access_log: bool = True,
+    ) -> None:
+        self.access_log = access_log
+        self.routes = sorted((_CompiledRoute(r) for r in routes), key=lambda c: c.specificity, reverse=True)
+        self.handler = handler
+        self.verifier = verifier
+        self.stage = stage
+        self.function_name = function_name
+        self.region = region
+        self._slots = threading.BoundedSemaphore(MAX_CONCURRENT_REQUESTS)
+        self._httpd = ThreadingHTTPServer((host, port), _request_handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> None:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1}, name="api-server", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> ApiServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def match(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
+        for compiled in self.routes:
+            if compiled.route.method not in (method, "ANY"):
+                continue
+            found = compiled.regex.match(path)
+            if found:
+                return compiled.route, {name: unquote(value) for name, value in found.groupdict().items()}
+        return None
+
+    def respond(self, method: str, raw_path: str, headers: list[tuple[str, str]], body: bytes) -> _Answer:
+        """Answer one request the way API Gateway plus the API function would."""
+        split = urlsplit(raw_path)
+        path = split.path or "/"
+        matched = self.match(method, path)
+        if matched is None:
+            return _Answer.json(
+                403, MISSING_TOKEN_BODY, {"x-amzn-ErrorType": "MissingAuthenticationTokenException"}
+            )
+        route, path_parameters = matched
+        claims: dict[str, str] | None = None
+        if route.authorized:
+            if self.verifier is None:
+                return _Answer.json(401, UNAUTHORIZED_BODY, {"x-amzn-ErrorType": "UnauthorizedException"})
+            try:
+                claims = authorizer_claims(self.verifier.verify(_header(headers, "authorization")))
+            except Unauthorized:
+                return _Answer.json(401, UNAUTHORIZED_BODY, {"x-amzn-ErrorType": "UnauthorizedException"})
+        event = self.event(route, method, path, split.query, headers, body, path_parameters, claims)
+        context = LambdaContext(self.function_name, region=self.region)
+        try:
+            result = self.handler(event, context)
+            return _Answer.from_proxy_result(result)
+        except Exception:
+            traceback.print_exc(file=sys.stderr)
+            return _Answer.json(
+                502, INTERNAL_ERROR_BODY, {"x-amzn-ErrorType": "InternalServerErrorException"}
+            )
+
+    def event(
+        self,
+        route: Route,
+        method: str,
+        path: str,
+        query: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        path_parameters: dict[str, str],
+        claims: dict[str, str] | None,
+    ) -> dict[str, Any]:
+        single_headers: dict[str, str] = {}
+        multi_headers: dict[str, list[str]] = {}
+        for name, value in headers:
+            single_headers[name] = value
+            multi_headers.setdefault(name, []).append(value)
+        multi_query = parse_qs(query, keep_blank_values=True)
+        content_type = _header(headers, "content-type") or ""
+        text_body, is_base64 = _event_body(body, content_type)
+        now = time.time()
+        request_context: dict[str, Any] = {
+            "accountId": ACCOUNT_ID,
+            "apiId": "local",
+            "domainName": single_headers.get("Host", "127.0.0.1"),
+            "httpMethod": method,
+            "identity": {"sourceIp": "127.0.0.1", "userAgent": _header(headers, "user-agent")},
+            "path": f"/{self.stage}{path}",
+            "protocol": "HTTP/1.1",
+            "requestId": str(uuid.uuid4()),
+            "requestTime": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
+            "requestTimeEpoch": int(now * 1000),
+            "resourceId": "local",
+            "resourcePath": route.resource,
+            "stage": self.stage,
+        }
+        if claims is not None:
+            request_context["authorizer"] = {"claims": claims}
+        return {
+            "resource": route.resource,
+            "path": path,
+            "httpMethod": method,
+            "headers": single_headers or None,
+            "multiValueHeaders": multi_headers or None,
+            "queryStringParameters": {k: v[-1] for k, v in multi_query.items()} or None,
+            "multiValueQueryStringParameters": multi_query or None,
+            "pathParameters": path_parameters or None,
+            "stageVariables": None,
+            "requestContext": request_context,
+            "body": text_body,
+            "isBase64Encoded": is_base64,
+        }
+
+
+class _Answer:
+    def __init__(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    @classmethod
+    def json(cls, status: int, body: Any, headers: dict[str, str] | None = None) -> _Answer:
+        pairs = [("Content-Type", "application/json"), *(headers or {}).items()]
+        return cls(status, pairs, json.dumps(body).encode())
+
+    @classmethod
+    def from_proxy_result(cls, result: Any) -> _Answer:
+        """Turn the function's proxy result into HTTP; a malformed one is a 502, as API Gateway does."""
+        if not isinstance(result, dict) or not isinstance(result.get("statusCode"), int):
+            raise ValueError(f"the API function returned a malformed proxy response: {result!r:.200}")
+        pairs: list[tuple[str, str]] = [(str(k), str(v)) for k, v in (result.get("headers") or {}).items()]
+        for name, values in (result.get("multiValueHeaders") or {}).items():
+            pairs.extend((str(name), str(value)) for value in values)
+        raw = result.get("body") or ""
+        body = base64.b64decode(raw) if result.get("isBase64Encoded") else str(raw).encode()
+        return cls(int(result["statusCode"]), pairs, body)
+
+
+def _header(headers: list[tuple[str, str]], name: str) -> str | None:
+    found = None
+    for key, value in headers:
+        if key.lower() == name:
+            found = value
+    return found
+
+
+def _event_body(body: bytes, content_type: str) -> tuple[str | None, bool]:
+    if not body:
+        return None, False
+    if content_type.startswith(_TEXT_TYPES) or not content_type:
+        try:
+            return body.decode("utf-8"), False
+        except UnicodeDecodeError:
+            pass
+    return base64.b64encode(body).decode(), True
+
+
+def _request_handler_for(server: ApiServer) -> type[BaseHTTPRequestHandler]:
+    class _RequestHandler(BaseHTTPRequestHandler):
+        timeout = SOCKET_TIMEOUT_S
+        protocol_version = "HTTP/1.1"
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY_BYTES:
+                self.close_connection = True
+                self._send(_Answer.json(413, TOO_LARGE_BODY))
+                return
+            body = self.rfile.read(length) if length else b""
+            with server._slots:
+                answer = server.respond(self.command, self.path, list(self.headers.items()), body)
+            self._send(answer)
+
+        def _send(self, answer: _Answer) -> None:
+            self.send_response(answer.status)
+            for name, value in answer.headers:
+                if name.lower() not in ("content-length", "connection"):
+                    self.send_header(name, value)
+            self.send_header("Content-Length", str(len(answer.body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(answer.body)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:
+            if server.access_log:
+                sys.stderr.write(f"api {self.address_string()} {format % args}\n")
+
+    return _RequestHandler

@@ -1,0 +1,227 @@
+"""Run moto's Lambda functions as in-process Python handlers.
+
+Without Docker, moto's Lambda only echoes the payload back. Every invocation path (boto3 ``invoke``, the
+state machine's Lambda tasks, S3 notifications) ends in ``LambdaFunction._invoke_lambda``, and with
+``use_docker: False`` ``LambdaSimpleBackend.invoke`` answers before it. Both are private moto methods
+(moto is pinned for this reason), so this is the only module that touches them: ``LambdaHook`` replaces
+them while it is active and puts the originals back on exit.
+
+Asynchronous invocations stay asynchronous, as on AWS: an S3 notification (moto's
+``s3.notifications._invoke_awslambda``) or an ``InvocationType=Event`` call returns at once and the
+handler runs on its own thread. Besides being faithful, this matters: moto sends the notification before
+it stores the object's metadata, so a handler run inside ``put_object`` would not see it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any
+
+Handler = Callable[[Any, Any], Any]
+
+ACCOUNT_ID = "123456789012"
+DEFAULT_TIMEOUT_S = 900
+DEFAULT_MEMORY_MB = 128
+EXIT_WAIT_S = 60.0
+
+
+class LambdaContext:
+    """The attributes of the Lambda runtime's context object that handlers and powertools read."""
+
+    def __init__(
+        self,
+        function_name: str,
+        *,
+        region: str = "us-east-1",
+        memory_limit_in_mb: int = DEFAULT_MEMORY_MB,
+        timeout_s: int = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.function_name = function_name
+        self.function_version = "$LATEST"
+        self.invoked_function_arn = f"arn:aws:lambda:{region}:{ACCOUNT_ID}:function:{function_name}"
+        self.memory_limit_in_mb = memory_limit_in_mb
+        self.aws_request_id = str(uuid.uuid4())
+        self.log_group_name = f"/aws/lambda/{function_name}"
+        self.log_stream_name = f"local/{self.aws_request_id}"
+        self._deadline = time.monotonic() + timeout_s
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+def error_payload(exc: BaseException) -> dict[str, Any]:
+    """The payload Lambda returns for an unhandled exception; Step Functions reads errorType as the error."""
+    return {
+        "errorMessage": str(exc),
+        "errorType": type(exc).__name__,
+        "stackTrace": traceback.format_exception(type(exc), exc, exc.__traceback__),
+    }
+
+
+def call_handler(handler: Handler, event: Any, context: LambdaContext) -> tuple[str, bool]:
+    """Run one invocation; return the JSON payload and whether it is an error payload."""
+    try:
+        result = handler(event, context)
+    except Exception as exc:
+        return json.dumps(error_payload(exc)), True
+    return json.dumps(result, default=str), False
+
+
+class LambdaHook:
+    """Context manager: while active, invoking a moto Lambda function calls ``handlers[function_name]``.
+
+    Synchronous invocations run in the caller's thread, asynchronous ones on a thread of their own;
+    handlers are not serialized: a handler that waits on a state machine execution which itself invokes
+    another handler must not deadlock. ``wait_idle`` waits for the asynchronous ones.
+    """
+
+    _active_lock = threading.Lock()
+    _active: LambdaHook | None = None
+
+    def __init__(self, handlers: Mapping[str, Handler] | None = None, *, region: str = "us-east-1") -> None:
+        self.handlers: dict[str, Handler] = dict(handlers or {})
+        self.region = region
+        self._originals: dict[str, Any] = {}
+        self._inflight = 0
+        self._idle = threading.Condition()
+        self._async = threading.local()
+
+    @property
+    def active(self) -> bool:
+        return LambdaHook._active is self
+
+    def register(self, function_name: str, handler: Handler) -> None:
+        self.handlers[function_name] = handler
+
+    def invoke(
+        self, function_name: str, event: Any, *, memory_mb: int, timeout_s: int
+    ) -> tuple[str, bool, str]:
+        handler = self.handlers.get(function_name)
+        context = LambdaContext(
+            function_name, region=self.region, memory_limit_in_mb=memory_mb, timeout_s=timeout_s
+        )
+        if handler is None:
+            missing = LookupError(
+                f"no in-process handler is registered for Lambda function {function_name!r}; "
+                f"registered: {sorted(self.handlers)}"
+            )
+            return json.dumps(error_payload(missing)), True, ""
+        payload, errored = call_handler(handler, _as_event(event), context)
+        if errored and getattr(self._async, "active", False):
+            # Nobody receives an asynchronous invocation's answer (AWS would retry, then dead-letter it).
+            sys.stderr.write(f"asynchronous invocation of {function_name} failed: {payload}\n")
+        return payload, errored, f"RequestId: {context.aws_request_id}\n"
+
+    def dispatch(self, call: Callable[[], Any], label: str) -> None:
+        """Run ``call`` on its own thread, as Lambda runs an asynchronous invocation."""
+        with self._idle:
+            self._inflight += 1
+
+        def run() -> None:
+            self._async.active = True
+            try:
+                call()
+            except Exception:
+                sys.stderr.write(f"asynchronous invocation {label} failed:\n{traceback.format_exc()}")
+            finally:
+                with self._idle:
+                    self._inflight -= 1
+                    self._idle.notify_all()
+
+        threading.Thread(target=run, name=f"lambda-async-{label}", daemon=True).start()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no asynchronous invocation is running; False if some still were after ``timeout``."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._inflight == 0, timeout)
+
+    @property
+    def busy(self) -> bool:
+        with self._idle:
+            return self._inflight > 0
+
+    def __enter__(self) -> LambdaHook:
+        from moto.awslambda.models import LambdaBackend, LambdaFunction
+        from moto.awslambda_simple.models import LambdaSimpleBackend
+        from moto.s3 import notifications
+
+        with LambdaHook._active_lock:
+            if LambdaHook._active is not None:
+                raise RuntimeError("a LambdaHook is already active in this process; exit it first")
+            LambdaHook._active = self
+        hook = self
+
+        def _invoke_lambda(function: Any, event: Any = None) -> tuple[str, bool, str]:
+            return hook.invoke(
+                function.function_name,
+                event,
+                memory_mb=int(function.memory_size or DEFAULT_MEMORY_MB),
+                timeout_s=int(function.timeout or DEFAULT_TIMEOUT_S),
+            )
+
+        original_invoke = LambdaFunction.__dict__["invoke"]
+        original_notify = notifications._invoke_awslambda
+
+        def invoke(function: Any, body: str, request_headers: Any, response_headers: Any) -> str | bytes:
+            if request_headers.get("x-amz-invocation-type") != "Event":
+                result: str | bytes = original_invoke(function, body, request_headers, response_headers)
+                return result
+            hook.dispatch(
+                lambda: original_invoke(function, body, request_headers, {}), function.function_name
+            )
+            return ""
+
+        def notify(account_id: str, event_body: Any, fn_arn: str, region_name: str) -> None:
+            hook.dispatch(
+                lambda: original_notify(account_id, event_body, fn_arn, region_name), fn_arn.split(":")[-1]
+            )
+
+        self._originals = {
+            "_invoke_lambda": LambdaFunction.__dict__["_invoke_lambda"],
+            "invoke": original_invoke,
+            "simple_invoke": LambdaSimpleBackend.__dict__["invoke"],
+            "notify": original_notify,
+        }
+        LambdaFunction._invoke_lambda = _invoke_lambda  # type: ignore[method-assign,assignment]
+        LambdaFunction.invoke = invoke  # type: ignore[method-assign,assignment]
+        notifications._invoke_awslambda = notify
+        # The simple backend answers with a canned echo; route it to the real backend's invoke, which
+        # reaches _invoke_lambda above.
+        LambdaSimpleBackend.invoke = LambdaBackend.invoke  # type: ignore[method-assign]
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        from moto.awslambda.models import LambdaFunction
+        from moto.awslambda_simple.models import LambdaSimpleBackend
+        from moto.s3 import notifications
+
+        # Asynchronous invocations still running would otherwise reach moto's echo after the restore.
+        self.wait_idle(EXIT_WAIT_S)
+        LambdaFunction._invoke_lambda = self._originals["_invoke_lambda"]  # type: ignore[method-assign]
+        LambdaFunction.invoke = self._originals["invoke"]  # type: ignore[method-assign]
+        notifications._invoke_awslambda = self._originals["notify"]
+        LambdaSimpleBackend.invoke = self._originals["simple_invoke"]  # type: ignore[method-assign]
+        with LambdaHook._active_lock:
+            LambdaHook._active = None
+
+
+def _as_event(event: Any) -> Any:
+    # moto hands over the request body already parsed, except on paths that pass the raw JSON string.
+    if isinstance(event, (str, bytes)):
+        try:
+            return json.loads(event)
+        except ValueError:
+            return event
+    return event

@@ -1,0 +1,338 @@
+"""The local REST API: Cognito token checks and HTTP requests turned into API Gateway proxy events."""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+from joserfc import jwk, jwt
+from moto import mock_aws
+from moto.utilities.utils import load_resource
+
+from infra.local.api_server import ApiServer
+from infra.local.auth import TokenVerifier, Unauthorized
+from infra.local.template import Route
+
+REGION = "us-east-1"
+PASSWORD = "Correct-Horse-42!"
+ROUTES = [
+    Route("/runs", "GET", authorized=True),
+    Route("/runs", "POST", authorized=True),
+    Route("/runs/{run_id}", "GET", authorized=True),
+    Route("/runs/latest", "GET", authorized=True),
+    Route("/runs/{run_id}/files", "GET", authorized=True),
+    Route("/health", "GET", authorized=False),
+]
+
+
+@dataclass
+class Pool:
+    pool_id: str
+    client_id: str
+    other_client_id: str
+    cognito: Any
+
+    def verifier(self) -> TokenVerifier:
+        return TokenVerifier(
+            user_pool_id=self.pool_id,
+            client_id=self.client_id,
+            jwks=load_resource("cognitoidp/resources/jwks-public.json"),
+        )
+
+    def tokens(self, username: str, client_id: str | None = None) -> dict[str, str]:
+        result = self.cognito.initiate_auth(
+            ClientId=client_id or self.client_id,
+            AuthFlow="USER_PASSWORD_AUTH",
+            AuthParameters={"USERNAME": username, "PASSWORD": PASSWORD},
+        )
+        tokens: dict[str, str] = result["AuthenticationResult"]
+        return tokens
+
+
+def _pool(cognito: Any, name: str) -> Pool:
+    pool_id = cognito.create_user_pool(PoolName=name)["UserPool"]["Id"]
+
+    def client(client_name: str) -> str:
+        created = cognito.create_user_pool_client(
+            UserPoolId=pool_id, ClientName=client_name, ExplicitAuthFlows=["ALLOW_USER_PASSWORD_AUTH"]
+        )
+        return str(created["UserPoolClient"]["ClientId"])
+
+    for username in ("alice", "bob"):
+        cognito.admin_create_user(UserPoolId=pool_id, Username=username, MessageAction="SUPPRESS")
+        cognito.admin_set_user_password(
+            UserPoolId=pool_id, Username=username, Password=PASSWORD, Permanent=True
+        )
+    return Pool(pool_id, client("web"), client("other"), cognito)
+
+
+@pytest.fixture
+def pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[Pool]:
+    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        yield _pool(boto3.client("cognito-idp", region_name=REGION), "users")
+
+
+def _signed_like_moto(claims: dict[str, Any]) -> str:
+    key = jwk.RSAKey.import_key(load_resource("cognitoidp/resources/jwks-private.json"))
+    return jwt.encode({"kid": "dummy", "alg": "RS256"}, claims, key)
+
+
+# auth
+
+
+def test_valid_id_token_gives_its_claims(pool: Pool) -> None:
+    claims = pool.verifier().verify(pool.tokens("alice")["IdToken"])
+    assert claims["cognito:username"] == "alice"
+    assert claims["aud"] == pool.client_id
+    assert claims["iss"] == f"https://cognito-idp.{REGION}.amazonaws.com/{pool.pool_id}"
+
+
+def test_bearer_prefix_is_accepted(pool: Pool) -> None:
+    claims = pool.verifier().verify("Bearer " + pool.tokens("bob")["IdToken"])
+    assert claims["cognito:username"] == "bob"
+
+
+def test_tampered_token_is_rejected(pool: Pool) -> None:
+    # given a token whose payload was edited to claim another user
+    header, payload, signature = pool.tokens("alice")["IdToken"].split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    claims["cognito:username"] = "admin"
+    forged = base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=")
+
+    # then the signature check refuses it
+    with pytest.raises(Unauthorized):
+        pool.verifier().verify(f"{header}.{forged}.{signature}")
+
+
+def test_expired_token_is_rejected(pool: Pool) -> None:
+    # given a token signed with the pool's key that expired a minute ago
+    now = int(time.time())
+    token = _signed_like_moto(
+        {
+            "iss": f"https://cognito-idp.{REGION}.amazonaws.com/{pool.pool_id}",
+            "aud": pool.client_id,
+            "sub": "user-1",
+            "token_use": "id",
+            "iat": now - 3660,
+            "exp": now - 60,
+        }
+    )
+    with pytest.raises(Unauthorized, match="exp"):
+        pool.verifier().verify(token)
+
+
+def test_token_for_another_app_client_is_rejected(pool: Pool) -> None:
+    with pytest.raises(Unauthorized, match="aud"):
+        pool.verifier().verify(pool.tokens("alice", client_id=pool.other_client_id)["IdToken"])
+
+
+def test_token_from_another_user_pool_is_rejected(pool: Pool) -> None:
+    # moto signs every pool's tokens with one key: only the issuer tells them apart
+    other = _pool(pool.cognito, "other-users")
+    verifier = TokenVerifier(
+        user_pool_id=pool.pool_id,
+        client_id=other.client_id,
+        jwks=load_resource("cognitoidp/resources/jwks-public.json"),
+    )
+    with pytest.raises(Unauthorized, match="iss"):
+        verifier.verify(other.tokens("alice")["IdToken"])
+
+
+def test_access_token_is_not_an_id_token(pool: Pool) -> None:
+    with pytest.raises(Unauthorized):
+        pool.verifier().verify(pool.tokens("alice")["AccessToken"])
+
+
+def test_missing_token_is_rejected(pool: Pool) -> None:
+    with pytest.raises(Unauthorized):
+        pool.verifier().verify(None)
+
+
+# HTTP server
+
+
+class StandInApi:
+    """Stands in for functions.api.handler: records the event, answers with a fixed proxy response."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.contexts: list[Any] = []
+        self.fail = False
+
+    def __call__(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        self.events.append(event)
+        self.contexts.append(context)
+        if self.fail:
+            raise RuntimeError("boom")
+        return {
+            "statusCode": 201,
+            "headers": {"Content-Type": "application/json"},
+            "multiValueHeaders": {"Set-Cookie": ["a=1", "b=2"]},
+            "body": json.dumps({"run_id": "r-9"}),
+            "isBase64Encoded": False,
+        }
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: http.client.HTTPMessage
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@pytest.fixture
+def api(pool: Pool) -> Iterator[tuple[ApiServer, StandInApi]]:
+    stand_in = StandInApi()
+    with ApiServer(ROUTES, stand_in, pool.verifier(), stage="prod") as server:
+        yield server, stand_in
+
+
+def _request(
+    server: ApiServer,
+    method: str,
+    path: str,
+    *,
+    headers: dict[str, str] | None = None,
+    body: bytes | None = None,
+) -> Answer:
+    host, port = server.url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        connection.request(method, path, body=body, headers=headers or {})
+        response = connection.getresponse()
+        return Answer(response.status, response.headers, response.read())
+    finally:
+        connection.close()
+
+
+def test_request_reaches_the_handler_as_an_api_gateway_proxy_event(
+    api: tuple[ApiServer, StandInApi], pool: Pool
+) -> None:
+    server, stand_in = api
+    token = pool.tokens("alice")["IdToken"]
+
+    # when a client calls a route with a path parameter and a repeated query parameter
+    _request(server, "GET", "/runs/r-1/files?limit=5&status=a&status=b", headers={"Authorization": token})
+
+    # then the handler got the event API Gateway would build
+    (event,) = stand_in.events
+    assert event["resource"] == "/runs/{run_id}/files"
+    assert event["path"] == "/runs/r-1/files"
+    assert event["httpMethod"] == "GET"
+    assert event["pathParameters"] == {"run_id": "r-1"}
+    assert event["queryStringParameters"] == {"limit": "5", "status": "b"}
+    assert event["multiValueQueryStringParameters"] == {"limit": ["5"], "status": ["a", "b"]}
+    assert event["headers"]["Authorization"] == token
+    assert event["multiValueHeaders"]["Authorization"] == [token]
+    assert event["body"] is None and event["isBase64Encoded"] is False
+    context = event["requestContext"]
+    assert context["stage"] == "prod"
+    assert context["resourcePath"] == "/runs/{run_id}/files"
+    assert context["path"] == "/prod/runs/r-1/files"
+    assert len(context["requestId"]) == 36
+    claims = context["authorizer"]["claims"]
+    assert claims["cognito:username"] == "alice"
+    assert claims["aud"] == pool.client_id
+    assert all(isinstance(value, str) for value in claims.values())
+    assert stand_in.contexts[0].function_name == "api"
+
+
+def test_handler_response_is_returned_to_the_client(api: tuple[ApiServer, StandInApi], pool: Pool) -> None:
+    server, _ = api
+    answer = _request(
+        server,
+        "POST",
+        "/runs",
+        headers={"Authorization": pool.tokens("alice")["IdToken"], "Content-Type": "application/json"},
+        body=b'{"environment_id": "gsm8k"}',
+    )
+    assert answer.status == 201
+    assert answer.json() == {"run_id": "r-9"}
+    assert answer.headers["Content-Type"] == "application/json"
+    assert answer.headers.get_all("Set-Cookie") == ["a=1", "b=2"]
+
+
+def test_json_body_arrives_as_text(api: tuple[ApiServer, StandInApi], pool: Pool) -> None:
+    server, stand_in = api
+    headers = {"Authorization": pool.tokens("alice")["IdToken"], "Content-Type": "application/json"}
+    _request(server, "POST", "/runs", headers=headers, body=b'{"model": "qwen"}')
+    assert stand_in.events[0]["body"] == '{"model": "qwen"}'
+    assert stand_in.events[0]["isBase64Encoded"] is False
+
+
+def test_binary_body_arrives_base64_encoded(api: tuple[ApiServer, StandInApi], pool: Pool) -> None:
+    server, stand_in = api
+    headers = {"Authorization": pool.tokens("alice")["IdToken"], "Content-Type": "application/zip"}
+    _request(server, "POST", "/runs", headers=headers, body=b"PK\x03\x04\xff")
+    assert stand_in.events[0]["isBase64Encoded"] is True
+    assert base64.b64decode(stand_in.events[0]["body"]) == b"PK\x03\x04\xff"
+
+
+def test_literal_route_wins_over_a_path_parameter(api: tuple[ApiServer, StandInApi], pool: Pool) -> None:
+    server, stand_in = api
+    _request(server, "GET", "/runs/latest", headers={"Authorization": pool.tokens("alice")["IdToken"]})
+    assert stand_in.events[0]["resource"] == "/runs/latest"
+    assert stand_in.events[0]["pathParameters"] is None
+
+
+def test_missing_token_gets_401_and_never_reaches_the_handler(api: tuple[ApiServer, StandInApi]) -> None:
+    server, stand_in = api
+    answer = _request(server, "GET", "/runs")
+    assert answer.status == 401
+    assert answer.json() == {"message": "Unauthorized"}
+    assert stand_in.events == []
+
+
+def test_invalid_token_gets_401(api: tuple[ApiServer, StandInApi]) -> None:
+    server, stand_in = api
+    answer = _request(server, "GET", "/runs", headers={"Authorization": "not-a-jwt"})
+    assert answer.status == 401
+    assert answer.json() == {"message": "Unauthorized"}
+    assert stand_in.events == []
+
+
+def test_route_without_authorizer_needs_no_token(api: tuple[ApiServer, StandInApi]) -> None:
+    server, stand_in = api
+    answer = _request(server, "GET", "/health")
+    assert answer.status == 201
+    assert "authorizer" not in stand_in.events[0]["requestContext"]
+
+
+def test_unknown_route_gets_api_gateways_403(api: tuple[ApiServer, StandInApi], pool: Pool) -> None:
+    server, stand_in = api
+    answer = _request(server, "DELETE", "/runs", headers={"Authorization": pool.tokens("alice")["IdToken"]})
+    assert answer.status == 403
+    assert answer.json() == {"message": "Missing Authentication Token"}
+    assert stand_in.events == []
+
+
+def test_handler_failure_gets_502(api: tuple[ApiServer, StandInApi], pool: Pool) -> None:
+    server, stand_in = api
+    stand_in.fail = True
+    answer = _request(server, "GET", "/runs", headers={"Authorization": pool.tokens("alice")["IdToken"]})
+    assert answer.status == 502
+    assert answer.json() == {"message": "Internal server error"}
+
+
+def test_stopped_server_releases_its_port(pool: Pool) -> None:
+    # given a server that was started and stopped
+    with ApiServer(ROUTES, StandInApi(), pool.verifier()) as server:
+        url = server.url
+
+    # then nothing listens on its port any more
+    host, port = url.removeprefix("http://").split(":")
+    with pytest.raises(ConnectionRefusedError):
+        http.client.HTTPConnection(host, int(port), timeout=2).request("GET", "/runs")

@@ -1,0 +1,251 @@
+"""The Lambda hook: moto's Lambda invocations run in-process Python handlers, whatever the caller."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import zipfile
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from infra.local.lambda_hook import LambdaContext, LambdaHook
+
+REGION = "us-east-1"
+CONFIG: Any = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
+BUCKET = "hook-test-bucket"
+
+
+def _zip() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("handler.py", "def handler(event, context):\n    return event\n")
+    return buffer.getvalue()
+
+
+class Recorder:
+    """A stand-in handler that remembers what it was called with."""
+
+    def __init__(self, result: Any = None, error: Exception | None = None) -> None:
+        self.result = result
+        self.error = error
+        self.events: list[Any] = []
+        self.contexts: list[Any] = []
+
+    def __call__(self, event: Any, context: Any) -> Any:
+        self.events.append(event)
+        self.contexts.append(context)
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws(config=CONFIG):
+        yield
+
+
+def _function(name: str) -> str:
+    role = boto3.client("iam").create_role(
+        RoleName=f"{name}-role",
+        AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []}),
+    )["Role"]["Arn"]
+    created = boto3.client("lambda").create_function(
+        FunctionName=name,
+        Runtime="python3.12",
+        Role=role,
+        Handler="handler.handler",
+        Code={"ZipFile": _zip()},
+    )
+    return str(created["FunctionArn"])
+
+
+def _run_state_machine(definition: dict[str, Any], execution_input: dict[str, Any]) -> dict[str, Any]:
+    sfn = boto3.client("stepfunctions")
+    machine = sfn.create_state_machine(
+        name="hook-test",
+        definition=json.dumps(definition),
+        roleArn="arn:aws:iam::123456789012:role/hook-test-role",
+    )["stateMachineArn"]
+    execution = sfn.start_execution(stateMachineArn=machine, name="run-1", input=json.dumps(execution_input))
+    for _ in range(200):
+        described: dict[str, Any] = sfn.describe_execution(executionArn=execution["executionArn"])
+        if described["status"] != "RUNNING":
+            return described
+        time.sleep(0.05)
+    raise AssertionError("the execution did not finish")
+
+
+def test_s3_upload_runs_the_handler_registered_for_the_notified_function(aws: None) -> None:
+    # given a bucket that notifies a function whose handler is registered with the hook
+    arn = _function("ingest-fn")
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket=BUCKET)
+    s3.put_bucket_notification_configuration(
+        Bucket=BUCKET,
+        NotificationConfiguration={
+            "LambdaFunctionConfigurations": [{"LambdaFunctionArn": arn, "Events": ["s3:ObjectCreated:*"]}]
+        },
+    )
+    ingest = Recorder(result={"ok": True})
+    with LambdaHook({"ingest-fn": ingest}):
+        # when an object is uploaded
+        s3.put_object(Bucket=BUCKET, Key="submissions/run-1/my file.zip", Body=b"data")
+
+    # then the handler ran with the S3 notification record for that object
+    assert len(ingest.events) == 1
+    record = ingest.events[0]["Records"][0]
+    assert record["eventName"] == "ObjectCreated:Put"
+    assert record["s3"]["bucket"]["name"] == BUCKET
+    assert record["s3"]["object"]["key"] == "submissions%2Frun-1%2Fmy+file.zip"
+
+
+def test_an_s3_notification_runs_after_the_upload_returns_and_sees_the_object_metadata(aws: None) -> None:
+    # given a notified function whose handler reads the uploaded object's metadata
+    arn = _function("metadata-fn")
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket=BUCKET)
+    s3.put_bucket_notification_configuration(
+        Bucket=BUCKET,
+        NotificationConfiguration={
+            "LambdaFunctionConfigurations": [{"LambdaFunctionArn": arn, "Events": ["s3:ObjectCreated:*"]}]
+        },
+    )
+    seen: list[dict[str, str]] = []
+
+    def handler(event: dict[str, Any], context: Any) -> None:
+        key = event["Records"][0]["s3"]["object"]["key"]
+        seen.append(s3.head_object(Bucket=BUCKET, Key=key)["Metadata"])
+
+    with LambdaHook({"metadata-fn": handler}) as hook:
+        # when an object with metadata is uploaded
+        s3.put_object(Bucket=BUCKET, Key="upload.json", Body=b"{}", Metadata={"model": "m1"})
+        assert hook.wait_idle(10)
+
+    # then the handler ran on its own, after the object (and its metadata) was stored
+    assert seen == [{"model": "m1"}]
+
+
+def test_state_machine_lambda_task_receives_the_handler_result(aws: None) -> None:
+    # given a state machine whose task invokes a function through lambda:invoke
+    arn = _function("build-fn")
+    definition = {
+        "StartAt": "Build",
+        "States": {
+            "Build": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::lambda:invoke",
+                "Parameters": {"FunctionName": arn, "Payload.$": "$"},
+                "OutputPath": "$.Payload",
+                "End": True,
+            }
+        },
+    }
+    build = Recorder(result={"emitted": True, "example_count": "200"})
+    with LambdaHook({"build-fn": build}):
+        # when it runs
+        described = _run_state_machine(definition, {"run_id": "r-1"})
+
+    # then the handler saw the execution input and its result is the execution output
+    assert described["status"] == "SUCCEEDED"
+    assert build.events == [{"run_id": "r-1"}]
+    assert json.loads(described["output"]) == {"emitted": True, "example_count": "200"}
+
+
+def test_handler_exception_reaches_the_state_machine_catch_as_its_error_type(aws: None) -> None:
+    # given a task whose handler raises, and a Catch on that exception's type name
+    arn = _function("failing-fn")
+    definition = {
+        "StartAt": "Build",
+        "States": {
+            "Build": {
+                "Type": "Task",
+                "Resource": arn,
+                "Catch": [{"ErrorEquals": ["KeyError"], "ResultPath": "$.error", "Next": "Caught"}],
+                "End": True,
+            },
+            "Caught": {"Type": "Pass", "End": True},
+        },
+    }
+    failing = Recorder(error=KeyError("run_id"))
+    with LambdaHook({"failing-fn": failing}):
+        # when it runs
+        described = _run_state_machine(definition, {"run_id": "r-2"})
+
+    # then the Catch routed it, with the error name and message as Lambda reports them
+    assert described["status"] == "SUCCEEDED"
+    output = json.loads(described["output"])
+    assert output["error"]["Error"] == "KeyError"
+    assert json.loads(output["error"]["Cause"])["errorMessage"] == "'run_id'"
+
+
+def test_direct_invoke_of_a_failing_handler_reports_a_function_error(aws: None) -> None:
+    # given a registered handler that raises
+    _function("api-fn")
+    with LambdaHook({"api-fn": Recorder(error=ValueError("bad input"))}):
+        # when it is invoked with boto3
+        response = boto3.client("lambda").invoke(FunctionName="api-fn", Payload=b'{"x": 1}')
+
+    # then Lambda's error payload comes back, flagged as a function error
+    payload = json.loads(response["Payload"].read())
+    assert response["FunctionError"] == "Handled"
+    assert payload["errorType"] == "ValueError"
+    assert payload["errorMessage"] == "bad input"
+    assert any("bad input" in line for line in payload["stackTrace"])
+
+
+def test_handler_receives_a_context_describing_the_function(aws: None) -> None:
+    # given a registered handler
+    arn = _function("score-fn")
+    score = Recorder(result="done")
+    with LambdaHook({"score-fn": score}):
+        # when it is invoked
+        response = boto3.client("lambda").invoke(FunctionName="score-fn", Payload=b"{}")
+
+    # then it got a context naming the function, with time left before its timeout
+    context = score.contexts[0]
+    assert json.loads(response["Payload"].read()) == "done"
+    assert isinstance(context, LambdaContext)
+    assert context.function_name == "score-fn"
+    assert context.invoked_function_arn == arn
+    assert context.memory_limit_in_mb == 128
+    assert len(context.aws_request_id) == 36
+    assert 0 < context.get_remaining_time_in_millis() <= 3000
+
+
+def test_function_without_a_registered_handler_reports_which_one_is_missing(aws: None) -> None:
+    # given a hook that knows no handler for the function
+    _function("orphan-fn")
+    with LambdaHook({}):
+        # when the function is invoked
+        response = boto3.client("lambda").invoke(FunctionName="orphan-fn", Payload=b"{}")
+
+    # then the error names the function
+    payload = json.loads(response["Payload"].read())
+    assert payload["errorType"] == "LookupError"
+    assert "'orphan-fn'" in payload["errorMessage"]
+
+
+def test_leaving_the_hook_gives_moto_its_echo_behaviour_back(aws: None) -> None:
+    # given a hook that was entered and left
+    _function("echo-fn")
+    with LambdaHook({"echo-fn": Recorder(result="from handler")}):
+        pass
+
+    # when the function is invoked afterwards
+    response = boto3.client("lambda").invoke(FunctionName="echo-fn", Payload=b'{"a": 1}')
+
+    # then moto answers as it does without the hook
+    assert json.loads(response["Payload"].read()) == {"a": 1}
