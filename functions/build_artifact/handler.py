@@ -1,0 +1,44 @@
+"""State machine task: build the run's finetune artifact and describe the dataset to save."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel
+
+from benchgen.aws.wiring import adapters
+from benchgen.pipeline.artifact_step import build_run_artifact
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+
+
+class ArtifactTask(BaseModel):
+    run_id: str
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    task = ArtifactTask.model_validate(event)
+    logger.append_keys(run_id=task.run_id)
+    wired = adapters()
+    with tempfile.TemporaryDirectory() as workdir:
+        answer = build_run_artifact(
+            task.run_id,
+            store=wired.store,
+            runs=wired.runs,
+            environments=wired.environments,
+            workdir=Path(workdir),
+        )
+    metrics.add_metric(
+        name="ArtifactEmitted" if answer["emitted"] else "ArtifactNotEmitted", unit=MetricUnit.Count, value=1
+    )
+    return answer

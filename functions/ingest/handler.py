@@ -1,0 +1,40 @@
+"""S3 ObjectCreated under submissions/: turn the submission into the run's prediction output."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from benchgen.aws.s3_events import uploaded_objects
+from benchgen.aws.wiring import adapters
+from benchgen.pipeline.ingest_step import ingest_submission
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    wired = adapters()
+    runs = []
+    for upload in uploaded_objects(event):
+        with tempfile.TemporaryDirectory() as workdir:
+            run = ingest_submission(
+                upload.key,
+                store=wired.store,
+                runs=wired.runs,
+                environments=wired.environments,
+                workdir=Path(workdir),
+            )
+        if run is not None:
+            metrics.add_metric(name="SubmissionIngested", unit=MetricUnit.Count, value=1)
+            runs.append({"run_id": run.run_id, "status": run.status.value})
+    return {"runs": runs}

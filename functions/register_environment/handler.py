@@ -1,0 +1,46 @@
+"""S3 ObjectCreated under environments/: validate the bundle and record the environment version."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from benchgen.aws.s3_events import uploaded_objects
+from benchgen.aws.wiring import adapters
+from benchgen.pipeline.register import register_environment
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    wired = adapters()
+    registered = []
+    for upload in uploaded_objects(event):
+        with tempfile.TemporaryDirectory() as workdir:
+            record = register_environment(
+                upload.key,
+                upload.version_id,
+                store=wired.store,
+                environments=wired.environments,
+                workdir=Path(workdir),
+            )
+        metrics.add_metric(name=f"Environment{record.status.value}", unit=MetricUnit.Count, value=1)
+        registered.append(
+            {
+                "environment_id": record.environment_id,
+                "version": record.version,
+                "status": record.status.value,
+                "problems": record.problems,
+            }
+        )
+    return {"environments": registered}

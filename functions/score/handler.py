@@ -1,0 +1,42 @@
+"""S3 ObjectCreated under predictions/: score the run and start its artifact state machine."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from benchgen.aws.s3_events import uploaded_objects
+from benchgen.aws.wiring import adapters
+from benchgen.pipeline.score_step import score_run
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    wired = adapters()
+    runs = []
+    for upload in uploaded_objects(event):
+        with tempfile.TemporaryDirectory() as workdir:
+            run = score_run(
+                upload.key,
+                store=wired.store,
+                runs=wired.runs,
+                environments=wired.environments,
+                starter=wired.starter,
+                publisher=wired.publisher,
+                workdir=Path(workdir),
+            )
+        if run is not None:
+            metrics.add_metric(name=f"Run{run.status.value}", unit=MetricUnit.Count, value=1)
+            runs.append({"run_id": run.run_id, "status": run.status.value})
+    return {"runs": runs}

@@ -1,0 +1,220 @@
+"""`benchgen demo`: the whole pipeline on the local cloud, on an example environment the project ships.
+
+It drives the application the way a user would: through the REST API (with a Cognito ID token) and S3
+uploads, then follows the run through ingest, score and the artifact state machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+DEMO_USER = "demo@example.com"
+ENVIRONMENT_VERSION = "v1"
+FINAL = ("Completed", "Failed")
+
+
+def register(subparsers: Any) -> None:
+    demo = subparsers.add_parser(
+        "demo",
+        help="run the whole pipeline on the local cloud with an example environment",
+        description="Start the local cloud in-process, register an example environment, upload a "
+        "submission, follow the run through ingest, score and the state machine, and write its files.",
+    )
+    demo.add_argument("--out", type=Path, default=Path("out/demo"), help="where to write the run's files")
+    demo.add_argument("--example", default="gsm8k-tr", help="example environment under examples/")
+    demo.add_argument("--model", default="Qwen2.5-7B-LoRA", help="the model name recorded on the run")
+    demo.set_defaults(func=run_demo)
+
+
+class Progress:
+    """Timestamped lines, one per step, as the run moves."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+
+    def step(self, text: str) -> None:
+        print(f"[{time.monotonic() - self.started:5.1f}s] {text}", flush=True)
+
+
+class Api:
+    """A small client of the local REST API, signed in as the demo user."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url = url
+        self.token = token
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(  # noqa: S310 - the URL is the loopback server started here
+            self.url + path,
+            data=data,
+            method=method,
+            headers={"Authorization": self.token, "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
+                return response.status, json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
+    def expect(self, method: str, path: str, status: int, body: dict[str, Any] | None = None) -> Any:
+        got, answer = self.call(method, path, body)
+        if got != status:
+            raise RuntimeError(f"{method} {path} answered {got}, expected {status}: {answer}")
+        return answer
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from infra.cli.local import demo_password
+    from infra.local.cloud import LocalCloud
+
+    example = EXAMPLES / args.example
+    submission = next(iter(sorted((example / "submission").glob("predictions.*"))), None)
+    if not (example / "bundle" / "competition.yaml").is_file() or submission is None:
+        print(f"no example environment at {example}: run from a checkout, or pick one of {_examples()}")
+        return 2
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    # The handlers' structured logs and metrics are for CloudWatch; here the progress lines tell the story.
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    progress = Progress()
+    progress.step("starting the local cloud (synthesizing the CDK app, creating its resources)")
+    with LocalCloud() as cloud:
+        progress.step(
+            f"local cloud up: synthesis {cloud.timings['synthesis_s']:.1f}s, "
+            f"resources {cloud.timings['resources_s']:.1f}s, bucket {cloud.bucket}"
+        )
+        token = cloud.create_user(DEMO_USER, demo_password())
+        with cloud.serve_api(access_log=False) as server:
+            api = Api(server.url, token)
+            progress.step(f"REST API on {server.url}, signed in as {DEMO_USER}")
+            summary = _drive(cloud, api, example, submission, args.model, out, progress)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    progress.step(f"wrote {out / 'summary.json'}")
+    return 0 if summary["status"] == "Completed" else 1
+
+
+def _examples() -> str:
+    return (
+        ", ".join(sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir())) if EXAMPLES.is_dir() else "none"
+    )
+
+
+def _drive(
+    cloud: Any, api: Api, example: Path, submission: Path, model: str, out: Path, progress: Progress
+) -> dict[str, Any]:
+    from infra.examplegen.writing import write_bundle_zip
+
+    s3 = cloud.client("s3")
+    environment_id = example.name
+    upload = api.expect(
+        "POST", "/environments", 201, {"environment_id": environment_id, "version": ENVIRONMENT_VERSION}
+    )
+    bundle = write_bundle_zip(example / "bundle", out / "bundle.zip")
+    s3.put_object(Bucket=cloud.bucket, Key=upload["bundle_key"], Body=bundle.read_bytes())
+    environment = api.expect("GET", "/environments", 200)["items"][0]
+    progress.step(f"environment {environment_id} {ENVIRONMENT_VERSION}: {environment['status']}")
+
+    run = api.expect(
+        "POST",
+        "/runs",
+        201,
+        {
+            "environment_id": environment_id,
+            "version": ENVIRONMENT_VERSION,
+            "model": model,
+            "filename": submission.name,
+            "run_config": {"sampling": {"temperature": 0.0, "max_tokens": 512}},
+        },
+    )
+    run_id = run["run"]["run_id"]
+    progress.step(f"run {run_id} created: {run['run']['status']}; uploading {submission.name}")
+    uploader = threading.Thread(
+        target=s3.put_object,
+        kwargs={"Bucket": cloud.bucket, "Key": run["upload_key"], "Body": submission.read_bytes()},
+    )
+    uploader.start()
+    status = _follow_run(api, run_id, progress)
+    uploader.join()
+    execution = _follow_execution(cloud, run_id, progress) if status == "Completed" else None
+
+    details = api.expect("GET", f"/runs/{run_id}", 200)
+    _print_breakdown(details)
+    files = api.expect("GET", f"/runs/{run_id}/files", 200)["files"]
+    print("Files:")
+    for file in files:
+        print(f"  {file['label']:<26} {file['key']}  ({file['size']} bytes)")
+        target = out / Path(file["key"]).name
+        s3.download_file(cloud.bucket, file["key"], str(target))
+    dataset = None
+    if details.get("dataset_id"):
+        dataset = api.expect("GET", f"/datasets/{details['dataset_id']}", 200)
+        print(f"Saved dataset: {dataset['name']} ({dataset['example_count']} examples)")
+    elif details.get("artifact_reason"):
+        print(f"No dataset: {details['artifact_reason']}")
+    keys = sorted(item["Key"] for item in s3.list_objects_v2(Bucket=cloud.bucket).get("Contents", []))
+    return {
+        "run_id": run_id,
+        "status": details["status"],
+        "failure_reason": details.get("failure_reason"),
+        "overall_score": details.get("overall_score"),
+        "metrics": {tile["key"]: tile["value"] for tile in details["metrics"]},
+        "dataset_id": dataset["dataset_id"] if dataset else None,
+        "dataset_name": dataset["name"] if dataset else None,
+        "execution_status": execution,
+        "s3_keys": keys,
+    }
+
+
+def _follow_run(api: Api, run_id: str, progress: Progress, timeout: float = 120.0) -> str:
+    seen = None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = api.expect("GET", f"/runs/{run_id}", 200)["status"]
+        if status != seen:
+            progress.step(f"run {status}")
+            seen = status
+        if status in FINAL:
+            return str(status)
+        time.sleep(0.05)
+    raise TimeoutError(f"run {run_id} did not finish within {timeout:.0f}s")
+
+
+def _follow_execution(cloud: Any, run_id: str, progress: Progress) -> str:
+    from benchgen.pipeline.keys import execution_name
+
+    name = execution_name(run_id)
+    described = cloud.wait_for_execution(name, timeout=60)
+    history = cloud.client("stepfunctions").get_execution_history(executionArn=described["executionArn"])
+    for event in history["events"]:
+        entered = event.get("stateEnteredEventDetails")
+        if entered:
+            progress.step(f"state machine: {entered['name']}")
+    progress.step(f"state machine execution {name}: {described['status']}")
+    return str(described["status"])
+
+
+def _print_breakdown(details: dict[str, Any]) -> None:
+    print(f"\nRun {details['run_id']}: {details['status']}  (model {details['model']})")
+    if details.get("failure_reason"):
+        print(f"  reason: {details['failure_reason']}")
+    for tile in details["metrics"]:
+        print(f"  {tile['title']:<24} {tile['value']}")
+    for field, values in (details.get("breakdowns") or {}).items():
+        print(f"  by {field}:")
+        for value, stats in values.items():
+            if {"passed", "total", "rate"} <= stats.keys():
+                shown = f"{int(stats['passed']):>5}/{int(stats['total']):<5} {stats['rate']:.1%}"
+            else:
+                shown = "  ".join(f"{name} {number:g}" for name, number in sorted(stats.items()))
+            print(f"    {value:<20} {shown}")

@@ -1,0 +1,50 @@
+"""The state machine's BuildArtifact task: build the run's finetune artifact and describe its dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchgen.aws.storage import ObjectStore
+from benchgen.datasets import dataset_record, read_artifact_manifest
+from benchgen.errors import BenchGenError
+from benchgen.finetune.artifact import build_artifact
+from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
+from benchgen.pipeline.keys import FINETUNE_ARTIFACT, RUN_FILE_LABELS, SCORING_OUTPUT, run_key
+from benchgen.records import RunStatus
+from benchgen.runs import RunInfo
+
+
+class RunNotCompleted(BenchGenError):
+    """The artifact is built from a completed run only."""
+
+
+def build_run_artifact(
+    run_id: str, *, store: ObjectStore, runs: RunsStore, environments: EnvironmentsReader, workdir: Path
+) -> dict[str, Any]:
+    """The task's answer: ``emitted``, ``reason`` and the dataset record with every value as a string.
+
+    Strings because the next task maps each field into a DynamoDB attribute from the execution's JSON.
+    """
+    run = runs.get(run_id)
+    if run is None or run.status is not RunStatus.COMPLETED:
+        raise RunNotCompleted(f"run {run_id} is not completed: no artifact can be built from it")
+    env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
+    scoring_output = store.download(run_key(run_id, SCORING_OUTPUT), workdir / SCORING_OUTPUT)
+    report = build_artifact(
+        env, scoring_output, workdir / "out", run=RunInfo.from_record(run, benchmark=env.spec.title)
+    )
+    if not report.emitted or report.path is None or report.sha256 is None:
+        return {"emitted": False, "reason": report.reason, "dataset": None}
+
+    key = run_key(run_id, FINETUNE_ARTIFACT)
+    store.upload(report.path, key, content_type="application/zip")
+    runs.add_files(run_id, {RUN_FILE_LABELS[FINETUNE_ARTIFACT]: key})
+    record = dataset_record(
+        run, read_artifact_manifest(report.path), artifact_key=key, artifact_sha256=report.sha256
+    )
+    return {
+        "emitted": True,
+        "reason": None,
+        "dataset": {name: str(value) for name, value in record.model_dump(mode="json").items()},
+    }

@@ -1,0 +1,99 @@
+"""A submission landed: turn it into the run's prediction output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_lambda_powertools import Logger
+
+from benchgen.aws.storage import ObjectStore
+from benchgen.errors import BenchGenError
+from benchgen.ingest import ingest
+from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
+from benchgen.pipeline.keys import PREDICTION_OUTPUT, RUN_FILE_LABELS, parse_submission_key, prediction_key
+from benchgen.records import RunRecord, RunStatus, utc_now
+
+logger = Logger(child=True)
+
+# Uploads made straight to the bucket (no run created through the API) name their run in object metadata.
+_METADATA_HINT = (
+    "create the run with POST /runs and upload to the URL it returns, or upload with "
+    "--metadata environment=<id>,version=<version>,model=<name>"
+)
+
+
+def _run_for_upload(run_id: str, metadata: dict[str, str]) -> RunRecord:
+    environment = metadata.get("environment")
+    version = metadata.get("version")
+    model = metadata.get("model")
+    if environment and version and model:
+        return RunRecord(
+            run_id=run_id,
+            environment_id=environment,
+            environment_version=version,
+            model=model,
+            owner="upload",
+        )
+    return RunRecord(
+        run_id=run_id,
+        environment_id=environment or "unknown",
+        environment_version=version or "unknown",
+        model=model or "unknown",
+        owner="upload",
+        status=RunStatus.FAILED,
+        finished_at=utc_now(),
+        failure_reason=f"run {run_id} does not exist: {_METADATA_HINT}",
+    )
+
+
+def ingest_submission(
+    key: str, *, store: ObjectStore, runs: RunsStore, environments: EnvironmentsReader, workdir: Path
+) -> RunRecord | None:
+    """Move the run Pending -> Running, build its prediction output; ``None`` for a duplicate event."""
+    submission = parse_submission_key(key)
+    run_id = submission.run_id
+    if runs.get(run_id) is None:
+        runs.create(_run_for_upload(run_id, store.head(key).get("Metadata", {})))
+    if not runs.update(
+        run_id,
+        expected_status=RunStatus.PENDING,
+        status=RunStatus.RUNNING,
+        started_at=utc_now(),
+        submission_key=key,
+        submission_filename=submission.filename,
+    ):
+        logger.info("run is not pending: duplicate or late event ignored", extra={"run_id": run_id})
+        return None
+    run = runs.get(run_id)
+    assert run is not None  # the conditional update above proved it exists
+    runs.add_files(run_id, {RUN_FILE_LABELS["submission"]: key})
+    try:
+        env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
+        local = store.download(key, workdir / "submission" / submission.filename)
+        out = workdir / "out"
+        report = ingest(env, local, out, workdir=workdir / "ingest")
+    except BenchGenError as error:
+        logger.info("submission refused", extra={"run_id": run_id, "reason": str(error)})
+        runs.update(
+            run_id,
+            expected_status=RunStatus.RUNNING,
+            status=RunStatus.FAILED,
+            finished_at=utc_now(),
+            failure_reason=str(error),
+        )
+        return runs.get(run_id)
+    # Recorded before the upload: the upload triggers scoring, which may finish before this returns.
+    runs.update(
+        run_id,
+        counts={
+            "total_questions": report.total_questions,
+            "answered_questions": report.answered_questions,
+            "missing_ids": report.missing_count,
+            "duplicate_ids": report.duplicate_count,
+            "unknown_ids": report.unknown_count,
+        },
+        warnings=report.warnings,
+    )
+    runs.add_files(run_id, {RUN_FILE_LABELS[PREDICTION_OUTPUT]: prediction_key(run_id)})
+    store.upload(out / PREDICTION_OUTPUT, prediction_key(run_id), content_type="application/zip")
+    return runs.get(run_id)

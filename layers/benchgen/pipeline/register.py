@@ -1,0 +1,73 @@
+"""Registering an environment version when its bundle lands in the bucket."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from aws_lambda_powertools import Logger
+
+from benchgen.aws.storage import ObjectStore
+from benchgen.environment import check_bundle, open_environment
+from benchgen.errors import BenchGenError
+from benchgen.pipeline.keys import parse_bundle_key
+from benchgen.records import EnvironmentRecord, EnvironmentStatus
+
+logger = Logger(child=True)
+
+
+class EnvironmentsStore(Protocol):
+    def put_if_absent(self, record: EnvironmentRecord) -> bool: ...
+    def get(self, environment_id: str, version: str) -> EnvironmentRecord | None: ...
+
+
+def register_environment(
+    key: str, version_id: str | None, *, store: ObjectStore, environments: EnvironmentsStore, workdir: Path
+) -> EnvironmentRecord:
+    """Validate the uploaded bundle and record the version, once.
+
+    A version is immutable: a second upload to the same key (the bucket keeps both object versions) does
+    not replace what was registered; the record keeps pointing at the object version it validated.
+    """
+    bundle_key = parse_bundle_key(key)
+    existing = environments.get(bundle_key.environment_id, bundle_key.version)
+    if existing is not None:
+        if existing.bundle_version_id != version_id:
+            logger.warning(
+                "version already registered; the new upload is kept in the bucket but not used",
+                extra={"environment_id": bundle_key.environment_id, "version": bundle_key.version},
+            )
+        return existing
+
+    local = store.download(key, workdir / "bundle.zip", version_id=version_id)
+    problems = check_bundle(local)
+    record = EnvironmentRecord(
+        environment_id=bundle_key.environment_id,
+        version=bundle_key.version,
+        status=EnvironmentStatus.REJECTED if problems else EnvironmentStatus.REGISTERED,
+        bundle_key=key,
+        bundle_version_id=version_id,
+        problems=problems,
+    )
+    if not problems:
+        try:
+            env = open_environment(local, workdir / "bundle")
+        except BenchGenError as error:
+            record = record.model_copy(
+                update={"status": EnvironmentStatus.REJECTED, "problems": [str(error)]}
+            )
+        else:
+            record = record.model_copy(
+                update={
+                    "title": env.spec.title,
+                    "template": env.template.value if env.template else None,
+                    "has_finetune": env.spec.finetune is not None,
+                    "columns": [column.model_dump() for column in env.spec.columns],
+                }
+            )
+    if not environments.put_if_absent(record):
+        # Another delivery of the same event won the race: its record stands.
+        stored = environments.get(bundle_key.environment_id, bundle_key.version)
+        return stored if stored is not None else record
+    logger.info("environment recorded", extra={"status": record.status, "problems": len(record.problems)})
+    return record

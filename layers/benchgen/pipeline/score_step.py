@@ -1,0 +1,110 @@
+"""A prediction output landed: score it, publish the run's files, start the artifact state machine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_lambda_powertools import Logger
+
+from benchgen.aws.events import EventPublisher
+from benchgen.aws.executions import ExecutionStarter
+from benchgen.aws.storage import ObjectStore, content_type_for
+from benchgen.errors import BenchGenError
+from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
+from benchgen.pipeline.keys import (
+    DETAILED_HTML,
+    DETAILED_JSON,
+    RUN_FILE_LABELS,
+    SCORES,
+    SCORING_LOG,
+    SCORING_OUTPUT,
+    execution_name,
+    parse_prediction_key,
+    run_key,
+)
+from benchgen.records import ArtifactStatus, RunRecord, RunStatus, utc_now
+from benchgen.score import score
+
+logger = Logger(child=True)
+
+_PUBLISHED = (SCORES, SCORING_OUTPUT, DETAILED_HTML, DETAILED_JSON)
+
+
+def _start_artifact(run_id: str, starter: ExecutionStarter) -> None:
+    if not starter.start_once(execution_name(run_id), {"run_id": run_id}):
+        logger.info("artifact execution already started", extra={"run_id": run_id})
+
+
+def score_run(
+    key: str,
+    *,
+    store: ObjectStore,
+    runs: RunsStore,
+    environments: EnvironmentsReader,
+    starter: ExecutionStarter,
+    publisher: EventPublisher,
+    workdir: Path,
+) -> RunRecord | None:
+    """Score the run once; a duplicate event only makes sure the state machine was started."""
+    run_id = parse_prediction_key(key)
+    run = runs.get(run_id)
+    if run is None:
+        logger.error("prediction output for an unknown run", extra={"key": key})
+        return None
+    if run.status is RunStatus.COMPLETED:
+        _start_artifact(run_id, starter)
+        return None
+    if run.status is not RunStatus.RUNNING:
+        logger.info("run is not running: event ignored", extra={"run_id": run_id, "status": run.status})
+        return None
+
+    out = workdir / "out"
+    try:
+        env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
+        local = store.download(key, workdir / "prediction_output.zip")
+        report = score(env, local, out, workdir=workdir / "score")
+    except BenchGenError as error:
+        log = out / SCORING_LOG
+        if log.exists():
+            store.upload(log, run_key(run_id, SCORING_LOG), content_type=content_type_for(log))
+            runs.add_files(run_id, {RUN_FILE_LABELS[SCORING_LOG]: run_key(run_id, SCORING_LOG)})
+        if runs.update(
+            run_id,
+            expected_status=RunStatus.RUNNING,
+            status=RunStatus.FAILED,
+            finished_at=utc_now(),
+            failure_reason=str(error),
+        ):
+            publisher.publish("RunFailed", {"run_id": run_id, "reason": str(error)})
+        return runs.get(run_id)
+
+    files = {}
+    for name in _PUBLISHED:
+        path = out / name
+        if path.exists():
+            store.upload(path, run_key(run_id, name), content_type=content_type_for(path))
+            files[RUN_FILE_LABELS[name]] = run_key(run_id, name)
+    runs.add_files(run_id, files)
+    completed = runs.update(
+        run_id,
+        expected_status=RunStatus.RUNNING,
+        status=RunStatus.COMPLETED,
+        finished_at=utc_now(),
+        overall_score=report.overall_score,
+        metrics=report.metrics,
+        other_metrics=report.other_metrics,
+        breakdowns=report.breakdowns,
+        # ingest recorded its counts before uploading the prediction output that triggered this step
+        counts={**run.counts, "total": report.total, "passed": report.passed, "answered": report.answered},
+        execution_name=execution_name(run_id),
+        artifact_status=ArtifactStatus.PENDING,
+    )
+    if not completed:
+        logger.info("another delivery completed the run first", extra={"run_id": run_id})
+        return None
+    _start_artifact(run_id, starter)
+    publisher.publish(
+        "RunCompleted",
+        {"run_id": run_id, "environment_id": run.environment_id, "overall_score": report.overall_score},
+    )
+    return runs.get(run_id)

@@ -1,0 +1,477 @@
+"""The whole event flow on the local cloud: S3 uploads -> ingest -> score -> state machine -> dataset.
+
+Real handlers, the state machine definition synthesized from the CDK app and executed by moto, real S3
+notifications; nothing between the upload and the saved dataset is called by the test itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote_plus
+
+import pytest
+
+from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.pipeline.keys import execution_name
+from benchgen.records import ArtifactStatus, EnvironmentStatus, RunRecord, RunStatus
+from infra.examplegen.writing import write_bundle_zip
+from infra.local.cloud import LocalCloud
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NO_ARTIFACT = "the benchmark's scoring program did not emit one"
+
+
+# ---- helpers ---------------------------------------------------------------------------------------------
+
+
+def table(cloud: LocalCloud, prefix: str) -> str:
+    return next(name for logical_id, name in cloud.table_names.items() if logical_id.startswith(prefix))
+
+
+def runs(cloud: LocalCloud) -> RunsRepo:
+    return RunsRepo(table(cloud, "Runs"))
+
+
+def get_run(cloud: LocalCloud, run_id: str) -> RunRecord:
+    run = runs(cloud).get(run_id)
+    assert run is not None
+    return run
+
+
+def all_datasets(cloud: LocalCloud) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = cloud.client("dynamodb").scan(TableName=table(cloud, "Datasets"))["Items"]
+    return items
+
+
+def upload_bundle(cloud: LocalCloud, bundle_dir: Path, tmp_path: Path, environment_id: str) -> str:
+    key = f"environments/{environment_id}/v1/bundle.zip"
+    archive = write_bundle_zip(bundle_dir, tmp_path / f"{environment_id}-{bundle_dir.parent.name}.zip")
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=archive.read_bytes())
+    cloud.settle()
+    return key
+
+
+def upload_submission(
+    cloud: LocalCloud, run_id: str, submission: Path, environment_id: str, model: str = "Qwen2.5-7B-LoRA"
+) -> str:
+    """A direct upload that names its run in object metadata (the `aws s3 cp --metadata` path)."""
+    key = f"submissions/{run_id}/{submission.name}"
+    cloud.client("s3").put_object(
+        Bucket=cloud.bucket,
+        Key=key,
+        Body=submission.read_bytes(),
+        Metadata={"environment": environment_id, "version": "v1", "model": model},
+    )
+    cloud.settle()
+    return key
+
+
+def example_submission(name: str) -> Path:
+    return next(iter(sorted((EXAMPLES / name / "submission").glob("predictions.*"))))
+
+
+def s3_notification(cloud: LocalCloud, key: str) -> dict[str, Any]:
+    """The notification S3 sends for a stored object."""
+    head = cloud.client("s3").head_object(Bucket=cloud.bucket, Key=key)
+    return notification(
+        cloud, key, size=head["ContentLength"], etag=head["ETag"], version_id=head.get("VersionId")
+    )
+
+
+def notification(
+    cloud: LocalCloud, key: str, *, size: int, etag: str, version_id: str | None
+) -> dict[str, Any]:
+    """An S3 ObjectCreated notification as AWS writes it: key URL-encoded, every field present."""
+    return {
+        "Records": [
+            {
+                "eventVersion": "2.1",
+                "eventSource": "aws:s3",
+                "awsRegion": cloud.region,
+                "eventTime": "2026-11-30T05:00:00.000Z",
+                "eventName": "ObjectCreated:Put",
+                "userIdentity": {"principalId": "AWS:AIDAEXAMPLE"},
+                "requestParameters": {"sourceIPAddress": "127.0.0.1"},
+                "responseElements": {"x-amz-request-id": "EXAMPLE", "x-amz-id-2": "EXAMPLE"},
+                "s3": {
+                    "s3SchemaVersion": "1.0",
+                    "configurationId": "redelivery",
+                    "bucket": {
+                        "name": cloud.bucket,
+                        "ownerIdentity": {"principalId": "EXAMPLE"},
+                        "arn": f"arn:aws:s3:::{cloud.bucket}",
+                    },
+                    "object": {
+                        "key": quote_plus(key, safe="/"),
+                        "size": size,
+                        "eTag": etag.strip('"'),
+                        "versionId": version_id,
+                        "sequencer": "0055AED6DCD90281E5",
+                    },
+                },
+            }
+        ]
+    }
+
+
+def deliver(cloud: LocalCloud, function: str, event: dict[str, Any]) -> None:
+    """Invoke a function the way S3 does (asynchronously, through Lambda), with the given event."""
+    name = next(name for logical_id, name in cloud.functions.items() if logical_id.startswith(function))
+    cloud.client("lambda").invoke(FunctionName=name, InvocationType="Event", Payload=json.dumps(event))
+    cloud.settle()
+
+
+def executions(cloud: LocalCloud) -> list[dict[str, Any]]:
+    listed: list[dict[str, Any]] = cloud.client("stepfunctions").list_executions(
+        stateMachineArn=cloud.state_machine_arn
+    )["executions"]
+    return listed
+
+
+def object_versions(cloud: LocalCloud, key: str) -> int:
+    listed = cloud.client("s3").list_object_versions(Bucket=cloud.bucket, Prefix=key)
+    return len([version for version in listed.get("Versions", []) if version["Key"] == key])
+
+
+def watch_events(cloud: LocalCloud) -> str:
+    """A rule on the bus that copies every BenchGen event into a queue the test can read."""
+    sqs = cloud.client("sqs")
+    queue_url: str = sqs.create_queue(QueueName="domain-events")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    events = cloud.client("events")
+    events.put_rule(
+        Name="all-benchgen", EventBusName=cloud.bus_name, EventPattern=json.dumps({"source": ["benchgen"]})
+    )
+    events.put_targets(
+        Rule="all-benchgen", EventBusName=cloud.bus_name, Targets=[{"Id": "q", "Arn": queue_arn}]
+    )
+    return queue_url
+
+
+def received_events(cloud: LocalCloud, queue_url: str) -> list[tuple[str, dict[str, Any]]]:
+    messages = cloud.client("sqs").receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10)
+    bodies = [json.loads(message["Body"]) for message in messages.get("Messages", [])]
+    return [(body["detail-type"], body["detail"]) for body in bodies]
+
+
+def run_to_completion(cloud: LocalCloud, tmp_path: Path, example: str, run_id: str) -> RunRecord:
+    upload_bundle(cloud, EXAMPLES / example / "bundle", tmp_path, example)
+    upload_submission(cloud, run_id, example_submission(example), example)
+    cloud.wait_for_execution(execution_name(run_id))
+    return get_run(cloud, run_id)
+
+
+class Api:
+    def __init__(self, url: str, token: str) -> None:
+        self.url = url
+        self.token = token
+
+    def __call__(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+        request = urllib.request.Request(
+            self.url + path,
+            data=json.dumps(body).encode() if body is not None else None,
+            method=method,
+            headers={"Authorization": self.token, "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+
+# ---- the happy path --------------------------------------------------------------------------------------
+
+
+def test_a_submission_upload_runs_through_scoring_to_a_saved_dataset(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given a registered Turkish math environment and a bus watcher
+    queue = watch_events(cloud)
+    upload_bundle(cloud, EXAMPLES / "gsm8k-tr" / "bundle", tmp_path, "gsm8k-tr")
+    environment = EnvironmentsRepo(table(cloud, "Environments")).get("gsm8k-tr", "v1")
+    assert environment is not None and environment.status is EnvironmentStatus.REGISTERED
+
+    # when a submission that gets 15 of 50 cases wrong is uploaded
+    upload_submission(cloud, "run-happy", example_submission("gsm8k-tr"), "gsm8k-tr")
+    execution = cloud.wait_for_execution(execution_name("run-happy"))
+
+    # then the run completed with the template's metrics and the state machine saved its dataset
+    run = get_run(cloud, "run-happy")
+    assert run.status is RunStatus.COMPLETED
+    assert run.overall_score == pytest.approx(0.7)
+    assert run.metrics == {
+        "accuracy": pytest.approx(0.7),
+        "exact_match": pytest.approx(0.66),
+        "answer_rate": pytest.approx(0.9),
+    }
+    assert run.counts["total"] == 50 and run.counts["passed"] == 35
+    assert execution["status"] == "SUCCEEDED"
+    assert set(run.files) == {
+        "Submission File",
+        "Prediction Output",
+        "Scoring Output",
+        "Scores",
+        "Detailed Results",
+        "Detailed Results (JSON)",
+        "Finetune Artifact",
+    }
+    for key in run.files.values():
+        assert cloud.client("s3").head_object(Bucket=cloud.bucket, Key=key)["ContentLength"] > 0
+    dataset = DatasetsRepo(table(cloud, "Datasets")).get("ds-run-happy")
+    assert dataset is not None
+    assert re.fullmatch(r"GSM8K-TR · Qwen2\.5-7B-LoRA · 70\.0% · [A-Z][a-z]{2} \d{4}", dataset.name)
+    assert dataset.example_count == dataset.train_count + dataset.validation_count + dataset.test_count > 15
+    assert (run.dataset_id, run.dataset_name, run.artifact_status) == (
+        dataset.dataset_id,
+        dataset.name,
+        ArtifactStatus.SAVED,
+    )
+    kinds = [kind for kind, _ in received_events(cloud, queue)]
+    assert sorted(kinds) == ["DatasetSaved", "RunCompleted"]
+
+
+# ---- idempotency -----------------------------------------------------------------------------------------
+
+
+def test_duplicate_s3_events_leave_one_run_one_execution_one_dataset(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given a run that went all the way through
+    before = run_to_completion(cloud, tmp_path, "gsm8k-en", "run-dup")
+    submission_key = before.files["Submission File"]
+    prediction_key = before.files["Prediction Output"]
+
+    # when S3 delivers the submission's and the prediction output's events a second time
+    deliver(cloud, "Ingest", s3_notification(cloud, submission_key))
+    deliver(cloud, "Score", s3_notification(cloud, prediction_key))
+
+    # then nothing changed: same run, one prediction output version, one execution, one dataset
+    after = get_run(cloud, "run-dup")
+    assert after == before
+    assert object_versions(cloud, prediction_key) == 1
+    assert len(executions(cloud)) == 1
+    assert len(all_datasets(cloud)) == 1
+
+
+def test_a_score_event_before_ingest_is_ignored_and_the_run_still_completes_once(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given a pending run whose prediction output does not exist yet
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    runs(cloud).create(
+        RunRecord(
+            run_id="run-early", environment_id="gsm8k-en", environment_version="v1", model="m", owner="u"
+        )
+    )
+    early = notification(
+        cloud, "predictions/run-early/prediction_output.zip", size=1373, etag="0" * 32, version_id="v-early"
+    )
+
+    # when the score event arrives first, then the submission
+    deliver(cloud, "Score", early)
+    assert get_run(cloud, "run-early").status is RunStatus.PENDING
+    upload_submission(cloud, "run-early", example_submission("gsm8k-en"), "gsm8k-en")
+    cloud.wait_for_execution(execution_name("run-early"))
+
+    # then the run completed once
+    assert get_run(cloud, "run-early").status is RunStatus.COMPLETED
+    assert len(executions(cloud)) == 1
+
+
+# ---- failures --------------------------------------------------------------------------------------------
+
+
+def test_a_scoring_program_that_crashes_fails_the_run_with_its_reason_and_touches_nothing_else(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given an environment whose scoring program crashes
+    bundle = tmp_path / "broken" / "bundle"
+    shutil.copytree(EXAMPLES / "custom-program" / "bundle", bundle)
+    (bundle / "scoring_program" / "score.py").write_text(
+        "import sys\nsys.stderr.write('labels file is corrupt: line 3\\n')\nsys.exit(3)\n", encoding="utf-8"
+    )
+    queue = watch_events(cloud)
+    upload_bundle(cloud, bundle, tmp_path, "intents")
+    submission = example_submission("custom-program")
+
+    # when a submission is uploaded
+    key = upload_submission(cloud, "run-crash", submission, "intents")
+
+    # then the run failed with the program's own words, its log kept, and nothing else was made
+    run = get_run(cloud, "run-crash")
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason is not None and "labels file is corrupt" in run.failure_reason
+    log_key = run.files["Scoring Log"]
+    log = cloud.client("s3").get_object(Bucket=cloud.bucket, Key=log_key)["Body"].read().decode()
+    assert "labels file is corrupt" in log
+    assert executions(cloud) == []
+    assert all_datasets(cloud) == []
+    assert (
+        cloud.client("s3").get_object(Bucket=cloud.bucket, Key=key)["Body"].read() == submission.read_bytes()
+    )
+    assert [kind for kind, _ in received_events(cloud, queue)] == ["RunFailed"]
+
+
+def test_a_malformed_submission_fails_ingest_with_a_message_that_says_what_is_wrong(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given a registered environment and a truncated predictions file
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    broken = tmp_path / "predictions.json"
+    broken.write_text('{"predictions": [{"id": "a", "prediction_text": ', encoding="utf-8")
+
+    # when it is uploaded
+    upload_submission(cloud, "run-broken", broken, "gsm8k-en")
+
+    # then the run failed saying where the JSON broke, and no prediction output was written
+    run = get_run(cloud, "run-broken")
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason is not None and "predictions.json" in run.failure_reason
+    assert "Prediction Output" not in run.files
+    assert object_versions(cloud, "predictions/run-broken/prediction_output.zip") == 0
+
+
+def test_an_upload_for_an_unknown_run_without_metadata_records_why(cloud: LocalCloud) -> None:
+    # when a submission lands for a run nobody created, naming no environment
+    cloud.client("s3").put_object(
+        Bucket=cloud.bucket, Key="submissions/run-orphan/predictions.json", Body=b"{}"
+    )
+    cloud.settle()
+
+    # then a failed run says how to upload properly
+    run = get_run(cloud, "run-orphan")
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason is not None and "POST /runs" in run.failure_reason
+
+
+def test_an_environment_without_finetune_completes_without_artifact_or_dataset(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # when a run of the custom-program environment (no `finetune:`) completes
+    run = run_to_completion(cloud, tmp_path, "custom-program", "run-plain")
+    execution = cloud.wait_for_execution(execution_name("run-plain"))
+
+    # then the state machine succeeded, recorded why there is no artifact, and saved nothing
+    run = get_run(cloud, "run-plain")
+    assert run.status is RunStatus.COMPLETED
+    assert execution["status"] == "SUCCEEDED"
+    assert run.artifact_status is ArtifactStatus.NOT_EMITTED
+    assert run.artifact_reason == NO_ARTIFACT
+    assert "Finetune Artifact" not in run.files
+    assert all_datasets(cloud) == []
+
+
+# ---- environments ----------------------------------------------------------------------------------------
+
+
+def test_a_second_upload_of_a_registered_version_does_not_replace_it(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given gsm8k v1 registered from the Turkish bundle
+    key = upload_bundle(cloud, EXAMPLES / "gsm8k-tr" / "bundle", tmp_path, "gsm8k")
+    first = EnvironmentsRepo(table(cloud, "Environments")).get("gsm8k", "v1")
+    assert first is not None
+
+    # when another bundle is uploaded to the same key
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k")
+
+    # then the registration still points at the first object version, and both versions are kept
+    again = EnvironmentsRepo(table(cloud, "Environments")).get("gsm8k", "v1")
+    assert again == first
+    assert again.title == "GSM8K-TR"
+    assert object_versions(cloud, key) == 2
+
+
+def test_a_bundle_with_broken_yaml_is_rejected_naming_the_file(cloud: LocalCloud, tmp_path: Path) -> None:
+    # given a bundle whose competition.yaml does not parse
+    bundle = tmp_path / "bad" / "bundle"
+    shutil.copytree(EXAMPLES / "gsm8k-en" / "bundle", bundle)
+    (bundle / "competition.yaml").write_text("title: [unclosed\n", encoding="utf-8")
+
+    # when it is uploaded
+    upload_bundle(cloud, bundle, tmp_path, "broken")
+
+    # then the environment is recorded as rejected with the problem
+    record = EnvironmentsRepo(table(cloud, "Environments")).get("broken", "v1")
+    assert record is not None and record.status is EnvironmentStatus.REJECTED
+    assert any("competition.yaml" in problem for problem in record.problems)
+
+
+# ---- through the API -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def api_users(cloud: LocalCloud) -> Any:
+    with cloud.serve_api(access_log=False) as server:
+        owner = Api(server.url, cloud.create_user("owner@example.com", "Owner-Passw0rd!x"))
+        other = Api(server.url, cloud.create_user("other@example.com", "Other-Passw0rd!x"))
+        yield owner, other
+
+
+def create_run_through_api(cloud: LocalCloud, tmp_path: Path, api: Api) -> str:
+    upload_bundle(cloud, EXAMPLES / "gsm8k-tr" / "bundle", tmp_path, "gsm8k-tr")
+    status, created = api(
+        "POST",
+        "/runs",
+        {
+            "environment_id": "gsm8k-tr",
+            "version": "v1",
+            "model": "Qwen2.5-7B-LoRA",
+            "filename": "predictions.json",
+            "run_config": {
+                "sampling": {"temperature": 0.2},
+                "environment_variables": {"MODEL_URL": "http://m"},
+            },
+        },
+    )
+    assert status == 201, created
+    submission = example_submission("gsm8k-tr").read_bytes()
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=created["upload_key"], Body=submission)
+    cloud.settle()
+    run_id: str = created["run"]["run_id"]
+    cloud.wait_for_execution(execution_name(run_id))
+    return run_id
+
+
+def test_a_manual_save_is_refused_after_the_automatic_save(
+    cloud: LocalCloud, tmp_path: Path, api_users: Any
+) -> None:
+    # given a run whose dataset the state machine saved
+    owner, _ = api_users
+    run_id = create_run_through_api(cloud, tmp_path, owner)
+    assert get_run(cloud, run_id).artifact_status is ArtifactStatus.SAVED
+
+    # when its owner asks to save it again
+    status, body = owner("POST", f"/runs/{run_id}/dataset")
+
+    # then the API refuses with 409 and says why; still one dataset
+    assert status == 409
+    assert "already saved" in body["message"]
+    assert len(all_datasets(cloud)) == 1
+
+
+def test_the_run_configuration_is_visible_to_its_owner_only(
+    cloud: LocalCloud, tmp_path: Path, api_users: Any
+) -> None:
+    # given a run created by its owner with sampling settings
+    owner, other = api_users
+    run_id = create_run_through_api(cloud, tmp_path, owner)
+
+    # when the owner and another user ask for its configuration
+    owner_status, config = owner("GET", f"/runs/{run_id}/config")
+    other_status, refusal = other("GET", f"/runs/{run_id}/config")
+
+    # then the owner sees it and the other user is refused
+    assert owner_status == 200 and config["sampling"] == {"temperature": 0.2}
+    assert other_status == 403 and "owner" in refusal["message"]
+    status, run = other("GET", f"/runs/{run_id}")
+    assert status == 200 and "run_config" not in run and run["status"] == "Completed"
