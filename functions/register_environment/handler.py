@@ -10,7 +10,7 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from benchgen.aws.s3_events import uploaded_objects
+from benchgen.aws.s3_events import UploadedObject, uploaded_objects
 from benchgen.aws.wiring import adapters
 from benchgen.pipeline.register import register_environment
 
@@ -19,28 +19,23 @@ tracer = Tracer()
 metrics = Metrics()
 
 
+def register(upload: UploadedObject) -> dict[str, Any]:
+    wired = adapters()
+    with tempfile.TemporaryDirectory() as workdir:
+        record = register_environment(
+            upload.key,
+            upload.version_id,
+            store=wired.store,
+            environments=wired.environments,
+            workdir=Path(workdir),
+        )
+    metrics.add_metric(name=f"Environment{record.status.value}", unit=MetricUnit.Count, value=1)
+    return {"environment_id": record.environment_id, "version": record.version, "status": record.status.value}
+
+
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    wired = adapters()
-    registered = []
-    for upload in uploaded_objects(event):
-        with tempfile.TemporaryDirectory() as workdir:
-            record = register_environment(
-                upload.key,
-                upload.version_id,
-                store=wired.store,
-                environments=wired.environments,
-                workdir=Path(workdir),
-            )
-        metrics.add_metric(name=f"Environment{record.status.value}", unit=MetricUnit.Count, value=1)
-        registered.append(
-            {
-                "environment_id": record.environment_id,
-                "version": record.version,
-                "status": record.status.value,
-                "problems": record.problems,
-            }
-        )
-    return {"environments": registered}
+    once = adapters().once_per_object(register, context)
+    return {"environments": [once(upload=upload) for upload in uploaded_objects(event)]}

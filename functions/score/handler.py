@@ -10,7 +10,7 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from benchgen.aws.s3_events import uploaded_objects
+from benchgen.aws.s3_events import UploadedObject, uploaded_objects
 from benchgen.aws.wiring import adapters
 from benchgen.pipeline.score_step import score_run
 
@@ -19,24 +19,27 @@ tracer = Tracer()
 metrics = Metrics()
 
 
+def score(upload: UploadedObject) -> dict[str, Any]:
+    wired = adapters()
+    with tempfile.TemporaryDirectory() as workdir:
+        run = score_run(
+            upload.key,
+            store=wired.store,
+            runs=wired.runs,
+            environments=wired.environments,
+            starter=wired.starter,
+            publisher=wired.publisher,
+            workdir=Path(workdir),
+        )
+    if run is None:
+        return {"key": upload.key, "ignored": True}
+    metrics.add_metric(name=f"Run{run.status.value}", unit=MetricUnit.Count, value=1)
+    return {"run_id": run.run_id, "status": run.status.value}
+
+
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    wired = adapters()
-    runs = []
-    for upload in uploaded_objects(event):
-        with tempfile.TemporaryDirectory() as workdir:
-            run = score_run(
-                upload.key,
-                store=wired.store,
-                runs=wired.runs,
-                environments=wired.environments,
-                starter=wired.starter,
-                publisher=wired.publisher,
-                workdir=Path(workdir),
-            )
-        if run is not None:
-            metrics.add_metric(name=f"Run{run.status.value}", unit=MetricUnit.Count, value=1)
-            runs.append({"run_id": run.run_id, "status": run.status.value})
-    return {"runs": runs}
+    once = adapters().once_per_object(score, context)
+    return {"runs": [once(upload=upload) for upload in uploaded_objects(event)]}

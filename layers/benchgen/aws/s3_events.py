@@ -18,6 +18,7 @@ class _Lenient(BaseModel):
 class _Object(_Lenient):
     key: str
     version_id: str | None = Field(default=None, alias="versionId")
+    etag: str | None = Field(default=None, alias="eTag")
     size: int | None = None
 
 
@@ -43,6 +44,7 @@ class UploadedObject(BaseModel):
     bucket: str
     key: str  # decoded: S3 sends keys URL-encoded, with '+' for spaces
     version_id: str | None
+    etag: str | None = None
 
 
 def uploaded_objects(event: dict[str, object]) -> list[UploadedObject]:
@@ -53,6 +55,7 @@ def uploaded_objects(event: dict[str, object]) -> list[UploadedObject]:
             bucket=record.s3.bucket.name,
             key=unquote_plus(record.s3.object.key),
             version_id=record.s3.object.version_id,
+            etag=record.s3.object.etag,
         )
         for record in notification.records
         if record.event_name.startswith("ObjectCreated")

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
+
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws import clients
 from benchgen.aws.events import EventPublisher
@@ -36,6 +45,31 @@ class Adapters:
     @cached_property
     def publisher(self) -> EventPublisher:
         return EventPublisher(self.settings.event_bus_name)
+
+    @cached_property
+    def idempotency(self) -> DynamoDBPersistenceLayer:
+        return DynamoDBPersistenceLayer(
+            table_name=self.settings.idempotency_table, boto3_client=clients.dynamodb()
+        )
+
+    def once_per_object(
+        self, step: Callable[..., dict[str, Any]], context: LambdaContext
+    ) -> Callable[..., dict[str, Any]]:
+        """``step(upload=...)`` run once per uploaded object version; a redelivery gets the stored answer.
+
+        A first layer against duplicate events; the steps' conditional writes are the second, for the
+        deliveries this cannot see (two events for one run, events out of order).
+        """
+        # S3 delivers at least once; the same object version and content is processed once a day at most.
+        config = IdempotencyConfig(
+            event_key_jmespath="[bucket, key, version_id, etag]", expires_after_seconds=24 * 3600
+        )
+        # An invocation that times out mid-step leaves its record in progress only until its deadline.
+        config.register_lambda_context(context)
+        once: Callable[..., dict[str, Any]] = idempotent_function(
+            step, data_keyword_argument="upload", persistence_store=self.idempotency, config=config
+        )
+        return once
 
     @cached_property
     def starter(self) -> ExecutionStarter:
