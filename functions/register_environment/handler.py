@@ -10,8 +10,8 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from benchgen.aws.s3_events import UploadedObject, uploaded_objects
-from benchgen.aws.wiring import adapters
+from benchgen.aws.s3_events import UploadedObject
+from benchgen.aws.wiring import adapters, for_each_upload
 from benchgen.pipeline.register import register_environment
 
 logger = Logger()
@@ -37,5 +37,4 @@ def register(upload: UploadedObject) -> dict[str, Any]:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    once = adapters().once_per_object(register, context)
-    return {"environments": [once(upload=upload) for upload in uploaded_objects(event)]}
+    return {"environments": for_each_upload(event, context, register)}

@@ -10,8 +10,8 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from benchgen.aws.s3_events import UploadedObject, uploaded_objects
-from benchgen.aws.wiring import adapters
+from benchgen.aws.s3_events import UploadedObject
+from benchgen.aws.wiring import adapters, for_each_upload
 from benchgen.pipeline.score_step import score_run
 
 logger = Logger()
@@ -41,5 +41,4 @@ def score(upload: UploadedObject) -> dict[str, Any]:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    once = adapters().once_per_object(score, context)
-    return {"runs": [once(upload=upload) for upload in uploaded_objects(event)]}
+    return {"runs": for_each_upload(event, context, score)}

@@ -12,13 +12,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from factories import dataset
 
 from benchgen.aws import clients, wiring
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
 from benchgen.bundle.spec import Column
 from benchgen.records import (
     ArtifactStatus,
-    DatasetRecord,
     EnvironmentRecord,
     EnvironmentStatus,
     RunConfig,
@@ -530,7 +530,7 @@ def test_saving_an_unknown_runs_dataset_is_not_found(call: Call) -> None:
     assert _save(call, "nope").status == 404
 
 
-def test_only_the_owner_saves_a_runs_dataset(aws: Settings, call: Call) -> None:
+def test_only_the_owner_saves_a_runsdataset(aws: Settings, call: Call) -> None:
     store_run(aws, "r1", files={"Finetune Artifact": "runs/r1/finetune_artifact.zip"})
     put_object(aws, "runs/r1/finetune_artifact.zip", artifact_zip())
     answer = _save(call, "r1", sub=STRANGER)
@@ -538,32 +538,11 @@ def test_only_the_owner_saves_a_runs_dataset(aws: Settings, call: Call) -> None:
     assert DatasetsRepo(aws.datasets_table).get("ds-r1") is None
 
 
-def _dataset(run_id: str, created_at: str, kind: str = "finetune") -> DatasetRecord:
-    return DatasetRecord(
-        dataset_id=f"ds-{run_id}",
-        kind=kind,
-        name=f"dataset of {run_id}",
-        run_id=run_id,
-        environment_id="gsm8k",
-        environment_version="1",
-        benchmark="GSM8K",
-        base_model="qwen",
-        selection_criterion="wrong_plus_augmented",
-        example_count=10,
-        train_count=8,
-        validation_count=1,
-        test_count=1,
-        artifact_key=f"runs/{run_id}/finetune_artifact.zip",
-        artifact_sha256="0" * 64,
-        created_at=created_at,
-    )
-
-
 def test_datasets_are_listed_newest_first_with_a_kind_filter(aws: Settings, call: Call) -> None:
     datasets = DatasetsRepo(aws.datasets_table)
-    datasets.put_if_absent(_dataset("r1", "2026-06-01T10:01:00.000000Z"))
-    datasets.put_if_absent(_dataset("r2", "2026-06-01T10:03:00.000000Z"))
-    datasets.put_if_absent(_dataset("r3", "2026-06-01T10:02:00.000000Z", kind="preference"))
+    datasets.put_if_absent(dataset("r1", "2026-06-01T10:01:00.000000Z"))
+    datasets.put_if_absent(dataset("r2", "2026-06-01T10:03:00.000000Z"))
+    datasets.put_if_absent(dataset("r3", "2026-06-01T10:02:00.000000Z", kind="preference"))
     finetune = call("GET", "/datasets", query={"kind": "finetune"})
     preference = call("GET", "/datasets", query={"kind": "preference"})
     assert [d["dataset_id"] for d in finetune.body["items"]] == ["ds-r2", "ds-r1"]
@@ -571,7 +550,7 @@ def test_datasets_are_listed_newest_first_with_a_kind_filter(aws: Settings, call
 
 
 def test_a_dataset_is_read_by_id(aws: Settings, call: Call) -> None:
-    DatasetsRepo(aws.datasets_table).put_if_absent(_dataset("r1", "2026-06-01T10:01:00.000000Z"))
+    DatasetsRepo(aws.datasets_table).put_if_absent(dataset("r1", "2026-06-01T10:01:00.000000Z"))
     found = call(
         "GET", "/datasets/ds-r1", resource="/datasets/{dataset_id}", path_parameters={"dataset_id": "ds-r1"}
     )

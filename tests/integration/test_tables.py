@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from factories import dataset
 
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, InvalidNextToken, RunsRepo
 from benchgen.records import (
-    DatasetRecord,
     EnvironmentRecord,
     EnvironmentStatus,
     RunConfig,
@@ -32,27 +32,6 @@ def _run(
 
 def _stamp(minute: int) -> str:
     return f"2026-06-01T10:{minute:02d}:00.000000Z"
-
-
-def _dataset(run_id: str, created_at: str, kind: str = "finetune") -> DatasetRecord:
-    return DatasetRecord(
-        dataset_id=f"ds-{run_id}",
-        kind=kind,
-        name=f"GSM8K · qwen · 50.0% · Jun 2026 ({run_id})",
-        run_id=run_id,
-        environment_id="gsm8k",
-        environment_version="1",
-        benchmark="GSM8K",
-        base_model="qwen",
-        selection_criterion="wrong_plus_augmented",
-        example_count=200,
-        train_count=160,
-        validation_count=20,
-        test_count=20,
-        artifact_key=f"runs/{run_id}/finetune_artifact.zip",
-        artifact_sha256="0" * 64,
-        created_at=created_at,
-    )
 
 
 @pytest.fixture
@@ -291,8 +270,8 @@ def test_environments_list_in_pages(aws: Settings) -> None:
 
 def test_a_dataset_is_saved_once(aws: Settings) -> None:
     datasets = DatasetsRepo(aws.datasets_table)
-    assert datasets.put_if_absent(_dataset("r1", _stamp(1)))
-    assert datasets.put_if_absent(_dataset("r1", _stamp(2))) is False
+    assert datasets.put_if_absent(dataset("r1", _stamp(1)))
+    assert datasets.put_if_absent(dataset("r1", _stamp(2))) is False
     stored = datasets.get("ds-r1")
     assert stored is not None and stored.created_at == _stamp(1)
 
@@ -300,9 +279,9 @@ def test_a_dataset_is_saved_once(aws: Settings) -> None:
 def test_datasets_list_newest_first_by_kind(aws: Settings) -> None:
     # given two finetune datasets and one of another kind
     datasets = DatasetsRepo(aws.datasets_table, kinds=("finetune", "preference"))
-    datasets.put_if_absent(_dataset("r1", _stamp(1)))
-    datasets.put_if_absent(_dataset("r2", _stamp(3)))
-    datasets.put_if_absent(_dataset("r3", _stamp(2), kind="preference"))
+    datasets.put_if_absent(dataset("r1", _stamp(1)))
+    datasets.put_if_absent(dataset("r2", _stamp(3)))
+    datasets.put_if_absent(dataset("r3", _stamp(2), kind="preference"))
     # then the kind filter keeps the finetune ones, newest first, and no filter merges all kinds
     finetune = datasets.list(kind="finetune")
     everything = datasets.list(limit=2)

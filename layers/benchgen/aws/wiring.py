@@ -17,6 +17,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from benchgen.aws import clients
 from benchgen.aws.events import EventPublisher
 from benchgen.aws.executions import ExecutionStarter
+from benchgen.aws.s3_events import uploaded_objects
 from benchgen.aws.storage import ObjectStore
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
 from benchgen.settings import Settings, load_settings
@@ -87,6 +88,14 @@ def adapters() -> Adapters:
     if _cached is None:
         _cached = Adapters(load_settings())
     return _cached
+
+
+def for_each_upload(
+    event: dict[str, Any], context: LambdaContext, step: Callable[..., dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``step(upload=...)`` for every object an S3 notification announces, once per object version."""
+    once = adapters().once_per_object(step, context)
+    return [once(upload=upload) for upload in uploaded_objects(event)]
 
 
 def reset() -> None:
