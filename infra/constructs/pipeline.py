@@ -52,6 +52,7 @@ DATASET_STRING_FIELDS = (
 DATASET_NUMBER_FIELDS = ("example_count", "train_count", "validation_count", "test_count")
 
 _DATASET = "$.artifact.dataset"
+_FAILURE_MESSAGE = "$.failure.errorMessage"
 # Short intervals: an execution is short, and the local cloud really sleeps between attempts.
 _RETRY_INTERVAL = Duration.seconds(1)
 _RETRY_ATTEMPTS = 3
@@ -110,13 +111,28 @@ class Pipeline(Construct):
             update_expression="SET artifact_status = :failed, artifact_reason = :reason",
             expression_attribute_values={
                 ":failed": tasks.DynamoAttributeValue.from_string("Failed"),
-                ":reason": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at("$.error.Cause")),
+                ":reason": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(_FAILURE_MESSAGE)),
             },
             result_path=sfn.JsonPath.DISCARD,
         )
         _retry(mark_failed, DYNAMODB_TRANSIENT_ERRORS)
         mark_failed.add_catch(failed, errors=[sfn.Errors.ALL], result_path="$.mark_failed_error")
         mark_failed.next(failed)
+        # The run shows a sentence, not an error document: a Lambda task's Cause is its error payload as
+        # JSON (errorMessage, errorType, stackTrace), a service task's Cause is already a message.
+        read_function_error = sfn.Pass(
+            self,
+            "ReadFunctionError",
+            parameters={
+                "run_id.$": "$.run_id",
+                "failure.$": "States.StringToJson($.error.Cause)",
+            },
+        ).next(mark_failed)
+        read_service_error = sfn.Pass(
+            self,
+            "ReadServiceError",
+            parameters={"run_id.$": "$.run_id", "failure": {"errorMessage.$": "$.error.Cause"}},
+        ).next(mark_failed)
 
         build = tasks.LambdaInvoke(
             self,
@@ -127,7 +143,8 @@ class Pipeline(Construct):
             result_path="$.artifact",
         )
         _retry(build, LAMBDA_SERVICE_ERRORS)
-        build.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
+        build.add_catch(read_service_error, errors=[sfn.Errors.TIMEOUT], result_path="$.error")
+        build.add_catch(read_function_error, errors=[sfn.Errors.ALL], result_path="$.error")
 
         record_no_artifact = tasks.DynamoUpdateItem(
             self,
@@ -144,7 +161,7 @@ class Pipeline(Construct):
             result_path=sfn.JsonPath.DISCARD,
         )
         _retry(record_no_artifact, DYNAMODB_TRANSIENT_ERRORS)
-        record_no_artifact.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
+        record_no_artifact.add_catch(read_service_error, errors=[sfn.Errors.ALL], result_path="$.error")
         record_no_artifact.next(sfn.Succeed(self, "NoArtifact"))
 
         save = tasks.DynamoPutItem(
@@ -158,7 +175,7 @@ class Pipeline(Construct):
         _retry(save, DYNAMODB_TRANSIENT_ERRORS)
         # A dataset is saved once per run: a second execution for the same run lands here and succeeds.
         save.add_catch(sfn.Succeed(self, "AlreadySaved"), errors=[CONDITIONAL_CHECK_FAILED])
-        save.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
+        save.add_catch(read_service_error, errors=[sfn.Errors.ALL], result_path="$.error")
 
         link = tasks.DynamoUpdateItem(
             self,
@@ -180,7 +197,7 @@ class Pipeline(Construct):
             result_path=sfn.JsonPath.DISCARD,
         )
         _retry(link, DYNAMODB_TRANSIENT_ERRORS)
-        link.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
+        link.add_catch(read_service_error, errors=[sfn.Errors.ALL], result_path="$.error")
 
         self.emit_dataset_saved = tasks.EventBridgePutEvents(
             self,
@@ -202,7 +219,7 @@ class Pipeline(Construct):
             result_path=sfn.JsonPath.DISCARD,
         )
         _retry(self.emit_dataset_saved, EVENTBRIDGE_TRANSIENT_ERRORS)
-        self.emit_dataset_saved.add_catch(mark_failed, errors=[sfn.Errors.ALL], result_path="$.error")
+        self.emit_dataset_saved.add_catch(read_service_error, errors=[sfn.Errors.ALL], result_path="$.error")
         self.emit_dataset_saved.next(after_save if after_save is not None else sfn.Succeed(self, "Saved"))
 
         emitted = (

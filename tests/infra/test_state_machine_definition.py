@@ -77,11 +77,23 @@ def test_build_artifact_retries_only_lambda_service_errors(definition: Definitio
     assert retry["IntervalSeconds"] <= 2
 
 
-def test_any_failure_marks_the_artifact_failed(definition: Definition) -> None:
-    for name in ("BuildArtifact", "RecordNoArtifact", "SaveDataset", "LinkDataset", "EmitDatasetSaved"):
+def test_any_failure_marks_the_artifact_failed_with_a_readable_reason(definition: Definition) -> None:
+    # The function's error payload is parsed for its message; service errors carry a message already.
+    readers = {"BuildArtifact": "ReadFunctionError"} | dict.fromkeys(
+        ("RecordNoArtifact", "SaveDataset", "LinkDataset", "EmitDatasetSaved"), "ReadServiceError"
+    )
+    for name, reader in readers.items():
         state = definition["States"][name]
-        assert _catch_targets(state)["States.ALL"] == "MarkArtifactFailed", name
+        assert _catch_targets(state)["States.ALL"] == reader, name
         assert state["Catch"][-1]["ResultPath"] == "$.error", name
+        assert definition["States"][reader]["Next"] == "MarkArtifactFailed", name
+    assert _catch_targets(definition["States"]["BuildArtifact"])["States.Timeout"] == "ReadServiceError"
+    assert definition["States"]["ReadFunctionError"]["Parameters"]["failure.$"] == (
+        "States.StringToJson($.error.Cause)"
+    )
+    assert definition["States"]["ReadServiceError"]["Parameters"]["failure"] == {
+        "errorMessage.$": "$.error.Cause"
+    }
 
 
 def test_choice_saves_only_an_emitted_artifact(definition: Definition) -> None:
@@ -169,7 +181,7 @@ def test_mark_artifact_failed_records_the_cause_then_fails(definition: Definitio
     state = definition["States"]["MarkArtifactFailed"]
     assert state["Parameters"]["ExpressionAttributeValues"] == {
         ":failed": {"S": "Failed"},
-        ":reason": {"S.$": "$.error.Cause"},
+        ":reason": {"S.$": "$.failure.errorMessage"},
     }
     assert definition["States"][state["Next"]]["Type"] == "Fail"
     assert {definition["States"][c["Next"]]["Type"] for c in state["Catch"]} == {"Fail"}

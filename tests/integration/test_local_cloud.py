@@ -67,6 +67,7 @@ def test_upload_under_the_trigger_prefix_runs_the_handler_with_the_s3_notificati
 ) -> None:
     # when a submission is uploaded to the data bucket
     cloud.client("s3").put_object(Bucket=cloud.bucket, Key="submissions/r1/my preds.zip", Body=b"zip")
+    cloud.settle()
 
     # then the ingest handler ran with the S3 record, the key URL-encoded as S3 sends it
     (event,) = stand_ins.ingest_events
@@ -82,6 +83,7 @@ def test_upload_under_the_trigger_prefix_runs_the_handler_with_the_s3_notificati
 
 def test_upload_outside_the_trigger_prefix_runs_nothing(cloud: LocalCloud, stand_ins: StandIns) -> None:
     cloud.client("s3").put_object(Bucket=cloud.bucket, Key="runs/r1/scores.json", Body=b"{}")
+    cloud.settle()
     assert stand_ins.ingest_events == []
 
 

@@ -475,3 +475,71 @@ def test_the_run_configuration_is_visible_to_its_owner_only(
     assert other_status == 403 and "owner" in refusal["message"]
     status, run = other("GET", f"/runs/{run_id}")
     assert status == 200 and "run_config" not in run and run["status"] == "Completed"
+
+
+def test_ingest_warnings_about_ids_reach_the_run_page(
+    cloud: LocalCloud, tmp_path: Path, api_users: Any
+) -> None:
+    # given a submission with one id twice, one id the benchmark does not have, and one case left out
+    owner, _ = api_users
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    document = json.loads(example_submission("gsm8k-en").read_text(encoding="utf-8"))
+    predictions = document["predictions"]
+    predictions[-1] = {"id": predictions[0]["id"], "prediction_text": "#### 1"}
+    predictions.append({"id": "not-a-case", "prediction_text": "#### 2"})
+    submission = tmp_path / "predictions.json"
+    submission.write_text(json.dumps(document), encoding="utf-8")
+
+    # when it is uploaded for a run created through the API
+    status, created = owner(
+        "POST",
+        "/runs",
+        {"environment_id": "gsm8k-en", "version": "v1", "model": "m", "filename": "predictions.json"},
+    )
+    assert status == 201
+    cloud.client("s3").put_object(
+        Bucket=cloud.bucket, Key=created["upload_key"], Body=submission.read_bytes()
+    )
+    cloud.settle()
+
+    # then the run completed, counting what was wrong with the ids, and says so on its page
+    status, run = owner("GET", f"/runs/{created['run']['run_id']}")
+    assert status == 200 and run["status"] == "Completed", run.get("failure_reason")
+    assert (run["counts"]["duplicate_ids"], run["counts"]["unknown_ids"], run["counts"]["missing_ids"]) == (
+        1,
+        1,
+        1,
+    )
+    assert run["counts"]["total_questions"] == 40 and run["counts"]["answered_questions"] == 39
+    assert any("not-a-case" in warning for warning in run["warnings"])
+
+
+def test_a_failing_artifact_task_marks_the_run_with_the_reason(cloud: LocalCloud, tmp_path: Path) -> None:
+    # given a completed run whose scoring output is gone from the bucket
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    runs(cloud).create(
+        RunRecord(
+            run_id="run-gone",
+            environment_id="gsm8k-en",
+            environment_version="v1",
+            model="m",
+            owner="u",
+            status=RunStatus.COMPLETED,
+            overall_score=0.5,
+        )
+    )
+
+    # when the artifact state machine runs for it
+    cloud.client("stepfunctions").start_execution(
+        stateMachineArn=cloud.state_machine_arn,
+        name=execution_name("run-gone"),
+        input='{"run_id": "run-gone"}',
+    )
+    execution = cloud.wait_for_execution(execution_name("run-gone"))
+
+    # then the execution failed and the run records why; no dataset was saved
+    assert execution["status"] == "FAILED"
+    run = get_run(cloud, "run-gone")
+    assert run.artifact_status is ArtifactStatus.FAILED
+    assert run.artifact_reason is not None and "scoring_output.zip" in run.artifact_reason
+    assert all_datasets(cloud) == []

@@ -289,6 +289,7 @@ def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
         other_metrics=run.other_metrics,
         breakdowns=run.breakdowns,
         counts=run.counts,
+        warnings=run.warnings,
         files=list(labelled_files(run)),
         artifact_reason=run.artifact_reason,
         dataset=dataset,

@@ -181,6 +181,9 @@ class RunDetail(RunSummary):
     other_metrics: dict[str, float] = Field(default_factory=dict)
     breakdowns: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
+    warnings: list[str] = Field(
+        default_factory=list, description="what ingest noticed: duplicate, unknown or missing ids"
+    )
     files: list[str] = Field(default_factory=list, description="labels of the files the run produced")
     artifact_reason: str | None = None
     dataset: DatasetLink | None = None

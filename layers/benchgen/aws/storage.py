@@ -5,7 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from benchgen.aws import clients
+from benchgen.errors import BenchGenError
+
+_NOT_FOUND = {"404", "NoSuchKey", "NoSuchVersion"}
+
+
+class MissingObject(BenchGenError):
+    """An object a step needs is not in the bucket (or not at the version it expects)."""
 
 
 class ObjectStore:
@@ -23,7 +32,12 @@ class ObjectStore:
     def download(self, key: str, path: Path, *, version_id: str | None = None) -> Path:
         extra = {"VersionId": version_id} if version_id else None
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._s3.download_file(self.bucket, key, str(path), ExtraArgs=extra)
+        try:
+            self._s3.download_file(self.bucket, key, str(path), ExtraArgs=extra)
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") in _NOT_FOUND:
+                raise MissingObject(f"{key} is not in the bucket {self.bucket}") from None
+            raise
         return path
 
     def upload(self, path: Path, key: str, *, content_type: str = "application/octet-stream") -> None:
