@@ -122,8 +122,10 @@ def _drive(
     )
     bundle = write_bundle_zip(example / "bundle", out / "bundle.zip")
     s3.put_object(Bucket=cloud.bucket, Key=upload["bundle_key"], Body=bundle.read_bytes())
-    environment = api.expect("GET", "/environments", 200)["items"][0]
+    environment = _follow_registration(api, environment_id)
     progress.step(f"environment {environment_id} {ENVIRONMENT_VERSION}: {environment['status']}")
+    if environment["status"] != "Registered":
+        raise RuntimeError(f"the example bundle was rejected: {environment['problems']}")
 
     run = api.expect(
         "POST",
@@ -174,6 +176,17 @@ def _drive(
         "execution_status": execution,
         "s3_keys": keys,
     }
+
+
+def _follow_registration(api: Api, environment_id: str, timeout: float = 60.0) -> dict[str, Any]:
+    """The environment's record, once the (asynchronous) registration has written it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for environment in api.expect("GET", "/environments", 200)["items"]:
+            if environment["environment_id"] == environment_id:
+                return dict(environment)
+        time.sleep(0.05)
+    raise TimeoutError(f"environment {environment_id} was not registered within {timeout:.0f}s")
 
 
 def _follow_run(api: Api, run_id: str, progress: Progress, timeout: float = 120.0) -> str:

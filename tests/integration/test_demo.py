@@ -1,0 +1,41 @@
+"""`benchgen demo`, the README's main job, end to end on the local cloud."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from infra.cli.main import main
+
+
+def test_the_demo_follows_a_run_to_a_saved_dataset_and_writes_its_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # when the demo runs on the Turkish math example
+    code = main(["demo", "--out", str(tmp_path), "--model", "Qwen2.5-7B-LoRA"])
+
+    # then the run completed, its dataset was saved, and the run's files and summary were written
+    assert code == 0
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert summary["status"] == "Completed"
+    assert summary["overall_score"] == pytest.approx(0.7)
+    assert summary["metrics"]["accuracy"] == pytest.approx(0.7)
+    assert summary["execution_status"] == "SUCCEEDED"
+    assert re.fullmatch(
+        r"GSM8K-TR · Qwen2\.5-7B-LoRA · 70\.0% · [A-Z][a-z]{2} \d{4}", summary["dataset_name"]
+    )
+    assert summary["dataset_id"] == f"ds-{summary['run_id']}"
+    for name in (
+        "scoring_output.zip",
+        "detailed_results.html",
+        "detailed_results.json",
+        "finetune_artifact.zip",
+    ):
+        assert (tmp_path / name).stat().st_size > 0
+        assert f"runs/{summary['run_id']}/{name}" in summary["s3_keys"]
+    printed = capsys.readouterr().out
+    assert "state machine: SaveDataset" in printed
+    assert f"Saved dataset: {summary['dataset_name']}" in printed
