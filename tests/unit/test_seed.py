@@ -13,12 +13,14 @@ from benchgen.finetune.seed import (
     Example,
     Source,
     case_text,
-    pool_examples,
+    pool_example,
+    pool_rows,
     seed_example,
     select,
     short_reasoning,
     target_template,
 )
+from benchgen.finetune.store import choose_pool_rows, scratch_db
 from benchgen.verdicts import CriterionResult, Verdict
 
 EN = target_template({}, "en")
@@ -163,9 +165,18 @@ def write_pool(path: Path, rows: int) -> Path:
     return path
 
 
+def pool_examples(path: Path, count: int) -> list[Example]:
+    """The pool examples a build would add: ``count`` rows chosen on disk, each made an example."""
+    with scratch_db(path.with_suffix(".sqlite")) as db:
+        return [
+            pool_example(row_id, row, run_id="r", template=EN, language="en", system="")
+            for row_id, row in choose_pool_rows(db, pool_rows(path), count)
+        ]
+
+
 def test_pool_gives_the_requested_number_of_rows(tmp_path: Path) -> None:
     pool = write_pool(tmp_path / "pool.jsonl", 50)
-    rows = pool_examples(pool, count=7, run_id="r", template=EN, language="en", system="")
+    rows = pool_examples(pool, 7)
     assert len(rows) == 7
     assert {row.source for row in rows} == {Source.POOL}
     assert all(row.target.endswith(f"Final answer: {int(row.case_id[1:]) + 1}") for row in rows)
@@ -176,11 +187,32 @@ def test_pool_choice_is_stable_and_independent_of_row_order(tmp_path: Path) -> N
     lines = pool.read_text(encoding="utf-8").splitlines()
     reversed_pool = tmp_path / "reversed.jsonl"
     reversed_pool.write_text("\n".join(reversed(lines)) + "\n", encoding="utf-8")
-    first = pool_examples(pool, count=10, run_id="r", template=EN, language="en", system="")
-    second = pool_examples(reversed_pool, count=10, run_id="r", template=EN, language="en", system="")
+    first = pool_examples(pool, 10)
+    second = pool_examples(reversed_pool, 10)
     assert sorted(e.case_id for e in first) == sorted(e.case_id for e in second)
 
 
 def test_pool_request_is_capped_at_the_pool_size(tmp_path: Path) -> None:
     pool = write_pool(tmp_path / "pool.jsonl", 3)
-    assert len(pool_examples(pool, count=10, run_id="r", template=EN, language="en", system="")) == 3
+    assert len(pool_examples(pool, 10)) == 3
+
+
+def test_pool_keeps_the_first_row_of_a_repeated_id(tmp_path: Path) -> None:
+    # given a pool where one id appears twice, and a row without a question before the first of them
+    pool = tmp_path / "pool.jsonl"
+    rows = [
+        {"id": "p1", "question": ""},
+        {"id": "p1", "question": "First?"},
+        {"id": "p1", "question": "Later?"},
+    ]
+    pool.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    # when the pool is chosen from
+    chosen = pool_examples(pool, 5)
+    # then the id is chosen once, with the first row that has a question
+    assert [(e.case_id, e.input) for e in chosen] == [("p1", "First?")]
+
+
+def test_a_count_of_zero_chooses_nothing_and_reads_no_pool(tmp_path: Path) -> None:
+    broken = tmp_path / "pool.jsonl"
+    broken.write_text("not json\n", encoding="utf-8")
+    assert pool_examples(broken, 0) == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 import tempfile
 import zipfile
 from collections import Counter
@@ -36,13 +37,21 @@ from benchgen.finetune.seed import (
     LAYERS,
     Source,
     case_text,
-    pool_examples,
+    pool_example,
+    pool_rows,
     seed_example,
     select,
     target_template,
 )
 from benchgen.finetune.split import SPLIT_RULE, SPLITS, split_for
-from benchgen.finetune.store import OrderedExamples, Reference, SelectedCases, Selection, scratch_db
+from benchgen.finetune.store import (
+    OrderedExamples,
+    Reference,
+    SelectedCases,
+    Selection,
+    choose_pool_rows,
+    scratch_db,
+)
 from benchgen.finetune.zipwrite import write_zip
 from benchgen.naming import dataset_name
 from benchgen.runs import RunInfo
@@ -156,6 +165,7 @@ def _collect(
     *,
     run: RunInfo,
     settings: Settings,
+    db: sqlite3.Connection,
     store: OrderedExamples,
 ) -> _Tally:
     tally = _Tally()
@@ -188,14 +198,15 @@ def _collect(
     if finetune.pool is not None and pool_path is not None:
         # Half up rather than Python's round-half-even, so a share of 0.5 of 5 seeds gives 3 rows.
         count = math.floor(finetune.pool.share * tally.layers[Source.SEED.value] + 0.5)
-        for example in pool_examples(
-            pool_path,
-            count=count,
-            run_id=run.run_id,
-            template=template,
-            language=language,
-            system=finetune.system_prompt,
-        ):
+        for row_id, row in choose_pool_rows(db, pool_rows(pool_path), count):
+            example = pool_example(
+                row_id,
+                row,
+                run_id=run.run_id,
+                template=template,
+                language=language,
+                system=finetune.system_prompt,
+            )
             split = split_for(example.split_key)
             store.add(example, split)
             tally.layers[Source.POOL.value] += 1
@@ -318,7 +329,7 @@ def build_artifact(env: Environment, scoring_output: Path, out_dir: Path, *, run
         selected.add(_selections(lines, finetune))
         selected.join_references(_references(env))
         store = OrderedExamples(db)
-        tally = _collect(env, finetune, selected, run=run, settings=settings, store=store)
+        tally = _collect(env, finetune, selected, run=run, settings=settings, db=db, store=store)
         if not len(store):
             return ArtifactReport(emitted=False, reason=NOTHING_SELECTED, selection_criterion=criterion)
         stats = write_formats(store.ordered(), root / "build")

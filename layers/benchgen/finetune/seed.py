@@ -7,7 +7,6 @@ own wrong output is kept apart, as ``rejected``, for preference rows.
 from __future__ import annotations
 
 import hashlib
-import heapq
 import json
 import re
 from collections.abc import Iterator
@@ -185,9 +184,10 @@ def _pool_files(path: Path) -> list[Path]:
     return sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
 
 
-def _pool_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(row id, row)`` per pool row with a question; a row without ``id`` is named by file and line."""
-    seen: set[str] = set()
+def pool_rows(path: Path) -> Iterator[tuple[str, bytes]]:
+    """``(row id, line)`` per pool row with a question, in file order; a row without ``id`` is named by file
+    and line. Repeated ids are all yielded: the choice keeps the first (``store.choose_pool_rows``).
+    """
     for file in _pool_files(path):
         with file.open("rb") as stream:
             for number, line in enumerate(stream, start=1):
@@ -201,10 +201,7 @@ def _pool_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
                     ) from exc
                 if not isinstance(row, dict) or not str(row.get("question") or "").strip():
                     continue
-                row_id = str(row["id"]) if row.get("id") is not None else f"{file.name}:{number}"
-                if row_id not in seen:
-                    seen.add(row_id)
-                    yield row_id, row
+                yield (str(row["id"]) if row.get("id") is not None else f"{file.name}:{number}"), line
 
 
 def pool_key(row_id: str) -> str:
@@ -212,34 +209,25 @@ def pool_key(row_id: str) -> str:
     return f"pool:{row_id}"
 
 
-def _pool_rank(item: tuple[str, dict[str, Any]]) -> str:
-    return hashlib.sha256(pool_key(item[0]).encode("utf-8")).hexdigest()
+def pool_rank(row_id: str) -> str:
+    """Where a pool row stands in the choice: the rows whose ids hash lowest are taken first."""
+    return hashlib.sha256(pool_key(row_id).encode("utf-8")).hexdigest()
 
 
-def pool_examples(
-    path: Path, *, count: int, run_id: str, template: str, language: str, system: str
-) -> list[Example]:
-    """``count`` pool rows (all of them if the pool is smaller): those whose id hashes lowest.
-
-    Only the chosen rows are held in memory while the pool streams by.
-    """
-    if count <= 0:
-        return []
-    examples = []
-    for row_id, row in heapq.nsmallest(count, _pool_rows(path), key=_pool_rank):
-        solution = row.get("solution")
-        reasoning = short_reasoning(solution if isinstance(solution, str) else None, language)
-        criteria = row.get("criteria")
-        examples.append(
-            Example(
-                example_id=f"pool~{row_id}",
-                case_id=row_id,
-                run_id=run_id,
-                source=Source.POOL,
-                input=str(row["question"]),
-                target=write_target(template, reasoning=reasoning, answer=str(row.get("answer") or "")),
-                system=system,
-                criteria=[c for c in criteria if isinstance(c, str)] if isinstance(criteria, list) else [],
-            )
-        )
-    return examples
+def pool_example(
+    row_id: str, row: dict[str, Any], *, run_id: str, template: str, language: str, system: str
+) -> Example:
+    """The example a chosen pool row becomes: its question in, reasoning + its answer out."""
+    solution = row.get("solution")
+    reasoning = short_reasoning(solution if isinstance(solution, str) else None, language)
+    criteria = row.get("criteria")
+    return Example(
+        example_id=f"pool~{row_id}",
+        case_id=row_id,
+        run_id=run_id,
+        source=Source.POOL,
+        input=str(row["question"]),
+        target=write_target(template, reasoning=reasoning, answer=str(row.get("answer") or "")),
+        system=system,
+        criteria=[c for c in criteria if isinstance(c, str)] if isinstance(criteria, list) else [],
+    )

@@ -1,18 +1,20 @@
 """The build's scratch store: one SQLite file in the build's temp dir, so memory stays flat as cases grow.
 
-Selected verdicts, the reference text of those cases and the built examples go to disk as they stream by,
-and come back in the artifact's fixed order from an on-disk B-tree (case id; split, then example id).
-Python holds one row at a time; SQLite holds at most its page cache.
+Selected verdicts, the reference text of those cases, the pool rows and the built examples go to disk as
+they stream by, and come back in a fixed order from an on-disk B-tree (case id; pool rank; split, then
+example id). Python holds one row at a time; SQLite holds at most its page cache.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
 
-from benchgen.finetune.seed import CaseText, Example, Source
+from benchgen.finetune.seed import CaseText, Example, Source, pool_rank
 from benchgen.finetune.split import SPLITS, Split
 from benchgen.verdicts import Verdict
 
@@ -78,6 +80,28 @@ class SelectedCases:
                 None if question is None else CaseText(question=question, answer=answer, solution=solution)
             )
             yield Source(source), Verdict.model_validate_json(line), reference
+
+
+def choose_pool_rows(
+    db: sqlite3.Connection, rows: Iterable[tuple[str, bytes]], count: int
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The ``count`` lowest-ranked of ``(row id, line)`` pool rows (all if there are fewer), lowest first.
+
+    The first row of a repeated id wins. The rows go to disk, so only the one being read back is in memory.
+    """
+    if count <= 0:
+        return  # without reading the pool at all; SQLite would also read a negative LIMIT as no limit
+    db.execute("CREATE TABLE pool (row_id TEXT PRIMARY KEY, rank TEXT NOT NULL, line BLOB NOT NULL)")
+    db.executemany(
+        "INSERT OR IGNORE INTO pool (row_id, rank, line) VALUES (?, ?, ?)",
+        ((row_id, pool_rank(row_id), line) for row_id, line in rows),
+    )
+    db.commit()
+    # An index rather than a sort: with a LIMIT, SQLite's sort keeps ``count`` whole rows in memory.
+    db.execute("CREATE INDEX pool_order ON pool (rank)")
+    chosen = db.execute("SELECT row_id, line FROM pool INDEXED BY pool_order ORDER BY rank LIMIT ?", (count,))
+    for row_id, line in chosen:
+        yield row_id, json.loads(line)
 
 
 class OrderedExamples:
