@@ -1,7 +1,7 @@
 """The application on moto: resources created from the synthesized CDK template, handlers in-process.
 
-Nothing here repeats a name or a setting of the CDK app: every resource, environment variable,
-notification and the state machine definition come from the template (see ``template.py``).
+This module runs the cloud (moto, the process environment, clients) and operates it (users, the API,
+executions); ``provision.py`` creates the template's resources in it.
 """
 
 from __future__ import annotations
@@ -9,13 +9,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import io
 import json
 import os
-import secrets
 import time
 import urllib.request
-import zipfile
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Literal
@@ -23,24 +20,14 @@ from typing import Any, Literal
 from infra.local.api_server import ApiServer
 from infra.local.auth import TokenVerifier
 from infra.local.lambda_hook import Handler, LambdaHook
-from infra.local.template import (
-    ACCOUNT_ID,
-    SERVICE_NAME_VARIABLE,
-    Route,
-    Template,
-    lazy_handler,
-    service_name,
-)
+from infra.local.provision import Provisioner
+from infra.local.template import Route, Template, lazy_handler
 
 Mode = Literal["in-process", "server"]
 
 MOTO_CONFIG = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 # moto accepts any credentials; fixed fake ones keep a real profile from ever being used.
 LOCAL_KEY = "testing"
-LOCAL_ROLE_NAME = "benchgen-local-execution"
-# Variables that legitimately differ per function; in-process they cannot share one os.environ value.
-PER_FUNCTION_VARIABLES = frozenset({SERVICE_NAME_VARIABLE})
-TABLE_TYPES = ("AWS::DynamoDB::Table", "AWS::DynamoDB::GlobalTable")
 
 
 class LocalCloud:
@@ -215,277 +202,28 @@ class LocalCloud:
     # resources
 
     def _create_resources(self) -> None:
-        self._plan_names()
-        self._create_user_pools()
-        self._create_queues()
-        self._create_secrets()
-        self._create_buckets()
-        self._create_tables()
-        self._create_buses()
-        self._create_functions()
-        self._create_state_machines()
-        self._create_bucket_notifications()
-
-    def _name(self, logical_id: str, limit: int) -> str:
-        return f"{self.name_prefix}-{logical_id}"[:limit]
-
-    def _arn(self, service: str, resource: str) -> str:
-        return f"arn:aws:{service}:{self.region}:{ACCOUNT_ID}:{resource}"
-
-    def _plan_names(self) -> None:
-        """Record every name and ARN before creating anything: functions and the state machine refer
-        to each other (STATE_MACHINE_ARN on one side, the function ARN in the definition on the other)."""
-        tpl = self.template
-        for lid in tpl.of_type("AWS::S3::Bucket"):
-            props = tpl.properties(lid)
-            name = (
-                tpl.resolve_str(props["BucketName"]) if "BucketName" in props else self._name(lid, 63).lower()
-            )
-            tpl.record(
-                lid,
-                name,
-                Arn=f"arn:aws:s3:::{name}",
-                DomainName=f"{name}.s3.amazonaws.com",
-                RegionalDomainName=f"{name}.s3.{self.region}.amazonaws.com",
-            )
-            self.buckets[lid] = name
-        for resource_type in TABLE_TYPES:
-            for lid in tpl.of_type(resource_type):
-                props = tpl.properties(lid)
-                name = tpl.resolve_str(props["TableName"]) if "TableName" in props else self._name(lid, 255)
-                arn = self._arn("dynamodb", f"table/{name}")
-                tpl.record(lid, name, Arn=arn, StreamArn=f"{arn}/stream/local")
-                self.table_names[lid] = name
-        for lid in tpl.of_type("AWS::Events::EventBus"):
-            name = tpl.resolve_str(tpl.properties(lid)["Name"])
-            tpl.record(lid, name, Arn=self._arn("events", f"event-bus/{name}"), Name=name)
-        for lid, resource in tpl.of_type("AWS::Lambda::Function").items():
-            if service_name(resource) is None:
-                continue
-            props = tpl.properties(lid)
-            name = tpl.resolve_str(props["FunctionName"]) if "FunctionName" in props else self._name(lid, 64)
-            tpl.record(lid, name, Arn=self._arn("lambda", f"function:{name}"))
-            self.functions[lid] = name
-        for lid in tpl.of_type("AWS::StepFunctions::StateMachine"):
-            props = tpl.properties(lid)
-            name = (
-                tpl.resolve_str(props["StateMachineName"])
-                if "StateMachineName" in props
-                else self._name(lid, 80)
-            )
-            arn = self._arn("states", f"stateMachine:{name}")
-            tpl.record(lid, arn, Arn=arn, Name=name)
-            self.state_machine_arns[lid] = arn
-
-    def _create_user_pools(self) -> None:
-        tpl = self.template
-        cognito = self.client("cognito-idp")
-        kept = (
-            "Policies",
-            "AutoVerifiedAttributes",
-            "AliasAttributes",
-            "UsernameAttributes",
-            "MfaConfiguration",
-            "AdminCreateUserConfig",
-            "Schema",
-            "UsernameConfiguration",
-            "AccountRecoverySetting",
-        )
-        for lid in tpl.of_type("AWS::Cognito::UserPool"):
-            props = tpl.properties(lid)
-            name = tpl.resolve_str(props["UserPoolName"]) if "UserPoolName" in props else self._name(lid, 128)
-            arguments = {key: tpl.resolve(props[key]) for key in kept if key in props}
-            pool = cognito.create_user_pool(PoolName=name, **arguments)["UserPool"]
-            tpl.record(
-                lid,
-                pool["Id"],
-                Arn=pool["Arn"],
-                ProviderName=f"cognito-idp.{self.region}.amazonaws.com/{pool['Id']}",
-                ProviderURL=f"https://cognito-idp.{self.region}.amazonaws.com/{pool['Id']}",
-                UserPoolId=pool["Id"],
-            )
-            self.user_pool_id = self.user_pool_id or pool["Id"]
-        for lid in tpl.of_type("AWS::Cognito::UserPoolClient"):
-            props = tpl.properties(lid)
-            pool_id = tpl.resolve_str(props["UserPoolId"])
-            created = cognito.create_user_pool_client(
-                UserPoolId=pool_id,
-                ClientName=tpl.resolve_str(props.get("ClientName", lid)),
-                GenerateSecret=bool(props.get("GenerateSecret", False)),
-                ExplicitAuthFlows=tpl.resolve(props.get("ExplicitAuthFlows", ["ALLOW_USER_PASSWORD_AUTH"])),
-            )["UserPoolClient"]
-            tpl.record(lid, created["ClientId"], ClientSecret=created.get("ClientSecret", ""))
-            if pool_id == self.user_pool_id and not self.client_id:
-                self.client_id = created["ClientId"]
-                self._client_secret = created.get("ClientSecret")
-                self._client_auth_flows = list(created.get("ExplicitAuthFlows", []))
-
-    def _create_queues(self) -> None:
-        tpl = self.template
-        for lid in tpl.of_type("AWS::SQS::Queue"):
-            props = tpl.properties(lid)
-            fifo = bool(props.get("FifoQueue", False))
-            default = self._name(lid, 75 if fifo else 80) + (".fifo" if fifo else "")
-            name = tpl.resolve_str(props["QueueName"]) if "QueueName" in props else default
-            attributes = {"FifoQueue": "true"} if fifo else {}
-            url = self.client("sqs").create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
-            tpl.record(lid, url, Arn=self._arn("sqs", name), QueueName=name, QueueUrl=url)
-
-    def _create_secrets(self) -> None:
-        tpl = self.template
-        for lid in tpl.of_type("AWS::SecretsManager::Secret"):
-            props = tpl.properties(lid)
-            name = tpl.resolve_str(props["Name"]) if "Name" in props else self._name(lid, 512)
-            # A generated secret gets a random placeholder; real provider keys are put in by the operator.
-            value = (
-                tpl.resolve(props["SecretString"]) if "SecretString" in props else secrets.token_urlsafe(24)
-            )
-            arn = self.client("secretsmanager").create_secret(Name=name, SecretString=str(value))["ARN"]
-            tpl.record(lid, arn, Id=arn)
-
-    def _create_buckets(self) -> None:
-        s3 = self.client("s3")
-        for lid, name in self.buckets.items():
-            if self.region == "us-east-1":
-                s3.create_bucket(Bucket=name)
-            else:
-                s3.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": self.region})
-            status = self.template.properties(lid).get("VersioningConfiguration", {}).get("Status")
-            if status:
-                s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": status})
-        self.bucket = self._data_bucket()
-
-    def _data_bucket(self) -> str:
-        """The bucket whose uploads drive the flow: the one CDK's notification resource targets."""
-        for resource in self.template.of_type("Custom::S3BucketNotifications").values():
-            return self.template.resolve_str(resource["Properties"]["BucketName"])
-        data = [name for lid, name in self.buckets.items() if lid.lower().startswith("data")]
-        candidates = data or list(self.buckets.values())
-        return candidates[0] if candidates else ""
-
-    def _create_tables(self) -> None:
-        tpl = self.template
-        dynamodb = self.client("dynamodb")
-        for lid, name in self.table_names.items():
-            props = tpl.resolve(tpl.properties(lid))
-            on_demand = props.get("BillingMode") == "PAY_PER_REQUEST"
-            throughput = props.get("ProvisionedThroughput", {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5})
-            arguments: dict[str, Any] = {
-                "TableName": name,
-                "KeySchema": props["KeySchema"],
-                "AttributeDefinitions": props["AttributeDefinitions"],
-                "BillingMode": "PAY_PER_REQUEST" if on_demand else "PROVISIONED",
-            }
-            if not on_demand:
-                arguments["ProvisionedThroughput"] = _capacity(throughput)
-            for key in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
-                if props.get(key):
-                    arguments[key] = [
-                        _index(index, None if on_demand or key.startswith("Local") else throughput)
-                        for index in props[key]
-                    ]
-            stream = props.get("StreamSpecification", {}).get("StreamViewType")
-            if stream:
-                arguments["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": stream}
-            dynamodb.create_table(**arguments)
-            ttl = props.get("TimeToLiveSpecification")
-            if ttl and ttl.get("Enabled"):
-                dynamodb.update_time_to_live(
-                    TableName=name,
-                    TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl["AttributeName"]},
-                )
-
-    def _create_buses(self) -> None:
-        events = self.client("events")
-        for lid in self.template.of_type("AWS::Events::EventBus"):
-            name = self.template.physical[lid].ref
-            events.create_event_bus(Name=name)
-            self.bus_name = name
-
-    def _create_functions(self) -> None:
-        tpl = self.template
-        role_arn = self._execution_role()
-        code = _placeholder_zip()
-        shared: dict[str, str] = {}
-        conflicts: set[str] = set()
-        for lid, name in self.functions.items():
-            resource = tpl.resources[lid]
-            props = tpl.properties(lid)
-            variables = {
-                key: str(value)
-                for key, value in tpl.resolve(props.get("Environment", {}).get("Variables", {})).items()
-            }
-            self.client("lambda").create_function(
-                FunctionName=name,
-                Runtime=props.get("Runtime", "python3.12"),
-                Role=role_arn,
-                Handler=props.get("Handler", "handler.handler"),
-                Code={"ZipFile": code},
-                Timeout=int(props.get("Timeout", 3)),
-                MemorySize=int(props.get("MemorySize", 128)),
-                Environment={"Variables": variables},
-            )
-            folder = str(service_name(resource))
-            handler = self._handler_overrides.get(folder) or lazy_handler(folder)
-            self.hook.register(name, handler)
-            for key, value in variables.items():
-                if key in PER_FUNCTION_VARIABLES:
-                    continue
-                if key in shared and shared[key] != value:
-                    conflicts.add(key)
-                shared.setdefault(key, value)
-        self.conflicting_variables = sorted(conflicts)
-        self.environment = {key: value for key, value in shared.items() if key not in conflicts}
+        created = Provisioner(
+            self.template,
+            self.client,
+            region=self.region,
+            name_prefix=self.name_prefix,
+            hook=self.hook,
+            handlers=self._handler_overrides,
+        ).provision()
+        self.bucket = created.bucket
+        self.buckets = created.buckets
+        self.table_names = created.table_names
+        self.functions = created.functions
+        self.state_machine_arns = created.state_machine_arns
+        self.state_machine_arn = created.state_machine_arn
+        self.bus_name = created.bus_name
+        self.user_pool_id = created.user_pool_id
+        self.client_id = created.client_id
+        self._client_secret = created.client_secret
+        self._client_auth_flows = created.client_auth_flows
+        self.environment = created.environment
+        self.conflicting_variables = created.conflicting_variables
         self._set_environ(self.environment)
-
-    def _execution_role(self) -> str:
-        trust = {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Effect": "Allow",
-                    "Principal": {"Service": ["lambda.amazonaws.com", "states.amazonaws.com"]},
-                    "Action": "sts:AssumeRole",
-                }
-            ],
-        }
-        role = self.client("iam").create_role(
-            RoleName=LOCAL_ROLE_NAME, AssumeRolePolicyDocument=json.dumps(trust)
-        )
-        return str(role["Role"]["Arn"])
-
-    def _create_state_machines(self) -> None:
-        tpl = self.template
-        role_arn = f"arn:aws:iam::{ACCOUNT_ID}:role/{LOCAL_ROLE_NAME}"
-        for lid in self.state_machine_arns:
-            props = tpl.properties(lid)
-            if "DefinitionString" in props:
-                definition = tpl.resolve_str(props["DefinitionString"])
-            else:
-                definition = json.dumps(tpl.resolve(props["Definition"]))
-            for key, value in tpl.resolve(props.get("DefinitionSubstitutions", {})).items():
-                definition = definition.replace("${" + key + "}", str(value))
-            self.client("stepfunctions").create_state_machine(
-                name=tpl.physical[lid].attributes["Name"],
-                definition=definition,
-                roleArn=role_arn,
-                type=props.get("StateMachineType", "STANDARD"),
-            )
-        self.state_machine_arn = next(iter(self.state_machine_arns.values()), "")
-
-    def _create_bucket_notifications(self) -> None:
-        tpl = self.template
-        for resource in tpl.of_type("Custom::S3BucketNotifications").values():
-            props = resource["Properties"]
-            configuration = tpl.resolve(props.get("NotificationConfiguration", {}))
-            for targets in configuration.values():
-                for target in targets if isinstance(targets, list) else []:
-                    # S3 takes "Prefix" or "prefix"; moto's matcher only knows the lower-case names.
-                    for rule in target.get("Filter", {}).get("Key", {}).get("FilterRules", []):
-                        rule["Name"] = str(rule["Name"]).lower()
-            self.client("s3").put_bucket_notification_configuration(
-                Bucket=tpl.resolve_str(props["BucketName"]), NotificationConfiguration=configuration
-            )
 
     # operations
 
@@ -617,28 +355,3 @@ def _forget_library_clients() -> None:
     from benchgen.aws import wiring
 
     wiring.reset()
-
-
-def _capacity(throughput: Mapping[str, Any]) -> dict[str, int]:
-    return {
-        "ReadCapacityUnits": int(throughput["ReadCapacityUnits"]),
-        "WriteCapacityUnits": int(throughput["WriteCapacityUnits"]),
-    }
-
-
-def _index(index: Mapping[str, Any], throughput: Mapping[str, Any] | None) -> dict[str, Any]:
-    # Template indexes may carry CloudFormation-only keys (replica, on-demand settings): keep the API's.
-    shaped: dict[str, Any] = {
-        key: index[key] for key in ("IndexName", "KeySchema", "Projection") if key in index
-    }
-    if throughput is not None:
-        shaped["ProvisionedThroughput"] = _capacity(index.get("ProvisionedThroughput", throughput))
-    return shaped
-
-
-def _placeholder_zip() -> bytes:
-    # moto requires a code package; the code that runs is the in-process handler, never this.
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("handler.py", "def handler(event, context):\n    return event\n")
-    return buffer.getvalue()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from factories import dataset
 
-from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, InvalidNextToken, RunsRepo
+from benchgen.aws.pages import InvalidNextToken
+from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
 from benchgen.records import (
     EnvironmentRecord,
     EnvironmentStatus,

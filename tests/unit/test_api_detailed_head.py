@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from benchgen.api.runs import pick_top_level_fields
+from benchgen.jsonhead import pick_top_level_fields
 
 WANTED = {"title", "summary", "metrics", "breakdowns"}
 

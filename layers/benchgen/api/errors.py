@@ -14,7 +14,7 @@ from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
 from benchgen.api import Unauthenticated
-from benchgen.aws.tables import InvalidNextToken
+from benchgen.aws.pages import InvalidNextToken
 from benchgen.errors import BenchGenError
 
 logger = Logger(child=True)

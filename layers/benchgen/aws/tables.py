@@ -1,119 +1,28 @@
 """DynamoDB repositories for environment versions, runs and datasets.
 
-Every item goes through one pair of functions, :func:`to_item` and :func:`from_item`: floats become
-``Decimal`` on the way in (DynamoDB numbers), and come back as ``int`` when whole, ``float`` otherwise.
-Lists are newest first and paginated with an opaque ``next_token`` (base64 of the JSON position);
-a token this module did not hand out raises :class:`InvalidNextToken`.
+Every item goes through :mod:`benchgen.aws.items` (``to_item`` and ``from_item``). Lists are newest
+first and paginated with an opaque ``next_token`` (see :mod:`benchgen.aws.pages`); a token a listing
+did not hand out raises ``InvalidNextToken``.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import builtins
 import functools
-import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
-from typing import Any, Generic, TypeVar
+from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, TypeAdapter
 
 from benchgen.aws import clients
-from benchgen.errors import BenchGenError
+from benchgen.aws.items import ModelT, from_item, plain_item, to_attribute, to_item
+from benchgen.aws.pages import Page, decode_token, encode_token
 from benchgen.records import DatasetRecord, EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
-
-ModelT = TypeVar("ModelT", bound=BaseModel)
-
-_SERIALIZER = TypeSerializer()
-_DESERIALIZER = TypeDeserializer()
 
 #: Dataset kinds an unfiltered dataset list covers (one ``by_kind`` partition each).
 DATASET_KINDS: tuple[str, ...] = ("finetune",)
-
-
-class InvalidNextToken(BenchGenError):
-    """A ``next_token`` that is not one a listing gave out (mangled, or from another listing)."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "next_token is not one this listing returned: pass the next_token of the previous page "
-            "unchanged, or leave it out to start from the newest"
-        )
-
-
-@dataclass(frozen=True)
-class Page(Generic[ModelT]):
-    """One page of a listing; ``next_token`` is ``None`` on the last page."""
-
-    items: list[ModelT]
-    next_token: str | None = None
-
-
-# ---- items -------------------------------------------------------------------------------------------
-
-
-def _to_dynamo_value(value: Any) -> Any:
-    if isinstance(value, float):
-        # str() keeps the shortest repr, so 0.1 is stored as 0.1, not 0.1000000000000000055...
-        return Decimal(str(value))
-    if isinstance(value, dict):
-        return {key: _to_dynamo_value(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_to_dynamo_value(item) for item in value]
-    return value
-
-
-def _to_plain_value(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, dict):
-        return {key: _to_plain_value(item) for key, item in value.items()}
-    if isinstance(value, list | set):
-        return [_to_plain_value(item) for item in value]
-    return value
-
-
-def to_item(record: BaseModel) -> dict[str, Any]:
-    """A record as a DynamoDB item (attribute-value form); ``None`` fields are left out."""
-    plain = record.model_dump(mode="json", exclude_none=True)
-    return {name: _SERIALIZER.serialize(_to_dynamo_value(value)) for name, value in plain.items()}
-
-
-def _plain_item(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: _to_plain_value(_DESERIALIZER.deserialize(value)) for name, value in item.items()}
-
-
-def from_item(model: type[ModelT], item: Mapping[str, Any]) -> ModelT:
-    """The record a DynamoDB item (attribute-value form) holds."""
-    return model.model_validate(_plain_item(item))
-
-
-# ---- pagination tokens ---------------------------------------------------------------------------------
-
-
-def encode_token(position: Mapping[str, str]) -> str:
-    raw = json.dumps(dict(position), sort_keys=True, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_token(token: str, expected_keys: Collection[str]) -> dict[str, str]:
-    """The position a token holds; raises :class:`InvalidNextToken` unless it has exactly these keys."""
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        position = json.loads(raw)
-    except (binascii.Error, ValueError):
-        raise InvalidNextToken() from None
-    if (
-        not isinstance(position, dict)
-        or set(position) != set(expected_keys)
-        or not all(isinstance(value, str) and value for value in position.values())
-    ):
-        raise InvalidNextToken()
-    return position
 
 
 def _is_condition_failure(error: ClientError) -> bool:
@@ -253,7 +162,7 @@ class _Table:
         while True:
             response = self._client.query(**request)
             for raw in response.get("Items", []):
-                item = _plain_item(raw)
+                item = plain_item(raw)
                 if cursor is not None and (item[sort_attribute], item[key_attribute]) >= cursor:
                     continue
                 kept.append(item)
@@ -367,7 +276,7 @@ class RunsRepo(_Table):
                 removals.append(f"#f{position}")
                 continue
             plain = adapter.dump_python(adapter.validate_python(value), mode="json")
-            values[f":v{position}"] = _SERIALIZER.serialize(_to_dynamo_value(plain))
+            values[f":v{position}"] = to_attribute(plain)
             assignments.append(f"#f{position} = :v{position}")
         expression = " ".join(
             part

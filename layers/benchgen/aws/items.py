@@ -1,0 +1,62 @@
+"""Records as DynamoDB items and back: the one pair of functions every item goes through.
+
+Floats become ``Decimal`` on the way in (DynamoDB numbers) and come back as ``int`` when whole,
+``float`` otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any, TypeVar
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from pydantic import BaseModel
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+_SERIALIZER = TypeSerializer()
+_DESERIALIZER = TypeDeserializer()
+
+
+def _to_dynamo_value(value: Any) -> Any:
+    if isinstance(value, float):
+        # str() keeps the shortest repr, so 0.1 is stored as 0.1, not 0.1000000000000000055...
+        return Decimal(str(value))
+    if isinstance(value, dict):
+        return {key: _to_dynamo_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_to_dynamo_value(item) for item in value]
+    return value
+
+
+def _to_plain_value(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {key: _to_plain_value(item) for key, item in value.items()}
+    if isinstance(value, list | set):
+        return [_to_plain_value(item) for item in value]
+    return value
+
+
+def to_attribute(value: Any) -> dict[str, Any]:
+    """One JSON-ready value as a DynamoDB attribute value (what :func:`to_item` does to each field)."""
+    serialized: dict[str, Any] = _SERIALIZER.serialize(_to_dynamo_value(value))
+    return serialized
+
+
+def to_item(record: BaseModel) -> dict[str, Any]:
+    """A record as a DynamoDB item (attribute-value form); ``None`` fields are left out."""
+    plain = record.model_dump(mode="json", exclude_none=True)
+    return {name: to_attribute(value) for name, value in plain.items()}
+
+
+def plain_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A DynamoDB item (attribute-value form) as plain JSON-like values, before any validation."""
+    return {name: _to_plain_value(_DESERIALIZER.deserialize(value)) for name, value in item.items()}
+
+
+def from_item(model: type[ModelT], item: Mapping[str, Any]) -> ModelT:
+    """The record a DynamoDB item (attribute-value form) holds."""
+    return model.model_validate(plain_item(item))
