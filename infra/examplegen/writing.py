@@ -7,17 +7,15 @@ cases holds one of them in memory at a time.
 from __future__ import annotations
 
 import json
-import shutil
-import zipfile
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Literal
 
 import yaml
 
+from benchgen.zipwrite import zip_folder
+
 # Zip entries carry a timestamp; a fixed one keeps the archive's bytes independent of when it was made.
-_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
-_COPY_CHUNK = 1 << 20
 
 SubmissionFormat = Literal["json", "jsonl"]
 
@@ -133,12 +131,5 @@ def write_bundle_zip(folder: Path, zip_path: Path) -> Path:
     if not (folder / "competition.yaml").is_file():
         raise FileNotFoundError(f"{folder} has no competition.yaml at its root: point at the bundle folder")
     zip_path.parent.mkdir(parents=True, exist_ok=True)
-    files = sorted(p for p in folder.rglob("*") if p.is_file())
-    with zipfile.ZipFile(zip_path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for path in files:
-            info = zipfile.ZipInfo(path.relative_to(folder).as_posix(), date_time=_ZIP_EPOCH)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            with path.open("rb") as source, archive.open(info, "w", force_zip64=True) as target:
-                shutil.copyfileobj(source, target, _COPY_CHUNK)
+    zip_folder(folder, zip_path)
     return zip_path

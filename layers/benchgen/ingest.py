@@ -23,11 +23,11 @@ from benchgen.errors import SubmissionError
 from benchgen.programs import prepare_layout, run_program
 from benchgen.scoring.join import PredictionIndex, iter_cases
 from benchgen.submission import open_predictions
+from benchgen.zipwrite import entry, zip_folder
 
 if TYPE_CHECKING:
     from benchgen.environment import Environment
 
-FIXED_TIMESTAMP = (1980, 1, 1, 0, 0, 0)
 FIRST_IDS = 5
 
 
@@ -43,24 +43,6 @@ class IngestReport(BaseModel):
     execution_time: float = 0.0
     status: str = "success"
     warnings: list[str] = Field(default_factory=list)
-
-
-def zip_entry(name: str) -> zipfile.ZipInfo:
-    """A zip member with fixed metadata, so the same content gives the same archive bytes."""
-    info = zipfile.ZipInfo(name, date_time=FIXED_TIMESTAMP)
-    info.compress_type = zipfile.ZIP_DEFLATED
-    info.external_attr = 0o644 << 16
-    return info
-
-
-def zip_folder(folder: Path, archive_path: Path) -> list[str]:
-    """Zip every file under ``folder`` (sorted, fixed timestamps); returns the member names."""
-    names = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
-    with zipfile.ZipFile(archive_path, "w") as archive:
-        for name in names:
-            with (folder / name).open("rb") as source, archive.open(zip_entry(name), "w") as target:
-                shutil.copyfileobj(source, target)
-    return names
 
 
 def _numeric(value: object) -> float | None:
@@ -128,7 +110,7 @@ def ingest_results(cases_path: Path, submission: Path, out_dir: Path, *, workdir
 
         with (
             zipfile.ZipFile(out_dir / "prediction_output.zip", "w") as archive,
-            archive.open(zip_entry("predictions.json"), "w") as target,
+            archive.open(entry("predictions.json"), "w", force_zip64=True) as target,
         ):
             total, answered, missing_ids, meta = _write_predictions_json(
                 target, index.in_case_order(), metadata_for

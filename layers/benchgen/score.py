@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
-import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,13 +19,14 @@ from pydantic import BaseModel, Field, ValidationError
 
 from benchgen.bundle.spec import Column, CompetitionSpec
 from benchgen.errors import ScoringError, SubmissionError
-from benchgen.ingest import extract_safely, zip_entry, zip_folder
+from benchgen.ingest import extract_safely
 from benchgen.programs import prepare_layout, read_scores, run_program
 from benchgen.report.detailed import HTML_NAME, write_detailed_results
 from benchgen.scoring import Aggregator, ScoringOptions, build_template
 from benchgen.scoring.join import PredictionIndex, iter_cases
 from benchgen.submission import open_predictions
 from benchgen.verdicts import Verdict
+from benchgen.zipwrite import write_zip, zip_folder
 
 if TYPE_CHECKING:
     from benchgen.environment import Environment
@@ -111,13 +111,6 @@ def read_verdicts(path: Path) -> Iterator[Verdict]:
                 raise ScoringError(f"{path.name} line {number}: {where}: {problem['msg']}") from error
 
 
-def _zip_outputs(archive_path: Path, members: dict[str, Path]) -> None:
-    with zipfile.ZipFile(archive_path, "w") as archive:
-        for name in sorted(members):
-            with members[name].open("rb") as source, archive.open(zip_entry(name), "w") as target:
-                shutil.copyfileobj(source, target)
-
-
 def _write_scores(path: Path, scores: dict[str, float]) -> None:
     path.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
 
@@ -160,7 +153,7 @@ def score_with_template(
     scores = _ordered_scores(metrics, other)
     out_dir.mkdir(parents=True, exist_ok=True)
     _write_scores(out_dir / SCORES_NAME, scores)
-    _zip_outputs(
+    write_zip(
         out_dir / "scoring_output.zip", {VERDICTS_NAME: verdicts_path, SCORES_NAME: out_dir / SCORES_NAME}
     )
     write_detailed_results(

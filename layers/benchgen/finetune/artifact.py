@@ -52,10 +52,10 @@ from benchgen.finetune.store import (
     choose_pool_rows,
     scratch_db,
 )
-from benchgen.finetune.zipwrite import write_zip
 from benchgen.naming import dataset_name
 from benchgen.runs import RunInfo
 from benchgen.verdicts import Verdict
+from benchgen.zipwrite import write_zip
 
 ARTIFACT_NAME = "finetune_artifact.zip"
 VERDICTS_NAME = "verdicts.jsonl"

@@ -20,7 +20,8 @@ _UNIX = 3
 _CHUNK = 1 << 20
 
 
-def _entry(name: str, size: int) -> zipfile.ZipInfo:
+def entry(name: str, size: int | None = None) -> zipfile.ZipInfo:
+    """A member with fixed metadata; ``size`` when known up front (streamed members may not know it)."""
     info = zipfile.ZipInfo(name, date_time=FIXED_DATE_TIME)
     info.compress_type = zipfile.ZIP_DEFLATED
     # ZipFile.open(ZipInfo, "w") ignores the archive's compresslevel and reads the entry's own
@@ -28,8 +29,9 @@ def _entry(name: str, size: int) -> zipfile.ZipInfo:
     info._compresslevel = COMPRESS_LEVEL  # type: ignore[attr-defined]
     info.create_system = _UNIX
     info.external_attr = FILE_MODE << 16
-    # Known up front so the zip64 decision depends on the size only, not on how the data was streamed.
-    info.file_size = size
+    if size is not None:
+        # Known up front so the zip64 decision depends on the size only, not on how the data was streamed.
+        info.file_size = size
     return info
 
 
@@ -40,15 +42,24 @@ def write_zip(target: Path, members: Mapping[str, Path | bytes]) -> str:
         for name in sorted(members):
             content = members[name]
             if isinstance(content, bytes):
-                info = _entry(name, len(content))
+                info = entry(name, len(content))
                 with archive.open(info, "w") as sink:
                     sink.write(content)
                 continue
-            info = _entry(name, content.stat().st_size)
+            info = entry(name, content.stat().st_size)
             with content.open("rb") as source, archive.open(info, "w") as sink:
                 shutil.copyfileobj(source, sink, _CHUNK)
     os.replace(partial, target)
     return file_sha256(target)
+
+
+def zip_folder(folder: Path, target: Path) -> list[str]:
+    """Zip every file under ``folder`` at the archive root; returns the member names, sorted."""
+    members: dict[str, Path | bytes] = {
+        path.relative_to(folder).as_posix(): path for path in folder.rglob("*") if path.is_file()
+    }
+    write_zip(target, members)
+    return sorted(members)
 
 
 def file_sha256(path: Path) -> str:
