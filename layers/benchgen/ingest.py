@@ -19,7 +19,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from benchgen.errors import SubmissionError
+from benchgen.bundle.archive import Budget, extract_zip
+from benchgen.errors import BundleError, SubmissionError
 from benchgen.programs import prepare_layout, run_program
 from benchgen.scoring.join import PredictionIndex, iter_cases
 from benchgen.submission import open_predictions
@@ -146,20 +147,16 @@ def ingest_results(cases_path: Path, submission: Path, out_dir: Path, *, workdir
 
 
 def extract_safely(submission: Path, target: Path) -> None:
-    """Put the submission where an ingestion program reads it: a zip is unpacked safely, a file copied."""
+    """Put the submission where a program reads it: a zip is unpacked under the same refusals and limits
+    as a bundle (no entry escaping the folder, no links, no zip bomb), any other file is copied."""
     target.mkdir(parents=True, exist_ok=True)
     if not zipfile.is_zipfile(submission):
         shutil.copy2(submission, target / submission.name)
         return
-    with zipfile.ZipFile(submission) as archive:
-        for info in archive.infolist():
-            relative = Path(info.filename)
-            if info.is_dir() or relative.is_absolute() or ".." in relative.parts:
-                continue
-            destination = target / relative
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            with archive.open(info) as source, destination.open("wb") as sink:
-                shutil.copyfileobj(source, sink)
+    try:
+        extract_zip(submission, target, label=submission.name, budget=Budget())
+    except BundleError as error:
+        raise SubmissionError(str(error)) from None
 
 
 def _tail(text: str, lines: int = 20) -> str:

@@ -155,3 +155,21 @@ def test_a_failing_ingestion_program_is_reported_with_its_stderr(tmp_path: Path)
     with pytest.raises(SubmissionError) as caught:
         ingest(env, _submit(tmp_path, []), tmp_path / "out", workdir=tmp_path / "w")
     assert str(caught.value) == "the ingestion program exited with code 1:\nmodel endpoint unreachable"
+
+
+def test_a_submission_zip_escaping_its_folder_is_refused_before_the_ingestion_program_runs(
+    tmp_path: Path,
+) -> None:
+    # given an environment with an ingestion program, and a submission zip with an entry outside its folder
+    bundle = _bundle_with_ingestion_program(tmp_path / "b", INGESTION_PROGRAM)
+    env = open_environment(bundle, tmp_path / "env")
+    submission = tmp_path / "submission.zip"
+    with zipfile.ZipFile(submission, "w") as archive:
+        archive.writestr("predictions.json", '{"predictions": []}')
+        archive.writestr("../../outside.txt", "overwrite me")
+
+    # when it is ingested, then it is refused naming the entry, and nothing was written outside
+    with pytest.raises(SubmissionError, match=r"submission\.zip.*\.\./\.\./outside\.txt"):
+        ingest(env, submission, tmp_path / "out", workdir=tmp_path / "w")
+    assert not (tmp_path / "outside.txt").exists()
+    assert not (tmp_path / "out" / "prediction_output.zip").exists()
