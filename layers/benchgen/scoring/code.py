@@ -25,7 +25,7 @@ import yaml
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.programs import run_program
-from benchgen.scoring.templates import Aggregator, Judge, criteria_results, rate
+from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
 from benchgen.verdicts import Verdict
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -234,21 +234,15 @@ def make_judge(*, time_limit: int = 600, workdir: Path | None = None) -> Judge:
                     passed, detail = run_tests(case, root, time_limit)
         except PatchError as error:
             detail = f"patch does not apply: {error}" if patch_ok else f"not a unified diff: {error}"
-        return Verdict(
-            case_id=case.id,
-            question=case.question,
+        return case_verdict(
+            case,
+            criteria,
             gold=case.answer or "tests pass",
             prediction=raw if patch_ok else None,
             raw_prediction=raw,
             passed=passed,
             answered=patch_ok,
             near_miss=applied and not passed,
-            score=1.0 if passed else 0.0,
-            criteria=criteria_results(case, criteria, passed),
-            difficulty=case.difficulty,
-            domain=case.domain,
-            route=case.route,
-            solution=case.solution,
             detail=detail,
         )
 

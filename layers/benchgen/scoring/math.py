@@ -22,7 +22,7 @@ from typing import Any
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.scoring.extract import Extracted, extract_answer, format_decimal
-from benchgen.scoring.templates import Aggregator, criteria_results, rate
+from benchgen.scoring.templates import Aggregator, case_verdict, rate
 from benchgen.verdicts import Verdict
 
 NEAR_MISS_RELATIVE_ERROR = Decimal("0.01")
@@ -73,21 +73,15 @@ def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterio
         read = format_decimal(answer.value) if answer.value is not None else answer.text
         how = _WHERE[answer.source]
         detail = f"read {read} ({how})" + ("; exact match" if exact else "")
-    return Verdict(
-        case_id=case.id,
-        question=case.question,
+    return case_verdict(
+        case,
+        criteria,
         gold=gold_text,
         prediction=None if answer is None else answer.text,
         raw_prediction=raw,
         passed=passed,
         answered=answer is not None,
         near_miss=near_miss,
-        score=1.0 if passed else 0.0,
-        criteria=criteria_results(case, criteria, passed),
-        difficulty=case.difficulty,
-        domain=case.domain,
-        route=case.route,
-        solution=case.solution,
         detail=detail,
     )
 

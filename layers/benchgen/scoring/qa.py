@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
-from benchgen.scoring.templates import Aggregator, Judge, criteria_results, rate
+from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
 from benchgen.verdicts import Verdict
 
 NEAR_MISS_F1 = 0.5
@@ -81,9 +81,9 @@ def make_judge(no_answer_threshold: float = 0.5) -> Judge:
             detail = f"abstained (no_answer_probability {probability} > {no_answer_threshold})"
         else:
             detail = f"F1 {f1:.2f}"
-        return Verdict(
-            case_id=case.id,
-            question=case.question,
+        return case_verdict(
+            case,
+            criteria,
             gold=" | ".join(golds) if golds != [""] else "(no answer)",
             prediction=given if answered else None,
             raw_prediction=raw,
@@ -91,11 +91,6 @@ def make_judge(no_answer_threshold: float = 0.5) -> Judge:
             answered=answered,
             near_miss=not passed and f1 >= NEAR_MISS_F1,
             score=f1,
-            criteria=criteria_results(case, criteria, passed),
-            difficulty=case.difficulty,
-            domain=case.domain,
-            route=case.route,
-            solution=case.solution,
             detail=detail,
         )
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
-from benchgen.scoring.templates import GROUP_LIMIT, OTHER_GROUP, Aggregator, criteria_results, rate
+from benchgen.scoring.templates import GROUP_LIMIT, OTHER_GROUP, Aggregator, case_verdict, rate
 from benchgen.verdicts import Verdict
 
 
@@ -38,20 +38,15 @@ def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterio
     gold = (case.route or case.answer).strip()
     passed = route is not None and route.casefold() == gold.casefold()
     cost = case_cost(case, prediction)
-    return Verdict(
-        case_id=case.id,
-        question=case.question,
+    return case_verdict(
+        case,
+        criteria,
         gold=gold,
         prediction=route,
         raw_prediction=prediction.prediction_text if prediction is not None else "",
         passed=passed,
         answered=route is not None,
-        score=1.0 if passed else 0.0,
-        criteria=criteria_results(case, criteria, passed),
-        difficulty=case.difficulty,
-        domain=case.domain,
         route=gold or None,
-        solution=case.solution,
         detail="no prediction" if prediction is None else f"cost ${cost:.6f}",
     )
 

@@ -40,6 +40,43 @@ def criteria_results(case: Case, criteria: Sequence[Criterion], passed: bool) ->
     return [CriterionResult(id=criterion.id, passed=passed) for criterion in criteria]
 
 
+def case_verdict(
+    case: Case,
+    criteria: Sequence[Criterion],
+    *,
+    gold: str,
+    prediction: str | None,
+    raw_prediction: str,
+    passed: bool,
+    answered: bool,
+    detail: str,
+    near_miss: bool = False,
+    score: float | None = None,
+    route: str | None = None,
+) -> Verdict:
+    """What a template decided about a case, with what every verdict carries from the case itself.
+
+    ``score`` defaults to full or no credit; ``route`` to the case's own.
+    """
+    return Verdict(
+        case_id=case.id,
+        question=case.question,
+        gold=gold,
+        prediction=prediction,
+        raw_prediction=raw_prediction,
+        passed=passed,
+        answered=answered,
+        near_miss=near_miss,
+        score=(1.0 if passed else 0.0) if score is None else score,
+        criteria=criteria_results(case, criteria, passed),
+        difficulty=case.difficulty,
+        domain=case.domain,
+        route=case.route if route is None else route,
+        solution=case.solution,
+        detail=detail,
+    )
+
+
 def rate(part: float, whole: float) -> float:
     return part / whole if whole else 0.0
 
