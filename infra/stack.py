@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from aws_cdk import Stack
@@ -9,12 +10,16 @@ from constructs import Construct
 
 from infra.constructs.api import Api
 from infra.constructs.events import Events
-from infra.constructs.functions import Functions
+from infra.constructs.functions import SPECS, Functions, FunctionSpec
 from infra.constructs.layer import Layer
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.storage import Storage
 
 STACK_NAME = "BenchGenStack"
+# `cdk deploy -c benchgen:scoreConcurrency=10` caps how many scoring programs (untrusted code, up to 15
+# minutes each) run at once. Off by default: reserving concurrency fails in accounts whose Lambda limit is
+# still the new-account minimum.
+SCORE_CONCURRENCY = "benchgen:scoreConcurrency"
 
 
 class BenchGenStack(Stack):
@@ -26,7 +31,12 @@ class BenchGenStack(Stack):
         self.events = Events(self, "Events")
         self.layer = Layer(self, "Layer")
         self.functions = Functions(
-            self, "Functions", storage=self.storage, bus=self.events.bus, layer=self.layer.layer
+            self,
+            "Functions",
+            storage=self.storage,
+            bus=self.events.bus,
+            layer=self.layer.layer,
+            specs=self._specs(),
         )
         self.pipeline = Pipeline(
             self,
@@ -40,3 +50,11 @@ class BenchGenStack(Stack):
         score.add_environment("STATE_MACHINE_ARN", self.pipeline.state_machine.state_machine_arn)
         self.pipeline.state_machine.grant_start_execution(score)
         self.api = Api(self, "Api", handler=self.functions.by_name["api"])
+
+    def _specs(self) -> tuple[FunctionSpec, ...]:
+        cap = self.node.try_get_context(SCORE_CONCURRENCY)
+        if cap is None:
+            return SPECS
+        return tuple(
+            replace(spec, reserved_concurrency=int(cap)) if spec.name == "score" else spec for spec in SPECS
+        )

@@ -117,8 +117,6 @@ SPECS: tuple[FunctionSpec, ...] = (
         memory_mb=2048,
         timeout=Duration.minutes(15),
         ephemeral_storage_mib=4096,
-        # Scoring runs untrusted programs for up to 15 minutes: cap how many run at once.
-        reserved_concurrency=10,
         trigger=Trigger(PREDICTIONS_PREFIX, "prediction_output.zip"),
         reads=(PREDICTIONS_PREFIX, ENVIRONMENTS_PREFIX),
         writes=(RUNS_PREFIX,),

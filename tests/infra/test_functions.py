@@ -366,3 +366,29 @@ def test_the_layer_is_built_from_arm64_cpython_313_wheels_and_the_library(
     assert "pydantic==2.13.4" in command
     assert (out / "python" / "benchgen" / "__init__.py").read_text() == "VERSION = 1\n"
     assert not (out / "python" / "benchgen" / "__pycache__").exists()
+
+
+@pytest.mark.slow
+def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(functions: dict[str, Any]) -> None:
+    # Given the default synthesis, and one with `cdk deploy -c benchgen:scoreConcurrency=5`
+    from infra.synth import synthesize
+
+    capped = synthesize({"benchgen:scoreConcurrency": "5"}).template
+
+    # Then only the capped one reserves concurrency for scoring, and for nothing else
+    assert "ReservedConcurrentExecutions" not in functions["score"]["Properties"]
+    reserved = {
+        resource["Properties"]["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"]: resource[
+            "Properties"
+        ].get("ReservedConcurrentExecutions")
+        for resource in capped["Resources"].values()
+        if resource["Type"] == "AWS::Lambda::Function"
+        and "POWERTOOLS_SERVICE_NAME" in resource["Properties"].get("Environment", {}).get("Variables", {})
+    }
+    assert reserved == {
+        "register_environment": None,
+        "ingest": None,
+        "score": 5,
+        "build_artifact": None,
+        "api": None,
+    }
