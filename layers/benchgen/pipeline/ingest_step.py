@@ -62,10 +62,13 @@ def ingest_submission(
         submission_key=key,
         submission_filename=submission.filename,
     ):
-        logger.info("run is not pending: duplicate or late event ignored", extra={"run_id": run_id})
-        return None
+        current = runs.get(run_id)
+        if current is None or not _interrupted(current, key):
+            logger.info("run is not pending: duplicate or late event ignored", extra={"run_id": run_id})
+            return None
+        logger.info("resuming an ingest that stopped before its upload", extra={"run_id": run_id})
     run = runs.get(run_id)
-    assert run is not None  # the conditional update above proved it exists
+    assert run is not None  # the transition or the resume check above found it
     runs.add_files(run_id, {RUN_FILE_LABELS["submission"]: key})
     try:
         env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
@@ -94,6 +97,18 @@ def ingest_submission(
         },
         warnings=report.warnings,
     )
-    runs.add_files(run_id, {RUN_FILE_LABELS[PREDICTION_OUTPUT]: prediction_key(run_id)})
     store.upload(out / PREDICTION_OUTPUT, prediction_key(run_id), content_type="application/zip")
+    runs.add_files(run_id, {RUN_FILE_LABELS[PREDICTION_OUTPUT]: prediction_key(run_id)})
     return runs.get(run_id)
+
+
+def _interrupted(run: RunRecord, key: str) -> bool:
+    """This submission's ingest began but never uploaded its prediction output (a retried invocation).
+
+    Only then may a Running run be ingested again; anything else is a duplicate or a second upload.
+    """
+    return (
+        run.status is RunStatus.RUNNING
+        and run.submission_key == key
+        and RUN_FILE_LABELS[PREDICTION_OUTPUT] not in run.files
+    )
