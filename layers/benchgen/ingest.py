@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from benchgen.bundle.archive import Budget, extract_zip
 from benchgen.errors import BundleError, SubmissionError
-from benchgen.programs import prepare_layout, run_program
+from benchgen.programs import Layout, last_lines, prepare_layout, run_program
 from benchgen.scoring.join import PredictionIndex, iter_cases
 from benchgen.submission import open_predictions
 from benchgen.zipwrite import entry, zip_folder
@@ -159,18 +159,21 @@ def extract_safely(submission: Path, target: Path) -> None:
         raise SubmissionError(str(error)) from None
 
 
-def _tail(text: str, lines: int = 20) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
+def stage(env: Environment, submission: Path, root: Path) -> Layout:
+    """The Codabench folders under ``root``, with the reference data in input/ref and the submission in
+    input/res, ready for an ingestion or scoring program."""
+    layout = prepare_layout(root)
+    if env.reference_dir is not None:
+        shutil.copytree(env.reference_dir, layout.ref, dirs_exist_ok=True)
+    extract_safely(submission, layout.res)
+    return layout
 
 
 def ingest_with_program(env: Environment, submission: Path, out_dir: Path, *, workdir: Path) -> IngestReport:
     """Run the environment's ingestion program Codabench-style and zip what it wrote."""
     program_dir = env.ingestion_program_dir
     assert program_dir is not None
-    layout = prepare_layout(Path(tempfile.mkdtemp(prefix="ingestion-", dir=workdir)))
-    if env.reference_dir is not None:
-        shutil.copytree(env.reference_dir, layout.ref, dirs_exist_ok=True)
-    extract_safely(submission, layout.res)
+    layout = stage(env, submission, Path(tempfile.mkdtemp(prefix="ingestion-", dir=workdir)))
     result = run_program(
         program_dir,
         input_dir=env.input_dir or layout.ref,
@@ -185,7 +188,7 @@ def ingest_with_program(env: Environment, submission: Path, out_dir: Path, *, wo
         raise SubmissionError(f"the ingestion program passed the time limit of {env.time_limit} s")
     if result.returncode != 0:
         raise SubmissionError(
-            f"the ingestion program exited with code {result.returncode}:\n{_tail(result.stderr)}"
+            f"the ingestion program exited with code {result.returncode}:\n{last_lines(result.stderr)}"
         )
     out_dir.mkdir(parents=True, exist_ok=True)
     zip_folder(layout.output, out_dir / "prediction_output.zip")
@@ -202,11 +205,12 @@ def ingest_with_program(env: Environment, submission: Path, out_dir: Path, *, wo
 
 def _count_program_output(env: Environment, output_zip: Path, workdir: Path) -> tuple[int, int, list[str]]:
     """(cases, cases with a prediction, warnings) for what an ingestion program wrote."""
-    reference = env.reference_dir
-    if reference is None or not (reference / "cases.jsonl").is_file():
+    try:
+        cases_path = env.cases_path
+    except BundleError:  # no reference cases to count against
         return 0, 0, []
     with PredictionIndex(workdir / "ingest-index.sqlite") as index:
-        total = index.add_case_ids(case.id for case in iter_cases(env.cases_path))
+        total = index.add_case_ids(case.id for case in iter_cases(cases_path))
         try:
             with open_predictions(output_zip) as stream:
                 index.add_predictions(stream)

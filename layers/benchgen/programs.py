@@ -42,7 +42,6 @@ class Layout(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    root: Path
     input: Path
     ref: Path
     res: Path
@@ -53,7 +52,6 @@ class Layout(BaseModel):
 def prepare_layout(workdir: Path) -> Layout:
     """Create ``input/ref``, ``input/res``, ``output`` and ``shared`` under ``workdir``."""
     layout = Layout(
-        root=workdir,
         input=workdir / "input",
         ref=workdir / "input" / "ref",
         res=workdir / "input" / "res",
@@ -139,6 +137,11 @@ def _program_env(home: Path) -> dict[str, str]:
     }
 
 
+def last_lines(text: str, count: int = 20) -> str:
+    """The last ``count`` lines of a program's output, for the message that says why it failed."""
+    return "\n".join(text.strip().splitlines()[-count:])
+
+
 def _tail(stream: IO[bytes], cap: int) -> str:
     stream.flush()
     size = stream.seek(0, os.SEEK_END)
@@ -166,14 +169,17 @@ def run_program(
     time_limit: int,
     extra: dict[str, Path] | None = None,
     output_cap: int = OUTPUT_CAP,
+    command: str | None = None,
 ) -> ProgramResult:
     """Run the program's command in ``program_dir``; never raises for what the program itself does.
 
     ``extra`` adds or overrides placeholders, e.g. ``{"ingestion_program": ..., "submission_program": ...}``.
+    ``command`` is given when it does not come from the folder's metadata file (a code case's tests).
     """
     if time_limit <= 0:
         raise ValueError(f"time_limit must be a positive number of seconds, not {time_limit}")
-    command = load_command(program_dir)
+    if command is None:
+        command = load_command(program_dir)
     # The program runs inside its own folder, so a relative path would point somewhere else.
     program_dir = program_dir.absolute()
     given: dict[str, Path] = {

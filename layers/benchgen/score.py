@@ -19,9 +19,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from benchgen.bundle.spec import Column, CompetitionSpec
 from benchgen.errors import ScoringError, SubmissionError
-from benchgen.ingest import extract_safely
-from benchgen.programs import prepare_layout, read_scores, run_program
-from benchgen.report.detailed import HTML_NAME, write_detailed_results
+from benchgen.ingest import stage
+from benchgen.programs import last_lines, read_scores, run_program
+from benchgen.report.detailed import HTML_NAME, DetailedResults
 from benchgen.scoring import Aggregator, ScoringOptions, build_template
 from benchgen.scoring.join import PredictionIndex, iter_cases
 from benchgen.submission import open_predictions
@@ -126,7 +126,9 @@ def score_with_template(
     """Judge every case with the environment's built-in template."""
     spec = env.spec
     assert env.template is not None
-    with PredictionIndex(workdir / "score-index.sqlite") as index:
+    verdicts_path = workdir / VERDICTS_NAME
+    # Each verdict goes to verdicts.jsonl and to the detailed results as it is made: one pass over the cases.
+    with PredictionIndex(workdir / "score-index.sqlite") as index, DetailedResults(out_dir) as detailed:
         try:
             with open_predictions(prediction_output) as stream:
                 index.add_predictions(stream)
@@ -136,29 +138,26 @@ def score_with_template(
         options = ScoringOptions(metadata=metadata, time_limit=env.time_limit, workdir=workdir)
         template = build_template(env.template, options)
         aggregator = template.new_aggregator()
-        verdicts_path = workdir / VERDICTS_NAME
         with verdicts_path.open("w", encoding="utf-8") as verdicts:
             for case in iter_cases(env.cases_path):
                 prediction = index.get(case.id)
                 verdict = template.judge(case, prediction, spec.criteria)
                 aggregator.add(verdict, case, prediction)
                 verdicts.write(verdict.model_dump_json() + "\n")
+                detailed.add(verdict)
                 if progress is not None and aggregator.total % PROGRESS_EVERY == 0:
                     progress(aggregator.total)
-    if progress is not None:
-        progress(aggregator.total)
-    if aggregator.total == 0:
-        raise ScoringError("the reference data holds no cases; add cases to cases.jsonl")
-    metrics, other = match_columns(spec, aggregator.scores())
-    scores = _ordered_scores(metrics, other)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    _write_scores(out_dir / SCORES_NAME, scores)
-    write_zip(
-        out_dir / "scoring_output.zip", {VERDICTS_NAME: verdicts_path, SCORES_NAME: out_dir / SCORES_NAME}
-    )
-    write_detailed_results(
-        read_verdicts(verdicts_path), title=spec.title, metrics=scores, columns=spec.columns, out_dir=out_dir
-    )
+        if progress is not None:
+            progress(aggregator.total)
+        if aggregator.total == 0:
+            raise ScoringError("the reference data holds no cases; add cases to cases.jsonl")
+        metrics, other = match_columns(spec, aggregator.scores())
+        scores = _ordered_scores(metrics, other)
+        _write_scores(out_dir / SCORES_NAME, scores)
+        write_zip(
+            out_dir / "scoring_output.zip", {VERDICTS_NAME: verdicts_path, SCORES_NAME: out_dir / SCORES_NAME}
+        )
+        detailed.write(title=spec.title, metrics=scores, columns=spec.columns)
     return ScoreReport(
         scores=scores,
         metrics=metrics,
@@ -170,10 +169,6 @@ def score_with_template(
         breakdowns=aggregator.breakdowns(),
         has_verdicts=True,
     )
-
-
-def _tail(text: str, lines: int = 20) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:]) or "(nothing on stderr)"
 
 
 def _program_html(output: Path) -> Path | None:
@@ -206,10 +201,7 @@ def score_with_program(
     # A retried run must not read what an earlier attempt left in output/.
     for leftover in (workdir / "scoring", workdir / "scoring-logs"):
         shutil.rmtree(leftover, ignore_errors=True)
-    layout = prepare_layout(workdir / "scoring")
-    if env.reference_dir is not None:
-        shutil.copytree(env.reference_dir, layout.ref, dirs_exist_ok=True)
-    extract_safely(prediction_output, layout.res)
+    layout = stage(env, prediction_output, workdir / "scoring")
     result = run_program(
         program_dir,
         input_dir=layout.input,
@@ -233,24 +225,19 @@ def score_with_program(
     if result.timed_out:
         raise ScoringError(f"the scoring program passed the time limit of {env.time_limit} s and was stopped")
     if result.returncode != 0:
-        raise ScoringError(
-            f"the scoring program exited with code {result.returncode}:\n{_tail(result.stderr)}"
-        )
+        stderr = last_lines(result.stderr) or "(nothing on stderr)"
+        raise ScoringError(f"the scoring program exited with code {result.returncode}:\n{stderr}")
     metrics, other = match_columns(spec, read_scores(layout.output))
     scores = _ordered_scores(metrics, other)
     _write_scores(out_dir / SCORES_NAME, scores)
     verdicts_path = layout.output / VERDICTS_NAME
     has_verdicts = verdicts_path.is_file()
     counter = Aggregator()
-
-    def counted() -> Iterator[Verdict]:
-        if not has_verdicts:
-            return
-        for verdict in read_verdicts(verdicts_path):
+    with DetailedResults(out_dir) as detailed:
+        for verdict in read_verdicts(verdicts_path) if has_verdicts else ():
             counter.count(verdict)
-            yield verdict
-
-    write_detailed_results(counted(), title=spec.title, metrics=scores, columns=spec.columns, out_dir=out_dir)
+            detailed.add(verdict)
+        detailed.write(title=spec.title, metrics=scores, columns=spec.columns)
     program_html = _program_html(layout.output)
     if program_html is not None:
         shutil.copyfile(program_html, out_dir / HTML_NAME)

@@ -20,12 +20,12 @@ from typing import IO, Any, Literal
 
 from pydantic import ValidationError
 
+from benchgen.bundle.archive import is_junk
 from benchgen.cases import Prediction
 from benchgen.errors import SubmissionError
 
 PREDICTION_FILES = ("predictions.json", "predictions.jsonl")
 _CHUNK = 1 << 16
-_IGNORED_NAMES = {".DS_Store", "Thumbs.db"}
 
 
 def describe_validation_error(where: str, error: ValidationError) -> str:
@@ -216,13 +216,10 @@ class PredictionStream:
                 return
 
 
-def _is_noise(name: str) -> bool:
-    parts = PurePosixPath(name).parts
-    return name.endswith("/") or not parts or parts[0] == "__MACOSX" or parts[-1] in _IGNORED_NAMES
-
-
 def _pick_member(archive: zipfile.ZipFile, label: str) -> str:
-    members = [name for name in archive.namelist() if not _is_noise(name)]
+    members = [
+        info.filename for info in archive.infolist() if not info.is_dir() and not is_junk(info.filename)
+    ]
     candidates = [
         name
         for name in members

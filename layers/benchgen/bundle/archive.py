@@ -67,7 +67,8 @@ def _human(n: int) -> str:
     return f"{n} bytes"
 
 
-def _entry_problem(name: str) -> str | None:
+def path_problem(name: str) -> str | None:
+    """Why the bundle path ``name`` would land outside its folder, or None when it stays inside."""
     posix = name.replace("\\", "/")
     if posix.startswith("/"):
         return "is an absolute path"
@@ -94,7 +95,7 @@ def _check_entries(infos: list[zipfile.ZipInfo], label: str, budget: Budget) -> 
     seen: set[str] = set()
     declared = 0
     for info in infos:
-        problem = _entry_problem(info.filename)
+        problem = path_problem(info.filename)
         if problem:
             raise BundleError(
                 label, f"entry '{info.filename}' {problem} and would land outside the bundle folder"

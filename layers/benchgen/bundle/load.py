@@ -6,7 +6,6 @@ what to change. :func:`spec_problems` collects every problem it can find; :func:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -15,7 +14,7 @@ import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from benchgen.bundle.archive import COMPETITION_FILES, competition_file
+from benchgen.bundle.archive import COMPETITION_FILES, competition_file, path_problem
 from benchgen.bundle.spec import CompetitionSpec, Template
 from benchgen.errors import BundleError
 
@@ -31,7 +30,6 @@ _MISSING_HINTS = {
     "leaderboards": "add `leaderboards:` with one leaderboard whose `columns` name the scores to show",
 }
 _UNION_TAGS = frozenset({"float", "int", "str", "bool", "none"})
-_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 class _BoundedLoader(yaml.SafeLoader):
@@ -112,7 +110,7 @@ def _describe(error: ErrorDetails) -> str:
 def _translate(errors: list[ErrorDetails], data: object, file: str) -> list[BundleError]:
     """One message per field, in the order pydantic found them."""
     by_field: dict[str, str] = {}
-    union_members: dict[str, list[str]] = {}
+    union_members: dict[tuple[int | str, ...], list[str]] = {}
     for error in errors:
         loc = tuple(error["loc"])
         if loc[:3] == ("finetune", "augmentation", "connectors") and len(loc) >= 4:
@@ -121,20 +119,14 @@ def _translate(errors: list[ErrorDetails], data: object, file: str) -> list[Bund
             by_field.setdefault(field, f"each connector is a pair [word, replacement]; found {found}")
             continue
         if len(loc) > 1 and loc[-1] in _UNION_TAGS:
-            field = _dotted(loc[:-1])
-            union_members.setdefault(field, []).append(_should(error["msg"]).removeprefix("should be "))
-            by_field.setdefault(field, "")
+            union_members.setdefault(loc[:-1], []).append(_should(error["msg"]).removeprefix("should be "))
+            by_field.setdefault(_dotted(loc[:-1]), "")
             continue
         by_field.setdefault(_dotted(loc), _describe(error))
-    for field, options in union_members.items():
-        found = _short(_raw_at(data, tuple(_split_field(field))))
-        by_field[field] = f"should be {' or '.join(options)} (found {found})"
+    for loc, options in union_members.items():
+        found = _short(_raw_at(data, loc))
+        by_field[_dotted(loc)] = f"should be {' or '.join(options)} (found {found})"
     return [BundleError(file, message, field=field) for field, message in by_field.items()]
-
-
-def _split_field(field: str) -> Iterator[int | str]:
-    for part in field.split("."):
-        yield int(part) if part.isdigit() else part
 
 
 def _semantic_problems(spec: CompetitionSpec, file: str) -> list[BundleError]:
@@ -218,12 +210,11 @@ def parse_spec(
 
 def resolve_in_bundle(root: Path, value: str, *, file: str, field: str) -> Path:
     """The bundle path ``value`` (relative to competition.yaml), refused when it is outside or absent."""
-    posix = value.replace("\\", "/")
-    if posix.startswith("/") or _DRIVE.match(posix) or ".." in PurePosixPath(posix).parts:
+    if path_problem(value):
         raise BundleError(
             file, f"'{value}' points outside the bundle; use a path relative to competition.yaml", field=field
         )
-    path = root.joinpath(*PurePosixPath(posix).parts)
+    path = root.joinpath(*PurePosixPath(value.replace("\\", "/")).parts)
     if not path.exists():
         raise BundleError(
             file,

@@ -121,6 +121,70 @@ def case_record(verdict: Verdict) -> dict[str, Any]:
     }
 
 
+class DetailedResults:
+    """Judged cases taken one at a time, then written with the run's metrics by :meth:`write`.
+
+    Lets the scorer feed verdicts as it judges them; the metrics are only known once every case is in.
+    """
+
+    def __init__(self, out_dir: Path, *, table_limit: int = 1000) -> None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.out_dir = out_dir
+        self.summary = Summary()
+        self._table_limit = table_limit
+        self._table: list[TableRow] = []
+        self._scratch = tempfile.TemporaryDirectory(dir=out_dir, prefix=".detailed-")
+        self._cases_path = Path(self._scratch.name) / "cases.part"
+        self._cases = self._cases_path.open("w", encoding="utf-8")
+
+    def add(self, verdict: Verdict) -> None:
+        self._cases.write(",\n" if self.summary.total else "\n")
+        self._cases.write(json.dumps(case_record(verdict), ensure_ascii=False))
+        self.summary.add(verdict)
+        if len(self._table) < self._table_limit:
+            self._table.append(TableRow.of(verdict))
+
+    def write(self, *, title: str, metrics: dict[str, float], columns: list[Column]) -> None:
+        """Put ``detailed_results.json`` and ``detailed_results.html`` in ``out_dir``."""
+        self._cases.close()
+        scratch = Path(self._scratch.name)
+        tiles = metric_tiles(metrics, columns)
+        summary = self.summary.summary_dict()
+        breakdowns = self.summary.breakdowns_dict()
+        head = {"title": title, "metrics": tiles, "summary": summary, "breakdowns": breakdowns}
+        json_part = scratch / JSON_NAME
+        with json_part.open("w", encoding="utf-8") as out:
+            # The head is a closed object; reopen it just before its last brace to append the cases array.
+            out.write(json.dumps(head, ensure_ascii=False, indent=1)[:-2])
+            out.write(',\n "cases": [')
+            with self._cases_path.open(encoding="utf-8") as cases:
+                shutil.copyfileobj(cases, out)
+            out.write("\n ]\n}\n")
+        html_part = scratch / HTML_NAME
+        html_part.write_text(
+            render_html(
+                title=title,
+                tiles=tiles,
+                summary=summary,
+                breakdowns=breakdowns,
+                rows=self._table,
+            ),
+            encoding="utf-8",
+        )
+        os.replace(json_part, self.out_dir / JSON_NAME)
+        os.replace(html_part, self.out_dir / HTML_NAME)
+
+    def close(self) -> None:
+        self._cases.close()
+        self._scratch.cleanup()
+
+    def __enter__(self) -> DetailedResults:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
 def write_detailed_results(
     verdicts: Iterable[Verdict],
     *,
@@ -131,40 +195,7 @@ def write_detailed_results(
     table_limit: int = 1000,
 ) -> None:
     """Write ``out_dir/detailed_results.json`` and ``out_dir/detailed_results.html`` from one pass."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    summary = Summary()
-    table: list[TableRow] = []
-    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".detailed-") as scratch:
-        cases_path = Path(scratch) / "cases.part"
-        with cases_path.open("w", encoding="utf-8") as cases:
-            for verdict in verdicts:
-                cases.write(",\n" if summary.total else "\n")
-                cases.write(json.dumps(case_record(verdict), ensure_ascii=False))
-                summary.add(verdict)
-                if len(table) < table_limit:
-                    table.append(TableRow.of(verdict))
-        tiles = metric_tiles(metrics, columns)
-        breakdowns = summary.breakdowns_dict()
-        head = {"title": title, "metrics": tiles, "summary": summary.summary_dict(), "breakdowns": breakdowns}
-        json_part = Path(scratch) / JSON_NAME
-        with json_part.open("w", encoding="utf-8") as out:
-            # The head is a closed object; reopen it just before its last brace to append the cases array.
-            out.write(json.dumps(head, ensure_ascii=False, indent=1)[:-2])
-            out.write(',\n "cases": [')
-            with cases_path.open(encoding="utf-8") as cases:
-                shutil.copyfileobj(cases, out)
-            out.write("\n ]\n}\n")
-        html_part = Path(scratch) / HTML_NAME
-        html_part.write_text(
-            render_html(
-                title=title,
-                tiles=tiles,
-                summary=summary.summary_dict(),
-                breakdowns=breakdowns,
-                rows=table,
-                total=summary.total,
-            ),
-            encoding="utf-8",
-        )
-        os.replace(json_part, out_dir / JSON_NAME)
-        os.replace(html_part, out_dir / HTML_NAME)
+    with DetailedResults(out_dir, table_limit=table_limit) as detailed:
+        for verdict in verdicts:
+            detailed.add(verdict)
+        detailed.write(title=title, metrics=metrics, columns=columns)

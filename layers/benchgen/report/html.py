@@ -113,7 +113,6 @@ def render_html(
     summary: dict[str, int],
     breakdowns: dict[str, dict[str, dict[str, float]]],
     rows: list[TableRow],
-    total: int,
 ) -> str:
     metric_tiles = [_tile(str(t["title"]), _metric_value(t)) for t in tiles]
     count_tiles = [
@@ -138,7 +137,7 @@ def render_html(
         *count_tiles,
         "</div>",
         *(_chart(name, buckets) for name, buckets in breakdowns.items()),
-        _table(rows, total),
+        _table(rows, summary["total"]),
         "</body>",
         "</html>",
         "",

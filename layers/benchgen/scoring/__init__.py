@@ -13,7 +13,7 @@ def build_template(name: Template, options: ScoringOptions | None = None) -> Sco
     if name is Template.MATH:
         return ScoringTemplate(name, math.judge, lambda: math.MathAggregator(settings.metadata))
     if name is Template.QA:
-        return ScoringTemplate(name, qa.make_judge(settings.no_answer_threshold), qa.QaAggregator)
+        return ScoringTemplate(name, qa.make_judge(), qa.QaAggregator)
     if name is Template.ROUTING:
         return ScoringTemplate(name, routing.judge, routing.RoutingAggregator)
     judge = code.make_judge(time_limit=settings.time_limit, workdir=settings.workdir)

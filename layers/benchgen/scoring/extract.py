@@ -194,7 +194,8 @@ def _clean_text_answer(segment: str) -> str:
 
 def extract_answer(text: str) -> Extracted | None:
     """The final answer of a model output, or None when it gives none (the case counts as unanswered)."""
-    style = _decimal_style(_unlatex(text))
+    plain = _unlatex(text)
+    style = _decimal_style(plain)
     found = _segment(text)
     if found is not None:
         segment, source = found
@@ -206,8 +207,7 @@ def extract_answer(text: str) -> Extracted | None:
         answer = _clean_text_answer(cleaned)
         if answer:
             return Extracted(text=answer, value=None, values=(), source=source)
-    cleaned = _unlatex(text)
-    for match in reversed(list(_NUMBER.finditer(cleaned))):
+    for match in reversed(list(_NUMBER.finditer(plain))):
         values = _read(match, style)
         if values:
             return _result(match, values, "last_number")

@@ -19,7 +19,6 @@ from benchgen.verdicts import CriterionResult, Verdict
 Judge = Callable[[Case, Prediction | None, Sequence[Criterion]], Verdict]
 GROUP_LIMIT = 200
 OTHER_GROUP = "(other)"
-UNSET_GROUP = "(none)"
 
 
 @dataclass(frozen=True)
@@ -27,7 +26,6 @@ class ScoringOptions:
     """Settings a template may need beyond the case and its prediction."""
 
     metadata: Mapping[str, Any] = field(default_factory=dict)  # the prediction output's metadata
-    no_answer_threshold: float = 0.5  # qa: a no_answer_probability above this means "no answer"
     time_limit: int = 600  # code: seconds for one case's test command
     workdir: Path | None = None  # code: where cases are materialised
 
