@@ -58,6 +58,13 @@ def test_a_diff_that_applies_but_fails_the_tests_is_a_near_miss(case: Case, judg
     assert verdict.detail.startswith("tests failed (exit 1)")
 
 
+def test_a_case_whose_test_command_has_unbalanced_quotes_fails_alone(case: Case, judge: Judge) -> None:
+    broken = case.model_copy(update={"test_command": "python -c 'import calc"})
+    verdict = judge(broken, Prediction(id="fix-add", prediction_text=GOOD_DIFF), [])
+    assert (verdict.answered, verdict.passed) == (True, False)
+    assert verdict.detail.startswith("the case's test_command cannot be split into words")
+
+
 def test_a_diff_that_does_not_apply_is_a_patch_but_not_resolved(case: Case, judge: Judge) -> None:
     verdict = judge(case, Prediction(id="fix-add", prediction_text=STALE_DIFF), [])
     assert (verdict.answered, verdict.passed) == (True, False)

@@ -15,16 +15,15 @@ Metrics: ``patches_generated`` (count), ``patch_generated_rate``, ``resolved_rat
 from __future__ import annotations
 
 import re
+import shlex
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-import yaml
-
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
-from benchgen.programs import run_program
+from benchgen.programs import last_lines, run_program
 from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
 from benchgen.verdicts import Verdict
 
@@ -193,10 +192,11 @@ def run_tests(case: Case, root: Path, time_limit: int) -> tuple[bool, str]:
     """Run the case's test command in ``root`` the way a bundle program runs; (passed, what happened)."""
     if not case.test_command:
         return False, "the case has no test_command"
-    metadata = root / "metadata.yaml"
-    if metadata.exists():
-        return False, "the case's files include metadata.yaml, which holds the test command here; rename it"
-    metadata.write_text(yaml.safe_dump({"command": case.test_command}), encoding="utf-8")
+    try:
+        shlex.split(case.test_command)
+    except ValueError as exc:
+        # One case's broken command fails that case, not the whole run.
+        return False, f"the case's test_command cannot be split into words ({exc}); check the quotes"
     output = root.parent / "output"
     result = run_program(
         root,
@@ -206,11 +206,12 @@ def run_tests(case: Case, root: Path, time_limit: int) -> tuple[bool, str]:
         ref_dir=root,
         res_dir=root,
         time_limit=time_limit,
+        command=case.test_command,
     )
     if result.timed_out:
         return False, f"tests timed out after {time_limit} s"
     if result.returncode != 0:
-        tail = "\n".join(result.stdout.strip().splitlines()[-5:] + result.stderr.strip().splitlines()[-5:])
+        tail = "\n".join(filter(None, (last_lines(result.stdout, 5), last_lines(result.stderr, 5))))
         return False, f"tests failed (exit {result.returncode}):\n{tail}"
     return True, "tests passed"
 
