@@ -23,13 +23,15 @@ def _count(event_name: str) -> None:
 
 
 def services() -> ApiServices:
-    """The repositories of the function's adapters (built on the cold start's first invocation)."""
+    """The function's adapters (built on the cold start's first invocation), as the routes reach them."""
     wired = adapters()
     return ApiServices(
         settings=wired.settings,
         environments=wired.environments,
         runs=wired.runs,
         datasets=wired.datasets,
+        store=wired.store,
+        publisher=wired.publisher,
         record_event=_count,
     )
 

@@ -1,20 +1,22 @@
 """The REST API: one router per resource, the services a request uses, and who is asking.
 
-The Lambda entry module builds :class:`ApiServices` once per cold start and hands it to the resolver
-with ``app.append_context(services=...)``; routes receive it (and the caller's identity) through
-``Depends``, so tests can hand in their own.
+The Lambda entry module builds :class:`ApiServices` from the function's adapters (made once per cold
+start) and hands it to the resolver with ``app.append_context(services=...)``; routes receive it (and the
+caller's identity) through ``Depends``, so tests can hand in their own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Request
+from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
-from benchgen.aws import clients
+from benchgen.aws.events import EventPublisher
+from benchgen.aws.storage import ObjectStore
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
 from benchgen.errors import BenchGenError
 from benchgen.settings import Settings
@@ -33,32 +35,20 @@ def _ignore(_: str) -> None:
 
 @dataclass(frozen=True)
 class ApiServices:
-    """What the routes reach: settings, repositories, and the S3 / EventBridge clients."""
+    """What the routes reach: settings, and the adapters the pipeline steps use too (see ``aws.wiring``)."""
 
     settings: Settings
     environments: EnvironmentsRepo
     runs: RunsRepo
     datasets: DatasetsRepo
-    s3_client: Any = None  # None: the shared, lazily created client
-    events_client: Any = None
+    store: ObjectStore
+    publisher: EventPublisher
     #: Called with a business event name ("RunCreated", ...) so the handler can count it as a metric.
     record_event: Callable[[str], None] = field(default=_ignore)
 
     @property
-    def bucket(self) -> str:
-        return self.settings.data_bucket
-
-    @property
     def ttl(self) -> int:
         return self.settings.presign_ttl_seconds
-
-    @property
-    def s3(self) -> Any:
-        return self.s3_client or clients.s3()
-
-    @property
-    def events(self) -> Any:
-        return self.events_client or clients.events()
 
 
 def get_services(request: Request) -> ApiServices:
@@ -77,3 +67,8 @@ def get_owner(request: Request) -> str:
     if not isinstance(subject, str) or not subject:
         raise Unauthenticated()
     return subject
+
+
+# What a route declares to receive them.
+Services = Annotated[ApiServices, Depends(get_services)]
+Owner = Annotated[str, Depends(get_owner)]

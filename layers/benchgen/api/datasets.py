@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import tempfile
 from typing import Annotated
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from benchgen.api import ApiServices, get_owner, get_services
+from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import Conflict, Forbidden, NotFound, responses
+from benchgen.api.runs import run_or_404
 from benchgen.api.schemas import FINETUNE_ARTIFACT, DatasetList
-from benchgen.aws.presign import iter_object
 from benchgen.datasets import ArtifactManifestError, dataset_record, read_artifact_manifest
 from benchgen.records import ArtifactStatus, DatasetRecord, dataset_id_for
 
@@ -33,9 +31,7 @@ def save_dataset_for_run(run_id: str, *, owner: str, services: ApiServices) -> D
     from the run id and is written with a conditional put, so this and the state machine cannot both
     save one.
     """
-    run = services.runs.get(run_id)
-    if run is None:
-        raise NotFound(f"no run {run_id!r}: check the id (GET /runs lists runs)")
+    run = run_or_404(services, run_id)
     if run.owner != owner:
         raise Forbidden("only the run's owner can save its dataset")
     key = run.files.get(FINETUNE_ARTIFACT)
@@ -47,7 +43,7 @@ def save_dataset_for_run(run_id: str, *, owner: str, services: ApiServices) -> D
         raise Conflict(f"{ALREADY_SAVED}: {dataset_id}")
     digest = hashlib.sha256()
     with tempfile.TemporaryFile() as artifact:
-        chunks = iter_object(services.bucket, key, s3=services.s3)
+        chunks = services.store.chunks(key)
         if chunks is None:
             raise Conflict(f"{NO_ARTIFACT}: {key} is missing from the bucket")
         for chunk in chunks:
@@ -73,29 +69,14 @@ def _announce(services: ApiServices, record: DatasetRecord) -> None:
     """Emit DatasetSaved, as the state machine does for automatic saves."""
     detail = {"dataset_id": record.dataset_id, "run_id": record.run_id, "name": record.name}
     try:
-        answer = services.events.put_events(
-            Entries=[
-                {
-                    "Source": "benchgen",
-                    "DetailType": "DatasetSaved",
-                    "Detail": json.dumps(detail),
-                    "EventBusName": services.settings.event_bus_name,
-                }
-            ]
-        )
+        services.publisher.publish("DatasetSaved", detail)
     except Exception:
-        # The dataset is saved and linked: a lost notification must not turn that into an error
-        # the user would retry (and then be told the dataset exists).
+        # The dataset is saved and linked: a lost (or refused) notification must not turn that into an
+        # error the user would retry (and then be told the dataset exists).
         logger.exception("could not emit DatasetSaved", extra=detail)
-        return
-    if answer.get("FailedEntryCount"):
-        logger.error("EventBridge refused DatasetSaved", extra={**detail, "entries": answer.get("Entries")})
 
 
 # ---- routes ----------------------------------------------------------------------------------------------
-
-Services = Annotated[ApiServices, Depends(get_services)]
-Owner = Annotated[str, Depends(get_owner)]
 
 
 @router.get(

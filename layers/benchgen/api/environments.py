@@ -5,19 +5,14 @@ from __future__ import annotations
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from benchgen.api import ApiServices, get_owner, get_services
+from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import Conflict, responses
 from benchgen.api.schemas import CreateEnvironmentRequest, EnvironmentList, EnvironmentUpload
-from benchgen.aws.presign import object_size, presign_put_url
+from benchgen.pipeline.keys import bundle_key
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
-
-
-def bundle_key(environment_id: str, version: str) -> str:
-    return f"environments/{environment_id}/{version}/bundle.zip"
 
 
 def request_bundle_upload(request: CreateEnvironmentRequest, *, services: ApiServices) -> EnvironmentUpload:
@@ -30,12 +25,12 @@ def request_bundle_upload(request: CreateEnvironmentRequest, *, services: ApiSer
         )
     key = bundle_key(request.environment_id, request.version)
     # An upload that landed but is not registered yet is the same version in flight.
-    if object_size(services.bucket, key, s3=services.s3) is not None:
+    if services.store.size(key) is not None:
         raise Conflict(
             f"a bundle for environment {request.environment_id!r} version {request.version!r} was already "
             "uploaded and is being registered: wait for it, or upload as a new version"
         )
-    url = presign_put_url(services.bucket, key, expires_in=services.ttl, s3=services.s3)
+    url = services.store.presigned_put_url(key, expires_in=services.ttl)
     services.record_event("EnvironmentUploadRequested")
     return EnvironmentUpload(
         environment_id=request.environment_id,
@@ -44,10 +39,6 @@ def request_bundle_upload(request: CreateEnvironmentRequest, *, services: ApiSer
         upload_url=url,
         expires_in=services.ttl,
     )
-
-
-Services = Annotated[ApiServices, Depends(get_services)]
-Owner = Annotated[str, Depends(get_owner)]
 
 
 @router.post(

@@ -26,10 +26,6 @@ class ApiError(BenchGenError):
     status: ClassVar[HTTPStatus] = HTTPStatus.BAD_REQUEST
 
 
-class BadRequest(ApiError):
-    status = HTTPStatus.BAD_REQUEST
-
-
 class Forbidden(ApiError):
     status = HTTPStatus.FORBIDDEN
 

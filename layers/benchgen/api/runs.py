@@ -10,10 +10,9 @@ from contextlib import closing
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from benchgen.api import ApiServices, get_owner, get_services
+from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import Conflict, Forbidden, NotFound, responses
 from benchgen.api.schemas import (
     DETAILED_RESULTS_JSON,
@@ -30,9 +29,8 @@ from benchgen.api.schemas import (
     RunList,
     RunSummary,
 )
-from benchgen.aws.presign import iter_object, object_size, presign_get_url, presign_put_url
 from benchgen.jsonhead import pick_top_level_fields
-from benchgen.pipeline.keys import DETAILED_JSON, run_key
+from benchgen.pipeline.keys import DETAILED_JSON, run_key, submission_key
 from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
@@ -95,7 +93,8 @@ def labelled_files(run: RunRecord) -> dict[str, str]:
 # ---- services --------------------------------------------------------------------------------------------
 
 
-def _run_or_404(services: ApiServices, run_id: str) -> RunRecord:
+def run_or_404(services: ApiServices, run_id: str) -> RunRecord:
+    """The run, or the 404 every route about one run answers when there is none."""
     run = services.runs.get(run_id)
     if run is None:
         raise NotFound(f"no run {run_id!r}: check the id (GET /runs lists runs)")
@@ -118,7 +117,7 @@ def create_run(request: CreateRunRequest, *, owner: str, services: ApiServices) 
         )
     filename = request.filename or DEFAULT_SUBMISSION_FILENAME
     run_id = new_run_id()
-    key = f"submissions/{run_id}/{filename}"
+    key = submission_key(run_id, filename)
     record = RunRecord(
         run_id=run_id,
         environment_id=environment.environment_id,
@@ -132,14 +131,14 @@ def create_run(request: CreateRunRequest, *, owner: str, services: ApiServices) 
     )
     if not services.runs.create(record):
         raise Conflict(f"run id {run_id} is already taken: send the request again")
-    url = presign_put_url(services.bucket, key, expires_in=services.ttl, s3=services.s3)
+    url = services.store.presigned_put_url(key, expires_in=services.ttl)
     services.record_event("RunCreated")
     return CreatedRun(run=RunSummary.of(record), upload_key=key, upload_url=url, expires_in=services.ttl)
 
 
 def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
     """The run as its page shows it; the configuration stays out (owner only, GET /runs/{id}/config)."""
-    run = _run_or_404(services, run_id)
+    run = run_or_404(services, run_id)
     environment = services.environments.get(run.environment_id, run.environment_version)
     columns = environment.columns if environment is not None else []
     dataset = None
@@ -163,18 +162,14 @@ def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
 
 def run_files(run_id: str, *, services: ApiServices) -> RunFiles:
     """Each file the run produced that is in the bucket, with a short-lived download URL."""
-    run = _run_or_404(services, run_id)
+    run = run_or_404(services, run_id)
     files: list[RunFile] = []
     for label, key in labelled_files(run).items():
-        size = object_size(services.bucket, key, s3=services.s3)
+        size = services.store.size(key)
         if size is None:
             continue
-        url = presign_get_url(
-            services.bucket,
-            key,
-            expires_in=services.ttl,
-            download_name=posixpath.basename(key),
-            s3=services.s3,
+        url = services.store.presigned_get_url(
+            key, expires_in=services.ttl, download_name=posixpath.basename(key)
         )
         files.append(RunFile(label=label, key=key, size=size, url=url))
     return RunFiles(run_id=run.run_id, files=files, expires_in=services.ttl)
@@ -182,31 +177,28 @@ def run_files(run_id: str, *, services: ApiServices) -> RunFiles:
 
 def detailed_results(run_id: str, *, services: ApiServices) -> DetailedResults:
     """Summary, metric tiles and breakdowns of detailed_results.json, and a URL to the whole file."""
-    run = _run_or_404(services, run_id)
+    run = run_or_404(services, run_id)
     key = run.files.get(DETAILED_RESULTS_JSON) or run_key(run.run_id, DETAILED_JSON)
-    chunks = iter_object(services.bucket, key, s3=services.s3)
+    chunks = services.store.chunks(key)
     if chunks is None:
         raise NotFound(f"run {run_id!r} has no detailed results yet (status {run.status.value})")
     with closing(chunks):
         head = pick_top_level_fields(chunks, _DETAILED_HEAD_FIELDS)
-    url = presign_get_url(
-        services.bucket, key, expires_in=services.ttl, download_name=posixpath.basename(key), s3=services.s3
+    url = services.store.presigned_get_url(
+        key, expires_in=services.ttl, download_name=posixpath.basename(key)
     )
     return DetailedResults(run_id=run.run_id, url=url, expires_in=services.ttl, **head)
 
 
 def run_config(run_id: str, *, owner: str, services: ApiServices) -> RunConfig:
     """The run's configuration, for its owner only."""
-    run = _run_or_404(services, run_id)
+    run = run_or_404(services, run_id)
     if run.owner != owner:
         raise Forbidden("only the run's owner can read its configuration")
     return run.run_config
 
 
 # ---- routes ----------------------------------------------------------------------------------------------
-
-Services = Annotated[ApiServices, Depends(get_services)]
-Owner = Annotated[str, Depends(get_owner)]
 
 
 @router.post(

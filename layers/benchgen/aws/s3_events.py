@@ -1,7 +1,8 @@
 """The fields BenchGen reads from an S3 event notification.
 
 A narrow model: the local cloud (and some real deliveries) omit fields such as ``userIdentity`` that the
-full S3 schema requires, and only the bucket, key and version matter here.
+full S3 schema requires, and only the bucket, key, version and ETag matter here (the last two tell a
+redelivery from a new upload).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ class _Object(_Lenient):
     key: str
     version_id: str | None = Field(default=None, alias="versionId")
     etag: str | None = Field(default=None, alias="eTag")
-    size: int | None = None
 
 
 class _Bucket(_Lenient):

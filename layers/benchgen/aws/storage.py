@@ -1,7 +1,8 @@
-"""The data bucket: streams objects to and from local files (Lambda's /tmp)."""
+"""The data bucket: streams objects to and from local files (Lambda's /tmp), and hands out presigned URLs."""
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -10,11 +11,17 @@ from botocore.exceptions import ClientError
 from benchgen.aws import clients
 from benchgen.errors import BenchGenError
 
-_NOT_FOUND = {"404", "NoSuchKey", "NoSuchVersion"}
+# What S3 answers for an absent object: head_object gives a bare 404, get_object NoSuchKey, and a
+# request for a version that is not there NoSuchVersion.
+_NOT_FOUND = {"404", "NotFound", "NoSuchKey", "NoSuchVersion"}
 
 
 class MissingObject(BenchGenError):
     """An object a step needs is not in the bucket (or not at the version it expects)."""
+
+
+def _is_missing(error: ClientError) -> bool:
+    return error.response.get("Error", {}).get("Code") in _NOT_FOUND
 
 
 class ObjectStore:
@@ -35,7 +42,7 @@ class ObjectStore:
         try:
             self._s3.download_file(self.bucket, key, str(path), ExtraArgs=extra)
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") in _NOT_FOUND:
+            if _is_missing(error):
                 raise MissingObject(f"{key} is not in the bucket {self.bucket}") from None
             raise
         return path
@@ -49,6 +56,54 @@ class ObjectStore:
             kwargs["VersionId"] = version_id
         response: dict[str, Any] = self._s3.head_object(**kwargs)
         return response
+
+    def size(self, key: str) -> int | None:
+        """The object's size in bytes, or ``None`` when there is no such object."""
+        try:
+            head = self.head(key)
+        except ClientError as error:
+            if _is_missing(error):
+                return None
+            raise
+        size: int = head["ContentLength"]
+        return size
+
+    def chunks(self, key: str, *, chunk_size: int = 1 << 20) -> Generator[bytes, None, None] | None:
+        """The object's bytes in chunks (memory stays flat whatever its size), or ``None`` when it is absent.
+
+        Closing the generator early (``contextlib.closing``) releases the connection at once.
+        """
+        try:
+            body = self._s3.get_object(Bucket=self.bucket, Key=key)["Body"]
+        except ClientError as error:
+            if _is_missing(error):
+                return None
+            raise
+        return _chunks(body, chunk_size)
+
+    def presigned_get_url(self, key: str, *, expires_in: int, download_name: str | None = None) -> str:
+        """A GET URL valid for ``expires_in`` seconds; ``download_name`` makes browsers save the file."""
+        params: dict[str, str] = {"Bucket": self.bucket, "Key": key}
+        if download_name:
+            params["ResponseContentDisposition"] = f'attachment; filename="{download_name}"'
+        url: str = self._s3.generate_presigned_url(
+            "get_object", Params=params, ExpiresIn=expires_in, HttpMethod="GET"
+        )
+        return url
+
+    def presigned_put_url(self, key: str, *, expires_in: int) -> str:
+        """A PUT URL valid for ``expires_in`` seconds (``curl -T file URL`` or ``requests.put``)."""
+        url: str = self._s3.generate_presigned_url(
+            "put_object", Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=expires_in, HttpMethod="PUT"
+        )
+        return url
+
+
+def _chunks(body: Any, chunk_size: int) -> Generator[bytes, None, None]:
+    try:
+        yield from body.iter_chunks(chunk_size)
+    finally:
+        body.close()
 
 
 CONTENT_TYPES = {

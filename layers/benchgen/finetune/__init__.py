@@ -1,5 +1,1 @@
-"""The finetune artifact: training data built from what a model got wrong in a run."""
-
-from benchgen.finetune.artifact import ArtifactReport, build_artifact
-
-__all__ = ["ArtifactReport", "build_artifact"]
+"""The finetune artifact: training data built from what a model got wrong in a run (see ``artifact``)."""

@@ -54,21 +54,20 @@ def ingest_submission(
     run_id = submission.run_id
     if runs.get(run_id) is None:
         runs.create(_run_for_upload(run_id, store.head(key).get("Metadata", {})))
-    if not runs.update(
+    started = runs.update(
         run_id,
         expected_status=RunStatus.PENDING,
         status=RunStatus.RUNNING,
         started_at=utc_now(),
         submission_key=key,
         submission_filename=submission.filename,
-    ):
-        current = runs.get(run_id)
-        if current is None or not _interrupted(current, key):
-            logger.info("run is not pending: duplicate or late event ignored", extra={"run_id": run_id})
-            return None
-        logger.info("resuming an ingest that stopped before its upload", extra={"run_id": run_id})
+    )
     run = runs.get(run_id)
-    assert run is not None  # the transition or the resume check above found it
+    if run is None or not (started or _interrupted(run, key)):
+        logger.info("run is not pending: duplicate or late event ignored", extra={"run_id": run_id})
+        return None
+    if not started:
+        logger.info("resuming an ingest that stopped before its upload", extra={"run_id": run_id})
     runs.add_files(run_id, {RUN_FILE_LABELS["submission"]: key})
     try:
         env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")

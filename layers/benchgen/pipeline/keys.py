@@ -73,6 +73,14 @@ def parse_prediction_key(key: str) -> str:
     return match[1]
 
 
+def bundle_key(environment_id: str, version: str) -> str:
+    return f"{ENVIRONMENTS}{environment_id}/{version}/bundle.zip"
+
+
+def submission_key(run_id: str, filename: str) -> str:
+    return f"{SUBMISSIONS}{run_id}/{filename}"
+
+
 def prediction_key(run_id: str) -> str:
     return f"{PREDICTIONS}{run_id}/{PREDICTION_OUTPUT}"
 

@@ -66,8 +66,9 @@ def score_run(
     except BenchGenError as error:
         log = out / SCORING_LOG
         if log.exists():
-            store.upload(log, run_key(run_id, SCORING_LOG), content_type=content_type_for(log))
-            runs.add_files(run_id, {RUN_FILE_LABELS[SCORING_LOG]: run_key(run_id, SCORING_LOG)})
+            log_key = run_key(run_id, SCORING_LOG)
+            store.upload(log, log_key, content_type=content_type_for(log))
+            runs.add_files(run_id, {RUN_FILE_LABELS[SCORING_LOG]: log_key})
         if runs.update(
             run_id,
             expected_status=RunStatus.RUNNING,
@@ -82,8 +83,9 @@ def score_run(
     for name in _PUBLISHED:
         path = out / name
         if path.exists():
-            store.upload(path, run_key(run_id, name), content_type=content_type_for(path))
-            files[RUN_FILE_LABELS[name]] = run_key(run_id, name)
+            file_key = run_key(run_id, name)
+            store.upload(path, file_key, content_type=content_type_for(path))
+            files[RUN_FILE_LABELS[name]] = file_key
     runs.add_files(run_id, files)
     completed = runs.update(
         run_id,
