@@ -53,6 +53,7 @@ def measure_full(bundle: Path, submission: Path, out: Path) -> dict[str, Any]:
     from benchgen.environment import open_environment
     from benchgen.finetune.artifact import build_artifact
     from benchgen.ingest import ingest
+    from benchgen.pipeline.keys import PREDICTION_OUTPUT, SCORING_OUTPUT
     from benchgen.runs import RunInfo
     from benchgen.score import score
 
@@ -67,7 +68,7 @@ def measure_full(bundle: Path, submission: Path, out: Path) -> dict[str, Any]:
     stages["ingest"] = time.perf_counter() - mark
     peaks["ingest"] = _peak_rss_mb()
     mark = time.perf_counter()
-    scored = score(env, out / "prediction_output.zip", out, workdir=out / "work" / "score")
+    scored = score(env, out / PREDICTION_OUTPUT, out, workdir=out / "work" / "score")
     stages["score"] = time.perf_counter() - mark
     peaks["score"] = _peak_rss_mb()
     mark = time.perf_counter()
@@ -80,7 +81,7 @@ def measure_full(bundle: Path, submission: Path, out: Path) -> dict[str, Any]:
         overall_score=scored.overall_score,
         finished_at=datetime.now(UTC),
     )
-    artifact = build_artifact(env, out / "scoring_output.zip", out, run=run)
+    artifact = build_artifact(env, out / SCORING_OUTPUT, out, run=run)
     stages["artifact"] = time.perf_counter() - mark
     peaks["artifact"] = _peak_rss_mb()
     return {

@@ -16,8 +16,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from infra.cli.local import DEMO_USER, demo_password
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-DEMO_USER = "demo@example.com"
 ENVIRONMENT_VERSION = "v1"
 FINAL = ("Completed", "Failed")
 
@@ -74,7 +75,6 @@ class Api:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from infra.cli.local import demo_password
     from infra.local.cloud import LocalCloud
 
     example = EXAMPLES / args.example

@@ -16,29 +16,36 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchgen.pipeline.keys import (
+    DETAILED_HTML,
+    DETAILED_JSON,
+    FINETUNE_ARTIFACT,
+    PREDICTION_OUTPUT,
+    RUN_FILE_LABELS,
+    SCORES,
+    SCORING_LOG,
+    SCORING_OUTPUT,
+)
 from infra.cli.progress import ProgressBar
 
 if TYPE_CHECKING:
     from benchgen.ingest import IngestReport
     from benchgen.score import ScoreReport
 
-PREDICTION_OUTPUT = "prediction_output.zip"
-SCORES = "scores.json"
-SCORING_OUTPUT = "scoring_output.zip"
-DETAILED_HTML = "detailed_results.html"
-DETAILED_JSON = "detailed_results.json"
-ARTIFACT = "finetune_artifact.zip"
-SCORING_LOG = "logs/scoring.log"  # only when the bundle's own scoring program ran
 RUN_FILE = "run.json"
-# File label (as the API lists a run's files) -> file name.
+# File label (as the API lists a run's files) -> file name; the scoring log exists only when the bundle's
+# own scoring program ran.
 RUN_FILES = {
-    "Prediction Output": PREDICTION_OUTPUT,
-    "Scores": SCORES,
-    "Scoring Output": SCORING_OUTPUT,
-    "Detailed Results": DETAILED_HTML,
-    "Detailed Results (JSON)": DETAILED_JSON,
-    "Finetune Artifact": ARTIFACT,
-    "Scoring Log": SCORING_LOG,
+    RUN_FILE_LABELS[name]: name
+    for name in (
+        PREDICTION_OUTPUT,
+        SCORES,
+        SCORING_OUTPUT,
+        DETAILED_HTML,
+        DETAILED_JSON,
+        FINETUNE_ARTIFACT,
+        SCORING_LOG,
+    )
 }
 DEFAULT_MODEL = "unnamed-model"
 _HASH_CHUNK = 1 << 20

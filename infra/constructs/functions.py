@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -261,42 +261,25 @@ class Functions(Construct):
         return function
 
     def _grant(self, spec: FunctionSpec, role: iam.Role) -> None:
+        def allow(actions: Iterable[str], resources: list[str]) -> None:
+            role.add_to_principal_policy(iam.PolicyStatement(actions=list(actions), resources=resources))
+
         bucket = self._storage.bucket
-        if spec.reads:
-            role.add_to_principal_policy(
-                iam.PolicyStatement(
-                    actions=["s3:GetObject"],
-                    resources=[bucket.arn_for_objects(f"{prefix}*") for prefix in spec.reads],
-                )
-            )
-        if ENVIRONMENTS_PREFIX in spec.reads:
+        object_access = (
+            ("s3:GetObject", spec.reads),
             # Runs open exactly the bundle object version that registration validated.
-            role.add_to_principal_policy(
-                iam.PolicyStatement(
-                    actions=["s3:GetObjectVersion"],
-                    resources=[bucket.arn_for_objects(f"{ENVIRONMENTS_PREFIX}*")],
-                )
-            )
-        if spec.writes:
-            role.add_to_principal_policy(
-                iam.PolicyStatement(
-                    actions=["s3:PutObject"],
-                    resources=[bucket.arn_for_objects(f"{prefix}*") for prefix in spec.writes],
-                )
-            )
+            ("s3:GetObjectVersion", tuple(p for p in spec.reads if p == ENVIRONMENTS_PREFIX)),
+            ("s3:PutObject", spec.writes),
+        )
+        for action, prefixes in object_access:
+            if prefixes:
+                allow([action], [bucket.arn_for_objects(f"{prefix}*") for prefix in prefixes])
         for table_key, access in spec.tables.items():
             table = self._tables[table_key]
             resources = [table.table_arn]
             resources += [f"{table.table_arn}/index/{index}" for index in TABLE_INDEXES.get(table_key, ())]
-            actions = READ_ACTIONS + (WRITE_ACTIONS if access is TableAccess.READ_WRITE else ())
-            role.add_to_principal_policy(iam.PolicyStatement(actions=list(actions), resources=resources))
+            allow(READ_ACTIONS + (WRITE_ACTIONS if access is TableAccess.READ_WRITE else ()), resources)
         if spec.idempotent:
-            role.add_to_principal_policy(
-                iam.PolicyStatement(
-                    actions=list(IDEMPOTENCY_ACTIONS), resources=[self._storage.idempotency_table.table_arn]
-                )
-            )
+            allow(IDEMPOTENCY_ACTIONS, [self._storage.idempotency_table.table_arn])
         if spec.puts_events:
-            role.add_to_principal_policy(
-                iam.PolicyStatement(actions=["events:PutEvents"], resources=[self._bus.event_bus_arn])
-            )
+            allow(["events:PutEvents"], [self._bus.event_bus_arn])

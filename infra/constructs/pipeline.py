@@ -58,8 +58,14 @@ _RETRY_INTERVAL = Duration.seconds(1)
 _RETRY_ATTEMPTS = 3
 
 
-def _retry(task: sfn.TaskStateBase, errors: list[str]) -> None:
-    task.add_retry(errors=errors, interval=_RETRY_INTERVAL, max_attempts=_RETRY_ATTEMPTS, backoff_rate=2)
+def _guard(
+    task: sfn.TaskStateBase, transient: list[str], on_error: sfn.IChainable, result_path: str = "$.error"
+) -> None:
+    """Retry the `transient` errors, then send any failure left to `on_error`, the error at `result_path`.
+
+    A more specific Catch must be added before this one: Step Functions takes the first that matches."""
+    task.add_retry(errors=transient, interval=_RETRY_INTERVAL, max_attempts=_RETRY_ATTEMPTS, backoff_rate=2)
+    task.add_catch(on_error, errors=[sfn.Errors.ALL], result_path=result_path)
 
 
 def _run_key() -> dict[str, tasks.DynamoAttributeValue]:
@@ -115,8 +121,7 @@ class Pipeline(Construct):
             },
             result_path=sfn.JsonPath.DISCARD,
         )
-        _retry(mark_failed, DYNAMODB_TRANSIENT_ERRORS)
-        mark_failed.add_catch(failed, errors=[sfn.Errors.ALL], result_path="$.mark_failed_error")
+        _guard(mark_failed, DYNAMODB_TRANSIENT_ERRORS, failed, result_path="$.mark_failed_error")
         mark_failed.next(failed)
         # The run shows a sentence, not an error document: a Lambda task's Cause is its error payload as
         # JSON (errorMessage, errorType, stackTrace), a service task's Cause is already a message.
@@ -142,9 +147,8 @@ class Pipeline(Construct):
             retry_on_service_exceptions=False,
             result_path="$.artifact",
         )
-        _retry(build, LAMBDA_SERVICE_ERRORS)
         build.add_catch(read_service_error, errors=[sfn.Errors.TIMEOUT], result_path="$.error")
-        build.add_catch(read_function_error, errors=[sfn.Errors.ALL], result_path="$.error")
+        _guard(build, LAMBDA_SERVICE_ERRORS, read_function_error)
 
         record_no_artifact = tasks.DynamoUpdateItem(
             self,
@@ -160,8 +164,7 @@ class Pipeline(Construct):
             },
             result_path=sfn.JsonPath.DISCARD,
         )
-        _retry(record_no_artifact, DYNAMODB_TRANSIENT_ERRORS)
-        record_no_artifact.add_catch(read_service_error, errors=[sfn.Errors.ALL], result_path="$.error")
+        _guard(record_no_artifact, DYNAMODB_TRANSIENT_ERRORS, read_service_error)
         record_no_artifact.next(sfn.Succeed(self, "NoArtifact"))
 
         save = tasks.DynamoPutItem(
@@ -172,10 +175,9 @@ class Pipeline(Construct):
             condition_expression="attribute_not_exists(dataset_id)",
             result_path=sfn.JsonPath.DISCARD,
         )
-        _retry(save, DYNAMODB_TRANSIENT_ERRORS)
         # A dataset is saved once per run: a second execution for the same run lands here and succeeds.
         save.add_catch(sfn.Succeed(self, "AlreadySaved"), errors=[CONDITIONAL_CHECK_FAILED])
-        save.add_catch(read_service_error, errors=[sfn.Errors.ALL], result_path="$.error")
+        _guard(save, DYNAMODB_TRANSIENT_ERRORS, read_service_error)
 
         link = tasks.DynamoUpdateItem(
             self,
@@ -196,8 +198,7 @@ class Pipeline(Construct):
             },
             result_path=sfn.JsonPath.DISCARD,
         )
-        _retry(link, DYNAMODB_TRANSIENT_ERRORS)
-        link.add_catch(read_service_error, errors=[sfn.Errors.ALL], result_path="$.error")
+        _guard(link, DYNAMODB_TRANSIENT_ERRORS, read_service_error)
 
         self.emit_dataset_saved = tasks.EventBridgePutEvents(
             self,
@@ -218,8 +219,7 @@ class Pipeline(Construct):
             ],
             result_path=sfn.JsonPath.DISCARD,
         )
-        _retry(self.emit_dataset_saved, EVENTBRIDGE_TRANSIENT_ERRORS)
-        self.emit_dataset_saved.add_catch(read_service_error, errors=[sfn.Errors.ALL], result_path="$.error")
+        _guard(self.emit_dataset_saved, EVENTBRIDGE_TRANSIENT_ERRORS, read_service_error)
         self.emit_dataset_saved.next(after_save if after_save is not None else sfn.Succeed(self, "Saved"))
 
         emitted = (

@@ -15,13 +15,15 @@ import yaml
 
 from benchgen.zipwrite import zip_folder
 
-# Zip entries carry a timestamp; a fixed one keeps the archive's bytes independent of when it was made.
-
 SubmissionFormat = Literal["json", "jsonl"]
 
 
+def _compact_json(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
 def dump_json_line(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return _compact_json(record) + "\n"
 
 
 class _ReadableDumper(yaml.SafeDumper):
@@ -62,11 +64,9 @@ class JsonlWriter:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] = path.open("w", encoding="utf-8", newline="\n")
-        self.count = 0
 
     def write(self, record: dict[str, Any]) -> None:
         self._file.write(dump_json_line(record))
-        self.count += 1
 
     def close(self) -> None:
         self._file.close()
@@ -97,11 +97,10 @@ class PredictionsWriter:
             self._file.write('{"predictions": [\n')
 
     def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
         if self.fmt == "jsonl":
-            self._file.write(line + "\n")
+            self._file.write(dump_json_line(record))
         else:
-            self._file.write((",\n" if self.count else "") + line)
+            self._file.write((",\n" if self.count else "") + _compact_json(record))
         self.count += 1
 
     def finish(self, metadata: dict[str, Any]) -> Path:

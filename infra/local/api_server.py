@@ -21,11 +21,12 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from infra.local.auth import UNAUTHORIZED_BODY, TokenVerifier, Unauthorized, authorizer_claims
-from infra.local.lambda_hook import ACCOUNT_ID, Handler, LambdaContext
-from infra.local.template import Route
+from infra.local.auth import TokenVerifier, Unauthorized, authorizer_claims
+from infra.local.lambda_hook import Handler, LambdaContext
+from infra.local.template import ACCOUNT_ID, Route
 
 MISSING_TOKEN_BODY = {"message": "Missing Authentication Token"}
+UNAUTHORIZED_BODY = {"message": "Unauthorized"}
 INTERNAL_ERROR_BODY = {"message": "Internal server error"}
 TOO_LARGE_BODY = {"message": "Request Too Long"}
 # API Gateway's own payload limit.
@@ -38,10 +39,9 @@ _TEXT_TYPES = ("text/", "application/json", "application/x-www-form-urlencoded",
 class _CompiledRoute:
     def __init__(self, route: Route) -> None:
         self.route = route
+        segments = [s for s in route.resource.split("/") if s]
         pattern = ""
-        for segment in route.resource.strip("/").split("/"):
-            if not segment:
-                continue
+        for segment in segments:
             greedy = re.fullmatch(r"\{(\w+)\+\}", segment)
             plain = re.fullmatch(r"\{(\w+)\}", segment)
             if greedy:
@@ -51,7 +51,6 @@ class _CompiledRoute:
             else:
                 pattern += "/" + re.escape(segment)
         self.regex = re.compile((pattern or "/") + "$")
-        segments = [s for s in route.resource.split("/") if s]
         # API Gateway prefers the most literal match: /runs/latest over /runs/{run_id}.
         self.specificity = (
             sum(not s.startswith("{") for s in segments),
@@ -138,9 +137,9 @@ class ApiServer:
         route, path_parameters = matched
         claims: dict[str, str] | None = None
         if route.authorized:
-            if self.verifier is None:
-                return _Answer.json(401, UNAUTHORIZED_BODY, {"x-amzn-ErrorType": "UnauthorizedException"})
             try:
+                if self.verifier is None:
+                    raise Unauthorized("no token verifier: every token is refused")
                 claims = authorizer_claims(self.verifier.verify(_header(headers, "authorization")))
             except Unauthorized:
                 return _Answer.json(401, UNAUTHORIZED_BODY, {"x-amzn-ErrorType": "UnauthorizedException"})

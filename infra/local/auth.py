@@ -10,14 +10,17 @@ from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
-UNAUTHORIZED_BODY = {"message": "Unauthorized"}
+
+def moto_jwks() -> dict[str, Any]:
+    """The public keys moto's Cognito signs every pool's tokens with (what a pool's jwks.json serves)."""
+    from moto.utilities.utils import load_resource
+
+    keys: dict[str, Any] = load_resource("cognitoidp/resources/jwks-public.json")
+    return keys
 
 
 class Unauthorized(Exception):
     """The request carries no token, or one the pool did not issue for this client; API Gateway says 401."""
-
-    status_code = 401
-    body = UNAUTHORIZED_BODY
 
 
 class TokenVerifier:

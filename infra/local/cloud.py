@@ -7,6 +7,7 @@ executions); ``provision.py`` creates the template's resources in it.
 from __future__ import annotations
 
 import base64
+import copy
 import hashlib
 import hmac
 import json
@@ -18,7 +19,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 from infra.local.api_server import ApiServer
-from infra.local.auth import TokenVerifier
+from infra.local.auth import TokenVerifier, moto_jwks
 from infra.local.lambda_hook import Handler, LambdaHook
 from infra.local.provision import Provisioner
 from infra.local.template import Route, Template, lazy_handler
@@ -33,10 +34,10 @@ LOCAL_KEY = "testing"
 class LocalCloud:
     """Context manager that stands the synthesized stack up on moto.
 
-    ``template``: a synthesized template dict (tests share one: synthesis takes seconds); when omitted,
-    ``infra.synth.synth_template(context)`` is called. ``handlers`` maps a function folder name
-    (POWERTOOLS_SERVICE_NAME) to a callable, replacing the default lazy import of
-    ``functions.<name>.handler``.
+    ``template``: a synthesized template dict (tests share one: synthesis takes seconds), copied so the
+    caller's stays as it was; when omitted, ``infra.synth.synth_template(context)`` is called.
+    ``handlers`` maps a function folder name (POWERTOOLS_SERVICE_NAME) to a callable, replacing the
+    default lazy import of ``functions.<name>.handler``.
     """
 
     def __init__(
@@ -54,14 +55,13 @@ class LocalCloud:
         self.port = port
         self.region = region
         self.name_prefix = name_prefix
-        self._template_body = template
+        self._template_body = copy.deepcopy(template)
         self._context = context
         self._handler_overrides = dict(handlers or {})
         self.template = Template({}, region=region)
         self.hook = LambdaHook(region=region)
         self.endpoint_url: str | None = f"http://127.0.0.1:{port}" if mode == "server" else None
         self.bucket = ""
-        self.buckets: dict[str, str] = {}
         self.table_names: dict[str, str] = {}
         self.functions: dict[str, str] = {}
         self.state_machine_arns: dict[str, str] = {}
@@ -211,7 +211,6 @@ class LocalCloud:
             handlers=self._handler_overrides,
         ).provision()
         self.bucket = created.bucket
-        self.buckets = created.buckets
         self.table_names = created.table_names
         self.functions = created.functions
         self.state_machine_arns = created.state_machine_arns
@@ -278,11 +277,8 @@ class LocalCloud:
         )
 
     def jwks(self) -> dict[str, Any]:
-        """The public signing keys moto's Cognito signs tokens with (the pool's .well-known/jwks.json)."""
-        from moto.utilities.utils import load_resource
-
-        keys: dict[str, Any] = load_resource("cognitoidp/resources/jwks-public.json")
-        return keys
+        """The public signing keys of the pool's tokens (the pool's .well-known/jwks.json)."""
+        return moto_jwks()
 
     def routes(self) -> list[Route]:
         return self.template.api_routes()

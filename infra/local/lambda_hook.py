@@ -24,9 +24,10 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
+from infra.local.template import ACCOUNT_ID
+
 Handler = Callable[[Any, Any], Any]
 
-ACCOUNT_ID = "123456789012"
 DEFAULT_TIMEOUT_S = 900
 DEFAULT_MEMORY_MB = 128
 EXIT_WAIT_S = 60.0

@@ -86,13 +86,21 @@ class Provisioner:
         self._create_buckets()
         self._create_tables()
         self._create_buses()
-        self._create_functions()
-        self._create_state_machines()
+        role_arn = self._execution_role()
+        self._create_functions(role_arn)
+        self._create_state_machines(role_arn)
         self._create_bucket_notifications()
         return self.resources
 
     def _name(self, logical_id: str, limit: int) -> str:
         return f"{self.name_prefix}-{logical_id}"[:limit]
+
+    def _physical_name(self, logical_id: str, name_property: str, limit: int) -> str:
+        """The name the template gives the resource, else a generated one (as CloudFormation would)."""
+        props = self.template.properties(logical_id)
+        if name_property in props:
+            return self.template.resolve_str(props[name_property])
+        return self._name(logical_id, limit)
 
     def _arn(self, service: str, resource: str) -> str:
         return f"arn:aws:{service}:{self.region}:{ACCOUNT_ID}:{resource}"
@@ -102,10 +110,8 @@ class Provisioner:
         to each other (STATE_MACHINE_ARN on one side, the function ARN in the definition on the other)."""
         tpl = self.template
         for lid in tpl.of_type("AWS::S3::Bucket"):
-            props = tpl.properties(lid)
-            name = (
-                tpl.resolve_str(props["BucketName"]) if "BucketName" in props else self._name(lid, 63).lower()
-            )
+            # S3 names are lower case; a name generated from a logical id is not.
+            name = self._physical_name(lid, "BucketName", 63).lower()
             tpl.record(
                 lid,
                 name,
@@ -116,8 +122,7 @@ class Provisioner:
             self.resources.buckets[lid] = name
         for resource_type in TABLE_TYPES:
             for lid in tpl.of_type(resource_type):
-                props = tpl.properties(lid)
-                name = tpl.resolve_str(props["TableName"]) if "TableName" in props else self._name(lid, 255)
+                name = self._physical_name(lid, "TableName", 255)
                 arn = self._arn("dynamodb", f"table/{name}")
                 tpl.record(lid, name, Arn=arn, StreamArn=f"{arn}/stream/local")
                 self.resources.table_names[lid] = name
@@ -127,17 +132,11 @@ class Provisioner:
         for lid, resource in tpl.of_type("AWS::Lambda::Function").items():
             if service_name(resource) is None:
                 continue
-            props = tpl.properties(lid)
-            name = tpl.resolve_str(props["FunctionName"]) if "FunctionName" in props else self._name(lid, 64)
+            name = self._physical_name(lid, "FunctionName", 64)
             tpl.record(lid, name, Arn=self._arn("lambda", f"function:{name}"))
             self.resources.functions[lid] = name
         for lid in tpl.of_type("AWS::StepFunctions::StateMachine"):
-            props = tpl.properties(lid)
-            name = (
-                tpl.resolve_str(props["StateMachineName"])
-                if "StateMachineName" in props
-                else self._name(lid, 80)
-            )
+            name = self._physical_name(lid, "StateMachineName", 80)
             arn = self._arn("states", f"stateMachine:{name}")
             tpl.record(lid, arn, Arn=arn, Name=name)
             self.resources.state_machine_arns[lid] = arn
@@ -158,7 +157,7 @@ class Provisioner:
         )
         for lid in tpl.of_type("AWS::Cognito::UserPool"):
             props = tpl.properties(lid)
-            name = tpl.resolve_str(props["UserPoolName"]) if "UserPoolName" in props else self._name(lid, 128)
+            name = self._physical_name(lid, "UserPoolName", 128)
             arguments = {key: tpl.resolve(props[key]) for key in kept if key in props}
             pool = cognito.create_user_pool(PoolName=name, **arguments)["UserPool"]
             tpl.record(
@@ -200,7 +199,7 @@ class Provisioner:
         tpl = self.template
         for lid in tpl.of_type("AWS::SecretsManager::Secret"):
             props = tpl.properties(lid)
-            name = tpl.resolve_str(props["Name"]) if "Name" in props else self._name(lid, 512)
+            name = self._physical_name(lid, "Name", 512)
             # A generated secret gets a random placeholder; real provider keys are put in by the operator.
             value = (
                 tpl.resolve(props["SecretString"]) if "SecretString" in props else secrets.token_urlsafe(24)
@@ -267,9 +266,8 @@ class Provisioner:
             events.create_event_bus(Name=name)
             self.resources.bus_name = name
 
-    def _create_functions(self) -> None:
+    def _create_functions(self, role_arn: str) -> None:
         tpl = self.template
-        role_arn = self._execution_role()
         code = _placeholder_zip()
         shared: dict[str, str] = {}
         conflicts: set[str] = set()
@@ -318,9 +316,8 @@ class Provisioner:
         )
         return str(role["Role"]["Arn"])
 
-    def _create_state_machines(self) -> None:
+    def _create_state_machines(self, role_arn: str) -> None:
         tpl = self.template
-        role_arn = f"arn:aws:iam::{ACCOUNT_ID}:role/{LOCAL_ROLE_NAME}"
         for lid in self.resources.state_machine_arns:
             props = tpl.properties(lid)
             if "DefinitionString" in props:

@@ -33,15 +33,25 @@ def of_type(resources: dict[str, Resource]) -> Callable[[str], dict[str, Resourc
     return lambda kind: _of_type(resources, kind)
 
 
-@pytest.fixture(scope="session")
-def functions(resources: dict[str, Resource]) -> dict[str, Resource]:
-    """Our Lambda functions by POWERTOOLS_SERVICE_NAME (CDK's own helper functions have none)."""
+def _functions(resources: dict[str, Resource]) -> dict[str, Resource]:
     found: dict[str, Resource] = {}
     for function in _of_type(resources, "AWS::Lambda::Function").values():
         variables = function["Properties"].get("Environment", {}).get("Variables", {})
         if "POWERTOOLS_SERVICE_NAME" in variables:
             found[variables["POWERTOOLS_SERVICE_NAME"]] = function
     return found
+
+
+@pytest.fixture(scope="session")
+def functions(resources: dict[str, Resource]) -> dict[str, Resource]:
+    """Our Lambda functions by POWERTOOLS_SERVICE_NAME (CDK's own helper functions have none)."""
+    return _functions(resources)
+
+
+@pytest.fixture(scope="session")
+def functions_of() -> Callable[[dict[str, Resource]], dict[str, Resource]]:
+    """The same reading for the resources of another synthesis."""
+    return _functions
 
 
 def _render(value: Any) -> str:

@@ -17,7 +17,7 @@ from moto import mock_aws
 from moto.utilities.utils import load_resource
 
 from infra.local.api_server import ApiServer
-from infra.local.auth import TokenVerifier, Unauthorized
+from infra.local.auth import TokenVerifier, Unauthorized, moto_jwks
 from infra.local.template import Route
 
 REGION = "us-east-1"
@@ -43,7 +43,7 @@ class Pool:
         return TokenVerifier(
             user_pool_id=self.pool_id,
             client_id=self.client_id,
-            jwks=load_resource("cognitoidp/resources/jwks-public.json"),
+            jwks=moto_jwks(),
         )
 
     def tokens(self, username: str, client_id: str | None = None) -> dict[str, str]:
@@ -142,7 +142,7 @@ def test_token_from_another_user_pool_is_rejected(pool: Pool) -> None:
     verifier = TokenVerifier(
         user_pool_id=pool.pool_id,
         client_id=other.client_id,
-        jwks=load_resource("cognitoidp/resources/jwks-public.json"),
+        jwks=moto_jwks(),
     )
     with pytest.raises(Unauthorized, match="iss"):
         verifier.verify(other.tokens("alice")["IdToken"])

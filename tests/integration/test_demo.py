@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,8 +14,17 @@ from infra.cli.main import main
 
 
 def test_the_demo_follows_a_run_to_a_saved_dataset_and_writes_its_files(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    stack_template: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # given the session's synthesis of the stack, the same one the demo would make again
+    monkeypatch.setattr("infra.synth.synth_template", lambda context=None: copy.deepcopy(stack_template))
+    # and the quiet handler logging the demo asks for, set here so that it ends with this test
+    monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "WARNING")
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+
     # when the demo runs on the Turkish math example
     code = main(["demo", "--out", str(tmp_path), "--model", "Qwen2.5-7B-LoRA"])
 

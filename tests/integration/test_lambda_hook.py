@@ -13,10 +13,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from infra.local.cloud import MOTO_CONFIG
 from infra.local.lambda_hook import LambdaContext, LambdaHook
 
 REGION = "us-east-1"
-CONFIG: Any = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 BUCKET = "hook-test-bucket"
 
 
@@ -53,7 +53,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws(config=CONFIG):
+    with mock_aws(config=MOTO_CONFIG):
         yield
 
 

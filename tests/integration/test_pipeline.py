@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus
@@ -20,6 +18,7 @@ import pytest
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
 from benchgen.pipeline.keys import execution_name
 from benchgen.records import ArtifactStatus, EnvironmentStatus, RunRecord, RunStatus
+from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
 
@@ -167,25 +166,6 @@ def run_to_completion(cloud: LocalCloud, tmp_path: Path, example: str, run_id: s
     upload_submission(cloud, run_id, example_submission(example), example)
     cloud.wait_for_execution(execution_name(run_id))
     return get_run(cloud, run_id)
-
-
-class Api:
-    def __init__(self, url: str, token: str) -> None:
-        self.url = url
-        self.token = token
-
-    def __call__(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
-        request = urllib.request.Request(
-            self.url + path,
-            data=json.dumps(body).encode() if body is not None else None,
-            method=method,
-            headers={"Authorization": self.token, "Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                return response.status, json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read())
 
 
 # ---- the happy path --------------------------------------------------------------------------------------
@@ -419,7 +399,7 @@ def api_users(cloud: LocalCloud) -> Any:
 
 def create_run_through_api(cloud: LocalCloud, tmp_path: Path, api: Api) -> str:
     upload_bundle(cloud, EXAMPLES / "gsm8k-tr" / "bundle", tmp_path, "gsm8k-tr")
-    status, created = api(
+    status, created = api.call(
         "POST",
         "/runs",
         {
@@ -451,7 +431,7 @@ def test_a_manual_save_is_refused_after_the_automatic_save(
     assert get_run(cloud, run_id).artifact_status is ArtifactStatus.SAVED
 
     # when its owner asks to save it again
-    status, body = owner("POST", f"/runs/{run_id}/dataset")
+    status, body = owner.call("POST", f"/runs/{run_id}/dataset")
 
     # then the API refuses with 409 and says why; still one dataset
     assert status == 409
@@ -467,13 +447,13 @@ def test_the_run_configuration_is_visible_to_its_owner_only(
     run_id = create_run_through_api(cloud, tmp_path, owner)
 
     # when the owner and another user ask for its configuration
-    owner_status, config = owner("GET", f"/runs/{run_id}/config")
-    other_status, refusal = other("GET", f"/runs/{run_id}/config")
+    owner_status, config = owner.call("GET", f"/runs/{run_id}/config")
+    other_status, refusal = other.call("GET", f"/runs/{run_id}/config")
 
     # then the owner sees it and the other user is refused
     assert owner_status == 200 and config["sampling"] == {"temperature": 0.2}
     assert other_status == 403 and "owner" in refusal["message"]
-    status, run = other("GET", f"/runs/{run_id}")
+    status, run = other.call("GET", f"/runs/{run_id}")
     assert status == 200 and "run_config" not in run and run["status"] == "Completed"
 
 
@@ -491,7 +471,7 @@ def test_ingest_warnings_about_ids_reach_the_run_page(
     submission.write_text(json.dumps(document), encoding="utf-8")
 
     # when it is uploaded for a run created through the API
-    status, created = owner(
+    status, created = owner.call(
         "POST",
         "/runs",
         {"environment_id": "gsm8k-en", "version": "v1", "model": "m", "filename": "predictions.json"},
@@ -503,7 +483,7 @@ def test_ingest_warnings_about_ids_reach_the_run_page(
     cloud.settle()
 
     # then the run completed, counting what was wrong with the ids, and says so on its page
-    status, run = owner("GET", f"/runs/{created['run']['run_id']}")
+    status, run = owner.call("GET", f"/runs/{created['run']['run_id']}")
     assert status == 200 and run["status"] == "Completed", run.get("failure_reason")
     assert (run["counts"]["duplicate_ids"], run["counts"]["unknown_ids"], run["counts"]["missing_ids"]) == (
         1,

@@ -5,15 +5,17 @@ from __future__ import annotations
 import io
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from infra.cli.main import main
 from infra.cli.progress import ProgressBar
+from infra.examplegen import EXAMPLE_SIZES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-NAMES = ["gsm8k-tr", "gsm8k-en", "qa", "routing", "code", "custom-program"]
+NAMES = list(EXAMPLE_SIZES)
 RUN_FILES = {
     "prediction_output.zip",
     "scores.json",
@@ -31,14 +33,39 @@ def _submission(name: str) -> Path:
     return found[0]
 
 
-def _score(name: str, out: Path) -> int:
+def _score(name: str, out: Path, *options: str) -> int:
     bundle = EXAMPLES / name / "bundle"
-    return main(["score", "--bundle", str(bundle), "--submission", str(_submission(name)), "--out", str(out)])
+    return main(
+        [
+            "score",
+            "--bundle",
+            str(bundle),
+            "--submission",
+            str(_submission(name)),
+            "--out",
+            str(out),
+            *options,
+        ]
+    )
 
 
 def _run(out: Path) -> dict[str, object]:
     record: dict[str, object] = json.loads((out / "run.json").read_text(encoding="utf-8"))
     return record
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], tuple[int, Path]]:
+    """Each example scored once for the module: its exit code and its run folder (only read, never reused)."""
+    runs: dict[str, tuple[int, Path]] = {}
+
+    def run(name: str) -> tuple[int, Path]:
+        if name not in runs:
+            out = tmp_path_factory.mktemp(name) / "run"
+            runs[name] = (_score(name, out), out)
+        return runs[name]
+
+    return run
 
 
 def test_bundle_check_accepts_a_good_bundle(capsys: pytest.CaptureFixture[str]) -> None:
@@ -83,29 +110,29 @@ def test_bundle_check_lists_each_problem_and_fails(
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_score_writes_exactly_the_run_files(name: str, tmp_path: Path) -> None:
+def test_score_writes_exactly_the_run_files(name: str, scored: Callable[[str], tuple[int, Path]]) -> None:
     # when an example submission is scored
-    code = _score(name, tmp_path / "run")
+    code, out = scored(name)
 
     # then the run folder holds the run's files and nothing else: the finetune artifact when the bundle
     # asks for one, the scoring program's log when the bundle brings its own program
     own_program = name == "custom-program"
     expected = RUN_FILES | ({"logs/scoring.log"} if own_program else {"finetune_artifact.zip"})
-    written = {
-        p.relative_to(tmp_path / "run").as_posix() for p in (tmp_path / "run").rglob("*") if p.is_file()
-    }
+    written = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert code == 0
     assert written == expected
-    run = _run(tmp_path / "run")
+    run = _run(out)
     assert run["status"] == "Completed"
     assert set(run["files"].values()) == expected - {"run.json"}  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_example_submissions_fail_a_realistic_share(name: str, tmp_path: Path) -> None:
-    _score(name, tmp_path)
+def test_example_submissions_fail_a_realistic_share(
+    name: str, scored: Callable[[str], tuple[int, Path]]
+) -> None:
+    _, out = scored(name)
 
-    run = _run(tmp_path)
+    run = _run(out)
     counts = run["counts"]
     assert isinstance(counts, dict)
     if name != "custom-program":  # its own program writes scores only, no per-case verdicts
@@ -114,22 +141,7 @@ def test_example_submissions_fail_a_realistic_share(name: str, tmp_path: Path) -
 
 
 def test_score_names_the_dataset_after_benchmark_model_and_score(tmp_path: Path) -> None:
-    bundle = EXAMPLES / "gsm8k-tr" / "bundle"
-    submission = _submission("gsm8k-tr")
-
-    main(
-        [
-            "score",
-            "--bundle",
-            str(bundle),
-            "--submission",
-            str(submission),
-            "--out",
-            str(tmp_path),
-            "--model",
-            "Qwen2.5-7B",
-        ]
-    )
+    _score("gsm8k-tr", tmp_path, "--model", "Qwen2.5-7B")
 
     run = _run(tmp_path)
     assert str(run["dataset_name"]).startswith("GSM8K-TR · Qwen2.5-7B · 70.0% · ")
