@@ -32,6 +32,8 @@ from infra.constructs.storage import (
 FUNCTIONS_ROOT = REPO_ROOT / "functions"
 METRICS_NAMESPACE = "BenchGen"
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
+# What a function's code asset leaves out of its functions/<name> folder.
+ASSET_EXCLUDE = ("__pycache__", "*.pyc", "tests")
 
 # Item-level operations only: no table administration, no streams, no DeleteItem on domain records
 # (a run or dataset is never deleted by the application).
@@ -234,9 +236,7 @@ class Functions(Construct):
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
             handler="handler.handler",
-            code=lambda_.Code.from_asset(
-                str(FUNCTIONS_ROOT / spec.name), exclude=["__pycache__", "*.pyc", "tests"]
-            ),
+            code=lambda_.Code.from_asset(str(FUNCTIONS_ROOT / spec.name), exclude=list(ASSET_EXCLUDE)),
             layers=[self._layer],
             role=role,
             memory_size=spec.memory_mb,

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 import sys
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 import jsii
@@ -16,49 +19,139 @@ from constructs import Construct
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LAYER_SOURCE = REPO_ROOT / "layers"
 LIBRARY_PACKAGE = "benchgen"
+CONSTRAINTS = REPO_ROOT / "constraints.txt"
 
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 ARCHITECTURE = lambda_.Architecture.ARM_64
-_PIP_PLATFORM = "manylinux2014_aarch64"
-_PIP_PYTHON_VERSION = "3.13"
-# The Lambda runtime already ships boto3; bundling a second copy would only grow the layer.
-_PROVIDED_BY_RUNTIME = frozenset({"boto3", "botocore"})
+# The Lambda Python 3.11+ runtimes ship boto3 and exactly its dependencies as "runtime-included libraries"
+# in /var/lang/lib/python3.x/site-packages, which comes after /var/task and /opt/python on sys.path. The
+# layer leaves these out: bundling a second botocore would only grow the layer. The runtime's versions are
+# older than our pins, so the layer's packages must accept them (aws-xray-sdk and powertools do). The
+# deployed-import test stands this exact set in for the runtime, so a package assumed here that the
+# runtime lacks fails that test.
+RUNTIME_PROVIDED = frozenset(
+    {"boto3", "botocore", "s3transfer", "jmespath", "python-dateutil", "six", "urllib3"}
+)
 _IGNORED_FILES = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
 
 
-def layer_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
-    """The pinned runtime dependencies of the library, read from pyproject.toml (one source of truth)."""
+@dataclass(frozen=True)
+class PipTarget:
+    """The interpreter pip picks wheels for: Lambda's, or (no platform) the Python running pip."""
+
+    platform: str | None = None
+    python_version: str | None = None
+
+    def options(self) -> list[str]:
+        # Binary wheels only, for both: a source build would compile for this machine, not the target.
+        options = ["--only-binary=:all:"]
+        if self.platform is not None and self.python_version is not None:
+            options += [
+                "--platform",
+                self.platform,
+                "--implementation",
+                "cp",
+                "--python-version",
+                self.python_version,
+            ]
+        return options
+
+
+LAMBDA_TARGET = PipTarget(platform="manylinux2014_aarch64", python_version="3.13")
+THIS_MACHINE = PipTarget()
+
+
+def canonical_name(name: str) -> str:
+    """A distribution name as pip compares them (PEP 503): `PyYAML` and `pyyaml` are one package."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pinned_dependencies(pyproject: Path) -> list[str]:
     project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
-    requirements: list[str] = []
+    pins: list[str] = []
     for requirement in project["dependencies"]:
-        name = requirement.split("==", 1)[0].strip().lower()
         if "==" not in requirement:
             raise ValueError(f"layer dependency {requirement!r} must be pinned with == in {pyproject}")
-        if name not in _PROVIDED_BY_RUNTIME:
-            requirements.append(requirement.strip())
-    return requirements
+        pins.append(requirement.strip())
+    return pins
 
 
-def pip_install_command(target: Path, requirements: list[str]) -> list[str]:
-    """pip resolving wheels for the Lambda platform (arm64, CPython 3.13), never building from source."""
+def _is_runtime_provided(requirement: str) -> bool:
+    return canonical_name(requirement.split("==", 1)[0]) in RUNTIME_PROVIDED
+
+
+def layer_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
+    """The library's pinned runtime dependencies from pyproject.toml, less what the Lambda runtime ships."""
+    return [pin for pin in _pinned_dependencies(pyproject) if not _is_runtime_provided(pin)]
+
+
+def runtime_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
+    """The pinned dependencies the Lambda runtime provides instead of the layer (boto3)."""
+    return [pin for pin in _pinned_dependencies(pyproject) if _is_runtime_provided(pin)]
+
+
+def resolve(requirements: list[str], target: PipTarget) -> list[str]:
+    """Every distribution the requirements install on `target`, as name==version, pinned by constraints.txt.
+
+    pip resolves without installing and reports what it would install (it downloads only metadata).
+    """
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--quiet",
+        "--dry-run",
+        "--ignore-installed",
+        "--report",
+        "-",
+        "-c",
+        str(CONSTRAINTS),
+        *target.options(),
+        *requirements,
+    ]
+    done = subprocess.run(command, check=True, capture_output=True, text=True)  # noqa: S603
+    report = json.loads(done.stdout)
+    return sorted(
+        f"{canonical_name(item['metadata']['name'])}=={item['metadata']['version']}"
+        for item in report["install"]
+    )
+
+
+def layer_packages(target: PipTarget) -> list[str]:
+    """The layer's package set: the library's dependencies and theirs, less what the runtime provides."""
+    return [pin for pin in resolve(layer_requirements(), target) if not _is_runtime_provided(pin)]
+
+
+def pip_install_command(directory: Path, packages: list[str], target: PipTarget) -> list[str]:
+    """pip installing exactly `packages` (an already resolved set, hence --no-deps) into `directory`."""
     return [
         sys.executable,
         "-m",
         "pip",
         "install",
         "--disable-pip-version-check",
+        "--quiet",
         "--no-compile",
-        "--platform",
-        _PIP_PLATFORM,
-        "--implementation",
-        "cp",
-        "--python-version",
-        _PIP_PYTHON_VERSION,
-        "--only-binary=:all:",
+        "--no-deps",
+        "-c",
+        str(CONSTRAINTS),
+        *target.options(),
         "--target",
-        str(target),
-        *requirements,
+        str(directory),
+        *packages,
     ]
+
+
+def build_layer(output_dir: Path, target: PipTarget, source: Path = LAYER_SOURCE) -> Path:
+    """The layer's tree under output_dir/python: its package set for `target`, and the library."""
+    python_dir = output_dir / "python"
+    subprocess.run(pip_install_command(python_dir, layer_packages(target), target), check=True)  # noqa: S603
+    shutil.copytree(
+        source / LIBRARY_PACKAGE, python_dir / LIBRARY_PACKAGE, ignore=_IGNORED_FILES, dirs_exist_ok=True
+    )
+    return python_dir
 
 
 @jsii.implements(ILocalBundling)
@@ -69,14 +162,7 @@ class LayerBundler:
         self._source = source
 
     def try_bundle(self, output_dir: str, options: BundlingOptions) -> bool:
-        target = Path(output_dir) / "python"
-        subprocess.run(pip_install_command(target, layer_requirements()), check=True)  # noqa: S603
-        shutil.copytree(
-            self._source / LIBRARY_PACKAGE,
-            target / LIBRARY_PACKAGE,
-            ignore=_IGNORED_FILES,
-            dirs_exist_ok=True,
-        )
+        build_layer(Path(output_dir), LAMBDA_TARGET, self._source)
         return True
 
 
@@ -101,5 +187,6 @@ class Layer(Construct):
             code=code,
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],
-            description="benchgen library with pydantic, pydantic-settings, pyyaml and aws-lambda-powertools",
+            description="benchgen library with pydantic, pydantic-settings, pyyaml, aws-lambda-powertools "
+            "and aws-xray-sdk",
         )

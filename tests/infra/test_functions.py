@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -335,52 +334,6 @@ def test_a_function_writing_under_its_own_trigger_prefix_is_refused() -> None:
             layer=Layer(stack, "Layer").layer,
             specs=(looping,),
         )
-
-
-def test_the_layer_pins_the_librarys_runtime_dependencies_without_boto3() -> None:
-    from infra.constructs.layer import layer_requirements
-
-    requirements = layer_requirements()
-
-    assert sorted(r.split("==")[0] for r in requirements) == [
-        "aws-lambda-powertools",
-        "pydantic",
-        "pydantic-settings",
-        "pyyaml",
-    ]
-    assert all("==" in requirement for requirement in requirements)
-
-
-def test_the_layer_is_built_from_arm64_cpython_313_wheels_and_the_library(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Given pip replaced by a recorder, and a library source tree
-    from infra.constructs import layer
-
-    source = tmp_path / "layers"
-    (source / "benchgen" / "__pycache__").mkdir(parents=True)
-    (source / "benchgen" / "__init__.py").write_text("VERSION = 1\n")
-    (source / "benchgen" / "__pycache__" / "x.pyc").write_bytes(b"")
-    commands: list[list[str]] = []
-    monkeypatch.setattr(
-        "infra.constructs.layer.subprocess.run", lambda command, check: commands.append(command)
-    )
-
-    # When the local bundler runs
-    out = tmp_path / "out"
-    built = layer.LayerBundler(source).try_bundle(str(out), None)  # type: ignore[arg-type]
-
-    # Then pip targets the Lambda platform, binary wheels only, and the library sits beside the wheels
-    assert built is True
-    (command,) = commands
-    assert command[command.index("--platform") + 1] == "manylinux2014_aarch64"
-    assert command[command.index("--python-version") + 1] == "3.13"
-    assert command[command.index("--implementation") + 1] == "cp"
-    assert "--only-binary=:all:" in command
-    assert command[command.index("--target") + 1] == str(out / "python")
-    assert "pydantic==2.13.4" in command
-    assert (out / "python" / "benchgen" / "__init__.py").read_text() == "VERSION = 1\n"
-    assert not (out / "python" / "benchgen" / "__pycache__").exists()
 
 
 @pytest.mark.slow

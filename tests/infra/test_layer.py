@@ -1,0 +1,89 @@
+"""The layer: which packages it carries, and how pip builds it for the Lambda platform."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def test_the_layer_pins_the_librarys_dependencies_and_the_tracers_sdk_but_not_boto3() -> None:
+    from infra.constructs.layer import layer_requirements, runtime_requirements
+
+    assert sorted(layer_requirements()) == [
+        "aws-lambda-powertools==3.37.0",
+        "aws-xray-sdk==2.15.0",
+        "pydantic-settings==2.14.1",
+        "pydantic==2.13.4",
+        "pyyaml==6.0.3",
+    ]
+    assert runtime_requirements() == ["boto3==1.43.11"]
+
+
+def test_an_unpinned_dependency_is_refused_with_the_file_to_fix(tmp_path: Path) -> None:
+    from infra.constructs.layer import layer_requirements
+
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\ndependencies = ["pydantic>=2"]\n')
+
+    with pytest.raises(ValueError, match=r"'pydantic>=2' must be pinned with == in .*pyproject.toml"):
+        layer_requirements(pyproject)
+
+
+def _report(*pins: str) -> str:
+    install = [{"metadata": dict(zip(("name", "version"), pin.split("=="), strict=True))} for pin in pins]
+    return json.dumps({"install": install})
+
+
+def test_the_layer_is_built_from_arm64_cpython_313_wheels_without_what_the_runtime_ships(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given pip replaced by a recorder whose resolution pulls botocore in through aws-xray-sdk
+    from infra.constructs import layer
+
+    source = tmp_path / "layers"
+    (source / "benchgen" / "__pycache__").mkdir(parents=True)
+    (source / "benchgen" / "__init__.py").write_text("VERSION = 1\n")
+    (source / "benchgen" / "__pycache__" / "x.pyc").write_bytes(b"")
+    commands: list[list[str]] = []
+
+    def pip(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        commands.append(command)
+        resolved = _report("PyYAML==6.0.3", "aws-xray-sdk==2.15.0", "wrapt==2.5.2", "botocore==1.43.127")
+        return subprocess.CompletedProcess(command, 0, stdout=resolved if "--dry-run" in command else "")
+
+    monkeypatch.setattr("infra.constructs.layer.subprocess.run", pip)
+
+    # When the local bundler runs
+    out = tmp_path / "out"
+    built = layer.LayerBundler(source).try_bundle(str(out), None)  # type: ignore[arg-type]
+
+    # Then pip resolves, then installs exactly the resolved set less botocore, for the Lambda platform,
+    # pinned by constraints.txt, and the library sits beside the wheels
+    assert built is True
+    resolution, install = commands
+    assert "pydantic==2.13.4" in resolution
+    for command in (resolution, install):
+        assert command[command.index("--platform") + 1] == "manylinux2014_aarch64"
+        assert command[command.index("--python-version") + 1] == "3.13"
+        assert command[command.index("--implementation") + 1] == "cp"
+        assert "--only-binary=:all:" in command
+        assert command[command.index("-c") + 1] == str(layer.REPO_ROOT / "constraints.txt")
+    assert "--no-deps" in install
+    assert install[install.index("--target") + 1] == str(out / "python")
+    packages = install[install.index("--target") + 2 :]
+    assert packages == ["aws-xray-sdk==2.15.0", "pyyaml==6.0.3", "wrapt==2.5.2"]
+    assert (out / "python" / "benchgen" / "__init__.py").read_text() == "VERSION = 1\n"
+    assert not (out / "python" / "benchgen" / "__pycache__").exists()
+
+
+def test_a_layer_for_this_machine_names_no_platform() -> None:
+    from infra.constructs.layer import THIS_MACHINE, pip_install_command
+
+    command = pip_install_command(Path("/tmp/layer"), ["pyyaml==6.0.3"], THIS_MACHINE)
+
+    assert "--platform" not in command
+    assert command[-3:] == ["--target", "/tmp/layer", "pyyaml==6.0.3"]
