@@ -1,4 +1,4 @@
-"""The BenchGen stack: storage, events, the library layer, the functions, the pipeline and the API."""
+"""The BenchGen stack: storage, events, the layer, the functions, the pipeline, the API and monitoring."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from infra.constructs.api import Api
 from infra.constructs.events import Events
 from infra.constructs.functions import SPECS, Functions, FunctionSpec
 from infra.constructs.layer import Layer
+from infra.constructs.monitoring import Monitoring
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.storage import Storage
 
@@ -50,6 +51,12 @@ class BenchGenStack(Stack):
         score.add_environment("STATE_MACHINE_ARN", self.pipeline.state_machine.state_machine_arn)
         self.pipeline.state_machine.grant_start_execution(score)
         self.api = Api(self, "Api", handler=self.functions.by_name["api"])
+        self.monitoring = Monitoring(
+            self,
+            "Monitoring",
+            functions=self.functions.by_name,
+            state_machines=[self.pipeline.state_machine],
+        )
 
     def _specs(self) -> tuple[FunctionSpec, ...]:
         cap = self.node.try_get_context(SCORE_CONCURRENCY)
