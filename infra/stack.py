@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from aws_cdk import Stack
+from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
 from infra.constructs.api import Api
@@ -57,6 +57,9 @@ class BenchGenStack(Stack):
             functions=self.functions.by_name,
             state_machines=[self.pipeline.state_machine],
         )
+        # What an operator subscribes to and opens after `cdk deploy`.
+        CfnOutput(self, "AlarmTopicArn", value=self.monitoring.topic.topic_arn, description="Alarm topic")
+        CfnOutput(self, "DashboardName", value=self.monitoring.dashboard.dashboard_name)
 
     def _specs(self) -> tuple[FunctionSpec, ...]:
         cap = self.node.try_get_context(SCORE_CONCURRENCY)

@@ -201,3 +201,11 @@ def test_the_dashboard_shows_runs_executions_alarms_function_health_and_dead_let
         ]
     assert [m[4]["label"] for m in widgets["Dead-letter queue depth"]["metrics"]] == names
     assert len(widgets["Alarms"]["alarms"]) == len(of_type("AWS::CloudWatch::Alarm"))
+
+
+def test_the_stack_outputs_the_alarm_topic_and_the_dashboard(
+    assertions: Any, topic_id: str, of_type: Callable[[str], dict[str, Resource]]
+) -> None:
+    (dashboard_id,) = of_type("AWS::CloudWatch::Dashboard")
+    assertions.has_output("AlarmTopicArn", {"Value": {"Ref": topic_id}})
+    assertions.has_output("DashboardName", {"Value": {"Ref": dashboard_id}})
