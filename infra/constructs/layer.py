@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jsii
-from aws_cdk import BundlingOptions, DockerImage, ILocalBundling
+from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
@@ -174,6 +174,9 @@ class Layer(Construct):
         code = lambda_.Code.from_asset(
             str(LAYER_SOURCE),
             exclude=["**/__pycache__", "**/*.pyc"],
+            # Named by what was built, not by layers/ alone: a changed dependency set is a new asset, so
+            # `cdk deploy` publishes a new layer version instead of keeping the old one.
+            asset_hash_type=AssetHashType.OUTPUT,
             bundling=BundlingOptions(
                 # Only used if local bundling declines; LayerBundler never does, so Docker is never needed.
                 image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.13"),

@@ -87,3 +87,41 @@ def test_a_layer_for_this_machine_names_no_platform() -> None:
 
     assert "--platform" not in command
     assert command[-3:] == ["--target", "/tmp/layer", "pyyaml==6.0.3"]
+
+
+def _layer_asset_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, resolved: list[str]) -> str:
+    """The S3 key of the layer asset, synthesized with bundling by a pip stand-in that installs `resolved`."""
+    from aws_cdk import App, AssetStaging, Stack
+
+    from infra.constructs.layer import Layer
+
+    def pip(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        if "--dry-run" in command:
+            return subprocess.CompletedProcess(command, 0, stdout=_report(*resolved))
+        target = Path(command[command.index("--target") + 1])
+        for pin in command[command.index("--target") + 2 :]:
+            (target / pin.split("==")[0]).mkdir(parents=True)
+            (target / pin.split("==")[0] / "__init__.py").write_text(f"VERSION = {pin.split('==')[1]!r}\n")
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr("infra.constructs.layer.subprocess.run", pip)
+    AssetStaging.clear_asset_hash_cache()
+    app = App(outdir=str(tmp_path / f"out-{len(list(tmp_path.iterdir()))}"))
+    stack = Stack(app, "LayerOnly")
+    Layer(stack, "Layer")
+    template = app.synth().get_stack_by_name("LayerOnly").template
+    (layer,) = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::LayerVersion"]
+    return str(layer["Properties"]["Content"]["S3Key"])
+
+
+def test_a_changed_dependency_set_is_a_new_layer_asset_and_the_same_set_the_same_asset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the layer built with one package set, again with the same set, and with one package added
+    before = _layer_asset_key(tmp_path, monkeypatch, ["pydantic==2.13.4"])
+    again = _layer_asset_key(tmp_path, monkeypatch, ["pydantic==2.13.4"])
+    added = _layer_asset_key(tmp_path, monkeypatch, ["pydantic==2.13.4", "aws-xray-sdk==2.15.0"])
+
+    # Then only the changed set gets a new asset, so `cdk deploy` publishes a new layer version for it
+    assert before == again
+    assert added != before
