@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from benchgen.bundle.archive import Budget, extract_zip
+from benchgen.bundle.runtime import docker_image_warning
 from benchgen.errors import BundleError, SubmissionError
 from benchgen.programs import Layout, ProgramResult, last_lines, prepare_layout, run_program
 from benchgen.scoring.join import PredictionIndex, iter_cases
@@ -296,5 +297,10 @@ def ingest(env: Environment, submission: Path, out_dir: Path, *, workdir: Path) 
     """Write ``out_dir/prediction_output.zip`` for ``submission``; raises SubmissionError when unusable."""
     workdir.mkdir(parents=True, exist_ok=True)
     if env.ingestion_program_dir is None and env.scoring_program_dir is None:
-        return ingest_results(env.cases_path, submission, out_dir, workdir=workdir)
-    return ingest_like_codabench(env, submission, out_dir, workdir=workdir)
+        report = ingest_results(env.cases_path, submission, out_dir, workdir=workdir)
+    else:
+        report = ingest_like_codabench(env, submission, out_dir, workdir=workdir)
+    image_warning = docker_image_warning(env.spec)
+    if image_warning is not None:
+        report.warnings.insert(0, image_warning)
+    return report

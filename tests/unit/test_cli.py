@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from codabench_bundles import LABELS, write_bundle
+from codabench_bundles import DOCKER_IMAGE, LABELS, write_bundle
 
 from infra.cli.main import main
 from infra.cli.progress import ProgressBar
@@ -330,3 +330,16 @@ def test_a_codabench_bundle_scores_a_results_folder(
     run = _run(tmp_path / "run")
     assert (code, run["status"]) == (0, "Completed")
     assert run["metrics"] == {"accuracy": 1.0, "duration": 0.0}
+    assert str(run["warnings"][0]).startswith(f"docker_image {DOCKER_IMAGE} is not used")  # type: ignore[index]
+    assert f"warning: docker_image {DOCKER_IMAGE} is not used" in capsys.readouterr().err
+
+
+def test_bundle_check_passes_a_codabench_bundle_and_warns_of_its_docker_image(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["bundle", "check", str(write_bundle(tmp_path / "bundle", ingestion=True))])
+
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert out[0] == "OK: Iris (Codabench layout) · custom scoring program · no cases.jsonl · finetune no"
+    assert out[1].startswith(f"warning: docker_image {DOCKER_IMAGE} is not used: programs run on")

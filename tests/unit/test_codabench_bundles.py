@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from codabench_bundles import LABELS, code_submission, results_submission, write_bundle
+from codabench_bundles import DOCKER_IMAGE, LABELS, code_submission, results_submission, write_bundle
 
 from benchgen.environment import check_bundle, open_environment
 from benchgen.errors import SubmissionError
@@ -72,6 +72,21 @@ def test_the_scoring_program_reads_the_durations_from_the_prediction_metadata(tm
     assert scored.metrics == {"accuracy": 0.4, "duration": pytest.approx(ingested.execution_time)}
 
 
+def test_the_docker_image_is_reported_on_the_run_as_not_used(tmp_path: Path) -> None:
+    env = open_environment(write_bundle(tmp_path / "bundle"), tmp_path / "env")
+
+    report = ingest(
+        env, results_submission(tmp_path / "s.zip", LABELS), tmp_path / "out", workdir=tmp_path / "w"
+    )
+
+    assert env.spec.docker_image == DOCKER_IMAGE
+    assert report.warnings == [
+        f"docker_image {DOCKER_IMAGE} is not used: programs run on the function's Python 3.13 image with "
+        "these libraries: aws-lambda-powertools, boto3, pydantic, pydantic-settings, pyyaml "
+        "(and the standard library); a program importing anything else fails"
+    ]
+
+
 def test_a_failing_ingestion_program_does_not_fail_a_results_submission(tmp_path: Path) -> None:
     # given an ingestion program that crashes, and a results submission (no metadata file)
     bundle = write_bundle(tmp_path / "bundle", ingestion=True, ingestion_py="raise SystemExit('no model')\n")
@@ -83,7 +98,7 @@ def test_a_failing_ingestion_program_does_not_fail_a_results_submission(tmp_path
     scored = score(env, tmp_path / "out" / "prediction_output.zip", tmp_path / "out", workdir=tmp_path / "s")
 
     # then the failure is reported on the run, and the submitted predictions are scored
-    assert ingested.warnings[0].startswith("the ingestion program exited with code 1:\nno model")
+    assert ingested.warnings[1].startswith("the ingestion program exited with code 1:\nno model")
     assert yaml.safe_load(_prediction_output(tmp_path / "out")["metadata"])["ingestionExitCode"] == 1
     assert scored.metrics["accuracy"] == 1.0
 
