@@ -2,7 +2,7 @@
 
 Every diff here is also given to ``patch -p1 --force`` (what a SWE harness runs). Where the applier
 produces a file, patch must have produced the same bytes; the applier may refuse what patch would apply
-(a hunk past the end of the file, a line joined to the next), never the other way round.
+(an insertion past the end of the file), never the other way round.
 """
 
 from __future__ import annotations
@@ -133,6 +133,7 @@ CASES = {
     "zero-context deletion": ("a\nb\nc\n", HEADER + "@@ -2 +1,0 @@\n-b\n", "a\nc\n"),
     "newline added at the end": ("a\nb", HEADER + "@@ -2 +2 @@\n-b\n" + NO_NEWLINE + "+b\n", "a\nb\n"),
     "newline removed at the end": ("a\nb\n", HEADER + "@@ -2 +2 @@\n-b\n+b\n" + NO_NEWLINE, "a\nb"),
+    "a line appended after a last line without newline": ("a", HEADER + "@@ -1,0 +2 @@\n+b\n", "a\nb\n"),
     "form feed inside a line": ("p\fq\nr\n", HEADER + "@@ -1,2 +1,2 @@\n p\fq\n-r\n+R\n", "p\fq\nR\n"),
     "U+2028 inside a line": (
         "s\u2028t\nr\n",

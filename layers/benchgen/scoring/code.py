@@ -4,8 +4,8 @@
   with at least one hunk whose line counts agree with its ``@@`` header. A diff wrapped in a markdown
   code fence is accepted.
 - A case is *resolved* when the patch applies to the case's ``files`` the way GNU ``patch`` applies it
-  (same search for each hunk, same offsets and fuzz, same bytes out; what it would not apply whole, or
-  where its result depends on its quirks, is refused) and the case's ``test_command`` then exits with 0. The
+  (same search for each hunk, same offsets and fuzz, same bytes out; what it would not apply whole, and
+  an insertion past the end of the file, are refused) and the case's ``test_command`` then exits with 0. The
   command runs like a bundle's program (no shell, ``python`` is BenchGen's interpreter, a clean
   environment without credentials, the phase time limit).
 - Near miss: the patch applied but the tests failed.
@@ -242,8 +242,15 @@ class _Applying:
         """Write the original's lines up to ``line`` (1-based, inclusive) that are not written yet."""
         if line > len(self.content):
             raise PatchError("a hunk lies past the end of the file")
-        self.output.extend(self.content[self.frozen : line])
+        for copied in self.content[self.frozen : line]:
+            self.write(copied)
         self.frozen = max(self.frozen, line)
+
+    def write(self, line: str) -> None:
+        """Add a line; like patch, end the previous one first if it had no newline (the old last line)."""
+        if self.output and not self.output[-1].endswith("\n"):
+            self.output[-1] += "\n"
+        self.output.append(line)
 
     def apply(self, hunk: Hunk, where: int) -> None:
         """Write the hunk's changes at ``where``; its context is left to be copied from the original."""
@@ -259,12 +266,12 @@ class _Applying:
                 old += 1
             else:
                 self.copy_till(where - 1 + old)
-                self.output.append(line[1:])
+                self.write(line[1:])
 
 
 def apply_patch(patch: FilePatch, original: str | None) -> str | None:
     """The new content of one file (None: deleted), as GNU ``patch`` makes it; raises PatchError for a
-    diff it would not apply whole, and for the few cases where its result depends on its quirks."""
+    diff it would not apply whole, and for an insertion past the end of the file (which patch appends)."""
     name = patch.new_path or patch.old_path
     if patch.old_path is not None and original is None:
         raise PatchError(f"{name}: the diff changes a file that does not exist")
@@ -281,8 +288,6 @@ def apply_patch(patch: FilePatch, original: str | None) -> str | None:
         except PatchError as error:
             raise PatchError(f"{name}: hunk {number}: {error}") from None
     state.copy_till(len(state.content))
-    if any(not line.endswith("\n") for line in state.output[:-1]):
-        raise PatchError(f"{name}: the result would join a line without a newline to the next one")
     result = "".join(state.output)
     if patch.new_path is None:
         if result:
