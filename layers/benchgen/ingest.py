@@ -182,7 +182,12 @@ def is_results_submission(folder: Path) -> bool:
 
 def _run_ingestion(env: Environment, program_dir: Path, submitted: Path, root: Path) -> ProgramResult:
     """Run the ingestion program the way Codabench's prediction step does: ``$input`` is the task's input
-    data and the reference data is nowhere in reach, since participant code runs beside it."""
+    data and the reference data is in none of the step's folders, since participant code runs there.
+
+    The program runs from a copy inside ``root``: in the bundle its folder sits beside the reference data.
+    """
+    program = root / "ingestion_program"
+    shutil.copytree(program_dir, program)
     input_data = root / "input_data"
     if env.input_dir is not None:
         # A copy: the program may write where it reads, and the bundle's own folder must stay as uploaded.
@@ -193,14 +198,14 @@ def _run_ingestion(env: Environment, program_dir: Path, submitted: Path, root: P
     for folder in (no_reference, shared):
         folder.mkdir(parents=True, exist_ok=True)
     return run_program(
-        program_dir,
+        program,
         input_dir=input_data,
         output_dir=root / "output",
         shared_dir=shared,
         ref_dir=no_reference,
         res_dir=root / "output",
         time_limit=env.time_limit,
-        extra={"submission_program": submitted, "ingestion_program": program_dir},
+        extra={"submission_program": submitted, "ingestion_program": program},
     )
 
 

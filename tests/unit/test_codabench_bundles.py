@@ -136,7 +136,7 @@ hidden = sys.argv[4]
 sys.path.insert(0, submission_dir)
 import model
 
-roots = [input_dir, hidden, submission_dir, os.path.dirname(output_dir)]
+roots = [input_dir, hidden, submission_dir, os.path.dirname(output_dir), os.path.dirname(os.getcwd())]
 with open(os.path.join(output_dir, "seen.txt"), "w") as report:
     report.write("\\n".join(model.gold_files(roots)))
 """
@@ -176,5 +176,6 @@ def test_participant_code_cannot_read_the_reference_data_during_ingestion(tmp_pa
     # when it is ingested
     ingest(env, submission, tmp_path / "out", workdir=tmp_path / "work")
 
-    # then neither $input, $hidden, the submission's folder nor the step's folders hold the reference data
+    # then neither $input, $hidden, the submission's folder, the step's folders nor the folder around the
+    # program's own hold the reference data
     assert _prediction_output(tmp_path / "out")["seen.txt"] == b""
