@@ -28,7 +28,8 @@ def count_cases(path: Path) -> int:
 
 
 def summary(path: Path) -> str:
-    """One line describing a bundle that passed the check."""
+    """One line describing a bundle that passed the check, then a line per warning."""
+    from benchgen.bundle.runtime import docker_image_warning
     from benchgen.environment import open_environment
     from benchgen.errors import BundleError
 
@@ -40,7 +41,9 @@ def summary(path: Path) -> str:
         except BundleError:
             cases = "no cases.jsonl"
         finetune = "yes" if env.spec.finetune is not None else "no"
-        return f"OK: {env.spec.title} · {kind} · {cases} · finetune {finetune}"
+        warning = docker_image_warning(env.spec)
+        notes = f"\nwarning: {warning}" if warning else ""
+        return f"OK: {env.spec.title} · {kind} · {cases} · finetune {finetune}{notes}"
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -60,7 +60,10 @@ def register(subparsers: Any) -> None:
     )
     command.add_argument("--bundle", type=Path, required=True, help="the environment bundle (zip or folder)")
     command.add_argument(
-        "--submission", type=Path, required=True, help="predictions.json / .jsonl, bare or zipped"
+        "--submission",
+        type=Path,
+        required=True,
+        help="predictions.json / .jsonl, bare or zipped, or a folder (zipped as the upload page would)",
     )
     command.add_argument("--out", type=Path, required=True, help="folder for the run's files")
     command.add_argument("--model", default=DEFAULT_MODEL, help=f"the model's name (default {DEFAULT_MODEL})")
@@ -84,6 +87,23 @@ def local_run_id(bundle: Path, submission: Path, model: str) -> str:
             _hash_path(digest, path)
     digest.update(model.encode())
     return f"local-{digest.hexdigest()[:12]}"
+
+
+def upload_name(submission: Path) -> str:
+    return f"{submission.absolute().name}.zip" if submission.is_dir() else submission.name
+
+
+def as_upload(submission: Path, workdir: Path) -> Path:
+    """What would be uploaded: a file as is, a folder zipped with its files at the root (the same folder
+    gives the same bytes)."""
+    if not submission.is_dir():
+        return submission
+    from benchgen.zipwrite import zip_folder
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    archive = workdir / upload_name(submission)
+    zip_folder(submission, archive)
+    return archive
 
 
 def environment_id(title: str) -> str:
@@ -134,7 +154,7 @@ def run_score(args: argparse.Namespace) -> int:
         "benchmark": None,
         "model": model,
         "bundle": str(bundle),
-        "submission_filename": submission.name,
+        "submission_filename": upload_name(submission),
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     bar: ProgressBar | None = None
@@ -144,7 +164,8 @@ def run_score(args: argparse.Namespace) -> int:
             env = open_environment(bundle, work / "environment")
             record["environment_id"] = environment_id(env.spec.title)
             record["benchmark"] = env.spec.title
-            ingested = ingest(env, submission, out, workdir=work / "ingest")
+            uploaded = as_upload(submission, work / "submission")
+            ingested = ingest(env, uploaded, out, workdir=work / "ingest")
             for warning in ingested.warnings:
                 print(f"warning: {warning}", file=sys.stderr)
             bar = ProgressBar(ingested.total_questions)

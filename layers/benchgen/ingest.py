@@ -3,7 +3,8 @@
 A results submission is matched against the reference case ids through an on-disk index, so memory stays
 flat however many cases there are. Duplicate ids keep their first occurrence, ids that name no case are
 dropped, and cases without a prediction count as unanswered: all three are reported, none is fatal.
-When the environment has an ingestion program, that program produces the prediction output instead.
+An environment that brings its own programs gets Codabench's prediction step instead (see
+:func:`ingest_like_codabench`), so that published bundles run unmodified.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+import yaml
 from pydantic import BaseModel, Field
 
 from benchgen.bundle.archive import Budget, extract_zip
+from benchgen.bundle.runtime import docker_image_warning
 from benchgen.errors import BundleError, SubmissionError
-from benchgen.programs import Layout, last_lines, prepare_layout, run_program
+from benchgen.programs import Layout, ProgramResult, last_lines, prepare_layout, run_program
 from benchgen.scoring.join import PredictionIndex, iter_cases
 from benchgen.submission import open_predictions
 from benchgen.zipwrite import entry, zip_folder
@@ -30,6 +33,9 @@ if TYPE_CHECKING:
     from benchgen.environment import Environment
 
 FIRST_IDS = 5
+# Either file in a submission's top folder makes it a code submission on Codabench.
+SUBMISSION_METADATA_FILES = ("metadata.yaml", "metadata")
+OUTPUT_METADATA = "metadata"
 
 
 class IngestReport(BaseModel):
@@ -160,8 +166,8 @@ def extract_safely(submission: Path, target: Path) -> None:
 
 
 def stage(env: Environment, submission: Path, root: Path) -> Layout:
-    """The Codabench folders under ``root``, with the reference data in input/ref and the submission in
-    input/res, ready for an ingestion or scoring program."""
+    """The Codabench scoring folders under ``root``: the reference data in input/ref and the prediction
+    output in input/res, ready for a scoring program."""
     layout = prepare_layout(root)
     if env.reference_dir is not None:
         shutil.copytree(env.reference_dir, layout.ref, dirs_exist_ok=True)
@@ -169,37 +175,108 @@ def stage(env: Environment, submission: Path, root: Path) -> Layout:
     return layout
 
 
-def ingest_with_program(env: Environment, submission: Path, out_dir: Path, *, workdir: Path) -> IngestReport:
-    """Run the environment's ingestion program Codabench-style and zip what it wrote."""
-    program_dir = env.ingestion_program_dir
-    assert program_dir is not None
-    layout = stage(env, submission, Path(tempfile.mkdtemp(prefix="ingestion-", dir=workdir)))
-    result = run_program(
-        program_dir,
-        input_dir=env.input_dir or layout.ref,
-        output_dir=layout.output,
-        shared_dir=layout.shared,
-        ref_dir=layout.ref,
-        res_dir=layout.res,
+def is_results_submission(folder: Path) -> bool:
+    """Codabench's rule: a submission without a metadata file holds results, not a program."""
+    return not any((folder / name).exists() for name in SUBMISSION_METADATA_FILES)
+
+
+def _run_ingestion(env: Environment, program_dir: Path, submitted: Path, root: Path) -> ProgramResult:
+    """Run the ingestion program the way Codabench's prediction step does: ``$input`` is the task's input
+    data and the reference data is in none of the step's folders, since participant code runs there.
+
+    The program runs from a copy inside ``root``: in the bundle its folder sits beside the reference data.
+    """
+    program = root / "ingestion_program"
+    shutil.copytree(program_dir, program)
+    input_data = root / "input_data"
+    if env.input_dir is not None:
+        # A copy: the program may write where it reads, and the bundle's own folder must stay as uploaded.
+        shutil.copytree(env.input_dir, input_data)
+    input_data.mkdir(exist_ok=True)
+    no_reference = root / "input" / "ref"
+    shared = root / "shared"
+    for folder in (no_reference, shared):
+        folder.mkdir(parents=True, exist_ok=True)
+    return run_program(
+        program,
+        input_dir=input_data,
+        output_dir=root / "output",
+        shared_dir=shared,
+        ref_dir=no_reference,
+        res_dir=root / "output",
         time_limit=env.time_limit,
-        extra={"submission_program": layout.res, "ingestion_program": program_dir},
+        extra={"submission_program": submitted, "ingestion_program": program},
     )
-    if result.timed_out:
-        raise SubmissionError(f"the ingestion program passed the time limit of {env.time_limit} s")
-    if result.returncode != 0:
+
+
+def write_output_metadata(output: Path, ingestion: ProgramResult | None) -> None:
+    """``output/metadata``: the exit codes and durations Codabench records, which scoring programs read from
+    ``input/res/metadata``. No submitted program runs here, so ``exitCode`` is null, as on Codabench for a
+    results submission; ``elapsedTime`` falls back to the ingestion's, as Codabench's does."""
+    path = output / OUTPUT_METADATA
+    if path.exists():
         raise SubmissionError(
-            f"the ingestion program exited with code {result.returncode}:\n{last_lines(result.stderr)}"
+            f"the prediction output already holds a file named {OUTPUT_METADATA}: that name is where the "
+            "exit codes and durations of the step go; write predictions under another name"
         )
+    elapsed = ingestion.duration_s if ingestion is not None else None
+    status = {
+        "exitCode": None,
+        "elapsedTime": elapsed,
+        "ingestionExitCode": ingestion.returncode if ingestion is not None else None,
+        "ingestionElapsedTime": elapsed,
+    }
+    path.write_text(yaml.safe_dump(status, default_flow_style=False), encoding="utf-8")
+
+
+def ingest_like_codabench(
+    env: Environment, submission: Path, out_dir: Path, *, workdir: Path
+) -> IngestReport:
+    """Codabench's prediction step: a results submission is copied into the prediction output, then the
+    ingestion program (if any) runs with the submission as ``$submission_program``.
+
+    A failing ingestion program fails a code submission. For a results submission it is only reported, as
+    on Codabench, where the prediction step goes on with the copied files; a time limit always fails.
+    """
+    root = Path(tempfile.mkdtemp(prefix="prediction-", dir=workdir))
+    submitted = root / "program"
+    extract_safely(submission, submitted)
+    output = root / "output"
+    output.mkdir()
+    results = is_results_submission(submitted)
+    program_dir = env.ingestion_program_dir
+    if results:
+        shutil.copytree(submitted, output, dirs_exist_ok=True)
+    elif program_dir is None:
+        raise SubmissionError(
+            f"{submission.name} holds a metadata file, which makes it a code submission, but this "
+            "environment has no ingestion program to run it; submit the prediction files without metadata"
+        )
+    warnings: list[str] = []
+    ingestion = None
+    if program_dir is not None:
+        ingestion = _run_ingestion(env, program_dir, submitted, root)
+        if ingestion.timed_out:
+            raise SubmissionError(f"the ingestion program passed the time limit of {env.time_limit} s")
+        if ingestion.returncode != 0:
+            problem = (
+                f"the ingestion program exited with code {ingestion.returncode}:\n"
+                f"{last_lines(ingestion.stderr)}"
+            )
+            if not results:
+                raise SubmissionError(problem)
+            warnings.append(f"{problem}\nthe submitted files are the prediction output, as on Codabench")
+    write_output_metadata(output, ingestion)
     out_dir.mkdir(parents=True, exist_ok=True)
-    zip_folder(layout.output, out_dir / "prediction_output.zip")
-    total, answered, warnings = _count_program_output(env, out_dir / "prediction_output.zip", workdir)
+    zip_folder(output, out_dir / "prediction_output.zip")
+    total, answered, notes = _count_program_output(env, out_dir / "prediction_output.zip", workdir)
     return IngestReport(
         total_questions=total,
         answered_questions=answered,
         missing_count=total - answered,
-        execution_time=result.duration_s,
+        execution_time=ingestion.duration_s if ingestion is not None else 0.0,
         status="success" if answered == total else "partial",
-        warnings=warnings,
+        warnings=warnings + notes,
     )
 
 
@@ -215,7 +292,7 @@ def _count_program_output(env: Environment, output_zip: Path, workdir: Path) -> 
             with open_predictions(output_zip) as stream:
                 index.add_predictions(stream)
         except SubmissionError as error:
-            note = f"the ingestion program's output could not be counted case by case: {error}"
+            note = f"the prediction output could not be counted case by case: {error}"
             return total, 0, [note]
         answered = sum(1 for _, record in index.in_case_order() if record is not None)
     return total, answered, []
@@ -224,6 +301,11 @@ def _count_program_output(env: Environment, output_zip: Path, workdir: Path) -> 
 def ingest(env: Environment, submission: Path, out_dir: Path, *, workdir: Path) -> IngestReport:
     """Write ``out_dir/prediction_output.zip`` for ``submission``; raises SubmissionError when unusable."""
     workdir.mkdir(parents=True, exist_ok=True)
-    if env.ingestion_program_dir is not None:
-        return ingest_with_program(env, submission, out_dir, workdir=workdir)
-    return ingest_results(env.cases_path, submission, out_dir, workdir=workdir)
+    if env.ingestion_program_dir is None and env.scoring_program_dir is None:
+        report = ingest_results(env.cases_path, submission, out_dir, workdir=workdir)
+    else:
+        report = ingest_like_codabench(env, submission, out_dir, workdir=workdir)
+    image_warning = docker_image_warning(env.spec)
+    if image_warning is not None:
+        report.warnings.insert(0, image_warning)
+    return report

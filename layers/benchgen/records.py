@@ -44,7 +44,9 @@ class EnvironmentRecord(BaseModel):
     bundle_key: str
     bundle_version_id: str | None = None  # the S3 object version the registration validated
     columns: list[dict[str, Any]] = Field(default_factory=list)
+    docker_image: str | None = None  # named by the bundle, recorded and reported as not used
     problems: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
     created_at: str = Field(default_factory=utc_now)
 
 

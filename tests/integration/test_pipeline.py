@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import quote_plus
 
 import pytest
+from codabench_bundles import DOCKER_IMAGE, LABELS, results_submission, write_bundle
 
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
 from benchgen.pipeline.keys import execution_name
@@ -523,3 +524,26 @@ def test_a_failing_artifact_task_marks_the_run_with_the_reason(cloud: LocalCloud
     assert run.artifact_status is ArtifactStatus.FAILED
     assert run.artifact_reason is not None and "scoring_output.zip" in run.artifact_reason
     assert all_datasets(cloud) == []
+
+
+# ---- a bundle published for Codabench ----------------------------------------------------------------------
+
+
+def test_a_codabench_bundle_and_a_results_zip_run_as_on_codabench(cloud: LocalCloud, tmp_path: Path) -> None:
+    # given a bundle as published for Codabench (nulls, docker_image, no cases.jsonl) and a results zip
+    bundle = write_bundle(tmp_path / "iris" / "bundle")
+    upload_bundle(cloud, bundle, tmp_path, "iris")
+    submission = results_submission(tmp_path / "submission.zip", LABELS)
+
+    # when the submission is uploaded
+    upload_submission(cloud, "run-iris", submission, "iris")
+
+    # then the version records the unused image, and the run is scored by the bundle's own program
+    environment = EnvironmentsRepo(table(cloud, "Environments")).get("iris", "v1")
+    assert environment is not None and environment.status is EnvironmentStatus.REGISTERED
+    assert environment.docker_image == DOCKER_IMAGE
+    assert environment.warnings[0].startswith(f"docker_image {DOCKER_IMAGE} is not used")
+    run = get_run(cloud, "run-iris")
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert run.metrics == {"accuracy": 1.0, "duration": 0.0}
+    assert run.warnings == environment.warnings

@@ -157,3 +157,27 @@ def test_load_spec_raises_the_only_problem_as_is(tmp_path: Path) -> None:
     assert str(raised.value) == (
         "competition.yaml: template: unknown template 'algebra'; known templates: math, qa, routing, code"
     )
+
+
+def test_null_optional_fields_take_their_defaults() -> None:
+    # given a spec written the way published Codabench bundles are, with null for what is not set
+    data = yaml.safe_load(GOOD_YAML)
+    data["leaderboards"][0]["columns"][0].update(computation=None, computation_indexes=None, precision=None)
+    data["phases"][0].update(description=None, execution_time_limit=None)
+    data["tasks"][0].update(description=None, ingestion_program=None)
+
+    spec, problems = parse_spec(data)
+
+    assert problems == []
+    assert spec is not None
+    column = spec.columns[0]
+    assert (column.computation, column.computation_indexes, column.precision) == (None, [], 2)
+    assert (spec.phases[0].description, spec.phases[0].execution_time_limit) == ("", 600)
+    assert spec.tasks[0].ingestion_program is None
+
+
+def test_a_null_required_field_reads_as_missing() -> None:
+    data = yaml.safe_load(GOOD_YAML)
+    data["title"] = None
+
+    assert _messages(data) == ["competition.yaml: title: missing; add `title: <name of the benchmark>`"]

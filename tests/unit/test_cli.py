@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from codabench_bundles import DOCKER_IMAGE, LABELS, write_bundle
 
 from infra.cli.main import main
 from infra.cli.progress import ProgressBar
@@ -282,3 +283,63 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     listed = capsys.readouterr().out
     for command in ("bundle", "score", "examples", "local", "demo"):
         assert f"    {command} " in listed
+
+
+def test_a_submission_folder_is_zipped_as_the_upload_page_would(tmp_path: Path) -> None:
+    # given the example submission in a folder rather than a file
+    folder = tmp_path / "my-submission"
+    folder.mkdir()
+    shutil.copy(_submission("gsm8k-en"), folder / "predictions.json")
+
+    # when the folder is scored
+    code = main(
+        [
+            "score",
+            "--bundle",
+            str(EXAMPLES / "gsm8k-en" / "bundle"),
+            "--submission",
+            str(folder),
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
+
+    # then it is scored as the zip of its files, and the run names that zip
+    run = _run(tmp_path / "run")
+    assert code == 0
+    assert run["submission_filename"] == "my-submission.zip"
+    assert _score("gsm8k-en", tmp_path / "file") == 0
+    assert run["metrics"] == _run(tmp_path / "file")["metrics"]
+
+
+def test_a_codabench_bundle_scores_a_results_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given a bundle as published for Codabench and a folder holding its results file
+    bundle = write_bundle(tmp_path / "bundle")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "iris.predict").write_text("\n".join(LABELS) + "\n", encoding="utf-8")
+
+    # when it is scored
+    code = main(
+        ["score", "--bundle", str(bundle), "--submission", str(folder), "--out", str(tmp_path / "run")]
+    )
+
+    # then the run completes with the scoring program's accuracy, and says the docker image is not used
+    run = _run(tmp_path / "run")
+    assert (code, run["status"]) == (0, "Completed")
+    assert run["metrics"] == {"accuracy": 1.0, "duration": 0.0}
+    assert str(run["warnings"][0]).startswith(f"docker_image {DOCKER_IMAGE} is not used")  # type: ignore[index]
+    assert f"warning: docker_image {DOCKER_IMAGE} is not used" in capsys.readouterr().err
+
+
+def test_bundle_check_passes_a_codabench_bundle_and_warns_of_its_docker_image(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["bundle", "check", str(write_bundle(tmp_path / "bundle", ingestion=True))])
+
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert out[0] == "OK: Iris (Codabench layout) · custom scoring program · no cases.jsonl · finetune no"
+    assert out[1].startswith(f"warning: docker_image {DOCKER_IMAGE} is not used: programs run on")

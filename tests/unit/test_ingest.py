@@ -123,6 +123,10 @@ def _bundle_with_ingestion_program(root: Path, program: str) -> Path:
     (root / "reference" / "cases.jsonl").write_text(
         "".join(json.dumps({"id": i, "answer": "1"}) + "\n" for i in CASE_IDS), encoding="utf-8"
     )
+    (root / "questions").mkdir()
+    (root / "questions" / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": i, "question": f"Q {i}"}) + "\n" for i in CASE_IDS), encoding="utf-8"
+    )
     (root / "ingestion").mkdir()
     (root / "ingestion" / "ingest.py").write_text(program, encoding="utf-8")
     (root / "ingestion" / "metadata.yaml").write_text(
@@ -130,21 +134,31 @@ def _bundle_with_ingestion_program(root: Path, program: str) -> Path:
     )
     (root / "competition.yaml").write_text(
         "version: 2\ntitle: T\ntemplate: math\n"
-        "tasks:\n  - {index: 0, reference_data: reference, ingestion_program: ingestion}\n"
+        "tasks:\n  - {index: 0, reference_data: reference, input_data: questions,\n"
+        "     ingestion_program: ingestion}\n"
         "leaderboards:\n  - columns: [{title: Accuracy, key: accuracy}]\n",
         encoding="utf-8",
     )
     return root
 
 
+def _code_submission(tmp_path: Path) -> Path:
+    path = tmp_path / "submission.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("metadata.yaml", "description: calls the model endpoint\n")
+    return path
+
+
 def test_an_ingestion_program_writes_the_prediction_output(tmp_path: Path) -> None:
     env = open_environment(
         _bundle_with_ingestion_program(tmp_path / "b", INGESTION_PROGRAM), tmp_path / "env"
     )
-    submission = _submit(tmp_path, [])
-    report = ingest(env, submission, tmp_path / "out", workdir=tmp_path / "w")
+    report = ingest(env, _code_submission(tmp_path), tmp_path / "out", workdir=tmp_path / "w")
     assert (report.total_questions, report.answered_questions, report.status) == (4, 1, "partial")
-    assert _output(tmp_path / "out")["predictions"] == [{"id": "q1", "prediction_text": "1"}]
+    with zipfile.ZipFile(tmp_path / "out" / "prediction_output.zip") as archive:
+        assert archive.namelist() == ["metadata", "predictions.json"]
+        predictions = json.loads(archive.read("predictions.json"))["predictions"]
+    assert predictions == [{"id": "q1", "prediction_text": "1"}]
 
 
 def test_a_failing_ingestion_program_is_reported_with_its_stderr(tmp_path: Path) -> None:
@@ -153,7 +167,7 @@ def test_a_failing_ingestion_program_is_reported_with_its_stderr(tmp_path: Path)
     )
     env = open_environment(bundle, tmp_path / "env")
     with pytest.raises(SubmissionError) as caught:
-        ingest(env, _submit(tmp_path, []), tmp_path / "out", workdir=tmp_path / "w")
+        ingest(env, _code_submission(tmp_path), tmp_path / "out", workdir=tmp_path / "w")
     assert str(caught.value) == "the ingestion program exited with code 1:\nmodel endpoint unreachable"
 
 

@@ -1,7 +1,9 @@
 """The pydantic shape of ``competition.yaml``: Codabench version 2 plus BenchGen's own keys.
 
 BenchGen adds ``template``, ``criteria`` and ``finetune``. Codabench-only platform keys (``image``,
-``terms``, ``pages``, ...) are accepted and ignored.
+``terms``, ``pages``, ...) are accepted and ignored; ``docker_image`` is kept so that it can be reported as
+not used. An optional field written as ``null`` (``computation_indexes: null``, common in published
+bundles) takes its default, as Codabench reads it.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Template(StrEnum):
@@ -27,6 +29,14 @@ class SelectionCriterion(StrEnum):
 
 class _Lenient(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_means_unset(cls, data: object) -> object:
+        # A null value reads as an absent key: optional fields take their default, required ones are missing.
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if value is not None}
+        return data
 
 
 class Column(_Lenient):
@@ -101,6 +111,7 @@ class CompetitionSpec(_Lenient):
     phases: list[Phase] = Field(default_factory=lambda: [Phase()])
     leaderboards: list[Leaderboard]
     template: Template | None = None
+    docker_image: str | None = None
     criteria: list[Criterion] = Field(default_factory=list)
     finetune: Finetune | None = None
 

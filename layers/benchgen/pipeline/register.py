@@ -8,6 +8,7 @@ from typing import Protocol
 from aws_lambda_powertools import Logger
 
 from benchgen.aws.storage import ObjectStore
+from benchgen.bundle.runtime import docker_image_warning
 from benchgen.environment import check_bundle, open_environment
 from benchgen.errors import BenchGenError
 from benchgen.pipeline.keys import parse_bundle_key
@@ -63,6 +64,8 @@ def register_environment(
                     "template": env.template.value if env.template else None,
                     "has_finetune": env.spec.finetune is not None,
                     "columns": [column.model_dump() for column in env.spec.columns],
+                    "docker_image": env.spec.docker_image,
+                    "warnings": [w for w in (docker_image_warning(env.spec),) if w is not None],
                 }
             )
     if not environments.put_if_absent(record):

@@ -1,0 +1,143 @@
+"""A bundle shaped like the ones published for Codabench, written into a test's tmp_path.
+
+It is what a Codabench author uploads, untouched: ``competition.yaml`` version 2 with ``null`` for the
+optional fields, a ``docker_image``, platform keys BenchGen ignores, reference data with a ``.solution``
+file (no ``cases.jsonl``), and a scoring program that reads ``input/res/*.predict`` and
+``input/res/metadata`` and writes ``scores.txt``. With ``ingestion=True`` the task also has input data and
+an ingestion program that imports the submitted ``model.py``, as code-submission competitions do.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+DOCKER_IMAGE = "codalab/codalab-legacy:py39"
+LABELS = ["setosa", "versicolor", "virginica", "setosa", "virginica"]
+MEASUREMENTS = ["5.1 3.5", "6.4 3.2", "6.3 3.3", "4.9 3.0", "7.1 3.0"]
+
+COMPETITION_YAML = f"""\
+version: 2
+title: Iris (Codabench layout)
+description: Predict the species of each flower.
+image: logo.png
+registration_auto_approve: true
+docker_image: {DOCKER_IMAGE}
+enable_detailed_results: null
+terms: terms.md
+pages:
+  - title: Overview
+    file: overview.md
+tasks:
+  - index: 0
+    name: Iris
+    description: null
+    input_data: {{input_data}}
+    reference_data: reference_data
+    scoring_program: scoring_program
+    ingestion_program: {{ingestion_program}}
+phases:
+  - index: 0
+    name: Development
+    description: null
+    start: 2024-01-01
+    end: null
+    max_submissions_per_day: null
+    max_submissions: null
+    execution_time_limit: 60
+    tasks: [0]
+leaderboards:
+  - index: 0
+    title: Results
+    key: main
+    submission_rule: Add_And_Delete
+    columns:
+      - title: Accuracy
+        key: accuracy
+        index: 0
+        sorting: desc
+        computation: null
+        computation_indexes: null
+        precision: 4
+      - title: Duration
+        key: duration
+        index: 1
+        sorting: asc
+        computation: null
+        computation_indexes: null
+        hidden: null
+"""
+
+SCORE_PY = """\
+import os, sys
+import yaml
+
+input_dir, output_dir = sys.argv[1], sys.argv[2]
+with open(os.path.join(input_dir, "ref", "iris.solution")) as handle:
+    truth = handle.read().split()
+with open(os.path.join(input_dir, "res", "iris.predict")) as handle:
+    guess = handle.read().split()
+with open(os.path.join(input_dir, "res", "metadata")) as handle:
+    metadata = yaml.safe_load(handle)
+correct = sum(t == g for t, g in zip(truth, guess))
+duration = metadata.get("elapsedTime") or 0
+with open(os.path.join(output_dir, "scores.txt"), "w") as handle:
+    handle.write(f"accuracy: {correct / len(truth)}\\nduration: {duration}\\n")
+"""
+
+INGESTION_PY = """\
+import os, sys
+
+input_dir, output_dir, submission_dir = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, submission_dir)
+import model
+
+with open(os.path.join(input_dir, "iris_test.data")) as handle:
+    rows = [line for line in handle.read().splitlines() if line]
+with open(os.path.join(output_dir, "iris.predict"), "w") as handle:
+    handle.write("\\n".join(model.predict(row) for row in rows) + "\\n")
+"""
+
+
+def write_bundle(root: Path, *, ingestion: bool = False, ingestion_py: str = INGESTION_PY) -> Path:
+    """The bundle folder ``root``; with ``ingestion``, input data and an ingestion program as well."""
+    yaml_text = COMPETITION_YAML.format(
+        input_data="input_data" if ingestion else "null",
+        ingestion_program="ingestion_program" if ingestion else "null",
+    )
+    files = {
+        "competition.yaml": yaml_text,
+        "terms.md": "Evaluation only.\n",
+        "overview.md": "Iris.\n",
+        "reference_data/iris.solution": "\n".join(LABELS) + "\n",
+        "scoring_program/metadata.yaml": "command: python3 $program/score.py $input $output\n",
+        "scoring_program/score.py": SCORE_PY,
+    }
+    if ingestion:
+        files |= {
+            "input_data/iris_test.data": "\n".join(MEASUREMENTS) + "\n",
+            "ingestion_program/metadata.yaml": (
+                "command: python $ingestion_program/ingestion.py $input $output $submission_program\n"
+            ),
+            "ingestion_program/ingestion.py": ingestion_py,
+        }
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def results_submission(path: Path, labels: list[str]) -> Path:
+    """A results submission as Codabench's upload page takes it: a zip of ``iris.predict``, no metadata."""
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("iris.predict", "\n".join(labels) + "\n")
+    return path
+
+
+def code_submission(path: Path, answer: str) -> Path:
+    """A code submission: ``model.py`` and a ``metadata`` file (without a command, as ingestion runs it)."""
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("metadata", "description: constant model\n")
+        archive.writestr("model.py", f"def predict(row):\n    return {answer!r}\n")
+    return path

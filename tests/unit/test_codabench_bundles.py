@@ -1,0 +1,181 @@
+"""A bundle published for Codabench registers and scores unmodified, the way Codabench's worker runs it."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+from codabench_bundles import DOCKER_IMAGE, LABELS, code_submission, results_submission, write_bundle
+
+from benchgen.environment import check_bundle, open_environment
+from benchgen.errors import SubmissionError
+from benchgen.ingest import ingest
+from benchgen.score import score
+
+
+def _prediction_output(out: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(out / "prediction_output.zip") as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def test_a_codabench_bundle_with_null_optional_fields_passes_the_check(tmp_path: Path) -> None:
+    # given a bundle that writes `computation: null`, `computation_indexes: null`, `description: null` ...
+    bundle = write_bundle(tmp_path / "bundle", ingestion=True)
+
+    # when it is checked and opened, then nothing is wrong and the nulls took their defaults
+    assert check_bundle(bundle) == []
+    env = open_environment(bundle, tmp_path / "env")
+    columns = {column.key: column for column in env.spec.columns}
+    assert columns["accuracy"].computation_indexes == []
+    assert columns["duration"].hidden is False
+    assert env.task.description == ""
+
+
+def test_a_results_submission_is_copied_as_the_prediction_output_with_the_step_metadata(
+    tmp_path: Path,
+) -> None:
+    # given a Codabench bundle with a scoring program and no cases.jsonl, and a zip of iris.predict
+    env = open_environment(write_bundle(tmp_path / "bundle"), tmp_path / "env")
+    submission = results_submission(tmp_path / "submission.zip", LABELS)
+
+    # when it is ingested
+    ingest(env, submission, tmp_path / "out", workdir=tmp_path / "work")
+
+    # then the prediction output is the submitted file plus Codabench's metadata file
+    output = _prediction_output(tmp_path / "out")
+    assert sorted(output) == ["iris.predict", "metadata"]
+    assert output["iris.predict"] == ("\n".join(LABELS) + "\n").encode()
+    assert yaml.safe_load(output["metadata"]) == {
+        "exitCode": None,
+        "elapsedTime": None,
+        "ingestionExitCode": None,
+        "ingestionElapsedTime": None,
+    }
+
+
+def test_the_scoring_program_reads_the_durations_from_the_prediction_metadata(tmp_path: Path) -> None:
+    # given a Codabench bundle whose ingestion program runs the submitted model, and a code submission
+    env = open_environment(write_bundle(tmp_path / "bundle", ingestion=True), tmp_path / "env")
+    submission = code_submission(tmp_path / "submission.zip", "setosa")
+
+    # when it is ingested and scored
+    ingested = ingest(env, submission, tmp_path / "out", workdir=tmp_path / "work")
+    scored = score(env, tmp_path / "out" / "prediction_output.zip", tmp_path / "out", workdir=tmp_path / "s")
+
+    # then the scoring program found the ingestion's duration in input/res/metadata
+    metadata = yaml.safe_load(_prediction_output(tmp_path / "out")["metadata"])
+    assert metadata["ingestionExitCode"] == 0
+    assert metadata["exitCode"] is None
+    assert metadata["elapsedTime"] == metadata["ingestionElapsedTime"] == ingested.execution_time > 0
+    assert scored.metrics == {"accuracy": 0.4, "duration": pytest.approx(ingested.execution_time)}
+
+
+def test_the_docker_image_is_reported_on_the_run_as_not_used(tmp_path: Path) -> None:
+    env = open_environment(write_bundle(tmp_path / "bundle"), tmp_path / "env")
+
+    report = ingest(
+        env, results_submission(tmp_path / "s.zip", LABELS), tmp_path / "out", workdir=tmp_path / "w"
+    )
+
+    assert env.spec.docker_image == DOCKER_IMAGE
+    assert report.warnings == [
+        f"docker_image {DOCKER_IMAGE} is not used: programs run on the function's Python 3.13 image with "
+        "these libraries: aws-lambda-powertools, boto3, pydantic, pydantic-settings, pyyaml "
+        "(and the standard library); a program importing anything else fails"
+    ]
+
+
+def test_a_failing_ingestion_program_does_not_fail_a_results_submission(tmp_path: Path) -> None:
+    # given an ingestion program that crashes, and a results submission (no metadata file)
+    bundle = write_bundle(tmp_path / "bundle", ingestion=True, ingestion_py="raise SystemExit('no model')\n")
+    env = open_environment(bundle, tmp_path / "env")
+    submission = results_submission(tmp_path / "submission.zip", LABELS)
+
+    # when it is ingested and scored
+    ingested = ingest(env, submission, tmp_path / "out", workdir=tmp_path / "work")
+    scored = score(env, tmp_path / "out" / "prediction_output.zip", tmp_path / "out", workdir=tmp_path / "s")
+
+    # then the failure is reported on the run, and the submitted predictions are scored
+    assert ingested.warnings[1].startswith("the ingestion program exited with code 1:\nno model")
+    assert yaml.safe_load(_prediction_output(tmp_path / "out")["metadata"])["ingestionExitCode"] == 1
+    assert scored.metrics["accuracy"] == 1.0
+
+
+def test_a_failing_ingestion_program_fails_a_code_submission(tmp_path: Path) -> None:
+    bundle = write_bundle(tmp_path / "bundle", ingestion=True, ingestion_py="raise SystemExit('no model')\n")
+    env = open_environment(bundle, tmp_path / "env")
+
+    with pytest.raises(SubmissionError) as caught:
+        ingest(env, code_submission(tmp_path / "s.zip", "setosa"), tmp_path / "out", workdir=tmp_path / "w")
+
+    assert str(caught.value) == "the ingestion program exited with code 1:\nno model"
+
+
+def test_an_ingestion_program_may_not_write_the_step_metadata(tmp_path: Path) -> None:
+    program = "import os, sys\nopen(os.path.join(sys.argv[2], 'metadata'), 'w').write('exitCode: 0')\n"
+    env = open_environment(write_bundle(tmp_path / "b", ingestion=True, ingestion_py=program), tmp_path / "e")
+
+    with pytest.raises(SubmissionError, match="already holds a file named metadata"):
+        ingest(env, code_submission(tmp_path / "s.zip", "setosa"), tmp_path / "out", workdir=tmp_path / "w")
+
+
+def test_a_code_submission_without_an_ingestion_program_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    env = open_environment(write_bundle(tmp_path / "bundle"), tmp_path / "env")
+
+    with pytest.raises(SubmissionError, match="submit the prediction files without metadata"):
+        ingest(env, code_submission(tmp_path / "s.zip", "setosa"), tmp_path / "out", workdir=tmp_path / "w")
+
+
+SNOOPING_INGESTION = """\
+import os, sys
+
+input_dir, output_dir, submission_dir = sys.argv[1], sys.argv[2], sys.argv[3]
+hidden = sys.argv[4]
+sys.path.insert(0, submission_dir)
+import model
+
+roots = [input_dir, hidden, submission_dir, os.path.dirname(output_dir), os.path.dirname(os.getcwd())]
+with open(os.path.join(output_dir, "seen.txt"), "w") as report:
+    report.write("\\n".join(model.gold_files(roots)))
+"""
+
+SNOOPING_MODEL = """\
+import os
+
+GOLD = ("versi" + "color").encode()  # spelled apart so that this file does not match itself
+
+
+def gold_files(roots):
+    found = []
+    for root in roots:
+        for folder, _, names in os.walk(root):
+            for name in names:
+                path = os.path.join(folder, name)
+                with open(path, "rb") as handle:
+                    if GOLD in handle.read():
+                        found.append(os.path.relpath(path, root))
+    return found
+"""
+
+
+def test_participant_code_cannot_read_the_reference_data_during_ingestion(tmp_path: Path) -> None:
+    # given an ingestion program and a submitted model that look for the gold labels everywhere in reach
+    bundle = write_bundle(tmp_path / "bundle", ingestion=True, ingestion_py=SNOOPING_INGESTION)
+    metadata = bundle / "ingestion_program" / "metadata.yaml"
+    metadata.write_text(
+        "command: python $program/ingestion.py $input $output $submission_program $hidden\n", encoding="utf-8"
+    )
+    env = open_environment(bundle, tmp_path / "env")
+    submission = tmp_path / "submission.zip"
+    with zipfile.ZipFile(submission, "w") as archive:
+        archive.writestr("metadata", "description: snooping model\n")
+        archive.writestr("model.py", SNOOPING_MODEL)
+
+    # when it is ingested
+    ingest(env, submission, tmp_path / "out", workdir=tmp_path / "work")
+
+    # then neither $input, $hidden, the submission's folder, the step's folders nor the folder around the
+    # program's own hold the reference data
+    assert _prediction_output(tmp_path / "out")["seen.txt"] == b""
