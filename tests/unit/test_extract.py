@@ -230,3 +230,19 @@ def test_mixed_numbers_and_fractions_are_read_as_their_value(output: str, expect
     assert found is not None
     assert found.value is not None
     assert format_decimal(found.value) == expected
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("Answer: 5 + 7 = 12 apples", "12"),
+        ("Cevap: 12 × 4 = 48 öğrenci", "48"),
+        ("Final answer: 48/2 = 24", "24"),
+        ("The answer is 15 (= 3 × 5)", "15"),
+    ],
+)
+def test_a_statement_that_opens_with_a_computation_gives_its_result(output: str, expected: str) -> None:
+    found = extract_answer(output)
+    assert found is not None
+    assert found.value is not None
+    assert format_decimal(found.value) == expected

@@ -7,7 +7,7 @@ Where the answer is:
    (case-insensitive, markdown emphasis allowed around it; the bare words "answer", "cevap", "yanıt",
    "sonuç" need a colon). Within a statement the first number is its answer; a statement with no number
    is a textual answer (for non-numeric gold answers such as "B"), used only when no statement has a
-   number.
+   number. A statement that opens with a computation ("Answer: 3 × 4 = 12 apples") gives its result.
 2. The last statement is the answer. An earlier statement with a different value is a *conflict*,
    unless the output corrects itself between the two ("wait", "actually", "let me recheck",
    "I made a mistake", "bekle", "aslında", "hata", "yanlış", "tekrar kontrol"...): "The answer is 12.
@@ -64,6 +64,8 @@ _HEDGE = re.compile(
 _ASIDE = re.compile(r"\([^()]*\)|\b(?:since|because|çünkü|zira)\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?](?!\d)|\n")
 _CLAUSE_END = re.compile(r",(?!\d)|[.!?](?!\d)|\n")
+# A number followed by an operator and another number, or by "=", opens a computation.
+_COMPUTATION = re.compile(r"\s*(?:[-+×x*·÷/^]\s*[\d(]|=)")
 _LINE = re.compile(r"\s*([^\n]*)")
 _FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _LATEX_SPACE = re.compile(r"(?<=\d)\\[,;!]\s?(?=\d)")
@@ -166,12 +168,24 @@ def _clean_text_answer(segment: str) -> str:
     return segment.strip().strip("*_`$ ").rstrip(".").strip()
 
 
-def _first_number(text: str, style: Style) -> tuple[re.Match[str], tuple[Decimal, ...]] | None:
-    for match in NUMBER.finditer(text):
+def _first_number(
+    text: str, style: Style, start: int = 0
+) -> tuple[re.Match[str], tuple[Decimal, ...]] | None:
+    for match in NUMBER.finditer(text, start):
         values = read(match, style)
         if values:
             return match, values
     return None
+
+
+def _stated_number(segment: str, style: Style) -> tuple[re.Match[str], tuple[Decimal, ...]] | None:
+    """The number a statement gives: its first, or the result when it opens a computation (3 × 4 = 12)."""
+    found = _first_number(segment, style)
+    if found is not None and _COMPUTATION.match(segment, found[0].end()):
+        equals = segment.rfind("=")
+        if equals > found[0].end():
+            return _first_number(segment, style, equals + 1) or found
+    return found
 
 
 def _hedge(text: str, answer: re.Match[str], style: Style) -> str | None:
@@ -256,7 +270,7 @@ def extract_answer(text: str) -> Extracted | None:
     textual: Extracted | None = None
     for said in _statements(text):
         segment = _unlatex(said.segment)
-        found = _first_number(segment, style)
+        found = _stated_number(segment, style)
         if found is not None:
             numeric.append(_Numeric(said, found[0], found[1], segment))
         elif answer := _clean_text_answer(segment):
