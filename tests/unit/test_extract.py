@@ -246,3 +246,9 @@ def test_a_statement_that_opens_with_a_computation_gives_its_result(output: str,
     assert found is not None
     assert found.value is not None
     assert format_decimal(found.value) == expected
+
+
+def test_an_aside_stops_at_the_conclusion_that_follows_it() -> None:
+    found = extract_answer("He has put $5 aside every week since March, so he now has 60 dollars.")
+    assert found is not None
+    assert (found.text, found.source) == ("60", "last_number")

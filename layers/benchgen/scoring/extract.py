@@ -62,7 +62,11 @@ _HEDGE = re.compile(
     re.IGNORECASE,
 )
 _ASIDE = re.compile(r"\([^()]*\)|\b(?:since|because|çünkü|zira)\b", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"[.!?](?!\d)|\n")
+# A trailing aside runs to the end of its sentence, or to a conclusion that follows it
+# ("He has saved since May, so he has 40").
+_SENTENCE_END = re.compile(
+    r"[.!?](?!\d)|\n|,?\s+(?:so|therefore|thus|hence|yani|bu\s+yüzden|dolayısıyla)\b", re.IGNORECASE
+)
 _CLAUSE_END = re.compile(r",(?!\d)|[.!?](?!\d)|\n")
 # A number followed by an operator and another number, or by "=", opens a computation.
 _COMPUTATION = re.compile(r"\s*(?:[-+×x*·÷/^]\s*[\d(]|=)")
