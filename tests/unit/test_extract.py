@@ -252,3 +252,29 @@ def test_an_aside_stops_at_the_conclusion_that_follows_it() -> None:
     found = extract_answer("He has put $5 aside every week since March, so he now has 60 dollars.")
     assert found is not None
     assert (found.text, found.source) == ("60", "last_number")
+
+
+@given(st.integers(min_value=1_000, max_value=999_999), st.sampled_from(["tr", "en"]))
+def test_an_amount_after_a_decimal_price_has_exactly_one_reading(amount: int, language: str) -> None:
+    # given a response that writes a price with decimals, then an amount with a thousands separator
+    grouped = f"{amount:,}"
+    if language == "tr":
+        text = f"Tanesi 2,50 TL.\nCevap: {grouped.replace(',', '.')} TL"
+    else:
+        text = f"Each costs $2.50.\nThe answer is ${grouped}."
+    # then the amount is read as the integer and nothing else
+    found = extract_answer(text)
+    assert found is not None
+    assert found.values == (Decimal(amount),)
+
+
+@given(st.integers(min_value=1, max_value=999_999), st.sampled_from([".", ","]))
+def test_three_decimals_in_a_text_that_writes_decimals_that_way_are_a_decimal(
+    thousandths: int, separator: str
+) -> None:
+    # given "0.5" (or "0,5") earlier, a number with three decimals is that decimal, whatever its size
+    whole, fraction = divmod(thousandths, 1000)
+    text = f"half is 0{separator}5, and the total is {whole}{separator}{fraction:03d}"
+    found = extract_answer(text)
+    assert found is not None
+    assert found.values == (Decimal(thousandths) / 1000,)
