@@ -238,8 +238,10 @@ def _main_clauses(text: str) -> str:
             continue
         end = aside.end()
         if not aside.group().startswith("("):
-            before = text[: aside.start()].rstrip()
-            opens_sentence = not before or before[-1] in ".!?:\n"
+            before = aside.start() - 1
+            while before >= 0 and text[before] in " \t":
+                before -= 1
+            opens_sentence = before < 0 or text[before] in ".!?:\n"
             stop = (_CLAUSE_END if opens_sentence else _SENTENCE_END).search(text, end)
             end = stop.start() if stop else len(text)
         kept.append(text[position : aside.start()])
