@@ -39,6 +39,7 @@ CLASSES = {
     "last_number",
     "textual",
     "unanswered",
+    "long_reasoning",
 }
 
 
