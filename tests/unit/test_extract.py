@@ -278,3 +278,18 @@ def test_three_decimals_in_a_text_that_writes_decimals_that_way_are_a_decimal(
     found = extract_answer(text)
     assert found is not None
     assert found.values == (Decimal(thousandths) / 1000,)
+
+
+@pytest.mark.parametrize(
+    ("output", "expected", "source"),
+    [
+        ("To get the answer: we add 48 and 24.\n#### 72", "72", "hashes"),
+        ("\\boxed{72}\n\nAnswer: we computed 48 + 24", "72", "boxed"),
+    ],
+)
+def test_a_marker_in_the_reasoning_does_not_conflict_with_a_stronger_final_statement(
+    output: str, expected: str, source: str
+) -> None:
+    found = extract_answer(output)
+    assert found is not None
+    assert (found.hedged, found.text, found.source) == (False, expected, source)

@@ -1,17 +1,19 @@
 """Find the final answer in a model's free-form math output.
 
 Where the answer is:
-1. Every statement of an answer counts: a ``\\boxed{...}`` (nested braces allowed), the text after
-   ``####`` (GSM8K style), and the text after an answer marker: "Final answer:", "The answer is",
-   "Answer:", "Cevap:", "Yanıt:", "Sonuç:", "Doğru cevap", "Sonuç olarak cevap", "Yani cevap"
-   (case-insensitive, markdown emphasis allowed around it; the bare words "answer", "cevap", "yanıt",
-   "sonuç" need a colon). Within a statement the first number is its answer; a statement with no number
-   is a textual answer (for non-numeric gold answers such as "B"), used only when no statement has a
-   number. A statement that opens with a computation ("Answer: 3 × 4 = 12 apples") gives its result.
-2. The last statement is the answer. An earlier statement with a different value is a *conflict*,
-   unless the output corrects itself between the two ("wait", "actually", "let me recheck",
-   "I made a mistake", "bekle", "aslında", "hata", "yanlış", "tekrar kontrol"...): "The answer is 12.
-   Wait, ... so the answer is 15." is 15, while two "Final answer:" lines with 12 and 15 are a conflict.
+1. Statements of an answer, the strongest kind present first: every ``\\boxed{...}`` (nested braces
+   allowed); else the text after every ``####`` (GSM8K style); else the text after every answer
+   marker: "Final answer:", "The answer is", "Answer:", "Cevap:", "Yanıt:", "Sonuç:", "Doğru cevap",
+   "Sonuç olarak cevap", "Yani cevap" (case-insensitive, markdown emphasis allowed around it; the bare
+   words "answer", "cevap", "yanıt", "sonuç" need a colon). Within a statement the first number is its
+   answer, or the result when it opens a computation ("Answer: 3 × 4 = 12 apples"); a statement with no
+   number is a textual answer (for non-numeric gold answers such as "B"), used only when no statement
+   of its kind has a number.
+2. The last statement of that kind is the answer. An earlier one with a different value is a
+   *conflict*, unless the output corrects itself between the two ("wait", "actually", "let me
+   recheck", "I made a mistake", "bekle", "aslında", "hata", "yanlış", "tekrar kontrol"...): "The
+   answer is 12. Wait, ... so the answer is 15." is 15, while two "Final answer:" lines with 12 and 15
+   are a conflict.
 3. An answer that hedges between values ("either 12 or 15", "12 ya da 15") is *hedged*. A hedged or
    conflicting output is answered but wrong whatever the gold: :attr:`Extracted.hedged`.
 4. With no statement at all, the answer is the last number of the main clauses: parenthesized asides
@@ -147,19 +149,25 @@ def _boxed(text: str) -> Iterator[_Statement]:
                     break
 
 
-def _statements(text: str) -> list[_Statement]:
-    """Every statement of an answer in ``text``, in the order they are written."""
-    said = list(_boxed(text)) if "\\" in text else []
+def _statements(text: str) -> Iterator[list[_Statement]]:
+    """The statements of an answer in ``text``, one list per kind in the order they are written.
+
+    The strongest kind comes first (``\\boxed{}``, then ``####``, then markers), and each kind is only
+    looked for when the stronger ones gave no answer.
+    """
+    yield list(_boxed(text)) if "\\" in text else []
+    hashes: list[_Statement] = []
     index = text.find("####")
     while index >= 0:
-        said.append(_Statement(index, index + 4, _line_after(text, index + 4), "hashes"))
+        hashes.append(_Statement(index, index + 4, _line_after(text, index + 4), "hashes"))
         index = text.find("####", index + 4)
+    yield hashes
     stem = _MARKER_STEM.search(text)
     if stem is not None:
-        for marker in _MARKER.finditer(text, max(0, stem.start() - _MARKER_LEAD)):
-            said.append(_Statement(marker.start(), marker.end(), _line_after(text, marker.end()), "marker"))
-    said.sort(key=lambda statement: statement.start)
-    return said
+        yield [
+            _Statement(marker.start(), marker.end(), _line_after(text, marker.end()), "marker")
+            for marker in _MARKER.finditer(text, max(0, stem.start() - _MARKER_LEAD))
+        ]
 
 
 def _line_after(text: str, start: int) -> str:
@@ -272,19 +280,20 @@ def extract_answer(text: str) -> Extracted | None:
     style = Style(plain)
     lowered = text.lower()
     hedging = any(word in lowered for word in _HEDGE_WORDS)
-    numeric: list[_Numeric] = []
-    textual: Extracted | None = None
-    for said in _statements(text):
-        segment = _unlatex(said.segment)
-        found = _stated_number(segment, style)
-        if found is not None:
-            numeric.append(_Numeric(said, found[0], found[1], segment))
-        elif answer := _clean_text_answer(segment):
-            textual = Extracted(text=answer, value=None, values=(), source=said.source)
-    if numeric:
-        return _last_statement(text, numeric, style, hedging)
-    if textual is not None:
-        return textual
+    for statements in _statements(text):
+        numeric: list[_Numeric] = []
+        textual: Extracted | None = None
+        for said in statements:
+            segment = _unlatex(said.segment)
+            found = _stated_number(segment, style)
+            if found is not None:
+                numeric.append(_Numeric(said, found[0], found[1], segment))
+            elif answer := _clean_text_answer(segment):
+                textual = Extracted(text=answer, value=None, values=(), source=said.source)
+        if numeric:
+            return _last_statement(text, numeric, style, hedging)
+        if textual is not None:
+            return textual
     return _unmarked(plain, style, hedging)
 
 
