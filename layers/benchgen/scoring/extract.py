@@ -202,6 +202,9 @@ def _stated_number(segment: str, style: Style) -> tuple[re.Match[str], tuple[Dec
 
 def _hedge(text: str, answer: re.Match[str], style: Style) -> str | None:
     """The alternatives, as written, when ``answer`` is one of two different values offered in ``text``."""
+    lowered = text.lower()
+    if not any(word in lowered for word in _HEDGE_WORDS):
+        return None
     last_char = answer.end() - 1
     for hedge in _HEDGE.finditer(text):
         if hedge.start() <= last_char < hedge.end():
@@ -216,10 +219,10 @@ def _hedged(alternatives: str, source: Source) -> Extracted:
     return Extracted(text=alternatives, value=None, values=(), source=source, hedged=True)
 
 
-def _last_statement(text: str, numeric: list[_Numeric], style: Style, hedging: bool) -> Extracted:
+def _last_statement(text: str, numeric: list[_Numeric], style: Style) -> Extracted:
     """The last stated answer, or a hedge when it hedges or an uncorrected earlier one contradicts it."""
     last = numeric[-1]
-    hedge = _hedge(last.segment, last.match, style) if hedging else None
+    hedge = _hedge(last.segment, last.match, style)
     if hedge is not None:
         return _hedged(hedge, last.said.source)
     rivals = [
@@ -260,14 +263,14 @@ def _main_clauses(text: str) -> str:
     return " ".join(kept)
 
 
-def _unmarked(plain: str, style: Style, hedging: bool) -> Extracted | None:
+def _unmarked(plain: str, style: Style) -> Extracted | None:
     """The lenient answer of an output with no statement: the last number of its main clauses."""
     main = _main_clauses(plain)
     for text in (main, plain) if main is not plain else (plain,):
         for match in reversed(list(NUMBER.finditer(text))):
             values = read(match, style)
             if values:
-                hedge = _hedge(text, match, style) if hedging else None
+                hedge = _hedge(text, match, style)
                 if hedge is not None:
                     return _hedged(hedge, "last_number")
                 return _result(match, values, "last_number")
@@ -278,8 +281,6 @@ def extract_answer(text: str) -> Extracted | None:
     """The final answer of a model output, or None when it gives none (the case counts as unanswered)."""
     plain = _unlatex(text)
     style = Style(plain)
-    lowered = text.lower()
-    hedging = any(word in lowered for word in _HEDGE_WORDS)
     for statements in _statements(text):
         numeric: list[_Numeric] = []
         textual: Extracted | None = None
@@ -291,10 +292,10 @@ def extract_answer(text: str) -> Extracted | None:
             elif answer := _clean_text_answer(segment):
                 textual = Extracted(text=answer, value=None, values=(), source=said.source)
         if numeric:
-            return _last_statement(text, numeric, style, hedging)
+            return _last_statement(text, numeric, style)
         if textual is not None:
             return textual
-    return _unmarked(plain, style, hedging)
+    return _unmarked(plain, style)
 
 
 def _result(match: re.Match[str], values: tuple[Decimal, ...], source: Source) -> Extracted:

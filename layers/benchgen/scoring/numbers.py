@@ -150,6 +150,8 @@ def read(match: re.Match[str], style: Style) -> tuple[Decimal, ...]:
         values = tuple(Decimal(whole) + value for value in values)
     if sign:
         values = tuple(-value for value in values)
+    if len(values) == 1:
+        return (values[0].normalize(),)
     return tuple(value.normalize() for value in values)
 
 
