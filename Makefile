@@ -27,6 +27,8 @@ test: lint
 	$(BIN)/python -m pytest
 
 bench: install
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[bench]'
+	$(BIN)/python bench/grader_bench.py
 	$(BIN)/python bench/score_bench.py
 
 openapi: install

@@ -125,3 +125,171 @@ def test_any_integer_written_with_thousands_separators_is_read_back(number: int,
     found = extract_answer(text)
     assert found is not None
     assert found.values[0] == number
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        # a decimal comma elsewhere makes the dot a thousands separator, and the reverse
+        ("Tanesi 2,50 TL, toplam 692 tane.\nCevap: 1.730 TL", ("1730",)),
+        ("Tanesi 2,50 TL.\nCevap: 1,730 TL", ("1.73",)),
+        ("Each costs $2.50, so the total is $1,730.", ("1730",)),
+        ("Each costs $2.50, so the total is $1.730.", ("1.73",)),
+        # a leading zero and cents after a thousands separator are evidence too
+        ("Her kutu 0,125 kg. Cevap: 1.250 kg", ("1250",)),
+        ("He had $1,234.50 before. The answer is 2,125.", ("2125",)),
+        # a repeated separator is a thousands separator, so the other one is the decimal point
+        ("Nüfus 1.000.000 kişi. Cevap: 2,125", ("2.125",)),
+        # with no evidence at all both readings stay, the thousands one first
+        ("Cevap: 1.730 TL", ("1730", "1.73")),
+    ],
+)
+def test_the_text_decides_an_ambiguous_separator_when_it_shows_its_decimal_style(
+    output: str, expected: tuple[str, ...]
+) -> None:
+    found = extract_answer(output)
+    assert found is not None
+    assert tuple(format_decimal(value) for value in found.values) == expected
+
+
+def test_conflicting_evidence_is_settled_by_the_language_convention() -> None:
+    # given one decimal point and one decimal comma, a Turkish text reads the comma as decimal
+    found = extract_answer("Hız 3.5 km/sa, yol 2,5 km. Cevap: 1.250 metre")
+    assert found is not None
+    assert found.values == (Decimal("1250"),)
+
+
+@pytest.mark.parametrize(
+    ("output", "alternatives"),
+    [
+        ("The answer is either 12 or 15.", "12 or 15"),
+        ("Final answer: 12 apples or 15 apples", "12 or 15"),
+        ("Cevap: 12 ya da 15", "12 or 15"),
+        ("Sonuç 40 veya belki 45 olabilir.", "40 or 45"),
+        ("Final answer: 12\n\nFinal answer: 15", "12 or 15"),
+        ("#### 12\n#### 15", "12 or 15"),
+    ],
+)
+def test_an_output_offering_different_final_answers_is_hedged(output: str, alternatives: str) -> None:
+    found = extract_answer(output)
+    assert found is not None
+    assert (found.hedged, found.text, found.value) == (True, alternatives, None)
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("The answer is 12. Wait, he gave away 3, not 0, so the answer is 15.", "15"),
+        ("Cevap: 40\nBekle, indirimi unuttum. Cevap: 36", "36"),
+        ("First try \\boxed{5}, corrected: \\boxed{-12}", "-12"),
+        ("The answer is 12 (or 12.0 in decimals). Final answer: 12", "12"),
+    ],
+)
+def test_an_output_that_corrects_itself_is_judged_by_its_last_answer(output: str, expected: str) -> None:
+    found = extract_answer(output)
+    assert found is not None
+    assert found.hedged is False
+    assert found.value is not None
+    assert format_decimal(found.value) == expected
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("9 apples are left, since Tom started with 15 and gave away 6.", "9"),
+        ("Geriye 75 sayfa kaldı (120 sayfanın 45'i okundu).", "75"),
+        ("Because he gave away 6 of his 15 apples, 9 are left.", "9"),
+        ("Ali 30 yaşında, çünkü kardeşi 25 ve aralarında 5 yıl var.", "30"),
+        ("She needs 4 boxes, zira 4 x 6 = 24.", "4"),
+        ("All of it is an aside (15 - 6 = 9)", "9"),
+    ],
+)
+def test_without_a_marker_the_main_clause_number_beats_the_restated_inputs(
+    output: str, expected: str
+) -> None:
+    found = extract_answer(output)
+    assert found is not None
+    assert found.value is not None
+    assert (format_decimal(found.value), found.source) == (expected, "last_number")
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("Answer: 1 1/2 cups", "1.5"),
+        ("Cevap: 3/4", "0.75"),
+        ("Yemek 2 ½ saat sürer.", "2.5"),
+        ("Final answer: 2½", "2.5"),
+        ("Final answer: -1 3/4", "-1.75"),
+        ("\\boxed{1\\frac{1}{2}}", "1.5"),
+        ("Cevap: ¾ litre", "0.75"),
+    ],
+)
+def test_mixed_numbers_and_fractions_are_read_as_their_value(output: str, expected: str) -> None:
+    found = extract_answer(output)
+    assert found is not None
+    assert found.value is not None
+    assert format_decimal(found.value) == expected
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("Answer: 5 + 7 = 12 apples", "12"),
+        ("Cevap: 12 × 4 = 48 öğrenci", "48"),
+        ("Final answer: 48/2 = 24", "24"),
+        ("The answer is 15 (= 3 × 5)", "15"),
+    ],
+)
+def test_a_statement_that_opens_with_a_computation_gives_its_result(output: str, expected: str) -> None:
+    found = extract_answer(output)
+    assert found is not None
+    assert found.value is not None
+    assert format_decimal(found.value) == expected
+
+
+def test_an_aside_stops_at_the_conclusion_that_follows_it() -> None:
+    found = extract_answer("He has put $5 aside every week since March, so he now has 60 dollars.")
+    assert found is not None
+    assert (found.text, found.source) == ("60", "last_number")
+
+
+@given(st.integers(min_value=1_000, max_value=999_999), st.sampled_from(["tr", "en"]))
+def test_an_amount_after_a_decimal_price_has_exactly_one_reading(amount: int, language: str) -> None:
+    # given a response that writes a price with decimals, then an amount with a thousands separator
+    grouped = f"{amount:,}"
+    if language == "tr":
+        text = f"Tanesi 2,50 TL.\nCevap: {grouped.replace(',', '.')} TL"
+    else:
+        text = f"Each costs $2.50.\nThe answer is ${grouped}."
+    # then the amount is read as the integer and nothing else
+    found = extract_answer(text)
+    assert found is not None
+    assert found.values == (Decimal(amount),)
+
+
+@given(st.integers(min_value=1, max_value=999_999), st.sampled_from([".", ","]))
+def test_three_decimals_in_a_text_that_writes_decimals_that_way_are_a_decimal(
+    thousandths: int, separator: str
+) -> None:
+    # given "0.5" (or "0,5") earlier, a number with three decimals is that decimal, whatever its size
+    whole, fraction = divmod(thousandths, 1000)
+    text = f"half is 0{separator}5, and the total is {whole}{separator}{fraction:03d}"
+    found = extract_answer(text)
+    assert found is not None
+    assert found.values == (Decimal(thousandths) / 1000,)
+
+
+@pytest.mark.parametrize(
+    ("output", "expected", "source"),
+    [
+        ("To get the answer: we add 48 and 24.\n#### 72", "72", "hashes"),
+        ("\\boxed{72}\n\nAnswer: we computed 48 + 24", "72", "boxed"),
+    ],
+)
+def test_a_marker_in_the_reasoning_does_not_conflict_with_a_stronger_final_statement(
+    output: str, expected: str, source: str
+) -> None:
+    found = extract_answer(output)
+    assert found is not None
+    assert (found.hedged, found.text, found.source) == (False, expected, source)

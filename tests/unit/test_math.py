@@ -92,3 +92,22 @@ def test_the_aggregate_reports_accuracy_exact_match_answer_rate_and_duration() -
     assert scores["exact_match"] == 0.25
     assert scores["answer_rate"] == 0.75
     assert scores["duration"] == 12.5
+
+
+def test_an_answer_a_thousand_times_off_fails_although_the_other_reading_equals_the_gold() -> None:
+    # given a response whose decimal comma shows that its dot groups thousands
+    verdict = judge(_case("1.73"), _says("Tanesi 2,50 TL.\nCevap: 1.730 TL"), CRITERIA)
+    # then 1.730 is 1730, not the gold 1.73
+    assert (verdict.passed, verdict.detail) == (False, "read 1730 (after the answer marker)")
+
+
+def test_a_hedged_answer_is_answered_but_wrong_even_when_one_alternative_is_the_gold() -> None:
+    verdict = judge(_case("12"), _says("The answer is either 12 or 15."), CRITERIA)
+    assert (verdict.answered, verdict.passed, verdict.near_miss) == (True, False, False)
+    assert verdict.prediction == "12 or 15"
+    assert verdict.detail == "hedged between 12 or 15 (after the answer marker): wrong whatever the gold"
+
+
+def test_a_mixed_number_gold_and_answer_compare_as_values() -> None:
+    verdict = judge(_case("1 1/2"), _says("Cevap: 1,5 su bardağı"), CRITERIA)
+    assert (verdict.gold, verdict.passed) == ("1 1/2", True)

@@ -1,8 +1,11 @@
 """The ``math`` template: extract the final answer and compare it with the gold value.
 
-- accuracy: the extracted answer equals the gold value as a number (any admissible reading of an
-  ambiguous separator counts, see :mod:`benchgen.scoring.extract`); a textual gold answer ("B") is
-  compared case-insensitively, ignoring spaces and surrounding punctuation.
+- accuracy: the extracted answer equals the gold value as a number; a textual gold answer ("B") is
+  compared case-insensitively, ignoring spaces and surrounding punctuation. Where the answer is found
+  is :mod:`benchgen.scoring.extract`; how it is read, :mod:`benchgen.scoring.numbers`. A separator that
+  the output's own numbers disambiguate has one reading; only when the output shows no decimal style
+  does either reading of ``1.730`` count (the gold decides). An output that hedges between values or
+  states different final answers without correcting itself is answered, and wrong whatever the gold.
 - exact_match: the extracted answer, as written, equals the gold answer string.
 - answer_rate: an answer could be extracted at all.
 - duration: the prediction output's ``execution_time`` (seconds), 0 when it gives none.
@@ -63,6 +66,9 @@ def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterio
     if answer is None:
         passed = exact = near_miss = False
         detail = "no prediction" if prediction is None else "no final answer found"
+    elif answer.hedged:
+        passed = exact = near_miss = False
+        detail = f"hedged between {answer.text} ({_WHERE[answer.source]}): wrong whatever the gold"
     else:
         if gold_values:
             passed = bool(set(answer.values) & set(gold_values))
