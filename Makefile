@@ -30,6 +30,7 @@ bench: install
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[bench]'
 	$(BIN)/python bench/grader_bench.py
 	$(BIN)/python bench/score_bench.py
+	$(BIN)/python bench/cold_start_bench.py
 
 openapi: install
 	$(BIN)/python -m benchgen.api.openapi
