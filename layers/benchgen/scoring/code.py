@@ -207,6 +207,7 @@ def run_tests(case: Case, root: Path, time_limit: int) -> tuple[bool, str]:
         res_dir=root,
         time_limit=time_limit,
         command=case.test_command,
+        writable_program=True,  # the case's own scratch copy: tests may write caches beside the code
     )
     if result.timed_out:
         return False, f"tests timed out after {time_limit} s"
