@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from benchgen.bundle.archive import Budget, extract_zip
 from benchgen.errors import BundleError, SubmissionError
 from benchgen.programs import Layout, last_lines, prepare_layout, run_program
+from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.join import PredictionIndex, iter_cases
 from benchgen.submission import open_predictions
 from benchgen.zipwrite import entry, zip_folder
@@ -169,7 +170,9 @@ def stage(env: Environment, submission: Path, root: Path) -> Layout:
     return layout
 
 
-def ingest_with_program(env: Environment, submission: Path, out_dir: Path, *, workdir: Path) -> IngestReport:
+def ingest_with_program(
+    env: Environment, submission: Path, out_dir: Path, *, workdir: Path, sandbox: Sandbox | None = None
+) -> IngestReport:
     """Run the environment's ingestion program Codabench-style and zip what it wrote."""
     program_dir = env.ingestion_program_dir
     assert program_dir is not None
@@ -183,6 +186,7 @@ def ingest_with_program(env: Environment, submission: Path, out_dir: Path, *, wo
         res_dir=layout.res,
         time_limit=env.time_limit,
         extra={"submission_program": layout.res, "ingestion_program": program_dir},
+        sandbox=sandbox,
     )
     if result.timed_out:
         raise SubmissionError(f"the ingestion program passed the time limit of {env.time_limit} s")
@@ -221,9 +225,14 @@ def _count_program_output(env: Environment, output_zip: Path, workdir: Path) -> 
     return total, answered, []
 
 
-def ingest(env: Environment, submission: Path, out_dir: Path, *, workdir: Path) -> IngestReport:
-    """Write ``out_dir/prediction_output.zip`` for ``submission``; raises SubmissionError when unusable."""
+def ingest(
+    env: Environment, submission: Path, out_dir: Path, *, workdir: Path, sandbox: Sandbox | None = None
+) -> IngestReport:
+    """Write ``out_dir/prediction_output.zip`` for ``submission``; raises SubmissionError when unusable.
+
+    An ingestion program runs in ``sandbox``; ``None`` is the local runner.
+    """
     workdir.mkdir(parents=True, exist_ok=True)
     if env.ingestion_program_dir is not None:
-        return ingest_with_program(env, submission, out_dir, workdir=workdir)
+        return ingest_with_program(env, submission, out_dir, workdir=workdir, sandbox=sandbox)
     return ingest_results(env.cases_path, submission, out_dir, workdir=workdir)
