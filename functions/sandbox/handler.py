@@ -10,10 +10,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchgen.sandbox.remote import SandboxRequest, empty_folder, serve
+from benchgen.sandbox.remote import SandboxRequest, contain_strays, empty_folder, serve
 
-# On Lambda (and only there: elsewhere /tmp is the machine's) all of /tmp is this function's scratch, and
-# it outlives the invocation in a warm sandbox: it is emptied before and after each program.
+# On Lambda (and only there: elsewhere /tmp is the machine's and other handlers share this process) all of
+# /tmp is this function's scratch and every process below it is this invocation's: both outlive the
+# invocation in a warm sandbox, so /tmp is emptied and stray processes are killed around each program.
 LAMBDA_TMP = Path("/tmp")  # noqa: S108 - the sandbox's own scratch, emptied on purpose
 
 
@@ -21,11 +22,13 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     request = SandboxRequest.model_validate(event)
     on_lambda = "AWS_LAMBDA_RUNTIME_API" in os.environ
     if on_lambda:
+        contain_strays()
         empty_folder(LAMBDA_TMP)
     try:
         with tempfile.TemporaryDirectory(prefix="job-") as scratch:
             result = serve(request, Path(scratch))
     finally:
         if on_lambda:
+            contain_strays()
             empty_folder(LAMBDA_TMP)
     return result.model_dump(mode="json")

@@ -261,7 +261,23 @@ def test_a_daemon_in_a_new_session_is_killed_when_the_program_ends(tmp_path: Pat
     pid = int((layout.output / "daemon.pid").read_text())
     assert result.ok
     assert result.stray_processes == 1
+    assert "the program left 1 process(es) running when it ended; they were stopped" in result.stderr
     assert not _alive(pid)
+
+
+def test_a_program_that_kills_its_runner_fails_with_that_reason(
+    tmp_path: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the runner as Lambda has it: not root, so the program shares its uid and can signal it
+    monkeypatch.setattr("benchgen.sandbox.local.os.geteuid", lambda: 1000)
+    script = "import os, signal, time\nos.kill(os.getppid(), signal.SIGKILL)\ntime.sleep(5)\n"
+
+    # When the program kills the runner
+    result = _run(_program(tmp_path, script), layout)
+
+    # Then the program failed, saying why, and the platform did not
+    assert not result.ok
+    assert result.stderr.startswith("the program stopped its runner (signal 9)")
 
 
 def test_a_program_running_forever_with_escaped_children_is_stopped_at_the_limit(

@@ -98,10 +98,26 @@ def run_staged(staged: StagedJob, root: Path) -> ProgramResult:
         )
     except subprocess.TimeoutExpired as exc:
         raise RunnerError(f"the program runner did not answer in time: {exc}") from exc
+    if completed.returncode < 0 and not isolated:
+        # Without a uid of its own (Lambda) the program can signal its runner; that is its failure.
+        return ProgramResult(
+            returncode=completed.returncode,
+            stdout="",
+            stderr=f"the program stopped its runner (signal {-completed.returncode}); a program may not "
+            "signal the process that runs it",
+            timed_out=False,
+            duration_s=0.0,
+            command=argv,
+        )
     if completed.returncode != 0:
         raise RunnerError(f"the program runner failed: {completed.stderr.decode(errors='replace')[-2000:]}")
     answer = json.loads(completed.stdout)
     stdout, stderr = answer.get("stdout", ""), answer.get("stderr", "")
+    stray = answer.get("stray_processes", 0)
+    if stray:
+        stderr += (
+            f"\n[sandbox] the program left {stray} process(es) running when it ended; they were stopped\n"
+        )
     return ProgramResult(
         returncode=answer["returncode"],
         stdout=_tail(stdout, answer.get("stdout_cut", 0)),
@@ -111,7 +127,7 @@ def run_staged(staged: StagedJob, root: Path) -> ProgramResult:
         command=argv,
         stdout_bytes=answer.get("stdout_bytes", len(stdout)),
         stderr_bytes=answer.get("stderr_bytes", len(stderr)),
-        stray_processes=answer.get("stray_processes", 0),
+        stray_processes=stray,
     )
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from benchgen.bundle.archive import Budget, extract_zip
 from benchgen.sandbox.job import ProgramJob, ProgramResult, StagedJob
 from benchgen.sandbox.local import run_staged
+from benchgen.sandbox.runner import become_subreaper, kill_descendants
 from benchgen.sandbox.stage import HOME, copy_back, stage
 from benchgen.zipwrite import zip_folder
 
@@ -99,6 +100,13 @@ def serve(request: SandboxRequest, scratch: Path) -> ProgramResult:
     zip_folder(returned, scratch / "outputs.zip")
     _send(request.outputs_url, scratch / "outputs.zip")
     return result
+
+
+def contain_strays() -> None:
+    """On Lambda the program shares its runner's uid and could kill it: its orphans then come to this
+    process, which kills them (and anything else it started) before the next invocation."""
+    become_subreaper()
+    kill_descendants()
 
 
 def empty_folder(folder: Path) -> None:

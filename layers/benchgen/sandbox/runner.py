@@ -20,6 +20,7 @@ checkout.
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import resource
@@ -47,7 +48,10 @@ SCRATCH_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - hidden, not u
 MAX_PROCESSES = 256
 POLL_S = 0.05
 
-_libc = ctypes.CDLL(None, use_errno=True)
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def _check(result: int, what: str) -> None:
@@ -57,7 +61,7 @@ def _check(result: int, what: str) -> None:
 
 
 def _prctl(option: int, value: int) -> None:
-    _check(_libc.prctl(option, value, 0, 0, 0), f"prctl({option})")
+    _check(_libc().prctl(option, value, 0, 0, 0), f"prctl({option})")
 
 
 def _bytes(text: str | None) -> bytes | None:
@@ -65,7 +69,7 @@ def _bytes(text: str | None) -> bytes | None:
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    result = _libc.mount(_bytes(source), _bytes(target), _bytes(fstype), flags, _bytes(data))
+    result = _libc().mount(_bytes(source), _bytes(target), _bytes(fstype), flags, _bytes(data))
     _check(result, f"mount {target}")
 
 
@@ -80,7 +84,7 @@ def _hidden_ancestor(path: Path) -> Path | None:
 def _isolate_mounts(root: str, mount_point: str, expose: list[str]) -> None:
     """A private mount namespace: fresh scratch folders, the staged root at ``mount_point``, and the
     interpreter's folders (``expose``) reachable read-only even when they live in a private home."""
-    _check(_libc.unshare(CLONE_NEWNS), "unshare")
+    _check(_libc().unshare(CLONE_NEWNS), "unshare")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     # Opened in the new namespace (a mount of another namespace cannot be bound), before anything covers them.
     keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in [root, *expose]}
@@ -104,6 +108,11 @@ def _limit_child() -> None:
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NPROC, (MAX_PROCESSES, MAX_PROCESSES))
+
+
+def become_subreaper() -> None:
+    """Orphans of any descendant are re-parented to this process, so they stay findable below it."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 def _descendants() -> dict[int, bool]:
@@ -130,20 +139,23 @@ def _descendants() -> dict[int, bool]:
     return found
 
 
-def _kill_tree(main: subprocess.Popen[bytes]) -> int:
-    """Kill every descendant until none is left; reap them. Returns how many were found still running."""
+def kill_descendants(main: subprocess.Popen[bytes] | None = None) -> int:
+    """Kill every descendant until none is left, and reap them; ``main`` is waited for through Popen.
+
+    Returns how many were still running, ``main`` aside."""
     stray = 0
     for _ in range(1000):  # a fork bomb is bounded by RLIMIT_NPROC: this ends
         alive = _descendants()
         if not alive:
             return stray
-        stray = max(stray, len([pid for pid, runs in alive.items() if runs and pid != main.pid]))
+        others = [pid for pid, runs in alive.items() if runs and (main is None or pid != main.pid)]
+        stray = max(stray, len(others))
         for pid in alive:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 continue
-        if main.returncode is None:
+        if main is not None and main.returncode is None:
             main.wait()
         while True:
             try:
@@ -223,7 +235,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
             timed_out = True
             break
         _pump(selector, min(POLL_S, remaining))
-    stray = _kill_tree(main)
+    stray = kill_descendants(main)
     # Every writer is dead now: what is left in the pipes ends with end-of-file.
     while selector.get_map():
         _pump(selector, POLL_S)
@@ -244,7 +256,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     _prctl(PR_SET_DUMPABLE, 0)
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    become_subreaper()
     request = json.loads(sys.stdin.buffer.read())
     json.dump(run(request), sys.stdout)
 
