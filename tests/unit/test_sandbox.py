@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -173,8 +175,22 @@ def test_the_program_environment_holds_no_host_variable(
     ]
 
 
+@pytest.fixture
+def open_folder() -> Iterator[Path]:
+    """A world-writable folder outside /tmp, as a machine may have (its mode alone would let anyone in)."""
+    folder = ROOT / f".open-{os.getpid()}-{time.monotonic_ns()}"
+    folder.mkdir()
+    folder.chmod(0o777)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder)
+
+
 @AS_ROOT
-def test_writes_outside_the_output_folder_do_not_survive(tmp_path: Path, layout: Layout) -> None:
+def test_writes_outside_the_output_folder_do_not_survive(
+    tmp_path: Path, layout: Layout, open_folder: Path
+) -> None:
     # Given reference data, and a program that writes everywhere it can think of
     (layout.ref / "cases.jsonl").write_text("reference\n")
     token = f"hostile-{os.getpid()}-{time.monotonic_ns()}"
@@ -189,6 +205,8 @@ def test_writes_outside_the_output_folder_do_not_survive(tmp_path: Path, layout:
         "ref_new": os.path.join(sys.argv[1], "ref", "extra.jsonl"),
         "res": os.path.join(sys.argv[1], "res", "{token}"),
         "workspace": "{tmp_path}/{token}",
+        "run_lock": "/run/lock/{token}",
+        "open_folder": "{open_folder}/{token}",
         "output": os.path.join(sys.argv[2], "kept.txt"),
     }}
     for name, path in targets.items():
@@ -218,6 +236,9 @@ def test_writes_outside_the_output_folder_do_not_survive(tmp_path: Path, layout:
     for leftover in (Path("/tmp", token), Path("/var/tmp", token), Path("/dev/shm", token)):
         assert not leftover.exists(), leftover
     assert not (tmp_path / token).exists()
+    assert not Path("/run/lock", token).exists()
+    assert said["open_folder"].startswith("refused")
+    assert not list(open_folder.iterdir())
     assert not list(layout.res.iterdir())
 
 

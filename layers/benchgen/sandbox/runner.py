@@ -44,7 +44,9 @@ MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
 # Writable by anyone on a usual Linux system: each gets a fresh, private tmpfs.
-SCRATCH_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")  # noqa: S108 - hidden, not used
+SCRATCH_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # noqa: S108 - hidden, not used
+# statvfs flags that a bind remount must keep (they share their values with the MS_* mount flags).
+_KEPT_FLAGS = 2 | 4 | 8 | 1024 | 2048 | 4096  # nosuid, nodev, noexec, noatime, nodiratime, relatime
 MAX_PROCESSES = 256
 POLL_S = 0.05
 
@@ -101,12 +103,20 @@ def _isolate_mounts(root: str, mount_point: str, expose: list[str]) -> None:
     _mount(f"/proc/self/fd/{keep[root]}", mount_point, None, MS_BIND | MS_REC | MS_NOSUID | MS_NODEV)
     for descriptor in keep.values():
         os.close(descriptor)
+    # The rest of the root file system is read-only here, world-writable corners included.
+    kept = os.statvfs("/").f_flag & _KEPT_FLAGS
+    _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept)
 
 
 def _limit_child() -> None:
-    """In the program's process, before exec: no way back to privileges, no core dumps, few processes."""
+    """In the program's process, before exec: no way back to privileges, no core dumps."""
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _limit_own_uid() -> None:
+    """As :func:`_limit_child`, and few processes: the count is per uid, and the uid is the program's own."""
+    _limit_child()
     resource.setrlimit(resource.RLIMIT_NPROC, (MAX_PROCESSES, MAX_PROCESSES))
 
 
@@ -218,7 +228,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
             group=request["gid"] if privileged else None,
             extra_groups=[] if privileged else None,
             umask=0o022,
-            preexec_fn=_limit_child,  # safe: the runner has a single thread
+            preexec_fn=_limit_own_uid if privileged else _limit_child,  # the runner has a single thread
         )
     except (OSError, subprocess.SubprocessError) as exc:
         message = f"could not start {request['argv'][0]!r}: {getattr(exc, 'strerror', None) or exc}"
