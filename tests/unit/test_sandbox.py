@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import textwrap
@@ -240,6 +241,29 @@ def test_writes_outside_the_output_folder_do_not_survive(
     assert said["open_folder"].startswith("refused")
     assert not list(open_folder.iterdir())
     assert not list(layout.res.iterdir())
+
+
+@AS_ROOT
+def test_services_on_this_machine_are_out_of_reach(tmp_path: Path, layout: Layout) -> None:
+    # Given a service listening on the loopback, as the local cloud's endpoint does
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        script = f"""
+        import socket
+        try:
+            socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
+            print("connected")
+        except OSError as error:
+            print("refused:", error)
+        """
+
+        # When a program connects to it
+        result = _run(_program(tmp_path, script), layout)
+
+    # Then it cannot
+    assert result.stdout.startswith("refused:"), result.stdout
 
 
 def test_links_in_the_output_are_not_followed(tmp_path: Path, layout: Layout) -> None:

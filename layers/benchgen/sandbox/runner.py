@@ -11,8 +11,9 @@ checkout.
 - stdout and stderr are read through pipes and only their last ``output_cap`` bytes are kept, so a
   program that prints without end costs neither memory nor disk.
 - When it runs as root (a laptop, CI), the program runs under its own unprivileged uid and gid with no
-  capabilities and no new privileges, in a private mount namespace whose /tmp, /var/tmp and /dev/shm are
-  empty tmpfs that vanish with it, and which sees the staged folders at ``mount_point``. On Lambda the
+  capabilities and no new privileges, without network, in a private mount namespace where the root file
+  system is read-only, /tmp, /var/tmp, /dev/shm and /run/lock are empty tmpfs that vanish with it, and
+  the staged folders are at ``mount_point``. On Lambda the
   runner is not root: the function's own sandbox (read-only system folders, its own uid) stands in, and
   the sandbox handler empties /tmp after every program.
 """
@@ -36,6 +37,7 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 CLONE_NEWNS = 0x00020000
+CLONE_NEWNET = 0x40000000
 MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
@@ -86,7 +88,9 @@ def _hidden_ancestor(path: Path) -> Path | None:
 def _isolate_mounts(root: str, mount_point: str, expose: list[str]) -> None:
     """A private mount namespace: fresh scratch folders, the staged root at ``mount_point``, and the
     interpreter's folders (``expose``) reachable read-only even when they live in a private home."""
-    _check(_libc().unshare(CLONE_NEWNS), "unshare")
+    # A network namespace of its own, with only a loopback that is down: the local cloud's endpoints (which
+    # accept any credentials) and the machine's other services are out of reach.
+    _check(_libc().unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     # Opened in the new namespace (a mount of another namespace cannot be bound), before anything covers them.
     keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in [root, *expose]}
