@@ -98,10 +98,9 @@ from benchgen.score import score
 work = Path(sys.argv[1])
 env = open_environment(work / "bundle", work / "env")
 submission = work / "predictions.json"
-submission.write_text(json.dumps({"predictions": [{"id": "q1", "prediction_text": "2"}]}))
 ingest(env, submission, work / "ingested", workdir=work / "ingest-work")
 report = score(env, work / "ingested" / "prediction_output.zip", work / "out", workdir=work / "score-work")
-print(json.dumps({"accuracy": report.scores["accuracy"], "dumpable": ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)}))
+print(json.dumps({"dumpable": ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)}))
 """
 
 
@@ -132,18 +131,24 @@ def _everything_written(folder: Path) -> bytes:
     return b"\n".join(chunks)
 
 
+def _score_in_a_host_with_credentials(work: Path) -> subprocess.CompletedProcess[str]:
+    """Ingest and score ``work/predictions.json`` for ``work/bundle`` in a process started with credentials
+    in its environment, so that its /proc/<pid>/environ holds them, as a function's does."""
+    pythonpath = os.pathsep.join([str(ROOT / "layers"), str(ROOT)])
+    host_env = {"PATH": os.environ["PATH"], "PYTHONPATH": pythonpath, "HOME": str(work), **SECRETS}
+    return subprocess.run(
+        [sys.executable, "-c", HOST, str(work)], env=host_env, capture_output=True, text=True, check=False
+    )
+
+
 @AS_ROOT
 def test_a_program_reading_every_environ_finds_no_credential_of_the_host(tmp_path: Path) -> None:
-    # Given a host process started with credentials in its environment (so /proc/<host>/environ holds
-    # them), scoring with a program that dumps its environment and every /proc/*/environ into its outputs
+    # Given a scoring program that dumps its environment and every /proc/*/environ into its outputs
     _stealer_bundle(tmp_path / "bundle")
-    pythonpath = os.pathsep.join([str(ROOT / "layers"), str(ROOT)])
-    host_env = {"PATH": os.environ["PATH"], "PYTHONPATH": pythonpath, "HOME": str(tmp_path), **SECRETS}
+    (tmp_path / "predictions.json").write_text('{"predictions": [{"id": "q1", "prediction_text": "2"}]}')
 
-    # When the run is scored
-    host = subprocess.run(
-        [sys.executable, "-c", HOST, str(tmp_path)], env=host_env, capture_output=True, text=True, check=False
-    )
+    # When the run is scored by a process holding credentials
+    host = _score_in_a_host_with_credentials(tmp_path)
 
     # Then the program ran and read at least its own environment, the host process was non-dumpable,
     # and no credential value is anywhere in what the run produced
@@ -153,6 +158,50 @@ def test_a_program_reading_every_environ_finds_no_credential_of_the_host(tmp_pat
     for name, value in SECRETS.items():
         assert value.encode() not in produced, f"{name} leaked into the run's files"
     assert json.loads(host.stdout)["dumpable"] == 0
+
+
+STEALING_TEST = """\
+import os
+found = []
+for pid in os.listdir("/proc"):
+    try:
+        found.append(open("/proc/" + pid + "/environ", "rb").read().decode(errors="replace"))
+    except OSError:
+        pass
+print(found)
+raise SystemExit(1)
+"""
+
+
+@AS_ROOT
+def test_a_patched_test_reading_every_environ_finds_no_credential_of_the_host(tmp_path: Path) -> None:
+    # Given a code case, and a submitted diff that adds a test printing every environ it can read
+    bundle = tmp_path / "bundle"
+    (bundle / "reference").mkdir(parents=True)
+    case = {"id": "c1", "question": "fix", "files": {"calc.py": "x = 1\n"}, "test_command": "python t.py"}
+    (bundle / "reference" / "cases.jsonl").write_text(json.dumps(case) + "\n")
+    (bundle / "competition.yaml").write_text(
+        "version: 2\ntitle: Code\ntemplate: code\ntasks:\n  - index: 0\n    reference_data: reference\n"
+        "phases:\n  - index: 0\n    tasks: [0]\n    execution_time_limit: 60\nleaderboards:\n  - columns:\n"
+        "      - {title: Resolved, key: resolved_rate, index: 0}\n"
+    )
+    lines = STEALING_TEST.splitlines()
+    diff = f"--- /dev/null\n+++ b/t.py\n@@ -0,0 +1,{len(lines)} @@\n" + "".join(
+        f"+{line}\n" for line in lines
+    )
+    predictions = {"predictions": [{"id": "c1", "prediction_text": diff}]}
+    (tmp_path / "predictions.json").write_text(json.dumps(predictions))
+
+    # When the run is scored by a process holding credentials
+    host = _score_in_a_host_with_credentials(tmp_path)
+
+    # Then the test ran and its output reached the verdicts, but no credential value did
+    assert host.returncode == 0, host.stderr
+    produced = _everything_written(tmp_path / "out")
+    assert b"tests failed (exit 1)" in produced
+    assert b"PYTHONUNBUFFERED=1" in produced
+    for name, value in SECRETS.items():
+        assert value.encode() not in produced, f"{name} leaked into the run's files"
 
 
 def test_the_program_environment_holds_no_host_variable(
