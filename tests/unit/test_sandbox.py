@@ -436,3 +436,39 @@ def test_a_scoring_run_that_prints_50_mb_keeps_the_tail_in_its_log(tmp_path: Pat
     log = (tmp_path / "out" / "logs" / "scoring.log").read_text()
     assert f"[... first {50 * 1024 * 1024 - 1024 * 1024} bytes cut ...]" in log
     assert len(log) < 2 * 1024 * 1024
+
+
+def test_a_scoring_program_that_never_ends_fails_the_run_at_the_time_limit(tmp_path: Path) -> None:
+    # Given a one-second limit and a scoring program that leaves a daemon in a new session and never ends
+    from benchgen.environment import open_environment
+    from benchgen.score import score
+
+    bundle = tmp_path / "bundle"
+    _stealer_bundle(bundle)
+    competition = bundle / "competition.yaml"
+    competition.write_text(
+        competition.read_text().replace("execution_time_limit: 60", "execution_time_limit: 1")
+    )
+    (bundle / "scoring_program" / "score.py").write_text(
+        "import os, sys, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    open(os.path.join(sys.argv[2], 'daemon.pid'), 'w').write(str(os.getpid()))\n"
+        "while True:\n"
+        "    time.sleep(1)\n"
+    )
+    env = open_environment(bundle, tmp_path / "env")
+    prediction = tmp_path / "prediction_output.zip"
+    with zipfile.ZipFile(prediction, "w") as archive:
+        archive.writestr("predictions.json", '{"predictions": []}')
+    started = time.monotonic()
+
+    # When the run is scored
+    with pytest.raises(ScoringError) as raised:
+        score(env, prediction, tmp_path / "out", workdir=tmp_path / "work")
+
+    # Then the run fails saying so, soon after the limit, and nothing of the program still runs
+    assert str(raised.value) == "the scoring program passed the time limit of 1 s and was stopped"
+    assert time.monotonic() - started < 15
+    with zipfile.ZipFile(tmp_path / "out" / "scoring_output.zip") as output:
+        assert not _alive(int(output.read("daemon.pid")))
