@@ -31,4 +31,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         if on_lambda:
             contain_strays()
             empty_folder(LAMBDA_TMP)
-    return result.model_dump(mode="json")
+    # The whole result (output tails included) went up with the outputs; the answer only summarises it.
+    return result.model_dump(
+        mode="json", include={"returncode", "timed_out", "duration_s", "stray_processes"}
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,6 +55,7 @@ class HandlerInvoker:
     def __init__(self, base_url: str) -> None:
         self.base_url = base_url
         self.requests: list[dict[str, Any]] = []
+        self.answers: list[dict[str, Any]] = []
 
     def invoke(self, archive: Path, job: dict[str, Any], outputs: Path) -> dict[str, Any]:
         Objects.stored["/job.zip"] = archive.read_bytes()
@@ -64,6 +66,7 @@ class HandlerInvoker:
         }
         self.requests.append(request)
         answer: dict[str, Any] = sandbox_handler.handler(request, None)
+        self.answers.append(answer)
         outputs.write_bytes(Objects.stored["/out.zip"])
         return answer
 
@@ -102,6 +105,36 @@ def test_a_program_run_in_the_sandbox_function_returns_its_result_and_its_output
     assert result.ok, result.stderr
     assert result.stdout == "scored\n"
     assert (layout.output / "scores.json").read_text() == '{"accuracy": 0.75}'
+
+
+def test_output_full_of_control_characters_fits_the_synchronous_answer(tmp_path: Path, objects: str) -> None:
+    # Given a program printing a MiB of NUL bytes on each stream (six bytes each once escaped in JSON)
+    layout = prepare_layout(tmp_path / "run")
+    program = tmp_path / "program"
+    program.mkdir()
+    (program / "metadata.yaml").write_text("command: python $program/main.py\n")
+    (program / "main.py").write_text(
+        "import sys\nsys.stdout.write(chr(0) * 2**20)\nsys.stderr.write(chr(0) * 2**20)\nsys.exit(2)\n"
+    )
+    invoker = HandlerInvoker(objects)
+
+    # When it runs in the sandbox function
+    result = run_program(
+        program,
+        input_dir=layout.input,
+        output_dir=layout.output,
+        shared_dir=layout.shared,
+        ref_dir=layout.ref,
+        res_dir=layout.res,
+        time_limit=30,
+        sandbox=RemoteSandbox(invoker),
+    )
+
+    # Then the answer stays far below Lambda's 6 MB, and the caller still gets the whole result
+    assert len(json.dumps(invoker.answers[0])) < 1024
+    assert invoker.answers[0]["returncode"] == 2
+    assert (result.returncode, result.stdout_bytes, result.stderr_bytes) == (2, 2**20, 2**20)
+    assert result.stdout == chr(0) * 2**20
 
 
 def test_on_lambda_the_sandbox_leaves_nothing_in_tmp(

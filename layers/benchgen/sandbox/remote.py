@@ -23,6 +23,9 @@ from benchgen.sandbox.stage import HOME, copy_back, stage
 from benchgen.zipwrite import zip_folder
 
 TRANSFER_TIMEOUT_S = 120
+# The full result travels in the outputs archive: a synchronous answer holds at most 6 MB, and the output
+# tails (up to a MiB each, every control character six bytes once escaped in JSON) would not fit.
+RESULT_NAME = "result.json"
 _CHUNK = 1 << 20
 
 
@@ -51,13 +54,12 @@ class RemoteSandbox:
             work = Path(scratch)
             staged = stage(job, work / "root")
             zip_folder(work / "root", work / "job.zip")
-            answer = self.invoker.invoke(
-                work / "job.zip", staged.model_dump(mode="json"), work / "outputs.zip"
-            )
-            extract_zip(work / "outputs.zip", work / "returned", label="the sandbox outputs", budget=Budget())
+            self.invoker.invoke(work / "job.zip", staged.model_dump(mode="json"), work / "outputs.zip")
+            returned = work / "returned"
+            extract_zip(work / "outputs.zip", returned, label="the sandbox outputs", budget=Budget())
             for name in staged.collect:
-                copy_back(work / "returned" / name, job.folders[name])
-        return ProgramResult.model_validate(answer)
+                copy_back(returned / name, job.folders[name])
+            return ProgramResult.model_validate_json((returned / RESULT_NAME).read_bytes())
 
 
 def _url(url: str) -> str:
@@ -97,6 +99,7 @@ def serve(request: SandboxRequest, scratch: Path) -> ProgramResult:
     returned.mkdir()
     for name, place in job.collect.items():
         copy_back(root / place, returned / name)
+    (returned / RESULT_NAME).write_text(result.model_dump_json(), encoding="utf-8")
     zip_folder(returned, scratch / "outputs.zip")
     _send(request.outputs_url, scratch / "outputs.zip")
     return result
