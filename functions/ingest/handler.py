@@ -28,6 +28,7 @@ def ingest(upload: UploadedObject) -> dict[str, Any]:
             runs=wired.runs,
             environments=wired.environments,
             workdir=Path(workdir),
+            sandbox=wired.sandbox,
         )
     if run is None:
         return {"key": upload.key, "ignored": True}

@@ -30,6 +30,7 @@ def score(upload: UploadedObject) -> dict[str, Any]:
             starter=wired.starter,
             publisher=wired.publisher,
             workdir=Path(workdir),
+            sandbox=wired.sandbox,
         )
     if run is None:
         return {"key": upload.key, "ignored": True}

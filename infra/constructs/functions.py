@@ -1,4 +1,4 @@
-"""The five Lambda functions, each built from one declarative spec with its own least-privilege role."""
+"""The Lambda functions, each built from one declarative spec with its own least-privilege role."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from infra.constructs.storage import (
     PREDICTIONS_PREFIX,
     RUNS_INDEXES,
     RUNS_PREFIX,
+    SANDBOX_PREFIX,
     SUBMISSIONS_PREFIX,
     Storage,
 )
@@ -84,9 +85,24 @@ class FunctionSpec:
     tables: Mapping[DataTable, TableAccess] = field(default_factory=dict)
     idempotent: bool = False
     puts_events: bool = False
+    # Hands untrusted programs to the sandbox function (and passes their files through SANDBOX_PREFIX).
+    runs_programs: bool = False
+    # The sandbox itself: no resource names in its environment, no grants at all (not even its logs: the
+    # synchronous caller receives its errors), no tracing, no dead-letter queue (it is never invoked
+    # asynchronously).
+    sandbox: bool = False
 
 
 SPECS: tuple[FunctionSpec, ...] = (
+    FunctionSpec(
+        name="sandbox",
+        logical_id="SandboxFunction",
+        description="Runs one untrusted scoring, ingestion or test program; reaches no data",
+        memory_mb=2048,
+        timeout=Duration.minutes(15),
+        ephemeral_storage_mib=4096,
+        sandbox=True,
+    ),
     FunctionSpec(
         name="register_environment",
         logical_id="RegisterEnvironmentFunction",
@@ -107,10 +123,11 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.minutes(10),
         ephemeral_storage_mib=2048,
         trigger=Trigger(SUBMISSIONS_PREFIX),
-        reads=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX),
-        writes=(PREDICTIONS_PREFIX,),
+        reads=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX),
+        writes=(PREDICTIONS_PREFIX, SANDBOX_PREFIX),
         tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
         idempotent=True,
+        runs_programs=True,
     ),
     FunctionSpec(
         name="score",
@@ -120,11 +137,12 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.minutes(15),
         ephemeral_storage_mib=4096,
         trigger=Trigger(PREDICTIONS_PREFIX, "prediction_output.zip"),
-        reads=(PREDICTIONS_PREFIX, ENVIRONMENTS_PREFIX),
-        writes=(RUNS_PREFIX,),
+        reads=(PREDICTIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX),
+        writes=(RUNS_PREFIX, SANDBOX_PREFIX),
         tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
         idempotent=True,
         puts_events=True,
+        runs_programs=True,
     ),
     FunctionSpec(
         name="build_artifact",
@@ -191,6 +209,10 @@ class Functions(Construct):
         for spec in specs:
             _check_no_self_trigger(spec)
             self.by_name[spec.name] = self._build(spec)
+        sandbox = next((self.by_name[spec.name] for spec in specs if spec.sandbox), None)
+        for spec in specs:
+            if spec.runs_programs and sandbox is not None:
+                self._hand_programs_to(self.by_name[spec.name], self.roles[spec.name], sandbox)
 
     @property
     def environment(self) -> dict[str, str]:
@@ -206,6 +228,14 @@ class Functions(Construct):
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
         }
 
+    @staticmethod
+    def _hand_programs_to(function: lambda_.Function, role: iam.Role, sandbox: lambda_.Function) -> None:
+        function.add_environment("SANDBOX_FUNCTION", sandbox.function_name)
+        # This function only, unqualified: no version or alias of it, and no other function.
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[sandbox.function_arn])
+        )
+
     def _build(self, spec: FunctionSpec) -> lambda_.Function:
         scope = Construct(self, spec.logical_id)
         role = iam.Role(
@@ -216,6 +246,8 @@ class Functions(Construct):
         )
         set_logical_id(role, f"{spec.logical_id}Role")
         self.roles[spec.name] = role
+        if spec.sandbox:
+            return self._build_sandbox(spec, scope, role)
         log_group = logs.LogGroup(
             scope, "Logs", retention=LOG_RETENTION, removal_policy=RemovalPolicy.DESTROY
         )
@@ -258,6 +290,28 @@ class Functions(Construct):
                 s3n.LambdaDestination(function),
                 s3.NotificationKeyFilter(prefix=spec.trigger.prefix, suffix=spec.trigger.suffix),
             )
+        return function
+
+    def _build_sandbox(self, spec: FunctionSpec, scope: Construct, role: iam.Role) -> lambda_.Function:
+        function = lambda_.Function(
+            scope,
+            "Function",
+            description=spec.description,
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler="handler.handler",
+            code=lambda_.Code.from_asset(
+                str(FUNCTIONS_ROOT / spec.name), exclude=["__pycache__", "*.pyc", "tests"]
+            ),
+            layers=[self._layer],
+            role=role,
+            memory_size=spec.memory_mb,
+            timeout=spec.timeout,
+            ephemeral_storage_size=Size.mebibytes(spec.ephemeral_storage_mib),
+            environment={"POWERTOOLS_SERVICE_NAME": spec.name},
+            tracing=lambda_.Tracing.DISABLED,
+        )
+        set_logical_id(function, spec.logical_id)
         return function
 
     def _grant(self, spec: FunctionSpec, role: iam.Role) -> None:

@@ -107,7 +107,9 @@ def _acknowledge_functions(functions: Functions) -> None:
     for spec in functions.specs:
         function = functions.by_name[spec.name]
         _acknowledge(_resource(function), "L1", RUNTIME_REASON)
-        policy = functions.roles[spec.name].node.find_child("DefaultPolicy")
+        policy = functions.roles[spec.name].node.try_find_child("DefaultPolicy")
+        if policy is None:  # the sandbox's role has no policy at all
+            continue
         _acknowledge(policy, "IAM5[Resource::*]", XRAY_REASON)
         for prefix in sorted(set(spec.reads + spec.writes)):
             _acknowledge(

@@ -7,6 +7,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from benchgen.aws.sandbox import SANDBOX_PREFIX
 from infra.constructs import set_logical_id
 
 # Prefixes of the data bucket; each trigger prefix belongs to exactly one function.
@@ -14,6 +15,8 @@ ENVIRONMENTS_PREFIX = "environments/"
 SUBMISSIONS_PREFIX = "submissions/"
 PREDICTIONS_PREFIX = "predictions/"
 RUNS_PREFIX = "runs/"
+# Jobs for the sandbox function and its outputs: no trigger watches it, and nothing there is kept.
+__all__ = ["SANDBOX_PREFIX"]
 
 DATA_BUCKET_ID = "DataBucket"
 
@@ -94,7 +97,13 @@ class Storage(Construct):
                     id="expire-noncurrent-versions",
                     noncurrent_version_expiration=Duration.days(90),
                     abort_incomplete_multipart_upload_after=Duration.days(7),
-                )
+                ),
+                s3.LifecycleRule(
+                    id="expire-sandbox-jobs",
+                    prefix=SANDBOX_PREFIX,
+                    expiration=Duration.days(1),
+                    noncurrent_version_expiration=Duration.days(1),
+                ),
             ],
             removal_policy=RemovalPolicy.RETAIN,
         )

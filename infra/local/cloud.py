@@ -221,6 +221,10 @@ class LocalCloud:
         self._client_secret = created.client_secret
         self._client_auth_flows = created.client_auth_flows
         self.environment = created.environment
+        if self.mode == "in-process":
+            # The sandbox function fetches its job through a presigned URL, a plain HTTP request that only
+            # a moto server answers. In-process, programs go to the same runner directly, without S3.
+            self.environment.pop("SANDBOX_FUNCTION", None)
         self.conflicting_variables = created.conflicting_variables
         self._set_environ(self.environment)
 

@@ -25,6 +25,7 @@ from benchgen.bundle.archive import Budget, extract_zip
 from benchgen.bundle.runtime import docker_image_warning
 from benchgen.errors import BundleError, SubmissionError
 from benchgen.programs import Layout, ProgramResult, last_lines, prepare_layout, run_program
+from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.join import PredictionIndex, iter_cases
 from benchgen.submission import open_predictions
 from benchgen.zipwrite import entry, zip_folder
@@ -180,7 +181,9 @@ def is_results_submission(folder: Path) -> bool:
     return not any((folder / name).exists() for name in SUBMISSION_METADATA_FILES)
 
 
-def _run_ingestion(env: Environment, program_dir: Path, submitted: Path, root: Path) -> ProgramResult:
+def _run_ingestion(
+    env: Environment, program_dir: Path, submitted: Path, root: Path, sandbox: Sandbox | None
+) -> ProgramResult:
     """Run the ingestion program the way Codabench's prediction step does: ``$input`` is the task's input
     data and the reference data is in none of the step's folders, since participant code runs there.
 
@@ -206,6 +209,7 @@ def _run_ingestion(env: Environment, program_dir: Path, submitted: Path, root: P
         res_dir=root / "output",
         time_limit=env.time_limit,
         extra={"submission_program": submitted, "ingestion_program": program},
+        sandbox=sandbox,
     )
 
 
@@ -230,7 +234,7 @@ def write_output_metadata(output: Path, ingestion: ProgramResult | None) -> None
 
 
 def ingest_like_codabench(
-    env: Environment, submission: Path, out_dir: Path, *, workdir: Path
+    env: Environment, submission: Path, out_dir: Path, *, workdir: Path, sandbox: Sandbox | None = None
 ) -> IngestReport:
     """Codabench's prediction step: a results submission is copied into the prediction output, then the
     ingestion program (if any) runs with the submission as ``$submission_program``.
@@ -255,7 +259,7 @@ def ingest_like_codabench(
     warnings: list[str] = []
     ingestion = None
     if program_dir is not None:
-        ingestion = _run_ingestion(env, program_dir, submitted, root)
+        ingestion = _run_ingestion(env, program_dir, submitted, root, sandbox)
         if ingestion.timed_out:
             raise SubmissionError(f"the ingestion program passed the time limit of {env.time_limit} s")
         if ingestion.returncode != 0:
@@ -298,13 +302,18 @@ def _count_program_output(env: Environment, output_zip: Path, workdir: Path) -> 
     return total, answered, []
 
 
-def ingest(env: Environment, submission: Path, out_dir: Path, *, workdir: Path) -> IngestReport:
-    """Write ``out_dir/prediction_output.zip`` for ``submission``; raises SubmissionError when unusable."""
+def ingest(
+    env: Environment, submission: Path, out_dir: Path, *, workdir: Path, sandbox: Sandbox | None = None
+) -> IngestReport:
+    """Write ``out_dir/prediction_output.zip`` for ``submission``; raises SubmissionError when unusable.
+
+    An ingestion program runs in ``sandbox``; ``None`` is the local runner.
+    """
     workdir.mkdir(parents=True, exist_ok=True)
     if env.ingestion_program_dir is None and env.scoring_program_dir is None:
         report = ingest_results(env.cases_path, submission, out_dir, workdir=workdir)
     else:
-        report = ingest_like_codabench(env, submission, out_dir, workdir=workdir)
+        report = ingest_like_codabench(env, submission, out_dir, workdir=workdir, sandbox=sandbox)
     image_warning = docker_image_warning(env.spec)
     if image_warning is not None:
         report.warnings.insert(0, image_warning)

@@ -3,38 +3,29 @@
 The program folder's ``metadata.yaml`` (or ``metadata``) holds a ``command`` such as
 ``python $program/score.py $input $output``. It is split into words like a shell would, but run with no
 shell; the ``$name`` placeholders become folders of the scoring layout; ``python``/``python3`` mean the
-interpreter BenchGen itself runs on, so the program imports what that interpreter has. The program sees
-only a small allow-listed environment, so no credential or token of the host ever reaches it, and it is
-killed with its whole process group when it passes its time limit.
+interpreter BenchGen itself runs on, so the program imports what that interpreter has. The program runs
+in a sandbox (``benchgen.sandbox``): a copy of its folders, an empty environment, no credentials, and its
+whole process tree killed when it ends or passes its time limit.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import re
-import shlex
-import signal
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
-from typing import IO
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from benchgen.errors import BundleError, ScoringError
+from benchgen.sandbox.job import OUTPUT_CAP, ProgramJob, ProgramResult, Sandbox, build_argv
+from benchgen.sandbox.local import LocalSandbox
+
+__all__ = ["OUTPUT_CAP", "ProgramResult", "build_argv"]
 
 METADATA_FILES = ("metadata.yaml", "metadata", "metadata.yml")
-OUTPUT_CAP = 1024 * 1024
 MAX_SCORES_BYTES = 10 * 1024 * 1024
 NO_SCORES = "the scoring program wrote no scores.json (nor scores.txt) in its output folder"
-_PYTHON_NAMES = re.compile(r"^python(3(\.\d+)?)?$")
-_PLACEHOLDER = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
-_SEARCH_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 
 
 class Layout(BaseModel):
@@ -63,23 +54,6 @@ def prepare_layout(workdir: Path) -> Layout:
     return layout
 
 
-class ProgramResult(BaseModel):
-    """What a program run produced; stdout and stderr keep at most their last ``OUTPUT_CAP`` bytes."""
-
-    model_config = ConfigDict(frozen=True)
-
-    returncode: int
-    stdout: str
-    stderr: str
-    timed_out: bool
-    duration_s: float
-    command: list[str] = Field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
-
-
 def load_command(program_dir: Path, *, label: str | None = None) -> str:
     """The ``command`` of the program folder's metadata file."""
     name = label or program_dir.name
@@ -103,59 +77,9 @@ def load_command(program_dir: Path, *, label: str | None = None) -> str:
     return command
 
 
-def build_argv(command: str, substitutions: dict[str, Path]) -> list[str]:
-    """Split ``command`` into words, then fill each word's placeholders (paths with spaces stay one word)."""
-
-    def fill(match: re.Match[str]) -> str:
-        name = match.group(1) or match.group(2)
-        return str(substitutions[name]) if name in substitutions else match.group(0)
-
-    try:
-        words = shlex.split(command)
-    except ValueError as exc:
-        raise BundleError(
-            "metadata.yaml", f"cannot be split into words ({exc}); check the quotes", "command"
-        ) from exc
-    argv = [_PLACEHOLDER.sub(fill, word) for word in words]
-    if argv and _PYTHON_NAMES.match(argv[0]):
-        argv[0] = sys.executable
-    return argv
-
-
-def _program_env(home: Path) -> dict[str, str]:
-    """A fresh environment: nothing is inherited from the host, so no secret can leak into it."""
-    search = [str(Path(sys.executable).parent), *_SEARCH_PATH]
-    return {
-        "PATH": os.pathsep.join(search),
-        "HOME": str(home),
-        "TMPDIR": str(home),
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "PYTHONIOENCODING": "utf-8",
-        "PYTHONUNBUFFERED": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
-
-
 def last_lines(text: str, count: int = 20) -> str:
     """The last ``count`` lines of a program's output, for the message that says why it failed."""
     return "\n".join(text.strip().splitlines()[-count:])
-
-
-def _tail(stream: IO[bytes], cap: int) -> str:
-    stream.flush()
-    size = stream.seek(0, os.SEEK_END)
-    start = max(0, size - cap)
-    stream.seek(start)
-    text = stream.read().decode("utf-8", errors="replace")
-    return f"[... first {start} bytes cut ...]\n{text}" if start else text
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        return
 
 
 def run_program(
@@ -170,19 +94,22 @@ def run_program(
     extra: dict[str, Path] | None = None,
     output_cap: int = OUTPUT_CAP,
     command: str | None = None,
+    sandbox: Sandbox | None = None,
+    writable_program: bool = False,
 ) -> ProgramResult:
-    """Run the program's command in ``program_dir``; never raises for what the program itself does.
+    """Run the program's command in (a copy of) ``program_dir``; never raises for what the program does.
 
     ``extra`` adds or overrides placeholders, e.g. ``{"ingestion_program": ..., "submission_program": ...}``.
     ``command`` is given when it does not come from the folder's metadata file (a code case's tests).
+    The program may write its output and shared folders (and its own folder when ``writable_program``);
+    what it writes to ``output_dir`` is copied back, everything else it wrote is thrown away.
     """
     if time_limit <= 0:
         raise ValueError(f"time_limit must be a positive number of seconds, not {time_limit}")
     if command is None:
         command = load_command(program_dir)
-    # The program runs inside its own folder, so a relative path would point somewhere else.
-    program_dir = program_dir.absolute()
-    given: dict[str, Path] = {
+    output_dir.mkdir(parents=True, exist_ok=True)
+    folders: dict[str, Path] = {
         "input": input_dir,
         "output": output_dir,
         "program": program_dir,
@@ -192,53 +119,15 @@ def run_program(
         "predictions": res_dir,
         **(extra or {}),
     }
-    substitutions = {name: path.absolute() for name, path in given.items()}
-    argv = build_argv(command, substitutions)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    with (
-        tempfile.TemporaryDirectory(prefix="program-home-") as home,
-        tempfile.TemporaryFile() as out,
-        tempfile.TemporaryFile() as err,
-    ):
-        started = time.monotonic()
-        timed_out = False
-        try:
-            process = subprocess.Popen(  # noqa: S603 - no shell; the command is the bundle's by design
-                argv,
-                cwd=program_dir,
-                env=_program_env(Path(home)),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return ProgramResult(
-                returncode=127,
-                stdout="",
-                stderr=f"could not start {argv[0]!r}: {exc.strerror or exc}",
-                timed_out=False,
-                duration_s=time.monotonic() - started,
-                command=argv,
-            )
-        try:
-            returncode = process.wait(timeout=time_limit)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(process)
-            returncode = process.wait()
-        finally:
-            # Children the program left running in the background go with it.
-            _kill_group(process)
-        duration = time.monotonic() - started
-        return ProgramResult(
-            returncode=returncode,
-            stdout=_tail(out, output_cap),
-            stderr=_tail(err, output_cap),
-            timed_out=timed_out,
-            duration_s=round(duration, 3),
-            command=argv,
-        )
+    writable = {"output", "tmp", "shared"} | ({"program"} if writable_program else set())
+    job = ProgramJob(
+        command=command,
+        folders=folders,
+        writable=frozenset(writable),
+        time_limit=time_limit,
+        output_cap=output_cap,
+    )
+    return (sandbox or LocalSandbox()).run(job)
 
 
 def _number(key: object, value: object, file: str) -> float:

@@ -22,6 +22,7 @@ from benchgen.errors import ScoringError, SubmissionError
 from benchgen.ingest import stage
 from benchgen.programs import last_lines, read_scores, run_program
 from benchgen.report.detailed import HTML_NAME, DetailedResults
+from benchgen.sandbox.job import Sandbox
 from benchgen.scoring import Aggregator, ScoringOptions, build_template
 from benchgen.scoring.join import PredictionIndex, iter_cases
 from benchgen.submission import open_predictions
@@ -122,6 +123,7 @@ def score_with_template(
     *,
     workdir: Path,
     progress: Progress | None = None,
+    sandbox: Sandbox | None = None,
 ) -> ScoreReport:
     """Judge every case with the environment's built-in template."""
     spec = env.spec
@@ -135,7 +137,9 @@ def score_with_template(
                 metadata = stream.metadata
         except SubmissionError as error:
             raise ScoringError(f"the prediction output cannot be read: {error}") from error
-        options = ScoringOptions(metadata=metadata, time_limit=env.time_limit, workdir=workdir)
+        options = ScoringOptions(
+            metadata=metadata, time_limit=env.time_limit, workdir=workdir, sandbox=sandbox
+        )
         template = build_template(env.template, options)
         aggregator = template.new_aggregator()
         with verdicts_path.open("w", encoding="utf-8") as verdicts:
@@ -193,6 +197,7 @@ def score_with_program(
     *,
     workdir: Path,
     progress: Progress | None = None,
+    sandbox: Sandbox | None = None,
 ) -> ScoreReport:
     """Run the task's scoring program Codabench-style; its logs are kept in scoring_output.zip."""
     spec = env.spec
@@ -210,6 +215,7 @@ def score_with_program(
         ref_dir=layout.ref,
         res_dir=layout.res,
         time_limit=env.time_limit,
+        sandbox=sandbox,
     )
     logs = {"stdout": result.stdout, "stderr": result.stderr}
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -264,13 +270,21 @@ def score(
     *,
     workdir: Path,
     progress: Progress | None = None,
+    sandbox: Sandbox | None = None,
 ) -> ScoreReport:
-    """Score ``prediction_output`` for ``env``; raises ScoringError with a message for the run."""
+    """Score ``prediction_output`` for ``env``; raises ScoringError with a message for the run.
+
+    Programs (a scoring program, a code case's tests) run in ``sandbox``; ``None`` is the local runner.
+    """
     workdir.mkdir(parents=True, exist_ok=True)
     if env.scoring_program_dir is not None:
-        return score_with_program(env, prediction_output, out_dir, workdir=workdir, progress=progress)
+        return score_with_program(
+            env, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox
+        )
     if env.template is not None:
-        return score_with_template(env, prediction_output, out_dir, workdir=workdir, progress=progress)
+        return score_with_template(
+            env, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox
+        )
     raise ScoringError(
         "the task has no scoring_program and competition.yaml names no template; "
         "add `template: math|qa|routing|code` or a scoring program"

@@ -25,6 +25,9 @@ class Settings(BaseSettings):
     event_bus_name: str = Field(min_length=1, validation_alias="EVENT_BUS_NAME")
     # Only the score function starts executions, so only its environment carries the ARN.
     state_machine_arn: str | None = Field(default=None, validation_alias="STATE_MACHINE_ARN")
+    # Functions that run untrusted programs hand them to this function (set by the stack); unset, they run
+    # them through the local runner on this machine.
+    sandbox_function: str | None = Field(default=None, validation_alias="SANDBOX_FUNCTION")
     # Presigned URLs are bearer credentials: keep them short-lived, and never past an hour.
     presign_ttl_seconds: int = Field(default=300, ge=1, le=3600, validation_alias="PRESIGN_TTL_SECONDS")
 

@@ -1,4 +1,4 @@
-"""The five functions: runtime, tracing, failure handling, environment, triggers and least privilege."""
+"""The functions: runtime, tracing, failure handling, environment, triggers and least privilege."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ import pytest
 Resource = dict[str, Any]
 Statement = dict[str, Any]
 
-NAMES = ["register_environment", "ingest", "score", "build_artifact", "api"]
+NAMES = ["register_environment", "ingest", "score", "build_artifact", "api", "sandbox"]
+# The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
+PIPELINE = [name for name in NAMES if name != "sandbox"]
+SANDBOX_ARN = "${SandboxFunction.Arn}"
 BUCKET = "${DataBucket.Arn}"
 
 # Every role can write its own logs, send failed asynchronous events to its queue and send traces.
@@ -27,9 +30,13 @@ IDEMPOTENCY = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "d
 
 EXPECTED_ACTIONS = {
     "register_environment": BASELINE | {"s3:GetObject", "s3:GetObjectVersion"} | READ_WRITE | IDEMPOTENCY,
-    "ingest": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"} | READ_WRITE | IDEMPOTENCY,
+    "ingest": BASELINE
+    | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "lambda:InvokeFunction"}
+    | READ_WRITE
+    | IDEMPOTENCY,
     "score": BASELINE
     | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "events:PutEvents", "states:StartExecution"}
+    | {"lambda:InvokeFunction"}
     | READ_WRITE
     | IDEMPOTENCY,
     "build_artifact": BASELINE
@@ -37,6 +44,7 @@ EXPECTED_ACTIONS = {
     | READ_WRITE
     | IDEMPOTENCY,
     "api": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
+    "sandbox": set(),
 }
 
 EXPECTED_OBJECT_ACCESS = {
@@ -46,12 +54,16 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObject", "environments/"),
         ("s3:GetObjectVersion", "environments/"),
         ("s3:PutObject", "predictions/"),
+        ("s3:GetObject", "sandbox/"),
+        ("s3:PutObject", "sandbox/"),
     },
     "score": {
         ("s3:GetObject", "predictions/"),
         ("s3:GetObject", "environments/"),
         ("s3:GetObjectVersion", "environments/"),
         ("s3:PutObject", "runs/"),
+        ("s3:GetObject", "sandbox/"),
+        ("s3:PutObject", "sandbox/"),
     },
     "build_artifact": {
         ("s3:GetObject", "runs/"),
@@ -66,6 +78,7 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:PutObject", "submissions/"),
         ("s3:PutObject", "environments/"),
     },
+    "sandbox": set(),
 }
 
 EXPECTED_TABLE_ACCESS = {
@@ -74,6 +87,7 @@ EXPECTED_TABLE_ACCESS = {
     "score": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
     "build_artifact": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
     "api": {"RunsTable": READ_WRITE, "DatasetsTable": READ_WRITE, "EnvironmentsTable": READ_WRITE},
+    "sandbox": {},
 }
 
 RUNS_INDEXES = {"${RunsTable.Arn}/index/by_environment", "${RunsTable.Arn}/index/by_status"}
@@ -83,6 +97,7 @@ EXPECTED_INDEXES = {
     "score": RUNS_INDEXES,
     "build_artifact": RUNS_INDEXES,
     "api": RUNS_INDEXES | {"${DatasetsTable.Arn}/index/by_kind"},
+    "sandbox": set(),
 }
 
 EXPECTED_TRIGGERS = {
@@ -145,12 +160,12 @@ def test_functions_use_the_library_layer_built_for_the_same_platform(
     assert properties["CompatibleArchitectures"] == ["arm64"]
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", PIPELINE)
 def test_functions_trace_actively(functions: dict[str, Resource], name: str) -> None:
     assert functions[name]["Properties"]["TracingConfig"] == {"Mode": "Active"}
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", PIPELINE)
 def test_failed_async_events_land_in_an_encrypted_tls_only_queue(
     functions: dict[str, Resource],
     resources: dict[str, Resource],
@@ -167,7 +182,7 @@ def test_failed_async_events_land_in_an_encrypted_tls_only_queue(
     assert denial["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", PIPELINE)
 def test_functions_log_to_their_own_group_kept_one_month(
     functions: dict[str, Resource], resources: dict[str, Resource], name: str
 ) -> None:
@@ -175,7 +190,7 @@ def test_functions_log_to_their_own_group_kept_one_month(
     assert resources[group_id]["Properties"]["RetentionInDays"] == 30
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", PIPELINE)
 def test_functions_share_the_contract_environment_variables(
     functions: dict[str, Resource], name: str
 ) -> None:
@@ -258,12 +273,56 @@ def test_index_queries_name_each_index(role_statements: dict[str, list[Statement
     assert indexes == EXPECTED_INDEXES[name]
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", PIPELINE)
 def test_only_tracing_is_granted_on_every_resource(
     role_statements: dict[str, list[Statement]], name: str
 ) -> None:
     on_everything = {action for action, resource in _pairs(role_statements[name]) if resource == "*"}
     assert on_everything == {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+
+
+def test_the_sandbox_role_grants_nothing_at_all(
+    functions: dict[str, Resource],
+    resources: dict[str, Resource],
+    role_statements: dict[str, list[Statement]],
+) -> None:
+    role = resources[functions["sandbox"]["Properties"]["Role"]["Fn::GetAtt"][0]]["Properties"]
+    assert role_statements["sandbox"] == []
+    assert "Policies" not in role
+    assert "ManagedPolicyArns" not in role
+
+
+def test_the_sandbox_is_told_no_resource_name_and_sends_no_traces(functions: dict[str, Resource]) -> None:
+    properties = functions["sandbox"]["Properties"]
+    assert properties["Environment"]["Variables"] == {"POWERTOOLS_SERVICE_NAME": "sandbox"}
+    assert properties.get("TracingConfig", {"Mode": "PassThrough"}) == {"Mode": "PassThrough"}
+    assert "DeadLetterConfig" not in properties
+
+
+def test_only_the_functions_that_run_programs_may_invoke_the_sandbox_and_only_it(
+    role_statements: dict[str, list[Statement]], functions: dict[str, Resource]
+) -> None:
+    invokes = {
+        (name, resource)
+        for name, statements in role_statements.items()
+        for action, resource in _pairs(statements)
+        if action.startswith("lambda:")
+    }
+    told = {
+        name: f["Properties"]["Environment"]["Variables"]["SANDBOX_FUNCTION"]
+        for name, f in functions.items()
+        if "SANDBOX_FUNCTION" in f["Properties"]["Environment"]["Variables"]
+    }
+    assert invokes == {("ingest", SANDBOX_ARN), ("score", SANDBOX_ARN)}
+    assert told == {"ingest": {"Ref": "SandboxFunction"}, "score": {"Ref": "SandboxFunction"}}
+
+
+def test_sandbox_jobs_expire_after_a_day(resources: dict[str, Resource]) -> None:
+    rules = resources["DataBucket"]["Properties"]["LifecycleConfiguration"]["Rules"]
+    (rule,) = [rule for rule in rules if rule.get("Prefix") == "sandbox/"]
+    assert rule["ExpirationInDays"] == 1
+    assert rule["NoncurrentVersionExpiration"] == {"NoncurrentDays": 1}
+    assert rule["Status"] == "Enabled"
 
 
 def test_score_alone_starts_the_pipeline_and_emits_events(
@@ -357,4 +416,5 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         "score": 5,
         "build_artifact": None,
         "api": None,
+        "sandbox": None,
     }

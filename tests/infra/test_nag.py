@@ -49,6 +49,7 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/submissions/*]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/predictions/*]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/sandbox/*]",
     }
 
 

@@ -141,10 +141,14 @@ class TestRealStack:
                 "ScoreFunction",
                 "BuildArtifactFunction",
                 "ApiFunction",
+                "SandboxFunction",
             ]
         )
         for logical_id in real_cloud.functions:
             variables = _function_environment(real_cloud, logical_id)
+            if logical_id == "SandboxFunction":  # it runs untrusted code: no resource is named to it
+                assert variables == {"POWERTOOLS_SERVICE_NAME": "sandbox"}
+                continue
             assert {name: variables[name] for name in expected} == expected
         assert (
             _function_environment(real_cloud, "ScoreFunction")["STATE_MACHINE_ARN"]

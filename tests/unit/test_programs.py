@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -93,13 +94,18 @@ def test_host_secrets_never_reach_the_program(
     ]
 
 
-def test_the_program_gets_a_private_home(tmp_path: Path, layout: Layout) -> None:
-    script = "import os\nprint(os.environ['HOME'])\n"
+def test_the_program_gets_a_private_home_that_is_thrown_away(tmp_path: Path, layout: Layout) -> None:
+    script = (
+        "import os, pathlib\n"
+        "pathlib.Path(os.environ['HOME'], 'notes').write_text('x')\n"
+        "print(os.environ['HOME'])\n"
+    )
 
     result = _run(_program(tmp_path, script), layout)
 
-    assert "program-home-" in result.stdout
-    assert not Path(result.stdout.strip()).exists()
+    assert result.ok, result.stderr
+    assert result.stdout.strip() != os.environ.get("HOME")
+    assert not Path(result.stdout.strip(), "notes").exists()
 
 
 def test_a_program_past_its_time_limit_is_killed(tmp_path: Path, layout: Layout) -> None:
@@ -141,12 +147,14 @@ def test_python_means_the_interpreter_benchgen_runs_on(tmp_path: Path, layout: L
     assert result.command[0] == sys.executable
 
 
-def test_the_program_runs_in_its_own_folder(tmp_path: Path, layout: Layout) -> None:
-    program = _program(tmp_path, "import os\nprint(os.getcwd())\n", "python main.py")
+def test_the_program_runs_in_a_copy_of_its_own_folder(tmp_path: Path, layout: Layout) -> None:
+    program = _program(tmp_path, "import os\nprint(os.getcwd(), sorted(os.listdir()))\n", "python main.py")
 
     result = _run(program, layout)
 
-    assert Path(result.stdout.strip()) == program.resolve()
+    folder, listing = result.stdout.split(" ", 1)
+    assert Path(folder).name == "program"
+    assert listing.strip() == "['main.py', 'metadata.yaml']"
 
 
 def test_relative_folders_are_passed_as_absolute_paths(
@@ -184,18 +192,20 @@ def test_placeholders_become_the_layout_folders(tmp_path: Path, layout: Layout) 
     # when it runs with an ingestion program given
     result = _run(program, layout, extra={"ingestion_program": tmp_path / "ingestion"})
 
-    # then each is replaced and unknown ones stay as written
-    assert json.loads(result.stdout) == [
-        str(layout.input),
-        str(layout.output),
-        str(layout.ref),
-        str(layout.res),
-        str(layout.shared),
-        str(layout.output),
-        str(tmp_path / "ingestion"),
-        "$submission_program",
-        "$unknown",
-    ]
+    # then each is replaced by the folder's place in the sandbox, and unknown ones stay as written
+    printed = [Path(word) for word in json.loads(result.stdout)]
+    (inputs, output, hidden, predictions, shared, tmp, ingestion, *rest) = printed
+    base = inputs.parent
+    assert (inputs, output, hidden, predictions, shared, tmp) == (
+        base / "input",
+        base / "output",
+        base / "input" / "ref",
+        base / "input" / "res",
+        base / "shared",
+        base / "output",
+    )
+    assert ingestion == base / "ingestion_program"
+    assert rest == [Path("$submission_program"), Path("$unknown")]
 
 
 def test_a_path_with_spaces_stays_one_argument() -> None:

@@ -20,6 +20,9 @@ _clients: dict[str, Any] = {}
 # SigV4 everywhere: presigned URLs then carry X-Amz-Expires and work in every region.
 _CONFIGS: dict[str, Config] = {
     "s3": Config(signature_version="s3v4", retries={"mode": "standard"}),
+    # A synchronous invocation of the sandbox lasts as long as the program (up to 15 minutes); a retry
+    # after a read timeout would run the program twice.
+    "lambda": Config(read_timeout=960, connect_timeout=10, retries={"total_max_attempts": 1}),
 }
 _DEFAULT_CONFIG = Config(retries={"mode": "standard"})
 
@@ -53,6 +56,10 @@ def events() -> Any:
 
 def stepfunctions() -> Any:
     return client("stepfunctions")
+
+
+def lambda_() -> Any:
+    return client("lambda")
 
 
 def reset_clients() -> None:

@@ -18,8 +18,12 @@ from benchgen.aws import clients
 from benchgen.aws.events import EventPublisher
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.s3_events import uploaded_objects
+from benchgen.aws.sandbox import SandboxInvoker
 from benchgen.aws.storage import ObjectStore
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.sandbox.job import Sandbox
+from benchgen.sandbox.local import LocalSandbox
+from benchgen.sandbox.remote import RemoteSandbox
 from benchgen.settings import Settings, load_settings
 
 
@@ -71,6 +75,16 @@ class Adapters:
             step, data_keyword_argument="upload", persistence_store=self.idempotency, config=config
         )
         return once
+
+    @cached_property
+    def sandbox(self) -> Sandbox:
+        """The sandbox function when the stack names one; else the local runner (the command line)."""
+        function = self.settings.sandbox_function
+        if not function:
+            return LocalSandbox()
+        return RemoteSandbox(
+            SandboxInvoker(self.store, function, ttl_seconds=self.settings.presign_ttl_seconds)
+        )
 
     @cached_property
     def starter(self) -> ExecutionStarter:

@@ -12,6 +12,7 @@ from benchgen.ingest import ingest
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
 from benchgen.pipeline.keys import PREDICTION_OUTPUT, RUN_FILE_LABELS, parse_submission_key, prediction_key
 from benchgen.records import RunRecord, RunStatus, utc_now
+from benchgen.sandbox.job import Sandbox
 
 logger = Logger(child=True)
 
@@ -47,7 +48,13 @@ def _run_for_upload(run_id: str, metadata: dict[str, str]) -> RunRecord:
 
 
 def ingest_submission(
-    key: str, *, store: ObjectStore, runs: RunsStore, environments: EnvironmentsReader, workdir: Path
+    key: str,
+    *,
+    store: ObjectStore,
+    runs: RunsStore,
+    environments: EnvironmentsReader,
+    workdir: Path,
+    sandbox: Sandbox | None = None,
 ) -> RunRecord | None:
     """Move the run Pending -> Running, build its prediction output; ``None`` for a duplicate event."""
     submission = parse_submission_key(key)
@@ -73,7 +80,7 @@ def ingest_submission(
         env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
         local = store.download(key, workdir / "submission" / submission.filename)
         out = workdir / "out"
-        report = ingest(env, local, out, workdir=workdir / "ingest")
+        report = ingest(env, local, out, workdir=workdir / "ingest", sandbox=sandbox)
     except BenchGenError as error:
         logger.info("submission refused", extra={"run_id": run_id, "reason": str(error)})
         runs.update(

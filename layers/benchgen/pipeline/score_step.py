@@ -23,6 +23,7 @@ from benchgen.pipeline.keys import (
     run_key,
 )
 from benchgen.records import ArtifactStatus, RunRecord, RunStatus, utc_now
+from benchgen.sandbox.job import Sandbox
 from benchgen.score import score
 
 logger = Logger(child=True)
@@ -44,6 +45,7 @@ def score_run(
     starter: ExecutionStarter,
     publisher: EventPublisher,
     workdir: Path,
+    sandbox: Sandbox | None = None,
 ) -> RunRecord | None:
     """Score the run once; a duplicate event only makes sure the state machine was started."""
     run_id = parse_prediction_key(key)
@@ -62,7 +64,7 @@ def score_run(
     try:
         env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
         local = store.download(key, workdir / "prediction_output.zip")
-        report = score(env, local, out, workdir=workdir / "score")
+        report = score(env, local, out, workdir=workdir / "score", sandbox=sandbox)
     except BenchGenError as error:
         log = out / SCORING_LOG
         if log.exists():

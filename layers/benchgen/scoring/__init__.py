@@ -16,7 +16,9 @@ def build_template(name: Template, options: ScoringOptions | None = None) -> Sco
         return ScoringTemplate(name, qa.make_judge(), qa.QaAggregator)
     if name is Template.ROUTING:
         return ScoringTemplate(name, routing.judge, routing.RoutingAggregator)
-    judge = code.make_judge(time_limit=settings.time_limit, workdir=settings.workdir)
+    judge = code.make_judge(
+        time_limit=settings.time_limit, workdir=settings.workdir, sandbox=settings.sandbox
+    )
     return ScoringTemplate(name, judge, code.CodeAggregator)
 
 

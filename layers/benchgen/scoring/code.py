@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.programs import last_lines, run_program
+from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
 from benchgen.verdicts import Verdict
 
@@ -324,7 +325,7 @@ def apply_diff(patches: list[FilePatch], root: Path) -> None:
         source.write_bytes(updated.encode("utf-8"))
 
 
-def run_tests(case: Case, root: Path, time_limit: int) -> tuple[bool, str]:
+def run_tests(case: Case, root: Path, time_limit: int, sandbox: Sandbox | None = None) -> tuple[bool, str]:
     """Run the case's test command in ``root`` the way a bundle program runs; (passed, what happened)."""
     if not case.test_command:
         return False, "the case has no test_command"
@@ -343,6 +344,8 @@ def run_tests(case: Case, root: Path, time_limit: int) -> tuple[bool, str]:
         res_dir=root,
         time_limit=time_limit,
         command=case.test_command,
+        writable_program=True,  # the case's own scratch copy: tests may write caches beside the code
+        sandbox=sandbox,
     )
     if result.timed_out:
         return False, f"tests timed out after {time_limit} s"
@@ -352,7 +355,9 @@ def run_tests(case: Case, root: Path, time_limit: int) -> tuple[bool, str]:
     return True, "tests passed"
 
 
-def make_judge(*, time_limit: int = 600, workdir: Path | None = None) -> Judge:
+def make_judge(
+    *, time_limit: int = 600, workdir: Path | None = None, sandbox: Sandbox | None = None
+) -> Judge:
     def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> Verdict:
         raw = prediction.prediction_text if prediction is not None else ""
         patch_ok = applied = passed = False
@@ -368,7 +373,7 @@ def make_judge(*, time_limit: int = 600, workdir: Path | None = None) -> Judge:
                     materialise(case.files or {}, root)
                     apply_diff(patches, root)
                     applied = True
-                    passed, detail = run_tests(case, root, time_limit)
+                    passed, detail = run_tests(case, root, time_limit, sandbox)
         except PatchError as error:
             detail = f"patch does not apply: {error}" if patch_ok else f"not a unified diff: {error}"
         return case_verdict(

@@ -14,6 +14,7 @@ from typing import Any
 
 from benchgen.bundle.spec import Criterion, Template
 from benchgen.cases import Case, Prediction
+from benchgen.sandbox.job import Sandbox
 from benchgen.verdicts import CriterionResult, Verdict
 
 Judge = Callable[[Case, Prediction | None, Sequence[Criterion]], Verdict]
@@ -28,6 +29,7 @@ class ScoringOptions:
     metadata: Mapping[str, Any] = field(default_factory=dict)  # the prediction output's metadata
     time_limit: int = 600  # code: seconds for one case's test command
     workdir: Path | None = None  # code: where cases are materialised
+    sandbox: Sandbox | None = None  # code: where the case tests run (None: the local runner)
 
 
 def criteria_results(case: Case, criteria: Sequence[Criterion], passed: bool) -> list[CriterionResult]:

@@ -1,0 +1,1 @@
+"""Where untrusted code runs: scoring and ingestion programs, and the tests of patched code."""

@@ -1,0 +1,93 @@
+"""A program run as data: the command, the folders it sees, which it may write, and what it produced."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from benchgen.errors import BundleError
+
+OUTPUT_CAP = 1024 * 1024
+_PYTHON_NAMES = re.compile(r"^python(3(\.\d+)?)?$")
+_PLACEHOLDER = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+
+
+class ProgramJob(BaseModel):
+    """``folders`` maps each placeholder of ``command`` (``input``, ``output``, ``program`` ...) to a folder
+    on this machine; ``cwd`` names the one the program runs in. Only the folders named in ``writable`` may
+    be written; the files of those named in ``collect`` are copied back after the run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    command: str
+    cwd: str = "program"
+    folders: dict[str, Path]
+    writable: frozenset[str] = frozenset({"output", "shared"})
+    collect: tuple[str, ...] = ("output",)
+    time_limit: int = Field(gt=0)
+    output_cap: int = Field(default=OUTPUT_CAP, ge=0)
+
+
+class StagedJob(BaseModel):
+    """A job whose folders were copied under one root: each folder as a path relative to that root."""
+
+    model_config = ConfigDict(frozen=True)
+
+    command: str
+    cwd: str
+    folders: dict[str, str]
+    writable: list[str]
+    collect: dict[str, str]
+    time_limit: int = Field(gt=0)
+    output_cap: int = Field(ge=0)
+
+
+class ProgramResult(BaseModel):
+    """What a program run produced; stdout and stderr keep at most their last ``OUTPUT_CAP`` bytes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+    duration_s: float
+    command: list[str] = Field(default_factory=list)
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    # Processes the program left running when it ended (e.g. a daemon in a new session): all were killed.
+    stray_processes: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+
+class Sandbox(Protocol):
+    """Runs a program where it reaches no credential, no data bucket and no table."""
+
+    def run(self, job: ProgramJob) -> ProgramResult: ...
+
+
+def build_argv(command: str, substitutions: dict[str, Path]) -> list[str]:
+    """Split ``command`` into words, then fill each word's placeholders (paths with spaces stay one word)."""
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        return str(substitutions[name]) if name in substitutions else match.group(0)
+
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise BundleError(
+            "metadata.yaml", f"cannot be split into words ({exc}); check the quotes", "command"
+        ) from exc
+    argv = [_PLACEHOLDER.sub(fill, word) for word in words]
+    if argv and _PYTHON_NAMES.match(argv[0]):
+        argv[0] = sys.executable
+    return argv

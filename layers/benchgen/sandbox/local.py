@@ -1,0 +1,147 @@
+"""Run a program on this machine, through the runner, in a copy of its folders.
+
+The process that calls this holds credentials (the function's role, the operator's keys). It makes
+itself non-dumpable first, so a program running under the same uid (on Lambda) cannot read its
+``/proc/<pid>/environ`` or memory. It then executes the runner with an empty environment; the runner
+never held a secret. As root (a laptop, CI), the program also gets a uid of its own for the run: root can
+read every process's environ whatever its dumpable flag, so the program must not keep root's powers.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from benchgen.sandbox.job import ProgramJob, ProgramResult, StagedJob, build_argv
+from benchgen.sandbox.stage import HOME, copy_back, hand_over, stage
+
+RUNNER = Path(__file__).with_name("runner.py")
+# Where the program sees its root inside the runner's private mount namespace (a fresh tmpfs /tmp).
+MOUNT_POINT = Path("/tmp/sandbox")  # noqa: S108 - inside a private tmpfs, not the machine's /tmp
+# Each run gets its own uid and gid from this range, so two programs cannot signal or read each other.
+RUN_IDS = range(200_000, 300_000)
+RUNNER_GRACE_S = 60
+PR_SET_DUMPABLE = 4
+_SEARCH_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+
+
+class RunnerError(RuntimeError):
+    """The runner itself failed (not the program): a platform fault, reported as such."""
+
+
+def seal_process() -> None:
+    """Make this process non-dumpable: no other process of its uid can read its environ or memory."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise RunnerError(f"prctl(PR_SET_DUMPABLE) failed: {os.strerror(ctypes.get_errno())}")
+
+
+def program_env(home: Path) -> dict[str, str]:
+    """A fresh environment: nothing is inherited from the host, so no secret can leak into it."""
+    search = [str(Path(sys.executable).parent), *_SEARCH_PATH]
+    return {
+        "PATH": os.pathsep.join(search),
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+def _interpreter_folders() -> list[str]:
+    """The folders the program's ``python`` needs: the interpreter's installation and its virtualenv."""
+    return sorted({os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)})
+
+
+def _tail(text: str, cut: int) -> str:
+    return f"[... first {cut} bytes cut ...]\n{text}" if cut > 0 else text
+
+
+def run_staged(staged: StagedJob, root: Path) -> ProgramResult:
+    """Run a staged job through the runner; never raises for what the program does."""
+    seal_process()
+    isolated = os.geteuid() == 0
+    run_id = RUN_IDS.start + secrets.randbelow(len(RUN_IDS)) if isolated else None
+    base = MOUNT_POINT if isolated else root.absolute()
+    if run_id is not None:
+        hand_over(root, staged, run_id, run_id)
+    argv = build_argv(staged.command, {name: base / place for name, place in staged.folders.items()})
+    request = {
+        "argv": argv,
+        "cwd": str(base / staged.cwd),
+        "env": program_env(base / HOME),
+        "time_limit": staged.time_limit,
+        "output_cap": staged.output_cap,
+        "uid": run_id,
+        "gid": run_id,
+        "root": str(root.absolute()),
+        "mount_point": str(MOUNT_POINT),
+        "expose": _interpreter_folders(),
+    }
+    try:
+        completed = subprocess.run(  # noqa: S603 - our own runner, by absolute path
+            [sys.executable, "-I", "-S", str(RUNNER)],
+            input=json.dumps(request).encode(),
+            capture_output=True,
+            env={},
+            timeout=staged.time_limit + RUNNER_GRACE_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise RunnerError(f"the program runner did not answer in time: {exc}") from exc
+    if completed.returncode < 0 and not isolated:
+        # Without a uid of its own (Lambda) the program can signal its runner; that is its failure.
+        return ProgramResult(
+            returncode=completed.returncode,
+            stdout="",
+            stderr=f"the program stopped its runner (signal {-completed.returncode}); a program may not "
+            "signal the process that runs it",
+            timed_out=False,
+            duration_s=0.0,
+            command=argv,
+        )
+    if completed.returncode != 0:
+        raise RunnerError(f"the program runner failed: {completed.stderr.decode(errors='replace')[-2000:]}")
+    answer = json.loads(completed.stdout)
+    stdout, stderr = answer.get("stdout", ""), answer.get("stderr", "")
+    stray = answer.get("stray_processes", 0)
+    if stray:
+        stderr += (
+            f"\n[sandbox] the program left {stray} process(es) running when it ended; they were stopped\n"
+        )
+    return ProgramResult(
+        returncode=answer["returncode"],
+        stdout=_tail(stdout, answer.get("stdout_cut", 0)),
+        stderr=_tail(stderr, answer.get("stderr_cut", 0)),
+        timed_out=answer.get("timed_out", False),
+        duration_s=round(answer["duration_s"], 3),
+        command=argv,
+        stdout_bytes=answer.get("stdout_bytes", len(stdout)),
+        stderr_bytes=answer.get("stderr_bytes", len(stderr)),
+        stray_processes=stray,
+    )
+
+
+class LocalSandbox:
+    """Runs each job in a fresh copy of its folders on this machine, then copies back what it may return."""
+
+    def __init__(self, scratch: Path | None = None) -> None:
+        self.scratch = scratch
+
+    def run(self, job: ProgramJob) -> ProgramResult:
+        with tempfile.TemporaryDirectory(prefix="sandbox-", dir=self.scratch) as scratch:
+            root = Path(scratch) / "root"
+            staged = stage(job, root)
+            result = run_staged(staged, root)
+            for name, place in staged.collect.items():
+                copy_back(root / place, job.folders[name])
+        return result

@@ -1,0 +1,279 @@
+"""The runner: the only process that starts an untrusted program, and the one that ends its whole tree.
+
+It is executed (never forked from a process holding secrets) with an empty environment as
+``python -I -S runner.py``, reads one request as JSON on stdin and answers one result as JSON on stdout.
+It imports nothing but the standard library, so it runs the same from the Lambda layer and from a
+checkout.
+
+- It makes itself non-dumpable and a child subreaper: every process the program starts, even one that
+  leaves its session and double-forks, stays below the runner, so a walk of ``/proc`` finds it; when the
+  program exits or passes its time limit, every descendant is killed.
+- stdout and stderr are read through pipes and only their last ``output_cap`` bytes are kept, so a
+  program that prints without end costs neither memory nor disk.
+- When it runs as root (a laptop, CI), the program runs under its own unprivileged uid and gid with no
+  capabilities and no new privileges, without network, in a private mount namespace where the root file
+  system is read-only, /tmp, /var/tmp, /dev/shm and /run/lock are empty tmpfs that vanish with it, and
+  the staged folders are at ``mount_point``. On Lambda the
+  runner is not root: the function's own sandbox (read-only system folders, its own uid) stands in, and
+  the sandbox handler empties /tmp after every program.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import json
+import os
+import resource
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+CLONE_NEWNS = 0x00020000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_REMOUNT = 32
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+# Writable by anyone on a usual Linux system: each gets a fresh, private tmpfs.
+SCRATCH_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # noqa: S108 - hidden, not used
+# statvfs flags that a bind remount must keep (they share their values with the MS_* mount flags).
+_KEPT_FLAGS = 2 | 4 | 8 | 1024 | 2048 | 4096  # nosuid, nodev, noexec, noatime, nodiratime, relatime
+MAX_PROCESSES = 256
+POLL_S = 0.05
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"{what}: {os.strerror(error)}")
+
+
+def _prctl(option: int, value: int) -> None:
+    _check(_libc().prctl(option, value, 0, 0, 0), f"prctl({option})")
+
+
+def _bytes(text: str | None) -> bytes | None:
+    return text.encode() if text is not None else None
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    result = _libc().mount(_bytes(source), _bytes(target), _bytes(fstype), flags, _bytes(data))
+    _check(result, f"mount {target}")
+
+
+def _hidden_ancestor(path: Path) -> Path | None:
+    """The outermost folder above ``path`` that others may not enter (e.g. root's home), if any."""
+    for parent in reversed(path.parents):
+        if parent != Path("/") and not os.stat(parent).st_mode & 0o001:
+            return parent
+    return None
+
+
+def _isolate_mounts(root: str, mount_point: str, expose: list[str]) -> None:
+    """A private mount namespace: fresh scratch folders, the staged root at ``mount_point``, and the
+    interpreter's folders (``expose``) reachable read-only even when they live in a private home."""
+    # A network namespace of its own, with only a loopback that is down: the local cloud's endpoints (which
+    # accept any credentials) and the machine's other services are out of reach.
+    _check(_libc().unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    # Opened in the new namespace (a mount of another namespace cannot be bound), before anything covers them.
+    keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in [root, *expose]}
+    covered = [folder for folder in SCRATCH_FOLDERS if os.path.isdir(folder)]
+    covered += [str(hidden) for path in expose if (hidden := _hidden_ancestor(Path(path))) is not None]
+    for folder in dict.fromkeys(covered):
+        mode = "1777" if folder in SCRATCH_FOLDERS else "0755"
+        _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode},size=1g")
+    for path in expose:
+        os.makedirs(path, 0o755, exist_ok=True)
+        _mount(f"/proc/self/fd/{keep[path]}", path, None, MS_BIND | MS_REC)
+        _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+    os.makedirs(mount_point, 0o755, exist_ok=True)
+    _mount(f"/proc/self/fd/{keep[root]}", mount_point, None, MS_BIND | MS_REC | MS_NOSUID | MS_NODEV)
+    for descriptor in keep.values():
+        os.close(descriptor)
+    # The rest of the root file system is read-only here, world-writable corners included.
+    kept = os.statvfs("/").f_flag & _KEPT_FLAGS
+    _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept)
+
+
+def _limit_child() -> None:
+    """In the program's process, before exec: no way back to privileges, no core dumps."""
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _limit_own_uid() -> None:
+    """As :func:`_limit_child`, and few processes: the count is per uid, and the uid is the program's own."""
+    _limit_child()
+    resource.setrlimit(resource.RLIMIT_NPROC, (MAX_PROCESSES, MAX_PROCESSES))
+
+
+def become_subreaper() -> None:
+    """Orphans of any descendant are re-parented to this process, so they stay findable below it."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _descendants() -> dict[int, bool]:
+    """Every process below this one (``/proc`` parent links, followed down from our pid), and whether it
+    still runs (a zombie has ended and only waits to be reaped)."""
+    children: dict[int, list[int]] = {}
+    running: dict[int, bool] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:  # it exited meanwhile
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        running[int(entry)] = fields[0] != b"Z"
+    found: dict[int, bool] = {}
+    pending = [os.getpid()]
+    while pending:
+        for child in children.get(pending.pop(), []):
+            found[child] = running[child]
+            pending.append(child)
+    return found
+
+
+def kill_descendants(main: subprocess.Popen[bytes] | None = None) -> int:
+    """Kill every descendant until none is left, and reap them; ``main`` is waited for through Popen.
+
+    Returns how many were still running, ``main`` aside."""
+    stray = 0
+    for _ in range(1000):  # a fork bomb is bounded by RLIMIT_NPROC: this ends
+        alive = _descendants()
+        if not alive:
+            return stray
+        others = [pid for pid, runs in alive.items() if runs and (main is None or pid != main.pid)]
+        stray = max(stray, len(others))
+        for pid in alive:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+        if main is not None and main.returncode is None:
+            main.wait()
+        while True:
+            try:
+                pid, _status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                time.sleep(POLL_S / 5)
+                break
+    return stray
+
+
+class Tail:
+    """The last ``cap`` bytes of a stream, and how many bytes it carried in all."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.total = 0
+        self.data = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.data += chunk
+        if len(self.data) > 2 * self.cap:
+            del self.data[: len(self.data) - self.cap]
+
+    @property
+    def cut(self) -> int:
+        return self.total - min(len(self.data), self.cap)
+
+    def text(self) -> str:
+        return bytes(self.data[-self.cap :] if self.cap else b"").decode("utf-8", errors="replace")
+
+
+def _pump(selector: selectors.BaseSelector, timeout: float) -> None:
+    for key, _ in selector.select(timeout):
+        chunk = os.read(key.fd, 1 << 16)
+        if chunk:
+            key.data.add(chunk)
+        else:
+            selector.unregister(key.fd)
+
+
+def run(request: dict[str, Any]) -> dict[str, Any]:
+    started = time.monotonic()
+    privileged = os.geteuid() == 0 and request.get("uid") is not None
+    if privileged:
+        _isolate_mounts(request["root"], request["mount_point"], request.get("expose", []))
+    out, err = Tail(request["output_cap"]), Tail(request["output_cap"])
+    try:
+        main = subprocess.Popen(  # noqa: S603 - no shell; running the program is the point
+            request["argv"],
+            cwd=request["cwd"],
+            env=request["env"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            user=request["uid"] if privileged else None,
+            group=request["gid"] if privileged else None,
+            extra_groups=[] if privileged else None,
+            umask=0o022,
+            preexec_fn=_limit_own_uid if privileged else _limit_child,  # the runner has a single thread
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        message = f"could not start {request['argv'][0]!r}: {getattr(exc, 'strerror', None) or exc}"
+        return {"returncode": 127, "stderr": message, "duration_s": time.monotonic() - started}
+    assert main.stdout is not None and main.stderr is not None
+    selector = selectors.DefaultSelector()
+    selector.register(main.stdout, selectors.EVENT_READ, out)
+    selector.register(main.stderr, selectors.EVENT_READ, err)
+    deadline = started + request["time_limit"]
+    timed_out = False
+    while main.poll() is None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        _pump(selector, min(POLL_S, remaining))
+    stray = kill_descendants(main)
+    # Every writer is dead now: what is left in the pipes ends with end-of-file.
+    while selector.get_map():
+        _pump(selector, POLL_S)
+    return {
+        "returncode": main.returncode,
+        "timed_out": timed_out,
+        "duration_s": time.monotonic() - started,
+        "stdout": out.text(),
+        "stderr": err.text(),
+        "stdout_bytes": out.total,
+        "stderr_bytes": err.total,
+        "stdout_cut": out.cut,
+        "stderr_cut": err.cut,
+        # processes the program left running besides its own (a double fork into a new session, ...)
+        "stray_processes": stray,
+    }
+
+
+def main() -> None:
+    _prctl(PR_SET_DUMPABLE, 0)
+    become_subreaper()
+    request = json.loads(sys.stdin.buffer.read())
+    json.dump(run(request), sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
