@@ -220,9 +220,26 @@ def test_the_program_environment_holds_no_host_variable(
         "PATH",
         "PYTHONDONTWRITEBYTECODE",
         "PYTHONIOENCODING",
+        "PYTHONPATH",
         "PYTHONUNBUFFERED",
         "TMPDIR",
     ]
+
+
+def test_the_program_imports_the_libraries_promised_to_bundle_authors(tmp_path: Path, layout: Layout) -> None:
+    # Given a program that imports every library the docker_image warning names, and says where from
+    modules = ["aws_lambda_powertools", "aws_xray_sdk", "boto3", "pydantic", "pydantic_settings", "yaml"]
+    script = f"import os, {', '.join(modules)}\nprint(os.environ['PYTHONPATH'])\nprint(yaml.__file__)\n"
+    program = _program(tmp_path, script)
+
+    # When it runs in the sandbox
+    result = _run(program, layout)
+
+    # Then every import succeeded, and the library's folder reached it through PYTHONPATH, which is how
+    # the layer (/opt/python on Lambda, not on the interpreter's own path) reaches a program there
+    assert result.returncode == 0, result.stderr
+    folder, yaml_file = result.stdout.split()
+    assert Path(yaml_file).resolve().is_relative_to(folder)
 
 
 @pytest.fixture

@@ -11,7 +11,14 @@ from __future__ import annotations
 from benchgen.bundle.spec import CompetitionSpec
 
 PROGRAM_PYTHON = "3.13"
-PROGRAM_LIBRARIES = ("aws-lambda-powertools", "boto3", "pydantic", "pydantic-settings", "pyyaml")
+PROGRAM_LIBRARIES = (
+    "aws-lambda-powertools",
+    "aws-xray-sdk",
+    "boto3",
+    "pydantic",
+    "pydantic-settings",
+    "pyyaml",
+)
 
 
 def docker_image_warning(spec: CompetitionSpec) -> str | None:

@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import yaml
+
 from benchgen.sandbox.job import ProgramJob, ProgramResult, StagedJob, build_argv
 from benchgen.sandbox.stage import HOME, copy_back, hand_over, stage
 
@@ -42,11 +44,18 @@ def seal_process() -> None:
         raise RunnerError(f"prctl(PR_SET_DUMPABLE) failed: {os.strerror(ctypes.get_errno())}")
 
 
+def _library_folder() -> str:
+    """Where the library's dependencies are installed: the layer's folder on Lambda (/opt/python), which
+    the runtime puts on the function's path through a variable the program does not inherit."""
+    return str(Path(yaml.__file__).resolve().parents[1])
+
+
 def program_env(home: Path) -> dict[str, str]:
     """A fresh environment: nothing is inherited from the host, so no secret can leak into it."""
     search = [str(Path(sys.executable).parent), *_SEARCH_PATH]
     return {
         "PATH": os.pathsep.join(search),
+        "PYTHONPATH": _library_folder(),
         "HOME": str(home),
         "TMPDIR": str(home),
         "LANG": "C.UTF-8",
