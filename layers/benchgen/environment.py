@@ -20,7 +20,7 @@ from benchgen.bundle.archive import (
 )
 from benchgen.bundle.load import TASK_PATH_FIELDS, load_spec, resolve_in_bundle, spec_problems
 from benchgen.bundle.spec import CompetitionSpec, Task, Template
-from benchgen.errors import BundleError
+from benchgen.errors import BundleError, too_deep
 from benchgen.programs import load_command
 
 CASES_FILE = "cases.jsonl"
@@ -175,6 +175,9 @@ def case_problems(path: Path, *, label: str, limit: int = MAX_CASE_PROBLEMS) -> 
                     number,
                     f"is not valid JSON ({exc.msg} at column {exc.colno}); write one JSON object a line",
                 )
+                continue
+            except RecursionError:
+                add(number, too_deep())
                 continue
             if not isinstance(record, dict):
                 add(number, f"is a JSON {type(record).__name__}, not an object; write one object a line")

@@ -26,7 +26,7 @@ from typing import IO
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchgen.errors import BundleError, ScoringError
+from benchgen.errors import BundleError, ScoringError, too_deep
 
 METADATA_FILES = ("metadata.yaml", "metadata", "metadata.yml")
 OUTPUT_CAP = 1024 * 1024
@@ -279,12 +279,16 @@ def read_scores(output_dir: Path) -> dict[str, float]:
             raise ScoringError(
                 f"scores.json is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
             ) from exc
+        except RecursionError:
+            raise ScoringError(f"scores.json {too_deep()}") from None
     elif txt_path.is_file():
         file = "scores.txt"
         try:
             data = yaml.safe_load(_read_capped(txt_path))
         except yaml.YAMLError as exc:
             raise ScoringError(f"scores.txt cannot be read as `key: value` lines ({exc})") from exc
+        except RecursionError:
+            raise ScoringError(f"scores.txt {too_deep()}") from None
     else:
         raise ScoringError(NO_SCORES)
     if not isinstance(data, dict):
