@@ -32,6 +32,9 @@ from infra.constructs.storage import (
 FUNCTIONS_ROOT = REPO_ROOT / "functions"
 METRICS_NAMESPACE = "BenchGen"
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
+# Lambda's own retries of a failed asynchronous invocation; the functions are told the total number of
+# deliveries, so that a run step's last attempt fails the run rather than leaving it Running.
+RETRY_ATTEMPTS = 2
 
 # Item-level operations only: no table administration, no streams, no DeleteItem on domain records
 # (a run or dataset is never deleted by the application).
@@ -202,6 +205,7 @@ class Functions(Construct):
             "IDEMPOTENCY_TABLE": storage.idempotency_table.table_name,
             "EVENT_BUS_NAME": self._bus.event_bus_name,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+            "STEP_ATTEMPTS": str(RETRY_ATTEMPTS + 1),
         }
 
     def _build(self, spec: FunctionSpec) -> lambda_.Function:
@@ -247,7 +251,7 @@ class Functions(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
             dead_letter_queue=dead_letters,
-            retry_attempts=2,
+            retry_attempts=RETRY_ATTEMPTS,
         )
         set_logical_id(function, spec.logical_id)
         log_group.grant_write(role)

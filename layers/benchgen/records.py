@@ -55,6 +55,19 @@ class RunConfig(BaseModel):
     environment_variables: dict[str, str] = Field(default_factory=dict)
 
 
+class RunClaim(BaseModel):
+    """One invocation's hold on a run while it works on a step, so that concurrent deliveries do it once.
+
+    It lapses at ``expires_at`` (the holder's deadline): a holder that died cannot block the run's retry.
+    ``attempt`` counts the invocations that took the step, so the last one knows it is the last.
+    """
+
+    step: str
+    holder: str
+    expires_at: float  # epoch seconds
+    attempt: int = Field(ge=1)
+
+
 class RunRecord(BaseModel):
     run_id: str
     environment_id: str
@@ -82,6 +95,7 @@ class RunRecord(BaseModel):
     dataset_name: str | None = None
     execution_name: str | None = None
     run_config: RunConfig = Field(default_factory=RunConfig)
+    claim: RunClaim | None = None
 
 
 def dataset_id_for(run_id: str) -> str:

@@ -25,6 +25,9 @@ class Settings(BaseSettings):
     event_bus_name: str = Field(min_length=1, validation_alias="EVENT_BUS_NAME")
     # Only the score function starts executions, so only its environment carries the ARN.
     state_machine_arn: str | None = Field(default=None, validation_alias="STATE_MACHINE_ARN")
+    # How many times Lambda delivers an event whose invocation fails (1 + its retries): the last attempt
+    # of a run step fails the run instead of leaving it Running. Without it, the first attempt is the last.
+    step_attempts: int = Field(default=1, ge=1, validation_alias="STEP_ATTEMPTS")
     # Presigned URLs are bearer credentials: keep them short-lived, and never past an hour.
     presign_ttl_seconds: int = Field(default=300, ge=1, le=3600, validation_alias="PRESIGN_TTL_SECONDS")
 

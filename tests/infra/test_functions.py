@@ -189,6 +189,8 @@ def test_functions_share_the_contract_environment_variables(
     assert variables["EVENT_BUS_NAME"] == {"Ref": "EventBus"}
     assert variables["POWERTOOLS_SERVICE_NAME"] == name
     assert variables["POWERTOOLS_METRICS_NAMESPACE"] == "BenchGen"
+    # the first delivery and Lambda's two retries of an asynchronous invocation
+    assert variables["STEP_ATTEMPTS"] == "3"
 
 
 def test_only_score_is_told_the_state_machine_arn(functions: dict[str, Resource]) -> None:

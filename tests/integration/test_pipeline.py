@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus
@@ -16,11 +17,14 @@ from urllib.parse import quote_plus
 import pytest
 
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.pipeline import score_step
 from benchgen.pipeline.keys import execution_name
 from benchgen.records import ArtifactStatus, EnvironmentStatus, RunRecord, RunStatus
+from benchgen.score import score
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
+from infra.local.template import lazy_handler
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NO_ARTIFACT = "the benchmark's scoring program did not emit one"
@@ -523,3 +527,94 @@ def test_a_failing_artifact_task_marks_the_run_with_the_reason(cloud: LocalCloud
     assert run.artifact_status is ArtifactStatus.FAILED
     assert run.artifact_reason is not None and "scoring_output.zip" in run.artifact_reason
     assert all_datasets(cloud) == []
+
+
+# ---- attempts and claims ---------------------------------------------------------------------------------
+
+
+def function_name(cloud: LocalCloud, prefix: str) -> str:
+    return next(name for logical_id, name in cloud.functions.items() if logical_id.startswith(prefix))
+
+
+class CountingScore:
+    """Wraps the engine's score() as the score step calls it, counting calls from every thread."""
+
+    def __init__(self, failure: BaseException | None = None) -> None:
+        self.calls = 0
+        self.failure = failure
+        self._lock = threading.Lock()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            self.calls += 1
+        if self.failure is not None:
+            raise self.failure
+        return score(*args, **kwargs)
+
+
+def test_100_concurrent_deliveries_of_one_prediction_output_score_it_once(
+    cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a run whose prediction output is written but not scored yet (scoring switched off meanwhile)
+    counting = CountingScore()
+    monkeypatch.setattr(score_step, "score", counting)
+    score_function = function_name(cloud, "Score")
+    cloud.hook.register(score_function, lambda event, context: None)
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    upload_submission(cloud, "run-crowd", example_submission("gsm8k-en"), "gsm8k-en")
+    assert get_run(cloud, "run-crowd").status is RunStatus.RUNNING
+    cloud.hook.register(score_function, lazy_handler("score"))
+    prediction = "predictions/run-crowd/prediction_output.zip"
+    head = cloud.client("s3").head_object(Bucket=cloud.bucket, Key=prediction)
+
+    # when 100 deliveries arrive at once, each naming its own object version so that the per-object
+    # idempotency cannot merge them (as after a re-upload): only the run's claim stands between them
+    lambda_client = cloud.client("lambda")
+    for number in range(100):
+        event = notification(
+            cloud, prediction, size=head["ContentLength"], etag=head["ETag"], version_id=f"v{number}"
+        )
+        lambda_client.invoke(FunctionName=score_function, InvocationType="Event", Payload=json.dumps(event))
+    cloud.settle()
+    cloud.wait_for_execution(execution_name("run-crowd"))
+
+    # then the predictions were scored once, and every file of the run has one version
+    assert counting.calls == 1
+    run = get_run(cloud, "run-crowd")
+    assert run.status is RunStatus.COMPLETED and run.overall_score is not None
+    listed = cloud.client("s3").list_object_versions(Bucket=cloud.bucket, Prefix="runs/run-crowd/")
+    versions = [version["Key"] for version in listed.get("Versions", [])]
+    assert sorted(versions) == sorted(set(versions))
+    assert {key.rsplit("/", 1)[1] for key in versions} >= {"scores.json", "scoring_output.zip"}
+    assert len(executions(cloud)) == 1
+
+
+@pytest.mark.parametrize("failure", [RecursionError("maximum recursion depth exceeded"), MemoryError()])
+def test_a_score_step_that_fails_unexpectedly_fails_the_run_on_its_last_attempt(
+    cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: BaseException
+) -> None:
+    # given a scoring engine that fails with an error no user can act on
+    counting = CountingScore(failure)
+    monkeypatch.setattr(score_step, "score", counting)
+    queue = watch_events(cloud)
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+
+    # when a submission is uploaded and Lambda delivers the failing score event three times in all
+    upload_submission(cloud, "run-internal", example_submission("gsm8k-en"), "gsm8k-en")
+    prediction = "predictions/run-internal/prediction_output.zip"
+    while counting.calls < 3:
+        deliver(cloud, "Score", s3_notification(cloud, prediction))
+
+    # then the last attempt failed the run with a reason a user can read, naming the request
+    run = get_run(cloud, "run-internal")
+    assert run.status is RunStatus.FAILED and run.finished_at is not None
+    assert run.failure_reason is not None
+    assert re.fullmatch(
+        rf"internal error while scoring the predictions \({type(failure).__name__}, attempt 3 of 3, "
+        r"request id [0-9a-f-]{36}\); nothing you uploaded was changed: upload the submission again, "
+        r"and quote the request id if this happens again",
+        run.failure_reason,
+    )
+    assert counting.calls == 3
+    assert [kind for kind, _ in received_events(cloud, queue)] == ["RunFailed"]
+    assert executions(cloud) == []

@@ -9,6 +9,7 @@ from aws_lambda_powertools import Logger
 from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
 from benchgen.ingest import ingest
+from benchgen.pipeline.attempts import Invocation, claim_run, fail_if_last_attempt
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
 from benchgen.pipeline.keys import PREDICTION_OUTPUT, RUN_FILE_LABELS, parse_submission_key, prediction_key
 from benchgen.records import RunRecord, RunStatus, utc_now
@@ -47,9 +48,18 @@ def _run_for_upload(run_id: str, metadata: dict[str, str]) -> RunRecord:
 
 
 def ingest_submission(
-    key: str, *, store: ObjectStore, runs: RunsStore, environments: EnvironmentsReader, workdir: Path
+    key: str,
+    *,
+    store: ObjectStore,
+    runs: RunsStore,
+    environments: EnvironmentsReader,
+    workdir: Path,
+    invocation: Invocation,
 ) -> RunRecord | None:
-    """Move the run Pending -> Running, build its prediction output; ``None`` for a duplicate event."""
+    """Move the run Pending -> Running, build its prediction output; ``None`` for a duplicate event.
+
+    An unexpected error is raised again for Lambda to retry, except on the last attempt, which fails the run.
+    """
     submission = parse_submission_key(key)
     run_id = submission.run_id
     if runs.get(run_id) is None:
@@ -66,14 +76,16 @@ def ingest_submission(
     if run is None or not (started or _interrupted(run, key)):
         logger.info("run is not pending: duplicate or late event ignored", extra={"run_id": run_id})
         return None
+    attempt = claim_run(runs, run_id, step="ingest", invocation=invocation)
+    if attempt is None:
+        logger.info("another invocation is ingesting this run", extra={"run_id": run_id})
+        return None
     if not started:
         logger.info("resuming an ingest that stopped before its upload", extra={"run_id": run_id})
-    runs.add_files(run_id, {RUN_FILE_LABELS["submission"]: key})
     try:
-        env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
-        local = store.download(key, workdir / "submission" / submission.filename)
-        out = workdir / "out"
-        report = ingest(env, local, out, workdir=workdir / "ingest")
+        return _ingest_claimed(
+            key, submission.filename, run, store=store, runs=runs, environments=environments, workdir=workdir
+        )
     except BenchGenError as error:
         logger.info("submission refused", extra={"run_id": run_id, "reason": str(error)})
         runs.update(
@@ -82,8 +94,35 @@ def ingest_submission(
             status=RunStatus.FAILED,
             finished_at=utc_now(),
             failure_reason=str(error),
+            claim=None,
         )
         return runs.get(run_id)
+    except Exception as error:
+        if not fail_if_last_attempt(
+            runs, run_id, step="ingest", attempt=attempt, invocation=invocation, error=error
+        ):
+            raise
+        return runs.get(run_id)
+    finally:
+        runs.release_claim(run_id, holder=invocation.holder)
+
+
+def _ingest_claimed(
+    key: str,
+    filename: str,
+    run: RunRecord,
+    *,
+    store: ObjectStore,
+    runs: RunsStore,
+    environments: EnvironmentsReader,
+    workdir: Path,
+) -> RunRecord | None:
+    run_id = run.run_id
+    runs.add_files(run_id, {RUN_FILE_LABELS["submission"]: key})
+    env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
+    local = store.download(key, workdir / "submission" / filename)
+    out = workdir / "out"
+    report = ingest(env, local, out, workdir=workdir / "ingest")
     # Recorded before the upload: the upload triggers scoring, which may finish before this returns.
     runs.update(
         run_id,

@@ -10,6 +10,7 @@ from benchgen.aws.events import EventPublisher
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.storage import ObjectStore, content_type_for
 from benchgen.errors import BenchGenError
+from benchgen.pipeline.attempts import Invocation, claim_run, fail_if_last_attempt
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
 from benchgen.pipeline.keys import (
     DETAILED_HTML,
@@ -44,8 +45,13 @@ def score_run(
     starter: ExecutionStarter,
     publisher: EventPublisher,
     workdir: Path,
+    invocation: Invocation,
 ) -> RunRecord | None:
-    """Score the run once; a duplicate event only makes sure the state machine was started."""
+    """Score the run once; a duplicate event only makes sure the state machine was started.
+
+    Of concurrent deliveries, the one that claims the run scores it and the others return at once. An
+    unexpected error is raised again for Lambda to retry, except on the last attempt, which fails the run.
+    """
     run_id = parse_prediction_key(key)
     run = runs.get(run_id)
     if run is None:
@@ -57,7 +63,46 @@ def score_run(
     if run.status is not RunStatus.RUNNING:
         logger.info("run is not running: event ignored", extra={"run_id": run_id, "status": run.status})
         return None
+    attempt = claim_run(runs, run_id, step="score", invocation=invocation)
+    if attempt is None:
+        logger.info("another invocation is scoring this run", extra={"run_id": run_id})
+        return None
+    try:
+        return _score_claimed(
+            key,
+            run,
+            store=store,
+            runs=runs,
+            environments=environments,
+            starter=starter,
+            publisher=publisher,
+            workdir=workdir,
+        )
+    except Exception as error:
+        if not fail_if_last_attempt(
+            runs, run_id, step="score", attempt=attempt, invocation=invocation, error=error
+        ):
+            raise
+        failed = runs.get(run_id)
+        if failed is not None and failed.status is RunStatus.FAILED:
+            publisher.publish("RunFailed", {"run_id": run_id, "reason": failed.failure_reason})
+        return failed
+    finally:
+        runs.release_claim(run_id, holder=invocation.holder)
 
+
+def _score_claimed(
+    key: str,
+    run: RunRecord,
+    *,
+    store: ObjectStore,
+    runs: RunsStore,
+    environments: EnvironmentsReader,
+    starter: ExecutionStarter,
+    publisher: EventPublisher,
+    workdir: Path,
+) -> RunRecord | None:
+    run_id = run.run_id
     out = workdir / "out"
     try:
         env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
@@ -75,6 +120,7 @@ def score_run(
             status=RunStatus.FAILED,
             finished_at=utc_now(),
             failure_reason=str(error),
+            claim=None,
         ):
             publisher.publish("RunFailed", {"run_id": run_id, "reason": str(error)})
         return runs.get(run_id)
@@ -100,6 +146,7 @@ def score_run(
         counts={**run.counts, "total": report.total, "passed": report.passed, "answered": report.answered},
         execution_name=execution_name(run_id),
         artifact_status=ArtifactStatus.PENDING,
+        claim=None,
     )
     if not completed:
         logger.info("another delivery completed the run first", extra={"run_id": run_id})
