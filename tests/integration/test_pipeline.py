@@ -618,3 +618,61 @@ def test_a_score_step_that_fails_unexpectedly_fails_the_run_on_its_last_attempt(
     assert counting.calls == 3
     assert [kind for kind, _ in received_events(cloud, queue)] == ["RunFailed"]
     assert executions(cloud) == []
+
+
+# ---- bounded records -------------------------------------------------------------------------------------
+
+
+def read_object(cloud: LocalCloud, key: str) -> str:
+    body: bytes = cloud.client("s3").get_object(Bucket=cloud.bucket, Key=key)["Body"].read()
+    return body.decode("utf-8")
+
+
+def test_warnings_too_large_for_a_record_are_cut_and_kept_whole_in_the_ingest_log(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given a submission whose five unknown ids are 300 KB each (their warning alone passes 400 KB)
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    document = json.loads(example_submission("gsm8k-en").read_text(encoding="utf-8"))
+    long_ids = [f"{letter}" * 300_000 for letter in "vwxyz"]
+    document["predictions"] += [{"id": ident, "prediction_text": "#### 1"} for ident in long_ids]
+    submission = tmp_path / "predictions.json"
+    submission.write_text(json.dumps(document), encoding="utf-8")
+
+    # when it is uploaded
+    upload_submission(cloud, "run-long-ids", submission, "gsm8k-en")
+    cloud.wait_for_execution(execution_name("run-long-ids"))
+
+    # then the run completed; its warning is cut, and the ingest log it links to holds every id whole
+    run = get_run(cloud, "run-long-ids")
+    assert run.status is RunStatus.COMPLETED
+    [warning] = run.warnings
+    assert warning.startswith("5 prediction id(s) match no case and were ignored (ids: vvvv")
+    assert len(warning) == 2000 and warning.endswith("more characters cut]")
+    log = read_object(cloud, run.files["Ingest Log"])
+    assert all(ident in log for ident in long_ids)
+
+
+def test_a_stderr_line_too_large_for_a_record_fails_the_run_with_the_whole_text_kept(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given a scoring program that writes one 600 KB line to stderr and exits
+    bundle = tmp_path / "loud" / "bundle"
+    shutil.copytree(EXAMPLES / "custom-program" / "bundle", bundle)
+    (bundle / "scoring_program" / "score.py").write_text(
+        "import sys\nsys.stderr.write('corrupt: ' + 'x' * 600_000 + '\\n')\nsys.exit(3)\n", encoding="utf-8"
+    )
+    upload_bundle(cloud, bundle, tmp_path, "loud")
+
+    # when a submission is uploaded
+    upload_submission(cloud, "run-loud", example_submission("custom-program"), "loud")
+
+    # then the run failed with the start of the program's words, and the whole reason is in a linked file
+    run = get_run(cloud, "run-loud")
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    assert run.failure_reason.startswith("the scoring program exited with code 3:\ncorrupt: xxx")
+    assert len(run.failure_reason) == 2000 and run.failure_reason.endswith("more characters cut]")
+    whole = read_object(cloud, run.files["Failure Log"])
+    assert "corrupt: " + "x" * 600_000 in whole
+    assert "corrupt: " + "x" * 600_000 in read_object(cloud, run.files["Scoring Log"])

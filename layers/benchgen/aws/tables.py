@@ -11,7 +11,7 @@ import builtins
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, TypeAdapter
@@ -38,11 +38,16 @@ def _is_condition_failure(error: ClientError) -> bool:
 
 @functools.cache
 def _run_field_adapter(name: str) -> TypeAdapter[Any]:
-    """Validates and dumps one RunRecord field's value, the same way the whole record would."""
+    """Validates and dumps one RunRecord field's value, the same way the whole record would.
+
+    With the field's metadata, so that the record's bounds (see :mod:`benchgen.records`) hold for updates.
+    """
     field = RunRecord.model_fields.get(name)
     if field is None or name == "run_id":
         raise ValueError(f"a run has no updatable field {name!r}")
-    return TypeAdapter(field.annotation)
+    if not field.metadata:
+        return TypeAdapter(field.annotation)
+    return TypeAdapter(Annotated[(field.annotation, *field.metadata)])
 
 
 # ---- the shared table plumbing ---------------------------------------------------------------------------

@@ -11,7 +11,14 @@ from benchgen.errors import BenchGenError
 from benchgen.ingest import ingest
 from benchgen.pipeline.attempts import Invocation, claim_run, fail_if_last_attempt
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
-from benchgen.pipeline.keys import PREDICTION_OUTPUT, RUN_FILE_LABELS, parse_submission_key, prediction_key
+from benchgen.pipeline.fulltext import keep_whole
+from benchgen.pipeline.keys import (
+    INGEST_LOG,
+    PREDICTION_OUTPUT,
+    RUN_FILE_LABELS,
+    parse_submission_key,
+    prediction_key,
+)
 from benchgen.records import RunRecord, RunStatus, utc_now
 
 logger = Logger(child=True)
@@ -88,6 +95,7 @@ def ingest_submission(
         )
     except BenchGenError as error:
         logger.info("submission refused", extra={"run_id": run_id, "reason": str(error)})
+        _keep_log([str(error)], run_id, store=store, runs=runs, workdir=workdir)
         runs.update(
             run_id,
             expected_status=RunStatus.RUNNING,
@@ -123,6 +131,7 @@ def _ingest_claimed(
     local = store.download(key, workdir / "submission" / filename)
     out = workdir / "out"
     report = ingest(env, local, out, workdir=workdir / "ingest")
+    _keep_log(report.warnings, run_id, store=store, runs=runs, workdir=workdir)
     # Recorded before the upload: the upload triggers scoring, which may finish before this returns.
     runs.update(
         run_id,
@@ -138,6 +147,12 @@ def _ingest_claimed(
     store.upload(out / PREDICTION_OUTPUT, prediction_key(run_id), content_type="application/zip")
     runs.add_files(run_id, {RUN_FILE_LABELS[PREDICTION_OUTPUT]: prediction_key(run_id)})
     return runs.get(run_id)
+
+
+def _keep_log(texts: list[str], run_id: str, *, store: ObjectStore, runs: RunsStore, workdir: Path) -> None:
+    key = prediction_key(run_id, INGEST_LOG)
+    label = RUN_FILE_LABELS[INGEST_LOG]
+    keep_whole(texts, key=key, label=label, run_id=run_id, store=store, runs=runs, workdir=workdir / "log")
 
 
 def _interrupted(run: RunRecord, key: str) -> bool:

@@ -19,6 +19,9 @@ DETAILED_HTML = "detailed_results.html"
 DETAILED_JSON = "detailed_results.json"
 FINETUNE_ARTIFACT = "finetune_artifact.zip"
 SCORING_LOG = "logs/scoring.log"
+# Whole texts that the run record shows cut short (see benchgen.records), each beside its step's outputs.
+INGEST_LOG = "ingest.log"
+FAILURE_LOG = "logs/failure.log"
 
 # File labels as the run shows them, in the order a reader expects.
 RUN_FILE_LABELS = {
@@ -30,6 +33,8 @@ RUN_FILE_LABELS = {
     FINETUNE_ARTIFACT: "Finetune Artifact",
     SCORES: "Scores",
     SCORING_LOG: "Scoring Log",
+    INGEST_LOG: "Ingest Log",
+    FAILURE_LOG: "Failure Log",
 }
 
 _SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
@@ -81,8 +86,8 @@ def submission_key(run_id: str, filename: str) -> str:
     return f"{SUBMISSIONS}{run_id}/{filename}"
 
 
-def prediction_key(run_id: str) -> str:
-    return f"{PREDICTIONS}{run_id}/{PREDICTION_OUTPUT}"
+def prediction_key(run_id: str, name: str = PREDICTION_OUTPUT) -> str:
+    return f"{PREDICTIONS}{run_id}/{name}"
 
 
 def run_key(run_id: str, name: str) -> str:

@@ -53,12 +53,14 @@ def register_environment(
         try:
             env = open_environment(local, workdir / "bundle")
         except BenchGenError as error:
-            record = record.model_copy(
-                update={"status": EnvironmentStatus.REJECTED, "problems": [str(error)]}
+            # model_validate, not model_copy: the record's bounds apply to what is stored
+            record = EnvironmentRecord.model_validate(
+                record.model_dump() | {"status": EnvironmentStatus.REJECTED, "problems": [str(error)]}
             )
         else:
-            record = record.model_copy(
-                update={
+            record = EnvironmentRecord.model_validate(
+                record.model_dump()
+                | {
                     "title": env.spec.title,
                     "template": env.template.value if env.template else None,
                     "has_finetune": env.spec.finetune is not None,

@@ -12,9 +12,11 @@ from benchgen.aws.storage import ObjectStore, content_type_for
 from benchgen.errors import BenchGenError
 from benchgen.pipeline.attempts import Invocation, claim_run, fail_if_last_attempt
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
+from benchgen.pipeline.fulltext import keep_whole
 from benchgen.pipeline.keys import (
     DETAILED_HTML,
     DETAILED_JSON,
+    FAILURE_LOG,
     RUN_FILE_LABELS,
     SCORES,
     SCORING_LOG,
@@ -114,6 +116,15 @@ def _score_claimed(
             log_key = run_key(run_id, SCORING_LOG)
             store.upload(log, log_key, content_type=content_type_for(log))
             runs.add_files(run_id, {RUN_FILE_LABELS[SCORING_LOG]: log_key})
+        keep_whole(
+            [str(error)],
+            key=run_key(run_id, FAILURE_LOG),
+            label=RUN_FILE_LABELS[FAILURE_LOG],
+            run_id=run_id,
+            store=store,
+            runs=runs,
+            workdir=workdir / "log",
+        )
         if runs.update(
             run_id,
             expected_status=RunStatus.RUNNING,
