@@ -676,3 +676,71 @@ def test_a_stderr_line_too_large_for_a_record_fails_the_run_with_the_whole_text_
     whole = read_object(cloud, run.files["Failure Log"])
     assert "corrupt: " + "x" * 600_000 in whole
     assert "corrupt: " + "x" * 600_000 in read_object(cloud, run.files["Scoring Log"])
+
+
+# ---- keys laid out wrongly -------------------------------------------------------------------------------
+
+
+def test_a_bundle_at_a_key_laid_out_wrongly_is_recorded_as_rejected_with_the_layout(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # when a bundle lands under an environment id with a space, and another under the wrong file name
+    archive = write_bundle_zip(EXAMPLES / "gsm8k-en" / "bundle", tmp_path / "bundle.zip").read_bytes()
+    for key in ("environments/bad env/v1/bundle.zip", "environments/gsm8k/v1/other.zip"):
+        cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=archive)
+    cloud.settle()
+
+    # then each is a rejected environment saying how to lay the key out, and the version it meant is free
+    environments = EnvironmentsRepo(table(cloud, "Environments"))
+    [bad_env] = environments.versions("bad env")
+    assert bad_env.status is EnvironmentStatus.REJECTED
+    assert bad_env.problems == [
+        "environments/bad env/v1/bundle.zip: upload a bundle as environments/<environment_id>/<version>/"
+        "bundle.zip (each name 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit)"
+    ]
+    [other] = environments.versions("gsm8k")
+    assert other.status is EnvironmentStatus.REJECTED and other.version == "key:gsm8k/v1/other.zip"
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k")
+    registered = environments.get("gsm8k", "v1")
+    assert registered is not None and registered.status is EnvironmentStatus.REGISTERED
+
+
+def test_a_submission_in_a_folder_fails_its_pending_run_with_the_layout(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given a run created and waiting for its submission
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    runs(cloud).create(
+        RunRecord(run_id="run-dir", environment_id="gsm8k-en", environment_version="v1", model="m", owner="u")
+    )
+
+    # when the submission is uploaded inside a folder under the run
+    key = "submissions/run-dir/dir/predictions.json"
+    body = example_submission("gsm8k-en").read_bytes()
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=body)
+    cloud.settle()
+
+    # then the run failed saying where the submission belongs, and the upload is untouched
+    run = get_run(cloud, "run-dir")
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason == (
+        "submissions/run-dir/dir/predictions.json: upload a submission as submissions/<run_id>/<file name>, "
+        "with no folder in between (each name 1-128 letters, digits, '.', '_' or '-', starting with a "
+        "letter or digit)"
+    )
+    assert cloud.client("s3").get_object(Bucket=cloud.bucket, Key=key)["Body"].read() == body
+
+
+def test_a_submission_key_without_a_usable_run_id_is_answered_and_records_nothing(cloud: LocalCloud) -> None:
+    # when a submission lands straight under submissions/, naming no run
+    key = "submissions/predictions.json"
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=b"{}")
+    cloud.settle()
+    answer = cloud.client("lambda").invoke(
+        FunctionName=function_name(cloud, "Ingest"), Payload=json.dumps(s3_notification(cloud, key))
+    )
+
+    # then the function answers without an error, and no run was made up (there is none to answer on)
+    assert "FunctionError" not in answer
+    assert json.loads(answer["Payload"].read()) == {"runs": [{"key": key, "ignored": True}]}
+    assert runs(cloud).list().items == []

@@ -16,6 +16,8 @@ from benchgen.pipeline.keys import (
     INGEST_LOG,
     PREDICTION_OUTPUT,
     RUN_FILE_LABELS,
+    ObjectKeyError,
+    loose_run_id,
     parse_submission_key,
     prediction_key,
 )
@@ -67,7 +69,10 @@ def ingest_submission(
 
     An unexpected error is raised again for Lambda to retry, except on the last attempt, which fails the run.
     """
-    submission = parse_submission_key(key)
+    try:
+        submission = parse_submission_key(key)
+    except ObjectKeyError as error:
+        return _refuse_misplaced(key, error, store=store, runs=runs)
     run_id = submission.run_id
     if runs.get(run_id) is None:
         runs.create(_run_for_upload(run_id, store.head(key).get("Metadata", {})))
@@ -146,6 +151,33 @@ def _ingest_claimed(
     )
     store.upload(out / PREDICTION_OUTPUT, prediction_key(run_id), content_type="application/zip")
     runs.add_files(run_id, {RUN_FILE_LABELS[PREDICTION_OUTPUT]: prediction_key(run_id)})
+    return runs.get(run_id)
+
+
+def _refuse_misplaced(
+    key: str, error: ObjectKeyError, *, store: ObjectStore, runs: RunsStore
+) -> RunRecord | None:
+    """A submission whose key is laid out wrongly fails the run its key names, if that run is pending.
+
+    A key that names no usable run id has no run to answer on (and a run under an id the API cannot
+    address would answer nobody): it is logged as an error, for the operator, and changes nothing.
+    """
+    run_id = loose_run_id(key)
+    if run_id is None:
+        logger.error("submission key names no usable run id: nothing recorded", extra={"key": key})
+        return None
+    if runs.get(run_id) is None:
+        named = _run_for_upload(run_id, store.head(key).get("Metadata", {}))
+        refused = {"status": RunStatus.FAILED, "finished_at": utc_now(), "failure_reason": str(error)}
+        runs.create(RunRecord.model_validate(named.model_dump() | refused))
+    else:
+        runs.update(
+            run_id,
+            expected_status=RunStatus.PENDING,
+            status=RunStatus.FAILED,
+            finished_at=utc_now(),
+            failure_reason=str(error),
+        )
     return runs.get(run_id)
 
 

@@ -38,6 +38,7 @@ RUN_FILE_LABELS = {
 }
 
 _SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
+_NAMES = "each name 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
 
 class ObjectKeyError(BenchGenError):
@@ -59,15 +60,37 @@ class SubmissionKey:
 def parse_bundle_key(key: str) -> BundleKey:
     match = re.fullmatch(rf"environments/({_SEGMENT})/({_SEGMENT})/bundle\.zip", key)
     if not match:
-        raise ObjectKeyError(f"{key}: upload a bundle as environments/<environment_id>/<version>/bundle.zip")
+        raise ObjectKeyError(
+            f"{key}: upload a bundle as environments/<environment_id>/<version>/bundle.zip ({_NAMES})"
+        )
     return BundleKey(match[1], match[2])
+
+
+def misplaced_bundle_slot(key: str) -> BundleKey:
+    """Where the rejection of a bundle uploaded to a wrongly laid out key is recorded.
+
+    Under the key's first segment, so that it lists with that environment; the version is the rest of the
+    key marked ``key:``, which no real version can be (``:`` is not allowed), so it never takes the place
+    of the version the author meant to upload.
+    """
+    rest = key.removeprefix(ENVIRONMENTS)
+    return BundleKey(rest.split("/", 1)[0] or rest, f"key:{rest}")
 
 
 def parse_submission_key(key: str) -> SubmissionKey:
     match = re.fullmatch(rf"submissions/({_SEGMENT})/({_SEGMENT})", key)
     if not match:
-        raise ObjectKeyError(f"{key}: upload a submission as submissions/<run_id>/<file name>")
+        raise ObjectKeyError(
+            f"{key}: upload a submission as submissions/<run_id>/<file name>, with no folder in between "
+            f"({_NAMES})"
+        )
     return SubmissionKey(match[1], match[2])
+
+
+def loose_run_id(key: str) -> str | None:
+    """The run id a wrongly laid out submission key still names, if its first segment is a usable one."""
+    match = re.match(rf"submissions/({_SEGMENT})/", key)
+    return match[1] if match else None
 
 
 def parse_prediction_key(key: str) -> str:

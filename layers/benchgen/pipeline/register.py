@@ -10,7 +10,7 @@ from aws_lambda_powertools import Logger
 from benchgen.aws.storage import ObjectStore
 from benchgen.environment import check_bundle, open_environment
 from benchgen.errors import BenchGenError
-from benchgen.pipeline.keys import parse_bundle_key
+from benchgen.pipeline.keys import ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
 from benchgen.records import EnvironmentRecord, EnvironmentStatus
 
 logger = Logger(child=True)
@@ -28,8 +28,12 @@ def register_environment(
 
     A version is immutable: a second upload to the same key (the bucket keeps both object versions) does
     not replace what was registered; the record keeps pointing at the object version it validated.
+    A key laid out wrongly is recorded as a rejected environment saying how to lay it out.
     """
-    bundle_key = parse_bundle_key(key)
+    try:
+        bundle_key = parse_bundle_key(key)
+    except ObjectKeyError as error:
+        return _reject_misplaced(key, version_id, error, environments)
     existing = environments.get(bundle_key.environment_id, bundle_key.version)
     if existing is not None:
         if existing.bundle_version_id != version_id:
@@ -72,4 +76,23 @@ def register_environment(
         stored = environments.get(bundle_key.environment_id, bundle_key.version)
         return stored if stored is not None else record
     logger.info("environment recorded", extra={"status": record.status, "problems": len(record.problems)})
+    return record
+
+
+def _reject_misplaced(
+    key: str, version_id: str | None, error: ObjectKeyError, environments: EnvironmentsStore
+) -> EnvironmentRecord:
+    slot = misplaced_bundle_slot(key)
+    record = EnvironmentRecord(
+        environment_id=slot.environment_id,
+        version=slot.version,
+        status=EnvironmentStatus.REJECTED,
+        bundle_key=key,
+        bundle_version_id=version_id,
+        problems=[str(error)],
+    )
+    logger.warning("bundle uploaded to a key laid out wrongly", extra={"key": key})
+    if not environments.put_if_absent(record):
+        stored = environments.get(slot.environment_id, slot.version)
+        return stored if stored is not None else record
     return record

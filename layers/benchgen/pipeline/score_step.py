@@ -21,6 +21,7 @@ from benchgen.pipeline.keys import (
     SCORES,
     SCORING_LOG,
     SCORING_OUTPUT,
+    ObjectKeyError,
     execution_name,
     parse_prediction_key,
     run_key,
@@ -54,7 +55,12 @@ def score_run(
     Of concurrent deliveries, the one that claims the run scores it and the others return at once. An
     unexpected error is raised again for Lambda to retry, except on the last attempt, which fails the run.
     """
-    run_id = parse_prediction_key(key)
+    try:
+        run_id = parse_prediction_key(key)
+    except ObjectKeyError as error:
+        # Only the ingest function writes here, so this is no user's upload: an error for the operator.
+        logger.error("prediction output at a key laid out wrongly: ignored", extra={"reason": str(error)})
+        return None
     run = runs.get(run_id)
     if run is None:
         logger.error("prediction output for an unknown run", extra={"key": key})
