@@ -28,6 +28,7 @@ from infra.constructs.storage import (
     SUBMISSIONS_PREFIX,
     Storage,
 )
+from infra.timeouts import INGEST_TIMEOUT_S, MAX_PROGRAM_SECONDS, SCORE_TIMEOUT_S
 
 FUNCTIONS_ROOT = REPO_ROOT / "functions"
 METRICS_NAMESPACE = "BenchGen"
@@ -105,7 +106,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         logical_id="IngestFunction",
         description="Turns a submission into prediction_output.zip for the scoring step",
         memory_mb=1024,
-        timeout=Duration.minutes(10),
+        timeout=Duration.seconds(INGEST_TIMEOUT_S),
         ephemeral_storage_mib=2048,
         trigger=Trigger(SUBMISSIONS_PREFIX),
         reads=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX),
@@ -118,7 +119,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         logical_id="ScoreFunction",
         description="Runs the scoring program, records the run and starts the artifact pipeline",
         memory_mb=2048,
-        timeout=Duration.minutes(15),
+        timeout=Duration.seconds(SCORE_TIMEOUT_S),
         ephemeral_storage_mib=4096,
         trigger=Trigger(PREDICTIONS_PREFIX, "prediction_output.zip"),
         reads=(PREDICTIONS_PREFIX, ENVIRONMENTS_PREFIX),
@@ -206,6 +207,7 @@ class Functions(Construct):
             "EVENT_BUS_NAME": self._bus.event_bus_name,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "STEP_ATTEMPTS": str(RETRY_ATTEMPTS + 1),
+            "MAX_PROGRAM_SECONDS": str(MAX_PROGRAM_SECONDS),
         }
 
     def _build(self, spec: FunctionSpec) -> lambda_.Function:

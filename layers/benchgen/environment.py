@@ -240,8 +240,29 @@ def _task_part_problems(
     return problems
 
 
-def check_bundle(source: Path, *, limits: Limits | None = None) -> list[str]:
-    """Every problem found in a bundle, as messages for its author; an empty list means it is fine."""
+def time_limit_problems(spec: CompetitionSpec, *, file: str, maximum: int) -> list[str]:
+    """A problem for every phase whose programs may run longer than the steps that run them can wait."""
+    return [
+        str(
+            BundleError(
+                file,
+                f"{phase.execution_time_limit} s is more than the {maximum} s a program may run here "
+                f"(the run steps' own time limit); lower it to {maximum} or less",
+                f"phases.{position}.execution_time_limit",
+            )
+        )
+        for position, phase in enumerate(spec.phases)
+        if phase.execution_time_limit > maximum
+    ]
+
+
+def check_bundle(
+    source: Path, *, limits: Limits | None = None, max_program_seconds: int | None = None
+) -> list[str]:
+    """Every problem found in a bundle, as messages for its author; an empty list means it is fine.
+
+    ``max_program_seconds``: the longest ``execution_time_limit`` the platform can honour (none offline).
+    """
     with tempfile.TemporaryDirectory(prefix="benchgen-check-") as tmp:
         workdir = Path(tmp)
         budget = Budget(limits)
@@ -254,6 +275,8 @@ def check_bundle(source: Path, *, limits: Limits | None = None) -> list[str]:
         if spec is None:
             return problems
         file = competition_name(root)
+        if max_program_seconds is not None:
+            problems += time_limit_problems(spec, file=file, maximum=max_program_seconds)
         reported = {p.field for p in found if p.field}
         for position in range(len(spec.tasks)):
             problems += _task_part_problems(

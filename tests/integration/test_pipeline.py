@@ -744,3 +744,28 @@ def test_a_submission_key_without_a_usable_run_id_is_answered_and_records_nothin
     assert "FunctionError" not in answer
     assert json.loads(answer["Payload"].read()) == {"runs": [{"key": key, "ignored": True}]}
     assert runs(cloud).list().items == []
+
+
+def test_a_bundle_asking_for_more_time_than_a_step_has_is_rejected_at_registration(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given a bundle whose programs may run for an hour
+    bundle = tmp_path / "slow" / "bundle"
+    shutil.copytree(EXAMPLES / "custom-program" / "bundle", bundle)
+    yaml_path = bundle / "competition.yaml"
+    text = yaml_path.read_text(encoding="utf-8")
+    assert "execution_time_limit: 300" in text
+    yaml_path.write_text(
+        text.replace("execution_time_limit: 300", "execution_time_limit: 3600"), encoding="utf-8"
+    )
+
+    # when it is uploaded
+    upload_bundle(cloud, bundle, tmp_path, "slow")
+
+    # then it is rejected, naming the field, the value and the maximum
+    record = EnvironmentsRepo(table(cloud, "Environments")).get("slow", "v1")
+    assert record is not None and record.status is EnvironmentStatus.REJECTED
+    assert record.problems == [
+        "competition.yaml: phases.0.execution_time_limit: 3600 s is more than the 780 s a program may run "
+        "here (the run steps' own time limit); lower it to 780 or less"
+    ]

@@ -22,7 +22,13 @@ class EnvironmentsStore(Protocol):
 
 
 def register_environment(
-    key: str, version_id: str | None, *, store: ObjectStore, environments: EnvironmentsStore, workdir: Path
+    key: str,
+    version_id: str | None,
+    *,
+    store: ObjectStore,
+    environments: EnvironmentsStore,
+    workdir: Path,
+    max_program_seconds: int | None = None,
 ) -> EnvironmentRecord:
     """Validate the uploaded bundle and record the version, once.
 
@@ -44,7 +50,7 @@ def register_environment(
         return existing
 
     local = store.download(key, workdir / "bundle.zip", version_id=version_id)
-    problems = check_bundle(local)
+    problems = check_bundle(local, max_program_seconds=max_program_seconds)
     record = EnvironmentRecord(
         environment_id=bundle_key.environment_id,
         version=bundle_key.version,
