@@ -93,6 +93,8 @@ def load_command(program_dir: Path, *, label: str | None = None) -> str:
         data = yaml.safe_load(metadata.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise BundleError(file, f"cannot be read as YAML ({exc}); fix it") from exc
+    except RecursionError:
+        raise BundleError(file, too_deep()) from None
     command = data.get("command") if isinstance(data, dict) else None
     if not isinstance(command, str) or not command.strip():
         raise BundleError(

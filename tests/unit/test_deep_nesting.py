@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
 
+from benchgen.aws.pages import InvalidNextToken, decode_token
 from benchgen.bundle.load import read_yaml
 from benchgen.environment import case_problems
 from benchgen.errors import BundleError, ScoringError
 from benchgen.jsonhead import pick_top_level_fields
-from benchgen.programs import read_scores
+from benchgen.programs import load_command, read_scores
 from benchgen.scoring.join import iter_cases
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -54,3 +56,19 @@ def test_the_detailed_results_head_nested_too_deep_is_a_value_error() -> None:
 
     with pytest.raises(ValueError, match=TOO_DEEP):
         pick_top_level_fields(iter([document]), ["summary"])
+
+
+def test_a_program_metadata_file_nested_too_deep_is_a_bundle_problem(tmp_path: Path) -> None:
+    (tmp_path / "metadata.yaml").write_text(f"command: {DEEP}\n", encoding="utf-8")
+
+    with pytest.raises(BundleError) as caught:
+        load_command(tmp_path, label="scoring_program")
+
+    assert str(caught.value).startswith(f"scoring_program/metadata.yaml: {TOO_DEEP}")
+
+
+def test_a_next_token_nested_too_deep_is_an_invalid_token() -> None:
+    token = base64.urlsafe_b64encode(DEEP[:20_000].encode() + b"]" * 10_000).decode()
+
+    with pytest.raises(InvalidNextToken):
+        decode_token(token, ("created_at", "run_id"))
