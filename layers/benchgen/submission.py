@@ -153,7 +153,7 @@ class _JsonWindow:
                     continue
                 raise self.fail(f"invalid JSON in {what}: {error.msg}", error.pos) from error
             except RecursionError:
-                raise self.fail(f"{what} {too_deep()}") from None
+                raise SubmissionError(f"{self._name}: {what} ({self.location()}) {too_deep()}") from None
             # A number at the very end of the window may continue in the next chunk.
             if end == len(self._buf) and self._fill():
                 continue

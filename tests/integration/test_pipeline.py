@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 import threading
+import zipfile
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus
@@ -789,3 +790,100 @@ def test_a_bundle_asking_for_more_time_than_a_step_has_is_rejected_at_registrati
         "competition.yaml: phases.0.execution_time_limit: 3600 s is more than the 780 s a program may run "
         "here (the run steps' own time limit); lower it to 780 or less"
     ]
+
+
+# ---- hostile inputs end to end ---------------------------------------------------------------------------
+
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+
+
+def _huge_prediction_zip(path: Path) -> Path:
+    """About 200 KiB of zip that expands to one 200 MiB prediction."""
+    with (
+        zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive,
+        archive.open("predictions.json", "w", force_zip64=True) as target,
+    ):
+        target.write(b'{"predictions": [{"id": "gsm8k-en-0001", "prediction_text": "')
+        for _ in range(200):
+            target.write(b"7" * (1 << 20))
+        target.write(b'"}]}')
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "write", "reason"),
+    [
+        (
+            "predictions.json",
+            lambda path: path.write_text('{"predictions": [' + DEEP_JSON + "]}", encoding="utf-8"),
+            "predictions.json: predictions[0] (line 1, column 18) is nested too deeply",
+        ),
+        (
+            "predictions.jsonl",
+            lambda path: path.write_text(DEEP_JSON + "\n", encoding="utf-8"),
+            "predictions.jsonl: line 1 is nested too deeply",
+        ),
+        (
+            "submission.zip",
+            _huge_prediction_zip,
+            'predictions.json: predictions[0] (line 1, column 18) (id "gsm8k-en-0001") is larger than the '
+            "limit of 4 MiB for one prediction",
+        ),
+    ],
+    ids=["json-100000-deep", "jsonl-100000-deep", "zip-200MiB-prediction"],
+)
+def test_a_hostile_submission_fails_its_run_with_a_clear_reason(
+    cloud: LocalCloud, tmp_path: Path, name: str, write: Any, reason: str
+) -> None:
+    # given a registered environment and a submission built to break the reader
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    submission = tmp_path / name
+    write(submission)
+
+    # when it is uploaded
+    upload_submission(cloud, "run-hostile", submission, "gsm8k-en")
+
+    # then the run failed on the first attempt, saying what was wrong; nothing was scored
+    run = get_run(cloud, "run-hostile")
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason is not None and run.failure_reason.startswith(reason)
+    assert "Prediction Output" not in run.files
+
+
+def test_a_bundle_whose_competition_yaml_is_nested_100000_deep_is_rejected(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    bundle = tmp_path / "deep" / "bundle"
+    shutil.copytree(EXAMPLES / "gsm8k-en" / "bundle", bundle)
+    (bundle / "competition.yaml").write_text(f"title: {DEEP_JSON}\n", encoding="utf-8")
+
+    upload_bundle(cloud, bundle, tmp_path, "deep")
+
+    record = EnvironmentsRepo(table(cloud, "Environments")).get("deep", "v1")
+    assert record is not None and record.status is EnvironmentStatus.REJECTED
+    assert record.problems == [
+        "competition.yaml: is nested too deeply (lists or objects inside each other about a thousand levels "
+        "or more); write it with less nesting"
+    ]
+
+
+def test_a_scoring_program_writing_scores_nested_100000_deep_fails_the_run(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    bundle = tmp_path / "deep-scores" / "bundle"
+    shutil.copytree(EXAMPLES / "custom-program" / "bundle", bundle)
+    (bundle / "scoring_program" / "score.py").write_text(
+        "import pathlib, sys\n"
+        "pathlib.Path(sys.argv[2], 'scores.json').write_text('[' * 100_000 + ']' * 100_000)\n",
+        encoding="utf-8",
+    )
+    upload_bundle(cloud, bundle, tmp_path, "deep-scores")
+
+    upload_submission(cloud, "run-deep-scores", example_submission("custom-program"), "deep-scores")
+
+    run = get_run(cloud, "run-deep-scores")
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason == (
+        "scores.json is nested too deeply (lists or objects inside each other about a thousand levels or "
+        "more); write it with less nesting"
+    )
