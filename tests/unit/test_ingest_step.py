@@ -301,3 +301,34 @@ def test_a_delivery_while_another_invocation_holds_the_run_returns_without_inges
     assert run is None
     assert store.uploads == []
     assert runs.runs["run-1"].claim == holding
+
+
+def test_the_last_attempt_fails_the_run_before_lambda_stops_it_for_time(
+    store: MemoryStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given an ingest that is still working when its invocation's deadline comes (here in 10.2 s)
+    def stuck(*args: Any, **kwargs: Any) -> None:
+        time.sleep(1.0)
+        raise SystemExit("Lambda stopped the invocation")
+
+    monkeypatch.setattr(ingest_step_module, "ingest", stuck)
+    runs = MemoryRuns(pending_run())
+    last = Invocation(request_id="req-slow", deadline=time.time() + 10.2, attempts=1)
+
+    # when its only attempt runs
+    with pytest.raises(SystemExit):
+        ingest_submission(
+            SUBMISSION_KEY,
+            store=store,
+            runs=runs,
+            environments=OneEnvironment(),
+            workdir=tmp_path,
+            invocation=last,
+        )
+
+    # then the run was failed before the deadline, saying it ran out of time
+    run = runs.runs["run-1"]
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason is not None and run.failure_reason.startswith(
+        "internal error while reading the submission (TimeoutError, attempt 1 of 1, request id req-slow)"
+    )

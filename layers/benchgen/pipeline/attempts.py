@@ -9,8 +9,11 @@ attempt that knows it is the last one (the claim counts them) records an interna
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from aws_lambda_powertools import Logger
@@ -22,6 +25,8 @@ from benchgen.records import RunStatus, utc_now
 logger = Logger(child=True)
 
 _DOING = {"ingest": "reading the submission", "score": "scoring the predictions"}
+# How long before its deadline the last attempt records that it ran out of time: a DynamoDB write's worth.
+TIMEOUT_MARGIN_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -85,3 +90,36 @@ def fail_if_last_attempt(
         claim=None,
     )
     return True
+
+
+@contextmanager
+def out_of_time_guard(
+    runs: RunsStore, run_id: str, *, step: str, attempt: int, invocation: Invocation
+) -> Iterator[None]:
+    """On the last attempt, fail the run just before Lambda stops the invocation.
+
+    A timeout raises nothing the step could catch: Lambda ends the process. Earlier attempts are left to
+    time out, since Lambda delivers the event again.
+    """
+    if attempt < invocation.attempts:
+        yield
+        return
+
+    def fail() -> None:
+        logger.error("the last attempt is running out of time", extra={"run_id": run_id, "step": step})
+        runs.update(
+            run_id,
+            expected_status=RunStatus.RUNNING,
+            status=RunStatus.FAILED,
+            finished_at=utc_now(),
+            failure_reason=internal_error_reason(step, TimeoutError(), invocation, attempt),
+            claim=None,
+        )
+
+    timer = threading.Timer(max(0.0, invocation.deadline - TIMEOUT_MARGIN_S - time.time()), fail)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()

@@ -9,7 +9,7 @@ from aws_lambda_powertools import Logger
 from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
 from benchgen.ingest import ingest
-from benchgen.pipeline.attempts import Invocation, claim_run, fail_if_last_attempt
+from benchgen.pipeline.attempts import Invocation, claim_run, fail_if_last_attempt, out_of_time_guard
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
 from benchgen.pipeline.fulltext import keep_whole
 from benchgen.pipeline.keys import (
@@ -95,9 +95,16 @@ def ingest_submission(
     if not started:
         logger.info("resuming an ingest that stopped before its upload", extra={"run_id": run_id})
     try:
-        return _ingest_claimed(
-            key, submission.filename, run, store=store, runs=runs, environments=environments, workdir=workdir
-        )
+        with out_of_time_guard(runs, run_id, step="ingest", attempt=attempt, invocation=invocation):
+            return _ingest_claimed(
+                key,
+                submission.filename,
+                run,
+                store=store,
+                runs=runs,
+                environments=environments,
+                workdir=workdir,
+            )
     except BenchGenError as error:
         logger.info("submission refused", extra={"run_id": run_id, "reason": str(error)})
         _keep_log([str(error)], run_id, store=store, runs=runs, workdir=workdir)

@@ -10,7 +10,7 @@ from benchgen.aws.events import EventPublisher
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.storage import ObjectStore, content_type_for
 from benchgen.errors import BenchGenError
-from benchgen.pipeline.attempts import Invocation, claim_run, fail_if_last_attempt
+from benchgen.pipeline.attempts import Invocation, claim_run, fail_if_last_attempt, out_of_time_guard
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
 from benchgen.pipeline.fulltext import keep_whole
 from benchgen.pipeline.keys import (
@@ -76,16 +76,17 @@ def score_run(
         logger.info("another invocation is scoring this run", extra={"run_id": run_id})
         return None
     try:
-        return _score_claimed(
-            key,
-            run,
-            store=store,
-            runs=runs,
-            environments=environments,
-            starter=starter,
-            publisher=publisher,
-            workdir=workdir,
-        )
+        with out_of_time_guard(runs, run_id, step="score", attempt=attempt, invocation=invocation):
+            return _score_claimed(
+                key,
+                run,
+                store=store,
+                runs=runs,
+                environments=environments,
+                starter=starter,
+                publisher=publisher,
+                workdir=workdir,
+            )
     except Exception as error:
         if not fail_if_last_attempt(
             runs, run_id, step="score", attempt=attempt, invocation=invocation, error=error
