@@ -12,6 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws.s3_events import UploadedObject
 from benchgen.aws.wiring import adapters, for_each_upload
+from benchgen.pipeline.attempts import Invocation
 from benchgen.pipeline.ingest_step import ingest_submission
 
 logger = Logger()
@@ -19,7 +20,7 @@ tracer = Tracer()
 metrics = Metrics()
 
 
-def ingest(upload: UploadedObject) -> dict[str, Any]:
+def ingest(upload: UploadedObject, invocation: Invocation) -> dict[str, Any]:
     wired = adapters()
     with tempfile.TemporaryDirectory() as workdir:
         run = ingest_submission(
@@ -29,6 +30,7 @@ def ingest(upload: UploadedObject) -> dict[str, Any]:
             environments=wired.environments,
             workdir=Path(workdir),
             sandbox=wired.sandbox,
+            invocation=invocation,
         )
     if run is None:
         return {"key": upload.key, "ignored": True}
@@ -40,4 +42,5 @@ def ingest(upload: UploadedObject) -> dict[str, Any]:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return {"runs": for_each_upload(event, context, ingest)}
+    invocation = Invocation.of(context, attempts=adapters().settings.step_attempts)
+    return {"runs": for_each_upload(event, context, ingest, invocation=invocation)}

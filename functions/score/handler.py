@@ -12,6 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws.s3_events import UploadedObject
 from benchgen.aws.wiring import adapters, for_each_upload
+from benchgen.pipeline.attempts import Invocation
 from benchgen.pipeline.score_step import score_run
 
 logger = Logger()
@@ -19,7 +20,7 @@ tracer = Tracer()
 metrics = Metrics()
 
 
-def score(upload: UploadedObject) -> dict[str, Any]:
+def score(upload: UploadedObject, invocation: Invocation) -> dict[str, Any]:
     wired = adapters()
     with tempfile.TemporaryDirectory() as workdir:
         run = score_run(
@@ -31,6 +32,7 @@ def score(upload: UploadedObject) -> dict[str, Any]:
             publisher=wired.publisher,
             workdir=Path(workdir),
             sandbox=wired.sandbox,
+            invocation=invocation,
         )
     if run is None:
         return {"key": upload.key, "ignored": True}
@@ -42,4 +44,5 @@ def score(upload: UploadedObject) -> dict[str, Any]:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return {"runs": for_each_upload(event, context, score)}
+    invocation = Invocation.of(context, attempts=adapters().settings.step_attempts)
+    return {"runs": for_each_upload(event, context, score, invocation=invocation)}

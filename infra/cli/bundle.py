@@ -16,7 +16,7 @@ def register(subparsers: Any) -> None:
         "check",
         help="list every problem in a bundle (zip, folder or competition.yaml); exit 1 if there is any",
         description="Validate competition.yaml, the task folders and the reference cases of a bundle, "
-        "the way registration will.",
+        "the way registration will (including the longest execution_time_limit the stack allows).",
     )
     check.add_argument("path", type=Path, help="the bundle: a .zip, a folder, or its competition.yaml")
     check.set_defaults(func=run_check)
@@ -48,9 +48,10 @@ def summary(path: Path) -> str:
 
 def run_check(args: argparse.Namespace) -> int:
     from benchgen.environment import check_bundle
+    from infra.timeouts import MAX_PROGRAM_SECONDS
 
     path: Path = args.path
-    problems = check_bundle(path)
+    problems = check_bundle(path, max_program_seconds=MAX_PROGRAM_SECONDS)
     if problems:
         for problem in problems:
             print(f"- {problem}")

@@ -29,12 +29,16 @@ from infra.constructs.storage import (
     SUBMISSIONS_PREFIX,
     Storage,
 )
+from infra.timeouts import INGEST_TIMEOUT_S, MAX_PROGRAM_SECONDS, SCORE_TIMEOUT_S
 
 FUNCTIONS_ROOT = REPO_ROOT / "functions"
 METRICS_NAMESPACE = "BenchGen"
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 # What a function's code asset leaves out of its functions/<name> folder.
 ASSET_EXCLUDE = ("__pycache__", "*.pyc", "tests")
+# Lambda's own retries of a failed asynchronous invocation; the functions are told the total number of
+# deliveries, so that a run step's last attempt fails the run rather than leaving it Running.
+RETRY_ATTEMPTS = 2
 
 # Item-level operations only: no table administration, no streams, no DeleteItem on domain records
 # (a run or dataset is never deleted by the application).
@@ -120,7 +124,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         logical_id="IngestFunction",
         description="Turns a submission into prediction_output.zip for the scoring step",
         memory_mb=1024,
-        timeout=Duration.minutes(10),
+        timeout=Duration.seconds(INGEST_TIMEOUT_S),
         ephemeral_storage_mib=2048,
         trigger=Trigger(SUBMISSIONS_PREFIX),
         reads=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX),
@@ -134,7 +138,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         logical_id="ScoreFunction",
         description="Runs the scoring program, records the run and starts the artifact pipeline",
         memory_mb=2048,
-        timeout=Duration.minutes(15),
+        timeout=Duration.seconds(SCORE_TIMEOUT_S),
         ephemeral_storage_mib=4096,
         trigger=Trigger(PREDICTIONS_PREFIX, "prediction_output.zip"),
         reads=(PREDICTIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX),
@@ -226,6 +230,8 @@ class Functions(Construct):
             "IDEMPOTENCY_TABLE": storage.idempotency_table.table_name,
             "EVENT_BUS_NAME": self._bus.event_bus_name,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+            "STEP_ATTEMPTS": str(RETRY_ATTEMPTS + 1),
+            "MAX_PROGRAM_SECONDS": str(MAX_PROGRAM_SECONDS),
         }
 
     @staticmethod
@@ -279,7 +285,7 @@ class Functions(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
             dead_letter_queue=dead_letters,
-            retry_attempts=2,
+            retry_attempts=RETRY_ATTEMPTS,
         )
         set_logical_id(function, spec.logical_id)
         log_group.grant_write(role)

@@ -20,7 +20,7 @@ from benchgen.bundle.archive import (
 )
 from benchgen.bundle.load import TASK_PATH_FIELDS, load_spec, resolve_in_bundle, spec_problems
 from benchgen.bundle.spec import CompetitionSpec, Task, Template
-from benchgen.errors import BundleError
+from benchgen.errors import BundleError, too_deep
 from benchgen.programs import load_command
 
 CASES_FILE = "cases.jsonl"
@@ -176,6 +176,9 @@ def case_problems(path: Path, *, label: str, limit: int = MAX_CASE_PROBLEMS) -> 
                     f"is not valid JSON ({exc.msg} at column {exc.colno}); write one JSON object a line",
                 )
                 continue
+            except RecursionError:
+                add(number, too_deep())
+                continue
             if not isinstance(record, dict):
                 add(number, f"is a JSON {type(record).__name__}, not an object; write one object a line")
                 continue
@@ -237,8 +240,29 @@ def _task_part_problems(
     return problems
 
 
-def check_bundle(source: Path, *, limits: Limits | None = None) -> list[str]:
-    """Every problem found in a bundle, as messages for its author; an empty list means it is fine."""
+def time_limit_problems(spec: CompetitionSpec, *, file: str, maximum: int) -> list[str]:
+    """A problem for every phase whose programs may run longer than the steps that run them can wait."""
+    return [
+        str(
+            BundleError(
+                file,
+                f"{phase.execution_time_limit} s is more than the {maximum} s a program may run here "
+                f"(the run steps' own time limit); lower it to {maximum} or less",
+                f"phases.{position}.execution_time_limit",
+            )
+        )
+        for position, phase in enumerate(spec.phases)
+        if phase.execution_time_limit > maximum
+    ]
+
+
+def check_bundle(
+    source: Path, *, limits: Limits | None = None, max_program_seconds: int | None = None
+) -> list[str]:
+    """Every problem found in a bundle, as messages for its author; an empty list means it is fine.
+
+    ``max_program_seconds``: the longest ``execution_time_limit`` the platform can honour (none offline).
+    """
     with tempfile.TemporaryDirectory(prefix="benchgen-check-") as tmp:
         workdir = Path(tmp)
         budget = Budget(limits)
@@ -251,6 +275,8 @@ def check_bundle(source: Path, *, limits: Limits | None = None) -> list[str]:
         if spec is None:
             return problems
         file = competition_name(root)
+        if max_program_seconds is not None:
+            problems += time_limit_problems(spec, file=file, maximum=max_program_seconds)
         reported = {p.field for p in found if p.field}
         for position in range(len(spec.tasks)):
             problems += _task_part_problems(

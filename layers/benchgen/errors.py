@@ -21,3 +21,14 @@ class SubmissionError(BenchGenError):
 
 class ScoringError(BenchGenError):
     """Scoring could not produce scores (the run fails with this message)."""
+
+
+def too_deep() -> str:
+    """How every parser words a document nested past what Python can decode (it raises RecursionError).
+
+    Real data is never nested that deep; a document that is was made to break the reader.
+    """
+    return (
+        "is nested too deeply (lists or objects inside each other about a thousand levels or more); "
+        "write it with less nesting"
+    )

@@ -13,6 +13,8 @@ import re
 from collections.abc import Collection, Iterator
 from typing import Any
 
+from benchgen.errors import too_deep
+
 _DECODER = json.JSONDecoder()
 _STRUCTURE = re.compile(r'["{}\[\],]')
 _STRING_STOP = re.compile(r'["\\]')
@@ -62,6 +64,8 @@ class _Reader:
                 if not self.more():
                     raise
                 continue
+            except RecursionError:
+                raise ValueError(f"a field of the JSON document {too_deep()}") from None
             # A number at the very end of the buffer may continue in the next chunk.
             if end < len(self.text) or not self.more():
                 self.pos = end

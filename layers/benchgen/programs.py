@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from benchgen.errors import BundleError, ScoringError
+from benchgen.errors import BundleError, ScoringError, too_deep
 from benchgen.sandbox.job import OUTPUT_CAP, ProgramJob, ProgramResult, Sandbox, build_argv
 from benchgen.sandbox.local import LocalSandbox
 
@@ -67,6 +67,8 @@ def load_command(program_dir: Path, *, label: str | None = None) -> str:
         data = yaml.safe_load(metadata.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise BundleError(file, f"cannot be read as YAML ({exc}); fix it") from exc
+    except RecursionError:
+        raise BundleError(file, too_deep()) from None
     command = data.get("command") if isinstance(data, dict) else None
     if not isinstance(command, str) or not command.strip():
         raise BundleError(
@@ -168,12 +170,16 @@ def read_scores(output_dir: Path) -> dict[str, float]:
             raise ScoringError(
                 f"scores.json is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
             ) from exc
+        except RecursionError:
+            raise ScoringError(f"scores.json {too_deep()}") from None
     elif txt_path.is_file():
         file = "scores.txt"
         try:
             data = yaml.safe_load(_read_capped(txt_path))
         except yaml.YAMLError as exc:
             raise ScoringError(f"scores.txt cannot be read as `key: value` lines ({exc})") from exc
+        except RecursionError:
+            raise ScoringError(f"scores.txt {too_deep()}") from None
     else:
         raise ScoringError(NO_SCORES)
     if not isinstance(data, dict):

@@ -1,12 +1,60 @@
-"""Domain records kept in DynamoDB: environment versions, runs, datasets."""
+"""Domain records kept in DynamoDB: environment versions, runs, datasets.
+
+A DynamoDB item holds at most 400 KB, and much of what a run records comes from its users (a program's
+stderr, prediction ids, score keys). So every text, list and map a record keeps is bounded here, once:
+longer values are cut with a note saying so, and the steps keep the whole text in a file the run links to.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
+
+MAX_TEXT_CHARS = 2000  # one reason, warning or problem
+MAX_KEY_CHARS = 200  # one metric or breakdown key
+MAX_ITEMS = 50  # entries of one list or map
+
+_T = TypeVar("_T")
+
+
+def clip_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """``text`` if it fits, else its start and how much was cut."""
+    if len(text) <= limit:
+        return text
+    note = f" ... [{len(text) - limit} more characters cut]"
+    return text[: limit - len(note)] + note
+
+
+def exceeds_bounds(texts: list[str]) -> bool:
+    """Whether a record would show ``texts`` cut short (too long, or too many)."""
+    return len(texts) > MAX_ITEMS or any(len(text) > MAX_TEXT_CHARS for text in texts)
+
+
+def _first_items(items: list[str]) -> list[str]:
+    if len(items) <= MAX_ITEMS:
+        return items
+    return [*items[: MAX_ITEMS - 1], f"... and {len(items) - MAX_ITEMS + 1} more not shown"]
+
+
+def _first_entries(limit: int) -> Callable[[dict[str, _T]], dict[str, _T]]:
+    def first(entries: dict[str, _T]) -> dict[str, _T]:
+        return entries if len(entries) <= limit else dict(list(entries.items())[:limit])
+
+    return first
+
+
+Text = Annotated[str, AfterValidator(clip_text)]
+Key = Annotated[str, AfterValidator(lambda key: clip_text(key, MAX_KEY_CHARS))]
+Texts = Annotated[list[Text], AfterValidator(_first_items)]
+Scores = Annotated[dict[Key, float], AfterValidator(_first_entries(MAX_ITEMS))]
+Breakdowns = Annotated[
+    dict[Key, Annotated[dict[Key, dict[Key, float]], AfterValidator(_first_entries(MAX_ITEMS))]],
+    AfterValidator(_first_entries(MAX_ITEMS)),
+]
 
 
 def utc_now() -> str:
@@ -38,15 +86,15 @@ class EnvironmentRecord(BaseModel):
     environment_id: str
     version: str
     status: EnvironmentStatus
-    title: str = ""
+    title: Text = ""
     template: str | None = None
     has_finetune: bool = False
     bundle_key: str
     bundle_version_id: str | None = None  # the S3 object version the registration validated
     columns: list[dict[str, Any]] = Field(default_factory=list)
     docker_image: str | None = None  # named by the bundle, recorded and reported as not used
-    problems: list[str] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    problems: Texts = Field(default_factory=list)
+    warnings: Texts = Field(default_factory=list)
     created_at: str = Field(default_factory=utc_now)
 
 
@@ -55,6 +103,19 @@ class RunConfig(BaseModel):
 
     sampling: dict[str, float | int | str] = Field(default_factory=dict)
     environment_variables: dict[str, str] = Field(default_factory=dict)
+
+
+class RunClaim(BaseModel):
+    """One invocation's hold on a run while it works on a step, so that concurrent deliveries do it once.
+
+    It lapses at ``expires_at`` (the holder's deadline): a holder that died cannot block the run's retry.
+    ``attempt`` counts the invocations that took the step, so the last one knows it is the last.
+    """
+
+    step: str
+    holder: str
+    expires_at: float  # epoch seconds
+    attempt: int = Field(ge=1)
 
 
 class RunRecord(BaseModel):
@@ -71,19 +132,21 @@ class RunRecord(BaseModel):
     submission_key: str | None = None
     submission_filename: str | None = None
     overall_score: float | None = None
-    metrics: dict[str, float] = Field(default_factory=dict)
-    other_metrics: dict[str, float] = Field(default_factory=dict)
-    breakdowns: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
+    # Scores beyond the first MAX_ITEMS stay in the run's scores.json, breakdowns in its detailed results.
+    metrics: Scores = Field(default_factory=dict)
+    other_metrics: Scores = Field(default_factory=dict)
+    breakdowns: Breakdowns = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
-    failure_reason: str | None = None
-    warnings: list[str] = Field(default_factory=list)  # what ingest noticed: duplicate, unknown, missing ids
+    failure_reason: Text | None = None
+    warnings: Texts = Field(default_factory=list)  # what ingest noticed: duplicate, unknown, missing ids
     files: dict[str, str] = Field(default_factory=dict)  # file label -> S3 key
     artifact_status: ArtifactStatus | None = None
-    artifact_reason: str | None = None
+    artifact_reason: Text | None = None
     dataset_id: str | None = None
     dataset_name: str | None = None
     execution_name: str | None = None
     run_config: RunConfig = Field(default_factory=RunConfig)
+    claim: RunClaim | None = None
 
 
 def dataset_id_for(run_id: str) -> str:

@@ -28,6 +28,11 @@ class Settings(BaseSettings):
     # Functions that run untrusted programs hand them to this function (set by the stack); unset, they run
     # them through the local runner on this machine.
     sandbox_function: str | None = Field(default=None, validation_alias="SANDBOX_FUNCTION")
+    # How many times Lambda delivers an event whose invocation fails (1 + its retries): the last attempt
+    # of a run step fails the run instead of leaving it Running. Without it, the first attempt is the last.
+    step_attempts: int = Field(default=1, ge=1, validation_alias="STEP_ATTEMPTS")
+    # The longest execution_time_limit a bundle may set: what the run steps' timeout leaves a program.
+    max_program_seconds: int | None = Field(default=None, ge=1, validation_alias="MAX_PROGRAM_SECONDS")
     # Presigned URLs are bearer credentials: keep them short-lived, and never past an hour.
     presign_ttl_seconds: int = Field(default=300, ge=1, le=3600, validation_alias="PRESIGN_TTL_SECONDS")
 

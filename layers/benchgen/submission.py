@@ -5,13 +5,15 @@ A submission is ``predictions.json`` (``{"predictions": [...], "metadata": {...}
 tolerated: ``__MACOSX/`` entries, ``.DS_Store`` files and one enclosing folder are ignored.
 
 Nothing here loads the whole document: ``predictions.json`` is decoded one array element at a time from a
-bounded text window, so a million predictions cost the memory of one.
+bounded text window, so a million predictions cost the memory of one. One prediction, and the member of a
+zip, are bounded too (``MAX_RECORD_CHARS``, ``MAX_MEMBER_BYTES``): a small zip may expand to one huge value.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,9 +24,14 @@ from pydantic import ValidationError
 
 from benchgen.bundle.archive import is_junk
 from benchgen.cases import Prediction
-from benchgen.errors import SubmissionError
+from benchgen.errors import SubmissionError, too_deep
 
 PREDICTION_FILES = ("predictions.json", "predictions.jsonl")
+# One prediction (a record of predictions.json, a line of .jsonl, or the metadata) is decoded whole, so
+# its size is what memory grows by: a code diff fits easily, a 200 MiB answer does not.
+MAX_RECORD_CHARS = 4 * 1024 * 1024
+# The predictions file inside a zip, as its header declares (zipfile never reads past the declared size).
+MAX_MEMBER_BYTES = 2 * 1024**3
 _CHUNK = 1 << 16
 
 
@@ -53,6 +60,19 @@ def to_prediction(record: object, where: str) -> Prediction:
         return Prediction.model_validate(record)
     except ValidationError as error:
         raise SubmissionError(describe_validation_error(where, error)) from error
+
+
+_LEADING_ID = re.compile(r'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,30})')
+
+
+def _too_large(where: str, head: str) -> SubmissionError:
+    """A record past the limit, named by its id when the id comes early enough to be seen."""
+    found = _LEADING_ID.search(head, 0, 4096)
+    named = f" (id {found[1]})" if found else ""
+    return SubmissionError(
+        f"{where}{named} is larger than the limit of {MAX_RECORD_CHARS // 1024**2} MiB for one "
+        "prediction; shorten it (a prediction holds the model's answer, not its data)"
+    )
 
 
 class _JsonWindow:
@@ -93,6 +113,11 @@ class _JsonWindow:
     def fail(self, message: str, pos: int | None = None) -> SubmissionError:
         return SubmissionError(f"{self._name}: {message} ({self.location(pos)})")
 
+    def too_large(self, what: str) -> SubmissionError:
+        return _too_large(
+            f"{self._name}: {what} ({self.location()})", self._buf[self._pos : self._pos + 4096]
+        )
+
     def peek(self) -> str:
         """The next non-whitespace character ('' at the end of the stream)."""
         while True:
@@ -120,13 +145,20 @@ class _JsonWindow:
             try:
                 value, end = self._decoder.raw_decode(self._buf, self._pos)
             except json.JSONDecodeError as error:
+                pending = len(self._buf) - self._pos
+                if pending > MAX_RECORD_CHARS:
+                    raise self.too_large(what) from None
                 # Read as much again as the partial value holds, so a long value costs O(n) re-parsing.
-                if self._fill(len(self._buf) - self._pos):
+                if self._fill(min(pending, MAX_RECORD_CHARS)):
                     continue
                 raise self.fail(f"invalid JSON in {what}: {error.msg}", error.pos) from error
+            except RecursionError:
+                raise SubmissionError(f"{self._name}: {what} ({self.location()}) {too_deep()}") from None
             # A number at the very end of the window may continue in the next chunk.
             if end == len(self._buf) and self._fill():
                 continue
+            if end - self._pos > MAX_RECORD_CHARS:
+                raise self.too_large(what)
             self._pos = end
             return value
 
@@ -147,7 +179,12 @@ class PredictionStream:
 
     def _iter_jsonl(self) -> Iterator[Prediction]:
         seen_any = False
-        for number, line in enumerate(self._stream, start=1):
+        number = 0
+        # readline with a limit: a line is never read whole before it is known to be small enough.
+        while line := self._stream.readline(MAX_RECORD_CHARS + 1):
+            number += 1
+            if len(line) > MAX_RECORD_CHARS:
+                raise _too_large(f"{self.name}: line {number}", line)
             text = line.strip()
             if not text:
                 continue
@@ -158,6 +195,8 @@ class PredictionStream:
                 raise SubmissionError(
                     f"{self.name}: line {number} is not valid JSON: {error.msg} (column {error.colno})"
                 ) from error
+            except RecursionError:
+                raise SubmissionError(f"{self.name}: line {number} {too_deep()}") from None
             yield to_prediction(record, f"{self.name} line {number}")
         if not seen_any:
             raise SubmissionError(f"{self.name} is empty: write one JSON prediction per line")
@@ -239,6 +278,15 @@ def _pick_member(archive: zipfile.ZipFile, label: str) -> str:
     return candidates[0]
 
 
+def _check_member_size(info: zipfile.ZipInfo, label: str) -> None:
+    if info.file_size > MAX_MEMBER_BYTES:
+        raise SubmissionError(
+            f"{info.filename} in {label} expands to {info.file_size / 1024**2:.0f} MiB, more than the limit "
+            f"of {MAX_MEMBER_BYTES // 1024**2} MiB for a predictions file; "
+            "submit fewer or shorter predictions"
+        )
+
+
 def _kind_of(name: str) -> Literal["json", "jsonl"]:
     return "jsonl" if name.lower().endswith(".jsonl") else "json"
 
@@ -251,6 +299,7 @@ def open_predictions(path: Path) -> Iterator[PredictionStream]:
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as archive:
             member = _pick_member(archive, path.name)
+            _check_member_size(archive.getinfo(member), path.name)
             with archive.open(member) as raw, _text(raw) as text:
                 yield PredictionStream(text, PurePosixPath(member).name, _kind_of(member))
         return

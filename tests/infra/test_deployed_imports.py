@@ -14,6 +14,8 @@ import pytest
 
 pytestmark = pytest.mark.deployed
 
+SANDBOX = "sandbox"
+
 # Prints where the modules that matter were found, as seen from the function's own search path.
 PROBE = """
 import importlib, json
@@ -96,6 +98,9 @@ def test_every_handler_imports_with_only_its_asset_its_layer_and_the_runtimes_bo
 def _started(function: Any, outcome: dict[str, Any]) -> dict[str, Any]:
     if function.layer_root is None:
         return {**outcome, "handler": True, "module": "task"}
+    if function.name == SANDBOX:
+        # The sandbox reaches S3 only through presigned URLs and has nothing to trace: no SDK at all.
+        return {"handler": True, "module": "task", "aws_xray_sdk": None, "benchgen": "layer", "botocore": None}
     return {
         "handler": True,
         "module": "task",

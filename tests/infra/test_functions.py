@@ -203,6 +203,8 @@ def test_functions_share_the_contract_environment_variables(
     assert variables["EVENT_BUS_NAME"] == {"Ref": "EventBus"}
     assert variables["POWERTOOLS_SERVICE_NAME"] == name
     assert variables["POWERTOOLS_METRICS_NAMESPACE"] == "BenchGen"
+    # the first delivery and Lambda's two retries of an asynchronous invocation
+    assert variables["STEP_ATTEMPTS"] == "3"
 
 
 def test_only_score_is_told_the_state_machine_arn(functions: dict[str, Resource]) -> None:
@@ -219,6 +221,16 @@ def test_score_has_room_for_a_full_scoring_program(functions: dict[str, Resource
     assert properties["MemorySize"] == 2048
     assert properties["Timeout"] == 900
     assert properties["EphemeralStorage"] == {"Size": 4096}
+
+
+def test_no_bundle_may_ask_a_program_to_run_longer_than_its_step_can_wait(
+    functions: dict[str, Resource],
+) -> None:
+    # the longest execution_time_limit registration accepts leaves each run step two minutes of its own
+    timeouts = [functions[name]["Properties"]["Timeout"] for name in ("ingest", "score")]
+    for name in NAMES:
+        variables = functions[name]["Properties"]["Environment"]["Variables"]
+        assert variables["MAX_PROGRAM_SECONDS"] == str(min(timeouts) - 120) == "780"
 
 
 def test_api_answers_within_api_gateways_timeout(functions: dict[str, Resource]) -> None:

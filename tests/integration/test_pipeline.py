@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import threading
+import zipfile
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus
@@ -17,11 +19,14 @@ import pytest
 from codabench_bundles import DOCKER_IMAGE, LABELS, results_submission, write_bundle
 
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.pipeline import score_step
 from benchgen.pipeline.keys import execution_name
 from benchgen.records import ArtifactStatus, EnvironmentStatus, RunRecord, RunStatus
+from benchgen.score import score
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
+from infra.local.template import lazy_handler
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NO_ARTIFACT = "the benchmark's scoring program did not emit one"
@@ -547,3 +552,362 @@ def test_a_codabench_bundle_and_a_results_zip_run_as_on_codabench(cloud: LocalCl
     assert run.status is RunStatus.COMPLETED, run.failure_reason
     assert run.metrics == {"accuracy": 1.0, "duration": 0.0}
     assert run.warnings == environment.warnings
+
+
+# ---- attempts and claims ---------------------------------------------------------------------------------
+
+
+def function_name(cloud: LocalCloud, prefix: str) -> str:
+    return next(name for logical_id, name in cloud.functions.items() if logical_id.startswith(prefix))
+
+
+class CountingScore:
+    """Wraps the engine's score() as the score step calls it, counting calls from every thread."""
+
+    def __init__(self, failure: BaseException | None = None) -> None:
+        self.calls = 0
+        self.failure = failure
+        self._lock = threading.Lock()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            self.calls += 1
+        if self.failure is not None:
+            raise self.failure
+        return score(*args, **kwargs)
+
+
+@pytest.fixture
+def atomic_item_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DynamoDB checks a write's condition and applies it atomically; moto does both without a lock, so
+    two threads may both pass the same condition. One lock around moto's item writes restores AWS's rule."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    lock = threading.RLock()
+
+    def locked(write: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with lock:
+                return write(*args, **kwargs)
+
+        return call
+
+    for name in ("put_item", "update_item", "delete_item", "transact_write_items"):
+        monkeypatch.setattr(DynamoDBBackend, name, locked(getattr(DynamoDBBackend, name)))
+
+
+@pytest.mark.usefixtures("atomic_item_writes")
+def test_100_concurrent_deliveries_of_one_prediction_output_score_it_once(
+    cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a run whose prediction output is written but not scored yet (scoring switched off meanwhile)
+    counting = CountingScore()
+    monkeypatch.setattr(score_step, "score", counting)
+    score_function = function_name(cloud, "Score")
+    cloud.hook.register(score_function, lambda event, context: None)
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    upload_submission(cloud, "run-crowd", example_submission("gsm8k-en"), "gsm8k-en")
+    assert get_run(cloud, "run-crowd").status is RunStatus.RUNNING
+    cloud.hook.register(score_function, lazy_handler("score"))
+    prediction = "predictions/run-crowd/prediction_output.zip"
+    head = cloud.client("s3").head_object(Bucket=cloud.bucket, Key=prediction)
+
+    # when 100 deliveries arrive at once, each naming its own object version so that the per-object
+    # idempotency cannot merge them (as after a re-upload): only the run's claim stands between them
+    lambda_client = cloud.client("lambda")
+    for number in range(100):
+        event = notification(
+            cloud, prediction, size=head["ContentLength"], etag=head["ETag"], version_id=f"v{number}"
+        )
+        lambda_client.invoke(FunctionName=score_function, InvocationType="Event", Payload=json.dumps(event))
+    cloud.settle()
+    cloud.wait_for_execution(execution_name("run-crowd"))
+
+    # then the predictions were scored once, and every file of the run has one version
+    assert counting.calls == 1
+    run = get_run(cloud, "run-crowd")
+    assert run.status is RunStatus.COMPLETED and run.overall_score is not None
+    listed = cloud.client("s3").list_object_versions(Bucket=cloud.bucket, Prefix="runs/run-crowd/")
+    versions = [version["Key"] for version in listed.get("Versions", [])]
+    assert sorted(versions) == sorted(set(versions))
+    assert {key.rsplit("/", 1)[1] for key in versions} >= {"scores.json", "scoring_output.zip"}
+    assert len(executions(cloud)) == 1
+
+
+@pytest.mark.parametrize("failure", [RecursionError("maximum recursion depth exceeded"), MemoryError()])
+def test_a_score_step_that_fails_unexpectedly_fails_the_run_on_its_last_attempt(
+    cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: BaseException
+) -> None:
+    # given a scoring engine that fails with an error no user can act on
+    counting = CountingScore(failure)
+    monkeypatch.setattr(score_step, "score", counting)
+    queue = watch_events(cloud)
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+
+    # when a submission is uploaded and Lambda delivers the failing score event three times in all
+    upload_submission(cloud, "run-internal", example_submission("gsm8k-en"), "gsm8k-en")
+    prediction = "predictions/run-internal/prediction_output.zip"
+    while counting.calls < 3:
+        deliver(cloud, "Score", s3_notification(cloud, prediction))
+
+    # then the last attempt failed the run with a reason a user can read, naming the request
+    run = get_run(cloud, "run-internal")
+    assert run.status is RunStatus.FAILED and run.finished_at is not None
+    assert run.failure_reason is not None
+    assert re.fullmatch(
+        rf"internal error while scoring the predictions \({type(failure).__name__}, attempt 3 of 3, "
+        r"request id [0-9a-f-]{36}\); nothing you uploaded was changed: upload the submission again, "
+        r"and quote the request id if this happens again",
+        run.failure_reason,
+    )
+    assert counting.calls == 3
+    assert [kind for kind, _ in received_events(cloud, queue)] == ["RunFailed"]
+    assert executions(cloud) == []
+
+
+# ---- bounded records -------------------------------------------------------------------------------------
+
+
+def read_object(cloud: LocalCloud, key: str) -> str:
+    body: bytes = cloud.client("s3").get_object(Bucket=cloud.bucket, Key=key)["Body"].read()
+    return body.decode("utf-8")
+
+
+def test_warnings_too_large_for_a_record_are_cut_and_kept_whole_in_the_ingest_log(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given a submission whose five unknown ids are 300 KB each (their warning alone passes 400 KB)
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    document = json.loads(example_submission("gsm8k-en").read_text(encoding="utf-8"))
+    long_ids = [f"{letter}" * 300_000 for letter in "vwxyz"]
+    document["predictions"] += [{"id": ident, "prediction_text": "#### 1"} for ident in long_ids]
+    submission = tmp_path / "predictions.json"
+    submission.write_text(json.dumps(document), encoding="utf-8")
+
+    # when it is uploaded
+    upload_submission(cloud, "run-long-ids", submission, "gsm8k-en")
+    cloud.wait_for_execution(execution_name("run-long-ids"))
+
+    # then the run completed; its warning is cut, and the ingest log it links to holds every id whole
+    run = get_run(cloud, "run-long-ids")
+    assert run.status is RunStatus.COMPLETED
+    [warning] = run.warnings
+    assert warning.startswith("5 prediction id(s) match no case and were ignored (ids: vvvv")
+    assert len(warning) == 2000 and warning.endswith("more characters cut]")
+    log = read_object(cloud, run.files["Ingest Log"])
+    assert all(ident in log for ident in long_ids)
+
+
+def test_a_stderr_line_too_large_for_a_record_fails_the_run_with_the_whole_text_kept(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given a scoring program that writes one 600 KB line to stderr and exits
+    bundle = tmp_path / "loud" / "bundle"
+    shutil.copytree(EXAMPLES / "custom-program" / "bundle", bundle)
+    (bundle / "scoring_program" / "score.py").write_text(
+        "import sys\nsys.stderr.write('corrupt: ' + 'x' * 600_000 + '\\n')\nsys.exit(3)\n", encoding="utf-8"
+    )
+    upload_bundle(cloud, bundle, tmp_path, "loud")
+
+    # when a submission is uploaded
+    upload_submission(cloud, "run-loud", example_submission("custom-program"), "loud")
+
+    # then the run failed with the start of the program's words, and the whole reason is in a linked file
+    run = get_run(cloud, "run-loud")
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    assert run.failure_reason.startswith("the scoring program exited with code 3:\ncorrupt: xxx")
+    assert len(run.failure_reason) == 2000 and run.failure_reason.endswith("more characters cut]")
+    whole = read_object(cloud, run.files["Failure Log"])
+    assert "corrupt: " + "x" * 600_000 in whole
+    assert "corrupt: " + "x" * 600_000 in read_object(cloud, run.files["Scoring Log"])
+
+
+# ---- keys laid out wrongly -------------------------------------------------------------------------------
+
+
+def test_a_bundle_at_a_key_laid_out_wrongly_is_recorded_as_rejected_with_the_layout(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # when a bundle lands under an environment id with a space, and another under the wrong file name
+    archive = write_bundle_zip(EXAMPLES / "gsm8k-en" / "bundle", tmp_path / "bundle.zip").read_bytes()
+    for key in ("environments/bad env/v1/bundle.zip", "environments/gsm8k/v1/other.zip"):
+        cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=archive)
+    cloud.settle()
+
+    # then each is a rejected environment saying how to lay the key out, and the version it meant is free
+    environments = EnvironmentsRepo(table(cloud, "Environments"))
+    [bad_env] = environments.versions("bad env")
+    assert bad_env.status is EnvironmentStatus.REJECTED
+    assert bad_env.problems == [
+        "environments/bad env/v1/bundle.zip: upload a bundle as environments/<environment_id>/<version>/"
+        "bundle.zip (each name 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit)"
+    ]
+    [other] = environments.versions("gsm8k")
+    assert other.status is EnvironmentStatus.REJECTED and other.version == "key:gsm8k/v1/other.zip"
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k")
+    registered = environments.get("gsm8k", "v1")
+    assert registered is not None and registered.status is EnvironmentStatus.REGISTERED
+
+
+def test_a_submission_in_a_folder_fails_its_pending_run_with_the_layout(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given a run created and waiting for its submission
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    runs(cloud).create(
+        RunRecord(run_id="run-dir", environment_id="gsm8k-en", environment_version="v1", model="m", owner="u")
+    )
+
+    # when the submission is uploaded inside a folder under the run
+    key = "submissions/run-dir/dir/predictions.json"
+    body = example_submission("gsm8k-en").read_bytes()
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=body)
+    cloud.settle()
+
+    # then the run failed saying where the submission belongs, and the upload is untouched
+    run = get_run(cloud, "run-dir")
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason == (
+        "submissions/run-dir/dir/predictions.json: upload a submission as submissions/<run_id>/<file name>, "
+        "with no folder in between (each name 1-128 letters, digits, '.', '_' or '-', starting with a "
+        "letter or digit)"
+    )
+    assert cloud.client("s3").get_object(Bucket=cloud.bucket, Key=key)["Body"].read() == body
+
+
+def test_a_submission_key_without_a_usable_run_id_is_answered_and_records_nothing(cloud: LocalCloud) -> None:
+    # when a submission lands straight under submissions/, naming no run
+    key = "submissions/predictions.json"
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=b"{}")
+    cloud.settle()
+    answer = cloud.client("lambda").invoke(
+        FunctionName=function_name(cloud, "Ingest"), Payload=json.dumps(s3_notification(cloud, key))
+    )
+
+    # then the function answers without an error, and no run was made up (there is none to answer on)
+    assert "FunctionError" not in answer
+    assert json.loads(answer["Payload"].read()) == {"runs": [{"key": key, "ignored": True}]}
+    assert runs(cloud).list().items == []
+
+
+def test_a_bundle_asking_for_more_time_than_a_step_has_is_rejected_at_registration(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given a bundle whose programs may run for an hour
+    bundle = tmp_path / "slow" / "bundle"
+    shutil.copytree(EXAMPLES / "custom-program" / "bundle", bundle)
+    yaml_path = bundle / "competition.yaml"
+    text = yaml_path.read_text(encoding="utf-8")
+    assert "execution_time_limit: 300" in text
+    yaml_path.write_text(
+        text.replace("execution_time_limit: 300", "execution_time_limit: 3600"), encoding="utf-8"
+    )
+
+    # when it is uploaded
+    upload_bundle(cloud, bundle, tmp_path, "slow")
+
+    # then it is rejected, naming the field, the value and the maximum
+    record = EnvironmentsRepo(table(cloud, "Environments")).get("slow", "v1")
+    assert record is not None and record.status is EnvironmentStatus.REJECTED
+    assert record.problems == [
+        "competition.yaml: phases.0.execution_time_limit: 3600 s is more than the 780 s a program may run "
+        "here (the run steps' own time limit); lower it to 780 or less"
+    ]
+
+
+# ---- hostile inputs end to end ---------------------------------------------------------------------------
+
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+
+
+def _huge_prediction_zip(path: Path) -> Path:
+    """About 200 KiB of zip that expands to one 200 MiB prediction."""
+    with (
+        zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive,
+        archive.open("predictions.json", "w", force_zip64=True) as target,
+    ):
+        target.write(b'{"predictions": [{"id": "gsm8k-en-0001", "prediction_text": "')
+        for _ in range(200):
+            target.write(b"7" * (1 << 20))
+        target.write(b'"}]}')
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "write", "reason"),
+    [
+        (
+            "predictions.json",
+            lambda path: path.write_text('{"predictions": [' + DEEP_JSON + "]}", encoding="utf-8"),
+            "predictions.json: predictions[0] (line 1, column 18) is nested too deeply",
+        ),
+        (
+            "predictions.jsonl",
+            lambda path: path.write_text(DEEP_JSON + "\n", encoding="utf-8"),
+            "predictions.jsonl: line 1 is nested too deeply",
+        ),
+        (
+            "submission.zip",
+            _huge_prediction_zip,
+            'predictions.json: predictions[0] (line 1, column 18) (id "gsm8k-en-0001") is larger than the '
+            "limit of 4 MiB for one prediction",
+        ),
+    ],
+    ids=["json-100000-deep", "jsonl-100000-deep", "zip-200MiB-prediction"],
+)
+def test_a_hostile_submission_fails_its_run_with_a_clear_reason(
+    cloud: LocalCloud, tmp_path: Path, name: str, write: Any, reason: str
+) -> None:
+    # given a registered environment and a submission built to break the reader
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    submission = tmp_path / name
+    write(submission)
+
+    # when it is uploaded
+    upload_submission(cloud, "run-hostile", submission, "gsm8k-en")
+
+    # then the run failed on the first attempt, saying what was wrong; nothing was scored
+    run = get_run(cloud, "run-hostile")
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason is not None and run.failure_reason.startswith(reason)
+    assert "Prediction Output" not in run.files
+
+
+def test_a_bundle_whose_competition_yaml_is_nested_100000_deep_is_rejected(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    bundle = tmp_path / "deep" / "bundle"
+    shutil.copytree(EXAMPLES / "gsm8k-en" / "bundle", bundle)
+    (bundle / "competition.yaml").write_text(f"title: {DEEP_JSON}\n", encoding="utf-8")
+
+    upload_bundle(cloud, bundle, tmp_path, "deep")
+
+    record = EnvironmentsRepo(table(cloud, "Environments")).get("deep", "v1")
+    assert record is not None and record.status is EnvironmentStatus.REJECTED
+    assert record.problems == [
+        "competition.yaml: is nested too deeply (lists or objects inside each other about a thousand levels "
+        "or more); write it with less nesting"
+    ]
+
+
+def test_a_scoring_program_writing_scores_nested_100000_deep_fails_the_run(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    bundle = tmp_path / "deep-scores" / "bundle"
+    shutil.copytree(EXAMPLES / "custom-program" / "bundle", bundle)
+    (bundle / "scoring_program" / "score.py").write_text(
+        "import pathlib, sys\n"
+        "pathlib.Path(sys.argv[2], 'scores.json').write_text('[' * 100_000 + ']' * 100_000)\n",
+        encoding="utf-8",
+    )
+    upload_bundle(cloud, bundle, tmp_path, "deep-scores")
+
+    upload_submission(cloud, "run-deep-scores", example_submission("custom-program"), "deep-scores")
+
+    run = get_run(cloud, "run-deep-scores")
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason == (
+        "scores.json is nested too deeply (lists or objects inside each other about a thousand levels or "
+        "more); write it with less nesting"
+    )

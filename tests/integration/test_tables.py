@@ -107,6 +107,75 @@ def test_updating_a_field_runs_do_not_have_is_refused(runs: RunsRepo) -> None:
         runs.update("r1", colour="blue")
 
 
+def _claim(
+    runs: RunsRepo, holder: str, *, step: str = "score", expires_at: float = 200.0, now: float = 100.0
+) -> int | None:
+    return runs.claim(
+        "r1", step=step, holder=holder, expires_at=expires_at, now=now, status=RunStatus.RUNNING
+    )
+
+
+def test_a_live_claim_keeps_other_invocations_out_until_it_lapses(runs: RunsRepo) -> None:
+    # given a running run claimed for scoring until t=200 by an invocation that then died
+    runs.create(_run("r1", _stamp(1), status=RunStatus.RUNNING))
+    assert _claim(runs, "first") == 1
+
+    # when another delivery comes before the deadline, and the retry after it
+    before = _claim(runs, "second", now=150.0)
+    after = _claim(runs, "retry", now=250.0, expires_at=400.0)
+
+    # then only the retry after the lapse takes the run, as the step's second attempt
+    assert (before, after) == (None, 2)
+    stored = runs.get("r1")
+    assert stored is not None and stored.claim is not None
+    assert (stored.claim.holder, stored.claim.attempt) == ("retry", 2)
+
+
+def test_the_next_step_takes_the_run_while_the_previous_step_still_holds_it(runs: RunsRepo) -> None:
+    # given ingest's claim, still live (its upload triggered scoring before ingest returned)
+    runs.create(_run("r1", _stamp(1), status=RunStatus.RUNNING))
+    assert _claim(runs, "ingest-holder", step="ingest") == 1
+
+    # when scoring claims the run, then ingest lets its claim go
+    attempt = _claim(runs, "score-holder", now=150.0)
+    released = runs.release_claim("r1", holder="ingest-holder")
+
+    # then scoring holds it (first attempt), and ingest's release did not touch scoring's claim
+    assert (attempt, released) == (1, False)
+    stored = runs.get("r1")
+    assert stored is not None and stored.claim is not None
+    assert (stored.claim.step, stored.claim.holder, stored.claim.expires_at) == (
+        "score",
+        "score-holder",
+        200.0,
+    )
+
+
+def test_a_released_claim_is_taken_again_as_the_next_attempt(runs: RunsRepo) -> None:
+    # given a claim whose holder failed and let it go
+    runs.create(_run("r1", _stamp(1), status=RunStatus.RUNNING))
+    assert _claim(runs, "first") == 1
+    assert runs.release_claim("r1", holder="first")
+
+    # when the retry claims it, and the first holder tries to release it again
+    attempt = _claim(runs, "retry")
+    released_by_stranger = runs.release_claim("r1", holder="first")
+
+    # then the retry holds it as attempt 2; a former holder cannot let it go
+    assert attempt == 2 and released_by_stranger is False
+    stored = runs.get("r1")
+    assert stored is not None and stored.claim is not None
+    assert (stored.claim.holder, stored.claim.attempt, stored.claim.expires_at) == ("retry", 2, 200.0)
+
+
+def test_a_run_that_is_not_running_cannot_be_claimed(runs: RunsRepo) -> None:
+    runs.create(_run("r1", _stamp(1), status=RunStatus.COMPLETED))
+
+    assert _claim(runs, "late") is None
+    stored = runs.get("r1")
+    assert stored is not None and stored.claim is None
+
+
 def test_numbers_round_trip_with_their_values(runs: RunsRepo) -> None:
     # given a run with fractional metrics, nested breakdowns, counts and integer sampling settings
     record = _run("r1", _stamp(1)).model_copy(

@@ -343,3 +343,26 @@ def test_bundle_check_passes_a_codabench_bundle_and_warns_of_its_docker_image(
     assert code == 0
     assert out[0] == "OK: Iris (Codabench layout) · custom scoring program · no cases.jsonl · finetune no"
     assert out[1].startswith(f"warning: docker_image {DOCKER_IMAGE} is not used: programs run on")
+
+
+def test_bundle_check_refuses_a_time_limit_the_stack_cannot_honour(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given a bundle whose phase asks for an hour per program
+    bundle = tmp_path / "bundle"
+    shutil.copytree(EXAMPLES / "gsm8k-en" / "bundle", bundle)
+    yaml_path = bundle / "competition.yaml"
+    text = yaml_path.read_text(encoding="utf-8")
+    yaml_path.write_text(
+        text.replace("execution_time_limit: 600", "execution_time_limit: 3600"), encoding="utf-8"
+    )
+
+    # when it is checked
+    code = main(["bundle", "check", str(bundle)])
+
+    # then the check names the field, the value and the maximum
+    assert code == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "- competition.yaml: phases.0.execution_time_limit: 3600 s is more than the 780 s a program may run "
+        "here (the run steps' own time limit); lower it to 780 or less"
+    ]

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import benchgen.pipeline.ingest_step as ingest_step_module
 from benchgen.aws.storage import MissingObject
+from benchgen.pipeline.attempts import Invocation
 from benchgen.pipeline.ingest_step import ingest_submission
 from benchgen.pipeline.keys import prediction_key
-from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
+from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunClaim, RunRecord, RunStatus
 from infra.examplegen.writing import write_bundle_zip
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -85,6 +88,30 @@ class MemoryRuns:
         self.runs[run_id] = run.model_copy(update={"files": {**run.files, **files}})
         return True
 
+    def claim(
+        self, run_id: str, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
+    ) -> int | None:
+        run = self.runs[run_id]
+        previous = run.claim if run.claim is not None and run.claim.step == step else None
+        if run.status is not status or (previous is not None and previous.expires_at > now):
+            return None
+        attempt = previous.attempt + 1 if previous is not None else 1
+        claim = RunClaim(step=step, holder=holder, expires_at=expires_at, attempt=attempt)
+        self.runs[run_id] = run.model_copy(update={"claim": claim})
+        return attempt
+
+    def release_claim(self, run_id: str, *, holder: str) -> bool:
+        run = self.runs[run_id]
+        if run.claim is None or run.claim.holder != holder:
+            return False
+        self.runs[run_id] = run.model_copy(update={"claim": run.claim.model_copy(update={"expires_at": 0})})
+        return True
+
+
+def delivery(attempts: int = 3) -> Invocation:
+    """One invocation of the ingest function, as Lambda makes it (a fresh holder each time)."""
+    return Invocation(request_id="req-ingest", deadline=time.time() + 600, attempts=attempts)
+
 
 class OneEnvironment:
     def get(self, environment_id: str, version: str) -> EnvironmentRecord | None:
@@ -113,7 +140,12 @@ def test_a_pending_run_becomes_running_with_its_prediction_output(store: MemoryS
     runs = MemoryRuns(pending_run())
 
     run = ingest_submission(
-        SUBMISSION_KEY, store=store, runs=runs, environments=OneEnvironment(), workdir=tmp_path / "w"
+        SUBMISSION_KEY,
+        store=store,
+        runs=runs,
+        environments=OneEnvironment(),
+        workdir=tmp_path / "w",
+        invocation=delivery(),
     )
 
     assert run is not None and run.status is RunStatus.RUNNING
@@ -125,12 +157,22 @@ def test_a_pending_run_becomes_running_with_its_prediction_output(store: MemoryS
 def test_a_second_delivery_after_the_upload_changes_nothing(store: MemoryStore, tmp_path: Path) -> None:
     runs = MemoryRuns(pending_run())
     ingest_submission(
-        SUBMISSION_KEY, store=store, runs=runs, environments=OneEnvironment(), workdir=tmp_path / "a"
+        SUBMISSION_KEY,
+        store=store,
+        runs=runs,
+        environments=OneEnvironment(),
+        workdir=tmp_path / "a",
+        invocation=delivery(),
     )
     before = runs.get("run-1")
 
     again = ingest_submission(
-        SUBMISSION_KEY, store=store, runs=runs, environments=OneEnvironment(), workdir=tmp_path / "b"
+        SUBMISSION_KEY,
+        store=store,
+        runs=runs,
+        environments=OneEnvironment(),
+        workdir=tmp_path / "b",
+        invocation=delivery(),
     )
 
     assert again is None
@@ -146,7 +188,12 @@ def test_an_invocation_retried_after_a_failed_upload_finishes_the_ingest(
     runs = MemoryRuns(pending_run())
     with pytest.raises(FlakyUpload):
         ingest_submission(
-            SUBMISSION_KEY, store=store, runs=runs, environments=OneEnvironment(), workdir=tmp_path / "a"
+            SUBMISSION_KEY,
+            store=store,
+            runs=runs,
+            environments=OneEnvironment(),
+            workdir=tmp_path / "a",
+            invocation=delivery(),
         )
     interrupted = runs.get("run-1")
     assert interrupted is not None and interrupted.status is RunStatus.RUNNING
@@ -154,7 +201,12 @@ def test_an_invocation_retried_after_a_failed_upload_finishes_the_ingest(
 
     # when the retry arrives
     run = ingest_submission(
-        SUBMISSION_KEY, store=store, runs=runs, environments=OneEnvironment(), workdir=tmp_path / "b"
+        SUBMISSION_KEY,
+        store=store,
+        runs=runs,
+        environments=OneEnvironment(),
+        workdir=tmp_path / "b",
+        invocation=delivery(),
     )
 
     # then it completes the ingest instead of leaving the run stuck in Running
@@ -170,8 +222,113 @@ def test_another_submission_for_a_running_run_is_ignored(store: MemoryStore, tmp
     )
 
     run = ingest_submission(
-        SUBMISSION_KEY, store=store, runs=runs, environments=OneEnvironment(), workdir=tmp_path / "w"
+        SUBMISSION_KEY,
+        store=store,
+        runs=runs,
+        environments=OneEnvironment(),
+        workdir=tmp_path / "w",
+        invocation=delivery(),
     )
 
     assert run is None
     assert store.uploads == []
+
+
+def test_an_unexpected_error_is_retried_and_the_last_attempt_fails_the_run(
+    store: MemoryStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given an ingest whose library call runs out of memory on every attempt
+    calls: list[Path] = []
+
+    def exhausted(*args: Any, **kwargs: Any) -> None:
+        calls.append(args[1])
+        raise MemoryError
+
+    monkeypatch.setattr(ingest_step_module, "ingest", exhausted)
+    runs = MemoryRuns(pending_run())
+
+    # when Lambda delivers the event three times
+    for attempt in ("a", "b"):
+        with pytest.raises(MemoryError):
+            ingest_submission(
+                SUBMISSION_KEY,
+                store=store,
+                runs=runs,
+                environments=OneEnvironment(),
+                workdir=tmp_path / attempt,
+                invocation=delivery(),
+            )
+        assert runs.runs["run-1"].status is RunStatus.RUNNING
+    run = ingest_submission(
+        SUBMISSION_KEY,
+        store=store,
+        runs=runs,
+        environments=OneEnvironment(),
+        workdir=tmp_path / "c",
+        invocation=delivery(),
+    )
+
+    # then the third attempt failed the run with a reason naming the request, and nothing was uploaded
+    assert len(calls) == 3
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason == (
+        "internal error while reading the submission (MemoryError, attempt 3 of 3, request id req-ingest); "
+        "nothing you uploaded was changed: upload the submission again, and quote the request id if this "
+        "happens again"
+    )
+    assert store.uploads == []
+
+
+def test_a_delivery_while_another_invocation_holds_the_run_returns_without_ingesting(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    holding = RunClaim(step="ingest", holder="other", expires_at=time.time() + 600, attempt=1)
+    runs = MemoryRuns(
+        pending_run().model_copy(
+            update={"status": RunStatus.RUNNING, "submission_key": SUBMISSION_KEY, "claim": holding}
+        )
+    )
+
+    run = ingest_submission(
+        SUBMISSION_KEY,
+        store=store,
+        runs=runs,
+        environments=OneEnvironment(),
+        workdir=tmp_path / "w",
+        invocation=delivery(),
+    )
+
+    assert run is None
+    assert store.uploads == []
+    assert runs.runs["run-1"].claim == holding
+
+
+def test_the_last_attempt_fails_the_run_before_lambda_stops_it_for_time(
+    store: MemoryStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given an ingest that is still working when its invocation's deadline comes (here in 10.2 s)
+    def stuck(*args: Any, **kwargs: Any) -> None:
+        time.sleep(1.0)
+        raise SystemExit("Lambda stopped the invocation")
+
+    monkeypatch.setattr(ingest_step_module, "ingest", stuck)
+    runs = MemoryRuns(pending_run())
+    last = Invocation(request_id="req-slow", deadline=time.time() + 10.2, attempts=1)
+
+    # when its only attempt runs
+    with pytest.raises(SystemExit):
+        ingest_submission(
+            SUBMISSION_KEY,
+            store=store,
+            runs=runs,
+            environments=OneEnvironment(),
+            workdir=tmp_path,
+            invocation=last,
+        )
+
+    # then the run was failed before the deadline, saying it ran out of time
+    run = runs.runs["run-1"]
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason is not None and run.failure_reason.startswith(
+        "internal error while reading the submission (TimeoutError, attempt 1 of 1, request id req-slow)"
+    )

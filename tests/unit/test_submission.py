@@ -205,3 +205,57 @@ def test_text_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "predictions.jsonl"
     path.write_bytes(b'{"id": "q1", "prediction_text": "caf\xe9"}\n')
     assert _message(path).startswith("the predictions file is not UTF-8 text")
+
+
+# ---- bounded memory and nesting ----------------------------------------------------------------------------
+
+
+def test_a_prediction_past_the_size_limit_is_refused_naming_its_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(submission_module, "MAX_RECORD_CHARS", 1000)
+    huge = json.dumps({"predictions": [RECORDS[0], {"id": "q2", "prediction_text": "x" * 5000}]})
+
+    message = _message(_zip(tmp_path, {"predictions.json": huge}))
+
+    assert message.startswith("predictions.json: predictions[1] (line 1, column ")
+    assert '(id "q2") is larger than the limit' in message
+
+
+def test_a_jsonl_line_past_the_size_limit_is_refused_without_reading_it_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(submission_module, "MAX_RECORD_CHARS", 1000)
+    lines = json.dumps(RECORDS[0]) + "\n" + json.dumps({"id": 7, "prediction_text": "x" * 5000}) + "\n"
+
+    message = _message(_write(tmp_path, "predictions.jsonl", lines))
+
+    assert message.startswith("predictions.jsonl: line 2 (id 7) is larger than the limit")
+
+
+def test_a_zip_member_that_expands_past_the_limit_is_refused_before_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(submission_module, "MAX_MEMBER_BYTES", 2048)
+    document = json.dumps({"predictions": [{"id": f"q{i}", "prediction_text": "7"} for i in range(200)]})
+
+    message = _message(_zip(tmp_path, {"predictions.json": document}))
+
+    assert message.startswith("predictions.json in submission.zip expands to 0 MiB, more than the limit")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        ("predictions.json", '{"predictions": [' + "[" * 100_000 + "]" * 100_000 + "]}", "predictions[0]"),
+        ("predictions.jsonl", "[" * 100_000 + "]" * 100_000 + "\n", "line 1"),
+        ("predictions.json", '{"metadata": ' + '{"a":' * 100_000 + "1" + "}" * 100_000 + "}", '"metadata"'),
+    ],
+    ids=["json-record", "jsonl-line", "json-metadata"],
+)
+def test_a_document_nested_100000_deep_gets_one_clear_message(
+    tmp_path: Path, name: str, text: str, where: str
+) -> None:
+    message = _message(_write(tmp_path, name, text))
+
+    assert message.startswith(f"{name}: {where}") and "is nested too deeply" in message

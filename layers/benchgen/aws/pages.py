@@ -48,7 +48,7 @@ def decode_token(token: str, expected_keys: Collection[str]) -> dict[str, str]:
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         position = json.loads(raw)
-    except (binascii.Error, ValueError):
+    except (binascii.Error, ValueError, RecursionError):
         raise InvalidNextToken() from None
     if (
         not isinstance(position, dict)

@@ -11,7 +11,7 @@ import builtins
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, TypeAdapter
@@ -19,7 +19,14 @@ from pydantic import BaseModel, TypeAdapter
 from benchgen.aws import clients
 from benchgen.aws.items import ModelT, from_item, plain_item, to_attribute, to_item
 from benchgen.aws.pages import Page, decode_token, encode_token
-from benchgen.records import DatasetRecord, EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
+from benchgen.records import (
+    DatasetRecord,
+    EnvironmentRecord,
+    EnvironmentStatus,
+    RunClaim,
+    RunRecord,
+    RunStatus,
+)
 
 #: Dataset kinds an unfiltered dataset list covers (one ``by_kind`` partition each).
 DATASET_KINDS: tuple[str, ...] = ("finetune",)
@@ -31,11 +38,16 @@ def _is_condition_failure(error: ClientError) -> bool:
 
 @functools.cache
 def _run_field_adapter(name: str) -> TypeAdapter[Any]:
-    """Validates and dumps one RunRecord field's value, the same way the whole record would."""
+    """Validates and dumps one RunRecord field's value, the same way the whole record would.
+
+    With the field's metadata, so that the record's bounds (see :mod:`benchgen.records`) hold for updates.
+    """
     field = RunRecord.model_fields.get(name)
     if field is None or name == "run_id":
         raise ValueError(f"a run has no updatable field {name!r}")
-    return TypeAdapter(field.annotation)
+    if not field.metadata:
+        return TypeAdapter(field.annotation)
+    return TypeAdapter(Annotated[(field.annotation, *field.metadata)])
 
 
 # ---- the shared table plumbing ---------------------------------------------------------------------------
@@ -309,6 +321,66 @@ class RunsRepo(_Table):
             request["ExpressionAttributeValues"] = values
         try:
             self._client.update_item(**request)
+        except ClientError as error:
+            if _is_condition_failure(error):
+                return False
+            raise
+        return True
+
+    def claim(
+        self, run_id: str, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
+    ) -> int | None:
+        """Take the run for ``step`` until ``expires_at``; the attempt number, or None if it is not free.
+
+        Free means: the run is in ``status`` and no other holder's claim on the same step is still live.
+        The write is conditioned on the claim that was read, so of concurrent claimers exactly one wins.
+        """
+        run = self.get(run_id)
+        if run is None or run.status is not status:
+            return None
+        previous = run.claim
+        same_step = previous is not None and previous.step == step
+        if previous is not None and same_step and previous.expires_at > now:
+            return None
+        attempt = previous.attempt + 1 if previous is not None and same_step else 1
+        claim = RunClaim(step=step, holder=holder, expires_at=expires_at, attempt=attempt)
+        names = {"#claim": "claim", "#status": "status"}
+        values: dict[str, Any] = {
+            ":claim": to_attribute(claim.model_dump(mode="json")),
+            ":status": {"S": status.value},
+        }
+        if previous is None:
+            unchanged = "attribute_not_exists(#claim)"
+        else:
+            names["#holder"] = "holder"
+            values[":previous"] = {"S": previous.holder}
+            unchanged = "#claim.#holder = :previous"
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={"run_id": {"S": run_id}},
+                UpdateExpression="SET #claim = :claim",
+                ConditionExpression=f"#status = :status AND {unchanged}",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as error:
+            if _is_condition_failure(error):
+                return None
+            raise
+        return attempt
+
+    def release_claim(self, run_id: str, *, holder: str) -> bool:
+        """Let the claim lapse now, keeping its attempt count; ``False`` if ``holder`` no longer holds it."""
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={"run_id": {"S": run_id}},
+                UpdateExpression="SET #claim.#expires = :lapsed",
+                ConditionExpression="#claim.#holder = :holder",
+                ExpressionAttributeNames={"#claim": "claim", "#holder": "holder", "#expires": "expires_at"},
+                ExpressionAttributeValues={":lapsed": {"N": "0"}, ":holder": {"S": holder}},
+            )
         except ClientError as error:
             if _is_condition_failure(error):
                 return False

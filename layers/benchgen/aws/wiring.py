@@ -105,11 +105,12 @@ def adapters() -> Adapters:
 
 
 def for_each_upload(
-    event: dict[str, Any], context: LambdaContext, step: Callable[..., dict[str, Any]]
+    event: dict[str, Any], context: LambdaContext, step: Callable[..., dict[str, Any]], **arguments: Any
 ) -> list[dict[str, Any]]:
-    """``step(upload=...)`` for every object an S3 notification announces, once per object version."""
+    """``step(upload=..., **arguments)`` for every object an S3 notification announces, once per object
+    version (``arguments`` are not part of what makes a delivery a duplicate)."""
     once = adapters().once_per_object(step, context)
-    return [once(upload=upload) for upload in uploaded_objects(event)]
+    return [once(upload=upload, **arguments) for upload in uploaded_objects(event)]
 
 
 def reset() -> None:

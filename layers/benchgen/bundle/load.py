@@ -16,7 +16,7 @@ from pydantic_core import ErrorDetails
 
 from benchgen.bundle.archive import COMPETITION_FILES, competition_file, path_problem
 from benchgen.bundle.spec import CompetitionSpec, Template
-from benchgen.errors import BundleError
+from benchgen.errors import BundleError, too_deep
 
 MAX_YAML_BYTES = 1024 * 1024
 # Aliases let a few lines of YAML stand for an exponentially large document; real bundles need few.
@@ -65,6 +65,8 @@ def read_yaml(path: Path, *, file: str | None = None) -> object:
         ) from exc
     except yaml.YAMLError as exc:
         raise BundleError(label, f"is not valid YAML: {exc}") from exc
+    except RecursionError:
+        raise BundleError(label, too_deep()) from None
 
 
 def _short(value: object, limit: int = 60) -> str:

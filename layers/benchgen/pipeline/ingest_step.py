@@ -9,8 +9,18 @@ from aws_lambda_powertools import Logger
 from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
 from benchgen.ingest import ingest
+from benchgen.pipeline.attempts import Invocation, claim_run, fail_if_last_attempt, out_of_time_guard
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
-from benchgen.pipeline.keys import PREDICTION_OUTPUT, RUN_FILE_LABELS, parse_submission_key, prediction_key
+from benchgen.pipeline.fulltext import keep_whole
+from benchgen.pipeline.keys import (
+    INGEST_LOG,
+    PREDICTION_OUTPUT,
+    RUN_FILE_LABELS,
+    ObjectKeyError,
+    loose_run_id,
+    parse_submission_key,
+    prediction_key,
+)
 from benchgen.records import RunRecord, RunStatus, utc_now
 from benchgen.sandbox.job import Sandbox
 
@@ -54,10 +64,17 @@ def ingest_submission(
     runs: RunsStore,
     environments: EnvironmentsReader,
     workdir: Path,
+    invocation: Invocation,
     sandbox: Sandbox | None = None,
 ) -> RunRecord | None:
-    """Move the run Pending -> Running, build its prediction output; ``None`` for a duplicate event."""
-    submission = parse_submission_key(key)
+    """Move the run Pending -> Running, build its prediction output; ``None`` for a duplicate event.
+
+    An unexpected error is raised again for Lambda to retry, except on the last attempt, which fails the run.
+    """
+    try:
+        submission = parse_submission_key(key)
+    except ObjectKeyError as error:
+        return _refuse_misplaced(key, error, store=store, runs=runs)
     run_id = submission.run_id
     if runs.get(run_id) is None:
         runs.create(_run_for_upload(run_id, store.head(key).get("Metadata", {})))
@@ -73,24 +90,64 @@ def ingest_submission(
     if run is None or not (started or _interrupted(run, key)):
         logger.info("run is not pending: duplicate or late event ignored", extra={"run_id": run_id})
         return None
+    attempt = claim_run(runs, run_id, step="ingest", invocation=invocation)
+    if attempt is None:
+        logger.info("another invocation is ingesting this run", extra={"run_id": run_id})
+        return None
     if not started:
         logger.info("resuming an ingest that stopped before its upload", extra={"run_id": run_id})
-    runs.add_files(run_id, {RUN_FILE_LABELS["submission"]: key})
     try:
-        env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
-        local = store.download(key, workdir / "submission" / submission.filename)
-        out = workdir / "out"
-        report = ingest(env, local, out, workdir=workdir / "ingest", sandbox=sandbox)
+        with out_of_time_guard(runs, run_id, step="ingest", attempt=attempt, invocation=invocation):
+            return _ingest_claimed(
+                key,
+                submission.filename,
+                run,
+                store=store,
+                runs=runs,
+                environments=environments,
+                workdir=workdir,
+                sandbox=sandbox,
+            )
     except BenchGenError as error:
         logger.info("submission refused", extra={"run_id": run_id, "reason": str(error)})
+        _keep_log([str(error)], run_id, store=store, runs=runs, workdir=workdir)
         runs.update(
             run_id,
             expected_status=RunStatus.RUNNING,
             status=RunStatus.FAILED,
             finished_at=utc_now(),
             failure_reason=str(error),
+            claim=None,
         )
         return runs.get(run_id)
+    except Exception as error:
+        if not fail_if_last_attempt(
+            runs, run_id, step="ingest", attempt=attempt, invocation=invocation, error=error
+        ):
+            raise
+        return runs.get(run_id)
+    finally:
+        runs.release_claim(run_id, holder=invocation.holder)
+
+
+def _ingest_claimed(
+    key: str,
+    filename: str,
+    run: RunRecord,
+    *,
+    store: ObjectStore,
+    runs: RunsStore,
+    environments: EnvironmentsReader,
+    workdir: Path,
+    sandbox: Sandbox | None,
+) -> RunRecord | None:
+    run_id = run.run_id
+    runs.add_files(run_id, {RUN_FILE_LABELS["submission"]: key})
+    env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
+    local = store.download(key, workdir / "submission" / filename)
+    out = workdir / "out"
+    report = ingest(env, local, out, workdir=workdir / "ingest", sandbox=sandbox)
+    _keep_log(report.warnings, run_id, store=store, runs=runs, workdir=workdir)
     # Recorded before the upload: the upload triggers scoring, which may finish before this returns.
     runs.update(
         run_id,
@@ -106,6 +163,39 @@ def ingest_submission(
     store.upload(out / PREDICTION_OUTPUT, prediction_key(run_id), content_type="application/zip")
     runs.add_files(run_id, {RUN_FILE_LABELS[PREDICTION_OUTPUT]: prediction_key(run_id)})
     return runs.get(run_id)
+
+
+def _refuse_misplaced(
+    key: str, error: ObjectKeyError, *, store: ObjectStore, runs: RunsStore
+) -> RunRecord | None:
+    """A submission whose key is laid out wrongly fails the run its key names, if that run is pending.
+
+    A key that names no usable run id has no run to answer on (and a run under an id the API cannot
+    address would answer nobody): it is logged as an error, for the operator, and changes nothing.
+    """
+    run_id = loose_run_id(key)
+    if run_id is None:
+        logger.error("submission key names no usable run id: nothing recorded", extra={"key": key})
+        return None
+    if runs.get(run_id) is None:
+        named = _run_for_upload(run_id, store.head(key).get("Metadata", {}))
+        refused = {"status": RunStatus.FAILED, "finished_at": utc_now(), "failure_reason": str(error)}
+        runs.create(RunRecord.model_validate(named.model_dump() | refused))
+    else:
+        runs.update(
+            run_id,
+            expected_status=RunStatus.PENDING,
+            status=RunStatus.FAILED,
+            finished_at=utc_now(),
+            failure_reason=str(error),
+        )
+    return runs.get(run_id)
+
+
+def _keep_log(texts: list[str], run_id: str, *, store: ObjectStore, runs: RunsStore, workdir: Path) -> None:
+    key = prediction_key(run_id, INGEST_LOG)
+    label = RUN_FILE_LABELS[INGEST_LOG]
+    keep_whole(texts, key=key, label=label, run_id=run_id, store=store, runs=runs, workdir=workdir / "log")
 
 
 def _interrupted(run: RunRecord, key: str) -> bool:

@@ -19,6 +19,9 @@ DETAILED_HTML = "detailed_results.html"
 DETAILED_JSON = "detailed_results.json"
 FINETUNE_ARTIFACT = "finetune_artifact.zip"
 SCORING_LOG = "logs/scoring.log"
+# Whole texts that the run record shows cut short (see benchgen.records), each beside its step's outputs.
+INGEST_LOG = "ingest.log"
+FAILURE_LOG = "logs/failure.log"
 
 # File labels as the run shows them, in the order a reader expects.
 RUN_FILE_LABELS = {
@@ -30,9 +33,12 @@ RUN_FILE_LABELS = {
     FINETUNE_ARTIFACT: "Finetune Artifact",
     SCORES: "Scores",
     SCORING_LOG: "Scoring Log",
+    INGEST_LOG: "Ingest Log",
+    FAILURE_LOG: "Failure Log",
 }
 
 _SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
+_NAMES = "each name 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
 
 class ObjectKeyError(BenchGenError):
@@ -54,15 +60,37 @@ class SubmissionKey:
 def parse_bundle_key(key: str) -> BundleKey:
     match = re.fullmatch(rf"environments/({_SEGMENT})/({_SEGMENT})/bundle\.zip", key)
     if not match:
-        raise ObjectKeyError(f"{key}: upload a bundle as environments/<environment_id>/<version>/bundle.zip")
+        raise ObjectKeyError(
+            f"{key}: upload a bundle as environments/<environment_id>/<version>/bundle.zip ({_NAMES})"
+        )
     return BundleKey(match[1], match[2])
+
+
+def misplaced_bundle_slot(key: str) -> BundleKey:
+    """Where the rejection of a bundle uploaded to a wrongly laid out key is recorded.
+
+    Under the key's first segment, so that it lists with that environment; the version is the rest of the
+    key marked ``key:``, which no real version can be (``:`` is not allowed), so it never takes the place
+    of the version the author meant to upload.
+    """
+    rest = key.removeprefix(ENVIRONMENTS)
+    return BundleKey(rest.split("/", 1)[0] or rest, f"key:{rest}")
 
 
 def parse_submission_key(key: str) -> SubmissionKey:
     match = re.fullmatch(rf"submissions/({_SEGMENT})/({_SEGMENT})", key)
     if not match:
-        raise ObjectKeyError(f"{key}: upload a submission as submissions/<run_id>/<file name>")
+        raise ObjectKeyError(
+            f"{key}: upload a submission as submissions/<run_id>/<file name>, with no folder in between "
+            f"({_NAMES})"
+        )
     return SubmissionKey(match[1], match[2])
+
+
+def loose_run_id(key: str) -> str | None:
+    """The run id a wrongly laid out submission key still names, if its first segment is a usable one."""
+    match = re.match(rf"submissions/({_SEGMENT})/", key)
+    return match[1] if match else None
 
 
 def parse_prediction_key(key: str) -> str:
@@ -81,8 +109,8 @@ def submission_key(run_id: str, filename: str) -> str:
     return f"{SUBMISSIONS}{run_id}/{filename}"
 
 
-def prediction_key(run_id: str) -> str:
-    return f"{PREDICTIONS}{run_id}/{PREDICTION_OUTPUT}"
+def prediction_key(run_id: str, name: str = PREDICTION_OUTPUT) -> str:
+    return f"{PREDICTIONS}{run_id}/{name}"
 
 
 def run_key(run_id: str, name: str) -> str:

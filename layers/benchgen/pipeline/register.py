@@ -11,7 +11,7 @@ from benchgen.aws.storage import ObjectStore
 from benchgen.bundle.runtime import docker_image_warning
 from benchgen.environment import check_bundle, open_environment
 from benchgen.errors import BenchGenError
-from benchgen.pipeline.keys import parse_bundle_key
+from benchgen.pipeline.keys import ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
 from benchgen.records import EnvironmentRecord, EnvironmentStatus
 
 logger = Logger(child=True)
@@ -23,14 +23,24 @@ class EnvironmentsStore(Protocol):
 
 
 def register_environment(
-    key: str, version_id: str | None, *, store: ObjectStore, environments: EnvironmentsStore, workdir: Path
+    key: str,
+    version_id: str | None,
+    *,
+    store: ObjectStore,
+    environments: EnvironmentsStore,
+    workdir: Path,
+    max_program_seconds: int | None = None,
 ) -> EnvironmentRecord:
     """Validate the uploaded bundle and record the version, once.
 
     A version is immutable: a second upload to the same key (the bucket keeps both object versions) does
     not replace what was registered; the record keeps pointing at the object version it validated.
+    A key laid out wrongly is recorded as a rejected environment saying how to lay it out.
     """
-    bundle_key = parse_bundle_key(key)
+    try:
+        bundle_key = parse_bundle_key(key)
+    except ObjectKeyError as error:
+        return _reject_misplaced(key, version_id, error, environments)
     existing = environments.get(bundle_key.environment_id, bundle_key.version)
     if existing is not None:
         if existing.bundle_version_id != version_id:
@@ -41,7 +51,7 @@ def register_environment(
         return existing
 
     local = store.download(key, workdir / "bundle.zip", version_id=version_id)
-    problems = check_bundle(local)
+    problems = check_bundle(local, max_program_seconds=max_program_seconds)
     record = EnvironmentRecord(
         environment_id=bundle_key.environment_id,
         version=bundle_key.version,
@@ -54,12 +64,14 @@ def register_environment(
         try:
             env = open_environment(local, workdir / "bundle")
         except BenchGenError as error:
-            record = record.model_copy(
-                update={"status": EnvironmentStatus.REJECTED, "problems": [str(error)]}
+            # model_validate, not model_copy: the record's bounds apply to what is stored
+            record = EnvironmentRecord.model_validate(
+                record.model_dump() | {"status": EnvironmentStatus.REJECTED, "problems": [str(error)]}
             )
         else:
-            record = record.model_copy(
-                update={
+            record = EnvironmentRecord.model_validate(
+                record.model_dump()
+                | {
                     "title": env.spec.title,
                     "template": env.template.value if env.template else None,
                     "has_finetune": env.spec.finetune is not None,
@@ -73,4 +85,23 @@ def register_environment(
         stored = environments.get(bundle_key.environment_id, bundle_key.version)
         return stored if stored is not None else record
     logger.info("environment recorded", extra={"status": record.status, "problems": len(record.problems)})
+    return record
+
+
+def _reject_misplaced(
+    key: str, version_id: str | None, error: ObjectKeyError, environments: EnvironmentsStore
+) -> EnvironmentRecord:
+    slot = misplaced_bundle_slot(key)
+    record = EnvironmentRecord(
+        environment_id=slot.environment_id,
+        version=slot.version,
+        status=EnvironmentStatus.REJECTED,
+        bundle_key=key,
+        bundle_version_id=version_id,
+        problems=[str(error)],
+    )
+    logger.warning("bundle uploaded to a key laid out wrongly", extra={"key": key})
+    if not environments.put_if_absent(record):
+        stored = environments.get(slot.environment_id, slot.version)
+        return stored if stored is not None else record
     return record

@@ -10,14 +10,18 @@ from benchgen.aws.events import EventPublisher
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.storage import ObjectStore, content_type_for
 from benchgen.errors import BenchGenError
+from benchgen.pipeline.attempts import Invocation, claim_run, fail_if_last_attempt, out_of_time_guard
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
+from benchgen.pipeline.fulltext import keep_whole
 from benchgen.pipeline.keys import (
     DETAILED_HTML,
     DETAILED_JSON,
+    FAILURE_LOG,
     RUN_FILE_LABELS,
     SCORES,
     SCORING_LOG,
     SCORING_OUTPUT,
+    ObjectKeyError,
     execution_name,
     parse_prediction_key,
     run_key,
@@ -45,10 +49,20 @@ def score_run(
     starter: ExecutionStarter,
     publisher: EventPublisher,
     workdir: Path,
+    invocation: Invocation,
     sandbox: Sandbox | None = None,
 ) -> RunRecord | None:
-    """Score the run once; a duplicate event only makes sure the state machine was started."""
-    run_id = parse_prediction_key(key)
+    """Score the run once; a duplicate event only makes sure the state machine was started.
+
+    Of concurrent deliveries, the one that claims the run scores it and the others return at once. An
+    unexpected error is raised again for Lambda to retry, except on the last attempt, which fails the run.
+    """
+    try:
+        run_id = parse_prediction_key(key)
+    except ObjectKeyError as error:
+        # Only the ingest function writes here, so this is no user's upload: an error for the operator.
+        logger.error("prediction output at a key laid out wrongly: ignored", extra={"reason": str(error)})
+        return None
     run = runs.get(run_id)
     if run is None:
         logger.error("prediction output for an unknown run", extra={"key": key})
@@ -59,7 +73,49 @@ def score_run(
     if run.status is not RunStatus.RUNNING:
         logger.info("run is not running: event ignored", extra={"run_id": run_id, "status": run.status})
         return None
+    attempt = claim_run(runs, run_id, step="score", invocation=invocation)
+    if attempt is None:
+        logger.info("another invocation is scoring this run", extra={"run_id": run_id})
+        return None
+    try:
+        with out_of_time_guard(runs, run_id, step="score", attempt=attempt, invocation=invocation):
+            return _score_claimed(
+                key,
+                run,
+                store=store,
+                runs=runs,
+                environments=environments,
+                starter=starter,
+                publisher=publisher,
+                workdir=workdir,
+                sandbox=sandbox,
+            )
+    except Exception as error:
+        if not fail_if_last_attempt(
+            runs, run_id, step="score", attempt=attempt, invocation=invocation, error=error
+        ):
+            raise
+        failed = runs.get(run_id)
+        if failed is not None and failed.status is RunStatus.FAILED:
+            publisher.publish("RunFailed", {"run_id": run_id, "reason": failed.failure_reason})
+        return failed
+    finally:
+        runs.release_claim(run_id, holder=invocation.holder)
 
+
+def _score_claimed(
+    key: str,
+    run: RunRecord,
+    *,
+    store: ObjectStore,
+    runs: RunsStore,
+    environments: EnvironmentsReader,
+    starter: ExecutionStarter,
+    publisher: EventPublisher,
+    workdir: Path,
+    sandbox: Sandbox | None,
+) -> RunRecord | None:
+    run_id = run.run_id
     out = workdir / "out"
     try:
         env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
@@ -71,12 +127,22 @@ def score_run(
             log_key = run_key(run_id, SCORING_LOG)
             store.upload(log, log_key, content_type=content_type_for(log))
             runs.add_files(run_id, {RUN_FILE_LABELS[SCORING_LOG]: log_key})
+        keep_whole(
+            [str(error)],
+            key=run_key(run_id, FAILURE_LOG),
+            label=RUN_FILE_LABELS[FAILURE_LOG],
+            run_id=run_id,
+            store=store,
+            runs=runs,
+            workdir=workdir / "log",
+        )
         if runs.update(
             run_id,
             expected_status=RunStatus.RUNNING,
             status=RunStatus.FAILED,
             finished_at=utc_now(),
             failure_reason=str(error),
+            claim=None,
         ):
             publisher.publish("RunFailed", {"run_id": run_id, "reason": str(error)})
         return runs.get(run_id)
@@ -102,6 +168,7 @@ def score_run(
         counts={**run.counts, "total": report.total, "passed": report.passed, "answered": report.answered},
         execution_name=execution_name(run_id),
         artifact_status=ArtifactStatus.PENDING,
+        claim=None,
     )
     if not completed:
         logger.info("another delivery completed the run first", extra={"run_id": run_id})

@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from benchgen.cases import Case, Prediction
-from benchgen.errors import BundleError
+from benchgen.errors import BundleError, too_deep
 from benchgen.submission import describe_validation_error
 
 _BATCH = 1000
@@ -32,6 +32,8 @@ def iter_cases(path: Path) -> Iterator[Case]:
                 record = json.loads(text)
             except json.JSONDecodeError as error:
                 raise BundleError(label, f"line {number} is not valid JSON: {error.msg}") from error
+            except RecursionError:
+                raise BundleError(label, f"line {number} {too_deep()}") from None
             if isinstance(record, dict) and isinstance(record.get("id"), int):
                 record["id"] = str(record["id"])
             try:

@@ -1,0 +1,125 @@
+"""One invocation's turn at a run step: claimed first, so that concurrent deliveries do the work once,
+and ended Failed when the last delivery Lambda makes of an event fails unexpectedly, so that no run
+stays Running.
+
+Lambda delivers an asynchronous event up to ``Invocation.attempts`` times while the function fails. An
+error a user can act on (a ``BenchGenError``) fails the run at once; any other error is retried, and the
+attempt that knows it is the last one (the claim counts them) records an internal error instead.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from benchgen.pipeline.context import RunsStore
+from benchgen.records import RunStatus, utc_now
+
+logger = Logger(child=True)
+
+_DOING = {"ingest": "reading the submission", "score": "scoring the predictions"}
+# How long before its deadline the last attempt records that it ran out of time: a DynamoDB write's worth.
+TIMEOUT_MARGIN_S = 10.0
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """Who is working (a fresh holder per invocation), until when, and how many deliveries an event gets."""
+
+    request_id: str
+    deadline: float  # epoch seconds at which Lambda stops this invocation
+    attempts: int
+    holder: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @classmethod
+    def of(cls, context: LambdaContext, *, attempts: int) -> Invocation:
+        remaining = context.get_remaining_time_in_millis() / 1000
+        return cls(request_id=context.aws_request_id, deadline=time.time() + remaining, attempts=attempts)
+
+
+def claim_run(runs: RunsStore, run_id: str, *, step: str, invocation: Invocation) -> int | None:
+    """The attempt number when this invocation now holds the Running run for ``step``; None if another does.
+
+    The claim lapses at the invocation's deadline, so a holder that died does not block the retry.
+    """
+    return runs.claim(
+        run_id,
+        step=step,
+        holder=invocation.holder,
+        expires_at=invocation.deadline,
+        now=time.time(),
+        status=RunStatus.RUNNING,
+    )
+
+
+def internal_error_reason(step: str, error: BaseException, invocation: Invocation, attempt: int) -> str:
+    # The error's own text stays in the logs: it may quote internals the user has no use for.
+    return (
+        f"internal error while {_DOING[step]} ({type(error).__name__}, attempt {attempt} of "
+        f"{invocation.attempts}, request id {invocation.request_id}); nothing you uploaded was changed: "
+        "upload the submission again, and quote the request id if this happens again"
+    )
+
+
+def fail_if_last_attempt(
+    runs: RunsStore, run_id: str, *, step: str, attempt: int, invocation: Invocation, error: Exception
+) -> bool:
+    """After an unexpected error: ``True`` when this was the last attempt, and the Running run is now Failed.
+
+    ``False`` means the caller re-raises (and lets its claim go), so that Lambda delivers the event again.
+    """
+    logger.exception(
+        "unexpected error in a run step",
+        extra={"run_id": run_id, "step": step, "attempt": attempt, "attempts": invocation.attempts},
+    )
+    if attempt < invocation.attempts:
+        return False
+    runs.update(
+        run_id,
+        expected_status=RunStatus.RUNNING,
+        status=RunStatus.FAILED,
+        finished_at=utc_now(),
+        failure_reason=internal_error_reason(step, error, invocation, attempt),
+        claim=None,
+    )
+    return True
+
+
+@contextmanager
+def out_of_time_guard(
+    runs: RunsStore, run_id: str, *, step: str, attempt: int, invocation: Invocation
+) -> Iterator[None]:
+    """On the last attempt, fail the run just before Lambda stops the invocation.
+
+    A timeout raises nothing the step could catch: Lambda ends the process. Earlier attempts are left to
+    time out, since Lambda delivers the event again.
+    """
+    if attempt < invocation.attempts:
+        yield
+        return
+
+    def fail() -> None:
+        logger.error("the last attempt is running out of time", extra={"run_id": run_id, "step": step})
+        runs.update(
+            run_id,
+            expected_status=RunStatus.RUNNING,
+            status=RunStatus.FAILED,
+            finished_at=utc_now(),
+            failure_reason=internal_error_reason(step, TimeoutError(), invocation, attempt),
+            claim=None,
+        )
+
+    timer = threading.Timer(max(0.0, invocation.deadline - TIMEOUT_MARGIN_S - time.time()), fail)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
