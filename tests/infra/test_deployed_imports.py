@@ -100,7 +100,13 @@ def _started(function: Any, outcome: dict[str, Any]) -> dict[str, Any]:
         return {**outcome, "handler": True, "module": "task"}
     if function.name == SANDBOX:
         # The sandbox reaches S3 only through presigned URLs and has nothing to trace: no SDK at all.
-        return {"handler": True, "module": "task", "aws_xray_sdk": None, "benchgen": "layer", "botocore": None}
+        return {
+            "handler": True,
+            "module": "task",
+            "aws_xray_sdk": None,
+            "benchgen": "layer",
+            "botocore": None,
+        }
     return {
         "handler": True,
         "module": "task",

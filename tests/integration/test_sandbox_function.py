@@ -97,6 +97,7 @@ def test_a_scoring_program_runs_in_the_sandbox_function_through_presigned_urls(
         "PATH",
         "PYTHONDONTWRITEBYTECODE",
         "PYTHONIOENCODING",
+        "PYTHONPATH",
         "PYTHONUNBUFFERED",
         "TMPDIR",
     ]

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from benchgen.errors import BundleError, ScoringError
 from benchgen.programs import Layout, ProgramResult, build_argv, prepare_layout, read_scores, run_program
@@ -85,12 +86,12 @@ def test_host_secrets_never_reach_the_program(
     # when a program prints them
     result = _run(_program(tmp_path, script), layout)
 
-    # then none is there
+    # then none is there: the program's PYTHONPATH is the library's own folder, not the host's value
     assert result.stdout.splitlines() == [
         "AWS_SECRET_ACCESS_KEY absent",
         "AWS_SESSION_TOKEN absent",
         "OPENAI_API_KEY absent",
-        "PYTHONPATH absent",
+        f"PYTHONPATH {Path(yaml.__file__).resolve().parents[1]}",
     ]
 
 
