@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import zipfile
@@ -54,6 +55,8 @@ def proxy_event(
     query: dict[str, str] | None = None,
     body: Any = None,
     sub: str | None = OWNER,
+    headers: dict[str, str] | None = None,
+    is_base64: bool = False,
 ) -> dict[str, Any]:
     """An API Gateway REST proxy event; ``sub`` None means no Cognito claims."""
     authorizer: dict[str, Any] = {}
@@ -67,6 +70,7 @@ def proxy_event(
             "Accept": "application/json",
             "Content-Type": "application/json",
             "Host": "api.example.com",
+            **(headers or {}),
         },
         "multiValueHeaders": {},
         "queryStringParameters": query,
@@ -85,7 +89,7 @@ def proxy_event(
             "authorizer": authorizer,
         },
         "body": body if body is None or isinstance(body, str) else json.dumps(body),
-        "isBase64Encoded": False,
+        "isBase64Encoded": is_base64,
     }
 
 
@@ -282,6 +286,78 @@ def test_a_body_that_is_not_json_is_refused(call: Call) -> None:
     ]
 
 
+def test_a_body_that_is_not_utf8_is_refused_saying_so(call: Call) -> None:
+    # API Gateway hands the function a body it cannot read as text base64-encoded.
+    raw = '{"environment_id": "gsm8k", "version": "1", "model": "caf\xe9"}'.encode("latin-1")
+    answer = call("POST", "/runs", body=base64.b64encode(raw).decode(), is_base64=True)
+    assert answer.status == 422
+    assert answer.body["errors"] == [
+        {"location": "body", "field": "body", "message": "the body is not UTF-8 text"}
+    ]
+    assert "encoded as UTF-8" in answer.body["message"]
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "multipart/form-data", "application/x-www-form-urlencoded"]
+)
+def test_a_body_that_is_not_sent_as_json_is_refused_with_415(call: Call, content_type: str) -> None:
+    answer = call(
+        "POST",
+        "/runs",
+        body='{"environment_id": "gsm8k", "version": "1", "model": "m"}',
+        headers={"Content-Type": content_type},
+    )
+    assert answer.status == 415
+    assert answer.body["message"] == "send the body as JSON, with the header Content-Type: application/json"
+
+
+@pytest.mark.parametrize("model", ["   ", " Qwen", "Qwen\n"])
+def test_a_blank_or_padded_model_name_is_refused_naming_the_field(
+    aws: Settings, call: Call, model: str
+) -> None:
+    register(aws)
+    answer = call("POST", "/runs", body={"environment_id": "gsm8k", "version": "1", "model": model})
+    assert answer.status == 422
+    assert [(e["field"], e["message"]) for e in answer.body["errors"]] == [
+        ("model", "must not be blank, start or end with a space, or hold control characters")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("run_config", "field"),
+    [
+        ({"environment_variables": {f"VAR_{i}": "x" for i in range(33)}}, "run_config.environment_variables"),
+        ({"environment_variables": {"TOKEN": "x" * 1025}}, "run_config.environment_variables.TOKEN"),
+        ({"sampling": {"stop": "x" * 100_000}}, "run_config.sampling.stop"),
+        ({"sampling": {"temperature": True}}, "run_config.sampling.temperature"),
+    ],
+)
+def test_an_oversized_or_mistyped_run_config_is_refused_naming_the_field(
+    aws: Settings, call: Call, run_config: dict[str, Any], field: str
+) -> None:
+    register(aws)
+    body = {"environment_id": "gsm8k", "version": "1", "model": "m", "run_config": run_config}
+    answer = call("POST", "/runs", body=body)
+    assert answer.status == 422
+    assert field in {e["field"] for e in answer.body["errors"]}
+
+
+def test_sampling_numbers_are_kept_to_twelve_decimals(aws: Settings, call: Call) -> None:
+    # 1e-200 is valid JSON but no DynamoDB number: it used to fail the request with a 500.
+    register(aws)
+    sampling = {"temperature": 0.7, "min_p": 1e-200, "seed": 7}
+    body = {"environment_id": "gsm8k", "version": "1", "model": "m", "run_config": {"sampling": sampling}}
+    answer = call("POST", "/runs", body=body)
+    assert answer.status == 201
+    config = call(
+        "GET",
+        f"/runs/{answer.body['run']['run_id']}/config",
+        resource="/runs/{run_id}/config",
+        path_parameters={"run_id": answer.body["run"]["run_id"]},
+    )
+    assert config.body["sampling"] == {"temperature": 0.7, "min_p": 0.0, "seed": 7}
+
+
 def test_a_request_without_cognito_claims_is_unauthenticated(aws: Settings, call: Call) -> None:
     register(aws)
     answer = call("POST", "/runs", body={"environment_id": "gsm8k", "version": "1", "model": "m"}, sub=None)
@@ -290,6 +366,24 @@ def test_a_request_without_cognito_claims_is_unauthenticated(aws: Settings, call
 
 
 # ---- listing runs ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "parameter"),
+    [
+        ("/runs", "environment_id"),
+        ("/runs", "status"),
+        ("/runs", "next_token"),
+        ("/runs", "limit"),
+        ("/datasets", "kind"),
+        ("/datasets", "next_token"),
+        ("/environments", "next_token"),
+    ],
+)
+def test_an_empty_query_value_is_refused_naming_the_parameter(call: Call, path: str, parameter: str) -> None:
+    answer = call("GET", path, query={parameter: ""})
+    assert answer.status == 422
+    assert [(e["location"], e["field"]) for e in answer.body["errors"]] == [("query", parameter)]
 
 
 def test_runs_of_an_environment_are_listed_newest_first_in_pages(aws: Settings, call: Call) -> None:
@@ -378,6 +472,14 @@ def test_an_unknown_run_is_not_found(call: Call) -> None:
     answer = call("GET", "/runs/nope", resource="/runs/{run_id}", path_parameters={"run_id": "nope"})
     assert answer.status == 404
     assert "no run 'nope'" in answer.body["message"]
+
+
+def test_a_run_id_no_run_can_have_is_refused_naming_it(call: Call) -> None:
+    # Such an id used to reach DynamoDB, which refuses keys over 2048 bytes: a 500.
+    run_id = "r" * 3000
+    answer = call("GET", f"/runs/{run_id}", resource="/runs/{run_id}", path_parameters={"run_id": run_id})
+    assert answer.status == 422
+    assert [(e["location"], e["field"]) for e in answer.body["errors"]] == [("path", "run_id")]
 
 
 def test_the_owner_reads_the_run_config(aws: Settings, call: Call) -> None:

@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import Conflict, responses
-from benchgen.api.schemas import CreateEnvironmentRequest, EnvironmentList, EnvironmentUpload
+from benchgen.api.schemas import CreateEnvironmentRequest, EnvironmentList, EnvironmentUpload, NextToken
 from benchgen.pipeline.keys import bundle_key
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
@@ -46,7 +46,7 @@ def request_bundle_upload(request: CreateEnvironmentRequest, *, services: ApiSer
     status_code=201,
     tags=["environments"],
     summary="Get the URL to upload a new environment version's bundle to",
-    responses=responses(201, 409),
+    responses=responses(201, 409, body=True),
 )
 def post_environment(body: CreateEnvironmentRequest, services: Services, _owner: Owner) -> EnvironmentUpload:
     return request_bundle_upload(body, services=services)
@@ -62,7 +62,7 @@ def get_environments(
     services: Services,
     _owner: Owner,
     limit: Annotated[int, Query(ge=1, le=100, description="versions per page")] = 20,
-    next_token: Annotated[str | None, Query(description="from the previous page")] = None,
+    next_token: NextToken = None,
 ) -> EnvironmentList:
     page = services.environments.list(limit=limit, next_token=next_token)
     return EnvironmentList(items=page.items, next_token=page.next_token)

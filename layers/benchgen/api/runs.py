@@ -17,12 +17,15 @@ from benchgen.api.errors import Conflict, Forbidden, NotFound, responses
 from benchgen.api.schemas import (
     DETAILED_RESULTS_JSON,
     FILE_LABELS,
+    ID_PATTERN,
     SUBMISSION_FILE,
     CreatedRun,
     CreateRunRequest,
     DatasetLink,
     DetailedResults,
     MetricTile,
+    NextToken,
+    ResourceId,
     RunDetail,
     RunFile,
     RunFiles,
@@ -126,7 +129,7 @@ def create_run(request: CreateRunRequest, *, owner: str, services: ApiServices) 
         owner=owner,
         submission_key=key,
         submission_filename=filename,
-        run_config=request.run_config or RunConfig(),
+        run_config=request.run_config.record() if request.run_config else RunConfig(),
         **({"phase": request.phase} if request.phase else {}),
     )
     if not services.runs.create(record):
@@ -206,7 +209,7 @@ def run_config(run_id: str, *, owner: str, services: ApiServices) -> RunConfig:
     status_code=201,
     tags=["runs"],
     summary="Create a run and get the URL to upload its submission to",
-    responses=responses(201, 404, 409),
+    responses=responses(201, 404, 409, body=True),
 )
 def post_run(body: CreateRunRequest, owner: Owner, services: Services) -> CreatedRun:
     return create_run(body, owner=owner, services=services)
@@ -216,10 +219,12 @@ def post_run(body: CreateRunRequest, owner: Owner, services: Services) -> Create
 def get_runs(
     services: Services,
     _owner: Owner,
-    environment_id: Annotated[str | None, Query(description="only runs of this environment")] = None,
+    environment_id: Annotated[
+        str | None, Query(pattern=ID_PATTERN, description="only runs of this environment")
+    ] = None,
     status: Annotated[RunStatus | None, Query(description="only runs in this status")] = None,
     limit: Annotated[int, Query(ge=1, le=100, description="runs per page")] = 20,
-    next_token: Annotated[str | None, Query(description="from the previous page")] = None,
+    next_token: NextToken = None,
 ) -> RunList:
     page = services.runs.list(
         environment_id=environment_id, status=status, limit=limit, next_token=next_token
@@ -228,7 +233,7 @@ def get_runs(
 
 
 @router.get("/runs/<run_id>", tags=["runs"], summary="Read a run", responses=responses(200, 404))
-def get_run(run_id: str, services: Services, _owner: Owner) -> RunDetail:
+def get_run(run_id: ResourceId, services: Services, _owner: Owner) -> RunDetail:
     return run_detail(run_id, services=services)
 
 
@@ -238,7 +243,7 @@ def get_run(run_id: str, services: Services, _owner: Owner) -> RunDetail:
     summary="The run's files with short-lived download URLs",
     responses=responses(200, 404),
 )
-def get_run_files(run_id: str, services: Services, _owner: Owner) -> RunFiles:
+def get_run_files(run_id: ResourceId, services: Services, _owner: Owner) -> RunFiles:
     return run_files(run_id, services=services)
 
 
@@ -248,7 +253,7 @@ def get_run_files(run_id: str, services: Services, _owner: Owner) -> RunFiles:
     summary="Summary and breakdowns of the run's detailed results, with a URL to the per-case file",
     responses=responses(200, 404),
 )
-def get_detailed_results(run_id: str, services: Services, _owner: Owner) -> DetailedResults:
+def get_detailed_results(run_id: ResourceId, services: Services, _owner: Owner) -> DetailedResults:
     return detailed_results(run_id, services=services)
 
 
@@ -258,5 +263,5 @@ def get_detailed_results(run_id: str, services: Services, _owner: Owner) -> Deta
     summary="The run's configuration (its owner only)",
     responses=responses(200, 403, 404),
 )
-def get_run_config(run_id: str, owner: Owner, services: Services) -> RunConfig:
+def get_run_config(run_id: ResourceId, owner: Owner, services: Services) -> RunConfig:
     return run_config(run_id, owner=owner, services=services)
