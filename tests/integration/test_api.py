@@ -45,6 +45,9 @@ class FakeContext:
     invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:benchgen-api"
     aws_request_id: str = "c6af9ac6-7b61-11e6-9a41-93e812345678"
 
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000
+
 
 def proxy_event(
     method: str,
@@ -57,11 +60,17 @@ def proxy_event(
     sub: str | None = OWNER,
     headers: dict[str, str] | None = None,
     is_base64: bool = False,
+    groups: str | None = None,
 ) -> dict[str, Any]:
-    """An API Gateway REST proxy event; ``sub`` None means no Cognito claims."""
+    """An API Gateway REST proxy event; ``sub`` None means no Cognito claims.
+
+    ``groups`` is the ``cognito:groups`` claim as the REST API's authorizer hands it over: ``"a,b"``.
+    """
     authorizer: dict[str, Any] = {}
     if sub is not None:
         authorizer = {"claims": {"sub": sub, "email": f"{sub}@example.com", "token_use": "id"}}
+        if groups is not None:
+            authorizer["claims"]["cognito:groups"] = groups
     return {
         "resource": resource or path,
         "path": path,
@@ -185,6 +194,58 @@ def test_asking_to_upload_a_new_environment_version_gives_a_presigned_put(call: 
     assert query_of(answer.body["upload_url"])["X-Amz-Expires"] == ["300"]
 
 
+def test_the_first_publisher_owns_the_environment_and_is_signed_into_the_upload_url(call: Call) -> None:
+    answer = call("POST", "/environments", body={"environment_id": "gsm8k", "version": "1"})
+    assert answer.status == 201
+    assert (answer.body["owner"], answer.body["publisher_group"]) == (OWNER, None)
+    # The client must send this header, and cannot change it: it is one of the URL's signed headers.
+    assert answer.body["upload_headers"] == {"x-amz-meta-publisher": OWNER}
+    assert query_of(answer.body["upload_url"])["X-Amz-SignedHeaders"] == ["host;x-amz-meta-publisher"]
+
+
+def test_another_user_cannot_publish_a_version_of_an_owned_environment(call: Call) -> None:
+    assert call("POST", "/environments", body={"environment_id": "gsm8k", "version": "1"}).status == 201
+    answer = call("POST", "/environments", body={"environment_id": "gsm8k", "version": "2"}, sub=STRANGER)
+    assert answer.status == 403
+    assert answer.body["message"].startswith(
+        f"user {STRANGER} may not publish versions of environment 'gsm8k'"
+    )
+
+
+def test_a_member_of_the_owners_publisher_group_publishes_and_is_signed_in_with_it(call: Call) -> None:
+    body = {"environment_id": "gsm8k", "version": "1", "publisher_group": "gsm8k-team"}
+    assert call("POST", "/environments", body=body).status == 201
+    answer = call(
+        "POST",
+        "/environments",
+        body={"environment_id": "gsm8k", "version": "2"},
+        sub=STRANGER,
+        groups="readers,gsm8k-team",
+    )
+    assert answer.status == 201
+    assert (answer.body["owner"], answer.body["publisher_group"]) == (OWNER, "gsm8k-team")
+    assert answer.body["upload_headers"] == {
+        "x-amz-meta-publisher": STRANGER,
+        "x-amz-meta-publisher-group": "gsm8k-team",
+    }
+
+
+def test_only_the_owner_changes_the_publisher_group(call: Call) -> None:
+    body = {"environment_id": "gsm8k", "version": "1", "publisher_group": "gsm8k-team"}
+    assert call("POST", "/environments", body=body).status == 201
+    takeover = {"environment_id": "gsm8k", "version": "2", "publisher_group": "my-friends"}
+    answer = call("POST", "/environments", body=takeover, sub=STRANGER, groups="gsm8k-team")
+    assert answer.status == 403
+    assert "only the owner of environment 'gsm8k' names its publisher group" in answer.body["message"]
+    moved = call("POST", "/environments", body={**takeover, "version": "3"})
+    assert (moved.status, moved.body["publisher_group"]) == (201, "my-friends")
+    # the old group's members lost the right with it
+    answer = call(
+        "POST", "/environments", body={**takeover, "version": "4"}, sub=STRANGER, groups="gsm8k-team"
+    )
+    assert answer.status == 403
+
+
 def test_an_existing_environment_version_cannot_be_uploaded_again(aws: Settings, call: Call) -> None:
     register(aws, version="1")
     answer = call("POST", "/environments", body={"environment_id": "gsm8k", "version": "1"})
@@ -237,6 +298,55 @@ def test_creating_a_run_gives_a_pending_run_and_an_upload_url(aws: Settings, cal
     assert query_of(answer.body["upload_url"])["X-Amz-Expires"] == ["300"]
     stored = RunsRepo(aws.runs_table).get(run["run_id"])
     assert stored is not None and stored.submission_key == key
+
+
+def test_a_retried_request_with_an_idempotency_key_gives_one_run(aws: Settings, call: Call) -> None:
+    register(aws)
+    body = {"environment_id": "gsm8k", "version": "1", "model": "m", "filename": "predictions.zip"}
+    key = {"Idempotency-Key": "5f0c7d1e-retry-1"}
+    first = call("POST", "/runs", body=body, headers=key)
+    again = call("POST", "/runs", body=body, headers=key)
+    assert (first.status, again.status) == (201, 201)
+    assert again.body["run"] == first.body["run"]
+    assert again.body["upload_key"] == first.body["upload_key"]
+    assert len(RunsRepo(aws.runs_table).list(limit=10).items) == 1
+
+
+def test_the_same_idempotency_key_from_another_user_is_another_run(aws: Settings, call: Call) -> None:
+    register(aws)
+    body = {"environment_id": "gsm8k", "version": "1", "model": "m"}
+    key = {"Idempotency-Key": "shared-key"}
+    mine = call("POST", "/runs", body=body, headers=key)
+    theirs = call("POST", "/runs", body=body, headers=key, sub=STRANGER)
+    assert (mine.status, theirs.status) == (201, 201)
+    assert mine.body["run"]["run_id"] != theirs.body["run"]["run_id"]
+    assert theirs.body["run"]["owner"] == STRANGER
+
+
+def test_an_idempotency_key_reused_with_another_body_is_refused(aws: Settings, call: Call) -> None:
+    register(aws)
+    key = {"Idempotency-Key": "k-1"}
+    body = {"environment_id": "gsm8k", "version": "1", "model": "m"}
+    assert call("POST", "/runs", body=body, headers=key).status == 201
+    answer = call("POST", "/runs", body={**body, "model": "other"}, headers=key)
+    assert answer.status == 422
+    assert "Idempotency-Key 'k-1' was already used with a different body" in answer.body["message"]
+    assert len(RunsRepo(aws.runs_table).list(limit=10).items) == 1
+
+
+def test_a_refused_request_does_not_use_up_its_idempotency_key(aws: Settings, call: Call) -> None:
+    body = {"environment_id": "gsm8k", "version": "1", "model": "m"}
+    key = {"Idempotency-Key": "k-2"}
+    assert call("POST", "/runs", body=body, headers=key).status == 404
+    register(aws)
+    assert call("POST", "/runs", body=body, headers=key).status == 201
+
+
+def test_without_an_idempotency_key_each_request_is_a_new_run(aws: Settings, call: Call) -> None:
+    register(aws)
+    body = {"environment_id": "gsm8k", "version": "1", "model": "m"}
+    first, second = call("POST", "/runs", body=body), call("POST", "/runs", body=body)
+    assert first.body["run"]["run_id"] != second.body["run"]["run_id"]
 
 
 def test_a_run_without_a_filename_uploads_submission_zip(aws: Settings, call: Call) -> None:

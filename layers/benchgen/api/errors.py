@@ -42,6 +42,10 @@ class Conflict(ApiError):
     status = HTTPStatus.CONFLICT
 
 
+class Unprocessable(ApiError):
+    status = HTTPStatus.UNPROCESSABLE_ENTITY
+
+
 class FieldProblem(BaseModel):
     """One field to fix: where it is (``body``, ``query``, ``path``), its name, and what is wrong."""
 
@@ -60,11 +64,12 @@ class ErrorBody(BaseModel):
 _DESCRIPTIONS = {
     400: "Bad request (e.g. a next_token that this listing did not hand out)",
     401: "No signed-in user",
-    403: "Only the run's owner may read this",
+    403: "Only the owner (of the run or environment) may do this",
     404: "No such resource",
     409: "The resource's state does not allow this",
     415: "The body is not sent as JSON (Content-Type: application/json)",
-    422: "Invalid request fields, or a body that is not UTF-8 JSON; `errors` names each field to fix",
+    422: "Invalid request fields, a body that is not UTF-8 JSON, or an Idempotency-Key reused with another "
+    "body; `errors` names each field to fix",
 }
 
 

@@ -23,6 +23,9 @@ from benchgen.records import (
 ENVIRONMENT_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
 VERSION_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,30}[A-Za-z0-9])?$"
 FILENAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}\.(?:json|jsonl|zip)$"
+IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_.:-]{1,255}$"
+# Cognito group names, less the characters that would not survive the authorizer's claim string.
+GROUP_PATTERN = r"^[A-Za-z0-9_.@+=-]{1,128}$"
 # Ids in paths and filters (run, dataset, environment as uploaded) and the listings' opaque tokens.
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,159}$"
 KIND_PATTERN = r"^[a-z][a-z0-9-]{0,31}$"
@@ -78,6 +81,15 @@ Version = Annotated[
         _matching(
             VERSION_PATTERN,
             "must be 1-32 letters, digits, '.', '_' and '-', starting and ending with a letter or digit",
+        )
+    ),
+]
+GroupName = Annotated[
+    str,
+    Field(json_schema_extra={"pattern": GROUP_PATTERN}, examples=["gsm8k-maintainers"]),
+    AfterValidator(
+        _matching(
+            GROUP_PATTERN, "must be 1-128 letters, digits and '_', '.', '@', '+', '=', '-' (a Cognito group)"
         )
     ),
 ]
@@ -156,16 +168,29 @@ class Listing(BaseModel):
 class CreateEnvironmentRequest(_Request):
     environment_id: EnvironmentId
     version: Version
+    publisher_group: GroupName | None = Field(
+        default=None,
+        description=(
+            "a Cognito group whose members may publish versions of this environment too; set by the "
+            "first publisher (who becomes the owner) and changed only by the owner; absent leaves it as is"
+        ),
+    )
 
 
 class EnvironmentUpload(BaseModel):
-    """Where to PUT the bundle zip; registration starts when the upload lands."""
+    """Where to PUT the bundle zip, with which headers; registration starts when the upload lands."""
 
     environment_id: str
     version: str
     bundle_key: str
     upload_url: str
     upload_method: str = "PUT"
+    upload_headers: dict[str, str] = Field(
+        description="send exactly these headers with the PUT: they are signed into the URL and name you "
+        "as the publisher"
+    )
+    owner: str = Field(description="the user id of the environment's owner")
+    publisher_group: str | None = Field(default=None, description="the group whose members publish too")
     expires_in: int = Field(description="seconds the upload URL stays valid")
 
 
