@@ -246,7 +246,16 @@ def test_only_the_owner_changes_the_publisher_group(call: Call) -> None:
     assert answer.status == 403
 
 
+def test_an_environment_published_before_owners_existed_cannot_be_claimed(aws: Settings, call: Call) -> None:
+    register(aws, version="1")
+    answer = call("POST", "/environments", body={"environment_id": "gsm8k", "version": "2"})
+    assert answer.status == 403
+    assert "published before environments had owners" in answer.body["message"]
+    assert EnvironmentsRepo(aws.environments_table).owner_of("gsm8k") is None
+
+
 def test_an_existing_environment_version_cannot_be_uploaded_again(aws: Settings, call: Call) -> None:
+    assert call("POST", "/environments", body={"environment_id": "gsm8k", "version": "1"}).status == 201
     register(aws, version="1")
     answer = call("POST", "/environments", body={"environment_id": "gsm8k", "version": "1"})
     assert answer.status == 409

@@ -30,7 +30,7 @@ from benchgen.settings import load_settings
 from infra.local.cloud import LocalCloud
 
 OPENAPI = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
-EXAMPLES_PER_OPERATION = 15
+EXAMPLES_PER_OPERATION = 10
 CHECKS = [
     not_a_server_error,
     status_code_conformance,

@@ -26,6 +26,15 @@ def request_bundle_upload(
     binds the caller as the publisher (signed metadata), which registration checks again.
     """
     environment_id = request.environment_id
+    if services.environments.owner_of(environment_id) is None and services.environments.versions(
+        environment_id
+    ):
+        # Published before environments had owners: the first caller must not inherit it.
+        raise Forbidden(
+            f"environment {environment_id!r} was published before environments had owners, so no user "
+            "can claim it: an operator publishes its next version (a direct bucket upload), or publish "
+            "under a new environment id"
+        )
     owner = services.environments.claim_owner(
         EnvironmentOwner(
             environment_id=environment_id, owner=caller.user, publisher_group=request.publisher_group
