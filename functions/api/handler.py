@@ -32,6 +32,7 @@ def services() -> ApiServices:
         datasets=wired.datasets,
         store=wired.store,
         publisher=wired.publisher,
+        idempotency=wired.idempotency,
         record_event=_count,
     )
 

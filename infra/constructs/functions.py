@@ -176,6 +176,8 @@ SPECS: tuple[FunctionSpec, ...] = (
             DataTable.DATASETS: TableAccess.READ_WRITE,
             DataTable.ENVIRONMENTS: TableAccess.READ_WRITE,
         },
+        # POST /runs with an Idempotency-Key answers a retry with the run the first request created.
+        idempotent=True,
     ),
 )
 

@@ -75,6 +75,9 @@ def authorizer_claims(claims: Mapping[str, Any]) -> dict[str, str]:
             shaped[name] = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(value))
         elif isinstance(value, bool):
             shaped[name] = "true" if value else "false"
+        elif isinstance(value, list):
+            # A REST API's Cognito authorizer joins a list claim (cognito:groups) with commas.
+            shaped[name] = ",".join(str(item) for item in value)
         else:
             shaped[name] = str(value)
     return shaped

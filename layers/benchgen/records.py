@@ -95,6 +95,17 @@ class EnvironmentRecord(BaseModel):
     docker_image: str | None = None  # named by the bundle, recorded and reported as not used
     problems: Texts = Field(default_factory=list)
     warnings: Texts = Field(default_factory=list)
+    # Who published it: a Cognito user id from the upload's stamp, or OPERATOR for a direct bucket upload.
+    published_by: str | None = None
+    created_at: str = Field(default_factory=utc_now)
+
+
+class EnvironmentOwner(BaseModel):
+    """Who may publish versions of one environment id: its owner, and the members of a group it names."""
+
+    environment_id: str
+    owner: str
+    publisher_group: str | None = None
     created_at: str = Field(default_factory=utc_now)
 
 

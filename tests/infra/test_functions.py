@@ -43,7 +43,7 @@ EXPECTED_ACTIONS = {
     | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
     | READ_WRITE
     | IDEMPOTENCY,
-    "api": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
+    "api": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE | IDEMPOTENCY,
     "sandbox": set(),
 }
 
@@ -86,7 +86,12 @@ EXPECTED_TABLE_ACCESS = {
     "ingest": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
     "score": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
     "build_artifact": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
-    "api": {"RunsTable": READ_WRITE, "DatasetsTable": READ_WRITE, "EnvironmentsTable": READ_WRITE},
+    "api": {
+        "RunsTable": READ_WRITE,
+        "DatasetsTable": READ_WRITE,
+        "EnvironmentsTable": READ_WRITE,
+        "IdempotencyTable": IDEMPOTENCY,
+    },
     "sandbox": {},
 }
 
@@ -355,9 +360,12 @@ def test_ingest_cannot_touch_step_functions(role_statements: dict[str, list[Stat
 
 
 def test_api_cannot_delete_objects_or_records(role_statements: dict[str, list[Statement]]) -> None:
-    actions = {action for action, _ in _pairs(role_statements["api"])}
-    assert "s3:DeleteObject" not in actions
-    assert "dynamodb:DeleteItem" not in actions
+    pairs = _pairs(role_statements["api"])
+    assert "s3:DeleteObject" not in {action for action, _ in pairs}
+    # Powertools deletes its own idempotency record after a failed request; domain records are never deleted.
+    assert {resource for action, resource in pairs if action == "dynamodb:DeleteItem"} == {
+        "${IdempotencyTable.Arn}"
+    }
 
 
 def test_uploads_trigger_the_function_that_owns_the_prefix(triggers: dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import zipfile
@@ -44,6 +45,9 @@ class FakeContext:
     invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:benchgen-api"
     aws_request_id: str = "c6af9ac6-7b61-11e6-9a41-93e812345678"
 
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000
+
 
 def proxy_event(
     method: str,
@@ -54,11 +58,19 @@ def proxy_event(
     query: dict[str, str] | None = None,
     body: Any = None,
     sub: str | None = OWNER,
+    headers: dict[str, str] | None = None,
+    is_base64: bool = False,
+    groups: str | None = None,
 ) -> dict[str, Any]:
-    """An API Gateway REST proxy event; ``sub`` None means no Cognito claims."""
+    """An API Gateway REST proxy event; ``sub`` None means no Cognito claims.
+
+    ``groups`` is the ``cognito:groups`` claim as the REST API's authorizer hands it over: ``"a,b"``.
+    """
     authorizer: dict[str, Any] = {}
     if sub is not None:
         authorizer = {"claims": {"sub": sub, "email": f"{sub}@example.com", "token_use": "id"}}
+        if groups is not None:
+            authorizer["claims"]["cognito:groups"] = groups
     return {
         "resource": resource or path,
         "path": path,
@@ -67,6 +79,7 @@ def proxy_event(
             "Accept": "application/json",
             "Content-Type": "application/json",
             "Host": "api.example.com",
+            **(headers or {}),
         },
         "multiValueHeaders": {},
         "queryStringParameters": query,
@@ -85,7 +98,7 @@ def proxy_event(
             "authorizer": authorizer,
         },
         "body": body if body is None or isinstance(body, str) else json.dumps(body),
-        "isBase64Encoded": False,
+        "isBase64Encoded": is_base64,
     }
 
 
@@ -181,7 +194,68 @@ def test_asking_to_upload_a_new_environment_version_gives_a_presigned_put(call: 
     assert query_of(answer.body["upload_url"])["X-Amz-Expires"] == ["300"]
 
 
+def test_the_first_publisher_owns_the_environment_and_is_signed_into_the_upload_url(call: Call) -> None:
+    answer = call("POST", "/environments", body={"environment_id": "gsm8k", "version": "1"})
+    assert answer.status == 201
+    assert (answer.body["owner"], answer.body["publisher_group"]) == (OWNER, None)
+    # The client must send this header, and cannot change it: it is one of the URL's signed headers.
+    assert answer.body["upload_headers"] == {"x-amz-meta-publisher": OWNER}
+    assert query_of(answer.body["upload_url"])["X-Amz-SignedHeaders"] == ["host;x-amz-meta-publisher"]
+
+
+def test_another_user_cannot_publish_a_version_of_an_owned_environment(call: Call) -> None:
+    assert call("POST", "/environments", body={"environment_id": "gsm8k", "version": "1"}).status == 201
+    answer = call("POST", "/environments", body={"environment_id": "gsm8k", "version": "2"}, sub=STRANGER)
+    assert answer.status == 403
+    assert answer.body["message"].startswith(
+        f"user {STRANGER} may not publish versions of environment 'gsm8k'"
+    )
+
+
+def test_a_member_of_the_owners_publisher_group_publishes_and_is_signed_in_with_it(call: Call) -> None:
+    body = {"environment_id": "gsm8k", "version": "1", "publisher_group": "gsm8k-team"}
+    assert call("POST", "/environments", body=body).status == 201
+    answer = call(
+        "POST",
+        "/environments",
+        body={"environment_id": "gsm8k", "version": "2"},
+        sub=STRANGER,
+        groups="readers,gsm8k-team",
+    )
+    assert answer.status == 201
+    assert (answer.body["owner"], answer.body["publisher_group"]) == (OWNER, "gsm8k-team")
+    assert answer.body["upload_headers"] == {
+        "x-amz-meta-publisher": STRANGER,
+        "x-amz-meta-publisher-group": "gsm8k-team",
+    }
+
+
+def test_only_the_owner_changes_the_publisher_group(call: Call) -> None:
+    body = {"environment_id": "gsm8k", "version": "1", "publisher_group": "gsm8k-team"}
+    assert call("POST", "/environments", body=body).status == 201
+    takeover = {"environment_id": "gsm8k", "version": "2", "publisher_group": "my-friends"}
+    answer = call("POST", "/environments", body=takeover, sub=STRANGER, groups="gsm8k-team")
+    assert answer.status == 403
+    assert "only the owner of environment 'gsm8k' names its publisher group" in answer.body["message"]
+    moved = call("POST", "/environments", body={**takeover, "version": "3"})
+    assert (moved.status, moved.body["publisher_group"]) == (201, "my-friends")
+    # the old group's members lost the right with it
+    answer = call(
+        "POST", "/environments", body={**takeover, "version": "4"}, sub=STRANGER, groups="gsm8k-team"
+    )
+    assert answer.status == 403
+
+
+def test_an_environment_published_before_owners_existed_cannot_be_claimed(aws: Settings, call: Call) -> None:
+    register(aws, version="1")
+    answer = call("POST", "/environments", body={"environment_id": "gsm8k", "version": "2"})
+    assert answer.status == 403
+    assert "published before environments had owners" in answer.body["message"]
+    assert EnvironmentsRepo(aws.environments_table).owner_of("gsm8k") is None
+
+
 def test_an_existing_environment_version_cannot_be_uploaded_again(aws: Settings, call: Call) -> None:
+    assert call("POST", "/environments", body={"environment_id": "gsm8k", "version": "1"}).status == 201
     register(aws, version="1")
     answer = call("POST", "/environments", body={"environment_id": "gsm8k", "version": "1"})
     assert answer.status == 409
@@ -235,6 +309,55 @@ def test_creating_a_run_gives_a_pending_run_and_an_upload_url(aws: Settings, cal
     assert stored is not None and stored.submission_key == key
 
 
+def test_a_retried_request_with_an_idempotency_key_gives_one_run(aws: Settings, call: Call) -> None:
+    register(aws)
+    body = {"environment_id": "gsm8k", "version": "1", "model": "m", "filename": "predictions.zip"}
+    key = {"Idempotency-Key": "5f0c7d1e-retry-1"}
+    first = call("POST", "/runs", body=body, headers=key)
+    again = call("POST", "/runs", body=body, headers=key)
+    assert (first.status, again.status) == (201, 201)
+    assert again.body["run"] == first.body["run"]
+    assert again.body["upload_key"] == first.body["upload_key"]
+    assert len(RunsRepo(aws.runs_table).list(limit=10).items) == 1
+
+
+def test_the_same_idempotency_key_from_another_user_is_another_run(aws: Settings, call: Call) -> None:
+    register(aws)
+    body = {"environment_id": "gsm8k", "version": "1", "model": "m"}
+    key = {"Idempotency-Key": "shared-key"}
+    mine = call("POST", "/runs", body=body, headers=key)
+    theirs = call("POST", "/runs", body=body, headers=key, sub=STRANGER)
+    assert (mine.status, theirs.status) == (201, 201)
+    assert mine.body["run"]["run_id"] != theirs.body["run"]["run_id"]
+    assert theirs.body["run"]["owner"] == STRANGER
+
+
+def test_an_idempotency_key_reused_with_another_body_is_refused(aws: Settings, call: Call) -> None:
+    register(aws)
+    key = {"Idempotency-Key": "k-1"}
+    body = {"environment_id": "gsm8k", "version": "1", "model": "m"}
+    assert call("POST", "/runs", body=body, headers=key).status == 201
+    answer = call("POST", "/runs", body={**body, "model": "other"}, headers=key)
+    assert answer.status == 422
+    assert "Idempotency-Key 'k-1' was already used with a different body" in answer.body["message"]
+    assert len(RunsRepo(aws.runs_table).list(limit=10).items) == 1
+
+
+def test_a_refused_request_does_not_use_up_its_idempotency_key(aws: Settings, call: Call) -> None:
+    body = {"environment_id": "gsm8k", "version": "1", "model": "m"}
+    key = {"Idempotency-Key": "k-2"}
+    assert call("POST", "/runs", body=body, headers=key).status == 404
+    register(aws)
+    assert call("POST", "/runs", body=body, headers=key).status == 201
+
+
+def test_without_an_idempotency_key_each_request_is_a_new_run(aws: Settings, call: Call) -> None:
+    register(aws)
+    body = {"environment_id": "gsm8k", "version": "1", "model": "m"}
+    first, second = call("POST", "/runs", body=body), call("POST", "/runs", body=body)
+    assert first.body["run"]["run_id"] != second.body["run"]["run_id"]
+
+
 def test_a_run_without_a_filename_uploads_submission_zip(aws: Settings, call: Call) -> None:
     register(aws)
     answer = call("POST", "/runs", body={"environment_id": "gsm8k", "version": "1", "model": "m"})
@@ -282,6 +405,78 @@ def test_a_body_that_is_not_json_is_refused(call: Call) -> None:
     ]
 
 
+def test_a_body_that_is_not_utf8_is_refused_saying_so(call: Call) -> None:
+    # API Gateway hands the function a body it cannot read as text base64-encoded.
+    raw = '{"environment_id": "gsm8k", "version": "1", "model": "caf\xe9"}'.encode("latin-1")
+    answer = call("POST", "/runs", body=base64.b64encode(raw).decode(), is_base64=True)
+    assert answer.status == 422
+    assert answer.body["errors"] == [
+        {"location": "body", "field": "body", "message": "the body is not UTF-8 text"}
+    ]
+    assert "encoded as UTF-8" in answer.body["message"]
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "multipart/form-data", "application/x-www-form-urlencoded"]
+)
+def test_a_body_that_is_not_sent_as_json_is_refused_with_415(call: Call, content_type: str) -> None:
+    answer = call(
+        "POST",
+        "/runs",
+        body='{"environment_id": "gsm8k", "version": "1", "model": "m"}',
+        headers={"Content-Type": content_type},
+    )
+    assert answer.status == 415
+    assert answer.body["message"] == "send the body as JSON, with the header Content-Type: application/json"
+
+
+@pytest.mark.parametrize("model", ["   ", " Qwen", "Qwen\n"])
+def test_a_blank_or_padded_model_name_is_refused_naming_the_field(
+    aws: Settings, call: Call, model: str
+) -> None:
+    register(aws)
+    answer = call("POST", "/runs", body={"environment_id": "gsm8k", "version": "1", "model": model})
+    assert answer.status == 422
+    assert [(e["field"], e["message"]) for e in answer.body["errors"]] == [
+        ("model", "must not be blank, start or end with a space, or hold control characters")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("run_config", "field"),
+    [
+        ({"environment_variables": {f"VAR_{i}": "x" for i in range(33)}}, "run_config.environment_variables"),
+        ({"environment_variables": {"TOKEN": "x" * 1025}}, "run_config.environment_variables.TOKEN"),
+        ({"sampling": {"stop": "x" * 100_000}}, "run_config.sampling.stop"),
+        ({"sampling": {"temperature": True}}, "run_config.sampling.temperature"),
+    ],
+)
+def test_an_oversized_or_mistyped_run_config_is_refused_naming_the_field(
+    aws: Settings, call: Call, run_config: dict[str, Any], field: str
+) -> None:
+    register(aws)
+    body = {"environment_id": "gsm8k", "version": "1", "model": "m", "run_config": run_config}
+    answer = call("POST", "/runs", body=body)
+    assert answer.status == 422
+    assert field in {e["field"] for e in answer.body["errors"]}
+
+
+def test_sampling_numbers_are_kept_to_twelve_decimals(aws: Settings, call: Call) -> None:
+    # 1e-200 is valid JSON but no DynamoDB number: it used to fail the request with a 500.
+    register(aws)
+    sampling = {"temperature": 0.7, "min_p": 1e-200, "seed": 7}
+    body = {"environment_id": "gsm8k", "version": "1", "model": "m", "run_config": {"sampling": sampling}}
+    answer = call("POST", "/runs", body=body)
+    assert answer.status == 201
+    config = call(
+        "GET",
+        f"/runs/{answer.body['run']['run_id']}/config",
+        resource="/runs/{run_id}/config",
+        path_parameters={"run_id": answer.body["run"]["run_id"]},
+    )
+    assert config.body["sampling"] == {"temperature": 0.7, "min_p": 0.0, "seed": 7}
+
+
 def test_a_request_without_cognito_claims_is_unauthenticated(aws: Settings, call: Call) -> None:
     register(aws)
     answer = call("POST", "/runs", body={"environment_id": "gsm8k", "version": "1", "model": "m"}, sub=None)
@@ -290,6 +485,24 @@ def test_a_request_without_cognito_claims_is_unauthenticated(aws: Settings, call
 
 
 # ---- listing runs ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "parameter"),
+    [
+        ("/runs", "environment_id"),
+        ("/runs", "status"),
+        ("/runs", "next_token"),
+        ("/runs", "limit"),
+        ("/datasets", "kind"),
+        ("/datasets", "next_token"),
+        ("/environments", "next_token"),
+    ],
+)
+def test_an_empty_query_value_is_refused_naming_the_parameter(call: Call, path: str, parameter: str) -> None:
+    answer = call("GET", path, query={parameter: ""})
+    assert answer.status == 422
+    assert [(e["location"], e["field"]) for e in answer.body["errors"]] == [("query", parameter)]
 
 
 def test_runs_of_an_environment_are_listed_newest_first_in_pages(aws: Settings, call: Call) -> None:
@@ -378,6 +591,14 @@ def test_an_unknown_run_is_not_found(call: Call) -> None:
     answer = call("GET", "/runs/nope", resource="/runs/{run_id}", path_parameters={"run_id": "nope"})
     assert answer.status == 404
     assert "no run 'nope'" in answer.body["message"]
+
+
+def test_a_run_id_no_run_can_have_is_refused_naming_it(call: Call) -> None:
+    # Such an id used to reach DynamoDB, which refuses keys over 2048 bytes: a 500.
+    run_id = "r" * 3000
+    answer = call("GET", f"/runs/{run_id}", resource="/runs/{run_id}", path_parameters={"run_id": run_id})
+    assert answer.status == 422
+    assert [(e["location"], e["field"]) for e in answer.body["errors"]] == [("path", "run_id")]
 
 
 def test_the_owner_reads_the_run_config(aws: Settings, call: Call) -> None:

@@ -7,18 +7,21 @@ caller's identity) through ``Depends``, so tests can hand in their own.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Request
 from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
+from aws_lambda_powertools.utilities.idempotency import BasePersistenceLayer
 
 from benchgen.aws.events import EventPublisher
 from benchgen.aws.storage import ObjectStore
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
 from benchgen.errors import BenchGenError
+from benchgen.ownership import Caller
 from benchgen.settings import Settings
 
 
@@ -43,6 +46,8 @@ class ApiServices:
     datasets: DatasetsRepo
     store: ObjectStore
     publisher: EventPublisher
+    #: Where POST /runs keeps its Idempotency-Keys (powertools' idempotency table).
+    idempotency: BasePersistenceLayer
     #: Called with a business event name ("RunCreated", ...) so the handler can count it as a metric.
     record_event: Callable[[str], None] = field(default=_ignore)
 
@@ -59,16 +64,38 @@ def get_services(request: Request) -> ApiServices:
     return services
 
 
+def _claims(request: Request) -> dict[str, Any]:
+    event = request.resolved_event
+    return event.request_context.authorizer.claims if isinstance(event, APIGatewayProxyEvent) else {}
+
+
 def get_owner(request: Request) -> str:
     """The caller's Cognito user id, which API Gateway's authorizer puts in ``claims.sub``."""
-    event = request.resolved_event
-    claims = event.request_context.authorizer.claims if isinstance(event, APIGatewayProxyEvent) else {}
-    subject = claims.get("sub")
+    subject = _claims(request).get("sub")
     if not isinstance(subject, str) or not subject:
         raise Unauthenticated()
     return subject
 
 
+def claimed_groups(value: object) -> frozenset[str]:
+    """The groups of a ``cognito:groups`` claim as an authorizer hands it over.
+
+    API Gateway turns the token's list into one string: ``"a,b"`` behind a REST API's Cognito authorizer,
+    ``"[a b]"`` behind an HTTP API's JWT authorizer. Group names hold neither commas nor spaces here.
+    """
+    if isinstance(value, list):
+        return frozenset(str(item) for item in value if str(item))
+    if not isinstance(value, str):
+        return frozenset()
+    return frozenset(name for name in re.split(r"[\s,]+", value.strip().strip("[]")) if name)
+
+
+def get_caller(request: Request) -> Caller:
+    """The caller's user id and groups."""
+    return Caller(user=get_owner(request), groups=claimed_groups(_claims(request).get("cognito:groups")))
+
+
 # What a route declares to receive them.
 Services = Annotated[ApiServices, Depends(get_services)]
 Owner = Annotated[str, Depends(get_owner)]
+SignedIn = Annotated[Caller, Depends(get_caller)]

@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.event_handler.middlewares.openapi_validation import (
+    OpenAPIRequestValidationMiddleware,
+)
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType
 
 from benchgen.api import datasets, environments, runs
 from benchgen.api.errors import register_error_handlers
 
+
+class _JsonBodiesOnly(OpenAPIRequestValidationMiddleware):
+    """Request validation that reads a body as JSON or not at all.
+
+    Powertools also parses form and multipart bodies, and a malformed multipart body escapes its
+    validation as a bare ValueError (a 500). This API takes JSON only, so any other declared content
+    type is refused up front with a 415 that says what to send.
+    """
+
+    def _get_body(self, app: Any) -> dict[str, Any]:
+        content_type = app.current_event.headers.get("content-type", "").strip()
+        if content_type and not content_type.lower().startswith("application/json"):
+            raise RequestUnsupportedContentType("Unsupported content type", errors=[])
+        body: dict[str, Any] = super()._get_body(app)
+        return body
+
+
 app = APIGatewayRestResolver(enable_validation=True)
+# Powertools has no public hook for its request validation; the pinned version keeps it here.
+app._request_validation_middleware = _JsonBodiesOnly()  # type: ignore[no-untyped-call]
 register_error_handlers(app)
 app.include_router(environments.router)
 app.include_router(runs.router)

@@ -13,7 +13,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import Conflict, Forbidden, NotFound, responses
 from benchgen.api.runs import run_or_404
-from benchgen.api.schemas import FINETUNE_ARTIFACT, DatasetList
+from benchgen.api.schemas import FINETUNE_ARTIFACT, KIND_PATTERN, DatasetList, NextToken, ResourceId
 from benchgen.datasets import ArtifactManifestError, dataset_record, read_artifact_manifest
 from benchgen.records import ArtifactStatus, DatasetRecord, dataset_id_for
 
@@ -88,9 +88,11 @@ def _announce(services: ApiServices, record: DatasetRecord) -> None:
 def get_datasets(
     services: Services,
     _owner: Owner,
-    kind: Annotated[str | None, Query(description="only datasets of this kind, e.g. finetune")] = None,
+    kind: Annotated[
+        str | None, Query(pattern=KIND_PATTERN, description="only datasets of this kind, e.g. finetune")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=100, description="datasets per page")] = 20,
-    next_token: Annotated[str | None, Query(description="from the previous page")] = None,
+    next_token: NextToken = None,
 ) -> DatasetList:
     page = services.datasets.list(kind=kind, limit=limit, next_token=next_token)
     return DatasetList(items=page.items, next_token=page.next_token)
@@ -99,7 +101,7 @@ def get_datasets(
 @router.get(
     "/datasets/<dataset_id>", tags=["datasets"], summary="Read a dataset", responses=responses(200, 404)
 )
-def get_dataset(dataset_id: str, services: Services, _owner: Owner) -> DatasetRecord:
+def get_dataset(dataset_id: ResourceId, services: Services, _owner: Owner) -> DatasetRecord:
     dataset = services.datasets.get(dataset_id)
     if dataset is None:
         raise NotFound(f"no dataset {dataset_id!r}: check the id (GET /datasets lists datasets)")
@@ -113,5 +115,5 @@ def get_dataset(dataset_id: str, services: Services, _owner: Owner) -> DatasetRe
     summary="Save the run's finetune artifact as a dataset (once per run)",
     responses=responses(201, 403, 404, 409),
 )
-def post_run_dataset(run_id: str, owner: Owner, services: Services) -> DatasetRecord:
+def post_run_dataset(run_id: ResourceId, owner: Owner, services: Services) -> DatasetRecord:
     return save_dataset_for_run(run_id, owner=owner, services=services)

@@ -7,36 +7,75 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from benchgen.api import ApiServices, Owner, Services
-from benchgen.api.errors import Conflict, responses
-from benchgen.api.schemas import CreateEnvironmentRequest, EnvironmentList, EnvironmentUpload
+from benchgen.api import ApiServices, Owner, Services, SignedIn
+from benchgen.api.errors import Conflict, Forbidden, responses
+from benchgen.api.schemas import CreateEnvironmentRequest, EnvironmentList, EnvironmentUpload, NextToken
+from benchgen.ownership import OWNER_GRANT, Caller, publishing_grant, refusal, upload_stamp
 from benchgen.pipeline.keys import bundle_key
+from benchgen.records import EnvironmentOwner
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
 
 
-def request_bundle_upload(request: CreateEnvironmentRequest, *, services: ApiServices) -> EnvironmentUpload:
-    """A URL to upload a new environment version's bundle to; a version is never uploaded twice."""
-    existing = services.environments.get(request.environment_id, request.version)
+def request_bundle_upload(
+    request: CreateEnvironmentRequest, *, caller: Caller, services: ApiServices
+) -> EnvironmentUpload:
+    """A URL to upload a new environment version's bundle to, for the environment's publishers only.
+
+    The first caller for an environment id becomes its owner. A version is never uploaded twice. The URL
+    binds the caller as the publisher (signed metadata), which registration checks again.
+    """
+    environment_id = request.environment_id
+    if services.environments.owner_of(environment_id) is None and services.environments.versions(
+        environment_id
+    ):
+        # Published before environments had owners: the first caller must not inherit it.
+        raise Forbidden(
+            f"environment {environment_id!r} was published before environments had owners, so no user "
+            "can claim it: an operator publishes its next version (a direct bucket upload), or publish "
+            "under a new environment id"
+        )
+    owner = services.environments.claim_owner(
+        EnvironmentOwner(
+            environment_id=environment_id, owner=caller.user, publisher_group=request.publisher_group
+        )
+    )
+    grant = publishing_grant(owner, caller.user, caller.groups)
+    if grant is None:
+        raise Forbidden(refusal(owner, caller.user))
+    if request.publisher_group is not None and request.publisher_group != owner.publisher_group:
+        if grant != OWNER_GRANT or not services.environments.set_publisher_group(
+            environment_id, request.publisher_group, owner=caller.user
+        ):
+            raise Forbidden(
+                f"only the owner of environment {environment_id!r} names its publisher group: "
+                "leave publisher_group out"
+            )
+        owner = owner.model_copy(update={"publisher_group": request.publisher_group})
+    existing = services.environments.get(environment_id, request.version)
     if existing is not None:
         raise Conflict(
-            f"environment {request.environment_id!r} version {request.version!r} already exists "
+            f"environment {environment_id!r} version {request.version!r} already exists "
             f"({existing.status.value}): upload the bundle as a new version"
         )
-    key = bundle_key(request.environment_id, request.version)
+    key = bundle_key(environment_id, request.version)
     # An upload that landed but is not registered yet is the same version in flight.
     if services.store.size(key) is not None:
         raise Conflict(
-            f"a bundle for environment {request.environment_id!r} version {request.version!r} was already "
+            f"a bundle for environment {environment_id!r} version {request.version!r} was already "
             "uploaded and is being registered: wait for it, or upload as a new version"
         )
-    url = services.store.presigned_put_url(key, expires_in=services.ttl)
+    stamp = upload_stamp(caller.user, grant)
+    url = services.store.presigned_put_url(key, expires_in=services.ttl, metadata=stamp)
     services.record_event("EnvironmentUploadRequested")
     return EnvironmentUpload(
-        environment_id=request.environment_id,
+        environment_id=environment_id,
         version=request.version,
         bundle_key=key,
         upload_url=url,
+        upload_headers={f"x-amz-meta-{name}": value for name, value in stamp.items()},
+        owner=owner.owner,
+        publisher_group=owner.publisher_group,
         expires_in=services.ttl,
     )
 
@@ -45,11 +84,13 @@ def request_bundle_upload(request: CreateEnvironmentRequest, *, services: ApiSer
     "/environments",
     status_code=201,
     tags=["environments"],
-    summary="Get the URL to upload a new environment version's bundle to",
-    responses=responses(201, 409),
+    summary="Get the URL to upload a new environment version's bundle to (its publishers only)",
+    responses=responses(201, 403, 409, body=True),
 )
-def post_environment(body: CreateEnvironmentRequest, services: Services, _owner: Owner) -> EnvironmentUpload:
-    return request_bundle_upload(body, services=services)
+def post_environment(
+    body: CreateEnvironmentRequest, services: Services, caller: SignedIn
+) -> EnvironmentUpload:
+    return request_bundle_upload(body, caller=caller, services=services)
 
 
 @router.get(
@@ -62,7 +103,7 @@ def get_environments(
     services: Services,
     _owner: Owner,
     limit: Annotated[int, Query(ge=1, le=100, description="versions per page")] = 20,
-    next_token: Annotated[str | None, Query(description="from the previous page")] = None,
+    next_token: NextToken = None,
 ) -> EnvironmentList:
     page = services.environments.list(limit=limit, next_token=next_token)
     return EnvironmentList(items=page.items, next_token=page.next_token)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import binascii
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any, ClassVar
@@ -9,7 +10,10 @@ from typing import Any, ClassVar
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import ServiceError
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
@@ -38,6 +42,10 @@ class Conflict(ApiError):
     status = HTTPStatus.CONFLICT
 
 
+class Unprocessable(ApiError):
+    status = HTTPStatus.UNPROCESSABLE_ENTITY
+
+
 class FieldProblem(BaseModel):
     """One field to fix: where it is (``body``, ``query``, ``path``), its name, and what is wrong."""
 
@@ -56,20 +64,22 @@ class ErrorBody(BaseModel):
 _DESCRIPTIONS = {
     400: "Bad request (e.g. a next_token that this listing did not hand out)",
     401: "No signed-in user",
-    403: "Only the run's owner may read this",
+    403: "Only the owner (of the run or environment) may do this",
     404: "No such resource",
     409: "The resource's state does not allow this",
-    422: "Invalid request fields; `errors` names each field to fix",
+    415: "The body is not sent as JSON (Content-Type: application/json)",
+    422: "Invalid request fields, a body that is not UTF-8 JSON, or an Idempotency-Key reused with another "
+    "body; `errors` names each field to fix",
 }
 
 
-def responses(success: int, *errors: int) -> dict[int, OpenAPIResponse]:
+def responses(success: int, *errors: int, body: bool = False) -> dict[int, OpenAPIResponse]:
     """OpenAPI answers of a route: its success (body from the return type) and its error answers.
 
-    401 and 422 can come from every route, so they are always listed.
+    401 and 422 can come from every route, so they are always listed; 415 from every route with a body.
     """
     documented: dict[int, OpenAPIResponse] = {success: {"description": HTTPStatus(success).phrase}}
-    for status in sorted({401, 422, *errors}):
+    for status in sorted({401, 422, *errors, *([415] if body else [])}):
         documented[status] = {
             "description": _DESCRIPTIONS[status],
             "content": {"application/json": {"model": ErrorBody}},
@@ -110,6 +120,14 @@ def validation_answer(error: RequestValidationError) -> Response[Any]:
     return _answer(422, ErrorBody(message=f"the request is invalid: {summary}", errors=problems))
 
 
+def _body_is_text(event: Any) -> bool:
+    try:
+        _ = event.decoded_body
+    except (UnicodeDecodeError, binascii.Error):
+        return False
+    return True
+
+
 def register_error_handlers(app: APIGatewayRestResolver) -> None:
     """Map domain errors to statuses; anything unexpected becomes a 500 that names the request id."""
 
@@ -121,6 +139,24 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
 
     def unauthenticated(error: Unauthenticated) -> Response[Any]:
         return _answer(HTTPStatus.UNAUTHORIZED, ErrorBody(message=str(error)))
+
+    def unsupported_content_type(error: RequestUnsupportedContentType) -> Response[Any]:
+        return _answer(
+            HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+            ErrorBody(message="send the body as JSON, with the header Content-Type: application/json"),
+        )
+
+    def undecodable(error: UnicodeDecodeError) -> Response[Any]:
+        # Only a body that cannot be read as text is the client's doing; any other decoding error is ours.
+        if _body_is_text(app.current_event):
+            return unexpected(error)
+        problem = FieldProblem(location="body", field="body", message="the body is not UTF-8 text")
+        return _answer(
+            HTTPStatus.UNPROCESSABLE_ENTITY,
+            ErrorBody(
+                message="the request is invalid: send the JSON body encoded as UTF-8", errors=[problem]
+            ),
+        )
 
     def service_error(error: ServiceError) -> Response[Any]:
         # Powertools' own answers (an unknown route is its NotFoundError): keep their status and text.
@@ -139,7 +175,9 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
         (ApiError, api_error),
         (InvalidNextToken, bad_token),
         (Unauthenticated, unauthenticated),
+        (RequestUnsupportedContentType, unsupported_content_type),
         (RequestValidationError, validation_answer),
+        (UnicodeDecodeError, undecodable),
         (ServiceError, service_error),
         (Exception, unexpected),
     ]

@@ -10,19 +10,29 @@ from contextlib import closing
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.openapi.params import Header, Query
+from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyValidationError,
+)
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.api import ApiServices, Owner, Services
-from benchgen.api.errors import Conflict, Forbidden, NotFound, responses
+from benchgen.api.errors import Conflict, Forbidden, NotFound, Unprocessable, responses
 from benchgen.api.schemas import (
     DETAILED_RESULTS_JSON,
     FILE_LABELS,
+    ID_PATTERN,
+    IDEMPOTENCY_KEY_PATTERN,
     SUBMISSION_FILE,
     CreatedRun,
     CreateRunRequest,
     DatasetLink,
     DetailedResults,
     MetricTile,
+    NextToken,
+    ResourceId,
     RunDetail,
     RunFile,
     RunFiles,
@@ -36,6 +46,8 @@ from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
 
 DEFAULT_SUBMISSION_FILENAME = "submission.zip"
+#: How long an Idempotency-Key keeps answering with the run its first request created.
+IDEMPOTENCY_WINDOW_S = 24 * 3600
 _DETAILED_HEAD_FIELDS = frozenset({"title", "summary", "metrics", "breakdowns"})
 
 
@@ -101,8 +113,8 @@ def run_or_404(services: ApiServices, run_id: str) -> RunRecord:
     return run
 
 
-def create_run(request: CreateRunRequest, *, owner: str, services: ApiServices) -> CreatedRun:
-    """A Pending run of a registered environment version, and the URL to upload its submission to."""
+def new_run(request: CreateRunRequest, *, owner: str, services: ApiServices) -> RunRecord:
+    """Record a Pending run of a registered environment version."""
     environment = services.environments.get(request.environment_id, request.version)
     if environment is None:
         raise NotFound(
@@ -117,23 +129,72 @@ def create_run(request: CreateRunRequest, *, owner: str, services: ApiServices) 
         )
     filename = request.filename or DEFAULT_SUBMISSION_FILENAME
     run_id = new_run_id()
-    key = submission_key(run_id, filename)
     record = RunRecord(
         run_id=run_id,
         environment_id=environment.environment_id,
         environment_version=environment.version,
         model=request.model,
         owner=owner,
-        submission_key=key,
+        submission_key=submission_key(run_id, filename),
         submission_filename=filename,
-        run_config=request.run_config or RunConfig(),
+        run_config=request.run_config.record() if request.run_config else RunConfig(),
         **({"phase": request.phase} if request.phase else {}),
     )
     if not services.runs.create(record):
         raise Conflict(f"run id {run_id} is already taken: send the request again")
-    url = services.store.presigned_put_url(key, expires_in=services.ttl)
     services.record_event("RunCreated")
-    return CreatedRun(run=RunSummary.of(record), upload_key=key, upload_url=url, expires_in=services.ttl)
+    return record
+
+
+def new_run_once(
+    request: CreateRunRequest,
+    *,
+    owner: str,
+    idempotency_key: str,
+    services: ApiServices,
+    context: LambdaContext | None = None,
+) -> RunRecord:
+    """:func:`new_run` once per (caller, Idempotency-Key): a retry gets the run the first request made.
+
+    The key is the caller's with the header's value, so two users' keys never meet. The same key with
+    another body is refused, and so is a retry while the first request is still being answered. Only
+    the run id is kept with the key (never the run configuration); a failed request keeps nothing.
+    """
+    config = IdempotencyConfig(
+        event_key_jmespath="[caller, key]",
+        payload_validation_jmespath="body",
+        expires_after_seconds=IDEMPOTENCY_WINDOW_S,
+    )
+    if context is not None:
+        # A request cut short by the function's timeout holds the key only until that deadline.
+        config.register_lambda_context(context)
+
+    def create(*, attempt: dict[str, Any]) -> dict[str, str]:
+        return {"run_id": new_run(request, owner=owner, services=services).run_id}
+
+    once = idempotent_function(
+        create, data_keyword_argument="attempt", persistence_store=services.idempotency, config=config
+    )
+    attempt = {"caller": owner, "key": idempotency_key, "body": request.model_dump(mode="json")}
+    try:
+        created: dict[str, str] = once(attempt=attempt)
+    except IdempotencyValidationError:
+        raise Unprocessable(
+            f"Idempotency-Key {idempotency_key!r} was already used with a different body: resend the "
+            "same body to get that run, or use a new key for a new run"
+        ) from None
+    except IdempotencyAlreadyInProgressError:
+        raise Conflict(
+            f"a request with Idempotency-Key {idempotency_key!r} is still being answered: retry in a moment"
+        ) from None
+    return run_or_404(services, created["run_id"])
+
+
+def created_run(run: RunRecord, *, services: ApiServices) -> CreatedRun:
+    """The run and a fresh URL to upload its submission to (a retry gets a URL that has not expired)."""
+    key = run.submission_key or submission_key(run.run_id, DEFAULT_SUBMISSION_FILENAME)
+    url = services.store.presigned_put_url(key, expires_in=services.ttl)
+    return CreatedRun(run=RunSummary.of(run), upload_key=key, upload_url=url, expires_in=services.ttl)
 
 
 def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
@@ -206,20 +267,47 @@ def run_config(run_id: str, *, owner: str, services: ApiServices) -> RunConfig:
     status_code=201,
     tags=["runs"],
     summary="Create a run and get the URL to upload its submission to",
-    responses=responses(201, 404, 409),
+    responses=responses(201, 404, 409, body=True),
 )
-def post_run(body: CreateRunRequest, owner: Owner, services: Services) -> CreatedRun:
-    return create_run(body, owner=owner, services=services)
+def post_run(
+    body: CreateRunRequest,
+    owner: Owner,
+    services: Services,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            pattern=IDEMPOTENCY_KEY_PATTERN,
+            description=(
+                "any unique value (a UUID, say): a retry with the same key and body gets the same run "
+                "for 24 hours; the same key with another body is refused (422)"
+            ),
+        ),
+    ] = None,
+) -> CreatedRun:
+    if idempotency_key is None:
+        run = new_run(body, owner=owner, services=services)
+    else:
+        run = new_run_once(
+            body,
+            owner=owner,
+            idempotency_key=idempotency_key,
+            services=services,
+            context=router.lambda_context,
+        )
+    return created_run(run, services=services)
 
 
 @router.get("/runs", tags=["runs"], summary="List runs, newest first", responses=responses(200, 400))
 def get_runs(
     services: Services,
     _owner: Owner,
-    environment_id: Annotated[str | None, Query(description="only runs of this environment")] = None,
+    environment_id: Annotated[
+        str | None, Query(pattern=ID_PATTERN, description="only runs of this environment")
+    ] = None,
     status: Annotated[RunStatus | None, Query(description="only runs in this status")] = None,
     limit: Annotated[int, Query(ge=1, le=100, description="runs per page")] = 20,
-    next_token: Annotated[str | None, Query(description="from the previous page")] = None,
+    next_token: NextToken = None,
 ) -> RunList:
     page = services.runs.list(
         environment_id=environment_id, status=status, limit=limit, next_token=next_token
@@ -228,7 +316,7 @@ def get_runs(
 
 
 @router.get("/runs/<run_id>", tags=["runs"], summary="Read a run", responses=responses(200, 404))
-def get_run(run_id: str, services: Services, _owner: Owner) -> RunDetail:
+def get_run(run_id: ResourceId, services: Services, _owner: Owner) -> RunDetail:
     return run_detail(run_id, services=services)
 
 
@@ -238,7 +326,7 @@ def get_run(run_id: str, services: Services, _owner: Owner) -> RunDetail:
     summary="The run's files with short-lived download URLs",
     responses=responses(200, 404),
 )
-def get_run_files(run_id: str, services: Services, _owner: Owner) -> RunFiles:
+def get_run_files(run_id: ResourceId, services: Services, _owner: Owner) -> RunFiles:
     return run_files(run_id, services=services)
 
 
@@ -248,7 +336,7 @@ def get_run_files(run_id: str, services: Services, _owner: Owner) -> RunFiles:
     summary="Summary and breakdowns of the run's detailed results, with a URL to the per-case file",
     responses=responses(200, 404),
 )
-def get_detailed_results(run_id: str, services: Services, _owner: Owner) -> DetailedResults:
+def get_detailed_results(run_id: ResourceId, services: Services, _owner: Owner) -> DetailedResults:
     return detailed_results(run_id, services=services)
 
 
@@ -258,5 +346,5 @@ def get_detailed_results(run_id: str, services: Services, _owner: Owner) -> Deta
     summary="The run's configuration (its owner only)",
     responses=responses(200, 403, 404),
 )
-def get_run_config(run_id: str, owner: Owner, services: Services) -> RunConfig:
+def get_run_config(run_id: ResourceId, owner: Owner, services: Services) -> RunConfig:
     return run_config(run_id, owner=owner, services=services)

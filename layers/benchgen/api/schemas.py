@@ -6,7 +6,8 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, StrictStr, WithJsonSchema
 
 from benchgen.pipeline import keys
 from benchgen.pipeline.keys import RUN_FILE_LABELS
@@ -22,6 +23,27 @@ from benchgen.records import (
 ENVIRONMENT_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
 VERSION_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,30}[A-Za-z0-9])?$"
 FILENAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}\.(?:json|jsonl|zip)$"
+IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_.:-]{1,255}$"
+# Cognito group names, less the characters that would not survive the authorizer's claim string.
+GROUP_PATTERN = r"^[A-Za-z0-9_.@+=-]{1,128}$"
+# Ids in paths and filters (run, dataset, environment as uploaded) and the listings' opaque tokens.
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,159}$"
+KIND_PATTERN = r"^[a-z][a-z0-9-]{0,31}$"
+NEXT_TOKEN_PATTERN = r"^[A-Za-z0-9_-]{1,1024}$"  # noqa: S105  (a pattern, not a secret)
+# Free text such as a model name: no control characters, and neither blank nor padded with spaces. The
+# ends exclude the characters whose "whitespace" status differs between Python's and ECMA's ``\s``
+# (C0/C1 controls, the BOM), so this document and the validator draw the same line.
+TEXT_PATTERN = r"^[^\s\x00-\x1f\x7f-\x9f\ufeff](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f\ufeff])?$"
+SAMPLING_KEY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
+VARIABLE_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
+#: Bounds of a run configuration; together they cap it at about 42,000 characters (see RunConfigRequest).
+MAX_SAMPLING_ENTRIES = 16
+MAX_SAMPLING_TEXT = 256
+MAX_VARIABLES = 32
+MAX_VARIABLE_VALUE = 1024
+# DynamoDB numbers hold 38 digits between 1e-130 and 1e126: sampling numbers stay well inside.
+MAX_SAMPLING_NUMBER = 10**12
+SAMPLING_DECIMALS = 12
 
 #: The files a run can produce, in the order people read them (labels shared with the pipeline steps).
 FILE_LABELS: tuple[str, ...] = tuple(RUN_FILE_LABELS.values())
@@ -62,6 +84,15 @@ Version = Annotated[
         )
     ),
 ]
+GroupName = Annotated[
+    str,
+    Field(json_schema_extra={"pattern": GROUP_PATTERN}, examples=["gsm8k-maintainers"]),
+    AfterValidator(
+        _matching(
+            GROUP_PATTERN, "must be 1-128 letters, digits and '_', '.', '@', '+', '=', '-' (a Cognito group)"
+        )
+    ),
+]
 SubmissionFilename = Annotated[
     str,
     Field(json_schema_extra={"pattern": FILENAME_PATTERN}, examples=["predictions.zip"]),
@@ -74,9 +105,55 @@ SubmissionFilename = Annotated[
 ]
 
 
+Text = Annotated[
+    str,
+    Field(json_schema_extra={"pattern": TEXT_PATTERN}),
+    AfterValidator(
+        _matching(TEXT_PATTERN, "must not be blank, start or end with a space, or hold control characters")
+    ),
+]
+
+
+def _sampling_value(value: object) -> int | float | str:
+    """A number within ±1e12 (floats kept to 12 decimals: 1e-200 is valid JSON but no DynamoDB number),
+    or text of at most 256 characters; booleans and anything else are refused, as the document says."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_SAMPLING_NUMBER:
+        return value
+    if isinstance(value, float) and abs(value) <= MAX_SAMPLING_NUMBER:  # NaN and infinities fail this too
+        return round(value, SAMPLING_DECIMALS)
+    if isinstance(value, str) and len(value) <= MAX_SAMPLING_TEXT:
+        return value
+    raise ValueError(
+        f"must be a number between -{MAX_SAMPLING_NUMBER:.0e} and {MAX_SAMPLING_NUMBER:.0e}, "
+        f"or text of at most {MAX_SAMPLING_TEXT} characters"
+    )
+
+
+SamplingValue = Annotated[
+    int | float | str,
+    PlainValidator(_sampling_value),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "number", "minimum": -MAX_SAMPLING_NUMBER, "maximum": MAX_SAMPLING_NUMBER},
+                {"type": "string", "maxLength": MAX_SAMPLING_TEXT},
+            ]
+        }
+    ),
+]
+SamplingKey = Annotated[str, Field(pattern=SAMPLING_KEY_PATTERN)]
+VariableName = Annotated[str, Field(pattern=VARIABLE_NAME_PATTERN)]
+
+
 class _Request(BaseModel):
-    # A misspelt field is an error, not silently ignored.
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    # A misspelt field is an error, not silently ignored. Values are taken as sent (no trimming): what the
+    # OpenAPI document calls valid is exactly what is accepted.
+    model_config = ConfigDict(extra="forbid")
+
+
+# Query and path parameters: an empty or malformed value is refused naming the parameter, never looked up.
+NextToken = Annotated[str | None, Query(pattern=NEXT_TOKEN_PATTERN, description="from the previous page")]
+ResourceId = Annotated[str, Path(pattern=ID_PATTERN)]
 
 
 class Listing(BaseModel):
@@ -91,16 +168,29 @@ class Listing(BaseModel):
 class CreateEnvironmentRequest(_Request):
     environment_id: EnvironmentId
     version: Version
+    publisher_group: GroupName | None = Field(
+        default=None,
+        description=(
+            "a Cognito group whose members may publish versions of this environment too; set by the "
+            "first publisher (who becomes the owner) and changed only by the owner; absent leaves it as is"
+        ),
+    )
 
 
 class EnvironmentUpload(BaseModel):
-    """Where to PUT the bundle zip; registration starts when the upload lands."""
+    """Where to PUT the bundle zip, with which headers; registration starts when the upload lands."""
 
     environment_id: str
     version: str
     bundle_key: str
     upload_url: str
     upload_method: str = "PUT"
+    upload_headers: dict[str, str] = Field(
+        description="send exactly these headers with the PUT: they are signed into the URL and name you "
+        "as the publisher"
+    )
+    owner: str = Field(description="the user id of the environment's owner")
+    publisher_group: str | None = Field(default=None, description="the group whose members publish too")
     expires_in: int = Field(description="seconds the upload URL stays valid")
 
 
@@ -111,15 +201,40 @@ class EnvironmentList(Listing):
 # ---- runs -------------------------------------------------------------------------------------------------
 
 
+class RunConfigRequest(_Request):
+    """How the model was run, as a request gives it: bounded, so one run stays a small item.
+
+    At most 16 sampling entries (64-character names; numbers within ±1e12, kept to 12 decimals; text up
+    to 256 characters) and 32 environment variables (128-character names, 1,024-character values): about
+    42,000 characters in all.
+    """
+
+    # ``additionalProperties: false`` states in the document what the key patterns enforce.
+    sampling: dict[SamplingKey, SamplingValue] = Field(
+        default_factory=dict,
+        max_length=MAX_SAMPLING_ENTRIES,
+        examples=[{"temperature": 0.0}],
+        json_schema_extra={"additionalProperties": False},
+    )
+    environment_variables: dict[VariableName, Annotated[StrictStr, Field(max_length=MAX_VARIABLE_VALUE)]] = (
+        Field(
+            default_factory=dict, max_length=MAX_VARIABLES, json_schema_extra={"additionalProperties": False}
+        )
+    )
+
+    def record(self) -> RunConfig:
+        return RunConfig(sampling=self.sampling, environment_variables=self.environment_variables)
+
+
 class CreateRunRequest(_Request):
     environment_id: EnvironmentId
     version: Version
-    model: Annotated[str, Field(min_length=1, max_length=200, examples=["Qwen2.5-7B-LoRA"])]
-    phase: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    model: Annotated[Text, Field(min_length=1, max_length=200, examples=["Qwen2.5-7B-LoRA"])]
+    phase: Annotated[Text, Field(min_length=1, max_length=64)] | None = None
     filename: SubmissionFilename | None = Field(
         default=None, description="name of the submission file to upload; submission.zip when absent"
     )
-    run_config: RunConfig | None = Field(default=None, description="visible to the run's owner only")
+    run_config: RunConfigRequest | None = Field(default=None, description="visible to the run's owner only")
 
 
 class RunSummary(BaseModel):

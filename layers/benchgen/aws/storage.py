@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -91,12 +91,26 @@ class ObjectStore:
         )
         return url
 
-    def presigned_put_url(self, key: str, *, expires_in: int) -> str:
-        """A PUT URL valid for ``expires_in`` seconds (``curl -T file URL`` or ``requests.put``)."""
+    def presigned_put_url(
+        self, key: str, *, expires_in: int, metadata: Mapping[str, str] | None = None
+    ) -> str:
+        """A PUT URL valid for ``expires_in`` seconds (``curl -T file URL`` or ``requests.put``).
+
+        ``metadata`` becomes signed ``x-amz-meta-*`` headers: the upload must send exactly those, so the
+        holder of the URL cannot change or leave them out.
+        """
+        params: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
+        if metadata:
+            params["Metadata"] = dict(metadata)
         url: str = self._s3.generate_presigned_url(
-            "put_object", Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=expires_in, HttpMethod="PUT"
+            "put_object", Params=params, ExpiresIn=expires_in, HttpMethod="PUT"
         )
         return url
+
+    def metadata(self, key: str, *, version_id: str | None = None) -> dict[str, str]:
+        """The object's user metadata (``x-amz-meta-*``, keys lower-cased)."""
+        found: dict[str, str] = self.head(key, version_id=version_id).get("Metadata", {})
+        return found
 
 
 def _chunks(body: Any, chunk_size: int) -> Generator[bytes, None, None]:

@@ -21,6 +21,7 @@ from benchgen.aws.items import ModelT, from_item, plain_item, to_attribute, to_i
 from benchgen.aws.pages import Page, decode_token, encode_token
 from benchgen.records import (
     DatasetRecord,
+    EnvironmentOwner,
     EnvironmentRecord,
     EnvironmentStatus,
     RunClaim,
@@ -189,8 +190,56 @@ class _Table:
 # ---- repositories ---------------------------------------------------------------------------------------
 
 
+#: The sort key of an environment's owner item, kept beside its versions (a version never starts with '#').
+OWNER_ITEM_VERSION = "#owner"
+
+
+def _is_version_item(item: Mapping[str, Any]) -> bool:
+    return bool(item.get("version", {}).get("S") != OWNER_ITEM_VERSION)
+
+
 class EnvironmentsRepo(_Table):
-    """Environment versions (pk ``environment_id``, sk ``version``)."""
+    """Environment versions (pk ``environment_id``, sk ``version``) and each environment's owner."""
+
+    def claim_owner(self, owner: EnvironmentOwner) -> EnvironmentOwner:
+        """Make ``owner`` the environment's owner unless it has one; returns the owner that stands.
+
+        A conditional write: of two first publishers racing for one environment id, exactly one wins.
+        """
+        try:
+            self._client.put_item(
+                TableName=self.table_name,
+                Item={**to_item(owner), "version": {"S": OWNER_ITEM_VERSION}},
+                ConditionExpression="attribute_not_exists(environment_id)",
+            )
+        except ClientError as error:
+            if not _is_condition_failure(error):
+                raise
+            stored = self.owner_of(owner.environment_id)
+            if stored is None:
+                raise RuntimeError(f"the owner of {owner.environment_id!r} exists and is missing") from None
+            return stored
+        return owner
+
+    def owner_of(self, environment_id: str) -> EnvironmentOwner | None:
+        return self._get(EnvironmentOwner, {"environment_id": environment_id, "version": OWNER_ITEM_VERSION})
+
+    def set_publisher_group(self, environment_id: str, group: str, *, owner: str) -> bool:
+        """Name the group whose members publish too; ``False`` (nothing changed) unless ``owner`` owns it."""
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={"environment_id": {"S": environment_id}, "version": {"S": OWNER_ITEM_VERSION}},
+                UpdateExpression="SET publisher_group = :g",
+                ConditionExpression="#o = :o",
+                ExpressionAttributeNames={"#o": "owner"},
+                ExpressionAttributeValues={":g": {"S": group}, ":o": {"S": owner}},
+            )
+        except ClientError as error:
+            if _is_condition_failure(error):
+                return False
+            raise
+        return True
 
     def put_if_absent(self, record: EnvironmentRecord) -> bool:
         """Store a version; ``False`` (and nothing changed) when that version is already recorded."""
@@ -210,7 +259,11 @@ class EnvironmentsRepo(_Table):
         found: builtins.list[EnvironmentRecord] = []
         while True:
             response = self._client.query(**request)
-            found.extend(from_item(EnvironmentRecord, item) for item in response.get("Items", []))
+            found.extend(
+                from_item(EnvironmentRecord, item)
+                for item in response.get("Items", [])
+                if _is_version_item(item)
+            )
             if "LastEvaluatedKey" not in response:
                 break
             request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
@@ -232,7 +285,8 @@ class EnvironmentsRepo(_Table):
         """All environment versions, a page at a time, ordered by (environment_id, version) within a page.
 
         A scan: the table has no index that orders all environments, and there are few of them (one
-        item per uploaded bundle version), unlike runs.
+        item per uploaded bundle version), unlike runs. Owner items are skipped, so a page may hold fewer
+        than ``limit`` versions.
         """
         request: dict[str, Any] = {"TableName": self.table_name, "Limit": limit}
         if next_token is not None:
@@ -240,7 +294,11 @@ class EnvironmentsRepo(_Table):
             request["ExclusiveStartKey"] = {name: {"S": value} for name, value in position.items()}
         response = self._client.scan(**request)
         records = sorted(
-            (from_item(EnvironmentRecord, item) for item in response.get("Items", [])),
+            (
+                from_item(EnvironmentRecord, item)
+                for item in response.get("Items", [])
+                if _is_version_item(item)
+            ),
             key=lambda record: (record.environment_id, record.version),
         )
         last_key = response.get("LastEvaluatedKey")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -11,8 +12,9 @@ from benchgen.aws.storage import ObjectStore
 from benchgen.bundle.runtime import docker_image_warning
 from benchgen.environment import check_bundle, open_environment
 from benchgen.errors import BenchGenError
+from benchgen.ownership import OPERATOR, PUBLISHER_KEY, stamp_refusal
 from benchgen.pipeline.keys import ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
-from benchgen.records import EnvironmentRecord, EnvironmentStatus
+from benchgen.records import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 
 logger = Logger(child=True)
 
@@ -20,6 +22,23 @@ logger = Logger(child=True)
 class EnvironmentsStore(Protocol):
     def put_if_absent(self, record: EnvironmentRecord) -> bool: ...
     def get(self, environment_id: str, version: str) -> EnvironmentRecord | None: ...
+    def claim_owner(self, owner: EnvironmentOwner) -> EnvironmentOwner: ...
+
+
+def publisher_check(
+    environment_id: str, stamp: Mapping[str, str], environments: EnvironmentsStore
+) -> tuple[str, str | None]:
+    """Who published the upload, and why they may not (``None`` when they may); see ``ownership``.
+
+    An unstamped upload is an operator's; the first publisher of an environment id becomes its owner.
+    """
+    publisher = stamp.get(PUBLISHER_KEY)
+    owner = environments.claim_owner(
+        EnvironmentOwner(environment_id=environment_id, owner=publisher or OPERATOR)
+    )
+    if publisher is None:
+        return OPERATOR, None
+    return publisher, stamp_refusal(owner, stamp)
 
 
 def register_environment(
@@ -34,7 +53,8 @@ def register_environment(
     """Validate the uploaded bundle and record the version, once.
 
     A version is immutable: a second upload to the same key (the bucket keeps both object versions) does
-    not replace what was registered; the record keeps pointing at the object version it validated.
+    not replace what was registered; the record keeps pointing at the object version it validated. Only
+    the environment's publishers publish: anyone else's upload is recorded as rejected, with the reason.
     A key laid out wrongly is recorded as a rejected environment saying how to lay it out.
     """
     try:
@@ -50,8 +70,18 @@ def register_environment(
             )
         return existing
 
-    local = store.download(key, workdir / "bundle.zip", version_id=version_id)
-    problems = check_bundle(local, max_program_seconds=max_program_seconds)
+    publisher, refused = publisher_check(
+        bundle_key.environment_id, store.metadata(key, version_id=version_id), environments
+    )
+    local = workdir / "bundle.zip"
+    # A refused publisher's bundle is never opened: the reason is the version's only problem.
+    problems = (
+        [refused]
+        if refused
+        else check_bundle(
+            store.download(key, local, version_id=version_id), max_program_seconds=max_program_seconds
+        )
+    )
     record = EnvironmentRecord(
         environment_id=bundle_key.environment_id,
         version=bundle_key.version,
@@ -59,6 +89,7 @@ def register_environment(
         bundle_key=key,
         bundle_version_id=version_id,
         problems=problems,
+        published_by=publisher,
     )
     if not problems:
         try:
