@@ -47,8 +47,14 @@ class Adapters:
     def publisher(self) -> EventPublisher:
         return EventPublisher(self.settings.event_bus_name)
 
-    @cached_property
+    @property
     def idempotency(self) -> DynamoDBPersistenceLayer:
+        """A persistence layer for one idempotent call site, new on every use.
+
+        Never shared: powertools keeps the configuration of the first caller in the layer (its key
+        expression, expiry) and rewrites its record prefix on every call, so a layer shared by two
+        functions (in-process, all of them share these adapters) or two call sites mixes up records.
+        """
         return DynamoDBPersistenceLayer(
             table_name=self.settings.idempotency_table, boto3_client=clients.dynamodb()
         )
@@ -67,8 +73,15 @@ class Adapters:
         )
         # An invocation that times out mid-step leaves its record in progress only until its deadline.
         config.register_lambda_context(context)
+        # The prefix powertools derives from AWS_LAMBDA_FUNCTION_NAME, taken from the invocation instead:
+        # in-process every function shares one environment, and each must keep its own records.
+        prefix = f"{context.function_name}.{step.__module__}.{step.__qualname__}"
         once: Callable[..., dict[str, Any]] = idempotent_function(
-            step, data_keyword_argument="upload", persistence_store=self.idempotency, config=config
+            step,
+            data_keyword_argument="upload",
+            persistence_store=self.idempotency,
+            config=config,
+            key_prefix=prefix,
         )
         return once
 
