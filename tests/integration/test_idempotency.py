@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 
 from benchgen.aws import clients
@@ -17,6 +18,7 @@ from infra.local.lambda_hook import LambdaContext
 pytestmark = pytest.mark.filterwarnings("error:No idempotency key value found")
 
 KEY = "submissions/run-1/predictions.zip"
+LOGGER = Logger(service="idempotency-test")
 
 
 def _notification(settings: Settings) -> dict[str, Any]:
@@ -48,7 +50,7 @@ def test_two_functions_given_the_same_upload_each_process_it_once(aws: Settings)
 
     # when each receives the event, and the first receives it again
     for function in ("benchgen-score", "benchgen-audit", "benchgen-score"):
-        answers = for_each_upload(_notification(aws), LambdaContext(function), step)
+        answers = for_each_upload(_notification(aws), LambdaContext(function), step, LOGGER)
         assert answers == [{"key": KEY}]
 
     # then each function processed it once, under records of its own
@@ -59,7 +61,7 @@ def test_two_functions_given_the_same_upload_each_process_it_once(aws: Settings)
 
 def test_an_idempotent_call_after_an_upload_step_is_keyed_by_its_own_expression(aws: Settings) -> None:
     # given a function that processed an upload once (keyed by bucket, key, version and ETag)
-    for_each_upload(_notification(aws), LambdaContext("benchgen-ingest"), lambda upload: {"ok": True})
+    for_each_upload(_notification(aws), LambdaContext("benchgen-ingest"), lambda upload: {"ok": True}, LOGGER)
     created: list[dict[str, str]] = []
 
     def create(attempt: dict[str, str]) -> dict[str, int]:

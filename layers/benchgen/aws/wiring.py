@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.idempotency import (
     DynamoDBPersistenceLayer,
     IdempotencyConfig,
@@ -20,6 +21,7 @@ from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.s3_events import uploaded_objects
 from benchgen.aws.storage import ObjectStore
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.pipeline.keys import correlation_id
 from benchgen.settings import Settings, load_settings
 
 
@@ -104,11 +106,28 @@ def adapters() -> Adapters:
 
 
 def for_each_upload(
-    event: dict[str, Any], context: LambdaContext, step: Callable[..., dict[str, Any]]
+    event: dict[str, Any], context: LambdaContext, step: Callable[..., dict[str, Any]], logger: Logger
 ) -> list[dict[str, Any]]:
-    """``step(upload=...)`` for every object an S3 notification announces, once per object version."""
+    """``step(upload=...)`` for every object an S3 notification announces, once per object version.
+
+    While an object is processed, the function's log lines carry its correlation id (the run id for a
+    run's objects, see ``keys.correlation_id``); each object ends with one line saying what was done.
+    Per thread: in-process, concurrent invocations of one function share its logger.
+    """
     once = adapters().once_per_object(step, context)
-    return [once(upload=upload) for upload in uploaded_objects(event)]
+    answers = []
+    for upload in uploaded_objects(event):
+        logger.thread_safe_append_keys(correlation_id=correlation_id(upload.key))
+        try:
+            answer = once(upload=upload)
+            logger.info(
+                "upload processed",
+                extra={"key": upload.key, "version_id": upload.version_id, "result": answer},
+            )
+            answers.append(answer)
+        finally:
+            logger.thread_safe_remove_keys(["correlation_id"])
+    return answers
 
 
 def reset() -> None:

@@ -1,0 +1,85 @@
+"""What the functions' logs say on the local cloud: which function wrote them, and about which run."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from benchgen.aws import clients
+from benchgen.settings import Settings
+from infra.local.lambda_hook import LambdaContext
+from infra.local.template import Template, service_name
+
+
+class Lines(logging.Handler):
+    """Collects a powertools logger's lines as the JSON documents it writes."""
+
+    def __init__(self, formatter: logging.Formatter) -> None:
+        super().__init__()
+        self.setFormatter(formatter)
+        self.lines: list[dict[str, Any]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(json.loads(self.format(record)))
+
+
+@pytest.fixture
+def ingest_lines() -> Iterator[tuple[Any, Lines]]:
+    module = importlib.import_module("functions.ingest.handler")
+    lines = Lines(module.logger.registered_formatter)
+    python_logger = logging.getLogger(module.logger.name)
+    python_logger.addHandler(lines)
+    yield module, lines
+    python_logger.removeHandler(lines)
+
+
+def test_every_function_logs_under_the_service_name_the_stack_gives_it(
+    stack_template: dict[str, Any],
+) -> None:
+    # given the stack's functions and the service name each is deployed with
+    functions = Template(stack_template).of_type("AWS::Lambda::Function").values()
+    services = sorted(name for name in map(service_name, functions) if name is not None)
+    assert services
+
+    # when their handlers are loaded into one process, as the local cloud runs them
+    modules = {name: importlib.import_module(f"functions.{name}.handler") for name in services}
+
+    # then each logs, traces and counts under its own name, not under a shared default
+    for name, module in modules.items():
+        assert (module.logger.service, module.tracer.service, module.metrics.service) == (name, name, name)
+    assert len({module.logger.name for module in modules.values()}) == len(services)
+
+
+def test_an_upload_is_logged_by_its_function_under_the_run_id_as_correlation_id(
+    aws: Settings, ingest_lines: tuple[Any, Lines]
+) -> None:
+    # given a submission stored for run-42
+    module, lines = ingest_lines
+    key = "submissions/run-42/predictions.json"
+    version = clients.s3().put_object(Bucket=aws.data_bucket, Key=key, Body=b"{}")["VersionId"]
+    event = {
+        "Records": [
+            {
+                "eventName": "ObjectCreated:Put",
+                "s3": {
+                    "bucket": {"name": aws.data_bucket},
+                    "object": {"key": key, "versionId": version, "eTag": "e"},
+                },
+            }
+        ]
+    }
+
+    # when the ingest function handles its notification
+    module.handler(event, LambdaContext("benchgen-ingest"))
+
+    # then its line names the function and the run, and says which object version it processed
+    (line,) = [line for line in lines.lines if line["message"] == "upload processed"]
+    assert line["service"] == "ingest"
+    assert line["function_name"] == "benchgen-ingest"
+    assert line["correlation_id"] == "run-42"
+    assert (line["key"], line["version_id"]) == (key, version)
