@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.api import ApiServices
@@ -15,12 +15,10 @@ from benchgen.aws.wiring import adapters
 
 # The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
 # environment, so it is given here for the local cloud's logs to say which function wrote them.
-# EphemeralMetrics: powertools' Metrics keeps one metric set per process, which in-process would mix
-# the functions' metrics (and service dimensions); on AWS a function is its own process either way.
 SERVICE = "api"
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
-metrics = EphemeralMetrics(namespace="BenchGen", service=SERVICE)
+metrics = Metrics(namespace="BenchGen", service=SERVICE)
 
 
 def _count(event_name: str) -> None:

@@ -6,8 +6,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
-from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws.s3_events import UploadedObject
@@ -16,12 +16,10 @@ from benchgen.pipeline.ingest_step import ingest_submission
 
 # The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
 # environment, so it is given here for the local cloud's logs to say which function wrote them.
-# EphemeralMetrics: powertools' Metrics keeps one metric set per process, which in-process would mix
-# the functions' metrics (and service dimensions); on AWS a function is its own process either way.
 SERVICE = "ingest"
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
-metrics = EphemeralMetrics(service=SERVICE)
+metrics = Metrics(service=SERVICE)
 
 
 def ingest(upload: UploadedObject) -> dict[str, Any]:

@@ -90,18 +90,3 @@ def test_an_upload_is_logged_by_its_function_under_the_run_id_as_correlation_id(
     assert line["function_name"] == "benchgen-ingest"
     assert line["correlation_id"] == "run-42"
     assert (line["key"], line["version_id"]) == (key, version)
-
-
-def test_a_metric_one_function_records_is_not_published_by_another() -> None:
-    # given two functions loaded into one process
-    score = importlib.import_module("functions.score.handler")
-    ingest = importlib.import_module("functions.ingest.handler")
-
-    # when one records a metric
-    score.metrics.add_metric(name="RunCompleted", unit="Count", value=1)
-    try:
-        # then the other has nothing of it to publish
-        assert ingest.metrics.metric_set == {}
-        assert "RunCompleted" in score.metrics.metric_set
-    finally:
-        score.metrics.clear_metrics()
