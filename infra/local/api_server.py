@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from infra.local.auth import TokenVerifier, Unauthorized, authorizer_claims
+from infra.local.function_logs import running_as
 from infra.local.lambda_hook import Handler, LambdaContext
 from infra.local.template import ACCOUNT_ID, Route
 
@@ -150,7 +151,7 @@ class ApiServer:
         event = self.event(route, method, path, split.query, headers, body, path_parameters, claims)
         context = LambdaContext(self.function_name, region=self.region)
         try:
-            with self._environment:
+            with self._environment, running_as(self.function_name):
                 result = self.handler(event, context)
             return _Answer.from_proxy_result(result)
         except Exception:

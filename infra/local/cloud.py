@@ -21,6 +21,7 @@ from typing import Any, Literal
 from infra.local.api_server import ApiServer
 from infra.local.atomic_writes import AtomicItemWrites
 from infra.local.auth import TokenVerifier, moto_jwks
+from infra.local.function_logs import FunctionLogs
 from infra.local.lambda_hook import Handler, LambdaHook
 from infra.local.provision import Provisioner
 from infra.local.template import Route, Template, lazy_handler
@@ -62,6 +63,7 @@ class LocalCloud:
         self.template = Template({}, region=region)
         self.hook = LambdaHook(region=region)
         self._atomic_writes = AtomicItemWrites()
+        self._function_logs = FunctionLogs()
         self.endpoint_url: str | None = f"http://127.0.0.1:{port}" if mode == "server" else None
         self.bucket = ""
         self.table_names: dict[str, str] = {}
@@ -111,6 +113,7 @@ class LocalCloud:
             _forget_library_clients()
             self.hook.__enter__()
             self._atomic_writes.__enter__()
+            self._function_logs.__enter__()
             self._create_resources()
         except BaseException:
             self.stop()
@@ -130,6 +133,7 @@ class LocalCloud:
             if self.hook.active:
                 self.hook.__exit__(None, None, None)
             self._atomic_writes.__exit__(None, None, None)
+            self._function_logs.__exit__(None, None, None)
             if self._server is not None:
                 self._server.stop()
                 self._server = None

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
+from infra.local.function_logs import running_as
 from infra.local.template import ACCOUNT_ID
 
 Handler = Callable[[Any, Any], Any]
@@ -92,6 +93,7 @@ class LambdaHook:
 
     def __init__(self, handlers: Mapping[str, Handler] | None = None, *, region: str = "us-east-1") -> None:
         self.handlers: dict[str, Handler] = dict(handlers or {})
+        self.services: dict[str, str] = {}
         self.region = region
         self._originals: list[tuple[Any, str, Any]] = []
         self._s3_requests = _S3Requests()
@@ -103,8 +105,11 @@ class LambdaHook:
     def active(self) -> bool:
         return LambdaHook._active is self
 
-    def register(self, function_name: str, handler: Handler) -> None:
+    def register(self, function_name: str, handler: Handler, *, service: str | None = None) -> None:
+        """``service``: the function's folder, whose logger its library log lines are written under."""
         self.handlers[function_name] = handler
+        if service is not None:
+            self.services[function_name] = service
 
     def invoke(
         self, function_name: str, event: Any, *, memory_mb: int, timeout_s: int
@@ -119,7 +124,8 @@ class LambdaHook:
                 f"registered: {sorted(self.handlers)}"
             )
             return json.dumps(error_payload(missing)), True, ""
-        payload, errored = call_handler(handler, _as_event(event), context)
+        with running_as(self.services.get(function_name)):
+            payload, errored = call_handler(handler, _as_event(event), context)
         if errored and getattr(self._async, "active", False):
             # Nobody receives an asynchronous invocation's answer (AWS would retry, then dead-letter it).
             sys.stderr.write(f"asynchronous invocation of {function_name} failed: {payload}\n")

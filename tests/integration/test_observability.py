@@ -12,6 +12,7 @@ import pytest
 
 from benchgen.aws import clients
 from benchgen.settings import Settings
+from infra.local.cloud import LocalCloud
 from infra.local.lambda_hook import LambdaContext
 from infra.local.template import Template, service_name
 
@@ -90,3 +91,32 @@ def test_an_upload_is_logged_by_its_function_under_the_run_id_as_correlation_id(
     assert line["function_name"] == "benchgen-ingest"
     assert line["correlation_id"] == "run-42"
     assert (line["key"], line["version_id"]) == (key, version)
+
+
+def test_the_librarys_lines_are_written_under_the_function_that_runs(
+    api_cloud: LocalCloud, ingest_lines: tuple[Any, Lines]
+) -> None:
+    # given the ingest function deployed on the local cloud, and a submission stored for run-43 without
+    # the metadata that would name its environment
+    module, lines = ingest_lines
+    api_cloud.hook.register("benchgen-ingest-under-test", module.handler, service="ingest")
+    key = "submissions/run-43/predictions.json"
+    s3 = api_cloud.client("s3")
+    version = s3.put_object(Bucket=api_cloud.bucket, Key=key, Body=b"{}")["VersionId"]
+    event = {
+        "Records": [
+            {
+                "eventName": "ObjectCreated:Put",
+                "s3": {"bucket": {"name": api_cloud.bucket}, "object": {"key": key, "versionId": version}},
+            }
+        ]
+    }
+
+    # when the function is invoked with its notification
+    api_cloud.hook.invoke("benchgen-ingest-under-test", event, memory_mb=128, timeout_s=60)
+
+    # then the run's transition, logged by the library, is a line of the ingest function about run-43
+    (line,) = [line for line in lines.lines if line["message"] == "run transition"]
+    assert (line["service"], line["correlation_id"]) == ("ingest", "run-43")
+    assert (line["run_id"], line.get("from_status"), line["to_status"]) == ("run-43", None, "Failed")
+    assert "does not exist" in line["reason"]
