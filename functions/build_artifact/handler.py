@@ -14,9 +14,12 @@ from pydantic import BaseModel
 from benchgen.aws.wiring import adapters
 from benchgen.pipeline.artifact_step import build_run_artifact
 
-logger = Logger()
-tracer = Tracer()
-metrics = Metrics()
+# The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
+# environment, so it is given here for the local cloud's logs to say which function wrote them.
+SERVICE = "build_artifact"
+logger = Logger(service=SERVICE)
+tracer = Tracer(service=SERVICE)
+metrics = Metrics(service=SERVICE)
 
 
 class ArtifactTask(BaseModel):
@@ -28,7 +31,9 @@ class ArtifactTask(BaseModel):
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     task = ArtifactTask.model_validate(event)
-    logger.append_keys(run_id=task.run_id)
+    # Per thread: in-process, concurrent invocations share the logger. The run id is the correlation id
+    # the run's other functions log under too.
+    logger.thread_safe_append_keys(run_id=task.run_id, correlation_id=task.run_id)
     wired = adapters()
     with tempfile.TemporaryDirectory() as workdir:
         answer = build_run_artifact(

@@ -14,9 +14,12 @@ from benchgen.aws.s3_events import UploadedObject
 from benchgen.aws.wiring import adapters, for_each_upload
 from benchgen.pipeline.register import register_environment
 
-logger = Logger()
-tracer = Tracer()
-metrics = Metrics()
+# The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
+# environment, so it is given here for the local cloud's logs to say which function wrote them.
+SERVICE = "register_environment"
+logger = Logger(service=SERVICE)
+tracer = Tracer(service=SERVICE)
+metrics = Metrics(service=SERVICE)
 
 
 def register(upload: UploadedObject) -> dict[str, Any]:
@@ -38,4 +41,4 @@ def register(upload: UploadedObject) -> dict[str, Any]:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return {"environments": for_each_upload(event, context, register)}
+    return {"environments": for_each_upload(event, context, register, logger)}

@@ -15,9 +15,12 @@ from benchgen.aws.wiring import adapters, for_each_upload
 from benchgen.pipeline.attempts import Invocation
 from benchgen.pipeline.score_step import score_run
 
-logger = Logger()
-tracer = Tracer()
-metrics = Metrics()
+# The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
+# environment, so it is given here for the local cloud's logs to say which function wrote them.
+SERVICE = "score"
+logger = Logger(service=SERVICE)
+tracer = Tracer(service=SERVICE)
+metrics = Metrics(service=SERVICE)
 
 
 def score(upload: UploadedObject, invocation: Invocation) -> dict[str, Any]:
@@ -45,4 +48,4 @@ def score(upload: UploadedObject, invocation: Invocation) -> dict[str, Any]:
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     invocation = Invocation.of(context, attempts=adapters().settings.step_attempts)
-    return {"runs": for_each_upload(event, context, score, invocation=invocation)}
+    return {"runs": for_each_upload(event, context, score, logger, invocation=invocation)}

@@ -2,12 +2,14 @@
 
 The routes (resource templates such as ``/runs/{run_id}``) come from the synthesized template, and the
 Cognito authorizer is played by ``auth.TokenVerifier``, so the API function sees what it would see
-behind API Gateway: same event fields, same 401 and 403 answers before it is ever called.
+behind API Gateway: same event fields, same 401 and 403 answers before it is ever called. Like one
+Lambda execution environment, the function is given one request at a time.
 """
 
 from __future__ import annotations
 
 import base64
+import io
 import json
 import re
 import sys
@@ -22,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from infra.local.auth import TokenVerifier, Unauthorized, authorizer_claims
+from infra.local.function_logs import running_as
 from infra.local.lambda_hook import Handler, LambdaContext
 from infra.local.template import ACCOUNT_ID, Route
 
@@ -31,7 +34,6 @@ INTERNAL_ERROR_BODY = {"message": "Internal server error"}
 TOO_LARGE_BODY = {"message": "Request Too Long"}
 # API Gateway's own payload limit.
 MAX_BODY_BYTES = 10 * 1024 * 1024
-MAX_CONCURRENT_REQUESTS = 16
 SOCKET_TIMEOUT_S = 30
 _TEXT_TYPES = ("text/", "application/json", "application/x-www-form-urlencoded", "application/xml")
 
@@ -81,7 +83,10 @@ class ApiServer:
         self.stage = stage
         self.function_name = function_name
         self.region = region
-        self._slots = threading.BoundedSemaphore(MAX_CONCURRENT_REQUESTS)
+        # A Lambda execution environment serves one request at a time, and the API function relies on
+        # it: its resolver keeps the current event in module state. Concurrent requests wait here, as
+        # they would queue for (or scale out to) another environment, rather than share one.
+        self._environment = threading.Lock()
         self._httpd = ThreadingHTTPServer((host, port), _request_handler_for(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -146,7 +151,8 @@ class ApiServer:
         event = self.event(route, method, path, split.query, headers, body, path_parameters, claims)
         context = LambdaContext(self.function_name, region=self.region)
         try:
-            result = self.handler(event, context)
+            with self._environment, running_as(self.function_name):
+                result = self.handler(event, context)
             return _Answer.from_proxy_result(result)
         except Exception:
             traceback.print_exc(file=sys.stderr)
@@ -250,20 +256,66 @@ def _event_body(body: bytes, content_type: str) -> tuple[str | None, bool]:
     return base64.b64encode(body).decode(), True
 
 
+class _Refused(Exception):
+    """A request body that cannot be read; ``answer`` says why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.answer = _Answer.json(status, {"message": message})
+
+
+def _read_body(headers: Any, stream: io.BufferedIOBase) -> bytes:
+    """The request body, whether sent with a Content-Length or in chunks (``Transfer-Encoding: chunked``)."""
+    encoding = (headers.get("Transfer-Encoding") or "").strip().lower()
+    if encoding == "chunked":
+        return _read_chunks(stream)
+    if encoding:
+        raise _Refused(501, f"Transfer-Encoding {encoding!r} is not supported: send the body as is")
+    declared = headers.get("Content-Length") or "0"
+    if not declared.isdigit():
+        raise _Refused(400, f"Content-Length must be a number of bytes, not {declared!r}")
+    length = int(declared)
+    if length > MAX_BODY_BYTES:
+        raise _Refused(413, TOO_LARGE_BODY["message"])
+    return stream.read(length) if length else b""
+
+
+def _read_chunks(stream: io.BufferedIOBase) -> bytes:
+    body = bytearray()
+    while True:
+        size_line = stream.readline(1024).split(b";", 1)[0].strip()
+        try:
+            size = int(size_line, 16)
+        except ValueError:
+            raise _Refused(400, f"malformed chunk size {size_line[:20]!r} in a chunked body") from None
+        if size == 0:
+            break
+        if len(body) + size > MAX_BODY_BYTES:
+            raise _Refused(413, TOO_LARGE_BODY["message"])
+        chunk = stream.read(size)
+        if len(chunk) != size or stream.readline(3).strip():
+            raise _Refused(400, "a chunk of the chunked body is shorter than its declared size")
+        body += chunk
+    # Trailer fields, up to the empty line that ends the message.
+    while stream.readline(8192).strip():
+        pass
+    return bytes(body)
+
+
 def _request_handler_for(server: ApiServer) -> type[BaseHTTPRequestHandler]:
     class _RequestHandler(BaseHTTPRequestHandler):
         timeout = SOCKET_TIMEOUT_S
         protocol_version = "HTTP/1.1"
 
         def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_BODY_BYTES:
+            try:
+                body = _read_body(self.headers, self.rfile)
+            except _Refused as refused:
+                # The rest of the body is still on the connection: it cannot carry another request.
                 self.close_connection = True
-                self._send(_Answer.json(413, TOO_LARGE_BODY))
+                self._send(refused.answer)
                 return
-            body = self.rfile.read(length) if length else b""
-            with server._slots:
-                answer = server.respond(self.command, self.path, list(self.headers.items()), body)
+            answer = server.respond(self.command, self.path, list(self.headers.items()), body)
             self._send(answer)
 
         def _send(self, answer: _Answer) -> None:
@@ -276,7 +328,12 @@ def _request_handler_for(server: ApiServer) -> type[BaseHTTPRequestHandler]:
             if self.command != "HEAD":
                 self.wfile.write(answer.body)
 
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _serve
+        def __getattr__(self, name: str) -> Any:
+            # The base class answers a method it has no do_<METHOD> for with its own 501 HTML page;
+            # API Gateway answers any method a resource does not define with its JSON 403.
+            if name.startswith("do_"):
+                return self._serve
+            raise AttributeError(name)
 
         def log_message(self, format: str, *args: Any) -> None:
             if server.access_log:

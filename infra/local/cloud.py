@@ -19,7 +19,9 @@ from types import TracebackType
 from typing import Any, Literal
 
 from infra.local.api_server import ApiServer
+from infra.local.atomic_writes import AtomicItemWrites
 from infra.local.auth import TokenVerifier, moto_jwks
+from infra.local.function_logs import FunctionLogs
 from infra.local.lambda_hook import Handler, LambdaHook
 from infra.local.provision import Provisioner
 from infra.local.template import Route, Template, lazy_handler
@@ -60,6 +62,8 @@ class LocalCloud:
         self._handler_overrides = dict(handlers or {})
         self.template = Template({}, region=region)
         self.hook = LambdaHook(region=region)
+        self._atomic_writes = AtomicItemWrites()
+        self._function_logs = FunctionLogs()
         self.endpoint_url: str | None = f"http://127.0.0.1:{port}" if mode == "server" else None
         self.bucket = ""
         self.table_names: dict[str, str] = {}
@@ -108,6 +112,8 @@ class LocalCloud:
             self._start_moto()
             _forget_library_clients()
             self.hook.__enter__()
+            self._atomic_writes.__enter__()
+            self._function_logs.__enter__()
             self._create_resources()
         except BaseException:
             self.stop()
@@ -126,6 +132,8 @@ class LocalCloud:
         finally:
             if self.hook.active:
                 self.hook.__exit__(None, None, None)
+            self._atomic_writes.__exit__(None, None, None)
+            self._function_logs.__exit__(None, None, None)
             if self._server is not None:
                 self._server.stop()
                 self._server = None

@@ -8,8 +8,12 @@ them while it is active and puts the originals back on exit.
 
 Asynchronous invocations stay asynchronous, as on AWS: an S3 notification (moto's
 ``s3.notifications._invoke_awslambda``) or an ``InvocationType=Event`` call returns at once and the
-handler runs on its own thread. Besides being faithful, this matters: moto sends the notification before
-it stores the object's metadata, so a handler run inside ``put_object`` would not see it.
+handler runs on its own thread.
+
+S3 notifications are made as AWS makes them: moto sends them from inside the request, before it stores
+the object's metadata, so the hook holds them back until the S3 request that caused them has finished
+(``S3Response.key_response`` / ``bucket_response``), and adds the ``versionId`` of the object version
+that a versioned bucket's events carry.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
+from infra.local.function_logs import running_as
 from infra.local.template import ACCOUNT_ID
 
 Handler = Callable[[Any, Any], Any]
@@ -88,8 +93,10 @@ class LambdaHook:
 
     def __init__(self, handlers: Mapping[str, Handler] | None = None, *, region: str = "us-east-1") -> None:
         self.handlers: dict[str, Handler] = dict(handlers or {})
+        self.services: dict[str, str] = {}
         self.region = region
-        self._originals: dict[str, Any] = {}
+        self._originals: list[tuple[Any, str, Any]] = []
+        self._s3_requests = _S3Requests()
         self._inflight = 0
         self._idle = threading.Condition()
         self._async = threading.local()
@@ -98,8 +105,11 @@ class LambdaHook:
     def active(self) -> bool:
         return LambdaHook._active is self
 
-    def register(self, function_name: str, handler: Handler) -> None:
+    def register(self, function_name: str, handler: Handler, *, service: str | None = None) -> None:
+        """``service``: the function's folder, whose logger its library log lines are written under."""
         self.handlers[function_name] = handler
+        if service is not None:
+            self.services[function_name] = service
 
     def invoke(
         self, function_name: str, event: Any, *, memory_mb: int, timeout_s: int
@@ -114,7 +124,8 @@ class LambdaHook:
                 f"registered: {sorted(self.handlers)}"
             )
             return json.dumps(error_payload(missing)), True, ""
-        payload, errored = call_handler(handler, _as_event(event), context)
+        with running_as(self.services.get(function_name)):
+            payload, errored = call_handler(handler, _as_event(event), context)
         if errored and getattr(self._async, "active", False):
             # Nobody receives an asynchronous invocation's answer (AWS would retry, then dead-letter it).
             sys.stderr.write(f"asynchronous invocation of {function_name} failed: {payload}\n")
@@ -152,6 +163,7 @@ class LambdaHook:
         from moto.awslambda.models import LambdaBackend, LambdaFunction
         from moto.awslambda_simple.models import LambdaSimpleBackend
         from moto.s3 import notifications
+        from moto.s3.responses import S3Response
 
         with LambdaHook._active_lock:
             if LambdaHook._active is not None:
@@ -169,6 +181,8 @@ class LambdaHook:
 
         original_invoke = LambdaFunction.__dict__["invoke"]
         original_notify = notifications._invoke_awslambda
+        original_send_event = notifications.send_event
+        original_s3_event = notifications._get_s3_event
 
         def invoke(function: Any, body: str, request_headers: Any, response_headers: Any) -> str | bytes:
             if request_headers.get("x-amz-invocation-type") != "Event":
@@ -184,18 +198,37 @@ class LambdaHook:
                 lambda: original_notify(account_id, event_body, fn_arn, region_name), fn_arn.split(":")[-1]
             )
 
-        self._originals = {
-            "_invoke_lambda": LambdaFunction.__dict__["_invoke_lambda"],
-            "invoke": original_invoke,
-            "simple_invoke": LambdaSimpleBackend.__dict__["invoke"],
-            "notify": original_notify,
-        }
-        LambdaFunction._invoke_lambda = _invoke_lambda  # type: ignore[method-assign,assignment]
-        LambdaFunction.invoke = invoke  # type: ignore[method-assign,assignment]
-        notifications._invoke_awslambda = notify
-        # The simple backend answers with a canned echo; route it to the real backend's invoke, which
-        # reaches _invoke_lambda above.
-        LambdaSimpleBackend.invoke = LambdaBackend.invoke  # type: ignore[method-assign]
+        def send_event(account_id: str, event_name: Any, bucket: Any, key: Any) -> None:
+            hook._s3_requests.defer(lambda: original_send_event(account_id, event_name, bucket, key))
+
+        def s3_event(event_name: str, bucket: Any, key: Any, notification_id: str) -> dict[str, Any]:
+            event: dict[str, Any] = original_s3_event(event_name, bucket, key, notification_id)
+            if bucket.is_versioned:
+                for record in event["Records"]:
+                    record["s3"]["object"]["versionId"] = key.version_id
+            return event
+
+        def finishing_notifications(response: Callable[..., Any]) -> Callable[..., Any]:
+            def respond(*args: Any, **kwargs: Any) -> Any:
+                return hook._s3_requests.run(lambda: response(*args, **kwargs))
+
+            return respond
+
+        patches = [
+            (LambdaFunction, "_invoke_lambda", _invoke_lambda),
+            (LambdaFunction, "invoke", invoke),
+            # The simple backend answers with a canned echo; route it to the real backend's invoke,
+            # which reaches _invoke_lambda above.
+            (LambdaSimpleBackend, "invoke", LambdaBackend.invoke),
+            (notifications, "_invoke_awslambda", notify),
+            (notifications, "send_event", send_event),
+            (notifications, "_get_s3_event", s3_event),
+            (S3Response, "key_response", finishing_notifications(S3Response.key_response)),
+            (S3Response, "bucket_response", finishing_notifications(S3Response.bucket_response)),
+        ]
+        self._originals = [(owner, name, owner.__dict__[name]) for owner, name, _ in patches]
+        for owner, name, replacement in patches:
+            setattr(owner, name, replacement)
         return self
 
     def __exit__(
@@ -204,18 +237,46 @@ class LambdaHook:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        from moto.awslambda.models import LambdaFunction
-        from moto.awslambda_simple.models import LambdaSimpleBackend
-        from moto.s3 import notifications
-
         # Asynchronous invocations still running would otherwise reach moto's echo after the restore.
         self.wait_idle(EXIT_WAIT_S)
-        LambdaFunction._invoke_lambda = self._originals["_invoke_lambda"]  # type: ignore[method-assign]
-        LambdaFunction.invoke = self._originals["invoke"]  # type: ignore[method-assign]
-        notifications._invoke_awslambda = self._originals["notify"]
-        LambdaSimpleBackend.invoke = self._originals["simple_invoke"]  # type: ignore[method-assign]
+        for owner, name, original in self._originals:
+            setattr(owner, name, original)
+        self._originals = []
         with LambdaHook._active_lock:
             LambdaHook._active = None
+
+
+class _S3Requests:
+    """Holds back the S3 notifications a request causes until that request has finished.
+
+    moto emits them in the middle of the request (``put_object`` notifies before it sets the object's
+    metadata, ACL and tags); S3 notifies about an object once it is stored. Per thread, because moto
+    serves concurrent requests on concurrent threads; nested calls (a bucket-or-key request delegating to
+    the other) flush once, at the outermost.
+    """
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def run(self, request: Callable[[], Any]) -> Any:
+        state = self._local
+        state.depth = getattr(state, "depth", 0) + 1
+        if state.depth == 1:
+            state.deferred = []
+        try:
+            return request()
+        finally:
+            state.depth -= 1
+            if state.depth == 0:
+                deferred, state.deferred = state.deferred, []
+                for send in deferred:
+                    send()
+
+    def defer(self, send: Callable[[], None]) -> None:
+        if getattr(self._local, "depth", 0):
+            self._local.deferred.append(send)
+        else:
+            send()
 
 
 def _as_event(event: Any) -> Any:

@@ -290,7 +290,7 @@ class Provisioner:
             )
             folder = str(service_name(resource))
             handler = self.handlers.get(folder) or lazy_handler(folder)
-            self.hook.register(name, handler)
+            self.hook.register(name, handler, service=folder)
             for key, value in variables.items():
                 if key in PER_FUNCTION_VARIABLES:
                     continue

@@ -35,6 +35,14 @@ def aws(stack_template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iter
 
 
 @pytest.fixture
+def api_cloud(stack_template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalCloud]:
+    """A fresh local cloud whose event-driven functions do nothing, for tests of the API through HTTP."""
+    _forget_outside_settings(monkeypatch)
+    with LocalCloud(stack_template, handlers=dict.fromkeys(EVENT_DRIVEN, _idle)) as started:
+        yield started
+
+
+@pytest.fixture
 def cloud(stack_template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalCloud]:
     """A fresh local cloud running the real handlers: uploads flow through the whole pipeline."""
     _forget_outside_settings(monkeypatch)

@@ -7,6 +7,7 @@ import http.client
 import json
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,8 +17,12 @@ from joserfc import jwk, jwt
 from moto import mock_aws
 from moto.utilities.utils import load_resource
 
+from benchgen.aws.tables import RunsRepo
+from benchgen.records import RunConfig, RunRecord
+from benchgen.settings import load_settings
 from infra.local.api_server import ApiServer
 from infra.local.auth import TokenVerifier, Unauthorized, moto_jwks
+from infra.local.cloud import LocalCloud
 from infra.local.template import Route
 
 REGION = "us-east-1"
@@ -319,6 +324,61 @@ def test_unknown_route_gets_api_gateways_403(api: tuple[ApiServer, StandInApi], 
     assert stand_in.events == []
 
 
+def test_a_method_no_route_defines_gets_api_gateways_403_as_json(
+    api: tuple[ApiServer, StandInApi], pool: Pool
+) -> None:
+    server, stand_in = api
+    answer = _request(server, "PURGE", "/runs", headers={"Authorization": pool.tokens("alice")["IdToken"]})
+    assert answer.status == 403
+    assert answer.json() == {"message": "Missing Authentication Token"}
+    assert stand_in.events == []
+
+
+def test_a_chunked_body_reaches_the_handler_whole_and_the_connection_serves_the_next_request(
+    api: tuple[ApiServer, StandInApi], pool: Pool
+) -> None:
+    server, stand_in = api
+    token = pool.tokens("alice")["IdToken"]
+    host, port = server.url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        # when a client sends a body in chunks, then another request on the same connection
+        chunks = iter([b'{"environment_id": ', b'"gsm8k", ', b'"model": "m"}'])
+        headers = {"Authorization": token, "Content-Type": "application/json"}
+        connection.request("POST", "/runs", body=chunks, headers=headers, encode_chunked=True)
+        first = connection.getresponse()
+        first.read()
+        connection.request("GET", "/runs/r-7", headers={"Authorization": token})
+        second = connection.getresponse()
+        second.read()
+    finally:
+        connection.close()
+
+    # then the handler got the whole body, and the next request as sent
+    assert (first.status, second.status) == (201, 201)
+    assert [event["httpMethod"] + " " + event["path"] for event in stand_in.events] == [
+        "POST /runs",
+        "GET /runs/r-7",
+    ]
+    assert json.loads(stand_in.events[0]["body"]) == {"environment_id": "gsm8k", "model": "m"}
+
+
+def test_a_malformed_chunked_body_gets_a_400_that_says_so(
+    api: tuple[ApiServer, StandInApi], pool: Pool
+) -> None:
+    server, stand_in = api
+    answer = _request(
+        server,
+        "POST",
+        "/runs",
+        headers={"Authorization": pool.tokens("alice")["IdToken"], "Transfer-Encoding": "chunked"},
+        body=b"zz\r\n{}\r\n0\r\n\r\n",
+    )
+    assert answer.status == 400
+    assert "chunk size" in answer.json()["message"]
+    assert stand_in.events == []
+
+
 def test_handler_failure_gets_502(api: tuple[ApiServer, StandInApi], pool: Pool) -> None:
     server, stand_in = api
     stand_in.fail = True
@@ -336,3 +396,50 @@ def test_stopped_server_releases_its_port(pool: Pool) -> None:
     host, port = url.removeprefix("http://").split(":")
     with pytest.raises(ConnectionRefusedError):
         http.client.HTTPConnection(host, int(port), timeout=2).request("GET", "/runs")
+
+
+# the real API function behind the server
+
+
+def _sub(cloud: LocalCloud, username: str) -> str:
+    user = cloud.client("cognito-idp").admin_get_user(UserPoolId=cloud.user_pool_id, Username=username)
+    return next(attribute["Value"] for attribute in user["UserAttributes"] if attribute["Name"] == "sub")
+
+
+def test_concurrent_users_each_see_only_their_own_run_configuration(api_cloud: LocalCloud) -> None:
+    # given two users, each owning a run with its own configuration
+    tokens = {}
+    for user, temperature in (("alice", 0.1), ("bob", 0.9)):
+        tokens[user] = api_cloud.create_user(f"{user}@example.com", PASSWORD)
+        RunsRepo(load_settings().runs_table).create(
+            RunRecord(
+                run_id=f"run-{user}",
+                environment_id="gsm8k",
+                environment_version="v1",
+                model="m",
+                owner=_sub(api_cloud, f"{user}@example.com"),
+                run_config=RunConfig(sampling={"temperature": temperature}),
+            )
+        )
+    own = {"alice": {"temperature": 0.1}, "bob": {"temperature": 0.9}}
+
+    with api_cloud.serve_api(access_log=False) as server:
+
+        def ask(user: str, run_owner: str) -> tuple[str, str, int, Any]:
+            answer = _request(
+                server, "GET", f"/runs/run-{run_owner}/config", headers={"Authorization": tokens[user]}
+            )
+            return user, run_owner, answer.status, answer.json()
+
+        # when both ask at the same time, many times, for their own run's configuration and the other's
+        asked = [(user, run_owner) for _ in range(20) for user in own for run_owner in own]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            answers = list(pool.map(lambda pair: ask(*pair), asked))
+
+    # then each owner got their own configuration and every request for another's was refused
+    wrong = [
+        (user, run_owner, status)
+        for user, run_owner, status, body in answers
+        if (status, body.get("sampling")) != ((200, own[user]) if user == run_owner else (403, None))
+    ]
+    assert wrong == []

@@ -7,6 +7,7 @@ import json
 import time
 import zipfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import boto3
@@ -110,32 +111,6 @@ def test_s3_upload_runs_the_handler_registered_for_the_notified_function(aws: No
     assert record["eventName"] == "ObjectCreated:Put"
     assert record["s3"]["bucket"]["name"] == BUCKET
     assert record["s3"]["object"]["key"] == "submissions%2Frun-1%2Fmy+file.zip"
-
-
-def test_an_s3_notification_runs_after_the_upload_returns_and_sees_the_object_metadata(aws: None) -> None:
-    # given a notified function whose handler reads the uploaded object's metadata
-    arn = _function("metadata-fn")
-    s3 = boto3.client("s3")
-    s3.create_bucket(Bucket=BUCKET)
-    s3.put_bucket_notification_configuration(
-        Bucket=BUCKET,
-        NotificationConfiguration={
-            "LambdaFunctionConfigurations": [{"LambdaFunctionArn": arn, "Events": ["s3:ObjectCreated:*"]}]
-        },
-    )
-    seen: list[dict[str, str]] = []
-
-    def handler(event: dict[str, Any], context: Any) -> None:
-        key = event["Records"][0]["s3"]["object"]["key"]
-        seen.append(s3.head_object(Bucket=BUCKET, Key=key)["Metadata"])
-
-    with LambdaHook({"metadata-fn": handler}) as hook:
-        # when an object with metadata is uploaded
-        s3.put_object(Bucket=BUCKET, Key="upload.json", Body=b"{}", Metadata={"model": "m1"})
-        assert hook.wait_idle(10)
-
-    # then the handler ran on its own, after the object (and its metadata) was stored
-    assert seen == [{"model": "m1"}]
 
 
 def test_state_machine_lambda_task_receives_the_handler_result(aws: None) -> None:
@@ -249,3 +224,60 @@ def test_leaving_the_hook_gives_moto_its_echo_behaviour_back(aws: None) -> None:
 
     # then moto answers as it does without the hook
     assert json.loads(response["Payload"].read()) == {"a": 1}
+
+
+def _notifying_bucket(function_arn: str, *, versioned: bool = False) -> Any:
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket=BUCKET)
+    if versioned:
+        s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    s3.put_bucket_notification_configuration(
+        Bucket=BUCKET,
+        NotificationConfiguration={
+            "LambdaFunctionConfigurations": [
+                {"LambdaFunctionArn": function_arn, "Events": ["s3:ObjectCreated:*"]}
+            ]
+        },
+    )
+    return s3
+
+
+def test_concurrent_uploads_with_metadata_each_notify_a_handler_that_sees_the_metadata(aws: None) -> None:
+    # given a notified function whose handler reads each uploaded object's metadata
+    s3 = _notifying_bucket(_function("metadata-fn"))
+    seen: dict[str, dict[str, str]] = {}
+
+    def handler(event: dict[str, Any], context: Any) -> None:
+        key = event["Records"][0]["s3"]["object"]["key"]
+        seen[key] = s3.head_object(Bucket=BUCKET, Key=key)["Metadata"]
+
+    uploads = 50
+    with LambdaHook({"metadata-fn": handler}) as hook:
+        # when many objects with metadata are uploaded at the same time (as `aws s3 cp --metadata` does)
+        with ThreadPoolExecutor(max_workers=10) as pool:
+            list(
+                pool.map(
+                    lambda n: s3.put_object(
+                        Bucket=BUCKET, Key=f"run-{n}.zip", Body=b"zip", Metadata={"model": f"m{n}"}
+                    ),
+                    range(uploads),
+                )
+            )
+        assert hook.wait_idle(30)
+
+    # then every handler ran after its object's metadata was stored
+    assert seen == {f"run-{n}.zip": {"model": f"m{n}"} for n in range(uploads)}
+
+
+def test_a_versioned_buckets_notification_names_the_object_version_it_announces(aws: None) -> None:
+    # given a versioned bucket notifying a function
+    s3 = _notifying_bucket(_function("ingest-fn"), versioned=True)
+    ingest = Recorder()
+    with LambdaHook({"ingest-fn": ingest}) as hook:
+        # when the same key is uploaded twice
+        versions = [s3.put_object(Bucket=BUCKET, Key="k.zip", Body=b)["VersionId"] for b in (b"1", b"2")]
+        assert hook.wait_idle(10)
+
+    # then each event carries the version it is about, as S3 sends it
+    announced = sorted(event["Records"][0]["s3"]["object"]["versionId"] for event in ingest.events)
+    assert announced == sorted(versions)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
 import socket
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import boto3
@@ -213,3 +216,49 @@ def test_start_refuses_an_unresolvable_reference_and_leaves_the_process_as_it_wa
     assert "DATA_BUCKET" not in os.environ
     with LocalCloud(small_stack_template, handlers=stand_ins.handlers()) as cloud:
         assert cloud.state_machine_arn.endswith(":stateMachine:benchgen-local-" + machine)
+
+
+def test_of_two_concurrent_conditional_writes_to_one_item_exactly_one_succeeds(
+    cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given an item, and two writers that each read it before either writes (forced by a barrier in
+    # moto's condition check, which gives up after a moment if only one writer can get there)
+    import moto.dynamodb.models as dynamodb_models
+
+    dynamodb = cloud.client("dynamodb")
+    table = _datasets_table(cloud)
+    dynamodb.put_item(TableName=table, Item={"dataset_id": {"S": "ds-1"}, "state": {"S": "Pending"}})
+    meet = threading.Barrier(2, timeout=0.5)
+    parser = dynamodb_models.create_condition_expression_parser
+
+    def meeting_the_other_writer(*args: Any, **kwargs: Any) -> Any:
+        with contextlib.suppress(threading.BrokenBarrierError):
+            meet.wait()
+        return parser(*args, **kwargs)
+
+    monkeypatch.setattr(dynamodb_models, "create_condition_expression_parser", meeting_the_other_writer)
+
+    def claim(writer: str) -> bool:
+        try:
+            dynamodb.update_item(
+                TableName=table,
+                Key={"dataset_id": {"S": "ds-1"}},
+                UpdateExpression="SET #s = :taken, holder = :writer",
+                ConditionExpression="#s = :pending",
+                ExpressionAttributeNames={"#s": "state"},
+                ExpressionAttributeValues={
+                    ":pending": {"S": "Pending"},
+                    ":taken": {"S": "Taken"},
+                    ":writer": {"S": writer},
+                },
+            )
+        except dynamodb.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    # when both try to move it from Pending at the same time
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        won = list(pool.map(claim, ("a", "b")))
+
+    # then one wins and the other's condition fails, as on DynamoDB
+    assert sorted(won) == [False, True]

@@ -577,26 +577,6 @@ class CountingScore:
         return score(*args, **kwargs)
 
 
-@pytest.fixture
-def atomic_item_writes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """DynamoDB checks a write's condition and applies it atomically; moto does both without a lock, so
-    two threads may both pass the same condition. One lock around moto's item writes restores AWS's rule."""
-    from moto.dynamodb.models import DynamoDBBackend
-
-    lock = threading.RLock()
-
-    def locked(write: Any) -> Any:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            with lock:
-                return write(*args, **kwargs)
-
-        return call
-
-    for name in ("put_item", "update_item", "delete_item", "transact_write_items"):
-        monkeypatch.setattr(DynamoDBBackend, name, locked(getattr(DynamoDBBackend, name)))
-
-
-@pytest.mark.usefixtures("atomic_item_writes")
 def test_100_concurrent_deliveries_of_one_prediction_output_score_it_once(
     cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

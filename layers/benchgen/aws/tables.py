@@ -19,6 +19,7 @@ from pydantic import BaseModel, TypeAdapter
 from benchgen.aws import clients
 from benchgen.aws.items import ModelT, from_item, plain_item, to_attribute, to_item
 from benchgen.aws.pages import Page, decode_token, encode_token
+from benchgen.aws.transitions import TRACKED, log_transitions
 from benchgen.records import (
     DatasetRecord,
     EnvironmentOwner,
@@ -313,7 +314,10 @@ class RunsRepo(_Table):
 
     def create(self, record: RunRecord) -> bool:
         """Store a new run; ``False`` (and nothing changed) when the run id is taken."""
-        return self._put_if_absent(record, "run_id")
+        if not self._put_if_absent(record, "run_id"):
+            return False
+        log_transitions(record.run_id, {}, record.model_dump(mode="json"))
+        return True
 
     def get(self, run_id: str) -> RunRecord | None:
         return self._get(RunRecord, {"run_id": run_id})
@@ -377,12 +381,15 @@ class RunsRepo(_Table):
         }
         if values:
             request["ExpressionAttributeValues"] = values
+        if TRACKED.keys() & fields.keys():
+            request["ReturnValues"] = "ALL_OLD"
         try:
-            self._client.update_item(**request)
+            response = self._client.update_item(**request)
         except ClientError as error:
             if _is_condition_failure(error):
                 return False
             raise
+        log_transitions(run_id, plain_item(response.get("Attributes", {})), fields)
         return True
 
     def claim(

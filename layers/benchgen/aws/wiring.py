@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.idempotency import (
     DynamoDBPersistenceLayer,
     IdempotencyConfig,
@@ -21,6 +22,7 @@ from benchgen.aws.s3_events import uploaded_objects
 from benchgen.aws.sandbox import SandboxInvoker
 from benchgen.aws.storage import ObjectStore
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.pipeline.keys import correlation_id
 from benchgen.sandbox.job import Sandbox
 from benchgen.sandbox.local import LocalSandbox
 from benchgen.sandbox.remote import RemoteSandbox
@@ -51,8 +53,14 @@ class Adapters:
     def publisher(self) -> EventPublisher:
         return EventPublisher(self.settings.event_bus_name)
 
-    @cached_property
+    @property
     def idempotency(self) -> DynamoDBPersistenceLayer:
+        """A persistence layer for one idempotent call site, new on every use.
+
+        Never shared: powertools keeps the configuration of the first caller in the layer (its key
+        expression, expiry) and rewrites its record prefix on every call, so a layer shared by two
+        functions (in-process, all of them share these adapters) or two call sites mixes up records.
+        """
         return DynamoDBPersistenceLayer(
             table_name=self.settings.idempotency_table, boto3_client=clients.dynamodb()
         )
@@ -71,8 +79,15 @@ class Adapters:
         )
         # An invocation that times out mid-step leaves its record in progress only until its deadline.
         config.register_lambda_context(context)
+        # The prefix powertools derives from AWS_LAMBDA_FUNCTION_NAME, taken from the invocation instead:
+        # in-process every function shares one environment, and each must keep its own records.
+        prefix = f"{context.function_name}.{step.__module__}.{step.__qualname__}"
         once: Callable[..., dict[str, Any]] = idempotent_function(
-            step, data_keyword_argument="upload", persistence_store=self.idempotency, config=config
+            step,
+            data_keyword_argument="upload",
+            persistence_store=self.idempotency,
+            config=config,
+            key_prefix=prefix,
         )
         return once
 
@@ -105,12 +120,33 @@ def adapters() -> Adapters:
 
 
 def for_each_upload(
-    event: dict[str, Any], context: LambdaContext, step: Callable[..., dict[str, Any]], **arguments: Any
+    event: dict[str, Any],
+    context: LambdaContext,
+    step: Callable[..., dict[str, Any]],
+    logger: Logger,
+    **arguments: Any,
 ) -> list[dict[str, Any]]:
     """``step(upload=..., **arguments)`` for every object an S3 notification announces, once per object
-    version (``arguments`` are not part of what makes a delivery a duplicate)."""
+    version (``arguments`` are not part of what makes a delivery a duplicate).
+
+    While an object is processed, the function's log lines carry its correlation id (the run id for a
+    run's objects, see ``keys.correlation_id``); each object ends with one line saying what was done.
+    Per thread: in-process, concurrent invocations of one function share its logger.
+    """
     once = adapters().once_per_object(step, context)
-    return [once(upload=upload, **arguments) for upload in uploaded_objects(event)]
+    answers = []
+    for upload in uploaded_objects(event):
+        logger.thread_safe_append_keys(correlation_id=correlation_id(upload.key))
+        try:
+            answer = once(upload=upload, **arguments)
+            logger.info(
+                "upload processed",
+                extra={"key": upload.key, "version_id": upload.version_id, "result": answer},
+            )
+            answers.append(answer)
+        finally:
+            logger.thread_safe_remove_keys(["correlation_id"])
+    return answers
 
 
 def reset() -> None:

@@ -120,3 +120,21 @@ def run_key(run_id: str, name: str) -> str:
 def execution_name(run_id: str) -> str:
     """Deterministic, so that a second start for the same run collides instead of running twice."""
     return f"run-{run_id}"[:80]
+
+
+def correlation_id(key: str) -> str:
+    """The id that ties together the logs of every function handling this object and what follows from it.
+
+    The run id for a run's objects (ingest, score and the artifact task all log under it), the
+    ``<environment_id>/<version>`` of a bundle, and the key itself for anything off the layout.
+    """
+    for parse in (lambda k: parse_submission_key(k).run_id, parse_prediction_key):
+        try:
+            return parse(key)
+        except ObjectKeyError:
+            pass
+    try:
+        bundle = parse_bundle_key(key)
+    except ObjectKeyError:
+        return key
+    return f"{bundle.environment_id}/{bundle.version}"
