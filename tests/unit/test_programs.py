@@ -10,32 +10,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from program_runs import run_in_layout, write_program
 
 from benchgen.errors import BundleError, ScoringError
-from benchgen.programs import Layout, ProgramResult, build_argv, prepare_layout, read_scores, run_program
-
-
-def _program(
-    tmp_path: Path, script: str, command: str = "python $program/main.py", *, meta: str = "metadata.yaml"
-) -> Path:
-    folder = tmp_path / "program"
-    folder.mkdir()
-    (folder / "main.py").write_text(script)
-    (folder / meta).write_text(f"command: {command}\n")
-    return folder
-
-
-def _run(program: Path, layout: Layout, *, time_limit: int = 30, **kwargs: object) -> ProgramResult:
-    return run_program(
-        program,
-        input_dir=layout.input,
-        output_dir=layout.output,
-        shared_dir=layout.shared,
-        ref_dir=layout.ref,
-        res_dir=layout.res,
-        time_limit=time_limit,
-        **kwargs,  # type: ignore[arg-type]
-    )
+from benchgen.programs import Layout, build_argv, prepare_layout, read_scores, run_program
 
 
 @pytest.fixture
@@ -58,11 +36,11 @@ def test_a_scoring_program_writes_scores_that_are_read_back(tmp_path: Path, layo
         "ref = pathlib.Path(sys.argv[1], 'ref', 'answer.txt').read_text()\n"
         "pathlib.Path(sys.argv[2], 'scores.json').write_text(json.dumps({'accuracy': float(ref)}))\n"
     )
-    program = _program(tmp_path, script, "python $program/main.py $input $output")
+    program = write_program(tmp_path, script, "python $program/main.py $input $output")
     (layout.ref / "answer.txt").write_text("0.75")
 
     # when it runs
-    result = _run(program, layout)
+    result = run_in_layout(program, layout)
 
     # then it succeeded and its scores are read
     assert result.ok
@@ -84,7 +62,7 @@ def test_host_secrets_never_reach_the_program(
     )
 
     # when a program prints them
-    result = _run(_program(tmp_path, script), layout)
+    result = run_in_layout(write_program(tmp_path, script), layout)
 
     # then none is there: the program's PYTHONPATH is the library's own folder, not the host's value
     assert result.stdout.splitlines() == [
@@ -102,7 +80,7 @@ def test_the_program_gets_a_private_home_that_is_thrown_away(tmp_path: Path, lay
         "print(os.environ['HOME'])\n"
     )
 
-    result = _run(_program(tmp_path, script), layout)
+    result = run_in_layout(write_program(tmp_path, script), layout)
 
     assert result.ok, result.stderr
     assert result.stdout.strip() != os.environ.get("HOME")
@@ -110,10 +88,10 @@ def test_the_program_gets_a_private_home_that_is_thrown_away(tmp_path: Path, lay
 
 
 def test_a_program_past_its_time_limit_is_killed(tmp_path: Path, layout: Layout) -> None:
-    program = _program(tmp_path, "import time\nprint('started', flush=True)\ntime.sleep(60)\n")
+    program = write_program(tmp_path, "import time\nprint('started', flush=True)\ntime.sleep(60)\n")
     started = time.monotonic()
 
-    result = _run(program, layout, time_limit=1)
+    result = run_in_layout(program, layout, time_limit=1)
 
     assert result.timed_out
     assert not result.ok
@@ -125,13 +103,13 @@ def test_children_of_a_timed_out_program_are_killed_too(tmp_path: Path, layout: 
     # given a program whose background child would write a file after two seconds
     marker = tmp_path / "child-was-here"
     script = "import subprocess, sys, time\nsubprocess.Popen([sys.executable, 'child.py'])\ntime.sleep(60)\n"
-    program = _program(tmp_path, script)
+    program = write_program(tmp_path, script)
     (program / "child.py").write_text(
         f"import pathlib, time\ntime.sleep(2)\npathlib.Path({str(marker)!r}).touch()\n"
     )
 
     # when the program times out
-    result = _run(program, layout, time_limit=1)
+    result = run_in_layout(program, layout, time_limit=1)
     time.sleep(2.5)
 
     # then the child went with it
@@ -140,18 +118,20 @@ def test_children_of_a_timed_out_program_are_killed_too(tmp_path: Path, layout: 
 
 
 def test_python_means_the_interpreter_benchgen_runs_on(tmp_path: Path, layout: Layout) -> None:
-    program = _program(tmp_path, "import sys\nprint(sys.executable)\n", "python3 main.py")
+    program = write_program(tmp_path, "import sys\nprint(sys.executable)\n", "python3 main.py")
 
-    result = _run(program, layout)
+    result = run_in_layout(program, layout)
 
     assert result.stdout.strip() == sys.executable
     assert result.command[0] == sys.executable
 
 
 def test_the_program_runs_in_a_copy_of_its_own_folder(tmp_path: Path, layout: Layout) -> None:
-    program = _program(tmp_path, "import os\nprint(os.getcwd(), sorted(os.listdir()))\n", "python main.py")
+    program = write_program(
+        tmp_path, "import os\nprint(os.getcwd(), sorted(os.listdir()))\n", "python main.py"
+    )
 
-    result = _run(program, layout)
+    result = run_in_layout(program, layout)
 
     folder, listing = result.stdout.split(" ", 1)
     assert Path(folder).name == "program"
@@ -163,7 +143,7 @@ def test_relative_folders_are_passed_as_absolute_paths(
 ) -> None:
     # given a program and an output folder named relative to the current directory
     script = "import pathlib, sys\npathlib.Path(sys.argv[1], 'scores.txt').write_text('accuracy: 1')\n"
-    _program(tmp_path, script, "python $program/main.py $output")
+    write_program(tmp_path, script, "python $program/main.py $output")
     monkeypatch.chdir(tmp_path)
 
     # when it runs from its own folder
@@ -188,10 +168,10 @@ def test_placeholders_become_the_layout_folders(tmp_path: Path, layout: Layout) 
         "python $program/main.py $input $output $hidden $predictions $shared $tmp "
         "${ingestion_program} $submission_program $unknown"
     )
-    program = _program(tmp_path, "import json, sys\nprint(json.dumps(sys.argv[1:]))\n", command)
+    program = write_program(tmp_path, "import json, sys\nprint(json.dumps(sys.argv[1:]))\n", command)
 
     # when it runs with an ingestion program given
-    result = _run(program, layout, extra={"ingestion_program": tmp_path / "ingestion"})
+    result = run_in_layout(program, layout, extra={"ingestion_program": tmp_path / "ingestion"})
 
     # then each is replaced by the folder's place in the sandbox, and unknown ones stay as written
     printed = [Path(word) for word in json.loads(result.stdout)]
@@ -218,15 +198,15 @@ def test_a_path_with_spaces_stays_one_argument() -> None:
 
 
 def test_a_metadata_file_without_extension_is_read(tmp_path: Path, layout: Layout) -> None:
-    program = _program(tmp_path, "print('hi')\n", meta="metadata")
+    program = write_program(tmp_path, "print('hi')\n", meta="metadata")
 
-    assert _run(program, layout).stdout == "hi\n"
+    assert run_in_layout(program, layout).stdout == "hi\n"
 
 
 def test_a_failing_program_reports_its_exit_code_and_stderr(tmp_path: Path, layout: Layout) -> None:
-    program = _program(tmp_path, "import sys\nsys.exit('no predictions found')\n")
+    program = write_program(tmp_path, "import sys\nsys.exit('no predictions found')\n")
 
-    result = _run(program, layout)
+    result = run_in_layout(program, layout)
 
     assert result.returncode == 1
     assert result.stderr == "no predictions found\n"
@@ -234,18 +214,18 @@ def test_a_failing_program_reports_its_exit_code_and_stderr(tmp_path: Path, layo
 
 
 def test_kept_output_is_the_tail_of_what_was_printed(tmp_path: Path, layout: Layout) -> None:
-    program = _program(tmp_path, "print('a' * 5000 + 'THE END')\n")
+    program = write_program(tmp_path, "print('a' * 5000 + 'THE END')\n")
 
-    result = _run(program, layout, output_cap=100)
+    result = run_in_layout(program, layout, output_cap=100)
 
     assert result.stdout.startswith("[... first 4908 bytes cut ...]\n")
     assert result.stdout.endswith("THE END\n")
 
 
 def test_a_command_that_cannot_start_is_reported(tmp_path: Path, layout: Layout) -> None:
-    program = _program(tmp_path, "", "no-such-tool $input")
+    program = write_program(tmp_path, "", "no-such-tool $input")
 
-    result = _run(program, layout)
+    result = run_in_layout(program, layout)
 
     assert result.returncode == 127
     assert result.stderr.startswith("could not start 'no-such-tool'")
@@ -255,7 +235,7 @@ def test_a_program_without_metadata_is_refused(tmp_path: Path, layout: Layout) -
     (tmp_path / "scoring").mkdir()
 
     with pytest.raises(BundleError) as raised:
-        _run(tmp_path / "scoring", layout)
+        run_in_layout(tmp_path / "scoring", layout)
 
     assert str(raised.value).startswith("scoring: has no metadata.yaml")
 

@@ -19,9 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from program_runs import run_in_layout, write_program
 
 from benchgen.errors import ScoringError
-from benchgen.programs import Layout, ProgramResult, prepare_layout, run_program
+from benchgen.programs import Layout, prepare_layout
 
 ROOT = Path(__file__).resolve().parents[2]
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="a uid of its own for the program needs root")
@@ -30,27 +31,6 @@ SECRETS = {
     "AWS_SECRET_ACCESS_KEY": "hostile-test-secret-9f3c1e7a",
     "AWS_SESSION_TOKEN": "hostile-test-session-token-51d2",
 }
-
-
-def _program(tmp_path: Path, script: str, command: str = "python $program/main.py $input $output") -> Path:
-    folder = tmp_path / "program"
-    folder.mkdir()
-    (folder / "main.py").write_text(textwrap.dedent(script))
-    (folder / "metadata.yaml").write_text(f"command: {command}\n")
-    return folder
-
-
-def _run(program: Path, layout: Layout, *, time_limit: int = 30, **kwargs: object) -> ProgramResult:
-    return run_program(
-        program,
-        input_dir=layout.input,
-        output_dir=layout.output,
-        shared_dir=layout.shared,
-        ref_dir=layout.ref,
-        res_dir=layout.res,
-        time_limit=time_limit,
-        **kwargs,  # type: ignore[arg-type]
-    )
 
 
 def _alive(pid: int) -> bool:
@@ -209,9 +189,9 @@ def test_the_program_environment_holds_no_host_variable(
 ) -> None:
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)
-    program = _program(tmp_path, "import json, os\nprint(json.dumps(sorted(os.environ)))\n")
+    program = write_program(tmp_path, "import json, os\nprint(json.dumps(sorted(os.environ)))\n")
 
-    result = _run(program, layout)
+    result = run_in_layout(program, layout)
 
     assert json.loads(result.stdout) == [
         "HOME",
@@ -230,10 +210,10 @@ def test_the_program_imports_the_libraries_promised_to_bundle_authors(tmp_path: 
     # Given a program that imports every library the docker_image warning names, and says where from
     modules = ["aws_lambda_powertools", "aws_xray_sdk", "boto3", "pydantic", "pydantic_settings", "yaml"]
     script = f"import os, {', '.join(modules)}\nprint(os.environ['PYTHONPATH'])\nprint(yaml.__file__)\n"
-    program = _program(tmp_path, script)
+    program = write_program(tmp_path, script)
 
     # When it runs in the sandbox
-    result = _run(program, layout)
+    result = run_in_layout(program, layout)
 
     # Then every import succeeded, and the library's folder reached it through PYTHONPATH, which is how
     # the layer (/opt/python on Lambda, not on the interpreter's own path) reaches a program there
@@ -284,11 +264,11 @@ def test_writes_outside_the_output_folder_do_not_survive(
         except OSError as error:
             print(name, "refused:", error.strerror)
     """
-    program = _program(tmp_path, script)
+    program = write_program(tmp_path, script)
     before = (program / "main.py").read_text()
 
     # When it runs
-    result = _run(program, layout)
+    result = run_in_layout(program, layout)
 
     # Then what it may write came back, the reference data was read-only to it, and no other write is left
     assert result.ok, result.stderr
@@ -326,7 +306,7 @@ def test_services_on_this_machine_are_out_of_reach(tmp_path: Path, layout: Layou
         """
 
         # When a program connects to it
-        result = _run(_program(tmp_path, script), layout)
+        result = run_in_layout(write_program(tmp_path, script), layout)
 
     # Then it cannot
     assert result.stdout.startswith("refused:"), result.stdout
@@ -344,7 +324,7 @@ def test_links_in_the_output_are_not_followed(tmp_path: Path, layout: Layout) ->
     """
 
     # When it runs
-    result = _run(_program(tmp_path, script), layout)
+    result = run_in_layout(write_program(tmp_path, script), layout)
 
     # Then nothing of either target is copied back
     assert result.ok, result.stderr
@@ -366,7 +346,7 @@ def test_a_daemon_in_a_new_session_is_killed_when_the_program_ends(tmp_path: Pat
     """
 
     # When it runs
-    result = _run(_program(tmp_path, script), layout)
+    result = run_in_layout(write_program(tmp_path, script), layout)
 
     # Then the sleeper is gone, and the run says a process was left behind and stopped
     pid = int((layout.output / "daemon.pid").read_text())
@@ -384,7 +364,7 @@ def test_a_program_that_kills_its_runner_fails_with_that_reason(
     script = "import os, signal, time\nos.kill(os.getppid(), signal.SIGKILL)\ntime.sleep(5)\n"
 
     # When the program kills the runner
-    result = _run(_program(tmp_path, script), layout)
+    result = run_in_layout(write_program(tmp_path, script), layout)
 
     # Then the program failed, saying why, and the platform did not
     assert not result.ok
@@ -407,7 +387,7 @@ def test_a_program_running_forever_with_escaped_children_is_stopped_at_the_limit
     """
     started = time.monotonic()
 
-    result = _run(_program(tmp_path, script), layout, time_limit=1)
+    result = run_in_layout(write_program(tmp_path, script), layout, time_limit=1)
 
     assert result.timed_out
     assert time.monotonic() - started < 10
@@ -420,7 +400,7 @@ def test_a_50_mb_line_is_cut_to_its_tail(tmp_path: Path, layout: Layout) -> None
     sys.stdout.write("x" * (50 * 1024 * 1024) + "THE END")
     """
 
-    result = _run(_program(tmp_path, script), layout, output_cap=1024)
+    result = run_in_layout(write_program(tmp_path, script), layout, output_cap=1024)
 
     assert result.ok
     assert result.stdout_bytes == 50 * 1024 * 1024 + 7

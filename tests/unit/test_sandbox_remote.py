@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from program_runs import run_in_layout
 
 from benchgen.programs import prepare_layout, run_program
 from benchgen.sandbox.remote import RemoteSandbox
@@ -89,16 +90,7 @@ def test_a_program_run_in_the_sandbox_function_returns_its_result_and_its_output
     invoker = HandlerInvoker(objects)
 
     # When it runs
-    result = run_program(
-        program,
-        input_dir=layout.input,
-        output_dir=layout.output,
-        shared_dir=layout.shared,
-        ref_dir=layout.ref,
-        res_dir=layout.res,
-        time_limit=30,
-        sandbox=RemoteSandbox(invoker),
-    )
+    result = run_in_layout(program, layout, sandbox=RemoteSandbox(invoker))
 
     # Then the request carried only the URLs and the job, and the output came back through the PUT URL
     assert sorted(invoker.requests[0]) == ["job", "job_url", "outputs_url"]
@@ -119,16 +111,7 @@ def test_output_full_of_control_characters_fits_the_synchronous_answer(tmp_path:
     invoker = HandlerInvoker(objects)
 
     # When it runs in the sandbox function
-    result = run_program(
-        program,
-        input_dir=layout.input,
-        output_dir=layout.output,
-        shared_dir=layout.shared,
-        ref_dir=layout.ref,
-        res_dir=layout.res,
-        time_limit=30,
-        sandbox=RemoteSandbox(invoker),
-    )
+    result = run_in_layout(program, layout, sandbox=RemoteSandbox(invoker))
 
     # Then the answer stays far below Lambda's 6 MB, and the caller still gets the whole result
     assert len(json.dumps(invoker.answers[0])) < 1024
