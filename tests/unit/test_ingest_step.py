@@ -136,17 +136,17 @@ def pending_run() -> RunRecord:
     )
 
 
+def _ingest(key: str, store: MemoryStore, runs: MemoryRuns, workdir: Path) -> RunRecord | None:
+    """One delivery of ``key`` to the ingest step, for the one environment these tests know."""
+    return ingest_submission(
+        key, store=store, runs=runs, environments=OneEnvironment(), workdir=workdir, invocation=delivery()
+    )
+
+
 def test_a_pending_run_becomes_running_with_its_prediction_output(store: MemoryStore, tmp_path: Path) -> None:
     runs = MemoryRuns(pending_run())
 
-    run = ingest_submission(
-        SUBMISSION_KEY,
-        store=store,
-        runs=runs,
-        environments=OneEnvironment(),
-        workdir=tmp_path / "w",
-        invocation=delivery(),
-    )
+    run = _ingest(SUBMISSION_KEY, store, runs, tmp_path / "w")
 
     assert run is not None and run.status is RunStatus.RUNNING
     assert run.counts["total_questions"] == 40
@@ -156,24 +156,10 @@ def test_a_pending_run_becomes_running_with_its_prediction_output(store: MemoryS
 
 def test_a_second_delivery_after_the_upload_changes_nothing(store: MemoryStore, tmp_path: Path) -> None:
     runs = MemoryRuns(pending_run())
-    ingest_submission(
-        SUBMISSION_KEY,
-        store=store,
-        runs=runs,
-        environments=OneEnvironment(),
-        workdir=tmp_path / "a",
-        invocation=delivery(),
-    )
+    _ingest(SUBMISSION_KEY, store, runs, tmp_path / "a")
     before = runs.get("run-1")
 
-    again = ingest_submission(
-        SUBMISSION_KEY,
-        store=store,
-        runs=runs,
-        environments=OneEnvironment(),
-        workdir=tmp_path / "b",
-        invocation=delivery(),
-    )
+    again = _ingest(SUBMISSION_KEY, store, runs, tmp_path / "b")
 
     assert again is None
     assert runs.get("run-1") == before
@@ -187,27 +173,13 @@ def test_an_invocation_retried_after_a_failed_upload_finishes_the_ingest(
     store.failures = 1
     runs = MemoryRuns(pending_run())
     with pytest.raises(FlakyUpload):
-        ingest_submission(
-            SUBMISSION_KEY,
-            store=store,
-            runs=runs,
-            environments=OneEnvironment(),
-            workdir=tmp_path / "a",
-            invocation=delivery(),
-        )
+        _ingest(SUBMISSION_KEY, store, runs, tmp_path / "a")
     interrupted = runs.get("run-1")
     assert interrupted is not None and interrupted.status is RunStatus.RUNNING
     assert "Prediction Output" not in interrupted.files
 
     # when the retry arrives
-    run = ingest_submission(
-        SUBMISSION_KEY,
-        store=store,
-        runs=runs,
-        environments=OneEnvironment(),
-        workdir=tmp_path / "b",
-        invocation=delivery(),
-    )
+    run = _ingest(SUBMISSION_KEY, store, runs, tmp_path / "b")
 
     # then it completes the ingest instead of leaving the run stuck in Running
     assert run is not None and run.files["Prediction Output"] == prediction_key("run-1")
@@ -221,14 +193,7 @@ def test_another_submission_for_a_running_run_is_ignored(store: MemoryStore, tmp
         )
     )
 
-    run = ingest_submission(
-        SUBMISSION_KEY,
-        store=store,
-        runs=runs,
-        environments=OneEnvironment(),
-        workdir=tmp_path / "w",
-        invocation=delivery(),
-    )
+    run = _ingest(SUBMISSION_KEY, store, runs, tmp_path / "w")
 
     assert run is None
     assert store.uploads == []
@@ -250,23 +215,9 @@ def test_an_unexpected_error_is_retried_and_the_last_attempt_fails_the_run(
     # when Lambda delivers the event three times
     for attempt in ("a", "b"):
         with pytest.raises(MemoryError):
-            ingest_submission(
-                SUBMISSION_KEY,
-                store=store,
-                runs=runs,
-                environments=OneEnvironment(),
-                workdir=tmp_path / attempt,
-                invocation=delivery(),
-            )
+            _ingest(SUBMISSION_KEY, store, runs, tmp_path / attempt)
         assert runs.runs["run-1"].status is RunStatus.RUNNING
-    run = ingest_submission(
-        SUBMISSION_KEY,
-        store=store,
-        runs=runs,
-        environments=OneEnvironment(),
-        workdir=tmp_path / "c",
-        invocation=delivery(),
-    )
+    run = _ingest(SUBMISSION_KEY, store, runs, tmp_path / "c")
 
     # then the third attempt failed the run with a reason naming the request, and nothing was uploaded
     assert len(calls) == 3
@@ -289,14 +240,7 @@ def test_a_delivery_while_another_invocation_holds_the_run_returns_without_inges
         )
     )
 
-    run = ingest_submission(
-        SUBMISSION_KEY,
-        store=store,
-        runs=runs,
-        environments=OneEnvironment(),
-        workdir=tmp_path / "w",
-        invocation=delivery(),
-    )
+    run = _ingest(SUBMISSION_KEY, store, runs, tmp_path / "w")
 
     assert run is None
     assert store.uploads == []
