@@ -89,7 +89,7 @@ def test_an_upload_is_logged_by_its_function_under_the_run_id_as_correlation_id(
     (line,) = [line for line in lines.lines if line["message"] == "upload processed"]
     assert line["service"] == "ingest"
     assert line["function_name"] == "benchgen-ingest"
-    assert line["correlation_id"] == "run-42"
+    assert line["correlation_id"] == line["run_id"] == "run-42"
     assert (line["key"], line["version_id"]) == (key, version)
 
 

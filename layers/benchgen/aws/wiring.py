@@ -22,7 +22,7 @@ from benchgen.aws.s3_events import uploaded_objects
 from benchgen.aws.sandbox import SandboxInvoker
 from benchgen.aws.storage import ObjectStore
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
-from benchgen.pipeline.keys import correlation_id
+from benchgen.pipeline.keys import correlation_id, run_id_of
 from benchgen.sandbox.job import Sandbox
 from benchgen.sandbox.local import LocalSandbox
 from benchgen.sandbox.remote import RemoteSandbox
@@ -130,13 +130,18 @@ def for_each_upload(
     version (``arguments`` are not part of what makes a delivery a duplicate).
 
     While an object is processed, the function's log lines carry its correlation id (the run id for a
-    run's objects, see ``keys.correlation_id``); each object ends with one line saying what was done.
+    run's objects, see ``keys.correlation_id``) and, for a run's objects, the ``run_id`` key; each object
+    ends with one line saying what was done.
     Per thread: in-process, concurrent invocations of one function share its logger.
     """
     once = adapters().once_per_object(step, context)
     answers = []
     for upload in uploaded_objects(event):
-        logger.thread_safe_append_keys(correlation_id=correlation_id(upload.key))
+        keys = {"correlation_id": correlation_id(upload.key)}
+        run_id = run_id_of(upload.key)
+        if run_id is not None:
+            keys["run_id"] = run_id
+        logger.thread_safe_append_keys(**keys)
         try:
             answer = once(upload=upload, **arguments)
             logger.info(
@@ -145,7 +150,7 @@ def for_each_upload(
             )
             answers.append(answer)
         finally:
-            logger.thread_safe_remove_keys(["correlation_id"])
+            logger.thread_safe_remove_keys(list(keys))
     return answers
 
 

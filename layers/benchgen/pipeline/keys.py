@@ -122,17 +122,25 @@ def execution_name(run_id: str) -> str:
     return f"run-{run_id}"[:80]
 
 
+def run_id_of(key: str) -> str | None:
+    """The run a submission or prediction output belongs to; None for any other key."""
+    for parse in (lambda k: parse_submission_key(k).run_id, parse_prediction_key):
+        try:
+            return parse(key)
+        except ObjectKeyError:
+            pass
+    return None
+
+
 def correlation_id(key: str) -> str:
     """The id that ties together the logs of every function handling this object and what follows from it.
 
     The run id for a run's objects (ingest, score and the artifact task all log under it), the
     ``<environment_id>/<version>`` of a bundle, and the key itself for anything off the layout.
     """
-    for parse in (lambda k: parse_submission_key(k).run_id, parse_prediction_key):
-        try:
-            return parse(key)
-        except ObjectKeyError:
-            pass
+    run_id = run_id_of(key)
+    if run_id is not None:
+        return run_id
     try:
         bundle = parse_bundle_key(key)
     except ObjectKeyError:
