@@ -14,6 +14,7 @@ from benchgen.aws.s3_events import UploadedObject
 from benchgen.aws.wiring import adapters, for_each_upload
 from benchgen.pipeline.attempts import Invocation
 from benchgen.pipeline.ingest_step import ingest_submission
+from benchgen.records import RunStatus
 
 # The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
 # environment, so it is given here for the local cloud's logs to say which function wrote them.
@@ -37,7 +38,9 @@ def ingest(upload: UploadedObject, invocation: Invocation) -> dict[str, Any]:
         )
     if run is None:
         return {"key": upload.key, "ignored": True}
-    metrics.add_metric(name="SubmissionIngested", unit=MetricUnit.Count, value=1)
+    # A refused submission ends the run here: it counts with the score step's failures, as RunFailed.
+    outcome = "RunFailed" if run.status is RunStatus.FAILED else "SubmissionIngested"
+    metrics.add_metric(name=outcome, unit=MetricUnit.Count, value=1)
     return {"run_id": run.run_id, "status": run.status.value}
 
 

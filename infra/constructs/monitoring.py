@@ -17,22 +17,26 @@ from constructs import Construct
 from benchgen.records import RunStatus
 from infra.constructs.functions import METRICS_NAMESPACE
 
-# The score function records each finished run as the business metric `Run<status>`; powertools adds the
-# function's service name (POWERTOOLS_SERVICE_NAME, its folder name) as the `service` dimension.
-RUN_SERVICE = "score"
+# A run ends as the business metric `Run<status>`: Completed or Failed by the score function, Failed by
+# the ingest function when it refuses a submission. Powertools adds the function's service name
+# (POWERTOOLS_SERVICE_NAME, its folder name) as the `service` dimension.
+RUN_ENDS: tuple[tuple[str, RunStatus], ...] = (
+    ("score", RunStatus.COMPLETED),
+    ("ingest", RunStatus.FAILED),
+    ("score", RunStatus.FAILED),
+)
 PERIOD = Duration.minutes(5)
 # Queue depth is sampled each minute; its alarm looks at the largest sample, so one message is enough.
 QUEUE_PERIOD = Duration.minutes(1)
 _WIDGET_WIDTH = 8
-_FINISHED = (RunStatus.COMPLETED, RunStatus.FAILED)
 
 
-def run_metric(status: RunStatus) -> cloudwatch.Metric:
-    """How many runs reached `status` per period, as the score function records them."""
+def run_metric(status: RunStatus, service: str) -> cloudwatch.Metric:
+    """How many runs reached `status` per period, as the function named `service` records them."""
     return cloudwatch.Metric(
         namespace=METRICS_NAMESPACE,
         metric_name=f"Run{status.value}",
-        dimensions_map={"service": RUN_SERVICE},
+        dimensions_map={"service": service},
         statistic=cloudwatch.Stats.SUM,
         period=PERIOD,
     )
@@ -69,11 +73,13 @@ class Monitoring(Construct):
         self._action = cloudwatch_actions.SnsAction(self.topic)
         self.alarms: list[cloudwatch.Alarm] = []
 
-        self._alarm(
-            "RunsFailedAlarm",
-            run_metric(RunStatus.FAILED),
-            "A run failed: its failure reason is on the run (GET /runs/{run_id}).",
-        )
+        for service, status in RUN_ENDS:
+            if status is RunStatus.FAILED:
+                self._alarm(
+                    f"RunsFailedIn{service.title()}Alarm",
+                    run_metric(status, service),
+                    f"A run failed in its {service} step: the reason is on the run (GET /runs/{{run_id}}).",
+                )
         queues: dict[str, cloudwatch.IMetric] = {}
         for name, function in functions.items():
             self._alarm(
@@ -109,7 +115,10 @@ class Monitoring(Construct):
         self.dashboard.add_widgets(
             _graph(
                 "Runs",
-                [run_metric(status).with_(label=f"Runs {status.value.lower()}") for status in _FINISHED],
+                [
+                    run_metric(status, service).with_(label=f"Runs {status.value.lower()} ({service})")
+                    for service, status in RUN_ENDS
+                ],
             ),
             _graph(
                 "State machine executions",

@@ -31,14 +31,16 @@ def _notifying(topic_id: str) -> dict[str, Any]:
     return {"AlarmActions": [{"Ref": topic_id}], "OKActions": [{"Ref": topic_id}]}
 
 
-def test_a_failed_run_raises_the_failed_runs_alarm(assertions: Any, topic_id: str) -> None:
-    # The score function records RunFailed in the BenchGen namespace, with its service name as dimension
+@pytest.mark.parametrize("service", ["ingest", "score"])
+def test_a_failed_run_raises_the_failed_runs_alarm(service: str, assertions: Any, topic_id: str) -> None:
+    # The ingest and score functions record RunFailed in the BenchGen namespace, with their service name
+    # as dimension
     assertions.has_resource_properties(
         "AWS::CloudWatch::Alarm",
         {
             "Namespace": "BenchGen",
             "MetricName": "RunFailed",
-            "Dimensions": [{"Name": "service", "Value": "score"}],
+            "Dimensions": [{"Name": "service", "Value": service}],
             "Statistic": "Sum",
             "Period": 300,
             "TreatMissingData": "notBreaching",
@@ -188,6 +190,7 @@ def test_the_dashboard_shows_runs_executions_alarms_function_health_and_dead_let
     ]
     assert [m[:4] for m in widgets["Runs"]["metrics"]] == [
         ["BenchGen", "RunCompleted", "service", "score"],
+        ["BenchGen", "RunFailed", "service", "ingest"],
         ["BenchGen", "RunFailed", "service", "score"],
     ]
     every_function = [f"${{{function_ids[name]}}}" for name in names]

@@ -326,6 +326,31 @@ def test_a_malformed_submission_fails_ingest_with_a_message_that_says_what_is_wr
     assert object_versions(cloud, "predictions/run-broken/prediction_output.zip") == 0
 
 
+def test_a_run_refused_at_ingest_counts_as_a_failed_run_in_the_metrics(
+    cloud: LocalCloud, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given a registered environment and a truncated predictions file
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    broken = tmp_path / "predictions.json"
+    broken.write_text('{"predictions": [', encoding="utf-8")
+    capsys.readouterr()
+
+    # when it is uploaded and refused
+    upload_submission(cloud, "run-refused", broken, "gsm8k-en")
+
+    # then the ingest function published RunFailed (what the failed-runs alarm watches), not an ingestion
+    published = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    ingest_metrics = [
+        metric["Name"]
+        for document in published
+        if document.get("service") == "ingest"
+        for directive in document["_aws"]["CloudWatchMetrics"]
+        for metric in directive["Metrics"]
+    ]
+    assert get_run(cloud, "run-refused").status is RunStatus.FAILED
+    assert ingest_metrics == ["RunFailed"]
+
+
 def test_an_upload_for_an_unknown_run_without_metadata_records_why(cloud: LocalCloud) -> None:
     # when a submission lands for a run nobody created, naming no environment
     cloud.client("s3").put_object(
