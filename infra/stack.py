@@ -57,9 +57,13 @@ class BenchGenStack(Stack):
             functions=self.functions.by_name,
             state_machines=[self.pipeline.state_machine],
         )
-        # What an operator subscribes to and opens after `cdk deploy`.
+        # What an operator subscribes to and opens after `cdk deploy`, and where users sign in and upload.
         CfnOutput(self, "AlarmTopicArn", value=self.monitoring.topic.topic_arn, description="Alarm topic")
         CfnOutput(self, "DashboardName", value=self.monitoring.dashboard.dashboard_name)
+        CfnOutput(self, "UserPoolId", value=self.api.user_pool.user_pool_id)
+        CfnOutput(self, "UserPoolClientId", value=self.api.user_pool_client.user_pool_client_id)
+        CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
+        CfnOutput(self, "DataBucketName", value=self.storage.bucket.bucket_name)
 
     def _specs(self) -> tuple[FunctionSpec, ...]:
         cap = self.node.try_get_context(SCORE_CONCURRENCY)

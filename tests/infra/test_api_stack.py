@@ -119,3 +119,12 @@ def test_the_command_line_client_has_no_secret(resources: dict[str, Resource]) -
     properties = resources["UserPoolClient"]["Properties"]
     assert properties["UserPoolId"] == {"Ref": "UserPool"}
     assert properties["GenerateSecret"] is False
+
+
+def test_the_stack_outputs_where_users_sign_in_call_the_api_and_upload(synthesis: Any) -> None:
+    outputs = synthesis.template["Outputs"]
+
+    assert outputs["UserPoolId"]["Value"] == {"Ref": "UserPool"}
+    assert outputs["UserPoolClientId"]["Value"] == {"Ref": "UserPoolClient"}
+    assert outputs["DataBucketName"]["Value"] == {"Ref": "DataBucket"}
+    assert "RestApi" in str(outputs["ApiUrl"]["Value"])
