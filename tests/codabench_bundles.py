@@ -99,7 +99,9 @@ with open(os.path.join(output_dir, "iris.predict"), "w") as handle:
 """
 
 
-def write_bundle(root: Path, *, ingestion: bool = False, ingestion_py: str = INGESTION_PY) -> Path:
+def write_bundle(
+    root: Path, *, ingestion: bool = False, ingestion_py: str = INGESTION_PY, score_py: str = SCORE_PY
+) -> Path:
     """The bundle folder ``root``; with ``ingestion``, input data and an ingestion program as well."""
     yaml_text = COMPETITION_YAML.format(
         input_data="input_data" if ingestion else "null",
@@ -111,7 +113,7 @@ def write_bundle(root: Path, *, ingestion: bool = False, ingestion_py: str = ING
         "overview.md": "Iris.\n",
         "reference_data/iris.solution": "\n".join(LABELS) + "\n",
         "scoring_program/metadata.yaml": "command: python3 $program/score.py $input $output\n",
-        "scoring_program/score.py": SCORE_PY,
+        "scoring_program/score.py": score_py,
     }
     if ingestion:
         files |= {

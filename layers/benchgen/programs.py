@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection
 from pathlib import Path
 
 import yaml
@@ -132,18 +133,24 @@ def run_program(
     return (sandbox or LocalSandbox()).run(job)
 
 
-def _number(key: object, value: object, file: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ScoringError(f"{file}: the value of {key!s} is {value!r}, not a number; write numbers only")
+def _as_number(value: object) -> float | None:
+    """``value`` as a finite number, a boolean counting as 0 or 1 as Codabench stores it; else None."""
+    if not isinstance(value, (int, float, str)):
+        return None
     try:
         number = float(value)
-    except ValueError as exc:
-        raise ScoringError(
-            f"{file}: the value of {key!s} is {value!r}, not a number; write numbers only"
-        ) from exc
-    if not math.isfinite(number):
-        raise ScoringError(f"{file}: the value of {key!s} is {value!r}; scores must be finite numbers")
-    return number
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _column_number(key: str, value: object, file: str) -> float:
+    number = _as_number(value)
+    if number is not None:
+        return number
+    if isinstance(value, float):
+        raise ScoringError(f"{file}: the value of {key} is {value!r}; scores must be finite numbers")
+    raise ScoringError(f"{file}: the value of {key} is {value!r}, not a number; write a number or a boolean")
 
 
 def _read_capped(path: Path) -> str:
@@ -157,8 +164,13 @@ def _read_capped(path: Path) -> str:
         raise ScoringError(f"{path.name} is not UTF-8 text") from exc
 
 
-def read_scores(output_dir: Path) -> dict[str, float]:
-    """The flat ``{key: number}`` the scoring program wrote: scores.json, else scores.txt read as YAML."""
+def read_scores(output_dir: Path, columns: Collection[str]) -> dict[str, float]:
+    """The scores the scoring program wrote in scores.json, else in scores.txt read as YAML.
+
+    As Codabench reads them: the value of each key in ``columns`` must be a number or a boolean; any other
+    key is kept only when its value is one too, and otherwise ignored (a note, a nested mapping...).
+    A column the program does not write is absent.
+    """
     json_path = output_dir / "scores.json"
     txt_path = output_dir / "scores.txt"
     data: object
@@ -184,4 +196,10 @@ def read_scores(output_dir: Path) -> dict[str, float]:
         raise ScoringError(NO_SCORES)
     if not isinstance(data, dict):
         raise ScoringError(f'{file} must map each score\'s key to a number, e.g. {{"accuracy": 0.72}}')
-    return {str(key): _number(key, value, file) for key, value in data.items()}
+    scores: dict[str, float] = {}
+    for key, value in data.items():
+        name = str(key)
+        number = _column_number(name, value, file) if name in columns else _as_number(value)
+        if number is not None:
+            scores[name] = number
+    return scores

@@ -68,30 +68,36 @@ def _computed(column: Column, by_index: dict[int, float]) -> float | None:
 def match_columns(
     spec: CompetitionSpec, scores: dict[str, float]
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """(values per leaderboard column, in column order; the other scores). Computed columns are filled in.
+    """(values per leaderboard column, in column order; the other scores).
 
-    A column without a value raises ScoringError naming every such column.
+    A computed column is filled from the columns of its ``computation_indexes``, as Codabench's leaderboard
+    does, whatever the scores hold under its key. A column left without a value is absent: it stays empty.
     """
     columns = spec.columns
-    by_index = {column.index: scores[column.key] for column in columns if column.key in scores}
+    by_index = {
+        column.index: scores[column.key]
+        for column in columns
+        if column.computation is None and column.key in scores
+    }
     metrics: dict[str, float] = {}
-    missing: list[str] = []
     for column in columns:
-        value = scores.get(column.key)
-        if value is None and column.computation is not None:
-            value = _computed(column, by_index)
-        if value is None:
-            missing.append(column.key)
-        else:
+        value = scores.get(column.key) if column.computation is None else _computed(column, by_index)
+        if value is not None:
             metrics[column.key] = value
+    keys = {column.key for column in columns}
+    other = {key: value for key, value in sorted(scores.items()) if key not in keys}
+    return metrics, other
+
+
+def _require_columns(spec: CompetitionSpec, metrics: dict[str, float], scores: dict[str, float]) -> None:
+    """A built-in template that cannot fill a column always will not: the columns name the wrong keys."""
+    missing = [column.key for column in spec.columns if column.key not in metrics]
     if missing:
         reported = ", ".join(sorted(scores)) or "nothing"
         raise ScoringError(
             f"scores.json has no value for the leaderboard column(s) {', '.join(missing)} "
             f"(it reported: {reported}); make the column keys match the scores"
         )
-    other = {key: value for key, value in sorted(scores.items()) if key not in metrics}
-    return metrics, other
 
 
 def _ordered_scores(metrics: dict[str, float], other: dict[str, float]) -> dict[str, float]:
@@ -155,7 +161,9 @@ def score_with_template(
             progress(aggregator.total)
         if aggregator.total == 0:
             raise ScoringError("the reference data holds no cases; add cases to cases.jsonl")
-        metrics, other = match_columns(spec, aggregator.scores())
+        template_scores = aggregator.scores()
+        metrics, other = match_columns(spec, template_scores)
+        _require_columns(spec, metrics, template_scores)
         scores = _ordered_scores(metrics, other)
         _write_scores(out_dir / SCORES_NAME, scores)
         write_zip(
@@ -233,7 +241,8 @@ def score_with_program(
     if result.returncode != 0:
         stderr = last_lines(result.stderr) or "(nothing on stderr)"
         raise ScoringError(f"the scoring program exited with code {result.returncode}:\n{stderr}")
-    metrics, other = match_columns(spec, read_scores(layout.output))
+    written = [column.key for column in spec.columns if column.computation is None]
+    metrics, other = match_columns(spec, read_scores(layout.output, written))
     scores = _ordered_scores(metrics, other)
     _write_scores(out_dir / SCORES_NAME, scores)
     verdicts_path = layout.output / VERDICTS_NAME

@@ -334,6 +334,32 @@ def test_a_codabench_bundle_scores_a_results_folder(
     assert f"warning: docker_image {DOCKER_IMAGE} is not used" in capsys.readouterr().err
 
 
+def test_a_first_column_the_scoring_program_leaves_empty_gives_a_completed_run_without_score(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given a Codabench bundle whose scoring program writes a duration and a note, but no accuracy
+    program = (
+        "import json, os, sys\n"
+        "scores = {'duration': 1.5, 'notes': 'labels not checked yet'}\n"
+        "json.dump(scores, open(os.path.join(sys.argv[2], 'scores.json'), 'w'))\n"
+    )
+    bundle = write_bundle(tmp_path / "bundle", score_py=program)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "iris.predict").write_text("\n".join(LABELS) + "\n", encoding="utf-8")
+
+    # when it is scored
+    code = main(
+        ["score", "--bundle", str(bundle), "--submission", str(folder), "--out", str(tmp_path / "run")]
+    )
+
+    # then the run completes; the accuracy column is empty, so the run has no overall score
+    run = _run(tmp_path / "run")
+    assert (code, run["status"]) == (0, "Completed")
+    assert (run["metrics"], run["other_metrics"], run["overall_score"]) == ({"duration": 1.5}, {}, None)
+    assert "\n  duration 1.5\n" in capsys.readouterr().out
+
+
 def test_bundle_check_passes_a_codabench_bundle_and_warns_of_its_docker_image(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

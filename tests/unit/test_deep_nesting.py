@@ -34,7 +34,7 @@ def test_scores_nested_too_deep_fail_the_scoring_with_the_file_named(tmp_path: P
     (tmp_path / name).write_text(DEEP, encoding="utf-8")
 
     with pytest.raises(ScoringError) as caught:
-        read_scores(tmp_path)
+        read_scores(tmp_path, ["accuracy"])
 
     assert str(caught.value).startswith(f"{name} {TOO_DEEP}")
 

@@ -44,7 +44,7 @@ def test_a_scoring_program_writes_scores_that_are_read_back(tmp_path: Path, layo
 
     # then it succeeded and its scores are read
     assert result.ok
-    assert read_scores(layout.output) == {"accuracy": 0.75}
+    assert read_scores(layout.output, ["accuracy"]) == {"accuracy": 0.75}
 
 
 def test_host_secrets_never_reach_the_program(
@@ -159,7 +159,7 @@ def test_relative_folders_are_passed_as_absolute_paths(
 
     # then the paths still lead to the right places
     assert result.ok, result.stderr
-    assert read_scores(layout.output) == {"accuracy": 1.0}
+    assert read_scores(layout.output, ["accuracy"]) == {"accuracy": 1.0}
 
 
 def test_placeholders_become_the_layout_folders(tmp_path: Path, layout: Layout) -> None:
@@ -243,34 +243,48 @@ def test_a_program_without_metadata_is_refused(tmp_path: Path, layout: Layout) -
 def test_scores_txt_is_read_when_there_is_no_scores_json(tmp_path: Path) -> None:
     (tmp_path / "scores.txt").write_text("accuracy: 0.5\nf1: 1\n")
 
-    assert read_scores(tmp_path) == {"accuracy": 0.5, "f1": 1.0}
+    assert read_scores(tmp_path, ["accuracy"]) == {"accuracy": 0.5, "f1": 1.0}
 
 
 def test_scores_json_wins_over_scores_txt(tmp_path: Path) -> None:
     (tmp_path / "scores.json").write_text('{"accuracy": 0.9}')
     (tmp_path / "scores.txt").write_text("accuracy: 0.1\n")
 
-    assert read_scores(tmp_path) == {"accuracy": 0.9}
+    assert read_scores(tmp_path, ["accuracy"]) == {"accuracy": 0.9}
 
 
 def test_missing_scores_fail_with_the_codabench_like_message(tmp_path: Path) -> None:
     with pytest.raises(ScoringError) as raised:
-        read_scores(tmp_path)
+        read_scores(tmp_path, ["accuracy"])
 
     assert (
         str(raised.value) == "the scoring program wrote no scores.json (nor scores.txt) in its output folder"
     )
 
 
-def test_a_non_numeric_score_names_its_key(tmp_path: Path) -> None:
-    (tmp_path / "scores.json").write_text('{"accuracy": 0.9, "grade": "excellent"}')
+def test_keys_that_are_no_column_are_ignored_unless_they_are_numbers(tmp_path: Path) -> None:
+    (tmp_path / "scores.json").write_text(
+        '{"accuracy": 0.9, "notes": "ok", "per_class": {"cat": 1}, "speed": 3, "empty": null}'
+    )
+
+    assert read_scores(tmp_path, ["accuracy", "f1"]) == {"accuracy": 0.9, "speed": 3.0}
+
+
+def test_a_boolean_counts_as_one_or_zero(tmp_path: Path) -> None:
+    (tmp_path / "scores.txt").write_text("solved: true\nfast: false\n")
+
+    assert read_scores(tmp_path, ["solved", "fast"]) == {"solved": 1.0, "fast": 0.0}
+
+
+def test_a_column_with_a_value_that_is_no_number_names_its_key(tmp_path: Path) -> None:
+    (tmp_path / "scores.json").write_text('{"accuracy": "excellent", "grade": "excellent"}')
 
     with pytest.raises(ScoringError) as raised:
-        read_scores(tmp_path)
+        read_scores(tmp_path, ["accuracy"])
 
     assert (
         str(raised.value)
-        == "scores.json: the value of grade is 'excellent', not a number; write numbers only"
+        == "scores.json: the value of accuracy is 'excellent', not a number; write a number or a boolean"
     )
 
 
@@ -278,7 +292,7 @@ def test_a_nan_score_is_refused(tmp_path: Path) -> None:
     (tmp_path / "scores.json").write_text('{"accuracy": NaN}')
 
     with pytest.raises(ScoringError) as raised:
-        read_scores(tmp_path)
+        read_scores(tmp_path, ["accuracy"])
 
     assert str(raised.value) == "scores.json: the value of accuracy is nan; scores must be finite numbers"
 
@@ -287,7 +301,7 @@ def test_scores_that_are_not_a_mapping_are_refused(tmp_path: Path) -> None:
     (tmp_path / "scores.json").write_text("[0.9]")
 
     with pytest.raises(ScoringError) as raised:
-        read_scores(tmp_path)
+        read_scores(tmp_path, ["accuracy"])
 
     assert str(raised.value) == 'scores.json must map each score\'s key to a number, e.g. {"accuracy": 0.72}'
 
@@ -296,6 +310,6 @@ def test_invalid_scores_json_names_the_position(tmp_path: Path) -> None:
     (tmp_path / "scores.json").write_text('{"accuracy": }')
 
     with pytest.raises(ScoringError) as raised:
-        read_scores(tmp_path)
+        read_scores(tmp_path, ["accuracy"])
 
     assert str(raised.value) == "scores.json is not valid JSON (line 1, column 14): Expecting value"

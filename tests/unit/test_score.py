@@ -197,6 +197,91 @@ def test_a_scoring_program_gives_the_scores_and_keeps_its_logs(tmp_path: Path) -
         assert "scores.json" in archive.namelist()
 
 
+CODABENCH_SCORES_PROGRAM = """
+import json, os, sys
+scores = {"accuracy": 0.5, "solved": True, "mean": 9, "notes": "ok", "per_class": {"cat": 1.0}}
+json.dump(scores, open(os.path.join(sys.argv[2], "scores.json"), "w"))
+"""
+
+CODABENCH_COLUMNS = """
+      - {title: Acc, key: accuracy, index: 0}
+      - {title: Solved, key: solved, index: 1}
+      - {title: F1, key: f1, index: 2}
+      - {title: Mean, key: mean, index: 3, computation: avg, computation_indexes: [0, 1]}
+      - {title: Sum, key: total, index: 4, computation: sum, computation_indexes: [0, 1]}
+      - {title: Min, key: worst, index: 5, computation: min, computation_indexes: [0, 1]}
+      - {title: Max, key: best, index: 6, computation: max, computation_indexes: [0, 1]}
+      - {title: With F1, key: with_f1, index: 7, computation: avg, computation_indexes: [0, 2]}
+"""
+
+
+def test_program_scores_are_read_as_codabench_reads_them(tmp_path: Path) -> None:
+    # given a program writing a boolean, a note, a nested mapping and a value for a computed column,
+    # but nothing for the f1 column
+    env = _env(
+        tmp_path, MATH_CASES, template=None, columns=CODABENCH_COLUMNS, program=CODABENCH_SCORES_PROGRAM
+    )
+    output = _prediction_output(tmp_path, env, [{"id": "q1", "prediction_text": "2"}])
+
+    # when it is scored
+    report = score(env, output, tmp_path / "out", workdir=tmp_path / "w")
+
+    # then the boolean counts as 1, the other keys are ignored, the computed columns come from the
+    # columns they name, and f1 (and the average that needs it) stay empty
+    assert report.metrics == {
+        "accuracy": 0.5,
+        "solved": 1.0,
+        "mean": 0.75,
+        "total": 1.5,
+        "worst": 0.5,
+        "best": 1.0,
+    }
+    assert (report.other_metrics, report.overall_score) == ({}, 0.5)
+    detailed = json.loads((tmp_path / "out" / "detailed_results.json").read_text(encoding="utf-8"))
+    assert [tile["key"] for tile in detailed["metrics"]] == [
+        "accuracy",
+        "solved",
+        "mean",
+        "total",
+        "worst",
+        "best",
+    ]
+
+
+def test_a_first_column_the_program_does_not_write_leaves_no_overall_score(tmp_path: Path) -> None:
+    program = (
+        "import json, os, sys\njson.dump({'speed': 2}, open(os.path.join(sys.argv[2], 'scores.json'), 'w'))\n"
+    )
+    columns = (
+        "\n      - {title: Acc, key: accuracy, index: 0}\n      - {title: Speed, key: speed, index: 1}\n"
+    )
+    env = _env(tmp_path, MATH_CASES, template=None, columns=columns, program=program)
+    output = _prediction_output(tmp_path, env, [{"id": "q1", "prediction_text": "2"}])
+
+    report = score(env, output, tmp_path / "out", workdir=tmp_path / "w")
+
+    assert (report.metrics, report.overall_score) == ({"speed": 2.0}, None)
+    written = json.loads((tmp_path / "out" / "scores.json").read_text(encoding="utf-8"))
+    assert written == {"speed": 2.0}
+
+
+def test_a_column_value_that_is_no_number_fails_the_run_by_name(tmp_path: Path) -> None:
+    program = """
+    import json, os, sys
+    json.dump({"accuracy": "high"}, open(os.path.join(sys.argv[2], "scores.json"), "w"))
+    """
+    columns = "\n      - {title: Acc, key: accuracy, index: 0}\n"
+    env = _env(tmp_path, MATH_CASES, template=None, columns=columns, program=program)
+    output = _prediction_output(tmp_path, env, [{"id": "q1", "prediction_text": "2"}])
+
+    with pytest.raises(ScoringError) as caught:
+        score(env, output, tmp_path / "out", workdir=tmp_path / "w")
+
+    assert str(caught.value) == (
+        "scores.json: the value of accuracy is 'high', not a number; write a number or a boolean"
+    )
+
+
 def test_a_failing_scoring_program_fails_with_the_end_of_its_stderr(tmp_path: Path) -> None:
     program = "import sys\nprint('loading', file=sys.stderr)\nraise SystemExit('reference file broken')\n"
     env = _env(
