@@ -90,7 +90,7 @@ def match_columns(
 
 
 def _require_columns(spec: CompetitionSpec, metrics: dict[str, float], scores: dict[str, float]) -> None:
-    """A built-in template that cannot fill a column always will not: the columns name the wrong keys."""
+    """A column the built-in template leaves empty would be empty on every run: its key is wrong."""
     missing = [column.key for column in spec.columns if column.key not in metrics]
     if missing:
         reported = ", ".join(sorted(scores)) or "nothing"
