@@ -360,6 +360,29 @@ def test_a_first_column_the_scoring_program_leaves_empty_gives_a_completed_run_w
     assert "\n  duration 1.5\n" in capsys.readouterr().out
 
 
+def test_bundle_check_and_score_agree_on_reference_data_only_the_scoring_program_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given a bundle with only a scoring program whose reference data holds a cases.jsonl it reads itself
+    bundle = write_bundle(tmp_path / "bundle")
+    (bundle / "reference_data" / "cases.jsonl").write_text('{"flower": "setosa"}\n', encoding="utf-8")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "iris.predict").write_text("\n".join(LABELS) + "\n", encoding="utf-8")
+
+    # when it is checked, then scored
+    checked = main(["bundle", "check", str(bundle)])
+    scored = main(
+        ["score", "--bundle", str(bundle), "--submission", str(folder), "--out", str(tmp_path / "run")]
+    )
+
+    # then both accept it, and the run is scored by the program
+    run = _run(tmp_path / "run")
+    assert (checked, scored, run["status"]) == (0, 0, "Completed")
+    assert run["metrics"] == {"accuracy": 1.0, "duration": 0.0}
+    assert "warning: the cases are not counted: reference/cases.jsonl: line 1" in capsys.readouterr().err
+
+
 def test_bundle_check_passes_a_codabench_bundle_and_warns_of_its_docker_image(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

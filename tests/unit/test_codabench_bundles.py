@@ -121,6 +121,45 @@ def test_an_ingestion_program_may_not_write_the_step_metadata(tmp_path: Path) ->
         ingest(env, code_submission(tmp_path / "s.zip", "setosa"), tmp_path / "out", workdir=tmp_path / "w")
 
 
+@pytest.mark.parametrize(
+    ("cases", "problem"),
+    [
+        (b'{"flower": "setosa"}\n', "reference/cases.jsonl: line 1: id: Field required"),
+        (b'{"id": "a"}\n{"id": "\xff"}\n', "reference/cases.jsonl: line 2 is not UTF-8 text"),
+    ],
+)
+def test_reference_cases_only_the_scoring_program_reads_do_not_stop_a_results_submission(
+    tmp_path: Path, cases: bytes, problem: str
+) -> None:
+    # given a bundle with only a scoring program, whose reference data holds a cases.jsonl of its own
+    # format beside the solution (which the check leaves to the program), and a zip of arbitrary files
+    bundle = write_bundle(tmp_path / "bundle")
+    (bundle / "reference_data" / "cases.jsonl").write_bytes(cases)
+    submission = results_submission(tmp_path / "submission.zip", LABELS)
+    with zipfile.ZipFile(submission, "a") as archive:
+        archive.writestr("notes/readme.txt", "trained on the train split\n")
+        archive.writestr("weights.bin", b"\x00\xff")
+
+    # when it is checked, ingested and scored
+    problems = check_bundle(bundle)
+    env = open_environment(bundle, tmp_path / "env")
+    ingested = ingest(env, submission, tmp_path / "out", workdir=tmp_path / "work")
+    scored = score(env, tmp_path / "out" / "prediction_output.zip", tmp_path / "out", workdir=tmp_path / "s")
+
+    # then the check and the run agree: the submitted files reach input/res and are scored, and the run
+    # says why its cases are not counted
+    assert problems == []
+    assert sorted(_prediction_output(tmp_path / "out")) == [
+        "iris.predict",
+        "metadata",
+        "notes/readme.txt",
+        "weights.bin",
+    ]
+    assert scored.metrics == {"accuracy": 1.0, "duration": 0.0}
+    assert ingested.total_questions == 0
+    assert ingested.warnings[1].startswith(f"the cases are not counted: {problem}")
+
+
 def test_a_code_submission_without_an_ingestion_program_is_refused_with_what_to_do(tmp_path: Path) -> None:
     env = open_environment(write_bundle(tmp_path / "bundle"), tmp_path / "env")
 

@@ -23,9 +23,12 @@ _BATCH = 1000
 def iter_cases(path: Path) -> Iterator[Case]:
     """Cases of ``cases.jsonl`` in file order; a bad line raises BundleError naming its line number."""
     label = f"reference/{path.name}"
-    with path.open(encoding="utf-8-sig") as lines:
+    with path.open("rb") as lines:
         for number, line in enumerate(lines, start=1):
-            text = line.strip()
+            try:
+                text = line.decode("utf-8-sig" if number == 1 else "utf-8").strip()
+            except UnicodeDecodeError:
+                raise BundleError(label, f"line {number} is not UTF-8 text; save the file as UTF-8") from None
             if not text:
                 continue
             try:
