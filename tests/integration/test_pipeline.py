@@ -579,6 +579,37 @@ def test_a_codabench_bundle_and_a_results_zip_run_as_on_codabench(cloud: LocalCl
     assert run.warnings == environment.warnings
 
 
+def test_a_column_the_scoring_program_leaves_empty_shows_no_score_on_the_run_page(
+    cloud: LocalCloud, tmp_path: Path, api_users: Any
+) -> None:
+    # given a Codabench bundle whose scoring program writes a duration and a note, but no accuracy
+    owner, _ = api_users
+    program = (
+        "import json, os, sys\n"
+        "scores = {'duration': 2.5, 'notes': 'accuracy comes later'}\n"
+        "json.dump(scores, open(os.path.join(sys.argv[2], 'scores.json'), 'w'))\n"
+    )
+    upload_bundle(cloud, write_bundle(tmp_path / "iris" / "bundle", score_py=program), tmp_path, "iris")
+
+    # when a results zip is uploaded for a run created through the API
+    status, created = owner.call(
+        "POST", "/runs", {"environment_id": "iris", "version": "v1", "model": "m", "filename": "results.zip"}
+    )
+    assert status == 201, created
+    submission = results_submission(tmp_path / "results.zip", LABELS)
+    cloud.client("s3").put_object(
+        Bucket=cloud.bucket, Key=created["upload_key"], Body=submission.read_bytes()
+    )
+    cloud.settle()
+
+    # then the run completed; its page has no overall score and a tile for the duration only
+    status, run = owner.call("GET", f"/runs/{created['run']['run_id']}")
+    assert status == 200 and run["status"] == "Completed", run.get("failure_reason")
+    assert run["overall_score"] is None
+    assert [(tile["key"], tile["value"]) for tile in run["metrics"]] == [("duration", 2.5)]
+    assert run["other_metrics"] == {}
+
+
 # ---- attempts and claims ---------------------------------------------------------------------------------
 
 
