@@ -24,7 +24,7 @@ metrics = Metrics(service=SERVICE)
 
 
 def _attribute(record: SQSRecord, name: str) -> str:
-    value = record.message_attributes.get(name)
+    value = record.message_attributes[name]  # None when absent
     return (value.string_value if value is not None else None) or "unknown"
 
 

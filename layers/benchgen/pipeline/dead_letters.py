@@ -7,18 +7,22 @@ or a retry blocked by the dead attempt's claim until the deadline. For those, th
 or the bundle has no environment version, and this is where they end.
 
 Each message is the original S3 notification; Lambda adds RequestID, ErrorCode (the invocation's HTTP
-status) and ErrorMessage (the first 1 KB of the error). Every write is conditional, so a message handled
-twice, or one for a run that has since finished, changes nothing.
+status: 200 for an error of the function) and ErrorMessage (the first 1 KB of the last attempt's error).
+A message this settles is deleted (Lambda's poller deletes what the batch did not report failed): the
+upload itself stays in the versioned bucket, the run or version keeps the reason and request id, and the
+log keeps the message; keeping it would only have it delivered again and again. Every write is
+conditional, so a message handled twice, or one for a run that has since finished, changes nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from aws_lambda_powertools import Logger
 
 from benchgen.aws.s3_events import uploaded_objects
+from benchgen.pipeline.attempts import Publisher
 from benchgen.pipeline.context import RunsStore
 from benchgen.pipeline.keys import (
     ENVIRONMENTS,
@@ -37,12 +41,6 @@ from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunStatus, ut
 logger = Logger(child=True)
 
 UNFINISHED = (RunStatus.PENDING, RunStatus.DEPLOYING, RunStatus.RUNNING)
-# How much of Lambda's error message a reason quotes: enough for "Runtime exited ... signal: killed".
-QUOTED_CHARS = 300
-
-
-class Publisher(Protocol):
-    def publish(self, detail_type: str, detail: dict[str, Any]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -54,25 +52,23 @@ class DeadLetter:
     error_code: str
     error_message: str
 
-    def cause(self) -> str:
-        message = " ".join(self.error_message.split())
-        if len(message) > QUOTED_CHARS:
-            message = message[: QUOTED_CHARS - 3] + "..."
-        return f"{self.error_code}: {message}, request id {self.request_id}"
 
-
+# Lambda's error message stays in the log, not in the reason: it is the last attempt's, which after a
+# killed first attempt is the idempotency layer's "already in progress" naming internal keys, and in
+# general may quote internals the user has no use for (as the steps' own internal-error reasons do).
 def run_failure_reason(step: str, letter: DeadLetter) -> str:
     return (
-        f"internal error: the {step} step failed on every attempt ({letter.cause()}); nothing you uploaded "
+        f"internal error: the {step} step failed on every attempt (request id {letter.request_id}), "
+        "stopped before it could say why (out of memory, out of time or a crash); nothing you uploaded "
         "was changed: upload the submission again, and quote the request id if this happens again"
     )
 
 
 def bundle_rejection_reason(letter: DeadLetter) -> str:
     return (
-        f"internal error: registering the bundle failed on every attempt ({letter.cause()}); the bundle "
-        "is kept in the bucket: upload it again as a new version, and quote the request id if this "
-        "happens again"
+        f"internal error: registering the bundle failed on every attempt (request id {letter.request_id}); "
+        "the bundle is kept in the bucket: upload it again as a new version, and quote the request id if "
+        "this happens again"
     )
 
 
@@ -80,6 +76,14 @@ def settle_dead_letter(
     letter: DeadLetter, *, runs: RunsStore, environments: EnvironmentsStore, publisher: Publisher
 ) -> list[str]:
     """End the run or environment version each upload of the event was for; say what was done for each."""
+    logger.error(
+        "an event failed every delivery",
+        extra={
+            "request_id": letter.request_id,
+            "error_code": letter.error_code,
+            "error_message": letter.error_message,
+        },
+    )
     done = []
     for upload in uploaded_objects(letter.event):
         key = upload.key
