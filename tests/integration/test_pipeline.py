@@ -712,12 +712,13 @@ def test_a_score_step_killed_on_every_attempt_ends_the_run_failed_through_its_de
     print(f"run-killed: Failed {elapsed:.2f} s after the upload, {len(attempts)} attempts")
 
 
-def test_a_registration_killed_on_every_attempt_records_the_version_rejected(
-    cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("failure", [Killed("out of memory"), RuntimeError("disk full")])
+def test_a_registration_that_fails_on_every_attempt_records_the_version_rejected(
+    cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: BaseException
 ) -> None:
-    # given a registration whose process is killed while it checks the bundle
+    # given a registration whose process is killed, or which fails unexpectedly, while it checks the bundle
     def killed(*args: Any, **kwargs: Any) -> None:
-        raise Killed("out of memory")
+        raise failure
 
     monkeypatch.setattr(register_module, "check_bundle", killed)
     attempts = invocations(cloud, "RegisterEnvironment")
