@@ -11,6 +11,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as lambda_events
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_notifications as s3n
@@ -91,6 +92,10 @@ class FunctionSpec:
     puts_events: bool = False
     # Hands untrusted programs to the sandbox function (and passes their files through SANDBOX_PREFIX).
     runs_programs: bool = False
+    # The functions whose dead-letter queues this one consumes (an SQS event source each). It is invoked
+    # synchronously by Lambda's poller, so it has no dead-letter queue of its own: a message it cannot
+    # handle stays in the queue it came from.
+    drains: tuple[str, ...] = ()
     # The sandbox itself: no resource names in its environment, no grants at all (not even its logs: the
     # synchronous caller receives its errors), no tracing, no dead-letter queue (it is never invoked
     # asynchronously).
@@ -161,6 +166,16 @@ SPECS: tuple[FunctionSpec, ...] = (
         idempotent=True,
     ),
     FunctionSpec(
+        name="dead_letters",
+        logical_id="DeadLettersFunction",
+        description="Fails the run or rejects the bundle whose event failed every delivery",
+        memory_mb=256,
+        timeout=Duration.seconds(60),
+        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ_WRITE},
+        puts_events=True,
+        drains=("register_environment", "ingest", "score"),
+    ),
+    FunctionSpec(
         name="api",
         logical_id="ApiFunction",
         description="The REST API behind API Gateway",
@@ -212,6 +227,7 @@ class Functions(Construct):
         self.specs = specs
         self.by_name: dict[str, lambda_.Function] = {}
         self.roles: dict[str, iam.Role] = {}
+        self.dead_letter_queues: dict[str, sqs.Queue] = {}
         for spec in specs:
             _check_no_self_trigger(spec)
             self.by_name[spec.name] = self._build(spec)
@@ -219,6 +235,14 @@ class Functions(Construct):
         for spec in specs:
             if spec.runs_programs and sandbox is not None:
                 self._hand_programs_to(self.by_name[spec.name], self.roles[spec.name], sandbox)
+        for spec in specs:
+            for source in spec.drains:
+                # Grants receiving, deleting and changing the visibility of this queue's messages only.
+                self.by_name[spec.name].add_event_source(
+                    lambda_events.SqsEventSource(
+                        self.dead_letter_queues[source], batch_size=10, report_batch_item_failures=True
+                    )
+                )
 
     @property
     def environment(self) -> dict[str, str]:
@@ -260,14 +284,17 @@ class Functions(Construct):
             scope, "Logs", retention=LOG_RETENTION, removal_policy=RemovalPolicy.DESTROY
         )
         set_logical_id(log_group, f"{spec.logical_id}LogGroup")
-        dead_letters = sqs.Queue(
-            scope,
-            "DeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
-        )
-        set_logical_id(dead_letters, f"{spec.logical_id}DeadLetterQueue")
+        dead_letters = None
+        if not spec.drains:
+            dead_letters = sqs.Queue(
+                scope,
+                "DeadLetterQueue",
+                encryption=sqs.QueueEncryption.SQS_MANAGED,
+                enforce_ssl=True,
+                retention_period=Duration.days(14),
+            )
+            set_logical_id(dead_letters, f"{spec.logical_id}DeadLetterQueue")
+            self.dead_letter_queues[spec.name] = dead_letters
 
         function = lambda_.Function(
             scope,
@@ -287,7 +314,7 @@ class Functions(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             log_group=log_group,
             dead_letter_queue=dead_letters,
-            retry_attempts=RETRY_ATTEMPTS,
+            retry_attempts=RETRY_ATTEMPTS if dead_letters is not None else None,
         )
         set_logical_id(function, spec.logical_id)
         log_group.grant_write(role)

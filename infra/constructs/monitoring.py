@@ -26,7 +26,7 @@ RUN_ENDS: tuple[tuple[str, RunStatus], ...] = (
     ("score", RunStatus.FAILED),
 )
 PERIOD = Duration.minutes(5)
-# Queue depth is sampled each minute; its alarm looks at the largest sample, so one message is enough.
+# Queue metrics are sampled each minute; one message sent to a dead-letter queue is enough to alarm.
 QUEUE_PERIOD = Duration.minutes(1)
 _WIDGET_WIDTH = 8
 
@@ -88,15 +88,18 @@ class Monitoring(Construct):
                 f"The {name} function raised an error; see its log group.",
             )
             if function.dead_letter_queue is not None:
-                depth = function.dead_letter_queue.metric_approximate_number_of_messages_visible(
+                queue = function.dead_letter_queue
+                depth = queue.metric_approximate_number_of_messages_visible(
                     period=QUEUE_PERIOD, statistic=cloudwatch.Stats.MAXIMUM
                 )
                 queues[name] = depth.with_(label=name)
+                # Counted as it arrives: the dead-letter consumer deletes the run steps' messages within
+                # seconds, before a depth sample would see them.
                 self._alarm(
                     f"{_camel(name)}DeadLettersAlarm",
-                    depth,
-                    f"An event for the {name} function failed every retry and waits in its dead-letter "
-                    "queue; fix the cause, then redrive it.",
+                    queue.metric_number_of_messages_sent(period=QUEUE_PERIOD, statistic=cloudwatch.Stats.SUM),
+                    f"An event for the {name} function failed every retry and went to its dead-letter "
+                    "queue; the dead_letters function logs which run or bundle it ended. Fix the cause.",
                 )
         for machine in state_machines:
             machine_id = _machine_id(machine)

@@ -8,7 +8,9 @@ them while it is active and puts the originals back on exit.
 
 Asynchronous invocations stay asynchronous, as on AWS: an S3 notification (moto's
 ``s3.notifications._invoke_awslambda``) or an ``InvocationType=Event`` call returns at once and the
-handler runs on its own thread.
+handler runs on its own thread. One that fails is retried and then dead-lettered as Lambda does it (see
+``AsyncConfig``); a dead-letter queue that a function consumes (an event source mapping) hands it the
+message as Lambda's poller would.
 
 S3 notifications are made as AWS makes them: moto sends them from inside the request, before it stores
 the object's metadata, so the hook holds them back until the S3 request that caused them has finished
@@ -25,6 +27,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -36,6 +39,26 @@ Handler = Callable[[Any, Any], Any]
 DEFAULT_TIMEOUT_S = 900
 DEFAULT_MEMORY_MB = 128
 EXIT_WAIT_S = 60.0
+# Lambda retries a failed asynchronous invocation twice unless the function's event invoke configuration
+# says otherwise (MaximumRetryAttempts, 0-2).
+DEFAULT_RETRY_ATTEMPTS = 2
+# Lambda waits about 1 minute before the first retry and 2 minutes before the second; locally the same
+# number of attempts comes after short waits, so that tests see the whole sequence in well under a second.
+LOCAL_RETRY_DELAYS_S = (0.05, 0.1)
+# What Lambda reports for an invocation whose runtime process died (killed out of memory, exited).
+RUNTIME_EXIT = "Runtime.ExitError"
+
+
+@dataclass(frozen=True)
+class AsyncConfig:
+    """How Lambda treats a function's failed asynchronous invocations.
+
+    ``retry_attempts``: deliveries after the first (MaximumRetryAttempts). ``dead_letter_queue``: the URL
+    of the queue the event goes to after the last one fails (the function's DeadLetterConfig), if any.
+    """
+
+    retry_attempts: int = DEFAULT_RETRY_ATTEMPTS
+    dead_letter_queue: str | None = None
 
 
 class LambdaContext:
@@ -48,12 +71,13 @@ class LambdaContext:
         region: str = "us-east-1",
         memory_limit_in_mb: int = DEFAULT_MEMORY_MB,
         timeout_s: int = DEFAULT_TIMEOUT_S,
+        request_id: str | None = None,
     ) -> None:
         self.function_name = function_name
         self.function_version = "$LATEST"
         self.invoked_function_arn = f"arn:aws:lambda:{region}:{ACCOUNT_ID}:function:{function_name}"
         self.memory_limit_in_mb = memory_limit_in_mb
-        self.aws_request_id = str(uuid.uuid4())
+        self.aws_request_id = request_id or str(uuid.uuid4())
         self.log_group_name = f"/aws/lambda/{function_name}"
         self.log_stream_name = f"local/{self.aws_request_id}"
         self._deadline = time.monotonic() + timeout_s
@@ -72,11 +96,21 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
 
 
 def call_handler(handler: Handler, event: Any, context: LambdaContext) -> tuple[str, bool]:
-    """Run one invocation; return the JSON payload and whether it is an error payload."""
+    """Run one invocation; return the JSON payload and whether it is an error payload.
+
+    An exception that is not an ``Exception`` (``SystemExit``, or a test's stand-in for the process being
+    killed) ends the invocation the way a dead runtime does: the handler's ``except Exception`` blocks,
+    powertools' among them, never ran, and Lambda reports a runtime exit rather than the handler's error.
+    """
     try:
         result = handler(event, context)
     except Exception as exc:
         return json.dumps(error_payload(exc)), True
+    except (KeyboardInterrupt, GeneratorExit):
+        raise
+    except BaseException as exc:
+        message = f"RequestId: {context.aws_request_id} Error: Runtime exited with error: {exc!r}"
+        return json.dumps({"errorMessage": message, "errorType": RUNTIME_EXIT}), True
     return json.dumps(result, default=str), False
 
 
@@ -100,6 +134,11 @@ class LambdaHook:
         self._inflight = 0
         self._idle = threading.Condition()
         self._async = threading.local()
+        self.async_configs: dict[str, AsyncConfig] = {}
+        self.queue_consumers: dict[str, QueueConsumer] = {}
+        self.retry_delays_s: tuple[float, ...] = LOCAL_RETRY_DELAYS_S
+        # The dead-letter queues are moto SQS queues, reached through the cloud's client.
+        self.sqs: Callable[[], Any] | None = None
 
     @property
     def active(self) -> bool:
@@ -114,22 +153,121 @@ class LambdaHook:
     def invoke(
         self, function_name: str, event: Any, *, memory_mb: int, timeout_s: int
     ) -> tuple[str, bool, str]:
+        # Only the invocation a dispatch started is asynchronous; what its handler invokes in turn is not.
+        asynchronous = getattr(self._async, "pending", False)
+        self._async.pending = False
+        if asynchronous:
+            return self._invoke_async(function_name, event, memory_mb=memory_mb, timeout_s=timeout_s)
+        payload, errored, request_id = self._invoke_once(
+            function_name, event, memory_mb=memory_mb, timeout_s=timeout_s
+        )
+        return payload, errored, f"RequestId: {request_id}\n"
+
+    def _invoke_once(
+        self, function_name: str, event: Any, *, memory_mb: int, timeout_s: int, request_id: str | None = None
+    ) -> tuple[str, bool, str]:
         handler = self.handlers.get(function_name)
         context = LambdaContext(
-            function_name, region=self.region, memory_limit_in_mb=memory_mb, timeout_s=timeout_s
+            function_name,
+            region=self.region,
+            memory_limit_in_mb=memory_mb,
+            timeout_s=timeout_s,
+            request_id=request_id,
         )
         if handler is None:
             missing = LookupError(
                 f"no in-process handler is registered for Lambda function {function_name!r}; "
                 f"registered: {sorted(self.handlers)}"
             )
-            return json.dumps(error_payload(missing)), True, ""
+            return json.dumps(error_payload(missing)), True, context.aws_request_id
         with running_as(self.services.get(function_name)):
             payload, errored = call_handler(handler, _as_event(event), context)
-        if errored and getattr(self._async, "active", False):
-            # Nobody receives an asynchronous invocation's answer (AWS would retry, then dead-letter it).
-            sys.stderr.write(f"asynchronous invocation of {function_name} failed: {payload}\n")
-        return payload, errored, f"RequestId: {context.aws_request_id}\n"
+        return payload, errored, context.aws_request_id
+
+    def _invoke_async(
+        self, function_name: str, event: Any, *, memory_mb: int, timeout_s: int
+    ) -> tuple[str, bool, str]:
+        """Deliver the event until it succeeds or its retries run out, then dead-letter it, as Lambda does.
+
+        Every attempt carries the same request id: Lambda keeps it across the retries of one event, and
+        the dead-letter message names it.
+        """
+        config = self.async_configs.get(function_name, AsyncConfig())
+        request_id = str(uuid.uuid4())
+        attempts = config.retry_attempts + 1
+        payload = ""
+        for attempt in range(1, attempts + 1):
+            if attempt > 1:
+                time.sleep(self.retry_delays_s[min(attempt - 1, len(self.retry_delays_s)) - 1])
+            payload, errored, _ = self._invoke_once(
+                function_name, event, memory_mb=memory_mb, timeout_s=timeout_s, request_id=request_id
+            )
+            if not errored:
+                return payload, False, f"RequestId: {request_id}\n"
+            sys.stderr.write(
+                f"asynchronous invocation of {function_name} failed (attempt {attempt} of {attempts}): "
+                f"{payload}\n"
+            )
+        if config.dead_letter_queue is not None:
+            self._dead_letter(config.dead_letter_queue, event, request_id, payload)
+        return payload, True, f"RequestId: {request_id}\n"
+
+    def _dead_letter(self, queue_url: str, event: Any, request_id: str, payload: str) -> None:
+        """Send the event to the queue with the attributes Lambda adds, then let its consumer have it.
+
+        Lambda's dead-letter message is the event itself, with RequestID (String), ErrorCode (Number, the
+        HTTP status of the invocation: 200 for an error of the function) and ErrorMessage (String, the
+        error message's first 1 KB).
+        """
+        if self.sqs is None:
+            raise RuntimeError("the hook has no SQS client to send dead letters with; set LambdaHook.sqs")
+        error = json.loads(payload)
+        message = str(error.get("errorMessage") or error.get("errorType") or "unknown error")
+        self.sqs().send_message(
+            QueueUrl=queue_url,
+            MessageBody=json.dumps(_as_event(event)),
+            MessageAttributes={
+                "RequestID": {"DataType": "String", "StringValue": request_id},
+                "ErrorCode": {"DataType": "Number", "StringValue": "200"},
+                "ErrorMessage": {
+                    "DataType": "String",
+                    "StringValue": message.encode()[:1024].decode(errors="ignore"),
+                },
+            },
+        )
+        consumer = self.queue_consumers.get(queue_url)
+        if consumer is not None:
+            self._poll(queue_url, consumer)
+
+    def _poll(self, queue_url: str, consumer: QueueConsumer) -> None:
+        """One batch from the queue to its consumer, invoked synchronously as Lambda's poller does.
+
+        Messages the consumer reports in ``batchItemFailures`` (or all of them, if it fails) stay in the
+        queue; the others are deleted. Locally nobody polls again: a failed message waits in the queue.
+        """
+        assert self.sqs is not None
+        sqs = self.sqs()
+        received = sqs.receive_message(
+            QueueUrl=queue_url,
+            MaxNumberOfMessages=consumer.batch_size,
+            MessageAttributeNames=["All"],
+            AttributeNames=["All"],
+        ).get("Messages", [])
+        if not received:
+            return
+        event = {"Records": [_sqs_record(message, consumer.queue_arn, self.region) for message in received]}
+        payload, errored, _ = self._invoke_once(
+            consumer.function_name, event, memory_mb=consumer.memory_mb, timeout_s=consumer.timeout_s
+        )
+        if errored:
+            sys.stderr.write(f"{consumer.function_name} failed on its dead letters: {payload}\n")
+            return
+        answer = json.loads(payload)
+        reported = answer.get("batchItemFailures", []) if consumer.reports_item_failures and answer else []
+        failed = {item["itemIdentifier"] for item in reported}
+        for message in received:
+            if message["MessageId"] not in failed:
+                sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
 
     def dispatch(self, call: Callable[[], Any], label: str) -> None:
         """Run ``call`` on its own thread, as Lambda runs an asynchronous invocation."""
@@ -137,7 +275,7 @@ class LambdaHook:
             self._inflight += 1
 
         def run() -> None:
-            self._async.active = True
+            self._async.pending = True
             try:
                 call()
             except Exception:
@@ -244,6 +382,43 @@ class LambdaHook:
         self._originals = []
         with LambdaHook._active_lock:
             LambdaHook._active = None
+
+
+@dataclass(frozen=True)
+class QueueConsumer:
+    """A function that an event source mapping feeds with a queue's messages."""
+
+    function_name: str
+    queue_arn: str
+    batch_size: int = 10
+    # FunctionResponseTypes ReportBatchItemFailures: without it, a batch succeeds or fails as a whole.
+    reports_item_failures: bool = False
+    memory_mb: int = DEFAULT_MEMORY_MB
+    timeout_s: int = DEFAULT_TIMEOUT_S
+
+
+def _sqs_record(message: Mapping[str, Any], queue_arn: str, region: str) -> dict[str, Any]:
+    """A message as Lambda hands it to a function: camel-cased names, attribute values as strings."""
+    attributes = {
+        name: {
+            "stringValue": value.get("StringValue"),
+            "stringListValues": [],
+            "binaryListValues": [],
+            "dataType": value["DataType"],
+        }
+        for name, value in message.get("MessageAttributes", {}).items()
+    }
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": dict(message.get("Attributes", {})),
+        "messageAttributes": attributes,
+        "md5OfBody": message["MD5OfBody"],
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": region,
+    }
 
 
 class _S3Requests:

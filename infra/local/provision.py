@@ -16,7 +16,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.local.lambda_hook import Handler, LambdaHook
+from infra.local.lambda_hook import (
+    DEFAULT_MEMORY_MB,
+    DEFAULT_RETRY_ATTEMPTS,
+    DEFAULT_TIMEOUT_S,
+    AsyncConfig,
+    Handler,
+    LambdaHook,
+    QueueConsumer,
+)
 from infra.local.template import (
     ACCOUNT_ID,
     SERVICE_NAME_VARIABLE,
@@ -77,6 +85,7 @@ class Provisioner:
         self.hook = hook
         self.handlers = handlers
         self.resources = Resources()
+        self._queue_urls: dict[str, str] = {}
 
     def provision(self) -> Resources:
         self._plan_names()
@@ -88,6 +97,7 @@ class Provisioner:
         self._create_buses()
         role_arn = self._execution_role()
         self._create_functions(role_arn)
+        self._configure_asynchronous_invocations()
         self._create_state_machines(role_arn)
         self._create_bucket_notifications()
         return self.resources
@@ -193,7 +203,9 @@ class Provisioner:
             name = tpl.resolve_str(props["QueueName"]) if "QueueName" in props else default
             attributes = {"FifoQueue": "true"} if fifo else {}
             url = self.client("sqs").create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
-            tpl.record(lid, url, Arn=self._arn("sqs", name), QueueName=name, QueueUrl=url)
+            arn = self._arn("sqs", name)
+            tpl.record(lid, url, Arn=arn, QueueName=name, QueueUrl=url)
+            self._queue_urls[arn] = url
 
     def _create_secrets(self) -> None:
         tpl = self.template
@@ -299,6 +311,42 @@ class Provisioner:
                 shared.setdefault(key, value)
         self.resources.conflicting_variables = sorted(conflicts)
         self.resources.environment = {key: value for key, value in shared.items() if key not in conflicts}
+
+    def _configure_asynchronous_invocations(self) -> None:
+        """Retries and dead-letter queues of failed asynchronous invocations, and the functions that
+        consume queues, as the template configures them (the hook plays Lambda's part in both)."""
+        tpl = self.template
+        self.hook.sqs = lambda: self.client("sqs")
+        retries = {
+            tpl.resolve_str(props["FunctionName"]): int(
+                props.get("MaximumRetryAttempts", DEFAULT_RETRY_ATTEMPTS)
+            )
+            for props in (tpl.properties(lid) for lid in tpl.of_type("AWS::Lambda::EventInvokeConfig"))
+        }
+        by_name: dict[str, dict[str, Any]] = {}
+        for lid, name in self.resources.functions.items():
+            props = tpl.properties(lid)
+            by_name[name] = props
+            target = props.get("DeadLetterConfig", {}).get("TargetArn")
+            self.hook.async_configs[name] = AsyncConfig(
+                retry_attempts=retries.get(name, DEFAULT_RETRY_ATTEMPTS),
+                dead_letter_queue=self._queue_urls[tpl.resolve_str(target)] if target else None,
+            )
+        for lid in tpl.of_type("AWS::Lambda::EventSourceMapping"):
+            props = tpl.properties(lid)
+            source = tpl.resolve_str(props["EventSourceArn"])
+            if source not in self._queue_urls:
+                continue
+            function = tpl.resolve_str(props["FunctionName"])
+            function_props = by_name.get(function, {})
+            self.hook.queue_consumers[self._queue_urls[source]] = QueueConsumer(
+                function_name=function,
+                queue_arn=source,
+                batch_size=int(props.get("BatchSize", 10)),
+                reports_item_failures="ReportBatchItemFailures" in props.get("FunctionResponseTypes", []),
+                memory_mb=int(function_props.get("MemorySize", DEFAULT_MEMORY_MB)),
+                timeout_s=int(function_props.get("Timeout", DEFAULT_TIMEOUT_S)),
+            )
 
     def _execution_role(self) -> str:
         trust = {

@@ -17,7 +17,15 @@ PARTITION = "aws"
 ACCOUNT_ID = "123456789012"
 URL_SUFFIX = "amazonaws.com"
 SERVICE_NAME_VARIABLE = "POWERTOOLS_SERVICE_NAME"
-FUNCTION_FOLDERS = ("register_environment", "ingest", "score", "build_artifact", "api", "sandbox")
+FUNCTION_FOLDERS = (
+    "register_environment",
+    "ingest",
+    "score",
+    "build_artifact",
+    "dead_letters",
+    "api",
+    "sandbox",
+)
 
 _SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")
 

@@ -10,9 +10,12 @@ import pytest
 Resource = dict[str, Any]
 Statement = dict[str, Any]
 
-NAMES = ["register_environment", "ingest", "score", "build_artifact", "api", "sandbox"]
+NAMES = ["register_environment", "ingest", "score", "build_artifact", "dead_letters", "api", "sandbox"]
 # The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
 PIPELINE = [name for name in NAMES if name != "sandbox"]
+# Invoked asynchronously (by S3, or by a state machine that may be retried); the dead-letter consumer is
+# invoked synchronously by Lambda's queue poller.
+ASYNCHRONOUS = [name for name in PIPELINE if name != "dead_letters"]
 SANDBOX_ARN = "${SandboxFunction.Arn}"
 BUCKET = "${DataBucket.Arn}"
 
@@ -27,6 +30,16 @@ BASELINE = {
 READ = {"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Scan"}
 READ_WRITE = READ | {"dynamodb:PutItem", "dynamodb:UpdateItem"}
 IDEMPOTENCY = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
+# What Lambda's poller does with a queue on the consuming function's behalf.
+CONSUME = {
+    "sqs:ReceiveMessage",
+    "sqs:ChangeMessageVisibility",
+    "sqs:GetQueueUrl",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+}
+# The functions whose failed asynchronous events the dead-letter consumer settles.
+DRAINED = ["register_environment", "ingest", "score"]
 
 EXPECTED_ACTIONS = {
     "register_environment": BASELINE | {"s3:GetObject", "s3:GetObjectVersion"} | READ_WRITE | IDEMPOTENCY,
@@ -43,6 +56,7 @@ EXPECTED_ACTIONS = {
     | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
     | READ_WRITE
     | IDEMPOTENCY,
+    "dead_letters": (BASELINE - {"sqs:SendMessage"}) | CONSUME | {"events:PutEvents"} | READ_WRITE,
     "api": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE | IDEMPOTENCY,
     "sandbox": set(),
 }
@@ -71,6 +85,7 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObjectVersion", "environments/"),
         ("s3:PutObject", "runs/"),
     },
+    "dead_letters": set(),
     "api": {
         ("s3:GetObject", "submissions/"),
         ("s3:GetObject", "predictions/"),
@@ -86,6 +101,7 @@ EXPECTED_TABLE_ACCESS = {
     "ingest": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
     "score": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
     "build_artifact": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
+    "dead_letters": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ_WRITE},
     "api": {
         "RunsTable": READ_WRITE,
         "DatasetsTable": READ_WRITE,
@@ -101,6 +117,7 @@ EXPECTED_INDEXES = {
     "ingest": RUNS_INDEXES,
     "score": RUNS_INDEXES,
     "build_artifact": RUNS_INDEXES,
+    "dead_letters": RUNS_INDEXES,
     "api": RUNS_INDEXES | {"${DatasetsTable.Arn}/index/by_kind"},
     "sandbox": set(),
 }
@@ -170,7 +187,7 @@ def test_functions_trace_actively(functions: dict[str, Resource], name: str) -> 
     assert functions[name]["Properties"]["TracingConfig"] == {"Mode": "Active"}
 
 
-@pytest.mark.parametrize("name", PIPELINE)
+@pytest.mark.parametrize("name", ASYNCHRONOUS)
 def test_failed_async_events_land_in_an_encrypted_tls_only_queue(
     functions: dict[str, Resource],
     resources: dict[str, Resource],
@@ -344,7 +361,7 @@ def test_sandbox_jobs_expire_after_a_day(resources: dict[str, Resource]) -> None
     assert rule["Status"] == "Enabled"
 
 
-def test_score_alone_starts_the_pipeline_and_emits_events(
+def test_score_alone_starts_the_pipeline_and_only_it_and_the_dead_letter_consumer_emit_events(
     role_statements: dict[str, list[Statement]],
 ) -> None:
     starts = {
@@ -352,7 +369,31 @@ def test_score_alone_starts_the_pipeline_and_emits_events(
     }
     emits = {n for n, s in role_statements.items() if ("events:PutEvents", "${EventBus.Arn}") in _pairs(s)}
     assert starts == {"score"}
-    assert emits == {"score"}
+    assert emits == {"score", "dead_letters"}
+
+
+def test_the_dead_letter_consumer_reads_the_run_steps_and_registrations_queues_only(
+    functions: dict[str, Resource],
+    of_type: Callable[[str], dict[str, Resource]],
+    role_statements: dict[str, list[Statement]],
+) -> None:
+    # Given the queues where each step's failed asynchronous events land
+    queues = {
+        name: functions[name]["Properties"]["DeadLetterConfig"]["TargetArn"]["Fn::GetAtt"][0]
+        for name in DRAINED
+    }
+    # Then the consumer is fed from exactly those, in batches whose failed messages it reports one by one
+    mappings = [
+        m["Properties"]
+        for m in of_type("AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"] == {"Ref": "DeadLettersFunction"}
+    ]
+    assert sorted(m["EventSourceArn"]["Fn::GetAtt"][0] for m in mappings) == sorted(queues.values())
+    assert all(m["FunctionResponseTypes"] == ["ReportBatchItemFailures"] for m in mappings)
+    # and its role consumes those queues and no other, and sends to none
+    consumed = {r for a, r in _pairs(role_statements["dead_letters"]) if a.startswith("sqs:")}
+    assert consumed == {f"${{{queue}.Arn}}" for queue in queues.values()}
+    assert "DeadLetterConfig" not in functions["dead_letters"]["Properties"]
 
 
 def test_ingest_cannot_touch_step_functions(role_statements: dict[str, list[Statement]]) -> None:
@@ -437,6 +478,7 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         "ingest": None,
         "score": 5,
         "build_artifact": None,
+        "dead_letters": None,
         "api": None,
         "sandbox": None,
     }

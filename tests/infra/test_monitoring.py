@@ -74,14 +74,15 @@ def test_one_message_in_a_functions_dead_letter_queue_raises_its_alarm(
     # Given the queue the function's failed asynchronous events go to
     queue_id = functions[name]["Properties"]["DeadLetterConfig"]["TargetArn"]["Fn::GetAtt"][0]
 
-    # Then the largest per-minute sample of its visible messages above zero alarms
+    # Then one message sent to it in a minute alarms (counted on arrival: the dead-letter consumer deletes
+    # the messages it settles before a depth sample would see them)
     assertions.has_resource_properties(
         "AWS::CloudWatch::Alarm",
         {
             "Namespace": "AWS/SQS",
-            "MetricName": "ApproximateNumberOfMessagesVisible",
+            "MetricName": "NumberOfMessagesSent",
             "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [queue_id, "QueueName"]}}],
-            "Statistic": "Maximum",
+            "Statistic": "Sum",
             "Period": 60,
             **ABOVE_ZERO,
             **_notifying(topic_id),
@@ -202,8 +203,9 @@ def test_the_dashboard_shows_runs_executions_alarms_function_health_and_dead_let
         assert [m[:4] for m in widgets[title]["metrics"]] == [
             ["AWS/Lambda", metric, "FunctionName", function] for function in every_function
         ]
-    # every function invoked asynchronously has a queue; the sandbox is only ever invoked synchronously
-    queued = [name for name in names if name != "sandbox"]
+    # every function invoked asynchronously has a queue; the sandbox and the dead-letter consumer are only
+    # ever invoked synchronously
+    queued = [name for name in names if name not in ("sandbox", "dead_letters")]
     assert [m[4]["label"] for m in widgets["Dead-letter queue depth"]["metrics"]] == queued
     assert len(widgets["Alarms"]["alarms"]) == len(of_type("AWS::CloudWatch::Alarm"))
 

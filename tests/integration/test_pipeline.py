@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 import threading
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 from codabench_bundles import DOCKER_IMAGE, LABELS, results_submission, write_bundle
 
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.pipeline import register as register_module
 from benchgen.pipeline import score_step
 from benchgen.pipeline.keys import execution_name
 from benchgen.records import ArtifactStatus, EnvironmentStatus, RunRecord, RunStatus
@@ -680,13 +682,15 @@ def test_a_score_step_that_fails_unexpectedly_fails_the_run_on_its_last_attempt(
     queue = watch_events(cloud)
     upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
 
-    # when a submission is uploaded and Lambda delivers the failing score event three times in all
-    upload_submission(cloud, "run-internal", example_submission("gsm8k-en"), "gsm8k-en")
-    prediction = "predictions/run-internal/prediction_output.zip"
-    while counting.calls < 3:
-        deliver(cloud, "Score", s3_notification(cloud, prediction))
+    attempts = invocations(cloud, "Score")
+    letters = invocations(cloud, "DeadLetters")
 
-    # then the last attempt failed the run with a reason a user can read, naming the request
+    # when a submission is uploaded, and nothing but the local cloud delivers the failing score event
+    upload_submission(cloud, "run-internal", example_submission("gsm8k-en"), "gsm8k-en")
+
+    # then Lambda's two retries came, and the last attempt failed the run with a reason a user can read,
+    # naming the request (one request id across the retries of one event, as on AWS)
+    assert len(attempts) == 3 and len(set(attempts)) == 1
     run = get_run(cloud, "run-internal")
     assert run.status is RunStatus.FAILED and run.finished_at is not None
     assert run.failure_reason is not None
@@ -699,6 +703,94 @@ def test_a_score_step_that_fails_unexpectedly_fails_the_run_on_its_last_attempt(
     assert counting.calls == 3
     assert [kind for kind, _ in received_events(cloud, queue)] == ["RunFailed"]
     assert executions(cloud) == []
+    # and the last attempt, having failed the run itself, succeeded: nothing was dead-lettered
+    assert letters == []
+
+
+class Killed(BaseException):
+    """What a run step sees of its process being killed (out of memory): no ``except Exception`` runs.
+
+    Not an ``Exception``, so neither the step's last-attempt handling nor powertools' idempotency cleanup
+    catches it: the object's idempotency record stays in progress until the invocation's deadline, as when
+    Lambda kills the process. (Python still runs ``finally`` blocks, so the run's claim is let go.)
+    """
+
+
+def invocations(cloud: LocalCloud, function: str) -> list[str]:
+    """The request id of every invocation of the function from now on (its handler wrapped)."""
+    name = function_name(cloud, function)
+    handler = cloud.hook.handlers[name]
+    seen: list[str] = []
+
+    def recording(event: Any, context: Any) -> Any:
+        seen.append(context.aws_request_id)
+        return handler(event, context)
+
+    cloud.hook.register(name, recording)
+    return seen
+
+
+def test_a_score_step_killed_on_every_attempt_ends_the_run_failed_through_its_dead_letter_queue(
+    cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a scoring step whose process is killed while it scores
+    counting = CountingScore(Killed("out of memory"))
+    monkeypatch.setattr(score_step, "score", counting)
+    queue = watch_events(cloud)
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    attempts = invocations(cloud, "Score")
+    letters = invocations(cloud, "DeadLetters")
+    dead_letter_queue = cloud.hook.async_configs[function_name(cloud, "Score")].dead_letter_queue
+
+    # when a submission is uploaded
+    started = time.monotonic()
+    upload_submission(cloud, "run-killed", example_submission("gsm8k-en"), "gsm8k-en")
+    elapsed = time.monotonic() - started
+
+    # then Lambda delivered the event three times: the first was killed scoring, the retries found the
+    # dead attempt's upload still in progress; the event went to the dead-letter queue, whose consumer
+    # failed the run with Lambda's error and the request id
+    assert len(attempts) == 3 and counting.calls == 1
+    assert len(letters) == 1
+    run = get_run(cloud, "run-killed")
+    assert run.status is RunStatus.FAILED and run.finished_at is not None
+    assert run.failure_reason == (
+        f"internal error: the score step failed on every attempt (request id {attempts[0]}), stopped before "
+        "it could say why (out of memory, out of time or a crash); nothing you uploaded was changed: upload "
+        "the submission again, and quote the request id if this happens again"
+    )
+    assert [kind for kind, _ in received_events(cloud, queue)] == ["RunFailed"]
+    # and the consumer deleted the message it settled
+    left = cloud.client("sqs").get_queue_attributes(
+        QueueUrl=dead_letter_queue, AttributeNames=["ApproximateNumberOfMessages"]
+    )["Attributes"]["ApproximateNumberOfMessages"]
+    assert left == "0"
+    print(f"run-killed: Failed {elapsed:.2f} s after the upload, {len(attempts)} attempts")
+
+
+@pytest.mark.parametrize("failure", [Killed("out of memory"), RuntimeError("disk full")])
+def test_a_registration_that_fails_on_every_attempt_records_the_version_rejected(
+    cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: BaseException
+) -> None:
+    # given a registration whose process is killed, or which fails unexpectedly, while it checks the bundle
+    def killed(*args: Any, **kwargs: Any) -> None:
+        raise failure
+
+    monkeypatch.setattr(register_module, "check_bundle", killed)
+    attempts = invocations(cloud, "RegisterEnvironment")
+
+    # when a bundle is uploaded
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+
+    # then after three attempts the version is recorded Rejected, saying what happened and what to do
+    assert len(attempts) == 3
+    record = EnvironmentsRepo(table(cloud, "Environments")).get("gsm8k-en", "v1")
+    assert record is not None and record.status is EnvironmentStatus.REJECTED
+    assert record.problems == [
+        f"internal error: registering the bundle failed on every attempt (request id {attempts[0]}); the "
+        "bundle is kept in the bucket: upload it again as a new version, and quote the request id if this "
+        "happens again"
+    ]
 
 
 # ---- bounded records -------------------------------------------------------------------------------------

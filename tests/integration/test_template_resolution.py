@@ -140,6 +140,7 @@ class TestRealStack:
                 "IngestFunction",
                 "ScoreFunction",
                 "BuildArtifactFunction",
+                "DeadLettersFunction",
                 "ApiFunction",
                 "SandboxFunction",
             ]

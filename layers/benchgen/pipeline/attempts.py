@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -92,11 +93,22 @@ def fail_if_last_attempt(
     return True
 
 
+class Publisher(Protocol):
+    def publish(self, detail_type: str, detail: dict[str, Any]) -> None: ...
+
+
 @contextmanager
 def out_of_time_guard(
-    runs: RunsStore, run_id: str, *, step: str, attempt: int, invocation: Invocation
+    runs: RunsStore,
+    run_id: str,
+    *,
+    step: str,
+    attempt: int,
+    invocation: Invocation,
+    publisher: Publisher | None = None,
 ) -> Iterator[None]:
-    """On the last attempt, fail the run just before Lambda stops the invocation.
+    """On the last attempt, fail the run just before Lambda stops the invocation (and, given a
+    ``publisher``, announce RunFailed as the step's other failures do).
 
     A timeout raises nothing the step could catch: Lambda ends the process. Earlier attempts are left to
     time out, since Lambda delivers the event again.
@@ -107,14 +119,17 @@ def out_of_time_guard(
 
     def fail() -> None:
         logger.error("the last attempt is running out of time", extra={"run_id": run_id, "step": step})
-        runs.update(
+        reason = internal_error_reason(step, TimeoutError(), invocation, attempt)
+        failed = runs.update(
             run_id,
             expected_status=RunStatus.RUNNING,
             status=RunStatus.FAILED,
             finished_at=utc_now(),
-            failure_reason=internal_error_reason(step, TimeoutError(), invocation, attempt),
+            failure_reason=reason,
             claim=None,
         )
+        if failed and publisher is not None:
+            publisher.publish("RunFailed", {"run_id": run_id, "reason": reason})
 
     timer = threading.Timer(max(0.0, invocation.deadline - TIMEOUT_MARGIN_S - time.time()), fail)
     timer.daemon = True

@@ -78,7 +78,9 @@ def score_run(
         logger.info("another invocation is scoring this run", extra={"run_id": run_id})
         return None
     try:
-        with out_of_time_guard(runs, run_id, step="score", attempt=attempt, invocation=invocation):
+        with out_of_time_guard(
+            runs, run_id, step="score", attempt=attempt, invocation=invocation, publisher=publisher
+        ):
             return _score_claimed(
                 key,
                 run,

@@ -1,0 +1,156 @@
+"""An upload whose event failed every delivery: end what it was for, with a reason a user can read.
+
+Lambda sends an asynchronous event to the function's dead-letter queue after its last retry fails. Most
+such failures are already recorded by the step itself (its last attempt fails the run); the ones it could
+not record are those where its code never got to: the process killed out of memory, the runtime crashed,
+or a retry blocked by the dead attempt's claim until the deadline. For those, the run is still unfinished
+or the bundle has no environment version, and this is where they end.
+
+Each message is the original S3 notification; Lambda adds RequestID, ErrorCode (the invocation's HTTP
+status: 200 for an error of the function) and ErrorMessage (the first 1 KB of the last attempt's error).
+A message this settles is deleted (Lambda's poller deletes what the batch did not report failed): the
+upload itself stays in the versioned bucket, the run or version keeps the reason and request id, and the
+log keeps the message; keeping it would only have it delivered again and again. Every write is
+conditional, so a message handled twice, or one for a run that has since finished, changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aws_lambda_powertools import Logger
+
+from benchgen.aws.s3_events import uploaded_objects
+from benchgen.pipeline.attempts import Publisher
+from benchgen.pipeline.context import RunsStore
+from benchgen.pipeline.keys import (
+    ENVIRONMENTS,
+    PREDICTIONS,
+    SUBMISSIONS,
+    BundleKey,
+    ObjectKeyError,
+    loose_run_id,
+    misplaced_bundle_slot,
+    parse_bundle_key,
+    parse_prediction_key,
+)
+from benchgen.pipeline.register import EnvironmentsStore
+from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunStatus, utc_now
+
+logger = Logger(child=True)
+
+UNFINISHED = (RunStatus.PENDING, RunStatus.DEPLOYING, RunStatus.RUNNING)
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """One message of a dead-letter queue: the event, and what Lambda said about its last failure."""
+
+    event: dict[str, Any]
+    request_id: str
+    error_code: str
+    error_message: str
+
+
+# Lambda's error message stays in the log, not in the reason: it is the last attempt's, which after a
+# killed first attempt is the idempotency layer's "already in progress" naming internal keys, and in
+# general may quote internals the user has no use for (as the steps' own internal-error reasons do).
+def run_failure_reason(step: str, letter: DeadLetter) -> str:
+    return (
+        f"internal error: the {step} step failed on every attempt (request id {letter.request_id}), "
+        "stopped before it could say why (out of memory, out of time or a crash); nothing you uploaded "
+        "was changed: upload the submission again, and quote the request id if this happens again"
+    )
+
+
+def bundle_rejection_reason(letter: DeadLetter) -> str:
+    return (
+        f"internal error: registering the bundle failed on every attempt (request id {letter.request_id}); "
+        "the bundle is kept in the bucket: upload it again as a new version, and quote the request id if "
+        "this happens again"
+    )
+
+
+def settle_dead_letter(
+    letter: DeadLetter, *, runs: RunsStore, environments: EnvironmentsStore, publisher: Publisher
+) -> list[str]:
+    """End the run or environment version each upload of the event was for; say what was done for each."""
+    logger.error(
+        "an event failed every delivery",
+        extra={
+            "request_id": letter.request_id,
+            "error_code": letter.error_code,
+            "error_message": letter.error_message,
+        },
+    )
+    done = []
+    for upload in uploaded_objects(letter.event):
+        key = upload.key
+        if key.startswith(ENVIRONMENTS):
+            done.append(_reject_bundle(key, upload.version_id, letter, environments))
+            continue
+        step, run_id = _run_step(key)
+        if run_id is None:
+            logger.error("dead letter for an object that belongs to no run", extra={"key": key})
+            done.append(f"{key}: no run")
+            continue
+        done.append(_fail_run(run_id, step, letter, runs, publisher))
+    return done
+
+
+def _run_step(key: str) -> tuple[str, str | None]:
+    if key.startswith(SUBMISSIONS):
+        return "ingest", loose_run_id(key)
+    if key.startswith(PREDICTIONS):
+        try:
+            return "score", parse_prediction_key(key)
+        except ObjectKeyError:
+            return "score", None
+    return "unknown", None
+
+
+def _fail_run(run_id: str, step: str, letter: DeadLetter, runs: RunsStore, publisher: Publisher) -> str:
+    reason = run_failure_reason(step, letter)
+    # A run the step finished (or failed itself, on its last attempt) is left as it is.
+    if not runs.update(
+        run_id,
+        expected_status=UNFINISHED,
+        status=RunStatus.FAILED,
+        finished_at=utc_now(),
+        failure_reason=reason,
+        claim=None,
+    ):
+        logger.info("dead letter for a run that has finished: left alone", extra={"run_id": run_id})
+        return f"{run_id}: already finished"
+    logger.error("run failed after every delivery of its event", extra={"run_id": run_id, "step": step})
+    publisher.publish("RunFailed", {"run_id": run_id, "reason": reason})
+    return f"{run_id}: failed"
+
+
+def _reject_bundle(
+    key: str, version_id: str | None, letter: DeadLetter, environments: EnvironmentsStore
+) -> str:
+    try:
+        slot = parse_bundle_key(key)
+    except ObjectKeyError:
+        slot = misplaced_bundle_slot(key)
+    record = EnvironmentRecord(
+        environment_id=slot.environment_id,
+        version=slot.version,
+        status=EnvironmentStatus.REJECTED,
+        bundle_key=key,
+        bundle_version_id=version_id,
+        problems=[bundle_rejection_reason(letter)],
+    )
+    label = _label(slot)
+    # A version that registration recorded stands, whatever happened after.
+    if not environments.put_if_absent(record):
+        logger.info("dead letter for a recorded environment version: left alone", extra={"version": label})
+        return f"{label}: already recorded"
+    logger.error("bundle rejected after every delivery of its event", extra={"version": label})
+    return f"{label}: rejected"
+
+
+def _label(slot: BundleKey) -> str:
+    return f"{slot.environment_id}/{slot.version}"
