@@ -28,15 +28,13 @@ from benchgen.pipeline.keys import (
     ENVIRONMENTS,
     PREDICTIONS,
     SUBMISSIONS,
-    BundleKey,
     ObjectKeyError,
+    bundle_slot,
     loose_run_id,
-    misplaced_bundle_slot,
-    parse_bundle_key,
     parse_prediction_key,
 )
-from benchgen.pipeline.register import EnvironmentsStore
-from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunStatus, utc_now
+from benchgen.pipeline.register import EnvironmentsStore, reject_version
+from benchgen.records import RunStatus, utc_now
 
 logger = Logger(child=True)
 
@@ -131,26 +129,13 @@ def _fail_run(run_id: str, step: str, letter: DeadLetter, runs: RunsStore, publi
 def _reject_bundle(
     key: str, version_id: str | None, letter: DeadLetter, environments: EnvironmentsStore
 ) -> str:
-    try:
-        slot = parse_bundle_key(key)
-    except ObjectKeyError:
-        slot = misplaced_bundle_slot(key)
-    record = EnvironmentRecord(
-        environment_id=slot.environment_id,
-        version=slot.version,
-        status=EnvironmentStatus.REJECTED,
-        bundle_key=key,
-        bundle_version_id=version_id,
-        problems=[bundle_rejection_reason(letter)],
-    )
-    label = _label(slot)
+    slot = bundle_slot(key)
     # A version that registration recorded stands, whatever happened after.
-    if not environments.put_if_absent(record):
-        logger.info("dead letter for a recorded environment version: left alone", extra={"version": label})
-        return f"{label}: already recorded"
-    logger.error("bundle rejected after every delivery of its event", extra={"version": label})
-    return f"{label}: rejected"
-
-
-def _label(slot: BundleKey) -> str:
-    return f"{slot.environment_id}/{slot.version}"
+    _, written = reject_version(slot, key, version_id, bundle_rejection_reason(letter), environments)
+    if not written:
+        logger.info(
+            "dead letter for a recorded environment version: left alone", extra={"version": slot.label}
+        )
+        return f"{slot.label}: already recorded"
+    logger.error("bundle rejected after every delivery of its event", extra={"version": slot.label})
+    return f"{slot.label}: rejected"

@@ -50,6 +50,11 @@ class BundleKey:
     environment_id: str
     version: str
 
+    @property
+    def label(self) -> str:
+        """``<environment_id>/<version>``: how logs and answers name one version."""
+        return f"{self.environment_id}/{self.version}"
+
 
 @dataclass(frozen=True)
 class SubmissionKey:
@@ -75,6 +80,14 @@ def misplaced_bundle_slot(key: str) -> BundleKey:
     """
     rest = key.removeprefix(ENVIRONMENTS)
     return BundleKey(rest.split("/", 1)[0] or rest, f"key:{rest}")
+
+
+def bundle_slot(key: str) -> BundleKey:
+    """The version an upload under environments/ is recorded as: its own, or the misplaced slot."""
+    try:
+        return parse_bundle_key(key)
+    except ObjectKeyError:
+        return misplaced_bundle_slot(key)
 
 
 def parse_submission_key(key: str) -> SubmissionKey:
@@ -142,7 +155,6 @@ def correlation_id(key: str) -> str:
     if run_id is not None:
         return run_id
     try:
-        bundle = parse_bundle_key(key)
+        return parse_bundle_key(key).label
     except ObjectKeyError:
         return key
-    return f"{bundle.environment_id}/{bundle.version}"

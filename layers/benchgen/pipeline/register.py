@@ -13,7 +13,7 @@ from benchgen.bundle.runtime import docker_image_warning
 from benchgen.environment import check_bundle, open_environment
 from benchgen.errors import BenchGenError
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY, stamp_refusal
-from benchgen.pipeline.keys import ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
+from benchgen.pipeline.keys import BundleKey, ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
 from benchgen.records import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 
 logger = Logger(child=True)
@@ -122,17 +122,27 @@ def register_environment(
 def _reject_misplaced(
     key: str, version_id: str | None, error: ObjectKeyError, environments: EnvironmentsStore
 ) -> EnvironmentRecord:
-    slot = misplaced_bundle_slot(key)
+    logger.warning("bundle uploaded to a key laid out wrongly", extra={"key": key})
+    record, _ = reject_version(misplaced_bundle_slot(key), key, version_id, str(error), environments)
+    return record
+
+
+def reject_version(
+    slot: BundleKey, key: str, version_id: str | None, problem: str, environments: EnvironmentsStore
+) -> tuple[EnvironmentRecord, bool]:
+    """Record the version at ``slot`` as rejected for ``problem``, unless a record is there already.
+
+    Returns the record that stands, and whether it is the one written here.
+    """
     record = EnvironmentRecord(
         environment_id=slot.environment_id,
         version=slot.version,
         status=EnvironmentStatus.REJECTED,
         bundle_key=key,
         bundle_version_id=version_id,
-        problems=[str(error)],
+        problems=[problem],
     )
-    logger.warning("bundle uploaded to a key laid out wrongly", extra={"key": key})
-    if not environments.put_if_absent(record):
-        stored = environments.get(slot.environment_id, slot.version)
-        return stored if stored is not None else record
-    return record
+    if environments.put_if_absent(record):
+        return record, True
+    stored = environments.get(slot.environment_id, slot.version)
+    return (stored if stored is not None else record), False
