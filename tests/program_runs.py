@@ -7,6 +7,19 @@ from pathlib import Path
 
 from benchgen.programs import Layout, ProgramResult, run_program
 
+# The whole environment a program sees, wherever it runs: none of it comes from the host.
+PROGRAM_VARIABLES = [
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "PATH",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONIOENCODING",
+    "PYTHONPATH",
+    "PYTHONUNBUFFERED",
+    "TMPDIR",
+]
+
 
 def write_program(
     tmp_path: Path,

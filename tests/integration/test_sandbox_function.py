@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from program_runs import PROGRAM_VARIABLES
 
 from benchgen.aws.tables import RunsRepo
 from benchgen.records import RunStatus
@@ -90,15 +91,5 @@ def test_a_scoring_program_runs_in_the_sandbox_function_through_presigned_urls(
         seen = json.loads(output.read("seen.json"))
     # and the program saw its copied folders and an environment that names no resource of the stack
     assert Path(seen["cwd"]).name == "program"
-    assert sorted(seen["env"]) == [
-        "HOME",
-        "LANG",
-        "LC_ALL",
-        "PATH",
-        "PYTHONDONTWRITEBYTECODE",
-        "PYTHONIOENCODING",
-        "PYTHONPATH",
-        "PYTHONUNBUFFERED",
-        "TMPDIR",
-    ]
+    assert sorted(seen["env"]) == PROGRAM_VARIABLES
     assert server.bucket not in json.dumps(seen)

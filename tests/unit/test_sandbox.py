@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from program_runs import run_in_layout, write_program
+from program_runs import PROGRAM_VARIABLES, run_in_layout, write_program
 
 from benchgen.errors import ScoringError
 from benchgen.programs import Layout, prepare_layout
@@ -193,17 +193,7 @@ def test_the_program_environment_holds_no_host_variable(
 
     result = run_in_layout(program, layout)
 
-    assert json.loads(result.stdout) == [
-        "HOME",
-        "LANG",
-        "LC_ALL",
-        "PATH",
-        "PYTHONDONTWRITEBYTECODE",
-        "PYTHONIOENCODING",
-        "PYTHONPATH",
-        "PYTHONUNBUFFERED",
-        "TMPDIR",
-    ]
+    assert json.loads(result.stdout) == PROGRAM_VARIABLES
 
 
 def test_the_program_imports_the_libraries_promised_to_bundle_authors(tmp_path: Path, layout: Layout) -> None:
