@@ -137,6 +137,13 @@ def results_submission(path: Path, labels: list[str]) -> Path:
     return path
 
 
+def results_folder(path: Path, labels: list[str]) -> Path:
+    """The same results submission as a folder, as `benchgen score --submission DIR` takes it."""
+    path.mkdir(parents=True)
+    (path / "iris.predict").write_text("\n".join(labels) + "\n", encoding="utf-8")
+    return path
+
+
 def code_submission(path: Path, answer: str) -> Path:
     """A code submission: ``model.py`` and a ``metadata`` file (without a command, as ingestion runs it)."""
     with zipfile.ZipFile(path, "w") as archive:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from codabench_bundles import DOCKER_IMAGE, LABELS, write_bundle
+from codabench_bundles import DOCKER_IMAGE, LABELS, results_folder, write_bundle
 
 from infra.cli.main import main
 from infra.cli.progress import ProgressBar
@@ -312,19 +312,19 @@ def test_a_submission_folder_is_zipped_as_the_upload_page_would(tmp_path: Path) 
     assert run["metrics"] == _run(tmp_path / "file")["metrics"]
 
 
+def _score_folder(bundle: Path, folder: Path, out: Path) -> int:
+    return main(["score", "--bundle", str(bundle), "--submission", str(folder), "--out", str(out)])
+
+
 def test_a_codabench_bundle_scores_a_results_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # given a bundle as published for Codabench and a folder holding its results file
     bundle = write_bundle(tmp_path / "bundle")
-    folder = tmp_path / "results"
-    folder.mkdir()
-    (folder / "iris.predict").write_text("\n".join(LABELS) + "\n", encoding="utf-8")
+    folder = results_folder(tmp_path / "results", LABELS)
 
     # when it is scored
-    code = main(
-        ["score", "--bundle", str(bundle), "--submission", str(folder), "--out", str(tmp_path / "run")]
-    )
+    code = _score_folder(bundle, folder, tmp_path / "run")
 
     # then the run completes with the scoring program's accuracy, and says the docker image is not used
     run = _run(tmp_path / "run")
@@ -344,14 +344,10 @@ def test_a_first_column_the_scoring_program_leaves_empty_gives_a_completed_run_w
         "json.dump(scores, open(os.path.join(sys.argv[2], 'scores.json'), 'w'))\n"
     )
     bundle = write_bundle(tmp_path / "bundle", score_py=program)
-    folder = tmp_path / "results"
-    folder.mkdir()
-    (folder / "iris.predict").write_text("\n".join(LABELS) + "\n", encoding="utf-8")
+    folder = results_folder(tmp_path / "results", LABELS)
 
     # when it is scored
-    code = main(
-        ["score", "--bundle", str(bundle), "--submission", str(folder), "--out", str(tmp_path / "run")]
-    )
+    code = _score_folder(bundle, folder, tmp_path / "run")
 
     # then the run completes; the accuracy column is empty, so the run has no overall score
     run = _run(tmp_path / "run")
@@ -366,15 +362,11 @@ def test_bundle_check_and_score_agree_on_reference_data_only_the_scoring_program
     # given a bundle with only a scoring program whose reference data holds a cases.jsonl it reads itself
     bundle = write_bundle(tmp_path / "bundle")
     (bundle / "reference_data" / "cases.jsonl").write_text('{"flower": "setosa"}\n', encoding="utf-8")
-    folder = tmp_path / "results"
-    folder.mkdir()
-    (folder / "iris.predict").write_text("\n".join(LABELS) + "\n", encoding="utf-8")
+    folder = results_folder(tmp_path / "results", LABELS)
 
     # when it is checked, then scored
     checked = main(["bundle", "check", str(bundle)])
-    scored = main(
-        ["score", "--bundle", str(bundle), "--submission", str(folder), "--out", str(tmp_path / "run")]
-    )
+    scored = _score_folder(bundle, folder, tmp_path / "run")
 
     # then both accept it, and the run is scored by the program
     run = _run(tmp_path / "run")
