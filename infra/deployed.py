@@ -10,6 +10,7 @@ Python by the same resolution as the deployed layer (infra/constructs/layer.py).
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -48,15 +49,20 @@ def stage_asset(name: str, directory: Path) -> Path:
     return directory
 
 
-def _placeholder(value: Any) -> str:
-    """A template value as text; a reference resolved only at deploy time becomes `${LogicalId...}`."""
+def render(value: Any) -> str:
+    """A CloudFormation value as text: a reference resolved only at deploy time becomes a placeholder such
+    as ${DataBucket.Arn}."""
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and "Ref" in value:
         return "${" + str(value["Ref"]) + "}"
     if isinstance(value, dict) and "Fn::GetAtt" in value:
-        return "${" + ".".join(str(part) for part in value["Fn::GetAtt"]) + "}"
-    return "${" + str(value) + "}"
+        logical_id, attribute = value["Fn::GetAtt"]
+        return "${" + f"{logical_id}.{attribute}" + "}"
+    if isinstance(value, dict) and "Fn::Join" in value:
+        separator, parts = value["Fn::Join"]
+        return str(separator).join(render(part) for part in parts)
+    raise ValueError(f"cannot render {json.dumps(value)}")
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,7 @@ class DeployedFunction:
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(self.properties.get("MemorySize", 128)),
             "LAMBDA_TASK_ROOT": str(self.task_root),
             "_HANDLER": str(self.properties["Handler"]),
-            **{name: _placeholder(value) for name, value in variables.items()},
+            **{name: render(value) for name, value in variables.items()},
         }
 
     def command(self, code: str, *, bytecode: bool = True) -> list[str]:

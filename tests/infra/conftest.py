@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from infra.deployed import render as render_value
+
 Template = dict[str, Any]
 Resource = dict[str, Any]
 
@@ -54,21 +56,6 @@ def functions_of() -> Callable[[dict[str, Resource]], dict[str, Resource]]:
     return _functions
 
 
-def _render(value: Any) -> str:
-    """A CloudFormation value as text: references become placeholders such as ${DataBucket.Arn}."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict) and "Ref" in value:
-        return "${" + str(value["Ref"]) + "}"
-    if isinstance(value, dict) and "Fn::GetAtt" in value:
-        logical_id, attribute = value["Fn::GetAtt"]
-        return "${" + f"{logical_id}.{attribute}" + "}"
-    if isinstance(value, dict) and "Fn::Join" in value:
-        separator, parts = value["Fn::Join"]
-        return str(separator).join(_render(part) for part in parts)
-    raise ValueError(f"cannot render {json.dumps(value)}")
-
-
 def _statements(policy: Resource) -> Iterator[dict[str, Any]]:
     for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
         actions = statement["Action"]
@@ -76,7 +63,9 @@ def _statements(policy: Resource) -> Iterator[dict[str, Any]]:
         yield {
             "Effect": statement["Effect"],
             "Action": [actions] if isinstance(actions, str) else list(actions),
-            "Resource": [_render(r) for r in (resources if isinstance(resources, list) else [resources])],
+            "Resource": [
+                render_value(r) for r in (resources if isinstance(resources, list) else [resources])
+            ],
         }
 
 
@@ -105,13 +94,13 @@ def state_machine(resources: dict[str, Resource]) -> Resource:
 @pytest.fixture(scope="session")
 def definition(state_machine: Resource) -> dict[str, Any]:
     """The state machine definition, its Fn::Join parts joined with ${...} placeholders for references."""
-    parsed: dict[str, Any] = json.loads(_render(state_machine["Properties"]["DefinitionString"]))
+    parsed: dict[str, Any] = json.loads(render_value(state_machine["Properties"]["DefinitionString"]))
     return parsed
 
 
 @pytest.fixture(scope="session")
 def render() -> Callable[[Any], str]:
-    return _render
+    return render_value
 
 
 @pytest.fixture(scope="session")
