@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -21,7 +21,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.pipeline.context import RunsStore
-from benchgen.records import RunStatus, utc_now
+from benchgen.records import RunRecord, RunStatus, utc_now
 
 logger = Logger(child=True)
 
@@ -138,3 +138,40 @@ def out_of_time_guard(
         yield
     finally:
         timer.cancel()
+
+
+def take_turn(
+    runs: RunsStore,
+    run_id: str,
+    *,
+    step: str,
+    invocation: Invocation,
+    work: Callable[[], RunRecord | None],
+    publisher: Publisher | None = None,
+) -> RunRecord | None:
+    """Do ``work`` on the Running run as this invocation's turn at ``step``; None if another holds it.
+
+    The run is claimed first and let go after. An unexpected error is raised again for Lambda to retry,
+    except on the last attempt, which fails the run (announced as RunFailed, given a ``publisher``); the
+    last attempt also fails it just before Lambda's deadline. ``work`` answers errors a user can act on.
+    """
+    attempt = claim_run(runs, run_id, step=step, invocation=invocation)
+    if attempt is None:
+        logger.info("another invocation holds this run", extra={"run_id": run_id, "step": step})
+        return None
+    try:
+        with out_of_time_guard(
+            runs, run_id, step=step, attempt=attempt, invocation=invocation, publisher=publisher
+        ):
+            return work()
+    except Exception as error:
+        if not fail_if_last_attempt(
+            runs, run_id, step=step, attempt=attempt, invocation=invocation, error=error
+        ):
+            raise
+        failed = runs.get(run_id)
+        if publisher is not None and failed is not None and failed.status is RunStatus.FAILED:
+            publisher.publish("RunFailed", {"run_id": run_id, "reason": failed.failure_reason})
+        return failed
+    finally:
+        runs.release_claim(run_id, holder=invocation.holder)

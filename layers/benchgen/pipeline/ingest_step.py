@@ -9,7 +9,7 @@ from aws_lambda_powertools import Logger
 from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
 from benchgen.ingest import ingest
-from benchgen.pipeline.attempts import Invocation, claim_run, fail_if_last_attempt, out_of_time_guard
+from benchgen.pipeline.attempts import Invocation, take_turn
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
 from benchgen.pipeline.fulltext import keep_whole
 from benchgen.pipeline.keys import (
@@ -90,14 +90,11 @@ def ingest_submission(
     if run is None or not (started or _interrupted(run, key)):
         logger.info("run is not pending: duplicate or late event ignored", extra={"run_id": run_id})
         return None
-    attempt = claim_run(runs, run_id, step="ingest", invocation=invocation)
-    if attempt is None:
-        logger.info("another invocation is ingesting this run", extra={"run_id": run_id})
-        return None
-    if not started:
-        logger.info("resuming an ingest that stopped before its upload", extra={"run_id": run_id})
-    try:
-        with out_of_time_guard(runs, run_id, step="ingest", attempt=attempt, invocation=invocation):
+
+    def work() -> RunRecord | None:
+        if not started:
+            logger.info("resuming an ingest that stopped before its upload", extra={"run_id": run_id})
+        try:
             return _ingest_claimed(
                 key,
                 submission.filename,
@@ -108,26 +105,20 @@ def ingest_submission(
                 workdir=workdir,
                 sandbox=sandbox,
             )
-    except BenchGenError as error:
-        logger.info("submission refused", extra={"run_id": run_id, "reason": str(error)})
-        _keep_log([str(error)], run_id, store=store, runs=runs, workdir=workdir)
-        runs.update(
-            run_id,
-            expected_status=RunStatus.RUNNING,
-            status=RunStatus.FAILED,
-            finished_at=utc_now(),
-            failure_reason=str(error),
-            claim=None,
-        )
-        return runs.get(run_id)
-    except Exception as error:
-        if not fail_if_last_attempt(
-            runs, run_id, step="ingest", attempt=attempt, invocation=invocation, error=error
-        ):
-            raise
-        return runs.get(run_id)
-    finally:
-        runs.release_claim(run_id, holder=invocation.holder)
+        except BenchGenError as error:
+            logger.info("submission refused", extra={"run_id": run_id, "reason": str(error)})
+            _keep_log([str(error)], run_id, store=store, runs=runs, workdir=workdir)
+            runs.update(
+                run_id,
+                expected_status=RunStatus.RUNNING,
+                status=RunStatus.FAILED,
+                finished_at=utc_now(),
+                failure_reason=str(error),
+                claim=None,
+            )
+            return runs.get(run_id)
+
+    return take_turn(runs, run_id, step="ingest", invocation=invocation, work=work)
 
 
 def _ingest_claimed(

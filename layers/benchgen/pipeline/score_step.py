@@ -10,7 +10,7 @@ from benchgen.aws.events import EventPublisher
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.storage import ObjectStore, content_type_for
 from benchgen.errors import BenchGenError
-from benchgen.pipeline.attempts import Invocation, claim_run, fail_if_last_attempt, out_of_time_guard
+from benchgen.pipeline.attempts import Invocation, take_turn
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
 from benchgen.pipeline.fulltext import keep_whole
 from benchgen.pipeline.keys import (
@@ -73,36 +73,24 @@ def score_run(
     if run.status is not RunStatus.RUNNING:
         logger.info("run is not running: event ignored", extra={"run_id": run_id, "status": run.status})
         return None
-    attempt = claim_run(runs, run_id, step="score", invocation=invocation)
-    if attempt is None:
-        logger.info("another invocation is scoring this run", extra={"run_id": run_id})
-        return None
-    try:
-        with out_of_time_guard(
-            runs, run_id, step="score", attempt=attempt, invocation=invocation, publisher=publisher
-        ):
-            return _score_claimed(
-                key,
-                run,
-                store=store,
-                runs=runs,
-                environments=environments,
-                starter=starter,
-                publisher=publisher,
-                workdir=workdir,
-                sandbox=sandbox,
-            )
-    except Exception as error:
-        if not fail_if_last_attempt(
-            runs, run_id, step="score", attempt=attempt, invocation=invocation, error=error
-        ):
-            raise
-        failed = runs.get(run_id)
-        if failed is not None and failed.status is RunStatus.FAILED:
-            publisher.publish("RunFailed", {"run_id": run_id, "reason": failed.failure_reason})
-        return failed
-    finally:
-        runs.release_claim(run_id, holder=invocation.holder)
+    return take_turn(
+        runs,
+        run_id,
+        step="score",
+        invocation=invocation,
+        publisher=publisher,
+        work=lambda: _score_claimed(
+            key,
+            run,
+            store=store,
+            runs=runs,
+            environments=environments,
+            starter=starter,
+            publisher=publisher,
+            workdir=workdir,
+            sandbox=sandbox,
+        ),
+    )
 
 
 def _score_claimed(
