@@ -1,0 +1,1 @@
+"""Weights training: preparations (inspectable training material), coverage, and exact packages."""

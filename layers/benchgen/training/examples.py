@@ -1,0 +1,86 @@
+"""The prepared example: one row of training material with everything a trainer needs to judge it.
+
+A preparation writes its examples to ``examples.jsonl``, one :class:`PreparedExample` a line, in a fixed
+order (split, then example id), and its held-out cases to ``held_out.jsonl``, one :class:`HeldOutCase` a
+line, by case id. Both files are plain JSON lines, so the examples view pages through them and a package
+reads them without the build that wrote them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from benchgen.finetune.seed import Source, VerdictSummary
+from benchgen.finetune.split import Split
+
+EXAMPLES_NAME = "examples.jsonl"
+HELD_OUT_NAME = "held_out.jsonl"
+
+
+class Method(StrEnum):
+    """What the learner is taught: the correct answer (SFT), or to prefer it over its own wrong one."""
+
+    DEMONSTRATION = "demonstration"
+    PREFERENCE = "preference"
+
+
+class Kind(StrEnum):
+    """Where an example's text comes from: a judged case, a variant of one, or the bundle's pool."""
+
+    SEED = "seed"
+    AUGMENTED = "augmented"
+    POOL = "pool"
+
+
+class SourceContext(BaseModel):
+    """The judged case an example was made from (for a pool row: the row id, no verdict)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    case_id: str
+    run_id: str | None  # None for pool rows: no run judged them
+    layer: Source  # seed, passed or near_miss for judged cases; augmented; pool
+    response: str | None = None  # the model's own output for the case, as the run recorded it
+    verdict: VerdictSummary | None = None
+
+
+class PreparedExample(BaseModel):
+    """One row of a preparation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    example_id: str
+    split: Split
+    kind: Kind
+    variant: int = 0
+    criteria: list[str] = Field(default_factory=list)  # the governing criteria (ids of `criteria:`)
+    breakdown: dict[str, str] = Field(default_factory=dict)  # the case's difficulty, domain, route...
+    system: str = ""
+    prompt: str
+    chosen: str  # the target: short reasoning plus the benchmark's correct answer
+    rejected: str | None = None  # preference only: the model's own wrong answer
+    source: SourceContext
+    source_text_hash: str  # text_hash of the source case's question (shared by every variant)
+
+
+class HeldOutCase(BaseModel):
+    """A case of the environment version whose id hash falls in the test bucket: never trained on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    case_id: str
+    text_hash: str
+
+
+def normalize_text(text: str) -> str:
+    """The form texts are compared in: case-folded, whitespace runs collapsed, ends trimmed."""
+    return " ".join(text.casefold().split())
+
+
+def text_hash(text: str) -> str:
+    """sha256 of the normalized text: equal for texts that differ only in case and spacing."""
+    return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
+
