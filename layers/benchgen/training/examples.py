@@ -83,4 +83,3 @@ def normalize_text(text: str) -> str:
 def text_hash(text: str) -> str:
     """sha256 of the normalized text: equal for texts that differ only in case and spacing."""
     return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
-
