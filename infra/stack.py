@@ -13,6 +13,7 @@ from infra.constructs.events import Events
 from infra.constructs.functions import SPECS, Functions, FunctionSpec
 from infra.constructs.layer import Layer
 from infra.constructs.monitoring import Monitoring
+from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.storage import Storage
 
@@ -50,12 +51,22 @@ class BenchGenStack(Stack):
         score = self.functions.by_name["score"]
         score.add_environment("STATE_MACHINE_ARN", self.pipeline.state_machine.state_machine_arn)
         self.pipeline.state_machine.grant_start_execution(score)
-        self.api = Api(self, "Api", handler=self.functions.by_name["api"])
+        self.packages = PackagePipeline(
+            self,
+            "Packages",
+            build_package=self.functions.by_name["build_package"],
+            packages_table=self.storage.packages_table,
+            bus=self.events.bus,
+        )
+        api = self.functions.by_name["api"]
+        api.add_environment("PACKAGE_STATE_MACHINE_ARN", self.packages.state_machine.state_machine_arn)
+        self.packages.state_machine.grant_start_execution(api)
+        self.api = Api(self, "Api", handler=api)
         self.monitoring = Monitoring(
             self,
             "Monitoring",
             functions=self.functions.by_name,
-            state_machines=[self.pipeline.state_machine],
+            state_machines=[self.pipeline.state_machine, self.packages.state_machine],
         )
         # What an operator subscribes to and opens after `cdk deploy`, and where users sign in and upload.
         CfnOutput(self, "AlarmTopicArn", value=self.monitoring.topic.topic_arn, description="Alarm topic")

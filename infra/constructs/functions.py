@@ -23,7 +23,10 @@ from infra.constructs.layer import ARCHITECTURE, REPO_ROOT, RUNTIME
 from infra.constructs.storage import (
     DATASETS_INDEXES,
     ENVIRONMENTS_PREFIX,
+    PACKAGES_INDEXES,
+    PACKAGES_PREFIX,
     PREDICTIONS_PREFIX,
+    PREPARATIONS_PREFIX,
     RUNS_INDEXES,
     RUNS_PREFIX,
     SANDBOX_PREFIX,
@@ -58,12 +61,14 @@ class DataTable(Enum):
     ENVIRONMENTS = "environments"
     RUNS = "runs"
     DATASETS = "datasets"
+    PACKAGES = "packages"
 
 
 # A Query on a global secondary index is authorized on the index ARN: name each index, no wildcard.
 TABLE_INDEXES: dict[DataTable, tuple[str, ...]] = {
     DataTable.RUNS: tuple(RUNS_INDEXES),
     DataTable.DATASETS: tuple(DATASETS_INDEXES),
+    DataTable.PACKAGES: tuple(PACKAGES_INDEXES),
 }
 
 
@@ -166,6 +171,19 @@ SPECS: tuple[FunctionSpec, ...] = (
         idempotent=True,
     ),
     FunctionSpec(
+        name="build_package",
+        logical_id="BuildPackageFunction",
+        description="Builds one export package of a preparation",
+        memory_mb=2048,
+        # A package streams over every example of its preparation, and checks each training row against
+        # the held-out cases: a large preparation takes minutes, so it gets Lambda's longest timeout.
+        timeout=Duration.minutes(15),
+        ephemeral_storage_mib=4096,
+        # The package pipeline hands it the preparation's description: no table to read.
+        reads=(PREPARATIONS_PREFIX,),
+        writes=(PACKAGES_PREFIX,),
+    ),
+    FunctionSpec(
         name="dead_letters",
         logical_id="DeadLettersFunction",
         description="Fails the run or rejects the bundle whose event failed every delivery",
@@ -182,14 +200,15 @@ SPECS: tuple[FunctionSpec, ...] = (
         memory_mb=512,
         # API Gateway gives up after 29 seconds; a longer timeout would only hide a stuck request.
         timeout=Duration.seconds(29),
-        # Presigned GET urls for the run's files (submission, prediction output, runs/...); presigned PUT
-        # urls are signed with this role, so it needs PutObject on the two upload prefixes.
-        reads=(SUBMISSIONS_PREFIX, PREDICTIONS_PREFIX, RUNS_PREFIX),
+        # Presigned GET urls for the run's files (submission, prediction output, runs/...) and for packages;
+        # presigned PUT urls are signed with this role, so it needs PutObject on the two upload prefixes.
+        reads=(SUBMISSIONS_PREFIX, PREDICTIONS_PREFIX, RUNS_PREFIX, PACKAGES_PREFIX),
         writes=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX),
         tables={
             DataTable.RUNS: TableAccess.READ_WRITE,
             DataTable.DATASETS: TableAccess.READ_WRITE,
             DataTable.ENVIRONMENTS: TableAccess.READ_WRITE,
+            DataTable.PACKAGES: TableAccess.READ_WRITE,
         },
         # POST /runs with an Idempotency-Key answers a retry with the run the first request created.
         idempotent=True,
@@ -223,6 +242,7 @@ class Functions(Construct):
             DataTable.ENVIRONMENTS: storage.environments_table,
             DataTable.RUNS: storage.runs_table,
             DataTable.DATASETS: storage.datasets_table,
+            DataTable.PACKAGES: storage.packages_table,
         }
         self.specs = specs
         self.by_name: dict[str, lambda_.Function] = {}
@@ -254,6 +274,7 @@ class Functions(Construct):
             "RUNS_TABLE": storage.runs_table.table_name,
             "DATASETS_TABLE": storage.datasets_table.table_name,
             "IDEMPOTENCY_TABLE": storage.idempotency_table.table_name,
+            "PACKAGES_TABLE": storage.packages_table.table_name,
             "EVENT_BUS_NAME": self._bus.event_bus_name,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "STEP_ATTEMPTS": str(RETRY_ATTEMPTS + 1),

@@ -15,6 +15,7 @@ from constructs import IConstruct
 
 from infra.constructs.api import Api
 from infra.constructs.functions import Functions
+from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.storage import DATA_BUCKET_ID
 
@@ -39,7 +40,7 @@ STATE_MACHINE_WILDCARD_REASON = (
     "and the X-Ray actions accept only '*' as resource."
 )
 FUNCTION_VERSIONS_REASON = (
-    "LambdaInvoke also allows the build_artifact function's qualified ARNs (versions, aliases); the grant "
+    "LambdaInvoke also allows the {function} function's qualified ARNs (versions, aliases); the grant "
     "stays on that one function."
 )
 NOTIFICATIONS_HANDLER_REASON = (
@@ -69,6 +70,7 @@ def apply_nag(app: App, stack: Stack) -> None:
     )
     _acknowledge_functions(_child(stack, "Functions", Functions))
     _acknowledge_pipeline(_child(stack, "Pipeline", Pipeline))
+    _acknowledge_package_pipeline(_child(stack, "Packages", PackagePipeline))
     _acknowledge_api(_child(stack, "Api", Api))
     notifications_handler = next(
         (child for child in stack.node.children if child.node.id.startswith("BucketNotificationsHandler")),
@@ -120,7 +122,21 @@ def _acknowledge_functions(functions: Functions) -> None:
 def _acknowledge_pipeline(pipeline: Pipeline) -> None:
     policy = pipeline.state_machine.role.node.find_child("DefaultPolicy")
     _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
-    _acknowledge(policy, "IAM5[Resource::<BuildArtifactFunction.Arn>:*]", FUNCTION_VERSIONS_REASON)
+    _acknowledge(
+        policy,
+        "IAM5[Resource::<BuildArtifactFunction.Arn>:*]",
+        FUNCTION_VERSIONS_REASON.format(function="build_artifact"),
+    )
+
+
+def _acknowledge_package_pipeline(pipeline: PackagePipeline) -> None:
+    policy = pipeline.state_machine.role.node.find_child("DefaultPolicy")
+    _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
+    _acknowledge(
+        policy,
+        "IAM5[Resource::<BuildPackageFunction.Arn>:*]",
+        FUNCTION_VERSIONS_REASON.format(function="build_package"),
+    )
 
 
 def _acknowledge_api(api: Api) -> None:

@@ -8,6 +8,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from benchgen.aws.sandbox import SANDBOX_PREFIX
+from benchgen.pipeline import keys
 from infra.constructs import set_logical_id
 
 # Prefixes of the data bucket; each trigger prefix belongs to exactly one function.
@@ -15,6 +16,9 @@ ENVIRONMENTS_PREFIX = "environments/"
 SUBMISSIONS_PREFIX = "submissions/"
 PREDICTIONS_PREFIX = "predictions/"
 RUNS_PREFIX = "runs/"
+# Read by the package build; written by the preparation steps. No trigger watches either prefix.
+PREPARATIONS_PREFIX = keys.PREPARATIONS
+PACKAGES_PREFIX = keys.PACKAGES
 # Jobs for the sandbox function and its outputs: no trigger watches it, and nothing there is kept.
 __all__ = ["SANDBOX_PREFIX"]
 
@@ -25,6 +29,7 @@ _STRING = dynamodb.AttributeType.STRING
 # Global secondary indexes: name -> (partition key, sort key); newest-first listings sort on created_at.
 RUNS_INDEXES = {"by_environment": ("environment_id", "created_at"), "by_status": ("status", "created_at")}
 DATASETS_INDEXES = {"by_kind": ("kind", "created_at")}
+PACKAGES_INDEXES = {"by_preparation": ("preparation_id", "created_at")}
 
 
 def _table(
@@ -116,6 +121,8 @@ class Storage(Construct):
         _add_indexes(self.runs_table, RUNS_INDEXES)
         self.datasets_table = _table(self, "DatasetsTable", partition_key="dataset_id")
         _add_indexes(self.datasets_table, DATASETS_INDEXES)
+        self.packages_table = _table(self, "PackagesTable", partition_key="package_id")
+        _add_indexes(self.packages_table, PACKAGES_INDEXES)
         self.idempotency_table = _table(
             self, "IdempotencyTable", partition_key="id", time_to_live_attribute="expiration"
         )

@@ -22,6 +22,7 @@ FUNCTION_FOLDERS = (
     "ingest",
     "score",
     "build_artifact",
+    "build_package",
     "dead_letters",
     "api",
     "sandbox",

@@ -1,4 +1,4 @@
-"""Domain records kept in DynamoDB: environment versions, runs, datasets.
+"""Domain records kept in DynamoDB: environment versions, runs, datasets, packages.
 
 A DynamoDB item holds at most 400 KB, and much of what a run records comes from its users (a program's
 stderr, prediction ids, score keys). So every text, list and map a record keeps is bounded here, once:
@@ -182,4 +182,39 @@ class DatasetRecord(BaseModel):
     test_count: int
     artifact_key: str
     artifact_sha256: str
+    created_at: str = Field(default_factory=utc_now)
+
+
+class PackageStatus(StrEnum):
+    BUILDING = "Building"
+    READY = "Ready"
+    REFUSED = "Refused"  # the profile's limits refuse the preparation: the reason says which and what to do
+    FAILED = "Failed"
+
+
+class PackageFile(BaseModel):
+    """One file of a package zip, as its manifest describes it."""
+
+    sha256: str
+    rows: int = Field(ge=0)
+    bytes: int = Field(ge=0)
+
+
+PackageFiles = Annotated[dict[Key, PackageFile], AfterValidator(_first_entries(MAX_ITEMS))]
+
+
+class PackageRecord(BaseModel):
+    """One export profile over one preparation state: its id derives from both, so a rebuild collides."""
+
+    package_id: str
+    preparation_id: str
+    owner: str
+    profile: str
+    status: PackageStatus = PackageStatus.BUILDING
+    state_hash: str
+    package_key: str
+    sha256: str | None = None
+    size: int | None = None
+    files: PackageFiles = Field(default_factory=dict)
+    reason: Text | None = None  # why it was refused, or why the build failed
     created_at: str = Field(default_factory=utc_now)

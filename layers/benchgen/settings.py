@@ -22,9 +22,12 @@ class Settings(BaseSettings):
     runs_table: str = Field(min_length=1, validation_alias="RUNS_TABLE")
     datasets_table: str = Field(min_length=1, validation_alias="DATASETS_TABLE")
     idempotency_table: str = Field(min_length=1, validation_alias="IDEMPOTENCY_TABLE")
+    packages_table: str = Field(min_length=1, validation_alias="PACKAGES_TABLE")
     event_bus_name: str = Field(min_length=1, validation_alias="EVENT_BUS_NAME")
     # Only the score function starts executions, so only its environment carries the ARN.
     state_machine_arn: str | None = Field(default=None, validation_alias="STATE_MACHINE_ARN")
+    # Only the API function starts package builds.
+    package_state_machine_arn: str | None = Field(default=None, validation_alias="PACKAGE_STATE_MACHINE_ARN")
     # Functions that run untrusted programs hand them to this function (set by the stack); unset, they run
     # them through the local runner on this machine.
     sandbox_function: str | None = Field(default=None, validation_alias="SANDBOX_FUNCTION")

@@ -85,17 +85,32 @@ def role_statements(resources: dict[str, Resource], functions: dict[str, Resourc
     return found
 
 
+def _definition(machine: Resource) -> dict[str, Any]:
+    """A state machine definition, its Fn::Join parts joined with ${...} placeholders for references."""
+    parsed: dict[str, Any] = json.loads(render_value(machine["Properties"]["DefinitionString"]))
+    return parsed
+
+
 @pytest.fixture(scope="session")
 def state_machine(resources: dict[str, Resource]) -> Resource:
-    (machine,) = _of_type(resources, "AWS::StepFunctions::StateMachine").values()
-    return machine
+    """The artifact pipeline."""
+    return resources["ArtifactPipeline"]
 
 
 @pytest.fixture(scope="session")
 def definition(state_machine: Resource) -> dict[str, Any]:
-    """The state machine definition, its Fn::Join parts joined with ${...} placeholders for references."""
-    parsed: dict[str, Any] = json.loads(render_value(state_machine["Properties"]["DefinitionString"]))
-    return parsed
+    return _definition(state_machine)
+
+
+@pytest.fixture(scope="session")
+def package_machine(resources: dict[str, Resource]) -> Resource:
+    """The package pipeline."""
+    return resources["PackagePipeline"]
+
+
+@pytest.fixture(scope="session")
+def package_definition(package_machine: Resource) -> dict[str, Any]:
+    return _definition(package_machine)
 
 
 @pytest.fixture(scope="session")

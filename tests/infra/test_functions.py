@@ -10,7 +10,16 @@ import pytest
 Resource = dict[str, Any]
 Statement = dict[str, Any]
 
-NAMES = ["register_environment", "ingest", "score", "build_artifact", "dead_letters", "api", "sandbox"]
+NAMES = [
+    "register_environment",
+    "ingest",
+    "score",
+    "build_artifact",
+    "build_package",
+    "dead_letters",
+    "api",
+    "sandbox",
+]
 # The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
 PIPELINE = [name for name in NAMES if name != "sandbox"]
 # Invoked asynchronously (by S3, or by a state machine that may be retried); the dead-letter consumer is
@@ -56,8 +65,9 @@ EXPECTED_ACTIONS = {
     | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
     | READ_WRITE
     | IDEMPOTENCY,
+    "build_package": BASELINE | {"s3:GetObject", "s3:PutObject"},
     "dead_letters": (BASELINE - {"sqs:SendMessage"}) | CONSUME | {"events:PutEvents"} | READ_WRITE,
-    "api": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE | IDEMPOTENCY,
+    "api": BASELINE | {"s3:GetObject", "s3:PutObject", "states:StartExecution"} | READ_WRITE | IDEMPOTENCY,
     "sandbox": set(),
 }
 
@@ -85,11 +95,13 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObjectVersion", "environments/"),
         ("s3:PutObject", "runs/"),
     },
+    "build_package": {("s3:GetObject", "preparations/"), ("s3:PutObject", "packages/")},
     "dead_letters": set(),
     "api": {
         ("s3:GetObject", "submissions/"),
         ("s3:GetObject", "predictions/"),
         ("s3:GetObject", "runs/"),
+        ("s3:GetObject", "packages/"),
         ("s3:PutObject", "submissions/"),
         ("s3:PutObject", "environments/"),
     },
@@ -101,11 +113,13 @@ EXPECTED_TABLE_ACCESS = {
     "ingest": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
     "score": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
     "build_artifact": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
+    "build_package": {},
     "dead_letters": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ_WRITE},
     "api": {
         "RunsTable": READ_WRITE,
         "DatasetsTable": READ_WRITE,
         "EnvironmentsTable": READ_WRITE,
+        "PackagesTable": READ_WRITE,
         "IdempotencyTable": IDEMPOTENCY,
     },
     "sandbox": {},
@@ -117,8 +131,9 @@ EXPECTED_INDEXES = {
     "ingest": RUNS_INDEXES,
     "score": RUNS_INDEXES,
     "build_artifact": RUNS_INDEXES,
+    "build_package": set(),
     "dead_letters": RUNS_INDEXES,
-    "api": RUNS_INDEXES | {"${DatasetsTable.Arn}/index/by_kind"},
+    "api": RUNS_INDEXES | {"${DatasetsTable.Arn}/index/by_kind", "${PackagesTable.Arn}/index/by_preparation"},
     "sandbox": set(),
 }
 
@@ -222,6 +237,7 @@ def test_functions_share_the_contract_environment_variables(
     assert variables["RUNS_TABLE"] == {"Ref": "RunsTable"}
     assert variables["DATASETS_TABLE"] == {"Ref": "DatasetsTable"}
     assert variables["IDEMPOTENCY_TABLE"] == {"Ref": "IdempotencyTable"}
+    assert variables["PACKAGES_TABLE"] == {"Ref": "PackagesTable"}
     assert variables["EVENT_BUS_NAME"] == {"Ref": "EventBus"}
     assert variables["POWERTOOLS_SERVICE_NAME"] == name
     assert variables["POWERTOOLS_METRICS_NAMESPACE"] == "BenchGen"
@@ -236,6 +252,31 @@ def test_only_score_is_told_the_state_machine_arn(functions: dict[str, Resource]
         if "STATE_MACHINE_ARN" in f["Properties"]["Environment"]["Variables"]
     }
     assert holders == {"score": {"Ref": "ArtifactPipeline"}}
+
+
+def test_only_the_api_is_told_the_package_pipeline_and_may_start_it_and_nothing_else(
+    functions: dict[str, Resource], role_statements: dict[str, list[Statement]]
+) -> None:
+    holders = {
+        name: f["Properties"]["Environment"]["Variables"]["PACKAGE_STATE_MACHINE_ARN"]
+        for name, f in functions.items()
+        if "PACKAGE_STATE_MACHINE_ARN" in f["Properties"]["Environment"]["Variables"]
+    }
+    starts = {
+        (name, resource)
+        for name, statements in role_statements.items()
+        for action, resource in _pairs(statements)
+        if action.startswith("states:")
+    }
+    assert holders == {"api": {"Ref": "PackagePipeline"}}
+    assert starts == {("api", "${PackagePipeline}"), ("score", "${ArtifactPipeline}")}
+
+
+def test_the_package_build_has_room_for_a_large_preparation(functions: dict[str, Resource]) -> None:
+    properties = functions["build_package"]["Properties"]
+    assert properties["Timeout"] == 900
+    assert properties["MemorySize"] == 2048
+    assert properties["EphemeralStorage"] == {"Size": 4096}
 
 
 def test_score_has_room_for_a_full_scoring_program(functions: dict[str, Resource]) -> None:
@@ -478,6 +519,7 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         "ingest": None,
         "score": 5,
         "build_artifact": None,
+        "build_package": None,
         "dead_letters": None,
         "api": None,
         "sandbox": None,

@@ -81,6 +81,7 @@ TABLE_KEYS = {
     "RunsTable": [("run_id", "HASH")],
     "DatasetsTable": [("dataset_id", "HASH")],
     "IdempotencyTable": [("id", "HASH")],
+    "PackagesTable": [("package_id", "HASH")],
 }
 
 
@@ -110,6 +111,7 @@ def test_tables_are_on_demand_with_point_in_time_recovery(
             {"by_environment": ("environment_id", "created_at"), "by_status": ("status", "created_at")},
         ),
         ("DatasetsTable", {"by_kind": ("kind", "created_at")}),
+        ("PackagesTable", {"by_preparation": ("preparation_id", "created_at")}),
         ("EnvironmentsTable", {}),
     ],
 )

@@ -17,6 +17,7 @@ NAMES = {
     "RUNS_TABLE": "runs",
     "DATASETS_TABLE": "datasets",
     "IDEMPOTENCY_TABLE": "idempotency",
+    "PACKAGES_TABLE": "packages",
     "EVENT_BUS_NAME": "bus",
 }
 
@@ -106,6 +107,7 @@ def test_settings_can_be_built_by_field_name() -> None:
         runs_table="r",
         datasets_table="d",
         idempotency_table="i",
+        packages_table="p",
         event_bus_name="bus",
         presign_ttl_seconds=60,
     )

@@ -1,4 +1,4 @@
-"""DynamoDB repositories for environment versions, runs and datasets.
+"""DynamoDB repositories for environment versions, runs, datasets and packages.
 
 Every item goes through :mod:`benchgen.aws.items` (``to_item`` and ``from_item``). Lists are newest
 first and paginated with an opaque ``next_token`` (see :mod:`benchgen.aws.pages`); a token a listing
@@ -25,9 +25,12 @@ from benchgen.records import (
     EnvironmentOwner,
     EnvironmentRecord,
     EnvironmentStatus,
+    PackageRecord,
+    PackageStatus,
     RunClaim,
     RunRecord,
     RunStatus,
+    clip_text,
 )
 
 #: Dataset kinds an unfiltered dataset list covers (one ``by_kind`` partition each).
@@ -548,3 +551,59 @@ class DatasetsRepo(_Table):
             next_token=next_token,
         )
         return Page(items=[DatasetRecord.model_validate(item) for item in items], next_token=token)
+
+
+class PackagesRepo(_Table):
+    """Packages (pk ``package_id``; GSI ``by_preparation`` sorted by ``created_at``)."""
+
+    def put_if_absent(self, record: PackageRecord) -> bool:
+        """Store a package; ``False`` (and nothing changed) when that package id is already recorded."""
+        return self._put_if_absent(record, "package_id")
+
+    def get(self, package_id: str) -> PackageRecord | None:
+        return self._get(PackageRecord, {"package_id": package_id})
+
+    def transition(
+        self, package_id: str, *, expected: PackageStatus, status: PackageStatus, reason: str | None = None
+    ) -> bool:
+        """Move a package from ``expected`` to ``status`` (with the reason); ``False`` if it was not there.
+
+        Conditional, so a package that has already left ``expected`` (a duplicate, a late failure after
+        the build recorded it) keeps what it has.
+        """
+        names = {"#status": "status"}
+        values: dict[str, Any] = {":expected": {"S": expected.value}, ":status": {"S": status.value}}
+        expression = "SET #status = :status"
+        if reason is not None:
+            names["#reason"] = "reason"
+            values[":reason"] = {"S": clip_text(reason)}
+            expression += ", #reason = :reason"
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={"package_id": {"S": package_id}},
+                UpdateExpression=expression,
+                ConditionExpression="#status = :expected",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as error:
+            if _is_condition_failure(error):
+                return False
+            raise
+        return True
+
+    def list(
+        self, preparation_id: str, *, limit: int = 20, next_token: str | None = None
+    ) -> Page[PackageRecord]:
+        """The packages of one preparation, newest first."""
+        items, token = self._newest_first(
+            index="by_preparation",
+            partition_attribute="preparation_id",
+            partitions=[preparation_id],
+            sort_attribute="created_at",
+            key_attribute="package_id",
+            limit=limit,
+            next_token=next_token,
+        )
+        return Page(items=[PackageRecord.model_validate(item) for item in items], next_token=token)

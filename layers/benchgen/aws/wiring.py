@@ -21,7 +21,7 @@ from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.s3_events import uploaded_objects
 from benchgen.aws.sandbox import SandboxInvoker
 from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, PackagesRepo, RunsRepo
 from benchgen.pipeline.keys import correlation_id, run_id_of
 from benchgen.sandbox.job import Sandbox
 from benchgen.sandbox.local import LocalSandbox
@@ -48,6 +48,10 @@ class Adapters:
     @cached_property
     def datasets(self) -> DatasetsRepo:
         return DatasetsRepo(self.settings.datasets_table)
+
+    @cached_property
+    def packages(self) -> PackagesRepo:
+        return PackagesRepo(self.settings.packages_table)
 
     @cached_property
     def publisher(self) -> EventPublisher:
@@ -106,6 +110,14 @@ class Adapters:
         if not self.settings.state_machine_arn:
             raise RuntimeError("STATE_MACHINE_ARN is not set: only the score function starts executions")
         return ExecutionStarter(self.settings.state_machine_arn)
+
+    @cached_property
+    def package_builds(self) -> ExecutionStarter:
+        if not self.settings.package_state_machine_arn:
+            raise RuntimeError(
+                "PACKAGE_STATE_MACHINE_ARN is not set: only the API function starts package builds"
+            )
+        return ExecutionStarter(self.settings.package_state_machine_arn)
 
 
 _cached: Adapters | None = None

@@ -11,6 +11,10 @@ ENVIRONMENTS = "environments/"
 SUBMISSIONS = "submissions/"
 PREDICTIONS = "predictions/"
 RUNS = "runs/"
+# Written by the preparation state machine's functions only; no trigger watches it.
+PREPARATIONS = "preparations/"
+# Written by the package build only; no trigger watches it.
+PACKAGES = "packages/"
 
 PREDICTION_OUTPUT = "prediction_output.zip"
 SCORES = "scores.json"
@@ -128,6 +132,16 @@ def prediction_key(run_id: str, name: str = PREDICTION_OUTPUT) -> str:
 
 def run_key(run_id: str, name: str) -> str:
     return f"{RUNS}{run_id}/{name}"
+
+
+def preparation_key(preparation_id: str, name: str) -> str:
+    """``preparations/<preparation_id>/<name>``: examples.jsonl, held_out.jsonl, coverage.json."""
+    return f"{PREPARATIONS}{preparation_id}/{name}"
+
+
+def package_key(package_id: str) -> str:
+    """``packages/<package_id>.zip``: one export package, the same bytes for the same state and profile."""
+    return f"{PACKAGES}{package_id}.zip"
 
 
 def execution_name(run_id: str) -> str:
