@@ -36,6 +36,8 @@ def services() -> ApiServices:
         store=wired.store,
         publisher=wired.publisher,
         idempotency=wired.idempotency,
+        packages=wired.packages,
+        package_starter=wired.package_starter,
         record_event=_count,
     )
 

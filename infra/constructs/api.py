@@ -22,6 +22,8 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/runs/{run_id}/dataset": ("POST",),
     "/datasets": ("GET",),
     "/datasets/{dataset_id}": ("GET",),
+    "/preparations/{preparation_id}/packages": ("GET", "POST"),
+    "/packages/{package_id}": ("GET",),
 }
 
 THROTTLING_RATE_LIMIT = 50

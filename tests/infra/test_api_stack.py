@@ -21,6 +21,9 @@ CONTRACT_ROUTES = {
     ("POST", "/runs/{run_id}/dataset"),
     ("GET", "/datasets"),
     ("GET", "/datasets/{dataset_id}"),
+    ("POST", "/preparations/{preparation_id}/packages"),
+    ("GET", "/preparations/{preparation_id}/packages"),
+    ("GET", "/packages/{package_id}"),
 }
 
 

@@ -132,6 +132,7 @@ class TestRealStack:
             "RUNS_TABLE": "benchgen-local-RunsTable",
             "DATASETS_TABLE": "benchgen-local-DatasetsTable",
             "IDEMPOTENCY_TABLE": "benchgen-local-IdempotencyTable",
+            "PACKAGES_TABLE": "benchgen-local-PackagesTable",
             "EVENT_BUS_NAME": real_cloud.bus_name,
         }
         assert sorted(real_cloud.functions) == sorted(
@@ -140,6 +141,7 @@ class TestRealStack:
                 "IngestFunction",
                 "ScoreFunction",
                 "BuildArtifactFunction",
+                "BuildPackageFunction",
                 "DeadLettersFunction",
                 "ApiFunction",
                 "SandboxFunction",

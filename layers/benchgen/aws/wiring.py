@@ -112,12 +112,10 @@ class Adapters:
         return ExecutionStarter(self.settings.state_machine_arn)
 
     @cached_property
-    def package_builds(self) -> ExecutionStarter:
-        if not self.settings.package_state_machine_arn:
-            raise RuntimeError(
-                "PACKAGE_STATE_MACHINE_ARN is not set: only the API function starts package builds"
-            )
-        return ExecutionStarter(self.settings.package_state_machine_arn)
+    def package_starter(self) -> ExecutionStarter | None:
+        """The package state machine's starter, where the function is told its ARN (the api function)."""
+        arn = self.settings.package_state_machine_arn
+        return ExecutionStarter(arn) if arn else None
 
 
 _cached: Adapters | None = None
