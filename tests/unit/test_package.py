@@ -167,7 +167,7 @@ def test_too_few_rows_are_refused_with_the_count_the_limit_and_what_to_change(tm
     assert str(refused.value) == (
         "profile openai-chat needs at least 10 train rows and this preparation gives 5: raise the "
         "augmentation factor or the pool share, widen the criteria or the case filter, or draw from more "
-        "runs, or choose a profile that takes 5 rows (trl-sft, sagemaker-sft, together-sft)"
+        "runs, or choose a profile whose limits these rows meet (trl-sft, sagemaker-sft, together-sft)"
     )
 
 
@@ -181,7 +181,7 @@ def test_too_many_rows_are_refused_counting_train_and_validation(tmp_path: Path)
     assert str(refused.value) == (
         "profile bedrock-prompt-completion takes at most 10,000 train and validation rows and this "
         "preparation gives 10,001: lower the augmentation factor or the pool share, or narrow the criteria "
-        "or the case filter, or choose a profile that takes 10,001 rows (openai-chat, trl-sft, "
+        "or the case filter, or choose a profile whose limits these rows meet (openai-chat, trl-sft, "
         "bedrock-conversation, sagemaker-sft, together-sft)"
     )
 
@@ -312,3 +312,17 @@ def test_every_profile_builds_a_package_for_its_method(tmp_path: Path) -> None:
         ids.add(report.package_id)
         assert report.files["train.jsonl"]["rows"] == 100
     assert len(ids) == len(PROFILES)
+
+
+def test_the_profiles_offered_instead_are_judged_by_their_own_row_count(tmp_path: Path) -> None:
+    # given 5 train and 100 validation rows: too few train rows for Nova (8), but 105 train and validation
+    # rows for Llama 3.1 (100 to 10,000 of both)
+    prep = standard(tmp_path / "prep", train=5, validation=100)
+
+    with pytest.raises(PackageRefused) as refused:
+        build_package(prep, info(), "bedrock-conversation", tmp_path / "out")
+
+    assert str(refused.value).endswith(
+        "choose a profile whose limits these rows meet (trl-sft, bedrock-prompt-completion, sagemaker-sft, "
+        "together-sft)"
+    )

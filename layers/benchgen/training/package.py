@@ -113,6 +113,10 @@ class _Written:
     without_rejected: list[str] = field(default_factory=list)
     longest: int = 0
 
+    def counted(self, profile: Profile) -> int:
+        """The rows that count against the profile's row limits."""
+        return sum(self.files[split].rows for split in profile.counted)
+
     @property
     def dropped(self) -> set[str]:
         return {example_id for example_id, _ in self.too_long}
@@ -241,22 +245,23 @@ def _refuse_unsafe(written: _Written) -> None:
         )
 
 
+def _fits(profile: Profile, written: _Written) -> bool:
+    count = written.counted(profile)
+    return profile.min_rows <= count and (profile.max_rows is None or count <= profile.max_rows)
+
+
 def _check_rows(profile: Profile, method: Method, written: _Written) -> None:
-    count = sum(written.files[split].rows for split in profile.counted)
+    if _fits(profile, written):
+        return
+    count = written.counted(profile)
     what = " and ".join(split.value for split in profile.counted)
     low = count < profile.min_rows
-    high = profile.max_rows is not None and count > profile.max_rows
-    if not (low or high):
-        return
     fitting = [
-        p.id
-        for p in PROFILES.values()
-        if p.accepts(method)
-        and p.id != profile.id
-        and p.min_rows <= count
-        and (p.max_rows is None or count <= p.max_rows)
+        other.id
+        for other in PROFILES.values()
+        if other.accepts(method) and other is not profile and _fits(other, written)
     ]
-    other = f"choose a profile that takes {count:,} rows ({', '.join(fitting)})" if fitting else ""
+    instead = f"choose a profile whose limits these rows meet ({', '.join(fitting)})" if fitting else ""
     if low:
         change = (
             "raise the augmentation factor or the pool share, widen the criteria or the case filter, "
@@ -268,7 +273,7 @@ def _check_rows(profile: Profile, method: Method, written: _Written) -> None:
         limit = f"takes at most {profile.max_rows:,}"
     raise PackageRefused(
         f"profile {profile.id} {limit} {what} rows and this preparation gives {count:,}: "
-        f"{change}{', or ' + other if other else ''}"
+        f"{change}{', or ' + instead if instead else ''}"
     )
 
 
@@ -327,7 +332,7 @@ def _manifest(
     written: _Written,
 ) -> dict[str, Any]:
     limits = profile.limits()
-    limits["rows"]["actual"] = sum(written.files[split].rows for split in profile.counted)
+    limits["rows"]["actual"] = written.counted(profile)
     limits["row_tokens"]["longest"] = written.longest
     return {
         "kind": "benchgen-package",
