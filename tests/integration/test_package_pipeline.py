@@ -1,0 +1,198 @@
+"""The package state machine on the local cloud, started as the API starts it: build, record, announce.
+
+Real build_package handler, the definition synthesized from the CDK app and executed by moto.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+from typing import Any
+
+import pytest
+
+from benchgen.aws.tables import PackagesRepo
+from benchgen.finetune.seed import Source
+from benchgen.finetune.split import Split
+from benchgen.pipeline.keys import package_key, preparation_key
+from benchgen.pipeline.package_step import PackageTask
+from benchgen.records import PackageRecord, PackageStatus
+from benchgen.settings import load_settings
+from benchgen.training.examples import (
+    EXAMPLES_NAME,
+    HELD_OUT_NAME,
+    HeldOutCase,
+    Kind,
+    Method,
+    PreparedExample,
+    SourceContext,
+    text_hash,
+)
+from benchgen.training.package import PreparationInfo, package_id
+from infra.local.cloud import LocalCloud
+
+STATE_HASH = "5" * 64
+PREPARATION_ID = "prep-1"
+
+
+def example(number: int, split: Split) -> PreparedExample:
+    question = f"A basket holds {number} apples and {number} pears. How many fruits are in it?"
+    return PreparedExample(
+        example_id=f"case-{number}-0",
+        split=split,
+        kind=Kind.SEED,
+        prompt=question,
+        chosen=f"{number} + {number} = {2 * number}. The answer is {2 * number}.",
+        source=SourceContext(case_id=f"case-{number}", run_id="run-1", layer=Source.SEED),
+        source_text_hash=text_hash(question),
+    )
+
+
+def write_preparation(cloud: LocalCloud, train_rows: int) -> None:
+    """A preparation's files: ``train_rows`` training rows, two validation rows and one held-out case."""
+    held_out = example(900, Split.TEST)
+    examples = [example(n, Split.TRAIN) for n in range(train_rows)]
+    examples += [example(500 + n, Split.VALIDATION) for n in range(2)] + [held_out]
+    files = {
+        EXAMPLES_NAME: "".join(item.model_dump_json() + "\n" for item in examples),
+        HELD_OUT_NAME: HeldOutCase(case_id="case-900", text_hash=held_out.source_text_hash).model_dump_json()
+        + "\n",
+    }
+    for name, text in files.items():
+        cloud.client("s3").put_object(
+            Bucket=cloud.bucket, Key=preparation_key(PREPARATION_ID, name), Body=text.encode()
+        )
+
+
+def start_package(cloud: LocalCloud, profile: str) -> tuple[str, dict[str, Any]]:
+    """Record a package Building and start its execution, as POST /preparations/{id}/packages does."""
+    pid = package_id(STATE_HASH, profile)
+    PackagesRepo(load_settings().packages_table).put_if_absent(
+        PackageRecord(
+            package_id=pid,
+            preparation_id=PREPARATION_ID,
+            owner="user-a",
+            profile=profile,
+            state_hash=STATE_HASH,
+            package_key=package_key(pid),
+        )
+    )
+    task = PackageTask(
+        package_id=pid,
+        preparation_id=PREPARATION_ID,
+        profile=profile,
+        preparation=PreparationInfo(
+            preparation_id=PREPARATION_ID,
+            state_hash=STATE_HASH,
+            method=Method.DEMONSTRATION,
+            environment_id="gsm8k-tr",
+            environment_version="v1",
+            benchmark="GSM8K-TR",
+            base_model="Qwen2.5-7B-LoRA",
+            suggested_hyperparams={"epochs": 3},
+            spec={},
+        ),
+    )
+    machine = cloud.state_machine_arns["PackagePipeline"]
+    cloud.client("stepfunctions").start_execution(
+        stateMachineArn=machine, name=pid, input=json.dumps(task.model_dump(mode="json"))
+    )
+    return pid, cloud.wait_for_execution(pid, state_machine_arn=machine)
+
+
+def stored(pid: str) -> PackageRecord:
+    record = PackagesRepo(load_settings().packages_table).get(pid)
+    assert record is not None
+    return record
+
+
+def test_a_built_package_is_recorded_ready_with_the_digest_of_the_stored_zip(cloud: LocalCloud) -> None:
+    # given a preparation of twelve training rows
+    write_preparation(cloud, train_rows=12)
+
+    # when its openai-chat package is built
+    pid, execution = start_package(cloud, "openai-chat")
+
+    # then the execution succeeded and the record holds what the zip in the bucket is
+    assert execution["status"] == "SUCCEEDED"
+    package = stored(pid)
+    body = cloud.client("s3").get_object(Bucket=cloud.bucket, Key=f"packages/{pid}.zip")["Body"].read()
+    assert package.status is PackageStatus.READY
+    assert package.sha256 == hashlib.sha256(body).hexdigest()
+    assert package.size == len(body)
+    with zipfile.ZipFile(io.BytesIO(body)) as archive:
+        train = archive.read("train.jsonl")
+        manifest = json.loads(archive.read("manifest.json"))
+    assert package.files["train.jsonl"].rows == 12
+    assert package.files["train.jsonl"].sha256 == hashlib.sha256(train).hexdigest()
+    assert (manifest["package_id"], manifest["preparation"]["state_hash"]) == (pid, STATE_HASH)
+
+
+def test_a_profile_that_refuses_the_preparation_is_recorded_refused_with_its_message(
+    cloud: LocalCloud,
+) -> None:
+    # given a preparation of only three training rows
+    write_preparation(cloud, train_rows=3)
+
+    # when a Bedrock Nova package (at least eight training rows) is built
+    pid, execution = start_package(cloud, "bedrock-conversation")
+
+    # then the refusal is the package's answer, not a failed execution, and no zip was written
+    assert execution["status"] == "SUCCEEDED"
+    package = stored(pid)
+    assert package.status is PackageStatus.REFUSED
+    assert package.reason is not None
+    assert package.reason.startswith(
+        "profile bedrock-conversation needs at least 8 train rows and this preparation gives 3: "
+    )
+    listed = cloud.client("s3").list_objects_v2(Bucket=cloud.bucket, Prefix="packages/")
+    assert listed.get("KeyCount", 0) == 0
+
+
+def test_a_build_that_cannot_read_the_preparation_is_recorded_failed_with_a_sentence(
+    cloud: LocalCloud,
+) -> None:
+    # given no preparation files at all
+    # when a package is built
+    pid, execution = start_package(cloud, "trl-sft")
+
+    # then the execution failed and the package says which file was missing
+    assert execution["status"] == "FAILED"
+    package = stored(pid)
+    assert package.status is PackageStatus.FAILED
+    assert (
+        package.reason
+        == f"{preparation_key(PREPARATION_ID, EXAMPLES_NAME)} is not in the bucket {cloud.bucket}"
+    )
+
+
+@pytest.mark.parametrize("status", [PackageStatus.READY, PackageStatus.REFUSED])
+def test_a_recorded_package_is_never_rewritten_by_a_later_build(
+    cloud: LocalCloud, status: PackageStatus
+) -> None:
+    # given a package already recorded Ready (or Refused)
+    write_preparation(cloud, train_rows=12)
+    pid = package_id(STATE_HASH, "openai-chat")
+    repo = PackagesRepo(load_settings().packages_table)
+    repo.put_if_absent(
+        PackageRecord(
+            package_id=pid,
+            preparation_id=PREPARATION_ID,
+            owner="user-a",
+            profile="openai-chat",
+            state_hash=STATE_HASH,
+            package_key=package_key(pid),
+            status=status,
+            reason="recorded first",
+        )
+    )
+
+    # when a build for it runs to the end
+    _, execution = start_package(cloud, "openai-chat")
+
+    # then the record keeps what it had
+    assert execution["status"] == "FAILED"
+    package = stored(pid)
+    assert (package.status, package.reason, package.sha256) == (status, "recorded first", None)
