@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.tables import PackagesRepo
 from benchgen.finetune.seed import Source
 from benchgen.finetune.split import Split
@@ -196,3 +197,21 @@ def test_a_recorded_package_is_never_rewritten_by_a_later_build(
     assert execution["status"] == "FAILED"
     package = stored(pid)
     assert (package.status, package.reason, package.sha256) == (status, "recorded first", None)
+
+
+def test_a_finished_package_cannot_be_started_again_under_its_name(cloud: LocalCloud) -> None:
+    # given a package built to the end
+    write_preparation(cloud, train_rows=12)
+    pid, _ = start_package(cloud, "trl-sft")
+    machine = cloud.state_machine_arns["PackagePipeline"]
+    described = cloud.client("stepfunctions").describe_execution(
+        executionArn=cloud.execution_arn(pid, machine)
+    )
+
+    # when its execution is started again, with the very same input
+    started = ExecutionStarter(machine).start_once(pid, json.loads(described["input"]))
+
+    # then Step Functions refuses the name (as AWS does for an ended execution), and there is one execution
+    assert started is False
+    listed = cloud.client("stepfunctions").list_executions(stateMachineArn=machine)["executions"]
+    assert [execution["name"] for execution in listed] == [pid]
