@@ -217,4 +217,6 @@ class PackageRecord(BaseModel):
     size: int | None = None
     files: PackageFiles = Field(default_factory=dict)
     reason: Text | None = None  # why it was refused, or why the build failed
+    # Builds started: a failed build may be asked for again, under a new execution name.
+    attempt: int = Field(default=1, ge=1)
     created_at: str = Field(default_factory=utc_now)

@@ -85,3 +85,26 @@ def test_a_preparations_packages_list_newest_first_a_page_at_a_time(packages: Pa
 def test_a_token_of_another_listing_is_refused(packages: PackagesRepo) -> None:
     with pytest.raises(InvalidNextToken):
         packages.list("prep-1", next_token="bm90LWEtdG9rZW4")
+
+
+def test_a_failed_package_is_retried_once_per_attempt(packages: PackagesRepo) -> None:
+    # given a package whose first build failed
+    packages.put_if_absent(_package("pkg-1", 1))
+    packages.transition("pkg-1", expected=PackageStatus.BUILDING, status=PackageStatus.FAILED, reason="lost")
+
+    # when two requests retry that attempt
+    first = packages.retry("pkg-1", attempt=1)
+    second = packages.retry("pkg-1", attempt=1)
+
+    # then one moved it back to Building at attempt 2, without the old reason
+    assert (first, second) == (True, False)
+    stored = packages.get("pkg-1")
+    assert stored is not None
+    assert (stored.status, stored.attempt, stored.reason) == (PackageStatus.BUILDING, 2, None)
+
+
+def test_only_a_failed_package_is_retried(packages: PackagesRepo) -> None:
+    packages.put_if_absent(_package("pkg-1", 1))
+    assert packages.retry("pkg-1", attempt=1) is False
+    stored = packages.get("pkg-1")
+    assert stored is not None and (stored.status, stored.attempt) == (PackageStatus.BUILDING, 1)

@@ -593,6 +593,31 @@ class PackagesRepo(_Table):
             raise
         return True
 
+    def retry(self, package_id: str, *, attempt: int) -> bool:
+        """Failed at ``attempt`` -> Building at the next attempt, its reason cleared; ``False`` if not so.
+
+        Of two requests retrying the same failed build, exactly one moves it (and starts the next build).
+        """
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={"package_id": {"S": package_id}},
+                UpdateExpression="SET #status = :building, #attempt = :next REMOVE #reason",
+                ConditionExpression="#status = :failed AND #attempt = :attempt",
+                ExpressionAttributeNames={"#status": "status", "#attempt": "attempt", "#reason": "reason"},
+                ExpressionAttributeValues={
+                    ":building": {"S": PackageStatus.BUILDING.value},
+                    ":failed": {"S": PackageStatus.FAILED.value},
+                    ":attempt": {"N": str(attempt)},
+                    ":next": {"N": str(attempt + 1)},
+                },
+            )
+        except ClientError as error:
+            if _is_condition_failure(error):
+                return False
+            raise
+        return True
+
     def list(
         self, preparation_id: str, *, limit: int = 20, next_token: str | None = None
     ) -> Page[PackageRecord]:

@@ -144,6 +144,11 @@ def package_key(package_id: str) -> str:
     return f"{PACKAGES}{package_id}.zip"
 
 
+def package_execution_name(package_id: str, attempt: int) -> str:
+    """The package id for its first build, so a repeated request collides; ``<id>-<n>`` for a retry."""
+    return package_id if attempt == 1 else f"{package_id}-{attempt}"
+
+
 def execution_name(run_id: str) -> str:
     """Deterministic, so that a second start for the same run collides instead of running twice."""
     return f"run-{run_id}"[:80]
