@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from preparation_inputs import make_spec, read_examples, read_held_out, run_source
 
 from benchgen.environment import Environment
+from benchgen.training.coverage import check_held_out
 from benchgen.training.examples import text_hash
 from benchgen.training.preparation import RunSource, generate
 
@@ -114,6 +115,7 @@ def test_no_held_out_case_or_text_reaches_train_or_validation(
     # and no train or validation row has a held-out case id, prompt text or source question text
     ids = {h.case_id for h in held}
     hashes = {h.text_hash for h in held}
+    assert check_held_out(examples, held) == []
     for example in examples:
         if example.split.value != "test":
             assert example.source.case_id not in ids
