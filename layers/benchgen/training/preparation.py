@@ -146,7 +146,8 @@ def check_spec(spec: PreparationSpec, env: Environment, runs: Sequence[RunSource
     extra = sorted(set(given) - set(spec.run_ids))
     if extra:
         raise PreparationError(
-            f"runs {_names(extra)} were given but run_ids does not name them; add or leave them"
+            f"runs {_names(extra)} were given but run_ids does not name them; add them to run_ids or "
+            "leave them out"
         )
     elsewhere = [
         f"{run.run_id!r} (environment {run.environment_id!r} version {run.environment_version!r})"
