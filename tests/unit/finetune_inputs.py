@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -160,3 +161,15 @@ def write_large_inputs(root: Path, cases: int) -> tuple[Environment, Path]:
         for i in reversed(range(cases)):
             sink.write((verdict_line(i) + "\n").encode("utf-8"))
     return open_environment(bundle, root / "work"), output
+
+
+def assert_memory_flat(peak_of: Callable[[Path, int], int], root: Path, small: int, large: int) -> None:
+    """``peak_of(folder, cases)`` (peak bytes allocated for ``cases`` judged cases) grows well under the
+    cases: ten times the cases costs under twice the memory."""
+    # A warm-up first, so one-time costs (imports, caches) do not inflate the small peak.
+    peak_of(root / "warm", 200)
+    small_peak = peak_of(root / "small", small)
+    large_peak = peak_of(root / "large", large)
+    assert large_peak < 2 * small_peak, (
+        f"peak {small_peak:,} B at {small:,} cases, {large_peak:,} B at {large:,} cases"
+    )

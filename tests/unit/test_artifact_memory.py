@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import tracemalloc
-from datetime import UTC, datetime
 from pathlib import Path
 
-from finetune_inputs import write_large_inputs
+from finetune_inputs import RUN, assert_memory_flat, write_large_inputs
 
 from benchgen.finetune.artifact import build_artifact
-from benchgen.runs import RunInfo
 
-RUN = RunInfo(
-    run_id="run-mem",
-    environment_id="gsm8k",
-    environment_version="1",
-    model="Qwen2.5-7B-LoRA",
-    benchmark="GSM8K",
-    overall_score=0.5,
-    finished_at=datetime(2026, 6, 14, 12, 0, tzinfo=UTC),
-)
 SMALL, LARGE = 2_000, 20_000
 
 
@@ -37,10 +26,5 @@ def build_peak(root: Path, cases: int) -> int:
 
 
 def test_peak_memory_stays_flat_as_cases_grow(tmp_path: Path) -> None:
-    # given a warm-up build, so one-time costs (imports, caches) do not inflate the small build's peak
-    build_peak(tmp_path / "warm", 200)
-    # when artifacts are built from 2,000 and from 20,000 judged cases
-    small = build_peak(tmp_path / "small", SMALL)
-    large = build_peak(tmp_path / "large", LARGE)
-    # then ten times the cases costs well under twice the memory
-    assert large < 2 * small, f"peak {small:,} B at {SMALL:,} cases, {large:,} B at {LARGE:,} cases"
+    # artifacts are built from 2,000 and from 20,000 judged cases: ten times the cases, under twice the memory
+    assert_memory_flat(build_peak, tmp_path, SMALL, LARGE)
