@@ -87,7 +87,7 @@ def measure_preparation(bundle: Path, scoring_output: Path, out: Path) -> dict[s
     from benchgen.environment import open_environment
     from benchgen.training.coverage import check_held_out, coverage
     from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
-    from benchgen.training.preparation import PreparationSpec, RunSource, generate
+    from benchgen.training.preparation import PreparationSpec, RunSource, criteria_scope, generate
 
     env = open_environment(bundle, out / "work" / "environment")
     spec = PreparationSpec(
@@ -98,8 +98,7 @@ def measure_preparation(bundle: Path, scoring_output: Path, out: Path) -> dict[s
     report = generate(spec, env, [run], out / "preparation")
     generated = time.perf_counter()
     generate_peak = peak_rss_mb()
-    scope = [criterion.id for criterion in env.spec.criteria]
-    gaps = coverage(_examples(out / "preparation" / EXAMPLES_NAME), scope=scope).gaps
+    gaps = coverage(_examples(out / "preparation" / EXAMPLES_NAME), scope=criteria_scope(spec, env)).gaps
     problems = check_held_out(
         _examples(out / "preparation" / EXAMPLES_NAME), _held_out(out / "preparation" / HELD_OUT_NAME)
     )

@@ -23,7 +23,7 @@ from benchgen.training.coverage import (
     coverage,
 )
 from benchgen.training.examples import HeldOutCase, Kind, PreparedExample, SourceContext, text_hash
-from benchgen.training.preparation import generate
+from benchgen.training.preparation import criteria_scope, generate
 
 SCOPE = ["arithmetic", "units"]
 
@@ -185,3 +185,9 @@ def test_held_out_check_names_the_first_rows_and_counts_the_rest() -> None:
 def test_thresholds_out_of_range_are_refused(fields: dict[str, float]) -> None:
     with pytest.raises(ValueError, match=r"greater than|less than"):
         Thresholds.model_validate(fields)
+
+
+def test_the_scope_coverage_reads_is_the_spec_criteria_or_all_of_the_environment(tmp_path: Path) -> None:
+    env = make_env(tmp_path / "env", finetune={}, criteria=[{"id": "arithmetic"}, {"id": "units"}])
+    assert criteria_scope(make_spec(), env) == ["arithmetic", "units"]
+    assert criteria_scope(make_spec(criteria=["units"]), env) == ["units"]

@@ -415,6 +415,11 @@ def generate(
     )
 
 
+def criteria_scope(spec: PreparationSpec, env: Environment) -> list[str]:
+    """The criteria a preparation covers, as coverage reads them: the spec's, or all of the environment's."""
+    return list(spec.criteria) or [criterion.id for criterion in env.spec.criteria]
+
+
 def canonical_spec(spec: PreparationSpec) -> bytes:
     """The spec as the state hash reads it: JSON with sorted keys, no spaces."""
     document: dict[str, Any] = spec.model_dump(mode="json")
