@@ -121,10 +121,11 @@ def _print_summary(comparison: Comparison, out: Path) -> None:
     print(f"  fixed {c.fixed_count}, broken {c.broken_count}, McNemar exact p = {c.mcnemar_p:.4g}")
     print(f"  {c.bootstrap.level:.0%} bootstrap CI of the difference: {interval}")
     if c.minimum_detectable_effect is not None:
-        print(f"  minimum detectable effect at 80% power: {100 * c.minimum_detectable_effect:.1f} pts")
+        mde = 100 * c.minimum_detectable_effect
+        print(f"  minimum detectable effect at {c.power:.0%} power: {mde:.1f} pts")
     left_out = len(c.only_before) + len(c.only_after) + len(c.in_neither) + len(c.gold_differs)
     if left_out:
-        print(f"  {left_out} cases left out of the pairing (listed in the report)")
+        print(f"  cases left out of the pairing: {left_out} (listed in the report)")
     print(f"  {NOT_ESTABLISHED_HEADLINE}.")
     print(f"  report: {out / JSON_NAME}, {out / HTML_NAME}")
 

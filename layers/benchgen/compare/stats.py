@@ -17,9 +17,10 @@ from statistics import NormalDist
 ALPHA = 0.05
 POWER = 0.80
 LEVEL = 0.95
-# 2,000 resamples put 50 resampled differences beyond each end of a 95% interval, enough for percentile
-# endpoints that move by well under one case between seeds (Efron and Tibshirani suggest 1,000 to 2,000
-# for percentile intervals), and stay within a few seconds for ten thousand cases in plain Python.
+# 2,000 resamples put 50 resampled differences beyond each end of a 95% interval (Efron and Tibshirani
+# suggest 1,000 to 2,000 for percentile intervals). Measured over 30 seeds on 50 cases (12 fixed, 2
+# broken), the endpoints moved by at most one case (2 points), against three cases with 200 resamples; on
+# 1,000 cases by 0.3 points. Ten thousand cases take about 4 seconds in plain Python.
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 20260601
 GENERATOR = (
