@@ -6,6 +6,8 @@ import math
 from fractions import Fraction
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from benchgen.compare.stats import (
     Interval,
@@ -153,3 +155,22 @@ def test_minimum_detectable_effect_shrinks_like_one_over_root_n() -> None:
 def test_minimum_detectable_effect_is_undefined_without_changes_or_cases() -> None:
     assert minimum_detectable_effect(100, 0.0) is None
     assert minimum_detectable_effect(3, 0.5) is None  # n <= z_a^2 - z_b^2 = 3.13
+
+
+@given(st.integers(0, 60), st.integers(0, 60))
+def test_mcnemar_is_symmetric_and_a_probability(b: int, c: int) -> None:
+    p_value = mcnemar_exact(b, c)
+    assert p_value == mcnemar_exact(c, b)
+    assert 0 < p_value <= 1
+    if b != c:  # one more change on the side already ahead makes the evidence stronger
+        assert mcnemar_exact(min(b, c), max(b, c) + 1) < p_value
+
+
+@given(st.lists(st.floats(0, 1, allow_nan=False), max_size=30))
+def test_holm_never_lowers_a_p_value_caps_at_one_and_keeps_their_order(p_values: list[float]) -> None:
+    adjusted = holm(p_values)
+    assert all(raw <= adj <= 1 for raw, adj in zip(p_values, adjusted, strict=True))
+    for i, first in enumerate(p_values):
+        for j, second in enumerate(p_values):
+            if first < second:
+                assert adjusted[i] <= adjusted[j]
