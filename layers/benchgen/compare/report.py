@@ -7,7 +7,7 @@ command line give out and the HTML page renders. The verdict is a rule over the 
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -186,53 +186,47 @@ def conclude(fixed: int, broken: int, p_value: float) -> tuple[Conclusion, str]:
     )
 
 
-def _rate(passed: int, total: int) -> float:
-    return passed / total if total else 0.0
-
-
-def _subgroup_counts(
+def _subgroup_cells(
     pairs: Iterable[tuple[Outcome, Outcome]],
-) -> dict[tuple[str, str], list[tuple[bool, bool]]]:
-    groups: dict[tuple[str, str], list[tuple[bool, bool]]] = defaultdict(list)
+) -> dict[tuple[str, str], Counter[tuple[bool, bool]]]:
+    """Per subgroup, how many cases went (passed before, passed after) each way: four cells each."""
+    groups: dict[tuple[str, str], Counter[tuple[bool, bool]]] = defaultdict(Counter)
     for first, second in pairs:
         after_criteria = dict(second.criteria)
         for criterion, passed in first.criteria:
             if criterion in after_criteria:  # judged on this criterion in both runs
-                groups[("criterion", criterion)].append((passed, after_criteria[criterion]))
+                groups[("criterion", criterion)][(passed, after_criteria[criterion])] += 1
+        # Breakdown values describe the case (its reference data), the same in both runs of one benchmark.
         for name, value in first.breakdown:
-            groups[(name, value)].append((first.passed, second.passed))
+            groups[(name, value)][(first.passed, second.passed)] += 1
     return groups
 
 
 def _subgroups(pairs: Iterable[tuple[Outcome, Outcome]]) -> list[Subgroup]:
-    groups = _subgroup_counts(pairs)
+    groups = _subgroup_cells(pairs)
     keys = sorted(groups, key=lambda key: (key[0] != "criterion", key))
+    cells = [groups[key] for key in keys]
+    p_values = [mcnemar_exact(cell[(True, False)], cell[(False, True)]) for cell in cells]
     rows = []
-    for kind, value in keys:
-        outcomes = groups[(kind, value)]
-        fixed = sum(1 for first, second in outcomes if not first and second)
-        broken = sum(1 for first, second in outcomes if first and not second)
-        before = _rate(sum(first for first, _ in outcomes), len(outcomes))
-        after = _rate(sum(second for _, second in outcomes), len(outcomes))
-        rows.append((kind, value, len(outcomes), before, after, fixed, broken, mcnemar_exact(broken, fixed)))
-    adjusted = holm([row[-1] for row in rows])
-    return [
-        Subgroup(
-            kind=kind,
-            value=value,
-            cases=cases,
-            accuracy_before=before,
-            accuracy_after=after,
-            difference=after - before,
-            fixed=fixed,
-            broken=broken,
-            p_value=p_value,
-            p_holm=p_holm,
+    for (kind, value), cell, p_value, p_holm in zip(keys, cells, p_values, holm(p_values), strict=True):
+        cases = cell.total()  # at least one: a subgroup exists because a case is in it
+        before = (cell[(True, True)] + cell[(True, False)]) / cases
+        after = (cell[(True, True)] + cell[(False, True)]) / cases
+        rows.append(
+            Subgroup(
+                kind=kind,
+                value=value,
+                cases=cases,
+                accuracy_before=before,
+                accuracy_after=after,
+                difference=after - before,
+                fixed=cell[(False, True)],
+                broken=cell[(True, False)],
+                p_value=p_value,
+                p_holm=p_holm,
+            )
         )
-        for (kind, value, cases, before, after, fixed, broken, p_value), p_holm in zip(
-            rows, adjusted, strict=True
-        )
-    ]
+    return rows
 
 
 def _sources(pairs: dict[str, tuple[Outcome, Outcome]]) -> list[SourceCase]:
