@@ -204,3 +204,12 @@ def test_a_folder_that_is_not_a_completed_run_is_refused(
     assert _compare(tmp_path / "nowhere", before, tmp_path / "out") == 2
     err = capsys.readouterr().err
     assert "--before" in err and "cannot read run.json" in err
+
+
+def test_a_resample_count_below_one_is_refused(
+    runs: tuple[Path, Path, list[str], list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before, after, _, _ = runs
+
+    assert _compare(before, after, tmp_path / "out", "--resamples", "0") == 2
+    assert "--resamples must be at least 1, got 0" in capsys.readouterr().err
