@@ -213,3 +213,15 @@ def test_a_resample_count_below_one_is_refused(
 
     assert _compare(before, after, tmp_path / "out", "--resamples", "0") == 2
     assert "--resamples must be at least 1, got 0" in capsys.readouterr().err
+
+
+def test_the_same_runs_give_the_same_report_bytes(
+    runs: tuple[Path, Path, list[str], list[str]], tmp_path: Path
+) -> None:
+    before, after, _, _ = runs
+
+    assert _compare(before, after, tmp_path / "one") == 0
+    assert _compare(before, after, tmp_path / "two") == 0
+
+    for name in ("comparison.json", "comparison.html"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
