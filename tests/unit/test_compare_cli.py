@@ -94,6 +94,7 @@ def test_compare_prints_the_verdict_and_writes_the_report(
         "  95% bootstrap CI of the difference: [+6.0, +34.0] pts",
     ]
     assert "  minimum detectable effect at 80% power: 20.5 pts" in out
+    assert "not restricted to a package's held-out set (give --package-manifest)" in out
     assert "Training completion alone does not establish benchmark improvement." in out
     report = json.loads((tmp_path / "out" / "comparison.json").read_text(encoding="utf-8"))
     assert [flip["case_id"] for flip in report["fixed"]] == sorted(fixed)
@@ -128,7 +129,9 @@ def test_compare_on_a_packages_held_out_cases_names_the_package(
     assert report["selection"] == "the 4 held-out cases of package pkg-123"
     assert (report["paired_cases"], report["fixed_count"], report["in_neither"]) == (3, 3, ["tr-999999"])
     assert report["verdict"] == "sample too small to tell"
-    assert "cases left out of the pairing: 1 (listed in the report)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "cases left out of the pairing: 1 (listed in the report)" in out
+    assert "held-out set" not in out
 
 
 def test_listed_cases_outside_the_packages_held_out_set_are_refused(

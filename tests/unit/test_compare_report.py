@@ -9,6 +9,7 @@ from compare_inputs import AFTER, BEFORE, outcomes, scoring_output, table, verdi
 
 from benchgen.compare.report import (
     NOT_ESTABLISHED,
+    NOT_HELD_OUT,
     Comparison,
     Conclusion,
     NoPairedCases,
@@ -216,6 +217,14 @@ def test_the_report_keeps_the_package_and_both_models_and_says_training_is_not_p
     assert comparison.selection == "the 3 held-out cases of package pkg-abc"
     assert comparison.notice == NOT_ESTABLISHED
     assert "Training completion alone does not establish benchmark improvement" in comparison.notice
+    assert NOT_HELD_OUT not in comparison.notes
+
+
+def test_without_a_package_the_report_warns_the_cases_may_have_been_trained_on(tmp_path: Path) -> None:
+    comparison = _compare(tmp_path, *table(fixed=2, broken=0, same_pass=2, same_fail=0))
+
+    assert NOT_HELD_OUT in comparison.notes
+    assert "not restricted to a training package's held-out set" in NOT_HELD_OUT
 
 
 def test_no_case_in_common_is_refused_with_what_to_do(tmp_path: Path) -> None:

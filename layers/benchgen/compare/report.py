@@ -39,9 +39,13 @@ JSON_NAME = "comparison.json"
 HTML_NAME = "comparison.html"
 NOT_ESTABLISHED_HEADLINE = "Training completion alone does not establish benchmark improvement"
 NOT_ESTABLISHED = (
-    f"{NOT_ESTABLISHED_HEADLINE}: a training job that succeeded "
-    "only says the provider finished. Whether the model got better on this benchmark is what this paired "
-    "comparison on cases it was never trained on measures, and its verdict is the answer."
+    f"{NOT_ESTABLISHED_HEADLINE}: a training job that succeeded only says the provider finished. Whether "
+    "the model got better on this benchmark takes a paired comparison like this one, on cases it was "
+    "never trained on, and its verdict is the answer."
+)
+NOT_HELD_OUT = (
+    "The cases were not restricted to a training package's held-out set: if the after model was trained "
+    "on some of them, its accuracy on them can flatter it. Give the package to compare on held-out cases."
 )
 PAIRED_TESTS = (
     "Paired on case id: only cases both runs judged count. McNemar's exact test uses the cases whose "
@@ -337,4 +341,5 @@ def compare_runs(
         only_after=pairing.only_after,
         in_neither=pairing.in_neither,
         gold_differs=pairing.gold_differs,
+        notes=[PAIRED_TESTS, HOLM_RULE, *([NOT_HELD_OUT] if package is None else [])],
     )
