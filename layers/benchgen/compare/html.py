@@ -59,7 +59,7 @@ def _flips(title: str, flips: list[Flip], limit: int) -> str:
             f"<td>{_result(flip.after.passed)}<br>{escape(clip(flip.after.detail))}</td></tr>"
         )
     lines += ["</tbody>", "</table>"]
-    return "\n".join(lines)
+    return "\n".join(line for line in lines if line)
 
 
 def _subgroups(rows: list[Subgroup], limit: int) -> str:
@@ -82,7 +82,7 @@ def _subgroups(rows: list[Subgroup], limit: int) -> str:
             f"<td>{row.p_value:.4g}</td><td>{row.p_holm:.4g}</td></tr>"
         )
     lines += ["</tbody>", "</table>"]
-    return "\n".join(lines)
+    return "\n".join(line for line in lines if line)
 
 
 def _unpaired(comparison: Comparison, limit: int) -> str:
@@ -100,7 +100,7 @@ def _unpaired(comparison: Comparison, limit: int) -> str:
             shown = ", ".join(escape(clip(case_id, 60)) for case_id in ids[:limit])
             more = f" and {len(ids) - limit} more (in {JSON_NAME})" if len(ids) > limit else ""
             lines.append(f'<p>{escape(title)} ({len(ids)}): <span class="ids">{shown}</span>{more}</p>')
-    return "\n".join(lines)
+    return "\n".join(line for line in lines if line)
 
 
 def _identity(label: str, comparison: Comparison, before: bool) -> str:
