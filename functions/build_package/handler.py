@@ -14,11 +14,12 @@ from benchgen.aws.wiring import adapters
 from benchgen.pipeline.package_step import PackageTask, build_package_step
 
 # The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
-# environment, so it is given here for the local cloud's logs to say which function wrote them.
+# environment, so it is given here for the local cloud's logs to say which function wrote them. The
+# namespace too: a module imported before the environment is set would otherwise count under none.
 SERVICE = "build_package"
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
-metrics = Metrics(service=SERVICE)
+metrics = Metrics(namespace="BenchGen", service=SERVICE)
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -117,8 +117,8 @@ def test_a_built_package_is_recorded_ready_with_the_digest_of_the_stored_zip(clo
     pid, execution = start_package(cloud, "openai-chat")
 
     # then the execution succeeded and the record holds what the zip in the bucket is
-    assert execution["status"] == "SUCCEEDED"
     package = stored(pid)
+    assert execution["status"] == "SUCCEEDED", package.reason
     body = cloud.client("s3").get_object(Bucket=cloud.bucket, Key=f"packages/{pid}.zip")["Body"].read()
     assert package.status is PackageStatus.READY
     assert package.sha256 == hashlib.sha256(body).hexdigest()
