@@ -12,6 +12,8 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
+import yaml
+
 DOCKER_IMAGE = "codalab/codalab-legacy:py39"
 LABELS = ["setosa", "versicolor", "virginica", "setosa", "virginica"]
 MEASUREMENTS = ["5.1 3.5", "6.4 3.2", "6.3 3.3", "4.9 3.0", "7.1 3.0"]
@@ -150,3 +152,34 @@ def code_submission(path: Path, answer: str) -> Path:
         archive.writestr("metadata", "description: constant model\n")
         archive.writestr("model.py", f"def predict(row):\n    return {answer!r}\n")
     return path
+
+
+# Task 1's answers: the submission (LABELS) gets positions 0 and 3 right, so 2 of 5.
+OTHER_LABELS = ["setosa"] * 5
+
+
+def write_two_task_bundle(root: Path) -> Path:
+    """The Codabench iris bundle with a second task on other reference data, a computed column, and two
+    phases: Development runs both tasks, Final only the second."""
+    write_bundle(root)
+    (root / "reference_data_b").mkdir()
+    (root / "reference_data_b" / "iris.solution").write_text("\n".join(OTHER_LABELS) + "\n")
+    spec = yaml.safe_load((root / "competition.yaml").read_text())
+    spec["tasks"].append(
+        {**spec["tasks"][0], "index": 1, "name": "Iris B", "reference_data": "reference_data_b"}
+    )
+    spec["phases"] = [
+        {**spec["phases"][0], "index": 0, "name": "Development", "tasks": [0, 1]},
+        {**spec["phases"][0], "index": 1, "name": "Final", "tasks": [1]},
+    ]
+    spec["leaderboards"][0]["columns"].append(
+        {
+            "title": "Mean accuracy",
+            "key": "mean",
+            "index": 2,
+            "computation": "avg",
+            "computation_indexes": [0],
+        }
+    )
+    (root / "competition.yaml").write_text(yaml.safe_dump(spec))
+    return root

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from benchgen.bundle.archive import Budget, extract_zip
 from benchgen.bundle.runtime import docker_image_warning
 from benchgen.errors import BundleError, SubmissionError
+from benchgen.phases import combine_zips, task_folder, task_label
 from benchgen.programs import Layout, ProgramResult, last_lines, prepare_layout, run_program
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.join import PredictionIndex, iter_cases
@@ -308,18 +309,61 @@ def _count_program_output(env: Environment, output_zip: Path, workdir: Path) -> 
     return total, answered, []
 
 
+def _ingest_task(
+    env: Environment, submission: Path, out_dir: Path, *, workdir: Path, sandbox: Sandbox | None
+) -> IngestReport:
+    workdir.mkdir(parents=True, exist_ok=True)
+    if env.ingestion_program_dir is None and env.scoring_program_dir is None:
+        return ingest_results(env.cases_path, submission, out_dir, workdir=workdir)
+    return ingest_like_codabench(env, submission, out_dir, workdir=workdir, sandbox=sandbox)
+
+
+def _ingest_tasks(
+    tasks: list[Environment], submission: Path, out_dir: Path, *, workdir: Path, sandbox: Sandbox | None
+) -> IngestReport:
+    """The submission ingested for each task of the phase, each prediction output in its task's folder."""
+    parts: dict[str, Path] = {}
+    reports: list[IngestReport] = []
+    for view in tasks:
+        folder = task_folder(view.task)
+        try:
+            report = _ingest_task(
+                view, submission, workdir / folder / "out", workdir=workdir / folder, sandbox=sandbox
+            )
+        except SubmissionError as error:
+            raise SubmissionError(f"task {task_label(view.task)}: {error}") from None
+        reports.append(report)
+        parts[folder] = workdir / folder / "out" / "prediction_output.zip"
+        report.warnings[:] = [f"task {task_label(view.task)}: {warning}" for warning in report.warnings]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    combine_zips(parts, out_dir / "prediction_output.zip", workdir=workdir)
+    total = sum(report.total_questions for report in reports)
+    answered = sum(report.answered_questions for report in reports)
+    return IngestReport(
+        total_questions=total,
+        answered_questions=answered,
+        missing_count=sum(report.missing_count for report in reports),
+        duplicate_count=sum(report.duplicate_count for report in reports),
+        unknown_count=sum(report.unknown_count for report in reports),
+        execution_time=sum(report.execution_time for report in reports),
+        status="success" if answered == total else "partial",
+        warnings=[warning for report in reports for warning in report.warnings],
+    )
+
+
 def ingest(
     env: Environment, submission: Path, out_dir: Path, *, workdir: Path, sandbox: Sandbox | None = None
 ) -> IngestReport:
     """Write ``out_dir/prediction_output.zip`` for ``submission``; raises SubmissionError when unusable.
 
+    In a phase of several tasks the submission is ingested for each task (see :mod:`benchgen.phases`).
     An ingestion program runs in ``sandbox``; ``None`` is the local runner.
     """
-    workdir.mkdir(parents=True, exist_ok=True)
-    if env.ingestion_program_dir is None and env.scoring_program_dir is None:
-        report = ingest_results(env.cases_path, submission, out_dir, workdir=workdir)
+    tasks = env.phase_tasks()
+    if len(tasks) == 1:
+        report = _ingest_task(env, submission, out_dir, workdir=workdir, sandbox=sandbox)
     else:
-        report = ingest_like_codabench(env, submission, out_dir, workdir=workdir, sandbox=sandbox)
+        report = _ingest_tasks(tasks, submission, out_dir, workdir=workdir, sandbox=sandbox)
     image_warning = docker_image_warning(env.spec)
     if image_warning is not None:
         report.warnings.insert(0, image_warning)

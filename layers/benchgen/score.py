@@ -20,6 +20,14 @@ from pydantic import BaseModel, Field, ValidationError
 from benchgen.bundle.spec import Column, CompetitionSpec
 from benchgen.errors import ScoringError, SubmissionError
 from benchgen.ingest import stage
+from benchgen.phases import (
+    TASK_BREAKDOWN,
+    combine_zips,
+    merge_task_metrics,
+    split_zip,
+    task_folder,
+    task_label,
+)
 from benchgen.programs import last_lines, read_scores, run_program
 from benchgen.report.detailed import HTML_NAME, DetailedResults
 from benchgen.sandbox.job import Sandbox
@@ -283,8 +291,99 @@ def score(
 ) -> ScoreReport:
     """Score ``prediction_output`` for ``env``; raises ScoringError with a message for the run.
 
-    Programs (a scoring program, a code case's tests) run in ``sandbox``; ``None`` is the local runner.
+    In a phase of several tasks each task is scored on its own and the scores merged as Codabench merges
+    them (see :mod:`benchgen.phases`). Programs (a scoring program, a code case's tests) run in
+    ``sandbox``; ``None`` is the local runner.
     """
+    workdir.mkdir(parents=True, exist_ok=True)
+    tasks = env.phase_tasks()
+    if len(tasks) > 1:
+        return _score_tasks(
+            tasks, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox
+        )
+    return _score_task(env, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox)
+
+
+def _score_tasks(
+    tasks: list[Environment],
+    prediction_output: Path,
+    out_dir: Path,
+    *,
+    workdir: Path,
+    progress: Progress | None,
+    sandbox: Sandbox | None,
+) -> ScoreReport:
+    """Each task scored from its folder of the prediction output; the run's scores merged from theirs."""
+    spec = tasks[0].spec
+    folders = [task_folder(view.task) for view in tasks]
+    predictions = split_zip(prediction_output, folders, workdir=workdir)
+    reports: dict[str, ScoreReport] = {}
+    outputs: dict[str, Path] = {}
+    logs: list[str] = []
+    done = 0
+
+    def advance(count: int) -> None:
+        if progress is not None:
+            progress(done + count)
+
+    for view, folder in zip(tasks, folders, strict=True):
+        task_out = workdir / folder / "out"
+        try:
+            report = _score_task(
+                view,
+                predictions[folder],
+                task_out,
+                workdir=workdir / folder,
+                progress=advance,
+                sandbox=sandbox,
+            )
+        except ScoringError as error:
+            raise ScoringError(f"task {task_label(view.task)}: {error}") from None
+        finally:
+            if (task_out / SCORING_LOG).is_file():
+                logs.append(f"=== task {task_label(view.task)} ===\n{(task_out / SCORING_LOG).read_text()}")
+        reports[task_label(view.task)] = report
+        done += report.total
+        outputs[folder] = task_out / "scoring_output.zip"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    combine_zips(outputs, out_dir / "scoring_output.zip", workdir=workdir)
+    if logs:
+        (out_dir / SCORING_LOG).parent.mkdir(parents=True, exist_ok=True)
+        (out_dir / SCORING_LOG).write_text("\n".join(logs), encoding="utf-8")
+    metrics = merge_task_metrics(spec, [report.metrics for report in reports.values()])
+    computed = {column.key for column in spec.columns if column.computation is not None}
+    _write_scores(out_dir / SCORES_NAME, metrics)
+    with DetailedResults(out_dir) as detailed:
+        detailed.write(title=spec.title, metrics=metrics, columns=spec.columns)
+    return ScoreReport(
+        scores=metrics,
+        metrics=metrics,
+        other_metrics={},
+        overall_score=metrics.get(spec.primary_column.key),
+        total=sum(report.total for report in reports.values()),
+        passed=sum(report.passed for report in reports.values()),
+        answered=sum(report.answered for report in reports.values()),
+        # what each task's program wrote: computed columns are computed on the run only, as on Codabench
+        breakdowns={
+            TASK_BREAKDOWN: {
+                label: {key: value for key, value in report.scores.items() if key not in computed}
+                for label, report in reports.items()
+            }
+        },
+        logs={label: report.logs.get("stderr", "") for label, report in reports.items()},
+        has_verdicts=all(report.has_verdicts for report in reports.values()),
+    )
+
+
+def _score_task(
+    env: Environment,
+    prediction_output: Path,
+    out_dir: Path,
+    *,
+    workdir: Path,
+    progress: Progress | None,
+    sandbox: Sandbox | None,
+) -> ScoreReport:
     workdir.mkdir(parents=True, exist_ok=True)
     if env.scoring_program_dir is not None:
         return score_with_program(
