@@ -25,8 +25,9 @@ from benchgen.bundle.archive import Budget, extract_zip
 from benchgen.bundle.runtime import docker_image_warning
 from benchgen.errors import BundleError, SubmissionError
 from benchgen.phases import combine_zips, task_folder, task_label
-from benchgen.programs import Layout, ProgramResult, last_lines, prepare_layout, run_program
-from benchgen.sandbox.job import Sandbox
+from benchgen.programs import Layout, ProgramResult, last_lines, prepare_layout, program_job
+from benchgen.sandbox.job import ProgramJob, Sandbox
+from benchgen.sandbox.local import LocalSandbox
 from benchgen.scoring.join import PredictionIndex, iter_cases
 from benchgen.submission import open_predictions
 from benchgen.zipwrite import entry, zip_folder
@@ -182,11 +183,12 @@ def is_results_submission(folder: Path) -> bool:
     return not any((folder / name).exists() for name in SUBMISSION_METADATA_FILES)
 
 
-def _run_ingestion(
-    env: Environment, program_dir: Path, submitted: Path, root: Path, sandbox: Sandbox | None
-) -> ProgramResult:
-    """Run the ingestion program the way Codabench's prediction step does: ``$input`` is the task's input
-    data and the reference data is in none of the step's folders, since participant code runs there.
+def ingestion_job(
+    env: Environment, program_dir: Path, submitted: Path, root: Path, *, shared: Path
+) -> ProgramJob:
+    """The ingestion program's job, the way Codabench's prediction step runs it: ``$input`` is the task's
+    input data, ``$submission_program`` the submitted files, and the reference data is in none of its
+    folders, since participant code runs there. It writes into ``root/output``.
 
     The program runs from a copy inside ``root``: in the bundle its folder sits beside the reference data.
     """
@@ -198,10 +200,9 @@ def _run_ingestion(
         shutil.copytree(env.input_dir, input_data)
     input_data.mkdir(exist_ok=True)
     no_reference = root / "input" / "ref"
-    shared = root / "shared"
     for folder in (no_reference, shared):
         folder.mkdir(parents=True, exist_ok=True)
-    return run_program(
+    return program_job(
         program,
         input_dir=input_data,
         output_dir=root / "output",
@@ -210,7 +211,6 @@ def _run_ingestion(
         res_dir=root / "output",
         time_limit=env.time_limit,
         extra={"submission_program": submitted, "ingestion_program": program},
-        sandbox=sandbox,
     )
 
 
@@ -250,7 +250,11 @@ def ingest_like_codabench(
     output.mkdir()
     results = is_results_submission(submitted)
     program_dir = env.ingestion_program_dir
-    if results:
+    if program_dir is not None and env.task.ingestion_only_during_scoring:
+        # The ingestion program runs during scoring, beside the scoring program, on the submitted files.
+        shutil.copytree(submitted, output, dirs_exist_ok=True)
+        program_dir = None
+    elif results:
         shutil.copytree(submitted, output, dirs_exist_ok=True)
     elif program_dir is None:
         raise SubmissionError(
@@ -260,7 +264,8 @@ def ingest_like_codabench(
     warnings: list[str] = []
     ingestion = None
     if program_dir is not None:
-        ingestion = _run_ingestion(env, program_dir, submitted, root, sandbox)
+        job = ingestion_job(env, program_dir, submitted, root, shared=root / "shared")
+        ingestion = (sandbox or LocalSandbox()).run(job)
         if ingestion.timed_out:
             raise SubmissionError(f"the ingestion program passed the time limit of {env.time_limit} s")
         if ingestion.returncode != 0:
@@ -271,7 +276,9 @@ def ingest_like_codabench(
             if not results:
                 raise SubmissionError(problem)
             warnings.append(f"{problem}\nthe submitted files are the prediction output, as on Codabench")
-    write_output_metadata(output, ingestion)
+    if not env.task.ingestion_only_during_scoring:
+        # Nothing ran for such a task yet; a code submission's own metadata file stays where it is.
+        write_output_metadata(output, ingestion)
     out_dir.mkdir(parents=True, exist_ok=True)
     zip_folder(output, out_dir / "prediction_output.zip")
     total, answered, notes = _count_program_output(env, out_dir / "prediction_output.zip", workdir)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from benchgen.bundle.spec import Column, CompetitionSpec
 from benchgen.errors import ScoringError, SubmissionError
-from benchgen.ingest import stage
+from benchgen.ingest import ingestion_job, stage
 from benchgen.phases import (
     TASK_BREAKDOWN,
     combine_zips,
@@ -28,9 +28,10 @@ from benchgen.phases import (
     task_folder,
     task_label,
 )
-from benchgen.programs import last_lines, read_scores, run_program
+from benchgen.programs import Layout, ProgramResult, last_lines, program_job, read_scores, run_side_by_side
 from benchgen.report.detailed import HTML_NAME, DetailedResults
-from benchgen.sandbox.job import Sandbox
+from benchgen.sandbox.job import ProgramJob, Sandbox
+from benchgen.sandbox.local import LocalSandbox
 from benchgen.scoring import Aggregator, ScoringOptions, build_template
 from benchgen.scoring.join import PredictionIndex, iter_cases
 from benchgen.submission import open_predictions
@@ -206,6 +207,26 @@ def _write_log(path: Path, command: list[str], logs: dict[str, str]) -> None:
     path.write_text("\n".join(sections) + "\n", encoding="utf-8")
 
 
+def _beside_ingestion(
+    env: Environment,
+    ingestion_dir: Path,
+    layout: Layout,
+    scoring: ProgramJob,
+    workdir: Path,
+    sandbox: Sandbox | None,
+) -> tuple[ProgramResult, ProgramResult]:
+    """``ingestion_only_during_scoring``: the ingestion program runs beside the scoring program, both
+    reaching one ``shared/`` folder, as Codabench runs them. The submitted files (``input/res``) are its
+    ``$submission_program``; the reference data stays the scoring program's alone. Only the scoring
+    program's exit code decides the run, as on Codabench; its logs keep the ingestion's."""
+    root = workdir / "ingestion"
+    submitted = root / "submission"
+    shutil.copytree(layout.res, submitted)
+    job = ingestion_job(env, ingestion_dir, submitted, root, shared=layout.shared)
+    ingestion, result = run_side_by_side([job, scoring], sandbox=sandbox)
+    return ingestion, result
+
+
 def score_with_program(
     env: Environment,
     prediction_output: Path,
@@ -220,10 +241,10 @@ def score_with_program(
     program_dir = env.scoring_program_dir
     assert program_dir is not None
     # A retried run must not read what an earlier attempt left in output/.
-    for leftover in (workdir / "scoring", workdir / "scoring-logs"):
+    for leftover in (workdir / "scoring", workdir / "scoring-logs", workdir / "ingestion"):
         shutil.rmtree(leftover, ignore_errors=True)
     layout = stage(env, prediction_output, workdir / "scoring")
-    result = run_program(
+    job = program_job(
         program_dir,
         input_dir=layout.input,
         output_dir=layout.output,
@@ -231,9 +252,16 @@ def score_with_program(
         ref_dir=layout.ref,
         res_dir=layout.res,
         time_limit=env.time_limit,
-        sandbox=sandbox,
     )
+    ingestion_dir = env.ingestion_program_dir if env.task.ingestion_only_during_scoring else None
+    ingestion = None
+    if ingestion_dir is None:
+        result = (sandbox or LocalSandbox()).run(job)
+    else:
+        ingestion, result = _beside_ingestion(env, ingestion_dir, layout, job, workdir, sandbox)
     logs = {"stdout": result.stdout, "stderr": result.stderr}
+    if ingestion is not None:
+        logs |= {"ingestion stdout": ingestion.stdout, "ingestion stderr": ingestion.stderr}
     out_dir.mkdir(parents=True, exist_ok=True)
     logs_dir = workdir / "scoring-logs"
     logs_dir.mkdir(parents=True, exist_ok=True)
@@ -242,8 +270,16 @@ def score_with_program(
     (output_copy / "logs").mkdir(exist_ok=True)
     (output_copy / "logs" / "stdout.txt").write_text(result.stdout, encoding="utf-8")
     (output_copy / "logs" / "stderr.txt").write_text(result.stderr, encoding="utf-8")
+    if ingestion is not None:
+        (output_copy / "logs" / "ingestion_stdout.txt").write_text(ingestion.stdout, encoding="utf-8")
+        (output_copy / "logs" / "ingestion_stderr.txt").write_text(ingestion.stderr, encoding="utf-8")
     zip_folder(output_copy, out_dir / "scoring_output.zip")
     _write_log(out_dir / SCORING_LOG, result.command, logs)
+    if ingestion is not None and ingestion.timed_out:
+        raise ScoringError(
+            f"the ingestion program, run beside the scoring program, passed the time limit of "
+            f"{env.time_limit} s and was stopped"
+        )
     if result.timed_out:
         raise ScoringError(f"the scoring program passed the time limit of {env.time_limit} s and was stopped")
     if result.returncode != 0:

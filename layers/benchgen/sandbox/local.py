@@ -16,6 +16,8 @@ import secrets
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -75,8 +77,11 @@ def _tail(text: str, cut: int) -> str:
     return f"[... first {cut} bytes cut ...]\n{text}" if cut > 0 else text
 
 
-def run_staged(staged: StagedJob, root: Path) -> ProgramResult:
-    """Run a staged job through the runner; never raises for what the program does."""
+def run_staged(staged: StagedJob, root: Path, *, binds: dict[str, str] | None = None) -> ProgramResult:
+    """Run a staged job through the runner; never raises for what the program does.
+
+    ``binds`` (place under the root -> folder of this machine) are reached live instead of copied: only in
+    the runner's private mount namespace, so only as root."""
     seal_process()
     isolated = os.geteuid() == 0
     run_id = RUN_IDS.start + secrets.randbelow(len(RUN_IDS)) if isolated else None
@@ -95,6 +100,7 @@ def run_staged(staged: StagedJob, root: Path) -> ProgramResult:
         "root": str(root.absolute()),
         "mount_point": str(MOUNT_POINT),
         "expose": _interpreter_folders(),
+        "binds": binds or {},
     }
     try:
         completed = subprocess.run(  # noqa: S603 - our own runner, by absolute path
@@ -145,6 +151,37 @@ class LocalSandbox:
 
     def __init__(self, scratch: Path | None = None) -> None:
         self.scratch = scratch
+
+    @property
+    def runs_side_by_side(self) -> bool:
+        """Whether :meth:`run_side_by_side` can keep programs apart: it needs a uid and a mount namespace
+        for each, so root."""
+        return os.geteuid() == 0
+
+    def run_side_by_side(self, jobs: Sequence[ProgramJob], *, shared: str) -> list[ProgramResult]:
+        """Run ``jobs`` at the same time, each in its own copy of its folders, under its own uid and in its
+        own namespaces, all reaching the one folder of their ``shared`` placeholder live (and nothing else
+        of each other's): a program sees no folder of another job, its reference data included."""
+        if not self.runs_side_by_side:
+            raise RunnerError("programs run side by side only as root, each under a uid of its own")
+        live = jobs[0].folders[shared].absolute()
+        if any(job.folders[shared].absolute() != live for job in jobs):
+            raise ValueError(f"the jobs must name one and the same {shared} folder")
+        # Every program's uid may add files there, and none may remove or replace another's.
+        live.chmod(0o1777)
+        with tempfile.TemporaryDirectory(prefix="sandbox-", dir=self.scratch) as scratch:
+            roots = [Path(scratch) / f"root-{position}" for position in range(len(jobs))]
+            staged = [stage(job, root) for job, root in zip(jobs, roots, strict=True)]
+            with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+                running = [
+                    pool.submit(run_staged, each, root, binds={each.folders[shared]: str(live)})
+                    for each, root in zip(staged, roots, strict=True)
+                ]
+                results = [future.result() for future in running]
+            for job, each, root in zip(jobs, staged, roots, strict=True):
+                for name, place in each.collect.items():
+                    copy_back(root / place, job.folders[name])
+        return results
 
     def run(self, job: ProgramJob) -> ProgramResult:
         with tempfile.TemporaryDirectory(prefix="sandbox-", dir=self.scratch) as scratch:

@@ -85,15 +85,17 @@ def _hidden_ancestor(path: Path) -> Path | None:
     return None
 
 
-def _isolate_mounts(root: str, mount_point: str, expose: list[str]) -> None:
-    """A private mount namespace: fresh scratch folders, the staged root at ``mount_point``, and the
-    interpreter's folders (``expose``) reachable read-only even when they live in a private home."""
+def _isolate_mounts(root: str, mount_point: str, expose: list[str], binds: dict[str, str]) -> None:
+    """A private mount namespace: fresh scratch folders, the staged root at ``mount_point``, the
+    interpreter's folders (``expose``) reachable read-only even when they live in a private home, and each
+    folder of ``binds`` (place under the root -> folder of the machine) live, for programs that run side
+    by side and share it."""
     # A network namespace of its own, with only a loopback that is down: the local cloud's endpoints (which
     # accept any credentials) and the machine's other services are out of reach.
     _check(_libc().unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     # Opened in the new namespace (a mount of another namespace cannot be bound), before anything covers them.
-    keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in [root, *expose]}
+    keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in [root, *expose, *binds.values()]}
     covered = [folder for folder in SCRATCH_FOLDERS if os.path.isdir(folder)]
     covered += [str(hidden) for path in expose if (hidden := _hidden_ancestor(Path(path))) is not None]
     for folder in dict.fromkeys(covered):
@@ -105,6 +107,9 @@ def _isolate_mounts(root: str, mount_point: str, expose: list[str]) -> None:
         _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
     os.makedirs(mount_point, 0o755, exist_ok=True)
     _mount(f"/proc/self/fd/{keep[root]}", mount_point, None, MS_BIND | MS_REC | MS_NOSUID | MS_NODEV)
+    for place, folder in binds.items():
+        target = f"{mount_point}/{place}"
+        _mount(f"/proc/self/fd/{keep[folder]}", target, None, MS_BIND | MS_NOSUID | MS_NODEV)
     for descriptor in keep.values():
         os.close(descriptor)
     # The rest of the root file system is read-only here, world-writable corners included.
@@ -217,7 +222,9 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     privileged = os.geteuid() == 0 and request.get("uid") is not None
     if privileged:
-        _isolate_mounts(request["root"], request["mount_point"], request.get("expose", []))
+        _isolate_mounts(
+            request["root"], request["mount_point"], request.get("expose", []), request.get("binds", {})
+        )
     out, err = Tail(request["output_cap"]), Tail(request["output_cap"])
     try:
         main = subprocess.Popen(  # noqa: S603 - no shell; running the program is the point
