@@ -25,7 +25,14 @@ from benchgen.bundle.archive import Budget, extract_zip
 from benchgen.bundle.runtime import docker_image_warning
 from benchgen.errors import BundleError, SubmissionError
 from benchgen.phases import combine_zips, task_folder, task_label
-from benchgen.programs import Layout, ProgramResult, last_lines, prepare_layout, program_job
+from benchgen.programs import (
+    INGESTION_APP,
+    Layout,
+    ProgramResult,
+    last_lines,
+    prepare_layout,
+    program_job,
+)
 from benchgen.sandbox.job import ProgramJob, Sandbox
 from benchgen.sandbox.local import LocalSandbox
 from benchgen.scoring.join import PredictionIndex, iter_cases
@@ -211,6 +218,7 @@ def ingestion_job(
         res_dir=root / "output",
         time_limit=env.time_limit,
         extra={"submission_program": submitted, "ingestion_program": program},
+        app=INGESTION_APP,
     )
 
 

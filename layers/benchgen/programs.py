@@ -29,6 +29,17 @@ MAX_SCORES_BYTES = 10 * 1024 * 1024
 NO_SCORES = "the scoring program wrote no scores.json (nor scores.txt) in its output folder"
 
 
+# The folders a program finds under /app in Codabench's containers, and the placeholder each one is.
+SCORING_APP = {"program": "program", "output": "output", "input": "input", "shared": "shared"}
+INGESTION_APP = {
+    "program": "program",
+    "output": "output",
+    "input_data": "input",
+    "ingested_program": "submission_program",
+    "shared": "shared",
+}
+
+
 class Layout(BaseModel):
     """The Codabench scoring folders: reference data in input/ref, predictions in input/res."""
 
@@ -98,6 +109,7 @@ def program_job(
     output_cap: int = OUTPUT_CAP,
     command: str | None = None,
     writable_program: bool = False,
+    app: dict[str, str] | None = None,
 ) -> ProgramJob:
     """The job that runs the program's command in (a copy of) ``program_dir``, with the Codabench
     placeholders naming these folders.
@@ -106,6 +118,7 @@ def program_job(
     ``command`` is given when it does not come from the folder's metadata file (a code case's tests).
     The program may write its output and shared folders (and its own folder when ``writable_program``);
     what it writes to ``output_dir`` and ``shared_dir`` is copied back, everything else is thrown away.
+    ``app`` names the folders it also finds under ``/app`` (:data:`SCORING_APP`, :data:`INGESTION_APP`).
     """
     if time_limit <= 0:
         raise ValueError(f"time_limit must be a positive number of seconds, not {time_limit}")
@@ -130,6 +143,7 @@ def program_job(
         collect=("output", "shared"),
         time_limit=time_limit,
         output_cap=output_cap,
+        app=app or {},
     )
 
 

@@ -28,7 +28,15 @@ from benchgen.phases import (
     task_folder,
     task_label,
 )
-from benchgen.programs import Layout, ProgramResult, last_lines, program_job, read_scores, run_side_by_side
+from benchgen.programs import (
+    SCORING_APP,
+    Layout,
+    ProgramResult,
+    last_lines,
+    program_job,
+    read_scores,
+    run_side_by_side,
+)
 from benchgen.report.detailed import HTML_NAME, DetailedResults
 from benchgen.sandbox.job import ProgramJob, Sandbox
 from benchgen.sandbox.local import LocalSandbox
@@ -252,6 +260,7 @@ def score_with_program(
         ref_dir=layout.ref,
         res_dir=layout.res,
         time_limit=env.time_limit,
+        app=SCORING_APP,
     )
     ingestion_dir = env.ingestion_program_dir if env.task.ingestion_only_during_scoring else None
     ingestion = None

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from benchgen.sandbox.job import ProgramJob, ProgramResult, StagedJob, build_argv
+from benchgen.sandbox.job import ProgramJob, ProgramResult, StagedJob, build_argv, uses_app
 from benchgen.sandbox.stage import HOME, copy_back, hand_over, stage
 
 RUNNER = Path(__file__).with_name("runner.py")
@@ -32,6 +32,13 @@ MOUNT_POINT = Path("/tmp/sandbox")  # noqa: S108 - inside a private tmpfs, not t
 RUN_IDS = range(200_000, 300_000)
 RUNNER_GRACE_S = 60
 PR_SET_DUMPABLE = 4
+# Without root the runner cannot give a program its own root file system, so no /app; ``/app`` is never
+# written on the machine itself.
+APP_REFUSED = (
+    "the command names a path under /app, Codabench's container folders, which this sandbox cannot give "
+    "a program (it runs without root, so without a file system of its own); write the command with "
+    "$program, $input, $output, $shared, $submission_program ... instead"
+)
 _SEARCH_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 
 
@@ -77,13 +84,25 @@ def _tail(text: str, cut: int) -> str:
     return f"[... first {cut} bytes cut ...]\n{text}" if cut > 0 else text
 
 
-def run_staged(staged: StagedJob, root: Path, *, binds: dict[str, str] | None = None) -> ProgramResult:
+def run_staged(
+    staged: StagedJob, root: Path, *, binds: dict[str, str] | None = None, give_app: bool = True
+) -> ProgramResult:
     """Run a staged job through the runner; never raises for what the program does.
 
     ``binds`` (place under the root -> folder of this machine) are reached live instead of copied: only in
-    the runner's private mount namespace, so only as root."""
+    the runner's private mount namespace, so only as root. The job's ``/app`` folders are given as root
+    unless ``give_app`` is False; a command naming ``/app`` paths that cannot be given is refused."""
     seal_process()
     isolated = os.geteuid() == 0
+    if not (isolated and give_app) and uses_app(staged.command):
+        return ProgramResult(
+            returncode=126,
+            stdout="",
+            stderr=f"{APP_REFUSED}: {staged.command}",
+            timed_out=False,
+            duration_s=0.0,
+            command=staged.command.split(),
+        )
     run_id = RUN_IDS.start + secrets.randbelow(len(RUN_IDS)) if isolated else None
     base = MOUNT_POINT if isolated else root.absolute()
     if run_id is not None:
@@ -101,6 +120,7 @@ def run_staged(staged: StagedJob, root: Path, *, binds: dict[str, str] | None = 
         "mount_point": str(MOUNT_POINT),
         "expose": _interpreter_folders(),
         "binds": binds or {},
+        "app": staged.app if give_app else {},
     }
     try:
         completed = subprocess.run(  # noqa: S603 - our own runner, by absolute path

@@ -13,7 +13,9 @@ checkout.
 - When it runs as root (a laptop, CI), the program runs under its own unprivileged uid and gid with no
   capabilities and no new privileges, without network, in a private mount namespace where the root file
   system is read-only, /tmp, /var/tmp, /dev/shm and /run/lock are empty tmpfs that vanish with it, and
-  the staged folders are at ``mount_point``. On Lambda the
+  the staged folders are at ``mount_point``; the program's root is a fresh one where ``/app/...`` (the
+  folders Codabench programs find there) are the staged folders, without writing ``/app`` on the
+  machine. On Lambda the
   runner is not root: the function's own sandbox (read-only system folders, its own uid) stands in, and
   the sandbox handler empties /tmp after every program.
 """
@@ -115,6 +117,41 @@ def _isolate_mounts(root: str, mount_point: str, expose: list[str], binds: dict[
     # The rest of the root file system is read-only here, world-writable corners included.
     kept = os.statvfs("/").f_flag & _KEPT_FLAGS
     _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept)
+
+
+APP = "/app"
+# Where the root case builds the program's file system: on the private /tmp, never on the machine's disk.
+APP_ROOT = "/tmp/.app-root"  # noqa: S108 - inside the namespace's private tmpfs
+# Pseudo file systems and scratch space keep their own mounts' flags; every other folder is read-only.
+_KEPT_WRITABLE = ("proc", "sys", "dev", "tmp")
+
+
+def _enter_app_root(mount_point: str, app: dict[str, str]) -> None:
+    """Make ``/app`` exist for the program without touching the machine: a fresh root on a tmpfs of the
+    private /tmp, holding the machine's folders bound (read-only, but for /tmp, /dev, /proc, /sys and the
+    scratch mounts inside them) and ``/app/<name>`` bound to the staged folders; then chroot into it."""
+    os.mkdir(APP_ROOT, 0o755)
+    _mount("tmpfs", APP_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+    for name in os.listdir("/"):
+        source, target = f"/{name}", f"{APP_ROOT}/{name}"
+        if os.path.islink(source):
+            os.symlink(os.readlink(source), target)
+        elif os.path.isdir(source) and name != APP.strip("/"):
+            os.mkdir(target)
+            # /tmp holds this new root itself: only its staged folders come along.
+            _mount(source, target, None, MS_BIND if name == "tmp" else MS_BIND | MS_REC)
+            if name not in _KEPT_WRITABLE:
+                kept = os.statvfs(source).f_flag & _KEPT_FLAGS
+                _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept)
+    os.makedirs(f"{APP_ROOT}{mount_point}", 0o755, exist_ok=True)
+    _mount(mount_point, f"{APP_ROOT}{mount_point}", None, MS_BIND | MS_REC)
+    for sub, place in app.items():
+        target = f"{APP_ROOT}{APP}/{sub}"
+        os.makedirs(target, 0o755, exist_ok=True)
+        _mount(f"{mount_point}/{place}", target, None, MS_BIND | MS_REC | MS_NOSUID | MS_NODEV)
+    _mount(None, APP_ROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    os.chroot(APP_ROOT)
+    os.chdir("/")
 
 
 def _limit_child() -> None:
@@ -221,10 +258,13 @@ def _pump(selector: selectors.BaseSelector, timeout: float) -> None:
 def run(request: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     privileged = os.geteuid() == 0 and request.get("uid") is not None
+    app = request.get("app", {})
     if privileged:
         _isolate_mounts(
             request["root"], request["mount_point"], request.get("expose", []), request.get("binds", {})
         )
+        if app:
+            _enter_app_root(request["mount_point"], app)
     out, err = Tail(request["output_cap"]), Tail(request["output_cap"])
     try:
         main = subprocess.Popen(  # noqa: S603 - no shell; running the program is the point
