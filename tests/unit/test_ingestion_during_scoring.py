@@ -10,12 +10,18 @@ from pathlib import Path
 
 from codabench_bundles import (
     CHEATING_MODEL_PY,
+    INTERACTIVE_INGESTION_PY,
     LABELS,
     cheating_submission,
     code_submission,
     write_interactive_bundle,
 )
 
+from benchgen.environment import open_environment
+from benchgen.ingest import ingest
+from benchgen.sandbox.job import ProgramJob, ProgramResult
+from benchgen.sandbox.local import LocalSandbox
+from benchgen.score import score
 from infra.cli.main import main
 
 
@@ -67,3 +73,48 @@ def test_the_cheating_model_finds_answers_it_can_reach(tmp_path: Path) -> None:
         [sys.executable, "-c", script], cwd=reference, capture_output=True, text=True, check=True
     ).stdout
     assert answered.strip() == str(LABELS)
+
+
+class OneAtATime:
+    """A sandbox that runs programs only one after the other, as the sandbox function does."""
+
+    def __init__(self) -> None:
+        self.commands: list[str] = []
+
+    def run(self, job: ProgramJob) -> ProgramResult:
+        self.commands.append(job.command)
+        return LocalSandbox().run(job)
+
+
+def test_where_programs_cannot_run_side_by_side_the_ingestion_runs_first_and_leaves_shared_to_the_scoring(
+    tmp_path: Path,
+) -> None:
+    # given an ingestion program that answers without waiting to be asked, and a sandbox that runs one
+    # program at a time
+    bundle = write_interactive_bundle(tmp_path / "bundle")
+    (bundle / "ingestion_program" / "ingestion.py").write_text(
+        INTERACTIVE_INGESTION_PY.replace(
+            'while not os.path.exists(os.path.join(shared, "go"))', "while False"
+        )
+    )
+    sandbox = OneAtATime()
+    env = open_environment(bundle, tmp_path / "env")
+    submission = code_submission(tmp_path / "submission.zip", "setosa")
+
+    # when the submission is ingested and scored there
+    ingest(env, submission, tmp_path / "out", workdir=tmp_path / "ingest", sandbox=sandbox)
+    report = score(
+        env,
+        tmp_path / "out" / "prediction_output.zip",
+        tmp_path / "out",
+        workdir=tmp_path / "score",
+        sandbox=sandbox,
+    )
+
+    # then nothing ran at ingest, the ingestion program ran before the scoring program, and the scoring
+    # program found its answers in shared/: 2 of 5
+    assert [command.split()[1] for command in sandbox.commands] == [
+        "$ingestion_program/ingestion.py",
+        "$program/score.py",
+    ]
+    assert report.metrics == {"accuracy": 2 / 5}
