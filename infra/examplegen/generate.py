@@ -154,7 +154,7 @@ def examples_readme(made: list[GeneratedEnvironment], out: Path, seed: int) -> s
             "",
             "- `codabench-app`: programs that only name `/app` paths; a code submission (`submission/code`)",
             "  and a results submission (`submission/results`); a boolean column and score keys that are no",
-            "  column. The `/app` folders need the local runner as root.",
+            "  column. `/app` is there with the local runner as root and in the sandbox function's image.",
             "- `codabench-multitask`: a phase of two tasks and a computed column; `--phase Final` runs one.",
             "- `codabench-interactive`: `ingestion_only_during_scoring`, the two programs talking through",
             "  `shared/` while both run (side by side needs the local runner as root).",

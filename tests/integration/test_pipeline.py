@@ -7,6 +7,7 @@ notifications; nothing between the upload and the saved dataset is called by the
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import threading
@@ -25,6 +26,7 @@ from benchgen.pipeline import score_step
 from benchgen.pipeline.keys import execution_name
 from benchgen.records import ArtifactStatus, EnvironmentStatus, RunRecord, RunStatus
 from benchgen.score import score
+from benchgen.zipwrite import zip_folder
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
@@ -658,6 +660,33 @@ def test_a_direct_upload_names_its_phase_in_its_metadata(cloud: LocalCloud, tmp_
     run = get_run(cloud, "run-final")
     assert run.status is RunStatus.COMPLETED, run.failure_reason
     assert (run.phase, run.metrics) == ("Final", {"accuracy": 0.4, "duration": 0.0, "mean": 0.4})
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox gives /app as root here (on AWS: its image)")
+def test_a_bundle_whose_programs_name_only_app_paths_runs_through_the_sandbox_function(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given the /app example and its code submission, a keyword model, zipped as an upload page would
+    example = EXAMPLES / "codabench-app"
+    upload_bundle(cloud, example / "bundle", tmp_path, "reviews")
+    submission = tmp_path / "code.zip"
+    zip_folder(example / "submission" / "code", submission)
+
+    # when it is uploaded
+    upload_submission(cloud, "run-app", submission, "reviews")
+
+    # then the ingestion and scoring programs found their /app folders in the sandbox function: the
+    # accuracy is the model's on the reviews (it misses every negated one)
+    truth = (example / "bundle/reference_data/reviews.solution").read_text().split()
+    reviews = (example / "bundle/input_data/reviews.txt").read_text().splitlines()
+    positive = json.loads(
+        re.search(r"POSITIVE = (\[.*\])", (example / "submission/code/model.py").read_text())[1]
+    )
+    guesses = ["pos" if any(word in review for word in positive) else "neg" for review in reviews]
+    right = sum(t == g for t, g in zip(truth, guesses, strict=True))
+    run = get_run(cloud, "run-app")
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert run.metrics == {"accuracy": right / len(truth), "errors": len(truth) - right, "perfect": 0.0}
 
 
 # ---- attempts and claims ---------------------------------------------------------------------------------

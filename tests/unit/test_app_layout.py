@@ -10,10 +10,7 @@ from pathlib import Path
 import pytest
 from codabench_bundles import LABELS, cheating_submission, code_submission, results_folder, write_bundle
 
-from benchgen.sandbox import local
-from benchgen.sandbox.job import ProgramJob
-from benchgen.sandbox.local import run_staged
-from benchgen.sandbox.stage import stage
+from benchgen.sandbox import local, runner
 from infra.cli.main import main
 
 APP_SCORE_PY = """\
@@ -107,19 +104,32 @@ def test_participant_code_ingested_in_the_app_layout_cannot_read_the_reference_d
     assert run["metrics"]["accuracy"] == 2 / 5  # type: ignore[index]
 
 
-def test_the_sandbox_function_refuses_app_paths_as_lambda_would(tmp_path: Path) -> None:
-    # given a job as the sandbox function receives it, whose command names /app
-    job = ProgramJob(
-        command="python3 /app/program/score.py",
-        folders={"program": tmp_path / "program", "output": tmp_path / "output"},
-        time_limit=10,
-        app={"program": "program", "output": "output"},
-    )
-    root = tmp_path / "root"
-    staged = stage(job, root)
+def test_without_root_the_images_app_link_is_filled_with_the_programs_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given /app as the sandbox image makes it, a link to a folder under /tmp (pytest's folders are there)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    link = tmp_path / "app"
+    link.symlink_to(scratch / "app")
+    monkeypatch.setattr(runner, "APP", str(link))
+    assert runner.app_links_possible()
 
-    # when the function side runs it (here as root, as the local cloud does)
-    result = run_staged(staged, root, give_app=False)
+    # when the runner, without root, prepares a program's /app
+    runner._link_app({"program": "program", "input": "input", "output": "output"}, "/tmp/job-1/root")
 
-    # then it is refused as on Lambda, where the function has no root and so no /app
-    assert (result.returncode, result.stderr) == (126, f"{local.APP_REFUSED}: python3 /app/program/score.py")
+    # then /app/program, /app/input (with ref and res inside) and /app/output lead to the staged folders
+    assert {name: os.readlink(scratch / "app" / name) for name in ("program", "input", "output")} == {
+        "program": "/tmp/job-1/root/program",
+        "input": "/tmp/job-1/root/input",
+        "output": "/tmp/job-1/root/output",
+    }
+
+
+def test_an_app_that_is_no_link_into_tmp_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a folder, or a link elsewhere, is the machine's own /app: the runner never writes there
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "elsewhere").symlink_to("/var/app")
+    for app in (tmp_path / "folder", tmp_path / "elsewhere"):
+        monkeypatch.setattr(runner, "APP", str(app))
+        assert not runner.app_links_possible()

@@ -23,6 +23,7 @@ from pathlib import Path
 import yaml
 
 from benchgen.sandbox.job import ProgramJob, ProgramResult, StagedJob, build_argv, uses_app
+from benchgen.sandbox.runner import app_links_possible
 from benchgen.sandbox.stage import HOME, copy_back, hand_over, stage
 
 RUNNER = Path(__file__).with_name("runner.py")
@@ -32,8 +33,8 @@ MOUNT_POINT = Path("/tmp/sandbox")  # noqa: S108 - inside a private tmpfs, not t
 RUN_IDS = range(200_000, 300_000)
 RUNNER_GRACE_S = 60
 PR_SET_DUMPABLE = 4
-# Without root the runner cannot give a program its own root file system, so no /app; ``/app`` is never
-# written on the machine itself.
+# Without root the runner cannot give a program its own root file system, and ``/app`` is never written
+# on the machine itself: only the sandbox image, where /app links into /tmp, has it without root.
 APP_REFUSED = (
     "the command names a path under /app, Codabench's container folders, which this sandbox cannot give "
     "a program (it runs without root, so without a file system of its own); write the command with "
@@ -84,17 +85,15 @@ def _tail(text: str, cut: int) -> str:
     return f"[... first {cut} bytes cut ...]\n{text}" if cut > 0 else text
 
 
-def run_staged(
-    staged: StagedJob, root: Path, *, binds: dict[str, str] | None = None, give_app: bool = True
-) -> ProgramResult:
+def run_staged(staged: StagedJob, root: Path, *, binds: dict[str, str] | None = None) -> ProgramResult:
     """Run a staged job through the runner; never raises for what the program does.
 
     ``binds`` (place under the root -> folder of this machine) are reached live instead of copied: only in
-    the runner's private mount namespace, so only as root. The job's ``/app`` folders are given as root
-    unless ``give_app`` is False; a command naming ``/app`` paths that cannot be given is refused."""
+    the runner's private mount namespace, so only as root. The job's ``/app`` folders are given as root,
+    or where ``/app`` links into /tmp (the sandbox image); elsewhere a command naming them is refused."""
     seal_process()
     isolated = os.geteuid() == 0
-    if not (isolated and give_app) and uses_app(staged.command):
+    if not (isolated or app_links_possible()) and uses_app(staged.command):
         return ProgramResult(
             returncode=126,
             stdout="",
@@ -120,7 +119,7 @@ def run_staged(
         "mount_point": str(MOUNT_POINT),
         "expose": _interpreter_folders(),
         "binds": binds or {},
-        "app": staged.app if give_app else {},
+        "app": staged.app,
     }
     try:
         completed = subprocess.run(  # noqa: S603 - our own runner, by absolute path

@@ -94,9 +94,7 @@ def serve(request: SandboxRequest, scratch: Path) -> ProgramResult:
     # A zip keeps no empty folder: the program still gets every one of its folders.
     for place in [*job.folders.values(), HOME]:
         (root / place).mkdir(parents=True, exist_ok=True)
-    # The sandbox function is a zip function that Lambda runs without root: it has no /app to give, and
-    # the local cloud, where it runs as root, must not be kinder.
-    result = run_staged(job, root, give_app=False)
+    result = run_staged(job, root)
     returned = scratch / "returned"
     returned.mkdir()
     for name, place in job.collect.items():

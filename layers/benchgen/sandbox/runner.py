@@ -17,7 +17,8 @@ checkout.
   folders Codabench programs find there) are the staged folders, without writing ``/app`` on the
   machine. On Lambda the
   runner is not root: the function's own sandbox (read-only system folders, its own uid) stands in, and
-  the sandbox handler empties /tmp after every program.
+  the sandbox handler empties /tmp after every program. There ``/app`` is the image's link into /tmp,
+  which the runner fills with links to the staged folders.
 """
 
 from __future__ import annotations
@@ -124,6 +125,23 @@ APP = "/app"
 APP_ROOT = "/tmp/.app-root"  # noqa: S108 - inside the namespace's private tmpfs
 # Pseudo file systems and scratch space keep their own mounts' flags; every other folder is read-only.
 _KEPT_WRITABLE = ("proc", "sys", "dev", "tmp")
+
+
+def app_links_possible() -> bool:
+    """Without root, ``/app`` exists only where the image made it a link into /tmp (the sandbox function's
+    container image): the runner then fills its target with links to the staged folders."""
+    return os.path.islink(APP) and os.path.realpath(APP).startswith(SCRATCH_FOLDERS[0] + "/")
+
+
+def _link_app(app: dict[str, str], base: str) -> None:
+    """Fill the target of the ``/app`` link with one link per folder (the sandbox handler empties /tmp
+    after every program, and only one program runs in a function's instance at a time)."""
+    target = os.path.realpath(APP)
+    os.makedirs(target, 0o755, exist_ok=True)
+    for sub, place in app.items():
+        link = os.path.join(target, sub)
+        os.makedirs(os.path.dirname(link), 0o755, exist_ok=True)
+        os.symlink(f"{base}/{place}", link)
 
 
 def _enter_app_root(mount_point: str, app: dict[str, str]) -> None:
@@ -265,6 +283,8 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         )
         if app:
             _enter_app_root(request["mount_point"], app)
+    elif app and app_links_possible():
+        _link_app(app, request["root"])
     out, err = Tail(request["output_cap"]), Tail(request["output_cap"])
     try:
         main = subprocess.Popen(  # noqa: S603 - no shell; running the program is the point
