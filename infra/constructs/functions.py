@@ -335,7 +335,7 @@ class Functions(Construct):
             "Function",
             description=spec.description,
             architecture=ARCHITECTURE,
-            code=sandbox_image_code(FUNCTIONS_ROOT / spec.name),
+            code=sandbox_image_code(scope, FUNCTIONS_ROOT / spec.name),
             role=role,
             memory_size=spec.memory_mb,
             timeout=spec.timeout,

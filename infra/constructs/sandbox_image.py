@@ -10,15 +10,17 @@ can make ``/app`` exist (a link into ``/tmp``, the one place Lambda lets a funct
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 
+from aws_cdk import Stage
 from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
 
 from infra.constructs.layer import CONSTRAINTS, LAMBDA_TARGET, LAYER_SOURCE, LIBRARY_PACKAGE, layer_packages
 
 DOCKERFILE = "Dockerfile"
+BUILD_FOLDER = "sandbox-image-build"
 HANDLER = "handler.handler"
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", "tests", DOCKERFILE)
 
@@ -39,9 +41,16 @@ def stage_build_folder(function_dir: Path, target: Path) -> Path:
     return target
 
 
-def sandbox_image_code(function_dir: Path) -> lambda_.DockerImageCode:
-    """The image code for ``function_dir`` (built for arm64, running ``handler.handler``)."""
-    folder = stage_build_folder(function_dir, Path(tempfile.mkdtemp(prefix="sandbox-image-")))
+def sandbox_image_code(scope: Construct, function_dir: Path) -> lambda_.DockerImageCode:
+    """The image code for ``function_dir`` (built for arm64, running ``handler.handler``), its build folder
+    staged beside the app's other assets."""
+    stage = Stage.of(scope)
+    if stage is None:
+        raise ValueError("the sandbox function's image is staged inside a CDK app; build it in one")
+    folder = Path(stage.asset_outdir) / BUILD_FOLDER
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    stage_build_folder(function_dir, folder)
     return lambda_.DockerImageCode.from_image_asset(
         str(folder), cmd=[HANDLER], platform=ecr_assets.Platform.LINUX_ARM64
     )
