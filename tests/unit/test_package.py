@@ -326,3 +326,16 @@ def test_the_profiles_offered_instead_are_judged_by_their_own_row_count(tmp_path
         "choose a profile whose limits these rows meet (trl-sft, bedrock-prompt-completion, sagemaker-sft, "
         "together-sft)"
     )
+
+
+def test_a_refusal_names_the_first_five_leaks_and_counts_the_rest(tmp_path: Path) -> None:
+    examples = [example("t000", Split.TRAIN)] + [example(f"h{n:03d}", Split.TRAIN) for n in range(7)]
+    prep = write_preparation(tmp_path / "prep", examples, [held(f"h{n:03d}") for n in range(7)])
+
+    with pytest.raises(PackageRefused) as refused:
+        build_package(prep, info(), "trl-sft", tmp_path / "out")
+
+    message = str(refused.value)
+    assert message.startswith("7 training or validation examples come from the held-out test cases (")
+    assert "train example h004~00 comes from held-out case h004 and 2 more)" in message
+    assert "h005~00" not in message

@@ -102,24 +102,39 @@ class _File:
 
 
 @dataclass
+class _Sample:
+    """How often something happened and its first few instances: messages name a few and count all."""
+
+    separator: str = ", "
+    count: int = 0
+    first: list[str] = field(default_factory=list)
+
+    def add(self, item: str) -> None:
+        self.count += 1
+        if len(self.first) < MAX_NAMED:
+            self.first.append(item)
+
+    def named(self) -> str:
+        more = self.count - len(self.first)
+        return self.separator.join(self.first) + (f" and {more} more" if more > 0 else "")
+
+
+@dataclass
 class _Written:
     """What writing the rows found, beside the files themselves."""
 
     files: dict[Split, _File] = field(default_factory=lambda: {split: _File() for split in SPLITS})
     reserved: Counter[str] = field(default_factory=Counter)
-    rewritten: list[str] = field(default_factory=list)  # ids of the rows whose text was rewritten
-    too_long: list[tuple[str, int]] = field(default_factory=list)  # (example id, approximate tokens)
-    leaks: list[str] = field(default_factory=list)  # sentences, one per leaking example
-    without_rejected: list[str] = field(default_factory=list)
+    rewritten: _Sample = field(default_factory=lambda: _Sample())  # rows whose text was rewritten
+    too_long: _Sample = field(default_factory=lambda: _Sample())  # "<example id> (~<tokens> tokens)"
+    dropped: set[str] = field(default_factory=set)  # ids of the rows left out as too long
+    leaks: _Sample = field(default_factory=lambda: _Sample(separator="; "))  # a sentence per example
+    without_rejected: _Sample = field(default_factory=lambda: _Sample())
     longest: int = 0
 
     def counted(self, profile: Profile) -> int:
         """The rows that count against the profile's row limits."""
         return sum(self.files[split].rows for split in profile.counted)
-
-    @property
-    def dropped(self) -> set[str]:
-        return {example_id for example_id, _ in self.too_long}
 
 
 def choose_profile(profile: str, method: Method) -> Profile:
@@ -197,18 +212,19 @@ def _write_rows(
             handles[split] = (root / SPLIT_FILES[split]).open("wb")
         for example in _examples(examples):
             if example.split in _TRAINED and (leak := _leak(example, ids, hashes)) is not None:
-                written.leaks.append(leak)
+                written.leaks.add(leak)
                 continue
             if method is Method.PREFERENCE and example.rejected is None:
-                written.without_rejected.append(example.example_id)
+                written.without_rejected.add(example.example_id)
                 continue
             example, found = rewrite_reserved(example, profile.reserved)
             if found:
                 written.reserved.update(found)
-                written.rewritten.append(example.example_id)
+                written.rewritten.add(example.example_id)
             tokens = approx_tokens(example)
             if profile.max_row_tokens is not None and tokens > profile.max_row_tokens:
-                written.too_long.append((example.example_id, tokens))
+                written.too_long.add(f"{example.example_id} (~{tokens:,} tokens)")
+                written.dropped.add(example.example_id)
                 continue
             written.longest = max(written.longest, tokens)
             line = (
@@ -225,22 +241,17 @@ def _write_rows(
     return written
 
 
-def _named(items: list[str]) -> str:
-    more = len(items) - MAX_NAMED
-    return ", ".join(items[:MAX_NAMED]) + (f" and {more} more" if more > 0 else "")
-
-
 def _refuse_unsafe(written: _Written) -> None:
-    if written.leaks:
+    if written.leaks.count:
         raise PackageRefused(
-            f"{len(written.leaks)} training or validation examples come from the held-out test cases "
-            f"({'; '.join(written.leaks[:MAX_NAMED])}): generate the preparation again so that they are "
+            f"{written.leaks.count} training or validation examples come from the held-out test cases "
+            f"({written.leaks.named()}): generate the preparation again so that they are "
             "dropped, and package that state"
         )
-    if written.without_rejected:
+    if written.without_rejected.count:
         raise PackageRefused(
-            f"{len(written.without_rejected)} examples of this preference preparation have no rejected "
-            f"answer ({_named(written.without_rejected)}): generate the preparation again with method "
+            f"{written.without_rejected.count} examples of this preference preparation have no rejected "
+            f"answer ({written.without_rejected.named()}): generate the preparation again with method "
             "preference"
         )
 
@@ -286,14 +297,13 @@ def _rewrites(profile: Profile, written: _Written) -> list[str]:
             if written.reserved[word]
         )
         notes.append(
-            f"rewrote strings the provider reserves in {len(written.rewritten)} rows: {strings} "
-            f"(rows {_named(written.rewritten)})"
+            f"rewrote strings the provider reserves in {written.rewritten.count} rows: {strings} "
+            f"(rows {written.rewritten.named()})"
         )
-    if written.too_long:
-        longest = [f"{example_id} (~{tokens:,} tokens)" for example_id, tokens in written.too_long]
+    if written.too_long.count:
         notes.append(
-            f"dropped {len(written.too_long)} rows longer than the profile's {profile.max_row_tokens:,} "
-            f"tokens ({LENGTH_RULE}): {_named(longest)}"
+            f"dropped {written.too_long.count} rows longer than the profile's {profile.max_row_tokens:,} "
+            f"tokens ({LENGTH_RULE}): {written.too_long.named()}"
         )
     return notes
 
