@@ -339,3 +339,11 @@ def test_a_refusal_names_the_first_five_leaks_and_counts_the_rest(tmp_path: Path
     assert message.startswith("7 training or validation examples come from the held-out test cases (")
     assert "train example h004~00 comes from held-out case h004 and 2 more)" in message
     assert "h005~00" not in message
+
+
+def test_the_readme_says_how_many_held_out_cases_the_contamination_report_compared(tmp_path: Path) -> None:
+    # 2 held-out cases have test rows (their text), 3 more were passed and left no example
+    report = build_package(standard(tmp_path / "prep"), info(), "trl-sft", tmp_path / "out")
+
+    readme = _open(report.path)["README.md"].decode("utf-8")
+    assert "0 of 14 rows overlap, over the 2 of 5 held-out cases whose text the preparation holds" in readme

@@ -409,7 +409,9 @@ def _readme(manifest: dict[str, Any], profile: Profile) -> str:
         "count, the held-out case ids and text hashes, the suggested hyperparameters, what was rewritten.",
         f"- `{CONTAMINATION_NAME}`: the {contamination['n']}-gram overlap between the training rows and the "
         f"held-out cases: {contamination['rows_with_overlap']} of {contamination['rows_checked']} rows "
-        f"overlap, over {contamination['held_out_cases_checked']} held-out cases compared.",
+        f"overlap, over the {contamination['held_out_cases_checked']} of {manifest['held_out']['count']} "
+        "held-out cases whose text the preparation holds (in its test rows); the others are kept out by "
+        "case id and text hash.",
         "",
         "## What not to train on",
         "- `test.jsonl` holds the held-out cases' rows. Never train or validate on it: the evaluation of the "
