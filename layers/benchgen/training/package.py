@@ -125,11 +125,11 @@ class _Written:
 
     files: dict[Split, _File] = field(default_factory=lambda: {split: _File() for split in SPLITS})
     reserved: Counter[str] = field(default_factory=Counter)
-    rewritten: _Sample = field(default_factory=lambda: _Sample())  # rows whose text was rewritten
-    too_long: _Sample = field(default_factory=lambda: _Sample())  # "<example id> (~<tokens> tokens)"
+    rewritten: _Sample = field(default_factory=_Sample)  # rows whose text was rewritten
+    too_long: _Sample = field(default_factory=_Sample)  # "<example id> (~<tokens> tokens)"
     dropped: set[str] = field(default_factory=set)  # ids of the rows left out as too long
     leaks: _Sample = field(default_factory=lambda: _Sample(separator="; "))  # a sentence per example
-    without_rejected: _Sample = field(default_factory=lambda: _Sample())
+    without_rejected: _Sample = field(default_factory=_Sample)
     longest: int = 0
 
     def counted(self, profile: Profile) -> int:
