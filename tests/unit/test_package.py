@@ -347,3 +347,25 @@ def test_the_readme_says_how_many_held_out_cases_the_contamination_report_compar
 
     readme = _open(report.path)["README.md"].decode("utf-8")
     assert "0 of 14 rows overlap, over the 2 of 5 held-out cases whose text the preparation holds" in readme
+
+
+def test_openai_validation_rows_repeating_a_training_prompt_are_dropped_and_reported(tmp_path: Path) -> None:
+    # given two cases with one question text (as benchmarks sometimes hold), one in each split
+    shared = "How many legs do 3 spiders have in total?"
+    examples = [example(f"t{n:03d}", Split.TRAIN) for n in range(10)]
+    examples.append(example("a001", Split.TRAIN, prompt=shared))
+    examples += [example("b001", Split.VALIDATION, prompt=shared), example("v001", Split.VALIDATION)]
+    prep = write_preparation(tmp_path / "prep", examples, [])
+
+    openai = build_package(prep, info(), "openai-chat", tmp_path / "openai")
+    trl = build_package(prep, info(), "trl-sft", tmp_path / "trl")
+
+    # then OpenAI's validation file leaves it out and says so; TRL has no such rule
+    assert openai.files["validation.jsonl"]["rows"] == 1
+    assert openai.rewrites == [
+        "dropped 1 validation rows whose prompt is also a training prompt, which the provider does not "
+        "allow: b001~00"
+    ]
+    assert openai.contamination["rows_checked"] == 12
+    assert trl.files["validation.jsonl"]["rows"] == 2
+    assert trl.rewrites == []

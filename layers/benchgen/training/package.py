@@ -127,7 +127,8 @@ class _Written:
     reserved: Counter[str] = field(default_factory=Counter)
     rewritten: _Sample = field(default_factory=_Sample)  # rows whose text was rewritten
     too_long: _Sample = field(default_factory=_Sample)  # "<example id> (~<tokens> tokens)"
-    dropped: set[str] = field(default_factory=set)  # ids of the rows left out as too long
+    dropped: set[str] = field(default_factory=set)  # ids of the training rows left out
+    repeated: _Sample = field(default_factory=_Sample)  # validation rows repeating a training prompt
     leaks: _Sample = field(default_factory=lambda: _Sample(separator="; "))  # a sentence per example
     without_rejected: _Sample = field(default_factory=_Sample)
     longest: int = 0
@@ -205,6 +206,9 @@ def _write_rows(
 ) -> _Written:
     ids = {case.case_id for case in held_out}
     hashes = {case.text_hash for case in held_out}
+    # Eight bytes of each training prompt's text hash, only for profiles that need validation prompts
+    # apart from training ones (train rows come first in examples.jsonl).
+    train_prompts: set[bytes] = set()
     written = _Written()
     handles: dict[Split, IO[bytes]] = {}
     try:
@@ -217,6 +221,14 @@ def _write_rows(
             if method is Method.PREFERENCE and example.rejected is None:
                 written.without_rejected.add(example.example_id)
                 continue
+            if profile.distinct_validation:
+                prompt = bytes.fromhex(text_hash(example.prompt)[:16])
+                if example.split is Split.TRAIN:
+                    train_prompts.add(prompt)
+                elif example.split is Split.VALIDATION and prompt in train_prompts:
+                    written.repeated.add(example.example_id)
+                    written.dropped.add(example.example_id)
+                    continue
             example, found = rewrite_reserved(example, profile.reserved)
             if found:
                 written.reserved.update(found)
@@ -304,6 +316,11 @@ def _rewrites(profile: Profile, written: _Written) -> list[str]:
         notes.append(
             f"dropped {written.too_long.count} rows longer than the profile's {profile.max_row_tokens:,} "
             f"tokens ({LENGTH_RULE}): {written.too_long.named()}"
+        )
+    if written.repeated.count:
+        notes.append(
+            f"dropped {written.repeated.count} validation rows whose prompt is also a training prompt, "
+            f"which the provider does not allow: {written.repeated.named()}"
         )
     return notes
 
