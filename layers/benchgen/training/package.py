@@ -333,14 +333,22 @@ def _training_texts(examples: Path, dropped: set[str]) -> Iterator[RowText]:
 
 
 def _held_out_texts(examples: Path, ids: set[str]) -> Iterator[tuple[str, str]]:
-    """The text of each held-out case the preparation holds: its test-split examples' prompts.
+    """The question of each held-out case the preparation holds: the prompt of its test example whose text
+    is the question itself (its hash is the source text hash).
 
-    held_out.jsonl holds ids and hashes only, and a package is built from the preparation alone (the same
-    state must give the same bytes wherever it is built), so the held-out cases that no test example
-    carries are checked by id and text hash only; the report counts the cases it compared.
+    Rewordings are left out: their instruction prefixes and suffixes are shared by every case, so they
+    would match every training row that got the same wording. held_out.jsonl holds ids and hashes only, and
+    a package is built from the preparation alone (the same state gives the same bytes wherever it is
+    built), so the held-out cases with no test example are checked by id and text hash only; the report
+    counts the cases it compared.
     """
     for example in _examples(examples):
-        if example.split is Split.TEST and example.kind is not Kind.POOL and example.source.case_id in ids:
+        if (
+            example.split is Split.TEST
+            and example.kind is not Kind.POOL
+            and example.source.case_id in ids
+            and text_hash(example.prompt) == example.source_text_hash
+        ):
             yield example.source.case_id, example.prompt
 
 
