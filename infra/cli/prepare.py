@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchgen.bundle.spec import SelectionCriterion
 from benchgen.pipeline.keys import SCORING_OUTPUT
+from benchgen.training.examples import Method
+from benchgen.training.profiles import PROFILES
 from infra.cli.score import RUN_FILE
 
 if TYPE_CHECKING:
@@ -27,8 +30,6 @@ if TYPE_CHECKING:
 COVERAGE_FILE = "coverage.json"
 PREPARATION_FILE = "preparation.json"
 LOCAL_VERSION = "local"  # the environment version ``benchgen score`` gives its runs
-METHODS = ("demonstration", "preference")
-SELECTIONS = ("wrong_plus_augmented", "all_items", "failed_and_near_miss")
 SPLITS_HELP = "train,validation,test percentages of the case hash buckets (default 80,10,10)"
 
 
@@ -52,12 +53,20 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="a folder written by `benchgen score` (repeat for several runs on the same bundle)",
     )
-    command.add_argument("--method", choices=METHODS, default="demonstration", help="default demonstration")
+    command.add_argument(
+        "--method",
+        choices=[method.value for method in Method],
+        default=Method.DEMONSTRATION.value,
+        help=f"default {Method.DEMONSTRATION.value}",
+    )
     command.add_argument(
         "--criteria", default="", help="comma-separated criterion ids in scope (default: all of the bundle's)"
     )
     command.add_argument(
-        "--selection", choices=SELECTIONS, default=None, help="the case filter (default wrong_plus_augmented)"
+        "--selection",
+        choices=[selection.value for selection in SelectionCriterion],
+        default=None,
+        help=f"the case filter (default {SelectionCriterion.WRONG_PLUS_AUGMENTED.value})",
     )
     command.add_argument(
         "--factor", type=int, default=None, help="augmentation factor, counting the seed (default: bundle's)"
@@ -69,8 +78,10 @@ def register(subparsers: Any) -> None:
         help="pool rows per seed row, 0 for none (default: the bundle's)",
     )
     command.add_argument("--seed", type=int, default=0, help="mixed into the augmentation and pool choices")
-    command.add_argument("--splits", type=_shares, default=None, metavar="T,V,T", help=SPLITS_HELP)
-    command.add_argument("--profile", default=None, help="also write a package in this export profile")
+    command.add_argument("--splits", type=_shares, default=None, metavar="TRAIN,VAL,TEST", help=SPLITS_HELP)
+    command.add_argument(
+        "--profile", default=None, help=f"also write a package in this export profile: {', '.join(PROFILES)}"
+    )
     command.add_argument("--out", type=Path, required=True, help="folder for the preparation (and package)")
     command.set_defaults(func=run_prepare)
 
@@ -187,7 +198,7 @@ def run_prepare(args: argparse.Namespace) -> int:
     from benchgen.environment import open_environment
     from benchgen.errors import BenchGenError
     from benchgen.training.coverage import coverage
-    from benchgen.training.examples import EXAMPLES_NAME, Method, PreparedExample
+    from benchgen.training.examples import EXAMPLES_NAME, PreparedExample
     from benchgen.training.package import PreparationInfo, build_package, choose_profile
     from benchgen.training.preparation import (
         GenerationSettings,
