@@ -275,3 +275,36 @@ def test_an_unknown_criterion_is_refused_naming_the_valid_ones(
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "'nope'" in err and "final-answer" in err
     assert not (tmp_path / "p" / "examples.jsonl").exists()
+
+
+def test_compare_reads_a_prepared_package_and_pairs_its_held_out_cases(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    # given a package prepared from one model's run
+    out = tmp_path / "prep"
+    assert _prepare("--run", str(runs["gsm8k"]), "--profile", "trl-sft", "--out", str(out)) == 0
+    (package,) = out.glob("pkg-*.zip")
+    with zipfile.ZipFile(package) as archive:
+        held_out = json.loads(archive.read("manifest.json"))["held_out"]
+
+    # when another run is compared with it on the package's held-out cases
+    code = main(
+        [
+            "compare",
+            "--before",
+            str(runs["gsm8k"]),
+            "--after",
+            str(runs["gsm8k-b"]),
+            "--package-manifest",
+            str(package),
+            "--out",
+            str(tmp_path / "compare"),
+        ]
+    )
+
+    # then the comparison names the package and pairs exactly its held-out cases
+    assert code == 0
+    comparison = _json(tmp_path / "compare" / "comparison.json")
+    assert comparison["package_id"] == package.stem
+    assert comparison["package_sha256"] == hashlib.sha256(package.read_bytes()).hexdigest()
+    assert comparison["paired_cases"] == held_out["count"] == len(held_out["cases"]) > 0
