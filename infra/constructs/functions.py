@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
-from aws_cdk import Duration, RemovalPolicy, Size
+from aws_cdk import Aws, Duration, RemovalPolicy, Size
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
@@ -22,6 +22,7 @@ from infra.constructs import set_logical_id
 from infra.constructs.layer import ARCHITECTURE, REPO_ROOT, RUNTIME
 from infra.constructs.sandbox_image import sandbox_image_code
 from infra.constructs.storage import (
+    CONNECTIONS_INDEXES,
     DATASETS_INDEXES,
     ENVIRONMENTS_PREFIX,
     PREDICTIONS_PREFIX,
@@ -48,14 +49,26 @@ READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "
 WRITE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
 # powertools' idempotency utility reads, claims, completes and (after a failure) deletes its record.
 IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+# Records their owner may delete (a provider connection) are created whole and never updated.
+CREATE_DELETE_ACTIONS = ("dynamodb:PutItem", "dynamodb:DeleteItem")
 
 
 class TableAccess(Enum):
     READ = "read"
     READ_WRITE = "read_write"
+    READ_CREATE_DELETE = "read_create_delete"
+
+
+# What each access level adds to reading.
+_TABLE_ACTIONS: dict[TableAccess, tuple[str, ...]] = {
+    TableAccess.READ: (),
+    TableAccess.READ_WRITE: WRITE_ACTIONS,
+    TableAccess.READ_CREATE_DELETE: CREATE_DELETE_ACTIONS,
+}
 
 
 class DataTable(Enum):
+    CONNECTIONS = "connections"
     ENVIRONMENTS = "environments"
     RUNS = "runs"
     DATASETS = "datasets"
@@ -63,6 +76,7 @@ class DataTable(Enum):
 
 # A Query on a global secondary index is authorized on the index ARN: name each index, no wildcard.
 TABLE_INDEXES: dict[DataTable, tuple[str, ...]] = {
+    DataTable.CONNECTIONS: tuple(CONNECTIONS_INDEXES),
     DataTable.RUNS: tuple(RUNS_INDEXES),
     DataTable.DATASETS: tuple(DATASETS_INDEXES),
 }
@@ -188,6 +202,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         reads=(SUBMISSIONS_PREFIX, PREDICTIONS_PREFIX, RUNS_PREFIX),
         writes=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX),
         tables={
+            DataTable.CONNECTIONS: TableAccess.READ_CREATE_DELETE,
             DataTable.RUNS: TableAccess.READ_WRITE,
             DataTable.DATASETS: TableAccess.READ_WRITE,
             DataTable.ENVIRONMENTS: TableAccess.READ_WRITE,
@@ -221,6 +236,7 @@ class Functions(Construct):
         self._bus = bus
         self._layer = layer
         self._tables: dict[DataTable, dynamodb.Table] = {
+            DataTable.CONNECTIONS: storage.connections_table,
             DataTable.ENVIRONMENTS: storage.environments_table,
             DataTable.RUNS: storage.runs_table,
             DataTable.DATASETS: storage.datasets_table,
@@ -255,6 +271,9 @@ class Functions(Construct):
             "RUNS_TABLE": storage.runs_table.table_name,
             "DATASETS_TABLE": storage.datasets_table.table_name,
             "IDEMPOTENCY_TABLE": storage.idempotency_table.table_name,
+            "CONNECTIONS_TABLE": storage.connections_table.table_name,
+            # Secrets Manager ARNs a connection names must be of this account (Lambda sets AWS_REGION).
+            "ACCOUNT_ID": Aws.ACCOUNT_ID,
             "EVENT_BUS_NAME": self._bus.event_bus_name,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "STEP_ATTEMPTS": str(RETRY_ATTEMPTS + 1),
@@ -362,9 +381,11 @@ class Functions(Construct):
                 allow([action], [bucket.arn_for_objects(f"{prefix}*") for prefix in prefixes])
         for table_key, access in spec.tables.items():
             table = self._tables[table_key]
-            resources = [table.table_arn]
-            resources += [f"{table.table_arn}/index/{index}" for index in TABLE_INDEXES.get(table_key, ())]
-            allow(READ_ACTIONS + (WRITE_ACTIONS if access is TableAccess.READ_WRITE else ()), resources)
+            indexes = [f"{table.table_arn}/index/{index}" for index in TABLE_INDEXES.get(table_key, ())]
+            allow(READ_ACTIONS + _TABLE_ACTIONS[access], [table.table_arn])
+            # An index is only ever queried: writes and deletes are of the table's items.
+            if indexes:
+                allow(READ_ACTIONS, indexes)
         if spec.idempotent:
             allow(IDEMPOTENCY_ACTIONS, [self._storage.idempotency_table.table_arn])
         if spec.puts_events:

@@ -34,6 +34,7 @@ BASELINE = {
 READ = {"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Scan"}
 READ_WRITE = READ | {"dynamodb:PutItem", "dynamodb:UpdateItem"}
 IDEMPOTENCY = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
+CREATE_DELETE = READ | {"dynamodb:PutItem", "dynamodb:DeleteItem"}
 # What Lambda's poller does with a queue on the consuming function's behalf.
 CONSUME = {
     "sqs:ReceiveMessage",
@@ -61,7 +62,7 @@ EXPECTED_ACTIONS = {
     | READ_WRITE
     | IDEMPOTENCY,
     "dead_letters": (BASELINE - {"sqs:SendMessage"}) | CONSUME | {"events:PutEvents"} | READ_WRITE,
-    "api": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE | IDEMPOTENCY,
+    "api": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE | IDEMPOTENCY | CREATE_DELETE,
     "sandbox": set(),
 }
 
@@ -107,6 +108,7 @@ EXPECTED_TABLE_ACCESS = {
     "build_artifact": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
     "dead_letters": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ_WRITE},
     "api": {
+        "ConnectionsTable": CREATE_DELETE,
         "RunsTable": READ_WRITE,
         "DatasetsTable": READ_WRITE,
         "EnvironmentsTable": READ_WRITE,
@@ -122,7 +124,7 @@ EXPECTED_INDEXES = {
     "score": RUNS_INDEXES,
     "build_artifact": RUNS_INDEXES,
     "dead_letters": RUNS_INDEXES,
-    "api": RUNS_INDEXES | {"${DatasetsTable.Arn}/index/by_kind"},
+    "api": RUNS_INDEXES | {"${DatasetsTable.Arn}/index/by_kind", "${ConnectionsTable.Arn}/index/by_owner"},
     "sandbox": set(),
 }
 
@@ -430,9 +432,11 @@ def test_ingest_cannot_touch_step_functions(role_statements: dict[str, list[Stat
 def test_api_cannot_delete_objects_or_records(role_statements: dict[str, list[Statement]]) -> None:
     pairs = _pairs(role_statements["api"])
     assert "s3:DeleteObject" not in {action for action, _ in pairs}
-    # Powertools deletes its own idempotency record after a failed request; domain records are never deleted.
+    # Powertools deletes its own idempotency record after a failed request, and an owner deletes a provider
+    # connection; runs, datasets and environments are never deleted.
     assert {resource for action, resource in pairs if action == "dynamodb:DeleteItem"} == {
-        "${IdempotencyTable.Arn}"
+        "${IdempotencyTable.Arn}",
+        "${ConnectionsTable.Arn}",
     }
 
 
