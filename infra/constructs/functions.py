@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
-from aws_cdk import Duration, RemovalPolicy, Size
+from aws_cdk import Aws, Duration, RemovalPolicy, Size
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
@@ -20,7 +20,9 @@ from constructs import Construct
 
 from infra.constructs import set_logical_id
 from infra.constructs.layer import ARCHITECTURE, REPO_ROOT, RUNTIME
+from infra.constructs.sandbox_image import sandbox_image_code
 from infra.constructs.storage import (
+    CONNECTIONS_INDEXES,
     DATASETS_INDEXES,
     ENVIRONMENTS_PREFIX,
     PACKAGES_INDEXES,
@@ -50,14 +52,26 @@ READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "
 WRITE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
 # powertools' idempotency utility reads, claims, completes and (after a failure) deletes its record.
 IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+# Records their owner may delete (a provider connection) are created whole and never updated.
+CREATE_DELETE_ACTIONS = ("dynamodb:PutItem", "dynamodb:DeleteItem")
 
 
 class TableAccess(Enum):
     READ = "read"
     READ_WRITE = "read_write"
+    READ_CREATE_DELETE = "read_create_delete"
+
+
+# What each access level adds to reading.
+_TABLE_ACTIONS: dict[TableAccess, tuple[str, ...]] = {
+    TableAccess.READ: (),
+    TableAccess.READ_WRITE: WRITE_ACTIONS,
+    TableAccess.READ_CREATE_DELETE: CREATE_DELETE_ACTIONS,
+}
 
 
 class DataTable(Enum):
+    CONNECTIONS = "connections"
     ENVIRONMENTS = "environments"
     RUNS = "runs"
     DATASETS = "datasets"
@@ -66,6 +80,7 @@ class DataTable(Enum):
 
 # A Query on a global secondary index is authorized on the index ARN: name each index, no wildcard.
 TABLE_INDEXES: dict[DataTable, tuple[str, ...]] = {
+    DataTable.CONNECTIONS: tuple(CONNECTIONS_INDEXES),
     DataTable.RUNS: tuple(RUNS_INDEXES),
     DataTable.DATASETS: tuple(DATASETS_INDEXES),
     DataTable.PACKAGES: tuple(PACKAGES_INDEXES),
@@ -205,6 +220,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         reads=(SUBMISSIONS_PREFIX, PREDICTIONS_PREFIX, RUNS_PREFIX, PACKAGES_PREFIX),
         writes=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX),
         tables={
+            DataTable.CONNECTIONS: TableAccess.READ_CREATE_DELETE,
             DataTable.RUNS: TableAccess.READ_WRITE,
             DataTable.DATASETS: TableAccess.READ_WRITE,
             DataTable.ENVIRONMENTS: TableAccess.READ_WRITE,
@@ -239,6 +255,7 @@ class Functions(Construct):
         self._bus = bus
         self._layer = layer
         self._tables: dict[DataTable, dynamodb.Table] = {
+            DataTable.CONNECTIONS: storage.connections_table,
             DataTable.ENVIRONMENTS: storage.environments_table,
             DataTable.RUNS: storage.runs_table,
             DataTable.DATASETS: storage.datasets_table,
@@ -275,6 +292,9 @@ class Functions(Construct):
             "DATASETS_TABLE": storage.datasets_table.table_name,
             "IDEMPOTENCY_TABLE": storage.idempotency_table.table_name,
             "PACKAGES_TABLE": storage.packages_table.table_name,
+            "CONNECTIONS_TABLE": storage.connections_table.table_name,
+            # Secrets Manager ARNs a connection names must be of this account (Lambda sets AWS_REGION).
+            "ACCOUNT_ID": Aws.ACCOUNT_ID,
             "EVENT_BUS_NAME": self._bus.event_bus_name,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "STEP_ATTEMPTS": str(RETRY_ATTEMPTS + 1),
@@ -349,17 +369,13 @@ class Functions(Construct):
         return function
 
     def _build_sandbox(self, spec: FunctionSpec, scope: Construct, role: iam.Role) -> lambda_.Function:
-        function = lambda_.Function(
+        # A container image, so that programs find Codabench's /app folders (see sandbox_image).
+        function = lambda_.DockerImageFunction(
             scope,
             "Function",
             description=spec.description,
-            runtime=RUNTIME,
             architecture=ARCHITECTURE,
-            handler="handler.handler",
-            code=lambda_.Code.from_asset(
-                str(FUNCTIONS_ROOT / spec.name), exclude=["__pycache__", "*.pyc", "tests"]
-            ),
-            layers=[self._layer],
+            code=sandbox_image_code(scope, FUNCTIONS_ROOT / spec.name),
             role=role,
             memory_size=spec.memory_mb,
             timeout=spec.timeout,
@@ -386,9 +402,11 @@ class Functions(Construct):
                 allow([action], [bucket.arn_for_objects(f"{prefix}*") for prefix in prefixes])
         for table_key, access in spec.tables.items():
             table = self._tables[table_key]
-            resources = [table.table_arn]
-            resources += [f"{table.table_arn}/index/{index}" for index in TABLE_INDEXES.get(table_key, ())]
-            allow(READ_ACTIONS + (WRITE_ACTIONS if access is TableAccess.READ_WRITE else ()), resources)
+            indexes = [f"{table.table_arn}/index/{index}" for index in TABLE_INDEXES.get(table_key, ())]
+            allow(READ_ACTIONS + _TABLE_ACTIONS[access], [table.table_arn])
+            # An index is only ever queried: writes and deletes are of the table's items.
+            if indexes:
+                allow(READ_ACTIONS, indexes)
         if spec.idempotent:
             allow(IDEMPOTENCY_ACTIONS, [self._storage.idempotency_table.table_arn])
         if spec.puts_events:

@@ -30,6 +30,7 @@ _STRING = dynamodb.AttributeType.STRING
 RUNS_INDEXES = {"by_environment": ("environment_id", "created_at"), "by_status": ("status", "created_at")}
 DATASETS_INDEXES = {"by_kind": ("kind", "created_at")}
 PACKAGES_INDEXES = {"by_preparation": ("preparation_id", "created_at")}
+CONNECTIONS_INDEXES = {"by_owner": ("owner", "created_at")}
 
 
 def _table(
@@ -126,3 +127,6 @@ class Storage(Construct):
         self.idempotency_table = _table(
             self, "IdempotencyTable", partition_key="id", time_to_live_attribute="expiration"
         )
+        # Provider connections: where to reach a provider and what it accepts; keys stay in Secrets Manager.
+        self.connections_table = _table(self, "ConnectionsTable", partition_key="connection_id")
+        _add_indexes(self.connections_table, CONNECTIONS_INDEXES)

@@ -38,6 +38,10 @@ class Settings(BaseSettings):
     max_program_seconds: int | None = Field(default=None, ge=1, validation_alias="MAX_PROGRAM_SECONDS")
     # Presigned URLs are bearer credentials: keep them short-lived, and never past an hour.
     presign_ttl_seconds: int = Field(default=300, ge=1, le=3600, validation_alias="PRESIGN_TTL_SECONDS")
+    connections_table: str = Field(min_length=1, validation_alias="CONNECTIONS_TABLE")
+    # Where the stack runs: a connection's Secrets Manager ARN must name a secret of this account and region.
+    account_id: str | None = Field(default=None, pattern=r"^\d{12}$", validation_alias="ACCOUNT_ID")
+    region: str | None = Field(default=None, min_length=1, validation_alias="AWS_REGION")
 
 
 def load_settings() -> Settings:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from infra.constructs.functions import FUNCTIONS_ROOT
+from infra.constructs.sandbox_image import stage_build_folder
 
 Resource = dict[str, Any]
 Statement = dict[str, Any]
@@ -39,6 +43,7 @@ BASELINE = {
 READ = {"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Scan"}
 READ_WRITE = READ | {"dynamodb:PutItem", "dynamodb:UpdateItem"}
 IDEMPOTENCY = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
+CREATE_DELETE = READ | {"dynamodb:PutItem", "dynamodb:DeleteItem"}
 # What Lambda's poller does with a queue on the consuming function's behalf.
 CONSUME = {
     "sqs:ReceiveMessage",
@@ -67,7 +72,11 @@ EXPECTED_ACTIONS = {
     | IDEMPOTENCY,
     "build_package": BASELINE | {"s3:GetObject", "s3:PutObject"},
     "dead_letters": (BASELINE - {"sqs:SendMessage"}) | CONSUME | {"events:PutEvents"} | READ_WRITE,
-    "api": BASELINE | {"s3:GetObject", "s3:PutObject", "states:StartExecution"} | READ_WRITE | IDEMPOTENCY,
+    "api": BASELINE
+    | {"s3:GetObject", "s3:PutObject", "states:StartExecution"}
+    | READ_WRITE
+    | IDEMPOTENCY
+    | CREATE_DELETE,
     "sandbox": set(),
 }
 
@@ -116,6 +125,7 @@ EXPECTED_TABLE_ACCESS = {
     "build_package": {},
     "dead_letters": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ_WRITE},
     "api": {
+        "ConnectionsTable": CREATE_DELETE,
         "RunsTable": READ_WRITE,
         "DatasetsTable": READ_WRITE,
         "EnvironmentsTable": READ_WRITE,
@@ -133,7 +143,12 @@ EXPECTED_INDEXES = {
     "build_artifact": RUNS_INDEXES,
     "build_package": set(),
     "dead_letters": RUNS_INDEXES,
-    "api": RUNS_INDEXES | {"${DatasetsTable.Arn}/index/by_kind", "${PackagesTable.Arn}/index/by_preparation"},
+    "api": RUNS_INDEXES
+    | {
+        "${DatasetsTable.Arn}/index/by_kind",
+        "${ConnectionsTable.Arn}/index/by_owner",
+        "${PackagesTable.Arn}/index/by_preparation",
+    },
     "sandbox": set(),
 }
 
@@ -179,7 +194,7 @@ def test_there_is_one_function_per_handler_folder(functions: dict[str, Resource]
     assert sorted(functions) == sorted(NAMES)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", PIPELINE)
 def test_functions_run_python_313_on_arm64(functions: dict[str, Resource], name: str) -> None:
     properties = functions[name]["Properties"]
     assert properties["Runtime"] == "python3.13"
@@ -187,7 +202,30 @@ def test_functions_run_python_313_on_arm64(functions: dict[str, Resource], name:
     assert properties["Handler"] == "handler.handler"
 
 
-@pytest.mark.parametrize("name", NAMES)
+def test_the_sandbox_is_an_arm64_image_of_python_313_where_app_links_into_tmp(
+    functions: dict[str, Resource], tmp_path: Path
+) -> None:
+    # the function is a container image running the same handler on arm64
+    properties = functions["sandbox"]["Properties"]
+    assert properties["PackageType"] == "Image"
+    assert properties["Architectures"] == ["arm64"]
+    assert properties["ImageConfig"]["Command"] == ["handler.handler"]
+    # and its build folder holds the handler, the library and the layer's packages, on Lambda's Python 3.13
+    # base, with /app a link to the one place Lambda lets it write
+    folder = stage_build_folder(FUNCTIONS_ROOT / "sandbox", tmp_path)
+    dockerfile = (folder / "Dockerfile").read_text().splitlines()
+    assert "FROM public.ecr.aws/lambda/python:3.13" in dockerfile
+    assert "RUN ln -s /tmp/app /app" in dockerfile
+    assert "COPY task/ ${LAMBDA_TASK_ROOT}/" in dockerfile
+    assert "COPY benchgen/ /opt/python/benchgen/" in dockerfile
+    assert (folder / "task" / "handler.py").is_file() and not (folder / "task" / "Dockerfile").exists()
+    assert (folder / "benchgen" / "sandbox" / "runner.py").is_file()
+    packages = (folder / "requirements.txt").read_text().split()
+    assert any(package.startswith("pydantic==") for package in packages)
+    assert not any(package.startswith("boto3==") for package in packages)
+
+
+@pytest.mark.parametrize("name", PIPELINE)
 def test_functions_use_the_library_layer_built_for_the_same_platform(
     functions: dict[str, Resource], resources: dict[str, Resource], name: str
 ) -> None:
@@ -444,9 +482,11 @@ def test_ingest_cannot_touch_step_functions(role_statements: dict[str, list[Stat
 def test_api_cannot_delete_objects_or_records(role_statements: dict[str, list[Statement]]) -> None:
     pairs = _pairs(role_statements["api"])
     assert "s3:DeleteObject" not in {action for action, _ in pairs}
-    # Powertools deletes its own idempotency record after a failed request; domain records are never deleted.
+    # Powertools deletes its own idempotency record after a failed request, and an owner deletes a provider
+    # connection; runs, datasets and environments are never deleted.
     assert {resource for action, resource in pairs if action == "dynamodb:DeleteItem"} == {
-        "${IdempotencyTable.Arn}"
+        "${IdempotencyTable.Arn}",
+        "${ConnectionsTable.Arn}",
     }
 
 

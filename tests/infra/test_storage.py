@@ -82,6 +82,7 @@ TABLE_KEYS = {
     "DatasetsTable": [("dataset_id", "HASH")],
     "IdempotencyTable": [("id", "HASH")],
     "PackagesTable": [("package_id", "HASH")],
+    "ConnectionsTable": [("connection_id", "HASH")],
 }
 
 
@@ -113,6 +114,7 @@ def test_tables_are_on_demand_with_point_in_time_recovery(
         ("DatasetsTable", {"by_kind": ("kind", "created_at")}),
         ("PackagesTable", {"by_preparation": ("preparation_id", "created_at")}),
         ("EnvironmentsTable", {}),
+        ("ConnectionsTable", {"by_owner": ("owner", "created_at")}),
     ],
 )
 def test_tables_have_the_indexes_the_api_lists_by(

@@ -21,6 +21,7 @@ from benchgen.aws.items import ModelT, from_item, plain_item, to_attribute, to_i
 from benchgen.aws.pages import Page, decode_token, encode_token
 from benchgen.aws.transitions import TRACKED, log_transitions
 from benchgen.records import (
+    ConnectionRecord,
     DatasetRecord,
     EnvironmentOwner,
     EnvironmentRecord,
@@ -551,6 +552,46 @@ class DatasetsRepo(_Table):
             next_token=next_token,
         )
         return Page(items=[DatasetRecord.model_validate(item) for item in items], next_token=token)
+
+
+class ConnectionsRepo(_Table):
+    """Provider connections (pk ``connection_id``; GSI ``by_owner`` sorted by ``created_at``)."""
+
+    def put(self, record: ConnectionRecord) -> bool:
+        """Store a new connection; ``False`` (and nothing changed) when the id is taken."""
+        return self._put_if_absent(record, "connection_id")
+
+    def get(self, connection_id: str) -> ConnectionRecord | None:
+        return self._get(ConnectionRecord, {"connection_id": connection_id})
+
+    def list(self, *, owner: str, limit: int = 20, next_token: str | None = None) -> Page[ConnectionRecord]:
+        """The owner's connections, newest first."""
+        items, token = self._newest_first(
+            index="by_owner",
+            partition_attribute="owner",
+            partitions=[owner],
+            sort_attribute="created_at",
+            key_attribute="connection_id",
+            limit=limit,
+            next_token=next_token,
+        )
+        return Page(items=[ConnectionRecord.model_validate(item) for item in items], next_token=token)
+
+    def delete(self, connection_id: str, *, owner: str) -> bool:
+        """Delete the connection if ``owner`` owns it; ``False`` (nothing changed) if not, or if gone."""
+        try:
+            self._client.delete_item(
+                TableName=self.table_name,
+                Key={"connection_id": {"S": connection_id}},
+                ConditionExpression="#o = :o",
+                ExpressionAttributeNames={"#o": "owner"},
+                ExpressionAttributeValues={":o": {"S": owner}},
+            )
+        except ClientError as error:
+            if _is_condition_failure(error):
+                return False
+            raise
+        return True
 
 
 class PackagesRepo(_Table):

@@ -21,7 +21,7 @@ from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.s3_events import uploaded_objects
 from benchgen.aws.sandbox import SandboxInvoker
 from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, PackagesRepo, RunsRepo
+from benchgen.aws.tables import ConnectionsRepo, DatasetsRepo, EnvironmentsRepo, PackagesRepo, RunsRepo
 from benchgen.pipeline.keys import correlation_id, run_id_of
 from benchgen.sandbox.job import Sandbox
 from benchgen.sandbox.local import LocalSandbox
@@ -36,6 +36,10 @@ class Adapters:
     @cached_property
     def store(self) -> ObjectStore:
         return ObjectStore(self.settings.data_bucket)
+
+    @cached_property
+    def connections(self) -> ConnectionsRepo:
+        return ConnectionsRepo(self.settings.connections_table)
 
     @cached_property
     def runs(self) -> RunsRepo:
