@@ -258,6 +258,7 @@ class Functions(Construct):
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "STEP_ATTEMPTS": str(RETRY_ATTEMPTS + 1),
             "MAX_PROGRAM_SECONDS": str(MAX_PROGRAM_SECONDS),
+            "PREPARATIONS_TABLE": storage.preparations_table.table_name,
         }
 
     @staticmethod

@@ -81,6 +81,22 @@ class ObjectStore:
             raise
         return _chunks(body, chunk_size)
 
+    def lines(self, key: str, *, chunk_size: int = 1 << 20) -> Generator[bytes, None, None]:
+        """The object's lines (without their ends), streamed; raises :class:`MissingObject` when it is absent.
+
+        Lazy: nothing is read, and nothing raised, until the first line is asked for.
+        """
+        try:
+            body = self._s3.get_object(Bucket=self.bucket, Key=key)["Body"]
+        except ClientError as error:
+            if _is_missing(error):
+                raise MissingObject(f"{key} is not in the bucket {self.bucket}") from None
+            raise
+        try:
+            yield from body.iter_lines(chunk_size)
+        finally:
+            body.close()
+
     def presigned_get_url(self, key: str, *, expires_in: int, download_name: str | None = None) -> str:
         """A GET URL valid for ``expires_in`` seconds; ``download_name`` makes browsers save the file."""
         params: dict[str, str] = {"Bucket": self.bucket, "Key": key}
