@@ -5,13 +5,15 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from benchgen.bundle.spec import Augmentation
 from benchgen.finetune.augment import Settings, augment
 from benchgen.finetune.seed import Example, Source
-from benchgen.finetune.split import Split, split_for
+from benchgen.finetune.split import SPLIT_RULE, Split, SplitShares, bucket, in_test_bucket, split_for
 
 
 def seed(case_id: str, question: str) -> Example:
@@ -64,3 +66,50 @@ def test_pool_rows_are_placed_by_their_own_prefixed_id() -> None:
     pool = Example(example_id="pool~p1", case_id="p1", run_id="r", source=Source.POOL, input="q", target="t")
     assert pool.split_key == "pool:p1"
     assert split_for(pool.split_key) is _documented_split("pool:p1") is Split.TRAIN
+
+
+def test_default_shares_state_the_rule_the_artifact_always_stated() -> None:
+    assert SplitShares() == SplitShares(train=80, validation=10, test=10)
+    assert SPLIT_RULE == (
+        "bucket = int(sha256(source case id, UTF-8).hexdigest()[:16], 16) % 100; "
+        "buckets 0-79 train, 80-89 validation, 90-99 test; pool rows hash 'pool:<row id>'"
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    key=st.text(max_size=20),
+    train=st.integers(min_value=1, max_value=99),
+    validation=st.integers(min_value=0, max_value=98),
+)
+def test_other_shares_give_train_then_validation_then_test_buckets(
+    key: str, train: int, validation: int
+) -> None:
+    # given any valid shares
+    validation = min(validation, 99 - train)
+    shares = SplitShares(train=train, validation=validation, test=100 - train - validation)
+    # when a key is placed, then its bucket decides, in the documented order
+    position = bucket(key)
+    expected = (
+        Split.TRAIN if position < train else Split.VALIDATION if position < train + validation else Split.TEST
+    )
+    assert split_for(key, shares) is expected
+    assert in_test_bucket(key, shares) is (expected is Split.TEST)
+
+
+def test_shares_without_validation_are_stated_as_such() -> None:
+    shares = SplitShares(train=70, validation=0, test=30)
+    assert "buckets 0-69 train, no validation, 70-99 test" in shares.rule
+
+
+@pytest.mark.parametrize(
+    ("shares", "message"),
+    [
+        ({"train": 80, "validation": 10, "test": 5}, "make 95; give percentages that sum to 100"),
+        ({"train": 90, "validation": 10, "test": 0}, "greater than or equal to 1"),
+        ({"train": 0, "validation": 50, "test": 50}, "greater than or equal to 1"),
+    ],
+)
+def test_shares_that_do_not_fill_the_buckets_are_refused(shares: dict[str, int], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        SplitShares(**shares)

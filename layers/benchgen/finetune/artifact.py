@@ -9,12 +9,11 @@ depends on the wall clock or on the order verdicts arrive in, so the same inputs
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 import tempfile
 import zipfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from benchgen.bundle.spec import Finetune
+from benchgen.bundle.spec import Finetune, SelectionCriterion
 from benchgen.environment import Environment
 from benchgen.errors import BundleError, ScoringError
 from benchgen.finetune.augment import Settings, augment
@@ -37,6 +36,7 @@ from benchgen.finetune.seed import (
     LAYERS,
     Source,
     case_text,
+    pool_count,
     pool_example,
     pool_rows,
     seed_example,
@@ -102,7 +102,7 @@ class _Tally:
 
 
 @contextmanager
-def _verdict_lines(scoring_output: Path) -> Iterator[Iterator[bytes] | None]:
+def verdict_lines(scoring_output: Path) -> Iterator[Iterator[bytes] | None]:
     """The lines of ``verdicts.jsonl`` in the scoring output zip (at its root, or else the shallowest)."""
     try:
         archive = zipfile.ZipFile(scoring_output)
@@ -117,8 +117,14 @@ def _verdict_lines(scoring_output: Path) -> Iterator[Iterator[bytes] | None]:
             yield iter(stream)
 
 
-def _selections(lines: Iterator[bytes], finetune: Finetune) -> Iterator[Selection]:
-    """Each verdict line that selects its case, with the layer it joins; the rest are read and dropped."""
+def selections(
+    lines: Iterator[bytes],
+    criterion: SelectionCriterion,
+    *,
+    wanted: Callable[[Verdict], bool] | None = None,
+) -> Iterator[Selection]:
+    """Each verdict line that selects its case (and that ``wanted`` accepts), with the layer it joins; the
+    rest are read and dropped."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -126,12 +132,12 @@ def _selections(lines: Iterator[bytes], finetune: Finetune) -> Iterator[Selectio
             verdict = Verdict.model_validate_json(line)
         except ValueError as exc:
             raise ScoringError(f"{VERDICTS_NAME} line {number} is not a verdict: {exc}") from exc
-        source = select(verdict, finetune.selection_criterion)
-        if source is not None:
+        source = select(verdict, criterion)
+        if source is not None and (wanted is None or wanted(verdict)):
             yield verdict.case_id, source, line
 
 
-def _references(env: Environment) -> Iterator[Reference]:
+def references(env: Environment) -> Iterator[Reference]:
     """Question, answer and solution of every case, streamed from ``cases.jsonl`` when there is one."""
     try:
         path = env.cases_path
@@ -172,7 +178,7 @@ def _collect(
     language = finetune.language
     template = target_template(finetune.target_template, language)
     default_criteria = [criterion.id for criterion in env.spec.criteria]
-    for source, verdict, reference in selected:
+    for source, verdict, reference, _ in selected:
         text = case_text(verdict, reference)
         if text is None:
             tally.skipped_cases += 1
@@ -196,8 +202,7 @@ def _collect(
             tally.splits[split.value] += 1
     pool_path = env.pool_path
     if finetune.pool is not None and pool_path is not None:
-        # Half up rather than Python's round-half-even, so a share of 0.5 of 5 seeds gives 3 rows.
-        count = math.floor(finetune.pool.share * tally.layers[Source.SEED.value] + 0.5)
+        count = pool_count(finetune.pool.share, tally.layers[Source.SEED.value])
         for row_id, row in choose_pool_rows(db, pool_rows(pool_path), count):
             example = pool_example(
                 row_id,
@@ -319,15 +324,15 @@ def build_artifact(env: Environment, scoring_output: Path, out_dir: Path, *, run
     criterion = finetune.selection_criterion.value
     settings = Settings.resolve(finetune.augmentation, finetune.language)
     with ExitStack() as stack:
-        lines = stack.enter_context(_verdict_lines(scoring_output))
+        lines = stack.enter_context(verdict_lines(scoring_output))
         if lines is None:
             return ArtifactReport(emitted=False, reason=NO_VERDICTS, selection_criterion=criterion)
         out_dir.mkdir(parents=True, exist_ok=True)
         root = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=out_dir, prefix=".artifact-")))
         db = stack.enter_context(scratch_db(root / "scratch.sqlite"))
         selected = SelectedCases(db)
-        selected.add(_selections(lines, finetune))
-        selected.join_references(_references(env))
+        selected.add(selections(lines, finetune.selection_criterion))
+        selected.join_references(references(env))
         store = OrderedExamples(db)
         tally = _collect(env, finetune, selected, run=run, settings=settings, db=db, store=store)
         if not len(store):

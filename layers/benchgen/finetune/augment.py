@@ -2,7 +2,8 @@
 
 A variant rewords connectors (both ways, whole words, case kept), adds an instruction prefix or suffix and
 may change the system prompt. Which of these a variant gets is read from the bytes of
-``sha256(case id, candidate index)``, so the same seed always yields the same variants on every machine.
+``sha256(case id, candidate index)`` (with the settings' seed mixed in when it is not 0), so the same seed
+always yields the same variants on every machine, and another seed chooses others.
 A candidate whose input would not hold exactly the seed's numbers in the seed's order (a careless connector
 pair such as ``[then, 1]`` could add, drop or reorder one), or that repeats an earlier text, is skipped.
 """
@@ -84,10 +85,12 @@ class Settings:
     prefixes: tuple[str, ...]
     suffixes: tuple[str, ...]
     system_prompts: tuple[str, ...]
+    seed: int = 0  # 0 is the run artifact's choice; a preparation may ask for another
 
     @classmethod
-    def resolve(cls, augmentation: Augmentation, language: str) -> Settings:
+    def resolve(cls, augmentation: Augmentation, language: str, *, seed: int = 0) -> Settings:
         return cls(
+            seed=seed,
             factor=augmentation.factor,
             connectors=tuple(augmentation.connectors) or DEFAULT_CONNECTORS.get(language, ()),
             prefixes=tuple(augmentation.prefixes) or DEFAULT_PREFIXES.get(language, ()),
@@ -145,8 +148,10 @@ def swap_connectors(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
     return pattern.sub(replace, text)
 
 
-def _choice_bytes(case_id: str, candidate: int) -> bytes:
-    return hashlib.sha256(f"{case_id}\x1f{candidate}".encode()).digest()
+def _choice_bytes(case_id: str, candidate: int, seed: int) -> bytes:
+    # Seed 0 hashes exactly what it always did, so the run artifact keeps its variants.
+    key = f"{case_id}\x1f{candidate}" if seed == 0 else f"{case_id}\x1f{candidate}\x1f{seed}"
+    return hashlib.sha256(key.encode()).digest()
 
 
 def _pick(options: tuple[str, ...], key: bytes) -> str:
@@ -154,8 +159,9 @@ def _pick(options: tuple[str, ...], key: bytes) -> str:
 
 
 def candidate(seed: Example, settings: Settings, index: int) -> tuple[str, str]:
-    """The (input, system) of candidate ``index`` for ``seed``: a pure function of the case id and index."""
-    digest = _choice_bytes(seed.case_id, index)
+    """The (input, system) of candidate ``index`` for ``seed``: a pure function of the case id, the index and
+    the settings' seed."""
+    digest = _choice_bytes(seed.case_id, index, settings.seed)
     # Bytes 0-7 decide, one bit per pair, which connector pairs this candidate swaps (at most 64 pairs).
     chosen = tuple(
         pair for bit, pair in enumerate(settings.connectors[:64]) if digest[bit // 8] >> (bit % 8) & 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterator
 from enum import StrEnum
@@ -209,9 +210,20 @@ def pool_key(row_id: str) -> str:
     return f"pool:{row_id}"
 
 
-def pool_rank(row_id: str) -> str:
-    """Where a pool row stands in the choice: the rows whose ids hash lowest are taken first."""
-    return hashlib.sha256(pool_key(row_id).encode("utf-8")).hexdigest()
+def pool_rank(row_id: str, seed: int = 0) -> str:
+    """Where a pool row stands in the choice: the rows whose ids hash lowest are taken first.
+
+    A seed other than 0 is mixed into the hash, so it chooses another slice of the pool; 0 keeps the run
+    artifact's choice.
+    """
+    key = pool_key(row_id) if seed == 0 else f"{pool_key(row_id)}\x1f{seed}"
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def pool_count(share: float, seeds: int) -> int:
+    """How many pool rows a ``share`` of ``seeds`` seed rows asks for."""
+    # Half up rather than Python's round-half-even, so a share of 0.5 of 5 seeds gives 3 rows.
+    return math.floor(share * seeds + 0.5)
 
 
 def pool_example(

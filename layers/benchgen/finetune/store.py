@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from benchgen.finetune.seed import CaseText, Example, Source, pool_rank
 from benchgen.finetune.split import SPLITS, Split
@@ -39,24 +39,33 @@ def scratch_db(path: Path) -> Iterator[sqlite3.Connection]:
         yield db
 
 
+class SelectedCase(NamedTuple):
+    source: Source
+    verdict: Verdict
+    reference: CaseText | None
+    origin: str  # what the caller named the verdicts' origin when it added them (a run id), or ""
+
+
 class SelectedCases:
     """Selected verdicts keyed by case id (the first selected verdict of a case wins), and their text."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
         db.execute(
-            "CREATE TABLE selected (case_id TEXT PRIMARY KEY, source TEXT NOT NULL, verdict BLOB NOT NULL)"
+            "CREATE TABLE selected "
+            "(case_id TEXT PRIMARY KEY, source TEXT NOT NULL, verdict BLOB NOT NULL, origin TEXT NOT NULL)"
         )
         db.execute(
             "CREATE TABLE reference "
             "(case_id TEXT PRIMARY KEY, question TEXT NOT NULL, answer TEXT NOT NULL, solution TEXT)"
         )
 
-    def add(self, selections: Iterable[Selection]) -> None:
-        """Keep every selection, in the order given; a later one for a case already kept is dropped."""
+    def add(self, selections: Iterable[Selection], *, origin: str = "") -> None:
+        """Keep every selection, in the order given; a later one for a case already kept is dropped, also
+        across calls, so the caller's first source of a case wins."""
         self._db.executemany(
-            "INSERT OR IGNORE INTO selected (case_id, source, verdict) VALUES (?, ?, ?)",
-            ((case_id, source.value, line) for case_id, source, line in selections),
+            "INSERT OR IGNORE INTO selected (case_id, source, verdict, origin) VALUES (?, ?, ?, ?)",
+            ((case_id, source.value, line, origin) for case_id, source, line in selections),
         )
         self._db.commit()
 
@@ -69,23 +78,25 @@ class SelectedCases:
         )
         self._db.commit()
 
-    def __iter__(self) -> Iterator[tuple[Source, Verdict, CaseText | None]]:
-        """Each selected case by case id: its layer, its verdict, and its reference text when there is one."""
+    def __iter__(self) -> Iterator[SelectedCase]:
+        """Each selected case by case id: its layer, its verdict, its reference text when there is one, and
+        its origin."""
         rows = self._db.execute(
-            "SELECT s.source, s.verdict, r.question, r.answer, r.solution "
+            "SELECT s.source, s.verdict, r.question, r.answer, r.solution, s.origin "
             "FROM selected AS s LEFT JOIN reference AS r USING (case_id) ORDER BY s.case_id"
         )
-        for source, line, question, answer, solution in rows:
+        for source, line, question, answer, solution, origin in rows:
             reference = (
                 None if question is None else CaseText(question=question, answer=answer, solution=solution)
             )
-            yield Source(source), Verdict.model_validate_json(line), reference
+            yield SelectedCase(Source(source), Verdict.model_validate_json(line), reference, origin)
 
 
 def choose_pool_rows(
-    db: sqlite3.Connection, rows: Iterable[tuple[str, bytes]], count: int
+    db: sqlite3.Connection, rows: Iterable[tuple[str, bytes]], count: int, *, seed: int = 0
 ) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The ``count`` lowest-ranked of ``(row id, line)`` pool rows (all if there are fewer), lowest first.
+    """The ``count`` lowest-ranked of ``(row id, line)`` pool rows (all if there are fewer), lowest first,
+    ranked under ``seed`` (``seed.pool_rank``).
 
     The first row of a repeated id wins. The rows go to disk, so only the one being read back is in memory.
     """
@@ -94,7 +105,7 @@ def choose_pool_rows(
     db.execute("CREATE TABLE pool (row_id TEXT PRIMARY KEY, rank TEXT NOT NULL, line BLOB NOT NULL)")
     db.executemany(
         "INSERT OR IGNORE INTO pool (row_id, rank, line) VALUES (?, ?, ?)",
-        ((row_id, pool_rank(row_id), line) for row_id, line in rows),
+        ((row_id, pool_rank(row_id, seed), line) for row_id, line in rows),
     )
     db.commit()
     # An index rather than a sort: with a LIMIT, SQLite's sort keeps ``count`` whole rows in memory.
@@ -107,7 +118,8 @@ def choose_pool_rows(
 class OrderedExamples:
     """Examples parked on disk as they are built, read back in artifact order (split, then example id).
 
-    Two examples with the same split and id come back in the order they were added.
+    Each is kept as its compact JSON. Two examples with the same split and id come back in the order they
+    were added.
     """
 
     def __init__(self, db: sqlite3.Connection) -> None:
@@ -119,9 +131,13 @@ class OrderedExamples:
         )
 
     def add(self, example: Example, split: Split) -> None:
+        self.add_json(split, example.example_id, example.model_dump_json().encode("utf-8"))
+
+    def add_json(self, split: Split, example_id: str, body: bytes) -> None:
+        """Park an example of any shape as its JSON (a preparation keeps its own example model)."""
         self._db.execute(
             "INSERT INTO example (split, example_id, body) VALUES (?, ?, ?)",
-            (self._rank[split], example.example_id, example.model_dump_json().encode("utf-8")),
+            (self._rank[split], example_id, body),
         )
         self._count += 1
 
@@ -129,6 +145,11 @@ class OrderedExamples:
         return self._count
 
     def ordered(self) -> Iterator[tuple[Split, Example]]:
+        for split, body in self.ordered_json():
+            yield split, Example.model_validate_json(body)
+
+    def ordered_json(self) -> Iterator[tuple[Split, bytes]]:
+        """Each example's compact JSON as it was added, in order, without parsing it back."""
         self._db.commit()
         # Built once all rows are in (faster than keeping it up to date on every insert); the index holds
         # the rowid after its columns, so it orders ties by insertion and the query needs no sort of its own.
@@ -137,4 +158,4 @@ class OrderedExamples:
             "SELECT split, body FROM example INDEXED BY example_order ORDER BY split, example_id, rowid"
         )
         for rank, body in rows:
-            yield SPLITS[rank], Example.model_validate_json(body)
+            yield SPLITS[rank], body

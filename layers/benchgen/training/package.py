@@ -1,0 +1,455 @@
+"""Exact packages: one export profile applied to one preparation state, written as a deterministic zip.
+
+``build_package`` reads a preparation's ``examples.jsonl`` and ``held_out.jsonl`` as a stream, renders each
+example in the profile's row format into ``train.jsonl``, ``validation.jsonl`` and ``test.jsonl``, and adds
+``manifest.json``, ``README.md`` and ``contamination.json``. Nothing in it depends on the clock or the
+machine, so the same state and profile give the same bytes under the same package id.
+
+It refuses (``PackageRefused``, with a message that says what to change) rather than write a package a
+trainer must not use: a training or validation row that comes from a held-out case (by case id) or repeats
+one's text (by text hash), a method the profile does not take, or a row count outside the profile's limits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from benchgen.errors import BenchGenError
+from benchgen.finetune.split import SPLITS, Split
+from benchgen.training.contamination import RowText, contamination_report
+from benchgen.training.examples import (
+    EXAMPLES_NAME,
+    HELD_OUT_NAME,
+    HeldOutCase,
+    Kind,
+    Method,
+    PreparedExample,
+    text_hash,
+)
+from benchgen.training.profiles import (
+    LENGTH_RULE,
+    PROFILES,
+    Profile,
+    approx_tokens,
+    profiles_for,
+    rewrite_reserved,
+)
+from benchgen.zipwrite import write_zip
+
+PACKAGE_FORMAT = "benchgen-package-1"  # part of every package id: a new layout gets new ids
+SPLIT_FILES = {split: f"{split.value}.jsonl" for split in SPLITS}
+MANIFEST_NAME = "manifest.json"
+README_NAME = "README.md"
+CONTAMINATION_NAME = "contamination.json"
+MAX_NAMED = 5  # examples a message or report names before it just counts
+_TRAINED = (Split.TRAIN, Split.VALIDATION)
+
+
+class PreparationInfo(BaseModel):
+    """What a package records about the preparation it was built from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    preparation_id: str
+    state_hash: str
+    method: Method
+    environment_id: str
+    environment_version: str
+    benchmark: str
+    base_model: str
+    suggested_hyperparams: dict[str, float | int | str]
+    spec: dict[str, Any]
+
+
+class PackageRefused(BenchGenError):
+    """The preparation cannot be packaged with this profile; the message names what to change."""
+
+
+class PackageReport(BaseModel):
+    package_id: str
+    profile: str
+    sha256: str
+    path: Path
+    size: int
+    files: dict[str, dict[str, Any]]  # file name -> {sha256, rows, bytes}
+    rewrites: list[str]  # what the profile rewrote or dropped, one sentence each
+    contamination: dict[str, Any]  # the 13-gram report's summary
+
+
+def package_id(state_hash: str, profile: str) -> str:
+    """``pkg-`` and 24 hex digits of sha256 over the package format, the state hash and the profile id."""
+    digest = hashlib.sha256(f"{PACKAGE_FORMAT}\n{state_hash}\n{profile}".encode())
+    return f"pkg-{digest.hexdigest()[:24]}"
+
+
+@dataclass
+class _File:
+    rows: int = 0
+    size: int = 0
+    digest: Any = field(default_factory=hashlib.sha256)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"sha256": self.digest.hexdigest(), "rows": self.rows, "bytes": self.size}
+
+
+@dataclass
+class _Written:
+    """What writing the rows found, beside the files themselves."""
+
+    files: dict[Split, _File] = field(default_factory=lambda: {split: _File() for split in SPLITS})
+    reserved: Counter[str] = field(default_factory=Counter)
+    rewritten: list[str] = field(default_factory=list)  # ids of the rows whose text was rewritten
+    too_long: list[tuple[str, int]] = field(default_factory=list)  # (example id, approximate tokens)
+    leaks: list[str] = field(default_factory=list)  # sentences, one per leaking example
+    without_rejected: list[str] = field(default_factory=list)
+    longest: int = 0
+
+    def counted(self, profile: Profile) -> int:
+        """The rows that count against the profile's row limits."""
+        return sum(self.files[split].rows for split in profile.counted)
+
+    @property
+    def dropped(self) -> set[str]:
+        return {example_id for example_id, _ in self.too_long}
+
+
+def choose_profile(profile: str, method: Method) -> Profile:
+    """The profile named ``profile`` when it accepts ``method``; else a refusal naming the ones that do."""
+    chosen = PROFILES.get(profile)
+    if chosen is None:
+        raise PackageRefused(f"there is no export profile {profile!r}; choose one of: {', '.join(PROFILES)}")
+    if not chosen.accepts(method):
+        raise PackageRefused(
+            f"profile {profile} does not take {method.value} preparations; for {method.value} choose one of: "
+            f"{', '.join(profiles_for(method))}"
+        )
+    return chosen
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    if not path.is_file():
+        raise PackageRefused(f"the preparation has no {path.name}; generate the preparation again")
+    with path.open("rb") as stream:
+        for number, line in enumerate(stream, start=1):
+            if line.strip():
+                yield number, line
+
+
+def _first_problem(error: ValidationError) -> str:
+    problem = error.errors()[0]
+    where = ".".join(str(part) for part in problem["loc"]) or "the line"
+    return f"{where}: {problem['msg']}"
+
+
+def _examples(path: Path) -> Iterator[PreparedExample]:
+    for number, line in _lines(path):
+        try:
+            yield PreparedExample.model_validate_json(line)
+        except ValidationError as exc:
+            raise PackageRefused(
+                f"{path.name} line {number} is not a prepared example ({_first_problem(exc)}); "
+                "generate the preparation again"
+            ) from exc
+
+
+def _held_out(path: Path) -> list[HeldOutCase]:
+    cases = []
+    for number, line in _lines(path):
+        try:
+            cases.append(HeldOutCase.model_validate_json(line))
+        except ValidationError as exc:
+            raise PackageRefused(
+                f"{path.name} line {number} is not a held-out case ({_first_problem(exc)}); "
+                "generate the preparation again"
+            ) from exc
+    return cases
+
+
+def _leak(example: PreparedExample, ids: set[str], hashes: set[str]) -> str | None:
+    """Why a train or validation example must not be trained on, or None when it may."""
+    where = f"{example.split.value} example {example.example_id}"
+    # A pool row's id names a row of the bundle's pool, not a case: only its text can repeat a held-out case.
+    if example.kind is not Kind.POOL and example.source.case_id in ids:
+        return f"{where} comes from held-out case {example.source.case_id}"
+    if text_hash(example.prompt) in hashes or example.source_text_hash in hashes:
+        return f"{where} repeats the text of a held-out case"
+    return None
+
+
+def _write_rows(
+    examples: Path, profile: Profile, held_out: list[HeldOutCase], root: Path, method: Method
+) -> _Written:
+    ids = {case.case_id for case in held_out}
+    hashes = {case.text_hash for case in held_out}
+    written = _Written()
+    handles: dict[Split, IO[bytes]] = {}
+    try:
+        for split in SPLITS:
+            handles[split] = (root / SPLIT_FILES[split]).open("wb")
+        for example in _examples(examples):
+            if example.split in _TRAINED and (leak := _leak(example, ids, hashes)) is not None:
+                written.leaks.append(leak)
+                continue
+            if method is Method.PREFERENCE and example.rejected is None:
+                written.without_rejected.append(example.example_id)
+                continue
+            example, found = rewrite_reserved(example, profile.reserved)
+            if found:
+                written.reserved.update(found)
+                written.rewritten.append(example.example_id)
+            tokens = approx_tokens(example)
+            if profile.max_row_tokens is not None and tokens > profile.max_row_tokens:
+                written.too_long.append((example.example_id, tokens))
+                continue
+            written.longest = max(written.longest, tokens)
+            line = (
+                json.dumps(profile.render(example), ensure_ascii=False, separators=(",", ":")) + "\n"
+            ).encode("utf-8")
+            handles[example.split].write(line)
+            stats = written.files[example.split]
+            stats.rows += 1
+            stats.size += len(line)
+            stats.digest.update(line)
+    finally:
+        for handle in handles.values():
+            handle.close()
+    return written
+
+
+def _named(items: list[str]) -> str:
+    more = len(items) - MAX_NAMED
+    return ", ".join(items[:MAX_NAMED]) + (f" and {more} more" if more > 0 else "")
+
+
+def _refuse_unsafe(written: _Written) -> None:
+    if written.leaks:
+        raise PackageRefused(
+            f"{len(written.leaks)} training or validation examples come from the held-out test cases "
+            f"({'; '.join(written.leaks[:MAX_NAMED])}): generate the preparation again so that they are "
+            "dropped, and package that state"
+        )
+    if written.without_rejected:
+        raise PackageRefused(
+            f"{len(written.without_rejected)} examples of this preference preparation have no rejected "
+            f"answer ({_named(written.without_rejected)}): generate the preparation again with method "
+            "preference"
+        )
+
+
+def _fits(profile: Profile, written: _Written) -> bool:
+    count = written.counted(profile)
+    return profile.min_rows <= count and (profile.max_rows is None or count <= profile.max_rows)
+
+
+def _check_rows(profile: Profile, method: Method, written: _Written) -> None:
+    if _fits(profile, written):
+        return
+    count = written.counted(profile)
+    what = " and ".join(split.value for split in profile.counted)
+    low = count < profile.min_rows
+    fitting = [
+        other.id
+        for other in PROFILES.values()
+        if other.accepts(method) and other is not profile and _fits(other, written)
+    ]
+    instead = f"choose a profile whose limits these rows meet ({', '.join(fitting)})" if fitting else ""
+    if low:
+        change = (
+            "raise the augmentation factor or the pool share, widen the criteria or the case filter, "
+            "or draw from more runs"
+        )
+        limit = f"needs at least {profile.min_rows:,}"
+    else:
+        change = "lower the augmentation factor or the pool share, or narrow the criteria or the case filter"
+        limit = f"takes at most {profile.max_rows:,}"
+    raise PackageRefused(
+        f"profile {profile.id} {limit} {what} rows and this preparation gives {count:,}: "
+        f"{change}{', or ' + instead if instead else ''}"
+    )
+
+
+def _rewrites(profile: Profile, written: _Written) -> list[str]:
+    notes = []
+    if written.reserved:
+        strings = ", ".join(
+            f"`{word}` ({written.reserved[word]}x) -> `{profile.reserved[word]}`"
+            for word in profile.reserved
+            if written.reserved[word]
+        )
+        notes.append(
+            f"rewrote strings the provider reserves in {len(written.rewritten)} rows: {strings} "
+            f"(rows {_named(written.rewritten)})"
+        )
+    if written.too_long:
+        longest = [f"{example_id} (~{tokens:,} tokens)" for example_id, tokens in written.too_long]
+        notes.append(
+            f"dropped {len(written.too_long)} rows longer than the profile's {profile.max_row_tokens:,} "
+            f"tokens ({LENGTH_RULE}): {_named(longest)}"
+        )
+    return notes
+
+
+def _training_texts(examples: Path, dropped: set[str]) -> Iterator[RowText]:
+    for example in _examples(examples):
+        if example.split in _TRAINED and example.example_id not in dropped:
+            texts = [example.system, example.prompt, example.chosen, example.rejected or ""]
+            yield RowText(example.example_id, example.split.value, texts)
+
+
+def _held_out_texts(examples: Path, ids: set[str]) -> Iterator[tuple[str, str]]:
+    """The text of each held-out case the preparation holds: its test-split examples' prompts.
+
+    held_out.jsonl holds ids and hashes only, and a package is built from the preparation alone (the same
+    state must give the same bytes wherever it is built), so the held-out cases that no test example
+    carries are checked by id and text hash only; the report counts the cases it compared.
+    """
+    for example in _examples(examples):
+        if example.split is Split.TEST and example.kind is not Kind.POOL and example.source.case_id in ids:
+            yield example.source.case_id, example.prompt
+
+
+def _json(value: Any) -> bytes:
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _manifest(
+    pid: str,
+    info: PreparationInfo,
+    profile: Profile,
+    files: dict[str, dict[str, Any]],
+    held_out: list[HeldOutCase],
+    rewrites: list[str],
+    contamination: dict[str, Any],
+    written: _Written,
+) -> dict[str, Any]:
+    limits = profile.limits()
+    limits["rows"]["actual"] = written.counted(profile)
+    limits["row_tokens"]["longest"] = written.longest
+    return {
+        "kind": "benchgen-package",
+        "format": PACKAGE_FORMAT,
+        "package_id": pid,
+        "profile": {
+            "id": profile.id,
+            "title": profile.title,
+            "row_shape": profile.shape,
+            "methods": sorted(method.value for method in profile.methods),
+        },
+        "preparation": {
+            "preparation_id": info.preparation_id,
+            "state_hash": info.state_hash,
+            "method": info.method.value,
+            "benchmark": info.benchmark,
+            "environment": {"id": info.environment_id, "version": info.environment_version},
+            "base_model": info.base_model,
+            "spec": info.spec,
+        },
+        "files": files,
+        "held_out": {
+            "count": len(held_out),
+            "note": "every case of the environment version in the test bucket; ids and text hashes only",
+            "cases": [case.model_dump() for case in held_out],
+        },
+        "suggested_hyperparams": {
+            "values": dict(info.suggested_hyperparams),
+            "note": "the benchmark author's suggestions, carried and never applied",
+        },
+        "rewrites": rewrites,
+        "contamination": contamination,
+        "limits": limits,
+    }
+
+
+def _readme(manifest: dict[str, Any], profile: Profile) -> str:
+    prep = manifest["preparation"]
+    files = manifest["files"]
+    contamination = manifest["contamination"]
+    lines = [
+        f"# Training package {manifest['package_id']}",
+        "",
+        f"Training data for **{prep['benchmark']}** (environment `{prep['environment']['id']}` version "
+        f"`{prep['environment']['version']}`), base model `{prep['base_model']}`, method "
+        f"`{prep['method']}`, in the export profile `{profile.id}`: {profile.title}.",
+        "",
+        "## How it was made",
+        f"BenchGen preparation `{prep['preparation_id']}` (state hash `{prep['state_hash']}`) turned the "
+        "benchmark's judged cases into examples: each prompt is a benchmark question, each target the "
+        "benchmark's correct reasoning and answer, and in preference rows the rejected answer is the model's "
+        "own wrong one. The preparation's settings are in `manifest.json` under `preparation.spec`. The same "
+        "state and profile always give this package, byte for byte.",
+        "",
+        "## Files",
+        f"Every row has the shape `{profile.shape}`.",
+        "",
+        "| file | rows | sha256 |",
+        "|---|---|---|",
+        *(f"| `{name}` | {meta['rows']} | `{meta['sha256']}` |" for name, meta in files.items()),
+        "",
+        f"- Use: {profile.use}",
+        "- `manifest.json`: the preparation state, the profile and its limits, every file's sha256 and row "
+        "count, the held-out case ids and text hashes, the suggested hyperparameters, what was rewritten.",
+        f"- `{CONTAMINATION_NAME}`: the {contamination['n']}-gram overlap between the training rows and the "
+        f"held-out cases: {contamination['rows_with_overlap']} of {contamination['rows_checked']} rows "
+        f"overlap, over {contamination['held_out_cases_checked']} held-out cases compared.",
+        "",
+        "## What not to train on",
+        "- `test.jsonl` holds the held-out cases' rows. Never train or validate on it: the evaluation of the "
+        "trained model runs on these cases, and a model that saw them measures nothing.",
+        f"- The {manifest['held_out']['count']} held-out cases listed in `manifest.json` (`held_out.cases`) "
+        "must not reach training from any other source either.",
+        "",
+        "## Rewrites",
+        *([f"- {note}" for note in manifest["rewrites"]] or ["- none"]),
+        "",
+        "## Suggested hyperparameters (suggestions only, never applied)",
+        *(f"- `{key}`: {value}" for key, value in manifest["suggested_hyperparams"]["values"].items()),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def build_package(prep_dir: Path, info: PreparationInfo, profile: str, out_dir: Path) -> PackageReport:
+    """Write ``out_dir/<package_id>.zip`` from the preparation in ``prep_dir``, or refuse with the reason."""
+    chosen = choose_profile(profile, info.method)
+    examples = prep_dir / EXAMPLES_NAME
+    held_out = _held_out(prep_dir / HELD_OUT_NAME)
+    pid = package_id(info.state_hash, chosen.id)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".package-") as tmp:
+        root = Path(tmp)
+        written = _write_rows(examples, chosen, held_out, root, info.method)
+        _refuse_unsafe(written)
+        _check_rows(chosen, info.method, written)
+        ids = {case.case_id for case in held_out}
+        report = contamination_report(
+            _training_texts(examples, written.dropped), _held_out_texts(examples, ids)
+        )
+        summary = report.summary()
+        files = {SPLIT_FILES[split]: written.files[split].as_dict() for split in SPLITS}
+        rewrites = _rewrites(chosen, written)
+        manifest = _manifest(pid, info, chosen, files, held_out, rewrites, summary, written)
+        members: dict[str, Path | bytes] = {name: root / name for name in files}
+        members[MANIFEST_NAME] = _json(manifest)
+        members[README_NAME] = _readme(manifest, chosen).encode("utf-8")
+        members[CONTAMINATION_NAME] = _json(report.model_dump(mode="json"))
+        target = out_dir / f"{pid}.zip"
+        digest = write_zip(target, members)
+    return PackageReport(
+        package_id=pid,
+        profile=chosen.id,
+        sha256=digest,
+        path=target,
+        size=target.stat().st_size,
+        files=files,
+        rewrites=rewrites,
+        contamination=summary,
+    )
