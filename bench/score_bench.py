@@ -17,26 +17,18 @@ after each full stage, and how the full pipeline's peak memory grows from the sm
 
 from __future__ import annotations
 
-import argparse
 import json
-import resource
-import subprocess
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from measure import Step, bench_main, growth_line, in_fresh_process, peak_rss_mb
+
 ENVIRONMENT = "gsm8k-tr"
 SEED = 1234
 DEFAULT_SIZES = "100000,1000000"
-
-
-def _peak_rss_mb() -> float:
-    # ru_maxrss is in kilobytes on Linux (bytes on macOS).
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
 def measure_baseline(submission: Path, out: Path) -> dict[str, Any]:
@@ -63,14 +55,14 @@ def measure_full(bundle: Path, submission: Path, out: Path) -> dict[str, Any]:
     env = open_environment(bundle, out / "work" / "environment")
     mark = time.perf_counter()
     stages["open"] = mark - started
-    peaks["open"] = _peak_rss_mb()
+    peaks["open"] = peak_rss_mb()
     ingested = ingest(env, submission, out, workdir=out / "work" / "ingest")
     stages["ingest"] = time.perf_counter() - mark
-    peaks["ingest"] = _peak_rss_mb()
+    peaks["ingest"] = peak_rss_mb()
     mark = time.perf_counter()
     scored = score(env, out / PREDICTION_OUTPUT, out, workdir=out / "work" / "score")
     stages["score"] = time.perf_counter() - mark
-    peaks["score"] = _peak_rss_mb()
+    peaks["score"] = peak_rss_mb()
     mark = time.perf_counter()
     run = RunInfo(
         run_id="bench",
@@ -83,7 +75,7 @@ def measure_full(bundle: Path, submission: Path, out: Path) -> dict[str, Any]:
     )
     artifact = build_artifact(env, out / SCORING_OUTPUT, out, run=run)
     stages["artifact"] = time.perf_counter() - mark
-    peaks["artifact"] = _peak_rss_mb()
+    peaks["artifact"] = peak_rss_mb()
     return {
         "seconds": time.perf_counter() - started,
         "cases": ingested.total_questions,
@@ -92,38 +84,6 @@ def measure_full(bundle: Path, submission: Path, out: Path) -> dict[str, Any]:
         "overall_score": scored.overall_score,
         "artifact_examples": artifact.example_count,
     }
-
-
-def _child(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    if args.measure == "baseline":
-        result = measure_baseline(Path(args.submission), out)
-    else:
-        result = measure_full(Path(args.bundle), Path(args.submission), out)
-    result["peak_rss_mb"] = _peak_rss_mb()
-    print(json.dumps(result))
-    return 0
-
-
-def _in_fresh_process(step: str, bundle: Path, submission: Path, out: Path) -> dict[str, Any]:
-    command = [
-        sys.executable,
-        __file__,
-        "--measure",
-        step,
-        "--bundle",
-        str(bundle),
-        "--submission",
-        str(submission),
-        "--out",
-        str(out),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{step} measurement failed:\n{done.stderr}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
 
 
 def _row(size: int, step: str, result: dict[str, Any]) -> str:
@@ -143,8 +103,10 @@ def run_bench(sizes: list[int], root: Path) -> list[dict[str, Any]]:
         started = time.perf_counter()
         made = generate_environment(ENVIRONMENT, target / "generated", cases=size, seed=SEED)
         generated_s = time.perf_counter() - started
-        baseline = _in_fresh_process("baseline", made.bundle_dir, made.submission_path, target / "baseline")
-        full = _in_fresh_process("full", made.bundle_dir, made.submission_path, target / "full")
+        baseline = in_fresh_process(
+            __file__, "baseline", made.bundle_dir, made.submission_path, target / "baseline"
+        )
+        full = in_fresh_process(__file__, "full", made.bundle_dir, made.submission_path, target / "full")
         print(_row(size, "baseline", baseline))
         print(_row(size, "full", full))
         stages = "  ".join(
@@ -158,44 +120,16 @@ def run_bench(sizes: list[int], root: Path) -> list[dict[str, Any]]:
         )
         results.append({"size": size, "baseline": baseline, "full": full, "generated_s": generated_s})
     if len(results) > 1:
-        small, large = results[0], results[-1]
-        growth = large["full"]["peak_rss_mb"] / small["full"]["peak_rss_mb"]
-        base_growth = large["baseline"]["peak_rss_mb"] / small["baseline"]["peak_rss_mb"]
-        print(
-            f"peak memory {large['size']:,} / {small['size']:,} cases: full x{growth:.2f}, "
-            f"baseline x{base_growth:.2f} (cases x{large['size'] / small['size']:.0f})"
-        )
+        print(growth_line(results, ("full", "baseline")))
     return results
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--sizes", default=DEFAULT_SIZES, help=f"comma-separated case counts ({DEFAULT_SIZES})"
-    )
-    parser.add_argument(
-        "--workdir", type=Path, help="keep generated data and outputs here (default: a temp dir)"
-    )
-    parser.add_argument("--json", type=Path, help="also write the measurements to this file")
-    parser.add_argument("--measure", choices=["baseline", "full"], help=argparse.SUPPRESS)
-    parser.add_argument("--bundle", help=argparse.SUPPRESS)
-    parser.add_argument("--submission", help=argparse.SUPPRESS)
-    parser.add_argument("--out", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.measure:
-        return _child(args)
-    sizes = [int(size.replace("_", "")) for size in args.sizes.split(",") if size.strip()]
-    if args.workdir is not None:
-        args.workdir.mkdir(parents=True, exist_ok=True)
-        results = run_bench(sizes, args.workdir)
-    else:
-        with tempfile.TemporaryDirectory(prefix="benchgen-bench-") as tmp:
-            results = run_bench(sizes, Path(tmp))
-    if args.json is not None:
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    return 0
+    steps: dict[str, Step] = {
+        "baseline": lambda bundle, submission, out: measure_baseline(submission, out),
+        "full": measure_full,
+    }
+    return bench_main(argv, description=__doc__, default_sizes=DEFAULT_SIZES, steps=steps, bench=run_bench)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -104,3 +105,71 @@ def forty_wrong_of_fifty() -> list[dict[str, Any]]:
 
 def jsonl(data: bytes) -> list[dict[str, Any]]:
     return [json.loads(line) for line in data.decode("utf-8").splitlines()]
+
+
+def case_line(i: int) -> str:
+    a, b = 10 + i, 5 + i % 97
+    return json.dumps(
+        {
+            "id": f"case-{i:06d}",
+            "question": f"Ali has {a} apples, then he buys {b} more. How many does he have?",
+            "answer": str(a + b),
+            "solution": f"Ali has {a} + {b} = {a + b} apples.\n#### {a + b}",
+        }
+    )
+
+
+def verdict_line(i: int) -> str:
+    # Every other case is wrong, so half the cases become seeds and the rest are read and left out.
+    passed = i % 2 == 0
+    return json.dumps(
+        {
+            "case_id": f"case-{i:06d}",
+            "gold": str(15 + i + i % 97),
+            "prediction": None if passed else "7",
+            "raw_prediction": "" if passed else "The answer is 7.",
+            "passed": passed,
+            "answered": not passed,
+            "criteria": [{"id": "arithmetic", "passed": passed}],
+        }
+    )
+
+
+def write_large_inputs(root: Path, cases: int) -> tuple[Environment, Path]:
+    """A bundle of ``cases`` cases (augmentation factor 2) and a scoring output judging every other one
+    wrong, written line by line so that the inputs of a memory test cost the test no memory."""
+    bundle = root / "bundle"
+    (bundle / "reference").mkdir(parents=True)
+    spec = {
+        "version": 2,
+        "title": "GSM8K",
+        "template": "math",
+        "tasks": [{"index": 0, "name": "math", "reference_data": "reference"}],
+        "leaderboards": [{"columns": [{"title": "Accuracy", "key": "accuracy"}]}],
+        "criteria": [{"id": "arithmetic", "description": "Computes the final number correctly"}],
+        "finetune": {"augmentation": {"factor": 2}},
+    }
+    (bundle / "competition.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
+    with (bundle / "reference" / "cases.jsonl").open("w", encoding="utf-8") as sink:
+        sink.writelines(case_line(i) + "\n" for i in range(cases))
+    output = root / "scoring_output.zip"
+    with (
+        zipfile.ZipFile(output, "w", zipfile.ZIP_DEFLATED) as archive,
+        archive.open("verdicts.jsonl", "w") as sink,
+    ):
+        # Descending, so nothing in the build can lean on verdicts arriving in case order.
+        for i in reversed(range(cases)):
+            sink.write((verdict_line(i) + "\n").encode("utf-8"))
+    return open_environment(bundle, root / "work"), output
+
+
+def assert_memory_flat(peak_of: Callable[[Path, int], int], root: Path, small: int, large: int) -> None:
+    """``peak_of(folder, cases)`` (peak bytes allocated for ``cases`` judged cases) grows well under the
+    cases: ten times the cases costs under twice the memory."""
+    # A warm-up first, so one-time costs (imports, caches) do not inflate the small peak.
+    peak_of(root / "warm", 200)
+    small_peak = peak_of(root / "small", small)
+    large_peak = peak_of(root / "large", large)
+    assert large_peak < 2 * small_peak, (
+        f"peak {small_peak:,} B at {small:,} cases, {large_peak:,} B at {large:,} cases"
+    )

@@ -314,7 +314,11 @@ def test_state_hash_covers_a_version_tag_the_spec_and_every_example_byte(tmp_pat
             "run_ids lists 'run-1' more than once; list each run once",
         ),
         ({"run_ids": ["run-1", "run-2"]}, ["run-1"], "no scored run was found for 'run-2'"),
-        ({}, ["run-1", "run-9"], "runs 'run-9' were given but run_ids does not name them"),
+        (
+            {},
+            ["run-1", "run-9"],
+            "runs 'run-9' were given but run_ids does not name them; add them to run_ids or leave them out",
+        ),
         (
             {"environment_version": "2"},
             ["run-1"],

@@ -48,19 +48,19 @@ from benchgen.finetune.seed import (
     seed_example,
     target_template,
 )
-from benchgen.finetune.split import SPLITS, Split, SplitShares, in_test_bucket, split_for
+from benchgen.finetune.split import SPLITS, Split, SplitShares, split_for
 from benchgen.finetune.store import OrderedExamples, SelectedCases, choose_pool_rows, scratch_db
 from benchgen.report.detailed import BREAKDOWN_FIELDS
 from benchgen.training.examples import (
     EXAMPLES_NAME,
     HELD_OUT_NAME,
-    HeldOutCase,
     Kind,
     Method,
     PreparedExample,
     SourceContext,
     text_hash,
 )
+from benchgen.training.held_out import HeldOutStore
 from benchgen.verdicts import Verdict
 
 MAX_RUNS = 20
@@ -146,7 +146,8 @@ def check_spec(spec: PreparationSpec, env: Environment, runs: Sequence[RunSource
     extra = sorted(set(given) - set(spec.run_ids))
     if extra:
         raise PreparationError(
-            f"runs {_names(extra)} were given but run_ids does not name them; add or leave them"
+            f"runs {_names(extra)} were given but run_ids does not name them; add them to run_ids or "
+            "leave them out"
         )
     elsewhere = [
         f"{run.run_id!r} (environment {run.environment_id!r} version {run.environment_version!r})"
@@ -221,41 +222,6 @@ class _Plan:
         )
 
 
-class _HeldOut:
-    """The held-out cases on disk, so a check per candidate row costs an index lookup, not memory."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-        db.execute("CREATE TABLE held_out (case_id TEXT PRIMARY KEY, text_hash TEXT NOT NULL)")
-
-    def fill(self, env: Environment, shares: SplitShares) -> int:
-        """Every case of ``env`` in the test bucket (the first record of a repeated id wins)."""
-        self._db.executemany(
-            "INSERT OR IGNORE INTO held_out (case_id, text_hash) VALUES (?, ?)",
-            (
-                (case_id, text_hash(question))
-                for case_id, question, _, _ in references(env)
-                if in_test_bucket(case_id, shares)
-            ),
-        )
-        self._db.execute("CREATE INDEX held_out_text ON held_out (text_hash)")
-        self._db.commit()
-        count: int = self._db.execute("SELECT COUNT(*) FROM held_out").fetchone()[0]
-        return count
-
-    def touches(self, case_id: str, hashes: tuple[str, str]) -> bool:
-        row = self._db.execute(
-            "SELECT EXISTS (SELECT 1 FROM held_out WHERE case_id = ?) "
-            "OR EXISTS (SELECT 1 FROM held_out WHERE text_hash IN (?, ?))",
-            (case_id, *hashes),
-        ).fetchone()
-        return bool(row[0])
-
-    def __iter__(self) -> Iterator[HeldOutCase]:
-        for case_id, digest in self._db.execute("SELECT case_id, text_hash FROM held_out ORDER BY case_id"):
-            yield HeldOutCase(case_id=case_id, text_hash=digest)
-
-
 @dataclass
 class _Tally:
     kinds: Counter[str] = field(default_factory=Counter)
@@ -268,7 +234,7 @@ class _Tally:
 class _Builder:
     """Turns finetune examples into prepared ones, keeping those the spec admits."""
 
-    def __init__(self, plan: _Plan, held_out: _HeldOut, store: OrderedExamples) -> None:
+    def __init__(self, plan: _Plan, held_out: HeldOutStore, store: OrderedExamples) -> None:
         self.plan = plan
         self.held_out = held_out
         self.store = store
@@ -399,7 +365,7 @@ def generate(
     with ExitStack() as stack:
         root = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=out_dir, prefix=".preparation-")))
         db = stack.enter_context(scratch_db(root / "scratch.sqlite"))
-        held_out = _HeldOut(db)
+        held_out = HeldOutStore(db)
         held_out_count = held_out.fill(env, plan.shares)
         selected = SelectedCases(db)
         _select(spec, runs, selected)
@@ -447,6 +413,11 @@ def generate(
         suggested_hyperparams=dict(finetune.suggested_hyperparams or DEFAULT_HYPERPARAMS),
         state_hash=state_hash(spec, out_dir / EXAMPLES_NAME),
     )
+
+
+def criteria_scope(spec: PreparationSpec, env: Environment) -> list[str]:
+    """The criteria a preparation covers, as coverage reads them: the spec's, or all of the environment's."""
+    return list(spec.criteria) or [criterion.id for criterion in env.spec.criteria]
 
 
 def canonical_spec(spec: PreparationSpec) -> bytes:
