@@ -15,6 +15,7 @@ from test_api import FakeContext, proxy_event
 from test_pipeline import EXAMPLES, example_submission, received_events, watch_events
 
 from benchgen.aws import wiring
+from benchgen.aws.pages import encode_token
 from benchgen.aws.tables import EnvironmentsRepo, PreparationsRepo
 from benchgen.pipeline.keys import execution_name
 from benchgen.records import PreparationStatus
@@ -197,11 +198,17 @@ def test_examples_are_filtered_by_split_kind_and_criterion(world: World, ready: 
     assert _examples(world, preparation_id, criterion="no-such-criterion") == []
 
 
-def test_a_next_token_the_examples_view_did_not_give_is_refused(world: World, ready: tuple[str, Any]) -> None:
+@pytest.mark.parametrize(
+    "position",
+    [None, {"offset": "5"}, {"offset": "999999999"}, {"offset": "-1"}],
+    ids=["not-a-position", "inside-a-line", "past-the-end", "negative"],
+)
+def test_a_next_token_the_examples_view_did_not_give_is_refused(
+    world: World, ready: tuple[str, Any], position: dict[str, str] | None
+) -> None:
     preparation_id, _ = ready
-    answer = world.call(
-        "GET", f"/preparations/{preparation_id}/examples", query={"next_token": "bm90LWEtdG9rZW4"}
-    )
+    token = encode_token(position) if position else "bm90LWEtdG9rZW4"
+    answer = world.call("GET", f"/preparations/{preparation_id}/examples", query={"next_token": token})
     assert answer.status == 400
     assert "next_token is not one this listing returned" in answer.body["message"]
 

@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Iterator
 from contextlib import closing
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import ApiError, Conflict, Forbidden, NotFound, responses
 from benchgen.api.idempotency import once_per_key
 from benchgen.api.schemas import ID_PATTERN, IDEMPOTENCY_KEY_PATTERN, NextToken, ResourceId
 from benchgen.aws.pages import InvalidNextToken, decode_token, encode_token
-from benchgen.aws.storage import MissingObject
+from benchgen.aws.storage import MissingObject, OutOfRange
 from benchgen.bundle.spec import SelectionCriterion
 from benchgen.finetune.split import Split
 from benchgen.pipeline.keys import COVERAGE, RUN_FILE_LABELS, SCORING_OUTPUT, preparation_key
@@ -278,13 +279,41 @@ def ready_preparation(preparation_id: str, *, owner: str, services: ApiServices)
     return record
 
 
-def _start(next_token: str | None) -> int:
+def _offset(next_token: str | None) -> int:
     if next_token is None:
         return 0
-    start = decode_token(next_token, ("start",))["start"]
-    if not start.isdigit():
+    offset = decode_token(next_token, ("offset",))["offset"]
+    if not offset.isdigit():
         raise InvalidNextToken()
-    return int(start)
+    return int(offset)
+
+
+class _Offsets:
+    """Lines of the examples file, remembering the byte offset each one starts at.
+
+    A page's token is the byte offset of the line the next page starts at, so reading page n+1 fetches
+    the file from there instead of streaming (and skipping) every line before it.
+    """
+
+    def __init__(self, lines: Iterator[bytes], start: int) -> None:
+        self._lines = lines
+        self._next = start
+        self.read = 0
+        # Only the last line's start is ever asked for: one number, so memory stays flat however far it reads.
+        self.last_start = start
+
+    def __iter__(self) -> Iterator[bytes]:
+        for line in self._lines:
+            self.last_start = self._next
+            self._next += len(line)
+            self.read += 1
+            yield line
+
+    def start_of(self, index: int) -> int:
+        """Where line ``index`` (counted from the first line read) starts; only the last one is known."""
+        if index != self.read - 1:
+            raise RuntimeError(f"the start of line {index} was not kept; only that of line {self.read - 1}")
+        return self.last_start
 
 
 def examples_page(
@@ -300,22 +329,29 @@ def examples_page(
 ) -> ExamplePage:
     """One page of the examples that pass the filters, read from examples.jsonl as a stream."""
     record = ready_preparation(preparation_id, owner=owner, services=services)
-    start = _start(next_token)
+    offset = _offset(next_token)
     try:
-        with closing(services.store.lines(record.examples_key)) as lines:
+        with closing(services.store.lines(record.examples_key, start=offset)) as lines:
+            read = _Offsets(lines, offset)
             items, following = page_examples(
-                lines,
+                read,
                 split=split.value if split else None,
                 criterion=criterion,
                 kind=kind.value if kind else None,
-                start=start,
+                start=0,
                 limit=limit,
             )
     except MissingObject:
         raise Conflict(
             f"preparation {preparation_id} has lost its examples file: create the preparation again"
         ) from None
-    token = encode_token({"start": str(following)}) if following is not None else None
+    except (ValidationError, OutOfRange):
+        # An offset this listing did not hand out: past the end, or inside a line.
+        if offset:
+            raise InvalidNextToken() from None
+        raise
+    # page_examples stops on the first line of the next page: the last line it read.
+    token = encode_token({"offset": str(read.start_of(following))}) if following is not None else None
     return ExamplePage(items=items, next_token=token)
 
 
