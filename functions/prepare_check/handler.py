@@ -25,4 +25,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     task = CheckTask.model_validate(event)
     logger.thread_safe_append_keys(preparation_id=task.preparation_id, correlation_id=task.preparation_id)
     with tempfile.TemporaryDirectory() as workdir:
-        return check_preparation(task, store=adapters().store, workdir=Path(workdir))
+        answer = check_preparation(task, store=adapters().store, workdir=Path(workdir))
+    logger.info("preparation checked", extra=answer)
+    return answer

@@ -18,7 +18,9 @@ from benchgen.pipeline.prepare_step import GenerateTask, generate_preparation
 SERVICE = "prepare_generate"
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
-metrics = Metrics(service=SERVICE)
+# The namespace as the api function names it: a module first imported outside the stack's environment
+# (POWERTOOLS_METRICS_NAMESPACE) must still count its business events.
+metrics = Metrics(namespace="BenchGen", service=SERVICE)
 
 
 @logger.inject_lambda_context(clear_state=True)
