@@ -13,11 +13,13 @@ from benchgen.finetune.seed import (
     Example,
     Source,
     case_text,
+    example_id,
     pool_example,
     pool_rows,
     seed_example,
     select,
     short_reasoning,
+    source_case_id,
     target_template,
 )
 from benchgen.finetune.store import choose_pool_rows, scratch_db
@@ -216,3 +218,9 @@ def test_a_count_of_zero_chooses_nothing_and_reads_no_pool(tmp_path: Path) -> No
     broken = tmp_path / "pool.jsonl"
     broken.write_text("not json\n", encoding="utf-8")
     assert pool_examples(broken, 0) == []
+
+
+def test_an_example_id_leads_back_to_its_source_case() -> None:
+    assert source_case_id(example_id("gsm-001", 0)) == "gsm-001"
+    assert source_case_id(example_id("gsm~7", 12)) == "gsm~7"
+    assert source_case_id("tr-000004") == "tr-000004"  # a plain case id is its own source

@@ -109,6 +109,14 @@ def example_id(case_id: str, variant: int) -> str:
     return f"{case_id}~{variant:02d}"
 
 
+_VARIANT_SUFFIX = re.compile(r"~\d{2,}\Z")
+
+
+def source_case_id(case_id: str) -> str:
+    """The case an :func:`example_id` was made from; any other id is its own source case."""
+    return _VARIANT_SUFFIX.sub("", case_id)
+
+
 def short_reasoning(solution: str | None, language: str) -> str:
     """The first few sentences of a worked solution, cleaned; a neutral sentence when there is none."""
     text = _FINAL_LINE.sub("", _CALCULATOR_NOTE.sub("", solution or ""))

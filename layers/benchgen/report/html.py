@@ -15,7 +15,7 @@ from benchgen.verdicts import Verdict
 CELL_CHARS = 200
 MAX_BARS = 50
 
-_CSS = """
+CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem;color:#1f2328;
 background:#fff}
 h1{font-size:1.5rem;margin:0 0 1rem}h2{font-size:1.15rem;margin:2rem 0 .75rem}
@@ -52,7 +52,7 @@ def clip(text: str, limit: int = CELL_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _tile(label: str, value: str) -> str:
+def tile(label: str, value: str) -> str:
     return (
         f'<div class="tile"><div class="label">{escape(label)}</div>'
         f'<div class="value">{escape(value)}</div></div>'
@@ -114,12 +114,12 @@ def render_html(
     breakdowns: dict[str, dict[str, dict[str, float]]],
     rows: list[TableRow],
 ) -> str:
-    metric_tiles = [_tile(str(t["title"]), _metric_value(t)) for t in tiles]
+    metric_tiles = [tile(str(t["title"]), _metric_value(t)) for t in tiles]
     count_tiles = [
-        _tile("Cases", str(summary["total"])),
-        _tile("Passed", str(summary["passed"])),
-        _tile("Failed", str(summary["failed"])),
-        _tile("Answered", str(summary["answered"])),
+        tile("Cases", str(summary["total"])),
+        tile("Passed", str(summary["passed"])),
+        tile("Failed", str(summary["failed"])),
+        tile("Answered", str(summary["answered"])),
     ]
     parts = [
         "<!DOCTYPE html>",
@@ -128,7 +128,7 @@ def render_html(
         '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)} · detailed results</title>",
-        f"<style>{_CSS}</style>",
+        f"<style>{CSS}</style>",
         "</head>",
         "<body>",
         f"<h1>{escape(title)}</h1>",

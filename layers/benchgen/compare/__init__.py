@@ -1,0 +1,1 @@
+"""The paired comparison of two runs on the same cases: before training and after."""
