@@ -331,6 +331,27 @@ def test_a_retry_with_the_same_idempotency_key_gives_one_preparation(world: Worl
     world.finish(first.body["preparation_id"])
 
 
+def test_an_idempotency_key_reused_with_another_body_is_refused(world: World, judged: str) -> None:
+    key = {"Idempotency-Key": "prepare-once-2"}
+    first = world.prepare([judged], headers=key)
+    assert first.status == 201
+    world.finish(first.body["preparation_id"])
+    before = world.executions()
+    again = world.prepare([judged], headers=key, method="preference")
+    assert again.status == 422
+    assert again.body["message"] == (
+        "Idempotency-Key 'prepare-once-2' was already used with a different body: resend the same body to "
+        "get that preparation, or use a new key for a new preparation"
+    )
+    assert world.executions() == before
+
+
+def test_a_run_named_twice_is_refused(world: World, judged: str) -> None:
+    answer = world.prepare([judged, judged])
+    assert answer.status == 400
+    assert answer.body["message"] == f"run_ids names {judged} more than once: list each run once"
+
+
 def test_a_failure_in_generate_marks_the_preparation_failed_with_its_sentence(
     world: World, judged: str
 ) -> None:
