@@ -9,22 +9,27 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Iterator
 from contextlib import closing
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import ApiError, Conflict, Forbidden, NotFound, responses
 from benchgen.api.idempotency import once_per_key
+from benchgen.api.line_offsets import LineOffsets, offset_of, token_for
+from benchgen.api.preparation_schemas import (
+    ExamplePage,
+    PreparationDetail,
+    PreparationList,
+    PreparationSummary,
+)
 from benchgen.api.schemas import ID_PATTERN, IDEMPOTENCY_KEY_PATTERN, NextToken, ResourceId
-from benchgen.aws.pages import InvalidNextToken, decode_token, encode_token
+from benchgen.aws.pages import InvalidNextToken
 from benchgen.aws.storage import MissingObject, OutOfRange
-from benchgen.bundle.spec import SelectionCriterion
 from benchgen.finetune.split import Split
 from benchgen.pipeline.keys import COVERAGE, RUN_FILE_LABELS, SCORING_OUTPUT, preparation_key
 from benchgen.pipeline.prepare_step import BundleRef, GenerateTask, RunRef
@@ -38,7 +43,7 @@ from benchgen.records import (
     utc_now,
 )
 from benchgen.training.coverage import Coverage
-from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, Kind, Method, PreparedExample
+from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, Kind
 from benchgen.training.preparation import PreparationSpec
 from benchgen.training.views import page_examples
 
@@ -49,54 +54,6 @@ SCORING_OUTPUT_FILE = RUN_FILE_LABELS[SCORING_OUTPUT]
 
 class InvalidPreparation(ApiError):
     """The request contradicts itself or the environment (400): the message says which part to change."""
-
-
-# ---- bodies ----------------------------------------------------------------------------------------------
-
-
-class PreparationSummary(BaseModel):
-    preparation_id: str
-    status: PreparationStatus
-    environment_id: str
-    environment_version: str
-    method: Method
-    benchmark: str
-    base_model: str
-    example_count: int | None
-    gap_count: int | None
-    failure_reason: str | None
-    created_at: str
-    finished_at: str | None
-
-    @classmethod
-    def of(cls, record: PreparationRecord) -> PreparationSummary:
-        return cls.model_validate(record.model_dump(include=set(cls.model_fields)))
-
-
-class PreparationDetail(PreparationSummary):
-    """The preparation as its Overview shows it: the request, and what generating it found."""
-
-    criteria: list[str]
-    selection: SelectionCriterion
-    run_ids: list[str]
-    settings: dict[str, Any]
-    splits: dict[str, int]
-    kinds: dict[str, int]
-    source_cases: int | None
-    held_out_count: int | None
-    dropped: dict[str, int]
-    suggested_hyperparams: dict[str, float | int | str]
-    state_hash: str | None
-
-
-class PreparationList(BaseModel):
-    items: list[PreparationSummary]
-    next_token: str | None = None
-
-
-class ExamplePage(BaseModel):
-    items: list[PreparedExample]
-    next_token: str | None = None
 
 
 # ---- services --------------------------------------------------------------------------------------------
@@ -279,43 +236,6 @@ def ready_preparation(preparation_id: str, *, owner: str, services: ApiServices)
     return record
 
 
-def _offset(next_token: str | None) -> int:
-    if next_token is None:
-        return 0
-    offset = decode_token(next_token, ("offset",))["offset"]
-    if not offset.isdigit():
-        raise InvalidNextToken()
-    return int(offset)
-
-
-class _Offsets:
-    """Lines of the examples file, remembering the byte offset each one starts at.
-
-    A page's token is the byte offset of the line the next page starts at, so reading page n+1 fetches
-    the file from there instead of streaming (and skipping) every line before it.
-    """
-
-    def __init__(self, lines: Iterator[bytes], start: int) -> None:
-        self._lines = lines
-        self._next = start
-        self.read = 0
-        # Only the last line's start is ever asked for: one number, so memory stays flat however far it reads.
-        self.last_start = start
-
-    def __iter__(self) -> Iterator[bytes]:
-        for line in self._lines:
-            self.last_start = self._next
-            self._next += len(line)
-            self.read += 1
-            yield line
-
-    def start_of(self, index: int) -> int:
-        """Where line ``index`` (counted from the first line read) starts; only the last one is known."""
-        if index != self.read - 1:
-            raise RuntimeError(f"the start of line {index} was not kept; only that of line {self.read - 1}")
-        return self.last_start
-
-
 def examples_page(
     preparation_id: str,
     *,
@@ -329,10 +249,10 @@ def examples_page(
 ) -> ExamplePage:
     """One page of the examples that pass the filters, read from examples.jsonl as a stream."""
     record = ready_preparation(preparation_id, owner=owner, services=services)
-    offset = _offset(next_token)
+    offset = offset_of(next_token)
     try:
         with closing(services.store.lines(record.examples_key, start=offset)) as lines:
-            read = _Offsets(lines, offset)
+            read = LineOffsets(lines, offset)
             items, following = page_examples(
                 read,
                 split=split.value if split else None,
@@ -351,7 +271,7 @@ def examples_page(
             raise InvalidNextToken() from None
         raise
     # page_examples stops on the first line of the next page: the last line it read.
-    token = encode_token({"offset": str(read.start_of(following))}) if following is not None else None
+    token = token_for(read.start_of(following)) if following is not None else None
     return ExamplePage(items=items, next_token=token)
 
 
@@ -367,10 +287,6 @@ def preparation_coverage(preparation_id: str, *, owner: str, services: ApiServic
 
 
 # ---- routes ----------------------------------------------------------------------------------------------
-
-
-def _detail(record: PreparationRecord) -> PreparationDetail:
-    return PreparationDetail.model_validate(record.model_dump(include=set(PreparationDetail.model_fields)))
 
 
 @router.post(
@@ -406,7 +322,7 @@ def post_preparation(
             services=services,
             context=router.lambda_context,
         )
-    return _detail(record)
+    return PreparationDetail.of(record)
 
 
 @router.get(
@@ -434,7 +350,7 @@ def get_preparations(
     responses=responses(200, 403, 404),
 )
 def get_preparation(preparation_id: ResourceId, owner: Owner, services: Services) -> PreparationDetail:
-    return _detail(preparation_of_owner(preparation_id, owner=owner, services=services))
+    return PreparationDetail.of(preparation_of_owner(preparation_id, owner=owner, services=services))
 
 
 @router.get(
