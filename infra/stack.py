@@ -15,6 +15,7 @@ from infra.constructs.layer import Layer
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
+from infra.constructs.preparations import PreparationPipeline
 from infra.constructs.storage import Storage
 
 STACK_NAME = "BenchGenStack"
@@ -51,6 +52,19 @@ class BenchGenStack(Stack):
         score = self.functions.by_name["score"]
         score.add_environment("STATE_MACHINE_ARN", self.pipeline.state_machine.state_machine_arn)
         self.pipeline.state_machine.grant_start_execution(score)
+        self.preparations = PreparationPipeline(
+            self,
+            "Preparations",
+            generate=self.functions.by_name["prepare_generate"],
+            check=self.functions.by_name["prepare_check"],
+            preparations_table=self.storage.preparations_table,
+            bus=self.events.bus,
+        )
+        api = self.functions.by_name["api"]
+        api.add_environment(
+            "PREPARATION_STATE_MACHINE_ARN", self.preparations.state_machine.state_machine_arn
+        )
+        self.preparations.state_machine.grant_start_execution(api)
         self.packages = PackagePipeline(
             self,
             "Packages",
@@ -58,7 +72,6 @@ class BenchGenStack(Stack):
             packages_table=self.storage.packages_table,
             bus=self.events.bus,
         )
-        api = self.functions.by_name["api"]
         api.add_environment("PACKAGE_STATE_MACHINE_ARN", self.packages.state_machine.state_machine_arn)
         self.packages.state_machine.grant_start_execution(api)
         self.api = Api(self, "Api", handler=api)
@@ -66,7 +79,11 @@ class BenchGenStack(Stack):
             self,
             "Monitoring",
             functions=self.functions.by_name,
-            state_machines=[self.pipeline.state_machine, self.packages.state_machine],
+            state_machines=[
+                self.pipeline.state_machine,
+                self.preparations.state_machine,
+                self.packages.state_machine,
+            ],
         )
         # What an operator subscribes to and opens after `cdk deploy`, and where users sign in and upload.
         CfnOutput(self, "AlarmTopicArn", value=self.monitoring.topic.topic_arn, description="Alarm topic")

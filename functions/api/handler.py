@@ -38,6 +38,8 @@ def services() -> ApiServices:
         idempotency=wired.idempotency,
         packages=wired.packages,
         package_starter=wired.package_starter,
+        preparations=wired.preparations,
+        preparation_starter=wired.preparation_starter,
         record_event=_count,
     )
 

@@ -8,7 +8,6 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from benchgen.aws.sandbox import SANDBOX_PREFIX
-from benchgen.pipeline import keys
 from infra.constructs import set_logical_id
 
 # Prefixes of the data bucket; each trigger prefix belongs to exactly one function.
@@ -16,9 +15,10 @@ ENVIRONMENTS_PREFIX = "environments/"
 SUBMISSIONS_PREFIX = "submissions/"
 PREDICTIONS_PREFIX = "predictions/"
 RUNS_PREFIX = "runs/"
-# Read by the package build; written by the preparation steps. No trigger watches either prefix.
-PREPARATIONS_PREFIX = keys.PREPARATIONS
-PACKAGES_PREFIX = keys.PACKAGES
+# What the preparation state machine writes; no trigger watches it.
+PREPARATIONS_PREFIX = "preparations/"
+# What the package build writes; no trigger watches it.
+PACKAGES_PREFIX = "packages/"
 # Jobs for the sandbox function and its outputs: no trigger watches it, and nothing there is kept.
 __all__ = ["SANDBOX_PREFIX"]
 
@@ -31,6 +31,7 @@ RUNS_INDEXES = {"by_environment": ("environment_id", "created_at"), "by_status":
 DATASETS_INDEXES = {"by_kind": ("kind", "created_at")}
 PACKAGES_INDEXES = {"by_preparation": ("preparation_id", "created_at")}
 CONNECTIONS_INDEXES = {"by_owner": ("owner", "created_at")}
+PREPARATIONS_INDEXES = {"by_owner": ("owner", "created_at")}
 
 
 def _table(
@@ -130,3 +131,5 @@ class Storage(Construct):
         # Provider connections: where to reach a provider and what it accepts; keys stay in Secrets Manager.
         self.connections_table = _table(self, "ConnectionsTable", partition_key="connection_id")
         _add_indexes(self.connections_table, CONNECTIONS_INDEXES)
+        self.preparations_table = _table(self, "PreparationsTable", partition_key="preparation_id")
+        _add_indexes(self.preparations_table, PREPARATIONS_INDEXES)

@@ -93,7 +93,7 @@ def _definition(machine: Resource) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def state_machine(resources: dict[str, Resource]) -> Resource:
-    """The artifact pipeline."""
+    """The artifact pipeline (the preparation and package pipelines are read by their own tests)."""
     return resources["ArtifactPipeline"]
 
 

@@ -23,6 +23,8 @@ NAMES = [
     "dead_letters",
     "api",
     "sandbox",
+    "prepare_generate",
+    "prepare_check",
 ]
 # The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
 PIPELINE = [name for name in NAMES if name != "sandbox"]
@@ -78,6 +80,9 @@ EXPECTED_ACTIONS = {
     | IDEMPOTENCY
     | CREATE_DELETE,
     "sandbox": set(),
+    # no table at all: the execution's input carries what the API checked, and Record is the state machine's
+    "prepare_generate": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"},
+    "prepare_check": BASELINE | {"s3:GetObject", "s3:PutObject"},
 }
 
 EXPECTED_OBJECT_ACCESS = {
@@ -104,17 +109,31 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObjectVersion", "environments/"),
         ("s3:PutObject", "runs/"),
     },
-    "build_package": {("s3:GetObject", "preparations/"), ("s3:PutObject", "packages/")},
+    "build_package": {
+        # of a preparation, only what a package is built from
+        ("s3:GetObject", "preparations/*/examples.jsonl"),
+        ("s3:GetObject", "preparations/*/held_out.jsonl"),
+        ("s3:PutObject", "packages/"),
+    },
     "dead_letters": set(),
     "api": {
         ("s3:GetObject", "submissions/"),
         ("s3:GetObject", "predictions/"),
         ("s3:GetObject", "runs/"),
+        ("s3:GetObject", "preparations/"),
         ("s3:GetObject", "packages/"),
         ("s3:PutObject", "submissions/"),
         ("s3:PutObject", "environments/"),
     },
     "sandbox": set(),
+    "prepare_generate": {
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
+        # of a run, only its verdicts
+        ("s3:GetObject", "runs/*/scoring_output.zip"),
+        ("s3:PutObject", "preparations/"),
+    },
+    "prepare_check": {("s3:GetObject", "preparations/"), ("s3:PutObject", "preparations/")},
 }
 
 EXPECTED_TABLE_ACCESS = {
@@ -129,10 +148,13 @@ EXPECTED_TABLE_ACCESS = {
         "RunsTable": READ_WRITE,
         "DatasetsTable": READ_WRITE,
         "EnvironmentsTable": READ_WRITE,
+        "PreparationsTable": READ_WRITE,
         "PackagesTable": READ_WRITE,
         "IdempotencyTable": IDEMPOTENCY,
     },
     "sandbox": {},
+    "prepare_generate": {},
+    "prepare_check": {},
 }
 
 RUNS_INDEXES = {"${RunsTable.Arn}/index/by_environment", "${RunsTable.Arn}/index/by_status"}
@@ -147,9 +169,12 @@ EXPECTED_INDEXES = {
     | {
         "${DatasetsTable.Arn}/index/by_kind",
         "${ConnectionsTable.Arn}/index/by_owner",
+        "${PreparationsTable.Arn}/index/by_owner",
         "${PackagesTable.Arn}/index/by_preparation",
     },
     "sandbox": set(),
+    "prepare_generate": set(),
+    "prepare_check": set(),
 }
 
 EXPECTED_TRIGGERS = {
@@ -173,7 +198,9 @@ def _object_access(statements: list[Statement]) -> set[tuple[str, str]]:
     found = set()
     for action, resource in _pairs(statements):
         if action.startswith("s3:"):
-            assert resource.startswith(f"{BUCKET}/") and resource.endswith("/*"), resource
+            # a key prefix, or a pattern that ends in one file name
+            assert resource.startswith(f"{BUCKET}/"), resource
+            assert resource.endswith("/*") or "*" not in resource.rsplit("/", 1)[-1], resource
             found.add((action, resource.removeprefix(f"{BUCKET}/").removesuffix("*")))
     return found
 
@@ -563,4 +590,6 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         "dead_letters": None,
         "api": None,
         "sandbox": None,
+        "prepare_generate": None,
+        "prepare_check": None,
     }

@@ -9,7 +9,16 @@ from typing import Any
 import pytest
 
 Resource = dict[str, Any]
-NAMES = ["register_environment", "ingest", "score", "build_artifact", "build_package", "api"]
+NAMES = [
+    "register_environment",
+    "ingest",
+    "score",
+    "build_artifact",
+    "api",
+    "prepare_generate",
+    "prepare_check",
+    "build_package",
+]
 THIS_ACCOUNT_ONLY = {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
 ABOVE_ZERO = {"Threshold": 0, "ComparisonOperator": "GreaterThanThreshold", "EvaluationPeriods": 1}
 
@@ -90,24 +99,22 @@ def test_one_message_in_a_functions_dead_letter_queue_raises_its_alarm(
     )
 
 
+@pytest.mark.parametrize("machine_id", ["ArtifactPipeline", "PreparationPipeline", "PackagePipeline"])
 @pytest.mark.parametrize("metric", ["ExecutionsFailed", "ExecutionsTimedOut"])
-def test_a_failed_or_timed_out_execution_of_any_state_machine_raises_an_alarm(
-    metric: str, assertions: Any, of_type: Callable[[str], dict[str, Resource]], topic_id: str
+def test_a_failed_or_timed_out_pipeline_execution_raises_an_alarm(
+    metric: str, machine_id: str, assertions: Any, topic_id: str
 ) -> None:
-    machines = of_type("AWS::StepFunctions::StateMachine")
-    assert {"ArtifactPipeline", "PackagePipeline"} <= set(machines)
-    for machine_id in machines:
-        assertions.has_resource_properties(
-            "AWS::CloudWatch::Alarm",
-            {
-                "Namespace": "AWS/States",
-                "MetricName": metric,
-                "Dimensions": [{"Name": "StateMachineArn", "Value": {"Ref": machine_id}}],
-                "Statistic": "Sum",
-                **ABOVE_ZERO,
-                **_notifying(topic_id),
-            },
-        )
+    assertions.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "Namespace": "AWS/States",
+            "MetricName": metric,
+            "Dimensions": [{"Name": "StateMachineArn", "Value": {"Ref": machine_id}}],
+            "Statistic": "Sum",
+            **ABOVE_ZERO,
+            **_notifying(topic_id),
+        },
+    )
 
 
 def test_every_alarm_notifies_the_topic(of_type: Callable[[str], dict[str, Resource]], topic_id: str) -> None:

@@ -20,6 +20,7 @@ NAMES = {
     "IDEMPOTENCY_TABLE": "idempotency",
     "PACKAGES_TABLE": "packages",
     "EVENT_BUS_NAME": "bus",
+    "PREPARATIONS_TABLE": "preparations",
 }
 
 
@@ -111,6 +112,7 @@ def test_settings_can_be_built_by_field_name() -> None:
         idempotency_table="i",
         packages_table="p",
         event_bus_name="bus",
+        preparations_table="p",
         presign_ttl_seconds=60,
     )
     assert settings.presign_ttl_seconds == 60

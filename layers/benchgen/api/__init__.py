@@ -20,7 +20,7 @@ from aws_lambda_powertools.utilities.idempotency import BasePersistenceLayer
 from benchgen.aws.events import EventPublisher
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, PackagesRepo, RunsRepo
+from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, PackagesRepo, PreparationsRepo, RunsRepo
 from benchgen.errors import BenchGenError
 from benchgen.ownership import Caller
 from benchgen.settings import Settings
@@ -52,6 +52,9 @@ class ApiServices:
     packages: PackagesRepo
     #: Starts the package state machine; None where the function is not told its ARN.
     package_starter: ExecutionStarter | None
+    preparations: PreparationsRepo
+    #: Starts the preparation state machine; None where the function is not told its ARN.
+    preparation_starter: ExecutionStarter | None
     #: Called with a business event name ("RunCreated", ...) so the handler can count it as a metric.
     record_event: Callable[[str], None] = field(default=_ignore)
 

@@ -26,6 +26,8 @@ SCORING_LOG = "logs/scoring.log"
 # Whole texts that the run record shows cut short (see benchgen.records), each beside its step's outputs.
 INGEST_LOG = "ingest.log"
 FAILURE_LOG = "logs/failure.log"
+# A preparation's coverage report, beside its examples.jsonl and held_out.jsonl.
+COVERAGE = "coverage.json"
 
 # File labels as the run shows them, in the order a reader expects.
 RUN_FILE_LABELS = {
