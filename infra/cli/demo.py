@@ -1,7 +1,8 @@
 """`benchgen demo`: the whole pipeline on the local cloud, on an example environment the project ships.
 
 It drives the application the way a user would: through the REST API (with a Cognito ID token) and S3
-uploads, then follows the run through ingest, score and the artifact state machine.
+uploads, then follows the run through ingest, score and the artifact state machine, prepares training
+material from the run and asks for an exact package of it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from infra.cli.local import DEMO_USER, demo_password
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ENVIRONMENT_VERSION = "v1"
 FINAL = ("Completed", "Failed")
+PACKAGE_PROFILE = "openai-chat"
 
 
 def register(subparsers: Any) -> None:
@@ -28,7 +30,8 @@ def register(subparsers: Any) -> None:
         "demo",
         help="run the whole pipeline on the local cloud with an example environment",
         description="Start the local cloud in-process, register an example environment, upload a "
-        "submission, follow the run through ingest, score and the state machine, and write its files.",
+        "submission, follow the run through ingest, score and the state machine, prepare training material "
+        "from the run, build an exact package of it, and write their files.",
     )
     demo.add_argument("--out", type=Path, default=Path("out/demo"), help="where to write the run's files")
     demo.add_argument("--example", default="gsm8k-tr", help="example environment under examples/")
@@ -101,7 +104,8 @@ def run_demo(args: argparse.Namespace) -> int:
             summary = _drive(cloud, api, example, submission, args.model, out, progress)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     progress.step(f"wrote {out / 'summary.json'}")
-    return 0 if summary["status"] == "Completed" else 1
+    packaged = summary["package"] is not None and summary["package"]["status"] == "Ready"
+    return 0 if summary["status"] == "Completed" and packaged else 1
 
 
 def _examples() -> str:
@@ -164,6 +168,15 @@ def _drive(
         print(f"Saved dataset: {dataset['name']} ({dataset['example_count']} examples)")
     elif details.get("artifact_reason"):
         print(f"No dataset: {details['artifact_reason']}")
+    preparation = package = None
+    if details["status"] == "Completed":
+        preparation = _prepare(api, environment_id, run_id, progress)
+        if preparation["status"] == "Ready":
+            package = _package(api, preparation["preparation_id"], progress)
+            if package["status"] == "Ready":
+                s3.download_file(
+                    cloud.bucket, package["package_key"], str(out / Path(package["package_key"]).name)
+                )
     keys = sorted(item["Key"] for item in s3.list_objects_v2(Bucket=cloud.bucket).get("Contents", []))
     return {
         "run_id": run_id,
@@ -174,8 +187,82 @@ def _drive(
         "dataset_id": dataset["dataset_id"] if dataset else None,
         "dataset_name": dataset["name"] if dataset else None,
         "execution_status": execution,
+        "preparation": preparation,
+        "package": package,
         "s3_keys": keys,
     }
+
+
+def _prepare(api: Api, environment_id: str, run_id: str, progress: Progress) -> dict[str, Any]:
+    """A demonstration preparation of the run, followed until it is generated, and its coverage gaps."""
+    created = api.expect(
+        "POST",
+        "/preparations",
+        201,
+        {
+            "environment_id": environment_id,
+            "environment_version": ENVIRONMENT_VERSION,
+            "method": "demonstration",
+            "run_ids": [run_id],
+        },
+    )
+    preparation_id = created["preparation_id"]
+    progress.step(f"preparation {preparation_id} created: {created['status']}")
+    found = _follow(api, f"/preparations/{preparation_id}", "Generating", progress, "preparation")
+    summary: dict[str, Any] = {
+        "preparation_id": preparation_id,
+        "status": found["status"],
+        "state_hash": found.get("state_hash"),
+        "example_count": found.get("example_count"),
+        "failure_reason": found.get("failure_reason"),
+        "coverage_gaps": [],
+    }
+    if found["status"] == "Ready":
+        gaps = api.expect("GET", f"/preparations/{preparation_id}/coverage", 200)["gaps"]
+        summary["coverage_gaps"] = [gap["message"] for gap in gaps]
+        print(f"Preparation {preparation_id}: {found['example_count']} examples, state {found['state_hash']}")
+        for message in summary["coverage_gaps"]:
+            print(f"  gap: {message}")
+    else:
+        print(f"Preparation {preparation_id} failed: {found.get('failure_reason')}")
+    return summary
+
+
+def _package(api: Api, preparation_id: str, progress: Progress) -> dict[str, Any]:
+    """The preparation's package in PACKAGE_PROFILE, followed until it is built (or refused)."""
+    created = api.expect(
+        "POST", f"/preparations/{preparation_id}/packages", 202, {"profile": PACKAGE_PROFILE}
+    )
+    package_id = created["package_id"]
+    progress.step(f"package {package_id} ({PACKAGE_PROFILE}) requested: {created['status']}")
+    found = _follow(api, f"/packages/{package_id}", "Building", progress, "package")
+    if found["status"] == "Ready":
+        print(f"Package {package_id}: {found['size']} bytes, sha256 {found['sha256']}")
+    else:
+        print(f"Package {package_id} {found['status']}: {found.get('reason')}")
+    return {
+        "package_id": package_id,
+        "profile": PACKAGE_PROFILE,
+        "status": found["status"],
+        "sha256": found.get("sha256"),
+        "size": found.get("size"),
+        "reason": found.get("reason"),
+        "package_key": found["package_key"],
+    }
+
+
+def _follow(
+    api: Api, path: str, busy: str, progress: Progress, what: str, timeout: float = 60.0
+) -> dict[str, Any]:
+    """``GET path`` until its status leaves ``busy``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = api.expect("GET", path, 200)
+        if found["status"] != busy:
+            progress.step(f"{what} {found['status']}")
+            return dict(found)
+        time.sleep(0.05)
+    raise TimeoutError(f"the {what} at {path} was still {busy} after {timeout:.0f}s")
 
 
 def _follow_registration(api: Api, environment_id: str, timeout: float = 60.0) -> dict[str, Any]:

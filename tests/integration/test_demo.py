@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from benchgen.training.package import package_id
 from infra.cli.main import main
 
 
@@ -50,3 +52,19 @@ def test_the_demo_follows_a_run_to_a_saved_dataset_and_writes_its_files(
     printed = capsys.readouterr().out
     assert "state machine: SaveDataset" in printed
     assert f"Saved dataset: {summary['dataset_name']}" in printed
+
+    # and a preparation of the run was generated and packaged for OpenAI chat, the zip written beside it
+    preparation, package = summary["preparation"], summary["package"]
+    assert preparation["status"] == "Ready"
+    assert re.fullmatch(r"prep-[0-9a-f]{32}", preparation["preparation_id"])
+    assert re.fullmatch(r"[0-9a-f]{64}", preparation["state_hash"])
+    assert preparation["example_count"] > 0
+    assert all(isinstance(message, str) and message for message in preparation["coverage_gaps"])
+    assert package["status"] == "Ready"
+    assert package["package_id"] == package_id(preparation["state_hash"], "openai-chat")
+    written = (tmp_path / f"{package['package_id']}.zip").read_bytes()
+    assert hashlib.sha256(written).hexdigest() == package["sha256"]
+    assert f"packages/{package['package_id']}.zip" in summary["s3_keys"]
+    assert f"Package {package['package_id']}: {len(written)} bytes, sha256 {package['sha256']}" in printed
+    for message in preparation["coverage_gaps"]:
+        assert f"  gap: {message}" in printed
