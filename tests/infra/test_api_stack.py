@@ -21,6 +21,10 @@ CONTRACT_ROUTES = {
     ("POST", "/runs/{run_id}/dataset"),
     ("GET", "/datasets"),
     ("GET", "/datasets/{dataset_id}"),
+    ("POST", "/connections"),
+    ("GET", "/connections"),
+    ("GET", "/connections/{connection_id}"),
+    ("DELETE", "/connections/{connection_id}"),
 }
 
 
