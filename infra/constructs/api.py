@@ -24,6 +24,10 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/datasets/{dataset_id}": ("GET",),
     "/connections": ("GET", "POST"),
     "/connections/{connection_id}": ("GET", "DELETE"),
+    "/preparations": ("GET", "POST"),
+    "/preparations/{preparation_id}": ("GET",),
+    "/preparations/{preparation_id}/examples": ("GET",),
+    "/preparations/{preparation_id}/coverage": ("GET",),
 }
 
 THROTTLING_RATE_LIMIT = 50

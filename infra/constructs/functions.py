@@ -18,13 +18,17 @@ from aws_cdk import aws_s3_notifications as s3n
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from benchgen.pipeline.keys import SCORING_OUTPUT as SCORING_OUTPUT_NAME
 from infra.constructs import set_logical_id
 from infra.constructs.layer import ARCHITECTURE, REPO_ROOT, RUNTIME
+from infra.constructs.sandbox_image import sandbox_image_code
 from infra.constructs.storage import (
     CONNECTIONS_INDEXES,
     DATASETS_INDEXES,
     ENVIRONMENTS_PREFIX,
     PREDICTIONS_PREFIX,
+    PREPARATIONS_INDEXES,
+    PREPARATIONS_PREFIX,
     RUNS_INDEXES,
     RUNS_PREFIX,
     SANDBOX_PREFIX,
@@ -71,6 +75,7 @@ class DataTable(Enum):
     ENVIRONMENTS = "environments"
     RUNS = "runs"
     DATASETS = "datasets"
+    PREPARATIONS = "preparations"
 
 
 # A Query on a global secondary index is authorized on the index ARN: name each index, no wildcard.
@@ -78,6 +83,7 @@ TABLE_INDEXES: dict[DataTable, tuple[str, ...]] = {
     DataTable.CONNECTIONS: tuple(CONNECTIONS_INDEXES),
     DataTable.RUNS: tuple(RUNS_INDEXES),
     DataTable.DATASETS: tuple(DATASETS_INDEXES),
+    DataTable.PREPARATIONS: tuple(PREPARATIONS_INDEXES),
 }
 
 
@@ -99,6 +105,7 @@ class FunctionSpec:
     ephemeral_storage_mib: int = 512
     reserved_concurrency: int | None = None
     trigger: Trigger | None = None
+    # Key prefixes ("runs/"), or key patterns for a narrower grant ("runs/*/scoring_output.zip").
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     tables: Mapping[DataTable, TableAccess] = field(default_factory=dict)
@@ -198,18 +205,54 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.seconds(29),
         # Presigned GET urls for the run's files (submission, prediction output, runs/...); presigned PUT
         # urls are signed with this role, so it needs PutObject on the two upload prefixes.
-        reads=(SUBMISSIONS_PREFIX, PREDICTIONS_PREFIX, RUNS_PREFIX),
+        reads=(SUBMISSIONS_PREFIX, PREDICTIONS_PREFIX, RUNS_PREFIX, PREPARATIONS_PREFIX),
         writes=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX),
         tables={
             DataTable.CONNECTIONS: TableAccess.READ_CREATE_DELETE,
             DataTable.RUNS: TableAccess.READ_WRITE,
             DataTable.DATASETS: TableAccess.READ_WRITE,
             DataTable.ENVIRONMENTS: TableAccess.READ_WRITE,
+            DataTable.PREPARATIONS: TableAccess.READ_WRITE,
         },
         # POST /runs with an Idempotency-Key answers a retry with the run the first request created.
         idempotent=True,
     ),
+    # Sized for a preparation over 100k judged cases (bench/preparation_bench.py: 35 s and a peak RSS of
+    # 52 MB at 100,000 cases on two shared cores, flat from 10,000). Generation runs on one core, so it gets
+    # 1769 MB, where Lambda gives a whole vCPU; more would buy nothing. Up to 20 runs read 20 times the
+    # verdicts: 10 minutes leaves that room. Disk holds the most: the bundle (up to 2 GiB unpacked, the
+    # registration limit), every run's scoring_output.zip (about 100 bytes a case: 10 MB a run), and
+    # examples.jsonl beside its SQLite scratch (0.8 KB a row for gsm8k-en; at 2 KB for longer texts,
+    # 100k cases x 5 variants is 1 GB, twice over while the scratch is read out in order).
+    FunctionSpec(
+        name="prepare_generate",
+        logical_id="PrepareGenerateFunction",
+        description="Generates a preparation's examples and held-out cases from judged runs",
+        memory_mb=1769,
+        timeout=Duration.minutes(10),
+        ephemeral_storage_mib=10240,
+        # the registered bundle (at its validated version) and each run's verdicts, nothing else of a run
+        reads=(ENVIRONMENTS_PREFIX, f"{RUNS_PREFIX}*/{SCORING_OUTPUT_NAME}"),
+        writes=(PREPARATIONS_PREFIX,),
+    ),
+    # Reads examples.jsonl and held_out.jsonl as streams (counts and the held-out hashes stay in memory,
+    # about 10k of them for 100k cases), so it needs no disk beyond the default. The same bench times the
+    # check at 13 s for 100,000 cases; at 1024 MB (about half a vCPU) 5 minutes leaves room for 20 runs.
+    FunctionSpec(
+        name="prepare_check",
+        logical_id="PrepareCheckFunction",
+        description="Writes a preparation's coverage and checks that no held-out case reached training",
+        memory_mb=1024,
+        timeout=Duration.minutes(5),
+        reads=(PREPARATIONS_PREFIX,),
+        writes=(PREPARATIONS_PREFIX,),
+    ),
 )
+
+
+def object_pattern(prefix_or_pattern: str) -> str:
+    """The object keys one ``reads`` or ``writes`` entry grants: all under a prefix, or a key pattern."""
+    return f"{prefix_or_pattern}*" if prefix_or_pattern.endswith("/") else prefix_or_pattern
 
 
 def _check_no_self_trigger(spec: FunctionSpec) -> None:
@@ -239,6 +282,7 @@ class Functions(Construct):
             DataTable.ENVIRONMENTS: storage.environments_table,
             DataTable.RUNS: storage.runs_table,
             DataTable.DATASETS: storage.datasets_table,
+            DataTable.PREPARATIONS: storage.preparations_table,
         }
         self.specs = specs
         self.by_name: dict[str, lambda_.Function] = {}
@@ -277,6 +321,7 @@ class Functions(Construct):
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "STEP_ATTEMPTS": str(RETRY_ATTEMPTS + 1),
             "MAX_PROGRAM_SECONDS": str(MAX_PROGRAM_SECONDS),
+            "PREPARATIONS_TABLE": storage.preparations_table.table_name,
         }
 
     @staticmethod
@@ -347,17 +392,13 @@ class Functions(Construct):
         return function
 
     def _build_sandbox(self, spec: FunctionSpec, scope: Construct, role: iam.Role) -> lambda_.Function:
-        function = lambda_.Function(
+        # A container image, so that programs find Codabench's /app folders (see sandbox_image).
+        function = lambda_.DockerImageFunction(
             scope,
             "Function",
             description=spec.description,
-            runtime=RUNTIME,
             architecture=ARCHITECTURE,
-            handler="handler.handler",
-            code=lambda_.Code.from_asset(
-                str(FUNCTIONS_ROOT / spec.name), exclude=["__pycache__", "*.pyc", "tests"]
-            ),
-            layers=[self._layer],
+            code=sandbox_image_code(scope, FUNCTIONS_ROOT / spec.name),
             role=role,
             memory_size=spec.memory_mb,
             timeout=spec.timeout,
@@ -381,7 +422,7 @@ class Functions(Construct):
         )
         for action, prefixes in object_access:
             if prefixes:
-                allow([action], [bucket.arn_for_objects(f"{prefix}*") for prefix in prefixes])
+                allow([action], [bucket.arn_for_objects(object_pattern(prefix)) for prefix in prefixes])
         for table_key, access in spec.tables.items():
             table = self._tables[table_key]
             indexes = [f"{table.table_arn}/index/{index}" for index in TABLE_INDEXES.get(table_key, ())]

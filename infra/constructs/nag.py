@@ -14,8 +14,9 @@ from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
 from infra.constructs.api import Api
-from infra.constructs.functions import Functions
+from infra.constructs.functions import Functions, object_pattern
 from infra.constructs.pipeline import Pipeline
+from infra.constructs.preparations import PreparationPipeline
 from infra.constructs.storage import DATA_BUCKET_ID
 
 RULE_PACK = "AwsSolutions"
@@ -34,13 +35,17 @@ PREFIX_REASON = (
     "Object access is confined to one key prefix of the data bucket ({prefix}); the keys below it carry "
     "environment and run ids that exist only at run time."
 )
+PATTERN_REASON = (
+    "Object access is confined to one file name under one key prefix of the data bucket ({prefix}); the "
+    "segment in between is a run id that exists only at run time."
+)
 STATE_MACHINE_WILDCARD_REASON = (
     "Execution logging and tracing: the CloudWatch Logs delivery actions (logs:CreateLogDelivery, ...) "
     "and the X-Ray actions accept only '*' as resource."
 )
 FUNCTION_VERSIONS_REASON = (
-    "LambdaInvoke also allows the build_artifact function's qualified ARNs (versions, aliases); the grant "
-    "stays on that one function."
+    "LambdaInvoke also allows the {name} function's qualified ARNs (versions, aliases); the grant stays on "
+    "that one function."
 )
 NOTIFICATIONS_HANDLER_REASON = (
     "CDK's own deploy-time handler that writes the bucket's notification configuration; the basic "
@@ -69,6 +74,7 @@ def apply_nag(app: App, stack: Stack) -> None:
     )
     _acknowledge_functions(_child(stack, "Functions", Functions))
     _acknowledge_pipeline(_child(stack, "Pipeline", Pipeline))
+    _acknowledge_preparations(_child(stack, "Preparations", PreparationPipeline))
     _acknowledge_api(_child(stack, "Api", Api))
     notifications_handler = next(
         (child for child in stack.node.children if child.node.id.startswith("BucketNotificationsHandler")),
@@ -112,15 +118,34 @@ def _acknowledge_functions(functions: Functions) -> None:
             continue
         _acknowledge(policy, "IAM5[Resource::*]", XRAY_REASON)
         for prefix in sorted(set(spec.reads + spec.writes)):
+            reason = PREFIX_REASON if prefix.endswith("/") else PATTERN_REASON
             _acknowledge(
-                policy, f"IAM5[Resource::{bucket_arn}/{prefix}*]", PREFIX_REASON.format(prefix=prefix)
+                policy,
+                f"IAM5[Resource::{bucket_arn}/{object_pattern(prefix)}]",
+                reason.format(prefix=prefix),
             )
 
 
 def _acknowledge_pipeline(pipeline: Pipeline) -> None:
     policy = pipeline.state_machine.role.node.find_child("DefaultPolicy")
     _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
-    _acknowledge(policy, "IAM5[Resource::<BuildArtifactFunction.Arn>:*]", FUNCTION_VERSIONS_REASON)
+    _acknowledge(
+        policy,
+        "IAM5[Resource::<BuildArtifactFunction.Arn>:*]",
+        FUNCTION_VERSIONS_REASON.format(name="build_artifact"),
+    )
+
+
+def _acknowledge_preparations(preparations: PreparationPipeline) -> None:
+    policy = preparations.state_machine.role.node.find_child("DefaultPolicy")
+    _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
+    for name, logical_id in (
+        ("prepare_generate", "PrepareGenerateFunction"),
+        ("prepare_check", "PrepareCheckFunction"),
+    ):
+        _acknowledge(
+            policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", FUNCTION_VERSIONS_REASON.format(name=name)
+        )
 
 
 def _acknowledge_api(api: Api) -> None:

@@ -25,6 +25,8 @@ FUNCTION_FOLDERS = (
     "dead_letters",
     "api",
     "sandbox",
+    "prepare_generate",
+    "prepare_check",
 )
 
 _SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")

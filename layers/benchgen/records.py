@@ -1,4 +1,5 @@
-"""Domain records kept in DynamoDB: environment versions, runs, datasets, provider connections.
+"""Domain records kept in DynamoDB: environment versions, runs, datasets, preparations, provider
+connections.
 
 A DynamoDB item holds at most 400 KB, and much of what a run records comes from its users (a program's
 stderr, prediction ids, score keys). So every text, list and map a record keeps is bounded here, once:
@@ -15,11 +16,14 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
+from benchgen.bundle.spec import SelectionCriterion
 from benchgen.providers.profiles import ConnectionProfile, ProviderKind
+from benchgen.training.examples import Method
 
 MAX_TEXT_CHARS = 2000  # one reason, warning or problem
 MAX_KEY_CHARS = 200  # one metric or breakdown key
 MAX_ITEMS = 50  # entries of one list or map
+MAX_CRITERIA = 200  # criteria ids an environment version records
 
 _T = TypeVar("_T")
 
@@ -41,6 +45,15 @@ def _first_items(items: list[str]) -> list[str]:
     if len(items) <= MAX_ITEMS:
         return items
     return [*items[: MAX_ITEMS - 1], f"... and {len(items) - MAX_ITEMS + 1} more not shown"]
+
+
+def _all_or_none(limit: int) -> Callable[[list[str] | None], list[str] | None]:
+    """A list kept whole or not at all: a list cut short would read as complete."""
+
+    def whole(items: list[str] | None) -> list[str] | None:
+        return items if items is None or len(items) <= limit else None
+
+    return whole
 
 
 def _first_entries(limit: int) -> Callable[[dict[str, _T]], dict[str, _T]]:
@@ -95,6 +108,10 @@ class EnvironmentRecord(BaseModel):
     bundle_key: str
     bundle_version_id: str | None = None  # the S3 object version the registration validated
     columns: list[dict[str, Any]] = Field(default_factory=list)
+    phases: list[dict[str, Any]] = Field(default_factory=list)  # each phase's index and name, in order
+    # The ids of its `criteria:`, so a preparation's scope is checked without opening the bundle; None when
+    # not recorded (registered before they were, or too many to keep), and the bundle is checked instead.
+    criteria: Annotated[list[Key] | None, AfterValidator(_all_or_none(MAX_CRITERIA))] = None
     docker_image: str | None = None  # named by the bundle, recorded and reported as not used
     problems: Texts = Field(default_factory=list)
     warnings: Texts = Field(default_factory=list)
@@ -136,7 +153,8 @@ class RunRecord(BaseModel):
     run_id: str
     environment_id: str
     environment_version: str
-    phase: str = "Main"
+    # None until the run starts: then the first phase, by name, unless the run named another one
+    phase: str | None = None
     model: str
     owner: str
     status: RunStatus = RunStatus.PENDING
@@ -281,3 +299,53 @@ class ConnectionRecord(ConnectionTarget):
     owner: str
     profile: ConnectionProfile
     created_at: str = Field(default_factory=utc_now)
+
+
+class PreparationStatus(StrEnum):
+    GENERATING = "Generating"
+    READY = "Ready"
+    FAILED = "Failed"
+
+
+Counts = Annotated[dict[Key, int], AfterValidator(_first_entries(MAX_ITEMS))]
+Hyperparams = Annotated[dict[Key, float | int | str], AfterValidator(_first_entries(MAX_ITEMS))]
+Reasons = Annotated[dict[Text, int], AfterValidator(_first_entries(MAX_ITEMS))]
+
+
+class PreparationRecord(BaseModel):
+    """Training material prepared from judged runs: its request, then what generating it found.
+
+    The request fields (environment version, method, scope, selection, runs, settings) are written when it
+    is created; the counts, state hash and gap count when the preparation state machine records it Ready.
+    """
+
+    preparation_id: str
+    owner: str
+    status: PreparationStatus = PreparationStatus.GENERATING
+    environment_id: str
+    environment_version: str
+    method: Method
+    criteria: Annotated[list[Key], AfterValidator(_first_items)] = Field(default_factory=list)
+    selection: SelectionCriterion
+    run_ids: list[str]
+    settings: dict[str, Any] = Field(default_factory=dict)
+    benchmark: Text = ""
+    base_model: str
+    example_count: int | None = None
+    splits: Counts = Field(default_factory=dict)  # train / validation / test -> rows
+    kinds: Counts = Field(default_factory=dict)  # seed / augmented / pool -> rows
+    source_cases: int | None = None
+    held_out_count: int | None = None
+    # Why candidate rows were left out (one sentence each) -> how many; the first MAX_ITEMS reasons.
+    dropped: Annotated[dict[Text, int], AfterValidator(_first_entries(MAX_ITEMS))] = Field(
+        default_factory=dict
+    )
+    suggested_hyperparams: Hyperparams = Field(default_factory=dict)
+    state_hash: str | None = None
+    gap_count: int | None = None
+    failure_reason: Text | None = None
+    examples_key: str
+    held_out_key: str
+    coverage_key: str
+    created_at: str = Field(default_factory=utc_now)
+    finished_at: str | None = None

@@ -23,8 +23,13 @@ class Settings(BaseSettings):
     datasets_table: str = Field(min_length=1, validation_alias="DATASETS_TABLE")
     idempotency_table: str = Field(min_length=1, validation_alias="IDEMPOTENCY_TABLE")
     event_bus_name: str = Field(min_length=1, validation_alias="EVENT_BUS_NAME")
+    preparations_table: str = Field(min_length=1, validation_alias="PREPARATIONS_TABLE")
     # Only the score function starts executions, so only its environment carries the ARN.
     state_machine_arn: str | None = Field(default=None, validation_alias="STATE_MACHINE_ARN")
+    # The API starts preparations, so only its environment carries that state machine's ARN.
+    preparation_state_machine_arn: str | None = Field(
+        default=None, validation_alias="PREPARATION_STATE_MACHINE_ARN"
+    )
     # Functions that run untrusted programs hand them to this function (set by the stack); unset, they run
     # them through the local runner on this machine.
     sandbox_function: str | None = Field(default=None, validation_alias="SANDBOX_FUNCTION")

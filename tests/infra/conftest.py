@@ -87,8 +87,8 @@ def role_statements(resources: dict[str, Resource], functions: dict[str, Resourc
 
 @pytest.fixture(scope="session")
 def state_machine(resources: dict[str, Resource]) -> Resource:
-    (machine,) = _of_type(resources, "AWS::StepFunctions::StateMachine").values()
-    return machine
+    """The artifact pipeline (the preparation pipeline is read by its own tests)."""
+    return resources["ArtifactPipeline"]
 
 
 @pytest.fixture(scope="session")

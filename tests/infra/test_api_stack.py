@@ -25,6 +25,11 @@ CONTRACT_ROUTES = {
     ("GET", "/connections"),
     ("GET", "/connections/{connection_id}"),
     ("DELETE", "/connections/{connection_id}"),
+    ("POST", "/preparations"),
+    ("GET", "/preparations"),
+    ("GET", "/preparations/{preparation_id}"),
+    ("GET", "/preparations/{preparation_id}/examples"),
+    ("GET", "/preparations/{preparation_id}/coverage"),
 }
 
 

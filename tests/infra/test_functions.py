@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from infra.constructs.functions import FUNCTIONS_ROOT
+from infra.constructs.sandbox_image import stage_build_folder
+
 Resource = dict[str, Any]
 Statement = dict[str, Any]
 
-NAMES = ["register_environment", "ingest", "score", "build_artifact", "dead_letters", "api", "sandbox"]
+NAMES = [
+    "register_environment",
+    "ingest",
+    "score",
+    "build_artifact",
+    "dead_letters",
+    "api",
+    "sandbox",
+    "prepare_generate",
+    "prepare_check",
+]
 # The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
 PIPELINE = [name for name in NAMES if name != "sandbox"]
 # Invoked asynchronously (by S3, or by a state machine that may be retried); the dead-letter consumer is
@@ -58,8 +72,15 @@ EXPECTED_ACTIONS = {
     | READ_WRITE
     | IDEMPOTENCY,
     "dead_letters": (BASELINE - {"sqs:SendMessage"}) | CONSUME | {"events:PutEvents"} | READ_WRITE,
-    "api": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE | IDEMPOTENCY | CREATE_DELETE,
+    "api": BASELINE
+    | {"s3:GetObject", "s3:PutObject", "states:StartExecution"}
+    | READ_WRITE
+    | IDEMPOTENCY
+    | CREATE_DELETE,
     "sandbox": set(),
+    # no table at all: the execution's input carries what the API checked, and Record is the state machine's
+    "prepare_generate": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"},
+    "prepare_check": BASELINE | {"s3:GetObject", "s3:PutObject"},
 }
 
 EXPECTED_OBJECT_ACCESS = {
@@ -91,10 +112,19 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObject", "submissions/"),
         ("s3:GetObject", "predictions/"),
         ("s3:GetObject", "runs/"),
+        ("s3:GetObject", "preparations/"),
         ("s3:PutObject", "submissions/"),
         ("s3:PutObject", "environments/"),
     },
     "sandbox": set(),
+    "prepare_generate": {
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
+        # of a run, only its verdicts
+        ("s3:GetObject", "runs/*/scoring_output.zip"),
+        ("s3:PutObject", "preparations/"),
+    },
+    "prepare_check": {("s3:GetObject", "preparations/"), ("s3:PutObject", "preparations/")},
 }
 
 EXPECTED_TABLE_ACCESS = {
@@ -108,9 +138,12 @@ EXPECTED_TABLE_ACCESS = {
         "RunsTable": READ_WRITE,
         "DatasetsTable": READ_WRITE,
         "EnvironmentsTable": READ_WRITE,
+        "PreparationsTable": READ_WRITE,
         "IdempotencyTable": IDEMPOTENCY,
     },
     "sandbox": {},
+    "prepare_generate": {},
+    "prepare_check": {},
 }
 
 RUNS_INDEXES = {"${RunsTable.Arn}/index/by_environment", "${RunsTable.Arn}/index/by_status"}
@@ -120,8 +153,15 @@ EXPECTED_INDEXES = {
     "score": RUNS_INDEXES,
     "build_artifact": RUNS_INDEXES,
     "dead_letters": RUNS_INDEXES,
-    "api": RUNS_INDEXES | {"${DatasetsTable.Arn}/index/by_kind", "${ConnectionsTable.Arn}/index/by_owner"},
+    "api": RUNS_INDEXES
+    | {
+        "${DatasetsTable.Arn}/index/by_kind",
+        "${ConnectionsTable.Arn}/index/by_owner",
+        "${PreparationsTable.Arn}/index/by_owner",
+    },
     "sandbox": set(),
+    "prepare_generate": set(),
+    "prepare_check": set(),
 }
 
 EXPECTED_TRIGGERS = {
@@ -145,7 +185,9 @@ def _object_access(statements: list[Statement]) -> set[tuple[str, str]]:
     found = set()
     for action, resource in _pairs(statements):
         if action.startswith("s3:"):
-            assert resource.startswith(f"{BUCKET}/") and resource.endswith("/*"), resource
+            # a key prefix, or a pattern that ends in one file name
+            assert resource.startswith(f"{BUCKET}/"), resource
+            assert resource.endswith("/*") or "*" not in resource.rsplit("/", 1)[-1], resource
             found.add((action, resource.removeprefix(f"{BUCKET}/").removesuffix("*")))
     return found
 
@@ -166,7 +208,7 @@ def test_there_is_one_function_per_handler_folder(functions: dict[str, Resource]
     assert sorted(functions) == sorted(NAMES)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", PIPELINE)
 def test_functions_run_python_313_on_arm64(functions: dict[str, Resource], name: str) -> None:
     properties = functions[name]["Properties"]
     assert properties["Runtime"] == "python3.13"
@@ -174,7 +216,30 @@ def test_functions_run_python_313_on_arm64(functions: dict[str, Resource], name:
     assert properties["Handler"] == "handler.handler"
 
 
-@pytest.mark.parametrize("name", NAMES)
+def test_the_sandbox_is_an_arm64_image_of_python_313_where_app_links_into_tmp(
+    functions: dict[str, Resource], tmp_path: Path
+) -> None:
+    # the function is a container image running the same handler on arm64
+    properties = functions["sandbox"]["Properties"]
+    assert properties["PackageType"] == "Image"
+    assert properties["Architectures"] == ["arm64"]
+    assert properties["ImageConfig"]["Command"] == ["handler.handler"]
+    # and its build folder holds the handler, the library and the layer's packages, on Lambda's Python 3.13
+    # base, with /app a link to the one place Lambda lets it write
+    folder = stage_build_folder(FUNCTIONS_ROOT / "sandbox", tmp_path)
+    dockerfile = (folder / "Dockerfile").read_text().splitlines()
+    assert "FROM public.ecr.aws/lambda/python:3.13" in dockerfile
+    assert "RUN ln -s /tmp/app /app" in dockerfile
+    assert "COPY task/ ${LAMBDA_TASK_ROOT}/" in dockerfile
+    assert "COPY benchgen/ /opt/python/benchgen/" in dockerfile
+    assert (folder / "task" / "handler.py").is_file() and not (folder / "task" / "Dockerfile").exists()
+    assert (folder / "benchgen" / "sandbox" / "runner.py").is_file()
+    packages = (folder / "requirements.txt").read_text().split()
+    assert any(package.startswith("pydantic==") for package in packages)
+    assert not any(package.startswith("boto3==") for package in packages)
+
+
+@pytest.mark.parametrize("name", PIPELINE)
 def test_functions_use_the_library_layer_built_for_the_same_platform(
     functions: dict[str, Resource], resources: dict[str, Resource], name: str
 ) -> None:
@@ -485,4 +550,6 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         "dead_letters": None,
         "api": None,
         "sandbox": None,
+        "prepare_generate": None,
+        "prepare_check": None,
     }

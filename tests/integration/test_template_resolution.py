@@ -143,6 +143,8 @@ class TestRealStack:
                 "DeadLettersFunction",
                 "ApiFunction",
                 "SandboxFunction",
+                "PrepareGenerateFunction",
+                "PrepareCheckFunction",
             ]
         )
         for logical_id in real_cloud.functions:

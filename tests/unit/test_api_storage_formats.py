@@ -19,6 +19,7 @@ NAMES = {
     "DATASETS_TABLE": "datasets",
     "IDEMPOTENCY_TABLE": "idempotency",
     "EVENT_BUS_NAME": "bus",
+    "PREPARATIONS_TABLE": "preparations",
 }
 
 
@@ -109,6 +110,7 @@ def test_settings_can_be_built_by_field_name() -> None:
         datasets_table="d",
         idempotency_table="i",
         event_bus_name="bus",
+        preparations_table="p",
         presign_ttl_seconds=60,
     )
     assert settings.presign_ttl_seconds == 60

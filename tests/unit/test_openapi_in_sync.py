@@ -30,6 +30,10 @@ def test_every_route_requires_the_cognito_user() -> None:
         ("GET", "/datasets"),
         ("GET", "/datasets/{dataset_id}"),
         ("GET", "/environments"),
+        ("GET", "/preparations"),
+        ("GET", "/preparations/{preparation_id}"),
+        ("GET", "/preparations/{preparation_id}/coverage"),
+        ("GET", "/preparations/{preparation_id}/examples"),
         ("GET", "/runs"),
         ("GET", "/runs/{run_id}"),
         ("GET", "/runs/{run_id}/config"),
@@ -37,6 +41,7 @@ def test_every_route_requires_the_cognito_user() -> None:
         ("GET", "/runs/{run_id}/files"),
         ("POST", "/connections"),
         ("POST", "/environments"),
+        ("POST", "/preparations"),
         ("POST", "/runs"),
         ("POST", "/runs/{run_id}/dataset"),
     ]

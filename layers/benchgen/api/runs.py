@@ -11,15 +11,11 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
-from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
-from aws_lambda_powertools.utilities.idempotency.exceptions import (
-    IdempotencyAlreadyInProgressError,
-    IdempotencyValidationError,
-)
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import Conflict, Forbidden, NotFound, Unprocessable, responses
+from benchgen.api.idempotency import once_per_key
 from benchgen.api.schemas import (
     DETAILED_RESULTS_JSON,
     FILE_LABELS,
@@ -39,6 +35,7 @@ from benchgen.api.schemas import (
     RunList,
     RunSummary,
 )
+from benchgen.environment import PhaseError, phase_position
 from benchgen.jsonhead import pick_top_level_fields
 from benchgen.pipeline.keys import DETAILED_JSON, run_key, submission_key
 from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus
@@ -46,8 +43,6 @@ from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
 
 DEFAULT_SUBMISSION_FILENAME = "submission.zip"
-#: How long an Idempotency-Key keeps answering with the run its first request created.
-IDEMPOTENCY_WINDOW_S = 24 * 3600
 _DETAILED_HEAD_FIELDS = frozenset({"title", "summary", "metrics", "breakdowns"})
 
 
@@ -113,6 +108,19 @@ def run_or_404(services: ApiServices, run_id: str) -> RunRecord:
     return run
 
 
+def _phase_name(phases: list[dict[str, Any]], wanted: str | None) -> str | None:
+    """The name of the phase ``wanted`` names among the environment's; the first phase's when None.
+
+    A version registered before its phases were recorded keeps ``wanted`` for the run to check."""
+    if not phases:
+        return wanted
+    try:
+        position = phase_position([(phase["index"], phase["name"]) for phase in phases], wanted)
+    except PhaseError as error:
+        raise Unprocessable(str(error)) from None
+    return str(phases[position]["name"])
+
+
 def new_run(request: CreateRunRequest, *, owner: str, services: ApiServices) -> RunRecord:
     """Record a Pending run of a registered environment version."""
     environment = services.environments.get(request.environment_id, request.version)
@@ -128,6 +136,7 @@ def new_run(request: CreateRunRequest, *, owner: str, services: ApiServices) -> 
             "fix the bundle and upload it as a new version"
         )
     filename = request.filename or DEFAULT_SUBMISSION_FILENAME
+    phase = _phase_name(environment.phases, request.phase)
     run_id = new_run_id()
     record = RunRecord(
         run_id=run_id,
@@ -138,7 +147,7 @@ def new_run(request: CreateRunRequest, *, owner: str, services: ApiServices) -> 
         submission_key=submission_key(run_id, filename),
         submission_filename=filename,
         run_config=request.run_config.record() if request.run_config else RunConfig(),
-        **({"phase": request.phase} if request.phase else {}),
+        phase=phase,
     )
     if not services.runs.create(record):
         raise Conflict(f"run id {run_id} is already taken: send the request again")
@@ -156,37 +165,21 @@ def new_run_once(
 ) -> RunRecord:
     """:func:`new_run` once per (caller, Idempotency-Key): a retry gets the run the first request made.
 
-    The key is the caller's with the header's value, so two users' keys never meet. The same key with
-    another body is refused, and so is a retry while the first request is still being answered. Only
-    the run id is kept with the key (never the run configuration); a failed request keeps nothing.
+    Only the run id is kept with the key (never the run configuration); see ``once_per_key``.
     """
-    config = IdempotencyConfig(
-        event_key_jmespath="[caller, key]",
-        payload_validation_jmespath="body",
-        expires_after_seconds=IDEMPOTENCY_WINDOW_S,
-    )
-    if context is not None:
-        # A request cut short by the function's timeout holds the key only until that deadline.
-        config.register_lambda_context(context)
 
     def create(*, attempt: dict[str, Any]) -> dict[str, str]:
         return {"run_id": new_run(request, owner=owner, services=services).run_id}
 
-    once = idempotent_function(
-        create, data_keyword_argument="attempt", persistence_store=services.idempotency, config=config
+    created = once_per_key(
+        create,
+        caller=owner,
+        key=idempotency_key,
+        body=request.model_dump(mode="json"),
+        persistence=services.idempotency,
+        noun="run",
+        context=context,
     )
-    attempt = {"caller": owner, "key": idempotency_key, "body": request.model_dump(mode="json")}
-    try:
-        created: dict[str, str] = once(attempt=attempt)
-    except IdempotencyValidationError:
-        raise Unprocessable(
-            f"Idempotency-Key {idempotency_key!r} was already used with a different body: resend the "
-            "same body to get that run, or use a new key for a new run"
-        ) from None
-    except IdempotencyAlreadyInProgressError:
-        raise Conflict(
-            f"a request with Idempotency-Key {idempotency_key!r} is still being answered: retry in a moment"
-        ) from None
     return run_or_404(services, created["run_id"])
 
 

@@ -21,7 +21,7 @@ from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.s3_events import uploaded_objects
 from benchgen.aws.sandbox import SandboxInvoker
 from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables import ConnectionsRepo, DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.aws.tables import ConnectionsRepo, DatasetsRepo, EnvironmentsRepo, PreparationsRepo, RunsRepo
 from benchgen.pipeline.keys import correlation_id, run_id_of
 from benchgen.sandbox.job import Sandbox
 from benchgen.sandbox.local import LocalSandbox
@@ -52,6 +52,10 @@ class Adapters:
     @cached_property
     def datasets(self) -> DatasetsRepo:
         return DatasetsRepo(self.settings.datasets_table)
+
+    @cached_property
+    def preparations(self) -> PreparationsRepo:
+        return PreparationsRepo(self.settings.preparations_table)
 
     @cached_property
     def publisher(self) -> EventPublisher:
@@ -110,6 +114,12 @@ class Adapters:
         if not self.settings.state_machine_arn:
             raise RuntimeError("STATE_MACHINE_ARN is not set: only the score function starts executions")
         return ExecutionStarter(self.settings.state_machine_arn)
+
+    @cached_property
+    def preparation_starter(self) -> ExecutionStarter | None:
+        """The preparation state machine's starter, where the function is told its ARN (the api function)."""
+        arn = self.settings.preparation_state_machine_arn
+        return ExecutionStarter(arn) if arn else None
 
 
 _cached: Adapters | None = None

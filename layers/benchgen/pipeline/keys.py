@@ -11,6 +11,8 @@ ENVIRONMENTS = "environments/"
 SUBMISSIONS = "submissions/"
 PREDICTIONS = "predictions/"
 RUNS = "runs/"
+# Written by the preparation state machine's functions only; no trigger watches it.
+PREPARATIONS = "preparations/"
 
 PREDICTION_OUTPUT = "prediction_output.zip"
 SCORES = "scores.json"
@@ -22,6 +24,8 @@ SCORING_LOG = "logs/scoring.log"
 # Whole texts that the run record shows cut short (see benchgen.records), each beside its step's outputs.
 INGEST_LOG = "ingest.log"
 FAILURE_LOG = "logs/failure.log"
+# A preparation's coverage report, beside its examples.jsonl and held_out.jsonl.
+COVERAGE = "coverage.json"
 
 # File labels as the run shows them, in the order a reader expects.
 RUN_FILE_LABELS = {
@@ -128,6 +132,11 @@ def prediction_key(run_id: str, name: str = PREDICTION_OUTPUT) -> str:
 
 def run_key(run_id: str, name: str) -> str:
     return f"{RUNS}{run_id}/{name}"
+
+
+def preparation_key(preparation_id: str, name: str) -> str:
+    """``preparations/<preparation_id>/<name>``: examples.jsonl, held_out.jsonl, coverage.json."""
+    return f"{PREPARATIONS}{preparation_id}/{name}"
 
 
 def execution_name(run_id: str) -> str:
