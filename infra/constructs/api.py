@@ -24,6 +24,8 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/datasets/{dataset_id}": ("GET",),
     "/preparations/{preparation_id}/packages": ("GET", "POST"),
     "/packages/{package_id}": ("GET",),
+    "/connections": ("GET", "POST"),
+    "/connections/{connection_id}": ("GET", "DELETE"),
     "/preparations": ("GET", "POST"),
     "/preparations/{preparation_id}": ("GET",),
     "/preparations/{preparation_id}/examples": ("GET",),
