@@ -12,13 +12,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from benchgen.api import ApiServices
 from benchgen.api.app import app
 from benchgen.aws.wiring import adapters
+from benchgen.settings import METRICS_NAMESPACE
 
 # The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
 # environment, so it is given here for the local cloud's logs to say which function wrote them.
 SERVICE = "api"
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
-metrics = Metrics(namespace="BenchGen", service=SERVICE)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
 
 
 def _count(event_name: str) -> None:

@@ -13,13 +13,14 @@ from pydantic import BaseModel
 
 from benchgen.aws.wiring import adapters
 from benchgen.pipeline.artifact_step import build_run_artifact
+from benchgen.settings import METRICS_NAMESPACE
 
 # The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
 # environment, so it is given here for the local cloud's logs to say which function wrote them.
 SERVICE = "build_artifact"
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
-metrics = Metrics(service=SERVICE)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
 
 
 class ArtifactTask(BaseModel):

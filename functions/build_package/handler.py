@@ -12,6 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws.wiring import adapters
 from benchgen.pipeline.package_step import PackageTask, build_package_step
+from benchgen.settings import METRICS_NAMESPACE
 
 # The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
 # environment, so it is given here for the local cloud's logs to say which function wrote them. The
@@ -19,7 +20,7 @@ from benchgen.pipeline.package_step import PackageTask, build_package_step
 SERVICE = "build_package"
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
-metrics = Metrics(namespace="BenchGen", service=SERVICE)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
 
 
 @logger.inject_lambda_context(clear_state=True)

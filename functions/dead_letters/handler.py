@@ -14,13 +14,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws.wiring import adapters
 from benchgen.pipeline.dead_letters import DeadLetter, settle_dead_letter
+from benchgen.settings import METRICS_NAMESPACE
 
 # The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
 # environment, so it is given here for the local cloud's logs to say which function wrote them.
 SERVICE = "dead_letters"
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
-metrics = Metrics(service=SERVICE)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
 
 
 def _attribute(record: SQSRecord, name: str) -> str:

@@ -15,13 +15,14 @@ from benchgen.aws.wiring import adapters, for_each_upload
 from benchgen.pipeline.attempts import Invocation
 from benchgen.pipeline.ingest_step import ingest_submission
 from benchgen.records import RunStatus
+from benchgen.settings import METRICS_NAMESPACE
 
 # The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
 # environment, so it is given here for the local cloud's logs to say which function wrote them.
 SERVICE = "ingest"
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
-metrics = Metrics(service=SERVICE)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
 
 
 def ingest(upload: UploadedObject, invocation: Invocation) -> dict[str, Any]:

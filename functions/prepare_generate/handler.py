@@ -12,15 +12,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws.wiring import adapters
 from benchgen.pipeline.prepare_step import GenerateTask, generate_preparation
+from benchgen.settings import METRICS_NAMESPACE
 
 # The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
 # environment, so it is given here for the local cloud's logs to say which function wrote them.
 SERVICE = "prepare_generate"
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
-# The namespace as the api function names it: a module first imported outside the stack's environment
-# (POWERTOOLS_METRICS_NAMESPACE) must still count its business events.
-metrics = Metrics(namespace="BenchGen", service=SERVICE)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
 
 
 @logger.inject_lambda_context(clear_state=True)

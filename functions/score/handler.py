@@ -14,13 +14,14 @@ from benchgen.aws.s3_events import UploadedObject
 from benchgen.aws.wiring import adapters, for_each_upload
 from benchgen.pipeline.attempts import Invocation
 from benchgen.pipeline.score_step import score_run
+from benchgen.settings import METRICS_NAMESPACE
 
 # The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
 # environment, so it is given here for the local cloud's logs to say which function wrote them.
 SERVICE = "score"
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
-metrics = Metrics(service=SERVICE)
+metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
 
 
 def score(upload: UploadedObject, invocation: Invocation) -> dict[str, Any]:

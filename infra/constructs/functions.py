@@ -19,6 +19,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from benchgen.pipeline.keys import SCORING_OUTPUT as SCORING_OUTPUT_NAME
+from benchgen.settings import METRICS_NAMESPACE
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from infra.constructs import set_logical_id
 from infra.constructs.layer import ARCHITECTURE, REPO_ROOT, RUNTIME
@@ -41,7 +42,6 @@ from infra.constructs.storage import (
 from infra.timeouts import INGEST_TIMEOUT_S, MAX_PROGRAM_SECONDS, SCORE_TIMEOUT_S
 
 FUNCTIONS_ROOT = REPO_ROOT / "functions"
-METRICS_NAMESPACE = "BenchGen"
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 # What a function's code asset leaves out of its functions/<name> folder.
 ASSET_EXCLUDE = ("__pycache__", "*.pyc", "tests")

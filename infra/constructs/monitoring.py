@@ -15,7 +15,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from benchgen.records import RunStatus
-from infra.constructs.functions import METRICS_NAMESPACE
+from benchgen.settings import METRICS_NAMESPACE
 
 # A run ends as the business metric `Run<status>`: Completed or Failed by the score function, Failed by
 # the ingest function when it refuses a submission. Powertools adds the function's service name

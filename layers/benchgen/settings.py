@@ -5,6 +5,11 @@ from __future__ import annotations
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# Every function counts its business events under this CloudWatch namespace. Handlers name it themselves
+# rather than read POWERTOOLS_METRICS_NAMESPACE: in-process (tests, the local cloud) a handler may be
+# imported before that variable is set, and Metrics refuses to publish without a namespace.
+METRICS_NAMESPACE = "BenchGen"
+
 
 class SettingsError(RuntimeError):
     """The function's environment lacks a variable it needs, or holds an unusable value."""
