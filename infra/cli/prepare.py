@@ -248,7 +248,6 @@ def run_prepare(args: argparse.Namespace) -> int:
         _print_coverage(cov)
         if args.profile:
             info = PreparationInfo(
-                preparation_id=preparation_id,
                 state_hash=report.state_hash,
                 method=method,
                 environment_id=spec.environment_id,

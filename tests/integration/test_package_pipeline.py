@@ -85,7 +85,6 @@ def start_package(cloud: LocalCloud, profile: str) -> tuple[str, dict[str, Any]]
         preparation_id=PREPARATION_ID,
         profile=profile,
         preparation=PreparationInfo(
-            preparation_id=PREPARATION_ID,
             state_hash=STATE_HASH,
             method=Method.DEMONSTRATION,
             environment_id="gsm8k-tr",

@@ -102,7 +102,6 @@ def standard(
 
 def info(method: Method = Method.DEMONSTRATION, state_hash: str = "ab" * 32) -> PreparationInfo:
     return PreparationInfo(
-        preparation_id="prep-0123456789abcdef01234567",
         state_hash=state_hash,
         method=method,
         environment_id="gsm8k-en",

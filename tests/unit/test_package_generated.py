@@ -66,7 +66,6 @@ def test_generated_preparations_package_without_held_out_text_in_training(
         held_out = read_held_out(prep)
         examples = read_examples(prep)
         info = PreparationInfo(
-            preparation_id="prep-1",
             state_hash=report.state_hash,
             method=method,
             environment_id=spec.environment_id,

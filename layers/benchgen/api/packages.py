@@ -68,7 +68,6 @@ def preparation_info(record: PreparationRecord) -> PreparationInfo:
         record.model_dump(mode="json", include=set(PreparationSpec.model_fields))
     )
     return PreparationInfo(
-        preparation_id=record.preparation_id,
         state_hash=record.state_hash,
         method=record.method,
         environment_id=record.environment_id,

@@ -59,7 +59,6 @@ class PreparationInfo(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    preparation_id: str
     state_hash: str
     method: Method
     environment_id: str
@@ -380,7 +379,6 @@ def _manifest(
             "methods": sorted(method.value for method in profile.methods),
         },
         "preparation": {
-            "preparation_id": info.preparation_id,
             "state_hash": info.state_hash,
             "method": info.method.value,
             "benchmark": info.benchmark,
@@ -416,7 +414,7 @@ def _readme(manifest: dict[str, Any], profile: Profile) -> str:
         f"`{prep['method']}`, in the export profile `{profile.id}`: {profile.title}.",
         "",
         "## How it was made",
-        f"BenchGen preparation `{prep['preparation_id']}` (state hash `{prep['state_hash']}`) turned the "
+        f"A BenchGen preparation (state hash `{prep['state_hash']}`) turned the "
         "benchmark's judged cases into examples: each prompt is a benchmark question, each target the "
         "benchmark's correct reasoning and answer, and in preference rows the rejected answer is the model's "
         "own wrong one. The preparation's settings are in `manifest.json` under `preparation.spec`. The same "
