@@ -1,5 +1,5 @@
 """Packages of generated preparations: under any generation settings, what the preparation holds out stays
-out of the training files, and packaging finds nothing to refuse."""
+out of the training files, and packaging refuses nothing but a preparation with no train row at all."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from preparation_inputs import make_spec, read_examples, read_held_out, run_sour
 from benchgen.environment import Environment
 from benchgen.finetune.split import SplitShares
 from benchgen.training.examples import Kind, Method, text_hash
-from benchgen.training.package import PreparationInfo, build_package
+from benchgen.training.package import PackageRefused, PreparationInfo, build_package
 from benchgen.training.preparation import RunSource, generate
 
 CASES = 50
@@ -75,6 +75,11 @@ def test_generated_preparations_package_without_held_out_text_in_training(
             suggested_hyperparams=report.suggested_hyperparams,
             spec=spec.model_dump(mode="json"),
         )
+        if not report.splits["train"]:
+            # Large test and validation shares can leave the train buckets without a case: refused, not empty
+            with pytest.raises(PackageRefused, match=f"profile {profile} needs at least 1 train row and"):
+                build_package(prep, info, profile, Path(tmp) / "out")
+            return
         package = build_package(prep, info, profile, Path(tmp) / "out")
         with zipfile.ZipFile(package.path) as archive:
             manifest = json.loads(archive.read("manifest.json"))

@@ -293,8 +293,9 @@ def _check_rows(profile: Profile, method: Method, written: _Written) -> None:
     else:
         change = "lower the augmentation factor or the pool share, or narrow the criteria or the case filter"
         limit = f"takes at most {profile.max_rows:,}"
+    rows = "row" if (profile.min_rows if low else profile.max_rows) == 1 else "rows"
     raise PackageRefused(
-        f"profile {profile.id} {limit} {what} rows and this preparation gives {count:,}: "
+        f"profile {profile.id} {limit} {what} {rows} and this preparation gives {count:,}: "
         f"{change}{', or ' + instead if instead else ''}"
     )
 
