@@ -11,6 +11,13 @@ from constructs import Construct
 from infra.constructs.api import Api
 from infra.constructs.events import Events
 from infra.constructs.functions import SPECS, Functions, FunctionSpec
+from infra.constructs.inference import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_SHARD_SIZE,
+    INFERENCE_CONCURRENCY,
+    INFERENCE_SHARD_SIZE,
+    InferencePipeline,
+)
 from infra.constructs.layer import Layer
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.pipeline import Pipeline
@@ -50,12 +57,13 @@ class BenchGenStack(Stack):
         score = self.functions.by_name["score"]
         score.add_environment("STATE_MACHINE_ARN", self.pipeline.state_machine.state_machine_arn)
         self.pipeline.state_machine.grant_start_execution(score)
+        self.inference = self._inference_pipeline()
         self.api = Api(self, "Api", handler=self.functions.by_name["api"])
         self.monitoring = Monitoring(
             self,
             "Monitoring",
             functions=self.functions.by_name,
-            state_machines=[self.pipeline.state_machine],
+            state_machines=[self.pipeline.state_machine, self.inference.state_machine],
         )
         # What an operator subscribes to and opens after `cdk deploy`, and where users sign in and upload.
         CfnOutput(self, "AlarmTopicArn", value=self.monitoring.topic.topic_arn, description="Alarm topic")
@@ -64,6 +72,26 @@ class BenchGenStack(Stack):
         CfnOutput(self, "UserPoolClientId", value=self.api.user_pool_client.user_pool_client_id)
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
         CfnOutput(self, "DataBucketName", value=self.storage.bucket.bucket_name)
+
+    def _inference_pipeline(self) -> InferencePipeline:
+        by_name = self.functions.by_name
+        shard_size = self.node.try_get_context(INFERENCE_SHARD_SIZE) or DEFAULT_SHARD_SIZE
+        by_name["plan_inference"].add_environment("INFERENCE_SHARD_SIZE", str(int(shard_size)))
+        inference = InferencePipeline(
+            self,
+            "Inference",
+            deploy=by_name["deploy_model"],
+            plan=by_name["plan_inference"],
+            infer_shard=by_name["infer_shard"],
+            assemble=by_name["assemble_predictions"],
+            runs_table=self.storage.runs_table,
+            max_concurrency=int(self.node.try_get_context(INFERENCE_CONCURRENCY) or DEFAULT_CONCURRENCY),
+        )
+        # POST /runs with a model configuration starts the live run's execution.
+        api = by_name["api"]
+        api.add_environment("INFERENCE_STATE_MACHINE_ARN", inference.state_machine.state_machine_arn)
+        inference.state_machine.grant_start_execution(api)
+        return inference
 
     def _specs(self) -> tuple[FunctionSpec, ...]:
         cap = self.node.try_get_context(SCORE_CONCURRENCY)

@@ -25,6 +25,10 @@ FUNCTION_FOLDERS = (
     "dead_letters",
     "api",
     "sandbox",
+    "deploy_model",
+    "plan_inference",
+    "infer_shard",
+    "assemble_predictions",
 )
 
 _SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")

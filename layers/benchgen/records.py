@@ -14,6 +14,8 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, Field
 
+from benchgen.inference.model import Sampling
+
 MAX_TEXT_CHARS = 2000  # one reason, warning or problem
 MAX_KEY_CHARS = 200  # one metric or breakdown key
 MAX_ITEMS = 50  # entries of one list or map
@@ -116,6 +118,33 @@ class RunConfig(BaseModel):
     environment_variables: dict[str, str] = Field(default_factory=dict)
 
 
+class LiveModel(BaseModel):
+    """The model a live run asks, as its connection reached it when the run was created.
+
+    References only: ``secret_arn`` names the Secrets Manager secret that holds the API key, which is
+    read by the function that calls the model, when it calls it; the key itself is never kept here.
+    """
+
+    connection_id: str
+    provider: str  # benchgen.providers.profiles.ProviderKind
+    model_id: str
+    sampling: Sampling = Field(default_factory=Sampling)
+    region: str | None = None  # bedrock, sagemaker
+    endpoint_name: str | None = None  # sagemaker
+    messages_api: bool = False  # sagemaker: the endpoint speaks the Messages API, not {"inputs"}
+    base_url: str | None = None  # openai-compatible
+    secret_arn: str | None = None
+
+
+class InferenceSummary(BaseModel):
+    """How a live run's questions were answered; every case's detail is in its inference log."""
+
+    cases: int = 0
+    answered: int = 0
+    unanswered: int = 0
+    unanswered_reasons: Texts = Field(default_factory=list)  # "<case id>: <reason>", the first few
+
+
 class RunClaim(BaseModel):
     """One invocation's hold on a run while it works on a step, so that concurrent deliveries do it once.
 
@@ -158,6 +187,8 @@ class RunRecord(BaseModel):
     execution_name: str | None = None
     run_config: RunConfig = Field(default_factory=RunConfig)
     claim: RunClaim | None = None
+    live_model: LiveModel | None = None  # set when the platform generates the submission from a model
+    inference: InferenceSummary | None = None
 
 
 def dataset_id_for(run_id: str) -> str:

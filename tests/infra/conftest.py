@@ -66,6 +66,7 @@ def _statements(policy: Resource) -> Iterator[dict[str, Any]]:
             "Resource": [
                 render_value(r) for r in (resources if isinstance(resources, list) else [resources])
             ],
+            **({"Condition": statement["Condition"]} if "Condition" in statement else {}),
         }
 
 
@@ -87,8 +88,8 @@ def role_statements(resources: dict[str, Resource], functions: dict[str, Resourc
 
 @pytest.fixture(scope="session")
 def state_machine(resources: dict[str, Resource]) -> Resource:
-    (machine,) = _of_type(resources, "AWS::StepFunctions::StateMachine").values()
-    return machine
+    """The artifact pipeline (the stack holds other state machines besides)."""
+    return resources["ArtifactPipeline"]
 
 
 @pytest.fixture(scope="session")
@@ -108,3 +109,12 @@ def function_ids(resources: dict[str, Resource], functions: dict[str, Resource])
     """Logical id of each of our functions, by function name."""
     by_identity = {id(resource): logical_id for logical_id, resource in resources.items()}
     return {name: by_identity[id(function)] for name, function in functions.items()}
+
+
+@pytest.fixture(scope="session")
+def inference_definition(resources: dict[str, Resource]) -> dict[str, Any]:
+    """The InferencePipeline definition, read like ``definition``."""
+    parsed: dict[str, Any] = json.loads(
+        render_value(resources["InferencePipeline"]["Properties"]["DefinitionString"])
+    )
+    return parsed

@@ -11,6 +11,8 @@ Resource = dict[str, Any]
 Statement = dict[str, Any]
 
 NAMES = ["register_environment", "ingest", "score", "build_artifact", "dead_letters", "api", "sandbox"]
+LIVE_RUN_STEPS = ["deploy_model", "plan_inference", "infer_shard", "assemble_predictions"]
+NAMES += LIVE_RUN_STEPS
 # The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
 PIPELINE = [name for name in NAMES if name != "sandbox"]
 # Invoked asynchronously (by S3, or by a state machine that may be retried); the dead-letter consumer is
@@ -38,6 +40,8 @@ CONSUME = {
     "sqs:DeleteMessage",
     "sqs:GetQueueAttributes",
 }
+# What a function that calls live models may do besides: invoke them, and read their API keys.
+MODEL_CALLS = {"bedrock:InvokeModel", "sagemaker:InvokeEndpoint", "secretsmanager:GetSecretValue"}
 # The functions whose failed asynchronous events the dead-letter consumer settles.
 DRAINED = ["register_environment", "ingest", "score"]
 
@@ -57,8 +61,12 @@ EXPECTED_ACTIONS = {
     | READ_WRITE
     | IDEMPOTENCY,
     "dead_letters": (BASELINE - {"sqs:SendMessage"}) | CONSUME | {"events:PutEvents"} | READ_WRITE,
-    "api": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE | IDEMPOTENCY,
+    "api": BASELINE | {"s3:GetObject", "s3:PutObject", "states:StartExecution"} | READ_WRITE | IDEMPOTENCY,
     "sandbox": set(),
+    "deploy_model": BASELINE | READ_WRITE | MODEL_CALLS,
+    "plan_inference": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"} | READ_WRITE,
+    "infer_shard": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ | MODEL_CALLS,
+    "assemble_predictions": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
 }
 
 EXPECTED_OBJECT_ACCESS = {
@@ -94,6 +102,18 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:PutObject", "environments/"),
     },
     "sandbox": set(),
+    "deploy_model": set(),
+    "plan_inference": {
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
+        ("s3:PutObject", "runs/"),
+    },
+    "infer_shard": {("s3:GetObject", "runs/"), ("s3:PutObject", "runs/")},
+    "assemble_predictions": {
+        ("s3:GetObject", "runs/"),
+        ("s3:PutObject", "runs/"),
+        ("s3:PutObject", "submissions/"),
+    },
 }
 
 EXPECTED_TABLE_ACCESS = {
@@ -109,6 +129,10 @@ EXPECTED_TABLE_ACCESS = {
         "IdempotencyTable": IDEMPOTENCY,
     },
     "sandbox": {},
+    "deploy_model": {"RunsTable": READ_WRITE},
+    "plan_inference": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ},
+    "infer_shard": {"RunsTable": READ},
+    "assemble_predictions": {"RunsTable": READ_WRITE},
 }
 
 RUNS_INDEXES = {"${RunsTable.Arn}/index/by_environment", "${RunsTable.Arn}/index/by_status"}
@@ -120,6 +144,7 @@ EXPECTED_INDEXES = {
     "dead_letters": RUNS_INDEXES,
     "api": RUNS_INDEXES | {"${DatasetsTable.Arn}/index/by_kind"},
     "sandbox": set(),
+    **dict.fromkeys(LIVE_RUN_STEPS, RUNS_INDEXES),
 }
 
 EXPECTED_TRIGGERS = {
@@ -481,4 +506,31 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         "dead_letters": None,
         "api": None,
         "sandbox": None,
+        **dict.fromkeys(LIVE_RUN_STEPS),
     }
+
+
+@pytest.mark.parametrize("name", ["deploy_model", "infer_shard"])
+def test_model_callers_read_only_secrets_tagged_for_inference(
+    role_statements: dict[str, list[Statement]], name: str
+) -> None:
+    (secrets,) = [s for s in role_statements[name] if "secretsmanager:GetSecretValue" in s["Action"]]
+    assert secrets["Action"] == ["secretsmanager:GetSecretValue"]
+    assert secrets["Condition"] == {
+        "StringEquals": {"secretsmanager:ResourceTag/benchgen:access": "inference"}
+    }
+
+
+def test_only_the_api_starts_live_runs_and_only_the_inference_pipeline(
+    role_statements: dict[str, list[Statement]], functions: dict[str, Resource]
+) -> None:
+    starters = {
+        name: {resource for action, resource in _pairs(statements) if action == "states:StartExecution"}
+        for name, statements in role_statements.items()
+    }
+    assert starters["api"] == {"${InferencePipeline}"}
+    variables = functions["api"]["Properties"]["Environment"]["Variables"]
+    assert variables["INFERENCE_STATE_MACHINE_ARN"] == {"Ref": "InferencePipeline"}
+    assert (
+        functions["plan_inference"]["Properties"]["Environment"]["Variables"]["INFERENCE_SHARD_SIZE"] == "20"
+    )

@@ -90,11 +90,11 @@ def test_one_message_in_a_functions_dead_letter_queue_raises_its_alarm(
     )
 
 
+@pytest.mark.parametrize("machine_id", ["ArtifactPipeline", "InferencePipeline"])
 @pytest.mark.parametrize("metric", ["ExecutionsFailed", "ExecutionsTimedOut"])
 def test_a_failed_or_timed_out_pipeline_execution_raises_an_alarm(
-    metric: str, assertions: Any, of_type: Callable[[str], dict[str, Resource]], topic_id: str
+    metric: str, machine_id: str, assertions: Any, topic_id: str
 ) -> None:
-    (machine_id,) = of_type("AWS::StepFunctions::StateMachine")
     assertions.has_resource_properties(
         "AWS::CloudWatch::Alarm",
         {

@@ -8,7 +8,8 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from benchgen.aws.clients import regional
-from benchgen.inference.model import Answer, ModelCallError, Sampling
+from benchgen.inference.model import Answer, Model, ModelCallError, Sampling
+from benchgen.inference.openai_http import ChatCompletions
 from benchgen.inference.shapes import (
     chat_request,
     chat_text,
@@ -17,6 +18,7 @@ from benchgen.inference.shapes import (
     generate_request,
     generated_text,
 )
+from benchgen.records import LiveModel
 
 # Error codes after which the same call may succeed: throttling, capacity, the service's own faults.
 RETRYABLE_CODES = frozenset(
@@ -113,3 +115,25 @@ def secret_value(secret_arn: str, region: str) -> str:
             retryable=False,
         ) from None
     return str(response.get("SecretString") or "")
+
+
+def model_for(live: LiveModel, sampling: Sampling) -> Model:
+    """The adapter that reaches ``live``'s model; an API key is read from Secrets Manager here, now."""
+    if live.provider == "bedrock" and live.region:
+        return BedrockConverse(live.region, live.model_id, sampling)
+    if live.provider == "sagemaker" and live.region:
+        endpoint = live.endpoint_name or live.model_id
+        return SageMakerEndpoint(live.region, endpoint, sampling, messages_api=live.messages_api)
+    if live.provider == "openai-compatible" and live.base_url:
+        key = secret_value(live.secret_arn, _arn_region(live.secret_arn)) if live.secret_arn else None
+        return ChatCompletions(live.base_url, live.model_id, sampling, api_key=key)
+    raise ModelCallError(
+        f"connection {live.connection_id} ({live.provider}) lacks what its provider needs to be called "
+        "(a region for bedrock and sagemaker, a base URL for openai-compatible): fix the connection",
+        retryable=False,
+    )
+
+
+def _arn_region(arn: str) -> str:
+    # arn:<partition>:secretsmanager:<region>:<account>:secret:<name>
+    return arn.split(":")[3]

@@ -22,6 +22,7 @@ from benchgen.aws.s3_events import uploaded_objects
 from benchgen.aws.sandbox import SandboxInvoker
 from benchgen.aws.storage import ObjectStore
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.inference.retry import Backoff
 from benchgen.pipeline.keys import correlation_id, run_id_of
 from benchgen.sandbox.job import Sandbox
 from benchgen.sandbox.local import LocalSandbox
@@ -106,6 +107,15 @@ class Adapters:
         if not self.settings.state_machine_arn:
             raise RuntimeError("STATE_MACHINE_ARN is not set: only the score function starts executions")
         return ExecutionStarter(self.settings.state_machine_arn)
+
+    @property
+    def model_backoff(self) -> Backoff:
+        """How the steps that call a live model retry each call."""
+        return Backoff(
+            attempts=self.settings.model_call_attempts,
+            base_s=self.settings.model_retry_base_seconds,
+            cap_s=20 * self.settings.model_retry_base_seconds,
+        )
 
 
 _cached: Adapters | None = None

@@ -1,0 +1,157 @@
+"""Live-model runs on the local cloud: the InferencePipeline from the synthesized template (its Map
+included) asks the local server of simulated models every case, and the generated submission goes through
+the existing ingest and score unchanged. Faults are injected by the model server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchgen.aws.tables import RunsRepo
+from benchgen.inference.model import Sampling
+from benchgen.records import LiveModel, RunRecord, RunStatus
+from infra.examplegen.writing import write_bundle_zip
+from infra.local.cloud import LocalCloud
+from infra.local.model_server import BASE_MODEL, ExampleModelServer, Fault
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Real backoff waits seconds; the local cloud really sleeps. Set before the first function starts.
+    monkeypatch.setenv("MODEL_RETRY_BASE_SECONDS", "0.01")
+
+
+@pytest.fixture
+def models() -> Iterator[ExampleModelServer]:
+    with ExampleModelServer() as server:
+        yield server
+
+
+def _runs(cloud: LocalCloud) -> RunsRepo:
+    return RunsRepo(next(name for lid, name in cloud.table_names.items() if lid.startswith("Runs")))
+
+
+def _register(cloud: LocalCloud, tmp_path: Path, example: str) -> None:
+    archive = write_bundle_zip(EXAMPLES / example / "bundle", tmp_path / f"{example}.zip")
+    key = f"environments/{example}/v1/bundle.zip"
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=archive.read_bytes())
+    cloud.settle()
+
+
+def _live_run(cloud: LocalCloud, run_id: str, base_url: str, example: str = "gsm8k-en") -> dict[str, Any]:
+    live = LiveModel(
+        connection_id="conn-local",
+        provider="openai-compatible",
+        model_id=BASE_MODEL,
+        sampling=Sampling(temperature=0, max_tokens=256),
+        base_url=base_url,
+    )
+    run = RunRecord(
+        run_id=run_id,
+        environment_id=example,
+        environment_version="v1",
+        model=BASE_MODEL,
+        owner="alice",
+        live_model=live,
+    )
+    assert _runs(cloud).create(run)
+    machine = cloud.state_machine_arns["InferencePipeline"]
+    cloud.client("stepfunctions").start_execution(
+        stateMachineArn=machine, name=f"live-{run_id}", input=json.dumps({"run_id": run_id})
+    )
+    execution = cloud.wait_for_execution(f"live-{run_id}", timeout=120, state_machine_arn=machine)
+    cloud.settle()
+    return execution
+
+
+def _object_lines(cloud: LocalCloud, key: str) -> list[dict[str, Any]]:
+    body = cloud.client("s3").get_object(Bucket=cloud.bucket, Key=key)["Body"].read().decode()
+    return [json.loads(line) for line in body.splitlines() if line.strip()]
+
+
+def test_a_live_run_of_the_example_base_model_completes_with_the_example_submissions_score(
+    fast_retries: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given the gsm8k-en example registered (its example submission gets 12 of 40 cases wrong)
+    _register(cloud, tmp_path, "gsm8k-en")
+
+    # When a live run asks example-base every case through the InferencePipeline
+    execution = _live_run(cloud, "live-happy", models.base_url)
+
+    # Then the run completed with the score the example submission gets
+    assert execution["status"] == "SUCCEEDED"
+    run = _runs(cloud).get("live-happy")
+    assert run is not None
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert run.overall_score == pytest.approx(0.7)
+    # and the generated submission is under submissions/<run_id>/, the ingest's input
+    assert run.submission_key == "submissions/live-happy/predictions.json"
+    assert run.files["Submission File"] == "submissions/live-happy/predictions.json"
+    # and every case's raw response and latency are kept in the inference log the run links
+    log = _object_lines(cloud, run.files["Inference Log"])
+    assert len(log) == 40
+    assert all(entry["answered"] and entry["latency_ms"] >= 0 for entry in log)
+    assert json.loads(log[0]["raw"])["choices"][0]["message"]["content"] == log[0]["prediction_text"]
+    assert run.inference is not None
+    assert (run.inference.cases, run.inference.answered, run.inference.unanswered) == (40, 40, 0)
+    # each of the 2 shards of 20 cases was asked once per case, plus the reachability call
+    assert len(models.faults.requests) == 41
+
+
+def test_throttling_and_5xx_are_retried_and_a_case_that_keeps_failing_is_unanswered_with_its_reason(
+    fast_retries: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given the model throttles one case twice, answers 500 once to another, and always 500 to a third
+    _register(cloud, tmp_path, "gsm8k-en")
+    models.faults.add(Fault(status=429, case_id="en-000003", times=2, retry_after_s=0.05))
+    models.faults.add(Fault(status=500, case_id="en-000007", times=1))
+    models.faults.add(Fault(status=500, case_id="en-000011", times=None))
+
+    # When the live run goes through
+    execution = _live_run(cloud, "live-faults", models.base_url)
+
+    # Then the run still completes
+    assert execution["status"] == "SUCCEEDED"
+    run = _runs(cloud).get("live-faults")
+    assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
+    log = {entry["id"]: entry for entry in _object_lines(cloud, run.files["Inference Log"])}
+    # the retried cases were answered on a later attempt
+    assert (log["en-000003"]["answered"], log["en-000003"]["attempts"]) == (True, 3)
+    assert (log["en-000007"]["answered"], log["en-000007"]["attempts"]) == (True, 2)
+    # the case that kept failing is recorded unanswered, answered empty, with the reason
+    failing = log["en-000011"]
+    assert (failing["answered"], failing["prediction_text"], failing["attempts"]) == (False, "", 5)
+    assert "answered HTTP 500" in failing["error"]
+    assert run.inference is not None and run.inference.unanswered == 1
+    assert run.inference.unanswered_reasons[0].startswith("en-000011: ")
+
+
+def test_an_unreachable_model_fails_the_run_in_deploying_with_a_sentence(
+    fast_retries: None, cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # Given a connection to a port where nothing listens
+    _register(cloud, tmp_path, "gsm8k-en")
+    with ExampleModelServer() as stopped:
+        base_url = stopped.base_url
+
+    # When a live run starts
+    execution = _live_run(cloud, "live-down", base_url)
+
+    # Then it fails before any case is asked, and the run says why and what to do
+    assert execution["status"] == "FAILED"
+    run = _runs(cloud).get("live-down")
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    assert run.failure_reason.startswith(
+        f"the model example-base at {base_url} did not answer: could not reach"
+    )
+    assert "(after 5 attempts)" in run.failure_reason
+    assert run.failure_reason.endswith("then create the run again")
+    assert run.finished_at is not None
+    assert "Submission File" not in run.files
