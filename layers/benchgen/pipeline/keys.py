@@ -167,3 +167,8 @@ def correlation_id(key: str) -> str:
 def inference_shard_key(run_id: str, kind: str, shard: int) -> str:
     """A live run's working file: the ``cases`` a shard asks, or the ``answers`` it got."""
     return run_key(run_id, f"inference/{kind}-{shard:05d}.jsonl")
+
+
+def live_execution_name(run_id: str) -> str:
+    """The run's InferencePipeline execution: one per run, so that a second start collides."""
+    return f"live-{run_id}"[:80]

@@ -1,0 +1,123 @@
+"""A live run's model configuration: secrets only by reference, the caller's own connection, checked
+for inference, and one InferencePipeline execution per run."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from pydantic import ValidationError
+
+from benchgen.api.errors import NotFound
+from benchgen.api.live_runs import ModelConfigRequest, live_model_for, start_live_run
+from benchgen.errors import BenchGenError
+
+SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:benchgen/together-AbCdEf"
+MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:InferencePipeline"
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Stands in for benchgen.records.ConnectionRecord: the fields a live run reads."""
+
+    connection_id: str = "conn-1"
+    owner: str = "alice"
+    provider: str = "openai-compatible"
+    region: str | None = None
+    base_url: str | None = "https://api.together.xyz/v1"
+    endpoint_name: str | None = None
+    secret_arn: str | None = SECRET_ARN
+
+
+def _config(**variables: str) -> ModelConfigRequest:
+    return ModelConfigRequest.model_validate(
+        {"connection_id": "conn-1", "model_id": "example-base", "environment_variables": variables}
+    )
+
+
+def test_a_secret_named_variable_with_a_plain_value_is_refused_without_echoing_it() -> None:
+    with pytest.raises(ValidationError) as refused:
+        _config(PROVIDER_API_KEY="hunter2-plain")
+
+    # The API answers with each problem's message (never pydantic's echo of the input)
+    (message,) = [problem["msg"] for problem in refused.value.errors()]
+    assert "PROVIDER_API_KEY looks like a secret: store its value in AWS Secrets Manager" in message
+    assert "hunter2-plain" not in message
+
+
+def test_a_key_shaped_value_under_any_name_is_refused() -> None:
+    with pytest.raises(ValidationError, match="EXTRA looks like a secret"):
+        _config(EXTRA="sk-proj-0123456789abcdef")
+
+
+def test_secrets_given_as_secrets_manager_arns_and_plain_settings_are_kept() -> None:
+    config = _config(PROVIDER_API_KEY=SECRET_ARN, LOG_LEVEL="info")
+
+    assert config.environment_variables == {"PROVIDER_API_KEY": SECRET_ARN, "LOG_LEVEL": "info"}
+
+
+def test_sampling_with_an_unknown_parameter_is_refused() -> None:
+    with pytest.raises(ValidationError, match="temprature"):
+        ModelConfigRequest.model_validate(
+            {"connection_id": "c", "model_id": "m", "sampling": {"temprature": 0.2}}
+        )
+
+
+def test_another_users_connection_is_answered_like_a_missing_one() -> None:
+    with pytest.raises(NotFound, match="no connection 'conn-1' of yours") as other:
+        live_model_for(_config(), owner="bob", connection=Connection(), check_inference=lambda _: None)
+    with pytest.raises(NotFound) as missing:
+        live_model_for(_config(), owner="bob", connection=None, check_inference=lambda _: None)
+
+    assert str(other.value) == str(missing.value)
+
+
+def test_a_connection_that_cannot_answer_runs_is_refused_with_the_checks_message() -> None:
+    def refuse(connection: Any) -> None:
+        raise BenchGenError("this connection has no endpoint_name: live runs need one")
+
+    with pytest.raises(BenchGenError, match="live runs need one"):
+        live_model_for(_config(), owner="alice", connection=Connection(), check_inference=refuse)
+
+
+def test_the_run_keeps_where_the_model_is_and_the_secrets_arn_never_a_key() -> None:
+    checked: list[Any] = []
+
+    live = live_model_for(_config(), owner="alice", connection=Connection(), check_inference=checked.append)
+
+    assert checked == [Connection()]
+    assert live.model_dump(exclude={"sampling"}) == {
+        "connection_id": "conn-1",
+        "provider": "openai-compatible",
+        "model_id": "example-base",
+        "region": None,
+        "endpoint_name": None,
+        "messages_api": False,
+        "base_url": "https://api.together.xyz/v1",
+        "secret_arn": SECRET_ARN,
+    }
+
+
+def test_a_live_run_starts_one_execution_named_for_the_run() -> None:
+    client = boto3.client(
+        "stepfunctions", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    with Stubber(client) as stub:
+        expected = {
+            "stateMachineArn": MACHINE,
+            "name": "live-run-1",
+            "input": json.dumps({"run_id": "run-1"}),
+        }
+        stub.add_response("start_execution", {"executionArn": "arn:x", "startDate": "2026-01-01"}, expected)
+        stub.add_client_error(
+            "start_execution", service_error_code="ExecutionAlreadyExists", expected_params=expected
+        )
+
+        first = start_live_run("run-1", state_machine_arn=MACHINE, client=client)
+        second = start_live_run("run-1", state_machine_arn=MACHINE, client=client)
+
+    assert (first, second) == (True, False)
