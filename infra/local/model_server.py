@@ -150,6 +150,11 @@ class ExampleModelServer:
         self._thread = threading.Thread(target=self._server.serve_forever, name="example-models", daemon=True)
         self._thread.start()
 
+    def wait(self) -> None:
+        """Block until the server stops (the command line serves until interrupted)."""
+        if self._thread is not None:
+            self._thread.join()
+
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
