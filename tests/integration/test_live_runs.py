@@ -14,6 +14,7 @@ import pytest
 from benchgen.aws.tables import RunsRepo
 from benchgen.inference.model import Sampling
 from benchgen.records import LiveModel, RunRecord, RunStatus
+from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
 from infra.local.model_server import BASE_MODEL, ExampleModelServer, Fault
@@ -102,6 +103,17 @@ def test_a_live_run_of_the_example_base_model_completes_with_the_example_submiss
     assert (run.inference.cases, run.inference.answered, run.inference.unanswered) == (40, 40, 0)
     # each of the 2 shards of 20 cases was asked once per case, plus the reachability call
     assert len(models.faults.requests) == 41
+    # and the run's page names the model asked and how its cases were answered
+    with cloud.serve_api(access_log=False) as server:
+        api = Api(server.url, cloud.create_user("reader@example.com", "Reader-Passw0rd!x"))
+        detail = api.expect("GET", "/runs/live-happy", 200)
+    assert detail["live_model"] == {
+        "connection_id": "conn-local",
+        "provider": "openai-compatible",
+        "model_id": "example-base",
+    }
+    assert detail["inference"] == {"cases": 40, "answered": 40, "unanswered": 0, "unanswered_reasons": []}
+    assert "Inference Log" in detail["files"]
 
 
 def test_throttling_and_5xx_are_retried_and_a_case_that_keeps_failing_is_unanswered_with_its_reason(

@@ -30,6 +30,7 @@ from benchgen.api.schemas import (
     CreateRunRequest,
     DatasetLink,
     DetailedResults,
+    LiveModelView,
     MetricTile,
     NextToken,
     ResourceId,
@@ -218,6 +219,8 @@ def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
         files=list(labelled_files(run)),
         artifact_reason=run.artifact_reason,
         dataset=dataset,
+        live_model=LiveModelView.model_validate(run.live_model.model_dump()) if run.live_model else None,
+        inference=run.inference,
     )
 
 

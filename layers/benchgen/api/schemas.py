@@ -15,6 +15,7 @@ from benchgen.records import (
     ArtifactStatus,
     DatasetRecord,
     EnvironmentRecord,
+    InferenceSummary,
     RunConfig,
     RunRecord,
     RunStatus,
@@ -302,6 +303,20 @@ class RunDetail(RunSummary):
     files: list[str] = Field(default_factory=list, description="labels of the files the run produced")
     artifact_reason: str | None = None
     dataset: DatasetLink | None = None
+    live_model: LiveModelView | None = Field(
+        default=None, description="for a live run: the model asked (its sampling is in the owner-only config)"
+    )
+    inference: InferenceSummary | None = Field(
+        default=None, description="for a live run: how its cases were answered (details in its Inference Log)"
+    )
+
+
+class LiveModelView(BaseModel):
+    """Which model a live run asked, without where or how (those stay with its owner)."""
+
+    connection_id: str
+    provider: str
+    model_id: str
 
 
 class RunFile(BaseModel):
