@@ -5,6 +5,7 @@ the existing ingest and score unchanged. Faults are injected by the model server
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,8 +46,11 @@ def _register(cloud: LocalCloud, tmp_path: Path, example: str) -> None:
     cloud.settle()
 
 
-def _live_run(cloud: LocalCloud, run_id: str, base_url: str, example: str = "gsm8k-en") -> dict[str, Any]:
+def _live_run(
+    cloud: LocalCloud, run_id: str, base_url: str, example: str = "gsm8k-en", secret_arn: str | None = None
+) -> dict[str, Any]:
     live = LiveModel(
+        secret_arn=secret_arn,
         connection_id="conn-local",
         provider="openai-compatible",
         model_id=BASE_MODEL,
@@ -167,3 +171,50 @@ def test_an_unreachable_model_fails_the_run_in_deploying_with_a_sentence(
     assert run.failure_reason.endswith("then create the run again")
     assert run.finished_at is not None
     assert "Submission File" not in run.files
+
+
+def _everything_stored(cloud: LocalCloud) -> str:
+    """Every table item, every object (each version), and every execution's history, as text."""
+    parts: list[str] = []
+    dynamodb = cloud.client("dynamodb")
+    for name in cloud.table_names.values():
+        parts.append(json.dumps(dynamodb.scan(TableName=name)["Items"]))
+    s3 = cloud.client("s3")
+    for version in s3.list_object_versions(Bucket=cloud.bucket).get("Versions", []):
+        body = s3.get_object(Bucket=cloud.bucket, Key=version["Key"], VersionId=version["VersionId"])["Body"]
+        parts.append(body.read().decode("utf-8", errors="replace"))
+    sfn = cloud.client("stepfunctions")
+    for machine in cloud.state_machine_arns.values():
+        for execution in sfn.list_executions(stateMachineArn=machine)["executions"]:
+            history = sfn.get_execution_history(executionArn=execution["executionArn"])["events"]
+            parts.append(json.dumps(history, default=str))
+    return "\n".join(parts)
+
+
+def test_the_api_key_is_read_from_secrets_manager_when_called_and_is_kept_nowhere(
+    fast_retries: None, cloud: LocalCloud, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Given a model server that answers only with its key, and the key in a tagged Secrets Manager secret
+    key = "sk-planted-" + secrets.token_hex(12)
+    arn = cloud.client("secretsmanager").create_secret(
+        Name="benchgen/example-models",
+        SecretString=key,
+        Tags=[{"Key": "benchgen:access", "Value": "inference"}],
+    )["ARN"]
+    _register(cloud, tmp_path, "gsm8k-en")
+
+    # When a live run's connection names the secret
+    with ExampleModelServer(api_key=key) as models:
+        execution = _live_run(cloud, "live-keyed", models.base_url, secret_arn=arn)
+
+    # Then the model was called with the key (it refuses any other) and the run completed
+    assert execution["status"] == "SUCCEEDED"
+    run = _runs(cloud).get("live-keyed")
+    assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
+    assert run.inference is not None and run.inference.answered == 40
+    # and the key is in no item, object, execution input or output, nor in any log line
+    assert arn in _everything_stored(cloud)
+    assert key not in _everything_stored(cloud)
+    captured = capfd.readouterr()
+    assert "live-keyed" in captured.out + captured.err
+    assert key not in captured.out + captured.err
