@@ -158,3 +158,14 @@ def test_a_refusal_that_retrying_cannot_fix_is_asked_once(server: ExampleModelSe
 
     assert outcome.answer is None and outcome.attempts == 1
     assert outcome.error is not None and outcome.error.endswith("(after 1 attempt)")
+
+
+def test_backoff_honours_retry_after_up_to_its_cap_and_otherwise_jitters_under_the_doubled_base() -> None:
+    backoff = Backoff(attempts=5, base_s=0.5, cap_s=4.0)
+
+    assert backoff.delay(0, asked=2.5) == 2.5
+    assert backoff.delay(0, asked=600) == 4.0
+    assert all(0 <= backoff.delay(0, None) <= 0.5 for _ in range(200))
+    assert all(0 <= backoff.delay(2, None) <= 2.0 for _ in range(200))
+    assert all(0 <= backoff.delay(9, None) <= 4.0 for _ in range(200))
+    assert max(backoff.delay(9, None) for _ in range(200)) > 2.0
