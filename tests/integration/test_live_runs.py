@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -218,3 +219,33 @@ def test_the_api_key_is_read_from_secrets_manager_when_called_and_is_kept_nowher
     captured = capfd.readouterr()
     assert "live-keyed" in captured.out + captured.err
     assert key not in captured.out + captured.err
+
+
+def test_an_environment_with_a_case_that_has_no_question_fails_the_run_in_plan_with_a_sentence(
+    fast_retries: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given an environment whose third case has no question to ask a model
+    bundle = tmp_path / "no-question" / "bundle"
+    shutil.copytree(EXAMPLES / "gsm8k-en" / "bundle", bundle)
+    cases_file = bundle / "reference" / "cases.jsonl"
+    cases = [json.loads(line) for line in cases_file.read_text().splitlines()]
+    del cases[2]["question"]
+    cases_file.write_text("".join(json.dumps(case) + "\n" for case in cases))
+    archive = write_bundle_zip(bundle, tmp_path / "no-question.zip")
+    key = "environments/no-question/v1/bundle.zip"
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=archive.read_bytes())
+    cloud.settle()
+
+    # When a live run of it starts
+    execution = _live_run(cloud, "live-no-question", models.base_url, example="no-question")
+
+    # Then the run fails saying which case and what to do, and no submission was generated
+    assert execution["status"] == "FAILED"
+    run = _runs(cloud).get("live-no-question")
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason == (
+        "case 'en-000002' has no question: a live run asks the model each case's question, so this "
+        "environment needs uploaded predictions instead"
+    )
+    listed = cloud.client("s3").list_objects_v2(Bucket=cloud.bucket, Prefix="submissions/live-no-question/")
+    assert listed.get("KeyCount", 0) == 0
