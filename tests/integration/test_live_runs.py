@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
 from benchgen.aws.tables import RunsRepo
 from benchgen.inference.model import Sampling
@@ -48,9 +49,14 @@ def _register(cloud: LocalCloud, tmp_path: Path, example: str) -> None:
 
 
 def _live_run(
-    cloud: LocalCloud, run_id: str, base_url: str, example: str = "gsm8k-en", secret_arn: str | None = None
+    cloud: LocalCloud,
+    run_id: str,
+    base_url: str | None,
+    example: str = "gsm8k-en",
+    secret_arn: str | None = None,
+    live: LiveModel | None = None,
 ) -> dict[str, Any]:
-    live = LiveModel(
+    live = live or LiveModel(
         secret_arn=secret_arn,
         connection_id="conn-local",
         provider="openai-compatible",
@@ -249,3 +255,33 @@ def test_an_environment_with_a_case_that_has_no_question_fails_the_run_in_plan_w
     )
     listed = cloud.client("s3").list_objects_v2(Bucket=cloud.bucket, Prefix="submissions/live-no-question/")
     assert listed.get("KeyCount", 0) == 0
+
+
+def test_a_live_run_of_a_sagemaker_endpoint_goes_through_invoke_endpoint(
+    fast_retries: None, cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # Given a SageMaker endpoint (moto's invoke_endpoint answers from a queue) that always answers 42
+    answer = json.dumps([{"generated_text": "The answer is 42."}])
+    queued = {"region": cloud.region, "results": [{"Body": answer, "ContentType": "application/json"}] * 41}
+    requests.post("http://motoapi.amazonaws.com/moto-api/static/sagemaker/endpoint-results", json=queued)
+    _register(cloud, tmp_path, "gsm8k-en")
+    endpoint = LiveModel(
+        connection_id="conn-sagemaker",
+        provider="sagemaker",
+        model_id="tuned-llama",
+        region=cloud.region,
+        endpoint_name="tuned-llama-endpoint",
+        sampling=Sampling(temperature=0, max_tokens=64),
+    )
+
+    # When a live run asks it every case
+    execution = _live_run(cloud, "live-sagemaker", None, live=endpoint)
+
+    # Then the run completed, scored on what the endpoint answered (no case's answer is 42)
+    assert execution["status"] == "SUCCEEDED"
+    run = _runs(cloud).get("live-sagemaker")
+    assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
+    assert run.overall_score == 0.0
+    log = _object_lines(cloud, run.files["Inference Log"])
+    assert {entry["prediction_text"] for entry in log} == {"The answer is 42."}
+    assert {entry["raw"] for entry in log} == {answer}
