@@ -77,13 +77,20 @@ class DeployedFunction:
     runtime_root: Path
 
     @property
+    def handler(self) -> str:
+        """``module.function``: a zip function's Handler, or the command of a container image's."""
+        if self.properties.get("PackageType") == "Image":
+            return str(self.properties["ImageConfig"]["Command"][0])
+        return str(self.properties["Handler"])
+
+    @property
     def handler_module(self) -> str:
-        module, _, _ = str(self.properties["Handler"]).rpartition(".")
+        module, _, _ = self.handler.rpartition(".")
         return module
 
     @property
     def handler_name(self) -> str:
-        return str(self.properties["Handler"]).rpartition(".")[2]
+        return self.handler.rpartition(".")[2]
 
     @property
     def search_path(self) -> list[str]:
@@ -98,7 +105,7 @@ class DeployedFunction:
             "AWS_LAMBDA_FUNCTION_NAME": self.logical_id,
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(self.properties.get("MemorySize", 128)),
             "LAMBDA_TASK_ROOT": str(self.task_root),
-            "_HANDLER": str(self.properties["Handler"]),
+            "_HANDLER": self.handler,
             **{name: render(value) for name, value in variables.items()},
         }
 
@@ -127,7 +134,9 @@ def deployed_functions(
     assembled = []
     for spec in SPECS:
         properties: dict[str, Any] = resources[spec.logical_id]["Properties"]
-        uses_layer = any(layer.get("Ref") in layers for layer in properties.get("Layers", []))
+        # The sandbox's image installs the layer's package set and the library where a layer goes (/opt).
+        image = properties.get("PackageType") == "Image"
+        uses_layer = image or any(layer.get("Ref") in layers for layer in properties.get("Layers", []))
         assembled.append(
             DeployedFunction(
                 name=spec.name,

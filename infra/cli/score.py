@@ -66,6 +66,11 @@ def register(subparsers: Any) -> None:
         help="predictions.json / .jsonl, bare or zipped, or a folder (zipped as the upload page would)",
     )
     command.add_argument("--out", type=Path, required=True, help="folder for the run's files")
+    command.add_argument(
+        "--phase",
+        help="the phase to run, by name or index (default: the bundle's first phase); every task of "
+        "the phase is scored",
+    )
     command.add_argument("--model", default=DEFAULT_MODEL, help=f"the model's name (default {DEFAULT_MODEL})")
     command.set_defaults(func=run_score)
 
@@ -79,13 +84,16 @@ def _hash_path(digest: Any, path: Path) -> None:
                 digest.update(chunk)
 
 
-def local_run_id(bundle: Path, submission: Path, model: str) -> str:
-    """``local-<hash>`` of the run's inputs: scoring the same files for the same model gives the same id."""
+def local_run_id(bundle: Path, submission: Path, model: str, phase: str | None = None) -> str:
+    """``local-<hash>`` of the run's inputs: scoring the same files for the same model (and phase) gives
+    the same id."""
     digest = hashlib.sha256()
     for path in (bundle, submission):
         if path.exists():
             _hash_path(digest, path)
     digest.update(model.encode())
+    if phase is not None:
+        digest.update(b"\0phase\0" + phase.encode())
     return f"local-{digest.hexdigest()[:12]}"
 
 
@@ -148,11 +156,12 @@ def run_score(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     _clear_previous(out)
     record: dict[str, Any] = {
-        "run_id": local_run_id(bundle, submission, model),
+        "run_id": local_run_id(bundle, submission, model, args.phase),
         "status": "Running",
         "environment_id": None,
         "benchmark": None,
         "model": model,
+        "phase": args.phase,
         "bundle": str(bundle),
         "submission_filename": upload_name(submission),
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -161,7 +170,8 @@ def run_score(args: argparse.Namespace) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="benchgen-score-") as tmp:
             work = Path(tmp)
-            env = open_environment(bundle, work / "environment")
+            env = open_environment(bundle, work / "environment", phase=args.phase)
+            record["phase"] = env.phase.name
             record["environment_id"] = environment_id(env.spec.title)
             record["benchmark"] = env.spec.title
             uploaded = as_upload(submission, work / "submission")

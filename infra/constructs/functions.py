@@ -20,6 +20,7 @@ from constructs import Construct
 
 from infra.constructs import set_logical_id
 from infra.constructs.layer import ARCHITECTURE, REPO_ROOT, RUNTIME
+from infra.constructs.sandbox_image import sandbox_image_code
 from infra.constructs.storage import (
     DATASETS_INDEXES,
     ENVIRONMENTS_PREFIX,
@@ -382,17 +383,13 @@ class Functions(Construct):
         return function
 
     def _build_sandbox(self, spec: FunctionSpec, scope: Construct, role: iam.Role) -> lambda_.Function:
-        function = lambda_.Function(
+        # A container image, so that programs find Codabench's /app folders (see sandbox_image).
+        function = lambda_.DockerImageFunction(
             scope,
             "Function",
             description=spec.description,
-            runtime=RUNTIME,
             architecture=ARCHITECTURE,
-            handler="handler.handler",
-            code=lambda_.Code.from_asset(
-                str(FUNCTIONS_ROOT / spec.name), exclude=["__pycache__", "*.pyc", "tests"]
-            ),
-            layers=[self._layer],
+            code=sandbox_image_code(scope, FUNCTIONS_ROOT / spec.name),
             role=role,
             memory_size=spec.memory_mb,
             timeout=spec.timeout,

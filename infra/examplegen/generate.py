@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra.examplegen.base import REFERENCE_DIR, EnvironmentGenerator
+from infra.examplegen.codabench_style import generate_codabench_style
 from infra.examplegen.code_env import CodeEnvironment
 from infra.examplegen.custom_program_env import CustomProgramEnvironment
 from infra.examplegen.failures import failure_plan
@@ -109,6 +110,7 @@ def generate_examples(out: Path, *, seed: int = EXAMPLES_SEED) -> list[Generated
         if target.exists():
             shutil.rmtree(target)
         made.append(generate_environment(name, target, cases=size, seed=seed + offset))
+    generate_codabench_style(out, seed=seed + len(EXAMPLE_SIZES))
     write_text(out / "README.md", examples_readme(made, out, seed))
     return made
 
@@ -143,6 +145,23 @@ def examples_readme(made: list[GeneratedEnvironment], out: Path, seed: int) -> s
             "```",
             f"benchgen bundle check {bundle}",
             f"benchgen score --bundle {bundle} --submission {submission} --out out/{first.name}",
+            "```",
+            "",
+            "## Codabench-style bundles",
+            "",
+            "Written the way bundles published for Codabench are (programs of their own, no `cases.jsonl`),",
+            "each with the submissions it takes in `submission/`:",
+            "",
+            "- `codabench-app`: programs that only name `/app` paths; a code submission (`submission/code`)",
+            "  and a results submission (`submission/results`); a boolean column and score keys that are no",
+            "  column. `/app` is there with the local runner as root and in the sandbox function's image.",
+            "- `codabench-multitask`: a phase of two tasks and a computed column; `--phase Final` runs one.",
+            "- `codabench-interactive`: `ingestion_only_during_scoring`, the two programs talking through",
+            "  `shared/` while both run (side by side needs the local runner as root).",
+            "",
+            "```",
+            "benchgen score --bundle examples/codabench-multitask/bundle "
+            "--submission examples/codabench-multitask/submission --out out/multitask",
             "```",
             "",
         ]

@@ -6,8 +6,10 @@ author runs before uploading (it lists every problem it can find, including the 
 
 from __future__ import annotations
 
+import copy
 import json
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from benchgen.bundle.archive import (
@@ -19,16 +21,39 @@ from benchgen.bundle.archive import (
     open_bundle,
 )
 from benchgen.bundle.load import TASK_PATH_FIELDS, load_spec, resolve_in_bundle, spec_problems
-from benchgen.bundle.spec import CompetitionSpec, Task, Template
-from benchgen.errors import BundleError, too_deep
+from benchgen.bundle.spec import CompetitionSpec, Phase, Task, Template
+from benchgen.errors import BenchGenError, BundleError, too_deep
 from benchgen.programs import load_command
 
 CASES_FILE = "cases.jsonl"
 MAX_CASE_PROBLEMS = 20
 
 
+class PhaseError(BenchGenError):
+    """The run names a phase the environment does not have."""
+
+
+def phase_position(phases: Sequence[tuple[int, str]], wanted: str | None) -> int:
+    """Where the phase named ``wanted`` (its name, or else its index written as digits) sits among
+    ``phases`` (their ``(index, name)``, in order); the first phase when ``wanted`` is None."""
+    if wanted is None or not phases:
+        return 0
+    for position, (_, name) in enumerate(phases):
+        if name == wanted:
+            return position
+    for position, (index, _) in enumerate(phases):
+        if wanted.strip().isdigit() and index == int(wanted):
+            return position
+    known = ", ".join(f"{index} ({name})" for index, name in phases)
+    raise PhaseError(f"this environment has no phase {wanted!r}; name one of its phases: {known}")
+
+
 class Environment:
-    """An opened bundle. Zipped programs and data are extracted on first use into ``workdir``."""
+    """An opened bundle, seen through one task of one phase (by default the first task of the first phase).
+
+    Zipped programs and data are extracted on first use into ``workdir``; :meth:`phase_tasks` gives a view
+    for each task of the phase, sharing what was extracted.
+    """
 
     def __init__(
         self,
@@ -37,26 +62,45 @@ class Environment:
         *,
         workdir: Path | None = None,
         budget: Budget | None = None,
+        phase: str | None = None,
     ) -> None:
         self.root = root
         self.spec = spec
         self._workdir = workdir
         self._budget = budget or Budget()
-        self._parts: dict[str, Path] = {}
+        self._parts: dict[tuple[int, str], Path] = {}
+        self.phase_position = phase_position([(p.index, p.name) for p in spec.phases], phase)
+        self.task_position = self._position_of(self._phase_task_indexes()[0])
+
+    @property
+    def phase(self) -> Phase:
+        return self.spec.phases[self.phase_position] if self.spec.phases else Phase()
+
+    def _phase_task_indexes(self) -> list[int]:
+        return self.phase.tasks or [self.spec.tasks[0].index]
+
+    def _position_of(self, task_index: int) -> int:
+        for position, task in enumerate(self.spec.tasks):
+            if task.index == task_index:
+                return position
+        return 0
+
+    def phase_tasks(self) -> list[Environment]:
+        """One view per task of the phase, in the phase's order; a one-task phase gives this one."""
+        indexes = self._phase_task_indexes()
+        if len(indexes) == 1:
+            return [self]
+        views = []
+        for index in indexes:
+            view = copy.copy(self)
+            view.task_position = self._position_of(index)
+            views.append(view)
+        return views
 
     @property
     def file(self) -> str:
         """How competition.yaml is named in messages (``competition.yml`` when the bundle uses that)."""
         return competition_name(self.root)
-
-    @property
-    def task_position(self) -> int:
-        """Where the active task (the first task of the first phase) sits in ``spec.tasks``."""
-        wanted = self.spec.phases[0].tasks[0] if self.spec.phases and self.spec.phases[0].tasks else None
-        for position, task in enumerate(self.spec.tasks):
-            if task.index == wanted:
-                return position
-        return 0
 
     @property
     def task(self) -> Task:
@@ -69,8 +113,8 @@ class Environment:
 
     @property
     def time_limit(self) -> int:
-        """Seconds each program step may run (the first phase's ``execution_time_limit``)."""
-        return self.spec.phases[0].execution_time_limit if self.spec.phases else 600
+        """Seconds each program step may run (the phase's ``execution_time_limit``)."""
+        return self.phase.execution_time_limit
 
     def part(self, name: str) -> Path | None:
         """The active task's ``name`` folder (scoring_program, reference_data, ...), extracted if zipped."""
@@ -79,13 +123,14 @@ class Environment:
         value = getattr(self.task, name)
         if not value:
             return None
-        if name not in self._parts:
+        key = (self.task_position, name)
+        if key not in self._parts:
             field = f"tasks.{self.task_position}.{name}"
             path = resolve_in_bundle(self.root, value, file=self.file, field=field)
             if self._workdir is None:
                 self._workdir = Path(tempfile.mkdtemp(prefix="benchgen-env-"))
-            self._parts[name] = expand_part(path, self._workdir / "parts", label=value, budget=self._budget)
-        return self._parts[name]
+            self._parts[key] = expand_part(path, self._workdir / "parts", label=value, budget=self._budget)
+        return self._parts[key]
 
     @property
     def reference_dir(self) -> Path | None:
@@ -127,9 +172,10 @@ class Environment:
         )
 
     def prepare(self) -> None:
-        """Extract every zipped part of the active task now, so a broken zip fails at registration."""
-        for name in TASK_PATH_FIELDS:
-            self.part(name)
+        """Extract every zipped part of the phase's tasks now, so a broken zip fails at registration."""
+        for view in self.phase_tasks():
+            for name in TASK_PATH_FIELDS:
+                view.part(name)
 
 
 def competition_name(root: Path) -> str:
@@ -137,12 +183,15 @@ def competition_name(root: Path) -> str:
     return path.name if path else COMPETITION_FILES[0]
 
 
-def open_environment(source: Path, workdir: Path, *, limits: Limits | None = None) -> Environment:
-    """Open a bundle (zip, folder or competition.yaml); a zip is extracted safely into ``workdir``."""
+def open_environment(
+    source: Path, workdir: Path, *, limits: Limits | None = None, phase: str | None = None
+) -> Environment:
+    """Open a bundle (zip, folder or competition.yaml) for ``phase`` (a name or an index; the first phase
+    when None); a zip is extracted safely into ``workdir``. Raises PhaseError for an unknown phase."""
     budget = Budget(limits)
     root = open_bundle(source, workdir, budget=budget)
     spec = load_spec(root)
-    environment = Environment(root, spec, workdir=workdir, budget=budget)
+    environment = Environment(root, spec, workdir=workdir, budget=budget, phase=phase)
     environment.prepare()
     return environment
 

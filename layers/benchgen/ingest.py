@@ -24,8 +24,17 @@ from pydantic import BaseModel, Field
 from benchgen.bundle.archive import Budget, extract_zip
 from benchgen.bundle.runtime import docker_image_warning
 from benchgen.errors import BundleError, SubmissionError
-from benchgen.programs import Layout, ProgramResult, last_lines, prepare_layout, run_program
-from benchgen.sandbox.job import Sandbox
+from benchgen.phases import combine_zips, task_folder, task_label
+from benchgen.programs import (
+    INGESTION_APP,
+    Layout,
+    ProgramResult,
+    last_lines,
+    prepare_layout,
+    program_job,
+)
+from benchgen.sandbox.job import ProgramJob, Sandbox
+from benchgen.sandbox.local import LocalSandbox
 from benchgen.scoring.join import PredictionIndex, iter_cases
 from benchgen.submission import open_predictions
 from benchgen.zipwrite import entry, zip_folder
@@ -181,11 +190,12 @@ def is_results_submission(folder: Path) -> bool:
     return not any((folder / name).exists() for name in SUBMISSION_METADATA_FILES)
 
 
-def _run_ingestion(
-    env: Environment, program_dir: Path, submitted: Path, root: Path, sandbox: Sandbox | None
-) -> ProgramResult:
-    """Run the ingestion program the way Codabench's prediction step does: ``$input`` is the task's input
-    data and the reference data is in none of the step's folders, since participant code runs there.
+def ingestion_job(
+    env: Environment, program_dir: Path, submitted: Path, root: Path, *, shared: Path
+) -> ProgramJob:
+    """The ingestion program's job, the way Codabench's prediction step runs it: ``$input`` is the task's
+    input data, ``$submission_program`` the submitted files, and the reference data is in none of its
+    folders, since participant code runs there. It writes into ``root/output``.
 
     The program runs from a copy inside ``root``: in the bundle its folder sits beside the reference data.
     """
@@ -197,10 +207,9 @@ def _run_ingestion(
         shutil.copytree(env.input_dir, input_data)
     input_data.mkdir(exist_ok=True)
     no_reference = root / "input" / "ref"
-    shared = root / "shared"
     for folder in (no_reference, shared):
         folder.mkdir(parents=True, exist_ok=True)
-    return run_program(
+    return program_job(
         program,
         input_dir=input_data,
         output_dir=root / "output",
@@ -209,7 +218,7 @@ def _run_ingestion(
         res_dir=root / "output",
         time_limit=env.time_limit,
         extra={"submission_program": submitted, "ingestion_program": program},
-        sandbox=sandbox,
+        app=INGESTION_APP,
     )
 
 
@@ -249,7 +258,11 @@ def ingest_like_codabench(
     output.mkdir()
     results = is_results_submission(submitted)
     program_dir = env.ingestion_program_dir
-    if results:
+    if program_dir is not None and env.task.ingestion_only_during_scoring:
+        # The ingestion program runs during scoring, beside the scoring program, on the submitted files.
+        shutil.copytree(submitted, output, dirs_exist_ok=True)
+        program_dir = None
+    elif results:
         shutil.copytree(submitted, output, dirs_exist_ok=True)
     elif program_dir is None:
         raise SubmissionError(
@@ -259,7 +272,8 @@ def ingest_like_codabench(
     warnings: list[str] = []
     ingestion = None
     if program_dir is not None:
-        ingestion = _run_ingestion(env, program_dir, submitted, root, sandbox)
+        job = ingestion_job(env, program_dir, submitted, root, shared=root / "shared")
+        ingestion = (sandbox or LocalSandbox()).run(job)
         if ingestion.timed_out:
             raise SubmissionError(f"the ingestion program passed the time limit of {env.time_limit} s")
         if ingestion.returncode != 0:
@@ -270,7 +284,9 @@ def ingest_like_codabench(
             if not results:
                 raise SubmissionError(problem)
             warnings.append(f"{problem}\nthe submitted files are the prediction output, as on Codabench")
-    write_output_metadata(output, ingestion)
+    if not env.task.ingestion_only_during_scoring:
+        # Nothing ran for such a task yet; a code submission's own metadata file stays where it is.
+        write_output_metadata(output, ingestion)
     out_dir.mkdir(parents=True, exist_ok=True)
     zip_folder(output, out_dir / "prediction_output.zip")
     total, answered, notes = _count_program_output(env, out_dir / "prediction_output.zip", workdir)
@@ -308,18 +324,61 @@ def _count_program_output(env: Environment, output_zip: Path, workdir: Path) -> 
     return total, answered, []
 
 
+def _ingest_task(
+    env: Environment, submission: Path, out_dir: Path, *, workdir: Path, sandbox: Sandbox | None
+) -> IngestReport:
+    workdir.mkdir(parents=True, exist_ok=True)
+    if env.ingestion_program_dir is None and env.scoring_program_dir is None:
+        return ingest_results(env.cases_path, submission, out_dir, workdir=workdir)
+    return ingest_like_codabench(env, submission, out_dir, workdir=workdir, sandbox=sandbox)
+
+
+def _ingest_tasks(
+    tasks: list[Environment], submission: Path, out_dir: Path, *, workdir: Path, sandbox: Sandbox | None
+) -> IngestReport:
+    """The submission ingested for each task of the phase, each prediction output in its task's folder."""
+    parts: dict[str, Path] = {}
+    reports: list[IngestReport] = []
+    for view in tasks:
+        folder = task_folder(view.task)
+        try:
+            report = _ingest_task(
+                view, submission, workdir / folder / "out", workdir=workdir / folder, sandbox=sandbox
+            )
+        except SubmissionError as error:
+            raise SubmissionError(f"task {task_label(view.task)}: {error}") from None
+        reports.append(report)
+        parts[folder] = workdir / folder / "out" / "prediction_output.zip"
+        report.warnings[:] = [f"task {task_label(view.task)}: {warning}" for warning in report.warnings]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    combine_zips(parts, out_dir / "prediction_output.zip", workdir=workdir)
+    total = sum(report.total_questions for report in reports)
+    answered = sum(report.answered_questions for report in reports)
+    return IngestReport(
+        total_questions=total,
+        answered_questions=answered,
+        missing_count=sum(report.missing_count for report in reports),
+        duplicate_count=sum(report.duplicate_count for report in reports),
+        unknown_count=sum(report.unknown_count for report in reports),
+        execution_time=sum(report.execution_time for report in reports),
+        status="success" if answered == total else "partial",
+        warnings=[warning for report in reports for warning in report.warnings],
+    )
+
+
 def ingest(
     env: Environment, submission: Path, out_dir: Path, *, workdir: Path, sandbox: Sandbox | None = None
 ) -> IngestReport:
     """Write ``out_dir/prediction_output.zip`` for ``submission``; raises SubmissionError when unusable.
 
+    In a phase of several tasks the submission is ingested for each task (see :mod:`benchgen.phases`).
     An ingestion program runs in ``sandbox``; ``None`` is the local runner.
     """
-    workdir.mkdir(parents=True, exist_ok=True)
-    if env.ingestion_program_dir is None and env.scoring_program_dir is None:
-        report = ingest_results(env.cases_path, submission, out_dir, workdir=workdir)
+    tasks = env.phase_tasks()
+    if len(tasks) == 1:
+        report = _ingest_task(env, submission, out_dir, workdir=workdir, sandbox=sandbox)
     else:
-        report = ingest_like_codabench(env, submission, out_dir, workdir=workdir, sandbox=sandbox)
+        report = _ingest_tasks(tasks, submission, out_dir, workdir=workdir, sandbox=sandbox)
     image_warning = docker_image_warning(env.spec)
     if image_warning is not None:
         report.warnings.insert(0, image_warning)

@@ -29,6 +29,17 @@ MAX_SCORES_BYTES = 10 * 1024 * 1024
 NO_SCORES = "the scoring program wrote no scores.json (nor scores.txt) in its output folder"
 
 
+# The folders a program finds under /app in Codabench's containers, and the placeholder each one is.
+SCORING_APP = {"program": "program", "output": "output", "input": "input", "shared": "shared"}
+INGESTION_APP = {
+    "program": "program",
+    "output": "output",
+    "input_data": "input",
+    "ingested_program": "submission_program",
+    "shared": "shared",
+}
+
+
 class Layout(BaseModel):
     """The Codabench scoring folders: reference data in input/ref, predictions in input/res."""
 
@@ -85,7 +96,7 @@ def last_lines(text: str, count: int = 20) -> str:
     return "\n".join(text.strip().splitlines()[-count:])
 
 
-def run_program(
+def program_job(
     program_dir: Path,
     *,
     input_dir: Path,
@@ -97,15 +108,17 @@ def run_program(
     extra: dict[str, Path] | None = None,
     output_cap: int = OUTPUT_CAP,
     command: str | None = None,
-    sandbox: Sandbox | None = None,
     writable_program: bool = False,
-) -> ProgramResult:
-    """Run the program's command in (a copy of) ``program_dir``; never raises for what the program does.
+    app: dict[str, str] | None = None,
+) -> ProgramJob:
+    """The job that runs the program's command in (a copy of) ``program_dir``, with the Codabench
+    placeholders naming these folders.
 
     ``extra`` adds or overrides placeholders, e.g. ``{"ingestion_program": ..., "submission_program": ...}``.
     ``command`` is given when it does not come from the folder's metadata file (a code case's tests).
     The program may write its output and shared folders (and its own folder when ``writable_program``);
-    what it writes to ``output_dir`` is copied back, everything else it wrote is thrown away.
+    what it writes to ``output_dir`` and ``shared_dir`` is copied back, everything else is thrown away.
+    ``app`` names the folders it also finds under ``/app`` (:data:`SCORING_APP`, :data:`INGESTION_APP`).
     """
     if time_limit <= 0:
         raise ValueError(f"time_limit must be a positive number of seconds, not {time_limit}")
@@ -123,14 +136,63 @@ def run_program(
         **(extra or {}),
     }
     writable = {"output", "tmp", "shared"} | ({"program"} if writable_program else set())
-    job = ProgramJob(
+    return ProgramJob(
         command=command,
         folders=folders,
         writable=frozenset(writable),
+        collect=("output", "shared"),
         time_limit=time_limit,
         output_cap=output_cap,
+        app=app or {},
+    )
+
+
+def run_program(
+    program_dir: Path,
+    *,
+    input_dir: Path,
+    output_dir: Path,
+    shared_dir: Path,
+    ref_dir: Path,
+    res_dir: Path,
+    time_limit: int,
+    extra: dict[str, Path] | None = None,
+    output_cap: int = OUTPUT_CAP,
+    command: str | None = None,
+    sandbox: Sandbox | None = None,
+    writable_program: bool = False,
+) -> ProgramResult:
+    """Run :func:`program_job` in ``sandbox`` (the local runner when None); never raises for what the
+    program does."""
+    job = program_job(
+        program_dir,
+        input_dir=input_dir,
+        output_dir=output_dir,
+        shared_dir=shared_dir,
+        ref_dir=ref_dir,
+        res_dir=res_dir,
+        time_limit=time_limit,
+        extra=extra,
+        output_cap=output_cap,
+        command=command,
+        writable_program=writable_program,
     )
     return (sandbox or LocalSandbox()).run(job)
+
+
+def run_side_by_side(jobs: list[ProgramJob], *, sandbox: Sandbox | None = None) -> list[ProgramResult]:
+    """Programs that share their ``shared`` folder, e.g. an ingestion program beside a scoring program.
+
+    They run at the same time, as Codabench runs them, where the sandbox can keep each from the other's
+    folders (the local runner as root: a uid and namespaces each). Elsewhere (the sandbox function, a
+    runner without root) they run one after the other in the order given, each time-limited, each
+    finding in ``shared`` what the earlier ones left there: two programs under one uid could read each
+    other's folders, and the reference data must stay the scoring program's alone.
+    """
+    runner = sandbox or LocalSandbox()
+    if isinstance(runner, LocalSandbox) and runner.runs_side_by_side:
+        return runner.run_side_by_side(jobs, shared="shared")
+    return [runner.run(job) for job in jobs]
 
 
 def _as_number(value: object) -> float | None:

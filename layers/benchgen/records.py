@@ -94,6 +94,7 @@ class EnvironmentRecord(BaseModel):
     bundle_key: str
     bundle_version_id: str | None = None  # the S3 object version the registration validated
     columns: list[dict[str, Any]] = Field(default_factory=list)
+    phases: list[dict[str, Any]] = Field(default_factory=list)  # each phase's index and name, in order
     docker_image: str | None = None  # named by the bundle, recorded and reported as not used
     problems: Texts = Field(default_factory=list)
     warnings: Texts = Field(default_factory=list)
@@ -162,7 +163,8 @@ class RunRecord(BaseModel):
     run_id: str
     environment_id: str
     environment_version: str
-    phase: str = "Main"
+    # None until the run starts: then the first phase, by name, unless the run named another one
+    phase: str | None = None
     model: str
     owner: str
     status: RunStatus = RunStatus.PENDING

@@ -19,10 +19,27 @@ from pydantic import BaseModel, Field, ValidationError
 
 from benchgen.bundle.spec import Column, CompetitionSpec
 from benchgen.errors import ScoringError, SubmissionError
-from benchgen.ingest import stage
-from benchgen.programs import last_lines, read_scores, run_program
+from benchgen.ingest import ingestion_job, stage
+from benchgen.phases import (
+    TASK_BREAKDOWN,
+    combine_zips,
+    merge_task_metrics,
+    split_zip,
+    task_folder,
+    task_label,
+)
+from benchgen.programs import (
+    SCORING_APP,
+    Layout,
+    ProgramResult,
+    last_lines,
+    program_job,
+    read_scores,
+    run_side_by_side,
+)
 from benchgen.report.detailed import HTML_NAME, DetailedResults
-from benchgen.sandbox.job import Sandbox
+from benchgen.sandbox.job import ProgramJob, Sandbox
+from benchgen.sandbox.local import LocalSandbox
 from benchgen.scoring import Aggregator, ScoringOptions, build_template
 from benchgen.scoring.join import PredictionIndex, iter_cases
 from benchgen.submission import open_predictions
@@ -198,6 +215,26 @@ def _write_log(path: Path, command: list[str], logs: dict[str, str]) -> None:
     path.write_text("\n".join(sections) + "\n", encoding="utf-8")
 
 
+def _beside_ingestion(
+    env: Environment,
+    ingestion_dir: Path,
+    layout: Layout,
+    scoring: ProgramJob,
+    workdir: Path,
+    sandbox: Sandbox | None,
+) -> tuple[ProgramResult, ProgramResult]:
+    """``ingestion_only_during_scoring``: the ingestion program runs beside the scoring program, both
+    reaching one ``shared/`` folder, as Codabench runs them. The submitted files (``input/res``) are its
+    ``$submission_program``; the reference data stays the scoring program's alone. Only the scoring
+    program's exit code decides the run, as on Codabench; its logs keep the ingestion's."""
+    root = workdir / "ingestion"
+    submitted = root / "submission"
+    shutil.copytree(layout.res, submitted)
+    job = ingestion_job(env, ingestion_dir, submitted, root, shared=layout.shared)
+    ingestion, result = run_side_by_side([job, scoring], sandbox=sandbox)
+    return ingestion, result
+
+
 def score_with_program(
     env: Environment,
     prediction_output: Path,
@@ -212,10 +249,10 @@ def score_with_program(
     program_dir = env.scoring_program_dir
     assert program_dir is not None
     # A retried run must not read what an earlier attempt left in output/.
-    for leftover in (workdir / "scoring", workdir / "scoring-logs"):
+    for leftover in (workdir / "scoring", workdir / "scoring-logs", workdir / "ingestion"):
         shutil.rmtree(leftover, ignore_errors=True)
     layout = stage(env, prediction_output, workdir / "scoring")
-    result = run_program(
+    job = program_job(
         program_dir,
         input_dir=layout.input,
         output_dir=layout.output,
@@ -223,9 +260,17 @@ def score_with_program(
         ref_dir=layout.ref,
         res_dir=layout.res,
         time_limit=env.time_limit,
-        sandbox=sandbox,
+        app=SCORING_APP,
     )
+    ingestion_dir = env.ingestion_program_dir if env.task.ingestion_only_during_scoring else None
+    ingestion = None
+    if ingestion_dir is None:
+        result = (sandbox or LocalSandbox()).run(job)
+    else:
+        ingestion, result = _beside_ingestion(env, ingestion_dir, layout, job, workdir, sandbox)
     logs = {"stdout": result.stdout, "stderr": result.stderr}
+    if ingestion is not None:
+        logs |= {"ingestion stdout": ingestion.stdout, "ingestion stderr": ingestion.stderr}
     out_dir.mkdir(parents=True, exist_ok=True)
     logs_dir = workdir / "scoring-logs"
     logs_dir.mkdir(parents=True, exist_ok=True)
@@ -234,8 +279,16 @@ def score_with_program(
     (output_copy / "logs").mkdir(exist_ok=True)
     (output_copy / "logs" / "stdout.txt").write_text(result.stdout, encoding="utf-8")
     (output_copy / "logs" / "stderr.txt").write_text(result.stderr, encoding="utf-8")
+    if ingestion is not None:
+        (output_copy / "logs" / "ingestion_stdout.txt").write_text(ingestion.stdout, encoding="utf-8")
+        (output_copy / "logs" / "ingestion_stderr.txt").write_text(ingestion.stderr, encoding="utf-8")
     zip_folder(output_copy, out_dir / "scoring_output.zip")
     _write_log(out_dir / SCORING_LOG, result.command, logs)
+    if ingestion is not None and ingestion.timed_out:
+        raise ScoringError(
+            f"the ingestion program, run beside the scoring program, passed the time limit of "
+            f"{env.time_limit} s and was stopped"
+        )
     if result.timed_out:
         raise ScoringError(f"the scoring program passed the time limit of {env.time_limit} s and was stopped")
     if result.returncode != 0:
@@ -283,8 +336,99 @@ def score(
 ) -> ScoreReport:
     """Score ``prediction_output`` for ``env``; raises ScoringError with a message for the run.
 
-    Programs (a scoring program, a code case's tests) run in ``sandbox``; ``None`` is the local runner.
+    In a phase of several tasks each task is scored on its own and the scores merged as Codabench merges
+    them (see :mod:`benchgen.phases`). Programs (a scoring program, a code case's tests) run in
+    ``sandbox``; ``None`` is the local runner.
     """
+    workdir.mkdir(parents=True, exist_ok=True)
+    tasks = env.phase_tasks()
+    if len(tasks) > 1:
+        return _score_tasks(
+            tasks, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox
+        )
+    return _score_task(env, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox)
+
+
+def _score_tasks(
+    tasks: list[Environment],
+    prediction_output: Path,
+    out_dir: Path,
+    *,
+    workdir: Path,
+    progress: Progress | None,
+    sandbox: Sandbox | None,
+) -> ScoreReport:
+    """Each task scored from its folder of the prediction output; the run's scores merged from theirs."""
+    spec = tasks[0].spec
+    folders = [task_folder(view.task) for view in tasks]
+    predictions = split_zip(prediction_output, folders, workdir=workdir)
+    reports: dict[str, ScoreReport] = {}
+    outputs: dict[str, Path] = {}
+    logs: list[str] = []
+    done = 0
+
+    def advance(count: int) -> None:
+        if progress is not None:
+            progress(done + count)
+
+    for view, folder in zip(tasks, folders, strict=True):
+        task_out = workdir / folder / "out"
+        try:
+            report = _score_task(
+                view,
+                predictions[folder],
+                task_out,
+                workdir=workdir / folder,
+                progress=advance,
+                sandbox=sandbox,
+            )
+        except ScoringError as error:
+            raise ScoringError(f"task {task_label(view.task)}: {error}") from None
+        finally:
+            if (task_out / SCORING_LOG).is_file():
+                logs.append(f"=== task {task_label(view.task)} ===\n{(task_out / SCORING_LOG).read_text()}")
+        reports[task_label(view.task)] = report
+        done += report.total
+        outputs[folder] = task_out / "scoring_output.zip"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    combine_zips(outputs, out_dir / "scoring_output.zip", workdir=workdir)
+    if logs:
+        (out_dir / SCORING_LOG).parent.mkdir(parents=True, exist_ok=True)
+        (out_dir / SCORING_LOG).write_text("\n".join(logs), encoding="utf-8")
+    metrics = merge_task_metrics(spec, [report.metrics for report in reports.values()])
+    computed = {column.key for column in spec.columns if column.computation is not None}
+    _write_scores(out_dir / SCORES_NAME, metrics)
+    with DetailedResults(out_dir) as detailed:
+        detailed.write(title=spec.title, metrics=metrics, columns=spec.columns)
+    return ScoreReport(
+        scores=metrics,
+        metrics=metrics,
+        other_metrics={},
+        overall_score=metrics.get(spec.primary_column.key),
+        total=sum(report.total for report in reports.values()),
+        passed=sum(report.passed for report in reports.values()),
+        answered=sum(report.answered for report in reports.values()),
+        # what each task's program wrote: computed columns are computed on the run only, as on Codabench
+        breakdowns={
+            TASK_BREAKDOWN: {
+                label: {key: value for key, value in report.scores.items() if key not in computed}
+                for label, report in reports.items()
+            }
+        },
+        logs={label: report.logs.get("stderr", "") for label, report in reports.items()},
+        has_verdicts=all(report.has_verdicts for report in reports.values()),
+    )
+
+
+def _score_task(
+    env: Environment,
+    prediction_output: Path,
+    out_dir: Path,
+    *,
+    workdir: Path,
+    progress: Progress | None,
+    sandbox: Sandbox | None,
+) -> ScoreReport:
     workdir.mkdir(parents=True, exist_ok=True)
     if env.scoring_program_dir is not None:
         return score_with_program(

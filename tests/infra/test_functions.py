@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from infra.constructs.functions import FUNCTIONS_ROOT
+from infra.constructs.sandbox_image import stage_build_folder
 
 Resource = dict[str, Any]
 Statement = dict[str, Any]
@@ -189,7 +193,7 @@ def test_there_is_one_function_per_handler_folder(functions: dict[str, Resource]
     assert sorted(functions) == sorted(NAMES)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", PIPELINE)
 def test_functions_run_python_313_on_arm64(functions: dict[str, Resource], name: str) -> None:
     properties = functions[name]["Properties"]
     assert properties["Runtime"] == "python3.13"
@@ -197,7 +201,30 @@ def test_functions_run_python_313_on_arm64(functions: dict[str, Resource], name:
     assert properties["Handler"] == "handler.handler"
 
 
-@pytest.mark.parametrize("name", NAMES)
+def test_the_sandbox_is_an_arm64_image_of_python_313_where_app_links_into_tmp(
+    functions: dict[str, Resource], tmp_path: Path
+) -> None:
+    # the function is a container image running the same handler on arm64
+    properties = functions["sandbox"]["Properties"]
+    assert properties["PackageType"] == "Image"
+    assert properties["Architectures"] == ["arm64"]
+    assert properties["ImageConfig"]["Command"] == ["handler.handler"]
+    # and its build folder holds the handler, the library and the layer's packages, on Lambda's Python 3.13
+    # base, with /app a link to the one place Lambda lets it write
+    folder = stage_build_folder(FUNCTIONS_ROOT / "sandbox", tmp_path)
+    dockerfile = (folder / "Dockerfile").read_text().splitlines()
+    assert "FROM public.ecr.aws/lambda/python:3.13" in dockerfile
+    assert "RUN ln -s /tmp/app /app" in dockerfile
+    assert "COPY task/ ${LAMBDA_TASK_ROOT}/" in dockerfile
+    assert "COPY benchgen/ /opt/python/benchgen/" in dockerfile
+    assert (folder / "task" / "handler.py").is_file() and not (folder / "task" / "Dockerfile").exists()
+    assert (folder / "benchgen" / "sandbox" / "runner.py").is_file()
+    packages = (folder / "requirements.txt").read_text().split()
+    assert any(package.startswith("pydantic==") for package in packages)
+    assert not any(package.startswith("boto3==") for package in packages)
+
+
+@pytest.mark.parametrize("name", PIPELINE)
 def test_functions_use_the_library_layer_built_for_the_same_platform(
     functions: dict[str, Resource], resources: dict[str, Resource], name: str
 ) -> None:

@@ -5,6 +5,7 @@ the existing ingest and score unchanged. Faults are injected by the model server
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import shutil
 from collections.abc import Iterator
@@ -199,8 +200,9 @@ def _everything_stored(cloud: LocalCloud) -> str:
 
 
 def test_the_api_key_is_read_from_secrets_manager_when_called_and_is_kept_nowhere(
-    fast_retries: None, cloud: LocalCloud, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+    fast_retries: None, cloud: LocalCloud, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO)
     # Given a model server that answers only with its key, and the key in a tagged Secrets Manager secret
     key = "sk-planted-" + secrets.token_hex(12)
     arn = cloud.client("secretsmanager").create_secret(
@@ -209,6 +211,7 @@ def test_the_api_key_is_read_from_secrets_manager_when_called_and_is_kept_nowher
         Tags=[{"Key": "benchgen:access", "Value": "inference"}],
     )["ARN"]
     _register(cloud, tmp_path, "gsm8k-en")
+    caplog.clear()
 
     # When a live run's connection names the secret
     with ExampleModelServer(api_key=key) as models:
@@ -222,9 +225,10 @@ def test_the_api_key_is_read_from_secrets_manager_when_called_and_is_kept_nowher
     # and the key is in no item, object, execution input or output, nor in any log line
     assert arn in _everything_stored(cloud)
     assert key not in _everything_stored(cloud)
-    captured = capfd.readouterr()
-    assert "live-keyed" in captured.out + captured.err
-    assert key not in captured.out + captured.err
+    # every record any logger wrote, with its extra fields (what the JSON log lines carry)
+    logged = "\n".join(json.dumps(record.__dict__, default=str) for record in caplog.records)
+    assert "live-keyed" in logged
+    assert key not in logged
 
 
 def test_an_environment_with_a_case_that_has_no_question_fails_the_run_in_plan_with_a_sentence(

@@ -7,6 +7,7 @@ notifications; nothing between the upload and the saved dataset is called by the
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import threading
@@ -17,7 +18,7 @@ from typing import Any
 from urllib.parse import quote_plus
 
 import pytest
-from codabench_bundles import DOCKER_IMAGE, LABELS, results_submission, write_bundle
+from codabench_bundles import DOCKER_IMAGE, LABELS, results_submission, write_bundle, write_two_task_bundle
 
 from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
 from benchgen.pipeline import register as register_module
@@ -25,6 +26,7 @@ from benchgen.pipeline import score_step
 from benchgen.pipeline.keys import execution_name
 from benchgen.records import ArtifactStatus, EnvironmentStatus, RunRecord, RunStatus
 from benchgen.score import score
+from benchgen.zipwrite import zip_folder
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
@@ -610,6 +612,81 @@ def test_a_column_the_scoring_program_leaves_empty_shows_no_score_on_the_run_pag
     assert run["overall_score"] is None
     assert [(tile["key"], tile["value"]) for tile in run["metrics"]] == [("duration", 2.5)]
     assert run["other_metrics"] == {}
+
+
+def test_a_run_names_its_phase_and_a_phase_of_two_tasks_scores_both(
+    cloud: LocalCloud, tmp_path: Path, api_users: Any
+) -> None:
+    # given a bundle whose first phase runs two tasks and whose second phase ("Final") runs task 1 only
+    owner, _ = api_users
+    upload_bundle(cloud, write_two_task_bundle(tmp_path / "iris" / "bundle"), tmp_path, "iris")
+    submission = results_submission(tmp_path / "results.zip", LABELS)
+    request = {"environment_id": "iris", "version": "v1", "model": "m", "filename": "results.zip"}
+
+    # when one run names no phase, one names "Final" by its index, and one names a phase there is not
+    scored = {}
+    for named in (None, "1"):
+        status, created = owner.call("POST", "/runs", request | ({"phase": named} if named else {}))
+        assert status == 201, created
+        key = created["upload_key"]
+        cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=submission.read_bytes())
+        cloud.settle()
+        status, scored[named] = owner.call("GET", f"/runs/{created['run']['run_id']}")
+        assert status == 200 and scored[named]["status"] == "Completed", scored[named].get("failure_reason")
+    status, refused = owner.call("POST", "/runs", request | {"phase": "Test"})
+
+    # then each run records its phase by name: the first phase by default, scored on both tasks (5 of 5
+    # right, then 2 of 5: the column sums them, as Codabench ranks), and "Final" on task 1 alone
+    assert (scored[None]["phase"], scored[None]["overall_score"]) == ("Development", 1.4)
+    assert (scored["1"]["phase"], scored["1"]["overall_score"]) == ("Final", 0.4)
+    assert status == 422
+    assert "this environment has no phase 'Test'; name one of its phases: 0 (Development), 1 (Final)" in str(
+        refused
+    )
+
+
+def test_a_direct_upload_names_its_phase_in_its_metadata(cloud: LocalCloud, tmp_path: Path) -> None:
+    # given the two-phase bundle, and a results zip uploaded straight to the bucket for phase "Final"
+    upload_bundle(cloud, write_two_task_bundle(tmp_path / "iris" / "bundle"), tmp_path, "iris")
+    submission = results_submission(tmp_path / "results.zip", LABELS)
+    metadata = {"environment": "iris", "version": "v1", "model": "m", "phase": "Final"}
+    key = "submissions/run-final/results.zip"
+    cloud.client("s3").put_object(
+        Bucket=cloud.bucket, Key=key, Body=submission.read_bytes(), Metadata=metadata
+    )
+    cloud.settle()
+
+    # then the run is scored on that phase's task only
+    run = get_run(cloud, "run-final")
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert (run.phase, run.metrics) == ("Final", {"accuracy": 0.4, "duration": 0.0, "mean": 0.4})
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox gives /app as root here (on AWS: its image)")
+def test_a_bundle_whose_programs_name_only_app_paths_runs_through_the_sandbox_function(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given the /app example and its code submission, a keyword model, zipped as an upload page would
+    example = EXAMPLES / "codabench-app"
+    upload_bundle(cloud, example / "bundle", tmp_path, "reviews")
+    submission = tmp_path / "code.zip"
+    zip_folder(example / "submission" / "code", submission)
+
+    # when it is uploaded
+    upload_submission(cloud, "run-app", submission, "reviews")
+
+    # then the ingestion and scoring programs found their /app folders in the sandbox function: the
+    # accuracy is the model's on the reviews (it misses every negated one)
+    truth = (example / "bundle/reference_data/reviews.solution").read_text().split()
+    reviews = (example / "bundle/input_data/reviews.txt").read_text().splitlines()
+    positive = json.loads(
+        re.search(r"POSITIVE = (\[.*\])", (example / "submission/code/model.py").read_text())[1]
+    )
+    guesses = ["pos" if any(word in review for word in positive) else "neg" for review in reviews]
+    right = sum(t == g for t, g in zip(truth, guesses, strict=True))
+    run = get_run(cloud, "run-app")
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert run.metrics == {"accuracy": right / len(truth), "errors": len(truth) - right, "perfect": 0.0}
 
 
 # ---- attempts and claims ---------------------------------------------------------------------------------

@@ -326,3 +326,46 @@ def test_the_profiles_offered_instead_are_judged_by_their_own_row_count(tmp_path
         "choose a profile whose limits these rows meet (trl-sft, bedrock-prompt-completion, sagemaker-sft, "
         "together-sft)"
     )
+
+
+def test_a_refusal_names_the_first_five_leaks_and_counts_the_rest(tmp_path: Path) -> None:
+    examples = [example("t000", Split.TRAIN)] + [example(f"h{n:03d}", Split.TRAIN) for n in range(7)]
+    prep = write_preparation(tmp_path / "prep", examples, [held(f"h{n:03d}") for n in range(7)])
+
+    with pytest.raises(PackageRefused) as refused:
+        build_package(prep, info(), "trl-sft", tmp_path / "out")
+
+    message = str(refused.value)
+    assert message.startswith("7 training or validation examples come from the held-out test cases (")
+    assert "train example h004~00 comes from held-out case h004 and 2 more)" in message
+    assert "h005~00" not in message
+
+
+def test_the_readme_says_how_many_held_out_cases_the_contamination_report_compared(tmp_path: Path) -> None:
+    # 2 held-out cases have test rows (their text), 3 more were passed and left no example
+    report = build_package(standard(tmp_path / "prep"), info(), "trl-sft", tmp_path / "out")
+
+    readme = _open(report.path)["README.md"].decode("utf-8")
+    assert "0 of 14 rows overlap, over the 2 of 5 held-out cases whose text the preparation holds" in readme
+
+
+def test_openai_validation_rows_repeating_a_training_prompt_are_dropped_and_reported(tmp_path: Path) -> None:
+    # given two cases with one question text (as benchmarks sometimes hold), one in each split
+    shared = "How many legs do 3 spiders have in total?"
+    examples = [example(f"t{n:03d}", Split.TRAIN) for n in range(10)]
+    examples.append(example("a001", Split.TRAIN, prompt=shared))
+    examples += [example("b001", Split.VALIDATION, prompt=shared), example("v001", Split.VALIDATION)]
+    prep = write_preparation(tmp_path / "prep", examples, [])
+
+    openai = build_package(prep, info(), "openai-chat", tmp_path / "openai")
+    trl = build_package(prep, info(), "trl-sft", tmp_path / "trl")
+
+    # then OpenAI's validation file leaves it out and says so; TRL has no such rule
+    assert openai.files["validation.jsonl"]["rows"] == 1
+    assert openai.rewrites == [
+        "dropped 1 validation rows whose prompt is also a training prompt, which the provider does not "
+        "allow: b001~00"
+    ]
+    assert openai.contamination["rows_checked"] == 12
+    assert trl.files["validation.jsonl"]["rows"] == 2
+    assert trl.rewrites == []

@@ -40,6 +40,7 @@ from benchgen.api.schemas import (
     RunList,
     RunSummary,
 )
+from benchgen.environment import PhaseError, phase_position
 from benchgen.jsonhead import pick_top_level_fields
 from benchgen.pipeline.keys import DETAILED_JSON, run_key, submission_key
 from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus
@@ -114,6 +115,19 @@ def run_or_404(services: ApiServices, run_id: str) -> RunRecord:
     return run
 
 
+def _phase_name(phases: list[dict[str, Any]], wanted: str | None) -> str | None:
+    """The name of the phase ``wanted`` names among the environment's; the first phase's when None.
+
+    A version registered before its phases were recorded keeps ``wanted`` for the run to check."""
+    if not phases:
+        return wanted
+    try:
+        position = phase_position([(phase["index"], phase["name"]) for phase in phases], wanted)
+    except PhaseError as error:
+        raise Unprocessable(str(error)) from None
+    return str(phases[position]["name"])
+
+
 def new_run(request: CreateRunRequest, *, owner: str, services: ApiServices) -> RunRecord:
     """Record a Pending run of a registered environment version."""
     environment = services.environments.get(request.environment_id, request.version)
@@ -129,6 +143,7 @@ def new_run(request: CreateRunRequest, *, owner: str, services: ApiServices) -> 
             "fix the bundle and upload it as a new version"
         )
     filename = request.filename or DEFAULT_SUBMISSION_FILENAME
+    phase = _phase_name(environment.phases, request.phase)
     run_id = new_run_id()
     record = RunRecord(
         run_id=run_id,
@@ -139,7 +154,7 @@ def new_run(request: CreateRunRequest, *, owner: str, services: ApiServices) -> 
         submission_key=submission_key(run_id, filename),
         submission_filename=filename,
         run_config=request.run_config.record() if request.run_config else RunConfig(),
-        **({"phase": request.phase} if request.phase else {}),
+        phase=phase,
     )
     if not services.runs.create(record):
         raise Conflict(f"run id {run_id} is already taken: send the request again")

@@ -231,7 +231,10 @@ class CreateRunRequest(_Request):
     environment_id: EnvironmentId
     version: Version
     model: Annotated[Text, Field(min_length=1, max_length=200, examples=["Qwen2.5-7B-LoRA"])]
-    phase: Annotated[Text, Field(min_length=1, max_length=64)] | None = None
+    phase: Annotated[Text, Field(min_length=1, max_length=64)] | None = Field(
+        default=None,
+        description="the phase to run, by name or index; the environment's first phase when absent",
+    )
     filename: SubmissionFilename | None = Field(
         default=None, description="name of the submission file to upload; submission.zip when absent"
     )
@@ -244,7 +247,7 @@ class RunSummary(BaseModel):
     run_id: str
     environment_id: str
     environment_version: str
-    phase: str
+    phase: str | None = Field(default=None, description="null until the run starts, when no phase was named")
     model: str
     owner: str
     status: RunStatus

@@ -41,7 +41,8 @@ class RunEnvironmentError(BenchGenError):
 def open_run_environment(
     run: RunRecord, *, environments: EnvironmentsReader, store: ObjectStore, workdir: Path
 ) -> Environment:
-    """Open exactly the bundle object version that was validated when the environment was registered."""
+    """Open exactly the bundle object version that was validated when the environment was registered, for
+    the run's phase (PhaseError when the bundle has no such phase)."""
     record = environments.get(run.environment_id, run.environment_version)
     if record is None:
         raise RunEnvironmentError(
@@ -54,4 +55,4 @@ def open_run_environment(
             + "; ".join(record.problems)
         )
     bundle = store.download(record.bundle_key, workdir / "bundle.zip", version_id=record.bundle_version_id)
-    return open_environment(bundle, workdir / "bundle")
+    return open_environment(bundle, workdir / "bundle", phase=run.phase)

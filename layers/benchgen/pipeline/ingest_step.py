@@ -29,7 +29,8 @@ logger = Logger(child=True)
 # Uploads made straight to the bucket (no run created through the API) name their run in object metadata.
 _METADATA_HINT = (
     "create the run with POST /runs and upload to the URL it returns, or upload with "
-    "--metadata environment=<id>,version=<version>,model=<name>"
+    "--metadata environment=<id>,version=<version>,model=<name> (and phase=<name or index> for another phase "
+    "than the first)"
 )
 
 
@@ -44,6 +45,7 @@ def _run_for_upload(run_id: str, metadata: dict[str, str]) -> RunRecord:
             environment_version=version,
             model=model,
             owner="upload",
+            phase=metadata.get("phase") or None,
         )
     return RunRecord(
         run_id=run_id,
@@ -135,6 +137,8 @@ def _ingest_claimed(
     run_id = run.run_id
     runs.add_files(run_id, {RUN_FILE_LABELS["submission"]: key})
     env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
+    # The run names the phase it runs from now on: a run that named none gets the first one's name.
+    runs.update(run_id, phase=env.phase.name)
     local = store.download(key, workdir / "submission" / filename)
     out = workdir / "out"
     report = ingest(env, local, out, workdir=workdir / "ingest", sandbox=sandbox)

@@ -107,6 +107,7 @@ def register_environment(
                     "template": env.template.value if env.template else None,
                     "has_finetune": env.spec.finetune is not None,
                     "columns": [column.model_dump() for column in env.spec.columns],
+                    "phases": [{"index": phase.index, "name": phase.name} for phase in env.spec.phases],
                     "docker_image": env.spec.docker_image,
                     "warnings": [w for w in (docker_image_warning(env.spec),) if w is not None],
                 }

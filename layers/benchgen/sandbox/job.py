@@ -15,12 +15,14 @@ from benchgen.errors import BundleError
 OUTPUT_CAP = 1024 * 1024
 _PYTHON_NAMES = re.compile(r"^python(3(\.\d+)?)?$")
 _PLACEHOLDER = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+_APP_PATH = re.compile(r"(?<![\w.$/-])/app(?=/|\s|$)")
 
 
 class ProgramJob(BaseModel):
     """``folders`` maps each placeholder of ``command`` (``input``, ``output``, ``program`` ...) to a folder
     on this machine; ``cwd`` names the one the program runs in. Only the folders named in ``writable`` may
-    be written; the files of those named in ``collect`` are copied back after the run."""
+    be written; the files of those named in ``collect`` are copied back after the run. ``app`` maps each
+    folder under ``/app`` the program finds (``program``, ``input``, ...) to the placeholder it is."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -31,6 +33,7 @@ class ProgramJob(BaseModel):
     collect: tuple[str, ...] = ("output",)
     time_limit: int = Field(gt=0)
     output_cap: int = Field(default=OUTPUT_CAP, ge=0)
+    app: dict[str, str] = Field(default_factory=dict)
 
 
 class StagedJob(BaseModel):
@@ -45,6 +48,7 @@ class StagedJob(BaseModel):
     collect: dict[str, str]
     time_limit: int = Field(gt=0)
     output_cap: int = Field(ge=0)
+    app: dict[str, str] = Field(default_factory=dict)  # folder under /app -> its place under the root
 
 
 class ProgramResult(BaseModel):
@@ -72,6 +76,11 @@ class Sandbox(Protocol):
     """Runs a program where it reaches no credential, no data bucket and no table."""
 
     def run(self, job: ProgramJob) -> ProgramResult: ...
+
+
+def uses_app(command: str) -> bool:
+    """Whether ``command`` names a path under ``/app``, the folders of Codabench's containers."""
+    return _APP_PATH.search(command) is not None
 
 
 def build_argv(command: str, substitutions: dict[str, Path]) -> list[str]:

@@ -16,11 +16,14 @@ import secrets
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
 
-from benchgen.sandbox.job import ProgramJob, ProgramResult, StagedJob, build_argv
+from benchgen.sandbox.job import ProgramJob, ProgramResult, StagedJob, build_argv, uses_app
+from benchgen.sandbox.runner import app_links_possible
 from benchgen.sandbox.stage import HOME, copy_back, hand_over, stage
 
 RUNNER = Path(__file__).with_name("runner.py")
@@ -30,6 +33,13 @@ MOUNT_POINT = Path("/tmp/sandbox")  # noqa: S108 - inside a private tmpfs, not t
 RUN_IDS = range(200_000, 300_000)
 RUNNER_GRACE_S = 60
 PR_SET_DUMPABLE = 4
+# Without root the runner cannot give a program its own root file system, and ``/app`` is never written
+# on the machine itself: only the sandbox image, where /app links into /tmp, has it without root.
+APP_REFUSED = (
+    "the command names a path under /app, Codabench's container folders, which this sandbox cannot give "
+    "a program (it runs without root, so without a file system of its own); write the command with "
+    "$program, $input, $output, $shared, $submission_program ... instead"
+)
 _SEARCH_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 
 
@@ -75,10 +85,23 @@ def _tail(text: str, cut: int) -> str:
     return f"[... first {cut} bytes cut ...]\n{text}" if cut > 0 else text
 
 
-def run_staged(staged: StagedJob, root: Path) -> ProgramResult:
-    """Run a staged job through the runner; never raises for what the program does."""
+def run_staged(staged: StagedJob, root: Path, *, binds: dict[str, str] | None = None) -> ProgramResult:
+    """Run a staged job through the runner; never raises for what the program does.
+
+    ``binds`` (place under the root -> folder of this machine) are reached live instead of copied: only in
+    the runner's private mount namespace, so only as root. The job's ``/app`` folders are given as root,
+    or where ``/app`` links into /tmp (the sandbox image); elsewhere a command naming them is refused."""
     seal_process()
     isolated = os.geteuid() == 0
+    if not (isolated or app_links_possible()) and uses_app(staged.command):
+        return ProgramResult(
+            returncode=126,
+            stdout="",
+            stderr=f"{APP_REFUSED}: {staged.command}",
+            timed_out=False,
+            duration_s=0.0,
+            command=staged.command.split(),
+        )
     run_id = RUN_IDS.start + secrets.randbelow(len(RUN_IDS)) if isolated else None
     base = MOUNT_POINT if isolated else root.absolute()
     if run_id is not None:
@@ -95,6 +118,8 @@ def run_staged(staged: StagedJob, root: Path) -> ProgramResult:
         "root": str(root.absolute()),
         "mount_point": str(MOUNT_POINT),
         "expose": _interpreter_folders(),
+        "binds": binds or {},
+        "app": staged.app,
     }
     try:
         completed = subprocess.run(  # noqa: S603 - our own runner, by absolute path
@@ -145,6 +170,37 @@ class LocalSandbox:
 
     def __init__(self, scratch: Path | None = None) -> None:
         self.scratch = scratch
+
+    @property
+    def runs_side_by_side(self) -> bool:
+        """Whether :meth:`run_side_by_side` can keep programs apart: it needs a uid and a mount namespace
+        for each, so root."""
+        return os.geteuid() == 0
+
+    def run_side_by_side(self, jobs: Sequence[ProgramJob], *, shared: str) -> list[ProgramResult]:
+        """Run ``jobs`` at the same time, each in its own copy of its folders, under its own uid and in its
+        own namespaces, all reaching the one folder of their ``shared`` placeholder live (and nothing else
+        of each other's): a program sees no folder of another job, its reference data included."""
+        if not self.runs_side_by_side:
+            raise RunnerError("programs run side by side only as root, each under a uid of its own")
+        live = jobs[0].folders[shared].absolute()
+        if any(job.folders[shared].absolute() != live for job in jobs):
+            raise ValueError(f"the jobs must name one and the same {shared} folder")
+        # Every program's uid may add files there, and none may remove or replace another's.
+        live.chmod(0o1777)
+        with tempfile.TemporaryDirectory(prefix="sandbox-", dir=self.scratch) as scratch:
+            roots = [Path(scratch) / f"root-{position}" for position in range(len(jobs))]
+            staged = [stage(job, root) for job, root in zip(jobs, roots, strict=True)]
+            with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+                running = [
+                    pool.submit(run_staged, each, root, binds={each.folders[shared]: str(live)})
+                    for each, root in zip(staged, roots, strict=True)
+                ]
+                results = [future.result() for future in running]
+            for job, each, root in zip(jobs, staged, roots, strict=True):
+                for name, place in each.collect.items():
+                    copy_back(root / place, job.folders[name])
+        return results
 
     def run(self, job: ProgramJob) -> ProgramResult:
         with tempfile.TemporaryDirectory(prefix="sandbox-", dir=self.scratch) as scratch:

@@ -13,9 +13,12 @@ checkout.
 - When it runs as root (a laptop, CI), the program runs under its own unprivileged uid and gid with no
   capabilities and no new privileges, without network, in a private mount namespace where the root file
   system is read-only, /tmp, /var/tmp, /dev/shm and /run/lock are empty tmpfs that vanish with it, and
-  the staged folders are at ``mount_point``. On Lambda the
+  the staged folders are at ``mount_point``; the program's root is a fresh one where ``/app/...`` (the
+  folders Codabench programs find there) are the staged folders, without writing ``/app`` on the
+  machine. On Lambda the
   runner is not root: the function's own sandbox (read-only system folders, its own uid) stands in, and
-  the sandbox handler empties /tmp after every program.
+  the sandbox handler empties /tmp after every program. There ``/app`` is the image's link into /tmp,
+  which the runner fills with links to the staged folders.
 """
 
 from __future__ import annotations
@@ -85,15 +88,17 @@ def _hidden_ancestor(path: Path) -> Path | None:
     return None
 
 
-def _isolate_mounts(root: str, mount_point: str, expose: list[str]) -> None:
-    """A private mount namespace: fresh scratch folders, the staged root at ``mount_point``, and the
-    interpreter's folders (``expose``) reachable read-only even when they live in a private home."""
+def _isolate_mounts(root: str, mount_point: str, expose: list[str], binds: dict[str, str]) -> None:
+    """A private mount namespace: fresh scratch folders, the staged root at ``mount_point``, the
+    interpreter's folders (``expose``) reachable read-only even when they live in a private home, and each
+    folder of ``binds`` (place under the root -> folder of the machine) live, for programs that run side
+    by side and share it."""
     # A network namespace of its own, with only a loopback that is down: the local cloud's endpoints (which
     # accept any credentials) and the machine's other services are out of reach.
     _check(_libc().unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     # Opened in the new namespace (a mount of another namespace cannot be bound), before anything covers them.
-    keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in [root, *expose]}
+    keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in [root, *expose, *binds.values()]}
     covered = [folder for folder in SCRATCH_FOLDERS if os.path.isdir(folder)]
     covered += [str(hidden) for path in expose if (hidden := _hidden_ancestor(Path(path))) is not None]
     for folder in dict.fromkeys(covered):
@@ -105,11 +110,66 @@ def _isolate_mounts(root: str, mount_point: str, expose: list[str]) -> None:
         _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
     os.makedirs(mount_point, 0o755, exist_ok=True)
     _mount(f"/proc/self/fd/{keep[root]}", mount_point, None, MS_BIND | MS_REC | MS_NOSUID | MS_NODEV)
+    for place, folder in binds.items():
+        target = f"{mount_point}/{place}"
+        _mount(f"/proc/self/fd/{keep[folder]}", target, None, MS_BIND | MS_NOSUID | MS_NODEV)
     for descriptor in keep.values():
         os.close(descriptor)
     # The rest of the root file system is read-only here, world-writable corners included.
     kept = os.statvfs("/").f_flag & _KEPT_FLAGS
     _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept)
+
+
+APP = "/app"
+# Where the root case builds the program's file system: on the private /tmp, never on the machine's disk.
+APP_ROOT = "/tmp/.app-root"  # noqa: S108 - inside the namespace's private tmpfs
+# Pseudo file systems and scratch space keep their own mounts' flags; every other folder is read-only.
+_KEPT_WRITABLE = ("proc", "sys", "dev", "tmp")
+
+
+def app_links_possible() -> bool:
+    """Without root, ``/app`` exists only where the image made it a link into /tmp (the sandbox function's
+    container image): the runner then fills its target with links to the staged folders."""
+    return os.path.islink(APP) and os.path.realpath(APP).startswith(SCRATCH_FOLDERS[0] + "/")
+
+
+def _link_app(app: dict[str, str], base: str) -> None:
+    """Fill the target of the ``/app`` link with one link per folder (the sandbox handler empties /tmp
+    after every program, and only one program runs in a function's instance at a time)."""
+    target = os.path.realpath(APP)
+    os.makedirs(target, 0o755, exist_ok=True)
+    for sub, place in app.items():
+        link = os.path.join(target, sub)
+        os.makedirs(os.path.dirname(link), 0o755, exist_ok=True)
+        os.symlink(f"{base}/{place}", link)
+
+
+def _enter_app_root(mount_point: str, app: dict[str, str]) -> None:
+    """Make ``/app`` exist for the program without touching the machine: a fresh root on a tmpfs of the
+    private /tmp, holding the machine's folders bound (read-only, but for /tmp, /dev, /proc, /sys and the
+    scratch mounts inside them) and ``/app/<name>`` bound to the staged folders; then chroot into it."""
+    os.mkdir(APP_ROOT, 0o755)
+    _mount("tmpfs", APP_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+    for name in os.listdir("/"):
+        source, target = f"/{name}", f"{APP_ROOT}/{name}"
+        if os.path.islink(source):
+            os.symlink(os.readlink(source), target)
+        elif os.path.isdir(source) and name != APP.strip("/"):
+            os.mkdir(target)
+            # /tmp holds this new root itself: only its staged folders come along.
+            _mount(source, target, None, MS_BIND if name == "tmp" else MS_BIND | MS_REC)
+            if name not in _KEPT_WRITABLE:
+                kept = os.statvfs(source).f_flag & _KEPT_FLAGS
+                _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept)
+    os.makedirs(f"{APP_ROOT}{mount_point}", 0o755, exist_ok=True)
+    _mount(mount_point, f"{APP_ROOT}{mount_point}", None, MS_BIND | MS_REC)
+    for sub, place in app.items():
+        target = f"{APP_ROOT}{APP}/{sub}"
+        os.makedirs(target, 0o755, exist_ok=True)
+        _mount(f"{mount_point}/{place}", target, None, MS_BIND | MS_REC | MS_NOSUID | MS_NODEV)
+    _mount(None, APP_ROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    os.chroot(APP_ROOT)
+    os.chdir("/")
 
 
 def _limit_child() -> None:
@@ -216,8 +276,15 @@ def _pump(selector: selectors.BaseSelector, timeout: float) -> None:
 def run(request: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     privileged = os.geteuid() == 0 and request.get("uid") is not None
+    app = request.get("app", {})
     if privileged:
-        _isolate_mounts(request["root"], request["mount_point"], request.get("expose", []))
+        _isolate_mounts(
+            request["root"], request["mount_point"], request.get("expose", []), request.get("binds", {})
+        )
+        if app:
+            _enter_app_root(request["mount_point"], app)
+    elif app and app_links_possible():
+        _link_app(app, request["root"])
     out, err = Tail(request["output_cap"]), Tail(request["output_cap"])
     try:
         main = subprocess.Popen(  # noqa: S603 - no shell; running the program is the point

@@ -52,6 +52,7 @@ def stage(job: ProgramJob, root: Path) -> StagedJob:
         collect={name: places[name] for name in job.collect},
         time_limit=job.time_limit,
         output_cap=job.output_cap,
+        app={sub: places[name] for sub, name in job.app.items() if name in places},
     )
 
 

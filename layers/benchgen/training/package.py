@@ -102,24 +102,40 @@ class _File:
 
 
 @dataclass
+class _Sample:
+    """How often something happened and its first few instances: messages name a few and count all."""
+
+    separator: str = ", "
+    count: int = 0
+    first: list[str] = field(default_factory=list)
+
+    def add(self, item: str) -> None:
+        self.count += 1
+        if len(self.first) < MAX_NAMED:
+            self.first.append(item)
+
+    def named(self) -> str:
+        more = self.count - len(self.first)
+        return self.separator.join(self.first) + (f" and {more} more" if more > 0 else "")
+
+
+@dataclass
 class _Written:
     """What writing the rows found, beside the files themselves."""
 
     files: dict[Split, _File] = field(default_factory=lambda: {split: _File() for split in SPLITS})
     reserved: Counter[str] = field(default_factory=Counter)
-    rewritten: list[str] = field(default_factory=list)  # ids of the rows whose text was rewritten
-    too_long: list[tuple[str, int]] = field(default_factory=list)  # (example id, approximate tokens)
-    leaks: list[str] = field(default_factory=list)  # sentences, one per leaking example
-    without_rejected: list[str] = field(default_factory=list)
+    rewritten: _Sample = field(default_factory=_Sample)  # rows whose text was rewritten
+    too_long: _Sample = field(default_factory=_Sample)  # "<example id> (~<tokens> tokens)"
+    dropped: set[str] = field(default_factory=set)  # ids of the training rows left out
+    repeated: _Sample = field(default_factory=_Sample)  # validation rows repeating a training prompt
+    leaks: _Sample = field(default_factory=lambda: _Sample(separator="; "))  # a sentence per example
+    without_rejected: _Sample = field(default_factory=_Sample)
     longest: int = 0
 
     def counted(self, profile: Profile) -> int:
         """The rows that count against the profile's row limits."""
         return sum(self.files[split].rows for split in profile.counted)
-
-    @property
-    def dropped(self) -> set[str]:
-        return {example_id for example_id, _ in self.too_long}
 
 
 def choose_profile(profile: str, method: Method) -> Profile:
@@ -190,6 +206,9 @@ def _write_rows(
 ) -> _Written:
     ids = {case.case_id for case in held_out}
     hashes = {case.text_hash for case in held_out}
+    # Eight bytes of each training prompt's text hash, only for profiles that need validation prompts
+    # apart from training ones (train rows come first in examples.jsonl).
+    train_prompts: set[bytes] = set()
     written = _Written()
     handles: dict[Split, IO[bytes]] = {}
     try:
@@ -197,18 +216,27 @@ def _write_rows(
             handles[split] = (root / SPLIT_FILES[split]).open("wb")
         for example in _examples(examples):
             if example.split in _TRAINED and (leak := _leak(example, ids, hashes)) is not None:
-                written.leaks.append(leak)
+                written.leaks.add(leak)
                 continue
             if method is Method.PREFERENCE and example.rejected is None:
-                written.without_rejected.append(example.example_id)
+                written.without_rejected.add(example.example_id)
                 continue
+            if profile.distinct_validation:
+                prompt = bytes.fromhex(text_hash(example.prompt)[:16])
+                if example.split is Split.TRAIN:
+                    train_prompts.add(prompt)
+                elif example.split is Split.VALIDATION and prompt in train_prompts:
+                    written.repeated.add(example.example_id)
+                    written.dropped.add(example.example_id)
+                    continue
             example, found = rewrite_reserved(example, profile.reserved)
             if found:
                 written.reserved.update(found)
-                written.rewritten.append(example.example_id)
+                written.rewritten.add(example.example_id)
             tokens = approx_tokens(example)
             if profile.max_row_tokens is not None and tokens > profile.max_row_tokens:
-                written.too_long.append((example.example_id, tokens))
+                written.too_long.add(f"{example.example_id} (~{tokens:,} tokens)")
+                written.dropped.add(example.example_id)
                 continue
             written.longest = max(written.longest, tokens)
             line = (
@@ -225,22 +253,17 @@ def _write_rows(
     return written
 
 
-def _named(items: list[str]) -> str:
-    more = len(items) - MAX_NAMED
-    return ", ".join(items[:MAX_NAMED]) + (f" and {more} more" if more > 0 else "")
-
-
 def _refuse_unsafe(written: _Written) -> None:
-    if written.leaks:
+    if written.leaks.count:
         raise PackageRefused(
-            f"{len(written.leaks)} training or validation examples come from the held-out test cases "
-            f"({'; '.join(written.leaks[:MAX_NAMED])}): generate the preparation again so that they are "
+            f"{written.leaks.count} training or validation examples come from the held-out test cases "
+            f"({written.leaks.named()}): generate the preparation again so that they are "
             "dropped, and package that state"
         )
-    if written.without_rejected:
+    if written.without_rejected.count:
         raise PackageRefused(
-            f"{len(written.without_rejected)} examples of this preference preparation have no rejected "
-            f"answer ({_named(written.without_rejected)}): generate the preparation again with method "
+            f"{written.without_rejected.count} examples of this preference preparation have no rejected "
+            f"answer ({written.without_rejected.named()}): generate the preparation again with method "
             "preference"
         )
 
@@ -286,14 +309,18 @@ def _rewrites(profile: Profile, written: _Written) -> list[str]:
             if written.reserved[word]
         )
         notes.append(
-            f"rewrote strings the provider reserves in {len(written.rewritten)} rows: {strings} "
-            f"(rows {_named(written.rewritten)})"
+            f"rewrote strings the provider reserves in {written.rewritten.count} rows: {strings} "
+            f"(rows {written.rewritten.named()})"
         )
-    if written.too_long:
-        longest = [f"{example_id} (~{tokens:,} tokens)" for example_id, tokens in written.too_long]
+    if written.too_long.count:
         notes.append(
-            f"dropped {len(written.too_long)} rows longer than the profile's {profile.max_row_tokens:,} "
-            f"tokens ({LENGTH_RULE}): {_named(longest)}"
+            f"dropped {written.too_long.count} rows longer than the profile's {profile.max_row_tokens:,} "
+            f"tokens ({LENGTH_RULE}): {written.too_long.named()}"
+        )
+    if written.repeated.count:
+        notes.append(
+            f"dropped {written.repeated.count} validation rows whose prompt is also a training prompt, "
+            f"which the provider does not allow: {written.repeated.named()}"
         )
     return notes
 
@@ -306,14 +333,22 @@ def _training_texts(examples: Path, dropped: set[str]) -> Iterator[RowText]:
 
 
 def _held_out_texts(examples: Path, ids: set[str]) -> Iterator[tuple[str, str]]:
-    """The text of each held-out case the preparation holds: its test-split examples' prompts.
+    """The question of each held-out case the preparation holds: the prompt of its test example whose text
+    is the question itself (its hash is the source text hash).
 
-    held_out.jsonl holds ids and hashes only, and a package is built from the preparation alone (the same
-    state must give the same bytes wherever it is built), so the held-out cases that no test example
-    carries are checked by id and text hash only; the report counts the cases it compared.
+    Rewordings are left out: their instruction prefixes and suffixes are shared by every case, so they
+    would match every training row that got the same wording. held_out.jsonl holds ids and hashes only, and
+    a package is built from the preparation alone (the same state gives the same bytes wherever it is
+    built), so the held-out cases with no test example are checked by id and text hash only; the report
+    counts the cases it compared.
     """
     for example in _examples(examples):
-        if example.split is Split.TEST and example.kind is not Kind.POOL and example.source.case_id in ids:
+        if (
+            example.split is Split.TEST
+            and example.kind is not Kind.POOL
+            and example.source.case_id in ids
+            and text_hash(example.prompt) == example.source_text_hash
+        ):
             yield example.source.case_id, example.prompt
 
 
@@ -399,7 +434,9 @@ def _readme(manifest: dict[str, Any], profile: Profile) -> str:
         "count, the held-out case ids and text hashes, the suggested hyperparameters, what was rewritten.",
         f"- `{CONTAMINATION_NAME}`: the {contamination['n']}-gram overlap between the training rows and the "
         f"held-out cases: {contamination['rows_with_overlap']} of {contamination['rows_checked']} rows "
-        f"overlap, over {contamination['held_out_cases_checked']} held-out cases compared.",
+        f"overlap, over the {contamination['held_out_cases_checked']} of {manifest['held_out']['count']} "
+        "held-out cases whose text the preparation holds (in its test rows); the others are kept out by "
+        "case id and text hash.",
         "",
         "## What not to train on",
         "- `test.jsonl` holds the held-out cases' rows. Never train or validate on it: the evaluation of the "

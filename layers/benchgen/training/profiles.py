@@ -162,6 +162,9 @@ class Profile:
     counted: tuple[Split, ...] = (Split.TRAIN,)  # the files the row limits count
     max_row_tokens: int | None = None  # None: the provider publishes no per-row figure
     reserved: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # OpenAI: the same prompt must not sit in both the training and the validation file
+    # (finetune-formats.md). Two cases with one question text can land in the two splits.
+    distinct_validation: bool = False
 
     def accepts(self, method: Method) -> bool:
         return method in self.methods
@@ -176,6 +179,7 @@ class Profile:
             },
             "row_tokens": {"max": self.max_row_tokens, "approximation": LENGTH_RULE},
             "reserved_strings": dict(self.reserved),
+            "validation_prompts_distinct_from_training": self.distinct_validation,
         }
 
 
@@ -200,6 +204,7 @@ PROFILES: dict[str, Profile] = {
             'fine-tuning job with method type "supervised".',
             min_rows=_OPENAI_MIN_ROWS,
             max_row_tokens=_OPENAI_ROW_TOKENS,
+            distinct_validation=True,
         ),
         Profile(
             id="openai-preference",
@@ -212,6 +217,7 @@ PROFILES: dict[str, Profile] = {
             'fine-tuning job with method type "dpo".',
             min_rows=_OPENAI_MIN_ROWS,
             max_row_tokens=_OPENAI_ROW_TOKENS,
+            distinct_validation=True,
         ),
         # TRL sets no row count, and its trainers truncate at the max_length chosen when training.
         Profile(

@@ -1,0 +1,56 @@
+"""The sandbox function's container image, staged for a Docker build that ``cdk deploy`` runs.
+
+Synthesis only writes the build folder (no Docker engine needed): ``functions/sandbox/Dockerfile``, the
+function's files as its zip asset would ship them (``task/``), the library (``benchgen/``), and the
+layer's exact package set (``requirements.txt``, pinned by ``constraints.txt``). The image is a container
+rather than a zip function for one reason: Codabench programs name ``/app/...`` paths, and only an image
+can make ``/app`` exist (a link into ``/tmp``, the one place Lambda lets a function write).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from aws_cdk import Stage
+from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from infra.constructs.layer import CONSTRAINTS, LAMBDA_TARGET, LAYER_SOURCE, LIBRARY_PACKAGE, layer_packages
+
+DOCKERFILE = "Dockerfile"
+BUILD_FOLDER = "sandbox-image-build"
+HANDLER = "handler.handler"
+_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", "tests", DOCKERFILE)
+
+
+def stage_build_folder(function_dir: Path, target: Path) -> Path:
+    """Write the image's build folder into the empty ``target``."""
+    shutil.copyfile(function_dir / DOCKERFILE, target / DOCKERFILE)
+    shutil.copytree(function_dir, target / "task", ignore=_IGNORED)
+    shutil.copytree(
+        LAYER_SOURCE / LIBRARY_PACKAGE,
+        target / LIBRARY_PACKAGE,
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo"),
+    )
+    shutil.copyfile(CONSTRAINTS, target / "constraints.txt")
+    (target / "requirements.txt").write_text(
+        "\n".join(layer_packages(LAMBDA_TARGET)) + "\n", encoding="utf-8"
+    )
+    return target
+
+
+def sandbox_image_code(scope: Construct, function_dir: Path) -> lambda_.DockerImageCode:
+    """The image code for ``function_dir`` (built for arm64, running ``handler.handler``), its build folder
+    staged beside the app's other assets."""
+    stage = Stage.of(scope)
+    if stage is None:
+        raise ValueError("the sandbox function's image is staged inside a CDK app; build it in one")
+    folder = Path(stage.asset_outdir) / BUILD_FOLDER
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    stage_build_folder(function_dir, folder)
+    return lambda_.DockerImageCode.from_image_asset(
+        str(folder), cmd=[HANDLER], platform=ecr_assets.Platform.LINUX_ARM64
+    )

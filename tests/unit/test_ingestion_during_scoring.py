@@ -1,0 +1,120 @@
+"""``ingestion_only_during_scoring``: the ingestion program runs beside the scoring program, as on Codabench,
+both reaching one shared folder; the participant's code still never reaches the reference data."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from codabench_bundles import (
+    CHEATING_MODEL_PY,
+    INTERACTIVE_INGESTION_PY,
+    LABELS,
+    cheating_submission,
+    code_submission,
+    write_interactive_bundle,
+)
+
+from benchgen.environment import open_environment
+from benchgen.ingest import ingest
+from benchgen.sandbox.job import ProgramJob, ProgramResult
+from benchgen.sandbox.local import LocalSandbox
+from benchgen.score import score
+from infra.cli.main import main
+
+
+def _score(tmp_path: Path, submission: Path) -> dict[str, object]:
+    bundle = write_interactive_bundle(tmp_path / "bundle")
+    out = tmp_path / "run"
+    code = main(["score", "--bundle", str(bundle), "--submission", str(submission), "--out", str(out)])
+    run: dict[str, object] = json.loads((out / "run.json").read_text())
+    assert code == 0, run.get("failure_reason")
+    return run
+
+
+def test_the_ingestion_program_answers_the_scoring_program_while_both_run(tmp_path: Path) -> None:
+    # given a scoring program that asks through shared/ and waits for the ingestion program's answers,
+    # and a model that answers "setosa" to the five flowers (two of them are setosa)
+    submission = code_submission(tmp_path / "submission.zip", "setosa")
+
+    # when it is scored
+    run = _score(tmp_path, submission)
+
+    # then the two programs ran side by side and the scoring program scored the answers: 2 of 5; the
+    # note it wrote is no column and no number, so it is ignored
+    assert run["status"] == "Completed"
+    assert (run["metrics"], run["other_metrics"]) == ({"accuracy": 2 / 5}, {})
+
+
+def test_participant_code_run_beside_the_scoring_program_cannot_read_the_reference_data(
+    tmp_path: Path,
+) -> None:
+    # given participant code that searches /app, /tmp, its folder and the one above for the answers
+    submission = cheating_submission(tmp_path / "submission.zip")
+
+    # when it is scored while the scoring program, which reads the answers, runs beside it
+    run = _score(tmp_path, submission)
+
+    # then it found nothing, answered "setosa" everywhere, and scored what that is worth
+    assert run["metrics"] == {"accuracy": 2 / 5}
+
+
+def test_the_cheating_model_finds_answers_it_can_reach(tmp_path: Path) -> None:
+    # the control: run outside the sandbox from the reference data's folder, the same model answers right
+    reference = write_interactive_bundle(tmp_path / "bundle") / "reference_data"
+    (tmp_path / "model.py").write_text(CHEATING_MODEL_PY)
+    script = (
+        f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import model; "
+        "print([model.predict(row) for row in 'abcde'])"
+    )
+    answered = subprocess.run(
+        [sys.executable, "-c", script], cwd=reference, capture_output=True, text=True, check=True
+    ).stdout
+    assert answered.strip() == str(LABELS)
+
+
+class OneAtATime:
+    """A sandbox that runs programs only one after the other, as the sandbox function does."""
+
+    def __init__(self) -> None:
+        self.commands: list[str] = []
+
+    def run(self, job: ProgramJob) -> ProgramResult:
+        self.commands.append(job.command)
+        return LocalSandbox().run(job)
+
+
+def test_where_programs_cannot_run_side_by_side_the_ingestion_runs_first_and_leaves_shared_to_the_scoring(
+    tmp_path: Path,
+) -> None:
+    # given an ingestion program that answers without waiting to be asked, and a sandbox that runs one
+    # program at a time
+    bundle = write_interactive_bundle(tmp_path / "bundle")
+    (bundle / "ingestion_program" / "ingestion.py").write_text(
+        INTERACTIVE_INGESTION_PY.replace(
+            'while not os.path.exists(os.path.join(shared, "go"))', "while False"
+        )
+    )
+    sandbox = OneAtATime()
+    env = open_environment(bundle, tmp_path / "env")
+    submission = code_submission(tmp_path / "submission.zip", "setosa")
+
+    # when the submission is ingested and scored there
+    ingest(env, submission, tmp_path / "out", workdir=tmp_path / "ingest", sandbox=sandbox)
+    report = score(
+        env,
+        tmp_path / "out" / "prediction_output.zip",
+        tmp_path / "out",
+        workdir=tmp_path / "score",
+        sandbox=sandbox,
+    )
+
+    # then nothing ran at ingest, the ingestion program ran before the scoring program, and the scoring
+    # program found its answers in shared/: 2 of 5
+    assert [command.split()[1] for command in sandbox.commands] == [
+        "$ingestion_program/ingestion.py",
+        "$program/score.py",
+    ]
+    assert report.metrics == {"accuracy": 2 / 5}

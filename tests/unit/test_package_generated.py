@@ -1,0 +1,103 @@
+"""Packages of generated preparations: under any generation settings, what the preparation holds out stays
+out of the training files, and packaging finds nothing to refuse."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from finetune_inputs import case, forty_wrong_of_fifty, make_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from preparation_inputs import make_spec, read_examples, read_held_out, run_source
+
+from benchgen.environment import Environment
+from benchgen.finetune.split import SplitShares
+from benchgen.training.examples import Kind, Method, text_hash
+from benchgen.training.package import PreparationInfo, build_package
+from benchgen.training.preparation import RunSource, generate
+
+CASES = 50
+FINETUNE = {"augmentation": {"factor": 3}, "pool": {"path": "pool.jsonl", "share": 0.5}}
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> tuple[Environment, RunSource]:
+    root = tmp_path_factory.mktemp("generated")
+    env = make_env(root / "env", finetune=FINETUNE, cases=CASES, pool_rows=30)
+    return env, run_source(root / "runs", "run-1", forty_wrong_of_fifty())
+
+
+@st.composite
+def shares(draw: st.DrawFn) -> SplitShares:
+    test = draw(st.integers(1, 60))
+    validation = draw(st.integers(0, 99 - test))
+    return SplitShares(train=100 - test - validation, validation=validation, test=test)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    method=st.sampled_from(list(Method)),
+    factor=st.integers(0, 6),
+    pool_share=st.sampled_from([0.0, 0.5, 1.0]),
+    seed=st.integers(0, 1_000),
+    splits=shares(),
+)
+def test_generated_preparations_package_without_held_out_text_in_training(
+    source: tuple[Environment, RunSource],
+    method: Method,
+    factor: int,
+    pool_share: float,
+    seed: int,
+    splits: SplitShares,
+) -> None:
+    env, run = source
+    spec = make_spec(
+        method=method.value,
+        settings={"augmentation_factor": factor, "pool_share": pool_share, "seed": seed, "splits": splits},
+    )
+    profile = "trl-sft" if method is Method.DEMONSTRATION else "trl-dpo"
+    with tempfile.TemporaryDirectory() as tmp:
+        prep = Path(tmp) / "prep"
+        report = generate(spec, env, [run], prep)
+        held_out = read_held_out(prep)
+        examples = read_examples(prep)
+        info = PreparationInfo(
+            preparation_id="prep-1",
+            state_hash=report.state_hash,
+            method=method,
+            environment_id=spec.environment_id,
+            environment_version=spec.environment_version,
+            benchmark="GSM8K",
+            base_model=report.base_model,
+            suggested_hyperparams=report.suggested_hyperparams,
+            spec=spec.model_dump(mode="json"),
+        )
+        package = build_package(prep, info, profile, Path(tmp) / "out")
+        with zipfile.ZipFile(package.path) as archive:
+            manifest = json.loads(archive.read("manifest.json"))
+            trained = [
+                json.loads(line)
+                for name in ("train.jsonl", "validation.jsonl")
+                for line in archive.read(name).decode("utf-8").splitlines()
+            ]
+
+    # every row the preparation made is in the package, split for split
+    for split, count in report.splits.items():
+        assert package.files[f"{split}.jsonl"]["rows"] == count
+    # the held-out list is the preparation's, and no training row carries a held-out question
+    assert manifest["held_out"]["cases"] == [c.model_dump() for c in held_out]
+    held_ids = {c.case_id for c in held_out}
+    questions = {text_hash(c["question"]) for i in range(CASES) if (c := case(i))["id"] in held_ids}
+    for row in trained:
+        prompt = row["messages"] if method is Method.DEMONSTRATION else row["prompt"]
+        user = next(m["content"] for m in prompt if m["role"] == "user")
+        assert text_hash(user) not in questions
+    # the contamination report compared every held-out question the test split holds, and found that no
+    # training row shares 13 words with one (the instruction wordings of the variants are not questions)
+    tested = {e.source.case_id for e in examples if e.split.value == "test" and e.kind is Kind.SEED}
+    assert package.contamination["held_out_cases_checked"] == len(tested & held_ids)
+    assert package.contamination["rows_with_overlap"] == 0
