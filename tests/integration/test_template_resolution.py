@@ -143,6 +143,10 @@ class TestRealStack:
                 "DeadLettersFunction",
                 "ApiFunction",
                 "SandboxFunction",
+                "DeployModelFunction",
+                "PlanInferenceFunction",
+                "InferShardFunction",
+                "AssemblePredictionsFunction",
             ]
         )
         for logical_id in real_cloud.functions:
