@@ -21,6 +21,7 @@ from infra.constructs.inference import (
 from infra.constructs.layer import Layer
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.pipeline import Pipeline
+from infra.constructs.preparations import PreparationPipeline
 from infra.constructs.storage import Storage
 
 STACK_NAME = "BenchGenStack"
@@ -57,13 +58,30 @@ class BenchGenStack(Stack):
         score = self.functions.by_name["score"]
         score.add_environment("STATE_MACHINE_ARN", self.pipeline.state_machine.state_machine_arn)
         self.pipeline.state_machine.grant_start_execution(score)
+        self.preparations = PreparationPipeline(
+            self,
+            "Preparations",
+            generate=self.functions.by_name["prepare_generate"],
+            check=self.functions.by_name["prepare_check"],
+            preparations_table=self.storage.preparations_table,
+            bus=self.events.bus,
+        )
+        api = self.functions.by_name["api"]
+        api.add_environment(
+            "PREPARATION_STATE_MACHINE_ARN", self.preparations.state_machine.state_machine_arn
+        )
+        self.preparations.state_machine.grant_start_execution(api)
         self.inference = self._inference_pipeline()
-        self.api = Api(self, "Api", handler=self.functions.by_name["api"])
+        self.api = Api(self, "Api", handler=api)
         self.monitoring = Monitoring(
             self,
             "Monitoring",
             functions=self.functions.by_name,
-            state_machines=[self.pipeline.state_machine, self.inference.state_machine],
+            state_machines=[
+                self.pipeline.state_machine,
+                self.preparations.state_machine,
+                self.inference.state_machine,
+            ],
         )
         # What an operator subscribes to and opens after `cdk deploy`, and where users sign in and upload.
         CfnOutput(self, "AlarmTopicArn", value=self.monitoring.topic.topic_arn, description="Alarm topic")

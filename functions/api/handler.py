@@ -36,6 +36,8 @@ def services() -> ApiServices:
         store=wired.store,
         publisher=wired.publisher,
         idempotency=wired.idempotency,
+        preparations=wired.preparations,
+        preparation_starter=wired.preparation_starter,
         record_event=_count,
     )
 

@@ -68,7 +68,7 @@ def summary(cloud: Any, api_url: str, token: str, password: str) -> str:
         f"  Data bucket:        {cloud.bucket}",
         *(f"  Table {lid}: {name}" for lid, name in sorted(cloud.table_names.items())),
         f"  Event bus:          {cloud.bus_name}",
-        f"  State machine:      {cloud.state_machine_arn}",
+        *(f"  State machine {lid}: {arn}" for lid, arn in sorted(cloud.state_machine_arns.items())),
         f"  Cognito user pool:  {cloud.user_pool_id} (app client {cloud.client_id})",
         f"  REST API:           {api_url}",
         f"  Demo user:          {DEMO_USER} / {password}",

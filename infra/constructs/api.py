@@ -22,6 +22,10 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/runs/{run_id}/dataset": ("POST",),
     "/datasets": ("GET",),
     "/datasets/{dataset_id}": ("GET",),
+    "/preparations": ("GET", "POST"),
+    "/preparations/{preparation_id}": ("GET",),
+    "/preparations/{preparation_id}/examples": ("GET",),
+    "/preparations/{preparation_id}/coverage": ("GET",),
 }
 
 THROTTLING_RATE_LIMIT = 50

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
-from aws_cdk import Duration, RemovalPolicy, Size, Stack
+from aws_cdk import Aws, Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
@@ -18,13 +18,17 @@ from aws_cdk import aws_s3_notifications as s3n
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from benchgen.pipeline.keys import SCORING_OUTPUT as SCORING_OUTPUT_NAME
 from infra.constructs import set_logical_id
 from infra.constructs.layer import ARCHITECTURE, REPO_ROOT, RUNTIME
 from infra.constructs.sandbox_image import sandbox_image_code
 from infra.constructs.storage import (
+    CONNECTIONS_INDEXES,
     DATASETS_INDEXES,
     ENVIRONMENTS_PREFIX,
     PREDICTIONS_PREFIX,
+    PREPARATIONS_INDEXES,
+    PREPARATIONS_PREFIX,
     RUNS_INDEXES,
     RUNS_PREFIX,
     SANDBOX_PREFIX,
@@ -58,23 +62,38 @@ READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "
 WRITE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
 # powertools' idempotency utility reads, claims, completes and (after a failure) deletes its record.
 IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+# Records their owner may delete (a provider connection) are created whole and never updated.
+CREATE_DELETE_ACTIONS = ("dynamodb:PutItem", "dynamodb:DeleteItem")
 
 
 class TableAccess(Enum):
     READ = "read"
     READ_WRITE = "read_write"
+    READ_CREATE_DELETE = "read_create_delete"
+
+
+# What each access level adds to reading.
+_TABLE_ACTIONS: dict[TableAccess, tuple[str, ...]] = {
+    TableAccess.READ: (),
+    TableAccess.READ_WRITE: WRITE_ACTIONS,
+    TableAccess.READ_CREATE_DELETE: CREATE_DELETE_ACTIONS,
+}
 
 
 class DataTable(Enum):
+    CONNECTIONS = "connections"
     ENVIRONMENTS = "environments"
     RUNS = "runs"
     DATASETS = "datasets"
+    PREPARATIONS = "preparations"
 
 
 # A Query on a global secondary index is authorized on the index ARN: name each index, no wildcard.
 TABLE_INDEXES: dict[DataTable, tuple[str, ...]] = {
+    DataTable.CONNECTIONS: tuple(CONNECTIONS_INDEXES),
     DataTable.RUNS: tuple(RUNS_INDEXES),
     DataTable.DATASETS: tuple(DATASETS_INDEXES),
+    DataTable.PREPARATIONS: tuple(PREPARATIONS_INDEXES),
 }
 
 
@@ -96,6 +115,7 @@ class FunctionSpec:
     ephemeral_storage_mib: int = 512
     reserved_concurrency: int | None = None
     trigger: Trigger | None = None
+    # Key prefixes ("runs/"), or key patterns for a narrower grant ("runs/*/scoring_output.zip").
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     tables: Mapping[DataTable, TableAccess] = field(default_factory=dict)
@@ -197,12 +217,14 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.seconds(29),
         # Presigned GET urls for the run's files (submission, prediction output, runs/...); presigned PUT
         # urls are signed with this role, so it needs PutObject on the two upload prefixes.
-        reads=(SUBMISSIONS_PREFIX, PREDICTIONS_PREFIX, RUNS_PREFIX),
+        reads=(SUBMISSIONS_PREFIX, PREDICTIONS_PREFIX, RUNS_PREFIX, PREPARATIONS_PREFIX),
         writes=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX),
         tables={
+            DataTable.CONNECTIONS: TableAccess.READ_CREATE_DELETE,
             DataTable.RUNS: TableAccess.READ_WRITE,
             DataTable.DATASETS: TableAccess.READ_WRITE,
             DataTable.ENVIRONMENTS: TableAccess.READ_WRITE,
+            DataTable.PREPARATIONS: TableAccess.READ_WRITE,
         },
         # POST /runs with an Idempotency-Key answers a retry with the run the first request created.
         idempotent=True,
@@ -249,7 +271,42 @@ SPECS: tuple[FunctionSpec, ...] = (
         writes=(RUNS_PREFIX, SUBMISSIONS_PREFIX),
         tables={DataTable.RUNS: TableAccess.READ_WRITE},
     ),
+    # Sized for a preparation over 100k judged cases (bench/preparation_bench.py: 35 s and a peak RSS of
+    # 52 MB at 100,000 cases on two shared cores, flat from 10,000). Generation runs on one core, so it gets
+    # 1769 MB, where Lambda gives a whole vCPU; more would buy nothing. Up to 20 runs read 20 times the
+    # verdicts: 10 minutes leaves that room. Disk holds the most: the bundle (up to 2 GiB unpacked, the
+    # registration limit), every run's scoring_output.zip (about 100 bytes a case: 10 MB a run), and
+    # examples.jsonl beside its SQLite scratch (0.8 KB a row for gsm8k-en; at 2 KB for longer texts,
+    # 100k cases x 5 variants is 1 GB, twice over while the scratch is read out in order).
+    FunctionSpec(
+        name="prepare_generate",
+        logical_id="PrepareGenerateFunction",
+        description="Generates a preparation's examples and held-out cases from judged runs",
+        memory_mb=1769,
+        timeout=Duration.minutes(10),
+        ephemeral_storage_mib=10240,
+        # the registered bundle (at its validated version) and each run's verdicts, nothing else of a run
+        reads=(ENVIRONMENTS_PREFIX, f"{RUNS_PREFIX}*/{SCORING_OUTPUT_NAME}"),
+        writes=(PREPARATIONS_PREFIX,),
+    ),
+    # Reads examples.jsonl and held_out.jsonl as streams (counts and the held-out hashes stay in memory,
+    # about 10k of them for 100k cases), so it needs no disk beyond the default. The same bench times the
+    # check at 13 s for 100,000 cases; at 1024 MB (about half a vCPU) 5 minutes leaves room for 20 runs.
+    FunctionSpec(
+        name="prepare_check",
+        logical_id="PrepareCheckFunction",
+        description="Writes a preparation's coverage and checks that no held-out case reached training",
+        memory_mb=1024,
+        timeout=Duration.minutes(5),
+        reads=(PREPARATIONS_PREFIX,),
+        writes=(PREPARATIONS_PREFIX,),
+    ),
 )
+
+
+def object_pattern(prefix_or_pattern: str) -> str:
+    """The object keys one ``reads`` or ``writes`` entry grants: all under a prefix, or a key pattern."""
+    return f"{prefix_or_pattern}*" if prefix_or_pattern.endswith("/") else prefix_or_pattern
 
 
 def _check_no_self_trigger(spec: FunctionSpec) -> None:
@@ -275,9 +332,11 @@ class Functions(Construct):
         self._bus = bus
         self._layer = layer
         self._tables: dict[DataTable, dynamodb.Table] = {
+            DataTable.CONNECTIONS: storage.connections_table,
             DataTable.ENVIRONMENTS: storage.environments_table,
             DataTable.RUNS: storage.runs_table,
             DataTable.DATASETS: storage.datasets_table,
+            DataTable.PREPARATIONS: storage.preparations_table,
         }
         self.specs = specs
         self.by_name: dict[str, lambda_.Function] = {}
@@ -309,10 +368,14 @@ class Functions(Construct):
             "RUNS_TABLE": storage.runs_table.table_name,
             "DATASETS_TABLE": storage.datasets_table.table_name,
             "IDEMPOTENCY_TABLE": storage.idempotency_table.table_name,
+            "CONNECTIONS_TABLE": storage.connections_table.table_name,
+            # Secrets Manager ARNs a connection names must be of this account (Lambda sets AWS_REGION).
+            "ACCOUNT_ID": Aws.ACCOUNT_ID,
             "EVENT_BUS_NAME": self._bus.event_bus_name,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "STEP_ATTEMPTS": str(RETRY_ATTEMPTS + 1),
             "MAX_PROGRAM_SECONDS": str(MAX_PROGRAM_SECONDS),
+            "PREPARATIONS_TABLE": storage.preparations_table.table_name,
         }
 
     @staticmethod
@@ -413,12 +476,14 @@ class Functions(Construct):
         )
         for action, prefixes in object_access:
             if prefixes:
-                allow([action], [bucket.arn_for_objects(f"{prefix}*") for prefix in prefixes])
+                allow([action], [bucket.arn_for_objects(object_pattern(prefix)) for prefix in prefixes])
         for table_key, access in spec.tables.items():
             table = self._tables[table_key]
-            resources = [table.table_arn]
-            resources += [f"{table.table_arn}/index/{index}" for index in TABLE_INDEXES.get(table_key, ())]
-            allow(READ_ACTIONS + (WRITE_ACTIONS if access is TableAccess.READ_WRITE else ()), resources)
+            indexes = [f"{table.table_arn}/index/{index}" for index in TABLE_INDEXES.get(table_key, ())]
+            allow(READ_ACTIONS + _TABLE_ACTIONS[access], [table.table_arn])
+            # An index is only ever queried: writes and deletes are of the table's items.
+            if indexes:
+                allow(READ_ACTIONS, indexes)
         if spec.idempotent:
             allow(IDEMPOTENCY_ACTIONS, [self._storage.idempotency_table.table_arn])
         if spec.puts_events:

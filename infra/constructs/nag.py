@@ -14,9 +14,10 @@ from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
 from infra.constructs.api import Api
-from infra.constructs.functions import MODEL_RESOURCE_KINDS, Functions
+from infra.constructs.functions import MODEL_RESOURCE_KINDS, Functions, object_pattern
 from infra.constructs.inference import InferencePipeline
 from infra.constructs.pipeline import Pipeline
+from infra.constructs.preparations import PreparationPipeline
 from infra.constructs.storage import DATA_BUCKET_ID
 
 RULE_PACK = "AwsSolutions"
@@ -35,13 +36,17 @@ PREFIX_REASON = (
     "Object access is confined to one key prefix of the data bucket ({prefix}); the keys below it carry "
     "environment and run ids that exist only at run time."
 )
+PATTERN_REASON = (
+    "Object access is confined to one file name under one key prefix of the data bucket ({prefix}); the "
+    "segment in between is a run id that exists only at run time."
+)
 STATE_MACHINE_WILDCARD_REASON = (
     "Execution logging and tracing: the CloudWatch Logs delivery actions (logs:CreateLogDelivery, ...) "
     "and the X-Ray actions accept only '*' as resource."
 )
 FUNCTION_VERSIONS_REASON = (
-    "LambdaInvoke also allows the build_artifact function's qualified ARNs (versions, aliases); the grant "
-    "stays on that one function."
+    "LambdaInvoke also allows the {name} function's qualified ARNs (versions, aliases); the grant stays on "
+    "that one function."
 )
 MODEL_CALLS_REASON = (
     "A live run names its model (a Bedrock model, profile or deployment, or a SageMaker endpoint) and its "
@@ -89,6 +94,7 @@ def apply_nag(app: App, stack: Stack) -> None:
     )
     _acknowledge_functions(_child(stack, "Functions", Functions))
     _acknowledge_pipeline(_child(stack, "Pipeline", Pipeline))
+    _acknowledge_preparations(_child(stack, "Preparations", PreparationPipeline))
     _acknowledge_inference(_child(stack, "Inference", InferencePipeline))
     _acknowledge_api(_child(stack, "Api", Api))
     notifications_handler = next(
@@ -133,8 +139,11 @@ def _acknowledge_functions(functions: Functions) -> None:
             continue
         _acknowledge(policy, "IAM5[Resource::*]", XRAY_REASON)
         for prefix in sorted(set(spec.reads + spec.writes)):
+            reason = PREFIX_REASON if prefix.endswith("/") else PATTERN_REASON
             _acknowledge(
-                policy, f"IAM5[Resource::{bucket_arn}/{prefix}*]", PREFIX_REASON.format(prefix=prefix)
+                policy,
+                f"IAM5[Resource::{bucket_arn}/{object_pattern(prefix)}]",
+                reason.format(prefix=prefix),
             )
         if spec.calls_models:
             _acknowledge_model_calls(policy)
@@ -155,7 +164,23 @@ def _acknowledge_model_calls(policy: IConstruct) -> None:
 def _acknowledge_pipeline(pipeline: Pipeline) -> None:
     policy = pipeline.state_machine.role.node.find_child("DefaultPolicy")
     _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
-    _acknowledge(policy, "IAM5[Resource::<BuildArtifactFunction.Arn>:*]", FUNCTION_VERSIONS_REASON)
+    _acknowledge(
+        policy,
+        "IAM5[Resource::<BuildArtifactFunction.Arn>:*]",
+        FUNCTION_VERSIONS_REASON.format(name="build_artifact"),
+    )
+
+
+def _acknowledge_preparations(preparations: PreparationPipeline) -> None:
+    policy = preparations.state_machine.role.node.find_child("DefaultPolicy")
+    _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
+    for name, logical_id in (
+        ("prepare_generate", "PrepareGenerateFunction"),
+        ("prepare_check", "PrepareCheckFunction"),
+    ):
+        _acknowledge(
+            policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", FUNCTION_VERSIONS_REASON.format(name=name)
+        )
 
 
 def _acknowledge_inference(inference: InferencePipeline) -> None:

@@ -15,6 +15,8 @@ ENVIRONMENTS_PREFIX = "environments/"
 SUBMISSIONS_PREFIX = "submissions/"
 PREDICTIONS_PREFIX = "predictions/"
 RUNS_PREFIX = "runs/"
+# What the preparation state machine writes; no trigger watches it.
+PREPARATIONS_PREFIX = "preparations/"
 # Jobs for the sandbox function and its outputs: no trigger watches it, and nothing there is kept.
 __all__ = ["SANDBOX_PREFIX"]
 
@@ -25,6 +27,8 @@ _STRING = dynamodb.AttributeType.STRING
 # Global secondary indexes: name -> (partition key, sort key); newest-first listings sort on created_at.
 RUNS_INDEXES = {"by_environment": ("environment_id", "created_at"), "by_status": ("status", "created_at")}
 DATASETS_INDEXES = {"by_kind": ("kind", "created_at")}
+CONNECTIONS_INDEXES = {"by_owner": ("owner", "created_at")}
+PREPARATIONS_INDEXES = {"by_owner": ("owner", "created_at")}
 
 
 def _table(
@@ -119,3 +123,8 @@ class Storage(Construct):
         self.idempotency_table = _table(
             self, "IdempotencyTable", partition_key="id", time_to_live_attribute="expiration"
         )
+        # Provider connections: where to reach a provider and what it accepts; keys stay in Secrets Manager.
+        self.connections_table = _table(self, "ConnectionsTable", partition_key="connection_id")
+        _add_indexes(self.connections_table, CONNECTIONS_INDEXES)
+        self.preparations_table = _table(self, "PreparationsTable", partition_key="preparation_id")
+        _add_indexes(self.preparations_table, PREPARATIONS_INDEXES)

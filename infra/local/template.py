@@ -29,6 +29,8 @@ FUNCTION_FOLDERS = (
     "plan_inference",
     "infer_shard",
     "assemble_predictions",
+    "prepare_generate",
+    "prepare_check",
 )
 
 _SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")

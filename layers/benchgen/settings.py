@@ -23,8 +23,13 @@ class Settings(BaseSettings):
     datasets_table: str = Field(min_length=1, validation_alias="DATASETS_TABLE")
     idempotency_table: str = Field(min_length=1, validation_alias="IDEMPOTENCY_TABLE")
     event_bus_name: str = Field(min_length=1, validation_alias="EVENT_BUS_NAME")
+    preparations_table: str = Field(min_length=1, validation_alias="PREPARATIONS_TABLE")
     # Only the score function starts executions, so only its environment carries the ARN.
     state_machine_arn: str | None = Field(default=None, validation_alias="STATE_MACHINE_ARN")
+    # The API starts preparations, so only its environment carries that state machine's ARN.
+    preparation_state_machine_arn: str | None = Field(
+        default=None, validation_alias="PREPARATION_STATE_MACHINE_ARN"
+    )
     # Functions that run untrusted programs hand them to this function (set by the stack); unset, they run
     # them through the local runner on this machine.
     sandbox_function: str | None = Field(default=None, validation_alias="SANDBOX_FUNCTION")
@@ -35,6 +40,10 @@ class Settings(BaseSettings):
     max_program_seconds: int | None = Field(default=None, ge=1, validation_alias="MAX_PROGRAM_SECONDS")
     # Presigned URLs are bearer credentials: keep them short-lived, and never past an hour.
     presign_ttl_seconds: int = Field(default=300, ge=1, le=3600, validation_alias="PRESIGN_TTL_SECONDS")
+    connections_table: str = Field(min_length=1, validation_alias="CONNECTIONS_TABLE")
+    # Where the stack runs: a connection's Secrets Manager ARN must name a secret of this account and region.
+    account_id: str | None = Field(default=None, pattern=r"^\d{12}$", validation_alias="ACCOUNT_ID")
+    region: str | None = Field(default=None, min_length=1, validation_alias="AWS_REGION")
     # Live runs: the API starts this state machine; the plan step cuts cases into shards of this size; the
     # steps that call a model try each call this many times, waits doubling from the base.
     inference_state_machine_arn: str | None = Field(

@@ -88,7 +88,7 @@ def role_statements(resources: dict[str, Resource], functions: dict[str, Resourc
 
 @pytest.fixture(scope="session")
 def state_machine(resources: dict[str, Resource]) -> Resource:
-    """The artifact pipeline (the stack holds other state machines besides)."""
+    """The artifact pipeline (the other state machines are read by their own tests)."""
     return resources["ArtifactPipeline"]
 
 

@@ -21,6 +21,11 @@ CONTRACT_ROUTES = {
     ("POST", "/runs/{run_id}/dataset"),
     ("GET", "/datasets"),
     ("GET", "/datasets/{dataset_id}"),
+    ("POST", "/preparations"),
+    ("GET", "/preparations"),
+    ("GET", "/preparations/{preparation_id}"),
+    ("GET", "/preparations/{preparation_id}/examples"),
+    ("GET", "/preparations/{preparation_id}/coverage"),
 }
 
 

@@ -14,7 +14,17 @@ from infra.constructs.sandbox_image import stage_build_folder
 Resource = dict[str, Any]
 Statement = dict[str, Any]
 
-NAMES = ["register_environment", "ingest", "score", "build_artifact", "dead_letters", "api", "sandbox"]
+NAMES = [
+    "register_environment",
+    "ingest",
+    "score",
+    "build_artifact",
+    "dead_letters",
+    "api",
+    "sandbox",
+    "prepare_generate",
+    "prepare_check",
+]
 LIVE_RUN_STEPS = ["deploy_model", "plan_inference", "infer_shard", "assemble_predictions"]
 NAMES += LIVE_RUN_STEPS
 # The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
@@ -36,6 +46,7 @@ BASELINE = {
 READ = {"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Scan"}
 READ_WRITE = READ | {"dynamodb:PutItem", "dynamodb:UpdateItem"}
 IDEMPOTENCY = {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
+CREATE_DELETE = READ | {"dynamodb:PutItem", "dynamodb:DeleteItem"}
 # What Lambda's poller does with a queue on the consuming function's behalf.
 CONSUME = {
     "sqs:ReceiveMessage",
@@ -65,8 +76,15 @@ EXPECTED_ACTIONS = {
     | READ_WRITE
     | IDEMPOTENCY,
     "dead_letters": (BASELINE - {"sqs:SendMessage"}) | CONSUME | {"events:PutEvents"} | READ_WRITE,
-    "api": BASELINE | {"s3:GetObject", "s3:PutObject", "states:StartExecution"} | READ_WRITE | IDEMPOTENCY,
+    "api": BASELINE
+    | {"s3:GetObject", "s3:PutObject", "states:StartExecution"}
+    | READ_WRITE
+    | IDEMPOTENCY
+    | CREATE_DELETE,
     "sandbox": set(),
+    # no table at all: the execution's input carries what the API checked, and Record is the state machine's
+    "prepare_generate": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"},
+    "prepare_check": BASELINE | {"s3:GetObject", "s3:PutObject"},
     "deploy_model": BASELINE | READ_WRITE | MODEL_CALLS,
     "plan_inference": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"} | READ_WRITE,
     "infer_shard": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ | MODEL_CALLS,
@@ -102,10 +120,19 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObject", "submissions/"),
         ("s3:GetObject", "predictions/"),
         ("s3:GetObject", "runs/"),
+        ("s3:GetObject", "preparations/"),
         ("s3:PutObject", "submissions/"),
         ("s3:PutObject", "environments/"),
     },
     "sandbox": set(),
+    "prepare_generate": {
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
+        # of a run, only its verdicts
+        ("s3:GetObject", "runs/*/scoring_output.zip"),
+        ("s3:PutObject", "preparations/"),
+    },
+    "prepare_check": {("s3:GetObject", "preparations/"), ("s3:PutObject", "preparations/")},
     "deploy_model": set(),
     "plan_inference": {
         ("s3:GetObject", "environments/"),
@@ -127,12 +154,16 @@ EXPECTED_TABLE_ACCESS = {
     "build_artifact": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
     "dead_letters": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ_WRITE},
     "api": {
+        "ConnectionsTable": CREATE_DELETE,
         "RunsTable": READ_WRITE,
         "DatasetsTable": READ_WRITE,
         "EnvironmentsTable": READ_WRITE,
+        "PreparationsTable": READ_WRITE,
         "IdempotencyTable": IDEMPOTENCY,
     },
     "sandbox": {},
+    "prepare_generate": {},
+    "prepare_check": {},
     "deploy_model": {"RunsTable": READ_WRITE},
     "plan_inference": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ},
     "infer_shard": {"RunsTable": READ},
@@ -146,8 +177,15 @@ EXPECTED_INDEXES = {
     "score": RUNS_INDEXES,
     "build_artifact": RUNS_INDEXES,
     "dead_letters": RUNS_INDEXES,
-    "api": RUNS_INDEXES | {"${DatasetsTable.Arn}/index/by_kind"},
+    "api": RUNS_INDEXES
+    | {
+        "${DatasetsTable.Arn}/index/by_kind",
+        "${ConnectionsTable.Arn}/index/by_owner",
+        "${PreparationsTable.Arn}/index/by_owner",
+    },
     "sandbox": set(),
+    "prepare_generate": set(),
+    "prepare_check": set(),
     **dict.fromkeys(LIVE_RUN_STEPS, RUNS_INDEXES),
 }
 
@@ -172,7 +210,9 @@ def _object_access(statements: list[Statement]) -> set[tuple[str, str]]:
     found = set()
     for action, resource in _pairs(statements):
         if action.startswith("s3:"):
-            assert resource.startswith(f"{BUCKET}/") and resource.endswith("/*"), resource
+            # a key prefix, or a pattern that ends in one file name
+            assert resource.startswith(f"{BUCKET}/"), resource
+            assert resource.endswith("/*") or "*" not in resource.rsplit("/", 1)[-1], resource
             found.add((action, resource.removeprefix(f"{BUCKET}/").removesuffix("*")))
     return found
 
@@ -455,9 +495,11 @@ def test_ingest_cannot_touch_step_functions(role_statements: dict[str, list[Stat
 def test_api_cannot_delete_objects_or_records(role_statements: dict[str, list[Statement]]) -> None:
     pairs = _pairs(role_statements["api"])
     assert "s3:DeleteObject" not in {action for action, _ in pairs}
-    # Powertools deletes its own idempotency record after a failed request; domain records are never deleted.
+    # Powertools deletes its own idempotency record after a failed request, and an owner deletes a provider
+    # connection; runs, datasets and environments are never deleted.
     assert {resource for action, resource in pairs if action == "dynamodb:DeleteItem"} == {
-        "${IdempotencyTable.Arn}"
+        "${IdempotencyTable.Arn}",
+        "${ConnectionsTable.Arn}",
     }
 
 
@@ -533,6 +575,8 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         "dead_letters": None,
         "api": None,
         "sandbox": None,
+        "prepare_generate": None,
+        "prepare_check": None,
         **dict.fromkeys(LIVE_RUN_STEPS),
     }
 
@@ -555,7 +599,7 @@ def test_only_the_api_starts_live_runs_and_only_the_inference_pipeline(
         name: {resource for action, resource in _pairs(statements) if action == "states:StartExecution"}
         for name, statements in role_statements.items()
     }
-    assert starters["api"] == {"${InferencePipeline}"}
+    assert {name for name, found in starters.items() if "${InferencePipeline}" in found} == {"api"}
     variables = functions["api"]["Properties"]["Environment"]["Variables"]
     assert variables["INFERENCE_STATE_MACHINE_ARN"] == {"Ref": "InferencePipeline"}
     assert (

@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 
 Resource = dict[str, Any]
-NAMES = ["register_environment", "ingest", "score", "build_artifact", "api"]
+NAMES = [
+    "register_environment",
+    "ingest",
+    "score",
+    "build_artifact",
+    "api",
+    "prepare_generate",
+    "prepare_check",
+]
 THIS_ACCOUNT_ONLY = {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
 ABOVE_ZERO = {"Threshold": 0, "ComparisonOperator": "GreaterThanThreshold", "EvaluationPeriods": 1}
 
@@ -90,7 +98,7 @@ def test_one_message_in_a_functions_dead_letter_queue_raises_its_alarm(
     )
 
 
-@pytest.mark.parametrize("machine_id", ["ArtifactPipeline", "InferencePipeline"])
+@pytest.mark.parametrize("machine_id", ["ArtifactPipeline", "PreparationPipeline", "InferencePipeline"])
 @pytest.mark.parametrize("metric", ["ExecutionsFailed", "ExecutionsTimedOut"])
 def test_a_failed_or_timed_out_pipeline_execution_raises_an_alarm(
     metric: str, machine_id: str, assertions: Any, topic_id: str

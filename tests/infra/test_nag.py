@@ -50,6 +50,10 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/predictions/*]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/sandbox/*]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/preparations/*]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*/scoring_output.zip]",
+        "AwsSolutions-IAM5[Resource::<PrepareGenerateFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<PrepareCheckFunction.Arn>:*]",
         # Live runs: each step function's versions, and the models and secrets named at run time.
         "AwsSolutions-IAM5[Resource::<DeployModelFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<PlanInferenceFunction.Arn>:*]",

@@ -81,6 +81,7 @@ TABLE_KEYS = {
     "RunsTable": [("run_id", "HASH")],
     "DatasetsTable": [("dataset_id", "HASH")],
     "IdempotencyTable": [("id", "HASH")],
+    "ConnectionsTable": [("connection_id", "HASH")],
 }
 
 
@@ -111,6 +112,7 @@ def test_tables_are_on_demand_with_point_in_time_recovery(
         ),
         ("DatasetsTable", {"by_kind": ("kind", "created_at")}),
         ("EnvironmentsTable", {}),
+        ("ConnectionsTable", {"by_owner": ("owner", "created_at")}),
     ],
 )
 def test_tables_have_the_indexes_the_api_lists_by(

@@ -147,6 +147,8 @@ class TestRealStack:
                 "PlanInferenceFunction",
                 "InferShardFunction",
                 "AssemblePredictionsFunction",
+                "PrepareGenerateFunction",
+                "PrepareCheckFunction",
             ]
         )
         for logical_id in real_cloud.functions:

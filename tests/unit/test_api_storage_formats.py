@@ -15,9 +15,11 @@ NAMES = {
     "DATA_BUCKET": "bucket",
     "ENVIRONMENTS_TABLE": "environments",
     "RUNS_TABLE": "runs",
+    "CONNECTIONS_TABLE": "connections",
     "DATASETS_TABLE": "datasets",
     "IDEMPOTENCY_TABLE": "idempotency",
     "EVENT_BUS_NAME": "bus",
+    "PREPARATIONS_TABLE": "preparations",
 }
 
 
@@ -104,9 +106,11 @@ def test_settings_can_be_built_by_field_name() -> None:
         data_bucket="b",
         environments_table="e",
         runs_table="r",
+        connections_table="c",
         datasets_table="d",
         idempotency_table="i",
         event_bus_name="bus",
+        preparations_table="p",
         presign_ttl_seconds=60,
     )
     assert settings.presign_ttl_seconds == 60

@@ -18,8 +18,9 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 from aws_lambda_powertools.utilities.idempotency import BasePersistenceLayer
 
 from benchgen.aws.events import EventPublisher
+from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, PreparationsRepo, RunsRepo
 from benchgen.errors import BenchGenError
 from benchgen.ownership import Caller
 from benchgen.settings import Settings
@@ -48,6 +49,9 @@ class ApiServices:
     publisher: EventPublisher
     #: Where POST /runs keeps its Idempotency-Keys (powertools' idempotency table).
     idempotency: BasePersistenceLayer
+    preparations: PreparationsRepo
+    #: Starts the preparation state machine; None where the function is not told its ARN.
+    preparation_starter: ExecutionStarter | None
     #: Called with a business event name ("RunCreated", ...) so the handler can count it as a metric.
     record_event: Callable[[str], None] = field(default=_ignore)
 

@@ -11,15 +11,11 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
-from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
-from aws_lambda_powertools.utilities.idempotency.exceptions import (
-    IdempotencyAlreadyInProgressError,
-    IdempotencyValidationError,
-)
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import Conflict, Forbidden, NotFound, Unprocessable, responses
+from benchgen.api.idempotency import once_per_key
 from benchgen.api.schemas import (
     DETAILED_RESULTS_JSON,
     FILE_LABELS,
@@ -48,8 +44,6 @@ from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
 
 DEFAULT_SUBMISSION_FILENAME = "submission.zip"
-#: How long an Idempotency-Key keeps answering with the run its first request created.
-IDEMPOTENCY_WINDOW_S = 24 * 3600
 _DETAILED_HEAD_FIELDS = frozenset({"title", "summary", "metrics", "breakdowns"})
 
 
@@ -172,37 +166,21 @@ def new_run_once(
 ) -> RunRecord:
     """:func:`new_run` once per (caller, Idempotency-Key): a retry gets the run the first request made.
 
-    The key is the caller's with the header's value, so two users' keys never meet. The same key with
-    another body is refused, and so is a retry while the first request is still being answered. Only
-    the run id is kept with the key (never the run configuration); a failed request keeps nothing.
+    Only the run id is kept with the key (never the run configuration); see ``once_per_key``.
     """
-    config = IdempotencyConfig(
-        event_key_jmespath="[caller, key]",
-        payload_validation_jmespath="body",
-        expires_after_seconds=IDEMPOTENCY_WINDOW_S,
-    )
-    if context is not None:
-        # A request cut short by the function's timeout holds the key only until that deadline.
-        config.register_lambda_context(context)
 
     def create(*, attempt: dict[str, Any]) -> dict[str, str]:
         return {"run_id": new_run(request, owner=owner, services=services).run_id}
 
-    once = idempotent_function(
-        create, data_keyword_argument="attempt", persistence_store=services.idempotency, config=config
+    created = once_per_key(
+        create,
+        caller=owner,
+        key=idempotency_key,
+        body=request.model_dump(mode="json"),
+        persistence=services.idempotency,
+        noun="run",
+        context=context,
     )
-    attempt = {"caller": owner, "key": idempotency_key, "body": request.model_dump(mode="json")}
-    try:
-        created: dict[str, str] = once(attempt=attempt)
-    except IdempotencyValidationError:
-        raise Unprocessable(
-            f"Idempotency-Key {idempotency_key!r} was already used with a different body: resend the "
-            "same body to get that run, or use a new key for a new run"
-        ) from None
-    except IdempotencyAlreadyInProgressError:
-        raise Conflict(
-            f"a request with Idempotency-Key {idempotency_key!r} is still being answered: retry in a moment"
-        ) from None
     return run_or_404(services, created["run_id"])
 
 

@@ -1,4 +1,4 @@
-"""Starting the artifact state machine, once per run."""
+"""Starting a state machine execution once per name: a run's artifact pipeline, a preparation's pipeline."""
 
 from __future__ import annotations
 

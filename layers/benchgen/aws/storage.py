@@ -20,6 +20,10 @@ class MissingObject(BenchGenError):
     """An object a step needs is not in the bucket (or not at the version it expects)."""
 
 
+class OutOfRange(BenchGenError):
+    """A read asked to start past the end of the object."""
+
+
 def _is_missing(error: ClientError) -> bool:
     return error.response.get("Error", {}).get("Code") in _NOT_FOUND
 
@@ -80,6 +84,28 @@ class ObjectStore:
                 return None
             raise
         return _chunks(body, chunk_size)
+
+    def lines(self, key: str, *, start: int = 0, chunk_size: int = 1 << 20) -> Generator[bytes, None, None]:
+        """The object's lines from byte ``start`` on, each with its line end (so a reader can count bytes),
+        streamed; raises :class:`MissingObject` when the object is absent.
+
+        Lazy: nothing is read, and nothing raised, until the first line is asked for.
+        """
+        request: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
+        if start:
+            request["Range"] = f"bytes={start}-"
+        try:
+            body = self._s3.get_object(**request)["Body"]
+        except ClientError as error:
+            if _is_missing(error):
+                raise MissingObject(f"{key} is not in the bucket {self.bucket}") from None
+            if error.response.get("Error", {}).get("Code") == "InvalidRange":
+                raise OutOfRange(f"{key} has no byte {start}") from None
+            raise
+        try:
+            yield from body.iter_lines(chunk_size, keepends=True)
+        finally:
+            body.close()
 
     def presigned_get_url(self, key: str, *, expires_in: int, download_name: str | None = None) -> str:
         """A GET URL valid for ``expires_in`` seconds; ``download_name`` makes browsers save the file."""

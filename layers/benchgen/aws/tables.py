@@ -1,4 +1,4 @@
-"""DynamoDB repositories for environment versions, runs and datasets.
+"""DynamoDB repositories for environment versions, runs, datasets and preparations.
 
 Every item goes through :mod:`benchgen.aws.items` (``to_item`` and ``from_item``). Lists are newest
 first and paginated with an opaque ``next_token`` (see :mod:`benchgen.aws.pages`); a token a listing
@@ -21,13 +21,17 @@ from benchgen.aws.items import ModelT, from_item, plain_item, to_attribute, to_i
 from benchgen.aws.pages import Page, decode_token, encode_token
 from benchgen.aws.transitions import TRACKED, log_transitions
 from benchgen.records import (
+    ConnectionRecord,
     DatasetRecord,
     EnvironmentOwner,
     EnvironmentRecord,
     EnvironmentStatus,
+    PreparationRecord,
+    PreparationStatus,
     RunClaim,
     RunRecord,
     RunStatus,
+    clip_text,
 )
 
 #: Dataset kinds an unfiltered dataset list covers (one ``by_kind`` partition each).
@@ -548,3 +552,94 @@ class DatasetsRepo(_Table):
             next_token=next_token,
         )
         return Page(items=[DatasetRecord.model_validate(item) for item in items], next_token=token)
+
+
+class ConnectionsRepo(_Table):
+    """Provider connections (pk ``connection_id``; GSI ``by_owner`` sorted by ``created_at``)."""
+
+    def put(self, record: ConnectionRecord) -> bool:
+        """Store a new connection; ``False`` (and nothing changed) when the id is taken."""
+        return self._put_if_absent(record, "connection_id")
+
+    def get(self, connection_id: str) -> ConnectionRecord | None:
+        return self._get(ConnectionRecord, {"connection_id": connection_id})
+
+    def list(self, *, owner: str, limit: int = 20, next_token: str | None = None) -> Page[ConnectionRecord]:
+        """The owner's connections, newest first."""
+        items, token = self._newest_first(
+            index="by_owner",
+            partition_attribute="owner",
+            partitions=[owner],
+            sort_attribute="created_at",
+            key_attribute="connection_id",
+            limit=limit,
+            next_token=next_token,
+        )
+        return Page(items=[ConnectionRecord.model_validate(item) for item in items], next_token=token)
+
+    def delete(self, connection_id: str, *, owner: str) -> bool:
+        """Delete the connection if ``owner`` owns it; ``False`` (nothing changed) if not, or if gone."""
+        try:
+            self._client.delete_item(
+                TableName=self.table_name,
+                Key={"connection_id": {"S": connection_id}},
+                ConditionExpression="#o = :o",
+                ExpressionAttributeNames={"#o": "owner"},
+                ExpressionAttributeValues={":o": {"S": owner}},
+            )
+        except ClientError as error:
+            if _is_condition_failure(error):
+                return False
+            raise
+        return True
+
+
+class PreparationsRepo(_Table):
+    """Preparations (pk ``preparation_id``; GSI ``by_owner`` sorted by ``created_at``).
+
+    Created ``Generating`` by the API; the preparation state machine moves it to ``Ready`` or ``Failed``
+    with its own conditional updates, and :meth:`fail` is the API's way out when the machine never started.
+    """
+
+    def create(self, record: PreparationRecord) -> bool:
+        """Store a new preparation; ``False`` (and nothing changed) when the id is taken."""
+        return self._put_if_absent(record, "preparation_id")
+
+    def get(self, preparation_id: str) -> PreparationRecord | None:
+        return self._get(PreparationRecord, {"preparation_id": preparation_id})
+
+    def fail(self, preparation_id: str, *, reason: str, finished_at: str) -> bool:
+        """``Generating`` -> ``Failed`` with ``reason``; ``False`` unless it was still Generating."""
+        plain = clip_text(reason)
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={"preparation_id": {"S": preparation_id}},
+                UpdateExpression="SET #status = :failed, failure_reason = :reason, finished_at = :finished",
+                ConditionExpression="#status = :generating",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues={
+                    ":failed": {"S": PreparationStatus.FAILED.value},
+                    ":generating": {"S": PreparationStatus.GENERATING.value},
+                    ":reason": {"S": plain},
+                    ":finished": {"S": finished_at},
+                },
+            )
+        except ClientError as error:
+            if _is_condition_failure(error):
+                return False
+            raise
+        return True
+
+    def list(self, *, owner: str, limit: int = 20, next_token: str | None = None) -> Page[PreparationRecord]:
+        """The owner's preparations, newest first."""
+        items, token = self._newest_first(
+            index="by_owner",
+            partition_attribute="owner",
+            partitions=[owner],
+            sort_attribute="created_at",
+            key_attribute="preparation_id",
+            limit=limit,
+            next_token=next_token,
+        )
+        return Page(items=[PreparationRecord.model_validate(item) for item in items], next_token=token)

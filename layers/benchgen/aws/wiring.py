@@ -21,7 +21,7 @@ from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.s3_events import uploaded_objects
 from benchgen.aws.sandbox import SandboxInvoker
 from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.aws.tables import ConnectionsRepo, DatasetsRepo, EnvironmentsRepo, PreparationsRepo, RunsRepo
 from benchgen.inference.retry import Backoff
 from benchgen.pipeline.keys import correlation_id, run_id_of
 from benchgen.sandbox.job import Sandbox
@@ -39,6 +39,10 @@ class Adapters:
         return ObjectStore(self.settings.data_bucket)
 
     @cached_property
+    def connections(self) -> ConnectionsRepo:
+        return ConnectionsRepo(self.settings.connections_table)
+
+    @cached_property
     def runs(self) -> RunsRepo:
         return RunsRepo(self.settings.runs_table)
 
@@ -49,6 +53,10 @@ class Adapters:
     @cached_property
     def datasets(self) -> DatasetsRepo:
         return DatasetsRepo(self.settings.datasets_table)
+
+    @cached_property
+    def preparations(self) -> PreparationsRepo:
+        return PreparationsRepo(self.settings.preparations_table)
 
     @cached_property
     def publisher(self) -> EventPublisher:
@@ -107,6 +115,12 @@ class Adapters:
         if not self.settings.state_machine_arn:
             raise RuntimeError("STATE_MACHINE_ARN is not set: only the score function starts executions")
         return ExecutionStarter(self.settings.state_machine_arn)
+
+    @cached_property
+    def preparation_starter(self) -> ExecutionStarter | None:
+        """The preparation state machine's starter, where the function is told its ARN (the api function)."""
+        arn = self.settings.preparation_state_machine_arn
+        return ExecutionStarter(arn) if arn else None
 
     @property
     def model_backoff(self) -> Backoff:

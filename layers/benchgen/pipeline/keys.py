@@ -11,6 +11,8 @@ ENVIRONMENTS = "environments/"
 SUBMISSIONS = "submissions/"
 PREDICTIONS = "predictions/"
 RUNS = "runs/"
+# Written by the preparation state machine's functions only; no trigger watches it.
+PREPARATIONS = "preparations/"
 
 PREDICTION_OUTPUT = "prediction_output.zip"
 SCORES = "scores.json"
@@ -25,6 +27,8 @@ FAILURE_LOG = "logs/failure.log"
 # A live run's generated submission, and what the model answered for each case, raw, with its latency.
 GENERATED_SUBMISSION = "predictions.json"
 INFERENCE_LOG = "inference_log.jsonl"
+# A preparation's coverage report, beside its examples.jsonl and held_out.jsonl.
+COVERAGE = "coverage.json"
 
 # File labels as the run shows them, in the order a reader expects.
 RUN_FILE_LABELS = {
@@ -132,6 +136,11 @@ def prediction_key(run_id: str, name: str = PREDICTION_OUTPUT) -> str:
 
 def run_key(run_id: str, name: str) -> str:
     return f"{RUNS}{run_id}/{name}"
+
+
+def preparation_key(preparation_id: str, name: str) -> str:
+    """``preparations/<preparation_id>/<name>``: examples.jsonl, held_out.jsonl, coverage.json."""
+    return f"{PREPARATIONS}{preparation_id}/{name}"
 
 
 def execution_name(run_id: str) -> str:

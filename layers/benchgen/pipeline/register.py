@@ -108,6 +108,7 @@ def register_environment(
                     "has_finetune": env.spec.finetune is not None,
                     "columns": [column.model_dump() for column in env.spec.columns],
                     "phases": [{"index": phase.index, "name": phase.name} for phase in env.spec.phases],
+                    "criteria": [criterion.id for criterion in env.spec.criteria],
                     "docker_image": env.spec.docker_image,
                     "warnings": [w for w in (docker_image_warning(env.spec),) if w is not None],
                 }

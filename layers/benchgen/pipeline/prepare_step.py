@@ -1,0 +1,142 @@
+"""The preparation state machine's tasks: Generate (examples and held-out cases) and Check (coverage).
+
+The API validated the request and hands the execution everything the tasks need (the spec, each run's
+model, the bundle's key and version), so the tasks read no table: only the objects named here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from benchgen.aws.storage import ObjectStore
+from benchgen.environment import open_environment
+from benchgen.errors import BenchGenError
+from benchgen.pipeline.keys import COVERAGE, SCORING_OUTPUT, preparation_key, run_key
+from benchgen.pipeline.preparation_record import record_values
+from benchgen.records import clip_text
+from benchgen.training.coverage import check_held_out, coverage
+from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, HeldOutCase, PreparedExample
+from benchgen.training.preparation import (
+    PreparationError,
+    PreparationSpec,
+    RunSource,
+    criteria_scope,
+    generate,
+)
+
+JSON_LINES = "application/x-ndjson"
+
+
+class RunRef(BaseModel):
+    """A run the API checked: the caller's, Completed, on the spec's environment version, with verdicts."""
+
+    run_id: str
+    model: str
+    environment_id: str
+    environment_version: str
+
+
+class BundleRef(BaseModel):
+    """The registered bundle: its key and the object version registration validated."""
+
+    key: str
+    version_id: str | None = None
+
+
+class GenerateTask(BaseModel):
+    """The execution's input, as the API starts it."""
+
+    preparation_id: str
+    spec: PreparationSpec
+    runs: list[RunRef]
+    bundle: BundleRef
+
+
+class CheckTask(BaseModel):
+    preparation_id: str
+    scope: list[str]  # the criteria in scope, resolved by Generate ([] in the spec means all of them)
+
+
+class HeldOutLeak(BenchGenError):
+    """Training rows derived from held-out cases: generation should have dropped them."""
+
+
+def generate_preparation(task: GenerateTask, *, store: ObjectStore, workdir: Path) -> dict[str, Any]:
+    """Generate's answer: ``refused`` (a sentence) when the spec cannot be prepared, else what to record.
+
+    The answer has no ``refused`` key at all on success: the state machine branches on its presence.
+    """
+    bundle = store.download(task.bundle.key, workdir / "bundle.zip", version_id=task.bundle.version_id)
+    env = open_environment(bundle, workdir / "env")
+    runs = [
+        RunSource(
+            run_id=run.run_id,
+            model=run.model,
+            environment_id=run.environment_id,
+            environment_version=run.environment_version,
+            scoring_output=store.download(
+                run_key(run.run_id, SCORING_OUTPUT), workdir / "runs" / run.run_id / SCORING_OUTPUT
+            ),
+        )
+        for run in task.runs
+    ]
+    out = workdir / "out"
+    try:
+        report = generate(task.spec, env, runs, out)
+    except PreparationError as error:
+        return {"refused": str(error)}
+    for name in (EXAMPLES_NAME, HELD_OUT_NAME):
+        store.upload(out / name, preparation_key(task.preparation_id, name), content_type=JSON_LINES)
+    return {
+        "scope": criteria_scope(task.spec, env),
+        "example_count": report.example_count,
+        "record": record_values(
+            {
+                "state_hash": report.state_hash,
+                "example_count": report.example_count,
+                "source_cases": report.source_cases,
+                "held_out_count": report.held_out_count,
+                "splits": report.splits,
+                "kinds": report.kinds,
+                "dropped": report.dropped,
+                "suggested_hyperparams": report.suggested_hyperparams,
+            }
+        ),
+    }
+
+
+def _examples(store: ObjectStore, preparation_id: str) -> Iterator[PreparedExample]:
+    for line in store.lines(preparation_key(preparation_id, EXAMPLES_NAME)):
+        if line.strip():
+            yield PreparedExample.model_validate_json(line)
+
+
+def _held_out(store: ObjectStore, preparation_id: str) -> Iterator[HeldOutCase]:
+    for line in store.lines(preparation_key(preparation_id, HELD_OUT_NAME)):
+        if line.strip():
+            yield HeldOutCase.model_validate_json(line)
+
+
+def check_preparation(task: CheckTask, *, store: ObjectStore, workdir: Path) -> dict[str, Any]:
+    """Check's answer: the gap count, once coverage.json is written and no held-out case reached training.
+
+    Both files are streamed (twice for the examples), so memory holds counts and held-out hashes only.
+    """
+    problems = check_held_out(_examples(store, task.preparation_id), _held_out(store, task.preparation_id))
+    if problems:
+        # The state machine writes the message as the failure reason: bounded here as the record bounds it.
+        raise HeldOutLeak(
+            clip_text(
+                "this is a defect in generation, report it with the preparation id: training rows come "
+                f"from held-out cases ({'; '.join(problems)})"
+            )
+        )
+    found = coverage(_examples(store, task.preparation_id), scope=task.scope)
+    path = workdir / COVERAGE
+    path.write_text(found.model_dump_json(), encoding="utf-8")
+    store.upload(path, preparation_key(task.preparation_id, COVERAGE), content_type="application/json")
+    return {"gap_count": str(len(found.gaps))}
