@@ -30,6 +30,7 @@ def services() -> ApiServices:
     wired = adapters()
     return ApiServices(
         settings=wired.settings,
+        connections=wired.connections,
         environments=wired.environments,
         runs=wired.runs,
         datasets=wired.datasets,

@@ -4,6 +4,7 @@ the existing ingest and score unchanged. Faults are injected by the model server
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import secrets
@@ -15,9 +16,10 @@ from typing import Any
 import pytest
 import requests
 
-from benchgen.aws.tables import RunsRepo
+from benchgen.aws.tables import ConnectionsRepo, RunsRepo
 from benchgen.inference.model import Sampling
-from benchgen.records import LiveModel, RunRecord, RunStatus
+from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
+from benchgen.records import ConnectionRecord, LiveModel, RunRecord, RunStatus
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
@@ -289,3 +291,115 @@ def test_a_live_run_of_a_sagemaker_endpoint_goes_through_invoke_endpoint(
     log = _object_lines(cloud, run.files["Inference Log"])
     assert {entry["prediction_text"] for entry in log} == {"The answer is 42."}
     assert {entry["raw"] for entry in log} == {answer}
+
+
+# ---- through the API -------------------------------------------------------------------------------------
+
+
+def _subject(token: str) -> str:
+    """The user id (claims.sub) of an ID token: the owner the API records."""
+    payload = token.split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    return str(claims["sub"])
+
+
+def _connect(cloud: LocalCloud, owner: str, connection_id: str, base_url: str) -> None:
+    connections = ConnectionsRepo(
+        next(n for lid, n in cloud.table_names.items() if lid.startswith("Connections"))
+    )
+    assert connections.put(
+        ConnectionRecord(
+            connection_id=connection_id,
+            owner=owner,
+            name="example models",
+            provider=ProviderKind.OPENAI_COMPATIBLE,
+            base_url=base_url,
+            profile=PROVIDER_CAPABILITIES[ProviderKind.OPENAI_COMPATIBLE],
+        )
+    )
+
+
+@pytest.fixture
+def users(cloud: LocalCloud) -> Iterator[tuple[Api, str, Api]]:
+    with cloud.serve_api(access_log=False) as server:
+        token = cloud.create_user("owner@example.com", "Owner-Passw0rd!x")
+        other = cloud.create_user("other@example.com", "Other-Passw0rd!x")
+        yield Api(server.url, token), _subject(token), Api(server.url, other)
+
+
+def _post_live_run(api: Api, connection_id: str, **extra: Any) -> tuple[int, Any]:
+    body = {
+        "environment_id": "gsm8k-en",
+        "version": "v1",
+        "model": "example-base",
+        "model_config": {
+            "connection_id": connection_id,
+            "model_id": BASE_MODEL,
+            "sampling": {"temperature": 0, "max_tokens": 256},
+            **extra,
+        },
+    }
+    return api.call("POST", "/runs", body)
+
+
+def test_post_runs_with_a_model_config_generates_the_submission_and_completes_with_a_score(
+    fast_retries: None,
+    cloud: LocalCloud,
+    models: ExampleModelServer,
+    tmp_path: Path,
+    users: tuple[Api, str, Api],
+) -> None:
+    # Given the owner's connection to the simulated models and a registered example
+    api, owner, _ = users
+    _register(cloud, tmp_path, "gsm8k-en")
+    _connect(cloud, owner, "conn-example", models.base_url)
+
+    # When the owner creates a live run
+    status, created = _post_live_run(api, "conn-example", environment_variables={"LOG_LEVEL": "info"})
+
+    # Then it is created with nothing to upload, and its InferencePipeline execution runs to the score
+    assert status == 201, created
+    assert (created["upload_url"], created["upload_key"]) == (None, None)
+    run_id = created["run"]["run_id"]
+    machine = cloud.state_machine_arns["InferencePipeline"]
+    assert cloud.wait_for_execution(f"live-{run_id}", timeout=120, state_machine_arn=machine)["status"] == (
+        "SUCCEEDED"
+    )
+    cloud.settle()
+    detail = api.expect("GET", f"/runs/{run_id}", 200)
+    assert detail["status"] == "Completed"
+    assert detail["overall_score"] == pytest.approx(0.7)
+    assert detail["live_model"] == {
+        "connection_id": "conn-example",
+        "provider": "openai-compatible",
+        "model_id": "example-base",
+    }
+    # and its sampling and environment variables are the owner's configuration
+    config = api.expect("GET", f"/runs/{run_id}/config", 200)
+    assert config == {
+        "sampling": {"temperature": 0.0, "max_tokens": 256},
+        "environment_variables": {"LOG_LEVEL": "info"},
+    }
+
+
+def test_post_runs_refuses_another_users_connection_and_a_secret_passed_in_the_clear(
+    cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path, users: tuple[Api, str, Api]
+) -> None:
+    # Given the owner's connection
+    api, owner, other = users
+    _register(cloud, tmp_path, "gsm8k-en")
+    _connect(cloud, owner, "conn-owned", models.base_url)
+
+    # When another user names it, or the owner passes an API key as a plain environment variable
+    status_other, answer_other = _post_live_run(other, "conn-owned")
+    status_key, answer_key = _post_live_run(
+        api, "conn-owned", environment_variables={"OPENAI_API_KEY": "sk-x1"}
+    )
+
+    # Then both are refused, saying what to do, and no run was recorded
+    assert status_other == 404
+    assert answer_other["message"].startswith("no connection 'conn-owned' of yours")
+    assert status_key == 422
+    assert "OPENAI_API_KEY looks like a secret" in json.dumps(answer_key)
+    assert "sk-x1" not in json.dumps(answer_key)
+    assert api.expect("GET", "/runs", 200)["items"] == []

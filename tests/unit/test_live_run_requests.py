@@ -4,7 +4,6 @@ for inference, and one InferencePipeline execution per run."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import boto3
@@ -12,25 +11,27 @@ import pytest
 from botocore.stub import Stubber
 from pydantic import ValidationError
 
-from benchgen.api.errors import NotFound
+from benchgen.api.errors import ApiError, NotFound
 from benchgen.api.live_runs import ModelConfigRequest, live_model_for, start_live_run
-from benchgen.errors import BenchGenError
+from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
+from benchgen.records import ConnectionRecord
 
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:benchgen/together-AbCdEf"
 MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:InferencePipeline"
 
 
-@dataclass(frozen=True)
-class Connection:
-    """Stands in for benchgen.records.ConnectionRecord: the fields a live run reads."""
-
-    connection_id: str = "conn-1"
-    owner: str = "alice"
-    provider: str = "openai-compatible"
-    region: str | None = None
-    base_url: str | None = "https://api.together.xyz/v1"
-    endpoint_name: str | None = None
-    secret_arn: str | None = SECRET_ARN
+def _connection(owner: str = "alice", **fields: Any) -> ConnectionRecord:
+    values: dict[str, Any] = {
+        "connection_id": "conn-1",
+        "owner": owner,
+        "name": "together",
+        "provider": ProviderKind.OPENAI_COMPATIBLE,
+        "base_url": "https://api.together.xyz/v1",
+        "secret_arn": SECRET_ARN,
+        **fields,
+    }
+    values["profile"] = PROVIDER_CAPABILITIES[ProviderKind(values["provider"])]
+    return ConnectionRecord.model_validate(values)
 
 
 def _config(**variables: str) -> ModelConfigRequest:
@@ -69,27 +70,32 @@ def test_sampling_with_an_unknown_parameter_is_refused() -> None:
 
 def test_another_users_connection_is_answered_like_a_missing_one() -> None:
     with pytest.raises(NotFound, match="no connection 'conn-1' of yours") as other:
-        live_model_for(_config(), owner="bob", connection=Connection(), check_inference=lambda _: None)
+        live_model_for(_config(), owner="bob", connection=_connection())
     with pytest.raises(NotFound) as missing:
-        live_model_for(_config(), owner="bob", connection=None, check_inference=lambda _: None)
+        live_model_for(_config(), owner="bob", connection=None)
 
     assert str(other.value) == str(missing.value)
 
 
-def test_a_connection_that_cannot_answer_runs_is_refused_with_the_checks_message() -> None:
-    def refuse(connection: Any) -> None:
-        raise BenchGenError("this connection has no endpoint_name: live runs need one")
+def test_a_sagemaker_connection_without_an_endpoint_is_refused_with_what_would_serve() -> None:
+    endpointless = _connection(
+        provider=ProviderKind.SAGEMAKER,
+        region="us-east-1",
+        base_url=None,
+        secret_arn=None,
+        role_arn="arn:aws:iam::123456789012:role/sagemaker-training",
+    )
 
-    with pytest.raises(BenchGenError, match="live runs need one"):
-        live_model_for(_config(), owner="alice", connection=Connection(), check_inference=refuse)
+    with pytest.raises(ApiError, match="names no endpoint") as refused:
+        live_model_for(_config(), owner="alice", connection=endpointless)
+
+    assert refused.value.status == 400
+    assert "use a bedrock or openai-compatible connection" in str(refused.value)
 
 
 def test_the_run_keeps_where_the_model_is_and_the_secrets_arn_never_a_key() -> None:
-    checked: list[Any] = []
+    live = live_model_for(_config(), owner="alice", connection=_connection())
 
-    live = live_model_for(_config(), owner="alice", connection=Connection(), check_inference=checked.append)
-
-    assert checked == [Connection()]
     assert live.model_dump(exclude={"sampling"}) == {
         "connection_id": "conn-1",
         "provider": "openai-compatible",

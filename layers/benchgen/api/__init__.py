@@ -20,7 +20,7 @@ from aws_lambda_powertools.utilities.idempotency import BasePersistenceLayer
 from benchgen.aws.events import EventPublisher
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, PreparationsRepo, RunsRepo
+from benchgen.aws.tables import ConnectionsRepo, DatasetsRepo, EnvironmentsRepo, PreparationsRepo, RunsRepo
 from benchgen.errors import BenchGenError
 from benchgen.ownership import Caller
 from benchgen.settings import Settings
@@ -42,6 +42,7 @@ class ApiServices:
     """What the routes reach: settings, and the adapters the pipeline steps use too (see ``aws.wiring``)."""
 
     settings: Settings
+    connections: ConnectionsRepo
     environments: EnvironmentsRepo
     runs: RunsRepo
     datasets: DatasetsRepo

@@ -8,16 +8,16 @@ execution name derives from the run id so that a second start collides.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 
-from benchgen.api.errors import NotFound
+from benchgen.api.errors import ApiError, NotFound
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.inference.model import Sampling
 from benchgen.pipeline.keys import live_execution_name
-from benchgen.records import LiveModel
+from benchgen.providers.profiles import Unsupported, check_request
+from benchgen.records import ConnectionRecord, LiveModel
 
 SECRETS_MANAGER_ARN = r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@!-]+$"
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
@@ -60,46 +60,26 @@ class ModelConfigRequest(BaseModel):
         return variables
 
 
-class ConnectionLike(Protocol):
-    """What a live run reads of a provider connection (benchgen.records.ConnectionRecord)."""
-
-    @property
-    def connection_id(self) -> str: ...
-    @property
-    def owner(self) -> str: ...
-    @property
-    def provider(self) -> Any: ...
-    @property
-    def region(self) -> str | None: ...
-    @property
-    def base_url(self) -> str | None: ...
-    @property
-    def endpoint_name(self) -> str | None: ...
-    @property
-    def secret_arn(self) -> str | None: ...
-
-
 def live_model_for(
-    config: ModelConfigRequest,
-    *,
-    owner: str,
-    connection: ConnectionLike | None,
-    check_inference: Callable[[Any], None],
+    config: ModelConfigRequest, *, owner: str, connection: ConnectionRecord | None
 ) -> LiveModel:
     """The caller's connection, checked to answer live runs, as the run keeps it.
 
-    Another user's connection is answered like a missing one, so ids reveal nothing. ``check_inference``
-    refuses (with a message naming what the connection accepts) a connection that cannot answer runs.
+    Another user's connection is answered like a missing one, so ids reveal nothing; a connection that
+    cannot answer live runs is refused (400) with the check's sentence, which says what would serve.
     """
     if connection is None or connection.owner != owner:
         raise NotFound(
             f"no connection {config.connection_id!r} of yours: create one with POST /connections "
             "(GET /connections lists yours)"
         )
-    check_inference(connection)
+    try:
+        check_request(connection, inference=True)
+    except Unsupported as error:
+        raise ApiError(str(error)) from None
     return LiveModel(
         connection_id=connection.connection_id,
-        provider=str(getattr(connection.provider, "value", connection.provider)),
+        provider=connection.provider.value,
         model_id=config.model_id,
         sampling=config.sampling,
         region=connection.region,
