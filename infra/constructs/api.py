@@ -22,6 +22,8 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/runs/{run_id}/dataset": ("POST",),
     "/datasets": ("GET",),
     "/datasets/{dataset_id}": ("GET",),
+    "/connections": ("GET", "POST"),
+    "/connections/{connection_id}": ("GET", "DELETE"),
     "/preparations": ("GET", "POST"),
     "/preparations/{preparation_id}": ("GET",),
     "/preparations/{preparation_id}/examples": ("GET",),

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from benchgen.providers.profiles import (
@@ -285,3 +287,63 @@ def test_plain_http_is_accepted_on_loopback_only(base_url: str) -> None:
         connection(ProviderKind.OPENAI_COMPATIBLE, base_url=base_url, secret_arn=SECRET_ARN).base_url
         == base_url
     )
+
+
+_FAMILIES = ["*", "nova", "llama3.1", "claude-3-haiku", "qwen", "mistral"]
+
+
+@st.composite
+def profiles(draw: st.DrawFn) -> ConnectionProfile:
+    """Any consistent profile: some methods, families, and export profiles of those methods, and limits."""
+    methods = draw(st.lists(st.sampled_from(list(Method)), min_size=1, unique=True))
+    formats = [profile_id for profile_id, profile in PROFILES.items() if profile.methods & set(methods)]
+    return ConnectionProfile(
+        methods=methods,
+        model_families=draw(st.lists(st.sampled_from(_FAMILIES), min_size=1, max_size=3, unique=True)),
+        export_profiles=draw(st.lists(st.sampled_from(formats), min_size=1, max_size=4, unique=True)),
+        limits=ConnectionLimits(
+            max_rows=draw(st.none() | st.integers(1, 40_000)),
+            max_row_tokens=draw(st.none() | st.integers(1, 40_000)),
+        ),
+    )
+
+
+def _within(provider: ProviderKind, profile: ConnectionProfile) -> bool:
+    capability = PROVIDER_CAPABILITIES[provider]
+    families_fit = "*" in capability.model_families or set(profile.model_families) <= set(
+        capability.model_families
+    )
+    rows_fit = (
+        capability.limits.max_rows is None
+        or profile.limits.max_rows is None
+        or profile.limits.max_rows <= capability.limits.max_rows
+    )
+    return (
+        set(profile.methods) <= set(capability.methods)
+        and set(profile.export_profiles) <= set(capability.export_profiles)
+        and families_fit
+        and rows_fit
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(provider=st.sampled_from(list(ProviderKind)), requested=profiles())
+def test_a_profile_is_kept_exactly_when_it_stays_within_its_provider(
+    provider: ProviderKind, requested: ConnectionProfile
+) -> None:
+    if not _within(provider, requested):
+        with pytest.raises(Unsupported, match="may only narrow what its provider can do"):
+            narrow(provider, requested)
+        return
+    kept = narrow(provider, requested)
+    assert (kept.methods, kept.model_families, kept.export_profiles) == (
+        requested.methods,
+        requested.model_families,
+        requested.export_profiles,
+    )
+    # and the connection it makes refuses everything its provider cannot do
+    made = connection(provider, requested, endpoint_name=None)
+    for method in Method:
+        if method not in PROVIDER_CAPABILITIES[provider].methods:
+            with pytest.raises(Unsupported):
+                check_request(made, method=method)

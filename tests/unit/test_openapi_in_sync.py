@@ -24,6 +24,9 @@ def test_every_route_requires_the_cognito_user() -> None:
         "cognito_user_pools"
     )
     assert sorted((method.upper(), path) for path, item in document["paths"].items() for method in item) == [
+        ("DELETE", "/connections/{connection_id}"),
+        ("GET", "/connections"),
+        ("GET", "/connections/{connection_id}"),
         ("GET", "/datasets"),
         ("GET", "/datasets/{dataset_id}"),
         ("GET", "/environments"),
@@ -36,6 +39,7 @@ def test_every_route_requires_the_cognito_user() -> None:
         ("GET", "/runs/{run_id}/config"),
         ("GET", "/runs/{run_id}/detailed-results"),
         ("GET", "/runs/{run_id}/files"),
+        ("POST", "/connections"),
         ("POST", "/environments"),
         ("POST", "/preparations"),
         ("POST", "/runs"),

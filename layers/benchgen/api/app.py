@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.middlewares.openapi_validation import (
 )
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType
 
-from benchgen.api import datasets, environments, preparations, runs
+from benchgen.api import connections, datasets, environments, preparations, runs
 from benchgen.api.errors import register_error_handlers
 
 
@@ -37,4 +37,5 @@ register_error_handlers(app)
 app.include_router(environments.router)
 app.include_router(runs.router)
 app.include_router(datasets.router)
+app.include_router(connections.router)
 app.include_router(preparations.router)

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from benchgen.api import Unauthenticated
 from benchgen.aws.pages import InvalidNextToken
 from benchgen.errors import BenchGenError
+from benchgen.providers.profiles import Unsupported
 
 logger = Logger(child=True)
 
@@ -79,6 +80,8 @@ def responses(success: int, *errors: int, body: bool = False) -> dict[int, OpenA
     401 and 422 can come from every route, so they are always listed; 415 from every route with a body.
     """
     documented: dict[int, OpenAPIResponse] = {success: {"description": HTTPStatus(success).phrase}}
+    if success == HTTPStatus.NO_CONTENT:
+        documented[success]["content"] = {}  # no body, not even JSON null
     for status in sorted({401, 422, *errors, *([415] if body else [])}):
         documented[status] = {
             "description": _DESCRIPTIONS[status],
@@ -134,6 +137,10 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
     def api_error(error: ApiError) -> Response[Any]:
         return _answer(error.status, ErrorBody(message=str(error)))
 
+    def unsupported(error: Unsupported) -> Response[Any]:
+        # A request outside a connection's profile: the message says what would be accepted.
+        return _answer(HTTPStatus.BAD_REQUEST, ErrorBody(message=str(error)))
+
     def bad_token(error: InvalidNextToken) -> Response[Any]:
         return _answer(HTTPStatus.BAD_REQUEST, ErrorBody(message=str(error)))
 
@@ -174,6 +181,7 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
     handlers: list[tuple[type[Exception], Callable[[Any], Response[Any]]]] = [
         (ApiError, api_error),
         (InvalidNextToken, bad_token),
+        (Unsupported, unsupported),
         (Unauthenticated, unauthenticated),
         (RequestUnsupportedContentType, unsupported_content_type),
         (RequestValidationError, validation_answer),

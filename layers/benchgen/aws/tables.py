@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -564,18 +564,45 @@ class ConnectionsRepo(_Table):
     def get(self, connection_id: str) -> ConnectionRecord | None:
         return self._get(ConnectionRecord, {"connection_id": connection_id})
 
-    def list(self, *, owner: str, limit: int = 20, next_token: str | None = None) -> Page[ConnectionRecord]:
-        """The owner's connections, newest first."""
-        items, token = self._newest_first(
-            index="by_owner",
-            partition_attribute="owner",
-            partitions=[owner],
-            sort_attribute="created_at",
-            key_attribute="connection_id",
-            limit=limit,
-            next_token=next_token,
-        )
-        return Page(items=[ConnectionRecord.model_validate(item) for item in items], next_token=token)
+    def list(
+        self,
+        *,
+        owner: str,
+        limit: int = 20,
+        next_token: str | None = None,
+        keep: Callable[[ConnectionRecord], bool] | None = None,
+    ) -> Page[ConnectionRecord]:
+        """The owner's connections, newest first; with ``keep``, only those it keeps.
+
+        A filtered page reads on until it holds ``limit`` connections or the owner has no more, so a
+        short page is the last one.
+        """
+        kept: builtins.list[ConnectionRecord] = []
+        token = next_token
+        while True:
+            items, after = self._newest_first(
+                index="by_owner",
+                partition_attribute="owner",
+                partitions=[owner],
+                sort_attribute="created_at",
+                key_attribute="connection_id",
+                limit=limit,
+                next_token=token,
+            )
+            for position, item in enumerate(items):
+                record = ConnectionRecord.model_validate(item)
+                if keep is not None and not keep(record):
+                    continue
+                kept.append(record)
+                if len(kept) == limit:
+                    if position < len(items) - 1:
+                        after = encode_token(
+                            {"created_at": item["created_at"], "connection_id": item["connection_id"]}
+                        )
+                    return Page(items=kept, next_token=after)
+            if after is None:
+                return Page(items=kept, next_token=None)
+            token = after
 
     def delete(self, connection_id: str, *, owner: str) -> bool:
         """Delete the connection if ``owner`` owns it; ``False`` (nothing changed) if not, or if gone."""

@@ -112,7 +112,7 @@ class ConnectionProfile(BaseModel):
 _TITLES: dict[ProviderKind, str] = {
     ProviderKind.BEDROCK: "Bedrock model customization",
     ProviderKind.SAGEMAKER: "SageMaker training",
-    ProviderKind.OPENAI_COMPATIBLE: "An OpenAI-compatible service",
+    ProviderKind.OPENAI_COMPATIBLE: "an OpenAI-compatible service",
 }
 _METHOD_GAPS: dict[tuple[ProviderKind, Method], str] = {
     (ProviderKind.BEDROCK, Method.PREFERENCE): "Bedrock model customization has no preference type",
@@ -170,6 +170,10 @@ def _needs(*, method: Method | None = None, export_profile: str | None = None) -
     if not kinds:
         return "is offered by no provider kind"
     return f"needs {_a(' or '.join(kinds))} connection"
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _a(word: str) -> str:
@@ -236,7 +240,8 @@ def _check_method(connection: ConnectionRecord, method: Method) -> None:
     if method not in PROVIDER_CAPABILITIES[provider].methods:
         gap = _METHOD_GAPS.get((provider, method), f"{_TITLES[provider]} does not offer {method} training")
         raise Unsupported(
-            f"{gap}: {method} training {_needs(method=method)}; this connection accepts {_list(accepted)}"
+            f"{_sentence(gap)}: {method} training {_needs(method=method)}; "
+            f"this connection accepts {_list(accepted)}"
         )
     raise Unsupported(
         f"this connection's profile leaves out {method} training (its provider offers it): this connection "
@@ -252,7 +257,7 @@ def _check_export_profile(connection: ConnectionRecord, export_profile: str, met
     provider = connection.provider
     if export_profile not in PROVIDER_CAPABILITIES[provider].export_profiles:
         raise Unsupported(
-            f"{_TITLES[provider]} does not read {export_profile} files: {export_profile} "
+            f"{_sentence(_TITLES[provider])} does not read {export_profile} files: {export_profile} "
             f"{_needs(export_profile=export_profile)}; "
             f"this connection accepts {_list(accepted)}"
         )
@@ -282,7 +287,8 @@ def _check_base_model(connection: ConnectionRecord, base_model: str) -> None:
         )
     gap = _FAMILY_GAPS.get(provider, f"{_TITLES[provider]} trains {_list(offered)} only")
     raise Unsupported(
-        f"{gap}, and base model {base_model} is none of them: this connection accepts {_list(accepted)}"
+        f"{_sentence(gap)}, and base model {base_model} is none of them: "
+        f"this connection accepts {_list(accepted)}"
     )
 
 
