@@ -349,13 +349,20 @@ def test_post_runs_with_a_model_config_generates_the_submission_and_completes_wi
     tmp_path: Path,
     users: tuple[Api, str, Api],
 ) -> None:
-    # Given the owner's connection to the simulated models and a registered example
-    api, owner, _ = users
+    # Given the owner's connection to the simulated models (POST /connections) and a registered example
+    api, _, _ = users
     _register(cloud, tmp_path, "gsm8k-en")
-    _connect(cloud, owner, "conn-example", models.base_url)
+    connection = api.expect(
+        "POST",
+        "/connections",
+        201,
+        {"name": "example models", "provider": "openai-compatible", "base_url": models.base_url},
+    )
 
     # When the owner creates a live run
-    status, created = _post_live_run(api, "conn-example", environment_variables={"LOG_LEVEL": "info"})
+    status, created = _post_live_run(
+        api, connection["connection_id"], environment_variables={"LOG_LEVEL": "info"}
+    )
 
     # Then it is created with nothing to upload, and its InferencePipeline execution runs to the score
     assert status == 201, created
@@ -370,7 +377,7 @@ def test_post_runs_with_a_model_config_generates_the_submission_and_completes_wi
     assert detail["status"] == "Completed"
     assert detail["overall_score"] == pytest.approx(0.7)
     assert detail["live_model"] == {
-        "connection_id": "conn-example",
+        "connection_id": connection["connection_id"],
         "provider": "openai-compatible",
         "model_id": "example-base",
     }
