@@ -11,6 +11,13 @@ from constructs import Construct
 from infra.constructs.api import Api
 from infra.constructs.events import Events
 from infra.constructs.functions import SPECS, Functions, FunctionSpec
+from infra.constructs.inference import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_SHARD_SIZE,
+    INFERENCE_CONCURRENCY,
+    INFERENCE_SHARD_SIZE,
+    InferencePipeline,
+)
 from infra.constructs.layer import Layer
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.packages import PackagePipeline
@@ -74,6 +81,7 @@ class BenchGenStack(Stack):
         )
         api.add_environment("PACKAGE_STATE_MACHINE_ARN", self.packages.state_machine.state_machine_arn)
         self.packages.state_machine.grant_start_execution(api)
+        self.inference = self._inference_pipeline()
         self.api = Api(self, "Api", handler=api)
         self.monitoring = Monitoring(
             self,
@@ -83,6 +91,7 @@ class BenchGenStack(Stack):
                 self.pipeline.state_machine,
                 self.preparations.state_machine,
                 self.packages.state_machine,
+                self.inference.state_machine,
             ],
         )
         # What an operator subscribes to and opens after `cdk deploy`, and where users sign in and upload.
@@ -92,6 +101,26 @@ class BenchGenStack(Stack):
         CfnOutput(self, "UserPoolClientId", value=self.api.user_pool_client.user_pool_client_id)
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
         CfnOutput(self, "DataBucketName", value=self.storage.bucket.bucket_name)
+
+    def _inference_pipeline(self) -> InferencePipeline:
+        by_name = self.functions.by_name
+        shard_size = self.node.try_get_context(INFERENCE_SHARD_SIZE) or DEFAULT_SHARD_SIZE
+        by_name["plan_inference"].add_environment("INFERENCE_SHARD_SIZE", str(int(shard_size)))
+        inference = InferencePipeline(
+            self,
+            "Inference",
+            deploy=by_name["deploy_model"],
+            plan=by_name["plan_inference"],
+            infer_shard=by_name["infer_shard"],
+            assemble=by_name["assemble_predictions"],
+            runs_table=self.storage.runs_table,
+            max_concurrency=int(self.node.try_get_context(INFERENCE_CONCURRENCY) or DEFAULT_CONCURRENCY),
+        )
+        # POST /runs with a model configuration starts the live run's execution.
+        api = by_name["api"]
+        api.add_environment("INFERENCE_STATE_MACHINE_ARN", inference.state_machine.state_machine_arn)
+        inference.state_machine.grant_start_execution(api)
+        return inference
 
     def _specs(self) -> tuple[FunctionSpec, ...]:
         cap = self.node.try_get_context(SCORE_CONCURRENCY)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,14 @@ def register(subparsers: Any) -> None:
     )
     generate.add_argument("--zip", action="store_true", help="also pack each bundle as bundle.zip")
     generate.set_defaults(func=run_generate)
+    serve = commands.add_parser(
+        "serve-models",
+        help="serve the SIMULATED example models over an OpenAI-compatible API on this machine",
+        description="Answers the example environments' questions as example-base and example-tuned would, "
+        "with texts written by the example generator: simulated models, for live runs on the local cloud.",
+    )
+    serve.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765)")
+    serve.set_defaults(func=run_serve_models)
 
 
 def run_generate(args: argparse.Namespace) -> int:
@@ -49,4 +58,15 @@ def run_generate(args: argparse.Namespace) -> int:
             f"{item.name}: {item.cases:,} cases, {item.failing:,} meant to fail ({item.fail_share:.0%}) "
             f"-> {item.bundle_dir} + {item.submission_path}"
         )
+    return 0
+
+
+def run_serve_models(args: argparse.Namespace) -> int:
+    from infra.local.model_server import MODELS, SIMULATED_NOTICE, ExampleModelServer
+
+    with ExampleModelServer(port=args.port) as server:
+        print(f"{SIMULATED_NOTICE}.")
+        print(f"Serving {', '.join(MODELS)} at {server.base_url} (openai-compatible base URL); Ctrl-C stops.")
+        with contextlib.suppress(KeyboardInterrupt):
+            server.wait()
     return 0

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
-from aws_cdk import Aws, Duration, RemovalPolicy, Size
+from aws_cdk import Aws, Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
@@ -49,6 +49,16 @@ ASSET_EXCLUDE = ("__pycache__", "*.pyc", "tests")
 # deliveries, so that a run step's last attempt fails the run rather than leaving it Running.
 RETRY_ATTEMPTS = 2
 
+# Bedrock resources a live run may name besides foundation models.
+MODEL_RESOURCE_KINDS = (
+    "inference-profile",
+    "application-inference-profile",
+    "custom-model-deployment",
+    "provisioned-model",
+)
+# The tag a Secrets Manager secret carries for the inference functions to read it.
+INFERENCE_TAG = "benchgen:access"
+INFERENCE_TAG_VALUE = "inference"
 # Item-level operations only: no table administration, no streams, no DeleteItem on domain records
 # (a run or dataset is never deleted by the application).
 READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Scan")
@@ -126,6 +136,8 @@ class FunctionSpec:
     # synchronous caller receives its errors), no tracing, no dead-letter queue (it is never invoked
     # asynchronously).
     sandbox: bool = False
+    # Calls live models (Bedrock, SageMaker endpoints) and reads their connections' API keys.
+    calls_models: bool = False
 
 
 SPECS: tuple[FunctionSpec, ...] = (
@@ -236,6 +248,48 @@ SPECS: tuple[FunctionSpec, ...] = (
         },
         # POST /runs with an Idempotency-Key answers a retry with the run the first request created.
         idempotent=True,
+    ),
+    FunctionSpec(
+        name="deploy_model",
+        logical_id="DeployModelFunction",
+        description="Marks a live run Deploying and waits until its model answers",
+        memory_mb=256,
+        timeout=Duration.minutes(5),
+        tables={DataTable.RUNS: TableAccess.READ_WRITE},
+        calls_models=True,
+    ),
+    FunctionSpec(
+        name="plan_inference",
+        logical_id="PlanInferenceFunction",
+        description="Cuts a live run's cases into shards for the inference Map",
+        memory_mb=1024,
+        timeout=Duration.minutes(5),
+        ephemeral_storage_mib=2048,
+        reads=(ENVIRONMENTS_PREFIX,),
+        writes=(RUNS_PREFIX,),
+        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
+    ),
+    FunctionSpec(
+        name="infer_shard",
+        logical_id="InferShardFunction",
+        description="Asks a live model every case of one shard, with retries",
+        memory_mb=512,
+        timeout=Duration.minutes(15),
+        reads=(RUNS_PREFIX,),
+        writes=(RUNS_PREFIX,),
+        tables={DataTable.RUNS: TableAccess.READ},
+        calls_models=True,
+    ),
+    FunctionSpec(
+        name="assemble_predictions",
+        logical_id="AssemblePredictionsFunction",
+        description="Writes a live run's inference log and its generated submission",
+        memory_mb=1024,
+        timeout=Duration.minutes(5),
+        ephemeral_storage_mib=2048,
+        reads=(RUNS_PREFIX,),
+        writes=(RUNS_PREFIX, SUBMISSIONS_PREFIX),
+        tables={DataTable.RUNS: TableAccess.READ_WRITE},
     ),
     # Sized for a preparation over 100k judged cases (bench/preparation_bench.py: 35 s and a peak RSS of
     # 52 MB at 100,000 cases on two shared cores, flat from 10,000). Generation runs on one core, so it gets
@@ -456,3 +510,37 @@ class Functions(Construct):
             allow(IDEMPOTENCY_ACTIONS, [self._storage.idempotency_table.table_arn])
         if spec.puts_events:
             allow(["events:PutEvents"], [self._bus.event_bus_arn])
+        if spec.calls_models:
+            self._grant_model_calls(role)
+
+    @staticmethod
+    def _grant_model_calls(role: iam.Role) -> None:
+        stack = Stack.of(role)
+        partition, account = stack.partition, stack.account
+        # Converse is authorized as InvokeModel: on foundation models (any region: cross-region inference
+        # profiles route there), and on this account's profiles, deployments and provisioned models.
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["bedrock:InvokeModel"],
+                resources=[
+                    f"arn:{partition}:bedrock:*::foundation-model/*",
+                    *(f"arn:{partition}:bedrock:*:{account}:{kind}/*" for kind in MODEL_RESOURCE_KINDS),
+                ],
+            )
+        )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["sagemaker:InvokeEndpoint"],
+                resources=[f"arn:{partition}:sagemaker:*:{account}:endpoint/*"],
+            )
+        )
+        # A connection names its secret at run time; only secrets tagged for BenchGen inference are readable.
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["secretsmanager:GetSecretValue"],
+                resources=[f"arn:{partition}:secretsmanager:*:{account}:secret:*"],
+                conditions={
+                    "StringEquals": {f"secretsmanager:ResourceTag/{INFERENCE_TAG}": INFERENCE_TAG_VALUE}
+                },
+            )
+        )

@@ -14,7 +14,8 @@ from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
 from infra.constructs.api import Api
-from infra.constructs.functions import Functions, object_pattern
+from infra.constructs.functions import MODEL_RESOURCE_KINDS, Functions, object_pattern
+from infra.constructs.inference import InferencePipeline
 from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.preparations import PreparationPipeline
@@ -48,6 +49,25 @@ FUNCTION_VERSIONS_REASON = (
     "LambdaInvoke also allows the {name} function's qualified ARNs (versions, aliases); the grant stays on "
     "that one function."
 )
+MODEL_CALLS_REASON = (
+    "A live run names its model (a Bedrock model, profile or deployment, or a SageMaker endpoint) and its "
+    "region when it is created; the grant stays on model invocation in this account (and on foundation "
+    "models, which have no account), for the two functions that call models."
+)
+SECRETS_REASON = (
+    "A connection names its API key's secret at run time; reading is limited by a condition to secrets "
+    "tagged benchgen:access=inference, for the two functions that call models."
+)
+LIVE_FUNCTION_VERSIONS_REASON = (
+    "LambdaInvoke also allows each live-run step function's qualified ARNs (versions, aliases); each grant "
+    "stays on that one function."
+)
+LIVE_RUN_FUNCTIONS = (
+    "DeployModelFunction",
+    "PlanInferenceFunction",
+    "InferShardFunction",
+    "AssemblePredictionsFunction",
+)
 NOTIFICATIONS_HANDLER_REASON = (
     "CDK's own deploy-time handler that writes the bucket's notification configuration; the basic "
     "execution policy only lets it write its own logs."
@@ -77,6 +97,7 @@ def apply_nag(app: App, stack: Stack) -> None:
     _acknowledge_pipeline(_child(stack, "Pipeline", Pipeline))
     _acknowledge_preparations(_child(stack, "Preparations", PreparationPipeline))
     _acknowledge_package_pipeline(_child(stack, "Packages", PackagePipeline))
+    _acknowledge_inference(_child(stack, "Inference", InferencePipeline))
     _acknowledge_api(_child(stack, "Api", Api))
     notifications_handler = next(
         (child for child in stack.node.children if child.node.id.startswith("BucketNotificationsHandler")),
@@ -126,6 +147,20 @@ def _acknowledge_functions(functions: Functions) -> None:
                 f"IAM5[Resource::{bucket_arn}/{object_pattern(prefix)}]",
                 reason.format(prefix=prefix),
             )
+        if spec.calls_models:
+            _acknowledge_model_calls(policy)
+
+
+def _acknowledge_model_calls(policy: IConstruct) -> None:
+    models = "arn:<AWS::Partition>:bedrock:*::foundation-model/*"
+    _acknowledge(policy, f"IAM5[Resource::{models}]", MODEL_CALLS_REASON)
+    for kind in MODEL_RESOURCE_KINDS:
+        resource = f"arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:{kind}/*"
+        _acknowledge(policy, f"IAM5[Resource::{resource}]", MODEL_CALLS_REASON)
+    endpoints = "arn:<AWS::Partition>:sagemaker:*:<AWS::AccountId>:endpoint/*"
+    _acknowledge(policy, f"IAM5[Resource::{endpoints}]", MODEL_CALLS_REASON)
+    secrets = "arn:<AWS::Partition>:secretsmanager:*:<AWS::AccountId>:secret:*"
+    _acknowledge(policy, f"IAM5[Resource::{secrets}]", SECRETS_REASON)
 
 
 def _acknowledge_pipeline(pipeline: Pipeline) -> None:
@@ -158,6 +193,13 @@ def _acknowledge_package_pipeline(pipeline: PackagePipeline) -> None:
         "IAM5[Resource::<BuildPackageFunction.Arn>:*]",
         FUNCTION_VERSIONS_REASON.format(name="build_package"),
     )
+
+
+def _acknowledge_inference(inference: InferencePipeline) -> None:
+    policy = inference.state_machine.role.node.find_child("DefaultPolicy")
+    _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
+    for logical_id in LIVE_RUN_FUNCTIONS:
+        _acknowledge(policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", LIVE_FUNCTION_VERSIONS_REASON)
 
 
 def _acknowledge_api(api: Api) -> None:

@@ -26,6 +26,10 @@ FUNCTION_FOLDERS = (
     "dead_letters",
     "api",
     "sandbox",
+    "deploy_model",
+    "plan_inference",
+    "infer_shard",
+    "assemble_predictions",
     "prepare_generate",
     "prepare_check",
 )

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from benchgen.bundle.spec import SelectionCriterion
+from benchgen.inference.model import Sampling
 from benchgen.providers.profiles import ConnectionProfile, ProviderKind
 from benchgen.training.examples import Method
 
@@ -136,6 +137,33 @@ class RunConfig(BaseModel):
     environment_variables: dict[str, str] = Field(default_factory=dict)
 
 
+class LiveModel(BaseModel):
+    """The model a live run asks, as its connection reached it when the run was created.
+
+    References only: ``secret_arn`` names the Secrets Manager secret that holds the API key, which is
+    read by the function that calls the model, when it calls it; the key itself is never kept here.
+    """
+
+    connection_id: str
+    provider: str  # benchgen.providers.profiles.ProviderKind
+    model_id: str
+    sampling: Sampling = Field(default_factory=Sampling)
+    region: str | None = None  # bedrock, sagemaker
+    endpoint_name: str | None = None  # sagemaker
+    messages_api: bool = False  # sagemaker: the endpoint speaks the Messages API, not {"inputs"}
+    base_url: str | None = None  # openai-compatible
+    secret_arn: str | None = None
+
+
+class InferenceSummary(BaseModel):
+    """How a live run's questions were answered; every case's detail is in its inference log."""
+
+    cases: int = 0
+    answered: int = 0
+    unanswered: int = 0
+    unanswered_reasons: Texts = Field(default_factory=list)  # "<case id>: <reason>", the first few
+
+
 class RunClaim(BaseModel):
     """One invocation's hold on a run while it works on a step, so that concurrent deliveries do it once.
 
@@ -179,6 +207,8 @@ class RunRecord(BaseModel):
     execution_name: str | None = None
     run_config: RunConfig = Field(default_factory=RunConfig)
     claim: RunClaim | None = None
+    live_model: LiveModel | None = None  # set when the platform generates the submission from a model
+    inference: InferenceSummary | None = None
 
 
 def dataset_id_for(run_id: str) -> str:

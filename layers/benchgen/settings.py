@@ -52,6 +52,16 @@ class Settings(BaseSettings):
     # Where the stack runs: a connection's Secrets Manager ARN must name a secret of this account and region.
     account_id: str | None = Field(default=None, pattern=r"^\d{12}$", validation_alias="ACCOUNT_ID")
     region: str | None = Field(default=None, min_length=1, validation_alias="AWS_REGION")
+    # Live runs: the API starts this state machine; the plan step cuts cases into shards of this size; the
+    # steps that call a model try each call this many times, waits doubling from the base.
+    inference_state_machine_arn: str | None = Field(
+        default=None, validation_alias="INFERENCE_STATE_MACHINE_ARN"
+    )
+    inference_shard_size: int = Field(default=20, ge=1, le=1000, validation_alias="INFERENCE_SHARD_SIZE")
+    model_call_attempts: int = Field(default=5, ge=1, le=20, validation_alias="MODEL_CALL_ATTEMPTS")
+    model_retry_base_seconds: float = Field(
+        default=1.0, ge=0, le=60, validation_alias="MODEL_RETRY_BASE_SECONDS"
+    )
 
 
 def load_settings() -> Settings:

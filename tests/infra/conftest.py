@@ -66,6 +66,7 @@ def _statements(policy: Resource) -> Iterator[dict[str, Any]]:
             "Resource": [
                 render_value(r) for r in (resources if isinstance(resources, list) else [resources])
             ],
+            **({"Condition": statement["Condition"]} if "Condition" in statement else {}),
         }
 
 
@@ -93,7 +94,7 @@ def _definition(machine: Resource) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def state_machine(resources: dict[str, Resource]) -> Resource:
-    """The artifact pipeline (the preparation and package pipelines are read by their own tests)."""
+    """The artifact pipeline (the other state machines are read by their own tests)."""
     return resources["ArtifactPipeline"]
 
 
@@ -123,3 +124,12 @@ def function_ids(resources: dict[str, Resource], functions: dict[str, Resource])
     """Logical id of each of our functions, by function name."""
     by_identity = {id(resource): logical_id for logical_id, resource in resources.items()}
     return {name: by_identity[id(function)] for name, function in functions.items()}
+
+
+@pytest.fixture(scope="session")
+def inference_definition(resources: dict[str, Resource]) -> dict[str, Any]:
+    """The InferencePipeline definition, read like ``definition``."""
+    parsed: dict[str, Any] = json.loads(
+        render_value(resources["InferencePipeline"]["Properties"]["DefinitionString"])
+    )
+    return parsed

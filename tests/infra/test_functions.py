@@ -26,6 +26,8 @@ NAMES = [
     "prepare_generate",
     "prepare_check",
 ]
+LIVE_RUN_STEPS = ["deploy_model", "plan_inference", "infer_shard", "assemble_predictions"]
+NAMES += LIVE_RUN_STEPS
 # The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
 PIPELINE = [name for name in NAMES if name != "sandbox"]
 # Invoked asynchronously (by S3, or by a state machine that may be retried); the dead-letter consumer is
@@ -54,6 +56,8 @@ CONSUME = {
     "sqs:DeleteMessage",
     "sqs:GetQueueAttributes",
 }
+# What a function that calls live models may do besides: invoke them, and read their API keys.
+MODEL_CALLS = {"bedrock:InvokeModel", "sagemaker:InvokeEndpoint", "secretsmanager:GetSecretValue"}
 # The functions whose failed asynchronous events the dead-letter consumer settles.
 DRAINED = ["register_environment", "ingest", "score"]
 
@@ -83,6 +87,10 @@ EXPECTED_ACTIONS = {
     # no table at all: the execution's input carries what the API checked, and Record is the state machine's
     "prepare_generate": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"},
     "prepare_check": BASELINE | {"s3:GetObject", "s3:PutObject"},
+    "deploy_model": BASELINE | READ_WRITE | MODEL_CALLS,
+    "plan_inference": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"} | READ_WRITE,
+    "infer_shard": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ | MODEL_CALLS,
+    "assemble_predictions": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
 }
 
 EXPECTED_OBJECT_ACCESS = {
@@ -134,6 +142,18 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:PutObject", "preparations/"),
     },
     "prepare_check": {("s3:GetObject", "preparations/"), ("s3:PutObject", "preparations/")},
+    "deploy_model": set(),
+    "plan_inference": {
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
+        ("s3:PutObject", "runs/"),
+    },
+    "infer_shard": {("s3:GetObject", "runs/"), ("s3:PutObject", "runs/")},
+    "assemble_predictions": {
+        ("s3:GetObject", "runs/"),
+        ("s3:PutObject", "runs/"),
+        ("s3:PutObject", "submissions/"),
+    },
 }
 
 EXPECTED_TABLE_ACCESS = {
@@ -155,6 +175,10 @@ EXPECTED_TABLE_ACCESS = {
     "sandbox": {},
     "prepare_generate": {},
     "prepare_check": {},
+    "deploy_model": {"RunsTable": READ_WRITE},
+    "plan_inference": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ},
+    "infer_shard": {"RunsTable": READ},
+    "assemble_predictions": {"RunsTable": READ_WRITE},
 }
 
 RUNS_INDEXES = {"${RunsTable.Arn}/index/by_environment", "${RunsTable.Arn}/index/by_status"}
@@ -175,6 +199,7 @@ EXPECTED_INDEXES = {
     "sandbox": set(),
     "prepare_generate": set(),
     "prepare_check": set(),
+    **dict.fromkeys(LIVE_RUN_STEPS, RUNS_INDEXES),
 }
 
 EXPECTED_TRIGGERS = {
@@ -592,4 +617,31 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         "sandbox": None,
         "prepare_generate": None,
         "prepare_check": None,
+        **dict.fromkeys(LIVE_RUN_STEPS),
     }
+
+
+@pytest.mark.parametrize("name", ["deploy_model", "infer_shard"])
+def test_model_callers_read_only_secrets_tagged_for_inference(
+    role_statements: dict[str, list[Statement]], name: str
+) -> None:
+    (secrets,) = [s for s in role_statements[name] if "secretsmanager:GetSecretValue" in s["Action"]]
+    assert secrets["Action"] == ["secretsmanager:GetSecretValue"]
+    assert secrets["Condition"] == {
+        "StringEquals": {"secretsmanager:ResourceTag/benchgen:access": "inference"}
+    }
+
+
+def test_only_the_api_starts_live_runs_and_only_the_inference_pipeline(
+    role_statements: dict[str, list[Statement]], functions: dict[str, Resource]
+) -> None:
+    starters = {
+        name: {resource for action, resource in _pairs(statements) if action == "states:StartExecution"}
+        for name, statements in role_statements.items()
+    }
+    assert {name for name, found in starters.items() if "${InferencePipeline}" in found} == {"api"}
+    variables = functions["api"]["Properties"]["Environment"]["Variables"]
+    assert variables["INFERENCE_STATE_MACHINE_ARN"] == {"Ref": "InferencePipeline"}
+    assert (
+        functions["plan_inference"]["Properties"]["Environment"]["Variables"]["INFERENCE_SHARD_SIZE"] == "20"
+    )

@@ -99,7 +99,9 @@ def test_one_message_in_a_functions_dead_letter_queue_raises_its_alarm(
     )
 
 
-@pytest.mark.parametrize("machine_id", ["ArtifactPipeline", "PreparationPipeline", "PackagePipeline"])
+@pytest.mark.parametrize(
+    "machine_id", ["ArtifactPipeline", "PreparationPipeline", "PackagePipeline", "InferencePipeline"]
+)
 @pytest.mark.parametrize("metric", ["ExecutionsFailed", "ExecutionsTimedOut"])
 def test_a_failed_or_timed_out_pipeline_execution_raises_an_alarm(
     metric: str, machine_id: str, assertions: Any, topic_id: str

@@ -58,6 +58,18 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/packages/*]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/preparations/*/examples.jsonl]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/preparations/*/held_out.jsonl]",
+        # Live runs: each step function's versions, and the models and secrets named at run time.
+        "AwsSolutions-IAM5[Resource::<DeployModelFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<PlanInferenceFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<InferShardFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<AssemblePredictionsFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:inference-profile/*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:application-inference-profile/*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:custom-model-deployment/*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:provisioned-model/*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sagemaker:*:<AWS::AccountId>:endpoint/*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:*:<AWS::AccountId>:secret:*]",
     }
 
 

@@ -145,6 +145,10 @@ class TestRealStack:
                 "DeadLettersFunction",
                 "ApiFunction",
                 "SandboxFunction",
+                "DeployModelFunction",
+                "PlanInferenceFunction",
+                "InferShardFunction",
+                "AssemblePredictionsFunction",
                 "PrepareGenerateFunction",
                 "PrepareCheckFunction",
             ]

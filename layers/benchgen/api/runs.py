@@ -16,6 +16,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import Conflict, Forbidden, NotFound, Unprocessable, responses
 from benchgen.api.idempotency import once_per_key
+from benchgen.api.live_runs import live_model_for, start_live_run
 from benchgen.api.schemas import (
     DETAILED_RESULTS_JSON,
     FILE_LABELS,
@@ -26,6 +27,7 @@ from benchgen.api.schemas import (
     CreateRunRequest,
     DatasetLink,
     DetailedResults,
+    LiveModelView,
     MetricTile,
     NextToken,
     ResourceId,
@@ -38,7 +40,7 @@ from benchgen.api.schemas import (
 from benchgen.environment import PhaseError, phase_position
 from benchgen.jsonhead import pick_top_level_fields
 from benchgen.pipeline.keys import DETAILED_JSON, run_key, submission_key
-from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus
+from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus, utc_now
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
 
@@ -138,21 +140,53 @@ def new_run(request: CreateRunRequest, *, owner: str, services: ApiServices) -> 
     filename = request.filename or DEFAULT_SUBMISSION_FILENAME
     phase = _phase_name(environment.phases, request.phase)
     run_id = new_run_id()
+    live = None
+    if request.live is not None:
+        connection = services.connections.get(request.live.connection_id)
+        live = live_model_for(request.live, owner=owner, connection=connection)
     record = RunRecord(
         run_id=run_id,
         environment_id=environment.environment_id,
         environment_version=environment.version,
         model=request.model,
         owner=owner,
-        submission_key=submission_key(run_id, filename),
-        submission_filename=filename,
-        run_config=request.run_config.record() if request.run_config else RunConfig(),
+        submission_key=None if live else submission_key(run_id, filename),
+        submission_filename=None if live else filename,
+        run_config=_run_config(request),
         phase=phase,
+        live_model=live,
     )
     if not services.runs.create(record):
         raise Conflict(f"run id {run_id} is already taken: send the request again")
     services.record_event("RunCreated")
+    if live is not None:
+        _start_live(record, services=services)
     return record
+
+
+def _run_config(request: CreateRunRequest) -> RunConfig:
+    if request.live is not None:
+        sampling = request.live.sampling.model_dump(exclude_none=True)
+        # The owner-only configuration shows stop sequences as one text, like every other sampling value.
+        if "stop" in sampling:
+            sampling["stop"] = " | ".join(sampling["stop"])
+        return RunConfig(sampling=sampling, environment_variables=request.live.environment_variables)
+    return request.run_config.record() if request.run_config else RunConfig()
+
+
+def _start_live(run: RunRecord, *, services: ApiServices) -> None:
+    """Start the run's InferencePipeline; a run that cannot start is failed, not left Pending."""
+    try:
+        start_live_run(run.run_id, state_machine_arn=services.settings.inference_state_machine_arn)
+    except Exception:
+        services.runs.update(
+            run.run_id,
+            expected_status=RunStatus.PENDING,
+            status=RunStatus.FAILED,
+            finished_at=utc_now(),
+            failure_reason="the live run could not be started: create it again in a moment",
+        )
+        raise
 
 
 def new_run_once(
@@ -185,6 +219,10 @@ def new_run_once(
 
 def created_run(run: RunRecord, *, services: ApiServices) -> CreatedRun:
     """The run and a fresh URL to upload its submission to (a retry gets a URL that has not expired)."""
+    if run.live_model is not None:
+        return CreatedRun(
+            run=RunSummary.of(run), upload_key=None, upload_url=None, upload_method=None, expires_in=None
+        )
     key = run.submission_key or submission_key(run.run_id, DEFAULT_SUBMISSION_FILENAME)
     url = services.store.presigned_put_url(key, expires_in=services.ttl)
     return CreatedRun(run=RunSummary.of(run), upload_key=key, upload_url=url, expires_in=services.ttl)
@@ -211,6 +249,8 @@ def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
         files=list(labelled_files(run)),
         artifact_reason=run.artifact_reason,
         dataset=dataset,
+        live_model=LiveModelView.model_validate(run.live_model.model_dump()) if run.live_model else None,
+        inference=run.inference,
     )
 
 

@@ -7,14 +7,25 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, StrictStr, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StrictStr,
+    WithJsonSchema,
+    model_validator,
+)
 
+from benchgen.api.live_runs import ModelConfigRequest
 from benchgen.pipeline import keys
 from benchgen.pipeline.keys import RUN_FILE_LABELS
 from benchgen.records import (
     ArtifactStatus,
     DatasetRecord,
     EnvironmentRecord,
+    InferenceSummary,
     RunConfig,
     RunRecord,
     RunStatus,
@@ -238,6 +249,21 @@ class CreateRunRequest(_Request):
         default=None, description="name of the submission file to upload; submission.zip when absent"
     )
     run_config: RunConfigRequest | None = Field(default=None, description="visible to the run's owner only")
+    live: ModelConfigRequest | None = Field(
+        default=None,
+        alias="model_config",
+        description="a live run: the platform asks this model every case and generates the submission "
+        "itself (no upload); its sampling and environment variables are the run's owner-only configuration",
+    )
+
+    @model_validator(mode="after")
+    def _one_source_of_answers(self) -> CreateRunRequest:
+        if self.live is not None and (self.filename is not None or self.run_config is not None):
+            raise ValueError(
+                "a live run generates its own submission and takes its sampling and environment variables "
+                "from model_config: leave out filename and run_config"
+            )
+        return self
 
 
 class RunSummary(BaseModel):
@@ -269,13 +295,15 @@ class RunList(Listing):
 
 
 class CreatedRun(BaseModel):
-    """The new run, and where to PUT its submission (ingestion starts when the upload lands)."""
+    """The new run, and where to PUT its submission (ingestion starts when the upload lands).
+
+    A live run has nothing to upload: its upload fields are null and its model is being asked."""
 
     run: RunSummary
-    upload_key: str
-    upload_url: str
-    upload_method: str = "PUT"
-    expires_in: int = Field(description="seconds the upload URL stays valid")
+    upload_key: str | None
+    upload_url: str | None
+    upload_method: str | None = "PUT"
+    expires_in: int | None = Field(description="seconds the upload URL stays valid")
 
 
 class MetricTile(BaseModel):
@@ -305,6 +333,20 @@ class RunDetail(RunSummary):
     files: list[str] = Field(default_factory=list, description="labels of the files the run produced")
     artifact_reason: str | None = None
     dataset: DatasetLink | None = None
+    live_model: LiveModelView | None = Field(
+        default=None, description="for a live run: the model asked (its sampling is in the owner-only config)"
+    )
+    inference: InferenceSummary | None = Field(
+        default=None, description="for a live run: how its cases were answered (details in its Inference Log)"
+    )
+
+
+class LiveModelView(BaseModel):
+    """Which model a live run asked, without where or how (those stay with its owner)."""
+
+    connection_id: str
+    provider: str
+    model_id: str
 
 
 class RunFile(BaseModel):

@@ -25,6 +25,9 @@ _CONFIGS: dict[str, Config] = {
     "lambda": Config(read_timeout=960, connect_timeout=10, retries={"total_max_attempts": 1}),
 }
 _DEFAULT_CONFIG = Config(retries={"mode": "standard"})
+# Model calls: the inference step retries with its own backoff and records every attempt, so botocore
+# makes one attempt; a long answer may take minutes to generate.
+_MODEL_CONFIG = Config(read_timeout=300, connect_timeout=10, retries={"total_max_attempts": 1})
 
 
 def client(service_name: str) -> Any:
@@ -60,6 +63,20 @@ def stepfunctions() -> Any:
 
 def lambda_() -> Any:
     return client("lambda")
+
+
+def regional(service_name: str, region: str) -> Any:
+    """The shared client for ``service_name`` in ``region`` (a connection's models live in its region)."""
+    key = f"{service_name}@{region}"
+    found = _clients.get(key)
+    if found is not None:
+        return found
+    with _lock:
+        found = _clients.get(key)
+        if found is None:
+            found = boto3.client(service_name, region_name=region, config=_MODEL_CONFIG)
+            _clients[key] = found
+        return found
 
 
 def reset_clients() -> None:

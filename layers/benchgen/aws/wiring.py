@@ -29,6 +29,7 @@ from benchgen.aws.tables import (
     PreparationsRepo,
     RunsRepo,
 )
+from benchgen.inference.retry import Backoff
 from benchgen.pipeline.keys import correlation_id, run_id_of
 from benchgen.sandbox.job import Sandbox
 from benchgen.sandbox.local import LocalSandbox
@@ -137,6 +138,15 @@ class Adapters:
         """The package state machine's starter, where the function is told its ARN (the api function)."""
         arn = self.settings.package_state_machine_arn
         return ExecutionStarter(arn) if arn else None
+
+    @property
+    def model_backoff(self) -> Backoff:
+        """How the steps that call a live model retry each call."""
+        return Backoff(
+            attempts=self.settings.model_call_attempts,
+            base_s=self.settings.model_retry_base_seconds,
+            cap_s=20 * self.settings.model_retry_base_seconds,
+        )
 
 
 _cached: Adapters | None = None

@@ -26,6 +26,9 @@ SCORING_LOG = "logs/scoring.log"
 # Whole texts that the run record shows cut short (see benchgen.records), each beside its step's outputs.
 INGEST_LOG = "ingest.log"
 FAILURE_LOG = "logs/failure.log"
+# A live run's generated submission, and what the model answered for each case, raw, with its latency.
+GENERATED_SUBMISSION = "predictions.json"
+INFERENCE_LOG = "inference_log.jsonl"
 # A preparation's coverage report, beside its examples.jsonl and held_out.jsonl.
 COVERAGE = "coverage.json"
 
@@ -41,6 +44,7 @@ RUN_FILE_LABELS = {
     SCORING_LOG: "Scoring Log",
     INGEST_LOG: "Ingest Log",
     FAILURE_LOG: "Failure Log",
+    INFERENCE_LOG: "Inference Log",
 }
 
 _SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
@@ -179,3 +183,13 @@ def correlation_id(key: str) -> str:
         return parse_bundle_key(key).label
     except ObjectKeyError:
         return key
+
+
+def inference_shard_key(run_id: str, kind: str, shard: int) -> str:
+    """A live run's working file: the ``cases`` a shard asks, or the ``answers`` it got."""
+    return run_key(run_id, f"inference/{kind}-{shard:05d}.jsonl")
+
+
+def live_execution_name(run_id: str) -> str:
+    """The run's InferencePipeline execution: one per run, so that a second start collides."""
+    return f"live-{run_id}"[:80]

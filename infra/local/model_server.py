@@ -1,0 +1,246 @@
+"""A local OpenAI-compatible server of SIMULATED models, for the examples and the tests.
+
+``POST /v1/chat/completions`` answers each example environment's question with the text the example
+generator writes for it, so no real model is involved and nothing here measures one:
+
+- ``example-base`` answers exactly as the example submissions do (wrong on about 30% of the cases);
+- ``example-tuned`` gets right two thirds of the cases that ``example-base`` gets wrong (wrong on about
+  10%), and answers the others as ``example-base`` does.
+
+The same model id and question always give the same answer. A question that belongs to no example gets
+a fixed "I do not know" answer. It listens on the loopback interface only, and can inject faults for
+tests: a 429 with Retry-After, a 500, or a slow answer, for chosen cases and a chosen number of times.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from ipaddress import ip_address
+from typing import Any
+
+from benchgen.inference.prompts import prompt_for
+from infra.examplegen.failures import failure_plan
+from infra.examplegen.generate import EXAMPLE_SIZES, EXAMPLES_SEED, generators
+
+BASE_MODEL = "example-base"
+TUNED_MODEL = "example-tuned"
+MODELS = (BASE_MODEL, TUNED_MODEL)
+SIMULATED_NOTICE = "simulated model: answers written by the BenchGen example generator, not by a model"
+UNKNOWN_ANSWER = "I do not know the answer to this question."
+
+
+@dataclass(frozen=True)
+class ExampleAnswers:
+    """One example case: its id, and the right and wrong answer the generator writes for it."""
+
+    case_id: str
+    base_fails: bool
+    right: str
+    wrong: str
+
+    def answer(self, model: str) -> str:
+        if not self.base_fails:
+            return self.right
+        if model == TUNED_MODEL and _stable_share(self.case_id) < 2 / 3:
+            return self.right
+        return self.wrong
+
+
+def _stable_share(text: str) -> float:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2**64
+
+
+def _example_answers() -> Iterator[tuple[str, ExampleAnswers]]:
+    """Replays the example generator: each case's prompt with its right and wrong answer.
+
+    Generation draws each case before its prediction, so replaying the other branch from the same
+    random state gives the same case with the opposite answer."""
+    known = generators()
+    # Each example has the seed generate_examples gives it, so these are the committed examples' cases.
+    for offset, (name, size) in enumerate(EXAMPLE_SIZES.items()):
+        generator = known[name]
+        rng = random.Random(EXAMPLES_SEED + offset)  # noqa: S311
+        for index, fail in enumerate(failure_plan(rng, size)):
+            state = rng.getstate()
+            case, prediction = generator.make_case(rng, index, fail)
+            other_rng = random.Random()  # noqa: S311
+            other_rng.setstate(state)
+            other_case, other_prediction = generator.make_case(other_rng, index, not fail)
+            if other_case != case or "question" not in case:
+                continue
+            texts = (str(prediction["prediction_text"]), str(other_prediction["prediction_text"]))
+            wrong, right = texts if fail else reversed(texts)
+            yield prompt_for(case), ExampleAnswers(str(case["id"]), fail, right, wrong)
+
+
+@dataclass
+class Fault:
+    """Answer ``status`` (after ``delay_s``) to the next ``times`` requests about ``case_id``
+    (every case when None); ``times`` None never stops."""
+
+    status: int = 200
+    case_id: str | None = None
+    times: int | None = 1
+    retry_after_s: float | None = None
+    delay_s: float = 0.0
+
+
+@dataclass
+class Faults:
+    """The faults waiting to be injected, and what was asked (for the tests to read)."""
+
+    pending: list[Fault] = field(default_factory=list)
+    requests: list[str | None] = field(default_factory=list)  # the case id of each request, in order
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, fault: Fault) -> None:
+        with self._lock:
+            self.pending.append(fault)
+
+    def take(self, case_id: str | None) -> Fault | None:
+        with self._lock:
+            self.requests.append(case_id)
+            for fault in self.pending:
+                if fault.case_id is None or fault.case_id == case_id:
+                    if fault.times is not None:
+                        fault.times -= 1
+                        if fault.times <= 0:
+                            self.pending.remove(fault)
+                    return fault
+            return None
+
+
+class ExampleModelServer:
+    """The simulated models over HTTP on 127.0.0.1; ``base_url`` is what a connection records.
+
+    ``api_key``, when given, must come as ``Authorization: Bearer <key>`` (a 401 otherwise), so a test
+    can tell that the caller read the key it was meant to."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, api_key: str | None = None) -> None:
+        if not ip_address(host).is_loopback:
+            raise ValueError(f"the example model server listens on loopback only, not {host}")
+        self.faults = Faults()
+        self._answers = dict(_example_answers())
+        self._api_key = api_key
+        self._server = ThreadingHTTPServer((host, port), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def __enter__(self) -> ExampleModelServer:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._server.serve_forever, name="example-models", daemon=True)
+        self._thread.start()
+
+    def wait(self) -> None:
+        """Block until the server stops (the command line serves until interrupted)."""
+        if self._thread is not None:
+            self._thread.join()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join()
+
+    def completion(self, body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """The status, JSON answer and extra headers for one chat completions request body."""
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return _error(400, "the body must be a JSON object with a messages list")
+        model = body.get("model")
+        if model not in MODELS:
+            return _error(404, f"no model {model!r}: this server serves {', '.join(MODELS)}")
+        users = [m for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"]
+        prompt = str(users[-1].get("content", "")) if users else ""
+        example = self._answers.get(prompt)
+        fault = self.faults.take(example.case_id if example else None)
+        if fault is not None:
+            time.sleep(fault.delay_s)
+            if fault.status != 200:
+                headers = {"Retry-After": str(fault.retry_after_s)} if fault.retry_after_s is not None else {}
+                status, answer, _ = _error(fault.status, f"injected fault {fault.status}")
+                return status, answer, headers
+        text = example.answer(str(model)) if example else UNKNOWN_ANSWER
+        digest = hashlib.sha256(f"{model}\n{prompt}".encode()).hexdigest()[:24]
+        return (
+            200,
+            {
+                "id": f"chatcmpl-{digest}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "system_fingerprint": "benchgen-simulated",
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                ],
+                "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split())},
+            },
+            {},
+        )
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # http.server's naming
+                if self.path.rstrip("/") != "/v1/models":
+                    self._send(*_error(404, f"no route GET {self.path}"))
+                    return
+                models = [{"id": m, "object": "model", "owned_by": SIMULATED_NOTICE} for m in MODELS]
+                self._send(200, {"object": "list", "data": models}, {})
+
+            def do_POST(self) -> None:
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    self._send(*_error(404, f"no route POST {self.path}"))
+                    return
+                if server._api_key is not None and self.headers.get("Authorization") != (
+                    f"Bearer {server._api_key}"
+                ):
+                    self._send(*_error(401, "missing or wrong API key"))
+                    return
+                length = int(self.headers.get("Content-Length") or 0)
+                try:
+                    body = json.loads(self.rfile.read(length) or b"null")
+                except json.JSONDecodeError:
+                    self._send(*_error(400, "the body is not JSON"))
+                    return
+                self._send(*server.completion(body))
+
+            def _send(self, status: int, answer: dict[str, Any], headers: dict[str, str]) -> None:
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("X-BenchGen-Simulated", "true")
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Quiet: the tests and the demo report what matters."""
+
+        return Handler
+
+
+def _error(status: int, message: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+    kind = HTTPStatus(status).phrase.lower().replace(" ", "_")
+    return status, {"error": {"message": message, "type": kind, "code": status}}, {}

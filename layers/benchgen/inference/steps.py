@@ -1,0 +1,234 @@
+"""The steps of a live run, as the InferencePipeline state machine runs them.
+
+Deploy (the model answers a cheap call; the run is Deploying) -> Plan (the environment's cases, cut
+into shards of the deploy-time size; the run is Running) -> InferShard for each shard, in a Map (every
+case asked with retries; a case that keeps failing is answered empty and recorded with its reason) ->
+Assemble (the inference log, then the generated submission, whose upload starts the existing ingest).
+
+Each step reads the run and its environment again rather than trusting the state machine's data, so a
+retried step redoes its work from the source. Failures raise :class:`LiveRunError` with a sentence the
+state machine puts on the failed run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from benchgen.aws.storage import ObjectStore
+from benchgen.errors import BenchGenError
+from benchgen.inference.model import Model, Sampling
+from benchgen.inference.prompts import prompt_for
+from benchgen.inference.retry import Backoff, Outcome, ask
+from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
+from benchgen.pipeline.keys import (
+    GENERATED_SUBMISSION,
+    INFERENCE_LOG,
+    RUN_FILE_LABELS,
+    inference_shard_key,
+    run_key,
+    submission_key,
+)
+from benchgen.records import InferenceSummary, LiveModel, RunRecord, RunStatus, utc_now
+
+ModelFactory = Callable[[LiveModel, Sampling], Model]
+
+# The reachability call: as short a question and answer as a model allows.
+PROBE_PROMPT = "Reply with OK."
+PROBE_SAMPLING = Sampling(max_tokens=1, temperature=0)
+UNANSWERED_SHOWN = 5
+
+
+class LiveRunError(BenchGenError):
+    """A live run cannot go on; the message is the run's failure reason."""
+
+
+def _live_run(runs: RunsStore, run_id: str, *statuses: RunStatus) -> tuple[RunRecord, LiveModel]:
+    run = runs.get(run_id)
+    if run is None:
+        raise LiveRunError(f"run {run_id} does not exist: create it with POST /runs and a model_config")
+    if run.live_model is None:
+        raise LiveRunError(f"run {run_id} was created for an uploaded submission, not a live model")
+    if run.status not in statuses:
+        wanted = " or ".join(status.value for status in statuses)
+        raise LiveRunError(
+            f"run {run_id} is {run.status.value}, not {wanted}: it is not waiting for this step"
+        )
+    return run, run.live_model
+
+
+def _where(live: LiveModel) -> str:
+    if live.base_url:
+        return f"{live.model_id} at {live.base_url}"
+    if live.endpoint_name:
+        return f"SageMaker endpoint {live.endpoint_name} in {live.region}"
+    return f"Bedrock model {live.model_id} in {live.region}"
+
+
+def deploy(run_id: str, *, runs: RunsStore, model_for: ModelFactory, backoff: Backoff) -> dict[str, Any]:
+    """Mark the run Deploying and wait, within ``backoff``, until the model answers one cheap call."""
+    runs.update(run_id, expected_status=RunStatus.PENDING, status=RunStatus.DEPLOYING)
+    _, live = _live_run(runs, run_id, RunStatus.DEPLOYING)
+    probe = model_for(live, PROBE_SAMPLING)
+    outcome = ask(lambda: probe.complete(PROBE_PROMPT), backoff)
+    if outcome.answer is None:
+        raise LiveRunError(
+            f"the model {_where(live)} did not answer: {outcome.error}. Check that it is deployed and that "
+            f"connection {live.connection_id} points at it, then create the run again"
+        )
+    return {"run_id": run_id, "latency_ms": outcome.latency_ms}
+
+
+def _cases(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                case = json.loads(line)
+                prompt = prompt_for(case)
+                if not prompt.strip():
+                    raise LiveRunError(
+                        f"case {case.get('id')!r} has no question: a live run asks the model each case's "
+                        "question, so this environment needs uploaded predictions instead"
+                    )
+                yield {"id": str(case["id"]), "prompt": prompt}
+
+
+def plan(
+    run_id: str,
+    *,
+    runs: RunsStore,
+    environments: EnvironmentsReader,
+    store: ObjectStore,
+    workdir: Path,
+    shard_size: int,
+) -> dict[str, Any]:
+    """Cut the environment's cases into shards of ``shard_size``; the run is Running from here."""
+    run, _ = _live_run(runs, run_id, RunStatus.DEPLOYING, RunStatus.RUNNING)
+    environment = open_run_environment(run, environments=environments, store=store, workdir=workdir)
+    shards = 0
+    batch: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        nonlocal shards
+        path = workdir / f"cases-{shards:05d}.jsonl"
+        path.write_text("".join(json.dumps(case, ensure_ascii=False) + "\n" for case in batch), "utf-8")
+        store.upload(path, inference_shard_key(run_id, "cases", shards), content_type="application/jsonl")
+        path.unlink()
+        shards += 1
+        batch.clear()
+
+    cases = 0
+    for case in _cases(environment.cases_path):
+        batch.append(case)
+        cases += 1
+        if len(batch) == shard_size:
+            flush()
+    if batch:
+        flush()
+    moved = runs.update(
+        run_id,
+        expected_status=(RunStatus.DEPLOYING, RunStatus.RUNNING),
+        status=RunStatus.RUNNING,
+        started_at=run.started_at or utc_now(),
+        submission_key=submission_key(run_id, GENERATED_SUBMISSION),
+        submission_filename=GENERATED_SUBMISSION,
+    )
+    if not moved:
+        raise LiveRunError(f"run {run_id} stopped waiting for its model while its cases were planned")
+    items = [{"run_id": run_id, "shard": shard} for shard in range(shards)]
+    return {"run_id": run_id, "cases": cases, "shards": items}
+
+
+def _answer_line(case_id: str, outcome: Outcome) -> dict[str, Any]:
+    answer = outcome.answer
+    return {
+        "id": case_id,
+        "prediction_text": answer.text if answer else "",
+        "answered": answer is not None,
+        "latency_ms": outcome.latency_ms,
+        "attempts": outcome.attempts,
+        "error": outcome.error,
+        "raw": answer.raw if answer else None,
+    }
+
+
+def infer_shard(
+    run_id: str,
+    shard: int,
+    *,
+    runs: RunsStore,
+    store: ObjectStore,
+    workdir: Path,
+    model_for: ModelFactory,
+    backoff: Backoff,
+) -> dict[str, Any]:
+    """Ask the model every case of one shard; each answer, or why there is none, goes to its file."""
+    _, live = _live_run(runs, run_id, RunStatus.RUNNING)
+    model = model_for(live, live.sampling)
+    cases = store.download(inference_shard_key(run_id, "cases", shard), workdir / "cases.jsonl")
+    answers_path = workdir / "answers.jsonl"
+    answered = unanswered = 0
+    with cases.open(encoding="utf-8") as lines, answers_path.open("w", encoding="utf-8") as out:
+        for line in lines:
+            case = json.loads(line)
+            prompt = str(case["prompt"])
+            outcome = ask(lambda prompt=prompt: model.complete(prompt), backoff)  # type: ignore[misc]
+            answered += outcome.answer is not None
+            unanswered += outcome.answer is None
+            out.write(json.dumps(_answer_line(str(case["id"]), outcome), ensure_ascii=False) + "\n")
+    key = inference_shard_key(run_id, "answers", shard)
+    store.upload(answers_path, key, content_type="application/jsonl")
+    return {"shard": shard, "answered": answered, "unanswered": unanswered}
+
+
+def assemble(
+    run_id: str, shard_count: int, *, runs: RunsStore, store: ObjectStore, workdir: Path
+) -> dict[str, Any]:
+    """Write the inference log, record it on the run, then upload the generated submission."""
+    run, live = _live_run(runs, run_id, RunStatus.RUNNING)
+    log_path = workdir / INFERENCE_LOG
+    predictions_path = workdir / GENERATED_SUBMISSION
+    summary = InferenceSummary()
+    reasons: list[str] = []
+    latency_ms = 0
+    with log_path.open("w", encoding="utf-8") as log, predictions_path.open("w", encoding="utf-8") as out:
+        out.write('{"predictions": [\n')
+        for shard in range(shard_count):
+            answers = store.download(inference_shard_key(run_id, "answers", shard), workdir / "answers.jsonl")
+            with answers.open(encoding="utf-8") as lines:
+                for line in lines:
+                    record = json.loads(line)
+                    log.write(line)
+                    summary.cases += 1
+                    latency_ms += int(record["latency_ms"])
+                    if record["answered"]:
+                        summary.answered += 1
+                    else:
+                        summary.unanswered += 1
+                        if len(reasons) < UNANSWERED_SHOWN:
+                            reasons.append(f"{record['id']}: {record['error']}")
+                    separator = ",\n" if summary.cases > 1 else ""
+                    prediction = {"id": record["id"], "prediction_text": record["prediction_text"]}
+                    out.write(separator + json.dumps(prediction, ensure_ascii=False))
+        metadata = {
+            "model": live.model_id,
+            "provider": live.provider,
+            "generated_by": "BenchGen live run",
+            "execution_time": round(latency_ms / 1000, 3),
+            "unanswered_cases": summary.unanswered,
+        }
+        out.write('\n], "metadata": ' + json.dumps(metadata) + "}\n")
+    if summary.cases == 0:
+        raise LiveRunError(f"run {run_id} has no answers to assemble: its environment's cases were not asked")
+    summary.unanswered_reasons = reasons
+    log_key = run_key(run_id, INFERENCE_LOG)
+    store.upload(log_path, log_key, content_type="application/jsonl")
+    runs.add_files(run_id, {RUN_FILE_LABELS[INFERENCE_LOG]: log_key})
+    runs.update(run_id, inference=summary)
+    target = run.submission_key or submission_key(run_id, GENERATED_SUBMISSION)
+    # Last: the upload starts ingest. A retried Assemble leaves the first upload as it is.
+    if store.size(target) is None:
+        store.upload(predictions_path, target, content_type="application/json")
+    return {"run_id": run_id, **summary.model_dump(exclude={"unanswered_reasons"})}

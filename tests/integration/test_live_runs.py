@@ -1,0 +1,412 @@
+"""Live-model runs on the local cloud: the InferencePipeline from the synthesized template (its Map
+included) asks the local server of simulated models every case, and the generated submission goes through
+the existing ingest and score unchanged. Faults are injected by the model server."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import secrets
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from benchgen.aws.tables import ConnectionsRepo, RunsRepo
+from benchgen.inference.model import Sampling
+from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
+from benchgen.records import ConnectionRecord, LiveModel, RunRecord, RunStatus
+from infra.cli.demo import Api
+from infra.examplegen.writing import write_bundle_zip
+from infra.local.cloud import LocalCloud
+from infra.local.model_server import BASE_MODEL, ExampleModelServer, Fault
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Real backoff waits seconds; the local cloud really sleeps. Set before the first function starts.
+    monkeypatch.setenv("MODEL_RETRY_BASE_SECONDS", "0.01")
+
+
+@pytest.fixture
+def models() -> Iterator[ExampleModelServer]:
+    with ExampleModelServer() as server:
+        yield server
+
+
+def _runs(cloud: LocalCloud) -> RunsRepo:
+    return RunsRepo(next(name for lid, name in cloud.table_names.items() if lid.startswith("Runs")))
+
+
+def _register(cloud: LocalCloud, tmp_path: Path, example: str) -> None:
+    archive = write_bundle_zip(EXAMPLES / example / "bundle", tmp_path / f"{example}.zip")
+    key = f"environments/{example}/v1/bundle.zip"
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=archive.read_bytes())
+    cloud.settle()
+
+
+def _live_run(
+    cloud: LocalCloud,
+    run_id: str,
+    base_url: str | None,
+    example: str = "gsm8k-en",
+    secret_arn: str | None = None,
+    live: LiveModel | None = None,
+) -> dict[str, Any]:
+    live = live or LiveModel(
+        secret_arn=secret_arn,
+        connection_id="conn-local",
+        provider="openai-compatible",
+        model_id=BASE_MODEL,
+        sampling=Sampling(temperature=0, max_tokens=256),
+        base_url=base_url,
+    )
+    run = RunRecord(
+        run_id=run_id,
+        environment_id=example,
+        environment_version="v1",
+        model=BASE_MODEL,
+        owner="alice",
+        live_model=live,
+    )
+    assert _runs(cloud).create(run)
+    machine = cloud.state_machine_arns["InferencePipeline"]
+    cloud.client("stepfunctions").start_execution(
+        stateMachineArn=machine, name=f"live-{run_id}", input=json.dumps({"run_id": run_id})
+    )
+    execution = cloud.wait_for_execution(f"live-{run_id}", timeout=120, state_machine_arn=machine)
+    cloud.settle()
+    return execution
+
+
+def _object_lines(cloud: LocalCloud, key: str) -> list[dict[str, Any]]:
+    body = cloud.client("s3").get_object(Bucket=cloud.bucket, Key=key)["Body"].read().decode()
+    return [json.loads(line) for line in body.splitlines() if line.strip()]
+
+
+def test_a_live_run_of_the_example_base_model_completes_with_the_example_submissions_score(
+    fast_retries: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given the gsm8k-en example registered (its example submission gets 12 of 40 cases wrong)
+    _register(cloud, tmp_path, "gsm8k-en")
+
+    # When a live run asks example-base every case through the InferencePipeline
+    execution = _live_run(cloud, "live-happy", models.base_url)
+
+    # Then the run completed with the score the example submission gets
+    assert execution["status"] == "SUCCEEDED"
+    run = _runs(cloud).get("live-happy")
+    assert run is not None
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert run.overall_score == pytest.approx(0.7)
+    # and the generated submission is under submissions/<run_id>/, the ingest's input
+    assert run.submission_key == "submissions/live-happy/predictions.json"
+    assert run.files["Submission File"] == "submissions/live-happy/predictions.json"
+    # and every case's raw response and latency are kept in the inference log the run links
+    log = _object_lines(cloud, run.files["Inference Log"])
+    assert len(log) == 40
+    assert all(entry["answered"] and entry["latency_ms"] >= 0 for entry in log)
+    assert json.loads(log[0]["raw"])["choices"][0]["message"]["content"] == log[0]["prediction_text"]
+    assert run.inference is not None
+    assert (run.inference.cases, run.inference.answered, run.inference.unanswered) == (40, 40, 0)
+    # each of the 2 shards of 20 cases was asked once per case, plus the reachability call
+    assert len(models.faults.requests) == 41
+    # and the run's page names the model asked and how its cases were answered
+    with cloud.serve_api(access_log=False) as server:
+        api = Api(server.url, cloud.create_user("reader@example.com", "Reader-Passw0rd!x"))
+        detail = api.expect("GET", "/runs/live-happy", 200)
+    assert detail["live_model"] == {
+        "connection_id": "conn-local",
+        "provider": "openai-compatible",
+        "model_id": "example-base",
+    }
+    assert detail["inference"] == {"cases": 40, "answered": 40, "unanswered": 0, "unanswered_reasons": []}
+    assert "Inference Log" in detail["files"]
+
+
+def test_throttling_and_5xx_are_retried_and_a_case_that_keeps_failing_is_unanswered_with_its_reason(
+    fast_retries: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given the model throttles one case twice, answers 500 once to another, and always 500 to a third
+    _register(cloud, tmp_path, "gsm8k-en")
+    models.faults.add(Fault(status=429, case_id="en-000003", times=2, retry_after_s=0.05))
+    models.faults.add(Fault(status=500, case_id="en-000007", times=1))
+    models.faults.add(Fault(status=500, case_id="en-000011", times=None))
+
+    # When the live run goes through
+    execution = _live_run(cloud, "live-faults", models.base_url)
+
+    # Then the run still completes
+    assert execution["status"] == "SUCCEEDED"
+    run = _runs(cloud).get("live-faults")
+    assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
+    log = {entry["id"]: entry for entry in _object_lines(cloud, run.files["Inference Log"])}
+    # the retried cases were answered on a later attempt
+    assert (log["en-000003"]["answered"], log["en-000003"]["attempts"]) == (True, 3)
+    assert (log["en-000007"]["answered"], log["en-000007"]["attempts"]) == (True, 2)
+    # the case that kept failing is recorded unanswered, answered empty, with the reason
+    failing = log["en-000011"]
+    assert (failing["answered"], failing["prediction_text"], failing["attempts"]) == (False, "", 5)
+    assert "answered HTTP 500" in failing["error"]
+    assert run.inference is not None and run.inference.unanswered == 1
+    assert run.inference.unanswered_reasons[0].startswith("en-000011: ")
+
+
+def test_an_unreachable_model_fails_the_run_in_deploying_with_a_sentence(
+    fast_retries: None, cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # Given a connection to a port where nothing listens
+    _register(cloud, tmp_path, "gsm8k-en")
+    with ExampleModelServer() as stopped:
+        base_url = stopped.base_url
+
+    # When a live run starts
+    execution = _live_run(cloud, "live-down", base_url)
+
+    # Then it fails before any case is asked, and the run says why and what to do
+    assert execution["status"] == "FAILED"
+    run = _runs(cloud).get("live-down")
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    assert run.failure_reason.startswith(
+        f"the model example-base at {base_url} did not answer: could not reach"
+    )
+    assert "(after 5 attempts)" in run.failure_reason
+    assert run.failure_reason.endswith("then create the run again")
+    assert run.finished_at is not None
+    assert "Submission File" not in run.files
+
+
+def _everything_stored(cloud: LocalCloud) -> str:
+    """Every table item, every object (each version), and every execution's history, as text."""
+    parts: list[str] = []
+    dynamodb = cloud.client("dynamodb")
+    for name in cloud.table_names.values():
+        parts.append(json.dumps(dynamodb.scan(TableName=name)["Items"]))
+    s3 = cloud.client("s3")
+    for version in s3.list_object_versions(Bucket=cloud.bucket).get("Versions", []):
+        body = s3.get_object(Bucket=cloud.bucket, Key=version["Key"], VersionId=version["VersionId"])["Body"]
+        parts.append(body.read().decode("utf-8", errors="replace"))
+    sfn = cloud.client("stepfunctions")
+    for machine in cloud.state_machine_arns.values():
+        for execution in sfn.list_executions(stateMachineArn=machine)["executions"]:
+            history = sfn.get_execution_history(executionArn=execution["executionArn"])["events"]
+            parts.append(json.dumps(history, default=str))
+    return "\n".join(parts)
+
+
+def test_the_api_key_is_read_from_secrets_manager_when_called_and_is_kept_nowhere(
+    fast_retries: None, cloud: LocalCloud, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    # Given a model server that answers only with its key, and the key in a tagged Secrets Manager secret
+    key = "sk-planted-" + secrets.token_hex(12)
+    arn = cloud.client("secretsmanager").create_secret(
+        Name="benchgen/example-models",
+        SecretString=key,
+        Tags=[{"Key": "benchgen:access", "Value": "inference"}],
+    )["ARN"]
+    _register(cloud, tmp_path, "gsm8k-en")
+    caplog.clear()
+
+    # When a live run's connection names the secret
+    with ExampleModelServer(api_key=key) as models:
+        execution = _live_run(cloud, "live-keyed", models.base_url, secret_arn=arn)
+
+    # Then the model was called with the key (it refuses any other) and the run completed
+    assert execution["status"] == "SUCCEEDED"
+    run = _runs(cloud).get("live-keyed")
+    assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
+    assert run.inference is not None and run.inference.answered == 40
+    # and the key is in no item, object, execution input or output, nor in any log line
+    assert arn in _everything_stored(cloud)
+    assert key not in _everything_stored(cloud)
+    # every record any logger wrote, with its extra fields (what the JSON log lines carry)
+    logged = "\n".join(json.dumps(record.__dict__, default=str) for record in caplog.records)
+    assert "live-keyed" in logged
+    assert key not in logged
+
+
+def test_an_environment_with_a_case_that_has_no_question_fails_the_run_in_plan_with_a_sentence(
+    fast_retries: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given an environment whose third case has no question to ask a model
+    bundle = tmp_path / "no-question" / "bundle"
+    shutil.copytree(EXAMPLES / "gsm8k-en" / "bundle", bundle)
+    cases_file = bundle / "reference" / "cases.jsonl"
+    cases = [json.loads(line) for line in cases_file.read_text().splitlines()]
+    del cases[2]["question"]
+    cases_file.write_text("".join(json.dumps(case) + "\n" for case in cases))
+    archive = write_bundle_zip(bundle, tmp_path / "no-question.zip")
+    key = "environments/no-question/v1/bundle.zip"
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=archive.read_bytes())
+    cloud.settle()
+
+    # When a live run of it starts
+    execution = _live_run(cloud, "live-no-question", models.base_url, example="no-question")
+
+    # Then the run fails saying which case and what to do, and no submission was generated
+    assert execution["status"] == "FAILED"
+    run = _runs(cloud).get("live-no-question")
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason == (
+        "case 'en-000002' has no question: a live run asks the model each case's question, so this "
+        "environment needs uploaded predictions instead"
+    )
+    listed = cloud.client("s3").list_objects_v2(Bucket=cloud.bucket, Prefix="submissions/live-no-question/")
+    assert listed.get("KeyCount", 0) == 0
+
+
+def test_a_live_run_of_a_sagemaker_endpoint_goes_through_invoke_endpoint(
+    fast_retries: None, cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # Given a SageMaker endpoint (moto's invoke_endpoint answers from a queue) that always answers 42
+    answer = json.dumps([{"generated_text": "The answer is 42."}])
+    queued = {"region": cloud.region, "results": [{"Body": answer, "ContentType": "application/json"}] * 41}
+    requests.post("http://motoapi.amazonaws.com/moto-api/static/sagemaker/endpoint-results", json=queued)
+    _register(cloud, tmp_path, "gsm8k-en")
+    endpoint = LiveModel(
+        connection_id="conn-sagemaker",
+        provider="sagemaker",
+        model_id="tuned-llama",
+        region=cloud.region,
+        endpoint_name="tuned-llama-endpoint",
+        sampling=Sampling(temperature=0, max_tokens=64),
+    )
+
+    # When a live run asks it every case
+    execution = _live_run(cloud, "live-sagemaker", None, live=endpoint)
+
+    # Then the run completed, scored on what the endpoint answered (no case's answer is 42)
+    assert execution["status"] == "SUCCEEDED"
+    run = _runs(cloud).get("live-sagemaker")
+    assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
+    assert run.overall_score == 0.0
+    log = _object_lines(cloud, run.files["Inference Log"])
+    assert {entry["prediction_text"] for entry in log} == {"The answer is 42."}
+    assert {entry["raw"] for entry in log} == {answer}
+
+
+# ---- through the API -------------------------------------------------------------------------------------
+
+
+def _subject(token: str) -> str:
+    """The user id (claims.sub) of an ID token: the owner the API records."""
+    payload = token.split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    return str(claims["sub"])
+
+
+def _connect(cloud: LocalCloud, owner: str, connection_id: str, base_url: str) -> None:
+    connections = ConnectionsRepo(
+        next(n for lid, n in cloud.table_names.items() if lid.startswith("Connections"))
+    )
+    assert connections.put(
+        ConnectionRecord(
+            connection_id=connection_id,
+            owner=owner,
+            name="example models",
+            provider=ProviderKind.OPENAI_COMPATIBLE,
+            base_url=base_url,
+            profile=PROVIDER_CAPABILITIES[ProviderKind.OPENAI_COMPATIBLE],
+        )
+    )
+
+
+@pytest.fixture
+def users(cloud: LocalCloud) -> Iterator[tuple[Api, str, Api]]:
+    with cloud.serve_api(access_log=False) as server:
+        token = cloud.create_user("owner@example.com", "Owner-Passw0rd!x")
+        other = cloud.create_user("other@example.com", "Other-Passw0rd!x")
+        yield Api(server.url, token), _subject(token), Api(server.url, other)
+
+
+def _post_live_run(api: Api, connection_id: str, **extra: Any) -> tuple[int, Any]:
+    body = {
+        "environment_id": "gsm8k-en",
+        "version": "v1",
+        "model": "example-base",
+        "model_config": {
+            "connection_id": connection_id,
+            "model_id": BASE_MODEL,
+            "sampling": {"temperature": 0, "max_tokens": 256},
+            **extra,
+        },
+    }
+    return api.call("POST", "/runs", body)
+
+
+def test_post_runs_with_a_model_config_generates_the_submission_and_completes_with_a_score(
+    fast_retries: None,
+    cloud: LocalCloud,
+    models: ExampleModelServer,
+    tmp_path: Path,
+    users: tuple[Api, str, Api],
+) -> None:
+    # Given the owner's connection to the simulated models (POST /connections) and a registered example
+    api, _, _ = users
+    _register(cloud, tmp_path, "gsm8k-en")
+    connection = api.expect(
+        "POST",
+        "/connections",
+        201,
+        {"name": "example models", "provider": "openai-compatible", "base_url": models.base_url},
+    )
+
+    # When the owner creates a live run
+    status, created = _post_live_run(
+        api, connection["connection_id"], environment_variables={"LOG_LEVEL": "info"}
+    )
+
+    # Then it is created with nothing to upload, and its InferencePipeline execution runs to the score
+    assert status == 201, created
+    assert (created["upload_url"], created["upload_key"]) == (None, None)
+    run_id = created["run"]["run_id"]
+    machine = cloud.state_machine_arns["InferencePipeline"]
+    assert cloud.wait_for_execution(f"live-{run_id}", timeout=120, state_machine_arn=machine)["status"] == (
+        "SUCCEEDED"
+    )
+    cloud.settle()
+    detail = api.expect("GET", f"/runs/{run_id}", 200)
+    assert detail["status"] == "Completed"
+    assert detail["overall_score"] == pytest.approx(0.7)
+    assert detail["live_model"] == {
+        "connection_id": connection["connection_id"],
+        "provider": "openai-compatible",
+        "model_id": "example-base",
+    }
+    # and its sampling and environment variables are the owner's configuration
+    config = api.expect("GET", f"/runs/{run_id}/config", 200)
+    assert config == {
+        "sampling": {"temperature": 0.0, "max_tokens": 256},
+        "environment_variables": {"LOG_LEVEL": "info"},
+    }
+
+
+def test_post_runs_refuses_another_users_connection_and_a_secret_passed_in_the_clear(
+    cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path, users: tuple[Api, str, Api]
+) -> None:
+    # Given the owner's connection
+    api, owner, other = users
+    _register(cloud, tmp_path, "gsm8k-en")
+    _connect(cloud, owner, "conn-owned", models.base_url)
+
+    # When another user names it, or the owner passes an API key as a plain environment variable
+    status_other, answer_other = _post_live_run(other, "conn-owned")
+    status_key, answer_key = _post_live_run(
+        api, "conn-owned", environment_variables={"OPENAI_API_KEY": "sk-x1"}
+    )
+
+    # Then both are refused, saying what to do, and no run was recorded
+    assert status_other == 404
+    assert answer_other["message"].startswith("no connection 'conn-owned' of yours")
+    assert status_key == 422
+    assert "OPENAI_API_KEY looks like a secret" in json.dumps(answer_key)
+    assert "sk-x1" not in json.dumps(answer_key)
+    assert api.expect("GET", "/runs", 200)["items"] == []

@@ -1,0 +1,129 @@
+"""A live run's model configuration: secrets only by reference, the caller's own connection, checked
+for inference, and one InferencePipeline execution per run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from pydantic import ValidationError
+
+from benchgen.api.errors import ApiError, NotFound
+from benchgen.api.live_runs import ModelConfigRequest, live_model_for, start_live_run
+from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
+from benchgen.records import ConnectionRecord
+
+SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:benchgen/together-AbCdEf"
+MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:InferencePipeline"
+
+
+def _connection(owner: str = "alice", **fields: Any) -> ConnectionRecord:
+    values: dict[str, Any] = {
+        "connection_id": "conn-1",
+        "owner": owner,
+        "name": "together",
+        "provider": ProviderKind.OPENAI_COMPATIBLE,
+        "base_url": "https://api.together.xyz/v1",
+        "secret_arn": SECRET_ARN,
+        **fields,
+    }
+    values["profile"] = PROVIDER_CAPABILITIES[ProviderKind(values["provider"])]
+    return ConnectionRecord.model_validate(values)
+
+
+def _config(**variables: str) -> ModelConfigRequest:
+    return ModelConfigRequest.model_validate(
+        {"connection_id": "conn-1", "model_id": "example-base", "environment_variables": variables}
+    )
+
+
+def test_a_secret_named_variable_with_a_plain_value_is_refused_without_echoing_it() -> None:
+    with pytest.raises(ValidationError) as refused:
+        _config(PROVIDER_API_KEY="hunter2-plain")
+
+    # The API answers with each problem's message (never pydantic's echo of the input)
+    (message,) = [problem["msg"] for problem in refused.value.errors()]
+    assert "PROVIDER_API_KEY looks like a secret: store its value in AWS Secrets Manager" in message
+    assert "hunter2-plain" not in message
+
+
+def test_a_key_shaped_value_under_any_name_is_refused() -> None:
+    with pytest.raises(ValidationError, match="EXTRA looks like a secret"):
+        _config(EXTRA="sk-proj-0123456789abcdef")
+
+
+def test_secrets_given_as_secrets_manager_arns_and_plain_settings_are_kept() -> None:
+    config = _config(PROVIDER_API_KEY=SECRET_ARN, LOG_LEVEL="info")
+
+    assert config.environment_variables == {"PROVIDER_API_KEY": SECRET_ARN, "LOG_LEVEL": "info"}
+
+
+def test_sampling_with_an_unknown_parameter_is_refused() -> None:
+    with pytest.raises(ValidationError, match="temprature"):
+        ModelConfigRequest.model_validate(
+            {"connection_id": "c", "model_id": "m", "sampling": {"temprature": 0.2}}
+        )
+
+
+def test_another_users_connection_is_answered_like_a_missing_one() -> None:
+    with pytest.raises(NotFound, match="no connection 'conn-1' of yours") as other:
+        live_model_for(_config(), owner="bob", connection=_connection())
+    with pytest.raises(NotFound) as missing:
+        live_model_for(_config(), owner="bob", connection=None)
+
+    assert str(other.value) == str(missing.value)
+
+
+def test_a_sagemaker_connection_without_an_endpoint_is_refused_with_what_would_serve() -> None:
+    endpointless = _connection(
+        provider=ProviderKind.SAGEMAKER,
+        region="us-east-1",
+        base_url=None,
+        secret_arn=None,
+        role_arn="arn:aws:iam::123456789012:role/sagemaker-training",
+    )
+
+    with pytest.raises(ApiError, match="names no endpoint") as refused:
+        live_model_for(_config(), owner="alice", connection=endpointless)
+
+    assert refused.value.status == 400
+    assert "use a bedrock or openai-compatible connection" in str(refused.value)
+
+
+def test_the_run_keeps_where_the_model_is_and_the_secrets_arn_never_a_key() -> None:
+    live = live_model_for(_config(), owner="alice", connection=_connection())
+
+    assert live.model_dump(exclude={"sampling"}) == {
+        "connection_id": "conn-1",
+        "provider": "openai-compatible",
+        "model_id": "example-base",
+        "region": None,
+        "endpoint_name": None,
+        "messages_api": False,
+        "base_url": "https://api.together.xyz/v1",
+        "secret_arn": SECRET_ARN,
+    }
+
+
+def test_a_live_run_starts_one_execution_named_for_the_run() -> None:
+    client = boto3.client(
+        "stepfunctions", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    with Stubber(client) as stub:
+        expected = {
+            "stateMachineArn": MACHINE,
+            "name": "live-run-1",
+            "input": json.dumps({"run_id": "run-1"}),
+        }
+        stub.add_response("start_execution", {"executionArn": "arn:x", "startDate": "2026-01-01"}, expected)
+        stub.add_client_error(
+            "start_execution", service_error_code="ExecutionAlreadyExists", expected_params=expected
+        )
+
+        first = start_live_run("run-1", state_machine_arn=MACHINE, client=client)
+        second = start_live_run("run-1", state_machine_arn=MACHINE, client=client)
+
+    assert (first, second) == (True, False)
