@@ -102,6 +102,29 @@ class _Table:
         item = response.get("Item")
         return from_item(model, item) if item else None
 
+    def _newest_page(
+        self,
+        model: type[ModelT],
+        *,
+        index: str,
+        partition_attribute: str,
+        partitions: Sequence[str],
+        key_attribute: str,
+        limit: int,
+        next_token: str | None,
+    ) -> Page[ModelT]:
+        """A page of ``model`` records from a GSI sorted on ``created_at``, newest first."""
+        items, token = self._newest_first(
+            index=index,
+            partition_attribute=partition_attribute,
+            partitions=partitions,
+            sort_attribute="created_at",
+            key_attribute=key_attribute,
+            limit=limit,
+            next_token=next_token,
+        )
+        return Page(items=[model.model_validate(item) for item in items], next_token=token)
+
     def _newest_first(
         self,
         *,
@@ -544,16 +567,15 @@ class DatasetsRepo(_Table):
         self, *, kind: str | None = None, limit: int = 20, next_token: str | None = None
     ) -> Page[DatasetRecord]:
         """Datasets newest first, of one kind, or of every kind in ``self.kinds`` merged."""
-        items, token = self._newest_first(
+        return self._newest_page(
+            DatasetRecord,
             index="by_kind",
             partition_attribute="kind",
             partitions=[kind] if kind is not None else self.kinds,
-            sort_attribute="created_at",
             key_attribute="dataset_id",
             limit=limit,
             next_token=next_token,
         )
-        return Page(items=[DatasetRecord.model_validate(item) for item in items], next_token=token)
 
 
 class ConnectionsRepo(_Table):
@@ -662,16 +684,15 @@ class PreparationsRepo(_Table):
 
     def list(self, *, owner: str, limit: int = 20, next_token: str | None = None) -> Page[PreparationRecord]:
         """The owner's preparations, newest first."""
-        items, token = self._newest_first(
+        return self._newest_page(
+            PreparationRecord,
             index="by_owner",
             partition_attribute="owner",
             partitions=[owner],
-            sort_attribute="created_at",
             key_attribute="preparation_id",
             limit=limit,
             next_token=next_token,
         )
-        return Page(items=[PreparationRecord.model_validate(item) for item in items], next_token=token)
 
 
 class PackagesRepo(_Table):
@@ -743,13 +764,12 @@ class PackagesRepo(_Table):
         self, preparation_id: str, *, limit: int = 20, next_token: str | None = None
     ) -> Page[PackageRecord]:
         """The packages of one preparation, newest first."""
-        items, token = self._newest_first(
+        return self._newest_page(
+            PackageRecord,
             index="by_preparation",
             partition_attribute="preparation_id",
             partitions=[preparation_id],
-            sort_attribute="created_at",
             key_attribute="package_id",
             limit=limit,
             next_token=next_token,
         )
-        return Page(items=[PackageRecord.model_validate(item) for item in items], next_token=token)
