@@ -13,7 +13,7 @@ from contextlib import closing
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Header, Query
+from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
@@ -27,7 +27,7 @@ from benchgen.api.preparation_schemas import (
     PreparationList,
     PreparationSummary,
 )
-from benchgen.api.schemas import ID_PATTERN, IDEMPOTENCY_KEY_PATTERN, NextToken, ResourceId
+from benchgen.api.schemas import ID_PATTERN, NextToken, PreparationIdempotencyKey, ResourceId
 from benchgen.aws.pages import InvalidNextToken
 from benchgen.aws.storage import MissingObject, OutOfRange
 from benchgen.finetune.split import Split
@@ -300,17 +300,7 @@ def post_preparation(
     body: PreparationSpec,
     owner: Owner,
     services: Services,
-    idempotency_key: Annotated[
-        str | None,
-        Header(
-            alias="Idempotency-Key",
-            pattern=IDEMPOTENCY_KEY_PATTERN,
-            description=(
-                "any unique value (a UUID, say): a retry with the same key and body gets the same "
-                "preparation for 24 hours; the same key with another body is refused (422)"
-            ),
-        ),
-    ] = None,
+    idempotency_key: PreparationIdempotencyKey = None,
 ) -> PreparationDetail:
     if idempotency_key is None:
         record = new_preparation(body, owner=owner, services=services)

@@ -10,7 +10,7 @@ from contextlib import closing
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Header, Query
+from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.api import ApiServices, Owner, Services
@@ -21,7 +21,6 @@ from benchgen.api.schemas import (
     DETAILED_RESULTS_JSON,
     FILE_LABELS,
     ID_PATTERN,
-    IDEMPOTENCY_KEY_PATTERN,
     SUBMISSION_FILE,
     CreatedRun,
     CreateRunRequest,
@@ -34,6 +33,7 @@ from benchgen.api.schemas import (
     RunDetail,
     RunFile,
     RunFiles,
+    RunIdempotencyKey,
     RunList,
     RunSummary,
 )
@@ -306,17 +306,7 @@ def post_run(
     body: CreateRunRequest,
     owner: Owner,
     services: Services,
-    idempotency_key: Annotated[
-        str | None,
-        Header(
-            alias="Idempotency-Key",
-            pattern=IDEMPOTENCY_KEY_PATTERN,
-            description=(
-                "any unique value (a UUID, say): a retry with the same key and body gets the same run "
-                "for 24 hours; the same key with another body is refused (422)"
-            ),
-        ),
-    ] = None,
+    idempotency_key: RunIdempotencyKey = None,
 ) -> CreatedRun:
     if idempotency_key is None:
         run = new_run(body, owner=owner, services=services)

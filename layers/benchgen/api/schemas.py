@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -165,6 +165,22 @@ class _Request(BaseModel):
 # Query and path parameters: an empty or malformed value is refused naming the parameter, never looked up.
 NextToken = Annotated[str | None, Query(pattern=NEXT_TOKEN_PATTERN, description="from the previous page")]
 ResourceId = Annotated[str, Path(pattern=ID_PATTERN)]
+
+
+def _idempotency_key(noun: str) -> Header:
+    """The optional Idempotency-Key header of a route that creates a ``noun``."""
+    return Header(
+        alias="Idempotency-Key",
+        pattern=IDEMPOTENCY_KEY_PATTERN,
+        description=(
+            f"any unique value (a UUID, say): a retry with the same key and body gets the same {noun} "
+            "for 24 hours; the same key with another body is refused (422)"
+        ),
+    )
+
+
+RunIdempotencyKey = Annotated[str | None, _idempotency_key("run")]
+PreparationIdempotencyKey = Annotated[str | None, _idempotency_key("preparation")]
 
 
 class Listing(BaseModel):
