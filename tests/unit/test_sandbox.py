@@ -22,7 +22,8 @@ import pytest
 from program_runs import PROGRAM_VARIABLES, run_in_layout, write_program
 
 from benchgen.errors import ScoringError
-from benchgen.programs import Layout, prepare_layout
+from benchgen.programs import SCORING_APP, Layout, prepare_layout, program_job
+from benchgen.sandbox import local
 
 ROOT = Path(__file__).resolve().parents[2]
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="a uid of its own for the program needs root")
@@ -277,6 +278,39 @@ def test_writes_outside_the_output_folder_do_not_survive(
     assert said["open_folder"].startswith("refused")
     assert not list(open_folder.iterdir())
     assert not list(layout.res.iterdir())
+
+
+@AS_ROOT
+def test_an_interpreter_installed_under_tmp_stays_reachable_for_the_program(
+    tmp_path: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the interpreter's folders partly under /tmp, as in a checkout there with its virtualenv
+    installed = tmp_path / "venv"
+    installed.mkdir()
+    (installed / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    folders = local._interpreter_folders()
+    monkeypatch.setattr(local, "_interpreter_folders", lambda: [*folders, str(installed)])
+    script = f"""
+    from pathlib import Path
+    print(Path({str(installed / "pyvenv.cfg")!r}).read_text().strip())
+    """
+
+    # When a scoring program runs in the root of its own that gives it /app, where /tmp is a fresh one
+    job = program_job(
+        write_program(tmp_path, script),
+        input_dir=layout.input,
+        output_dir=layout.output,
+        shared_dir=layout.shared,
+        ref_dir=layout.ref,
+        res_dir=layout.res,
+        time_limit=30,
+        app=SCORING_APP,
+    )
+    result = local.LocalSandbox().run(job)
+
+    # Then the interpreter's folder is there, read-only, as on the machine
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "home = /usr/bin"
 
 
 @AS_ROOT

@@ -100,7 +100,13 @@ def _isolate_mounts(root: str, mount_point: str, expose: list[str], binds: dict[
     # Opened in the new namespace (a mount of another namespace cannot be bound), before anything covers them.
     keep = {path: os.open(path, os.O_PATH | os.O_DIRECTORY) for path in [root, *expose, *binds.values()]}
     covered = [folder for folder in SCRATCH_FOLDERS if os.path.isdir(folder)]
-    covered += [str(hidden) for path in expose if (hidden := _hidden_ancestor(Path(path))) is not None]
+    # A private folder inside a scratch folder is hidden already: the fresh scratch tmpfs holds nothing.
+    covered += [
+        str(hidden)
+        for path in expose
+        if (hidden := _hidden_ancestor(Path(path))) is not None
+        and not str(hidden).startswith(tuple(f"{folder}/" for folder in SCRATCH_FOLDERS))
+    ]
     for folder in dict.fromkeys(covered):
         mode = "1777" if folder in SCRATCH_FOLDERS else "0755"
         _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode},size=1g")
@@ -144,10 +150,11 @@ def _link_app(app: dict[str, str], base: str) -> None:
         os.symlink(f"{base}/{place}", link)
 
 
-def _enter_app_root(mount_point: str, app: dict[str, str]) -> None:
+def _enter_app_root(mount_point: str, app: dict[str, str], expose: list[str]) -> None:
     """Make ``/app`` exist for the program without touching the machine: a fresh root on a tmpfs of the
     private /tmp, holding the machine's folders bound (read-only, but for /tmp, /dev, /proc, /sys and the
-    scratch mounts inside them) and ``/app/<name>`` bound to the staged folders; then chroot into it."""
+    scratch mounts inside them), the interpreter's folders (``expose``) again where they live under /tmp,
+    and ``/app/<name>`` bound to the staged folders; then chroot into it."""
     os.mkdir(APP_ROOT, 0o755)
     _mount("tmpfs", APP_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
     for name in os.listdir("/"):
@@ -163,6 +170,14 @@ def _enter_app_root(mount_point: str, app: dict[str, str]) -> None:
                 _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept)
     os.makedirs(f"{APP_ROOT}{mount_point}", 0o755, exist_ok=True)
     _mount(mount_point, f"{APP_ROOT}{mount_point}", None, MS_BIND | MS_REC)
+    # /tmp came along without the mounts inside it: an interpreter installed under /tmp (a checkout
+    # there, say) is bound in again, read-only, or the program's python would not start.
+    for path in expose:
+        if path.startswith(SCRATCH_FOLDERS[0] + "/"):
+            target = f"{APP_ROOT}{path}"
+            os.makedirs(target, 0o755, exist_ok=True)
+            _mount(path, target, None, MS_BIND | MS_REC)
+            _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
     for sub, place in app.items():
         target = f"{APP_ROOT}{APP}/{sub}"
         os.makedirs(target, 0o755, exist_ok=True)
@@ -282,7 +297,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
             request["root"], request["mount_point"], request.get("expose", []), request.get("binds", {})
         )
         if app:
-            _enter_app_root(request["mount_point"], app)
+            _enter_app_root(request["mount_point"], app, request.get("expose", []))
     elif app and app_links_possible():
         _link_app(app, request["root"])
     out, err = Tail(request["output_cap"]), Tail(request["output_cap"])
