@@ -11,6 +11,7 @@ import copy
 import hashlib
 import hmac
 import json
+import logging
 import os
 import time
 import urllib.request
@@ -31,6 +32,11 @@ Mode = Literal["in-process", "server"]
 MOTO_CONFIG = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 # moto accepts any credentials; fixed fake ones keep a real profile from ever being used.
 LOCAL_KEY = "testing"
+
+
+# moto logs at ERROR every JSONPath a state machine's Choice finds missing, though an `IsPresent` test
+# asks exactly that and gets its answer; a failed execution says what failed in its own history.
+_MOTO_EVALUATION_LOG = "moto.stepfunctions.parser.asl.component.eval_component"
 
 
 class LocalCloud:
@@ -108,6 +114,7 @@ class LocalCloud:
         self.template = Template(body, region=self.region)
         started = time.monotonic()
         self._set_environ(self._base_environ())
+        logging.getLogger(_MOTO_EVALUATION_LOG).setLevel(logging.CRITICAL)
         try:
             self._start_moto()
             _forget_library_clients()
