@@ -65,7 +65,8 @@ def split_zip(source: Path, folders: Sequence[str], *, workdir: Path) -> dict[st
     return parts
 
 
-def _compute(column: Column, values: list[float]) -> float | None:
+def compute_column(column: Column, values: list[float]) -> float | None:
+    """A computed column's value over ``values``: their avg, sum, min or max; None without any."""
     if not values:
         return None
     if column.computation == "sum":
@@ -93,7 +94,7 @@ def merge_task_metrics(spec: CompetitionSpec, per_task: Sequence[dict[str, float
             if other.computation is None and other.index in column.computation_indexes
         ]
         pooled = [metrics[key] for metrics in per_task for key in named if key in metrics]
-        value = _compute(column, pooled)
+        value = compute_column(column, pooled)
         if value is not None:
             merged[column.key] = value
     return merged

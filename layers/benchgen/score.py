@@ -23,6 +23,7 @@ from benchgen.ingest import ingestion_job, stage
 from benchgen.phases import (
     TASK_BREAKDOWN,
     combine_zips,
+    compute_column,
     merge_task_metrics,
     split_zip,
     task_folder,
@@ -71,15 +72,9 @@ class ScoreReport(BaseModel):
 
 def _computed(column: Column, by_index: dict[int, float]) -> float | None:
     values = [by_index[index] for index in column.computation_indexes if index in by_index]
-    if not values or len(values) != len(column.computation_indexes):
+    if len(values) != len(column.computation_indexes):
         return None
-    if column.computation == "sum":
-        return sum(values)
-    if column.computation == "min":
-        return min(values)
-    if column.computation == "max":
-        return max(values)
-    return sum(values) / len(values)
+    return compute_column(column, values)
 
 
 def match_columns(
