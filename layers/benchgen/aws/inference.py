@@ -17,6 +17,7 @@ from benchgen.inference.shapes import (
     converse_text,
     generate_request,
     generated_text,
+    parse_json,
 )
 from benchgen.records import LiveModel
 
@@ -92,13 +93,7 @@ class SageMakerEndpoint:
             raw = response["Body"].read().decode("utf-8", errors="replace")
         except (ClientError, BotoCoreError) as error:
             raise _model_error(f"SageMaker endpoint {self._endpoint_name}", error) from None
-        try:
-            parsed = json.loads(raw)
-        except json.JSONDecodeError:
-            raise ModelCallError(
-                f"SageMaker endpoint {self._endpoint_name} did not answer JSON (it began {raw[:200]!r})",
-                retryable=False,
-            ) from None
+        parsed = parse_json(raw, f"SageMaker endpoint {self._endpoint_name}")
         text = chat_text(parsed) if self._messages_api else generated_text(parsed)
         return Answer(text=text, raw=raw)
 

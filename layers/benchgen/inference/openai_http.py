@@ -12,7 +12,7 @@ import urllib.request
 from email.message import Message
 
 from benchgen.inference.model import Answer, ModelCallError, Sampling
-from benchgen.inference.shapes import chat_request, chat_text
+from benchgen.inference.shapes import chat_request, chat_text, parse_json
 
 _ERROR_PREVIEW = 300
 
@@ -63,11 +63,5 @@ class ChatCompletions:
         except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
             reason = getattr(error, "reason", error)
             raise ModelCallError(f"could not reach {self._url}: {reason}", retryable=True) from None
-        try:
-            parsed = json.loads(raw)
-        except json.JSONDecodeError:
-            raise ModelCallError(
-                f"{self._url} did not answer JSON (it began {raw[:_ERROR_PREVIEW]!r}): check the base URL",
-                retryable=False,
-            ) from None
+        parsed = parse_json(raw, self._url, ": check the base URL")
         return Answer(text=chat_text(parsed), raw=raw)

@@ -27,6 +27,16 @@ def _unreadable(api: str, expected: str, raw: Any) -> ModelCallError:
     )
 
 
+def parse_json(raw: str, source: str, hint: str = "") -> Any:
+    """A model's answer body as JSON; a ModelCallError naming ``source`` (and ``hint``) when it is not."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        raise ModelCallError(
+            f"{source} did not answer JSON (it began {raw[:_RAW_PREVIEW]!r}){hint}", retryable=False
+        ) from None
+
+
 def converse_request(model_id: str, prompt: str, sampling: Sampling) -> dict[str, Any]:
     """Keyword arguments of ``bedrock-runtime.converse``."""
     config: dict[str, Any] = {}
