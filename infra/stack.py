@@ -83,6 +83,7 @@ class BenchGenStack(Stack):
         self.packages.state_machine.grant_start_execution(api)
         self.inference = self._inference_pipeline()
         self.api = Api(self, "Api", handler=api)
+        api.add_environment("EVALUATORS_GROUP", str(self.api.evaluators_group.group_name))
         self.monitoring = Monitoring(
             self,
             "Monitoring",

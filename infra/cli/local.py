@@ -9,6 +9,8 @@ import sys
 import threading
 from typing import Any
 
+from benchgen.settings import EVALUATORS_GROUP
+
 DEMO_USER = "demo@example.com"
 
 
@@ -38,7 +40,7 @@ def run_up(args: argparse.Namespace) -> int:
     cloud.start()
     try:
         password = demo_password()
-        token = cloud.create_user(DEMO_USER, password)
+        token = sign_in_demo_user(cloud, password)
         with cloud.serve_api(args.api_port) as api:
             print(summary(cloud, api.url, token, password), flush=True)
             try:
@@ -52,6 +54,12 @@ def run_up(args: argparse.Namespace) -> int:
     for arn in abandoned:
         print(f"abandoned (still running): {arn}", file=sys.stderr)
     return 0
+
+
+def sign_in_demo_user(cloud: Any, password: str) -> str:
+    """Create the demo user, a member of the evaluators group (it evaluates the models it trains), and
+    return its ID token."""
+    return str(cloud.create_user(DEMO_USER, password, groups=[EVALUATORS_GROUP]))
 
 
 def demo_password() -> str:
@@ -71,7 +79,7 @@ def summary(cloud: Any, api_url: str, token: str, password: str) -> str:
         *(f"  State machine {lid}: {arn}" for lid, arn in sorted(cloud.state_machine_arns.items())),
         f"  Cognito user pool:  {cloud.user_pool_id} (app client {cloud.client_id})",
         f"  REST API:           {api_url}",
-        f"  Demo user:          {DEMO_USER} / {password}",
+        f"  Demo user:          {DEMO_USER} / {password} (in the {EVALUATORS_GROUP} group)",
         "",
         "Try (the ID token of the demo user goes in the Authorization header):",
         f"  export TOKEN={token}",

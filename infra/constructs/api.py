@@ -9,6 +9,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from benchgen.settings import EVALUATORS_GROUP
 from infra.constructs import set_logical_id
 
 # Resource path -> HTTP methods, exactly the routes of the contract; anything else is API Gateway's 403.
@@ -69,6 +70,15 @@ class Api(Construct):
             prevent_user_existence_errors=True,
         )
         set_logical_id(self.user_pool_client, "UserPoolClient")
+        # Evaluating a trained model is its own permission: an administrator adds users to this group.
+        self.evaluators_group = cognito.CfnUserPoolGroup(
+            self,
+            "EvaluatorsGroup",
+            user_pool_id=self.user_pool.user_pool_id,
+            group_name=EVALUATORS_GROUP,
+            description="Members may evaluate the models they trained on their packages' held-out cases",
+        )
+        self.evaluators_group.override_logical_id("EvaluatorsGroup")
         authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[self.user_pool])
 
         access_logs = logs.LogGroup(

@@ -15,7 +15,7 @@ import logging
 import os
 import time
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal
 
@@ -245,8 +245,12 @@ class LocalCloud:
 
     # operations
 
-    def create_user(self, username: str, password: str) -> str:
-        """Create a confirmed user in the pool and return an ID token for it."""
+    def create_user(self, username: str, password: str, *, groups: Sequence[str] = ()) -> str:
+        """Create a confirmed user in the pool, add it to ``groups``, and return an ID token for it.
+
+        The groups must exist in the pool (the stack's, such as ``evaluators``): the token carries them in
+        ``cognito:groups`` as Cognito's would, and a group the pool lacks is refused as Cognito refuses it.
+        """
         cognito = self.client("cognito-idp")
         attributes = [{"Name": "email", "Value": username}] if "@" in username else []
         if attributes:
@@ -261,6 +265,8 @@ class LocalCloud:
         cognito.admin_set_user_password(
             UserPoolId=self.user_pool_id, Username=username, Password=password, Permanent=True
         )
+        for group in groups:
+            cognito.admin_add_user_to_group(UserPoolId=self.user_pool_id, Username=username, GroupName=group)
         parameters = {"USERNAME": username, "PASSWORD": password}
         if self._client_secret:
             digest = hmac.new(

@@ -193,6 +193,12 @@ class Provisioner:
                 self.resources.client_id = created["ClientId"]
                 self.resources.client_secret = created.get("ClientSecret")
                 self.resources.client_auth_flows = list(created.get("ExplicitAuthFlows", []))
+        for lid in tpl.of_type("AWS::Cognito::UserPoolGroup"):
+            props = tpl.properties(lid)
+            group = tpl.resolve_str(props["GroupName"])
+            extra = {"Description": tpl.resolve_str(props["Description"])} if "Description" in props else {}
+            cognito.create_group(GroupName=group, UserPoolId=tpl.resolve_str(props["UserPoolId"]), **extra)
+            tpl.record(lid, group)
 
     def _create_queues(self) -> None:
         tpl = self.template

@@ -9,6 +9,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 # rather than read POWERTOOLS_METRICS_NAMESPACE: in-process (tests, the local cloud) a handler may be
 # imported before that variable is set, and Metrics refuses to publish without a namespace.
 METRICS_NAMESPACE = "BenchGen"
+# The Cognito group whose members may evaluate their own trained models: the stack creates it in the user
+# pool under this name and hands the same name to the API.
+EVALUATORS_GROUP = "evaluators"
 
 
 class SettingsError(RuntimeError):
@@ -62,6 +65,7 @@ class Settings(BaseSettings):
     model_retry_base_seconds: float = Field(
         default=1.0, ge=0, le=60, validation_alias="MODEL_RETRY_BASE_SECONDS"
     )
+    evaluators_group: str = Field(default=EVALUATORS_GROUP, min_length=1, validation_alias="EVALUATORS_GROUP")
 
 
 def load_settings() -> Settings:

@@ -140,3 +140,16 @@ def test_the_stack_outputs_where_users_sign_in_call_the_api_and_upload(synthesis
     assert outputs["UserPoolClientId"]["Value"] == {"Ref": "UserPoolClient"}
     assert outputs["DataBucketName"]["Value"] == {"Ref": "DataBucket"}
     assert "RestApi" in str(outputs["ApiUrl"]["Value"])
+
+
+def test_the_pool_has_the_evaluators_group_whose_name_the_api_function_reads(
+    of_type: Callable[[str], dict[str, Resource]], functions: dict[str, Resource]
+) -> None:
+    (group,) = of_type("AWS::Cognito::UserPoolGroup").values()
+
+    assert group["Properties"]["UserPoolId"] == {"Ref": "UserPool"}
+    assert group["Properties"]["GroupName"] == "evaluators"
+    variables = functions["api"]["Properties"]["Environment"]["Variables"]
+    assert variables["EVALUATORS_GROUP"] == group["Properties"]["GroupName"]
+    # only the API decides who may evaluate
+    assert [name for name, f in functions.items() if "EVALUATORS_GROUP" in str(f)] == ["api"]
