@@ -33,9 +33,19 @@ def register(subparsers: Any) -> None:
         "submission, follow the run through ingest, score and the state machine, prepare training material "
         "from the run, build an exact package of it, and write their files.",
     )
-    demo.add_argument("--out", type=Path, default=Path("out/demo"), help="where to write the run's files")
+    demo.add_argument(
+        "--out",
+        type=Path,
+        help="where to write the run's files (default out/demo, out/demo-loop with --loop)",
+    )
     demo.add_argument("--example", default="gsm8k-tr", help="example environment under examples/")
     demo.add_argument("--model", default="Qwen2.5-7B-LoRA", help="the model name recorded on the run")
+    demo.add_argument(
+        "--loop",
+        action="store_true",
+        help="the whole loop instead: a live run of a simulated example model, its dataset, a package, a "
+        "training run on moto's Bedrock, an authorized evaluation and the comparison",
+    )
     demo.set_defaults(func=run_demo)
 
 
@@ -56,13 +66,19 @@ class Api:
         self.url = url
         self.token = token
 
-    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any]:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(  # noqa: S310 - the URL is the loopback server started here
             self.url + path,
             data=data,
             method=method,
-            headers={"Authorization": self.token, "Content-Type": "application/json"},
+            headers={"Authorization": self.token, "Content-Type": "application/json", **(headers or {})},
         )
         try:
             with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
@@ -70,22 +86,35 @@ class Api:
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"null")
 
-    def expect(self, method: str, path: str, status: int, body: dict[str, Any] | None = None) -> Any:
-        got, answer = self.call(method, path, body)
+    def expect(
+        self,
+        method: str,
+        path: str,
+        status: int,
+        body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        got, answer = self.call(method, path, body, headers)
         if got != status:
             raise RuntimeError(f"{method} {path} answered {got}, expected {status}: {answer}")
         return answer
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    if args.loop:
+        from infra.cli.loop import run_loop
+
+        return run_loop(args)
     from infra.local.cloud import LocalCloud
 
     example = EXAMPLES / args.example
     submission = next(iter(sorted((example / "submission").glob("predictions.*"))), None)
     if not (example / "bundle" / "competition.yaml").is_file() or submission is None:
-        print(f"no example environment at {example}: run from a checkout, or pick one of {_examples()}")
+        print(
+            f"no example environment at {example}: run from a checkout, or pick one of {examples_available()}"
+        )
         return 2
-    out: Path = args.out
+    out: Path = args.out or Path("out/demo")
     out.mkdir(parents=True, exist_ok=True)
     # The handlers' structured logs and metrics are for CloudWatch; here the progress lines tell the story.
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
@@ -108,7 +137,7 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0 if summary["status"] == "Completed" and packaged else 1
 
 
-def _examples() -> str:
+def examples_available() -> str:
     return (
         ", ".join(sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir())) if EXAMPLES.is_dir() else "none"
     )
@@ -117,20 +146,8 @@ def _examples() -> str:
 def _drive(
     cloud: Any, api: Api, example: Path, submission: Path, model: str, out: Path, progress: Progress
 ) -> dict[str, Any]:
-    from infra.examplegen.writing import write_bundle_zip
-
     s3 = cloud.client("s3")
-    environment_id = example.name
-    upload = api.expect(
-        "POST", "/environments", 201, {"environment_id": environment_id, "version": ENVIRONMENT_VERSION}
-    )
-    bundle = write_bundle_zip(example / "bundle", out / "bundle.zip")
-    s3.put_object(Bucket=cloud.bucket, Key=upload["bundle_key"], Body=bundle.read_bytes())
-    environment = _follow_registration(api, environment_id)
-    progress.step(f"environment {environment_id} {ENVIRONMENT_VERSION}: {environment['status']}")
-    if environment["status"] != "Registered":
-        raise RuntimeError(f"the example bundle was rejected: {environment['problems']}")
-
+    environment_id = register_example(cloud, api, example, out, progress)
     run = api.expect(
         "POST",
         "/runs",
@@ -150,9 +167,9 @@ def _drive(
         kwargs={"Bucket": cloud.bucket, "Key": run["upload_key"], "Body": submission.read_bytes()},
     )
     uploader.start()
-    status = _follow_run(api, run_id, progress)
+    status = follow_run(api, run_id, progress)
     uploader.join()
-    execution = _follow_execution(cloud, run_id, progress) if status == "Completed" else None
+    execution = follow_execution(cloud, run_id, progress) if status == "Completed" else None
 
     details = api.expect("GET", f"/runs/{run_id}", 200)
     _print_breakdown(details)
@@ -170,9 +187,9 @@ def _drive(
         print(f"No dataset: {details['artifact_reason']}")
     preparation = package = None
     if details["status"] == "Completed":
-        preparation = _prepare(api, environment_id, run_id, progress)
+        preparation = prepare(api, environment_id, run_id, progress)
         if preparation["status"] == "Ready":
-            package = _package(api, preparation["preparation_id"], progress)
+            package = package_of(api, preparation["preparation_id"], progress)
             if package["status"] == "Ready":
                 s3.download_file(
                     cloud.bucket, package["package_key"], str(out / Path(package["package_key"]).name)
@@ -193,7 +210,24 @@ def _drive(
     }
 
 
-def _prepare(api: Api, environment_id: str, run_id: str, progress: Progress) -> dict[str, Any]:
+def register_example(cloud: Any, api: Api, example: Path, out: Path, progress: Progress) -> str:
+    """Publish the example's bundle through the API and an upload, and wait until it is registered."""
+    from infra.examplegen.writing import write_bundle_zip
+
+    environment_id = example.name
+    upload = api.expect(
+        "POST", "/environments", 201, {"environment_id": environment_id, "version": ENVIRONMENT_VERSION}
+    )
+    bundle = write_bundle_zip(example / "bundle", out / "bundle.zip")
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=upload["bundle_key"], Body=bundle.read_bytes())
+    environment = _follow_registration(api, environment_id)
+    progress.step(f"environment {environment_id} {ENVIRONMENT_VERSION}: {environment['status']}")
+    if environment["status"] != "Registered":
+        raise RuntimeError(f"the example bundle was rejected: {environment['problems']}")
+    return environment_id
+
+
+def prepare(api: Api, environment_id: str, run_id: str, progress: Progress) -> dict[str, Any]:
     """A demonstration preparation of the run, followed until it is generated, and its coverage gaps."""
     created = api.expect(
         "POST",
@@ -208,7 +242,7 @@ def _prepare(api: Api, environment_id: str, run_id: str, progress: Progress) -> 
     )
     preparation_id = created["preparation_id"]
     progress.step(f"preparation {preparation_id} created: {created['status']}")
-    found = _follow(api, f"/preparations/{preparation_id}", "Generating", progress, "preparation")
+    found = follow(api, f"/preparations/{preparation_id}", "Generating", progress, "preparation")
     summary: dict[str, Any] = {
         "preparation_id": preparation_id,
         "status": found["status"],
@@ -228,21 +262,21 @@ def _prepare(api: Api, environment_id: str, run_id: str, progress: Progress) -> 
     return summary
 
 
-def _package(api: Api, preparation_id: str, progress: Progress) -> dict[str, Any]:
-    """The preparation's package in PACKAGE_PROFILE, followed until it is built (or refused)."""
-    created = api.expect(
-        "POST", f"/preparations/{preparation_id}/packages", 202, {"profile": PACKAGE_PROFILE}
-    )
+def package_of(
+    api: Api, preparation_id: str, progress: Progress, profile: str = PACKAGE_PROFILE
+) -> dict[str, Any]:
+    """The preparation's package in ``profile``, followed until it is built (or refused)."""
+    created = api.expect("POST", f"/preparations/{preparation_id}/packages", 202, {"profile": profile})
     package_id = created["package_id"]
-    progress.step(f"package {package_id} ({PACKAGE_PROFILE}) requested: {created['status']}")
-    found = _follow(api, f"/packages/{package_id}", "Building", progress, "package")
+    progress.step(f"package {package_id} ({profile}) requested: {created['status']}")
+    found = follow(api, f"/packages/{package_id}", "Building", progress, "package")
     if found["status"] == "Ready":
         print(f"Package {package_id}: {found['size']} bytes, sha256 {found['sha256']}")
     else:
         print(f"Package {package_id} {found['status']}: {found.get('reason')}")
     return {
         "package_id": package_id,
-        "profile": PACKAGE_PROFILE,
+        "profile": profile,
         "status": found["status"],
         "sha256": found.get("sha256"),
         "size": found.get("size"),
@@ -251,7 +285,7 @@ def _package(api: Api, preparation_id: str, progress: Progress) -> dict[str, Any
     }
 
 
-def _follow(
+def follow(
     api: Api, path: str, busy: str, progress: Progress, what: str, timeout: float = 60.0
 ) -> dict[str, Any]:
     """``GET path`` until its status leaves ``busy``."""
@@ -276,7 +310,7 @@ def _follow_registration(api: Api, environment_id: str, timeout: float = 60.0) -
     raise TimeoutError(f"environment {environment_id} was not registered within {timeout:.0f}s")
 
 
-def _follow_run(api: Api, run_id: str, progress: Progress, timeout: float = 120.0) -> str:
+def follow_run(api: Api, run_id: str, progress: Progress, timeout: float = 120.0) -> str:
     seen = None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -290,7 +324,7 @@ def _follow_run(api: Api, run_id: str, progress: Progress, timeout: float = 120.
     raise TimeoutError(f"run {run_id} did not finish within {timeout:.0f}s")
 
 
-def _follow_execution(cloud: Any, run_id: str, progress: Progress) -> str:
+def follow_execution(cloud: Any, run_id: str, progress: Progress) -> str:
     from benchgen.pipeline.keys import execution_name
 
     name = execution_name(run_id)
