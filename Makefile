@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt 2>/dev/null | cksum | cut -d' ' -f1)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: install demo test lint bench openapi examples synth
+.PHONY: install demo demo-loop test lint bench openapi examples synth
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,9 @@ install: $(STAMP)
 
 demo: install
 	$(BIN)/benchgen demo --out out/demo
+
+demo-loop: install
+	$(BIN)/benchgen demo --loop --out out/demo-loop
 
 lint: install
 	$(BIN)/ruff check .
