@@ -21,6 +21,7 @@ import os
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from infra.cli.demo import (
     ENVIRONMENT_VERSION,
@@ -225,7 +226,6 @@ class Loop:
         from infra.local.model_server import BASE_MODEL, TUNED_MODEL
 
         training_run_id = self.found["training_run_id"]
-        models = self.found["models_connection_id"]
         self.step(4, "an authorized evaluation on the package's held-out cases")
         print(STAND_IN.format(result_model=self.found["result_model"]))
         created = api.expect(
@@ -233,15 +233,18 @@ class Loop:
             f"/training-runs/{training_run_id}/evaluations",
             202,
             {
-                "tuned": {"connection_id": models, "model_id": TUNED_MODEL},
-                "base": {"connection_id": models, "model_id": BASE_MODEL},
+                "tuned": {"connection_id": self.found["models_connection_id"], "model_id": TUNED_MODEL},
+                # The live run of step 1 judged every case, the held-out ones among them: it is reused.
                 "base_run_id": self.found["base_run_id"],
             },
             headers={"Idempotency-Key": f"loop-{training_run_id}"},
         )
         evaluation_id = created["evaluation_id"]
         self.found["evaluation_id"] = evaluation_id
-        self.progress.step(f"evaluation {evaluation_id}: {created['status']}")
+        print(
+            f"Evaluation {evaluation_id} authorized by {created['authorized_by']} through "
+            f"{created['authorized_through']} at {created['authorized_at']}"
+        )
         found = follow_statuses(
             api,
             f"/evaluations/{evaluation_id}",
@@ -250,22 +253,31 @@ class Loop:
             "evaluation",
             timeout=600,
         )
-        self.found["tuned_run_id"] = found.get("tuned_run_id")
-        self.found["evaluation_base_run_id"] = found.get("base_run_id")
+        self.found["evaluation_base_run_id"] = found["base"]["run_id"]
+        self.found["tuned_run_id"] = found["tuned"]["run_id"]
         if found["status"] != "Completed":
             raise RuntimeError(f"the evaluation {evaluation_id} failed: {found.get('failure_reason')}")
         self.step(5, "the comparison")
         answer = api.expect("GET", f"/evaluations/{evaluation_id}/report", 200)
         report = answer["report"]
-        self.found["verdict"] = report["verdict"]
+        self.found["verdict"] = report["comparison"]["verdict"]
         (self.out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         html = self.out / "report.html"
-        cloud.client("s3").download_file(cloud.bucket, f"evaluations/{evaluation_id}/report.html", str(html))
+        cloud.client("s3").download_file(
+            cloud.bucket, _object_key(answer["html_url"], cloud.bucket), str(html)
+        )
         self.found["report_files"] = [str(self.out / "report.json"), str(html)]
         print(
-            f"Verdict on the held-out cases, {BASE_MODEL} -> {TUNED_MODEL}: {report['verdict']} "
+            f"{found['paired_cases']} held-out cases: accuracy {found['accuracy_before']:.1%} "
+            f"({BASE_MODEL}, run {found['base']['run_id']}) -> {found['accuracy_after']:.1%} "
+            f"({TUNED_MODEL}, run {found['tuned']['run_id']})"
+        )
+        print(
+            f"Verdict on the held-out cases, {BASE_MODEL} -> {TUNED_MODEL}: {self.found['verdict']} "
             "(simulated models: this says nothing about a real model)"
         )
+        print(f"  {found['verdict_reason']}")
+        print(f"  {found['notice']}")
         print(f"Report: {self.out / 'report.json'} and {html}")
 
     def summary(self) -> dict[str, Any]:
@@ -294,6 +306,12 @@ class Loop:
             "simulated_models": SIMULATED,
             "stopped": self.stopped,
         }
+
+
+def _object_key(url: str, bucket: str) -> str:
+    """The S3 key a presigned URL points at, in the virtual-hosted or the path style."""
+    path = unquote(urlsplit(url).path).lstrip("/")
+    return path.removeprefix(f"{bucket}/") if not urlsplit(url).netloc.startswith(f"{bucket}.") else path
 
 
 def follow_statuses(
