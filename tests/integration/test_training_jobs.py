@@ -15,6 +15,7 @@ from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
 from benchgen.providers.profiles import ProviderKind, narrow
 from benchgen.records import ConnectionRecord, TrainingStatus
 from benchgen.training.examples import Method
+from infra.local.model_server import ExampleModelServer
 
 REGION = "us-east-1"
 ROLE = "arn:aws:iam::123456789012:role/benchgen-training"
@@ -110,3 +111,27 @@ def test_each_aws_connection_gets_its_providers_jobs(provider: ProviderKind, ada
         profile=narrow(provider, None),
     )
     assert isinstance(jobs_for(connection), adapter)
+
+
+def test_an_openai_compatible_connection_reads_its_key_from_secrets_manager_at_each_call(moto: None) -> None:
+    secrets = boto3.client("secretsmanager")
+    secret_arn = secrets.create_secret(Name="together-key", SecretString="sk-first")["ARN"]
+    with ExampleModelServer(api_key="sk-first") as server:
+        connection = ConnectionRecord(
+            connection_id="conn-2",
+            owner="user-a",
+            name="together",
+            provider=ProviderKind.OPENAI_COMPATIBLE,
+            base_url=server.base_url,
+            secret_arn=secret_arn,
+            profile=narrow(ProviderKind.OPENAI_COMPATIBLE, None),
+        )
+        jobs = jobs_for(connection)
+        file_id = jobs.upload("train.jsonl", b'{"messages": []}\n')
+        assert file_id in server.fine_tunes.files
+        # The key is rotated: the same adapter reads the new value at its next call.
+        secrets.put_secret_value(SecretId=secret_arn, SecretString="sk-rotated")
+        with pytest.raises(ProviderFault) as refused:
+            jobs.upload("validation.jsonl", b'{"messages": []}\n')
+        assert "answered HTTP 401" in str(refused.value)
+        assert "sk-" not in str(refused.value)

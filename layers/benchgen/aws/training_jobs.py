@@ -16,9 +16,11 @@ from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from benchgen.aws.clients import regional
-from benchgen.aws.inference import RETRYABLE_CODES
+from benchgen.aws.inference import RETRYABLE_CODES, api_key
+from benchgen.inference.model import ModelCallError
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault, TrainingJobs, map_status, status_note
-from benchgen.providers.profiles import ProviderKind, Unsupported
+from benchgen.providers.openai_jobs import OpenAICompatibleJobs
+from benchgen.providers.profiles import ProviderKind
 from benchgen.records import TRAINING_TERMINAL, ConnectionRecord, TrainingStatus
 from benchgen.training.examples import Method
 
@@ -272,7 +274,21 @@ def jobs_for(connection: ConnectionRecord) -> TrainingJobs:
         return BedrockJobs(connection.region)
     if connection.provider is ProviderKind.SAGEMAKER and connection.region:
         return SageMakerJobs(connection.region)
-    raise Unsupported(
-        f"connection {connection.connection_id} ({connection.provider}) cannot train here yet: "
-        "use a bedrock or sagemaker connection"
+    if connection.provider is ProviderKind.OPENAI_COMPATIBLE and connection.base_url:
+        secret_arn = connection.secret_arn
+        return OpenAICompatibleJobs(
+            connection.base_url, api_key=(lambda: _read_key(secret_arn)) if secret_arn else lambda: None
+        )
+    raise ProviderFault(
+        f"connection {connection.connection_id} ({connection.provider}) lacks what its provider needs "
+        "(a region for bedrock and sagemaker, a base URL for openai-compatible): fix the connection",
+        retryable=False,
     )
+
+
+def _read_key(secret_arn: str) -> str:
+    """The connection's API key, read from Secrets Manager at the moment of each call."""
+    try:
+        return api_key(secret_arn)
+    except ModelCallError as error:
+        raise ProviderFault(str(error), retryable=error.retryable) from None

@@ -26,12 +26,14 @@ from benchgen.training.examples import Method
 class ProviderFault(BenchGenError):
     """A provider call that failed; the message names the provider and what it said.
 
-    ``retryable``: the same call may succeed later (throttling, the provider's own faults, timeouts).
+    ``retryable``: the same call may succeed later (throttling, the provider's own faults, timeouts);
+    ``retry_after``: the wait the provider asked for, in seconds, when it said one.
     """
 
-    def __init__(self, message: str, *, retryable: bool) -> None:
+    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.retry_after = retry_after
 
 
 class JobSpec(BaseModel):
