@@ -10,6 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchgen.providers.jobs import (
+    Hyperparameter,
+    accepted_hyperparameters,
     check_hyperparameters,
     job_name_for,
     map_status,
@@ -105,10 +107,10 @@ def test_a_nova_epoch_count_beyond_five_is_refused_naming_every_accepted_name_an
     with pytest.raises(Unsupported) as refused:
         check_hyperparameters(ProviderKind.BEDROCK, NOVA, {"epochCount": 6, "batchSize": 8})
     assert str(refused.value) == (
-        "epochCount=6 is outside epochCount (integer 1-5); batchSize is not one of its hyperparameters. "
-        f"For base model {NOVA} bedrock accepts: epochCount (integer 1-5); "
-        "learningRate (number 1e-06-0.0001); learningRateWarmupSteps (integer 0-100): fix the "
-        "hyperparameters, or leave them out to take the provider's defaults"
+        "epochCount=6 is outside epochCount (integer from 1 to 5); batchSize is not one of its "
+        f"hyperparameters. For base model {NOVA} bedrock accepts: epochCount (integer from 1 to 5); "
+        "learningRate (number from 1e-06 to 0.0001); learningRateWarmupSteps (integer from 0 to 100): fix "
+        "the hyperparameters, or leave them out to take the provider's defaults"
     )
 
 
@@ -117,7 +119,7 @@ def test_llama_takes_ten_epochs_and_a_batch_size_of_one_only() -> None:
         "epochCount": "10",
         "batchSize": "1",
     }
-    with pytest.raises(Unsupported, match=r"batchSize=2 is outside batchSize \(integer 1-1\)"):
+    with pytest.raises(Unsupported, match=r"batchSize=2 is outside batchSize \(integer, only 1\)"):
         check_hyperparameters(ProviderKind.BEDROCK, LLAMA, {"batchSize": 2})
 
 
@@ -159,3 +161,31 @@ def test_openai_compatible_fields_come_back_typed_for_the_request_body() -> None
 def test_sagemaker_refuses_a_bedrock_hyperparameter_name() -> None:
     with pytest.raises(Unsupported, match=r"^epochCount is not one of its hyperparameters\. .*learning_rate"):
         check_hyperparameters(ProviderKind.SAGEMAKER, "meta-textgeneration-llama-3-1-8b", {"epochCount": 2})
+
+
+FAMILY_MODELS = {
+    ProviderKind.BEDROCK: [NOVA, LLAMA, HAIKU],
+    ProviderKind.SAGEMAKER: ["meta-textgeneration-llama-3-1-8b-instruct"],
+    ProviderKind.OPENAI_COMPATIBLE: ["any-model"],
+}
+DOCUMENTED = [
+    (provider, model, name, spec)
+    for provider, models in FAMILY_MODELS.items()
+    for model in models
+    for name, spec in accepted_hyperparameters(provider, model).items()
+]
+
+
+@pytest.mark.parametrize(("provider", "model", "name", "spec"), DOCUMENTED)
+@given(share=st.floats(min_value=0, max_value=1))
+def test_every_documented_value_in_range_is_accepted_and_reads_back_as_itself(
+    provider: ProviderKind, model: str, name: str, spec: Hyperparameter, share: float
+) -> None:
+    if spec.kind is bool:
+        value: bool | int | float = share < 0.5
+    else:
+        assert spec.low is not None and spec.high is not None
+        value = spec.low + share * (spec.high - spec.low)
+        value = round(value) if spec.kind is int else value
+    checked = check_hyperparameters(provider, model, {name: value})
+    assert typed_hyperparameters(provider, model, checked) == {name: value}

@@ -177,7 +177,9 @@ class Hyperparameter:
         if self.kind is bool:
             return f"{name} (true or false)"
         kind = "integer" if self.kind is int else "number"
-        return f"{name} ({kind} {_number(self.low)}-{_number(self.high)})"
+        if self.low is not None and self.low == self.high:
+            return f"{name} ({kind}, only {_number(self.low)})"
+        return f"{name} ({kind} from {_number(self.low)} to {_number(self.high)})"
 
 
 def _number(value: float | None) -> str:
