@@ -29,6 +29,8 @@ def _pattern(service: str, operation: str, member: str) -> str:
 
 BEDROCK_JOB_NAME = _pattern("bedrock", "CreateModelCustomizationJob", "jobName")
 SAGEMAKER_JOB_NAME = _pattern("sagemaker", "CreateTrainingJob", "TrainingJobName")
+# The custom model takes the job's name too.
+BEDROCK_MODEL_NAME = _pattern("bedrock", "CreateModelCustomizationJob", "customModelName")
 
 NOVA = "amazon.nova-micro-v1:0:128k"
 LLAMA = "meta.llama3-1-8b-instruct-v1:0"
@@ -42,12 +44,15 @@ def test_a_training_run_id_gives_a_readable_job_name_that_fits_a_together_suffix
 
 
 @given(st.text(min_size=0, max_size=200))
-def test_any_id_gives_the_same_name_every_time_and_both_aws_services_accept_it(run_id: str) -> None:
+def test_any_id_gives_the_same_name_every_time_and_both_aws_services_accept_it_as_job_and_model_name(
+    run_id: str,
+) -> None:
     name = job_name_for(run_id)
     assert name == job_name_for(run_id)
     assert len(name) <= 63
     assert re.fullmatch(BEDROCK_JOB_NAME, name)
     assert re.fullmatch(SAGEMAKER_JOB_NAME, name)
+    assert re.fullmatch(BEDROCK_MODEL_NAME, name)
 
 
 def test_different_ids_that_clean_to_the_same_text_get_different_names() -> None:
