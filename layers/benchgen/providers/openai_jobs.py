@@ -19,9 +19,9 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable, Mapping
-from email.message import Message
 from typing import Any, TypeVar
 
+from benchgen.inference.openai_http import retry_after_seconds
 from benchgen.inference.retry import Backoff
 from benchgen.providers.jobs import (
     JobSpec,
@@ -70,14 +70,6 @@ def fine_tune_request(spec: JobSpec) -> dict[str, Any]:
 
 class _Throttled(ProviderFault):
     """A 429: the provider refused the request without acting on it, so sending it again is safe."""
-
-
-def _retry_after(headers: Message | None) -> float | None:
-    value = headers.get("Retry-After") if headers is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
 
 
 class OpenAICompatibleJobs:
@@ -195,7 +187,7 @@ class OpenAICompatibleJobs:
                 raise _Throttled(
                     f"{self._base} throttled the request when {what}: {detail}",
                     retryable=True,
-                    retry_after=_retry_after(error.headers),
+                    retry_after=retry_after_seconds(error.headers),
                 ) from None
             raise ProviderFault(
                 f"{self._base} answered HTTP {error.code} when {what}: {detail}", retryable=error.code >= 500
