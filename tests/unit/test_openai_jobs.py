@@ -222,3 +222,11 @@ def test_a_provider_that_never_answers_is_a_retryable_timeout_after_every_attemp
     assert fault.value.retryable is True
     assert str(fault.value).startswith(f"could not reach {base_url} when reading ft-000001:")
     assert len(waits) == NO_WAIT.attempts - 1
+
+
+def test_a_throttled_upload_is_sent_again_and_stored_once(
+    jobs: OpenAICompatibleJobs, server: ExampleModelServer
+) -> None:
+    server.fine_tunes.outage(429, route="POST /v1/files", retry_after=0)
+    assert jobs.upload("train.jsonl", b"{}\n") in server.fine_tunes.files
+    assert len(server.fine_tunes.files) == 1
