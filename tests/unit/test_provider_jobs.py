@@ -163,21 +163,35 @@ def test_openai_compatible_fields_come_back_typed_for_the_request_body() -> None
     }
 
 
-def test_sagemaker_refuses_a_bedrock_hyperparameter_name() -> None:
-    with pytest.raises(Unsupported, match=r"^epochCount is not one of its hyperparameters\. .*learning_rate"):
-        check_hyperparameters(ProviderKind.SAGEMAKER, "meta-textgeneration-llama-3-1-8b", {"epochCount": 2})
+def test_sagemaker_takes_the_recipe_s_names_as_text_within_its_map_limits() -> None:
+    model = "meta-textgeneration-llama-3-1-8b"
+    assert check_hyperparameters(ProviderKind.SAGEMAKER, model, {"epochs": 2, "use_lora": True}) == {
+        "epochs": "2",
+        "use_lora": "true",
+    }
+    with pytest.raises(Unsupported, match=r"^notes's value is longer than 2500 characters: SageMaker takes"):
+        check_hyperparameters(ProviderKind.SAGEMAKER, model, {"notes": "x" * 2501})
+    with pytest.raises(Unsupported, match=r"^101 hyperparameters are more than the 100 it takes"):
+        check_hyperparameters(ProviderKind.SAGEMAKER, model, {f"h{index}": 1 for index in range(101)})
+
+
+def test_a_together_field_without_a_documented_bound_is_checked_only_against_its_meaning() -> None:
+    assert check_hyperparameters(ProviderKind.OPENAI_COMPATIBLE, "any-model", {"n_epochs": 40}) == {
+        "n_epochs": "40"
+    }
+    with pytest.raises(Unsupported, match=r"n_epochs=0 is outside n_epochs \(integer from 1\)"):
+        check_hyperparameters(ProviderKind.OPENAI_COMPATIBLE, "any-model", {"n_epochs": 0})
 
 
 FAMILY_MODELS = {
     ProviderKind.BEDROCK: [NOVA, LLAMA, HAIKU],
-    ProviderKind.SAGEMAKER: ["meta-textgeneration-llama-3-1-8b-instruct"],
     ProviderKind.OPENAI_COMPATIBLE: ["any-model"],
 }
 DOCUMENTED = [
     (provider, model, name, spec)
     for provider, models in FAMILY_MODELS.items()
     for model in models
-    for name, spec in accepted_hyperparameters(provider, model).items()
+    for name, spec in (accepted_hyperparameters(provider, model) or {}).items()
 ]
 
 
@@ -189,8 +203,10 @@ def test_every_documented_value_in_range_is_accepted_and_reads_back_as_itself(
     if spec.kind is bool:
         value: bool | int | float = share < 0.5
     else:
-        assert spec.low is not None and spec.high is not None
-        value = spec.low + share * (spec.high - spec.low)
+        assert spec.low is not None
+        # Where no upper bound is documented, values up to a thousand above the lowest stand in.
+        high = spec.high if spec.high is not None else spec.low + 1000
+        value = spec.low + share * (high - spec.low)
         value = round(value) if spec.kind is int else value
     checked = check_hyperparameters(provider, model, {name: value})
     assert typed_hyperparameters(provider, model, checked) == {name: value}
