@@ -177,6 +177,13 @@ class RunClaim(BaseModel):
     attempt: int = Field(ge=1)
 
 
+class CaseScope(BaseModel):
+    """The cases a run is restricted to: a JSON list of their ids in the data bucket, and how many."""
+
+    key: str
+    count: int = Field(ge=1)
+
+
 class RunRecord(BaseModel):
     run_id: str
     environment_id: str
@@ -209,6 +216,8 @@ class RunRecord(BaseModel):
     claim: RunClaim | None = None
     live_model: LiveModel | None = None  # set when the platform generates the submission from a model
     inference: InferenceSummary | None = None
+    # Set for a run of chosen cases only (an evaluation's held-out cases); None: every case.
+    case_scope: CaseScope | None = None
 
 
 def dataset_id_for(run_id: str) -> str:

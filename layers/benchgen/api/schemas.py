@@ -355,6 +355,11 @@ class RunDetail(RunSummary):
     inference: InferenceSummary | None = Field(
         default=None, description="for a live run: how its cases were answered (details in its Inference Log)"
     )
+    case_scope: int | None = Field(
+        default=None,
+        description="how many cases the run is restricted to (an evaluation's held-out cases); "
+        "null: every case",
+    )
 
 
 class LiveModelView(BaseModel):
