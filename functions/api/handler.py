@@ -42,6 +42,7 @@ def services() -> ApiServices:
         package_starter=wired.package_starter,
         preparations=wired.preparations,
         preparation_starter=wired.preparation_starter,
+        training_runs=wired.training_runs,
         record_event=_count,
     )
 

@@ -37,6 +37,7 @@ from infra.constructs.storage import (
     RUNS_PREFIX,
     SANDBOX_PREFIX,
     SUBMISSIONS_PREFIX,
+    TRAINING_RUNS_INDEXES,
     Storage,
 )
 from infra.timeouts import INGEST_TIMEOUT_S, MAX_PROGRAM_SECONDS, SCORE_TIMEOUT_S
@@ -90,6 +91,7 @@ class DataTable(Enum):
     DATASETS = "datasets"
     PREPARATIONS = "preparations"
     PACKAGES = "packages"
+    TRAINING_RUNS = "training_runs"
 
 
 # A Query on a global secondary index is authorized on the index ARN: name each index, no wildcard.
@@ -99,6 +101,7 @@ TABLE_INDEXES: dict[DataTable, tuple[str, ...]] = {
     DataTable.DATASETS: tuple(DATASETS_INDEXES),
     DataTable.PREPARATIONS: tuple(PREPARATIONS_INDEXES),
     DataTable.PACKAGES: tuple(PACKAGES_INDEXES),
+    DataTable.TRAINING_RUNS: tuple(TRAINING_RUNS_INDEXES),
 }
 
 
@@ -245,6 +248,7 @@ SPECS: tuple[FunctionSpec, ...] = (
             DataTable.ENVIRONMENTS: TableAccess.READ_WRITE,
             DataTable.PREPARATIONS: TableAccess.READ_WRITE,
             DataTable.PACKAGES: TableAccess.READ_WRITE,
+            DataTable.TRAINING_RUNS: TableAccess.READ_WRITE,
         },
         # POST /runs with an Idempotency-Key answers a retry with the run the first request created.
         idempotent=True,
@@ -358,6 +362,7 @@ class Functions(Construct):
             DataTable.DATASETS: storage.datasets_table,
             DataTable.PREPARATIONS: storage.preparations_table,
             DataTable.PACKAGES: storage.packages_table,
+            DataTable.TRAINING_RUNS: storage.training_runs_table,
         }
         self.specs = specs
         self.by_name: dict[str, lambda_.Function] = {}
@@ -398,6 +403,7 @@ class Functions(Construct):
             "STEP_ATTEMPTS": str(RETRY_ATTEMPTS + 1),
             "MAX_PROGRAM_SECONDS": str(MAX_PROGRAM_SECONDS),
             "PREPARATIONS_TABLE": storage.preparations_table.table_name,
+            "TRAINING_RUNS_TABLE": storage.training_runs_table.table_name,
         }
 
     @staticmethod

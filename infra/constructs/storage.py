@@ -32,6 +32,7 @@ DATASETS_INDEXES = {"by_kind": ("kind", "created_at")}
 PACKAGES_INDEXES = {"by_preparation": ("preparation_id", "created_at")}
 CONNECTIONS_INDEXES = {"by_owner": ("owner", "created_at")}
 PREPARATIONS_INDEXES = {"by_owner": ("owner", "created_at")}
+TRAINING_RUNS_INDEXES = {"by_owner": ("owner", "created_at")}
 
 
 def _table(
@@ -133,3 +134,6 @@ class Storage(Construct):
         _add_indexes(self.connections_table, CONNECTIONS_INDEXES)
         self.preparations_table = _table(self, "PreparationsTable", partition_key="preparation_id")
         _add_indexes(self.preparations_table, PREPARATIONS_INDEXES)
+        # Training runs: one provider job each, its status timeline and the model it produced.
+        self.training_runs_table = _table(self, "TrainingRunsTable", partition_key="training_run_id")
+        _add_indexes(self.training_runs_table, TRAINING_RUNS_INDEXES)

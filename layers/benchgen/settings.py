@@ -30,6 +30,7 @@ class Settings(BaseSettings):
     packages_table: str = Field(min_length=1, validation_alias="PACKAGES_TABLE")
     event_bus_name: str = Field(min_length=1, validation_alias="EVENT_BUS_NAME")
     preparations_table: str = Field(min_length=1, validation_alias="PREPARATIONS_TABLE")
+    training_runs_table: str = Field(min_length=1, validation_alias="TRAINING_RUNS_TABLE")
     # Only the score function starts executions, so only its environment carries the ARN.
     state_machine_arn: str | None = Field(default=None, validation_alias="STATE_MACHINE_ARN")
     # Only the API function starts package builds.
@@ -37,6 +38,10 @@ class Settings(BaseSettings):
     # The API starts preparations, so only its environment carries that state machine's ARN.
     preparation_state_machine_arn: str | None = Field(
         default=None, validation_alias="PREPARATION_STATE_MACHINE_ARN"
+    )
+    # The API starts training runs, so only its environment carries the training state machine's ARN.
+    training_state_machine_arn: str | None = Field(
+        default=None, validation_alias="TRAINING_STATE_MACHINE_ARN"
     )
     # Functions that run untrusted programs hand them to this function (set by the stack); unset, they run
     # them through the local runner on this machine.

@@ -83,6 +83,7 @@ TABLE_KEYS = {
     "IdempotencyTable": [("id", "HASH")],
     "PackagesTable": [("package_id", "HASH")],
     "ConnectionsTable": [("connection_id", "HASH")],
+    "TrainingRunsTable": [("training_run_id", "HASH")],
 }
 
 
@@ -115,6 +116,7 @@ def test_tables_are_on_demand_with_point_in_time_recovery(
         ("PackagesTable", {"by_preparation": ("preparation_id", "created_at")}),
         ("EnvironmentsTable", {}),
         ("ConnectionsTable", {"by_owner": ("owner", "created_at")}),
+        ("TrainingRunsTable", {"by_owner": ("owner", "created_at")}),
     ],
 )
 def test_tables_have_the_indexes_the_api_lists_by(

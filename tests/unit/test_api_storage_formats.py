@@ -21,6 +21,7 @@ NAMES = {
     "PACKAGES_TABLE": "packages",
     "EVENT_BUS_NAME": "bus",
     "PREPARATIONS_TABLE": "preparations",
+    "TRAINING_RUNS_TABLE": "training-runs",
 }
 
 
@@ -113,6 +114,7 @@ def test_settings_can_be_built_by_field_name() -> None:
         packages_table="p",
         event_bus_name="bus",
         preparations_table="p",
+        training_runs_table="t",
         presign_ttl_seconds=60,
     )
     assert settings.presign_ttl_seconds == 60

@@ -27,6 +27,7 @@ from benchgen.aws.tables import (
     PackagesRepo,
     PreparationsRepo,
     RunsRepo,
+    TrainingRunsRepo,
 )
 from benchgen.errors import BenchGenError
 from benchgen.ownership import Caller
@@ -63,6 +64,7 @@ class ApiServices:
     preparations: PreparationsRepo
     #: Starts the preparation state machine; None where the function is not told its ARN.
     preparation_starter: ExecutionStarter | None
+    training_runs: TrainingRunsRepo
     #: Called with a business event name ("RunCreated", ...) so the handler can count it as a metric.
     record_event: Callable[[str], None] = field(default=_ignore)
 

@@ -28,6 +28,7 @@ from benchgen.aws.tables import (
     PackagesRepo,
     PreparationsRepo,
     RunsRepo,
+    TrainingRunsRepo,
 )
 from benchgen.inference.retry import Backoff
 from benchgen.pipeline.keys import correlation_id, run_id_of
@@ -68,6 +69,10 @@ class Adapters:
     @cached_property
     def preparations(self) -> PreparationsRepo:
         return PreparationsRepo(self.settings.preparations_table)
+
+    @cached_property
+    def training_runs(self) -> TrainingRunsRepo:
+        return TrainingRunsRepo(self.settings.training_runs_table)
 
     @cached_property
     def publisher(self) -> EventPublisher:
