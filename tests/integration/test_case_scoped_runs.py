@@ -17,7 +17,7 @@ from benchgen.aws.storage import ObjectStore
 from benchgen.aws.tables import RunsRepo
 from benchgen.inference.model import Sampling
 from benchgen.pipeline.case_scope import write_case_scope
-from benchgen.pipeline.keys import run_key
+from benchgen.pipeline.keys import CASE_SCOPE, run_key
 from benchgen.records import LiveModel, RunRecord, RunStatus
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
@@ -54,7 +54,7 @@ def _scoped_run(
     cloud: LocalCloud, run_id: str, base_url: str, case_ids: list[str], tmp_path: Path
 ) -> dict[str, Any]:
     scope = write_case_scope(
-        case_ids, run_key(run_id, "case_scope.json"), store=ObjectStore(cloud.bucket), workdir=tmp_path
+        case_ids, run_key(run_id, CASE_SCOPE), store=ObjectStore(cloud.bucket), workdir=tmp_path
     )
     run = RunRecord(
         run_id=run_id,

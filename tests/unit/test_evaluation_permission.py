@@ -41,7 +41,9 @@ def _training(status: TrainingStatus = TrainingStatus.SUCCEEDED) -> TrainingRunR
 
 
 def _grant(user: str = "bob", run_id: str = "train-0123456789abcdef01234567") -> EvaluationGrant:
-    return EvaluationGrant(training_run_id=run_id, user=user, granted_by="alice", created_at="2026-12-01T10:00Z")
+    return EvaluationGrant(
+        training_run_id=run_id, user=user, granted_by="alice", created_at="2026-12-01T10:00Z"
+    )
 
 
 def test_the_owner_in_the_evaluators_group_is_authorized_through_the_group() -> None:
