@@ -984,9 +984,15 @@ class EvaluationsRepo(_Table):
             self._client.update_item(
                 TableName=self.table_name,
                 Key={"evaluation_id": {"S": evaluation_id}},
-                UpdateExpression="SET tuned.run_id = :tuned, base.run_id = :base, held_out_count = :count",
+                UpdateExpression="SET #tuned.#run = :tuned, #base.#run = :base, held_out_count = :count",
                 ConditionExpression="#status = :running",
-                ExpressionAttributeNames={"#status": "status"},
+                # "base" is a DynamoDB reserved word: every name goes through a placeholder.
+                ExpressionAttributeNames={
+                    "#status": "status",
+                    "#tuned": "tuned",
+                    "#base": "base",
+                    "#run": "run_id",
+                },
                 ExpressionAttributeValues={
                     ":tuned": {"S": tuned_run_id},
                     ":base": {"S": base_run_id},
