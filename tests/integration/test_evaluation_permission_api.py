@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from benchgen.records import TrainingStatus
+from benchgen.aws.tables import ConnectionsRepo, RunsRepo
+from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
+from benchgen.records import ConnectionRecord, RunRecord, RunStatus, TrainingStatus
 from infra.cli.demo import Api
 from infra.local.cloud import LocalCloud
 from tests.integration.evaluation_setup import put_package, put_training_run, subject, user
@@ -151,4 +153,53 @@ def test_a_bedrock_result_must_be_named_as_deployed_before_it_is_evaluated(
         "a Bedrock custom model (example-tuned) answers only once deployed: create a custom model deployment"
     )
     assert "pass tuned = {connection_id" in answer["message"]
+    assert _evaluations(api_cloud) == []
+
+
+def test_a_named_base_run_of_another_environment_version_is_refused_400(
+    api_cloud: LocalCloud, people: dict[str, Any]
+) -> None:
+    # Given the owner's connection, succeeded training run, and a completed run of another environment
+    connections = next(n for lid, n in api_cloud.table_names.items() if lid.startswith("Connections"))
+    assert ConnectionsRepo(connections).put(
+        ConnectionRecord(
+            connection_id="conn-owned",
+            owner=people["owner_id"],
+            name="example models",
+            provider=ProviderKind.OPENAI_COMPATIBLE,
+            base_url="http://127.0.0.1:9/v1",
+            profile=PROVIDER_CAPABILITIES[ProviderKind.OPENAI_COMPATIBLE],
+        )
+    )
+    put_training_run(
+        api_cloud,
+        TRAINING,
+        owner=people["owner_id"],
+        connection_id="conn-owned",
+        package_sha256=people["sha256"],
+    )
+    runs = RunsRepo(next(n for lid, n in api_cloud.table_names.items() if lid.startswith("Runs")))
+    assert runs.create(
+        RunRecord(
+            run_id="run-elsewhere",
+            environment_id="gsm8k-en",
+            environment_version="v1",
+            model="example-base",
+            owner=people["owner_id"],
+            status=RunStatus.COMPLETED,
+            files={"Scoring Output": "runs/run-elsewhere/scoring_output.zip"},
+        )
+    )
+
+    # When the owner names it as the base run
+    status, answer = people["owner"].call(
+        "POST", f"/training-runs/{TRAINING}/evaluations", {"base_run_id": "run-elsewhere"}
+    )
+
+    # Then it is refused saying why, and nothing is recorded
+    assert status == 400
+    assert answer["message"] == (
+        "run run-elsewhere cannot be the base run: it ran environment gsm8k-en version v1, not the "
+        "package's gsm8k-tr version v1"
+    )
     assert _evaluations(api_cloud) == []

@@ -188,3 +188,46 @@ def test_an_evaluation_compares_the_trained_model_with_its_base_on_the_held_out_
         "sample too small to tell",
         0.75,
     )
+
+
+def test_a_trained_model_that_does_not_answer_fails_the_evaluation_with_its_runs_reason(
+    quick: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given a succeeded training run, and a tuned model id the model server does not serve
+    register(cloud, tmp_path)
+    with cloud.serve_api(access_log=False) as server:
+        token = user(cloud, "owner@example.com", group="evaluators")
+        api = Api(server.url, token)
+        connection = api.expect(
+            "POST",
+            "/connections",
+            201,
+            {"name": "example models", "provider": "openai-compatible", "base_url": models.base_url},
+        )["connection_id"]
+        put_training_run(
+            cloud, TRAINING, owner=subject(token), connection_id=connection, package_sha256=put_package(cloud)
+        )
+
+        # When the evaluation calls it
+        created = api.expect(
+            "POST",
+            f"/training-runs/{TRAINING}/evaluations",
+            202,
+            {"tuned": {"connection_id": connection, "model_id": "example-missing"}},
+        )
+        execution = _wait(cloud, created["evaluation_id"])
+        evaluation = api.expect("GET", f"/evaluations/{created['evaluation_id']}", 200)
+        status, report = api.call("GET", f"/evaluations/{created['evaluation_id']}/report")
+
+    # Then the evaluation failed, saying which run failed and why, and it has no report
+    assert execution["status"] == "FAILED"
+    assert evaluation["status"] == "Failed"
+    tuned_run = evaluation["tuned"]["run_id"]
+    assert evaluation["failure_reason"].startswith(
+        f"the trained model's run {tuned_run} failed: the model example-missing at {models.base_url} did not "
+        "answer"
+    )
+    assert status == 409
+    assert report["message"].startswith(
+        f"evaluation {created['evaluation_id']} is Failed and has no report: "
+    )

@@ -159,7 +159,7 @@ def check(
     if not finished and polls >= max_checks:
         raise EvaluationError(
             f"the runs did not finish within {max_checks} checks: {' and '.join(statuses)}; request the "
-            "evaluation again once they are Completed (their runs are reused)"
+            "evaluation again (a completed base run is reused)"
         )
     return {"finished": finished, "polls": polls}
 
