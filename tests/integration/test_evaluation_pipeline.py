@@ -29,6 +29,7 @@ from tests.integration.evaluation_setup import (
     subject,
     user,
 )
+from tests.integration.test_pipeline import received_events, watch_events
 
 TRAINING = "train-0000000000000000000000e2"
 
@@ -75,6 +76,7 @@ def test_an_evaluation_compares_the_trained_model_with_its_base_on_the_held_out_
     # Given the demo environment, the owner in the evaluators group with a connection to the example
     # models, and the owner's succeeded training run whose package holds out 4 of the 50 cases
     register(cloud, tmp_path)
+    events = watch_events(cloud)
     with cloud.serve_api(access_log=False) as server:
         token = user(cloud, "owner@example.com", group="evaluators")
         api = Api(server.url, token)
@@ -170,6 +172,9 @@ def test_an_evaluation_compares_the_trained_model_with_its_base_on_the_held_out_
     assert "Training completion alone does not establish benchmark improvement" in html
     assert sha256 in html and "example-tuned" in html and "group evaluators" in html
     assert report["expires_in"] <= 3600
+    # and EvaluationCompleted went to the bus with the verdict
+    completed = [detail for kind, detail in received_events(cloud, events) if kind == "EvaluationCompleted"]
+    assert completed == [{"evaluation_id": created["evaluation_id"], "verdict": "sample too small to tell"}]
 
     # When the owner asks for a second evaluation of the same training run
     with cloud.serve_api(access_log=False) as server:
@@ -195,6 +200,7 @@ def test_a_trained_model_that_does_not_answer_fails_the_evaluation_with_its_runs
 ) -> None:
     # Given a succeeded training run, and a tuned model id the model server does not serve
     register(cloud, tmp_path)
+    events = watch_events(cloud)
     with cloud.serve_api(access_log=False) as server:
         token = user(cloud, "owner@example.com", group="evaluators")
         api = Api(server.url, token)
@@ -231,3 +237,6 @@ def test_a_trained_model_that_does_not_answer_fails_the_evaluation_with_its_runs
     assert report["message"].startswith(
         f"evaluation {created['evaluation_id']} is Failed and has no report: "
     )
+    # and EvaluationFailed went to the bus with the reason
+    failed = [detail for kind, detail in received_events(cloud, events) if kind == "EvaluationFailed"]
+    assert failed == [{"evaluation_id": created["evaluation_id"], "reason": evaluation["failure_reason"]}]

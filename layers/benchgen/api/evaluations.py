@@ -346,7 +346,7 @@ def evaluation_for(evaluation_id: str, *, user: str, services: ApiServices) -> E
     return record
 
 
-def evaluation_report(evaluation_id: str, *, user: str, services: ApiServices) -> ReportView:
+def report_view(evaluation_id: str, *, user: str, services: ApiServices) -> ReportView:
     record = evaluation_for(evaluation_id, user=user, services=services)
     if record.status is not EvaluationStatus.COMPLETED or not record.report_key or not record.report_html_key:
         reason = (
@@ -427,4 +427,4 @@ def get_evaluation(evaluation_id: ResourceId, owner: Owner, services: Services) 
     responses=responses(200, 404, 409),
 )
 def get_evaluation_report(evaluation_id: ResourceId, owner: Owner, services: Services) -> ReportView:
-    return evaluation_report(evaluation_id, user=owner, services=services)
+    return report_view(evaluation_id, user=owner, services=services)
