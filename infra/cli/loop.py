@@ -62,6 +62,7 @@ STAND_IN = (
 def run_loop(args: argparse.Namespace) -> int:
     from infra.local.cloud import LocalCloud
     from infra.local.model_server import ExampleModelServer
+    from infra.stack import EVALUATION_WAIT_SECONDS
 
     example = EXAMPLES / args.example
     if not (example / "bundle" / "competition.yaml").is_file():
@@ -77,7 +78,8 @@ def run_loop(args: argparse.Namespace) -> int:
     print(SIMULATED, flush=True)
     progress.step("starting the local cloud (synthesizing the CDK app, creating its resources)")
     loop = Loop(out, progress)
-    with LocalCloud() as cloud, ExampleModelServer() as models:
+    # The evaluation checks its runs every second here, not every minute: moto's Wait really sleeps.
+    with LocalCloud(context={EVALUATION_WAIT_SECONDS: 1}) as cloud, ExampleModelServer() as models:
         progress.step(
             f"local cloud up: synthesis {cloud.timings['synthesis_s']:.1f}s, "
             f"resources {cloud.timings['resources_s']:.1f}s; simulated models at {models.base_url}"

@@ -31,6 +31,10 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/preparations/{preparation_id}": ("GET",),
     "/preparations/{preparation_id}/examples": ("GET",),
     "/preparations/{preparation_id}/coverage": ("GET",),
+    "/training-runs/{training_run_id}/evaluation-grants": ("POST",),
+    "/training-runs/{training_run_id}/evaluations": ("POST",),
+    "/evaluations/{evaluation_id}": ("GET",),
+    "/evaluations/{evaluation_id}/report": ("GET",),
 }
 
 THROTTLING_RATE_LIMIT = 50

@@ -32,6 +32,9 @@ FUNCTION_FOLDERS = (
     "assemble_predictions",
     "prepare_generate",
     "prepare_check",
+    "start_evaluation",
+    "check_evaluation",
+    "compare_evaluation",
 )
 
 _SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")

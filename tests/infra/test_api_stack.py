@@ -33,6 +33,10 @@ CONTRACT_ROUTES = {
     ("POST", "/preparations/{preparation_id}/packages"),
     ("GET", "/preparations/{preparation_id}/packages"),
     ("GET", "/packages/{package_id}"),
+    ("POST", "/training-runs/{training_run_id}/evaluation-grants"),
+    ("POST", "/training-runs/{training_run_id}/evaluations"),
+    ("GET", "/evaluations/{evaluation_id}"),
+    ("GET", "/evaluations/{evaluation_id}/report"),
 }
 
 

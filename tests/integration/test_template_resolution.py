@@ -151,6 +151,9 @@ class TestRealStack:
                 "AssemblePredictionsFunction",
                 "PrepareGenerateFunction",
                 "PrepareCheckFunction",
+                "StartEvaluationFunction",
+                "CheckEvaluationFunction",
+                "CompareEvaluationFunction",
             ]
         )
         for logical_id in real_cloud.functions:
