@@ -10,6 +10,9 @@ generator writes for it, so no real model is involved and nothing here measures 
 The same model id and question always give the same answer. A question that belongs to no example gets
 a fixed "I do not know" answer. It listens on the loopback interface only, and can inject faults for
 tests: a 429 with Retry-After, a 500, or a slow answer, for chosen cases and a chosen number of times.
+
+It also SIMULATES Together-style fine-tuning (``/v1/files``, ``/v1/fine-tunes``; see ``fine_tunes.py``):
+a job ends after a few reads naming ``example-tuned``, and nothing is trained.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import HTTP
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from ipaddress import ip_address
@@ -29,6 +34,7 @@ from typing import Any
 from benchgen.inference.prompts import prompt_for
 from infra.examplegen.failures import failure_plan
 from infra.examplegen.generate import EXAMPLE_SIZES, EXAMPLES_SEED, generators
+from infra.local.fine_tunes import FineTunes
 
 BASE_MODEL = "example-base"
 TUNED_MODEL = "example-tuned"
@@ -128,6 +134,7 @@ class ExampleModelServer:
         if not ip_address(host).is_loopback:
             raise ValueError(f"the example model server listens on loopback only, not {host}")
         self.faults = Faults()
+        self.fine_tunes = FineTunes(tuned_model=TUNED_MODEL)
         self._answers = dict(_example_answers())
         self._api_key = api_key
         self._server = ThreadingHTTPServer((host, port), self._handler_class())
@@ -201,28 +208,64 @@ class ExampleModelServer:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # http.server's naming
-                if self.path.rstrip("/") != "/v1/models":
-                    self._send(*_error(404, f"no route GET {self.path}"))
+                path = self.path.rstrip("/")
+                if path == "/v1/models":
+                    models = [{"id": m, "object": "model", "owned_by": SIMULATED_NOTICE} for m in MODELS]
+                    self._send(200, {"object": "list", "data": models}, {})
+                elif not self._authorized() or self._injected("GET"):
                     return
-                models = [{"id": m, "object": "model", "owned_by": SIMULATED_NOTICE} for m in MODELS]
-                self._send(200, {"object": "list", "data": models}, {})
+                elif path == "/v1/fine-tunes":
+                    self._send(200, server.fine_tunes.listing(), {})
+                elif path.startswith("/v1/fine-tunes/"):
+                    self._send(*server.fine_tunes.read(path.removeprefix("/v1/fine-tunes/")), {})
+                else:
+                    self._send(*_error(404, f"no route GET {self.path}"))
 
             def do_POST(self) -> None:
-                if self.path.rstrip("/") != "/v1/chat/completions":
-                    self._send(*_error(404, f"no route POST {self.path}"))
-                    return
-                if server._api_key is not None and self.headers.get("Authorization") != (
-                    f"Bearer {server._api_key}"
-                ):
-                    self._send(*_error(401, "missing or wrong API key"))
+                path = self.path.rstrip("/")
+                if not self._authorized():
                     return
                 length = int(self.headers.get("Content-Length") or 0)
+                data = self.rfile.read(length)
+                if path != "/v1/chat/completions" and self._injected("POST"):
+                    return
+                if path == "/v1/files":
+                    self._send(
+                        *server.fine_tunes.upload(*_form_file(self.headers.get("Content-Type"), data)), {}
+                    )
+                    return
+                if path.startswith("/v1/fine-tunes/") and path.endswith("/cancel"):
+                    job_id = path.removeprefix("/v1/fine-tunes/").removesuffix("/cancel")
+                    self._send(*server.fine_tunes.cancel(job_id), {})
+                    return
+                if path not in ("/v1/chat/completions", "/v1/fine-tunes"):
+                    self._send(*_error(404, f"no route POST {self.path}"))
+                    return
                 try:
-                    body = json.loads(self.rfile.read(length) or b"null")
+                    body = json.loads(data or b"null")
                 except json.JSONDecodeError:
                     self._send(*_error(400, "the body is not JSON"))
                     return
-                self._send(*server.completion(body))
+                if path == "/v1/fine-tunes":
+                    self._send(*server.fine_tunes.create(body), {})
+                else:
+                    self._send(*server.completion(body))
+
+            def _injected(self, method: str) -> bool:
+                """Whether an outage the fine-tuning simulation was told of answered this request."""
+                answer = server.fine_tunes.take_outage(f"{method} {self.path}")
+                if answer is not None:
+                    self._send(*answer)
+                return answer is not None
+
+            def _authorized(self) -> bool:
+                if (
+                    server._api_key is None
+                    or self.headers.get("Authorization") == f"Bearer {server._api_key}"
+                ):
+                    return True
+                self._send(*_error(401, "missing or wrong API key"))
+                return False
 
             def _send(self, status: int, answer: dict[str, Any], headers: dict[str, str]) -> None:
                 data = json.dumps(answer).encode()
@@ -239,6 +282,21 @@ class ExampleModelServer:
                 """Quiet: the tests and the demo report what matters."""
 
         return Handler
+
+
+def _form_file(content_type: str | None, data: bytes) -> tuple[str, str, bytes]:
+    """The file name, ``purpose`` field and file bytes of a multipart/form-data upload."""
+    head = f"Content-Type: {content_type or 'text/plain'}\r\n\r\n".encode()
+    form = BytesParser(policy=HTTP).parsebytes(head + data)
+    filename, purpose, content = "", "", b""
+    for part in form.iter_parts() if form.is_multipart() else []:
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True)
+        if name == "purpose" and isinstance(payload, bytes):
+            purpose = payload.decode("utf-8", errors="replace")
+        elif name == "file" and isinstance(payload, bytes):
+            filename, content = part.get_filename() or "", payload
+    return filename, purpose, content
 
 
 def _error(status: int, message: str) -> tuple[int, dict[str, Any], dict[str, str]]:

@@ -120,13 +120,18 @@ def model_for(live: LiveModel, sampling: Sampling) -> Model:
         endpoint = live.endpoint_name or live.model_id
         return SageMakerEndpoint(live.region, endpoint, sampling, messages_api=live.messages_api)
     if live.provider == "openai-compatible" and live.base_url:
-        key = secret_value(live.secret_arn, _arn_region(live.secret_arn)) if live.secret_arn else None
+        key = api_key(live.secret_arn) if live.secret_arn else None
         return ChatCompletions(live.base_url, live.model_id, sampling, api_key=key)
     raise ModelCallError(
         f"connection {live.connection_id} ({live.provider}) lacks what its provider needs to be called "
         "(a region for bedrock and sagemaker, a base URL for openai-compatible): fix the connection",
         retryable=False,
     )
+
+
+def api_key(secret_arn: str) -> str:
+    """A connection's API key, read now from its secret (in the secret's own region)."""
+    return secret_value(secret_arn, _arn_region(secret_arn))
 
 
 def _arn_region(arn: str) -> str:

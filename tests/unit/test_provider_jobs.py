@@ -1,0 +1,161 @@
+"""Provider jobs, the pure part: job names, status maps, and the hyperparameter check."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from botocore.session import Session
+from hypothesis import given
+from hypothesis import strategies as st
+
+from benchgen.providers.jobs import (
+    check_hyperparameters,
+    job_name_for,
+    map_status,
+    status_note,
+    typed_hyperparameters,
+)
+from benchgen.providers.profiles import ProviderKind, Unsupported
+from benchgen.records import TrainingStatus
+
+
+def _pattern(service: str, operation: str, member: str) -> str:
+    shape = Session().get_service_model(service).operation_model(operation).input_shape
+    return str(shape.members[member].metadata["pattern"])
+
+
+BEDROCK_JOB_NAME = _pattern("bedrock", "CreateModelCustomizationJob", "jobName")
+SAGEMAKER_JOB_NAME = _pattern("sagemaker", "CreateTrainingJob", "TrainingJobName")
+
+NOVA = "amazon.nova-micro-v1:0:128k"
+LLAMA = "meta.llama3-1-8b-instruct-v1:0"
+HAIKU = "anthropic.claude-3-haiku-20240307-v1:0:200k"
+
+
+def test_a_training_run_id_gives_a_readable_job_name_that_fits_a_together_suffix() -> None:
+    name = job_name_for("train-0123456789abcdef01234567")
+    assert name == "benchgen-train-0123456789abcdef01234567"
+    assert len(name) <= 40
+
+
+@given(st.text(min_size=0, max_size=200))
+def test_any_id_gives_the_same_name_every_time_and_both_aws_services_accept_it(run_id: str) -> None:
+    name = job_name_for(run_id)
+    assert name == job_name_for(run_id)
+    assert len(name) <= 63
+    assert re.fullmatch(BEDROCK_JOB_NAME, name)
+    assert re.fullmatch(SAGEMAKER_JOB_NAME, name)
+
+
+def test_different_ids_that_clean_to_the_same_text_get_different_names() -> None:
+    assert job_name_for("train_1") != job_name_for("train-1")
+
+
+@pytest.mark.parametrize(
+    ("provider", "value", "status"),
+    [
+        (ProviderKind.BEDROCK, "InProgress", TrainingStatus.RUNNING),
+        (ProviderKind.BEDROCK, "Completed", TrainingStatus.SUCCEEDED),
+        (ProviderKind.BEDROCK, "Failed", TrainingStatus.FAILED),
+        (ProviderKind.BEDROCK, "Stopping", TrainingStatus.RUNNING),
+        (ProviderKind.BEDROCK, "Stopped", TrainingStatus.CANCELLED),
+        (ProviderKind.SAGEMAKER, "InProgress", TrainingStatus.RUNNING),
+        (ProviderKind.SAGEMAKER, "Completed", TrainingStatus.SUCCEEDED),
+        (ProviderKind.SAGEMAKER, "Failed", TrainingStatus.FAILED),
+        (ProviderKind.SAGEMAKER, "Stopping", TrainingStatus.RUNNING),
+        (ProviderKind.SAGEMAKER, "Stopped", TrainingStatus.CANCELLED),
+        (ProviderKind.SAGEMAKER, "Deleting", TrainingStatus.CANCELLED),
+        (ProviderKind.OPENAI_COMPATIBLE, "pending", TrainingStatus.QUEUED),
+        (ProviderKind.OPENAI_COMPATIBLE, "queued", TrainingStatus.QUEUED),
+        (ProviderKind.OPENAI_COMPATIBLE, "running", TrainingStatus.RUNNING),
+        (ProviderKind.OPENAI_COMPATIBLE, "compressing", TrainingStatus.RUNNING),
+        (ProviderKind.OPENAI_COMPATIBLE, "uploading", TrainingStatus.RUNNING),
+        (ProviderKind.OPENAI_COMPATIBLE, "cancel_requested", TrainingStatus.RUNNING),
+        (ProviderKind.OPENAI_COMPATIBLE, "cancelled", TrainingStatus.CANCELLED),
+        (ProviderKind.OPENAI_COMPATIBLE, "error", TrainingStatus.FAILED),
+        (ProviderKind.OPENAI_COMPATIBLE, "completed", TrainingStatus.SUCCEEDED),
+        (ProviderKind.OPENAI_COMPATIBLE, "Completed", TrainingStatus.SUCCEEDED),
+        (ProviderKind.OPENAI_COMPATIBLE, "succeeded", TrainingStatus.SUCCEEDED),
+    ],
+)
+def test_each_documented_provider_status_maps_to_ours(
+    provider: ProviderKind, value: str, status: TrainingStatus
+) -> None:
+    assert map_status(provider, value) is status
+    assert status_note(provider, value) is None
+
+
+def test_an_unknown_provider_status_counts_as_running_and_the_timeline_says_why() -> None:
+    assert map_status(ProviderKind.OPENAI_COMPATIBLE, "warming_up") is TrainingStatus.RUNNING
+    assert status_note(ProviderKind.OPENAI_COMPATIBLE, "warming_up") == (
+        "openai-compatible reported status 'warming_up', which BenchGen does not know: counted as still "
+        "running until the provider reports an end"
+    )
+
+
+def test_nova_hyperparameters_are_checked_and_written_as_strings() -> None:
+    checked = check_hyperparameters(
+        ProviderKind.BEDROCK, NOVA, {"epochCount": 3, "learningRate": 0.00001, "learningRateWarmupSteps": "5"}
+    )
+    assert checked == {"epochCount": "3", "learningRate": "1e-05", "learningRateWarmupSteps": "5"}
+
+
+def test_a_nova_epoch_count_beyond_five_is_refused_naming_every_accepted_name_and_range() -> None:
+    with pytest.raises(Unsupported) as refused:
+        check_hyperparameters(ProviderKind.BEDROCK, NOVA, {"epochCount": 6, "batchSize": 8})
+    assert str(refused.value) == (
+        "epochCount=6 is outside epochCount (integer 1-5); batchSize is not one of its hyperparameters. "
+        f"For base model {NOVA} bedrock accepts: epochCount (integer 1-5); "
+        "learningRate (number 1e-06-0.0001); learningRateWarmupSteps (integer 0-100): fix the "
+        "hyperparameters, or leave them out to take the provider's defaults"
+    )
+
+
+def test_llama_takes_ten_epochs_and_a_batch_size_of_one_only() -> None:
+    assert check_hyperparameters(ProviderKind.BEDROCK, LLAMA, {"epochCount": 10, "batchSize": 1}) == {
+        "epochCount": "10",
+        "batchSize": "1",
+    }
+    with pytest.raises(Unsupported, match=r"batchSize=2 is outside batchSize \(integer 1-1\)"):
+        check_hyperparameters(ProviderKind.BEDROCK, LLAMA, {"batchSize": 2})
+
+
+def test_claude_haiku_takes_a_learning_rate_multiplier_and_early_stopping() -> None:
+    checked = check_hyperparameters(
+        ProviderKind.BEDROCK,
+        HAIKU,
+        {"learningRateMultiplier": 1.5, "batchSize": 32, "earlyStoppingEnabled": "True"},
+    )
+    assert checked == {"learningRateMultiplier": "1.5", "batchSize": "32", "earlyStoppingEnabled": "true"}
+
+
+@pytest.mark.parametrize("value", [2.5, "two", float("nan"), True, "1e400"])
+def test_a_value_that_is_not_a_whole_number_in_range_is_refused(value: object) -> None:
+    with pytest.raises(Unsupported, match=r"epochCount="):
+        check_hyperparameters(ProviderKind.BEDROCK, NOVA, {"epochCount": value})  # type: ignore[dict-item]
+
+
+def test_a_bedrock_base_model_of_no_documented_family_is_refused_naming_the_families() -> None:
+    with pytest.raises(Unsupported) as refused:
+        check_hyperparameters(ProviderKind.BEDROCK, "example-base", {"epochCount": 1})
+    assert str(refused.value).startswith(
+        "Bedrock model customization documents hyperparameters only for nova, llama3.1, claude-3-haiku models"
+    )
+
+
+def test_openai_compatible_fields_come_back_typed_for_the_request_body() -> None:
+    checked = check_hyperparameters(
+        ProviderKind.OPENAI_COMPATIBLE, "any-model", {"n_epochs": "2", "learning_rate": 1e-5, "dpo_beta": 0.1}
+    )
+    assert checked == {"n_epochs": "2", "learning_rate": "1e-05", "dpo_beta": "0.1"}
+    assert typed_hyperparameters(ProviderKind.OPENAI_COMPATIBLE, "any-model", checked) == {
+        "n_epochs": 2,
+        "learning_rate": 1e-05,
+        "dpo_beta": 0.1,
+    }
+
+
+def test_sagemaker_refuses_a_bedrock_hyperparameter_name() -> None:
+    with pytest.raises(Unsupported, match=r"^epochCount is not one of its hyperparameters\. .*learning_rate"):
+        check_hyperparameters(ProviderKind.SAGEMAKER, "meta-textgeneration-llama-3-1-8b", {"epochCount": 2})
