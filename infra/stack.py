@@ -24,6 +24,15 @@ from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.preparations import PreparationPipeline
 from infra.constructs.storage import Storage
+from infra.constructs.training import (
+    DEFAULT_MAX_POLLS,
+    DEFAULT_POLL_SECONDS,
+    DEFAULT_RETRY_SECONDS,
+    TRAINING_MAX_POLLS,
+    TRAINING_POLL_SECONDS,
+    TRAINING_RETRY_SECONDS,
+    TrainingPipeline,
+)
 
 STACK_NAME = "BenchGenStack"
 # `cdk deploy -c benchgen:scoreConcurrency=10` caps how many scoring programs (untrusted code, up to 15
@@ -82,6 +91,7 @@ class BenchGenStack(Stack):
         api.add_environment("PACKAGE_STATE_MACHINE_ARN", self.packages.state_machine.state_machine_arn)
         self.packages.state_machine.grant_start_execution(api)
         self.inference = self._inference_pipeline()
+        self.training = self._training_pipeline()
         self.api = Api(self, "Api", handler=api)
         self.monitoring = Monitoring(
             self,
@@ -92,6 +102,7 @@ class BenchGenStack(Stack):
                 self.preparations.state_machine,
                 self.packages.state_machine,
                 self.inference.state_machine,
+                self.training.state_machine,
             ],
         )
         # What an operator subscribes to and opens after `cdk deploy`, and where users sign in and upload.
@@ -121,6 +132,29 @@ class BenchGenStack(Stack):
         api.add_environment("INFERENCE_STATE_MACHINE_ARN", inference.state_machine.state_machine_arn)
         inference.state_machine.grant_start_execution(api)
         return inference
+
+    def _training_pipeline(self) -> TrainingPipeline:
+        by_name = self.functions.by_name
+
+        def setting(key: str, default: int) -> int:
+            return int(self.node.try_get_context(key) or default)
+
+        training = TrainingPipeline(
+            self,
+            "Training",
+            validate=by_name["validate_training"],
+            upload=by_name["upload_training"],
+            job=by_name["training_job"],
+            bus=self.events.bus,
+            poll_seconds=setting(TRAINING_POLL_SECONDS, DEFAULT_POLL_SECONDS),
+            max_polls=setting(TRAINING_MAX_POLLS, DEFAULT_MAX_POLLS),
+            retry_seconds=setting(TRAINING_RETRY_SECONDS, DEFAULT_RETRY_SECONDS),
+        )
+        # POST /training-runs starts the training run's execution.
+        api = by_name["api"]
+        api.add_environment("TRAINING_STATE_MACHINE_ARN", training.state_machine.state_machine_arn)
+        training.state_machine.grant_start_execution(api)
+        return training
 
     def _specs(self) -> tuple[FunctionSpec, ...]:
         cap = self.node.try_get_context(SCORE_CONCURRENCY)

@@ -30,6 +30,9 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/preparations/{preparation_id}": ("GET",),
     "/preparations/{preparation_id}/examples": ("GET",),
     "/preparations/{preparation_id}/coverage": ("GET",),
+    "/training-runs": ("GET", "POST"),
+    "/training-runs/{training_run_id}": ("GET",),
+    "/training-runs/{training_run_id}/cancel": ("POST",),
 }
 
 THROTTLING_RATE_LIMIT = 50

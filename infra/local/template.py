@@ -32,6 +32,9 @@ FUNCTION_FOLDERS = (
     "assemble_predictions",
     "prepare_generate",
     "prepare_check",
+    "validate_training",
+    "upload_training",
+    "training_job",
 )
 
 _SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")

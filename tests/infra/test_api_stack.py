@@ -33,6 +33,10 @@ CONTRACT_ROUTES = {
     ("POST", "/preparations/{preparation_id}/packages"),
     ("GET", "/preparations/{preparation_id}/packages"),
     ("GET", "/packages/{package_id}"),
+    ("POST", "/training-runs"),
+    ("GET", "/training-runs"),
+    ("GET", "/training-runs/{training_run_id}"),
+    ("POST", "/training-runs/{training_run_id}/cancel"),
 }
 
 

@@ -10,7 +10,15 @@ from aws_lambda_powertools.event_handler.middlewares.openapi_validation import (
 )
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType
 
-from benchgen.api import connections, datasets, environments, packages, preparations, runs
+from benchgen.api import (
+    connections,
+    datasets,
+    environments,
+    packages,
+    preparations,
+    runs,
+    training_runs,
+)
 from benchgen.api.errors import register_error_handlers
 
 
@@ -40,3 +48,4 @@ app.include_router(datasets.router)
 app.include_router(connections.router)
 app.include_router(preparations.router)
 app.include_router(packages.router)
+app.include_router(training_runs.router)
