@@ -151,6 +151,9 @@ class TestRealStack:
                 "AssemblePredictionsFunction",
                 "PrepareGenerateFunction",
                 "PrepareCheckFunction",
+                "ValidateTrainingFunction",
+                "UploadTrainingFunction",
+                "TrainingJobFunction",
             ]
         )
         for logical_id in real_cloud.functions:
