@@ -141,6 +141,7 @@ class World:
         train: bytes = TRAIN,
         provider: ProviderKind = ProviderKind.BEDROCK,
         secret_arn: str | None = None,
+        base_url: str = "https://api.together.example/v1",
     ) -> tuple[str, str]:
         """A Ready package of the owner's (bedrock-conversation, with one held-out case) and a connection."""
         settings = load_settings()
@@ -211,7 +212,7 @@ class World:
                 provider=provider,
                 region="us-east-1" if aws else None,
                 role_arn=ROLE if aws else None,
-                base_url=None if aws else "https://api.together.example/v1",
+                base_url=None if aws else base_url,
                 secret_arn=secret_arn,
                 profile=PROVIDER_CAPABILITIES[provider],
             )
@@ -570,48 +571,43 @@ def test_a_train_file_with_a_held_out_row_is_refused_at_upload_and_nothing_is_up
     assert fake.started == [] and fake.uploads == []
 
 
-def test_an_openai_compatible_upload_sends_train_and_validation_only_and_the_key_is_kept_nowhere(
-    world: World, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+def test_an_openai_compatible_run_sends_train_and_validation_only_and_keeps_the_key_nowhere(
+    world: World, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from benchgen.aws.inference import secret_value
+    from infra.local.model_server import ExampleModelServer
 
     caplog.set_level(logging.INFO)
-    # Given an OpenAI-compatible connection whose key is in a tagged secret, and a provider that reads it
+    # Given the example server's simulated fine-tuning, which answers only with its key, and that key in a
+    # tagged secret named by an OpenAI-compatible connection (the real adapter, no fake)
     key = "sk-planted-" + secrets.token_hex(12)
     arn = world.cloud.client("secretsmanager").create_secret(
         Name=f"benchgen/training-{secrets.token_hex(4)}",
         SecretString=key,
         Tags=[{"Key": "benchgen:access", "Value": "inference"}],
     )["ARN"]
-    fake = FakeJobs([DONE])
-    seen_keys: list[str] = []
+    with ExampleModelServer(api_key=key) as server:
+        package_id, connection_id = world.seed(
+            provider=ProviderKind.OPENAI_COMPATIBLE,
+            base_model="example-base",
+            secret_arn=arn,
+            base_url=server.base_url,
+        )
 
-    def keyed(connection: ConnectionRecord) -> FakeJobs:
-        assert connection.secret_arn is not None
-        seen_keys.append(secret_value(connection.secret_arn, "us-east-1"))
-        return fake
+        # When a training run is launched on it and followed
+        run = world.launch(package_id, connection_id)["training_run"]
+        assert world.wait(run["training_run_id"])["status"] == "SUCCEEDED"
 
-    _use(monkeypatch, keyed)
-    package_id, connection_id = world.seed(
-        provider=ProviderKind.OPENAI_COMPATIBLE, base_model="example-base", secret_arn=arn
-    )
-
-    # When a training run is launched on it and followed
-    run = world.launch(package_id, connection_id)["training_run"]
-    assert world.wait(run["training_run_id"])["status"] == "SUCCEEDED"
-
-    # Then only the train and validation files went to the provider, and the job trained on their ids
-    assert [(name, data) for name, data in fake.uploads] == [
-        (f"benchgen-{run['training_run_id']}-train.jsonl", TRAIN),
-        (f"benchgen-{run['training_run_id']}-validation.jsonl", VALIDATION),
-    ]
-    assert (fake.started[0].train_uri, fake.started[0].validation_uri) == ("file-1", "file-2")
-    assert all(HELD_OUT_QUESTION.encode() not in data for _, data in fake.uploads)
+        # Then it Succeeded with the provider's model, trained on the two uploaded files and nothing else
+        stored = world.training_runs.get(run["training_run_id"])
+        assert stored is not None and stored.status is TrainingStatus.SUCCEEDED, stored
+        assert stored.result_model == "example-tuned"
+        assert sorted(server.fine_tunes.files.values()) == sorted([TRAIN, VALIDATION])
+        (body,) = server.fine_tunes.bodies
+        assert {body["training_file"], body["validation_file"]} == set(server.fine_tunes.files)
     assert world.training_objects(run["training_run_id"]) == []
     # and the key, read when the provider was called, is in no item, object, execution or log line
-    assert seen_keys and set(seen_keys) == {key}
-    stored = _everything_stored(world.cloud)
-    assert arn in stored and key not in stored
+    stored_text = _everything_stored(world.cloud)
+    assert arn in stored_text and key not in stored_text
     logged = "\n".join(json.dumps(record.__dict__, default=str) for record in caplog.records)
     assert run["training_run_id"] in logged
     assert key not in logged
