@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import Conflict, NotFound, responses
 from benchgen.api.idempotency import once_per_key
-from benchgen.api.schemas import NextToken, ResourceId, TrainingRunIdempotencyKey
+from benchgen.api.schemas import ID_PATTERN, NextToken, ResourceId, TrainingRunIdempotencyKey
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.finetune.split import Split
 from benchgen.pipeline.keys import training_execution_name
@@ -50,12 +50,8 @@ NOT_STARTED = "the training pipeline could not be started: launch the training r
 class CreateTrainingRunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    package_id: str = Field(
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,159}$", description="a Ready package of yours"
-    )
-    connection_id: str = Field(
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,159}$", description="the provider connection to train on"
-    )
+    package_id: str = Field(pattern=ID_PATTERN, description="a Ready package of yours")
+    connection_id: str = Field(pattern=ID_PATTERN, description="the provider connection to train on")
     base_model: str | None = Field(
         default=None,
         min_length=1,

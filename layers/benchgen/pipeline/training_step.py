@@ -14,7 +14,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -38,6 +38,7 @@ from benchgen.training.package import MANIFEST_NAME, SPLIT_FILES
 from benchgen.training.upload_guard import held_out_rows
 
 JobsFor = Callable[[ConnectionRecord], TrainingJobs]
+_T = TypeVar("_T")
 
 #: The only files of a package that ever leave for a provider.
 UPLOADED_SPLITS = (Split.TRAIN, Split.VALIDATION)
@@ -123,7 +124,7 @@ def _progress(record: TrainingRunRecord, polls: int) -> Progress:
     )
 
 
-def _call(action: Callable[[], JobState]) -> JobState:
+def _call(action: Callable[[], _T]) -> _T:
     """A provider call; a fault that may pass becomes :class:`ProviderBusy`, so the task is retried."""
     try:
         return action()
@@ -232,12 +233,7 @@ def upload_step(
 
 
 def _call_upload(jobs: TrainingJobs, name: str, data: bytes) -> str:
-    try:
-        file_id = jobs.upload(name, data)
-    except ProviderFault as fault:
-        if fault.retryable:
-            raise ProviderBusy(str(fault)) from fault
-        raise
+    file_id = _call(lambda: jobs.upload(name, data))
     if file_id is None:
         raise TrainingRefused(f"the provider gave no file id for {name}: launch the training run again")
     return file_id
