@@ -415,12 +415,20 @@ def test_a_failed_provider_job_fails_the_run_with_the_providers_message(
     ) in received_events(world.cloud, world.events)
 
 
-def test_throttling_is_retried_and_the_run_then_succeeds(
-    world: World, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    "fault",
+    [
+        "bedrock answered ThrottlingException: Too many requests, please wait before trying again",
+        "together answered 503: the service is temporarily unavailable",
+        "sagemaker did not answer: Read timeout on endpoint URL",
+    ],
+)
+def test_a_fault_that_may_pass_is_retried_and_the_run_then_succeeds(
+    world: World, monkeypatch: pytest.MonkeyPatch, fault: str
 ) -> None:
-    # Given a provider that throttles twice, then reports the job completed
-    throttled = ProviderFault("together: 429 rate limited (slow down)", retryable=True)
-    fake = FakeJobs([throttled, throttled, DONE])
+    # Given a provider that throttles (or answers 5xx, or times out) twice, then reports the job completed
+    passing = ProviderFault(fault, retryable=True)
+    fake = FakeJobs([passing, passing, DONE])
     _use(monkeypatch, lambda connection: fake)
     package_id, connection_id = world.seed()
 
