@@ -62,11 +62,13 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def run_serve_models(args: argparse.Namespace) -> int:
+    from infra.local.fine_tunes import SIMULATED_TRAINING
     from infra.local.model_server import MODELS, SIMULATED_NOTICE, ExampleModelServer
 
     with ExampleModelServer(port=args.port) as server:
         print(f"{SIMULATED_NOTICE}.")
         print(f"Serving {', '.join(MODELS)} at {server.base_url} (openai-compatible base URL); Ctrl-C stops.")
+        print(f"{server.base_url}/fine-tunes: {SIMULATED_TRAINING}; a job ends after a few reads.")
         with contextlib.suppress(KeyboardInterrupt):
             server.wait()
     return 0

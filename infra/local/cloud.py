@@ -24,6 +24,7 @@ from infra.local.atomic_writes import AtomicItemWrites
 from infra.local.auth import TokenVerifier, moto_jwks
 from infra.local.function_logs import FunctionLogs
 from infra.local.lambda_hook import Handler, LambdaHook
+from infra.local.provider_clock import ProviderClock
 from infra.local.provision import Provisioner
 from infra.local.template import Route, Template, lazy_handler
 
@@ -68,6 +69,8 @@ class LocalCloud:
         self._handler_overrides = dict(handlers or {})
         self.template = Template({}, region=region)
         self.hook = LambdaHook(region=region)
+        # Training jobs on moto run for a few reads, then end (see provider_clock.py).
+        self.provider_clock = ProviderClock()
         self._atomic_writes = AtomicItemWrites()
         self._function_logs = FunctionLogs()
         self.endpoint_url: str | None = f"http://127.0.0.1:{port}" if mode == "server" else None
@@ -120,6 +123,7 @@ class LocalCloud:
         try:
             self._start_moto()
             _forget_library_clients()
+            self.provider_clock.install()
             self.hook.__enter__()
             self._atomic_writes.__enter__()
             self._function_logs.__enter__()
@@ -141,6 +145,8 @@ class LocalCloud:
         finally:
             if self.hook.active:
                 self.hook.__exit__(None, None, None)
+            if self.provider_clock.installed:
+                self.provider_clock.uninstall()
             self._atomic_writes.__exit__(None, None, None)
             self._function_logs.__exit__(None, None, None)
             if self._server is not None:

@@ -4,6 +4,7 @@ adapter against the example server's simulated fine-tuning (upload, start once, 
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -205,3 +206,27 @@ def test_the_key_is_read_for_every_request_and_a_wrong_one_is_refused_without_ec
     assert "answered HTTP 401" in str(refused.value)
     assert "sk-revoked-key" not in str(refused.value)
     assert len(reads) == 2
+
+
+def test_a_provider_that_never_answers_is_a_retryable_timeout_after_every_attempt() -> None:
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        base_url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        waits: list[float] = []
+        jobs = OpenAICompatibleJobs(
+            base_url, api_key=lambda: None, backoff=NO_WAIT, sleep=waits.append, timeout_s=0.2
+        )
+        with pytest.raises(ProviderFault) as fault:
+            jobs.describe(spec(), "ft-000001")
+    assert fault.value.retryable is True
+    assert str(fault.value).startswith(f"could not reach {base_url} when reading ft-000001:")
+    assert len(waits) == NO_WAIT.attempts - 1
+
+
+def test_a_throttled_upload_is_sent_again_and_stored_once(
+    jobs: OpenAICompatibleJobs, server: ExampleModelServer
+) -> None:
+    server.fine_tunes.outage(429, route="POST /v1/files", retry_after=0)
+    assert jobs.upload("train.jsonl", b"{}\n") in server.fine_tunes.files
+    assert len(server.fine_tunes.files) == 1

@@ -10,6 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchgen.providers.jobs import (
+    Hyperparameter,
+    accepted_hyperparameters,
     check_hyperparameters,
     job_name_for,
     map_status,
@@ -27,6 +29,8 @@ def _pattern(service: str, operation: str, member: str) -> str:
 
 BEDROCK_JOB_NAME = _pattern("bedrock", "CreateModelCustomizationJob", "jobName")
 SAGEMAKER_JOB_NAME = _pattern("sagemaker", "CreateTrainingJob", "TrainingJobName")
+# The custom model takes the job's name too.
+BEDROCK_MODEL_NAME = _pattern("bedrock", "CreateModelCustomizationJob", "customModelName")
 
 NOVA = "amazon.nova-micro-v1:0:128k"
 LLAMA = "meta.llama3-1-8b-instruct-v1:0"
@@ -40,12 +44,15 @@ def test_a_training_run_id_gives_a_readable_job_name_that_fits_a_together_suffix
 
 
 @given(st.text(min_size=0, max_size=200))
-def test_any_id_gives_the_same_name_every_time_and_both_aws_services_accept_it(run_id: str) -> None:
+def test_any_id_gives_the_same_name_every_time_and_both_aws_services_accept_it_as_job_and_model_name(
+    run_id: str,
+) -> None:
     name = job_name_for(run_id)
     assert name == job_name_for(run_id)
     assert len(name) <= 63
     assert re.fullmatch(BEDROCK_JOB_NAME, name)
     assert re.fullmatch(SAGEMAKER_JOB_NAME, name)
+    assert re.fullmatch(BEDROCK_MODEL_NAME, name)
 
 
 def test_different_ids_that_clean_to_the_same_text_get_different_names() -> None:
@@ -105,10 +112,10 @@ def test_a_nova_epoch_count_beyond_five_is_refused_naming_every_accepted_name_an
     with pytest.raises(Unsupported) as refused:
         check_hyperparameters(ProviderKind.BEDROCK, NOVA, {"epochCount": 6, "batchSize": 8})
     assert str(refused.value) == (
-        "epochCount=6 is outside epochCount (integer 1-5); batchSize is not one of its hyperparameters. "
-        f"For base model {NOVA} bedrock accepts: epochCount (integer 1-5); "
-        "learningRate (number 1e-06-0.0001); learningRateWarmupSteps (integer 0-100): fix the "
-        "hyperparameters, or leave them out to take the provider's defaults"
+        "epochCount=6 is outside epochCount (integer from 1 to 5); batchSize is not one of its "
+        f"hyperparameters. For base model {NOVA} bedrock accepts: epochCount (integer from 1 to 5); "
+        "learningRate (number from 1e-06 to 0.0001); learningRateWarmupSteps (integer from 0 to 100): fix "
+        "the hyperparameters, or leave them out to take the provider's defaults"
     )
 
 
@@ -117,7 +124,7 @@ def test_llama_takes_ten_epochs_and_a_batch_size_of_one_only() -> None:
         "epochCount": "10",
         "batchSize": "1",
     }
-    with pytest.raises(Unsupported, match=r"batchSize=2 is outside batchSize \(integer 1-1\)"):
+    with pytest.raises(Unsupported, match=r"batchSize=2 is outside batchSize \(integer, only 1\)"):
         check_hyperparameters(ProviderKind.BEDROCK, LLAMA, {"batchSize": 2})
 
 
@@ -156,6 +163,50 @@ def test_openai_compatible_fields_come_back_typed_for_the_request_body() -> None
     }
 
 
-def test_sagemaker_refuses_a_bedrock_hyperparameter_name() -> None:
-    with pytest.raises(Unsupported, match=r"^epochCount is not one of its hyperparameters\. .*learning_rate"):
-        check_hyperparameters(ProviderKind.SAGEMAKER, "meta-textgeneration-llama-3-1-8b", {"epochCount": 2})
+def test_sagemaker_takes_the_recipe_s_names_as_text_within_its_map_limits() -> None:
+    model = "meta-textgeneration-llama-3-1-8b"
+    assert check_hyperparameters(ProviderKind.SAGEMAKER, model, {"epochs": 2, "use_lora": True}) == {
+        "epochs": "2",
+        "use_lora": "true",
+    }
+    with pytest.raises(Unsupported, match=r"^notes's value is longer than 2500 characters: SageMaker takes"):
+        check_hyperparameters(ProviderKind.SAGEMAKER, model, {"notes": "x" * 2501})
+    with pytest.raises(Unsupported, match=r"^101 hyperparameters are more than the 100 it takes"):
+        check_hyperparameters(ProviderKind.SAGEMAKER, model, {f"h{index}": 1 for index in range(101)})
+
+
+def test_a_together_field_without_a_documented_bound_is_checked_only_against_its_meaning() -> None:
+    assert check_hyperparameters(ProviderKind.OPENAI_COMPATIBLE, "any-model", {"n_epochs": 40}) == {
+        "n_epochs": "40"
+    }
+    with pytest.raises(Unsupported, match=r"n_epochs=0 is outside n_epochs \(integer from 1\)"):
+        check_hyperparameters(ProviderKind.OPENAI_COMPATIBLE, "any-model", {"n_epochs": 0})
+
+
+FAMILY_MODELS = {
+    ProviderKind.BEDROCK: [NOVA, LLAMA, HAIKU],
+    ProviderKind.OPENAI_COMPATIBLE: ["any-model"],
+}
+DOCUMENTED = [
+    (provider, model, name, spec)
+    for provider, models in FAMILY_MODELS.items()
+    for model in models
+    for name, spec in (accepted_hyperparameters(provider, model) or {}).items()
+]
+
+
+@pytest.mark.parametrize(("provider", "model", "name", "spec"), DOCUMENTED)
+@given(share=st.floats(min_value=0, max_value=1))
+def test_every_documented_value_in_range_is_accepted_and_reads_back_as_itself(
+    provider: ProviderKind, model: str, name: str, spec: Hyperparameter, share: float
+) -> None:
+    if spec.kind is bool:
+        value: bool | int | float = share < 0.5
+    else:
+        assert spec.low is not None
+        # Where no upper bound is documented, values up to a thousand above the lowest stand in.
+        high = spec.high if spec.high is not None else spec.low + 1000
+        value = spec.low + share * (high - spec.low)
+        value = round(value) if spec.kind is int else value
+    checked = check_hyperparameters(provider, model, {name: value})
+    assert typed_hyperparameters(provider, model, checked) == {name: value}

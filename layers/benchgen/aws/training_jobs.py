@@ -40,8 +40,8 @@ def _fault(what: str, error: Exception) -> ProviderFault:
     if isinstance(error, NotImplementedError):
         # An endpoint that stands in for AWS (an emulator) may lack an action AWS has: retrying cannot help.
         return ProviderFault(
-            f"{what} is not implemented by the endpoint this connection reaches ({error}): on AWS it is; "
-            "here, act on the job through the provider's console instead",
+            f"{what} is not implemented by the endpoint this connection reaches ({error}); AWS implements "
+            "it, so only a stand-in for AWS answers this way, and retrying will not help",
             retryable=False,
         )
     # A request botocore refused to send (ParamValidationError), missing credentials...

@@ -17,7 +17,8 @@ from benchgen.inference.shapes import chat_request, chat_text, parse_json
 _ERROR_PREVIEW = 300
 
 
-def _retry_after(headers: Message | None) -> float | None:
+def retry_after_seconds(headers: Message | None) -> float | None:
+    """The wait an HTTP answer's Retry-After header asks for, in seconds, when it gives a number."""
     value = headers.get("Retry-After") if headers is not None else None
     try:
         return float(value) if value is not None else None
@@ -58,7 +59,9 @@ class ChatCompletions:
             retryable = error.code == 429 or error.code >= 500
             what = "throttled the request" if error.code == 429 else f"answered HTTP {error.code}"
             raise ModelCallError(
-                f"{self._url} {what}: {detail}", retryable=retryable, retry_after=_retry_after(error.headers)
+                f"{self._url} {what}: {detail}",
+                retryable=retryable,
+                retry_after=retry_after_seconds(error.headers),
             ) from None
         except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
             reason = getattr(error, "reason", error)

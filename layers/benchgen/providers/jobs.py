@@ -177,7 +177,11 @@ class Hyperparameter:
         if self.kind is bool:
             return f"{name} (true or false)"
         kind = "integer" if self.kind is int else "number"
-        return f"{name} ({kind} {_number(self.low)}-{_number(self.high)})"
+        if self.low is not None and self.low == self.high:
+            return f"{name} ({kind}, only {_number(self.low)})"
+        if self.high is None:
+            return f"{name} ({kind} from {_number(self.low)})"
+        return f"{name} ({kind} from {_number(self.low)} to {_number(self.high)})"
 
 
 def _number(value: float | None) -> str:
@@ -206,30 +210,30 @@ _BEDROCK: dict[str, dict[str, Hyperparameter]] = {
         "earlyStoppingPatience": Hyperparameter(_INT, 1, 10),
     },
 }
-# SageMaker serverless customization: the training settings its SFT and DPO recipes expose. The model's
-# recipe has the last word (SageMaker refuses the job with its own message otherwise).
-_SAGEMAKER: dict[str, Hyperparameter] = {
-    "learning_rate": Hyperparameter(_FLOAT, 1e-7, 1e-2),
-    "max_epochs": Hyperparameter(_INT, 1, 20),
-    "global_batch_size": Hyperparameter(_INT, 1, 1024),
-    "lora_rank": Hyperparameter(_INT, 1, 256),
-    "lora_alpha": Hyperparameter(_INT, 1, 512),
-}
-# Together's POST /fine-tunes training fields (dpo_beta only for preference training).
+# SageMaker serverless customization: each Public Hub model's recipe names its own training settings, and
+# no list of them is published across models, so BenchGen checks only what CreateTrainingJob's
+# HyperParameters map takes (at most 100 names of up to 256 characters, values up to 2500) and leaves
+# the names to the recipe: SageMaker refuses the job with its own message, which the run keeps.
+SAGEMAKER_MAX_HYPERPARAMETERS = 100
+_SAGEMAKER_MAX_NAME = 256
+_SAGEMAKER_MAX_VALUE = 2500
+# Together's POST /fine-tunes training fields (dpo_beta only for preference training). Together documents
+# the fields and their types but no upper bounds, so only the bounds the fields' meaning sets are checked.
 _OPENAI_COMPATIBLE: dict[str, Hyperparameter] = {
-    "n_epochs": Hyperparameter(_INT, 1, 20),
-    "learning_rate": Hyperparameter(_FLOAT, 1e-7, 1e-2),
-    "batch_size": Hyperparameter(_INT, 1, 1024),
+    "n_epochs": Hyperparameter(_INT, 1),
+    "learning_rate": Hyperparameter(_FLOAT, 0),
+    "batch_size": Hyperparameter(_INT, 1),
     "warmup_ratio": Hyperparameter(_FLOAT, 0, 1),
-    "n_checkpoints": Hyperparameter(_INT, 1, 20),
-    "dpo_beta": Hyperparameter(_FLOAT, 0, 10),
+    "n_checkpoints": Hyperparameter(_INT, 1),
+    "dpo_beta": Hyperparameter(_FLOAT, 0),
 }
 
 
-def accepted_hyperparameters(provider: ProviderKind, base_model: str) -> dict[str, Hyperparameter]:
-    """The hyperparameters ``provider`` documents for ``base_model`` (Bedrock: per model family)."""
+def accepted_hyperparameters(provider: ProviderKind, base_model: str) -> dict[str, Hyperparameter] | None:
+    """The hyperparameters ``provider`` documents for ``base_model`` (Bedrock: per model family); None for
+    SageMaker, whose names each hub model's recipe sets."""
     if provider is ProviderKind.SAGEMAKER:
-        return _SAGEMAKER
+        return None
     if provider is ProviderKind.OPENAI_COMPATIBLE:
         return _OPENAI_COMPATIBLE
     for family, accepted in _BEDROCK.items():
@@ -241,12 +245,37 @@ def accepted_hyperparameters(provider: ProviderKind, base_model: str) -> dict[st
     )
 
 
+def _recipe_hyperparameters(values: Mapping[str, str | int | float]) -> dict[str, str]:
+    """SageMaker's hyperparameters as the strings its HyperParameters map takes, within its limits."""
+    problems: list[str] = []
+    if len(values) > SAGEMAKER_MAX_HYPERPARAMETERS:
+        problems.append(
+            f"{len(values)} hyperparameters are more than the {SAGEMAKER_MAX_HYPERPARAMETERS} it takes"
+        )
+    checked: dict[str, str] = {}
+    for name, value in values.items():
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        if not name or len(name) > _SAGEMAKER_MAX_NAME:
+            problems.append(f"a hyperparameter name must be 1 to {_SAGEMAKER_MAX_NAME} characters")
+        elif len(text) > _SAGEMAKER_MAX_VALUE:
+            problems.append(f"{name}'s value is longer than {_SAGEMAKER_MAX_VALUE} characters")
+        else:
+            checked[name] = text
+    if problems:
+        raise Unsupported(
+            f"{'; '.join(problems)}: SageMaker takes the names the base model's recipe documents, as text"
+        )
+    return checked
+
+
 def check_hyperparameters(
     provider: ProviderKind, base_model: str, values: Mapping[str, str | int | float]
 ) -> dict[str, str]:
     """``values`` checked against what ``provider`` documents for ``base_model``, as the strings the job
     is sent. Raises :class:`Unsupported` naming every problem and the accepted names and ranges."""
     accepted = accepted_hyperparameters(provider, base_model)
+    if accepted is None:
+        return _recipe_hyperparameters(values)
     checked: dict[str, str] = {}
     problems: list[str] = []
     for name, value in values.items():
@@ -297,6 +326,8 @@ def typed_hyperparameters(
 ) -> dict[str, object]:
     """Checked string hyperparameters back as JSON values, for providers that take typed fields."""
     accepted = accepted_hyperparameters(provider, base_model)
+    if accepted is None:
+        return dict(values)
     typed: dict[str, object] = {}
     for name, text in values.items():
         kind = accepted[name].kind

@@ -7,8 +7,8 @@ first looks for a job with that suffix and makes a new one only when there is no
 
 The API key is asked for (``api_key``) before each request, so it is read from Secrets Manager when the
 call is made; it goes into the Authorization header and nowhere else: no message or log line carries it.
-Reads and cancels are retried with backoff; a create only after a 429 (the provider refused it unread),
-since a create that timed out may have made the job; the next start finds it by its suffix.
+Reads and cancels are retried with backoff; an upload or a create only after a 429 (the provider refused
+it unread), since one that timed out may have been done: the next start finds such a job by its suffix.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable, Mapping
-from email.message import Message
 from typing import Any, TypeVar
+from urllib.parse import quote
 
+from benchgen.inference.openai_http import retry_after_seconds
 from benchgen.inference.retry import Backoff
 from benchgen.providers.jobs import (
     JobSpec,
@@ -72,14 +73,6 @@ class _Throttled(ProviderFault):
     """A 429: the provider refused the request without acting on it, so sending it again is safe."""
 
 
-def _retry_after(headers: Message | None) -> float | None:
-    value = headers.get("Retry-After") if headers is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
-
-
 class OpenAICompatibleJobs:
     """Fine-tuning jobs on one OpenAI-compatible base URL."""
 
@@ -103,8 +96,10 @@ class OpenAICompatibleJobs:
     def upload(self, name: str, data: bytes) -> str | None:
         boundary = f"benchgen-{uuid.uuid4().hex}"
         body = _multipart(boundary, {"purpose": "fine-tune"}, ("file", name, data))
-        answer = self._request(
-            "POST", "/files", body, f"multipart/form-data; boundary={boundary}", what=f"uploading {name}"
+        content_type = f"multipart/form-data; boundary={boundary}"
+        answer = self._retried(
+            lambda: self._request("POST", "/files", body, content_type, what=f"uploading {name}"),
+            only_throttling=True,
         )
         file_id = answer.get("id")
         if not isinstance(file_id, str) or not file_id:
@@ -125,13 +120,17 @@ class OpenAICompatibleJobs:
     def describe(self, spec: JobSpec, job_id: str | None) -> JobState:
         job_id = job_id or self._job_id(spec)
         return _state(
-            self._retried(lambda: self._request("GET", f"/fine-tunes/{job_id}", what=f"reading {job_id}"))
+            self._retried(
+                lambda: self._request(
+                    "GET", f"/fine-tunes/{quote(job_id, safe='')}", what=f"reading {job_id}"
+                )
+            )
         )
 
     def stop(self, spec: JobSpec, job_id: str | None) -> JobState:
         job_id = job_id or self._job_id(spec)
         # Cancelling twice is harmless, so a cancel is retried like a read.
-        path = f"/fine-tunes/{job_id}/cancel"
+        path = f"/fine-tunes/{quote(job_id, safe='')}/cancel"
         return _state(self._retried(lambda: self._request("POST", path, b"{}", what=f"cancelling {job_id}")))
 
     # finding a job by its suffix
@@ -195,7 +194,7 @@ class OpenAICompatibleJobs:
                 raise _Throttled(
                     f"{self._base} throttled the request when {what}: {detail}",
                     retryable=True,
-                    retry_after=_retry_after(error.headers),
+                    retry_after=retry_after_seconds(error.headers),
                 ) from None
             raise ProviderFault(
                 f"{self._base} answered HTTP {error.code} when {what}: {detail}", retryable=error.code >= 500
