@@ -188,7 +188,11 @@ class World:
             for name, body in members.items()
             if name.endswith(".jsonl")
         }
-        profile = "bedrock-conversation" if provider is ProviderKind.BEDROCK else "openai-chat"
+        profile = {
+            ProviderKind.BEDROCK: "bedrock-conversation",
+            ProviderKind.SAGEMAKER: "sagemaker-sft",
+            ProviderKind.OPENAI_COMPATIBLE: "openai-chat",
+        }[provider]
         PackagesRepo(settings.packages_table).put_if_absent(
             PackageRecord(
                 package_id=package_id,
@@ -299,35 +303,12 @@ DONE = JobState(
 # ---- Bedrock on moto, through the real adapter ----------------------------------------------------------
 
 
-def test_a_bedrock_job_is_followed_to_succeeded_and_announced(
-    world: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_bedrock_job_is_followed_to_succeeded_and_announced(world: World) -> None:
     from moto.bedrock.models import bedrock_backends
 
-    from benchgen.aws.training_jobs import jobs_for
-
-    # Given moto's Bedrock, whose job the provider finishes after its second describe
+    # Given moto's Bedrock, reached through the real adapter, whose job the local cloud's provider clock
+    # completes after two reads
     backend = bedrock_backends["123456789012"]["us-east-1"]
-    looks: list[str] = []
-
-    def finishing(connection: ConnectionRecord) -> Any:
-        real = jobs_for(connection)
-
-        class Finishing:
-            upload = real.upload
-            start = real.start
-            stop = real.stop
-
-            def describe(self, spec: JobSpec, job_id: str | None) -> JobState:
-                looks.append(spec.job_name)
-                if len(looks) == 2:
-                    job = backend.model_customization_jobs[spec.job_name]
-                    job.status = "Completed"
-                return real.describe(spec, job_id)
-
-        return Finishing()
-
-    _use(monkeypatch, finishing)
     package_id, connection_id = world.seed()
 
     # When the owner launches a training run without naming a base model
@@ -380,39 +361,56 @@ def test_a_bedrock_job_is_followed_to_succeeded_and_announced(
 # ---- faults ---------------------------------------------------------------------------------------------
 
 
-def test_a_failed_provider_job_fails_the_run_with_the_providers_message(
-    world: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Given a provider whose job fails on its side
-    failed = JobState(
-        provider_status="error",
-        status=TrainingStatus.FAILED,
-        job_id="ft-1",
-        failure_reason="Training file has 3 rows with an invalid role: fix them and retry",
-    )
-    fake = FakeJobs([RUNNING, failed])
-    _use(monkeypatch, lambda connection: fake)
+def test_a_failed_bedrock_job_fails_the_run_with_the_providers_message(world: World) -> None:
+    # Given a Bedrock job that the provider fails with its own message
     package_id, connection_id = world.seed()
-
-    # When a training run is launched and followed
     run = world.launch(package_id, connection_id)["training_run"]
+    message = "Training data contains reserved string 'Assistant:' in 3 rows"
+    world.cloud.provider_clock.fail(run["job_name"], message)
+
+    # When the run is followed to its end
     assert world.wait(run["training_run_id"])["status"] == "SUCCEEDED"
 
     # Then the run is Failed with the provider's own message, in its record and its timeline
     stored = world.training_runs.get(run["training_run_id"])
     assert stored is not None and stored.status is TrainingStatus.FAILED
-    assert stored.failure_reason == "Training file has 3 rows with an invalid role: fix them and retry"
-    assert stored.timeline[-1].provider_status == "error"
-    assert stored.finished_at is not None
-    assert (
-        "TrainingFailed",
-        {
-            "training_run_id": run["training_run_id"],
-            "status": "Failed",
-            "job_id": f"ft-benchgen-{run['training_run_id']}",
-            "result_model": None,
-        },
-    ) in received_events(world.cloud, world.events)
+    assert stored.failure_reason == message
+    assert [(c.status, c.provider_status) for c in stored.timeline][-1] == (TrainingStatus.FAILED, "Failed")
+    assert stored.timeline[-1].message == message
+    assert stored.result_model is None and stored.finished_at is not None
+    announced = [d for kind, d in received_events(world.cloud, world.events) if kind == "TrainingFailed"]
+    assert {
+        "training_run_id": run["training_run_id"],
+        "status": "Failed",
+        "job_id": stored.job_id,
+        "result_model": None,
+    } in announced
+
+
+def test_a_sagemaker_job_is_followed_to_succeeded_with_its_model_artifacts(world: World) -> None:
+    # Given a SageMaker connection and a sagemaker-sft package; moto's job runs until the clock ends it
+    package_id, connection_id = world.seed(
+        provider=ProviderKind.SAGEMAKER, base_model="meta-textgeneration-llama-3-1-8b-instruct"
+    )
+
+    # When a training run is launched and followed
+    run = world.launch(package_id, connection_id)["training_run"]
+    assert world.wait(run["training_run_id"])["status"] == "SUCCEEDED"
+
+    # Then it ran, then Succeeded, naming the model artifacts under the run's output prefix
+    stored = world.training_runs.get(run["training_run_id"])
+    assert stored is not None and stored.status is TrainingStatus.SUCCEEDED, stored
+    assert [c.status for c in stored.timeline] == [
+        TrainingStatus.QUEUED,
+        TrainingStatus.RUNNING,
+        TrainingStatus.SUCCEEDED,
+    ]
+    assert stored.result_model is not None
+    assert stored.result_model.startswith(
+        f"s3://{world.cloud.bucket}/training/{run['training_run_id']}/output/"
+    )
+    described = world.cloud.client("sagemaker").describe_training_job(TrainingJobName=run["job_name"])
+    assert [channel["ChannelName"] for channel in described["InputDataConfig"]] == ["train", "validation"]
 
 
 @pytest.mark.parametrize(
