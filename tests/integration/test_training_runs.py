@@ -702,3 +702,30 @@ def test_training_runs_are_their_owners_alone(world: World, monkeypatch: pytest.
     # while the owner's list holds it, newest first
     items = world.owner.call("GET", "/training-runs?limit=1")[1]["items"]
     assert [item["training_run_id"] for item in items] == [run["training_run_id"]]
+
+
+def test_a_run_cancelled_before_its_job_starts_never_starts_one(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an OpenAI-compatible provider, and the owner's cancel arriving while the files are uploaded
+    class CancelledDuringUpload(FakeJobs):
+        def upload(self, name: str, data: bytes) -> str | None:
+            # the file is named by the job name, "benchgen-<training run id>", then the file's own name
+            training_run_id = name.removeprefix("benchgen-").rsplit("-", 1)[0]
+            world.training_runs.request_cancel(training_run_id, owner=world.owner.user)
+            return super().upload(name, data)
+
+    fake = CancelledDuringUpload([DONE])
+    _use(monkeypatch, lambda connection: fake)
+    package_id, connection_id = world.seed(provider=ProviderKind.OPENAI_COMPATIBLE, base_model="example-base")
+
+    # When the run is launched and followed
+    run = world.launch(package_id, connection_id)["training_run"]
+    assert world.wait(run["training_run_id"])["status"] == "SUCCEEDED"
+
+    # Then no provider job was started, and the run ended Cancelled, saying so
+    stored = world.training_runs.get(run["training_run_id"])
+    assert stored is not None and stored.cancel_requested
+    assert stored.status is TrainingStatus.CANCELLED
+    assert fake.uploads and fake.started == []
+    assert stored.timeline[-1].message == "cancelled at the owner's request before the provider job started"
