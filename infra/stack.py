@@ -9,6 +9,7 @@ from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
 from infra.constructs.api import Api
+from infra.constructs.evaluation import EvaluationPipeline
 from infra.constructs.events import Events
 from infra.constructs.functions import SPECS, Functions, FunctionSpec
 from infra.constructs.inference import (
@@ -39,6 +40,9 @@ STACK_NAME = "BenchGenStack"
 # minutes each) run at once. Off by default: reserving concurrency fails in accounts whose Lambda limit is
 # still the new-account minimum.
 SCORE_CONCURRENCY = "benchgen:scoreConcurrency"
+# `cdk deploy -c benchgen:evaluationWaitSeconds=30`: how long an evaluation waits between checks of its
+# runs (the functions' default, 60 seconds, when not given).
+EVALUATION_WAIT_SECONDS = "benchgen:evaluationWaitSeconds"
 
 
 class BenchGenStack(Stack):
@@ -92,6 +96,7 @@ class BenchGenStack(Stack):
         self.packages.state_machine.grant_start_execution(api)
         self.inference = self._inference_pipeline()
         self.training = self._training_pipeline()
+        self.evaluation = self._evaluation_pipeline()
         self.api = Api(self, "Api", handler=api)
         self.monitoring = Monitoring(
             self,
@@ -103,6 +108,7 @@ class BenchGenStack(Stack):
                 self.packages.state_machine,
                 self.inference.state_machine,
                 self.training.state_machine,
+                self.evaluation.state_machine,
             ],
         )
         # What an operator subscribes to and opens after `cdk deploy`, and where users sign in and upload.
@@ -155,6 +161,30 @@ class BenchGenStack(Stack):
         api.add_environment("TRAINING_STATE_MACHINE_ARN", training.state_machine.state_machine_arn)
         training.state_machine.grant_start_execution(api)
         return training
+
+    def _evaluation_pipeline(self) -> EvaluationPipeline:
+        by_name = self.functions.by_name
+        evaluation = EvaluationPipeline(
+            self,
+            "Evaluation",
+            start=by_name["start_evaluation"],
+            check=by_name["check_evaluation"],
+            compare=by_name["compare_evaluation"],
+            evaluations_table=self.storage.evaluations_table,
+            bus=self.events.bus,
+        )
+        # Start creates the evaluation's live runs and starts their InferencePipelines.
+        start = by_name["start_evaluation"]
+        start.add_environment("INFERENCE_STATE_MACHINE_ARN", self.inference.state_machine.state_machine_arn)
+        self.inference.state_machine.grant_start_execution(start)
+        # POST /training-runs/{id}/evaluations starts the evaluation's execution.
+        api = by_name["api"]
+        api.add_environment("EVALUATION_STATE_MACHINE_ARN", evaluation.state_machine.state_machine_arn)
+        evaluation.state_machine.grant_start_execution(api)
+        wait = self.node.try_get_context(EVALUATION_WAIT_SECONDS)
+        if wait is not None:
+            api.add_environment("EVALUATION_WAIT_SECONDS", str(int(wait)))
+        return evaluation
 
     def _specs(self) -> tuple[FunctionSpec, ...]:
         cap = self.node.try_get_context(SCORE_CONCURRENCY)

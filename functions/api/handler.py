@@ -43,6 +43,8 @@ def services() -> ApiServices:
         preparations=wired.preparations,
         preparation_starter=wired.preparation_starter,
         training_runs=wired.training_runs,
+        evaluations=wired.evaluations,
+        evaluation_starter=wired.evaluation_starter,
         record_event=_count,
     )
 

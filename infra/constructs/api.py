@@ -33,6 +33,10 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/training-runs": ("GET", "POST"),
     "/training-runs/{training_run_id}": ("GET",),
     "/training-runs/{training_run_id}/cancel": ("POST",),
+    "/training-runs/{training_run_id}/evaluation-grants": ("POST",),
+    "/training-runs/{training_run_id}/evaluations": ("POST",),
+    "/evaluations/{evaluation_id}": ("GET",),
+    "/evaluations/{evaluation_id}/report": ("GET",),
 }
 
 THROTTLING_RATE_LIMIT = 50

@@ -18,6 +18,7 @@ from aws_cdk import aws_s3_notifications as s3n
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from benchgen.pipeline.keys import CASE_SCOPE
 from benchgen.pipeline.keys import SCORING_OUTPUT as SCORING_OUTPUT_NAME
 from benchgen.providers.jobs import JOB_NAME_PREFIX as TRAINING_JOB_PREFIX
 from benchgen.settings import METRICS_NAMESPACE
@@ -29,6 +30,7 @@ from infra.constructs.storage import (
     CONNECTIONS_INDEXES,
     DATASETS_INDEXES,
     ENVIRONMENTS_PREFIX,
+    EVALUATIONS_PREFIX,
     PACKAGES_INDEXES,
     PACKAGES_PREFIX,
     PREDICTIONS_PREFIX,
@@ -94,6 +96,7 @@ class DataTable(Enum):
     PREPARATIONS = "preparations"
     PACKAGES = "packages"
     TRAINING_RUNS = "training_runs"
+    EVALUATIONS = "evaluations"
 
 
 # A Query on a global secondary index is authorized on the index ARN: name each index, no wildcard.
@@ -149,6 +152,9 @@ class FunctionSpec:
     reads_provider_keys: bool = False
 
 
+# A run restricted to chosen cases names their list here: each step that opens its environment reads it.
+SCOPE_PATTERN = f"{RUNS_PREFIX}*/{CASE_SCOPE}"
+
 SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         name="sandbox",
@@ -179,7 +185,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.seconds(INGEST_TIMEOUT_S),
         ephemeral_storage_mib=2048,
         trigger=Trigger(SUBMISSIONS_PREFIX),
-        reads=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX),
+        reads=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX, SCOPE_PATTERN),
         writes=(PREDICTIONS_PREFIX, SANDBOX_PREFIX),
         tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
         idempotent=True,
@@ -193,7 +199,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.seconds(SCORE_TIMEOUT_S),
         ephemeral_storage_mib=4096,
         trigger=Trigger(PREDICTIONS_PREFIX, "prediction_output.zip"),
-        reads=(PREDICTIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX),
+        reads=(PREDICTIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX, SCOPE_PATTERN),
         writes=(RUNS_PREFIX, SANDBOX_PREFIX),
         tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
         idempotent=True,
@@ -255,6 +261,7 @@ SPECS: tuple[FunctionSpec, ...] = (
             DataTable.PREPARATIONS: TableAccess.READ_WRITE,
             DataTable.PACKAGES: TableAccess.READ_WRITE,
             DataTable.TRAINING_RUNS: TableAccess.READ_WRITE,
+            DataTable.EVALUATIONS: TableAccess.READ_WRITE,
         },
         # POST /runs with an Idempotency-Key answers a retry with the run the first request created.
         idempotent=True,
@@ -275,7 +282,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         memory_mb=1024,
         timeout=Duration.minutes(5),
         ephemeral_storage_mib=2048,
-        reads=(ENVIRONMENTS_PREFIX,),
+        reads=(ENVIRONMENTS_PREFIX, SCOPE_PATTERN),
         writes=(RUNS_PREFIX,),
         tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
     ),
@@ -369,6 +376,38 @@ SPECS: tuple[FunctionSpec, ...] = (
         trains_models=True,
         reads_provider_keys=True,
     ),
+    # The evaluation pipeline's steps. Start reads the package (its held-out list), writes each new run's
+    # case scope, records the runs and starts their InferencePipelines (granted by the stack).
+    FunctionSpec(
+        name="start_evaluation",
+        logical_id="StartEvaluationFunction",
+        description="Creates or reuses an evaluation's two live runs on the held-out cases and starts them",
+        memory_mb=512,
+        timeout=Duration.minutes(2),
+        reads=(PACKAGES_PREFIX,),
+        writes=(SCOPE_PATTERN,),
+        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.EVALUATIONS: TableAccess.READ_WRITE},
+    ),
+    FunctionSpec(
+        name="check_evaluation",
+        logical_id="CheckEvaluationFunction",
+        description="Tells whether both of an evaluation's runs are finished",
+        memory_mb=256,
+        timeout=Duration.seconds(30),
+        tables={DataTable.RUNS: TableAccess.READ, DataTable.EVALUATIONS: TableAccess.READ},
+    ),
+    # Reads the package and both runs' verdicts; writes only the report (the state machine records it).
+    FunctionSpec(
+        name="compare_evaluation",
+        logical_id="CompareEvaluationFunction",
+        description="Compares an evaluation's two runs on the held-out cases and writes its report",
+        memory_mb=1024,
+        timeout=Duration.minutes(5),
+        ephemeral_storage_mib=2048,
+        reads=(PACKAGES_PREFIX, f"{RUNS_PREFIX}*/{SCORING_OUTPUT_NAME}"),
+        writes=(EVALUATIONS_PREFIX,),
+        tables={DataTable.RUNS: TableAccess.READ, DataTable.EVALUATIONS: TableAccess.READ},
+    ),
 )
 
 
@@ -407,6 +446,7 @@ class Functions(Construct):
             DataTable.PREPARATIONS: storage.preparations_table,
             DataTable.PACKAGES: storage.packages_table,
             DataTable.TRAINING_RUNS: storage.training_runs_table,
+            DataTable.EVALUATIONS: storage.evaluations_table,
         }
         self.specs = specs
         self.by_name: dict[str, lambda_.Function] = {}
@@ -448,6 +488,7 @@ class Functions(Construct):
             "MAX_PROGRAM_SECONDS": str(MAX_PROGRAM_SECONDS),
             "PREPARATIONS_TABLE": storage.preparations_table.table_name,
             "TRAINING_RUNS_TABLE": storage.training_runs_table.table_name,
+            "EVALUATIONS_TABLE": storage.evaluations_table.table_name,
         }
 
     @staticmethod

@@ -14,6 +14,7 @@ from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
 from infra.constructs.api import Api
+from infra.constructs.evaluation import EvaluationPipeline
 from infra.constructs.functions import MODEL_RESOURCE_KINDS, Functions, object_pattern
 from infra.constructs.inference import InferencePipeline
 from infra.constructs.packages import PackagePipeline
@@ -119,6 +120,7 @@ def apply_nag(app: App, stack: Stack) -> None:
     _acknowledge_package_pipeline(_child(stack, "Packages", PackagePipeline))
     _acknowledge_inference(_child(stack, "Inference", InferencePipeline))
     _acknowledge_training(_child(stack, "Training", TrainingPipeline))
+    _acknowledge_evaluation(_child(stack, "Evaluation", EvaluationPipeline))
     _acknowledge_api(_child(stack, "Api", Api))
     notifications_handler = next(
         (child for child in stack.node.children if child.node.id.startswith("BucketNotificationsHandler")),
@@ -246,6 +248,19 @@ def _acknowledge_training(training: TrainingPipeline) -> None:
     _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
     for logical_id in TRAINING_FUNCTIONS:
         _acknowledge(policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", TRAINING_FUNCTION_VERSIONS_REASON)
+
+
+def _acknowledge_evaluation(evaluation: EvaluationPipeline) -> None:
+    policy = evaluation.state_machine.role.node.find_child("DefaultPolicy")
+    _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
+    for name, logical_id in (
+        ("start_evaluation", "StartEvaluationFunction"),
+        ("check_evaluation", "CheckEvaluationFunction"),
+        ("compare_evaluation", "CompareEvaluationFunction"),
+    ):
+        _acknowledge(
+            policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", FUNCTION_VERSIONS_REASON.format(name=name)
+        )
 
 
 def _acknowledge_api(api: Api) -> None:

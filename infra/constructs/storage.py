@@ -21,6 +21,8 @@ PREPARATIONS_PREFIX = "preparations/"
 PACKAGES_PREFIX = "packages/"
 # A training run's train and validation files and the provider's output; no trigger watches it.
 TRAINING_PREFIX = "training/"
+# What an evaluation's Compare step writes (its report); no trigger watches it.
+EVALUATIONS_PREFIX = "evaluations/"
 # Jobs for the sandbox function and its outputs: no trigger watches it, and nothing there is kept.
 __all__ = ["SANDBOX_PREFIX"]
 
@@ -139,3 +141,5 @@ class Storage(Construct):
         # Training runs: one provider job each, its status timeline and the model it produced.
         self.training_runs_table = _table(self, "TrainingRunsTable", partition_key="training_run_id")
         _add_indexes(self.training_runs_table, TRAINING_RUNS_INDEXES)
+        # Evaluations and, under keys of their own, the grants that authorize them: read by key only.
+        self.evaluations_table = _table(self, "EvaluationsTable", partition_key="evaluation_id")

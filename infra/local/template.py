@@ -35,6 +35,9 @@ FUNCTION_FOLDERS = (
     "validate_training",
     "upload_training",
     "training_job",
+    "start_evaluation",
+    "check_evaluation",
+    "compare_evaluation",
 )
 
 _SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")

@@ -177,6 +177,13 @@ class RunClaim(BaseModel):
     attempt: int = Field(ge=1)
 
 
+class CaseScope(BaseModel):
+    """The cases a run is restricted to: a JSON list of their ids in the data bucket, and how many."""
+
+    key: str
+    count: int = Field(ge=1)
+
+
 class RunRecord(BaseModel):
     run_id: str
     environment_id: str
@@ -209,6 +216,8 @@ class RunRecord(BaseModel):
     claim: RunClaim | None = None
     live_model: LiveModel | None = None  # set when the platform generates the submission from a model
     inference: InferenceSummary | None = None
+    # Set for a run of chosen cases only (an evaluation's held-out cases); None: every case.
+    case_scope: CaseScope | None = None
 
 
 def dataset_id_for(run_id: str) -> str:
@@ -471,5 +480,63 @@ class TrainingRunRecord(BaseModel):
     failure_reason: Text | None = None
     cost: dict[Key, float | str] = Field(default_factory=dict)  # what the provider reports, where it does
     cancel_requested: bool = False
+    created_at: str = Field(default_factory=utc_now)
+    finished_at: str | None = None
+
+
+# ---- evaluations ------------------------------------------------------------------------------------------
+
+
+class EvaluationGrant(BaseModel):
+    """A training run's owner lets one other user evaluate it (kept in the evaluations table)."""
+
+    training_run_id: str
+    user: str  # the Cognito user id (sub) the grant names
+    granted_by: str  # the training run's owner
+    created_at: str = Field(default_factory=utc_now)
+
+
+class EvaluationStatus(StrEnum):
+    RUNNING = "Running"
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+
+
+class EvaluatedModel(BaseModel):
+    """One side of an evaluation: the model its live run calls (references only), and that run."""
+
+    live: LiveModel
+    run_id: str | None = None  # set when the run is chosen (reused) or created
+    reused: bool = False  # an existing run of the base model, not one made for this evaluation
+
+
+class EvaluationRecord(BaseModel):
+    """A separately authorized comparison of a trained model with its base on the package's held-out cases."""
+
+    evaluation_id: str
+    owner: str  # who asked for it
+    training_run_id: str
+    training_owner: str
+    package_id: str
+    package_sha256: str
+    environment_id: str
+    environment_version: str
+    trained_model: str | None  # the training run's result_model, as the provider named it
+    tuned: EvaluatedModel
+    base: EvaluatedModel
+    held_out_count: int | None = None
+    # Who authorized it, through what ("group evaluators" or "grant by <owner>"), and when.
+    authorized_by: str
+    authorized_through: str
+    authorized_at: str
+    status: EvaluationStatus = EvaluationStatus.RUNNING
+    verdict: str | None = None  # benchgen.compare.report.Conclusion value, once Completed
+    verdict_reason: Text | None = None
+    accuracy_before: float | None = None
+    accuracy_after: float | None = None
+    paired_cases: int | None = None
+    report_key: str | None = None
+    report_html_key: str | None = None
+    failure_reason: Text | None = None
     created_at: str = Field(default_factory=utc_now)
     finished_at: str | None = None

@@ -67,6 +67,19 @@ class Settings(BaseSettings):
     model_retry_base_seconds: float = Field(
         default=1.0, ge=0, le=60, validation_alias="MODEL_RETRY_BASE_SECONDS"
     )
+    # Evaluations and the owners' evaluation grants; the Cognito group whose members may evaluate their
+    # own training runs; the API starts the evaluation state machine.
+    evaluations_table: str = Field(min_length=1, validation_alias="EVALUATIONS_TABLE")
+    evaluators_group: str = Field(default="evaluators", min_length=1, validation_alias="EVALUATORS_GROUP")
+    evaluation_state_machine_arn: str | None = Field(
+        default=None, validation_alias="EVALUATION_STATE_MACHINE_ARN"
+    )
+    # How long the EvaluationPipeline waits between checks of its two runs, and how many checks it makes
+    # before it gives up (12 hours at the defaults, the InferencePipeline's own limit).
+    evaluation_wait_seconds: int = Field(
+        default=60, ge=1, le=3600, validation_alias="EVALUATION_WAIT_SECONDS"
+    )
+    evaluation_max_checks: int = Field(default=720, ge=1, le=10000, validation_alias="EVALUATION_MAX_CHECKS")
 
 
 def load_settings() -> Settings:

@@ -37,6 +37,10 @@ CONTRACT_ROUTES = {
     ("GET", "/training-runs"),
     ("GET", "/training-runs/{training_run_id}"),
     ("POST", "/training-runs/{training_run_id}/cancel"),
+    ("POST", "/training-runs/{training_run_id}/evaluation-grants"),
+    ("POST", "/training-runs/{training_run_id}/evaluations"),
+    ("GET", "/evaluations/{evaluation_id}"),
+    ("GET", "/evaluations/{evaluation_id}/report"),
 }
 
 

@@ -30,6 +30,8 @@ LIVE_RUN_STEPS = ["deploy_model", "plan_inference", "infer_shard", "assemble_pre
 NAMES += LIVE_RUN_STEPS
 TRAINING_STEPS = ["validate_training", "upload_training", "training_job"]
 NAMES += TRAINING_STEPS
+EVALUATION_STEPS = ["start_evaluation", "check_evaluation", "compare_evaluation"]
+NAMES += EVALUATION_STEPS
 # The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
 PIPELINE = [name for name in NAMES if name != "sandbox"]
 # Invoked asynchronously (by S3, or by a state machine that may be retried); the dead-letter consumer is
@@ -107,6 +109,11 @@ EXPECTED_ACTIONS = {
     "validate_training": BASELINE | READ,
     "upload_training": BASELINE | {"s3:GetObject", "s3:PutObject", "secretsmanager:GetSecretValue"} | READ,
     "training_job": BASELINE | READ_WRITE | TRAINING_JOBS,
+    # starts the InferencePipeline of each run it creates
+    "start_evaluation": BASELINE | {"s3:GetObject", "s3:PutObject", "states:StartExecution"} | READ_WRITE,
+    "check_evaluation": BASELINE | READ,
+    # writes the report only: the state machine records the evaluation
+    "compare_evaluation": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ,
 }
 
 EXPECTED_OBJECT_ACCESS = {
@@ -115,6 +122,7 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObject", "submissions/"),
         ("s3:GetObject", "environments/"),
         ("s3:GetObjectVersion", "environments/"),
+        ("s3:GetObject", "runs/*/case_scope.json"),
         ("s3:PutObject", "predictions/"),
         ("s3:GetObject", "sandbox/"),
         ("s3:PutObject", "sandbox/"),
@@ -123,6 +131,7 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObject", "predictions/"),
         ("s3:GetObject", "environments/"),
         ("s3:GetObjectVersion", "environments/"),
+        ("s3:GetObject", "runs/*/case_scope.json"),
         ("s3:PutObject", "runs/"),
         ("s3:GetObject", "sandbox/"),
         ("s3:PutObject", "sandbox/"),
@@ -162,6 +171,7 @@ EXPECTED_OBJECT_ACCESS = {
     "plan_inference": {
         ("s3:GetObject", "environments/"),
         ("s3:GetObjectVersion", "environments/"),
+        ("s3:GetObject", "runs/*/case_scope.json"),
         ("s3:PutObject", "runs/"),
     },
     "infer_shard": {("s3:GetObject", "runs/"), ("s3:PutObject", "runs/")},
@@ -174,6 +184,15 @@ EXPECTED_OBJECT_ACCESS = {
     # of the bucket, only packages in and training files out
     "upload_training": {("s3:GetObject", "packages/"), ("s3:PutObject", "training/")},
     "training_job": set(),
+    # the package (its held-out list) in, each new run's case scope out
+    "start_evaluation": {("s3:GetObject", "packages/"), ("s3:PutObject", "runs/*/case_scope.json")},
+    "check_evaluation": set(),
+    "compare_evaluation": {
+        ("s3:GetObject", "packages/"),
+        # of a run, only its verdicts
+        ("s3:GetObject", "runs/*/scoring_output.zip"),
+        ("s3:PutObject", "evaluations/"),
+    },
 }
 
 EXPECTED_TABLE_ACCESS = {
@@ -191,6 +210,7 @@ EXPECTED_TABLE_ACCESS = {
         "PreparationsTable": READ_WRITE,
         "PackagesTable": READ_WRITE,
         "TrainingRunsTable": READ_WRITE,
+        "EvaluationsTable": READ_WRITE,
         "IdempotencyTable": IDEMPOTENCY,
     },
     "sandbox": {},
@@ -203,6 +223,9 @@ EXPECTED_TABLE_ACCESS = {
     "validate_training": {"TrainingRunsTable": READ, "ConnectionsTable": READ, "PackagesTable": READ},
     "upload_training": {"TrainingRunsTable": READ, "ConnectionsTable": READ},
     "training_job": {"TrainingRunsTable": READ_WRITE, "ConnectionsTable": READ},
+    "start_evaluation": {"RunsTable": READ_WRITE, "EvaluationsTable": READ_WRITE},
+    "check_evaluation": {"RunsTable": READ, "EvaluationsTable": READ},
+    "compare_evaluation": {"RunsTable": READ, "EvaluationsTable": READ},
 }
 
 RUNS_INDEXES = {"${RunsTable.Arn}/index/by_environment", "${RunsTable.Arn}/index/by_status"}
@@ -232,6 +255,7 @@ EXPECTED_INDEXES = {
     },
     "upload_training": {"${TrainingRunsTable.Arn}/index/by_owner", "${ConnectionsTable.Arn}/index/by_owner"},
     "training_job": {"${TrainingRunsTable.Arn}/index/by_owner", "${ConnectionsTable.Arn}/index/by_owner"},
+    **dict.fromkeys(EVALUATION_STEPS, RUNS_INDEXES),
 }
 
 EXPECTED_TRIGGERS = {
@@ -651,6 +675,7 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         "prepare_check": None,
         **dict.fromkeys(LIVE_RUN_STEPS),
         **dict.fromkeys(TRAINING_STEPS),
+        **dict.fromkeys(EVALUATION_STEPS),
     }
 
 
@@ -665,14 +690,20 @@ def test_model_callers_read_only_secrets_tagged_for_inference(
     }
 
 
-def test_only_the_api_starts_live_runs_and_only_the_inference_pipeline(
+def test_only_the_api_and_the_evaluation_start_step_start_live_runs(
     role_statements: dict[str, list[Statement]], functions: dict[str, Resource]
 ) -> None:
     starters = {
         name: {resource for action, resource in _pairs(statements) if action == "states:StartExecution"}
         for name, statements in role_statements.items()
     }
-    assert {name for name, found in starters.items() if "${InferencePipeline}" in found} == {"api"}
+    assert {name for name, found in starters.items() if "${InferencePipeline}" in found} == {
+        "api",
+        "start_evaluation",
+    }
+    assert starters["start_evaluation"] == {"${InferencePipeline}"}
+    start_variables = functions["start_evaluation"]["Properties"]["Environment"]["Variables"]
+    assert start_variables["INFERENCE_STATE_MACHINE_ARN"] == {"Ref": "InferencePipeline"}
     variables = functions["api"]["Properties"]["Environment"]["Variables"]
     assert variables["INFERENCE_STATE_MACHINE_ARN"] == {"Ref": "InferencePipeline"}
     assert (
@@ -721,3 +752,19 @@ def test_only_the_api_starts_training_and_only_the_training_pipeline(
         if "TRAINING_STATE_MACHINE_ARN" in f["Properties"]["Environment"]["Variables"]
     }
     assert holders == {"api": {"Ref": "TrainingPipeline"}}
+
+
+def test_only_the_api_starts_evaluations(
+    role_statements: dict[str, list[Statement]], functions: dict[str, Resource]
+) -> None:
+    starters = {
+        name
+        for name, statements in role_statements.items()
+        if ("states:StartExecution", "${EvaluationPipeline}") in _pairs(statements)
+    }
+    holders = {
+        name
+        for name, f in functions.items()
+        if "EVALUATION_STATE_MACHINE_ARN" in f["Properties"]["Environment"]["Variables"]
+    }
+    assert starters == holders == {"api"}

@@ -45,6 +45,11 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
     assert wildcard_rules == {
         "AwsSolutions-IAM5[Resource::*]",
         "AwsSolutions-IAM5[Resource::<BuildArtifactFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<StartEvaluationFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<CheckEvaluationFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<CompareEvaluationFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*/case_scope.json]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/evaluations/*]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/environments/*]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/submissions/*]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/predictions/*]",

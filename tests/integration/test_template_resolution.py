@@ -154,6 +154,9 @@ class TestRealStack:
                 "ValidateTrainingFunction",
                 "UploadTrainingFunction",
                 "TrainingJobFunction",
+                "StartEvaluationFunction",
+                "CheckEvaluationFunction",
+                "CompareEvaluationFunction",
             ]
         )
         for logical_id in real_cloud.functions:

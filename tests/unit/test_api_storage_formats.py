@@ -22,6 +22,7 @@ NAMES = {
     "EVENT_BUS_NAME": "bus",
     "PREPARATIONS_TABLE": "preparations",
     "TRAINING_RUNS_TABLE": "training-runs",
+    "EVALUATIONS_TABLE": "evaluations",
 }
 
 
@@ -115,6 +116,7 @@ def test_settings_can_be_built_by_field_name() -> None:
         event_bus_name="bus",
         preparations_table="p",
         training_runs_table="t",
+        evaluations_table="v",
         presign_ttl_seconds=60,
     )
     assert settings.presign_ttl_seconds == 60

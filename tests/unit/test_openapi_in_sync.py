@@ -30,6 +30,8 @@ def test_every_route_requires_the_cognito_user() -> None:
         ("GET", "/datasets"),
         ("GET", "/datasets/{dataset_id}"),
         ("GET", "/environments"),
+        ("GET", "/evaluations/{evaluation_id}"),
+        ("GET", "/evaluations/{evaluation_id}/report"),
         ("GET", "/packages/{package_id}"),
         ("GET", "/preparations"),
         ("GET", "/preparations/{preparation_id}"),
@@ -51,4 +53,6 @@ def test_every_route_requires_the_cognito_user() -> None:
         ("POST", "/runs/{run_id}/dataset"),
         ("POST", "/training-runs"),
         ("POST", "/training-runs/{training_run_id}/cancel"),
+        ("POST", "/training-runs/{training_run_id}/evaluation-grants"),
+        ("POST", "/training-runs/{training_run_id}/evaluations"),
     ]

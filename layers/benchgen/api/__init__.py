@@ -24,6 +24,7 @@ from benchgen.aws.tables import (
     ConnectionsRepo,
     DatasetsRepo,
     EnvironmentsRepo,
+    EvaluationsRepo,
     PackagesRepo,
     PreparationsRepo,
     RunsRepo,
@@ -65,6 +66,9 @@ class ApiServices:
     #: Starts the preparation state machine; None where the function is not told its ARN.
     preparation_starter: ExecutionStarter | None
     training_runs: TrainingRunsRepo
+    evaluations: EvaluationsRepo
+    #: Starts the evaluation state machine; None where the function is not told its ARN.
+    evaluation_starter: ExecutionStarter | None
     #: Called with a business event name ("RunCreated", ...) so the handler can count it as a metric.
     record_event: Callable[[str], None] = field(default=_ignore)
 

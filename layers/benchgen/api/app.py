@@ -14,6 +14,7 @@ from benchgen.api import (
     connections,
     datasets,
     environments,
+    evaluations,
     packages,
     preparations,
     runs,
@@ -49,3 +50,4 @@ app.include_router(connections.router)
 app.include_router(preparations.router)
 app.include_router(packages.router)
 app.include_router(training_runs.router)
+app.include_router(evaluations.router)

@@ -182,6 +182,7 @@ def _idempotency_key(noun: str) -> Header:
 RunIdempotencyKey = Annotated[str | None, _idempotency_key("run")]
 PreparationIdempotencyKey = Annotated[str | None, _idempotency_key("preparation")]
 TrainingRunIdempotencyKey = Annotated[str | None, _idempotency_key("training run")]
+EvaluationIdempotencyKey = Annotated[str | None, _idempotency_key("evaluation")]
 
 
 class Listing(BaseModel):
@@ -355,6 +356,11 @@ class RunDetail(RunSummary):
     )
     inference: InferenceSummary | None = Field(
         default=None, description="for a live run: how its cases were answered (details in its Inference Log)"
+    )
+    case_scope: int | None = Field(
+        default=None,
+        description="how many cases the run is restricted to (an evaluation's held-out cases); "
+        "null: every case",
     )
 
 

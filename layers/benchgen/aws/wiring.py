@@ -25,6 +25,7 @@ from benchgen.aws.tables import (
     ConnectionsRepo,
     DatasetsRepo,
     EnvironmentsRepo,
+    EvaluationsRepo,
     PackagesRepo,
     PreparationsRepo,
     RunsRepo,
@@ -73,6 +74,10 @@ class Adapters:
     @cached_property
     def training_runs(self) -> TrainingRunsRepo:
         return TrainingRunsRepo(self.settings.training_runs_table)
+
+    @cached_property
+    def evaluations(self) -> EvaluationsRepo:
+        return EvaluationsRepo(self.settings.evaluations_table)
 
     @cached_property
     def publisher(self) -> EventPublisher:
@@ -143,6 +148,19 @@ class Adapters:
         """The package state machine's starter, where the function is told its ARN (the api function)."""
         arn = self.settings.package_state_machine_arn
         return ExecutionStarter(arn) if arn else None
+
+    @cached_property
+    def evaluation_starter(self) -> ExecutionStarter | None:
+        """The evaluation state machine's starter, where the function is told its ARN (the api function)."""
+        arn = self.settings.evaluation_state_machine_arn
+        return ExecutionStarter(arn) if arn else None
+
+    @cached_property
+    def inference_starter(self) -> ExecutionStarter:
+        """The InferencePipeline's starter (the evaluation's Start step starts its live runs)."""
+        if not self.settings.inference_state_machine_arn:
+            raise RuntimeError("INFERENCE_STATE_MACHINE_ARN is not set: this function starts no live runs")
+        return ExecutionStarter(self.settings.inference_state_machine_arn)
 
     @property
     def model_backoff(self) -> Backoff:

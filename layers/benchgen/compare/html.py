@@ -7,6 +7,7 @@ are in ``comparison.json``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
 from benchgen.compare.report import JSON_NAME, Comparison, Flip, Subgroup
@@ -110,7 +111,11 @@ def _identity(label: str, comparison: Comparison, before: bool) -> str:
     )
 
 
-def render_comparison(comparison: Comparison, *, table_limit: int = 200) -> str:
+def render_comparison(
+    comparison: Comparison, *, table_limit: int = 200, details: Sequence[tuple[str, str]] = ()
+) -> str:
+    """The page; ``details`` are further (label, value) lines under the two runs, such as who authorized
+    an evaluation and which model ids were called."""
     c = comparison
     benchmark = c.after.benchmark or c.before.benchmark or "benchmark"
     title = f"{benchmark} · {c.before.model} → {c.after.model}"
@@ -142,6 +147,7 @@ def render_comparison(comparison: Comparison, *, table_limit: int = 200) -> str:
         _identity("After", c, before=False),
         *package,
         f"<li>Cases: {escape(c.selection)}</li>",
+        *(f"<li>{escape(label)}: <code>{escape(value)}</code></li>" for label, value in details),
         "</ul>",
         f'<p class="notice">{escape(c.notice)}</p>',
         '<div class="tiles">',

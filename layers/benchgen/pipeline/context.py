@@ -8,7 +8,13 @@ from typing import Any, Protocol
 
 from benchgen.aws.storage import ObjectStore
 from benchgen.environment import Environment, open_environment
-from benchgen.errors import BenchGenError
+from benchgen.errors import BenchGenError, BundleError
+from benchgen.pipeline.case_scope import (
+    CaseScopeError,
+    read_case_scope,
+    restrict_cases,
+    unknown_cases_message,
+)
 from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
 
 
@@ -42,7 +48,7 @@ def open_run_environment(
     run: RunRecord, *, environments: EnvironmentsReader, store: ObjectStore, workdir: Path
 ) -> Environment:
     """Open exactly the bundle object version that was validated when the environment was registered, for
-    the run's phase (PhaseError when the bundle has no such phase)."""
+    the run's phase (PhaseError when the bundle has no such phase), narrowed to the run's case scope."""
     record = environments.get(run.environment_id, run.environment_version)
     if record is None:
         raise RunEnvironmentError(
@@ -55,4 +61,28 @@ def open_run_environment(
             + "; ".join(record.problems)
         )
     bundle = store.download(record.bundle_key, workdir / "bundle.zip", version_id=record.bundle_version_id)
-    return open_environment(bundle, workdir / "bundle", phase=run.phase)
+    environment = open_environment(bundle, workdir / "bundle", phase=run.phase)
+    if run.case_scope is not None:
+        _narrow(environment, run, store=store, workdir=workdir)
+    return environment
+
+
+def _narrow(environment: Environment, run: RunRecord, *, store: ObjectStore, workdir: Path) -> None:
+    """Keep only the scope's cases in each task's reference cases; every scoped id must be among them."""
+    assert run.case_scope is not None
+    wanted = read_case_scope(run.case_scope, store=store, workdir=workdir / "scope")
+    found: set[str] = set()
+    for task in environment.phase_tasks():
+        try:
+            cases_path = task.cases_path
+        except BundleError:
+            continue
+        found |= restrict_cases(cases_path, wanted)
+    if found != wanted:
+        raise CaseScopeError(
+            unknown_cases_message(
+                run.case_scope,
+                wanted - found,
+                environment=f"{run.environment_id} version {run.environment_version}",
+            )
+        )

@@ -18,6 +18,8 @@ PACKAGES = "packages/"
 # What a training run hands its provider (train and validation files only) and where the provider writes;
 # written by the training pipeline's upload step only, no trigger watches it.
 TRAINING = "training/"
+# Written by the evaluation pipeline's Compare step only; no trigger watches it.
+EVALUATIONS = "evaluations/"
 
 PREDICTION_OUTPUT = "prediction_output.zip"
 SCORES = "scores.json"
@@ -32,6 +34,8 @@ FAILURE_LOG = "logs/failure.log"
 # A live run's generated submission, and what the model answered for each case, raw, with its latency.
 GENERATED_SUBMISSION = "predictions.json"
 INFERENCE_LOG = "inference_log.jsonl"
+# The case ids a run is restricted to (see benchgen.pipeline.case_scope), beside its outputs.
+CASE_SCOPE = "case_scope.json"
 # A preparation's coverage report, beside its examples.jsonl and held_out.jsonl.
 COVERAGE = "coverage.json"
 
@@ -151,6 +155,11 @@ def preparation_key(preparation_id: str, name: str) -> str:
 def package_key(package_id: str) -> str:
     """``packages/<package_id>.zip``: one export package, the same bytes for the same state and profile."""
     return f"{PACKAGES}{package_id}.zip"
+
+
+def evaluation_key(evaluation_id: str, name: str) -> str:
+    """``evaluations/<evaluation_id>/<name>``: an evaluation's report.json and report.html."""
+    return f"{EVALUATIONS}{evaluation_id}/{name}"
 
 
 def package_execution_name(package_id: str, attempt: int) -> str:

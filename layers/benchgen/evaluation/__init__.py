@@ -1,0 +1,1 @@
+"""Separately authorized evaluation of a trained model against its base, on the package's held-out cases."""
