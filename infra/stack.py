@@ -25,6 +25,15 @@ from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.preparations import PreparationPipeline
 from infra.constructs.storage import Storage
+from infra.constructs.training import (
+    DEFAULT_MAX_POLLS,
+    DEFAULT_POLL_SECONDS,
+    DEFAULT_RETRY_SECONDS,
+    TRAINING_MAX_POLLS,
+    TRAINING_POLL_SECONDS,
+    TRAINING_RETRY_SECONDS,
+    TrainingPipeline,
+)
 
 STACK_NAME = "BenchGenStack"
 # `cdk deploy -c benchgen:scoreConcurrency=10` caps how many scoring programs (untrusted code, up to 15
@@ -86,6 +95,7 @@ class BenchGenStack(Stack):
         api.add_environment("PACKAGE_STATE_MACHINE_ARN", self.packages.state_machine.state_machine_arn)
         self.packages.state_machine.grant_start_execution(api)
         self.inference = self._inference_pipeline()
+        self.training = self._training_pipeline()
         self.evaluation = self._evaluation_pipeline()
         self.api = Api(self, "Api", handler=api)
         api.add_environment("EVALUATORS_GROUP", str(self.api.evaluators_group.group_name))
@@ -98,6 +108,7 @@ class BenchGenStack(Stack):
                 self.preparations.state_machine,
                 self.packages.state_machine,
                 self.inference.state_machine,
+                self.training.state_machine,
                 self.evaluation.state_machine,
             ],
         )
@@ -128,6 +139,29 @@ class BenchGenStack(Stack):
         api.add_environment("INFERENCE_STATE_MACHINE_ARN", inference.state_machine.state_machine_arn)
         inference.state_machine.grant_start_execution(api)
         return inference
+
+    def _training_pipeline(self) -> TrainingPipeline:
+        by_name = self.functions.by_name
+
+        def setting(key: str, default: int) -> int:
+            return int(self.node.try_get_context(key) or default)
+
+        training = TrainingPipeline(
+            self,
+            "Training",
+            validate=by_name["validate_training"],
+            upload=by_name["upload_training"],
+            job=by_name["training_job"],
+            bus=self.events.bus,
+            poll_seconds=setting(TRAINING_POLL_SECONDS, DEFAULT_POLL_SECONDS),
+            max_polls=setting(TRAINING_MAX_POLLS, DEFAULT_MAX_POLLS),
+            retry_seconds=setting(TRAINING_RETRY_SECONDS, DEFAULT_RETRY_SECONDS),
+        )
+        # POST /training-runs starts the training run's execution.
+        api = by_name["api"]
+        api.add_environment("TRAINING_STATE_MACHINE_ARN", training.state_machine.state_machine_arn)
+        training.state_machine.grant_start_execution(api)
+        return training
 
     def _evaluation_pipeline(self) -> EvaluationPipeline:
         by_name = self.functions.by_name

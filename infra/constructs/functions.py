@@ -20,6 +20,7 @@ from constructs import Construct
 
 from benchgen.pipeline.keys import CASE_SCOPE
 from benchgen.pipeline.keys import SCORING_OUTPUT as SCORING_OUTPUT_NAME
+from benchgen.providers.jobs import JOB_NAME_PREFIX as TRAINING_JOB_PREFIX
 from benchgen.settings import METRICS_NAMESPACE
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from infra.constructs import set_logical_id
@@ -39,6 +40,7 @@ from infra.constructs.storage import (
     RUNS_PREFIX,
     SANDBOX_PREFIX,
     SUBMISSIONS_PREFIX,
+    TRAINING_PREFIX,
     TRAINING_RUNS_INDEXES,
     Storage,
 )
@@ -144,6 +146,10 @@ class FunctionSpec:
     sandbox: bool = False
     # Calls live models (Bedrock, SageMaker endpoints) and reads their connections' API keys.
     calls_models: bool = False
+    # Starts, reads and stops provider training jobs (and passes the connection's role to the provider).
+    trains_models: bool = False
+    # Reads the API keys of connections tagged for BenchGen (an OpenAI-compatible provider's upload).
+    reads_provider_keys: bool = False
 
 
 # A run restricted to chosen cases names their list here: each step that opens its environment reads it.
@@ -331,6 +337,44 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.minutes(5),
         reads=(PREPARATIONS_PREFIX,),
         writes=(PREPARATIONS_PREFIX,),
+    ),
+    # The training pipeline's tasks. Each reads the training run and writes it only through conditional
+    # transitions; only the two that reach a provider may read provider keys.
+    FunctionSpec(
+        name="validate_training",
+        logical_id="ValidateTrainingFunction",
+        description="Checks a training run against its connection's profile before anything is sent",
+        memory_mb=256,
+        timeout=Duration.seconds(60),
+        tables={
+            DataTable.TRAINING_RUNS: TableAccess.READ,
+            DataTable.CONNECTIONS: TableAccess.READ,
+            DataTable.PACKAGES: TableAccess.READ,
+        },
+    ),
+    # A package zip holds at most the profile's row limit (20,000 rows for Bedrock, a few tens of MB): it
+    # is read whole, checked row by row, and only its train and validation files are sent on.
+    FunctionSpec(
+        name="upload_training",
+        logical_id="UploadTrainingFunction",
+        description="Sends a training run's train and validation files once none carries a held-out case",
+        memory_mb=1024,
+        timeout=Duration.minutes(10),
+        ephemeral_storage_mib=2048,
+        reads=(PACKAGES_PREFIX,),
+        writes=(TRAINING_PREFIX,),
+        tables={DataTable.TRAINING_RUNS: TableAccess.READ, DataTable.CONNECTIONS: TableAccess.READ},
+        reads_provider_keys=True,
+    ),
+    FunctionSpec(
+        name="training_job",
+        logical_id="TrainingJobFunction",
+        description="Starts, polls, times out or fails a training run's provider job and records it",
+        memory_mb=256,
+        timeout=Duration.minutes(2),
+        tables={DataTable.TRAINING_RUNS: TableAccess.READ_WRITE, DataTable.CONNECTIONS: TableAccess.READ},
+        trains_models=True,
+        reads_provider_keys=True,
     ),
     # The evaluation pipeline's steps. Start reads the package (its held-out list), writes each new run's
     # case scope, records the runs and starts their InferencePipelines (granted by the stack).
@@ -559,6 +603,10 @@ class Functions(Construct):
             allow(["events:PutEvents"], [self._bus.event_bus_arn])
         if spec.calls_models:
             self._grant_model_calls(role)
+        elif spec.reads_provider_keys:
+            self._grant_provider_keys(role)
+        if spec.trains_models:
+            self._grant_training_jobs(role)
 
     @staticmethod
     def _grant_model_calls(role: iam.Role) -> None:
@@ -581,13 +629,64 @@ class Functions(Construct):
                 resources=[f"arn:{partition}:sagemaker:*:{account}:endpoint/*"],
             )
         )
+        Functions._grant_provider_keys(role)
+
+    @staticmethod
+    def _grant_provider_keys(role: iam.Role) -> None:
+        stack = Stack.of(role)
         # A connection names its secret at run time; only secrets tagged for BenchGen inference are readable.
+        # Training reads the same key the connection's live runs use: one tag, so one key serves both.
         role.add_to_principal_policy(
             iam.PolicyStatement(
                 actions=["secretsmanager:GetSecretValue"],
-                resources=[f"arn:{partition}:secretsmanager:*:{account}:secret:*"],
+                resources=[f"arn:{stack.partition}:secretsmanager:*:{stack.account}:secret:*"],
                 conditions={
                     "StringEquals": {f"secretsmanager:ResourceTag/{INFERENCE_TAG}": INFERENCE_TAG_VALUE}
+                },
+            )
+        )
+
+    @staticmethod
+    def _grant_training_jobs(role: iam.Role) -> None:
+        stack = Stack.of(role)
+        partition, account = stack.partition, stack.account
+        # Bedrock job ARNs end in a random id, not the job name, so jobs cannot be narrowed by name; a job
+        # is created from a foundation model into a custom model of this account.
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=[
+                    "bedrock:CreateModelCustomizationJob",
+                    "bedrock:GetModelCustomizationJob",
+                    "bedrock:StopModelCustomizationJob",
+                ],
+                resources=[
+                    f"arn:{partition}:bedrock:*::foundation-model/*",
+                    f"arn:{partition}:bedrock:*:{account}:model-customization-job/*",
+                    f"arn:{partition}:bedrock:*:{account}:custom-model/*",
+                ],
+            )
+        )
+        # SageMaker training jobs are named by BenchGen (job_name_for): only those.
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=[
+                    "sagemaker:CreateTrainingJob",
+                    "sagemaker:DescribeTrainingJob",
+                    "sagemaker:StopTrainingJob",
+                ],
+                resources=[f"arn:{partition}:sagemaker:*:{account}:training-job/{TRAINING_JOB_PREFIX}*"],
+            )
+        )
+        # The connection's role (named at run time) is handed to the provider that assumes it to read the
+        # training files; to those two services only, never to anything else.
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["iam:PassRole"],
+                resources=[f"arn:{partition}:iam::{account}:role/*"],
+                conditions={
+                    "StringEquals": {
+                        "iam:PassedToService": ["bedrock.amazonaws.com", "sagemaker.amazonaws.com"]
+                    }
                 },
             )
         )

@@ -21,6 +21,7 @@ from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.preparations import PreparationPipeline
 from infra.constructs.storage import DATA_BUCKET_ID
+from infra.constructs.training import TrainingPipeline
 
 RULE_PACK = "AwsSolutions"
 
@@ -69,6 +70,25 @@ LIVE_RUN_FUNCTIONS = (
     "InferShardFunction",
     "AssemblePredictionsFunction",
 )
+TRAINING_JOBS_REASON = (
+    "A training run names its base model and region when it is launched, and Bedrock names its jobs and "
+    "custom models by ids that exist only then (a job's ARN does not even hold its name); the grant stays "
+    "on model customization in this account (and on foundation models, which have no account), for the "
+    "one function that starts and follows training jobs."
+)
+ROLE_HANDOVER_REASON = (
+    "A connection names the role its provider assumes to read the training files at run time; passing it "
+    "is limited by a condition to Bedrock and SageMaker, for the one function that starts training jobs."
+)
+TRAINING_SECRETS_REASON = (
+    "An OpenAI-compatible connection names its API key's secret at run time; reading is limited by a "
+    "condition to secrets tagged benchgen:access=inference (the key its live runs use too)."
+)
+TRAINING_FUNCTION_VERSIONS_REASON = (
+    "LambdaInvoke also allows each training step function's qualified ARNs (versions, aliases); each grant "
+    "stays on that one function."
+)
+TRAINING_FUNCTIONS = ("ValidateTrainingFunction", "UploadTrainingFunction", "TrainingJobFunction")
 NOTIFICATIONS_HANDLER_REASON = (
     "CDK's own deploy-time handler that writes the bucket's notification configuration; the basic "
     "execution policy only lets it write its own logs."
@@ -99,6 +119,7 @@ def apply_nag(app: App, stack: Stack) -> None:
     _acknowledge_preparations(_child(stack, "Preparations", PreparationPipeline))
     _acknowledge_package_pipeline(_child(stack, "Packages", PackagePipeline))
     _acknowledge_inference(_child(stack, "Inference", InferencePipeline))
+    _acknowledge_training(_child(stack, "Training", TrainingPipeline))
     _acknowledge_evaluation(_child(stack, "Evaluation", EvaluationPipeline))
     _acknowledge_api(_child(stack, "Api", Api))
     notifications_handler = next(
@@ -151,6 +172,24 @@ def _acknowledge_functions(functions: Functions) -> None:
             )
         if spec.calls_models:
             _acknowledge_model_calls(policy)
+        elif spec.reads_provider_keys:
+            secrets = "arn:<AWS::Partition>:secretsmanager:*:<AWS::AccountId>:secret:*"
+            _acknowledge(policy, f"IAM5[Resource::{secrets}]", TRAINING_SECRETS_REASON)
+        if spec.trains_models:
+            _acknowledge_training_jobs(policy)
+
+
+def _acknowledge_training_jobs(policy: IConstruct) -> None:
+    for resource in (
+        "arn:<AWS::Partition>:bedrock:*::foundation-model/*",
+        "arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:model-customization-job/*",
+        "arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:custom-model/*",
+        "arn:<AWS::Partition>:sagemaker:*:<AWS::AccountId>:training-job/benchgen-*",
+    ):
+        _acknowledge(policy, f"IAM5[Resource::{resource}]", TRAINING_JOBS_REASON)
+    _acknowledge(
+        policy, "IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:role/*]", ROLE_HANDOVER_REASON
+    )
 
 
 def _acknowledge_model_calls(policy: IConstruct) -> None:
@@ -202,6 +241,13 @@ def _acknowledge_inference(inference: InferencePipeline) -> None:
     _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
     for logical_id in LIVE_RUN_FUNCTIONS:
         _acknowledge(policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", LIVE_FUNCTION_VERSIONS_REASON)
+
+
+def _acknowledge_training(training: TrainingPipeline) -> None:
+    policy = training.state_machine.role.node.find_child("DefaultPolicy")
+    _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
+    for logical_id in TRAINING_FUNCTIONS:
+        _acknowledge(policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", TRAINING_FUNCTION_VERSIONS_REASON)
 
 
 def _acknowledge_evaluation(evaluation: EvaluationPipeline) -> None:

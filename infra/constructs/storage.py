@@ -19,6 +19,8 @@ RUNS_PREFIX = "runs/"
 PREPARATIONS_PREFIX = "preparations/"
 # What the package build writes; no trigger watches it.
 PACKAGES_PREFIX = "packages/"
+# A training run's train and validation files and the provider's output; no trigger watches it.
+TRAINING_PREFIX = "training/"
 # What an evaluation's Compare step writes (its report); no trigger watches it.
 EVALUATIONS_PREFIX = "evaluations/"
 # Jobs for the sandbox function and its outputs: no trigger watches it, and nothing there is kept.

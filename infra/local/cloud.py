@@ -110,9 +110,11 @@ class LocalCloud:
         started = time.monotonic()
         body = self._template_body
         if body is None:
+            from infra.constructs.training import LOCAL_TRAINING_CONTEXT
             from infra.synth import synth_template
 
-            body = synth_template(self._context)
+            # Training jobs are polled every second here, not every few minutes: moto's Wait really sleeps.
+            body = synth_template({**LOCAL_TRAINING_CONTEXT, **(self._context or {})})
         self.timings = {"synthesis_s": time.monotonic() - started}
         self.template = Template(body, region=self.region)
         started = time.monotonic()

@@ -115,6 +115,11 @@ def package_definition(package_machine: Resource) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
+def training_definition(resources: dict[str, Resource]) -> dict[str, Any]:
+    return _definition(resources["TrainingPipeline"])
+
+
+@pytest.fixture(scope="session")
 def render() -> Callable[[Any], str]:
     return render_value
 

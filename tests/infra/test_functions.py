@@ -28,6 +28,8 @@ NAMES = [
 ]
 LIVE_RUN_STEPS = ["deploy_model", "plan_inference", "infer_shard", "assemble_predictions"]
 NAMES += LIVE_RUN_STEPS
+TRAINING_STEPS = ["validate_training", "upload_training", "training_job"]
+NAMES += TRAINING_STEPS
 EVALUATION_STEPS = ["start_evaluation", "check_evaluation", "compare_evaluation"]
 NAMES += EVALUATION_STEPS
 # The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
@@ -60,6 +62,17 @@ CONSUME = {
 }
 # What a function that calls live models may do besides: invoke them, and read their API keys.
 MODEL_CALLS = {"bedrock:InvokeModel", "sagemaker:InvokeEndpoint", "secretsmanager:GetSecretValue"}
+# What the function that starts and follows provider training jobs may do besides.
+TRAINING_JOBS = {
+    "bedrock:CreateModelCustomizationJob",
+    "bedrock:GetModelCustomizationJob",
+    "bedrock:StopModelCustomizationJob",
+    "sagemaker:CreateTrainingJob",
+    "sagemaker:DescribeTrainingJob",
+    "sagemaker:StopTrainingJob",
+    "iam:PassRole",
+    "secretsmanager:GetSecretValue",
+}
 # The functions whose failed asynchronous events the dead-letter consumer settles.
 DRAINED = ["register_environment", "ingest", "score"]
 
@@ -93,6 +106,9 @@ EXPECTED_ACTIONS = {
     "plan_inference": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"} | READ_WRITE,
     "infer_shard": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ | MODEL_CALLS,
     "assemble_predictions": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
+    "validate_training": BASELINE | READ,
+    "upload_training": BASELINE | {"s3:GetObject", "s3:PutObject", "secretsmanager:GetSecretValue"} | READ,
+    "training_job": BASELINE | READ_WRITE | TRAINING_JOBS,
     # starts the InferencePipeline of each run it creates
     "start_evaluation": BASELINE | {"s3:GetObject", "s3:PutObject", "states:StartExecution"} | READ_WRITE,
     "check_evaluation": BASELINE | READ,
@@ -164,6 +180,10 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:PutObject", "runs/"),
         ("s3:PutObject", "submissions/"),
     },
+    "validate_training": set(),
+    # of the bucket, only packages in and training files out
+    "upload_training": {("s3:GetObject", "packages/"), ("s3:PutObject", "training/")},
+    "training_job": set(),
     # the package (its held-out list) in, each new run's case scope out
     "start_evaluation": {("s3:GetObject", "packages/"), ("s3:PutObject", "runs/*/case_scope.json")},
     "check_evaluation": set(),
@@ -200,6 +220,9 @@ EXPECTED_TABLE_ACCESS = {
     "plan_inference": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ},
     "infer_shard": {"RunsTable": READ},
     "assemble_predictions": {"RunsTable": READ_WRITE},
+    "validate_training": {"TrainingRunsTable": READ, "ConnectionsTable": READ, "PackagesTable": READ},
+    "upload_training": {"TrainingRunsTable": READ, "ConnectionsTable": READ},
+    "training_job": {"TrainingRunsTable": READ_WRITE, "ConnectionsTable": READ},
     "start_evaluation": {"RunsTable": READ_WRITE, "EvaluationsTable": READ_WRITE},
     "check_evaluation": {"RunsTable": READ, "EvaluationsTable": READ},
     "compare_evaluation": {"RunsTable": READ, "EvaluationsTable": READ},
@@ -225,6 +248,13 @@ EXPECTED_INDEXES = {
     "prepare_generate": set(),
     "prepare_check": set(),
     **dict.fromkeys(LIVE_RUN_STEPS, RUNS_INDEXES),
+    "validate_training": {
+        "${TrainingRunsTable.Arn}/index/by_owner",
+        "${ConnectionsTable.Arn}/index/by_owner",
+        "${PackagesTable.Arn}/index/by_preparation",
+    },
+    "upload_training": {"${TrainingRunsTable.Arn}/index/by_owner", "${ConnectionsTable.Arn}/index/by_owner"},
+    "training_job": {"${TrainingRunsTable.Arn}/index/by_owner", "${ConnectionsTable.Arn}/index/by_owner"},
     **dict.fromkeys(EVALUATION_STEPS, RUNS_INDEXES),
 }
 
@@ -644,11 +674,12 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         "prepare_generate": None,
         "prepare_check": None,
         **dict.fromkeys(LIVE_RUN_STEPS),
+        **dict.fromkeys(TRAINING_STEPS),
         **dict.fromkeys(EVALUATION_STEPS),
     }
 
 
-@pytest.mark.parametrize("name", ["deploy_model", "infer_shard"])
+@pytest.mark.parametrize("name", ["deploy_model", "infer_shard", "upload_training", "training_job"])
 def test_model_callers_read_only_secrets_tagged_for_inference(
     role_statements: dict[str, list[Statement]], name: str
 ) -> None:
@@ -678,6 +709,49 @@ def test_only_the_api_and_the_evaluation_start_step_start_live_runs(
     assert (
         functions["plan_inference"]["Properties"]["Environment"]["Variables"]["INFERENCE_SHARD_SIZE"] == "20"
     )
+
+
+def test_only_the_training_job_function_reaches_training_jobs_and_only_benchgens_sagemaker_jobs(
+    role_statements: dict[str, list[Statement]],
+) -> None:
+    reaching = {
+        name
+        for name, statements in role_statements.items()
+        for action, _ in _pairs(statements)
+        if action in TRAINING_JOBS - {"secretsmanager:GetSecretValue"}
+    }
+    assert reaching == {"training_job"}
+    pairs = _pairs(role_statements["training_job"])
+    sagemaker = {resource for action, resource in pairs if action.startswith("sagemaker:")}
+    assert sagemaker == {"arn:${AWS::Partition}:sagemaker:*:${AWS::AccountId}:training-job/benchgen-*"}
+
+
+def test_the_connections_role_is_passed_only_to_the_training_providers(
+    role_statements: dict[str, list[Statement]],
+) -> None:
+    (passing,) = [s for s in role_statements["training_job"] if "iam:PassRole" in s["Action"]]
+    assert passing["Action"] == ["iam:PassRole"]
+    assert passing["Condition"] == {
+        "StringEquals": {"iam:PassedToService": ["bedrock.amazonaws.com", "sagemaker.amazonaws.com"]}
+    }
+
+
+def test_only_the_api_starts_training_and_only_the_training_pipeline(
+    role_statements: dict[str, list[Statement]], functions: dict[str, Resource]
+) -> None:
+    starters = {
+        name
+        for name, statements in role_statements.items()
+        for action, resource in _pairs(statements)
+        if action == "states:StartExecution" and resource == "${TrainingPipeline}"
+    }
+    assert starters == {"api"}
+    holders = {
+        name: f["Properties"]["Environment"]["Variables"]["TRAINING_STATE_MACHINE_ARN"]
+        for name, f in functions.items()
+        if "TRAINING_STATE_MACHINE_ARN" in f["Properties"]["Environment"]["Variables"]
+    }
+    assert holders == {"api": {"Ref": "TrainingPipeline"}}
 
 
 def test_only_the_api_starts_evaluations(

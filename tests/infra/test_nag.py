@@ -75,6 +75,15 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:provisioned-model/*]",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sagemaker:*:<AWS::AccountId>:endpoint/*]",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:*:<AWS::AccountId>:secret:*]",
+        # Training: each step function's versions, the training files, the jobs and the connection's role.
+        "AwsSolutions-IAM5[Resource::<ValidateTrainingFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<UploadTrainingFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<TrainingJobFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/training/*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:model-customization-job/*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:custom-model/*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sagemaker:*:<AWS::AccountId>:training-job/benchgen-*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:role/*]",
     }
 
 

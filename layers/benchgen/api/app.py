@@ -18,6 +18,7 @@ from benchgen.api import (
     packages,
     preparations,
     runs,
+    training_runs,
 )
 from benchgen.api.errors import register_error_handlers
 
@@ -48,4 +49,5 @@ app.include_router(datasets.router)
 app.include_router(connections.router)
 app.include_router(preparations.router)
 app.include_router(packages.router)
+app.include_router(training_runs.router)
 app.include_router(evaluations.router)

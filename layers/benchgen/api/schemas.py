@@ -181,6 +181,7 @@ def _idempotency_key(noun: str) -> Header:
 
 RunIdempotencyKey = Annotated[str | None, _idempotency_key("run")]
 PreparationIdempotencyKey = Annotated[str | None, _idempotency_key("preparation")]
+TrainingRunIdempotencyKey = Annotated[str | None, _idempotency_key("training run")]
 EvaluationIdempotencyKey = Annotated[str | None, _idempotency_key("evaluation")]
 
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, TypeAdapter
 from benchgen.aws import clients
 from benchgen.aws.items import ModelT, from_item, plain_item, to_attribute, to_item
 from benchgen.aws.pages import Page, decode_token, encode_token
-from benchgen.aws.transitions import TRACKED, log_transitions
+from benchgen.aws.transitions import TRACKED, log_training_transition, log_transitions
 from benchgen.records import (
     TRAINING_TERMINAL,
     ConnectionRecord,
@@ -866,13 +866,16 @@ class TrainingRunsRepo(_Table):
         for position, final in enumerate(terminal):
             values[f":t{position}"] = {"S": final.value}
         held = ", ".join(f":t{position}" for position in range(len(terminal)))
-        return self._conditional_update(
+        moved = self._conditional_update(
             training_run_id,
             "SET " + ", ".join(assignments),
             f"attribute_exists(#status) AND #status <> :status AND NOT (#status IN ({held}))",
             names,
             values,
         )
+        if moved:
+            log_training_transition(training_run_id, status.value, provider_status)
+        return moved
 
     def record_job(self, training_run_id: str, *, job_id: str) -> bool:
         """Keep the provider's id of the run's job; ``False`` if the run is missing or names another job.

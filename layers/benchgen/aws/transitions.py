@@ -50,3 +50,11 @@ def log_transitions(run_id: str, before: Mapping[str, Any], changes: Mapping[str
 
 def _parse(timestamp: str) -> datetime:
     return datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def log_training_transition(training_run_id: str, status: str, provider_status: str | None) -> None:
+    """One line for each status a training run reaches, with the provider's own word for it."""
+    logger.info(
+        "training run transition",
+        extra={"training_run_id": training_run_id, "to_status": status, "provider_status": provider_status},
+    )

@@ -15,6 +15,9 @@ RUNS = "runs/"
 PREPARATIONS = "preparations/"
 # Written by the package build only; no trigger watches it.
 PACKAGES = "packages/"
+# What a training run hands its provider (train and validation files only) and where the provider writes;
+# written by the training pipeline's upload step only, no trigger watches it.
+TRAINING = "training/"
 # Written by the evaluation pipeline's Compare step only; no trigger watches it.
 EVALUATIONS = "evaluations/"
 
@@ -162,6 +165,21 @@ def evaluation_key(evaluation_id: str, name: str) -> str:
 def package_execution_name(package_id: str, attempt: int) -> str:
     """The package id for its first build, so a repeated request collides; ``<id>-<n>`` for a retry."""
     return package_id if attempt == 1 else f"{package_id}-{attempt}"
+
+
+def training_key(training_run_id: str, name: str) -> str:
+    """``training/<training_run_id>/<name>``: the uploaded train.jsonl and validation.jsonl."""
+    return f"{TRAINING}{training_run_id}/{name}"
+
+
+def training_output_prefix(training_run_id: str) -> str:
+    """Where a Bedrock or SageMaker job writes its output for the training run."""
+    return f"{TRAINING}{training_run_id}/output/"
+
+
+def training_execution_name(training_run_id: str) -> str:
+    """The training run's TrainingPipeline execution: one per run, so that a second start collides."""
+    return training_run_id[:80]
 
 
 def execution_name(run_id: str) -> str:
