@@ -2,57 +2,119 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import re
 from pathlib import Path
 
 import pytest
 
-from infra.cli.demo import EXAMPLES, Api, Progress
-from infra.cli.local import demo_password, sign_in_demo_user
-from infra.cli.loop import PACKAGE_PROFILE, Loop
+from benchgen.compare.report import Conclusion
+from infra.cli.demo import Api
+from infra.cli.local import sign_in_demo_user
+from infra.cli.loop import BEDROCK_BASE_MODEL, PACKAGE_PROFILE, SIMULATED, STAND_IN
+from infra.cli.main import main
 from infra.local.cloud import LocalCloud
-from infra.local.model_server import BASE_MODEL, ExampleModelServer
+from infra.local.model_server import BASE_MODEL, TUNED_MODEL
 
 
-@pytest.fixture
-def signed_in(cloud: LocalCloud) -> Iterator[Api]:
-    with cloud.serve_api(access_log=False) as server:
-        yield Api(server.url, sign_in_demo_user(cloud, demo_password()))
-
-
-def test_the_loops_first_steps_save_the_live_runs_dataset_and_package_it_for_bedrock(
-    cloud: LocalCloud, signed_in: Api, tmp_path: Path
+def test_demo_loop_trains_evaluates_and_names_every_id_it_made_without_claiming_a_real_model_improved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given the local cloud, the simulated example models and the demo user signed in
-    api = signed_in
-    loop = Loop(tmp_path, Progress())
-    with ExampleModelServer() as models:
-        # When the loop's first two steps run on the demo's example environment
-        from infra.cli.demo import register_example
+    # Given the local cloud the demo starts (its own synthesis and settings), kept up after the demo so
+    # that what it made can be read through the API, and the demo user's token kept
+    kept: list[LocalCloud] = []
 
-        environment_id = register_example(cloud, api, EXAMPLES / "gsm8k-tr", tmp_path, loop.progress)
-        loop.base_run(cloud, api, environment_id, models.base_url)
-        loop.package(api, environment_id)
-    summary = loop.summary()
+    class KeptCloud(LocalCloud):
+        def __exit__(self, *_: object) -> None:
+            kept.append(self)
 
-    # Then the base run is a live run of example-base through the openai-compatible connection
-    run = api.expect("GET", f"/runs/{summary['base_run_id']}", 200)
-    assert run["status"] == "Completed"
-    assert run["live_model"] == {
-        "connection_id": summary["models_connection_id"],
+    tokens: list[str] = []
+
+    def keep_token(cloud: LocalCloud, password: str) -> str:
+        tokens.append(sign_in_demo_user(cloud, password))
+        return tokens[-1]
+
+    monkeypatch.setattr("infra.local.cloud.LocalCloud", KeptCloud)
+    monkeypatch.setattr("infra.cli.loop.sign_in_demo_user", keep_token)
+    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS", "EVALUATION_WAIT_SECONDS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "WARNING")
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+
+    try:
+        # When the user runs the whole loop
+        code = main(["demo", "--loop", "--out", str(tmp_path)])
+
+        # Then it finished, and every id its summary names exists through the API, as the demo user sees it
+        printed = capsys.readouterr().out
+        summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+        assert (code, summary["stopped"]) == (0, None), printed
+        (cloud,) = kept
+        with cloud.serve_api(access_log=False) as server:
+            api = Api(server.url, tokens[0])
+            base = api.expect("GET", f"/runs/{summary['base_run_id']}", 200)
+            tuned = api.expect("GET", f"/runs/{summary['tuned_run_id']}", 200)
+            models = api.expect("GET", f"/connections/{summary['models_connection_id']}", 200)
+            bedrock = api.expect("GET", f"/connections/{summary['bedrock_connection_id']}", 200)
+            dataset = api.expect("GET", f"/datasets/{summary['dataset_id']}", 200)
+            preparation = api.expect("GET", f"/preparations/{summary['preparation_id']}", 200)
+            package = api.expect("GET", f"/packages/{summary['package_id']}", 200)
+            training = api.expect("GET", f"/training-runs/{summary['training_run_id']}", 200)
+            evaluation = api.expect("GET", f"/evaluations/{summary['evaluation_id']}", 200)
+            report = api.expect("GET", f"/evaluations/{summary['evaluation_id']}/report", 200)
+    finally:
+        for cloud in kept:
+            cloud.stop()
+
+    # the base run is a live run of example-base through the openai-compatible connection to the example
+    # server, and its dataset was prepared and packaged for Bedrock
+    assert (base["status"], base["overall_score"]) == ("Completed", summary["base_score"])
+    assert base["live_model"] == {
+        "connection_id": models["connection_id"],
         "provider": "openai-compatible",
         "model_id": BASE_MODEL,
     }
-    assert summary["base_score"] == run["overall_score"] == pytest.approx(0.7)
-    connection = api.expect("GET", f"/connections/{summary['models_connection_id']}", 200)
-    assert connection["base_url"] == models.base_url
-    # and its dataset was saved, prepared and packaged in the Bedrock conversation profile
-    assert api.expect("GET", f"/datasets/{summary['dataset_id']}", 200)["run_id"] == run["run_id"]
-    preparation = api.expect("GET", f"/preparations/{summary['preparation_id']}", 200)
-    assert (preparation["status"], preparation["run_ids"]) == ("Ready", [run["run_id"]])
-    package = api.expect("GET", f"/packages/{summary['package_id']}", 200)
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/v1", models["base_url"])
+    assert dataset["run_id"] == base["run_id"]
+    assert (preparation["status"], preparation["run_ids"]) == ("Ready", [base["run_id"]])
     assert (package["status"], package["profile"]) == ("Ready", PACKAGE_PROFILE)
-    assert package["preparation_id"] == preparation["preparation_id"]
-    assert package["sha256"] == summary["package_sha256"]
-    # and nothing later has happened yet: the summary says so with no ids
-    assert (summary["training_run_id"], summary["evaluation_id"], summary["verdict"]) == (None, None, None)
+    assert (package["preparation_id"], package["sha256"]) == (
+        preparation["preparation_id"],
+        summary["package_sha256"],
+    )
+    # the training ran on the package, on (moto's) Bedrock, to a model, through the provider's job
+    assert training["status"] == "Succeeded"
+    assert (training["package_id"], training["package_sha256"]) == (package["package_id"], package["sha256"])
+    assert (training["provider"], training["connection_id"]) == ("bedrock", bedrock["connection_id"])
+    assert training["base_model"] == BEDROCK_BASE_MODEL
+    assert (training["job_id"], training["job_name"]) == (
+        summary["provider_job_id"],
+        summary["provider_job_name"],
+    )
+    assert training["result_model"] == summary["result_model"]
+    assert summary["result_model"].startswith("arn:aws:bedrock:")
+    # the evaluation reused the base run and asked the trained model's stand-in; the verdict is the report's
+    assert evaluation["status"] == "Completed"
+    assert (evaluation["base"]["run_id"], evaluation["tuned"]["run_id"]) == (base["run_id"], tuned["run_id"])
+    assert tuned["live_model"]["model_id"] == TUNED_MODEL
+    assert evaluation["authorized_through"] == "group evaluators"
+    assert evaluation["verdict"] == report["report"]["comparison"]["verdict"] == summary["verdict"]
+    assert summary["verdict"] in {conclusion.value for conclusion in Conclusion}
+    written = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert written["comparison"]["verdict"] == summary["verdict"]
+    assert (written["package_id"], written["package_sha256"]) == (package["package_id"], package["sha256"])
+    assert "<html" in (tmp_path / "report.html").read_text(encoding="utf-8").lower()
+
+    # and what the user read: the models are simulated, the stand-in is explained, the override is warned
+    # about, the verdict is printed, and nothing says that a real model improved
+    lines = printed.splitlines()
+    assert lines[0] == SIMULATED
+    assert STAND_IN.format(result_model=summary["result_model"]) in lines
+    assert any(line.startswith("  warning: ") and BEDROCK_BASE_MODEL in line for line in lines)
+    assert (
+        f"Verdict on the held-out cases, {BASE_MODEL} -> {TUNED_MODEL}: {summary['verdict']} "
+        "(simulated models: this says nothing about a real model)"
+    ) in lines
+    assert all(
+        "simulated" in line for line in printed.lower().splitlines() if re.search(r"\bimproved\b", line)
+    )
