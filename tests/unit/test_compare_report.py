@@ -248,3 +248,10 @@ def test_a_broken_verdict_line_is_named(tmp_path: Path) -> None:
 
     with pytest.raises(ScoringError, match=r"after run's verdicts\.jsonl line 1 is not a verdict"):
         compare_runs(BEFORE, before, AFTER, after)
+
+
+def test_a_single_changed_case_is_named_in_the_singular(tmp_path: Path) -> None:
+    comparison = _compare(tmp_path, *table(fixed=1, broken=0, same_pass=3, same_fail=0))
+
+    assert comparison.verdict is Conclusion.TOO_SMALL
+    assert comparison.verdict_reason.startswith("only 1 case changed outcome; with fewer than 6")

@@ -177,8 +177,9 @@ def conclude(fixed: int, broken: int, p_value: float) -> tuple[Conclusion, str]:
     changed = fixed + broken
     least = min_discordant(ALPHA)
     if changed < least:
+        cases = "case" if changed == 1 else "cases"
         return Conclusion.TOO_SMALL, (
-            f"only {changed} cases changed outcome; with fewer than {least} no split of them can reach "
+            f"only {changed} {cases} changed outcome; with fewer than {least} no split of them can reach "
             f"p < {ALPHA}, so the comparison cannot tell a change from chance"
         )
     if p_value < ALPHA:
