@@ -101,6 +101,31 @@ class _Table:
             raise
         return True
 
+    def _conditional_update(
+        self,
+        key: Mapping[str, str],
+        expression: str,
+        condition: str,
+        names: Mapping[str, str],
+        values: Mapping[str, Any],
+    ) -> bool:
+        """Apply ``expression`` to the item at ``key`` if ``condition`` holds; ``False`` (nothing changed)
+        when it does not."""
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={name: {"S": value} for name, value in key.items()},
+                UpdateExpression=expression,
+                ConditionExpression=condition,
+                ExpressionAttributeNames=dict(names),
+                ExpressionAttributeValues=dict(values),
+            )
+        except ClientError as error:
+            if _is_condition_failure(error):
+                return False
+            raise
+        return True
+
     def _get(self, model: type[ModelT], key: Mapping[str, str]) -> ModelT | None:
         response = self._client.get_item(
             TableName=self.table_name,
@@ -797,6 +822,15 @@ def _training_value(name: str, value: Any) -> dict[str, Any]:
     return to_attribute(adapter.dump_python(adapter.validate_python(value), mode="json"))
 
 
+def _terminal_placeholders(values: dict[str, Any]) -> str:
+    """Add the terminal training statuses to ``values``; their placeholders, for ``#status IN (...)``."""
+    placeholders = []
+    for position, final in enumerate(sorted(TRAINING_TERMINAL)):
+        values[f":t{position}"] = {"S": final.value}
+        placeholders.append(f":t{position}")
+    return ", ".join(placeholders)
+
+
 class TrainingRunsRepo(_Table):
     """Training runs (pk ``training_run_id``; GSI ``by_owner`` sorted by ``created_at``).
 
@@ -862,12 +896,9 @@ class TrainingRunsRepo(_Table):
             names[f"#f{position}"] = name
             values[f":f{position}"] = {"S": value} if name == "finished_at" else _training_value(name, value)
             assignments.append(f"#f{position} = :f{position}")
-        terminal = sorted(TRAINING_TERMINAL)
-        for position, final in enumerate(terminal):
-            values[f":t{position}"] = {"S": final.value}
-        held = ", ".join(f":t{position}" for position in range(len(terminal)))
+        held = _terminal_placeholders(values)
         moved = self._conditional_update(
-            training_run_id,
+            {"training_run_id": training_run_id},
             "SET " + ", ".join(assignments),
             f"attribute_exists(#status) AND #status <> :status AND NOT (#status IN ({held}))",
             names,
@@ -883,7 +914,7 @@ class TrainingRunsRepo(_Table):
         Kept whatever the status: a run cancelled while its job was being started still names that job.
         """
         return self._conditional_update(
-            training_run_id,
+            {"training_run_id": training_run_id},
             "SET #job = :job",
             "attribute_exists(training_run_id) AND (attribute_not_exists(#job) OR #job = :job)",
             {"#job": "job_id"},
@@ -893,7 +924,7 @@ class TrainingRunsRepo(_Table):
     def record_cost(self, training_run_id: str, cost: Mapping[str, float | str]) -> bool:
         """Set what the provider reports of the job's cost; ``False`` if the run is missing."""
         return self._conditional_update(
-            training_run_id,
+            {"training_run_id": training_run_id},
             "SET #cost = :cost",
             "attribute_exists(training_run_id)",
             {"#cost": "cost"},
@@ -902,41 +933,15 @@ class TrainingRunsRepo(_Table):
 
     def request_cancel(self, training_run_id: str, *, owner: str) -> bool:
         """Mark the run for cancelling; ``False`` unless ``owner`` owns it and it is not terminal yet."""
-        terminal = sorted(TRAINING_TERMINAL)
         values: dict[str, Any] = {":yes": {"BOOL": True}, ":owner": {"S": owner}}
-        for position, final in enumerate(terminal):
-            values[f":t{position}"] = {"S": final.value}
-        held = ", ".join(f":t{position}" for position in range(len(terminal)))
+        held = _terminal_placeholders(values)
         return self._conditional_update(
-            training_run_id,
+            {"training_run_id": training_run_id},
             "SET #cancel = :yes",
             f"#owner = :owner AND NOT (#status IN ({held}))",
             {"#cancel": "cancel_requested", "#owner": "owner", "#status": "status"},
             values,
         )
-
-    def _conditional_update(
-        self,
-        training_run_id: str,
-        expression: str,
-        condition: str,
-        names: Mapping[str, str],
-        values: Mapping[str, Any],
-    ) -> bool:
-        try:
-            self._client.update_item(
-                TableName=self.table_name,
-                Key={"training_run_id": {"S": training_run_id}},
-                UpdateExpression=expression,
-                ConditionExpression=condition,
-                ExpressionAttributeNames=dict(names),
-                ExpressionAttributeValues=dict(values),
-            )
-        except ClientError as error:
-            if _is_condition_failure(error):
-                return False
-            raise
-        return True
 
 
 class EvaluationsRepo(_Table):
@@ -983,50 +988,31 @@ class EvaluationsRepo(_Table):
         self, evaluation_id: str, *, tuned_run_id: str, base_run_id: str, held_out_count: int
     ) -> bool:
         """Name the evaluation's two runs and its case count; only while it is Running."""
-        try:
-            self._client.update_item(
-                TableName=self.table_name,
-                Key={"evaluation_id": {"S": evaluation_id}},
-                UpdateExpression="SET #tuned.#run = :tuned, #base.#run = :base, held_out_count = :count",
-                ConditionExpression="#status = :running",
-                # "base" is a DynamoDB reserved word: every name goes through a placeholder.
-                ExpressionAttributeNames={
-                    "#status": "status",
-                    "#tuned": "tuned",
-                    "#base": "base",
-                    "#run": "run_id",
-                },
-                ExpressionAttributeValues={
-                    ":tuned": {"S": tuned_run_id},
-                    ":base": {"S": base_run_id},
-                    ":count": {"N": str(held_out_count)},
-                    ":running": {"S": EvaluationStatus.RUNNING.value},
-                },
-            )
-        except ClientError as error:
-            if _is_condition_failure(error):
-                return False
-            raise
-        return True
+        return self._conditional_update(
+            {"evaluation_id": evaluation_id},
+            "SET #tuned.#run = :tuned, #base.#run = :base, held_out_count = :count",
+            "#status = :running",
+            # "base" is a DynamoDB reserved word: every name goes through a placeholder.
+            {"#status": "status", "#tuned": "tuned", "#base": "base", "#run": "run_id"},
+            {
+                ":tuned": {"S": tuned_run_id},
+                ":base": {"S": base_run_id},
+                ":count": {"N": str(held_out_count)},
+                ":running": {"S": EvaluationStatus.RUNNING.value},
+            },
+        )
 
     def fail(self, evaluation_id: str, *, reason: str, finished_at: str) -> bool:
         """``Running`` -> ``Failed`` with ``reason``; ``False`` unless it was still Running."""
-        try:
-            self._client.update_item(
-                TableName=self.table_name,
-                Key={"evaluation_id": {"S": evaluation_id}},
-                UpdateExpression="SET #status = :failed, failure_reason = :reason, finished_at = :finished",
-                ConditionExpression="#status = :running",
-                ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues={
-                    ":failed": {"S": EvaluationStatus.FAILED.value},
-                    ":running": {"S": EvaluationStatus.RUNNING.value},
-                    ":reason": {"S": clip_text(reason)},
-                    ":finished": {"S": finished_at},
-                },
-            )
-        except ClientError as error:
-            if _is_condition_failure(error):
-                return False
-            raise
-        return True
+        return self._conditional_update(
+            {"evaluation_id": evaluation_id},
+            "SET #status = :failed, failure_reason = :reason, finished_at = :finished",
+            "#status = :running",
+            {"#status": "status"},
+            {
+                ":failed": {"S": EvaluationStatus.FAILED.value},
+                ":running": {"S": EvaluationStatus.RUNNING.value},
+                ":reason": {"S": clip_text(reason)},
+                ":finished": {"S": finished_at},
+            },
+        )
