@@ -23,7 +23,7 @@ import msgspec
 from benchgen.environment import Environment
 from benchgen.errors import ScoringError
 from benchgen.finetune.augment import Settings, variants
-from benchgen.finetune.formats import FORMATS, render
+from benchgen.finetune.formats import FORMATS, pieces, sizes
 from benchgen.finetune.records import (
     VERDICTS_NAME,
     CaseRecord,
@@ -53,7 +53,8 @@ RUN_PREFIX = "examples-"
 
 class PartTally(msgspec.Struct, kw_only=True):
     """What a part holds: its runs, rows per source layer, cases used or skipped, and per format the
-    rows and bytes of its lines (so the artifact knows each data file's size before writing it)."""
+    rows and bytes of its lines (so the artifact knows each data file's size before writing it). Its
+    examples are parked as ``formats.pieces``."""
 
     runs: list[Run] = []
     layers: dict[str, int] = {}
@@ -118,9 +119,8 @@ def collect(
     spool = SortedSpool(part_dir, RUN_PREFIX)
     if finetune is not None:
         layers: Counter[str] = Counter()
-        rows = dict.fromkeys(FORMATS, 0)
-        sizes = dict.fromkeys(FORMATS, 0)
-        names = list(FORMATS)
+        examples = preferences = 0  # every example has a row in every format but preference
+        messages_bytes = preference_bytes = prompt_completion_bytes = rows_bytes = 0
         criterion = finetune.selection_criterion
         settings = Settings.resolve(finetune.augmentation, finetune.language)
         language = finetune.language
@@ -178,16 +178,28 @@ def collect(
                             variants(case_id, seed.input, seed.system, settings), start=1
                         )
                     ]
+                layers[source.value] += 1
+                if len(family) > 1:
+                    layers[Source.AUGMENTED.value] += len(family) - 1
+                examples += len(family)
                 for example in family:
-                    rendered = render(example, split)
-                    spool.add(position[split], example.example_id.encode("utf-8"), rendered)
-                    layers[example.source.value] += 1
-                    for name, rendered_line in zip(names, rendered, strict=True):
-                        rows[name] += bool(rendered_line)
-                        sizes[name] += len(rendered_line)
+                    fields = pieces(example)
+                    spool.add(position[split], example.example_id.encode("utf-8"), fields)
+                    messages, preference, prompt_completion, rows = sizes(fields, split)
+                    messages_bytes += messages
+                    preference_bytes += preference
+                    preferences += preference > 0
+                    prompt_completion_bytes += prompt_completion
+                    rows_bytes += rows
         tally.layers = dict(layers)
-        tally.rows = rows
-        tally.bytes = sizes
+        tally.rows = dict(zip(FORMATS, (examples, preferences, examples, examples), strict=True))
+        tally.bytes = dict(
+            zip(
+                FORMATS,
+                (messages_bytes, preference_bytes, prompt_completion_bytes, rows_bytes),
+                strict=True,
+            )
+        )
     tally.runs = spool.close()
     (part_dir / TALLY_NAME).write_bytes(msgspec.json.encode(tally))
     return tally
