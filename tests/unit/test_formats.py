@@ -15,7 +15,7 @@ from benchgen.finetune.formats import (
     PROMPT_COMPLETION,
     ROWS,
     FileStats,
-    format_line,
+    format_lines,
     pieces,
     sizes,
 )
@@ -42,7 +42,7 @@ def example(
 
 
 def line_of(name: str, row: Example, split: Split) -> bytes:
-    return format_line(FORMATS.index(name), pieces(row), split)
+    return b"".join(format_lines(FORMATS.index(name), [pieces(row)], split))
 
 
 def row_of(name: str, row: Example, split: Split) -> dict[str, object] | None:
@@ -167,7 +167,7 @@ def test_lines_are_the_bytes_the_stdlib_encoder_writes(
         row = row.model_copy(update={"source": Source.POOL, "verdict": None, "rejected": None})
     # when each format's line is put together from its pieces
     parts = pieces(row)
-    lines = [format_line(which, parts, split) for which in range(len(FORMATS))]
+    lines = [b"".join(format_lines(which, [parts], split)) for which in range(len(FORMATS))]
     # then each is exactly what json.dumps writes of the row (compact, UTF-8, one line), and its length
     # is known beforehand
     assert lines == [

@@ -31,7 +31,7 @@ from benchgen.finetune.formats import (
     PROMPT_COMPLETION,
     ROWS,
     FileStats,
-    format_line,
+    format_lines,
     pieces,
     sizes,
 )
@@ -378,7 +378,7 @@ def finish_artifact(
                 with archive.open(entry(path, tally.bytes[path]), "w") as sink:
                     for position, batch in order.records():
                         split = SPLITS[position]
-                        lines = [found for fields in batch if (found := format_line(which, fields, split))]
+                        lines = format_lines(which, batch, split)
                         chunk = b"".join(lines)
                         sink.write(chunk)
                         stats[path].add(chunk, split, len(lines))

@@ -92,7 +92,7 @@ def pieces(example: Renderable) -> list[bytes]:
     rest = {
         "case_id": example.case_id,
         "run_id": example.run_id,
-        "source": example.source.value,
+        "source": example.source,  # msgspec writes an enum as its value
         "variant": example.variant,
         "verdict": None
         if verdict is None
@@ -109,40 +109,57 @@ def pieces(example: Renderable) -> list[bytes]:
     ]
 
 
-def format_line(which: int, parts: Sequence[bytes], split: Split) -> bytes:
-    """The line of format number ``which`` (in ``FORMATS``) of an example's ``pieces``; b"" where that
-    format has no row for it. Compact JSON, one line, as ``json.dumps(row, ensure_ascii=False,
-    separators=(",", ":"))`` writes the row."""
-    example_id, text, target, system, rejected, rest = parts
+def format_lines(which: int, batch: Sequence[Sequence[bytes]], split: Split) -> list[bytes]:
+    """The lines of format number ``which`` (in ``FORMATS``) of a batch of examples' ``pieces``, leaving
+    out the examples that format has no row for. Compact JSON, one line each, as ``json.dumps(row,
+    ensure_ascii=False, separators=(",", ":"))`` writes the row."""
     if which == 0:  # {"messages": [system?, user, assistant]}: the system message only when there is one
-        head = _OPEN if system == _EMPTY else _OPEN + _SYSTEM[0] + system + _SYSTEM[1]
-        return head + _USER + text + _ASSISTANT + target + _CLOSE
+        return [
+            (_OPEN if system == _EMPTY else _OPEN + _SYSTEM[0] + system + _SYSTEM[1])
+            + _USER
+            + text
+            + _ASSISTANT
+            + target
+            + _CLOSE
+            for _, text, target, system, _, _ in batch
+        ]
     if which == 1:  # {"prompt", "chosen", "rejected"}: only where the model gave a wrong answer
-        if not rejected:
-            return b""
-        return _PREFERENCE[0] + text + _PREFERENCE[1] + target + _PREFERENCE[2] + rejected + _PREFERENCE[3]
+        return [
+            b"".join((_PREFERENCE[0], text, _PREFERENCE[1], target, _PREFERENCE[2], rejected, _PREFERENCE[3]))
+            for _, text, target, _, rejected, _ in batch
+            if rejected
+        ]
     if which == 2:  # {"prompt", "completion"}
-        return _PROMPT_COMPLETION[0] + text + _PROMPT_COMPLETION[1] + target + _PROMPT_COMPLETION[2]
+        return [
+            b"".join((_PROMPT_COMPLETION[0], text, _PROMPT_COMPLETION[1], target, _PROMPT_COMPLETION[2]))
+            for _, text, target, _, _, _ in batch
+        ]
     # {"id", "split", "prompt", "answer", "system", "rejected"?, then the rest: "case_id", "run_id",
     # "source", "variant", "verdict", "criteria"}
-    return b"".join(
-        (
-            _ROWS[0] + example_id + _ROWS[1] + split.value.encode() + _ROWS[2],
-            text,
-            _ROWS[3],
-            target,
-            _ROWS[4],
-            system,
-            _REJECTED + rejected if rejected else b"",
-            _ROWS[5],
-            rest,
-            _ROWS[6],
+    named = _ROWS[1] + split.value.encode() + _ROWS[2]
+    return [
+        b"".join(
+            (
+                _ROWS[0],
+                example_id,
+                named,
+                text,
+                _ROWS[3],
+                target,
+                _ROWS[4],
+                system,
+                _REJECTED + rejected if rejected else b"",
+                _ROWS[5],
+                rest,
+                _ROWS[6],
+            )
         )
-    )
+        for example_id, text, target, system, rejected, rest in batch
+    ]
 
 
 def sizes(parts: Sequence[bytes], split: Split) -> tuple[int, int, int, int]:
-    """The length of each format's ``format_line`` (0 where it has none), without building them."""
+    """The length of each format's line (0 where it has none), without building them."""
     example_id, text, target, system, rejected, rest = map(len, parts)
     messages = _MESSAGES_SIZE + text + target + (0 if parts[3] == _EMPTY else _SYSTEM_SIZE + system)
     preference = _PREFERENCE_SIZE + text + target + rejected if rejected else 0
