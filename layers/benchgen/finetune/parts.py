@@ -29,7 +29,9 @@ from benchgen.finetune.records import (
     CaseRecord,
     ExampleRecord,
     SummaryRecord,
+    decode_case,
     decode_verdict,
+    read_case_lines,
     read_cases,
 )
 from benchgen.finetune.seed import (
@@ -77,15 +79,17 @@ class CaseTexts:
     def __init__(self, path: Path | None, stack: ExitStack) -> None:
         self._path = path
         self._stack = stack
-        self._ahead: Iterator[tuple[str, CaseRecord]] | None = None if path is None else read_cases(path)
+        self._ahead: Iterator[tuple[str, bytes]] | None = None if path is None else read_case_lines(path)
         self._index: sqlite3.Connection | None = None
 
     def find(self, case_id: str) -> CaseText | None:
         if self._path is None:
             return None  # a custom scoring program may judge without cases.jsonl: the verdicts carry the text
         if self._index is None:
-            for found, record in self._ahead or ():
+            for found, line in self._ahead or ():
                 if found == case_id:
+                    record = decode_case(line)
+                    assert record is not None  # the line was read as an object with this id
                     return _text(record)
             self._index = self._build_index(self._path)
         row = self._index.execute(
