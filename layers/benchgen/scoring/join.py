@@ -1,40 +1,29 @@
-"""Stream reference cases and match them with their predictions.
+"""Stream reference cases and match them with predictions through an on-disk index.
 
-Both sides can hold a million records, so neither is ever held in memory. Ingest writes the prediction
-output in case order, one record a line: :func:`read_ingested` reads that layout line by line and
-:func:`merge_join` walks it beside the cases. Any other prediction output goes through an on-disk index
-(:class:`PredictionIndex`), a SQLite file in the caller's work directory.
+Both sides can hold a million records, so neither is ever held in memory: cases are read line by line and
+predictions go into a SQLite file in the caller's work directory (a prediction output that ingest wrote
+needs no index: see :mod:`benchgen.scoring.ingested`).
 
-Records were validated when they came in (a bundle's cases, a submission's predictions); a line that
-decodes straight into a record is taken as is, and any other goes through the pydantic model that says
-what is wrong with it.
+A case line that decodes straight into a :class:`Case` record is one the pydantic model accepts with the
+same values; any other line goes through the model, which says what is wrong with it.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-import zipfile
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
 
 import msgspec
 from pydantic import ValidationError
 
 from benchgen.cases import Case, CaseModel, Prediction, case_record, prediction_json
 from benchgen.errors import BundleError, too_deep
-from benchgen.submission import MAX_MEMBER_BYTES, MAX_RECORD_CHARS, describe_validation_error
+from benchgen.submission import describe_validation_error
 
 _BATCH = 1000
 _BOM = b"\xef\xbb\xbf"
-_UNREADABLE = (msgspec.DecodeError, UnicodeDecodeError)
-# predictions.json as ingest writes it (see benchgen.ingest): these lines around one record a line.
-INGESTED_MEMBER = "predictions.json"
-_HEAD = b'{"predictions": [\n'
-_END = b"],\n"
-_METADATA = b'"metadata": '
 
 Pairs = Iterator[tuple[Case, Prediction | None]]
 
@@ -71,88 +60,10 @@ def iter_cases(path: Path) -> Iterator[Case]:
                 continue
             try:
                 yield decode(line.removeprefix(_BOM) if number == 1 else line)
-            except (*_UNREADABLE, msgspec.ValidationError):
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
                 case = _case_of(line, number, label)
                 if case is not None:
                     yield case
-
-
-class NotIngested(Exception):
-    """The prediction output is not in ingest's layout, or not in case order: read it through the index."""
-
-
-class IngestedPredictions:
-    """The records of a ``predictions.json`` in ingest's layout; ``metadata`` is set once they are read.
-
-    Raises NotIngested, as soon as it sees it, at anything else: the caller starts again the general way.
-    """
-
-    def __init__(self, lines: IO[bytes]) -> None:
-        self.metadata: dict[str, Any] = {}
-        self._lines = lines
-
-    def __iter__(self) -> Iterator[Prediction]:
-        decode = msgspec.json.Decoder(Prediction).decode
-        readline = self._lines.readline
-        if readline(len(_HEAD)) != _HEAD:
-            raise NotIngested
-        line = readline(MAX_RECORD_CHARS)
-        more = line != _END
-        while more:
-            if line.endswith(b",\n"):
-                record = line[:-2]
-            elif line.endswith(b"\n"):
-                record, more = line[:-1], False
-            else:
-                raise NotIngested
-            try:
-                yield decode(record)
-            except (*_UNREADABLE, msgspec.ValidationError):
-                raise NotIngested from None
-            line = readline(MAX_RECORD_CHARS)
-            if not more and line != _END:
-                raise NotIngested
-        self.metadata = self._metadata(readline(MAX_RECORD_CHARS))
-
-    def _metadata(self, line: bytes) -> dict[str, Any]:
-        if not (line.startswith(_METADATA) and line.endswith(b"}\n")) or self._lines.read(1):
-            raise NotIngested
-        try:
-            metadata = json.loads(line[len(_METADATA) : -2])
-        except (ValueError, RecursionError):
-            raise NotIngested from None
-        if not isinstance(metadata, dict):
-            raise NotIngested
-        return metadata
-
-
-@contextmanager
-def read_ingested(prediction_output: Path) -> Iterator[IngestedPredictions]:
-    """Open a prediction output written by ingest; raises NotIngested when it is something else."""
-    if not zipfile.is_zipfile(prediction_output):
-        raise NotIngested
-    with zipfile.ZipFile(prediction_output) as archive:
-        infos = archive.infolist()
-        if [info.filename for info in infos] != [INGESTED_MEMBER] or infos[0].file_size > MAX_MEMBER_BYTES:
-            raise NotIngested
-        with archive.open(infos[0]) as lines:
-            yield IngestedPredictions(lines)
-
-
-def merge_join(
-    cases: Iterator[Case], predictions: Iterator[Prediction]
-) -> Iterator[tuple[Case, Prediction | None]]:
-    """Each case with its prediction, walking both in step: ingest writes the predictions in case order,
-    skipping the cases without one. A record left over means another order, and raises NotIngested."""
-    pending = next(predictions, None)
-    for case in cases:
-        if pending is not None and pending.id == case.id:
-            yield case, pending
-            pending = next(predictions, None)
-        else:
-            yield case, None
-    if pending is not None:
-        raise NotIngested
 
 
 class PredictionIndex:

@@ -30,15 +30,8 @@ from benchgen.report.detailed import TABLE_LIMIT, CaseLog, Summary, write_detail
 from benchgen.report.html import TableRow
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring import Aggregator, ScoringOptions, ScoringTemplate, build_template
-from benchgen.scoring.join import (
-    IngestedPredictions,
-    NotIngested,
-    Pairs,
-    PredictionIndex,
-    iter_cases,
-    merge_join,
-    read_ingested,
-)
+from benchgen.scoring.ingested import IngestedPredictions, NotIngested, merge_join, read_ingested
+from benchgen.scoring.join import Pairs, PredictionIndex, iter_cases
 from benchgen.scoring.results import (
     SCORES_NAME,
     VERDICTS_NAME,
