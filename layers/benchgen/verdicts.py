@@ -70,8 +70,12 @@ AnyVerdict = Verdict | VerdictRecord
 _EXPONENT_FROM = 1e16
 
 
-def verdict_json(record: VerdictRecord, encoder: msgspec.json.Encoder) -> bytes:
-    """The verdict line's JSON (no newline), byte for byte what ``Verdict.model_dump_json`` gives."""
+def append_verdict(record: VerdictRecord, encoder: msgspec.json.Encoder, buffer: bytearray) -> None:
+    """Append the verdict's line to ``buffer``: byte for byte what ``Verdict.model_dump_json`` gives, and
+    a newline."""
     if abs(record.score) >= _EXPONENT_FROM:
-        return Verdict.model_validate(msgspec.to_builtins(record)).model_dump_json().encode("utf-8")
-    return encoder.encode(record)
+        model = Verdict.model_validate(msgspec.to_builtins(record))
+        buffer += model.model_dump_json().encode("utf-8")
+    else:
+        encoder.encode_into(record, buffer, -1)
+    buffer += b"\n"

@@ -19,7 +19,7 @@ from benchgen.cases import Case, CaseModel, Prediction, PredictionModel, case_re
 from benchgen.errors import BundleError
 from benchgen.report.detailed import case_json
 from benchgen.scoring.join import iter_cases
-from benchgen.verdicts import CriterionMark, Verdict, VerdictRecord, verdict_json
+from benchgen.verdicts import CriterionMark, Verdict, VerdictRecord, append_verdict
 
 TEXT = st.text(max_size=40)  # every code point but surrogates: control characters, U+2028, emoji
 OPTIONAL_TEXT = st.none() | TEXT
@@ -53,7 +53,9 @@ def _verdicts(scores: st.SearchStrategy[float]) -> st.SearchStrategy[VerdictReco
 @given(_verdicts(SCORES | ANY_FLOAT))
 def test_a_verdict_line_is_what_the_model_writes(record: VerdictRecord) -> None:
     model = Verdict.model_validate(msgspec.to_builtins(record))
-    assert verdict_json(record, msgspec.json.Encoder()) == model.model_dump_json().encode("utf-8")
+    line = bytearray(b"previous line\n")
+    append_verdict(record, msgspec.json.Encoder(), line)
+    assert line == b"previous line\n" + model.model_dump_json().encode("utf-8") + b"\n"
 
 
 @settings(max_examples=300)

@@ -124,3 +124,20 @@ def test_a_prediction_output_out_of_case_order_scores_as_one_in_order(tmp_path: 
     whole = prediction_output.parent
     for output in OUTPUTS:
         assert (shuffled.parent / output).read_bytes() == (whole / output).read_bytes(), output
+
+
+def test_a_prediction_output_in_another_layout_scores_as_ingests(tmp_path: Path) -> None:
+    # given: the same records and metadata, written as one indented JSON document
+    env, prediction_output = _whole_run(tmp_path, "routing")
+    with zipfile.ZipFile(prediction_output) as archive:
+        document = json.loads(archive.read("predictions.json"))
+    other = tmp_path / "indented" / "prediction_output.zip"
+    other.parent.mkdir()
+    with zipfile.ZipFile(other, "w") as archive:
+        archive.writestr("predictions.json", json.dumps(document, indent=2))
+    # when
+    score(env, other, other.parent, workdir=tmp_path / "indented-work")
+    # then
+    whole = prediction_output.parent
+    for output in OUTPUTS:
+        assert (other.parent / output).read_bytes() == (whole / output).read_bytes(), output

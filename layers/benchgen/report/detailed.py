@@ -27,6 +27,7 @@ JSON_NAME = "detailed_results.json"
 HTML_NAME = "detailed_results.html"
 BREAKDOWN_FIELDS = ("difficulty", "domain", "route")
 TABLE_LIMIT = 1000
+_FLUSH = 1 << 18
 
 _DIFFICULTY_ORDER = {
     "trivial": 0,
@@ -168,17 +169,24 @@ class CaseLog:
         self.rows: list[TableRow] = []
         self._table_limit = table_limit
         self._out = path.open("wb")
+        self._pending = bytearray()
 
     def add(self, verdict: AnyVerdict) -> None:
         if self.count:
-            self._out.write(b",\n")
-        self._out.write(case_json(verdict))
+            self._pending += b",\n"
+        self._pending += case_json(verdict)
         self.count += 1
         if self.count <= self._table_limit:
             self.rows.append(TableRow.of(verdict))
+        if len(self._pending) >= _FLUSH:
+            self._out.write(self._pending)
+            self._pending.clear()
 
     def close(self) -> None:
-        self._out.close()
+        if not self._out.closed:
+            self._out.write(self._pending)
+            self._pending.clear()
+            self._out.close()
 
 
 def write_detailed(

@@ -28,10 +28,10 @@ from benchgen.submission import MAX_MEMBER_BYTES, MAX_RECORD_CHARS
 
 MEMBER = "predictions.json"
 _OPEN = b'{"predictions": ['
-_HEAD = _OPEN + b"\n"
-_END = b"],\n"
+_END = b"],"
 _METADATA = b'"metadata": '
-_FLUSH = 1 << 20
+_FLUSH = 1 << 18
+_CHUNK = 1 << 16
 
 
 def write_predictions_json(
@@ -63,7 +63,9 @@ def write_predictions_json(
             pending.clear()
             size = 0
     metadata = metadata_for(total, answered)
-    pending.append(b"\n" + _END + _METADATA + json.dumps(metadata, sort_keys=True).encode("utf-8") + b"}\n")
+    pending.append(
+        b"\n" + _END + b"\n" + _METADATA + json.dumps(metadata, sort_keys=True).encode("utf-8") + b"}\n"
+    )
     target.write(b"".join(pending))
     return total, answered, missing_ids, metadata
 
@@ -78,38 +80,49 @@ class IngestedPredictions:
     Raises NotIngested, as soon as it sees it, at anything else: the caller starts again the general way.
     """
 
-    def __init__(self, lines: IO[bytes]) -> None:
+    def __init__(self, stream: IO[bytes]) -> None:
         self.metadata: dict[str, Any] = {}
-        self._lines = lines
+        self._stream = stream
+
+    def _lines(self) -> Iterator[bytes]:
+        """The lines of the stream, without their newline; the last is what follows the last newline."""
+        rest = b""
+        while chunk := self._stream.read(_CHUNK):
+            lines = (rest + chunk).split(b"\n")
+            rest = lines.pop()
+            if len(rest) > MAX_RECORD_CHARS:
+                raise NotIngested
+            yield from lines
+        yield rest
 
     def __iter__(self) -> Iterator[Prediction]:
         decode = msgspec.json.Decoder(Prediction).decode
-        readline = self._lines.readline
-        if readline(len(_HEAD)) != _HEAD:
+        lines = self._lines()
+        if next(lines) != _OPEN:
             raise NotIngested
-        line = readline(MAX_RECORD_CHARS)
+        line = next(lines, b"")
         more = line != _END
         while more:
-            if line.endswith(b",\n"):
-                record = line[:-2]
-            elif line.endswith(b"\n"):
-                record, more = line[:-1], False
+            if line.endswith(b","):
+                record = line[:-1]
             else:
-                raise NotIngested
+                record, more = line, False
             try:
                 yield decode(record)
             except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
                 raise NotIngested from None
-            line = readline(MAX_RECORD_CHARS)
+            line = next(lines, b"")
             if not more and line != _END:
                 raise NotIngested
-        self.metadata = self._metadata(readline(MAX_RECORD_CHARS))
+        self.metadata = self._metadata(next(lines, b""))
+        if next(lines, None) != b"" or next(lines, None) is not None:
+            raise NotIngested
 
     def _metadata(self, line: bytes) -> dict[str, Any]:
-        if not (line.startswith(_METADATA) and line.endswith(b"}\n")) or self._lines.read(1):
+        if not (line.startswith(_METADATA) and line.endswith(b"}")):
             raise NotIngested
         try:
-            metadata = json.loads(line[len(_METADATA) : -2])
+            metadata = json.loads(line[len(_METADATA) : -1])
         except (ValueError, RecursionError):
             raise NotIngested from None
         if not isinstance(metadata, dict):
@@ -126,8 +139,8 @@ def read_ingested(prediction_output: Path) -> Iterator[IngestedPredictions]:
         infos = archive.infolist()
         if [info.filename for info in infos] != [MEMBER] or infos[0].file_size > MAX_MEMBER_BYTES:
             raise NotIngested
-        with archive.open(infos[0]) as lines:
-            yield IngestedPredictions(lines)
+        with archive.open(infos[0]) as stream:
+            yield IngestedPredictions(stream)
 
 
 def merge_join(

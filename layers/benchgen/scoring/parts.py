@@ -42,7 +42,7 @@ from benchgen.scoring.results import (
     write_scores,
 )
 from benchgen.submission import PredictionStream, open_predictions
-from benchgen.verdicts import verdict_json
+from benchgen.verdicts import append_verdict
 from benchgen.zipwrite import write_zip
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ PROGRESS_EVERY = 500
 CASES_NAME = "cases.part"
 TALLY_NAME = "tally.json"
 SCORING_OUTPUT = "scoring_output.zip"
+_FLUSH = 1 << 18
 
 
 def _indexed(cases: Iterator[Case], predictions: Iterator[Prediction], index: PredictionIndex) -> Pairs:
@@ -75,15 +76,20 @@ def _judge(
     log = CaseLog(part_dir / CASES_NAME, table_limit=TABLE_LIMIT)
     encoder = msgspec.json.Encoder()
     judge, add = template.judge, aggregator.add
+    lines = bytearray()
     try:
         with (part_dir / VERDICTS_NAME).open("wb") as verdicts:
             for case, prediction in pairs:
                 verdict = judge(case, prediction, criteria)
                 add(verdict, case, prediction)
-                verdicts.write(verdict_json(verdict, encoder) + b"\n")
+                append_verdict(verdict, encoder, lines)
                 log.add(verdict)
+                if len(lines) >= _FLUSH:
+                    verdicts.write(lines)
+                    lines.clear()
                 if progress is not None and aggregator.total % PROGRESS_EVERY == 0:
                     progress(aggregator.total)
+            verdicts.write(lines)
     finally:
         log.close()
     return aggregator, log.rows
