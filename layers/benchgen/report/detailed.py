@@ -7,22 +7,27 @@ the first ``table_limit`` table rows stay in memory, so memory does not grow wit
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from benchgen.bundle.spec import Column
 from benchgen.report.html import TableRow, render_html
-from benchgen.verdicts import Verdict
+from benchgen.verdicts import AnyVerdict
 
 JSON_NAME = "detailed_results.json"
 HTML_NAME = "detailed_results.html"
 BREAKDOWN_FIELDS = ("difficulty", "domain", "route")
+TABLE_LIMIT = 1000
+_FLUSH = 1 << 18
 
 _DIFFICULTY_ORDER = {
     "trivial": 0,
@@ -52,7 +57,7 @@ class Summary:
     answered: int = 0
     breakdowns: dict[str, dict[str, Bucket]] = field(default_factory=dict)
 
-    def add(self, verdict: Verdict) -> None:
+    def add(self, verdict: AnyVerdict) -> None:
         self.total += 1
         self.passed += verdict.passed
         self.answered += verdict.answered
@@ -63,6 +68,18 @@ class Summary:
             bucket = self.breakdowns.setdefault(name, {}).setdefault(str(value), Bucket())
             bucket.total += 1
             bucket.passed += verdict.passed
+
+    @classmethod
+    def of(
+        cls, *, total: int, passed: int, answered: int, groups: Mapping[str, Mapping[str, Sequence[int]]]
+    ) -> Summary:
+        """A summary of counts already made; ``groups``: breakdown field -> {value: (cases, passed)}."""
+        breakdowns = {
+            name: {value: Bucket(counts[0], counts[1]) for value, counts in values.items()}
+            for name, values in groups.items()
+            if values
+        }
+        return cls(total=total, passed=passed, answered=answered, breakdowns=breakdowns)
 
     def summary_dict(self) -> dict[str, int]:
         return {
@@ -107,18 +124,110 @@ def metric_tiles(metrics: dict[str, float], columns: list[Column]) -> list[dict[
     ]
 
 
-def case_record(verdict: Verdict) -> dict[str, Any]:
-    return {
-        "case_id": verdict.case_id,
-        "gold": verdict.gold,
-        "prediction": verdict.prediction,
-        "passed": verdict.passed,
-        "answered": verdict.answered,
-        "difficulty": verdict.difficulty,
-        "domain": verdict.domain,
-        "route": verdict.route,
-        "score": verdict.score,
-    }
+def _number(value: float) -> bytes:
+    """``value`` as json.dumps writes it (``1e-05``, not msgspec's ``0.00001``)."""
+    return (float.__repr__(value) if math.isfinite(value) else json.dumps(value)).encode("ascii")
+
+
+def case_json(verdict: AnyVerdict) -> bytes:
+    """The case's record in ``detailed_results.json``: its id, gold, prediction, passed, answered,
+    difficulty, domain, route and score, as ``json.dumps(record, ensure_ascii=False)`` writes them in UTF-8.
+
+    Made without a dict or the stdlib encoder: msgspec escapes strings exactly as json.dumps does when
+    it keeps non-ASCII as is."""
+    text = msgspec.json.encode
+    return b"".join(
+        (
+            b'{"case_id": ',
+            text(verdict.case_id),
+            b', "gold": ',
+            text(verdict.gold),
+            b', "prediction": ',
+            text(verdict.prediction),
+            b', "passed": true' if verdict.passed else b', "passed": false',
+            b', "answered": true' if verdict.answered else b', "answered": false',
+            b', "difficulty": ',
+            text(verdict.difficulty),
+            b', "domain": ',
+            text(verdict.domain),
+            b', "route": ',
+            text(verdict.route),
+            b', "score": ',
+            _number(verdict.score),
+            b"}",
+        )
+    )
+
+
+class CaseLog:
+    """Judged cases as they arrive: each case's record appended to ``path`` (records separated by
+    ``,\\n``, the body of the JSON's ``cases`` array), the first ``table_limit`` table rows kept."""
+
+    def __init__(self, path: Path, *, table_limit: int = TABLE_LIMIT) -> None:
+        self.path = path
+        self.count = 0
+        self.rows: list[TableRow] = []
+        self._table_limit = table_limit
+        self._out = path.open("wb")
+        self._pending = bytearray()
+
+    def add(self, verdict: AnyVerdict) -> None:
+        if self.count:
+            self._pending += b",\n"
+        self._pending += case_json(verdict)
+        self.count += 1
+        if self.count <= self._table_limit:
+            self.rows.append(TableRow.of(verdict))
+        if len(self._pending) >= _FLUSH:
+            self._out.write(self._pending)
+            self._pending.clear()
+
+    def close(self) -> None:
+        if not self._out.closed:
+            self._out.write(self._pending)
+            self._pending.clear()
+            self._out.close()
+
+
+def write_detailed(
+    out_dir: Path,
+    *,
+    title: str,
+    metrics: dict[str, float],
+    columns: list[Column],
+    summary: Summary,
+    logs: Sequence[Path],
+    rows: list[TableRow],
+) -> None:
+    """Put ``detailed_results.json`` (the cases of ``logs``, in order) and ``detailed_results.html``
+    (``rows``) in ``out_dir``, each replacing the old one only once it is complete."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tiles = metric_tiles(metrics, columns)
+    summary_dict = summary.summary_dict()
+    breakdowns = summary.breakdowns_dict()
+    head = {"title": title, "metrics": tiles, "summary": summary_dict, "breakdowns": breakdowns}
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".detailed-") as scratch:
+        json_part = Path(scratch) / JSON_NAME
+        with json_part.open("wb") as out:
+            # The head is a closed object; reopen it just before its last brace to append the cases array.
+            out.write(json.dumps(head, ensure_ascii=False, indent=1)[:-2].encode("utf-8"))
+            out.write(b',\n "cases": [')
+            written = False
+            for log in logs:
+                if log.stat().st_size == 0:
+                    continue
+                out.write(b",\n" if written else b"\n")
+                with log.open("rb") as cases:
+                    shutil.copyfileobj(cases, out, 1 << 20)
+                written = True
+            out.write(b"\n ]\n}\n")
+        html_part = Path(scratch) / HTML_NAME
+        html_part.write_text(
+            render_html(title=title, tiles=tiles, summary=summary_dict, breakdowns=breakdowns, rows=rows),
+            encoding="utf-8",
+        )
+        os.replace(json_part, out_dir / JSON_NAME)
+        os.replace(html_part, out_dir / HTML_NAME)
 
 
 class DetailedResults:
@@ -127,55 +236,32 @@ class DetailedResults:
     Lets the scorer feed verdicts as it judges them; the metrics are only known once every case is in.
     """
 
-    def __init__(self, out_dir: Path, *, table_limit: int = 1000) -> None:
+    def __init__(self, out_dir: Path, *, table_limit: int = TABLE_LIMIT) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
         self.out_dir = out_dir
         self.summary = Summary()
-        self._table_limit = table_limit
-        self._table: list[TableRow] = []
         self._scratch = tempfile.TemporaryDirectory(dir=out_dir, prefix=".detailed-")
-        self._cases_path = Path(self._scratch.name) / "cases.part"
-        self._cases = self._cases_path.open("w", encoding="utf-8")
+        self._log = CaseLog(Path(self._scratch.name) / "cases.part", table_limit=table_limit)
 
-    def add(self, verdict: Verdict) -> None:
-        self._cases.write(",\n" if self.summary.total else "\n")
-        self._cases.write(json.dumps(case_record(verdict), ensure_ascii=False))
+    def add(self, verdict: AnyVerdict) -> None:
+        self._log.add(verdict)
         self.summary.add(verdict)
-        if len(self._table) < self._table_limit:
-            self._table.append(TableRow.of(verdict))
 
     def write(self, *, title: str, metrics: dict[str, float], columns: list[Column]) -> None:
         """Put ``detailed_results.json`` and ``detailed_results.html`` in ``out_dir``."""
-        self._cases.close()
-        scratch = Path(self._scratch.name)
-        tiles = metric_tiles(metrics, columns)
-        summary = self.summary.summary_dict()
-        breakdowns = self.summary.breakdowns_dict()
-        head = {"title": title, "metrics": tiles, "summary": summary, "breakdowns": breakdowns}
-        json_part = scratch / JSON_NAME
-        with json_part.open("w", encoding="utf-8") as out:
-            # The head is a closed object; reopen it just before its last brace to append the cases array.
-            out.write(json.dumps(head, ensure_ascii=False, indent=1)[:-2])
-            out.write(',\n "cases": [')
-            with self._cases_path.open(encoding="utf-8") as cases:
-                shutil.copyfileobj(cases, out)
-            out.write("\n ]\n}\n")
-        html_part = scratch / HTML_NAME
-        html_part.write_text(
-            render_html(
-                title=title,
-                tiles=tiles,
-                summary=summary,
-                breakdowns=breakdowns,
-                rows=self._table,
-            ),
-            encoding="utf-8",
+        self._log.close()
+        write_detailed(
+            self.out_dir,
+            title=title,
+            metrics=metrics,
+            columns=columns,
+            summary=self.summary,
+            logs=[self._log.path],
+            rows=self._log.rows,
         )
-        os.replace(json_part, self.out_dir / JSON_NAME)
-        os.replace(html_part, self.out_dir / HTML_NAME)
 
     def close(self) -> None:
-        self._cases.close()
+        self._log.close()
         self._scratch.cleanup()
 
     def __enter__(self) -> DetailedResults:
@@ -186,13 +272,13 @@ class DetailedResults:
 
 
 def write_detailed_results(
-    verdicts: Iterable[Verdict],
+    verdicts: Iterable[AnyVerdict],
     *,
     title: str,
     metrics: dict[str, float],
     columns: list[Column],
     out_dir: Path,
-    table_limit: int = 1000,
+    table_limit: int = TABLE_LIMIT,
 ) -> None:
     """Write ``out_dir/detailed_results.json`` and ``out_dir/detailed_results.html`` from one pass."""
     with DetailedResults(out_dir, table_limit=table_limit) as detailed:
