@@ -156,13 +156,7 @@ def references(env: Environment) -> Iterator[Reference]:
     if path is None:
         return
     for case_id, record in read_cases(path):
-        solution = record.solution
-        yield (
-            case_id,
-            str(record.question or ""),
-            str(record.answer or ""),
-            solution if isinstance(solution, str) else None,
-        )
+        yield (case_id, *record.text())
 
 
 def cases_file(env: Environment) -> Path | None:

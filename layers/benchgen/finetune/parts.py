@@ -26,7 +26,6 @@ from benchgen.finetune.augment import Settings, variants
 from benchgen.finetune.formats import FORMATS, pieces, sizes
 from benchgen.finetune.records import (
     VERDICTS_NAME,
-    CaseRecord,
     ExampleRecord,
     SummaryRecord,
     decode_case,
@@ -66,21 +65,20 @@ class PartTally(msgspec.Struct, kw_only=True):
     bytes: dict[str, int] = {}
 
 
-def _text(record: CaseRecord) -> CaseText:
-    solution = record.solution
-    return CaseText(
-        str(record.question or ""), str(record.answer or ""), solution if isinstance(solution, str) else None
-    )
-
-
 class CaseTexts:
-    """The reference text of cases by id, found by walking ``cases.jsonl`` alongside the verdicts."""
+    """The reference text of cases by id, found by walking ``cases.jsonl`` alongside the verdicts.
 
-    def __init__(self, path: Path | None, stack: ExitStack) -> None:
+    Walking finds the first record of an id only where ids are unique, which registration checks for the
+    cases a built-in template scores (``unique``); other cases are looked up in the index from the start.
+    """
+
+    def __init__(self, path: Path | None, stack: ExitStack, *, unique: bool) -> None:
         self._path = path
         self._stack = stack
         self._ahead: Iterator[tuple[str, bytes]] | None = None if path is None else read_case_lines(path)
         self._index: sqlite3.Connection | None = None
+        if path is not None and not unique:
+            self._index = self._build_index(path)
 
     def find(self, case_id: str) -> CaseText | None:
         if self._path is None:
@@ -90,7 +88,7 @@ class CaseTexts:
                 if found == case_id:
                     record = decode_case(line)
                     assert record is not None  # the line was read as an object with this id
-                    return _text(record)
+                    return record.text()
             self._index = self._build_index(self._path)
         row = self._index.execute(
             "SELECT question, answer, solution FROM reference WHERE case_id = ?", (case_id,)
@@ -107,7 +105,7 @@ class CaseTexts:
         )
         db.executemany(
             "INSERT OR IGNORE INTO reference VALUES (?, ?, ?, ?)",
-            ((case_id, *_text(record)) for case_id, record in read_cases(path)),
+            ((case_id, *record.text()) for case_id, record in read_cases(path)),
         )
         db.commit()
         return db
@@ -134,7 +132,7 @@ def collect(
         position = {split: number for number, split in enumerate(SPLITS)}
         seen: set[str] = set()  # the first selected verdict of a case wins
         with ExitStack() as stack:
-            texts = CaseTexts(cases, stack)
+            texts = CaseTexts(cases, stack, unique=env.template is not None)
             for number, line in enumerate(lines, start=1):
                 if not line.strip():
                     continue

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from benchgen.errors import BundleError
-from benchgen.finetune.seed import Source
+from benchgen.finetune.seed import CaseText, Source
 from benchgen.verdicts import Verdict
 
 VERDICTS_NAME = "verdicts.jsonl"
@@ -53,6 +53,13 @@ class CaseRecord(msgspec.Struct):
     question: Any = None
     answer: Any = None
     solution: Any = None
+
+    def text(self) -> CaseText:
+        """Its question and answer as text (absent: empty), and its worked solution when it is text."""
+        solution = self.solution
+        return CaseText(
+            str(self.question or ""), str(self.answer or ""), solution if isinstance(solution, str) else None
+        )
 
 
 class CaseId(msgspec.Struct):
