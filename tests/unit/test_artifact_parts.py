@@ -179,3 +179,14 @@ def test_a_custom_program_s_repeated_case_id_takes_its_first_record(tmp_path: Pa
     with zipfile.ZipFile(report.path) as archive:
         rows = [json.loads(line) for line in archive.read("data/rows.jsonl").splitlines()]
     assert {row["case_id"]: row["prompt"] for row in rows} == {"a": "The first a?", "b": "The b?"}
+
+
+def test_a_folder_that_is_not_a_collected_part_is_refused(scored: Scored, tmp_path: Path) -> None:
+    # given a folder that no collect_part wrote (a part that failed to download, say)
+    (tmp_path / "empty").mkdir()
+    # when it is finished
+    with pytest.raises(ScoringError) as raised:
+        finish_artifact(scored.env, [tmp_path / "empty"], tmp_path / "out", run=scored.run)
+    # then the error says what is missing and what to do
+    assert "is not the tally of a collected artifact part" in str(raised.value)
+    assert "collect the part again" in str(raised.value)
