@@ -16,34 +16,9 @@ import msgspec
 
 from benchgen.errors import BundleError
 from benchgen.finetune.seed import CaseText, Source
-from benchgen.verdicts import Verdict
+from benchgen.verdicts import Verdict, VerdictRecord
 
 VERDICTS_NAME = "verdicts.jsonl"
-
-
-class CriterionRecord(msgspec.Struct, frozen=True):
-    id: str
-    passed: bool
-
-
-class VerdictRecord(msgspec.Struct, kw_only=True):
-    """A ``verdicts.jsonl`` line: the fields and types of :class:`benchgen.verdicts.Verdict`."""
-
-    case_id: str
-    question: str = ""
-    gold: str
-    prediction: str | None
-    raw_prediction: str = ""
-    passed: bool
-    answered: bool
-    near_miss: bool = False
-    score: float = 0.0
-    criteria: list[CriterionRecord] = []
-    difficulty: str | None = None
-    domain: str | None = None
-    route: str | None = None
-    solution: str | None = None
-    detail: str = ""
 
 
 class CaseRecord(msgspec.Struct):

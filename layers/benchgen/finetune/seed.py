@@ -85,7 +85,7 @@ class Example(BaseModel):
 
 
 class Judged(Protocol):
-    """What the artifact reads of a verdict: the pydantic model or the lean ``records.VerdictRecord``."""
+    """What the artifact reads of a verdict: the pydantic model or the lean ``verdicts.VerdictRecord``."""
 
     @property
     def passed(self) -> bool: ...
