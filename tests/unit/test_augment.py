@@ -165,7 +165,8 @@ def reference_variants(case_id: str, text: str, system: str, chosen: Settings) -
     systems = tuple(dict.fromkeys((system, *chosen.system_prompts)))
     seen, found = {(text, system)}, []
     for index in range(1, chosen.variants_per_seed * 8 + 1):
-        digest = hashlib.sha256(f"{case_id}\x1f{index}".encode()).digest()
+        key = f"{case_id}\x1f{index}" if chosen.seed == 0 else f"{case_id}\x1f{index}\x1f{chosen.seed}"
+        digest = hashlib.sha256(key.encode()).digest()
         pairs = tuple(p for bit, p in enumerate(chosen.connectors) if digest[bit // 8] >> (bit % 8) & 1)
         candidate = swap_connectors(text, pairs)
         if instructions:
@@ -192,11 +193,14 @@ TANGLED = Settings.resolve(
 )
 
 
+SEEDED = Settings.resolve(Augmentation(factor=4), "en", seed=7)  # a preparation's own choice of variants
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     question=questions,
     case_id=st.text(min_size=1, max_size=12),
-    chosen=st.sampled_from([EN, TR, RISKY, TANGLED]),
+    chosen=st.sampled_from([EN, TR, RISKY, TANGLED, SEEDED]),
 )
 def test_variants_are_the_rule_s_candidates_exactly(question: str, case_id: str, chosen: Settings) -> None:
     # given any question and settings, careless ones included

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -163,10 +164,19 @@ def swap_connectors(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
     return pattern.sub(replace, text)
 
 
-def _choice_bytes(case_id: str, candidate: int, seed: int) -> bytes:
-    # Seed 0 hashes exactly what it always did, so the run artifact keeps its variants.
-    key = f"{case_id}\x1f{candidate}" if seed == 0 else f"{case_id}\x1f{candidate}\x1f{seed}"
-    return hashlib.sha256(key.encode()).digest()
+def _choices(case_id: str, seed: int) -> Callable[[int], bytes]:
+    """The digest that decides candidate ``n`` of a case: ``sha256(case id, n)``, with the settings' seed
+    mixed in when it is not 0. Seed 0 hashes exactly what it always did, so the run artifact keeps its
+    variants; the case id is hashed once, and each candidate continues from there."""
+    head = hashlib.sha256(f"{case_id}\x1f".encode())
+    tail = b"" if seed == 0 else f"\x1f{seed}".encode()
+
+    def digest(candidate: int) -> bytes:
+        hashed = head.copy()
+        hashed.update(b"%d%s" % (candidate, tail))
+        return hashed.digest()
+
+    return digest
 
 
 def _pick(options: tuple[str, ...], key: bytes) -> str:
@@ -216,8 +226,9 @@ def variants(case_id: str, text: str, system: str, settings: Settings) -> list[t
     reworded_by: dict[tuple[tuple[str, str], ...], tuple[str, list[str]]] = {(): (text, numbers)}
     seen = {(text, system)}
     found: list[tuple[str, str]] = []
+    choices = _choices(case_id, settings.seed)
     for index in range(1, wanted * ATTEMPTS_PER_VARIANT + 1):
-        digest = _choice_bytes(case_id, index, settings.seed)
+        digest = choices(index)
         chosen = tuple(pair for bit, pair in held if digest[bit // 8] >> (bit % 8) & 1)
         if chosen not in reworded_by:
             reworded = swap_connectors(text, chosen)
