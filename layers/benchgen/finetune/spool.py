@@ -81,28 +81,35 @@ class SortedSpool:
         self._bytes = 0
 
 
-def _stretches(merged: Iterator[tuple[bytes, int]], on_tie: Tie | None) -> tuple[array[int], array[int]]:
-    tags, lengths = array("H"), array("I")
+Stretches = tuple["array[int]", "array[int]", "array[int]"]  # run, records, bytes of each stretch
+
+
+def _stretches(merged: Iterator[tuple[bytes, int, int]], on_tie: Tie | None) -> Stretches:
+    """Consecutive records of one run, at most ``BATCH_RECORDS`` a stretch, so one read fetches each."""
+    tags, lengths, sizes = array("H"), array("I"), array("Q")
     previous_key, previous_tag = None, -1
-    for key, tag in merged:
-        if tag == previous_tag:
+    for key, tag, size in merged:
+        if tag == previous_tag and lengths[-1] < BATCH_RECORDS:
             lengths[-1] += 1
+            sizes[-1] += size
         else:
-            if key == previous_key and on_tie is not None:
+            if key == previous_key and tag != previous_tag and on_tie is not None:
                 on_tie(key, previous_tag, tag)
             tags.append(tag)
             lengths.append(1)
+            sizes.append(size)
         previous_key, previous_tag = key, tag
-    return tags, lengths
+    return tags, lengths, sizes
 
 
-def _keys(source: BinaryIO, count: int, tag: int) -> Iterator[tuple[bytes, int]]:
+def _keys(source: BinaryIO, count: int, tag: int) -> Iterator[tuple[bytes, int, int]]:
+    """Each record's key, with its run and its size on disk."""
     read, seek, unpack = source.read, source.seek, HEADER.unpack
     for _ in range(count):
         key_size, size = unpack(read(HEADER.size))
         key = read(key_size)
         seek(size, 1)
-        yield key, tag
+        yield key, tag, HEADER.size + key_size + size
 
 
 Tie = Callable[[bytes, int, int], None]
@@ -116,7 +123,7 @@ class MergeOrder:
 
     def __init__(self, runs: Sequence[tuple[Path, Run]], *, on_tie: Tie | None = None) -> None:
         self.runs = runs
-        self.stretches: list[tuple[array[int], array[int]]] = []
+        self.stretches: list[Stretches] = []
         handles = [path.open("rb") for path, _ in runs]
         try:
             for position in range(len(SPLITS)):
@@ -132,18 +139,21 @@ class MergeOrder:
     def records(self) -> Iterator[tuple[int, list[list[bytes]]]]:
         """The fields of every record in merged order, in batches, with the split position of each batch."""
         handles = [path.open("rb") for path, _ in self.runs]
+        unpack = HEADER.unpack_from
         try:
-            for position, (tags, lengths) in enumerate(self.stretches):
+            for position, (tags, lengths, sizes) in enumerate(self.stretches):
                 batch: list[list[bytes]] = []
-                for tag, length in zip(tags, lengths, strict=True):
-                    read, unpack = handles[tag].read, HEADER.unpack
+                for tag, length, size in zip(tags, lengths, sizes, strict=True):
+                    stretch = memoryview(handles[tag].read(size))
+                    start = 0
                     for _ in range(length):
-                        key_size, size = unpack(read(HEADER.size))
-                        read(key_size)
-                        batch.append(_UNPACK(read(size)))
-                        if len(batch) == BATCH_RECORDS:
-                            yield position, batch
-                            batch = []
+                        key_size, fields = unpack(stretch, start)
+                        start += HEADER.size + key_size
+                        batch.append(_UNPACK(stretch[start : start + fields]))
+                        start += fields
+                    if len(batch) >= BATCH_RECORDS:
+                        yield position, batch
+                        batch = []
                 if batch:
                     yield position, batch
         finally:
