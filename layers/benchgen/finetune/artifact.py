@@ -4,6 +4,9 @@ Layers: seeds (the cases the model got wrong, plus passed or near-miss cases und
 criteria), deterministic augmentations of the wrong ones, and optionally a slice of the bundle's pool.
 The zip holds ``manifest.json``, ``README.md`` and the rows in four formats under ``data/``. Nothing in it
 depends on the wall clock or on the order verdicts arrive in, so the same inputs give the same bytes.
+
+It is built from parts (``parts.collect``): a whole run is one part, a run scored in shards one per shard,
+and ``finish_artifact`` merges them into the same bytes either way.
 """
 
 from __future__ import annotations

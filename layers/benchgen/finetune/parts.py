@@ -4,9 +4,10 @@ A whole run is one part; a run scored in shards has one part per shard, and ``ar
 merges them. A part folder holds only flat files: ``part.json`` (its tally and run files) and the run
 files of ``spool`` (each split sorted by example id, ties in the order the examples were made).
 
-The per-case loop carries msgspec records, not pydantic models, renders each example's four lines once,
-and joins verdicts to ``cases.jsonl`` by walking both in order (a run's verdicts follow its cases); only
-verdicts out of that order fall back to an on-disk index of the cases.
+The per-case loop carries msgspec records, not pydantic models, encodes each example's texts once (its
+``formats.pieces``), and joins verdicts to ``cases.jsonl`` by walking both in order (a run's verdicts
+follow its cases); verdicts out of that order, and cases whose ids may repeat, use an on-disk index.
+Memory holds the spool's budget and the ids of the selected cases (the first verdict of a case wins).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ run), so the runs of one build, or of several builds taken in order, come out as
 sorted at once. Key order is byte order, which is also SQLite's and code point order.
 
 A run file is a sequence of records: two little-endian uint32 (the key's length, the fields' length), the
-key, then the fields as a msgpack array, so reading a record back is one call.
+key, then the fields as a msgpack array, so decoding a record is one call.
 """
 
 from __future__ import annotations
