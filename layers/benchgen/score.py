@@ -8,22 +8,19 @@ in the number of cases.
 
 from __future__ import annotations
 
-import json
 import shlex
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 
-from benchgen.bundle.spec import Column, CompetitionSpec
-from benchgen.errors import ScoringError, SubmissionError
+from benchgen.errors import ScoringError
 from benchgen.ingest import ingestion_job, stage
 from benchgen.phases import (
     TASK_BREAKDOWN,
     combine_zips,
-    compute_column,
     merge_task_metrics,
     split_zip,
     task_folder,
@@ -41,79 +38,26 @@ from benchgen.programs import (
 from benchgen.report.detailed import HTML_NAME, DetailedResults
 from benchgen.sandbox.job import ProgramJob, Sandbox
 from benchgen.sandbox.local import LocalSandbox
-from benchgen.scoring import Aggregator, ScoringOptions, build_template
-from benchgen.scoring.join import PredictionIndex, iter_cases
-from benchgen.submission import open_predictions
+from benchgen.scoring import Aggregator
+from benchgen.scoring.parts import Progress, finish_scores, score_part
+from benchgen.scoring.results import (
+    SCORES_NAME,
+    VERDICTS_NAME,
+    ScoreReport,
+    match_columns,
+    ordered_scores,
+    write_scores,
+)
 from benchgen.verdicts import Verdict
-from benchgen.zipwrite import write_zip, zip_folder
+from benchgen.zipwrite import zip_folder
 
 if TYPE_CHECKING:
     from benchgen.environment import Environment
 
-Progress = Callable[[int], None]
-PROGRESS_EVERY = 500
-VERDICTS_NAME = "verdicts.jsonl"
-SCORES_NAME = "scores.json"
+# ScoreReport is what scoring answers with, so it is named where callers import score from.
+__all__ = ["ScoreReport", "read_verdicts", "score", "score_with_program", "score_with_template"]
+
 SCORING_LOG = "logs/scoring.log"  # kept beside the outputs so a failed run still shows why
-
-
-class ScoreReport(BaseModel):
-    scores: dict[str, float]
-    metrics: dict[str, float]  # leaderboard columns only, in column order
-    other_metrics: dict[str, float]
-    overall_score: float | None
-    total: int = 0
-    passed: int = 0
-    answered: int = 0
-    breakdowns: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
-    logs: dict[str, str] = Field(default_factory=dict)  # stdout / stderr of a scoring program
-    has_verdicts: bool = False
-
-
-def _computed(column: Column, by_index: dict[int, float]) -> float | None:
-    values = [by_index[index] for index in column.computation_indexes if index in by_index]
-    if len(values) != len(column.computation_indexes):
-        return None
-    return compute_column(column, values)
-
-
-def match_columns(
-    spec: CompetitionSpec, scores: dict[str, float]
-) -> tuple[dict[str, float], dict[str, float]]:
-    """(values per leaderboard column, in column order; the other scores).
-
-    A computed column is filled from the columns of its ``computation_indexes``, as Codabench's leaderboard
-    does, whatever the scores hold under its key. A column left without a value is absent: it stays empty.
-    """
-    columns = spec.columns
-    by_index = {
-        column.index: scores[column.key]
-        for column in columns
-        if column.computation is None and column.key in scores
-    }
-    metrics: dict[str, float] = {}
-    for column in columns:
-        value = scores.get(column.key) if column.computation is None else _computed(column, by_index)
-        if value is not None:
-            metrics[column.key] = value
-    keys = {column.key for column in columns}
-    other = {key: value for key, value in sorted(scores.items()) if key not in keys}
-    return metrics, other
-
-
-def _require_columns(spec: CompetitionSpec, metrics: dict[str, float], scores: dict[str, float]) -> None:
-    """A column the built-in template leaves empty would be empty on every run: its key is wrong."""
-    missing = [column.key for column in spec.columns if column.key not in metrics]
-    if missing:
-        reported = ", ".join(sorted(scores)) or "nothing"
-        raise ScoringError(
-            f"scores.json has no value for the leaderboard column(s) {', '.join(missing)} "
-            f"(it reported: {reported}); make the column keys match the scores"
-        )
-
-
-def _ordered_scores(metrics: dict[str, float], other: dict[str, float]) -> dict[str, float]:
-    return {**metrics, **other}
 
 
 def read_verdicts(path: Path) -> Iterator[Verdict]:
@@ -130,10 +74,6 @@ def read_verdicts(path: Path) -> Iterator[Verdict]:
                 raise ScoringError(f"{path.name} line {number}: {where}: {problem['msg']}") from error
 
 
-def _write_scores(path: Path, scores: dict[str, float]) -> None:
-    path.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
-
-
 def score_with_template(
     env: Environment,
     prediction_output: Path,
@@ -143,56 +83,12 @@ def score_with_template(
     progress: Progress | None = None,
     sandbox: Sandbox | None = None,
 ) -> ScoreReport:
-    """Judge every case with the environment's built-in template."""
-    spec = env.spec
-    assert env.template is not None
-    verdicts_path = workdir / VERDICTS_NAME
-    # Each verdict goes to verdicts.jsonl and to the detailed results as it is made: one pass over the cases.
-    with PredictionIndex(workdir / "score-index.sqlite") as index, DetailedResults(out_dir) as detailed:
-        try:
-            with open_predictions(prediction_output) as stream:
-                index.add_predictions(stream)
-                metadata = stream.metadata
-        except SubmissionError as error:
-            raise ScoringError(f"the prediction output cannot be read: {error}") from error
-        options = ScoringOptions(
-            metadata=metadata, time_limit=env.time_limit, workdir=workdir, sandbox=sandbox
-        )
-        template = build_template(env.template, options)
-        aggregator = template.new_aggregator()
-        with verdicts_path.open("w", encoding="utf-8") as verdicts:
-            for case in iter_cases(env.cases_path):
-                prediction = index.get(case.id)
-                verdict = template.judge(case, prediction, spec.criteria)
-                aggregator.add(verdict, case, prediction)
-                verdicts.write(verdict.model_dump_json() + "\n")
-                detailed.add(verdict)
-                if progress is not None and aggregator.total % PROGRESS_EVERY == 0:
-                    progress(aggregator.total)
-        if progress is not None:
-            progress(aggregator.total)
-        if aggregator.total == 0:
-            raise ScoringError("the reference data holds no cases; add cases to cases.jsonl")
-        template_scores = aggregator.scores()
-        metrics, other = match_columns(spec, template_scores)
-        _require_columns(spec, metrics, template_scores)
-        scores = _ordered_scores(metrics, other)
-        _write_scores(out_dir / SCORES_NAME, scores)
-        write_zip(
-            out_dir / "scoring_output.zip", {VERDICTS_NAME: verdicts_path, SCORES_NAME: out_dir / SCORES_NAME}
-        )
-        detailed.write(title=spec.title, metrics=scores, columns=spec.columns)
-    return ScoreReport(
-        scores=scores,
-        metrics=metrics,
-        other_metrics=other,
-        overall_score=metrics.get(spec.primary_column.key),
-        total=aggregator.total,
-        passed=aggregator.passed,
-        answered=aggregator.answered,
-        breakdowns=aggregator.breakdowns(),
-        has_verdicts=True,
+    """Judge every case with the environment's built-in template: the whole run as one part."""
+    part = workdir / "part"
+    score_part(
+        env, env.cases_path, prediction_output, part, workdir=workdir, sandbox=sandbox, progress=progress
     )
+    return finish_scores(env, [part], out_dir)
 
 
 def _program_html(output: Path) -> Path | None:
@@ -291,8 +187,8 @@ def score_with_program(
         raise ScoringError(f"the scoring program exited with code {result.returncode}:\n{stderr}")
     written = [column.key for column in spec.columns if column.computation is None]
     metrics, other = match_columns(spec, read_scores(layout.output, written))
-    scores = _ordered_scores(metrics, other)
-    _write_scores(out_dir / SCORES_NAME, scores)
+    scores = ordered_scores(metrics, other)
+    write_scores(out_dir / SCORES_NAME, scores)
     verdicts_path = layout.output / VERDICTS_NAME
     has_verdicts = verdicts_path.is_file()
     counter = Aggregator()
@@ -392,7 +288,7 @@ def _score_tasks(
         (out_dir / SCORING_LOG).write_text("\n".join(logs), encoding="utf-8")
     metrics = merge_task_metrics(spec, [report.metrics for report in reports.values()])
     computed = {column.key for column in spec.columns if column.computation is not None}
-    _write_scores(out_dir / SCORES_NAME, metrics)
+    write_scores(out_dir / SCORES_NAME, metrics)
     with DetailedResults(out_dir) as detailed:
         detailed.write(title=spec.title, metrics=metrics, columns=spec.columns)
     return ScoreReport(

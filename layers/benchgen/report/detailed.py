@@ -11,7 +11,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from benchgen.verdicts import Verdict
 JSON_NAME = "detailed_results.json"
 HTML_NAME = "detailed_results.html"
 BREAKDOWN_FIELDS = ("difficulty", "domain", "route")
+TABLE_LIMIT = 1000
 
 _DIFFICULTY_ORDER = {
     "trivial": 0,
@@ -63,6 +64,18 @@ class Summary:
             bucket = self.breakdowns.setdefault(name, {}).setdefault(str(value), Bucket())
             bucket.total += 1
             bucket.passed += verdict.passed
+
+    @classmethod
+    def of(
+        cls, *, total: int, passed: int, answered: int, groups: Mapping[str, Mapping[str, Sequence[int]]]
+    ) -> Summary:
+        """A summary of counts already made; ``groups``: breakdown field -> {value: (cases, passed)}."""
+        breakdowns = {
+            name: {value: Bucket(counts[0], counts[1]) for value, counts in values.items()}
+            for name, values in groups.items()
+            if values
+        }
+        return cls(total=total, passed=passed, answered=answered, breakdowns=breakdowns)
 
     def summary_dict(self) -> dict[str, int]:
         return {
@@ -121,61 +134,103 @@ def case_record(verdict: Verdict) -> dict[str, Any]:
     }
 
 
+class CaseLog:
+    """Judged cases as they arrive: each case's record appended to ``path`` (records separated by
+    ``,\\n``, the body of the JSON's ``cases`` array), the first ``table_limit`` table rows kept."""
+
+    def __init__(self, path: Path, *, table_limit: int = TABLE_LIMIT) -> None:
+        self.path = path
+        self.count = 0
+        self.rows: list[TableRow] = []
+        self._table_limit = table_limit
+        self._out = path.open("w", encoding="utf-8")
+
+    def add(self, verdict: Verdict) -> None:
+        if self.count:
+            self._out.write(",\n")
+        self._out.write(json.dumps(case_record(verdict), ensure_ascii=False))
+        self.count += 1
+        if len(self.rows) < self._table_limit:
+            self.rows.append(TableRow.of(verdict))
+
+    def close(self) -> None:
+        self._out.close()
+
+
+def write_detailed(
+    out_dir: Path,
+    *,
+    title: str,
+    metrics: dict[str, float],
+    columns: list[Column],
+    summary: Summary,
+    logs: Sequence[Path],
+    rows: list[TableRow],
+) -> None:
+    """Put ``detailed_results.json`` (the cases of ``logs``, in order) and ``detailed_results.html``
+    (``rows``) in ``out_dir``, each replacing the old one only once it is complete."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tiles = metric_tiles(metrics, columns)
+    summary_dict = summary.summary_dict()
+    breakdowns = summary.breakdowns_dict()
+    head = {"title": title, "metrics": tiles, "summary": summary_dict, "breakdowns": breakdowns}
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".detailed-") as scratch:
+        json_part = Path(scratch) / JSON_NAME
+        with json_part.open("w", encoding="utf-8") as out:
+            # The head is a closed object; reopen it just before its last brace to append the cases array.
+            out.write(json.dumps(head, ensure_ascii=False, indent=1)[:-2])
+            out.write(',\n "cases": [')
+            written = False
+            for log in logs:
+                with log.open(encoding="utf-8") as cases:
+                    if not cases.read(1):
+                        continue
+                    cases.seek(0)
+                    out.write(",\n" if written else "\n")
+                    shutil.copyfileobj(cases, out)
+                    written = True
+            out.write("\n ]\n}\n")
+        html_part = Path(scratch) / HTML_NAME
+        html_part.write_text(
+            render_html(title=title, tiles=tiles, summary=summary_dict, breakdowns=breakdowns, rows=rows),
+            encoding="utf-8",
+        )
+        os.replace(json_part, out_dir / JSON_NAME)
+        os.replace(html_part, out_dir / HTML_NAME)
+
+
 class DetailedResults:
     """Judged cases taken one at a time, then written with the run's metrics by :meth:`write`.
 
     Lets the scorer feed verdicts as it judges them; the metrics are only known once every case is in.
     """
 
-    def __init__(self, out_dir: Path, *, table_limit: int = 1000) -> None:
+    def __init__(self, out_dir: Path, *, table_limit: int = TABLE_LIMIT) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
         self.out_dir = out_dir
         self.summary = Summary()
-        self._table_limit = table_limit
-        self._table: list[TableRow] = []
         self._scratch = tempfile.TemporaryDirectory(dir=out_dir, prefix=".detailed-")
-        self._cases_path = Path(self._scratch.name) / "cases.part"
-        self._cases = self._cases_path.open("w", encoding="utf-8")
+        self._log = CaseLog(Path(self._scratch.name) / "cases.part", table_limit=table_limit)
 
     def add(self, verdict: Verdict) -> None:
-        self._cases.write(",\n" if self.summary.total else "\n")
-        self._cases.write(json.dumps(case_record(verdict), ensure_ascii=False))
+        self._log.add(verdict)
         self.summary.add(verdict)
-        if len(self._table) < self._table_limit:
-            self._table.append(TableRow.of(verdict))
 
     def write(self, *, title: str, metrics: dict[str, float], columns: list[Column]) -> None:
         """Put ``detailed_results.json`` and ``detailed_results.html`` in ``out_dir``."""
-        self._cases.close()
-        scratch = Path(self._scratch.name)
-        tiles = metric_tiles(metrics, columns)
-        summary = self.summary.summary_dict()
-        breakdowns = self.summary.breakdowns_dict()
-        head = {"title": title, "metrics": tiles, "summary": summary, "breakdowns": breakdowns}
-        json_part = scratch / JSON_NAME
-        with json_part.open("w", encoding="utf-8") as out:
-            # The head is a closed object; reopen it just before its last brace to append the cases array.
-            out.write(json.dumps(head, ensure_ascii=False, indent=1)[:-2])
-            out.write(',\n "cases": [')
-            with self._cases_path.open(encoding="utf-8") as cases:
-                shutil.copyfileobj(cases, out)
-            out.write("\n ]\n}\n")
-        html_part = scratch / HTML_NAME
-        html_part.write_text(
-            render_html(
-                title=title,
-                tiles=tiles,
-                summary=summary,
-                breakdowns=breakdowns,
-                rows=self._table,
-            ),
-            encoding="utf-8",
+        self._log.close()
+        write_detailed(
+            self.out_dir,
+            title=title,
+            metrics=metrics,
+            columns=columns,
+            summary=self.summary,
+            logs=[self._log.path],
+            rows=self._log.rows,
         )
-        os.replace(json_part, self.out_dir / JSON_NAME)
-        os.replace(html_part, self.out_dir / HTML_NAME)
 
     def close(self) -> None:
-        self._cases.close()
+        self._log.close()
         self._scratch.cleanup()
 
     def __enter__(self) -> DetailedResults:
@@ -192,7 +247,7 @@ def write_detailed_results(
     metrics: dict[str, float],
     columns: list[Column],
     out_dir: Path,
-    table_limit: int = 1000,
+    table_limit: int = TABLE_LIMIT,
 ) -> None:
     """Write ``out_dir/detailed_results.json`` and ``out_dir/detailed_results.html`` from one pass."""
     with DetailedResults(out_dir, table_limit=table_limit) as detailed:

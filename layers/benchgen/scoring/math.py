@@ -93,9 +93,13 @@ def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterio
 
 
 class MathAggregator(Aggregator):
-    def __init__(self, metadata: Mapping[str, Any]) -> None:
+    def __init__(self, metadata: Mapping[str, Any] | None = None) -> None:
         super().__init__()
         self.exact = 0
+        self.duration = 0.0
+        self.set_metadata(metadata or {})
+
+    def set_metadata(self, metadata: Mapping[str, Any]) -> None:
         duration = metadata.get("execution_time")
         numeric = isinstance(duration, int | float) and not isinstance(duration, bool)
         self.duration = float(duration) if numeric and duration is not None else 0.0
@@ -103,6 +107,14 @@ class MathAggregator(Aggregator):
     def add(self, verdict: Verdict, case: Case, prediction: Prediction | None) -> None:
         super().add(verdict, case, prediction)
         self.exact += verdict.answered and verdict.prediction == verdict.gold
+
+    def state(self) -> dict[str, Any]:
+        return {**super().state(), "exact": self.exact, "duration": self.duration}
+
+    def merge(self, state: Mapping[str, Any]) -> None:
+        super().merge(state)
+        self.exact += state["exact"]
+        self.duration = state["duration"]  # every part's prediction output carries the run's metadata
 
     def scores(self) -> dict[str, float]:
         return {

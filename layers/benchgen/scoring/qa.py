@@ -15,10 +15,12 @@ import re
 import string
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
+from benchgen.scoring.exact import ExactSum
 from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
 from benchgen.verdicts import Verdict
 
@@ -100,28 +102,47 @@ def make_judge(no_answer_threshold: float = 0.5) -> Judge:
 class QaAggregator(Aggregator):
     def __init__(self) -> None:
         super().__init__()
-        self.f1_sum = 0.0
-        self.has_answer = [0, 0, 0.0]  # cases, exact, f1
-        self.no_answer = [0, 0, 0.0]
+        self.f1_sum = ExactSum()
+        # has_answer / no_answer: [cases, exact], and their F1 sums
+        self.buckets = {"has_answer": [0, 0], "no_answer": [0, 0]}
+        self.bucket_f1 = {"has_answer": ExactSum(), "no_answer": ExactSum()}
 
     def add(self, verdict: Verdict, case: Case, prediction: Prediction | None) -> None:
         super().add(verdict, case, prediction)
-        self.f1_sum += verdict.score
-        bucket = self.has_answer if gold_answers(case) else self.no_answer
+        self.f1_sum.add(verdict.score)
+        name = "has_answer" if gold_answers(case) else "no_answer"
+        bucket = self.buckets[name]
         bucket[0] += 1
         bucket[1] += verdict.passed
-        bucket[2] += verdict.score
+        self.bucket_f1[name].add(verdict.score)
+
+    def state(self) -> dict[str, Any]:
+        return {
+            **super().state(),
+            "f1_sum": self.f1_sum.state(),
+            "buckets": {
+                name: [*counts, self.bucket_f1[name].state()] for name, counts in self.buckets.items()
+            },
+        }
+
+    def merge(self, state: Mapping[str, Any]) -> None:
+        super().merge(state)
+        self.f1_sum.merge(ExactSum.of(state["f1_sum"]))
+        for name, (cases, exact, f1) in state["buckets"].items():
+            self.buckets[name][0] += cases
+            self.buckets[name][1] += exact
+            self.bucket_f1[name].merge(ExactSum.of(f1))
 
     def scores(self) -> dict[str, float]:
         result = {
             "exact_match": rate(self.passed, self.total),
-            "f1": rate(self.f1_sum, self.total),
+            "f1": self.f1_sum.mean(self.total),
             "answer_rate": rate(self.answered, self.total),
             "total": float(self.total),
         }
-        for name, (cases, exact, f1) in (("has_answer", self.has_answer), ("no_answer", self.no_answer)):
+        for name, (cases, exact) in self.buckets.items():
             result[f"{name}_total"] = float(cases)
             if cases:
                 result[f"{name}_exact"] = rate(exact, cases)
-                result[f"{name}_f1"] = rate(f1, cases)
+                result[f"{name}_f1"] = self.bucket_f1[name].mean(cases)
         return result

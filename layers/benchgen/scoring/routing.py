@@ -7,11 +7,13 @@ when given, else the case's ``costs`` entry for the chosen route, else 0 (unansw
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
-from benchgen.scoring.templates import GROUP_LIMIT, OTHER_GROUP, Aggregator, case_verdict, rate
+from benchgen.scoring.exact import ExactSum
+from benchgen.scoring.templates import Aggregator, capped, case_verdict, rate
 from benchgen.verdicts import Verdict
 
 
@@ -54,28 +56,41 @@ def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterio
 class RoutingAggregator(Aggregator):
     def __init__(self) -> None:
         super().__init__()
-        self.total_cost = 0.0
-        self.chosen: dict[str, list[float]] = {}  # chosen route -> [times chosen, cost]
+        self.total_cost = ExactSum()
+        # chosen route -> (times chosen, cost), routes in the order they were first chosen
+        self.chosen: dict[str, tuple[list[int], ExactSum]] = {}
 
     def add(self, verdict: Verdict, case: Case, prediction: Prediction | None) -> None:
         super().add(verdict, case, prediction)
         cost = case_cost(case, prediction)
-        self.total_cost += cost
+        self.total_cost.add(cost)
         if verdict.prediction is not None:
-            key = verdict.prediction
-            if key not in self.chosen and len(self.chosen) >= GROUP_LIMIT:
-                key = OTHER_GROUP
-            counts = self.chosen.setdefault(key, [0.0, 0.0])
-            counts[0] += 1
-            counts[1] += cost
+            times, spent = self.chosen.setdefault(verdict.prediction, ([0], ExactSum()))
+            times[0] += 1
+            spent.add(cost)
+
+    def state(self) -> dict[str, Any]:
+        return {
+            **super().state(),
+            "total_cost": self.total_cost.state(),
+            "chosen": [[route, times[0], spent.state()] for route, (times, spent) in self.chosen.items()],
+        }
+
+    def merge(self, state: Mapping[str, Any]) -> None:
+        super().merge(state)
+        self.total_cost.merge(ExactSum.of(state["total_cost"]))
+        for route, count, cost in state["chosen"]:
+            times, spent = self.chosen.setdefault(route, ([0], ExactSum()))
+            times[0] += count
+            spent.merge(ExactSum.of(cost))
 
     def scores(self) -> dict[str, float]:
         return {
             "accuracy": rate(self.passed, self.total),
             "correct": float(self.passed),
             "total": float(self.total),
-            "total_cost_usd": round(self.total_cost, 10),
-            "avg_cost_usd_per_task": round(rate(self.total_cost, self.total), 10),
+            "total_cost_usd": round(self.total_cost.value(), 10),
+            "avg_cost_usd_per_task": round(self.total_cost.mean(self.total), 10),
             "answer_rate": rate(self.answered, self.total),
         }
 
@@ -84,7 +99,12 @@ class RoutingAggregator(Aggregator):
         result = super().breakdowns()
         if self.chosen:
             result["chosen_route"] = {
-                route: {"total": count, "cost_usd": round(cost, 10)}
-                for route, (count, cost) in sorted(self.chosen.items())
+                route: {"total": float(times[0]), "cost_usd": round(spent.value(), 10)}
+                for route, (times, spent) in sorted(capped(self.chosen, _add_route).items())
             }
         return result
+
+
+def _add_route(into: tuple[list[int], ExactSum], other: tuple[list[int], ExactSum]) -> None:
+    into[0][0] += other[0][0]
+    into[1].merge(other[1])

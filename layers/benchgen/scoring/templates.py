@@ -1,16 +1,18 @@
 """What every built-in scoring template is made of: a judge per case and a running aggregator.
 
 A judge turns (case, prediction or None, criteria) into a :class:`Verdict`. An aggregator folds verdicts
-into metrics in constant memory: counters, plus one small counter per distinct difficulty, domain and
-route value (capped, so a bundle that gives every case its own domain cannot grow it without bound).
+into metrics: counters, plus one small counter per distinct difficulty, domain and route value. The
+detailed results report every value; the run's breakdowns cap them (see :func:`capped`).
 """
 
 from __future__ import annotations
 
+import copy
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from benchgen.bundle.spec import Criterion, Template
 from benchgen.cases import Case, Prediction
@@ -20,6 +22,7 @@ from benchgen.verdicts import CriterionResult, Verdict
 Judge = Callable[[Case, Prediction | None, Sequence[Criterion]], Verdict]
 GROUP_LIMIT = 200
 OTHER_GROUP = "(other)"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -82,17 +85,26 @@ def rate(part: float, whole: float) -> float:
 
 
 class Aggregator:
-    """Totals shared by every template; subclasses add their own metrics in :meth:`scores`."""
+    """Totals shared by every template; subclasses add their own metrics in :meth:`scores`.
+
+    Aggregators merge: :meth:`state` is what one part of a run folds into, :meth:`merge` adds a part's state
+    to this one. Counts are integers and float sums exact, and the groups are kept uncapped in the order
+    their values first appear, so that parts merged in order give what one pass over every case gives.
+    """
 
     def __init__(self) -> None:
         self.total = 0
         self.passed = 0
         self.answered = 0
         self.near_misses = 0
-        self._groups: dict[str, dict[str, list[int]]] = {"difficulty": {}, "domain": {}, "route": {}}
+        # dimension -> value -> [cases, passed], values in the order they first appear
+        self.groups: dict[str, dict[str, list[int]]] = {"difficulty": {}, "domain": {}, "route": {}}
 
     def add(self, verdict: Verdict, case: Case, prediction: Prediction | None) -> None:
         self.count(verdict)
+
+    def set_metadata(self, metadata: Mapping[str, Any]) -> None:
+        """Take what the prediction output's metadata says about the whole run (nothing by default)."""
 
     def count(self, verdict: Verdict) -> None:
         """Fold in what the verdict alone tells (also used for a scoring program's own verdicts)."""
@@ -107,11 +119,38 @@ class Aggregator:
         ):
             if value is None:
                 continue
-            groups = self._groups[dimension]
-            key = value if value in groups or len(groups) < GROUP_LIMIT else OTHER_GROUP
-            counts = groups.setdefault(key, [0, 0])
-            counts[0] += 1
-            counts[1] += verdict.passed
+            counts = self.groups[dimension].get(value)
+            if counts is None:
+                self.groups[dimension][value] = [1, int(verdict.passed)]
+            else:
+                counts[0] += 1
+                counts[1] += verdict.passed
+
+    def state(self) -> dict[str, Any]:
+        """Everything :meth:`scores` and :meth:`breakdowns` depend on, as JSON values."""
+        return {
+            "total": self.total,
+            "passed": self.passed,
+            "answered": self.answered,
+            "near_misses": self.near_misses,
+            "groups": {
+                dimension: [[value, *counts] for value, counts in groups.items()]
+                for dimension, groups in self.groups.items()
+            },
+        }
+
+    def merge(self, state: Mapping[str, Any]) -> None:
+        """Add the state of the next part of the run (parts merged in case order)."""
+        self.total += state["total"]
+        self.passed += state["passed"]
+        self.answered += state["answered"]
+        self.near_misses += state["near_misses"]
+        for dimension, rows in state["groups"].items():
+            groups = self.groups[dimension]
+            for value, total, passed in rows:
+                counts = groups.setdefault(value, [0, 0])
+                counts[0] += total
+                counts[1] += passed
 
     def scores(self) -> dict[str, float]:
         return {
@@ -125,11 +164,30 @@ class Aggregator:
         return {
             dimension: {
                 value: {"total": float(total), "passed": float(passed), "rate": rate(passed, total)}
-                for value, (total, passed) in sorted(groups.items())
+                for value, (total, passed) in sorted(capped(groups, _add_counts).items())
             }
-            for dimension, groups in self._groups.items()
+            for dimension, groups in self.groups.items()
             if groups
         }
+
+
+def _add_counts(into: list[int], counts: list[int]) -> None:
+    into[0] += counts[0]
+    into[1] += counts[1]
+
+
+def capped(groups: dict[str, T], add: Callable[[T, T], None]) -> dict[str, T]:
+    """The first ``GROUP_LIMIT`` values of ``groups`` (in the order they appeared) and the rest in one
+    ``(other)`` group, so that a bundle giving every case its own domain keeps a readable breakdown."""
+    if len(groups) <= GROUP_LIMIT:
+        return groups
+    kept = {value: copy.deepcopy(counts) for value, counts in itertools.islice(groups.items(), GROUP_LIMIT)}
+    for counts in itertools.islice(groups.values(), GROUP_LIMIT, None):
+        if OTHER_GROUP in kept:
+            add(kept[OTHER_GROUP], counts)
+        else:
+            kept[OTHER_GROUP] = copy.deepcopy(counts)
+    return kept
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,212 @@
+"""Score a run with its built-in template in parts, then merge the parts: a whole run is one part.
+
+:func:`score_part` judges the cases of one ``cases.jsonl`` (the run's, or a shard of it) against a
+prediction output and leaves in a part folder only flat files that do not depend on where it is:
+
+- ``verdicts.jsonl``: one verdict a line, in case order: these cases' lines of scoring_output.zip;
+- ``cases.part``: these cases' records of ``detailed_results.json``;
+- ``tally.json``: the template's aggregator state (integer counts, exact float sums) and the first table
+  rows of the HTML report.
+
+:func:`finish_scores` merges parts in order into what scoring a whole run writes. Because the aggregators
+merge exactly, N parts give the same bytes as one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import astuple
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchgen.cases import Case, Prediction
+from benchgen.errors import ScoringError, SubmissionError
+from benchgen.report.detailed import TABLE_LIMIT, CaseLog, Summary, write_detailed
+from benchgen.report.html import TableRow
+from benchgen.sandbox.job import Sandbox
+from benchgen.scoring import Aggregator, ScoringOptions, ScoringTemplate, build_template
+from benchgen.scoring.join import PredictionIndex, iter_cases
+from benchgen.scoring.results import (
+    SCORES_NAME,
+    VERDICTS_NAME,
+    ScoreReport,
+    match_columns,
+    ordered_scores,
+    require_columns,
+    write_scores,
+)
+from benchgen.submission import open_predictions
+from benchgen.zipwrite import write_zip
+
+if TYPE_CHECKING:
+    from benchgen.bundle.spec import Criterion
+    from benchgen.environment import Environment
+
+Progress = Callable[[int], None]
+PROGRESS_EVERY = 500
+CASES_NAME = "cases.part"
+TALLY_NAME = "tally.json"
+SCORING_OUTPUT = "scoring_output.zip"
+
+Pairs = Iterator[tuple[Case, Prediction | None]]
+
+
+class _OutOfOrder(Exception):
+    """The prediction output does not list its records in case order: the merge join cannot match them."""
+
+
+def _merged(cases: Iterator[Case], predictions: Iterator[Prediction]) -> Pairs:
+    """Each case with its prediction, walking both in step: ingest writes the predictions in case order,
+    skipping the cases without one. A record left over means another order, and raises _OutOfOrder."""
+    pending = next(predictions, None)
+    for case in cases:
+        if pending is not None and pending.id == case.id:
+            yield case, pending
+            pending = next(predictions, None)
+        else:
+            yield case, None
+    if pending is not None:
+        raise _OutOfOrder
+
+
+def _indexed(cases: Iterator[Case], predictions: Iterator[Prediction], index: PredictionIndex) -> Pairs:
+    """Each case with the first prediction of its id, whatever the order of the records."""
+    index.add_predictions(predictions)
+    for case in cases:
+        yield case, index.get(case.id)
+
+
+def _judge(
+    template: ScoringTemplate,
+    criteria: Sequence[Criterion],
+    pairs: Pairs,
+    part_dir: Path,
+    progress: Progress | None,
+) -> tuple[Aggregator, list[TableRow]]:
+    """Judge every pair into ``part_dir``; the aggregator (without the run's metadata) and the table rows."""
+    aggregator = template.new_aggregator()
+    log = CaseLog(part_dir / CASES_NAME, table_limit=TABLE_LIMIT)
+    try:
+        with (part_dir / VERDICTS_NAME).open("w", encoding="utf-8") as verdicts:
+            for case, prediction in pairs:
+                verdict = template.judge(case, prediction, criteria)
+                aggregator.add(verdict, case, prediction)
+                verdicts.write(verdict.model_dump_json() + "\n")
+                log.add(verdict)
+                if progress is not None and aggregator.total % PROGRESS_EVERY == 0:
+                    progress(aggregator.total)
+    finally:
+        log.close()
+    return aggregator, log.rows
+
+
+def score_part(
+    env: Environment,
+    cases: Path,
+    prediction_output: Path,
+    part_dir: Path,
+    *,
+    workdir: Path,
+    sandbox: Sandbox | None = None,
+    progress: Progress | None = None,
+) -> None:
+    """Judge the cases of ``cases`` against ``prediction_output`` with the environment's template and
+    write the part's files into ``part_dir``; raises ScoringError when the predictions cannot be read."""
+    assert env.template is not None
+    part_dir.mkdir(parents=True, exist_ok=True)
+    workdir.mkdir(parents=True, exist_ok=True)
+    options = ScoringOptions(time_limit=env.time_limit, workdir=workdir, sandbox=sandbox)
+    template = build_template(env.template, options)
+    criteria = env.spec.criteria
+    try:
+        try:
+            with open_predictions(prediction_output) as stream:
+                pairs = _merged(iter_cases(cases), iter(stream))
+                aggregator, rows = _judge(template, criteria, pairs, part_dir, progress)
+        except _OutOfOrder:
+            with (
+                PredictionIndex(workdir / "score-index.sqlite") as index,
+                open_predictions(prediction_output) as stream,
+            ):
+                pairs = _indexed(iter_cases(cases), iter(stream), index)
+                aggregator, rows = _judge(template, criteria, pairs, part_dir, progress)
+    except SubmissionError as error:
+        raise ScoringError(f"the prediction output cannot be read: {error}") from error
+    aggregator.set_metadata(stream.metadata)
+    tally = {"aggregator": aggregator.state(), "rows": [astuple(row) for row in rows]}
+    (part_dir / TALLY_NAME).write_text(json.dumps(tally, ensure_ascii=False), encoding="utf-8")
+    if progress is not None:
+        progress(aggregator.total)
+
+
+def _read_tally(part: Path) -> dict[str, Any]:
+    try:
+        tally: dict[str, Any] = json.loads((part / TALLY_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ScoringError(f"the scored part {part.name} is incomplete ({error}); score it again") from None
+    return tally
+
+
+def _verdicts_of(parts: Sequence[Path], scratch: Path) -> Path:
+    """One ``verdicts.jsonl`` holding every part's lines in order (the part's own file when it is one)."""
+    if len(parts) == 1:
+        return parts[0] / VERDICTS_NAME
+    joined = scratch / VERDICTS_NAME
+    with joined.open("wb") as out:
+        for part in parts:
+            with (part / VERDICTS_NAME).open("rb") as lines:
+                shutil.copyfileobj(lines, out, 1 << 20)
+    return joined
+
+
+def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> ScoreReport:
+    """Merge the parts, in order, into ``scores.json``, ``scoring_output.zip`` and the detailed results
+    in ``out_dir``; raises ScoringError when there is no case or a leaderboard column stays empty."""
+    assert env.template is not None
+    spec = env.spec
+    aggregator = build_template(env.template).new_aggregator()
+    rows: list[TableRow] = []
+    for part in parts:
+        tally = _read_tally(part)
+        aggregator.merge(tally["aggregator"])
+        rows.extend(TableRow(*row) for row in tally["rows"][: TABLE_LIMIT - len(rows)])
+    if aggregator.total == 0:
+        raise ScoringError("the reference data holds no cases; add cases to cases.jsonl")
+    template_scores = aggregator.scores()
+    metrics, other = match_columns(spec, template_scores)
+    require_columns(spec, metrics, template_scores)
+    scores = ordered_scores(metrics, other)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_scores(out_dir / SCORES_NAME, scores)
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".verdicts-") as scratch:
+        verdicts = _verdicts_of(parts, Path(scratch))
+        write_zip(out_dir / SCORING_OUTPUT, {VERDICTS_NAME: verdicts, SCORES_NAME: out_dir / SCORES_NAME})
+    summary = Summary.of(
+        total=aggregator.total,
+        passed=aggregator.passed,
+        answered=aggregator.answered,
+        groups=aggregator.groups,
+    )
+    write_detailed(
+        out_dir,
+        title=spec.title,
+        metrics=scores,
+        columns=spec.columns,
+        summary=summary,
+        logs=[part / CASES_NAME for part in parts],
+        rows=rows,
+    )
+    return ScoreReport(
+        scores=scores,
+        metrics=metrics,
+        other_metrics=other,
+        overall_score=metrics.get(spec.primary_column.key),
+        total=aggregator.total,
+        passed=aggregator.passed,
+        answered=aggregator.answered,
+        breakdowns=aggregator.breakdowns(),
+        has_verdicts=True,
+    )

@@ -1,0 +1,78 @@
+"""What scoring reports: the scores matched against the leaderboard columns, and ``scores.json``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from benchgen.bundle.spec import Column, CompetitionSpec
+from benchgen.errors import ScoringError
+from benchgen.phases import compute_column
+
+SCORES_NAME = "scores.json"
+VERDICTS_NAME = "verdicts.jsonl"
+
+
+class ScoreReport(BaseModel):
+    scores: dict[str, float]
+    metrics: dict[str, float]  # leaderboard columns only, in column order
+    other_metrics: dict[str, float]
+    overall_score: float | None
+    total: int = 0
+    passed: int = 0
+    answered: int = 0
+    breakdowns: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
+    logs: dict[str, str] = Field(default_factory=dict)  # stdout / stderr of a scoring program
+    has_verdicts: bool = False
+
+
+def _computed(column: Column, by_index: dict[int, float]) -> float | None:
+    values = [by_index[index] for index in column.computation_indexes if index in by_index]
+    if len(values) != len(column.computation_indexes):
+        return None
+    return compute_column(column, values)
+
+
+def match_columns(
+    spec: CompetitionSpec, scores: dict[str, float]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """(values per leaderboard column, in column order; the other scores).
+
+    A computed column is filled from the columns of its ``computation_indexes``, as Codabench's leaderboard
+    does, whatever the scores hold under its key. A column left without a value is absent: it stays empty.
+    """
+    columns = spec.columns
+    by_index = {
+        column.index: scores[column.key]
+        for column in columns
+        if column.computation is None and column.key in scores
+    }
+    metrics: dict[str, float] = {}
+    for column in columns:
+        value = scores.get(column.key) if column.computation is None else _computed(column, by_index)
+        if value is not None:
+            metrics[column.key] = value
+    keys = {column.key for column in columns}
+    other = {key: value for key, value in sorted(scores.items()) if key not in keys}
+    return metrics, other
+
+
+def require_columns(spec: CompetitionSpec, metrics: dict[str, float], scores: dict[str, float]) -> None:
+    """A column the built-in template leaves empty would be empty on every run: its key is wrong."""
+    missing = [column.key for column in spec.columns if column.key not in metrics]
+    if missing:
+        reported = ", ".join(sorted(scores)) or "nothing"
+        raise ScoringError(
+            f"scores.json has no value for the leaderboard column(s) {', '.join(missing)} "
+            f"(it reported: {reported}); make the column keys match the scores"
+        )
+
+
+def ordered_scores(metrics: dict[str, float], other: dict[str, float]) -> dict[str, float]:
+    return {**metrics, **other}
+
+
+def write_scores(path: Path, scores: dict[str, float]) -> None:
+    path.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
