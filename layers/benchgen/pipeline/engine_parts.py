@@ -1,6 +1,6 @@
-"""The engine's part API, as the shard steps call it: judged and collected per shard, merged once.
+"""The artifact engine's part API, as the shard steps call it: collected per shard, merged once.
 
-Imported on first use: each step needs one of the two modules, and neither at import time.
+Imported on first use: only the shard steps and a sharded run's artifact step need it.
 """
 
 from __future__ import annotations
@@ -11,36 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from benchgen.environment import Environment
-from benchgen.sandbox.job import Sandbox
 
 
 def _call(module: str, name: str, *args: Any, **kwargs: Any) -> Any:
     return getattr(importlib.import_module(module), name)(*args, **kwargs)
-
-
-def score_part(
-    env: Environment,
-    cases: Path,
-    prediction_output: Path,
-    part_dir: Path,
-    *,
-    workdir: Path,
-    sandbox: Sandbox | None = None,
-) -> None:
-    _call(
-        "benchgen.scoring.parts",
-        "score_part",
-        env,
-        cases,
-        prediction_output,
-        part_dir,
-        workdir=workdir,
-        sandbox=sandbox,
-    )
-
-
-def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> Any:
-    return _call("benchgen.scoring.parts", "finish_scores", env, parts, out_dir)
 
 
 def collect_part(

@@ -24,7 +24,7 @@ from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
-from benchgen.pipeline.engine_parts import collect_part, finish_scores, score_part
+from benchgen.pipeline.engine_parts import collect_part
 from benchgen.pipeline.keys import (
     ARTIFACT_PART,
     SCORE_PART,
@@ -35,6 +35,7 @@ from benchgen.pipeline.parts import download_part, download_parts, upload_part
 from benchgen.pipeline.score_step import complete_scoring, fail_scoring
 from benchgen.records import RunRecord, RunStatus, ShardPlan
 from benchgen.sandbox.job import Sandbox
+from benchgen.scoring.parts import finish_scores, score_part
 
 logger = Logger(child=True)
 
