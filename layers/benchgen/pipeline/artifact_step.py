@@ -8,9 +8,8 @@ from typing import Any
 from benchgen.aws.storage import ObjectStore
 from benchgen.datasets import dataset_record, read_artifact_manifest
 from benchgen.errors import BenchGenError
-from benchgen.finetune.artifact import build_artifact
+from benchgen.finetune.artifact import build_artifact, finish_artifact
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
-from benchgen.pipeline.engine_parts import finish_artifact
 from benchgen.pipeline.keys import (
     ARTIFACT_PART,
     FINETUNE_ARTIFACT,

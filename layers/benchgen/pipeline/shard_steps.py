@@ -23,8 +23,8 @@ from benchgen.aws.events import EventPublisher
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
+from benchgen.finetune.parts import collect_part
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
-from benchgen.pipeline.engine_parts import collect_part
 from benchgen.pipeline.keys import (
     ARTIFACT_PART,
     SCORE_PART,
