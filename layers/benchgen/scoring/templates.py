@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,7 +29,6 @@ T = TypeVar("T")
 class ScoringOptions:
     """Settings a template may need beyond the case and its prediction."""
 
-    metadata: Mapping[str, Any] = field(default_factory=dict)  # the prediction output's metadata
     time_limit: int = 600  # code: seconds for one case's test command
     workdir: Path | None = None  # code: where cases are materialised
     sandbox: Sandbox | None = None  # code: where the case tests run (None: the local runner)
