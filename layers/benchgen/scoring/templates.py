@@ -8,6 +8,7 @@ detailed results report every value; the run's breakdowns cap them (see :func:`c
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,12 +35,18 @@ class ScoringOptions:
     sandbox: Sandbox | None = None  # code: where the case tests run (None: the local runner)
 
 
-def criteria_results(case: Case, criteria: Sequence[Criterion], passed: bool) -> list[CriterionMark]:
+@functools.lru_cache(maxsize=256)
+def _marks(ids: tuple[str, ...], passed: bool) -> tuple[CriterionMark, ...]:
+    # Every case of a benchmark names the same few criteria: one set of marks serves them all.
+    return tuple(CriterionMark(criterion_id, passed) for criterion_id in ids)
+
+
+def criteria_results(case: Case, criteria: Sequence[Criterion], passed: bool) -> tuple[CriterionMark, ...]:
     """Each governing criterion judged with the case; a case's own ``criteria`` ids narrow the list."""
     own = case.criteria
     if isinstance(own, list) and own:
-        return [CriterionMark(str(criterion_id), passed) for criterion_id in own]
-    return [CriterionMark(criterion.id, passed) for criterion in criteria]
+        return _marks(tuple(map(str, own)), passed)
+    return _marks(tuple(criterion.id for criterion in criteria), passed)
 
 
 def case_verdict(
