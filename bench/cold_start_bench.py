@@ -9,7 +9,11 @@ handler module imported in a fresh `python -I -S` process, several times; the me
 compared with a bare `python -I -S -c pass` measured in the same run. Lambda's layer and code asset hold
 no bytecode and are read-only, so every cold start compiles their modules: the first column measures that
 (`-B`, bytecode only for the runtime's own packages); the second, the same import with all bytecode
-already compiled.
+already compiled. A third column is the first with tracing switched off (POWERTOOLS_TRACE_DISABLED), which
+the stack does not do: it shows what active tracing's X-Ray SDK adds to a start. Each figure is the
+median wall time; the CPU time of the same starts is printed beside the first column, as a machine shared
+with other work stretches wall time more than CPU time. The target, a handler imported as deployed in
+under 250 ms, is judged on the first column's wall time.
 
     python bench/cold_start_bench.py               # 7 starts per function
     python bench/cold_start_bench.py --runs 15 --json cold-start.json
@@ -18,7 +22,9 @@ already compiled.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,6 +36,8 @@ from typing import Any
 
 # Lambda's limit on a function's unzipped code and layers together.
 UNZIPPED_LIMIT = 250 * 1024 * 1024
+# The issue's target for one handler's import, as deployed.
+IMPORT_TARGET_SECONDS = 0.250
 
 
 def tree_size(root: Path) -> tuple[int, int]:
@@ -47,16 +55,30 @@ def zipped_size(root: Path, archive: Path) -> int:
     return archive.stat().st_size
 
 
-def median_seconds(run: Any, runs: int) -> float:
-    """Median wall time of `runs` calls of run(), each a fresh process that must succeed."""
-    times = []
+def children_cpu_seconds() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def median_seconds(run: Any, runs: int) -> tuple[float, float]:
+    """Median wall and CPU time of `runs` calls of run(), each a fresh process that must succeed."""
+    walls, cpus = [], []
     for _ in range(runs):
-        started = time.perf_counter()
+        cpu_before, started = children_cpu_seconds(), time.perf_counter()
         done = run()
-        times.append(time.perf_counter() - started)
+        walls.append(time.perf_counter() - started)
+        cpus.append(children_cpu_seconds() - cpu_before)
         if done.returncode != 0:
             raise SystemExit(f"a measured start failed:\n{done.stderr}")
-    return statistics.median(times)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def without_tracing(function: Any) -> Any:
+    """The function as deployed, but with powertools' tracing switched off in its environment."""
+    environment = function.properties.get("Environment", {})
+    variables = {**environment.get("Variables", {}), "POWERTOOLS_TRACE_DISABLED": "true"}
+    properties = {**function.properties, "Environment": {**environment, "Variables": variables}}
+    return dataclasses.replace(function, properties=properties)
 
 
 def measure_sizes(root: Path) -> dict[str, Any]:
@@ -91,16 +113,25 @@ def measure_imports(root: Path, runs: int) -> dict[str, Any]:
         runtime_root=runtime,
     )
     bare = [sys.executable, "-I", "-S", "-B", "-c", "pass"]
-    bare_s = median_seconds(lambda: subprocess.run(bare, capture_output=True, check=False), runs)
-    results: dict[str, Any] = {"bare_seconds": bare_s, "functions": {}}
-    for bytecode in (False, True):
-        for function in functions:
+    bare_s, _ = median_seconds(lambda: subprocess.run(bare, capture_output=True, check=False), runs)
+    results: dict[str, Any] = {
+        "bare_seconds": bare_s,
+        "target_seconds": IMPORT_TARGET_SECONDS,
+        "functions": {},
+    }
+    columns = (("no_bytecode", False, False), ("tracing_off", False, True), ("with_bytecode", True, False))
+    for column, bytecode, quiet in columns:
+        for deployed in functions:
+            function = without_tracing(deployed) if quiet else deployed
             code = f"import {function.handler_module}"
             if bytecode:
                 function.run(code)  # compiles and caches bytecode once, as a warm layer would have it
-            seconds = median_seconds(lambda f=function, c=code, b=bytecode: f.run(c, bytecode=b), runs)
-            column = "with_bytecode_seconds" if bytecode else "no_bytecode_seconds"
-            results["functions"].setdefault(function.name, {})[column] = seconds
+            wall, cpu = median_seconds(lambda f=function, c=code, b=bytecode: f.run(c, bytecode=b), runs)
+            measured = results["functions"].setdefault(function.name, {})
+            measured[f"{column}_seconds"] = wall
+            measured[f"{column}_cpu_seconds"] = cpu
+    for measured in results["functions"].values():
+        measured["meets_target"] = measured["no_bytecode_seconds"] < IMPORT_TARGET_SECONDS
     return results
 
 
@@ -119,16 +150,31 @@ def report(sizes: dict[str, Any], imports: dict[str, Any], runs: int) -> None:
         f"{sizes['runtime_provided_zipped_bytes']:,} zipped; bundling them would make the layer "
         f"x{(unzipped + left_out) / unzipped:.2f} its size"
     )
-    bare = imports["bare_seconds"]
-    print(f"\ncold-start import, median of {runs} fresh `python -I -S` processes ({sys.version.split()[0]}):")
-    print(f"  {'':<22}{'no bytecode (as deployed)':>28}{'bytecode compiled':>24}")
-    print(f"  {'bare python -c pass':<22}{bare * 1000:>18.0f} ms  x1.0")
+    print()
+    print(import_table(imports, runs))
+
+
+def import_table(imports: dict[str, Any], runs: int) -> str:
+    """The cold-start table: each handler's import time beside the bare interpreter, against the target."""
+    ms = 1000
+    bare, target = imports["bare_seconds"], imports["target_seconds"]
+    lines = [
+        f"cold-start import, median of {runs} fresh `python -I -S` processes ({sys.version.split()[0]}); "
+        f"target: a handler imported as deployed in under {target * ms:.0f} ms",
+        f"  {'':<22}{'as deployed: wall (cpu)':>26}{'tracing off':>14}{'bytecode':>11}  target",
+        f"  {'bare python -c pass':<22}{bare * ms:>15.0f} ms",
+    ]
     for name, result in imports["functions"].items():
-        cold, warm = result["no_bytecode_seconds"], result["with_bytecode_seconds"]
-        print(
-            f"  {name:<22}{cold * 1000:>18.0f} ms  x{cold / bare:<6.1f}"
-            f"{warm * 1000:>14.0f} ms  x{warm / bare:.1f}"
+        cold, cpu = result["no_bytecode_seconds"], result["no_bytecode_cpu_seconds"]
+        quiet, warm = result["tracing_off_seconds"], result["with_bytecode_seconds"]
+        verdict = "PASS" if result["meets_target"] else "MISS"
+        lines.append(
+            f"  {name:<22}{cold * ms:>15.0f} ms ({cpu * ms:>4.0f} ms)"
+            f"{quiet * ms:>11.0f} ms{warm * ms:>8.0f} ms  {verdict}"
         )
+    met = sum(result["meets_target"] for result in imports["functions"].values())
+    lines.append(f"  {met} of {len(imports['functions'])} handlers under {target * ms:.0f} ms as deployed")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,16 +6,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from benchgen.aws.wiring import adapters
 from benchgen.inference.steps import assemble
+from benchgen.observability import handler_tracer
 
 SERVICE = "assemble_predictions"
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
+tracer = handler_tracer(SERVICE)
 
 
 class AssembleTask(BaseModel):

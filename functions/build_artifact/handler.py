@@ -6,12 +6,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from benchgen.aws.wiring import adapters
+from benchgen.observability import handler_tracer
 from benchgen.pipeline.artifact_step import build_run_artifact
 from benchgen.settings import METRICS_NAMESPACE
 
@@ -19,7 +20,7 @@ from benchgen.settings import METRICS_NAMESPACE
 # environment, so it is given here for the local cloud's logs to say which function wrote them.
 SERVICE = "build_artifact"
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
+tracer = handler_tracer(SERVICE)
 metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
 
 

@@ -6,11 +6,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws.wiring import adapters
+from benchgen.observability import handler_tracer
 from benchgen.pipeline.package_step import PackageTask, build_package_step
 from benchgen.settings import METRICS_NAMESPACE
 
@@ -19,7 +20,7 @@ from benchgen.settings import METRICS_NAMESPACE
 # namespace too: a module imported before the environment is set would otherwise count under none.
 SERVICE = "build_package"
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
+tracer = handler_tracer(SERVICE)
 metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
 
 

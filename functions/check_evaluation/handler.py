@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
 from benchgen.aws.wiring import adapters
 from benchgen.evaluation.steps import check
+from benchgen.observability import handler_tracer
 
 SERVICE = "check_evaluation"
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
+tracer = handler_tracer(SERVICE)
 
 
 class CheckTask(BaseModel):

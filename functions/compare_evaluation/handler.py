@@ -6,18 +6,19 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from benchgen.aws.wiring import adapters
 from benchgen.evaluation.steps import compare
+from benchgen.observability import handler_tracer
 from benchgen.settings import METRICS_NAMESPACE
 
 SERVICE = "compare_evaluation"
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
+tracer = handler_tracer(SERVICE)
 metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
 
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from benchgen.aws.inference import model_for
 from benchgen.aws.wiring import adapters
 from benchgen.inference.steps import deploy
+from benchgen.observability import handler_tracer
 
 SERVICE = "deploy_model"
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
+tracer = handler_tracer(SERVICE)
 
 
 class RunTask(BaseModel):

@@ -6,17 +6,18 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws.wiring import adapters
+from benchgen.observability import handler_tracer
 from benchgen.pipeline.prepare_step import CheckTask, check_preparation
 
 # The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
 # environment, so it is given here for the local cloud's logs to say which function wrote them.
 SERVICE = "prepare_check"
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
+tracer = handler_tracer(SERVICE)
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -6,11 +6,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws.wiring import adapters
+from benchgen.observability import handler_tracer
 from benchgen.pipeline.prepare_step import GenerateTask, generate_preparation
 from benchgen.settings import METRICS_NAMESPACE
 
@@ -18,7 +19,7 @@ from benchgen.settings import METRICS_NAMESPACE
 # environment, so it is given here for the local cloud's logs to say which function wrote them.
 SERVICE = "prepare_generate"
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
+tracer = handler_tracer(SERVICE)
 metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
 
 

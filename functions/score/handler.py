@@ -6,12 +6,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws.s3_events import UploadedObject
 from benchgen.aws.wiring import adapters, for_each_upload
+from benchgen.observability import handler_tracer
 from benchgen.pipeline.attempts import Invocation
 from benchgen.pipeline.score_step import score_run
 from benchgen.settings import METRICS_NAMESPACE
@@ -20,7 +21,7 @@ from benchgen.settings import METRICS_NAMESPACE
 # environment, so it is given here for the local cloud's logs to say which function wrote them.
 SERVICE = "score"
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
+tracer = handler_tracer(SERVICE)
 metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
 
 

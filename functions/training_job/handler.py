@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
 from benchgen.aws.training_jobs import jobs_for
 from benchgen.aws.wiring import adapters
+from benchgen.observability import handler_tracer
 from benchgen.pipeline.training_step import (
     JobContext,
     TrainingTask,
@@ -28,7 +29,7 @@ from benchgen.settings import METRICS_NAMESPACE
 
 SERVICE = "training_job"
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
+tracer = handler_tracer(SERVICE)
 metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
 
 

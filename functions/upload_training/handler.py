@@ -6,17 +6,18 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws.training_jobs import jobs_for
 from benchgen.aws.wiring import adapters
+from benchgen.observability import handler_tracer
 from benchgen.pipeline.keys import package_key
 from benchgen.pipeline.training_step import TrainingTask, upload_step
 
 SERVICE = "upload_training"
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
+tracer = handler_tracer(SERVICE)
 
 
 @logger.inject_lambda_context(clear_state=True)

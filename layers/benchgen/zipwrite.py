@@ -10,7 +10,8 @@ import hashlib
 import os
 import shutil
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 FIXED_DATE_TIME = (1980, 1, 1, 0, 0, 0)
@@ -35,10 +36,22 @@ def entry(name: str, size: int | None = None) -> zipfile.ZipInfo:
     return info
 
 
+@contextmanager
+def building_zip(target: Path) -> Iterator[zipfile.ZipFile]:
+    """A zip being written to ``target``, which appears only once it is complete. The caller adds members
+    in name order, each with :func:`entry`."""
+    partial = target.with_name(target.name + ".part")
+    try:
+        with zipfile.ZipFile(partial, "w") as archive:
+            yield archive
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
 def write_zip(target: Path, members: Mapping[str, Path | bytes]) -> str:
     """Write ``target`` from ``{name in zip: file path or bytes}``; return the zip's sha256 hex digest."""
-    partial = target.with_name(target.name + ".part")
-    with zipfile.ZipFile(partial, "w") as archive:
+    with building_zip(target) as archive:
         for name in sorted(members):
             content = members[name]
             if isinstance(content, bytes):
@@ -49,7 +62,6 @@ def write_zip(target: Path, members: Mapping[str, Path | bytes]) -> str:
             info = entry(name, content.stat().st_size)
             with content.open("rb") as source, archive.open(info, "w") as sink:
                 shutil.copyfileobj(source, sink, _CHUNK)
-    os.replace(partial, target)
     return file_sha256(target)
 
 

@@ -4,22 +4,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchgen.finetune.formats import (
+    FORMATS,
     MESSAGES,
     PREFERENCE,
     PROMPT_COMPLETION,
     ROWS,
+    FileStats,
     full_row,
     messages_row,
     preference_row,
     prompt_completion_row,
-    write_formats,
+    render,
 )
 from benchgen.finetune.seed import Example, Source, VerdictSummary
 from benchgen.finetune.split import Split
-from benchgen.finetune.store import OrderedExamples, scratch_db
 
 
 def example(
@@ -38,10 +41,6 @@ def example(
         verdict=VerdictSummary(passed=False, answered=True, prediction="68"),
         criteria=["arithmetic"],
     )
-
-
-def read(path: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def test_messages_row_has_system_user_and_assistant() -> None:
@@ -95,44 +94,62 @@ def test_full_row_keeps_the_context() -> None:
     }
 
 
-def test_examples_come_back_by_split_then_id(tmp_path: Path) -> None:
-    # given examples added in a scrambled order
-    with scratch_db(tmp_path / "scratch.sqlite") as db:
-        store = OrderedExamples(db)
-        store.add(example("b"), Split.TEST)
-        store.add(example("c"), Split.TRAIN)
-        store.add(example("a", variant=1), Split.VALIDATION)
-        store.add(example("a"), Split.TRAIN)
-        # when they are read back
-        order = [(split.value, e.example_id) for split, e in store.ordered()]
-    # then train comes first, then validation, then test, each by example id
-    assert order == [("train", "a~00"), ("train", "c~00"), ("validation", "a~01"), ("test", "b~00")]
-
-
-def test_write_formats_counts_rows_per_file_and_split(tmp_path: Path) -> None:
-    # given two train rows (one without a model answer) and one test row
-    rows = [
-        (Split.TRAIN, example("a")),
-        (Split.TRAIN, example("b", rejected=None)),
-        (Split.TEST, example("c")),
-    ]
-    # when the formats are written
-    stats = write_formats(rows, tmp_path)
-    # then each file holds its rows and the stats describe them exactly
-    assert {name: s.rows for name, s in stats.items()} == {
-        MESSAGES: 3,
-        PROMPT_COMPLETION: 3,
-        PREFERENCE: 2,
-        ROWS: 3,
+def test_render_gives_each_format_its_line_and_no_preference_line_without_a_model_answer() -> None:
+    # given a case the model answered and one it did not
+    answered, silent = example("a"), example("b", rejected=None)
+    # when each is rendered
+    lines = dict(zip(FORMATS, render(answered, Split.TRAIN), strict=True))
+    silent_lines = dict(zip(FORMATS, render(silent, Split.TEST), strict=True))
+    # then every format holds its row as one compact JSON line, and the silent case has no preference row
+    assert {name: json.loads(line) for name, line in lines.items()} == {
+        MESSAGES: messages_row(answered, Split.TRAIN),
+        PROMPT_COMPLETION: prompt_completion_row(answered, Split.TRAIN),
+        PREFERENCE: preference_row(answered, Split.TRAIN),
+        ROWS: full_row(answered, Split.TRAIN),
     }
-    assert stats[PREFERENCE].split_rows == {"train": 1, "validation": 0, "test": 1}
-    data = (tmp_path / ROWS).read_bytes()
-    assert stats[ROWS].as_dict()["sha256"] == hashlib.sha256(data).hexdigest()
-    assert stats[ROWS].as_dict()["bytes"] == len(data)
-    assert [r["id"] for r in read(tmp_path / ROWS)] == ["a~00", "b~00", "c~00"]
+    assert silent_lines[PREFERENCE] == b""
+    assert json.loads(silent_lines[ROWS])["split"] == "test"
 
 
-def test_non_ascii_text_is_written_as_utf8(tmp_path: Path) -> None:
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(), system=st.text(), rejected=st.none() | st.text())
+def test_lines_are_the_bytes_the_stdlib_encoder_writes(text: str, system: str, rejected: str | None) -> None:
+    # given an example whose texts hold anything (control characters, quotes, non-ASCII, astral planes)
+    row = example(system=system, rejected=rejected).model_copy(update={"input": text, "target": text[::-1]})
+    # when it is rendered
+    lines = render(row, Split.VALIDATION)
+    # then each line is exactly what json.dumps writes: compact, UTF-8, one line
+    for make, line in zip(FORMATS.values(), lines, strict=True):
+        expected = make(row, Split.VALIDATION)
+        assert line == (
+            b""
+            if expected is None
+            else (json.dumps(expected, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        )
+
+
+def test_non_ascii_text_is_written_as_utf8() -> None:
     turkish = example("ş").model_copy(update={"input": "Ardından kaç elma kaldı?"})
-    write_formats([(Split.TRAIN, turkish)], tmp_path)
-    assert "Ardından kaç elma kaldı?" in (tmp_path / PROMPT_COMPLETION).read_text(encoding="utf-8")
+    line = dict(zip(FORMATS, render(turkish, Split.TRAIN), strict=True))[PROMPT_COMPLETION]
+    assert "Ardından kaç elma kaldı?".encode() in line
+
+
+def test_file_stats_describe_the_bytes_they_were_given() -> None:
+    # given two chunks of train rows and one of test rows
+    stats = FileStats()
+    chunks = [
+        (b'{"a":1}\n{"a":2}\n', Split.TRAIN, 2),
+        (b'{"a":3}\n', Split.TRAIN, 1),
+        (b'{"b":1}\n', Split.TEST, 1),
+    ]
+    # when they are added
+    for chunk, split, rows in chunks:
+        stats.add(chunk, split, rows)
+    # then the manifest entry counts them and hashes them as one file
+    data = b"".join(chunk for chunk, _, _ in chunks)
+    assert stats.as_dict() == {
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "rows": 4,
+        "bytes": len(data),
+        "split_rows": {"train": 3, "validation": 0, "test": 1},
+    }

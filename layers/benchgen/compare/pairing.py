@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchgen.errors import ScoringError
-from benchgen.finetune.artifact import VERDICTS_NAME, verdict_lines
+from benchgen.finetune.artifact import verdict_lines
+from benchgen.finetune.records import VERDICTS_NAME
 from benchgen.report.detailed import BREAKDOWN_FIELDS
 from benchgen.verdicts import Verdict
 

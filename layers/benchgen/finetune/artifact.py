@@ -9,13 +9,11 @@ depends on the wall clock or on the order verdicts arrive in, so the same inputs
 from __future__ import annotations
 
 import json
-import sqlite3
 import tempfile
 import zipfile
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,41 +22,37 @@ from pydantic import BaseModel, Field
 from benchgen.bundle.spec import Finetune, SelectionCriterion
 from benchgen.environment import Environment
 from benchgen.errors import BundleError, ScoringError
-from benchgen.finetune.augment import Settings, augment
+from benchgen.finetune.augment import Settings
 from benchgen.finetune.formats import (
+    FORMATS,
     MESSAGES,
     PREFERENCE,
     PROMPT_COMPLETION,
     ROWS,
-    write_formats,
+    FileStats,
+    render,
 )
+from benchgen.finetune.parts import PartTally, collect, read_tally
+from benchgen.finetune.records import VERDICTS_NAME, read_cases
 from benchgen.finetune.seed import (
     LAYERS,
     Source,
-    case_text,
     pool_count,
     pool_example,
     pool_rows,
-    seed_example,
     select,
+    source_case_id,
     target_template,
 )
 from benchgen.finetune.split import SPLIT_RULE, SPLITS, split_for
-from benchgen.finetune.store import (
-    OrderedExamples,
-    Reference,
-    SelectedCases,
-    Selection,
-    choose_pool_rows,
-    scratch_db,
-)
+from benchgen.finetune.spool import MergeOrder, Run, SortedSpool, Tie
+from benchgen.finetune.store import Reference, Selection, choose_pool_rows, scratch_db
 from benchgen.naming import dataset_name
 from benchgen.runs import RunInfo
 from benchgen.verdicts import Verdict
-from benchgen.zipwrite import write_zip
+from benchgen.zipwrite import building_zip, entry, file_sha256
 
 ARTIFACT_NAME = "finetune_artifact.zip"
-VERDICTS_NAME = "verdicts.jsonl"
 NO_FINETUNE = "the benchmark's scoring program did not emit one"
 NO_VERDICTS = (
     "the scoring output holds no per-case verdicts (verdicts.jsonl), so there is nothing to learn from"
@@ -93,12 +87,26 @@ class ArtifactReport(BaseModel):
     path: Path | None = None
 
 
-@dataclass
 class _Tally:
-    layers: Counter[str] = field(default_factory=Counter)
-    splits: Counter[str] = field(default_factory=Counter)
-    source_cases: int = 0
-    skipped_cases: int = 0  # selected, but neither the reference nor the verdict holds the question
+    """The parts' tallies added up, with the pool's rows once chosen."""
+
+    def __init__(self, tallies: Sequence[PartTally]) -> None:
+        self.layers: Counter[str] = Counter()
+        self.splits: Counter[str] = Counter()
+        self.rows: Counter[str] = Counter()
+        self.bytes: Counter[str] = Counter()
+        self.source_cases = sum(t.source_cases for t in tallies)
+        self.skipped_cases = sum(t.skipped_cases for t in tallies)
+        for tally in tallies:
+            self.layers.update(tally.layers)
+            self.rows.update(tally.rows)
+            self.bytes.update(tally.bytes)
+            self.add_runs(tally.runs)
+
+    def add_runs(self, runs: Sequence[Run]) -> None:
+        for run in runs:
+            for split, count in zip(SPLITS, run.counts, strict=True):
+                self.splits[split.value] += count
 
 
 @contextmanager
@@ -139,84 +147,26 @@ def selections(
 
 def references(env: Environment) -> Iterator[Reference]:
     """Question, answer and solution of every case, streamed from ``cases.jsonl`` when there is one."""
-    try:
-        path = env.cases_path
-    except BundleError:
-        return  # a custom scoring program may judge without cases.jsonl: then the verdicts carry the text
-    with path.open("rb") as stream:
-        for number, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                raise BundleError(
-                    path.name, f"line {number} is not valid JSON; write one case object a line"
-                ) from exc
-            case_id = record.get("id") if isinstance(record, dict) else None
-            if isinstance(case_id, str):
-                solution = record.get("solution")
-                yield (
-                    case_id,
-                    str(record.get("question") or ""),
-                    str(record.get("answer") or ""),
-                    solution if isinstance(solution, str) else None,
-                )
-
-
-def _collect(
-    env: Environment,
-    finetune: Finetune,
-    selected: SelectedCases,
-    *,
-    run: RunInfo,
-    settings: Settings,
-    db: sqlite3.Connection,
-    store: OrderedExamples,
-) -> _Tally:
-    tally = _Tally()
-    language = finetune.language
-    template = target_template(finetune.target_template, language)
-    default_criteria = [criterion.id for criterion in env.spec.criteria]
-    for source, verdict, reference, _ in selected:
-        text = case_text(verdict, reference)
-        if text is None:
-            tally.skipped_cases += 1
-            continue
-        tally.source_cases += 1
-        seed = seed_example(
-            verdict,
-            text,
-            source=source,
-            run_id=run.run_id,
-            template=template,
-            language=language,
-            system=finetune.system_prompt,
-            default_criteria=default_criteria,
+    path = cases_file(env)
+    if path is None:
+        return
+    for case_id, record in read_cases(path):
+        solution = record.solution
+        yield (
+            case_id,
+            str(record.question or ""),
+            str(record.answer or ""),
+            solution if isinstance(solution, str) else None,
         )
-        split = split_for(seed.split_key)
-        family = [seed, *augment(seed, settings)] if source is Source.SEED else [seed]
-        for example in family:
-            store.add(example, split)
-            tally.layers[example.source.value] += 1
-            tally.splits[split.value] += 1
-    pool_path = env.pool_path
-    if finetune.pool is not None and pool_path is not None:
-        count = pool_count(finetune.pool.share, tally.layers[Source.SEED.value])
-        for row_id, row in choose_pool_rows(db, pool_rows(pool_path), count):
-            example = pool_example(
-                row_id,
-                row,
-                run_id=run.run_id,
-                template=template,
-                language=language,
-                system=finetune.system_prompt,
-            )
-            split = split_for(example.split_key)
-            store.add(example, split)
-            tally.layers[Source.POOL.value] += 1
-            tally.splits[split.value] += 1
-    return tally
+
+
+def cases_file(env: Environment) -> Path | None:
+    """The environment's ``cases.jsonl``; None when it has none (a custom scoring program may judge
+    without it, and then the verdicts carry the text)."""
+    try:
+        return env.cases_path
+    except BundleError:
+        return None
 
 
 def _manifest(
@@ -317,35 +267,122 @@ def _readme(manifest: dict[str, Any]) -> str:
 
 
 def build_artifact(env: Environment, scoring_output: Path, out_dir: Path, *, run: RunInfo) -> ArtifactReport:
-    """Write ``out_dir/finetune_artifact.zip`` from the run's verdicts, when the environment asks for one."""
+    """Write ``out_dir/finetune_artifact.zip`` from the run's verdicts, when the environment asks for one:
+    the whole run as one part, then finished, as a run in shards is."""
+    finetune = env.spec.finetune
+    if finetune is None:
+        return ArtifactReport(emitted=False, reason=NO_FINETUNE)
+    with ExitStack() as stack:
+        lines = stack.enter_context(verdict_lines(scoring_output))
+        if lines is None:
+            return ArtifactReport(
+                emitted=False, reason=NO_VERDICTS, selection_criterion=finetune.selection_criterion.value
+            )
+        out_dir.mkdir(parents=True, exist_ok=True)
+        part = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=out_dir, prefix=".artifact-part-")))
+        collect(env, lines, cases_file(env), part, run_id=run.run_id)
+        return finish_artifact(env, [part], out_dir, run=run)
+
+
+def _refuse_shared_case(parts: Sequence[int | None]) -> Tie:
+    """Two parts may not hold one case: shards are disjoint slices of ``cases.jsonl``, whose ids are
+    unique. Keeping the first part's copy instead would mean holding every case id in memory."""
+
+    def on_tie(key: bytes, earlier: int, later: int) -> None:
+        first, second = parts[earlier], parts[later]
+        if first is not None and second is not None and first != second:
+            case = source_case_id(key.decode("utf-8"))
+            raise ScoringError(
+                f"artifact parts {first} and {second} both hold case {case!r}; a case belongs to one part "
+                "only: collect each part from its own slice of the cases"
+            )
+
+    return on_tie
+
+
+def _pool(env: Environment, finetune: Finetune, tally: _Tally, scratch: Path, *, run: RunInfo) -> list[Run]:
+    """Runs of the pool's examples: the share of the seed rows of every part, chosen and sorted."""
+    pool_path = env.pool_path
+    if finetune.pool is None or pool_path is None:
+        return []
+    count = pool_count(finetune.pool.share, tally.layers[Source.SEED.value])
+    if count <= 0:
+        return []
+    template = target_template(finetune.target_template, finetune.language)
+    position = {split: number for number, split in enumerate(SPLITS)}
+    spool = SortedSpool(scratch, "pool-")
+    with scratch_db(scratch / "pool.sqlite") as db:
+        for row_id, row in choose_pool_rows(db, pool_rows(pool_path), count):
+            example = pool_example(
+                row_id,
+                row,
+                run_id=run.run_id,
+                template=template,
+                language=finetune.language,
+                system=finetune.system_prompt,
+            )
+            split = split_for(example.split_key)
+            lines = render(example, split)
+            spool.add(position[split], example.example_id.encode("utf-8"), lines)
+            tally.layers[Source.POOL.value] += 1
+            for name, line in zip(FORMATS, lines, strict=True):
+                tally.rows[name] += bool(line)
+                tally.bytes[name] += len(line)
+    runs = spool.close()
+    tally.add_runs(runs)
+    return runs
+
+
+def finish_artifact(
+    env: Environment, parts: Sequence[Path], out_dir: Path, *, run: RunInfo
+) -> ArtifactReport:
+    """Write ``out_dir/finetune_artifact.zip`` from collected parts, taken in order: their examples merged
+    by (split, example id, part, order in part), plus the pool's share of all their seed rows."""
     finetune = env.spec.finetune
     if finetune is None:
         return ArtifactReport(emitted=False, reason=NO_FINETUNE)
     criterion = finetune.selection_criterion.value
     settings = Settings.resolve(finetune.augmentation, finetune.language)
-    with ExitStack() as stack:
-        lines = stack.enter_context(verdict_lines(scoring_output))
-        if lines is None:
-            return ArtifactReport(emitted=False, reason=NO_VERDICTS, selection_criterion=criterion)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        root = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=out_dir, prefix=".artifact-")))
-        db = stack.enter_context(scratch_db(root / "scratch.sqlite"))
-        selected = SelectedCases(db)
-        selected.add(selections(lines, finetune.selection_criterion))
-        selected.join_references(references(env))
-        store = OrderedExamples(db)
-        tally = _collect(env, finetune, selected, run=run, settings=settings, db=db, store=store)
-        if not len(store):
+    tallies = [read_tally(part) for part in parts]
+    tally = _Tally(tallies)
+    runs: list[tuple[Path, Run]] = []
+    owners: list[int | None] = []
+    for number, (part, part_tally) in enumerate(zip(parts, tallies, strict=True)):
+        runs += [(part / part_run.name, part_run) for part_run in part_tally.runs]
+        owners += [number] * len(part_tally.runs)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".artifact-") as scratch:
+        pool_runs = _pool(env, finetune, tally, Path(scratch), run=run)
+        runs += [(Path(scratch) / pool_run.name, pool_run) for pool_run in pool_runs]
+        owners += [None] * len(pool_runs)
+        if not sum(tally.layers.values()):
             return ArtifactReport(emitted=False, reason=NOTHING_SELECTED, selection_criterion=criterion)
-        stats = write_formats(store.ordered(), root / "build")
+        order = MergeOrder(runs, on_tie=_refuse_shared_case(owners))
         name = dataset_name(run.benchmark, run.model, run.overall_score, run.finished_at.date())
-        files = {path: stats[path].as_dict() for path in sorted(stats)}
-        manifest = _manifest(env, finetune, run=run, name=name, settings=settings, tally=tally, files=files)
-        members: dict[str, Path | bytes] = {path: root / "build" / path for path in stats}
-        members["manifest.json"] = (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-        members["README.md"] = _readme(manifest).encode("utf-8")
+        # The README needs only each file's rows, known from the tallies, so it goes first (the zip's
+        # members are in name order) and the data files stream into the zip while their hashes are taken.
+        known = {path: {"rows": tally.rows[path]} for path in sorted(FORMATS)}
+        manifest = _manifest(env, finetune, run=run, name=name, settings=settings, tally=tally, files=known)
         target = out_dir / ARTIFACT_NAME
-        digest = write_zip(target, members)
+        stats = {path: FileStats() for path in FORMATS}
+        with building_zip(target) as archive:
+            readme = _readme(manifest).encode("utf-8")
+            with archive.open(entry("README.md", len(readme)), "w") as sink:
+                sink.write(readme)
+            for which, path in sorted(enumerate(FORMATS), key=lambda item: item[1]):
+                with archive.open(entry(path, tally.bytes[path]), "w") as sink:
+                    for position, batch in order.lines(which):
+                        chunk = b"".join(batch)
+                        sink.write(chunk)
+                        stats[path].add(chunk, SPLITS[position], len(batch))
+            files = {path: stats[path].as_dict() for path in sorted(stats)}
+            manifest = _manifest(
+                env, finetune, run=run, name=name, settings=settings, tally=tally, files=files
+            )
+            document = (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+            with archive.open(entry("manifest.json", len(document)), "w") as sink:
+                sink.write(document)
+        digest = file_sha256(target)
     return ArtifactReport(
         emitted=True,
         example_count=manifest["example_count"],

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from benchgen.bundle.spec import Augmentation
 from benchgen.finetune.seed import Example, Source, example_id
@@ -127,18 +128,29 @@ def _match_case(original: str, replacement: str) -> str:
     return replacement
 
 
-def swap_connectors(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
-    """Swap each pair's words both ways in one pass (so a swapped word is not swapped back)."""
+@lru_cache(maxsize=256)
+def _connector_swap(pairs: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], dict[str, str]] | None:
+    """The pattern and word map that swap ``pairs``, built once per set of pairs: a candidate picks one of
+    at most 2**len(pairs) sets, so compiling per candidate would repeat the same work for every case."""
     mapping: dict[str, str] = {}
     for left, right in pairs:
         if left.strip() and right.strip():
             mapping.setdefault(left.lower(), right)
             mapping.setdefault(right.lower(), left)
     if not mapping:
-        return text
+        return None
     # Longest first, so "bu yüzden" wins over a shorter connector it contains.
     words = sorted(mapping, key=len, reverse=True)
     pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + r")(?!\w)", re.IGNORECASE)
+    return pattern, mapping
+
+
+def swap_connectors(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
+    """Swap each pair's words both ways in one pass (so a swapped word is not swapped back)."""
+    swap = _connector_swap(pairs)
+    if swap is None:
+        return text
+    pattern, mapping = swap
 
     def replace(match: re.Match[str]) -> str:
         found = match.group(0)
@@ -158,52 +170,64 @@ def _pick(options: tuple[str, ...], key: bytes) -> str:
     return options[int.from_bytes(key, "big") % len(options)]
 
 
-def candidate(seed: Example, settings: Settings, index: int) -> tuple[str, str]:
-    """The (input, system) of candidate ``index`` for ``seed``: a pure function of the case id, the index and
-    the settings' seed."""
-    digest = _choice_bytes(seed.case_id, index, settings.seed)
-    # Bytes 0-7 decide, one bit per pair, which connector pairs this candidate swaps (at most 64 pairs).
-    chosen = tuple(
-        pair for bit, pair in enumerate(settings.connectors[:64]) if digest[bit // 8] >> (bit % 8) & 1
+@lru_cache(maxsize=16)
+def _instructions(settings: Settings) -> tuple[tuple[bool, str, tuple[str, ...]], ...]:
+    """Every instruction, prefixes first, as (whether it is a prefix, its text, its numbers)."""
+    return tuple((True, p, tuple(number_tokens(p))) for p in settings.prefixes) + tuple(
+        (False, s, tuple(number_tokens(s))) for s in settings.suffixes
     )
-    text = swap_connectors(seed.input, chosen)
-    instructions = tuple(("prefix", p) for p in settings.prefixes) + tuple(
-        ("suffix", s) for s in settings.suffixes
-    )
-    if instructions:
-        where, instruction = instructions[int.from_bytes(digest[8:16], "big") % len(instructions)]
-        text = f"{instruction}\n\n{text}" if where == "prefix" else f"{text}\n\n{instruction}"
-    systems = tuple(dict.fromkeys((seed.system, *settings.system_prompts)))
-    system = _pick(systems, digest[16:24])
-    return text, system
+
+
+def variants(case_id: str, text: str, system: str, settings: Settings) -> list[tuple[str, str]]:
+    """The (input, system) of up to ``settings.variants_per_seed`` distinct variants of the seed of
+    ``case_id`` whose input is ``text`` and system prompt ``system``, variant 1 first. Candidate ``index``
+    is a pure function of these, the index and the settings; plain strings, so the artifact's per-case
+    loop needs no model."""
+    wanted = settings.variants_per_seed
+    if wanted == 0:
+        return []
+    numbers = number_tokens(text)
+    instructions = _instructions(settings)
+    systems = tuple(dict.fromkeys((system, *settings.system_prompts)))
+    connectors = settings.connectors[:64]
+    seen = {(text, system)}
+    found: list[tuple[str, str]] = []
+    for index in range(1, wanted * ATTEMPTS_PER_VARIANT + 1):
+        digest = _choice_bytes(case_id, index, settings.seed)
+        # Bytes 0-7 decide, one bit per pair, which connector pairs this candidate swaps (at most 64 pairs).
+        chosen = tuple(pair for bit, pair in enumerate(connectors) if digest[bit // 8] >> (bit % 8) & 1)
+        reworded = swap_connectors(text, chosen)
+        # A number never spans the blank line that joins an instruction to the question, so a candidate's
+        # numbers are the instruction's and the question's, in place: only a reworded question is searched.
+        tokens = numbers if reworded == text else number_tokens(reworded)
+        candidate = reworded
+        if instructions:
+            prefix, instruction, extra = instructions[int.from_bytes(digest[8:16], "big") % len(instructions)]
+            if prefix:
+                candidate, tokens = f"{instruction}\n\n{reworded}", [*extra, *tokens]
+            else:
+                candidate, tokens = f"{reworded}\n\n{instruction}", [*tokens, *extra]
+        option = (candidate, _pick(systems, digest[16:24]))
+        if option in seen or tokens != numbers:
+            continue
+        seen.add(option)
+        found.append(option)
+        if len(found) == wanted:
+            break
+    return found
 
 
 def augment(seed: Example, settings: Settings) -> list[Example]:
     """Up to ``settings.variants_per_seed`` distinct variants of ``seed``, numbered from 1."""
-    wanted = settings.variants_per_seed
-    if wanted == 0:
-        return []
-    numbers = number_tokens(seed.input)
-    seen = {(seed.input, seed.system)}
-    variants: list[Example] = []
-    for index in range(1, wanted * ATTEMPTS_PER_VARIANT + 1):
-        text, system = candidate(seed, settings, index)
-        if (text, system) in seen or number_tokens(text) != numbers:
-            continue
-        seen.add((text, system))
-        variant = len(variants) + 1
-        variants.append(
-            seed.model_copy(
-                update={
-                    "example_id": example_id(seed.case_id, variant),
-                    "source": Source.AUGMENTED,
-                    "variant": variant,
-                    "input": text,
-                    "system": system,
-                }
-            )
+    return [
+        seed.model_copy(
+            update={
+                "example_id": example_id(seed.case_id, variant),
+                "source": Source.AUGMENTED,
+                "variant": variant,
+                "input": text,
+                "system": system,
+            }
         )
-        if len(variants) == wanted:
-            break
-    assert all(number_tokens(v.input) == numbers for v in variants), "a variant changed a number"
-    return variants
+        for variant, (text, system) in enumerate(variants(seed.case_id, seed.input, seed.system, settings), 1)
+    ]

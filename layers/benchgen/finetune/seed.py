@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -84,17 +84,34 @@ class Example(BaseModel):
         return pool_key(self.case_id) if self.source is Source.POOL else self.case_id
 
 
-class CaseText(BaseModel):
-    """The reference text of a case, as far as it is known."""
+class Judged(Protocol):
+    """What the artifact reads of a verdict: the pydantic model or the lean ``records.VerdictRecord``."""
 
-    model_config = ConfigDict(frozen=True)
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def near_miss(self) -> bool: ...
+    @property
+    def prediction(self) -> str | None: ...
+    @property
+    def raw_prediction(self) -> str: ...
+    @property
+    def question(self) -> str: ...
+    @property
+    def gold(self) -> str: ...
+    @property
+    def solution(self) -> str | None: ...
+
+
+class CaseText(NamedTuple):
+    """The reference text of a case, as far as it is known (a tuple: one is made per selected case)."""
 
     question: str
     answer: str
     solution: str | None = None
 
 
-def select(verdict: Verdict, criterion: SelectionCriterion) -> Source | None:
+def select(verdict: Judged, criterion: SelectionCriterion) -> Source | None:
     """The layer a judged case joins under ``criterion``, or None when it is left out."""
     if not verdict.passed:
         return Source.SEED
@@ -140,7 +157,7 @@ def write_target(template: str, *, reasoning: str, answer: str) -> str:
     return template.replace("{reasoning}", reasoning).replace("{answer}", answer).strip()
 
 
-def rejected_output(verdict: Verdict) -> str | None:
+def rejected_output(verdict: Judged) -> str | None:
     """The model's own output for a case it got wrong; None when it passed or said nothing."""
     if verdict.passed:
         return None
@@ -179,7 +196,7 @@ def seed_example(
     )
 
 
-def case_text(verdict: Verdict, reference: CaseText | None) -> CaseText | None:
+def case_text(verdict: Judged, reference: CaseText | None) -> CaseText | None:
     """The reference case's text, falling back to what the verdict recorded; None without a question."""
     question = (reference.question if reference else "") or verdict.question
     answer = (reference.answer if reference else "") or verdict.gold

@@ -1,8 +1,9 @@
-"""The build's scratch store: one SQLite file in the build's temp dir, so memory stays flat as cases grow.
+"""A preparation's scratch store: one SQLite file in its temp dir, so memory stays flat as cases grow.
 
 Selected verdicts, the reference text of those cases, the pool rows and the built examples go to disk as
 they stream by, and come back in a fixed order from an on-disk B-tree (case id; pool rank; split, then
-example id). Python holds one row at a time; SQLite holds at most its page cache.
+example id). Python holds one row at a time; SQLite holds at most its page cache. The run artifact uses
+only the pool choice; its examples go through ``spool``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from benchgen.finetune.seed import CaseText, Example, Source, pool_rank
+from benchgen.finetune.seed import CaseText, Source, pool_rank
 from benchgen.finetune.split import SPLITS, Split
 from benchgen.verdicts import Verdict
 
@@ -116,7 +117,7 @@ def choose_pool_rows(
 
 
 class OrderedExamples:
-    """Examples parked on disk as they are built, read back in artifact order (split, then example id).
+    """Examples parked on disk as they are built, read back in order (split, then example id).
 
     Each is kept as its compact JSON. Two examples with the same split and id come back in the order they
     were added.
@@ -130,9 +131,6 @@ class OrderedExamples:
             "CREATE TABLE example (split INTEGER NOT NULL, example_id TEXT NOT NULL, body BLOB NOT NULL)"
         )
 
-    def add(self, example: Example, split: Split) -> None:
-        self.add_json(split, example.example_id, example.model_dump_json().encode("utf-8"))
-
     def add_json(self, split: Split, example_id: str, body: bytes) -> None:
         """Park an example of any shape as its JSON (a preparation keeps its own example model)."""
         self._db.execute(
@@ -143,10 +141,6 @@ class OrderedExamples:
 
     def __len__(self) -> int:
         return self._count
-
-    def ordered(self) -> Iterator[tuple[Split, Example]]:
-        for split, body in self.ordered_json():
-            yield split, Example.model_validate_json(body)
 
     def ordered_json(self) -> Iterator[tuple[Split, bytes]]:
         """Each example's compact JSON as it was added, in order, without parsing it back."""

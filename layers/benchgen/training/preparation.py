@@ -31,12 +31,12 @@ from benchgen.environment import Environment
 from benchgen.errors import BenchGenError, BundleError, ScoringError
 from benchgen.finetune.artifact import (
     DEFAULT_HYPERPARAMS,
-    VERDICTS_NAME,
     references,
     selections,
     verdict_lines,
 )
 from benchgen.finetune.augment import Settings, augment
+from benchgen.finetune.records import VERDICTS_NAME
 from benchgen.finetune.seed import (
     Example,
     Source,

@@ -1,0 +1,213 @@
+"""One part of a finetune artifact: the examples of some verdicts, sorted and parked in a folder.
+
+A whole run is one part; a run scored in shards has one part per shard, and ``artifact.finish_artifact``
+merges them. A part folder holds only flat files: ``part.json`` (its tally and run files) and the run
+files of ``spool`` (each split sorted by example id, ties in the order the examples were made).
+
+The per-case loop carries msgspec records, not pydantic models, renders each example's four lines once,
+and joins verdicts to ``cases.jsonl`` by walking both in order (a run's verdicts follow its cases); only
+verdicts out of that order fall back to an on-disk index of the cases.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import msgspec
+
+from benchgen.environment import Environment
+from benchgen.errors import ScoringError
+from benchgen.finetune.augment import Settings, variants
+from benchgen.finetune.formats import FORMATS, render
+from benchgen.finetune.records import (
+    VERDICTS_NAME,
+    CaseRecord,
+    ExampleRecord,
+    SummaryRecord,
+    decode_verdict,
+    read_cases,
+)
+from benchgen.finetune.seed import (
+    CaseText,
+    Source,
+    case_text,
+    example_id,
+    rejected_output,
+    select,
+    short_reasoning,
+    target_template,
+    write_target,
+)
+from benchgen.finetune.split import SPLITS, split_for
+from benchgen.finetune.spool import Run, SortedSpool
+from benchgen.finetune.store import scratch_db
+
+TALLY_NAME = "part.json"
+RUN_PREFIX = "examples-"
+
+
+class PartTally(msgspec.Struct, kw_only=True):
+    """What a part holds: its runs, rows per source layer, cases used or skipped, and per format the
+    rows and bytes of its lines (so the artifact knows each data file's size before writing it)."""
+
+    runs: list[Run] = []
+    layers: dict[str, int] = {}
+    source_cases: int = 0
+    skipped_cases: int = 0  # selected, but neither the reference nor the verdict holds the question
+    rows: dict[str, int] = {}
+    bytes: dict[str, int] = {}
+
+
+def _text(record: CaseRecord) -> CaseText:
+    solution = record.solution
+    return CaseText(
+        str(record.question or ""), str(record.answer or ""), solution if isinstance(solution, str) else None
+    )
+
+
+class CaseTexts:
+    """The reference text of cases by id, found by walking ``cases.jsonl`` alongside the verdicts."""
+
+    def __init__(self, path: Path | None, stack: ExitStack) -> None:
+        self._path = path
+        self._stack = stack
+        self._ahead: Iterator[tuple[str, CaseRecord]] | None = None if path is None else read_cases(path)
+        self._index: sqlite3.Connection | None = None
+
+    def find(self, case_id: str) -> CaseText | None:
+        if self._path is None:
+            return None  # a custom scoring program may judge without cases.jsonl: the verdicts carry the text
+        if self._index is None:
+            for found, record in self._ahead or ():
+                if found == case_id:
+                    return _text(record)
+            self._index = self._build_index(self._path)
+        row = self._index.execute(
+            "SELECT question, answer, solution FROM reference WHERE case_id = ?", (case_id,)
+        ).fetchone()
+        return None if row is None else CaseText(*row)
+
+    def _build_index(self, path: Path) -> sqlite3.Connection:
+        """Every case on disk (the first record of an id wins), for verdicts that do not follow the cases."""
+        folder = Path(self._stack.enter_context(tempfile.TemporaryDirectory(prefix="benchgen-cases-")))
+        db = self._stack.enter_context(scratch_db(folder / "cases.sqlite"))
+        db.execute(
+            "CREATE TABLE reference "
+            "(case_id TEXT PRIMARY KEY, question TEXT NOT NULL, answer TEXT NOT NULL, solution TEXT)"
+        )
+        db.executemany(
+            "INSERT OR IGNORE INTO reference VALUES (?, ?, ?, ?)",
+            ((case_id, *_text(record)) for case_id, record in read_cases(path)),
+        )
+        db.commit()
+        return db
+
+
+def collect(
+    env: Environment, lines: Iterable[bytes], cases: Path | None, part_dir: Path, *, run_id: str
+) -> PartTally:
+    """Park the examples of the selected verdicts among ``lines`` in ``part_dir``; its tally."""
+    part_dir.mkdir(parents=True, exist_ok=True)
+    tally = PartTally()
+    finetune = env.spec.finetune
+    spool = SortedSpool(part_dir, RUN_PREFIX)
+    if finetune is not None:
+        layers: Counter[str] = Counter()
+        rows = dict.fromkeys(FORMATS, 0)
+        sizes = dict.fromkeys(FORMATS, 0)
+        names = list(FORMATS)
+        criterion = finetune.selection_criterion
+        settings = Settings.resolve(finetune.augmentation, finetune.language)
+        language = finetune.language
+        template = target_template(finetune.target_template, language)
+        system = finetune.system_prompt
+        default_criteria = [criterion.id for criterion in env.spec.criteria]
+        position = {split: number for number, split in enumerate(SPLITS)}
+        seen: set[str] = set()  # the first selected verdict of a case wins
+        with ExitStack() as stack:
+            texts = CaseTexts(cases, stack)
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    verdict = decode_verdict(line)
+                except ValueError as exc:
+                    raise ScoringError(f"{VERDICTS_NAME} line {number} is not a verdict: {exc}") from exc
+                source = select(verdict, criterion)
+                case_id = verdict.case_id
+                if source is None or case_id in seen:
+                    continue
+                seen.add(case_id)
+                text = case_text(verdict, texts.find(case_id))
+                if text is None:
+                    tally.skipped_cases += 1
+                    continue
+                tally.source_cases += 1
+                seed = ExampleRecord(
+                    example_id=example_id(case_id, 0),
+                    case_id=case_id,
+                    run_id=run_id,
+                    source=source,
+                    input=text.question,
+                    target=write_target(
+                        template, reasoning=short_reasoning(text.solution, language), answer=text.answer
+                    ),
+                    system=system,
+                    rejected=rejected_output(verdict),
+                    verdict=SummaryRecord(verdict.passed, verdict.answered, verdict.prediction),
+                    criteria=[result.id for result in verdict.criteria] or list(default_criteria),
+                )
+                split = split_for(case_id)
+                family = [seed]
+                if source is Source.SEED:
+                    family += [
+                        msgspec.structs.replace(
+                            seed,
+                            example_id=example_id(case_id, variant),
+                            source=Source.AUGMENTED,
+                            variant=variant,
+                            input=variant_input,
+                            system=variant_system,
+                        )
+                        for variant, (variant_input, variant_system) in enumerate(
+                            variants(case_id, seed.input, seed.system, settings), start=1
+                        )
+                    ]
+                for example in family:
+                    rendered = render(example, split)
+                    spool.add(position[split], example.example_id.encode("utf-8"), rendered)
+                    layers[example.source.value] += 1
+                    for name, rendered_line in zip(names, rendered, strict=True):
+                        rows[name] += bool(rendered_line)
+                        sizes[name] += len(rendered_line)
+        tally.layers = dict(layers)
+        tally.rows = rows
+        tally.bytes = sizes
+    tally.runs = spool.close()
+    (part_dir / TALLY_NAME).write_bytes(msgspec.json.encode(tally))
+    return tally
+
+
+def collect_part(
+    env: Environment, verdicts: Path, cases: Path | None, part_dir: Path, *, run_id: str
+) -> None:
+    """Park in ``part_dir`` the examples of the selected cases among ``verdicts`` (``verdicts.jsonl``
+    lines), with their text from ``cases`` (``cases.jsonl`` lines; None: the verdicts carry the text)."""
+    with verdicts.open("rb") as lines:
+        collect(env, lines, cases, part_dir, run_id=run_id)
+
+
+def read_tally(part_dir: Path) -> PartTally:
+    """The tally of a collected part; a ScoringError when the folder holds none."""
+    path = part_dir / TALLY_NAME
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=PartTally)
+    except (OSError, msgspec.DecodeError) as exc:
+        raise ScoringError(
+            f"{path} is not the tally of a collected artifact part ({exc}); collect the part again"
+        ) from exc

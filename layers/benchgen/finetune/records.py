@@ -1,0 +1,121 @@
+"""The plain records the artifact's per-case loop carries: msgspec Structs instead of pydantic models.
+
+A verdict line and a case line are decoded straight into a Struct (one C call, no validation layer per
+field); whatever the Struct refuses goes through the same parser as before (``Verdict`` for verdicts,
+``json`` for cases), so a line is accepted, coerced or refused exactly as it always was.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from benchgen.errors import BundleError
+from benchgen.finetune.seed import Source
+from benchgen.verdicts import Verdict
+
+VERDICTS_NAME = "verdicts.jsonl"
+
+
+class CriterionRecord(msgspec.Struct, frozen=True):
+    id: str
+    passed: bool
+
+
+class VerdictRecord(msgspec.Struct, kw_only=True):
+    """A ``verdicts.jsonl`` line: the fields and types of :class:`benchgen.verdicts.Verdict`."""
+
+    case_id: str
+    question: str = ""
+    gold: str
+    prediction: str | None
+    raw_prediction: str = ""
+    passed: bool
+    answered: bool
+    near_miss: bool = False
+    score: float = 0.0
+    criteria: list[CriterionRecord] = []
+    difficulty: str | None = None
+    domain: str | None = None
+    route: str | None = None
+    solution: str | None = None
+    detail: str = ""
+
+
+class CaseRecord(msgspec.Struct):
+    """The fields of a ``cases.jsonl`` object the artifact reads, each of any JSON type."""
+
+    id: Any = None
+    question: Any = None
+    answer: Any = None
+    solution: Any = None
+
+
+class SummaryRecord(msgspec.Struct, frozen=True):
+    """What the judge said about the source case (``seed.VerdictSummary``)."""
+
+    passed: bool
+    answered: bool
+    prediction: str | None
+
+
+class ExampleRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One training example (``seed.Example``), as the formats render it."""
+
+    example_id: str
+    case_id: str
+    run_id: str
+    source: Source
+    variant: int = 0
+    input: str
+    target: str
+    system: str = ""
+    rejected: str | None = None
+    verdict: SummaryRecord | None = None
+    criteria: list[str] = []
+
+
+_VERDICT = msgspec.json.Decoder(VerdictRecord)
+_CASE = msgspec.json.Decoder(CaseRecord)
+
+
+def decode_verdict(line: bytes) -> VerdictRecord:
+    """The verdict of a line; a ValueError (pydantic's, as before) when it is not one."""
+    try:
+        return _VERDICT.decode(line)
+    except msgspec.DecodeError:
+        # The model's lax coercions (1 for true, "0.5" for a float) and its error messages stay the rule.
+        verdict = Verdict.model_validate_json(line)
+        return msgspec.convert(verdict.model_dump(), VerdictRecord)
+
+
+def decode_case(line: bytes) -> CaseRecord | None:
+    """The case of a line, or None when the line is valid JSON but not an object; a ValueError when it
+    is not JSON."""
+    try:
+        return _CASE.decode(line)
+    except msgspec.DecodeError:
+        # What json reads and msgspec does not (NaN, integers beyond 64 bits, a non-object) is read as before.
+        record = json.loads(line)
+        return msgspec.convert(record, CaseRecord) if isinstance(record, dict) else None
+
+
+def read_cases(path: Path) -> Iterator[tuple[str, CaseRecord]]:
+    """Each case of a ``cases.jsonl`` with a string id, in file order; a BundleError on a line that is not
+    JSON. Lines that are not objects, or have no string id, are passed over."""
+    with path.open("rb") as stream:
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = decode_case(line)
+            except ValueError as exc:
+                raise BundleError(
+                    path.name, f"line {number} is not valid JSON; write one case object a line"
+                ) from exc
+            if record is not None and isinstance(record.id, str):
+                yield record.id, record

@@ -1,0 +1,152 @@
+"""Examples parked on disk as sorted runs, and read back merged, so memory stays flat as cases grow.
+
+An example is parked already rendered: its key (the example id, UTF-8) and its line in each format. Up to
+a budget of bytes is held and sorted in memory per split, then written out as one run file (train, then
+validation, then test, each by key, ties in the order added). Reading back merges any number of runs by
+(split, key, run), so the runs of one build, or of several builds taken in order, come out as if every
+example had been sorted at once. Key order is byte order, which is also SQLite's and code point order.
+
+A run file is a sequence of records: a header of five little-endian uint32 (key length, then each
+format's line length, 0 where the format has no row) followed by the key and the lines.
+"""
+
+from __future__ import annotations
+
+import heapq
+import struct
+from array import array
+from collections.abc import Callable, Iterator, Sequence
+from operator import itemgetter
+from pathlib import Path
+from typing import BinaryIO
+
+import msgspec
+
+from benchgen.finetune.split import SPLITS
+
+HEADER = struct.Struct("<5I")
+# Bytes of records held in memory before they are sorted and written out as a run: the build's memory
+# bound, whatever the number of cases (a run costs one open file when merging).
+SPOOL_BYTES = 48 << 20
+# Lines handed on at a time when reading back: enough to keep per-call costs small, few enough that a
+# batch (and the chunk joined from it) stays far below the spool's budget.
+BATCH_LINES = 512
+_ENTRY_OVERHEAD = 120  # a held record's Python objects beyond its bytes: tuple, bytes header, list slot
+
+
+class Run(msgspec.Struct, frozen=True):
+    """A run file, by its name in its folder, and how many records of each split it holds."""
+
+    name: str
+    counts: list[int]
+
+
+class SortedSpool:
+    """Collects records and writes them as sorted runs named ``<prefix>NNNN.run`` in ``folder``."""
+
+    def __init__(self, folder: Path, prefix: str) -> None:
+        self._folder = folder
+        self._prefix = prefix
+        self._budget = SPOOL_BYTES
+        self._held: list[list[tuple[bytes, bytes]]] = [[] for _ in SPLITS]
+        self._bytes = 0
+        self.runs: list[Run] = []
+
+    def add(self, split: int, key: bytes, lines: Sequence[bytes]) -> None:
+        """Park a record in split number ``split`` (its position in ``SPLITS``)."""
+        record = HEADER.pack(len(key), *map(len, lines)) + key + b"".join(lines)
+        self._held[split].append((key, record))
+        self._bytes += len(record) + _ENTRY_OVERHEAD
+        if self._bytes >= self._budget:
+            self._spill()
+
+    def close(self) -> list[Run]:
+        """Write what is still held; every run, in the order written."""
+        self._spill()
+        return self.runs
+
+    def _spill(self) -> None:
+        if not self._bytes:
+            return
+        run = Run(name=f"{self._prefix}{len(self.runs):04d}.run", counts=[len(held) for held in self._held])
+        with (self._folder / run.name).open("wb") as sink:
+            for held in self._held:
+                held.sort(key=itemgetter(0))  # stable: equal keys keep the order they were added in
+                sink.writelines(record for _, record in held)
+                held.clear()
+        self.runs.append(run)
+        self._bytes = 0
+
+
+def _stretches(merged: Iterator[tuple[bytes, int]], on_tie: Tie | None) -> tuple[array[int], array[int]]:
+    tags, lengths = array("H"), array("I")
+    previous_key, previous_tag = None, -1
+    for key, tag in merged:
+        if tag == previous_tag:
+            lengths[-1] += 1
+        else:
+            if key == previous_key and on_tie is not None:
+                on_tie(key, previous_tag, tag)
+            tags.append(tag)
+            lengths.append(1)
+        previous_key, previous_tag = key, tag
+    return tags, lengths
+
+
+def _keys(source: BinaryIO, count: int, tag: int) -> Iterator[tuple[bytes, int]]:
+    read, unpack = source.read, HEADER.unpack
+    for _ in range(count):
+        lengths = unpack(read(HEADER.size))
+        key = read(lengths[0])
+        read(sum(lengths[1:]))
+        yield key, tag
+
+
+Tie = Callable[[bytes, int, int], None]
+
+
+class MergeOrder:
+    """Which run each merged record comes from, per split, as (run, how many in a row) stretches.
+
+    ``on_tie(key, earlier run, later run)`` is called where records of two runs share a key.
+    """
+
+    def __init__(self, runs: Sequence[tuple[Path, Run]], *, on_tie: Tie | None = None) -> None:
+        self.runs = runs
+        self.stretches: list[tuple[array[int], array[int]]] = []
+        handles = [path.open("rb") for path, _ in runs]
+        try:
+            for position in range(len(SPLITS)):
+                keys = [
+                    _keys(handle, run.counts[position], tag)
+                    for tag, (handle, (_, run)) in enumerate(zip(handles, runs, strict=True))
+                ]
+                self.stretches.append(_stretches(heapq.merge(*keys), on_tie))
+        finally:
+            for handle in handles:
+                handle.close()
+
+    def lines(self, which: int) -> Iterator[tuple[int, list[bytes]]]:
+        """The lines of format number ``which`` in merged order, in batches, with the split position of
+        each batch; records without a line in that format are left out."""
+        handles = [path.open("rb") for path, _ in self.runs]
+        try:
+            for position, (tags, lengths) in enumerate(self.stretches):
+                batch: list[bytes] = []
+                for tag, length in zip(tags, lengths, strict=True):
+                    read = handles[tag].read
+                    for _ in range(length):
+                        header = HEADER.unpack(read(HEADER.size))
+                        body = read(sum(header))
+                        start = sum(header[: which + 1])
+                        line = body[start : start + header[which + 1]]
+                        if line:
+                            batch.append(line)
+                    if len(batch) >= BATCH_LINES:
+                        yield position, batch
+                        batch = []
+                if batch:
+                    yield position, batch
+        finally:
+            for handle in handles:
+                handle.close()

@@ -1,0 +1,48 @@
+"""The tracer every handler decorates itself with: powertools' Tracer where tracing is on, else a quiet one.
+
+Powertools' Tracer imports the X-Ray SDK (and builds its recorder) in its constructor even when it then
+disables itself, which costs a cold start tens of milliseconds outside Lambda's active tracing and more
+than a hundred off Lambda, where the recorder's default sampler builds a botocore client. So the choice is
+made before constructing it, by powertools' own rule (`Tracer._is_tracer_disabled`: on in a Lambda
+environment unless POWERTOOLS_TRACE_DISABLED says otherwise or an emulator runs it), and where tracing is
+off the handler gets an object whose decorator leaves the handler as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from aws_lambda_powertools.tracing.tracer import Tracer
+
+
+class HandlerTracer(Protocol):
+    """What a handler uses of a tracer: its service name, and the decorator around its entry point."""
+
+    service: str
+
+    def capture_lambda_handler(self, lambda_handler: Callable[..., Any]) -> Callable[..., Any]: ...
+
+
+class QuietTracer:
+    """A tracer for where tracing is off: same service name and decorator, and nothing recorded."""
+
+    def __init__(self, service: str) -> None:
+        self.service = service
+
+    def capture_lambda_handler(self, lambda_handler: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda_handler
+
+
+def tracing_enabled() -> bool:
+    """Whether powertools' Tracer would trace here (it reads the environment, as on every cold start)."""
+    # Powertools' own rule, called rather than copied so that an upgrade cannot leave the two apart.
+    return not Tracer._is_tracer_disabled()
+
+
+def handler_tracer(service: str) -> HandlerTracer:
+    """The function's tracer: powertools' Tracer for `service` where tracing is on, else a QuietTracer."""
+    if tracing_enabled():
+        tracer: HandlerTracer = Tracer(service=service)
+        return tracer
+    return QuietTracer(service)

@@ -1,0 +1,116 @@
+"""What importing a handler loads, which every cold start pays before its first event.
+
+The X-Ray SDK only where powertools would trace (tracing off costs nothing), and boto3 not before a first
+client is made (the API's resolver aside, whose idempotency routes import powertools' DynamoDB layer).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HANDLERS = sorted(
+    f"functions.{handler.parent.name}.handler" for handler in ROOT.glob("functions/*/handler.py")
+)
+
+# Imports the handlers in a fresh interpreter and says what each got as its tracer, and whether the SDK
+# was loaded: only a new process shows what an import pulls in.
+PROBE = """
+import importlib, json, sys
+tracers = {}
+for name in NAMES:
+    module = importlib.import_module(name)
+    tracer = getattr(module, "tracer", None)
+    if tracer is not None:
+        tracers[name] = [type(tracer).__module__ + "." + type(tracer).__name__, tracer.service]
+loaded = {"xray": "aws_xray_sdk" in sys.modules, "boto3": "boto3" in sys.modules}
+print(json.dumps({"tracers": tracers, **loaded}))
+"""
+
+
+def _import_in_fresh_process(names: list[str], environment: dict[str, str]) -> dict[str, Any]:
+    # What this process was started with, less whatever would decide the tracing for the child.
+    inherited = {
+        key: value for key, value in os.environ.items() if not key.startswith(("POWERTOOLS_", "LAMBDA_"))
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", f"NAMES = {names!r}\n{PROBE}"],
+        env={**inherited, "PYTHONPATH": f"{ROOT / 'layers'}{os.pathsep}{ROOT}", **environment},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+@pytest.mark.parametrize(
+    "environment",
+    [
+        pytest.param({}, id="outside-lambda"),
+        pytest.param({"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}, id="disabled"),
+    ],
+)
+def test_with_tracing_off_no_handler_imports_the_xray_sdk(environment: dict[str, str]) -> None:
+    # Given an environment where powertools would not trace (off Lambda, or switched off on it)
+    # When every handler is imported into one fresh interpreter
+    seen = _import_in_fresh_process(HANDLERS, environment)
+
+    # Then none of them loaded the X-Ray SDK, and each still has a tracer under its own service name
+    assert seen["xray"] is False
+    assert seen["tracers"]
+    assert seen["tracers"] == {
+        name: ["benchgen.observability.QuietTracer", name.split(".")[1]] for name in seen["tracers"]
+    }
+
+
+def test_with_tracing_on_the_handler_gets_powertools_tracer(tmp_path: Path) -> None:
+    # Given a Lambda environment with tracing left on, as the stack deploys every function
+    environment = {"LAMBDA_TASK_ROOT": str(tmp_path)}
+
+    # When the score handler is imported
+    seen = _import_in_fresh_process(["functions.score.handler"], environment)
+
+    # Then its tracer is powertools' own, with the X-Ray SDK behind it
+    assert seen["tracers"] == {
+        "functions.score.handler": ["aws_lambda_powertools.tracing.tracer.Tracer", "score"]
+    }
+    assert seen["xray"] is True
+
+
+def test_a_quiet_tracer_leaves_the_handler_as_it_is() -> None:
+    from benchgen.observability import QuietTracer
+
+    # Given a handler
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return {"seen": event["n"]}
+
+    # When a quiet tracer decorates it
+    decorated = QuietTracer("score").capture_lambda_handler(handler)
+
+    # Then the handler runs as it is, with nothing wrapped around it
+    assert decorated is handler
+    assert decorated({"n": 3}, None) == {"seen": 3}
+
+
+def test_no_handler_but_the_apis_imports_boto3_before_its_first_client() -> None:
+    # Given a Lambda environment with tracing off (the tracer patches botocore, so loads it, when on)
+    environment = {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}
+
+    # When every handler but the API's is imported into one fresh interpreter
+    seen = _import_in_fresh_process(
+        [name for name in HANDLERS if name != "functions.api.handler"], environment
+    )
+
+    # Then boto3 was not loaded: the clients, the item codec and the idempotency layer import it on first use
+    assert seen["boto3"] is False
+    assert len(seen["tracers"]) >= 15
