@@ -22,7 +22,7 @@ from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.scoring.exact import ExactSum
 from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
-from benchgen.verdicts import Verdict
+from benchgen.verdicts import VerdictRecord
 
 NEAR_MISS_F1 = 0.5
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
@@ -63,7 +63,7 @@ def gold_answers(case: Case) -> list[str]:
 
 
 def make_judge(no_answer_threshold: float = 0.5) -> Judge:
-    def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> Verdict:
+    def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> VerdictRecord:
         raw = prediction.prediction_text if prediction is not None else ""
         abstains = (
             prediction is not None
@@ -107,7 +107,7 @@ class QaAggregator(Aggregator):
         self.buckets = {"has_answer": [0, 0], "no_answer": [0, 0]}
         self.bucket_f1 = {"has_answer": ExactSum(), "no_answer": ExactSum()}
 
-    def add(self, verdict: Verdict, case: Case, prediction: Prediction | None) -> None:
+    def add(self, verdict: VerdictRecord, case: Case, prediction: Prediction | None) -> None:
         super().add(verdict, case, prediction)
         self.f1_sum.add(verdict.score)
         name = "has_answer" if gold_answers(case) else "no_answer"
