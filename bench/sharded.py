@@ -22,7 +22,6 @@ from typing import Any
 
 from measure import Clock, Step, in_fresh_process
 
-PREDICTIONS_MEMBER = "predictions.json"
 # Every file a run publishes that the merge must reproduce byte for byte.
 RUN_FILES = (
     "scores.json",
@@ -56,31 +55,38 @@ def _case_lines(cases: Path) -> Iterator[bytes]:
         yield from (line if line.endswith(b"\n") else line + b"\n" for line in lines if line.strip())
 
 
-def _prediction_records(prediction_output: Path) -> tuple[list[bytes], bytes]:
-    """The record lines of ingest's ``predictions.json`` (each without its separator), and its metadata."""
+def _prediction_records(prediction_output: Path) -> tuple[dict[str, str], dict[str, Any]]:
+    """The record lines of ingest's ``predictions.json`` by case id, verbatim, and its metadata."""
+    from benchgen.scoring.ingested import MEMBER
+
     with zipfile.ZipFile(prediction_output) as archive:
-        text = archive.read(PREDICTIONS_MEMBER)
-    head, _, rest = text.partition(b"\n")
-    body, _, metadata = rest.rpartition(b'\n],\n"metadata": ')
-    if head != b'{"predictions": [' or not metadata.endswith(b"}\n"):
-        raise SystemExit(f"{prediction_output} is not in the format ingest writes")
-    records = [line.removesuffix(b",") for line in body.split(b"\n")] if body else []
-    return records, metadata[:-2]
+        text = archive.read(MEMBER).decode("utf-8")
+    head, _, rest = text.partition("\n")
+    body, _, metadata = rest.rpartition('\n],\n"metadata": ')
+    if head != '{"predictions": [' or not metadata.endswith("}\n"):
+        raise SystemExit(f"{prediction_output} is not in the layout ingest writes")
+    records = [line.removesuffix(",") for line in body.split("\n")] if body else []
+    return {json.loads(record)["id"]: record for record in records}, json.loads(metadata[:-2])
 
 
-def _write_prediction_output(target: Path, records: list[bytes], metadata: bytes) -> None:
+def _write_prediction_output(
+    target: Path, case_ids: list[str], records: dict[str, str], metadata: dict[str, Any]
+) -> None:
+    """What ingest writes for these cases, through ingest's own writer, with the whole run's metadata."""
+    from benchgen.scoring.ingested import MEMBER, write_predictions_json
     from benchgen.zipwrite import entry
 
-    with zipfile.ZipFile(target, "w") as archive, archive.open(entry(PREDICTIONS_MEMBER), "w") as out:
-        out.write(b'{"predictions": [')
-        out.write(b"".join((b",\n" if index else b"\n") + record for index, record in enumerate(records)))
-        out.write(b'\n],\n"metadata": ' + metadata + b"}\n")
+    with (
+        zipfile.ZipFile(target, "w") as archive,
+        archive.open(entry(MEMBER), "w", force_zip64=True) as out,
+    ):
+        in_order = ((case_id, records.get(case_id)) for case_id in case_ids)
+        write_predictions_json(out, in_order, lambda total, answered: metadata, first_ids=0)
 
 
 def split_run(cases: Path, prediction_output: Path, shard_cases: int, root: Path) -> list[Path]:
     """Shard folders under root, each with its ``cases.jsonl`` and ``prediction_output.zip``."""
     records, metadata = _prediction_records(prediction_output)
-    by_id = {json.loads(record)["id"]: record for record in records}
     shards: list[Path] = []
     lines = list(_case_lines(cases))
     for start in range(0, len(lines), shard_cases):
@@ -88,9 +94,8 @@ def split_run(cases: Path, prediction_output: Path, shard_cases: int, root: Path
         shard.mkdir(parents=True, exist_ok=True)
         chunk = lines[start : start + shard_cases]
         (shard / "cases.jsonl").write_bytes(b"".join(chunk))
-        ids = (json.loads(line)["id"] for line in chunk)
-        answered = [by_id[case_id] for case_id in ids if case_id in by_id]
-        _write_prediction_output(shard / "prediction_output.zip", answered, metadata)
+        case_ids = [json.loads(line)["id"] for line in chunk]
+        _write_prediction_output(shard / "prediction_output.zip", case_ids, records, metadata)
         shards.append(shard)
     return shards
 

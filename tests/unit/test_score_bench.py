@@ -47,12 +47,12 @@ def test_the_shards_hold_the_runs_cases_and_predictions_in_order_with_its_metada
     assert [len((shard / "cases.jsonl").read_text().splitlines()) for shard in shards] == [20, 20, 10]
     assert b"".join((shard / "cases.jsonl").read_bytes() for shard in shards) == cases.read_bytes()
     with open_predictions(tmp_path / "run" / "prediction_output.zip") as whole:
-        expected = [prediction.model_dump() for prediction in whole]
+        expected = list(whole)
         metadata = whole.metadata
     seen = []
     for shard in shards:
         with open_predictions(shard / "prediction_output.zip") as stream:
-            seen += [prediction.model_dump() for prediction in stream]
+            seen += list(stream)
             assert stream.metadata == metadata
     assert seen == expected
     shard_ids = {json.loads(line)["id"] for line in (shards[0] / "cases.jsonl").read_text().splitlines()}
