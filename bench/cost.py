@@ -85,6 +85,20 @@ def success_path(definition: dict[str, Any], choices: dict[str, str]) -> list[st
     return path
 
 
+def transitions(definition: dict[str, Any], choices: dict[str, str], items: int) -> int:
+    """State transitions of one successful execution whose Distributed Map states each get ``items`` items:
+    one per state entered, and for a Distributed Map one per child execution it starts (to start it) plus
+    the states that child enters (the child executions are Standard workflows)."""
+    count = 0
+    for name in success_path(definition, choices):
+        count += 1
+        state = definition["States"][name]
+        processor = state.get("ItemProcessor", {})
+        if state["Type"] == "Map" and processor.get("ProcessorConfig", {}).get("Mode") == "DISTRIBUTED":
+            count += items * (1 + len(success_path(processor, choices)))
+    return count
+
+
 def stack_facts() -> dict[str, Any]:
     """Each function's memory and the state machines' definitions, from the synthesized template."""
     from infra.deployed import render
@@ -174,12 +188,12 @@ def run_cost(
                 "over_timeout": seconds > facts["timeout_s"][step.function],
             }
         )
-    transitions = len(success_path(facts["machines"][ARTIFACT_PIPELINE], SUCCESS_CHOICES))
+    entered = transitions(facts["machines"][ARTIFACT_PIPELINE], SUCCESS_CHOICES, 0)
     requests = s3_requests(calls, bytes_per_case, cases)
     gb_seconds = sum(invocation["gb_seconds"] for invocation in invocations)
     dollars = {
         "lambda": gb_seconds * PRICES["lambda_gb_second_arm64"] + len(invocations) * PRICES["lambda_request"],
-        "step_functions": transitions * PRICES["state_transition"],
+        "step_functions": entered * PRICES["state_transition"],
         "s3": requests["put"] * PRICES["s3_put_class"] + requests["get"] * PRICES["s3_get_class"],
     }
     return {
@@ -187,7 +201,7 @@ def run_cost(
         "invocations": invocations,
         "lambda_gb_seconds": gb_seconds,
         "lambda_requests": len(invocations),
-        "state_transitions": transitions,
+        "state_transitions": entered,
         "s3_requests": requests,
         "dollars": {**dollars, "total": sum(dollars.values())},
     }

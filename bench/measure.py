@@ -28,6 +28,17 @@ Bench = Callable[[list[int], Path, argparse.Namespace], Any]
 
 
 def peak_rss_mb() -> float:
+    """This process's peak resident memory, in MB.
+
+    On Linux, VmHWM: ru_maxrss would also count the parent's memory at the fork that started this
+    process (the kernel keeps the larger of the forked copy's peak and the new program's), so a step
+    started by a bench that holds a run's data in memory would report the bench's size.
+    """
+    status = Path("/proc/self/status")
+    if status.is_file():
+        for line in status.read_text(encoding="ascii").splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     # ru_maxrss is in kilobytes on Linux (bytes on macOS).
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024

@@ -51,6 +51,33 @@ def test_a_choice_without_a_named_branch_stops_the_walk_with_its_name() -> None:
         cost.success_path(definition, {})
 
 
+def test_a_distributed_map_costs_one_transition_per_child_started_and_each_state_the_child_enters() -> None:
+    # Given a machine that maps shards (two steps each) in Standard child executions, then reduces
+    definition = {
+        "StartAt": "Shards",
+        "States": {
+            "Shards": {
+                "Type": "Map",
+                "ItemProcessor": {
+                    "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                    "StartAt": "ScoreShard",
+                    "States": {
+                        "ScoreShard": {"Type": "Task", "Next": "BuildShardArtifact"},
+                        "BuildShardArtifact": {"Type": "Task", "End": True},
+                    },
+                },
+                "Next": "ReduceScores",
+            },
+            "ReduceScores": {"Type": "Task", "Next": "Scored"},
+            "Scored": {"Type": "Succeed"},
+        },
+    }
+
+    # When an execution maps 10 shards
+    # Then it costs the parent's 3 states and 3 per shard (the child's start and its 2 states)
+    assert cost.transitions(definition, {}, 10) == 3 + 10 * 3
+
+
 def test_transfers_over_eight_mib_count_one_request_per_part() -> None:
     # Given a run that uploads and downloads a 2.5 MiB-per-1,000-cases file once, heads it, and deletes it
     calls = [
