@@ -14,7 +14,6 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
 
 import msgspec
 from pydantic import ValidationError
@@ -25,8 +24,6 @@ from benchgen.submission import describe_validation_error
 
 _BATCH = 1000
 _BOM = b"\xef\xbb\xbf"
-_CHUNK = 1 << 16
-_UNDECODED = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
 
 Pairs = Iterator[tuple[Case, Prediction | None]]
 
@@ -53,40 +50,20 @@ def _case_of(line: bytes, number: int, label: str) -> Case | None:
         raise BundleError(label, describe_validation_error(f"line {number}", error)) from error
 
 
-def _blocks(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
-    """(number of its first line, block) for blocks of whole lines, about _CHUNK bytes each."""
-    number = 1
-    rest = b""
-    chunk = stream.read(_CHUNK).removeprefix(_BOM)
-    while rest or chunk:
-        data = rest + chunk
-        cut = data.rfind(b"\n") + 1 if chunk else len(data)
-        if cut:
-            yield number, data[:cut]
-            number += data.count(b"\n", 0, cut)
-        rest = data[cut:]
-        chunk = stream.read(_CHUNK) if chunk else b""
-
-
 def iter_cases(path: Path) -> Iterator[Case]:
     """Cases of ``cases.jsonl`` in file order; a bad line raises BundleError naming its line number."""
     label = f"reference/{path.name}"
-    decoder = msgspec.json.Decoder(Case)
-    with path.open("rb") as stream:
-        for first, block in _blocks(stream):
+    decode = msgspec.json.Decoder(Case).decode
+    with path.open("rb") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
             try:
-                # A block decodes whole, or not at all: then each of its lines on its own.
-                yield from decoder.decode_lines(block)
-            except _UNDECODED:
-                for number, line in enumerate(block.split(b"\n"), start=first):
-                    if not line.strip():
-                        continue
-                    try:
-                        yield decoder.decode(line)
-                    except _UNDECODED:
-                        case = _case_of(line, number, label)
-                        if case is not None:
-                            yield case
+                yield decode(line.removeprefix(_BOM) if number == 1 else line)
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+                case = _case_of(line, number, label)
+                if case is not None:
+                    yield case
 
 
 class PredictionIndex:
