@@ -11,7 +11,7 @@ from constructs import Construct
 from infra.constructs.api import Api
 from infra.constructs.evaluation import EvaluationPipeline
 from infra.constructs.events import Events
-from infra.constructs.functions import SPECS, Functions, FunctionSpec
+from infra.constructs.functions import SPECS, Functions, FunctionSpec, sized
 from infra.constructs.inference import (
     DEFAULT_CONCURRENCY,
     DEFAULT_SHARD_SIZE,
@@ -24,6 +24,7 @@ from infra.constructs.monitoring import Monitoring
 from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.preparations import PreparationPipeline
+from infra.constructs.sharded_scoring import ShardedScoring
 from infra.constructs.storage import Storage
 from infra.constructs.training import (
     DEFAULT_MAX_POLLS,
@@ -33,6 +34,13 @@ from infra.constructs.training import (
     TRAINING_POLL_SECONDS,
     TRAINING_RETRY_SECONDS,
     TrainingPipeline,
+)
+from infra.sizing import (
+    DEFAULT_SHARD_CASES,
+    DEFAULT_SHARD_CONCURRENCY,
+    SHARD_CASES,
+    SHARD_CONCURRENCY,
+    run_step_sizes,
 )
 
 STACK_NAME = "BenchGenStack"
@@ -72,6 +80,7 @@ class BenchGenStack(Stack):
         score = self.functions.by_name["score"]
         score.add_environment("STATE_MACHINE_ARN", self.pipeline.state_machine.state_machine_arn)
         self.pipeline.state_machine.grant_start_execution(score)
+        self.sharded_scoring = self._sharded_scoring()
         self.preparations = PreparationPipeline(
             self,
             "Preparations",
@@ -105,6 +114,7 @@ class BenchGenStack(Stack):
             functions=self.functions.by_name,
             state_machines=[
                 self.pipeline.state_machine,
+                self.sharded_scoring.state_machine,
                 self.preparations.state_machine,
                 self.packages.state_machine,
                 self.inference.state_machine,
@@ -119,6 +129,31 @@ class BenchGenStack(Stack):
         CfnOutput(self, "UserPoolClientId", value=self.api.user_pool_client.user_pool_client_id)
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
         CfnOutput(self, "DataBucketName", value=self.storage.bucket.bucket_name)
+
+    def _shard_cases(self) -> int:
+        return int(self.node.try_get_context(SHARD_CASES) or DEFAULT_SHARD_CASES)
+
+    def _sharded_scoring(self) -> ShardedScoring:
+        by_name = self.functions.by_name
+        by_name["register_environment"].add_environment("SHARD_CASES", str(self._shard_cases()))
+        sharded = ShardedScoring(
+            self,
+            "ShardedScoring",
+            score_shard=by_name["score_shard"],
+            build_shard_artifact=by_name["build_shard_artifact"],
+            reduce_scores=by_name["reduce_scores"],
+            runs_table=self.storage.runs_table,
+            bucket=self.storage.bucket,
+            max_concurrency=int(self.node.try_get_context(SHARD_CONCURRENCY) or DEFAULT_SHARD_CONCURRENCY),
+        )
+        # The score function hands a sharded run to it; its last step starts the artifact pipeline.
+        score = by_name["score"]
+        score.add_environment("SHARDED_SCORING_STATE_MACHINE_ARN", sharded.state_machine.state_machine_arn)
+        sharded.state_machine.grant_start_execution(score)
+        reduce = by_name["reduce_scores"]
+        reduce.add_environment("STATE_MACHINE_ARN", self.pipeline.state_machine.state_machine_arn)
+        self.pipeline.state_machine.grant_start_execution(reduce)
+        return sharded
 
     def _inference_pipeline(self) -> InferencePipeline:
         by_name = self.functions.by_name
@@ -188,9 +223,14 @@ class BenchGenStack(Stack):
         return evaluation
 
     def _specs(self) -> tuple[FunctionSpec, ...]:
+        # Every run-step function sized for the deployed shard size (see infra/sizing.py).
+        sizes = run_step_sizes(self._shard_cases())
+        specs = tuple(
+            replace(spec, **sized(sizes[spec.name])) if spec.name in sizes else spec for spec in SPECS
+        )
         cap = self.node.try_get_context(SCORE_CONCURRENCY)
         if cap is None:
-            return SPECS
+            return specs
         return tuple(
-            replace(spec, reserved_concurrency=int(cap)) if spec.name == "score" else spec for spec in SPECS
+            replace(spec, reserved_concurrency=int(cap)) if spec.name == "score" else spec for spec in specs
         )

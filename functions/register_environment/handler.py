@@ -34,6 +34,7 @@ def register(upload: UploadedObject) -> dict[str, Any]:
             environments=wired.environments,
             workdir=Path(workdir),
             max_program_seconds=wired.settings.max_program_seconds,
+            shard_cases=wired.settings.shard_cases,
         )
     metrics.add_metric(name=f"Environment{record.status.value}", unit=MetricUnit.Count, value=1)
     return {"environment_id": record.environment_id, "version": record.version, "status": record.status.value}

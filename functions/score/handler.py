@@ -38,6 +38,7 @@ def score(upload: UploadedObject, invocation: Invocation) -> dict[str, Any]:
             workdir=Path(workdir),
             sandbox=wired.sandbox,
             invocation=invocation,
+            sharded_starter=wired.sharded_starter,
         )
     if run is None:
         return {"key": upload.key, "ignored": True}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from aws_cdk import Aws, Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_dynamodb as dynamodb
@@ -18,7 +19,15 @@ from aws_cdk import aws_s3_notifications as s3n
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from benchgen.pipeline.keys import CASE_SCOPE
+from benchgen.pipeline.keys import (
+    ARTIFACT_PART,
+    CASE_SCOPE,
+    CASE_SHARDS,
+    FAILURE_LOG,
+    PARTS,
+    RUN_SHARDS,
+    SCORE_PART,
+)
 from benchgen.pipeline.keys import SCORING_OUTPUT as SCORING_OUTPUT_NAME
 from benchgen.providers.jobs import JOB_NAME_PREFIX as TRAINING_JOB_PREFIX
 from benchgen.settings import METRICS_NAMESPACE
@@ -44,7 +53,8 @@ from infra.constructs.storage import (
     TRAINING_RUNS_INDEXES,
     Storage,
 )
-from infra.timeouts import INGEST_TIMEOUT_S, MAX_PROGRAM_SECONDS, SCORE_TIMEOUT_S
+from infra.sizing import Sizing, run_step_sizes
+from infra.timeouts import MAX_PROGRAM_SECONDS
 
 FUNCTIONS_ROOT = REPO_ROOT / "functions"
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
@@ -154,6 +164,23 @@ class FunctionSpec:
 
 # A run restricted to chosen cases names their list here: each step that opens its environment reads it.
 SCOPE_PATTERN = f"{RUNS_PREFIX}*/{CASE_SCOPE}"
+# A sharded run's inputs (ingest writes them beside the prediction output) and its shards' parts.
+SHARD_INPUTS_PATTERN = f"{PREDICTIONS_PREFIX}*/{RUN_SHARDS}*"
+SCORE_PARTS_PATTERN = f"{RUNS_PREFIX}*/{PARTS}{SCORE_PART}/*"
+ARTIFACT_PARTS_PATTERN = f"{RUNS_PREFIX}*/{PARTS}{ARTIFACT_PART}/*"
+
+
+def sized(sizing: Sizing) -> dict[str, Any]:
+    """A FunctionSpec's memory, timeout and scratch disk from ``infra.sizing``."""
+    return {
+        "memory_mb": sizing.memory_mb,
+        "timeout": Duration.seconds(sizing.timeout_s),
+        "ephemeral_storage_mib": sizing.ephemeral_storage_mib,
+    }
+
+
+# At the default shard size; the stack applies the deployed one (see BenchGenStack._specs).
+_SIZES = run_step_sizes()
 
 SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
@@ -169,11 +196,11 @@ SPECS: tuple[FunctionSpec, ...] = (
         name="register_environment",
         logical_id="RegisterEnvironmentFunction",
         description="Validates an uploaded environment bundle and records the environment version",
-        memory_mb=1024,
-        timeout=Duration.minutes(5),
-        ephemeral_storage_mib=2048,
+        **sized(_SIZES["register_environment"]),
         trigger=Trigger(ENVIRONMENTS_PREFIX, ".zip"),
         reads=(ENVIRONMENTS_PREFIX,),
+        # the cases of each task that runs may score in shards, cut into shard files
+        writes=(CASE_SHARDS,),
         tables={DataTable.ENVIRONMENTS: TableAccess.READ_WRITE},
         idempotent=True,
     ),
@@ -181,9 +208,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         name="ingest",
         logical_id="IngestFunction",
         description="Turns a submission into prediction_output.zip for the scoring step",
-        memory_mb=1024,
-        timeout=Duration.seconds(INGEST_TIMEOUT_S),
-        ephemeral_storage_mib=2048,
+        **sized(_SIZES["ingest"]),
         trigger=Trigger(SUBMISSIONS_PREFIX),
         reads=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX, SCOPE_PATTERN),
         writes=(PREDICTIONS_PREFIX, SANDBOX_PREFIX),
@@ -195,9 +220,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         name="score",
         logical_id="ScoreFunction",
         description="Runs the scoring program, records the run and starts the artifact pipeline",
-        memory_mb=2048,
-        timeout=Duration.seconds(SCORE_TIMEOUT_S),
-        ephemeral_storage_mib=4096,
+        **sized(_SIZES["score"]),
         trigger=Trigger(PREDICTIONS_PREFIX, "prediction_output.zip"),
         reads=(PREDICTIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX, SCOPE_PATTERN),
         writes=(RUNS_PREFIX, SANDBOX_PREFIX),
@@ -210,13 +233,43 @@ SPECS: tuple[FunctionSpec, ...] = (
         name="build_artifact",
         logical_id="BuildArtifactFunction",
         description="Builds the finetune artifact of a scored run",
-        memory_mb=1024,
-        timeout=Duration.minutes(5),
-        ephemeral_storage_mib=2048,
+        **sized(_SIZES["build_artifact"]),
         reads=(RUNS_PREFIX, ENVIRONMENTS_PREFIX),
         writes=(RUNS_PREFIX,),
         tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
         idempotent=True,
+    ),
+    # The ShardedScoring state machine's steps. Each reads the registered bundle and its own inputs, and
+    # writes only its parts (or, for the reduce step, the run's files); each fails the run it works on.
+    FunctionSpec(
+        name="score_shard",
+        logical_id="ScoreShardFunction",
+        description="Judges one shard of a sharded run and uploads its score part",
+        **sized(_SIZES["score_shard"]),
+        reads=(ENVIRONMENTS_PREFIX, CASE_SHARDS, SHARD_INPUTS_PATTERN),
+        writes=(SCORE_PARTS_PATTERN, f"{RUNS_PREFIX}*/{FAILURE_LOG}"),
+        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
+        puts_events=True,
+    ),
+    FunctionSpec(
+        name="build_shard_artifact",
+        logical_id="BuildShardArtifactFunction",
+        description="Collects the finetune examples of one shard of a sharded run",
+        **sized(_SIZES["build_shard_artifact"]),
+        reads=(ENVIRONMENTS_PREFIX, CASE_SHARDS, SCORE_PARTS_PATTERN),
+        writes=(ARTIFACT_PARTS_PATTERN, f"{RUNS_PREFIX}*/{FAILURE_LOG}"),
+        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
+        puts_events=True,
+    ),
+    FunctionSpec(
+        name="reduce_scores",
+        logical_id="ReduceScoresFunction",
+        description="Merges a sharded run's scores, records the run and starts the artifact pipeline",
+        **sized(_SIZES["reduce_scores"]),
+        reads=(ENVIRONMENTS_PREFIX, SCORE_PARTS_PATTERN),
+        writes=(RUNS_PREFIX,),
+        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
+        puts_events=True,
     ),
     FunctionSpec(
         name="build_package",

@@ -20,6 +20,7 @@ from infra.constructs.inference import InferencePipeline
 from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.preparations import PreparationPipeline
+from infra.constructs.sharded_scoring import ShardedScoring
 from infra.constructs.storage import DATA_BUCKET_ID
 from infra.constructs.training import TrainingPipeline
 
@@ -46,6 +47,15 @@ PATTERN_REASON = (
 STATE_MACHINE_WILDCARD_REASON = (
     "Execution logging and tracing: the CloudWatch Logs delivery actions (logs:CreateLogDelivery, ...) "
     "and the X-Ray actions accept only '*' as resource."
+)
+ITEM_READER_REASON = (
+    "The Distributed Map's item reader reads the items list at the key each execution names (a run's "
+    "predictions/<run_id>/shards/items.json); CDK grants GetObject on the bucket's objects for a key given "
+    "at run time. The state machine reads nothing else: its tasks' functions hold their own narrow grants."
+)
+MAP_RUN_REASON = (
+    "A Distributed Map starts, describes and stops its child executions, which exist only at run time; the "
+    "grant stays on this state machine's own executions and map runs."
 )
 FUNCTION_VERSIONS_REASON = (
     "LambdaInvoke also allows the {name} function's qualified ARNs (versions, aliases); the grant stays on "
@@ -116,6 +126,7 @@ def apply_nag(app: App, stack: Stack) -> None:
     )
     _acknowledge_functions(_child(stack, "Functions", Functions))
     _acknowledge_pipeline(_child(stack, "Pipeline", Pipeline))
+    _acknowledge_sharded_scoring(_child(stack, "ShardedScoring", ShardedScoring))
     _acknowledge_preparations(_child(stack, "Preparations", PreparationPipeline))
     _acknowledge_package_pipeline(_child(stack, "Packages", PackagePipeline))
     _acknowledge_inference(_child(stack, "Inference", InferencePipeline))
@@ -212,6 +223,28 @@ def _acknowledge_pipeline(pipeline: Pipeline) -> None:
         "IAM5[Resource::<BuildArtifactFunction.Arn>:*]",
         FUNCTION_VERSIONS_REASON.format(name="build_artifact"),
     )
+
+
+def _acknowledge_sharded_scoring(sharded: ShardedScoring) -> None:
+    policy = sharded.state_machine.role.node.find_child("DefaultPolicy")
+    _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
+    objects = f"arn:<AWS::Partition>:s3:::<{DATA_BUCKET_ID}>/*"
+    _acknowledge(policy, f"IAM5[Resource::{objects}]", ITEM_READER_REASON)
+    executions = (
+        "arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
+        '{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"ShardedScoring"}]}]}'
+    )
+    map_policy = sharded.state_machine.node.find_child("DistributedMapPolicy")
+    for suffix in (":*", "/*:*"):
+        _acknowledge(map_policy, f"IAM5[Resource::{executions}{suffix}]", MAP_RUN_REASON)
+    for name, logical_id in (
+        ("score_shard", "ScoreShardFunction"),
+        ("build_shard_artifact", "BuildShardArtifactFunction"),
+        ("reduce_scores", "ReduceScoresFunction"),
+    ):
+        _acknowledge(
+            policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", FUNCTION_VERSIONS_REASON.format(name=name)
+        )
 
 
 def _acknowledge_preparations(preparations: PreparationPipeline) -> None:

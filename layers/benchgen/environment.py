@@ -97,6 +97,14 @@ class Environment:
             views.append(view)
         return views
 
+    def phase_view(self, position: int) -> Environment:
+        """This environment seen through the phase at ``position`` (its first task), sharing what was
+        extracted."""
+        view = copy.copy(self)
+        view.phase_position = position
+        view.task_position = view._position_of(view._phase_task_indexes()[0])
+        return view
+
     @property
     def file(self) -> str:
         """How competition.yaml is named in messages (``competition.yml`` when the bundle uses that)."""

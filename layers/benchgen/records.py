@@ -99,6 +99,16 @@ class EnvironmentStatus(StrEnum):
     REJECTED = "Rejected"
 
 
+class ShardPlan(BaseModel):
+    """How one task's cases are cut for runs scored in shards: ``count`` shards of ``size`` cases (the last
+    one shorter), shard n holding the non-blank lines [n * size, (n + 1) * size) of its cases.jsonl."""
+
+    task: int  # the task's index in competition.yaml
+    cases: int = Field(ge=0)
+    size: int = Field(ge=1)
+    count: int = Field(ge=0)
+
+
 class EnvironmentRecord(BaseModel):
     environment_id: str
     version: str
@@ -114,6 +124,9 @@ class EnvironmentRecord(BaseModel):
     # not recorded (registered before they were, or too many to keep), and the bundle is checked instead.
     criteria: Annotated[list[Key] | None, AfterValidator(_all_or_none(MAX_CRITERIA))] = None
     docker_image: str | None = None  # named by the bundle, recorded and reported as not used
+    # Each task a run may score in shards, with its cases as registration cut them at the deploy-time
+    # shard size (one shard: runs of it run whole); a run of any other task runs whole.
+    case_shards: list[ShardPlan] = Field(default_factory=list)
     problems: Texts = Field(default_factory=list)
     warnings: Texts = Field(default_factory=list)
     # Who published it: a Cognito user id from the upload's stamp, or OPERATOR for a direct bucket upload.
@@ -218,6 +231,8 @@ class RunRecord(BaseModel):
     inference: InferenceSummary | None = None
     # Set for a run of chosen cases only (an evaluation's held-out cases); None: every case.
     case_scope: CaseScope | None = None
+    # Set by ingest when the run is scored in shards (see benchgen.pipeline.shard_inputs); None: whole.
+    shards: ShardPlan | None = None
 
 
 def dataset_id_for(run_id: str) -> str:

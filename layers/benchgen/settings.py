@@ -36,6 +36,13 @@ class Settings(BaseSettings):
     training_runs_table: str = Field(min_length=1, validation_alias="TRAINING_RUNS_TABLE")
     # Only the score function starts executions, so only its environment carries the ARN.
     state_machine_arn: str | None = Field(default=None, validation_alias="STATE_MACHINE_ARN")
+    # The score function starts a sharded run's ShardedScoring execution.
+    sharded_scoring_state_machine_arn: str | None = Field(
+        default=None, validation_alias="SHARDED_SCORING_STATE_MACHINE_ARN"
+    )
+    # Registration cuts a task's cases into shards of this many when it has more (set at deploy time, see
+    # infra/sizing.py); unset, nothing is sharded.
+    shard_cases: int | None = Field(default=None, ge=1, validation_alias="SHARD_CASES")
     # Only the API function starts package builds.
     package_state_machine_arn: str | None = Field(default=None, validation_alias="PACKAGE_STATE_MACHINE_ARN")
     # The API starts preparations, so only its environment carries that state machine's ARN.

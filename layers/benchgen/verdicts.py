@@ -55,7 +55,7 @@ class VerdictRecord(msgspec.Struct, kw_only=True):
     answered: bool
     near_miss: bool = False
     score: float = 0.0
-    criteria: list[CriterionMark] = msgspec.field(default_factory=list)
+    criteria: tuple[CriterionMark, ...] = ()
     difficulty: str | None = None
     domain: str | None = None
     route: str | None = None

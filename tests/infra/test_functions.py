@@ -32,6 +32,8 @@ TRAINING_STEPS = ["validate_training", "upload_training", "training_job"]
 NAMES += TRAINING_STEPS
 EVALUATION_STEPS = ["start_evaluation", "check_evaluation", "compare_evaluation"]
 NAMES += EVALUATION_STEPS
+SHARD_STEPS = ["score_shard", "build_shard_artifact", "reduce_scores"]
+NAMES += SHARD_STEPS
 # The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
 PIPELINE = [name for name in NAMES if name != "sandbox"]
 # Invoked asynchronously (by S3, or by a state machine that may be retried); the dead-letter consumer is
@@ -77,7 +79,10 @@ TRAINING_JOBS = {
 DRAINED = ["register_environment", "ingest", "score"]
 
 EXPECTED_ACTIONS = {
-    "register_environment": BASELINE | {"s3:GetObject", "s3:GetObjectVersion"} | READ_WRITE | IDEMPOTENCY,
+    "register_environment": BASELINE
+    | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
+    | READ_WRITE
+    | IDEMPOTENCY,
     "ingest": BASELINE
     | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "lambda:InvokeFunction"}
     | READ_WRITE
@@ -109,6 +114,16 @@ EXPECTED_ACTIONS = {
     "validate_training": BASELINE | READ,
     "upload_training": BASELINE | {"s3:GetObject", "s3:PutObject", "secretsmanager:GetSecretValue"} | READ,
     "training_job": BASELINE | READ_WRITE | TRAINING_JOBS,
+    # each shard step fails the run it works on, and announces it
+    "score_shard": BASELINE
+    | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "events:PutEvents"}
+    | READ_WRITE,
+    "build_shard_artifact": BASELINE
+    | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "events:PutEvents"}
+    | READ_WRITE,
+    "reduce_scores": BASELINE
+    | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "events:PutEvents", "states:StartExecution"}
+    | READ_WRITE,
     # starts the InferencePipeline of each run it creates
     "start_evaluation": BASELINE | {"s3:GetObject", "s3:PutObject", "states:StartExecution"} | READ_WRITE,
     "check_evaluation": BASELINE | READ,
@@ -117,7 +132,11 @@ EXPECTED_ACTIONS = {
 }
 
 EXPECTED_OBJECT_ACCESS = {
-    "register_environment": {("s3:GetObject", "environments/"), ("s3:GetObjectVersion", "environments/")},
+    "register_environment": {
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
+        ("s3:PutObject", "case-shards/"),
+    },
     "ingest": {
         ("s3:GetObject", "submissions/"),
         ("s3:GetObject", "environments/"),
@@ -180,6 +199,28 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:PutObject", "runs/"),
         ("s3:PutObject", "submissions/"),
     },
+    "score_shard": {
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
+        ("s3:GetObject", "case-shards/"),
+        ("s3:GetObject", "predictions/*/shards/"),
+        ("s3:PutObject", "runs/*/parts/score/"),
+        ("s3:PutObject", "runs/*/logs/failure.log"),
+    },
+    "build_shard_artifact": {
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
+        ("s3:GetObject", "case-shards/"),
+        ("s3:GetObject", "runs/*/parts/score/"),
+        ("s3:PutObject", "runs/*/parts/artifact/"),
+        ("s3:PutObject", "runs/*/logs/failure.log"),
+    },
+    "reduce_scores": {
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
+        ("s3:GetObject", "runs/*/parts/score/"),
+        ("s3:PutObject", "runs/"),
+    },
     "validate_training": set(),
     # of the bucket, only packages in and training files out
     "upload_training": {("s3:GetObject", "packages/"), ("s3:PutObject", "training/")},
@@ -224,6 +265,7 @@ EXPECTED_TABLE_ACCESS = {
     "upload_training": {"TrainingRunsTable": READ, "ConnectionsTable": READ},
     "training_job": {"TrainingRunsTable": READ_WRITE, "ConnectionsTable": READ},
     "start_evaluation": {"RunsTable": READ_WRITE, "EvaluationsTable": READ_WRITE},
+    **{name: {"RunsTable": READ_WRITE, "EnvironmentsTable": READ} for name in SHARD_STEPS},
     "check_evaluation": {"RunsTable": READ, "EvaluationsTable": READ},
     "compare_evaluation": {"RunsTable": READ, "EvaluationsTable": READ},
 }
@@ -256,6 +298,7 @@ EXPECTED_INDEXES = {
     "upload_training": {"${TrainingRunsTable.Arn}/index/by_owner", "${ConnectionsTable.Arn}/index/by_owner"},
     "training_job": {"${TrainingRunsTable.Arn}/index/by_owner", "${ConnectionsTable.Arn}/index/by_owner"},
     **dict.fromkeys(EVALUATION_STEPS, RUNS_INDEXES),
+    **dict.fromkeys(SHARD_STEPS, RUNS_INDEXES),
 }
 
 EXPECTED_TRIGGERS = {
@@ -397,7 +440,8 @@ def test_only_score_is_told_the_state_machine_arn(functions: dict[str, Resource]
         for name, f in functions.items()
         if "STATE_MACHINE_ARN" in f["Properties"]["Environment"]["Variables"]
     }
-    assert holders == {"score": {"Ref": "ArtifactPipeline"}}
+    # the reduce step of a sharded run completes it as score does, and starts the same pipeline
+    assert holders == {"score": {"Ref": "ArtifactPipeline"}, "reduce_scores": {"Ref": "ArtifactPipeline"}}
 
 
 def test_only_the_api_is_told_the_package_pipeline_and_may_start_it_and_nothing_else(
@@ -429,7 +473,7 @@ def test_score_has_room_for_a_full_scoring_program(functions: dict[str, Resource
     properties = functions["score"]["Properties"]
     assert properties["MemorySize"] == 2048
     assert properties["Timeout"] == 900
-    assert properties["EphemeralStorage"] == {"Size": 4096}
+    assert properties["EphemeralStorage"]["Size"] >= 4096
 
 
 def test_no_bundle_may_ask_a_program_to_run_longer_than_its_step_can_wait(
@@ -555,8 +599,8 @@ def test_score_alone_starts_the_pipeline_and_only_it_and_the_dead_letter_consume
         n for n, s in role_statements.items() if ("states:StartExecution", "${ArtifactPipeline}") in _pairs(s)
     }
     emits = {n for n, s in role_statements.items() if ("events:PutEvents", "${EventBus.Arn}") in _pairs(s)}
-    assert starts == {"score"}
-    assert emits == {"score", "dead_letters"}
+    assert starts == {"score", "reduce_scores"}
+    assert emits == {"score", "dead_letters", *SHARD_STEPS}
 
 
 def test_the_dead_letter_consumer_reads_the_run_steps_and_registrations_queues_only(
@@ -676,6 +720,7 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         **dict.fromkeys(LIVE_RUN_STEPS),
         **dict.fromkeys(TRAINING_STEPS),
         **dict.fromkeys(EVALUATION_STEPS),
+        **dict.fromkeys(SHARD_STEPS),
     }
 
 

@@ -57,6 +57,21 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/sandbox/*]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/preparations/*]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*/scoring_output.zip]",
+        # Sharded scoring: the shard files, each shard's parts, the failure log its steps may write, the
+        # Map's items list and child executions, and each step function's versions.
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/case-shards/*]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/predictions/*/shards/*]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*/parts/score/*]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*/parts/artifact/*]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*/logs/failure.log]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::<DataBucket>/*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
+        '{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"ShardedScoring"}]}]}:*]',
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
+        '{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"ShardedScoring"}]}]}/*:*]',
+        "AwsSolutions-IAM5[Resource::<ScoreShardFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<BuildShardArtifactFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<ReduceScoresFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<PrepareGenerateFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<PrepareCheckFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<BuildPackageFunction.Arn>:*]",

@@ -137,3 +137,25 @@ def test_a_case_decoded_straight_into_a_record_equals_the_models(tmp_path: Path)
     found = list(iter_cases(_cases_file(tmp_path, line)))
     assert found == [case_record(CaseModel.model_validate(json.loads(line)))]
     assert isinstance(found[0], Case)
+
+
+def test_a_bad_case_line_far_into_the_file_is_named_by_its_own_number(tmp_path: Path) -> None:
+    # given: thousands of cases (the file is read in blocks of lines), blank lines, then a bad one
+    good = [f'{{"id": "q{i}", "answer": "{i}"}}' for i in range(5000)]
+    path = _cases_file(tmp_path, *good, "", "   ", '{"id": "bad", "question": 12}', '{"id": "after"}')
+    # when / then
+    with pytest.raises(BundleError, match=r"line 5003: question: Input should be a valid string"):
+        list(iter_cases(path))
+    assert [case.id for case in iter_cases(_cases_file(tmp_path, *good))] == [f"q{i}" for i in range(5000)]
+
+
+@pytest.mark.parametrize(
+    ("lines", "problem"),
+    [
+        (['{"id": "a"} {"id": "b"}', '{"id": "c", "question": "q"}'], "line 1 is not valid JSON: Extra data"),
+        (['{"id": "a",', '"question": "q"}'], "line 1 is not valid JSON"),
+    ],
+)
+def test_a_case_line_holds_exactly_one_object(tmp_path: Path, lines: list[str], problem: str) -> None:
+    with pytest.raises(BundleError, match=problem):
+        list(iter_cases(_cases_file(tmp_path, *lines)))

@@ -142,6 +142,12 @@ class Adapters:
         return ExecutionStarter(self.settings.state_machine_arn)
 
     @cached_property
+    def sharded_starter(self) -> ExecutionStarter | None:
+        """The ShardedScoring starter, where the function is told its ARN (the score function)."""
+        arn = self.settings.sharded_scoring_state_machine_arn
+        return ExecutionStarter(arn) if arn else None
+
+    @cached_property
     def preparation_starter(self) -> ExecutionStarter | None:
         """The preparation state machine's starter, where the function is told its ARN (the api function)."""
         arn = self.settings.preparation_state_machine_arn

@@ -8,9 +8,16 @@ from typing import Any
 from benchgen.aws.storage import ObjectStore
 from benchgen.datasets import dataset_record, read_artifact_manifest
 from benchgen.errors import BenchGenError
-from benchgen.finetune.artifact import build_artifact
+from benchgen.finetune.artifact import build_artifact, finish_artifact
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
-from benchgen.pipeline.keys import FINETUNE_ARTIFACT, RUN_FILE_LABELS, SCORING_OUTPUT, run_key
+from benchgen.pipeline.keys import (
+    ARTIFACT_PART,
+    FINETUNE_ARTIFACT,
+    RUN_FILE_LABELS,
+    SCORING_OUTPUT,
+    run_key,
+)
+from benchgen.pipeline.parts import download_parts
 from benchgen.records import RunStatus
 from benchgen.runs import RunInfo
 
@@ -30,10 +37,14 @@ def build_run_artifact(
     if run is None or run.status is not RunStatus.COMPLETED:
         raise RunNotCompleted(f"run {run_id} is not completed: no artifact can be built from it")
     env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
-    scoring_output = store.download(run_key(run_id, SCORING_OUTPUT), workdir / SCORING_OUTPUT)
-    report = build_artifact(
-        env, scoring_output, workdir / "out", run=RunInfo.from_record(run, benchmark=env.spec.title)
-    )
+    info = RunInfo.from_record(run, benchmark=env.spec.title)
+    if run.shards is not None:
+        # Each shard collected its examples (see benchgen.pipeline.shard_steps): merged here, in order.
+        parts = download_parts(run_id, ARTIFACT_PART, run.shards.count, store=store, folder=workdir / "parts")
+        report = finish_artifact(env, parts, workdir / "out", run=info)
+    else:
+        scoring_output = store.download(run_key(run_id, SCORING_OUTPUT), workdir / SCORING_OUTPUT)
+        report = build_artifact(env, scoring_output, workdir / "out", run=info)
     if not report.emitted or report.path is None or report.sha256 is None:
         return {"emitted": False, "reason": report.reason, "dataset": None}
 

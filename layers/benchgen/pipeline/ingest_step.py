@@ -21,6 +21,7 @@ from benchgen.pipeline.keys import (
     parse_submission_key,
     prediction_key,
 )
+from benchgen.pipeline.shard_inputs import shard_plan, write_shard_inputs
 from benchgen.records import RunRecord, RunStatus, utc_now
 from benchgen.sandbox.job import Sandbox
 
@@ -143,9 +144,16 @@ def _ingest_claimed(
     out = workdir / "out"
     report = ingest(env, local, out, workdir=workdir / "ingest", sandbox=sandbox)
     _keep_log(report.warnings, run_id, store=store, runs=runs, workdir=workdir)
+    record = environments.get(run.environment_id, run.environment_version)
+    plan = shard_plan(run, env, record) if record is not None else None
+    if plan is not None:
+        write_shard_inputs(
+            run_id, out / PREDICTION_OUTPUT, env.cases_path, plan, store=store, workdir=workdir / "shards"
+        )
     # Recorded before the upload: the upload triggers scoring, which may finish before this returns.
     runs.update(
         run_id,
+        shards=plan,
         counts={
             "total_questions": report.total_questions,
             "answered_questions": report.answered_questions,

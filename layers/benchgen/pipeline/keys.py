@@ -20,6 +20,9 @@ PACKAGES = "packages/"
 TRAINING = "training/"
 # Written by the evaluation pipeline's Compare step only; no trigger watches it.
 EVALUATIONS = "evaluations/"
+# A registered version's cases cut into shards, for runs scored in shards; written by registration only,
+# no trigger watches it.
+CASE_SHARDS = "case-shards/"
 
 PREDICTION_OUTPUT = "prediction_output.zip"
 SCORES = "scores.json"
@@ -38,6 +41,12 @@ INFERENCE_LOG = "inference_log.jsonl"
 CASE_SCOPE = "case_scope.json"
 # A preparation's coverage report, beside its examples.jsonl and held_out.jsonl.
 COVERAGE = "coverage.json"
+# A sharded run's inputs beside its prediction output (predictions/<run_id>/shards/: one prediction output
+# per shard, and the Map's items list), and its shards' parts under runs/<run_id>/parts/<kind>/.
+RUN_SHARDS = "shards/"
+PARTS = "parts/"
+SCORE_PART = "score"
+ARTIFACT_PART = "artifact"
 
 # File labels as the run shows them, in the order a reader expects.
 RUN_FILE_LABELS = {
@@ -147,6 +156,32 @@ def run_key(run_id: str, name: str) -> str:
     return f"{RUNS}{run_id}/{name}"
 
 
+def case_shard_key(environment_id: str, version: str, task: int, shard: int) -> str:
+    """``case-shards/<environment_id>/<version>/<task index>/<shard>.jsonl``: a shard's cases.jsonl lines."""
+    return f"{CASE_SHARDS}{environment_id}/{version}/{task}/{shard:05d}.jsonl"
+
+
+def prediction_shard_key(run_id: str, shard: int) -> str:
+    """A sharded run's prediction output for one shard's cases (no score trigger: it is no
+    prediction_output.zip)."""
+    return prediction_key(run_id, f"{RUN_SHARDS}{shard:05d}.zip")
+
+
+def shard_items_key(run_id: str) -> str:
+    """The items list the ShardedScoring Map reads: one ``{"run_id", "shard"}`` object per shard."""
+    return prediction_key(run_id, f"{RUN_SHARDS}items.json")
+
+
+def part_prefix(run_id: str, kind: str, shard: int) -> str:
+    """Where one shard's ``score`` or ``artifact`` part folder is uploaded, file by file."""
+    return run_key(run_id, f"{PARTS}{kind}/{shard:05d}/")
+
+
+def part_manifest_key(run_id: str, kind: str, shard: int) -> str:
+    """The names of a part's files, written after them: present only for a complete part."""
+    return run_key(run_id, f"{PARTS}{kind}/{shard:05d}.json")
+
+
 def preparation_key(preparation_id: str, name: str) -> str:
     """``preparations/<preparation_id>/<name>``: examples.jsonl, held_out.jsonl, coverage.json."""
     return f"{PREPARATIONS}{preparation_id}/{name}"
@@ -185,6 +220,11 @@ def training_execution_name(training_run_id: str) -> str:
 def execution_name(run_id: str) -> str:
     """Deterministic, so that a second start for the same run collides instead of running twice."""
     return f"run-{run_id}"[:80]
+
+
+def sharded_execution_name(run_id: str) -> str:
+    """The run's ShardedScoring execution: one per run, so that a second start collides."""
+    return f"shards-{run_id}"[:80]
 
 
 def run_id_of(key: str) -> str | None:

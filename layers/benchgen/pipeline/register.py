@@ -10,9 +10,10 @@ from aws_lambda_powertools import Logger
 
 from benchgen.aws.storage import ObjectStore
 from benchgen.bundle.runtime import docker_image_warning
-from benchgen.environment import check_bundle, open_environment
+from benchgen.environment import Environment, check_bundle, open_environment
 from benchgen.errors import BenchGenError
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY, stamp_refusal
+from benchgen.pipeline.case_shards import cut_cases, shardable_tasks
 from benchgen.pipeline.keys import BundleKey, ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
 from benchgen.records import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 
@@ -49,13 +50,16 @@ def register_environment(
     environments: EnvironmentsStore,
     workdir: Path,
     max_program_seconds: int | None = None,
+    shard_cases: int | None = None,
 ) -> EnvironmentRecord:
     """Validate the uploaded bundle and record the version, once.
 
     A version is immutable: a second upload to the same key (the bucket keeps both object versions) does
     not replace what was registered; the record keeps pointing at the object version it validated. Only
     the environment's publishers publish: anyone else's upload is recorded as rejected, with the reason.
-    A key laid out wrongly is recorded as a rejected environment saying how to lay it out.
+    A key laid out wrongly is recorded as a rejected environment saying how to lay it out. Given
+    ``shard_cases``, the cases of every task a run may score in shards are cut into shards of that many
+    (see :mod:`benchgen.pipeline.case_shards`) before the version is recorded.
     """
     try:
         bundle_key = parse_bundle_key(key)
@@ -111,6 +115,7 @@ def register_environment(
                     "criteria": [criterion.id for criterion in env.spec.criteria],
                     "docker_image": env.spec.docker_image,
                     "warnings": [w for w in (docker_image_warning(env.spec),) if w is not None],
+                    "case_shards": _case_shards(env, bundle_key, shard_cases, store, workdir / "shards"),
                 }
             )
     if not environments.put_if_absent(record):
@@ -119,6 +124,25 @@ def register_environment(
         return stored if stored is not None else record
     logger.info("environment recorded", extra={"status": record.status, "problems": len(record.problems)})
     return record
+
+
+def _case_shards(
+    env: Environment, bundle_key: BundleKey, size: int | None, store: ObjectStore, workdir: Path
+) -> list[dict[str, int]]:
+    if size is None:
+        return []
+    plans = (
+        cut_cases(
+            view,
+            environment_id=bundle_key.environment_id,
+            version=bundle_key.version,
+            size=size,
+            store=store,
+            workdir=workdir,
+        )
+        for view in shardable_tasks(env).values()
+    )
+    return [plan.model_dump() for plan in plans]
 
 
 def _reject_misplaced(

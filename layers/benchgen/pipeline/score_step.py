@@ -25,10 +25,12 @@ from benchgen.pipeline.keys import (
     execution_name,
     parse_prediction_key,
     run_key,
+    shard_items_key,
+    sharded_execution_name,
 )
 from benchgen.records import ArtifactStatus, RunRecord, RunStatus, utc_now
 from benchgen.sandbox.job import Sandbox
-from benchgen.score import score
+from benchgen.score import ScoreReport, score
 
 logger = Logger(child=True)
 
@@ -51,8 +53,12 @@ def score_run(
     workdir: Path,
     invocation: Invocation,
     sandbox: Sandbox | None = None,
+    sharded_starter: ExecutionStarter | None = None,
 ) -> RunRecord | None:
     """Score the run once; a duplicate event only makes sure the state machine was started.
+
+    A run ingest cut into shards is handed to the ShardedScoring state machine (``sharded_starter``)
+    instead, whose last step completes it as :func:`complete_scoring` does here.
 
     Of concurrent deliveries, the one that claims the run scores it and the others return at once. An
     unexpected error is raised again for Lambda to retry, except on the last attempt, which fails the run.
@@ -89,6 +95,7 @@ def score_run(
             publisher=publisher,
             workdir=workdir,
             sandbox=sandbox,
+            sharded_starter=sharded_starter,
         ),
     )
 
@@ -104,39 +111,79 @@ def _score_claimed(
     publisher: EventPublisher,
     workdir: Path,
     sandbox: Sandbox | None,
+    sharded_starter: ExecutionStarter | None,
 ) -> RunRecord | None:
     run_id = run.run_id
     out = workdir / "out"
+    if run.shards is not None:
+        if sharded_starter is None:
+            raise RuntimeError("SHARDED_SCORING_STATE_MACHINE_ARN is not set: a sharded run cannot be scored")
+        payload = {"run_id": run_id, "items_key": shard_items_key(run_id)}
+        if not sharded_starter.start_once(sharded_execution_name(run_id), payload):
+            logger.info("sharded scoring already started", extra={"run_id": run_id})
+        return runs.get(run_id)
     try:
         env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
         local = store.download(key, workdir / "prediction_output.zip")
         report = score(env, local, out, workdir=workdir / "score", sandbox=sandbox)
     except BenchGenError as error:
-        log = out / SCORING_LOG
-        if log.exists():
-            log_key = run_key(run_id, SCORING_LOG)
-            store.upload(log, log_key, content_type=content_type_for(log))
-            runs.add_files(run_id, {RUN_FILE_LABELS[SCORING_LOG]: log_key})
-        keep_whole(
-            [str(error)],
-            key=run_key(run_id, FAILURE_LOG),
-            label=RUN_FILE_LABELS[FAILURE_LOG],
-            run_id=run_id,
-            store=store,
-            runs=runs,
-            workdir=workdir / "log",
+        return fail_scoring(
+            run_id, str(error), out, store=store, runs=runs, publisher=publisher, workdir=workdir
         )
-        if runs.update(
-            run_id,
-            expected_status=RunStatus.RUNNING,
-            status=RunStatus.FAILED,
-            finished_at=utc_now(),
-            failure_reason=str(error),
-            claim=None,
-        ):
-            publisher.publish("RunFailed", {"run_id": run_id, "reason": str(error)})
-        return runs.get(run_id)
+    return complete_scoring(run, report, out, store=store, runs=runs, starter=starter, publisher=publisher)
 
+
+def fail_scoring(
+    run_id: str,
+    reason: str,
+    out: Path,
+    *,
+    store: ObjectStore,
+    runs: RunsStore,
+    publisher: EventPublisher,
+    workdir: Path,
+) -> RunRecord | None:
+    """Fail the Running run for ``reason``: its scoring log (if ``out`` holds one) and the whole reason are
+    kept as run files, and RunFailed is announced."""
+    log = out / SCORING_LOG
+    if log.exists():
+        log_key = run_key(run_id, SCORING_LOG)
+        store.upload(log, log_key, content_type=content_type_for(log))
+        runs.add_files(run_id, {RUN_FILE_LABELS[SCORING_LOG]: log_key})
+    keep_whole(
+        [reason],
+        key=run_key(run_id, FAILURE_LOG),
+        label=RUN_FILE_LABELS[FAILURE_LOG],
+        run_id=run_id,
+        store=store,
+        runs=runs,
+        workdir=workdir / "log",
+    )
+    if runs.update(
+        run_id,
+        expected_status=RunStatus.RUNNING,
+        status=RunStatus.FAILED,
+        finished_at=utc_now(),
+        failure_reason=reason,
+        claim=None,
+    ):
+        publisher.publish("RunFailed", {"run_id": run_id, "reason": reason})
+    return runs.get(run_id)
+
+
+def complete_scoring(
+    run: RunRecord,
+    report: ScoreReport,
+    out: Path,
+    *,
+    store: ObjectStore,
+    runs: RunsStore,
+    starter: ExecutionStarter,
+    publisher: EventPublisher,
+) -> RunRecord | None:
+    """Publish the run files ``out`` holds, complete the Running run with the report, start its artifact
+    pipeline and announce RunCompleted; ``None`` when another delivery completed it first."""
+    run_id = run.run_id
     files = {}
     for name in _PUBLISHED:
         path = out / name

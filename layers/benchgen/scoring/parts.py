@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import astuple
 from pathlib import Path
@@ -43,7 +42,7 @@ from benchgen.scoring.results import (
 )
 from benchgen.submission import PredictionStream, open_predictions
 from benchgen.verdicts import append_verdict
-from benchgen.zipwrite import write_zip
+from benchgen.zipwrite import building_zip, entry
 
 if TYPE_CHECKING:
     from benchgen.bundle.spec import Criterion
@@ -143,16 +142,19 @@ def _read_tally(part: Path) -> dict[str, Any]:
     return tally
 
 
-def _verdicts_of(parts: Sequence[Path], scratch: Path) -> Path:
-    """One ``verdicts.jsonl`` holding every part's lines in order (the part's own file when it is one)."""
-    if len(parts) == 1:
-        return parts[0] / VERDICTS_NAME
-    joined = scratch / VERDICTS_NAME
-    with joined.open("wb") as out:
-        for part in parts:
-            with (part / VERDICTS_NAME).open("rb") as lines:
-                shutil.copyfileobj(lines, out, 1 << 20)
-    return joined
+def _write_scoring_output(target: Path, scores: Path, parts: Sequence[Path]) -> None:
+    """``scoring_output.zip``: scores.json, then every part's verdict lines in order, streamed into one
+    member (members in name order, as every zip here is written)."""
+    verdicts = [part / VERDICTS_NAME for part in parts]
+    with building_zip(target) as archive:
+        content = scores.read_bytes()
+        with archive.open(entry(SCORES_NAME, len(content)), "w") as sink:
+            sink.write(content)
+        size = sum(path.stat().st_size for path in verdicts)
+        with archive.open(entry(VERDICTS_NAME, size), "w") as sink:
+            for path in verdicts:
+                with path.open("rb") as source:
+                    shutil.copyfileobj(source, sink, 1 << 20)
 
 
 def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> ScoreReport:
@@ -174,9 +176,7 @@ def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> Sco
     scores = ordered_scores(metrics, other)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_scores(out_dir / SCORES_NAME, scores)
-    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".verdicts-") as scratch:
-        verdicts = _verdicts_of(parts, Path(scratch))
-        write_zip(out_dir / SCORING_OUTPUT, {VERDICTS_NAME: verdicts, SCORES_NAME: out_dir / SCORES_NAME})
+    _write_scoring_output(out_dir / SCORING_OUTPUT, out_dir / SCORES_NAME, parts)
     summary = Summary.of(
         total=aggregator.total,
         passed=aggregator.passed,

@@ -25,6 +25,7 @@ from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
 from benchgen.verdicts import VerdictRecord
 
 NEAR_MISS_F1 = 0.5
+NO_ANSWER = "(no answer)"  # the gold of an unanswerable case
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _ASCII_PUNCTUATION = set(string.punctuation)
 
@@ -86,7 +87,7 @@ def make_judge(no_answer_threshold: float = 0.5) -> Judge:
         return case_verdict(
             case,
             criteria,
-            gold=" | ".join(golds) if golds != [""] else "(no answer)",
+            gold=" | ".join(golds) if golds != [""] else NO_ANSWER,
             prediction=given if answered else None,
             raw_prediction=raw,
             passed=passed,
@@ -110,7 +111,9 @@ class QaAggregator(Aggregator):
     def add(self, verdict: VerdictRecord, case: Case, prediction: Prediction | None) -> None:
         super().add(verdict, case, prediction)
         self.f1_sum.add(verdict.score)
-        name = "has_answer" if gold_answers(case) else "no_answer"
+        # The verdict tells, unless an answer is literally written "(no answer)".
+        answerable = verdict.gold != NO_ANSWER or bool(gold_answers(case))
+        name = "has_answer" if answerable else "no_answer"
         bucket = self.buckets[name]
         bucket[0] += 1
         bucket[1] += verdict.passed

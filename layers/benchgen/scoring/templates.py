@@ -8,9 +8,10 @@ detailed results report every value; the run's breakdowns cap them (see :func:`c
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,18 +30,23 @@ T = TypeVar("T")
 class ScoringOptions:
     """Settings a template may need beyond the case and its prediction."""
 
-    metadata: Mapping[str, Any] = field(default_factory=dict)  # the prediction output's metadata
     time_limit: int = 600  # code: seconds for one case's test command
     workdir: Path | None = None  # code: where cases are materialised
     sandbox: Sandbox | None = None  # code: where the case tests run (None: the local runner)
 
 
-def criteria_results(case: Case, criteria: Sequence[Criterion], passed: bool) -> list[CriterionMark]:
+@functools.lru_cache(maxsize=256)
+def _marks(ids: tuple[str, ...], passed: bool) -> tuple[CriterionMark, ...]:
+    # Every case of a benchmark names the same few criteria: one set of marks serves them all.
+    return tuple(CriterionMark(criterion_id, passed) for criterion_id in ids)
+
+
+def criteria_results(case: Case, criteria: Sequence[Criterion], passed: bool) -> tuple[CriterionMark, ...]:
     """Each governing criterion judged with the case; a case's own ``criteria`` ids narrow the list."""
     own = case.criteria
     if isinstance(own, list) and own:
-        return [CriterionMark(str(criterion_id), passed) for criterion_id in own]
-    return [CriterionMark(criterion.id, passed) for criterion in criteria]
+        return _marks(tuple(map(str, own)), passed)
+    return _marks(tuple(criterion.id for criterion in criteria), passed)
 
 
 def case_verdict(

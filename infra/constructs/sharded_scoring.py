@@ -1,0 +1,163 @@
+"""The ShardedScoring state machine: a run ingest cut into shards is scored shard by shard, then merged.
+
+Shards (a Distributed Map over the items list ingest wrote, read from S3; each item a STANDARD child
+execution; at most ``max_concurrency`` at once; no failed item tolerated; results discarded, since each
+step leaves its part in S3 under a key derived from the run and shard): ScoreShard -> BuildShardArtifact.
+Then ReduceScores merges the score parts, completes the run as the score step does and starts the
+ArtifactPipeline, whose BuildArtifact merges the artifact parts.
+
+A failing step fails the run itself with a sentence naming the shard; the state machine's own MarkRunFailed
+covers what never reached the step's code (a timeout, a crash), and changes nothing on a run that is no
+longer Running.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
+from constructs import Construct
+
+from benchgen.records import RunStatus
+from infra.constructs import set_logical_id
+from infra.constructs.pipeline import (
+    CONDITIONAL_CHECK_FAILED,
+    DYNAMODB_TRANSIENT_ERRORS,
+    LAMBDA_SERVICE_ERRORS,
+)
+from infra.sizing import DEFAULT_SHARD_CONCURRENCY
+
+_RETRY_INTERVAL = Duration.seconds(1)
+_RETRY_ATTEMPTS = 3
+SHARD_FAILED_REASON = (
+    "scoring in shards stopped: a shard step ended before it could record why (it ran out of time or "
+    "memory); nothing you uploaded was changed: upload the submission again"
+)
+REDUCE_FAILED_REASON = (
+    "merging the shards' scores stopped before it could record why (it ran out of time or memory); "
+    "nothing you uploaded was changed: upload the submission again"
+)
+
+
+class _StrictDistributedMap(sfn.DistributedMap):
+    """A Distributed Map that states its tolerated failure count even when it is 0: CDK leaves a 0 out, and
+    the definition should say, not imply, that one failed shard fails the run."""
+
+    def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> dict[str, Any]:
+        return {**super().to_state_json(query_language), "ToleratedFailureCount": 0}
+
+
+class ShardedScoring(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        score_shard: lambda_.IFunction,
+        build_shard_artifact: lambda_.IFunction,
+        reduce_scores: lambda_.IFunction,
+        runs_table: dynamodb.ITable,
+        bucket: s3.IBucket,
+        max_concurrency: int = DEFAULT_SHARD_CONCURRENCY,
+    ) -> None:
+        super().__init__(scope, construct_id)
+
+        failed = sfn.Fail(
+            self,
+            "ShardedScoringFailed",
+            error="ShardedScoringFailed",
+            cause="A step of sharded scoring failed",
+        )
+        mark_failed = tasks.DynamoUpdateItem(
+            self,
+            "MarkRunFailed",
+            table=runs_table,
+            key={"run_id": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at("$.run_id"))},
+            update_expression="SET #status = :failed, failure_reason = :reason, finished_at = :at",
+            condition_expression="#status = :running",
+            expression_attribute_names={"#status": "status"},
+            expression_attribute_values={
+                ":failed": tasks.DynamoAttributeValue.from_string(RunStatus.FAILED.value),
+                ":running": tasks.DynamoAttributeValue.from_string(RunStatus.RUNNING.value),
+                ":reason": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at("$.failure")),
+                ":at": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at("$$.State.EnteredTime")),
+            },
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        # The step failed the run with its own sentence already: nothing to add.
+        mark_failed.add_catch(failed, errors=[CONDITIONAL_CHECK_FAILED], result_path="$.mark_failed_error")
+        mark_failed.add_retry(
+            errors=DYNAMODB_TRANSIENT_ERRORS,
+            interval=_RETRY_INTERVAL,
+            max_attempts=_RETRY_ATTEMPTS,
+            backoff_rate=2,
+        )
+        mark_failed.add_catch(failed, errors=[sfn.Errors.ALL], result_path="$.mark_failed_error")
+        mark_failed.next(failed)
+
+        def failure(name: str, reason: str) -> sfn.Chain:
+            return sfn.Pass(self, name, parameters={"run_id.$": "$.run_id", "failure": reason}).next(
+                mark_failed
+            )
+
+        def step(name: str, function: lambda_.IFunction, payload: dict[str, Any]) -> tasks.LambdaInvoke:
+            task = tasks.LambdaInvoke(
+                self,
+                name,
+                lambda_function=function,
+                payload=sfn.TaskInput.from_object(payload),
+                payload_response_only=True,
+                retry_on_service_exceptions=False,
+                result_path=sfn.JsonPath.DISCARD,
+            )
+            task.add_retry(
+                errors=LAMBDA_SERVICE_ERRORS,
+                interval=_RETRY_INTERVAL,
+                max_attempts=_RETRY_ATTEMPTS,
+                backoff_rate=2,
+            )
+            return task
+
+        item = {"run_id": sfn.JsonPath.string_at("$.run_id"), "shard": sfn.JsonPath.number_at("$.shard")}
+        shards = _StrictDistributedMap(
+            self,
+            "Shards",
+            item_reader=sfn.S3JsonItemReader(bucket=bucket, key=sfn.JsonPath.string_at("$.items_key")),
+            map_execution_type=sfn.StateMachineType.STANDARD,
+            max_concurrency=max_concurrency,
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        shards.item_processor(
+            step("ScoreShard", score_shard, item).next(step("BuildShardArtifact", build_shard_artifact, item))
+        )
+        shards.add_catch(
+            failure("ShardFailed", SHARD_FAILED_REASON), errors=[sfn.Errors.ALL], result_path="$.error"
+        )
+        reduce = step("ReduceScores", reduce_scores, {"run_id": sfn.JsonPath.string_at("$.run_id")})
+        reduce.add_catch(
+            failure("ReduceFailed", REDUCE_FAILED_REASON), errors=[sfn.Errors.ALL], result_path="$.error"
+        )
+
+        log_group = logs.LogGroup(
+            self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
+        )
+        set_logical_id(log_group, "ShardedScoringLogGroup")
+        # No execution timeout: every state is bounded (each task by its function's timeout, the Map by its
+        # items), and an execution that timed out would leave its run Running, past any Catch.
+        self.state_machine = sfn.StateMachine(
+            self,
+            "StateMachine",
+            state_machine_type=sfn.StateMachineType.STANDARD,
+            definition_body=sfn.DefinitionBody.from_chainable(
+                shards.next(reduce).next(sfn.Succeed(self, "Scored"))
+            ),
+            tracing_enabled=True,
+            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+        )
+        set_logical_id(self.state_machine, "ShardedScoring")
