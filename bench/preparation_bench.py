@@ -18,6 +18,7 @@ memory grows from the smallest to the largest size (flat means streaming works).
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections.abc import Iterator
@@ -114,7 +115,7 @@ def measure_preparation(bundle: Path, scoring_output: Path, out: Path) -> dict[s
     }
 
 
-def run_bench(sizes: list[int], root: Path) -> list[dict[str, Any]]:
+def run_bench(sizes: list[int], root: Path, _arguments: argparse.Namespace) -> list[dict[str, Any]]:
     from benchgen.pipeline.keys import SCORING_OUTPUT
     from infra.examplegen import generate_environment
 

@@ -9,14 +9,12 @@ An environment that brings its own programs gets Codabench's prediction step ins
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, Field
@@ -35,6 +33,8 @@ from benchgen.programs import (
 )
 from benchgen.sandbox.job import ProgramJob, Sandbox
 from benchgen.sandbox.local import LocalSandbox
+from benchgen.scoring.ingested import MEMBER as PREDICTIONS_MEMBER
+from benchgen.scoring.ingested import write_predictions_json
 from benchgen.scoring.join import PredictionIndex, iter_cases
 from benchgen.submission import open_predictions
 from benchgen.zipwrite import entry, zip_folder
@@ -66,28 +66,6 @@ def _numeric(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
-
-
-def _write_predictions_json(
-    target: IO[bytes],
-    records: Iterator[tuple[str, str | None]],
-    metadata_for: Callable[[int, int], dict[str, Any]],
-) -> tuple[int, int, list[str], dict[str, Any]]:
-    """Stream ``{"predictions": [...], "metadata": ...}``; returns counts, first missing ids, metadata."""
-    total = answered = 0
-    missing_ids: list[str] = []
-    target.write(b'{"predictions": [')
-    for case_id, record in records:
-        total += 1
-        if record is None:
-            if len(missing_ids) < FIRST_IDS:
-                missing_ids.append(case_id)
-            continue
-        target.write((b",\n" if answered else b"\n") + record.encode("utf-8"))
-        answered += 1
-    metadata = metadata_for(total, answered)
-    target.write(b'\n],\n"metadata": ' + json.dumps(metadata, sort_keys=True).encode("utf-8") + b"}\n")
-    return total, answered, missing_ids, metadata
 
 
 def ingest_results(cases_path: Path, submission: Path, out_dir: Path, *, workdir: Path) -> IngestReport:
@@ -127,10 +105,10 @@ def ingest_results(cases_path: Path, submission: Path, out_dir: Path, *, workdir
 
         with (
             zipfile.ZipFile(out_dir / "prediction_output.zip", "w") as archive,
-            archive.open(entry("predictions.json"), "w", force_zip64=True) as target,
+            archive.open(entry(PREDICTIONS_MEMBER), "w", force_zip64=True) as target,
         ):
-            total, answered, missing_ids, meta = _write_predictions_json(
-                target, index.in_case_order(), metadata_for
+            total, answered, missing_ids, meta = write_predictions_json(
+                target, index.in_case_order(), metadata_for, first_ids=FIRST_IDS
             )
     warnings = []
     if duplicate_count:

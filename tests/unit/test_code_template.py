@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -59,7 +60,7 @@ def test_a_diff_that_applies_but_fails_the_tests_is_a_near_miss(case: Case, judg
 
 
 def test_a_case_whose_test_command_has_unbalanced_quotes_fails_alone(case: Case, judge: Judge) -> None:
-    broken = case.model_copy(update={"test_command": "python -c 'import calc"})
+    broken = msgspec.structs.replace(case, test_command="python -c 'import calc")
     verdict = judge(broken, Prediction(id="fix-add", prediction_text=GOOD_DIFF), [])
     assert (verdict.answered, verdict.passed) == (True, False)
     assert verdict.detail.startswith("the case's test_command cannot be split into words")

@@ -15,11 +15,9 @@ from benchgen.finetune.formats import (
     PROMPT_COMPLETION,
     ROWS,
     FileStats,
-    full_row,
-    messages_row,
-    preference_row,
-    prompt_completion_row,
-    render,
+    format_lines,
+    pieces,
+    sizes,
 )
 from benchgen.finetune.seed import Example, Source, VerdictSummary
 from benchgen.finetune.split import Split
@@ -43,6 +41,31 @@ def example(
     )
 
 
+def line_of(name: str, row: Example, split: Split) -> bytes:
+    return b"".join(format_lines(FORMATS.index(name), [pieces(row)], split))
+
+
+def row_of(name: str, row: Example, split: Split) -> dict[str, object] | None:
+    line = line_of(name, row, split)
+    return json.loads(line) if line else None
+
+
+def messages_row(row: Example, split: Split) -> dict[str, object] | None:
+    return row_of(MESSAGES, row, split)
+
+
+def prompt_completion_row(row: Example, split: Split) -> dict[str, object] | None:
+    return row_of(PROMPT_COMPLETION, row, split)
+
+
+def preference_row(row: Example, split: Split) -> dict[str, object] | None:
+    return row_of(PREFERENCE, row, split)
+
+
+def full_row(row: Example, split: Split) -> dict[str, object] | None:
+    return row_of(ROWS, row, split)
+
+
 def test_messages_row_has_system_user_and_assistant() -> None:
     assert messages_row(example(system="Be careful."), Split.TRAIN) == {
         "messages": [
@@ -54,7 +77,9 @@ def test_messages_row_has_system_user_and_assistant() -> None:
 
 
 def test_messages_row_leaves_out_an_empty_system_prompt() -> None:
-    roles = [m["role"] for m in messages_row(example(), Split.TRAIN)["messages"]]
+    row = messages_row(example(), Split.TRAIN)
+    assert row is not None
+    roles = [m["role"] for m in row["messages"]]  # type: ignore[attr-defined]
     assert roles == ["user", "assistant"]
 
 
@@ -94,44 +119,69 @@ def test_full_row_keeps_the_context() -> None:
     }
 
 
-def test_render_gives_each_format_its_line_and_no_preference_line_without_a_model_answer() -> None:
-    # given a case the model answered and one it did not
-    answered, silent = example("a"), example("b", rejected=None)
-    # when each is rendered
-    lines = dict(zip(FORMATS, render(answered, Split.TRAIN), strict=True))
-    silent_lines = dict(zip(FORMATS, render(silent, Split.TEST), strict=True))
-    # then every format holds its row as one compact JSON line, and the silent case has no preference row
-    assert {name: json.loads(line) for name, line in lines.items()} == {
-        MESSAGES: messages_row(answered, Split.TRAIN),
-        PROMPT_COMPLETION: prompt_completion_row(answered, Split.TRAIN),
-        PREFERENCE: preference_row(answered, Split.TRAIN),
-        ROWS: full_row(answered, Split.TRAIN),
+def expected_rows(row: Example, split: Split) -> list[dict[str, object] | None]:
+    """Each format's row as a dict, in ``FORMATS`` order: what the lines must say."""
+    system = [{"role": "system", "content": row.system}] if row.system else []
+    user = [{"role": "user", "content": row.input}, {"role": "assistant", "content": row.target}]
+    full: dict[str, object] = {
+        "id": row.example_id,
+        "split": split.value,
+        "prompt": row.input,
+        "answer": row.target,
+        "system": row.system,
     }
-    assert silent_lines[PREFERENCE] == b""
-    assert json.loads(silent_lines[ROWS])["split"] == "test"
+    if row.rejected is not None:
+        full["rejected"] = row.rejected
+    full |= {
+        "case_id": row.case_id,
+        "run_id": row.run_id,
+        "source": row.source.value,
+        "variant": row.variant,
+        "verdict": row.verdict.model_dump() if row.verdict else None,
+        "criteria": row.criteria,
+    }
+    return [
+        {"messages": system + user},
+        None
+        if row.rejected is None
+        else {"prompt": row.input, "chosen": row.target, "rejected": row.rejected},
+        {"prompt": row.input, "completion": row.target},
+        full,
+    ]
 
 
-@settings(max_examples=200, deadline=None)
-@given(text=st.text(), system=st.text(), rejected=st.none() | st.text())
-def test_lines_are_the_bytes_the_stdlib_encoder_writes(text: str, system: str, rejected: str | None) -> None:
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(),
+    system=st.text(),
+    rejected=st.none() | st.text(),
+    split=st.sampled_from(list(Split)),
+    pool=st.booleans(),
+)
+def test_lines_are_the_bytes_the_stdlib_encoder_writes(
+    text: str, system: str, rejected: str | None, split: Split, pool: bool
+) -> None:
     # given an example whose texts hold anything (control characters, quotes, non-ASCII, astral planes)
     row = example(system=system, rejected=rejected).model_copy(update={"input": text, "target": text[::-1]})
-    # when it is rendered
-    lines = render(row, Split.VALIDATION)
-    # then each line is exactly what json.dumps writes: compact, UTF-8, one line
-    for make, line in zip(FORMATS.values(), lines, strict=True):
-        expected = make(row, Split.VALIDATION)
-        assert line == (
-            b""
-            if expected is None
-            else (json.dumps(expected, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-        )
+    if pool:
+        row = row.model_copy(update={"source": Source.POOL, "verdict": None, "rejected": None})
+    # when each format's line is put together from its pieces
+    parts = pieces(row)
+    lines = [b"".join(format_lines(which, [parts], split)) for which in range(len(FORMATS))]
+    # then each is exactly what json.dumps writes of the row (compact, UTF-8, one line), and its length
+    # is known beforehand
+    assert lines == [
+        b""
+        if expected is None
+        else (json.dumps(expected, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        for expected in expected_rows(row, split)
+    ]
+    assert sizes(parts, split) == tuple(map(len, lines))
 
 
 def test_non_ascii_text_is_written_as_utf8() -> None:
     turkish = example("ş").model_copy(update={"input": "Ardından kaç elma kaldı?"})
-    line = dict(zip(FORMATS, render(turkish, Split.TRAIN), strict=True))[PROMPT_COMPLETION]
-    assert "Ardından kaç elma kaldı?".encode() in line
+    assert "Ardından kaç elma kaldı?".encode() in line_of(PROMPT_COMPLETION, turkish, Split.TRAIN)
 
 
 def test_file_stats_describe_the_bytes_they_were_given() -> None:

@@ -9,8 +9,8 @@ from benchgen.scoring.math import MathAggregator, judge
 CRITERIA = [Criterion(id="arithmetic"), Criterion(id="units")]
 
 
-def _case(answer: str, **extra: object) -> Case:
-    return Case.model_validate({"id": "q1", "question": "How many?", "answer": answer, **extra})
+def _case(answer: str, criteria: list[str] | None = None) -> Case:
+    return Case(id="q1", question="How many?", answer=answer, criteria=criteria)
 
 
 def _says(text: str) -> Prediction:

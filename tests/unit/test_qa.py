@@ -93,3 +93,16 @@ def test_the_aggregate_splits_has_answer_and_no_answer_as_fractions() -> None:
     assert scores["no_answer_exact"] == 0.5
     assert scores["no_answer_f1"] == 0.5
     assert scores["answer_rate"] == 0.75
+
+
+def test_an_answer_written_as_no_answer_still_counts_as_answerable() -> None:
+    # given: a case whose acceptable answer is literally "(no answer)", and a truly unanswerable one
+    aggregator = QaAggregator()
+    for answers, case_id in ((["(no answer)"], "literal"), ([], "unanswerable")):
+        case = _case(answers, case_id)
+        prediction = Prediction(id=case_id, prediction_text="no answer")
+        aggregator.add(judge(case, prediction, []), case, prediction)
+    # then
+    scores = aggregator.scores()
+    assert (scores["has_answer_total"], scores["no_answer_total"]) == (1.0, 1.0)
+    assert scores["has_answer_exact"] == 1.0

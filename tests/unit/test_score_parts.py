@@ -55,6 +55,12 @@ def _prediction_records(prediction_output: Path) -> tuple[dict[str, str], bytes]
     return by_id, tail.encode("utf-8")
 
 
+def _write_prediction_output(path: Path, records: list[str], metadata: bytes) -> None:
+    body = ("\n" + ",\n".join(records) if records else "").encode("utf-8")
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("predictions.json", b'{"predictions": [' + body + b"\n],\n" + metadata)
+
+
 def _score_in_parts(env: Environment, prediction_output: Path, root: Path) -> Path:
     lines = [
         line for line in env.cases_path.read_text(encoding="utf-8").splitlines(keepends=True) if line.strip()
@@ -68,9 +74,7 @@ def _score_in_parts(env: Environment, prediction_output: Path, root: Path) -> Pa
         cases.write_text("".join(lines[start:end]), encoding="utf-8")
         ids = [json.loads(line)["id"] for line in lines[start:end]]
         answered = [records[case_id] for case_id in ids if case_id in records]
-        body = ("\n" + ",\n".join(answered) if answered else "").encode("utf-8")
-        with zipfile.ZipFile(shard / "prediction_output.zip", "w") as archive:
-            archive.writestr("predictions.json", b'{"predictions": [' + body + b"\n],\n" + metadata)
+        _write_prediction_output(shard / "prediction_output.zip", answered, metadata)
         part = root / f"part-{number}"
         score_part(env, cases, shard / "prediction_output.zip", part, workdir=shard / "work")
         parts.append(part)
@@ -105,3 +109,35 @@ def test_the_merged_verdicts_are_every_case_in_case_order(tmp_path: Path) -> Non
     detailed = json.loads((merged / "detailed_results.json").read_text())
     assert [case["case_id"] for case in detailed["cases"]] == case_ids
     assert detailed["summary"]["total"] == CASES
+
+
+def test_a_prediction_output_out_of_case_order_scores_as_one_in_order(tmp_path: Path) -> None:
+    # given: the run's prediction output with its records reversed (as an ingestion program might write it)
+    env, prediction_output = _whole_run(tmp_path, "qa")
+    records, metadata = _prediction_records(prediction_output)
+    shuffled = tmp_path / "reversed" / "prediction_output.zip"
+    shuffled.parent.mkdir()
+    _write_prediction_output(shuffled, list(reversed(records.values())), metadata)
+    # when
+    score(env, shuffled, shuffled.parent, workdir=tmp_path / "reversed-work")
+    # then
+    whole = prediction_output.parent
+    for output in OUTPUTS:
+        assert (shuffled.parent / output).read_bytes() == (whole / output).read_bytes(), output
+
+
+def test_a_prediction_output_in_another_layout_scores_as_ingests(tmp_path: Path) -> None:
+    # given: the same records and metadata, written as one indented JSON document
+    env, prediction_output = _whole_run(tmp_path, "routing")
+    with zipfile.ZipFile(prediction_output) as archive:
+        document = json.loads(archive.read("predictions.json"))
+    other = tmp_path / "indented" / "prediction_output.zip"
+    other.parent.mkdir()
+    with zipfile.ZipFile(other, "w") as archive:
+        archive.writestr("predictions.json", json.dumps(document, indent=2))
+    # when
+    score(env, other, other.parent, workdir=tmp_path / "indented-work")
+    # then
+    whole = prediction_output.parent
+    for output in OUTPUTS:
+        assert (other.parent / output).read_bytes() == (whole / output).read_bytes(), output

@@ -4,30 +4,41 @@ Nothing is created at import: the first call makes the client, later calls reuse
 by a test before the first call) stays in control, and a warm Lambda keeps its connections.
 Low-level clients only: unlike boto3 resources they are safe to share between threads, and the local
 cloud runs handlers and state machine executions on several threads at once.
+boto3 itself is imported by the first client, not with this module: importing it (and botocore's config)
+is about a third of a handler's import, which every cold start would pay before its first line of work.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import boto3
-from botocore.config import Config
+if TYPE_CHECKING:
+    from botocore.config import Config
 
 _lock = threading.Lock()
 _clients: dict[str, Any] = {}
 
-# SigV4 everywhere: presigned URLs then carry X-Amz-Expires and work in every region.
-_CONFIGS: dict[str, Config] = {
-    "s3": Config(signature_version="s3v4", retries={"mode": "standard"}),
-    # A synchronous invocation of the sandbox lasts as long as the program (up to 15 minutes); a retry
-    # after a read timeout would run the program twice.
-    "lambda": Config(read_timeout=960, connect_timeout=10, retries={"total_max_attempts": 1}),
-}
-_DEFAULT_CONFIG = Config(retries={"mode": "standard"})
-# Model calls: the inference step retries with its own backoff and records every attempt, so botocore
-# makes one attempt; a long answer may take minutes to generate.
-_MODEL_CONFIG = Config(read_timeout=300, connect_timeout=10, retries={"total_max_attempts": 1})
+
+def _config(service_name: str) -> Config:
+    from botocore.config import Config
+
+    if service_name == "s3":
+        # SigV4 everywhere: presigned URLs then carry X-Amz-Expires and work in every region.
+        return Config(signature_version="s3v4", retries={"mode": "standard"})
+    if service_name == "lambda":
+        # A synchronous invocation of the sandbox lasts as long as the program (up to 15 minutes); a
+        # retry after a read timeout would run the program twice.
+        return Config(read_timeout=960, connect_timeout=10, retries={"total_max_attempts": 1})
+    return Config(retries={"mode": "standard"})
+
+
+def _model_config() -> Config:
+    from botocore.config import Config
+
+    # Model calls: the inference step retries with its own backoff and records every attempt, so
+    # botocore makes one attempt; a long answer may take minutes to generate.
+    return Config(read_timeout=300, connect_timeout=10, retries={"total_max_attempts": 1})
 
 
 def client(service_name: str) -> Any:
@@ -39,8 +50,9 @@ def client(service_name: str) -> Any:
         # boto3's default session is not safe to use from two threads at once: create under the lock.
         found = _clients.get(service_name)
         if found is None:
-            config = _CONFIGS.get(service_name, _DEFAULT_CONFIG)
-            found = boto3.client(service_name, config=config)
+            import boto3
+
+            found = boto3.client(service_name, config=_config(service_name))
             _clients[service_name] = found
         return found
 
@@ -74,7 +86,9 @@ def regional(service_name: str, region: str) -> Any:
     with _lock:
         found = _clients.get(key)
         if found is None:
-            found = boto3.client(service_name, region_name=region, config=_MODEL_CONFIG)
+            import boto3
+
+            found = boto3.client(service_name, region_name=region, config=_model_config())
             _clients[key] = found
         return found
 

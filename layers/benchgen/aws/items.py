@@ -6,17 +6,32 @@ Floats become ``Decimal`` on the way in (DynamoDB numbers) and come back as ``in
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
-_SERIALIZER = TypeSerializer()
-_DESERIALIZER = TypeDeserializer()
+
+@functools.cache
+def _serializer() -> TypeSerializer:
+    # boto3 is imported by the first item rather than at the cold start (see benchgen.aws.clients).
+    from boto3.dynamodb.types import TypeSerializer
+
+    return TypeSerializer()
+
+
+@functools.cache
+def _deserializer() -> TypeDeserializer:
+    from boto3.dynamodb.types import TypeDeserializer
+
+    return TypeDeserializer()
 
 
 def _to_dynamo_value(value: Any) -> Any:
@@ -42,7 +57,7 @@ def _to_plain_value(value: Any) -> Any:
 
 def to_attribute(value: Any) -> dict[str, Any]:
     """One JSON-ready value as a DynamoDB attribute value (what :func:`to_item` does to each field)."""
-    serialized: dict[str, Any] = _SERIALIZER.serialize(_to_dynamo_value(value))
+    serialized: dict[str, Any] = _serializer().serialize(_to_dynamo_value(value))
     return serialized
 
 
@@ -54,7 +69,7 @@ def to_item(record: BaseModel) -> dict[str, Any]:
 
 def plain_item(item: Mapping[str, Any]) -> dict[str, Any]:
     """A DynamoDB item (attribute-value form) as plain JSON-like values, before any validation."""
-    return {name: _to_plain_value(_DESERIALIZER.deserialize(value)) for name, value in item.items()}
+    return {name: _to_plain_value(_deserializer().deserialize(value)) for name, value in item.items()}
 
 
 def from_item(model: type[ModelT], item: Mapping[str, Any]) -> ModelT:

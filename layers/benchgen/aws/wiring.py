@@ -5,14 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.idempotency import (
-    DynamoDBPersistenceLayer,
-    IdempotencyConfig,
-    idempotent_function,
-)
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws import clients
@@ -37,6 +32,9 @@ from benchgen.sandbox.job import Sandbox
 from benchgen.sandbox.local import LocalSandbox
 from benchgen.sandbox.remote import RemoteSandbox
 from benchgen.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
 
 @dataclass
@@ -91,6 +89,10 @@ class Adapters:
         expression, expiry) and rewrites its record prefix on every call, so a layer shared by two
         functions (in-process, all of them share these adapters) or two call sites mixes up records.
         """
+        # Imported here, not with the module: powertools' idempotency package imports boto3, which a
+        # cold start need not pay before its first event (see benchgen.aws.clients).
+        from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
         return DynamoDBPersistenceLayer(
             table_name=self.settings.idempotency_table, boto3_client=clients.dynamodb()
         )
@@ -103,6 +105,8 @@ class Adapters:
         A first layer against duplicate events; the steps' conditional writes are the second, for the
         deliveries this cannot see (two events for one run, events out of order).
         """
+        from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
+
         # S3 delivers at least once; the same object version and content is processed once a day at most.
         config = IdempotencyConfig(
             event_key_jmespath="[bucket, key, version_id, etag]", expires_after_seconds=24 * 3600

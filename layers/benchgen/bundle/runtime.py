@@ -15,6 +15,7 @@ PROGRAM_LIBRARIES = (
     "aws-lambda-powertools",
     "aws-xray-sdk",
     "boto3",
+    "msgspec",
     "pydantic",
     "pydantic-settings",
     "pyyaml",

@@ -8,6 +8,7 @@ depends on the wall clock or on the order verdicts arrive in, so the same inputs
 
 from __future__ import annotations
 
+import io
 import json
 import tempfile
 import zipfile
@@ -30,7 +31,9 @@ from benchgen.finetune.formats import (
     PROMPT_COMPLETION,
     ROWS,
     FileStats,
-    render,
+    format_lines,
+    pieces,
+    sizes,
 )
 from benchgen.finetune.parts import PartTally, collect, read_tally
 from benchgen.finetune.records import VERDICTS_NAME, read_cases
@@ -53,6 +56,7 @@ from benchgen.verdicts import Verdict
 from benchgen.zipwrite import building_zip, entry, file_sha256
 
 ARTIFACT_NAME = "finetune_artifact.zip"
+_READ_BUFFER = 1 << 20
 NO_FINETUNE = "the benchmark's scoring program did not emit one"
 NO_VERDICTS = (
     "the scoring output holds no per-case verdicts (verdicts.jsonl), so there is nothing to learn from"
@@ -122,7 +126,8 @@ def verdict_lines(scoring_output: Path) -> Iterator[Iterator[bytes] | None]:
             yield None
             return
         with archive.open(min(names, key=lambda n: (n.count("/"), n))) as stream:
-            yield iter(stream)
+            # Lines split by the C reader: the member's own readline is Python, a call per line.
+            yield iter(io.BufferedReader(stream, _READ_BUFFER))  # type: ignore[type-var]
 
 
 def selections(
@@ -151,13 +156,7 @@ def references(env: Environment) -> Iterator[Reference]:
     if path is None:
         return
     for case_id, record in read_cases(path):
-        solution = record.solution
-        yield (
-            case_id,
-            str(record.question or ""),
-            str(record.answer or ""),
-            solution if isinstance(solution, str) else None,
-        )
+        yield (case_id, *record.text())
 
 
 def cases_file(env: Environment) -> Path | None:
@@ -322,12 +321,12 @@ def _pool(env: Environment, finetune: Finetune, tally: _Tally, scratch: Path, *,
                 system=finetune.system_prompt,
             )
             split = split_for(example.split_key)
-            lines = render(example, split)
-            spool.add(position[split], example.example_id.encode("utf-8"), lines)
+            fields = pieces(example)
+            spool.add(position[split], example.example_id.encode("utf-8"), fields)
             tally.layers[Source.POOL.value] += 1
-            for name, line in zip(FORMATS, lines, strict=True):
-                tally.rows[name] += bool(line)
-                tally.bytes[name] += len(line)
+            for name, size in zip(FORMATS, sizes(fields, split), strict=True):
+                tally.rows[name] += size > 0
+                tally.bytes[name] += size
     runs = spool.close()
     tally.add_runs(runs)
     return runs
@@ -369,12 +368,14 @@ def finish_artifact(
             readme = _readme(manifest).encode("utf-8")
             with archive.open(entry("README.md", len(readme)), "w") as sink:
                 sink.write(readme)
-            for which, path in sorted(enumerate(FORMATS), key=lambda item: item[1]):
+            for which, path in enumerate(FORMATS):
                 with archive.open(entry(path, tally.bytes[path]), "w") as sink:
-                    for position, batch in order.lines(which):
-                        chunk = b"".join(batch)
+                    for position, batch in order.records():
+                        split = SPLITS[position]
+                        lines = format_lines(which, batch, split)
+                        chunk = b"".join(lines)
                         sink.write(chunk)
-                        stats[path].add(chunk, SPLITS[position], len(batch))
+                        stats[path].add(chunk, split, len(lines))
             files = {path: stats[path].as_dict() for path in sorted(stats)}
             manifest = _manifest(
                 env, finetune, run=run, name=name, settings=settings, tally=tally, files=files

@@ -73,6 +73,9 @@ DEFAULT_SYSTEM_PROMPTS: dict[str, tuple[str, ...]] = {
 
 # A number token: optional sign, digits with "." or "," groups (1.000, 3,5), an optional percent sign.
 NUMBER = re.compile(r"[-−]?\d+(?:[.,]\d+)*%?")
+# What a number token is made of. Swapping words that hold none of these (in any case) for others that hold
+# none cannot add, drop, join or split a number, since a token never reaches past them.
+_NUMBER_CHARS = re.compile(r"[\d.,%\-−]")
 # Candidates tried per wanted variant before giving up on a seed whose text leaves little to vary.
 ATTEMPTS_PER_VARIANT = 8
 
@@ -170,6 +173,22 @@ def _pick(options: tuple[str, ...], key: bytes) -> str:
     return options[int.from_bytes(key, "big") % len(options)]
 
 
+def _holds(text: str, pair: tuple[str, str]) -> bool:
+    """Whether swapping ``pair`` can change ``text``: it holds one of the pair's words, as swapping finds
+    them. A word that matches nowhere on its own matches nowhere among others, so dropping the pairs a
+    text does not hold from a candidate's choice leaves its swap unchanged."""
+    swap = _connector_swap((pair,))
+    return swap is not None and swap[0].search(text) is not None
+
+
+@lru_cache(maxsize=16)
+def _keeps_numbers(pairs: tuple[tuple[str, str], ...]) -> bool:
+    """Whether swapping any of ``pairs`` is sure to keep a text's numbers (see ``_NUMBER_CHARS``)."""
+    return not any(
+        _NUMBER_CHARS.search(form) for pair in pairs for word in pair for form in (word, word.upper())
+    )
+
+
 @lru_cache(maxsize=16)
 def _instructions(settings: Settings) -> tuple[tuple[bool, str, tuple[str, ...]], ...]:
     """Every instruction, prefixes first, as (whether it is a prefix, its text, its numbers)."""
@@ -189,17 +208,24 @@ def variants(case_id: str, text: str, system: str, settings: Settings) -> list[t
     numbers = number_tokens(text)
     instructions = _instructions(settings)
     systems = tuple(dict.fromkeys((system, *settings.system_prompts)))
-    connectors = settings.connectors[:64]
+    # Bytes 0-7 of a candidate's digest decide, one bit per pair, which connector pairs it swaps (at most
+    # 64). A pair none of whose words the text holds changes nothing, so only the pairs it holds are
+    # looked at, and a candidate that swaps the same ones as an earlier candidate reuses its text.
+    held = tuple((bit, pair) for bit, pair in enumerate(settings.connectors[:64]) if _holds(text, pair))
+    keeps_numbers = _keeps_numbers(settings.connectors[:64])
+    reworded_by: dict[tuple[tuple[str, str], ...], tuple[str, list[str]]] = {(): (text, numbers)}
     seen = {(text, system)}
     found: list[tuple[str, str]] = []
     for index in range(1, wanted * ATTEMPTS_PER_VARIANT + 1):
         digest = _choice_bytes(case_id, index, settings.seed)
-        # Bytes 0-7 decide, one bit per pair, which connector pairs this candidate swaps (at most 64 pairs).
-        chosen = tuple(pair for bit, pair in enumerate(connectors) if digest[bit // 8] >> (bit % 8) & 1)
-        reworded = swap_connectors(text, chosen)
+        chosen = tuple(pair for bit, pair in held if digest[bit // 8] >> (bit % 8) & 1)
+        if chosen not in reworded_by:
+            reworded = swap_connectors(text, chosen)
+            same = keeps_numbers or reworded == text
+            reworded_by[chosen] = (reworded, numbers if same else number_tokens(reworded))
+        reworded, tokens = reworded_by[chosen]
         # A number never spans the blank line that joins an instruction to the question, so a candidate's
-        # numbers are the instruction's and the question's, in place: only a reworded question is searched.
-        tokens = numbers if reworded == text else number_tokens(reworded)
+        # numbers are the instruction's and the question's, in place.
         candidate = reworded
         if instructions:
             prefix, instruction, extra = instructions[int.from_bytes(digest[8:16], "big") % len(instructions)]

@@ -10,7 +10,7 @@ Every file lists train rows first, then validation, then test; ``rows.jsonl`` na
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -61,73 +61,112 @@ class Renderable(Protocol):
     def criteria(self) -> Sequence[str]: ...
 
 
-def messages_row(example: Renderable, split: Split) -> dict[str, Any]:
-    messages = [{"role": "system", "content": example.system}] if example.system else []
-    messages += [
-        {"role": "user", "content": example.input},
-        {"role": "assistant", "content": example.target},
-    ]
-    return {"messages": messages}
+FORMATS = (MESSAGES, PREFERENCE, PROMPT_COMPLETION, ROWS)  # the zip's (sorted) member order
+
+_ENCODE = msgspec.json.Encoder().encode
+_EMPTY = b'""'
+# The fixed bytes between the pieces, so that a line's length is known without building it.
+_OPEN = b'{"messages":['
+_SYSTEM = (b'{"role":"system","content":', b"},")
+_USER = b'{"role":"user","content":'
+_ASSISTANT = b'},{"role":"assistant","content":'
+_CLOSE = b"}]}\n"
+_PREFERENCE = (b'{"prompt":', b',"chosen":', b',"rejected":', b"}\n")
+_PROMPT_COMPLETION = (b'{"prompt":', b',"completion":', b"}\n")
+_ROWS = (b'{"id":', b',"split":"', b'","prompt":', b',"answer":', b',"system":', b",", b"\n")
+_REJECTED = b',"rejected":'
+_MESSAGES_SIZE = len(_OPEN) + len(_USER) + len(_ASSISTANT) + len(_CLOSE)
+_SYSTEM_SIZE = len(_SYSTEM[0]) + len(_SYSTEM[1])
+_PREFERENCE_SIZE = sum(map(len, _PREFERENCE))
+_PROMPT_COMPLETION_SIZE = sum(map(len, _PROMPT_COMPLETION))
+_ROWS_SIZE = sum(map(len, _ROWS))
 
 
-def prompt_completion_row(example: Renderable, split: Split) -> dict[str, Any]:
-    return {"prompt": example.input, "completion": example.target}
+def pieces(example: Renderable) -> list[bytes]:
+    """The example as JSON pieces every format is put together from: id, input, target, system prompt,
+    the model's own answer (b"" without one) and the rest of its ``rows.jsonl`` row.
 
-
-def preference_row(example: Renderable, split: Split) -> dict[str, Any] | None:
-    if example.rejected is None:
-        return None
-    return {"prompt": example.input, "chosen": example.target, "rejected": example.rejected}
-
-
-def full_row(example: Renderable, split: Split) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "id": example.example_id,
-        "split": split.value,
-        "prompt": example.input,
-        "answer": example.target,
-        "system": example.system,
-    }
-    if example.rejected is not None:
-        row["rejected"] = example.rejected
+    Each text is JSON-encoded once, by msgspec, to the bytes ``json.dumps(..., ensure_ascii=False)`` gives.
+    """
     verdict = example.verdict
-    row |= {
+    rest = {
         "case_id": example.case_id,
         "run_id": example.run_id,
-        "source": example.source.value,
+        "source": example.source,  # msgspec writes an enum as its value
         "variant": example.variant,
         "verdict": None
         if verdict is None
         else {"passed": verdict.passed, "answered": verdict.answered, "prediction": verdict.prediction},
         "criteria": list(example.criteria),
     }
-    return row
+    return [
+        _ENCODE(example.example_id),
+        _ENCODE(example.input),
+        _ENCODE(example.target),
+        _ENCODE(example.system),
+        b"" if example.rejected is None else _ENCODE(example.rejected),
+        _ENCODE(rest)[1:],  # without its opening brace: it continues the row
+    ]
 
 
-Renderer = Callable[[Renderable, Split], dict[str, Any] | None]
-# In the zip's (sorted) member order, which is also the order of ``render``'s lines.
-FORMATS: dict[str, Renderer] = {
-    MESSAGES: messages_row,
-    PREFERENCE: preference_row,
-    PROMPT_COMPLETION: prompt_completion_row,
-    ROWS: full_row,
-}
-_ENCODE = msgspec.json.Encoder().encode
+def format_lines(which: int, batch: Sequence[Sequence[bytes]], split: Split) -> list[bytes]:
+    """The lines of format number ``which`` (in ``FORMATS``) of a batch of examples' ``pieces``, leaving
+    out the examples that format has no row for. Compact JSON, one line each, as ``json.dumps(row,
+    ensure_ascii=False, separators=(",", ":"))`` writes the row."""
+    if which == 0:  # {"messages": [system?, user, assistant]}: the system message only when there is one
+        return [
+            (_OPEN if system == _EMPTY else _OPEN + _SYSTEM[0] + system + _SYSTEM[1])
+            + _USER
+            + text
+            + _ASSISTANT
+            + target
+            + _CLOSE
+            for _, text, target, system, _, _ in batch
+        ]
+    if which == 1:  # {"prompt", "chosen", "rejected"}: only where the model gave a wrong answer
+        return [
+            b"".join((_PREFERENCE[0], text, _PREFERENCE[1], target, _PREFERENCE[2], rejected, _PREFERENCE[3]))
+            for _, text, target, _, rejected, _ in batch
+            if rejected
+        ]
+    if which == 2:  # {"prompt", "completion"}
+        return [
+            b"".join((_PROMPT_COMPLETION[0], text, _PROMPT_COMPLETION[1], target, _PROMPT_COMPLETION[2]))
+            for _, text, target, _, _, _ in batch
+        ]
+    # {"id", "split", "prompt", "answer", "system", "rejected"?, then the rest: "case_id", "run_id",
+    # "source", "variant", "verdict", "criteria"}
+    named = _ROWS[1] + split.value.encode() + _ROWS[2]
+    return [
+        b"".join(
+            (
+                _ROWS[0],
+                example_id,
+                named,
+                text,
+                _ROWS[3],
+                target,
+                _ROWS[4],
+                system,
+                _REJECTED + rejected if rejected else b"",
+                _ROWS[5],
+                rest,
+                _ROWS[6],
+            )
+        )
+        for example_id, text, target, system, rejected, rest in batch
+    ]
 
 
-def encode(row: dict[str, Any]) -> bytes:
-    """Compact JSON, non-ASCII kept as UTF-8: the bytes ``json.dumps(row, ensure_ascii=False,
-    separators=(",", ":"))`` gives, written by msgspec at a fraction of the cost."""
-    return _ENCODE(row) + b"\n"
-
-
-def render(example: Renderable, split: Split) -> list[bytes]:
-    """The example's line in each format, in ``FORMATS`` order; b"" where a format has no row for it."""
-    lines = []
-    for make in FORMATS.values():
-        row = make(example, split)
-        lines.append(b"" if row is None else encode(row))
-    return lines
+def sizes(parts: Sequence[bytes], split: Split) -> tuple[int, int, int, int]:
+    """The length of each format's line (0 where it has none), without building them."""
+    example_id, text, target, system, rejected, rest = map(len, parts)
+    messages = _MESSAGES_SIZE + text + target + (0 if parts[3] == _EMPTY else _SYSTEM_SIZE + system)
+    preference = _PREFERENCE_SIZE + text + target + rejected if rejected else 0
+    rows = _ROWS_SIZE + example_id + len(split.value) + text + target + system + rest
+    if rejected:
+        rows += len(_REJECTED) + rejected
+    return messages, preference, _PROMPT_COMPLETION_SIZE + text + target, rows
 
 
 @dataclass

@@ -23,13 +23,14 @@ import msgspec
 from benchgen.environment import Environment
 from benchgen.errors import ScoringError
 from benchgen.finetune.augment import Settings, variants
-from benchgen.finetune.formats import FORMATS, render
+from benchgen.finetune.formats import FORMATS, pieces, sizes
 from benchgen.finetune.records import (
     VERDICTS_NAME,
-    CaseRecord,
     ExampleRecord,
     SummaryRecord,
+    decode_case,
     decode_verdict,
+    read_case_lines,
     read_cases,
 )
 from benchgen.finetune.seed import (
@@ -53,7 +54,8 @@ RUN_PREFIX = "examples-"
 
 class PartTally(msgspec.Struct, kw_only=True):
     """What a part holds: its runs, rows per source layer, cases used or skipped, and per format the
-    rows and bytes of its lines (so the artifact knows each data file's size before writing it)."""
+    rows and bytes of its lines (so the artifact knows each data file's size before writing it). Its
+    examples are parked as ``formats.pieces``."""
 
     runs: list[Run] = []
     layers: dict[str, int] = {}
@@ -63,29 +65,30 @@ class PartTally(msgspec.Struct, kw_only=True):
     bytes: dict[str, int] = {}
 
 
-def _text(record: CaseRecord) -> CaseText:
-    solution = record.solution
-    return CaseText(
-        str(record.question or ""), str(record.answer or ""), solution if isinstance(solution, str) else None
-    )
-
-
 class CaseTexts:
-    """The reference text of cases by id, found by walking ``cases.jsonl`` alongside the verdicts."""
+    """The reference text of cases by id, found by walking ``cases.jsonl`` alongside the verdicts.
 
-    def __init__(self, path: Path | None, stack: ExitStack) -> None:
+    Walking finds the first record of an id only where ids are unique, which registration checks for the
+    cases a built-in template scores (``unique``); other cases are looked up in the index from the start.
+    """
+
+    def __init__(self, path: Path | None, stack: ExitStack, *, unique: bool) -> None:
         self._path = path
         self._stack = stack
-        self._ahead: Iterator[tuple[str, CaseRecord]] | None = None if path is None else read_cases(path)
+        self._ahead: Iterator[tuple[str, bytes]] | None = None if path is None else read_case_lines(path)
         self._index: sqlite3.Connection | None = None
+        if path is not None and not unique:
+            self._index = self._build_index(path)
 
     def find(self, case_id: str) -> CaseText | None:
         if self._path is None:
             return None  # a custom scoring program may judge without cases.jsonl: the verdicts carry the text
         if self._index is None:
-            for found, record in self._ahead or ():
+            for found, line in self._ahead or ():
                 if found == case_id:
-                    return _text(record)
+                    record = decode_case(line)
+                    assert record is not None  # the line was read as an object with this id
+                    return record.text()
             self._index = self._build_index(self._path)
         row = self._index.execute(
             "SELECT question, answer, solution FROM reference WHERE case_id = ?", (case_id,)
@@ -102,7 +105,7 @@ class CaseTexts:
         )
         db.executemany(
             "INSERT OR IGNORE INTO reference VALUES (?, ?, ?, ?)",
-            ((case_id, *_text(record)) for case_id, record in read_cases(path)),
+            ((case_id, *record.text()) for case_id, record in read_cases(path)),
         )
         db.commit()
         return db
@@ -118,9 +121,8 @@ def collect(
     spool = SortedSpool(part_dir, RUN_PREFIX)
     if finetune is not None:
         layers: Counter[str] = Counter()
-        rows = dict.fromkeys(FORMATS, 0)
-        sizes = dict.fromkeys(FORMATS, 0)
-        names = list(FORMATS)
+        examples = preferences = 0  # every example has a row in every format but preference
+        messages_bytes = preference_bytes = prompt_completion_bytes = rows_bytes = 0
         criterion = finetune.selection_criterion
         settings = Settings.resolve(finetune.augmentation, finetune.language)
         language = finetune.language
@@ -130,7 +132,7 @@ def collect(
         position = {split: number for number, split in enumerate(SPLITS)}
         seen: set[str] = set()  # the first selected verdict of a case wins
         with ExitStack() as stack:
-            texts = CaseTexts(cases, stack)
+            texts = CaseTexts(cases, stack, unique=env.template is not None)
             for number, line in enumerate(lines, start=1):
                 if not line.strip():
                     continue
@@ -178,16 +180,28 @@ def collect(
                             variants(case_id, seed.input, seed.system, settings), start=1
                         )
                     ]
+                layers[source.value] += 1
+                if len(family) > 1:
+                    layers[Source.AUGMENTED.value] += len(family) - 1
+                examples += len(family)
                 for example in family:
-                    rendered = render(example, split)
-                    spool.add(position[split], example.example_id.encode("utf-8"), rendered)
-                    layers[example.source.value] += 1
-                    for name, rendered_line in zip(names, rendered, strict=True):
-                        rows[name] += bool(rendered_line)
-                        sizes[name] += len(rendered_line)
+                    fields = pieces(example)
+                    spool.add(position[split], example.example_id.encode("utf-8"), fields)
+                    messages, preference, prompt_completion, rows = sizes(fields, split)
+                    messages_bytes += messages
+                    preference_bytes += preference
+                    preferences += preference > 0
+                    prompt_completion_bytes += prompt_completion
+                    rows_bytes += rows
         tally.layers = dict(layers)
-        tally.rows = rows
-        tally.bytes = sizes
+        tally.rows = dict(zip(FORMATS, (examples, preferences, examples, examples), strict=True))
+        tally.bytes = dict(
+            zip(
+                FORMATS,
+                (messages_bytes, preference_bytes, prompt_completion_bytes, rows_bytes),
+                strict=True,
+            )
+        )
     tally.runs = spool.close()
     (part_dir / TALLY_NAME).write_bytes(msgspec.json.encode(tally))
     return tally

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from benchgen.errors import BundleError
-from benchgen.finetune.seed import Source
+from benchgen.finetune.seed import CaseText, Source
 from benchgen.verdicts import Verdict
 
 VERDICTS_NAME = "verdicts.jsonl"
@@ -54,6 +54,19 @@ class CaseRecord(msgspec.Struct):
     answer: Any = None
     solution: Any = None
 
+    def text(self) -> CaseText:
+        """Its question and answer as text (absent: empty), and its worked solution when it is text."""
+        solution = self.solution
+        return CaseText(
+            str(self.question or ""), str(self.answer or ""), solution if isinstance(solution, str) else None
+        )
+
+
+class CaseId(msgspec.Struct):
+    """Only the id of a ``cases.jsonl`` object: the rest of the line is checked, but nothing is kept."""
+
+    id: Any = None
+
 
 class SummaryRecord(msgspec.Struct, frozen=True):
     """What the judge said about the source case (``seed.VerdictSummary``)."""
@@ -81,6 +94,7 @@ class ExampleRecord(msgspec.Struct, frozen=True, kw_only=True):
 
 _VERDICT = msgspec.json.Decoder(VerdictRecord)
 _CASE = msgspec.json.Decoder(CaseRecord)
+_CASE_ID = msgspec.json.Decoder(CaseId)
 
 
 def decode_verdict(line: bytes) -> VerdictRecord:
@@ -104,18 +118,31 @@ def decode_case(line: bytes) -> CaseRecord | None:
         return msgspec.convert(record, CaseRecord) if isinstance(record, dict) else None
 
 
-def read_cases(path: Path) -> Iterator[tuple[str, CaseRecord]]:
-    """Each case of a ``cases.jsonl`` with a string id, in file order; a BundleError on a line that is not
-    JSON. Lines that are not objects, or have no string id, are passed over."""
+def read_case_lines(path: Path) -> Iterator[tuple[str, bytes]]:
+    """Each case line of a ``cases.jsonl`` with a string id, with that id, in file order; a BundleError on
+    a line that is not JSON. Lines that are not objects, or have no string id, are passed over. Only the
+    id is read: ``decode_case`` reads the rest of the lines wanted."""
     with path.open("rb") as stream:
         for number, line in enumerate(stream, start=1):
             if not line.strip():
                 continue
             try:
-                record = decode_case(line)
-            except ValueError as exc:
-                raise BundleError(
-                    path.name, f"line {number} is not valid JSON; write one case object a line"
-                ) from exc
-            if record is not None and isinstance(record.id, str):
-                yield record.id, record
+                case_id = _CASE_ID.decode(line).id
+            except msgspec.DecodeError:
+                try:
+                    record = decode_case(line)
+                except ValueError as exc:
+                    raise BundleError(
+                        path.name, f"line {number} is not valid JSON; write one case object a line"
+                    ) from exc
+                case_id = None if record is None else record.id
+            if isinstance(case_id, str):
+                yield case_id, line
+
+
+def read_cases(path: Path) -> Iterator[tuple[str, CaseRecord]]:
+    """Each case of a ``cases.jsonl`` with a string id, in file order (see ``read_case_lines``)."""
+    for case_id, line in read_case_lines(path):
+        record = decode_case(line)
+        assert record is not None  # the line was read as an object with this id
+        yield case_id, record

@@ -1,13 +1,13 @@
 """Examples parked on disk as sorted runs, and read back merged, so memory stays flat as cases grow.
 
-An example is parked already rendered: its key (the example id, UTF-8) and its line in each format. Up to
-a budget of bytes is held and sorted in memory per split, then written out as one run file (train, then
-validation, then test, each by key, ties in the order added). Reading back merges any number of runs by
-(split, key, run), so the runs of one build, or of several builds taken in order, come out as if every
-example had been sorted at once. Key order is byte order, which is also SQLite's and code point order.
+An example is parked as a key (its id, UTF-8) and a list of byte strings (its JSON pieces). Up to a budget
+of bytes is held and sorted in memory per split, then written out as one run file (train, then validation,
+then test, each by key, ties in the order added). Reading back merges any number of runs by (split, key,
+run), so the runs of one build, or of several builds taken in order, come out as if every example had been
+sorted at once. Key order is byte order, which is also SQLite's and code point order.
 
-A run file is a sequence of records: a header of five little-endian uint32 (key length, then each
-format's line length, 0 where the format has no row) followed by the key and the lines.
+A run file is a sequence of records: two little-endian uint32 (the key's length, the fields' length), the
+key, then the fields as a msgpack array, so reading a record back is one call.
 """
 
 from __future__ import annotations
@@ -24,13 +24,15 @@ import msgspec
 
 from benchgen.finetune.split import SPLITS
 
-HEADER = struct.Struct("<5I")
+HEADER = struct.Struct("<II")
+_PACK = msgspec.msgpack.Encoder().encode
+_UNPACK = msgspec.msgpack.Decoder(list[bytes]).decode
 # Bytes of records held in memory before they are sorted and written out as a run: the build's memory
 # bound, whatever the number of cases (a run costs one open file when merging).
 SPOOL_BYTES = 48 << 20
-# Lines handed on at a time when reading back: enough to keep per-call costs small, few enough that a
+# Records handed on at a time when reading back: enough to keep per-call costs small, few enough that a
 # batch (and the chunk joined from it) stays far below the spool's budget.
-BATCH_LINES = 512
+BATCH_RECORDS = 512
 _ENTRY_OVERHEAD = 120  # a held record's Python objects beyond its bytes: tuple, bytes header, list slot
 
 
@@ -52,9 +54,10 @@ class SortedSpool:
         self._bytes = 0
         self.runs: list[Run] = []
 
-    def add(self, split: int, key: bytes, lines: Sequence[bytes]) -> None:
+    def add(self, split: int, key: bytes, fields: Sequence[bytes]) -> None:
         """Park a record in split number ``split`` (its position in ``SPLITS``)."""
-        record = HEADER.pack(len(key), *map(len, lines)) + key + b"".join(lines)
+        packed = _PACK(fields)
+        record = HEADER.pack(len(key), len(packed)) + key + packed
         self._held[split].append((key, record))
         self._bytes += len(record) + _ENTRY_OVERHEAD
         if self._bytes >= self._budget:
@@ -94,11 +97,11 @@ def _stretches(merged: Iterator[tuple[bytes, int]], on_tie: Tie | None) -> tuple
 
 
 def _keys(source: BinaryIO, count: int, tag: int) -> Iterator[tuple[bytes, int]]:
-    read, unpack = source.read, HEADER.unpack
+    read, seek, unpack = source.read, source.seek, HEADER.unpack
     for _ in range(count):
-        lengths = unpack(read(HEADER.size))
-        key = read(lengths[0])
-        read(sum(lengths[1:]))
+        key_size, size = unpack(read(HEADER.size))
+        key = read(key_size)
+        seek(size, 1)
         yield key, tag
 
 
@@ -126,25 +129,21 @@ class MergeOrder:
             for handle in handles:
                 handle.close()
 
-    def lines(self, which: int) -> Iterator[tuple[int, list[bytes]]]:
-        """The lines of format number ``which`` in merged order, in batches, with the split position of
-        each batch; records without a line in that format are left out."""
+    def records(self) -> Iterator[tuple[int, list[list[bytes]]]]:
+        """The fields of every record in merged order, in batches, with the split position of each batch."""
         handles = [path.open("rb") for path, _ in self.runs]
         try:
             for position, (tags, lengths) in enumerate(self.stretches):
-                batch: list[bytes] = []
+                batch: list[list[bytes]] = []
                 for tag, length in zip(tags, lengths, strict=True):
-                    read = handles[tag].read
+                    read, unpack = handles[tag].read, HEADER.unpack
                     for _ in range(length):
-                        header = HEADER.unpack(read(HEADER.size))
-                        body = read(sum(header))
-                        start = sum(header[: which + 1])
-                        line = body[start : start + header[which + 1]]
-                        if line:
-                            batch.append(line)
-                    if len(batch) >= BATCH_LINES:
-                        yield position, batch
-                        batch = []
+                        key_size, size = unpack(read(HEADER.size))
+                        read(key_size)
+                        batch.append(_UNPACK(read(size)))
+                        if len(batch) == BATCH_RECORDS:
+                            yield position, batch
+                            batch = []
                 if batch:
                     yield position, batch
         finally:

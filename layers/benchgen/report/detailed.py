@@ -7,6 +7,7 @@ the first ``table_limit`` table rows stay in memory, so memory does not grow wit
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -16,14 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from benchgen.bundle.spec import Column
 from benchgen.report.html import TableRow, render_html
-from benchgen.verdicts import Verdict
+from benchgen.verdicts import AnyVerdict
 
 JSON_NAME = "detailed_results.json"
 HTML_NAME = "detailed_results.html"
 BREAKDOWN_FIELDS = ("difficulty", "domain", "route")
 TABLE_LIMIT = 1000
+_FLUSH = 1 << 18
 
 _DIFFICULTY_ORDER = {
     "trivial": 0,
@@ -53,7 +57,7 @@ class Summary:
     answered: int = 0
     breakdowns: dict[str, dict[str, Bucket]] = field(default_factory=dict)
 
-    def add(self, verdict: Verdict) -> None:
+    def add(self, verdict: AnyVerdict) -> None:
         self.total += 1
         self.passed += verdict.passed
         self.answered += verdict.answered
@@ -120,18 +124,39 @@ def metric_tiles(metrics: dict[str, float], columns: list[Column]) -> list[dict[
     ]
 
 
-def case_record(verdict: Verdict) -> dict[str, Any]:
-    return {
-        "case_id": verdict.case_id,
-        "gold": verdict.gold,
-        "prediction": verdict.prediction,
-        "passed": verdict.passed,
-        "answered": verdict.answered,
-        "difficulty": verdict.difficulty,
-        "domain": verdict.domain,
-        "route": verdict.route,
-        "score": verdict.score,
-    }
+def _number(value: float) -> bytes:
+    """``value`` as json.dumps writes it (``1e-05``, not msgspec's ``0.00001``)."""
+    return (float.__repr__(value) if math.isfinite(value) else json.dumps(value)).encode("ascii")
+
+
+def case_json(verdict: AnyVerdict) -> bytes:
+    """The case's record in ``detailed_results.json``: its id, gold, prediction, passed, answered,
+    difficulty, domain, route and score, as ``json.dumps(record, ensure_ascii=False)`` writes them in UTF-8.
+
+    Made without a dict or the stdlib encoder: msgspec escapes strings exactly as json.dumps does when
+    it keeps non-ASCII as is."""
+    text = msgspec.json.encode
+    return b"".join(
+        (
+            b'{"case_id": ',
+            text(verdict.case_id),
+            b', "gold": ',
+            text(verdict.gold),
+            b', "prediction": ',
+            text(verdict.prediction),
+            b', "passed": true' if verdict.passed else b', "passed": false',
+            b', "answered": true' if verdict.answered else b', "answered": false',
+            b', "difficulty": ',
+            text(verdict.difficulty),
+            b', "domain": ',
+            text(verdict.domain),
+            b', "route": ',
+            text(verdict.route),
+            b', "score": ',
+            _number(verdict.score),
+            b"}",
+        )
+    )
 
 
 class CaseLog:
@@ -143,18 +168,25 @@ class CaseLog:
         self.count = 0
         self.rows: list[TableRow] = []
         self._table_limit = table_limit
-        self._out = path.open("w", encoding="utf-8")
+        self._out = path.open("wb")
+        self._pending = bytearray()
 
-    def add(self, verdict: Verdict) -> None:
+    def add(self, verdict: AnyVerdict) -> None:
         if self.count:
-            self._out.write(",\n")
-        self._out.write(json.dumps(case_record(verdict), ensure_ascii=False))
+            self._pending += b",\n"
+        self._pending += case_json(verdict)
         self.count += 1
-        if len(self.rows) < self._table_limit:
+        if self.count <= self._table_limit:
             self.rows.append(TableRow.of(verdict))
+        if len(self._pending) >= _FLUSH:
+            self._out.write(self._pending)
+            self._pending.clear()
 
     def close(self) -> None:
-        self._out.close()
+        if not self._out.closed:
+            self._out.write(self._pending)
+            self._pending.clear()
+            self._out.close()
 
 
 def write_detailed(
@@ -176,20 +208,19 @@ def write_detailed(
     head = {"title": title, "metrics": tiles, "summary": summary_dict, "breakdowns": breakdowns}
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".detailed-") as scratch:
         json_part = Path(scratch) / JSON_NAME
-        with json_part.open("w", encoding="utf-8") as out:
+        with json_part.open("wb") as out:
             # The head is a closed object; reopen it just before its last brace to append the cases array.
-            out.write(json.dumps(head, ensure_ascii=False, indent=1)[:-2])
-            out.write(',\n "cases": [')
+            out.write(json.dumps(head, ensure_ascii=False, indent=1)[:-2].encode("utf-8"))
+            out.write(b',\n "cases": [')
             written = False
             for log in logs:
-                with log.open(encoding="utf-8") as cases:
-                    if not cases.read(1):
-                        continue
-                    cases.seek(0)
-                    out.write(",\n" if written else "\n")
-                    shutil.copyfileobj(cases, out)
-                    written = True
-            out.write("\n ]\n}\n")
+                if log.stat().st_size == 0:
+                    continue
+                out.write(b",\n" if written else b"\n")
+                with log.open("rb") as cases:
+                    shutil.copyfileobj(cases, out, 1 << 20)
+                written = True
+            out.write(b"\n ]\n}\n")
         html_part = Path(scratch) / HTML_NAME
         html_part.write_text(
             render_html(title=title, tiles=tiles, summary=summary_dict, breakdowns=breakdowns, rows=rows),
@@ -212,7 +243,7 @@ class DetailedResults:
         self._scratch = tempfile.TemporaryDirectory(dir=out_dir, prefix=".detailed-")
         self._log = CaseLog(Path(self._scratch.name) / "cases.part", table_limit=table_limit)
 
-    def add(self, verdict: Verdict) -> None:
+    def add(self, verdict: AnyVerdict) -> None:
         self._log.add(verdict)
         self.summary.add(verdict)
 
@@ -241,7 +272,7 @@ class DetailedResults:
 
 
 def write_detailed_results(
-    verdicts: Iterable[Verdict],
+    verdicts: Iterable[AnyVerdict],
     *,
     title: str,
     metrics: dict[str, float],

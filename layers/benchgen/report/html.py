@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from benchgen.verdicts import Verdict
+from benchgen.verdicts import AnyVerdict
 
 CELL_CHARS = 200
 MAX_BARS = 50
@@ -43,7 +43,7 @@ class TableRow:
     passed: bool
 
     @classmethod
-    def of(cls, verdict: Verdict) -> TableRow:
+    def of(cls, verdict: AnyVerdict) -> TableRow:
         prediction = None if verdict.prediction is None else clip(verdict.prediction)
         return cls(clip(verdict.case_id), clip(verdict.gold), prediction, verdict.passed)
 

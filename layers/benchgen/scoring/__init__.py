@@ -11,7 +11,7 @@ def build_template(name: Template, options: ScoringOptions | None = None) -> Sco
     """The judge and aggregator of template ``name``, configured by ``options``."""
     settings = options or ScoringOptions()
     if name is Template.MATH:
-        return ScoringTemplate(name, math.judge, lambda: math.MathAggregator(settings.metadata))
+        return ScoringTemplate(name, math.judge, math.MathAggregator)
     if name is Template.QA:
         return ScoringTemplate(name, qa.make_judge(), qa.QaAggregator)
     if name is Template.ROUTING:

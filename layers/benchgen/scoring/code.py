@@ -27,7 +27,7 @@ from benchgen.cases import Case, Prediction
 from benchgen.programs import last_lines, run_program
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
-from benchgen.verdicts import Verdict
+from benchgen.verdicts import VerdictRecord
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _FENCE = re.compile(r"```(?:diff|patch)?[ \t]*\n(.*?)```", re.DOTALL)
@@ -358,7 +358,7 @@ def run_tests(case: Case, root: Path, time_limit: int, sandbox: Sandbox | None =
 def make_judge(
     *, time_limit: int = 600, workdir: Path | None = None, sandbox: Sandbox | None = None
 ) -> Judge:
-    def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> Verdict:
+    def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> VerdictRecord:
         raw = prediction.prediction_text if prediction is not None else ""
         patch_ok = applied = passed = False
         try:

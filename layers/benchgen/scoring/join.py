@@ -1,7 +1,11 @@
 """Stream reference cases and match them with predictions through an on-disk index.
 
 Both sides can hold a million records, so neither is ever held in memory: cases are read line by line and
-predictions go into a SQLite file in the caller's work directory.
+predictions go into a SQLite file in the caller's work directory (a prediction output that ingest wrote
+needs no index: see :mod:`benchgen.scoring.ingested`).
+
+A case line that decodes straight into a :class:`Case` record is one the pydantic model accepts with the
+same values; any other line goes through the model, which says what is wrong with it.
 """
 
 from __future__ import annotations
@@ -11,38 +15,55 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import msgspec
 from pydantic import ValidationError
 
-from benchgen.cases import Case, Prediction
+from benchgen.cases import Case, CaseModel, Prediction, case_record, prediction_json
 from benchgen.errors import BundleError, too_deep
 from benchgen.submission import describe_validation_error
 
 _BATCH = 1000
+_BOM = b"\xef\xbb\xbf"
+
+Pairs = Iterator[tuple[Case, Prediction | None]]
+
+
+def _case_of(line: bytes, number: int, label: str) -> Case | None:
+    """The case on ``line`` through the pydantic model (None for a blank line); BundleError says why not."""
+    try:
+        text = line.decode("utf-8-sig" if number == 1 else "utf-8").strip()
+    except UnicodeDecodeError:
+        raise BundleError(label, f"line {number} is not UTF-8 text; save the file as UTF-8") from None
+    if not text:
+        return None
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise BundleError(label, f"line {number} is not valid JSON: {error.msg}") from error
+    except RecursionError:
+        raise BundleError(label, f"line {number} {too_deep()}") from None
+    if isinstance(record, dict) and isinstance(record.get("id"), int):
+        record["id"] = str(record["id"])
+    try:
+        return case_record(CaseModel.model_validate(record))
+    except ValidationError as error:
+        raise BundleError(label, describe_validation_error(f"line {number}", error)) from error
 
 
 def iter_cases(path: Path) -> Iterator[Case]:
     """Cases of ``cases.jsonl`` in file order; a bad line raises BundleError naming its line number."""
     label = f"reference/{path.name}"
+    decode = msgspec.json.Decoder(Case).decode
     with path.open("rb") as lines:
         for number, line in enumerate(lines, start=1):
-            try:
-                text = line.decode("utf-8-sig" if number == 1 else "utf-8").strip()
-            except UnicodeDecodeError:
-                raise BundleError(label, f"line {number} is not UTF-8 text; save the file as UTF-8") from None
-            if not text:
+            if not line.strip():
                 continue
             try:
-                record = json.loads(text)
-            except json.JSONDecodeError as error:
-                raise BundleError(label, f"line {number} is not valid JSON: {error.msg}") from error
-            except RecursionError:
-                raise BundleError(label, f"line {number} {too_deep()}") from None
-            if isinstance(record, dict) and isinstance(record.get("id"), int):
-                record["id"] = str(record["id"])
-            try:
-                yield Case.model_validate(record)
-            except ValidationError as error:
-                raise BundleError(label, describe_validation_error(f"line {number}", error)) from error
+                yield decode(line.removeprefix(_BOM) if number == 1 else line)
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+                case = _case_of(line, number, label)
+                if case is not None:
+                    yield case
 
 
 class PredictionIndex:
@@ -61,7 +82,7 @@ class PredictionIndex:
         """Store every prediction in arrival order; returns how many were read."""
         batch: list[tuple[int, str, str]] = []
         for prediction in predictions:
-            batch.append((self.count, prediction.id, prediction.model_dump_json(exclude_none=True)))
+            batch.append((self.count, prediction.id, prediction_json(prediction)))
             self.count += 1
             if len(batch) >= _BATCH:
                 self._db.executemany("INSERT INTO predictions VALUES (?, ?, ?)", batch)
@@ -90,7 +111,7 @@ class PredictionIndex:
         row = self._db.execute(
             "SELECT record FROM predictions WHERE id = ? ORDER BY seq LIMIT 1", (case_id,)
         ).fetchone()
-        return None if row is None else Prediction.model_validate_json(row[0])
+        return None if row is None else msgspec.json.decode(row[0], type=Prediction)
 
     def duplicates(self, limit: int) -> tuple[int, list[str]]:
         """How many extra records repeat an id already seen, and the first repeated ids."""

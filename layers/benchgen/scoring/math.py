@@ -18,6 +18,7 @@ an absolute error < 0.01).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
@@ -26,7 +27,7 @@ from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.scoring.extract import Extracted, extract_answer, format_decimal
 from benchgen.scoring.templates import Aggregator, case_verdict, rate
-from benchgen.verdicts import Verdict
+from benchgen.verdicts import VerdictRecord
 
 NEAR_MISS_RELATIVE_ERROR = Decimal("0.01")
 _WHERE = {
@@ -41,10 +42,25 @@ def _plain(text: str) -> str:
     return "".join(text.split()).strip(".,;:!?*_`$()[]{}'\"").casefold()
 
 
+# Answers this short repeat across cases (gold values, bare-number outputs) and are remembered, at most
+# _REMEMBERED of them: extraction is a pure function of the text, so a remembered answer is the same answer.
+_SHORT = 32
+_REMEMBERED = 1024
+
+
+@functools.lru_cache(maxsize=_REMEMBERED)
+def _extract_short(text: str) -> Extracted | None:
+    return extract_answer(text)
+
+
+def _extract(text: str) -> Extracted | None:
+    return _extract_short(text) if len(text) <= _SHORT else extract_answer(text)
+
+
 def _gold(case: Case) -> tuple[str, tuple[Decimal, ...]]:
     """The gold answer string and its numeric readings (none for a textual answer)."""
     written = case.answer.strip()
-    found = extract_answer(written)
+    found = _extract(written)
     if found is None or found.value is None:
         return written, ()
     return found.text, found.values
@@ -59,9 +75,9 @@ def _close(answer: Extracted, gold_values: tuple[Decimal, ...]) -> bool:
     return False
 
 
-def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> Verdict:
+def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> VerdictRecord:
     raw = prediction.prediction_text if prediction is not None else ""
-    answer = extract_answer(raw) if raw.strip() else None
+    answer = _extract(raw) if raw.strip() else None
     gold_text, gold_values = _gold(case)
     if answer is None:
         passed = exact = near_miss = False
@@ -104,7 +120,7 @@ class MathAggregator(Aggregator):
         numeric = isinstance(duration, int | float) and not isinstance(duration, bool)
         self.duration = float(duration) if numeric and duration is not None else 0.0
 
-    def add(self, verdict: Verdict, case: Case, prediction: Prediction | None) -> None:
+    def add(self, verdict: VerdictRecord, case: Case, prediction: Prediction | None) -> None:
         super().add(verdict, case, prediction)
         self.exact += verdict.answered and verdict.prediction == verdict.gold
 

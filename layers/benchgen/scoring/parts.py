@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import astuple
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from benchgen.cases import Case, Prediction
 from benchgen.errors import ScoringError, SubmissionError
@@ -28,7 +29,8 @@ from benchgen.report.detailed import TABLE_LIMIT, CaseLog, Summary, write_detail
 from benchgen.report.html import TableRow
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring import Aggregator, ScoringOptions, ScoringTemplate, build_template
-from benchgen.scoring.join import PredictionIndex, iter_cases
+from benchgen.scoring.ingested import IngestedPredictions, NotIngested, merge_join, read_ingested
+from benchgen.scoring.join import Pairs, PredictionIndex, iter_cases
 from benchgen.scoring.results import (
     SCORES_NAME,
     VERDICTS_NAME,
@@ -38,8 +40,9 @@ from benchgen.scoring.results import (
     require_columns,
     write_scores,
 )
-from benchgen.submission import open_predictions
-from benchgen.zipwrite import write_zip
+from benchgen.submission import PredictionStream, open_predictions
+from benchgen.verdicts import append_verdict
+from benchgen.zipwrite import building_zip, entry
 
 if TYPE_CHECKING:
     from benchgen.bundle.spec import Criterion
@@ -50,26 +53,7 @@ PROGRESS_EVERY = 500
 CASES_NAME = "cases.part"
 TALLY_NAME = "tally.json"
 SCORING_OUTPUT = "scoring_output.zip"
-
-Pairs = Iterator[tuple[Case, Prediction | None]]
-
-
-class _OutOfOrder(Exception):
-    """The prediction output does not list its records in case order: the merge join cannot match them."""
-
-
-def _merged(cases: Iterator[Case], predictions: Iterator[Prediction]) -> Pairs:
-    """Each case with its prediction, walking both in step: ingest writes the predictions in case order,
-    skipping the cases without one. A record left over means another order, and raises _OutOfOrder."""
-    pending = next(predictions, None)
-    for case in cases:
-        if pending is not None and pending.id == case.id:
-            yield case, pending
-            pending = next(predictions, None)
-        else:
-            yield case, None
-    if pending is not None:
-        raise _OutOfOrder
+_FLUSH = 1 << 18
 
 
 def _indexed(cases: Iterator[Case], predictions: Iterator[Prediction], index: PredictionIndex) -> Pairs:
@@ -89,15 +73,22 @@ def _judge(
     """Judge every pair into ``part_dir``; the aggregator (without the run's metadata) and the table rows."""
     aggregator = template.new_aggregator()
     log = CaseLog(part_dir / CASES_NAME, table_limit=TABLE_LIMIT)
+    encoder = msgspec.json.Encoder()
+    judge, add = template.judge, aggregator.add
+    lines = bytearray()
     try:
-        with (part_dir / VERDICTS_NAME).open("w", encoding="utf-8") as verdicts:
+        with (part_dir / VERDICTS_NAME).open("wb") as verdicts:
             for case, prediction in pairs:
-                verdict = template.judge(case, prediction, criteria)
-                aggregator.add(verdict, case, prediction)
-                verdicts.write(verdict.model_dump_json() + "\n")
+                verdict = judge(case, prediction, criteria)
+                add(verdict, case, prediction)
+                append_verdict(verdict, encoder, lines)
                 log.add(verdict)
+                if len(lines) >= _FLUSH:
+                    verdicts.write(lines)
+                    lines.clear()
                 if progress is not None and aggregator.total % PROGRESS_EVERY == 0:
                     progress(aggregator.total)
+            verdicts.write(lines)
     finally:
         log.close()
     return aggregator, log.rows
@@ -121,12 +112,13 @@ def score_part(
     options = ScoringOptions(time_limit=env.time_limit, workdir=workdir, sandbox=sandbox)
     template = build_template(env.template, options)
     criteria = env.spec.criteria
+    stream: IngestedPredictions | PredictionStream
     try:
         try:
-            with open_predictions(prediction_output) as stream:
-                pairs = _merged(iter_cases(cases), iter(stream))
+            with read_ingested(prediction_output) as stream:
+                pairs = merge_join(iter_cases(cases), iter(stream))
                 aggregator, rows = _judge(template, criteria, pairs, part_dir, progress)
-        except _OutOfOrder:
+        except NotIngested:
             with (
                 PredictionIndex(workdir / "score-index.sqlite") as index,
                 open_predictions(prediction_output) as stream,
@@ -150,16 +142,19 @@ def _read_tally(part: Path) -> dict[str, Any]:
     return tally
 
 
-def _verdicts_of(parts: Sequence[Path], scratch: Path) -> Path:
-    """One ``verdicts.jsonl`` holding every part's lines in order (the part's own file when it is one)."""
-    if len(parts) == 1:
-        return parts[0] / VERDICTS_NAME
-    joined = scratch / VERDICTS_NAME
-    with joined.open("wb") as out:
-        for part in parts:
-            with (part / VERDICTS_NAME).open("rb") as lines:
-                shutil.copyfileobj(lines, out, 1 << 20)
-    return joined
+def _write_scoring_output(target: Path, scores: Path, parts: Sequence[Path]) -> None:
+    """``scoring_output.zip``: scores.json, then every part's verdict lines in order, streamed into one
+    member (members in name order, as every zip here is written)."""
+    verdicts = [part / VERDICTS_NAME for part in parts]
+    with building_zip(target) as archive:
+        content = scores.read_bytes()
+        with archive.open(entry(SCORES_NAME, len(content)), "w") as sink:
+            sink.write(content)
+        size = sum(path.stat().st_size for path in verdicts)
+        with archive.open(entry(VERDICTS_NAME, size), "w") as sink:
+            for path in verdicts:
+                with path.open("rb") as source:
+                    shutil.copyfileobj(source, sink, 1 << 20)
 
 
 def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> ScoreReport:
@@ -181,9 +176,7 @@ def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> Sco
     scores = ordered_scores(metrics, other)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_scores(out_dir / SCORES_NAME, scores)
-    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".verdicts-") as scratch:
-        verdicts = _verdicts_of(parts, Path(scratch))
-        write_zip(out_dir / SCORING_OUTPUT, {VERDICTS_NAME: verdicts, SCORES_NAME: out_dir / SCORES_NAME})
+    _write_scoring_output(out_dir / SCORING_OUTPUT, out_dir / SCORES_NAME, parts)
     summary = Summary.of(
         total=aggregator.total,
         passed=aggregator.passed,

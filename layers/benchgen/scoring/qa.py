@@ -22,9 +22,10 @@ from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.scoring.exact import ExactSum
 from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
-from benchgen.verdicts import Verdict
+from benchgen.verdicts import VerdictRecord
 
 NEAR_MISS_F1 = 0.5
+NO_ANSWER = "(no answer)"  # the gold of an unanswerable case
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _ASCII_PUNCTUATION = set(string.punctuation)
 
@@ -63,7 +64,7 @@ def gold_answers(case: Case) -> list[str]:
 
 
 def make_judge(no_answer_threshold: float = 0.5) -> Judge:
-    def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> Verdict:
+    def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> VerdictRecord:
         raw = prediction.prediction_text if prediction is not None else ""
         abstains = (
             prediction is not None
@@ -86,7 +87,7 @@ def make_judge(no_answer_threshold: float = 0.5) -> Judge:
         return case_verdict(
             case,
             criteria,
-            gold=" | ".join(golds) if golds != [""] else "(no answer)",
+            gold=" | ".join(golds) if golds != [""] else NO_ANSWER,
             prediction=given if answered else None,
             raw_prediction=raw,
             passed=passed,
@@ -107,10 +108,12 @@ class QaAggregator(Aggregator):
         self.buckets = {"has_answer": [0, 0], "no_answer": [0, 0]}
         self.bucket_f1 = {"has_answer": ExactSum(), "no_answer": ExactSum()}
 
-    def add(self, verdict: Verdict, case: Case, prediction: Prediction | None) -> None:
+    def add(self, verdict: VerdictRecord, case: Case, prediction: Prediction | None) -> None:
         super().add(verdict, case, prediction)
         self.f1_sum.add(verdict.score)
-        name = "has_answer" if gold_answers(case) else "no_answer"
+        # The verdict tells, unless an answer is literally written "(no answer)".
+        answerable = verdict.gold != NO_ANSWER or bool(gold_answers(case))
+        name = "has_answer" if answerable else "no_answer"
         bucket = self.buckets[name]
         bucket[0] += 1
         bucket[1] += verdict.passed

@@ -14,7 +14,7 @@ from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.scoring.exact import ExactSum
 from benchgen.scoring.templates import Aggregator, capped, case_verdict, rate
-from benchgen.verdicts import Verdict
+from benchgen.verdicts import VerdictRecord
 
 
 def chosen_route(prediction: Prediction | None) -> str | None:
@@ -35,7 +35,7 @@ def case_cost(case: Case, prediction: Prediction | None) -> float:
     return costs.get(route.casefold(), 0.0) if route is not None else 0.0
 
 
-def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> Verdict:
+def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> VerdictRecord:
     route = chosen_route(prediction)
     gold = (case.route or case.answer).strip()
     passed = route is not None and route.casefold() == gold.casefold()
@@ -60,7 +60,7 @@ class RoutingAggregator(Aggregator):
         # chosen route -> (times chosen, cost), routes in the order they were first chosen
         self.chosen: dict[str, tuple[list[int], ExactSum]] = {}
 
-    def add(self, verdict: Verdict, case: Case, prediction: Prediction | None) -> None:
+    def add(self, verdict: VerdictRecord, case: Case, prediction: Prediction | None) -> None:
         super().add(verdict, case, prediction)
         cost = case_cost(case, prediction)
         self.total_cost.add(cost)

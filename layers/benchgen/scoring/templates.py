@@ -8,18 +8,19 @@ detailed results report every value; the run's breakdowns cap them (see :func:`c
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from benchgen.bundle.spec import Criterion, Template
 from benchgen.cases import Case, Prediction
 from benchgen.sandbox.job import Sandbox
-from benchgen.verdicts import CriterionResult, Verdict
+from benchgen.verdicts import AnyVerdict, CriterionMark, VerdictRecord
 
-Judge = Callable[[Case, Prediction | None, Sequence[Criterion]], Verdict]
+Judge = Callable[[Case, Prediction | None, Sequence[Criterion]], VerdictRecord]
 GROUP_LIMIT = 200
 OTHER_GROUP = "(other)"
 T = TypeVar("T")
@@ -29,18 +30,23 @@ T = TypeVar("T")
 class ScoringOptions:
     """Settings a template may need beyond the case and its prediction."""
 
-    metadata: Mapping[str, Any] = field(default_factory=dict)  # the prediction output's metadata
     time_limit: int = 600  # code: seconds for one case's test command
     workdir: Path | None = None  # code: where cases are materialised
     sandbox: Sandbox | None = None  # code: where the case tests run (None: the local runner)
 
 
-def criteria_results(case: Case, criteria: Sequence[Criterion], passed: bool) -> list[CriterionResult]:
+@functools.lru_cache(maxsize=256)
+def _marks(ids: tuple[str, ...], passed: bool) -> tuple[CriterionMark, ...]:
+    # Every case of a benchmark names the same few criteria: one set of marks serves them all.
+    return tuple(CriterionMark(criterion_id, passed) for criterion_id in ids)
+
+
+def criteria_results(case: Case, criteria: Sequence[Criterion], passed: bool) -> tuple[CriterionMark, ...]:
     """Each governing criterion judged with the case; a case's own ``criteria`` ids narrow the list."""
-    own = (case.model_extra or {}).get("criteria")
+    own = case.criteria
     if isinstance(own, list) and own:
-        return [CriterionResult(id=str(criterion_id), passed=passed) for criterion_id in own]
-    return [CriterionResult(id=criterion.id, passed=passed) for criterion in criteria]
+        return _marks(tuple(map(str, own)), passed)
+    return _marks(tuple(criterion.id for criterion in criteria), passed)
 
 
 def case_verdict(
@@ -56,12 +62,12 @@ def case_verdict(
     near_miss: bool = False,
     score: float | None = None,
     route: str | None = None,
-) -> Verdict:
+) -> VerdictRecord:
     """What a template decided about a case, with what every verdict carries from the case itself.
 
     ``score`` defaults to full or no credit; ``route`` to the case's own.
     """
-    return Verdict(
+    return VerdictRecord(
         case_id=case.id,
         question=case.question,
         gold=gold,
@@ -70,7 +76,7 @@ def case_verdict(
         passed=passed,
         answered=answered,
         near_miss=near_miss,
-        score=(1.0 if passed else 0.0) if score is None else score,
+        score=(1.0 if passed else 0.0) if score is None else float(score),
         criteria=criteria_results(case, criteria, passed),
         difficulty=case.difficulty,
         domain=case.domain,
@@ -100,13 +106,13 @@ class Aggregator:
         # dimension -> value -> [cases, passed], values in the order they first appear
         self.groups: dict[str, dict[str, list[int]]] = {"difficulty": {}, "domain": {}, "route": {}}
 
-    def add(self, verdict: Verdict, case: Case, prediction: Prediction | None) -> None:
+    def add(self, verdict: VerdictRecord, case: Case, prediction: Prediction | None) -> None:
         self.count(verdict)
 
     def set_metadata(self, metadata: Mapping[str, Any]) -> None:
         """Take what the prediction output's metadata says about the whole run (nothing by default)."""
 
-    def count(self, verdict: Verdict) -> None:
+    def count(self, verdict: AnyVerdict) -> None:
         """Fold in what the verdict alone tells (also used for a scoring program's own verdicts)."""
         self.total += 1
         self.passed += verdict.passed

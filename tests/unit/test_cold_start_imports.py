@@ -1,4 +1,8 @@
-"""A handler loads the X-Ray SDK only where powertools would trace: tracing off costs a cold start nothing."""
+"""What importing a handler loads, which every cold start pays before its first event.
+
+The X-Ray SDK only where powertools would trace (tracing off costs nothing), and boto3 not before a first
+client is made (the API's resolver aside, whose idempotency routes import powertools' DynamoDB layer).
+"""
 
 from __future__ import annotations
 
@@ -26,7 +30,8 @@ for name in NAMES:
     tracer = getattr(module, "tracer", None)
     if tracer is not None:
         tracers[name] = [type(tracer).__module__ + "." + type(tracer).__name__, tracer.service]
-print(json.dumps({"tracers": tracers, "xray": "aws_xray_sdk" in sys.modules}))
+loaded = {"xray": "aws_xray_sdk" in sys.modules, "boto3": "boto3" in sys.modules}
+print(json.dumps({"tracers": tracers, **loaded}))
 """
 
 
@@ -76,10 +81,10 @@ def test_with_tracing_on_the_handler_gets_powertools_tracer(tmp_path: Path) -> N
     seen = _import_in_fresh_process(["functions.score.handler"], environment)
 
     # Then its tracer is powertools' own, with the X-Ray SDK behind it
-    assert seen == {
-        "tracers": {"functions.score.handler": ["aws_lambda_powertools.tracing.tracer.Tracer", "score"]},
-        "xray": True,
+    assert seen["tracers"] == {
+        "functions.score.handler": ["aws_lambda_powertools.tracing.tracer.Tracer", "score"]
     }
+    assert seen["xray"] is True
 
 
 def test_a_quiet_tracer_leaves_the_handler_as_it_is() -> None:
@@ -95,3 +100,17 @@ def test_a_quiet_tracer_leaves_the_handler_as_it_is() -> None:
     # Then the handler runs as it is, with nothing wrapped around it
     assert decorated is handler
     assert decorated({"n": 3}, None) == {"seen": 3}
+
+
+def test_no_handler_but_the_apis_imports_boto3_before_its_first_client() -> None:
+    # Given a Lambda environment with tracing off (the tracer patches botocore, so loads it, when on)
+    environment = {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}
+
+    # When every handler but the API's is imported into one fresh interpreter
+    seen = _import_in_fresh_process(
+        [name for name in HANDLERS if name != "functions.api.handler"], environment
+    )
+
+    # Then boto3 was not loaded: the clients, the item codec and the idempotency layer import it on first use
+    assert seen["boto3"] is False
+    assert len(seen["tracers"]) >= 15
