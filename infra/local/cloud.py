@@ -38,6 +38,14 @@ LOCAL_KEY = "testing"
 # moto logs at ERROR every JSONPath a state machine's Choice finds missing, though an `IsPresent` test
 # asks exactly that and gets its answer; a failed execution says what failed in its own history.
 _MOTO_EVALUATION_LOG = "moto.stepfunctions.parser.asl.component.eval_component"
+# moto warns on every Distributed Map that states a ToleratedFailureCount that it does not evaluate it; it
+# fails the Map on any failed item, which is what the only count the stack states (0) asks for.
+_MOTO_PREPROCESSOR_LOG = "moto.stepfunctions.parser.asl.parse.preprocessor"
+_TOLERATED_FAILURES_NOTE = "ToleratedFailureCount declarations currently have no effect"
+
+
+def _not_the_tolerated_failures_note(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith(_TOLERATED_FAILURES_NOTE)
 
 
 class LocalCloud:
@@ -120,6 +128,9 @@ class LocalCloud:
         started = time.monotonic()
         self._set_environ(self._base_environ())
         logging.getLogger(_MOTO_EVALUATION_LOG).setLevel(logging.CRITICAL)
+        preprocessor = logging.getLogger(_MOTO_PREPROCESSOR_LOG)
+        if _not_the_tolerated_failures_note not in preprocessor.filters:
+            preprocessor.addFilter(_not_the_tolerated_failures_note)
         try:
             self._start_moto()
             _forget_library_clients()
