@@ -6,13 +6,15 @@ for the run (the user's upload and all that follows) apart from the registration
 as S3 would, so the count is what AWS would bill for this run at this size. Transfers larger than the
 multipart threshold split into more requests; cost.py scales them with the sizes the bench measured.
 
-    python bench/run_requests.py --json run-requests.json      # a 2,000-case run
+    python bench/run_requests.py --json run-requests.json      # a 2,000-case run, whole
+    python bench/run_requests.py --shard-cases 500 --json sharded-4.json     # the same run in 4 shards
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 import threading
@@ -56,15 +58,18 @@ def s3_calls(counts: Counter[tuple[str, str, str]]) -> list[dict[str, Any]]:
     ]
 
 
-def count_run(cases: int, root: Path, context: dict[str, Any] | None = None) -> dict[str, Any]:
-    """S3 calls of registering a generated environment and of one run of it, on a fresh local cloud."""
+def count_run(cases: int, root: Path, shard_cases: int | None = None) -> dict[str, Any]:
+    """S3 calls of registering a generated environment and of one run of it, on a fresh local cloud
+    (deployed with ``shard_cases`` as its shard size, when given)."""
     from benchgen.pipeline.keys import execution_name
     from infra.examplegen import generate_environment
     from infra.examplegen.writing import write_bundle_zip
     from infra.local.cloud import LocalCloud
+    from infra.sizing import SHARD_CASES
 
     made = generate_environment(ENVIRONMENT, root / "generated", cases=cases, seed=SEED)
     bundle = write_bundle_zip(made.bundle_dir, root / "bundle.zip")
+    context = {SHARD_CASES: shard_cases} if shard_cases is not None else None
     with LocalCloud(context=context) as cloud, counting_calls() as counts:
         s3 = cloud.client("s3")
         s3.put_object(
@@ -83,7 +88,8 @@ def count_run(cases: int, root: Path, context: dict[str, Any] | None = None) -> 
         run = counts - registration
     if execution["status"] != "SUCCEEDED":
         raise SystemExit(f"the run's artifact pipeline ended {execution['status']}: {execution}")
-    return {"cases": cases, "registration": s3_calls(registration), "run": s3_calls(run)}
+    shards = math.ceil(cases / shard_cases) if shard_cases is not None and cases > shard_cases else 0
+    return {"cases": cases, "shards": shards, "registration": s3_calls(registration), "run": s3_calls(run)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,10 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--cases", type=int, default=2000, help="cases of the generated environment (2,000)")
+    parser.add_argument("--shard-cases", type=int, help="deploy the local cloud with this shard size")
     parser.add_argument("--json", type=Path, help="also write the counts to this file")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="benchgen-requests-") as tmp:
-        counted = count_run(args.cases, Path(tmp))
+        counted = count_run(args.cases, Path(tmp), args.shard_cases)
     for phase in ("registration", "run"):
         print(f"{phase}: {sum(call['count'] for call in counted[phase])} S3 requests")
         for call in counted[phase]:

@@ -99,8 +99,37 @@ def test_transfers_over_eight_mib_count_one_request_per_part() -> None:
 
 
 def test_a_function_below_one_vcpu_runs_proportionally_longer() -> None:
-    # Given 10 CPU seconds of work on one core
-    # Then 1,769 MB (one vCPU) or more take them as they are, half of that takes twice as long
-    assert cost.lambda_seconds(10.0, 1769) == pytest.approx(10.0 * cost.CPU_FACTOR)
-    assert cost.lambda_seconds(10.0, 3538) == pytest.approx(10.0 * cost.CPU_FACTOR)
-    assert cost.lambda_seconds(10.0, 1769 // 2) == pytest.approx(20.0 * cost.CPU_FACTOR, rel=1e-3)
+    from infra.sizing import LAMBDA_CPU_FACTOR
+
+    # Given 10 CPU seconds of work on one core of the bench machine
+    # Then 1,769 MB (one vCPU) or more take them times the sizing's factor, half of that twice as long
+    assert cost.lambda_seconds(10.0, 1769) == pytest.approx(10.0 * LAMBDA_CPU_FACTOR)
+    assert cost.lambda_seconds(10.0, 3538) == pytest.approx(10.0 * LAMBDA_CPU_FACTOR)
+    assert cost.lambda_seconds(10.0, 1769 // 2) == pytest.approx(20.0 * LAMBDA_CPU_FACTOR, rel=1e-3)
+
+
+def test_a_shards_requests_are_what_one_more_shard_adds() -> None:
+    # Given one run counted in 2 shards and in 4: each shard's prediction output read once and its cases
+    # once, the whole run's prediction output written once either way
+    def counted(shards: int) -> dict[str, Any]:
+        calls = [{"operation": "PutObject", "key": "predictions/r/prediction_output.zip", "count": 1}]
+        for shard in range(shards):
+            calls.append(
+                {"operation": "GetObject", "key": f"predictions/r/shards/{shard:05d}.zip", "count": 1}
+            )
+            calls.append(
+                {"operation": "GetObject", "key": f"case-shards/e/v1/0/{shard:05d}.jsonl", "count": 1}
+            )
+        return {"shards": shards, "run": calls}
+
+    # When the calls are split into those per run and those per shard
+    fixed, each = cost.per_shard(counted(2), counted(4))
+
+    # Then the run writes its prediction output once, and each shard reads its two files once
+    assert [call for call in fixed if call["count"]] == [
+        {"operation": "PutObject", "key": "prediction_output.zip", "count": 1}
+    ]
+    assert sorted((call["key"], call["count"]) for call in each if call["count"]) == [
+        ("cases.jsonl", 1),
+        ("prediction_output.zip", 1),
+    ]
