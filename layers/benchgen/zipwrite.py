@@ -5,8 +5,10 @@ name order, so two builds from the same inputs are byte-identical and share one 
 
 The deflate streams are written by CPython's ``zlib`` module, that is by the zlib library the Python
 runtime links: its output is a pure function of the library's version, the level and the (default) window
-and memory settings. The runtime is pinned (``infra/constructs/layer.py``), so rebuilds on it give the
-same bytes; a test pins the sha256 of one artifact, so a runtime whose zlib writes other bytes shows.
+and memory settings. Every function's runtime is updated only when BenchGen is deployed
+(``infra/constructs/functions.py``: runtime management "function update"), so rebuilds within a deployment
+give the same bytes; a test pins the sha256 of one artifact, so a runtime whose zlib writes other bytes
+shows.
 """
 
 from __future__ import annotations

@@ -351,6 +351,8 @@ def test_functions_run_python_313_on_arm64(functions: dict[str, Resource], name:
     assert properties["Runtime"] == "python3.13"
     assert properties["Architectures"] == ["arm64"]
     assert properties["Handler"] == "handler.handler"
+    # The runtime, and the zlib that deflates the zips a run writes, change only with a deployment.
+    assert properties["RuntimeManagementConfig"] == {"UpdateRuntimeOn": "FunctionUpdate"}
 
 
 def test_the_sandbox_is_an_arm64_image_of_python_313_where_app_links_into_tmp(
