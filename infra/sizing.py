@@ -7,12 +7,15 @@ and with more cases than this, is scored in shards of this many cases on the Sha
 Registration cuts each such task's cases into shard files at this size and records the split on the
 environment version, so a version keeps the split it was registered with. Any other run runs whole.
 
-**Costs.** Measured with ``bench/score_bench.py`` on one core of the development machine (the engine before
-its lean hot path: the upper bound): ingest 2.5 s, score 11.1 s and artifact 17.4 s for 100,000 cases,
-flat peak memory of 56 MB. Scratch disk per case: the artifact step's 3.9 GB at 1M cases is the largest
-(3,900 bytes a case); scoring writes about 1,000 bytes a case (verdicts, detailed results, their zips).
-A Lambda vCPU (1,769 MB gives one whole vCPU) is taken as ``LAMBDA_CPU_FACTOR`` times slower than that
-core, and every figure gets ``HEADROOM``. A step that sees a whole run is sized for ``MAX_RUN_CASES``.
+**Costs.** Measured with ``bench/score_bench.py`` at 1,000,000 generated math cases, each step in its own
+process pinned to one core of the development machine, in CPU seconds: ingest 14.0 s, score 38.5 s and
+artifact 54.1 s for the whole run; per 100,000-case shard at most 3.40 s to score and 3.21 s to collect
+its finetune examples; merging the ten parts 2.67 s for the scores and 19.3 s for the artifact. Peak
+memory stayed under 125 MB in every step. Scratch disk per case, from the files a 100,000-case run leaves:
+about 1,100 bytes for scoring (its part, the detailed results, the zips) and as many for the artifact
+(its part, 880 bytes a case, and the zip). A Lambda vCPU (1,769 MB gives one whole vCPU) is taken as
+``LAMBDA_CPU_FACTOR`` times slower than that core, and every figure gets ``HEADROOM``. A step that sees a
+whole run is sized for ``MAX_RUN_CASES``.
 """
 
 from __future__ import annotations
@@ -30,19 +33,17 @@ DEFAULT_SHARD_CONCURRENCY = 10
 
 LAMBDA_CPU_FACTOR = 1.5
 # Seconds per case on one core, and scratch bytes per case (see above).
-INGEST_S_PER_CASE = 2.5 / 100_000
-SCORE_S_PER_CASE = 11.1 / 100_000
-ARTIFACT_S_PER_CASE = 17.4 / 100_000
+INGEST_S_PER_CASE = 14.0 / 1_000_000
+SCORE_S_PER_CASE = 38.5 / 1_000_000
+ARTIFACT_S_PER_CASE = 54.1 / 1_000_000
+SCORE_PART_S_PER_CASE = 3.40 / 100_000
+ARTIFACT_PART_S_PER_CASE = 3.21 / 100_000
 # Cutting cases into shards reads and writes every case once: costed as ingest.
 SPLIT_S_PER_CASE = INGEST_S_PER_CASE
-# The merges of a 1,000,000-case run in shards of 100,000 (bench/cloud_shards_bench.py, the lean engine):
-# ReduceScores 47.2 s, the artifact pipeline's BuildArtifact 276.3 s, measured on two cores shared with
-# other work, so already slower than one Lambda vCPU: they get HEADROOM only (CONTENDED).
-MERGE_SCORES_S_PER_CASE = 47.2 / 1_000_000
-MERGE_ARTIFACT_S_PER_CASE = 276.3 / 1_000_000
-CONTENDED = 1 / LAMBDA_CPU_FACTOR
-SCORE_BYTES_PER_CASE = 1_000
-ARTIFACT_BYTES_PER_CASE = 3_900
+MERGE_SCORES_S_PER_CASE = 2.67 / 1_000_000
+MERGE_ARTIFACT_S_PER_CASE = 19.3 / 1_000_000
+SCORE_BYTES_PER_CASE = 1_100
+ARTIFACT_BYTES_PER_CASE = 1_100
 
 HEADROOM = 2.0
 # The largest run the whole-run steps (registration, ingest, merges) are sized for.
@@ -69,9 +70,8 @@ class SizingError(ValueError):
     """A step's need exceeds what Lambda allows: a smaller shard size (or run) is needed."""
 
 
-def _seconds(name: str, cases: int, s_per_case: float, *, measured_on: float = 1.0) -> int:
-    """``measured_on``: how much slower than one core of the development machine the cost was measured."""
-    needed = math.ceil(cases * s_per_case * LAMBDA_CPU_FACTOR * measured_on * HEADROOM) + STEP_OVERHEAD_S
+def _seconds(name: str, cases: int, s_per_case: float) -> int:
+    needed = math.ceil(cases * s_per_case * LAMBDA_CPU_FACTOR * HEADROOM) + STEP_OVERHEAD_S
     if needed > LAMBDA_MAX_TIMEOUT_S:
         raise SizingError(
             f"{name} needs about {needed} s for {cases} cases, more than Lambda's {LAMBDA_MAX_TIMEOUT_S} s; "
@@ -117,17 +117,17 @@ def run_step_sizes(shard_cases: int = DEFAULT_SHARD_CASES) -> dict[str, Sizing]:
         ),
         "score_shard": Sizing(
             ONE_VCPU_MB,
-            _seconds("score_shard", shard, SCORE_S_PER_CASE),
+            _seconds("score_shard", shard, SCORE_PART_S_PER_CASE),
             _disk("score_shard", shard, SCORE_BYTES_PER_CASE),
         ),
         "build_shard_artifact": Sizing(
             ONE_VCPU_MB,
-            _seconds("build_shard_artifact", shard, ARTIFACT_S_PER_CASE),
+            _seconds("build_shard_artifact", shard, ARTIFACT_PART_S_PER_CASE),
             _disk("build_shard_artifact", shard, ARTIFACT_BYTES_PER_CASE),
         ),
         "reduce_scores": Sizing(
             ONE_VCPU_MB,
-            _seconds("reduce_scores", whole, MERGE_SCORES_S_PER_CASE, measured_on=CONTENDED),
+            _seconds("reduce_scores", whole, MERGE_SCORES_S_PER_CASE),
             _disk("reduce_scores", whole, SCORE_BYTES_PER_CASE),
         ),
         # A whole run of up to one shard's cases, or the merge of a sharded run's parts.
@@ -135,8 +135,8 @@ def run_step_sizes(shard_cases: int = DEFAULT_SHARD_CASES) -> dict[str, Sizing]:
             ONE_VCPU_MB,
             max(
                 _seconds("build_artifact", shard, ARTIFACT_S_PER_CASE),
-                _seconds("build_artifact", whole, MERGE_ARTIFACT_S_PER_CASE, measured_on=CONTENDED),
+                _seconds("build_artifact", whole, MERGE_ARTIFACT_S_PER_CASE),
             ),
-            _disk("build_artifact", whole, ARTIFACT_BYTES_PER_CASE / 2),
+            _disk("build_artifact", whole, ARTIFACT_BYTES_PER_CASE),
         ),
     }
