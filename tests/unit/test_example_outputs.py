@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,12 +39,15 @@ SHIPPED = sorted(
     if path.parent.parent.name != "code"
 )
 GENERATED = {"gsm8k-tr": 3000, "gsm8k-en": 2000, "qa": 1500, "routing": 1500}
-# The only value that depends on the clock: ingest's own time, when the submission states none.
+# What depends on the machine rather than on the engine: ingest's own time, when the submission states
+# none, and the interpreter a scoring program ran with, which its log's command line names.
 _ELAPSED = re.compile(rb'"execution_time": [0-9.e-]+')
+_INTERPRETER = sys.executable.encode()
 
 
 def _digest(data: bytes) -> str:
-    return hashlib.sha256(_ELAPSED.sub(b'"execution_time": 0', data)).hexdigest()
+    data = _ELAPSED.sub(b'"execution_time": 0', data).replace(_INTERPRETER, b"python")
+    return hashlib.sha256(data).hexdigest()
 
 
 def _contents(out: Path) -> dict[str, str]:
