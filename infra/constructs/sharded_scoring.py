@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -27,14 +27,15 @@ from constructs import Construct
 from benchgen.records import RunStatus
 from infra.constructs import set_logical_id
 from infra.constructs.pipeline import (
+    _RETRY_ATTEMPTS,
+    _RETRY_INTERVAL,
     CONDITIONAL_CHECK_FAILED,
     DYNAMODB_TRANSIENT_ERRORS,
     LAMBDA_SERVICE_ERRORS,
+    _guard,
 )
 from infra.sizing import DEFAULT_SHARD_CONCURRENCY
 
-_RETRY_INTERVAL = Duration.seconds(1)
-_RETRY_ATTEMPTS = 3
 SHARD_FAILED_REASON = (
     "scoring in shards stopped: a shard step ended before it could record why (it ran out of time or "
     "memory); nothing you uploaded was changed: upload the submission again"
@@ -92,13 +93,7 @@ class ShardedScoring(Construct):
         )
         # The step failed the run with its own sentence already: nothing to add.
         mark_failed.add_catch(failed, errors=[CONDITIONAL_CHECK_FAILED], result_path="$.mark_failed_error")
-        mark_failed.add_retry(
-            errors=DYNAMODB_TRANSIENT_ERRORS,
-            interval=_RETRY_INTERVAL,
-            max_attempts=_RETRY_ATTEMPTS,
-            backoff_rate=2,
-        )
-        mark_failed.add_catch(failed, errors=[sfn.Errors.ALL], result_path="$.mark_failed_error")
+        _guard(mark_failed, DYNAMODB_TRANSIENT_ERRORS, failed, result_path="$.mark_failed_error")
         mark_failed.next(failed)
 
         def failure(name: str, reason: str) -> sfn.Chain:
