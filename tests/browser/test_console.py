@@ -215,3 +215,43 @@ def test_every_page_passes_axe_and_works_from_the_keyboard(tab: Page, console: C
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Datasets")).to_be_visible()
     assert tab.errors == []
+
+
+def test_a_going_run_updates_live_and_a_failed_one_shows_its_reason_and_logs(
+    tab: Page, console: Console
+) -> None:
+    created = console.owner.expect(
+        "POST",
+        "/runs",
+        201,
+        {
+            "environment_id": "gsm8k-tr",
+            "version": "v1",
+            "model": "broken-model",
+            "filename": "predictions.json",
+        },
+    )
+    run_id = created["run"]["run_id"]
+    tab.sign_in(DEMO_USER)
+    page = tab.open(f"/runs/{run_id}")
+    expect(page.get_by_role("status")).to_contain_text("This run is Pending")
+    expect(page.get_by_role("region", name="Step logs")).to_be_visible()
+    # The submission arrives while the page is open; the page follows the run without a reload.
+    console.cloud.client("s3").put_object(
+        Bucket=console.cloud.bucket, Key=created["upload_key"], Body=b"these are not predictions"
+    )
+    sidebar = page.get_by_role("complementary", name="Run details")
+    expect(sidebar.locator(".status")).to_have_text("Failed", timeout=30_000)
+    failed = console.owner.expect("GET", f"/runs/{run_id}", 200)
+    assert failed["status"] == "Failed" and failed["failure_reason"]
+    expect(page.locator(".failure-reason")).to_have_text(failed["failure_reason"])
+    expect(page.get_by_text("score breakdown isn't available for that run")).to_be_visible()
+    expect(page.locator("iframe.report")).to_have_count(0)
+    files = console.owner.expect("GET", f"/runs/{run_id}/files", 200)["files"]
+    # A submission refused at ingest keeps no log; the page says so rather than showing empty frames.
+    assert [f["label"] for f in files] == ["Submission File"]
+    expect(page.locator(".failure .no-logs")).to_have_text(
+        "The run kept no logs: the reason above is its whole record."
+    )
+    expect(page.get_by_role("status")).to_have_count(0)
+    assert tab.errors == []

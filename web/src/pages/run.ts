@@ -105,17 +105,17 @@ function failure(run: Schemas["RunDetail"], byLabel: Map<string, Schemas["RunFil
     { class: "failure", "aria-labelledby": "failure-title" },
     h("h2", { id: "failure-title" }, "Why it failed"),
     h("p", { class: "failure-reason" }, run.failure_reason ?? "no reason was recorded"),
-    logFrames(byLabel),
+    logFrames(byLabel, "The run kept no logs: the reason above is its whole record."),
   );
 }
 
 function stepLogs(byLabel: Map<string, Schemas["RunFile"]>): HTMLElement {
-  return h("section", { class: "step-logs", "aria-labelledby": "logs-title" }, h("h2", { id: "logs-title" }, "Step logs"), logFrames(byLabel));
+  return h("section", { class: "step-logs", "aria-labelledby": "logs-title" }, h("h2", { id: "logs-title" }, "Step logs"), logFrames(byLabel, "No logs yet."));
 }
 
-function logFrames(byLabel: Map<string, Schemas["RunFile"]>): HTMLElement[] {
+function logFrames(byLabel: Map<string, Schemas["RunFile"]>, none: string): HTMLElement[] {
   const logs = LOG_LABELS.map((label) => byLabel.get(label)).filter((file) => file?.view_url);
-  if (!logs.length) return [h("p", {}, "No logs yet.")];
+  if (!logs.length) return [h("p", { class: "no-logs" }, none)];
   return logs.map((file) =>
     h(
       "div",
