@@ -146,7 +146,7 @@ def run_score(args: argparse.Namespace) -> int:
     from benchgen.errors import BenchGenError
     from benchgen.finetune.artifact import build_artifact
     from benchgen.ingest import ingest
-    from benchgen.runs import RunInfo
+    from benchgen.records import RunInfo
     from benchgen.score import score
 
     bundle: Path = args.bundle

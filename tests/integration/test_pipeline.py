@@ -20,7 +20,9 @@ from urllib.parse import quote_plus
 import pytest
 from codabench_bundles import DOCKER_IMAGE, LABELS, results_submission, write_bundle, write_two_task_bundle
 
-from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.aws.tables.datasets import DatasetsRepo
+from benchgen.aws.tables.environments import EnvironmentsRepo
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.pipeline import register as register_module
 from benchgen.pipeline import score_step
 from benchgen.pipeline.keys import execution_name

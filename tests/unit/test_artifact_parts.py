@@ -18,7 +18,7 @@ from benchgen.finetune.artifact import build_artifact, finish_artifact
 from benchgen.finetune.parts import collect_part
 from benchgen.ingest import ingest
 from benchgen.pipeline.keys import PREDICTION_OUTPUT, SCORING_OUTPUT
-from benchgen.runs import RunInfo
+from benchgen.records import RunInfo
 from benchgen.score import score
 from infra.examplegen import generate_environment
 

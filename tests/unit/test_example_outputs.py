@@ -24,7 +24,7 @@ from benchgen.environment import open_environment
 from benchgen.finetune.artifact import build_artifact
 from benchgen.ingest import ingest
 from benchgen.pipeline.keys import PREDICTION_OUTPUT, SCORING_OUTPUT
-from benchgen.runs import RunInfo
+from benchgen.records import RunInfo
 from benchgen.score import score
 from infra.examplegen import generate_environment
 

@@ -54,7 +54,7 @@ from benchgen.finetune.split import SPLIT_RULE, SPLITS, split_for
 from benchgen.finetune.spool import MergeOrder, Run, SortedSpool, Tie
 from benchgen.finetune.store import Reference, Selection, choose_pool_rows, scratch_db
 from benchgen.naming import dataset_name
-from benchgen.runs import RunInfo
+from benchgen.records import RunInfo
 from benchgen.verdicts import Verdict
 from benchgen.zipwrite import building_zip, entry, file_sha256
 
