@@ -32,7 +32,7 @@ from benchgen.zipwrite import zip_folder
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
-from infra.local.template import lazy_handler
+from infra.local.stack_template import lazy_handler
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NO_ARTIFACT = "the benchmark's scoring program did not emit one"
