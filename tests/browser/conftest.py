@@ -6,10 +6,10 @@ drives it once (an environment, a run, a preparation, a package), then the tests
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import socket
+import struct
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,15 +179,22 @@ def tab(browser: Any, console: Console) -> Iterator[Page]:
     context.close()
 
 
-def write_screenshot(page: Any, name: str) -> Path:
-    """The screenshot under out/browser/, and under docs/ too when BENCHGEN_UPDATE_SCREENSHOTS=1."""
+SCREENSHOT_SOURCE = "BenchGen browser test"
+
+
+def write_screenshot(page: Any, name: str, test: str) -> Path:
+    """The page as a PNG under out/browser/, and under docs/ too when BENCHGEN_UPDATE_SCREENSHOTS=1.
+
+    A tEXt chunk names the test that took it (tests/unit/test_console_screenshots.py checks the committed
+    ones carry it), after the IHDR chunk as PNG requires."""
+    png = page.screenshot(full_page=True)
+    text = f"{SCREENSHOT_SOURCE}\0tests/browser/test_console.py::{test}".encode("latin-1")
+    chunk = struct.pack(">I", len(text)) + b"tEXt" + text + struct.pack(">I", zlib.crc32(b"tEXt" + text))
+    header_end = 8 + 8 + 13 + 4  # signature, IHDR length and type, IHDR data, CRC
+    tagged = png[:header_end] + chunk + png[header_end:]
     target = Path("out/browser") / name
     target.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(target), full_page=True)
+    target.write_bytes(tagged)
     if os.environ.get("BENCHGEN_UPDATE_SCREENSHOTS") == "1":
-        shutil.copyfile(target, Path(__file__).resolve().parents[2] / "docs" / name)
+        (Path(__file__).resolve().parents[2] / "docs" / name).write_bytes(tagged)
     return target
-
-
-def dump(value: Any) -> str:
-    return json.dumps(value, indent=1, sort_keys=True)
