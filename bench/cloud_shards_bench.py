@@ -65,7 +65,7 @@ class _Timed:
     """A function's handler that records each invocation's shard and wall seconds."""
 
     def __init__(self, folder: str) -> None:
-        from infra.local.template import lazy_handler
+        from infra.local.stack_template import lazy_handler
 
         self._handler = lazy_handler(folder)
         self.seconds: dict[int, float] = {}

@@ -23,7 +23,7 @@ from benchgen.settings import load_settings
 from infra.local.api_server import ApiServer
 from infra.local.auth import TokenVerifier, Unauthorized, moto_jwks
 from infra.local.cloud import LocalCloud
-from infra.local.template import Route
+from infra.local.stack_template import Route
 
 REGION = "us-east-1"
 PASSWORD = "Correct-Horse-42!"

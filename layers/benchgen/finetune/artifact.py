@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 from benchgen.bundle.spec import Finetune, SelectionCriterion
 from benchgen.environment import Environment
 from benchgen.errors import BundleError, ScoringError
-from benchgen.finetune.augment import Settings
+from benchgen.finetune.augment import AugmentSettings
 from benchgen.finetune.formats import (
     FORMATS,
     MESSAGES,
@@ -177,7 +177,7 @@ def _manifest(
     *,
     run: RunInfo,
     name: str,
-    settings: Settings,
+    settings: AugmentSettings,
     tally: _Tally,
     files: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
@@ -344,7 +344,7 @@ def finish_artifact(
     if finetune is None:
         return ArtifactReport(emitted=False, reason=NO_FINETUNE)
     criterion = finetune.selection_criterion.value
-    settings = Settings.resolve(finetune.augmentation, finetune.language)
+    settings = AugmentSettings.resolve(finetune.augmentation, finetune.language)
     tallies = [read_tally(part) for part in parts]
     tally = _Tally(tallies)
     runs: list[tuple[Path, Run]] = []
