@@ -1,7 +1,9 @@
 """What the pipeline steps need from the outside world, as the small interfaces they call.
 
 The adapters in :mod:`benchgen.aws` satisfy these on AWS and on the local cloud; a unit test hands the
-steps in-memory stand-ins instead. Each interface names only the calls the steps make.
+steps the in-memory stand-ins of ``tests/fakes.py`` instead. Each interface names only the calls the steps
+make. Most are protocols; the runs are a base class, because their transitions are logic of their own
+that the table and the stand-in must share rather than each write again.
 """
 
 from __future__ import annotations

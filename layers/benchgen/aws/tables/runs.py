@@ -7,12 +7,11 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any
 
-from botocore.exceptions import ClientError
 from pydantic import TypeAdapter
 
 from benchgen.aws.items import plain_item, to_attribute
 from benchgen.aws.pages import Page
-from benchgen.aws.tables.base import EqualsFilter, Table, is_condition_failure
+from benchgen.aws.tables.base import EqualsFilter, Table
 from benchgen.aws.transitions import TRACKED, log_transitions
 from benchgen.pipeline.ports import RunsStore
 from benchgen.records import (
@@ -91,12 +90,9 @@ class RunsRepo(Table, RunsStore):
             request["ExpressionAttributeValues"] = values
         if TRACKED.keys() & fields.keys():
             request["ReturnValues"] = "ALL_OLD"
-        try:
-            response = self._client.update_item(**request)
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
+        response = self._conditional("update_item", **request)
+        if response is None:
+            return False
         log_transitions(run_id, plain_item(response.get("Attributes", {})), fields)
         return True
 
@@ -128,25 +124,22 @@ class RunsRepo(Table, RunsStore):
             names["#holder"] = "holder"
             values[":previous"] = {"S": previous.holder}
             unchanged = "#claim.#holder = :previous"
-        try:
-            self._client.update_item(
-                TableName=self.table_name,
-                Key={"run_id": {"S": run_id}},
-                UpdateExpression="SET #claim = :claim",
-                ConditionExpression=f"#status = :status AND {unchanged}",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-            )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return None
-            raise
-        return attempt
+        claimed = self._conditional(
+            "update_item",
+            TableName=self.table_name,
+            Key={"run_id": {"S": run_id}},
+            UpdateExpression="SET #claim = :claim",
+            ConditionExpression=f"#status = :status AND {unchanged}",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+        )
+        return attempt if claimed is not None else None
 
     def release_claim(self, run_id: str, *, holder: str) -> bool:
         """Let the claim lapse now, keeping its attempt count; ``False`` if ``holder`` no longer holds it."""
-        try:
-            self._client.update_item(
+        return (
+            self._conditional(
+                "update_item",
                 TableName=self.table_name,
                 Key={"run_id": {"S": run_id}},
                 UpdateExpression="SET #claim.#expires = :lapsed",
@@ -154,11 +147,8 @@ class RunsRepo(Table, RunsStore):
                 ExpressionAttributeNames={"#claim": "claim", "#holder": "holder", "#expires": "expires_at"},
                 ExpressionAttributeValues={":lapsed": {"N": "0"}, ":holder": {"S": holder}},
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+            is not None
+        )
 
     def add_files(self, run_id: str, files: Mapping[str, str]) -> bool:
         """Record files the run produced (label -> S3 key), each entry on its own.
@@ -173,8 +163,9 @@ class RunsRepo(Table, RunsStore):
             names[f"#l{position}"] = label
             values[f":k{position}"] = {"S": key}
             assignments.append(f"#files.#l{position} = :k{position}")
-        try:
-            self._client.update_item(
+        return (
+            self._conditional(
+                "update_item",
                 TableName=self.table_name,
                 Key={"run_id": {"S": run_id}},
                 UpdateExpression="SET " + ", ".join(assignments),
@@ -182,11 +173,8 @@ class RunsRepo(Table, RunsStore):
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+            is not None
+        )
 
     def list(
         self,
