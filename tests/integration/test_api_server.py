@@ -17,7 +17,7 @@ from joserfc import jwk, jwt
 from moto import mock_aws
 from moto.utilities.utils import load_resource
 
-from benchgen.aws.tables import RunsRepo
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.records import RunConfig, RunRecord
 from benchgen.settings import load_settings
 from infra.local.api_server import ApiServer
