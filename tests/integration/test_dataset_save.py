@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from benchgen.aws.tables import DatasetsRepo, RunsRepo
+from benchgen.api.schemas import FINETUNE_ARTIFACT
+from benchgen.aws.tables.datasets import DatasetsRepo
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.pipeline.keys import execution_name
 from benchgen.records import ArtifactStatus, DatasetRecord, RunRecord, dataset_id_for
 from infra.cli.demo import Api
@@ -26,7 +28,6 @@ from infra.local.cloud import LocalCloud
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE = "gsm8k-tr"
 MODEL = "Qwen2.5-7B-LoRA"
-FINETUNE_ARTIFACT = "Finetune Artifact"
 SAVE_FAILED = "SaveDataset: the table refused the write"
 
 Save = Callable[[LocalCloud, Api, str], None]
