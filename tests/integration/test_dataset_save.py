@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,19 +34,30 @@ SAVE_FAILED = "SaveDataset: the table refused the write"
 Save = Callable[[LocalCloud, Api, str], None]
 
 
-def _table(cloud: LocalCloud, prefix: str) -> str:
-    return next(name for logical_id, name in cloud.table_names.items() if logical_id.startswith(prefix))
+@dataclass(frozen=True)
+class Tables:
+    """What the tests read back: the local cloud's runs and datasets tables."""
 
+    cloud: LocalCloud
 
-def _run(cloud: LocalCloud, run_id: str) -> RunRecord:
-    run = RunsRepo(_table(cloud, "Runs")).get(run_id)
-    assert run is not None
-    return run
+    def name(self, prefix: str) -> str:
+        return next(
+            name for logical_id, name in self.cloud.table_names.items() if logical_id.startswith(prefix)
+        )
 
+    def run(self, run_id: str) -> RunRecord:
+        run = RunsRepo(self.name("Runs")).get(run_id)
+        assert run is not None
+        return run
 
-def _datasets(cloud: LocalCloud) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = cloud.client("dynamodb").scan(TableName=_table(cloud, "Datasets"))["Items"]
-    return items
+    def dataset(self, run_id: str) -> DatasetRecord | None:
+        return DatasetsRepo(self.name("Datasets")).get(dataset_id_for(run_id))
+
+    def dataset_items(self) -> list[dict[str, Any]]:
+        """Every item of the datasets table, as DynamoDB holds it."""
+        scanned = self.cloud.client("dynamodb").scan(TableName=self.name("Datasets"))
+        items: list[dict[str, Any]] = scanned["Items"]
+        return items
 
 
 def _completed_run_whose_save_failed(cloud: LocalCloud, tmp_path: Path, owner: Api) -> str:
@@ -61,7 +73,7 @@ def _completed_run_whose_save_failed(cloud: LocalCloud, tmp_path: Path, owner: A
         {
             "environment_id": EXAMPLE,
             "version": "v1",
-            "model": "Qwen2.5-7B-LoRA",
+            "model": MODEL,
             "filename": "predictions.json",
         },
     )
@@ -74,10 +86,10 @@ def _completed_run_whose_save_failed(cloud: LocalCloud, tmp_path: Path, owner: A
 
     dynamodb = cloud.client("dynamodb")
     dynamodb.delete_item(
-        TableName=_table(cloud, "Datasets"), Key={"dataset_id": {"S": dataset_id_for(run_id)}}
+        TableName=Tables(cloud).name("Datasets"), Key={"dataset_id": {"S": dataset_id_for(run_id)}}
     )
     dynamodb.update_item(
-        TableName=_table(cloud, "Runs"),
+        TableName=Tables(cloud).name("Runs"),
         Key={"run_id": {"S": run_id}},
         UpdateExpression=(
             "REMOVE dataset_id, dataset_name SET artifact_status = :failed, artifact_reason = :why"
@@ -137,7 +149,7 @@ def test_saving_creates_the_dataset_from_the_artifact_links_the_run_and_announce
 ) -> None:
     # given a completed run whose automatic save failed, and a watcher on the bus
     run_id = _completed_run_whose_save_failed(cloud, tmp_path, owner)
-    artifact_key = _run(cloud, run_id).files[FINETUNE_ARTIFACT]
+    artifact_key = Tables(cloud).run(run_id).files[FINETUNE_ARTIFACT]
     artifact = cloud.client("s3").get_object(Bucket=cloud.bucket, Key=artifact_key)["Body"].read()
     received = _watch_events(cloud)
 
@@ -145,16 +157,16 @@ def test_saving_creates_the_dataset_from_the_artifact_links_the_run_and_announce
     save(cloud, owner, run_id)
 
     # then the dataset describes the artifact, the run links it, and one DatasetSaved says so
-    dataset = DatasetsRepo(_table(cloud, "Datasets")).get(dataset_id_for(run_id))
+    dataset = Tables(cloud).dataset(run_id)
     assert isinstance(dataset, DatasetRecord)
     assert (dataset.run_id, dataset.environment_id, dataset.environment_version) == (run_id, EXAMPLE, "v1")
-    assert (dataset.kind, dataset.base_model) == ("finetune", "Qwen2.5-7B-LoRA")
+    assert (dataset.kind, dataset.base_model) == ("finetune", MODEL)
     assert (dataset.artifact_key, dataset.artifact_sha256) == (
         artifact_key,
         hashlib.sha256(artifact).hexdigest(),
     )
     assert dataset.example_count == dataset.train_count + dataset.validation_count + dataset.test_count > 15
-    run = _run(cloud, run_id)
+    run = Tables(cloud).run(run_id)
     assert (run.dataset_id, run.dataset_name, run.artifact_status) == (
         dataset.dataset_id,
         dataset.name,
@@ -172,7 +184,7 @@ def test_saving_again_by_either_path_changes_nothing(
     # given a run whose dataset was saved
     run_id = _completed_run_whose_save_failed(cloud, tmp_path, owner)
     first(cloud, owner, run_id)
-    saved_items, saved_run = _datasets(cloud), _run(cloud, run_id)
+    saved_items, saved_run = Tables(cloud).dataset_items(), Tables(cloud).run(run_id)
     received = _watch_events(cloud)
 
     # when it is saved again, by each path
@@ -181,6 +193,6 @@ def test_saving_again_by_either_path_changes_nothing(
 
     # then nothing changed and nothing was announced
     assert len(saved_items) == 1
-    assert _datasets(cloud) == saved_items
-    assert _run(cloud, run_id) == saved_run
+    assert Tables(cloud).dataset_items() == saved_items
+    assert Tables(cloud).run(run_id) == saved_run
     assert received() == []
