@@ -108,19 +108,8 @@ class Pipeline(Construct):
         build.add_catch(read_service_error, errors=[sfn.Errors.TIMEOUT], result_path="$.error")
         _guard(build, LAMBDA_SERVICE_ERRORS, read_function_error)
 
-        record_no_artifact = tasks.DynamoUpdateItem(
-            self,
-            "RecordNoArtifact",
-            table=runs_table,
-            key=_run_key(),
-            update_expression="SET artifact_status = :not_emitted, artifact_reason = :reason",
-            expression_attribute_values={
-                ":not_emitted": tasks.DynamoAttributeValue.from_string(ArtifactStatus.NOT_EMITTED),
-                ":reason": tasks.DynamoAttributeValue.from_string(
-                    sfn.JsonPath.string_at("$.artifact.reason")
-                ),
-            },
-            result_path=sfn.JsonPath.DISCARD,
+        record_no_artifact = self._record_artifact_status(
+            "RecordNoArtifact", runs_table, ArtifactStatus.NOT_EMITTED, reason_at="$.artifact.reason"
         )
         _guard(record_no_artifact, DYNAMODB_TRANSIENT_ERRORS, read_service_error)
         record_no_artifact.next(sfn.Succeed(self, "NoArtifact"))
@@ -159,17 +148,8 @@ class Pipeline(Construct):
         failed = sfn.Fail(
             self, "ArtifactFailed", error="ArtifactFailed", cause="The finetune artifact step failed"
         )
-        mark_failed = tasks.DynamoUpdateItem(
-            self,
-            "MarkArtifactFailed",
-            table=runs_table,
-            key=_run_key(),
-            update_expression="SET artifact_status = :failed, artifact_reason = :reason",
-            expression_attribute_values={
-                ":failed": tasks.DynamoAttributeValue.from_string(ArtifactStatus.FAILED),
-                ":reason": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(_FAILURE_MESSAGE)),
-            },
-            result_path=sfn.JsonPath.DISCARD,
+        mark_failed = self._record_artifact_status(
+            "MarkArtifactFailed", runs_table, ArtifactStatus.FAILED, reason_at=_FAILURE_MESSAGE
         )
         _guard(mark_failed, DYNAMODB_TRANSIENT_ERRORS, failed, result_path="$.mark_failed_error")
         mark_failed.next(failed)
@@ -191,6 +171,24 @@ class Pipeline(Construct):
         )
         read_service_error.next(mark_failed)
         return read_function_error, read_service_error
+
+    def _record_artifact_status(
+        self, state_id: str, runs_table: dynamodb.ITable, status: ArtifactStatus, *, reason_at: str
+    ) -> tasks.DynamoUpdateItem:
+        """Set the run's artifact status to `status` and its reason to the value at `reason_at`."""
+        placeholder = f":{status.name.lower()}"
+        return tasks.DynamoUpdateItem(
+            self,
+            state_id,
+            table=runs_table,
+            key=_run_key(),
+            update_expression=f"SET artifact_status = {placeholder}, artifact_reason = :reason",
+            expression_attribute_values={
+                placeholder: tasks.DynamoAttributeValue.from_string(status),
+                ":reason": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(reason_at)),
+            },
+            result_path=sfn.JsonPath.DISCARD,
+        )
 
     def _save_chain(
         self,
