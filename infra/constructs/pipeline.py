@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 from pydantic import BaseModel
 
 from benchgen.records import ArtifactStatus, DatasetRecord
-from infra.constructs import set_logical_id
+from infra.constructs import logged_state_machine
 from infra.constructs.events import EVENT_SOURCE
 
 LAMBDA_SERVICE_ERRORS = [
@@ -127,20 +126,12 @@ class Pipeline(Construct):
             .otherwise(record_no_artifact)
         )
 
-        log_group = logs.LogGroup(
-            self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
-        )
-        set_logical_id(log_group, "ArtifactPipelineLogGroup")
-        self.state_machine = sfn.StateMachine(
+        self.state_machine = logged_state_machine(
             self,
-            "StateMachine",
-            state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_chainable(build.next(emitted)),
-            tracing_enabled=True,
-            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+            "ArtifactPipeline",
+            build.next(emitted),
             timeout=Duration.hours(1),
         )
-        set_logical_id(self.state_machine, "ArtifactPipeline")
 
     def _failure_chain(self, runs_table: dynamodb.ITable) -> tuple[sfn.Pass, sfn.Pass]:
         """MarkArtifactFailed -> ArtifactFailed, entered through the reader of a Lambda task's error or

@@ -9,16 +9,15 @@ run's failure with its message, then announced like every other end.
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from benchgen.pipeline.training_step import ProviderBusy
-from infra.constructs import set_logical_id
+from infra.constructs import logged_state_machine
 from infra.constructs.events import EVENT_SOURCE
 from infra.constructs.pipeline import EVENTBRIDGE_TRANSIENT_ERRORS, LAMBDA_SERVICE_ERRORS, _guard
 
@@ -152,20 +151,10 @@ class TrainingPipeline(Construct):
         wait.next(poll)
         poll.next(ended)
 
-        log_group = logs.LogGroup(
-            self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
-        )
-        set_logical_id(log_group, "TrainingPipelineLogGroup")
-        self.state_machine = sfn.StateMachine(
+        self.state_machine = logged_state_machine(
             self,
-            "StateMachine",
-            state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_chainable(
-                validate_task.next(upload_task).next(start).next(ended)
-            ),
-            tracing_enabled=True,
-            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+            "TrainingPipeline",
+            validate_task.next(upload_task).next(start).next(ended),
             # Every poll and its wait, the retries of the last ones, and an hour for the steps around them.
             timeout=Duration.seconds(poll_seconds * max_polls + 3600),
         )
-        set_logical_id(self.state_machine, "TrainingPipeline")
