@@ -20,7 +20,7 @@ from constructs import Construct
 
 from benchgen.records import EvaluationStatus
 from infra.constructs import logged_state_machine
-from infra.constructs.events import EVENT_SOURCE
+from infra.constructs.events import put_event
 from infra.constructs.pipeline import (
     CONDITIONAL_CHECK_FAILED,
     DYNAMODB_TRANSIENT_ERRORS,
@@ -87,18 +87,12 @@ class EvaluationPipeline(Construct):
             )
 
         def emit(state_id: str, detail_type: str, detail: dict[str, str]) -> tasks.EventBridgePutEvents:
-            return tasks.EventBridgePutEvents(
+            return put_event(
                 self,
                 state_id,
-                entries=[
-                    tasks.EventBridgePutEventsEntry(
-                        event_bus=bus,
-                        source=EVENT_SOURCE,
-                        detail_type=detail_type,
-                        detail=sfn.TaskInput.from_object({"evaluation_id": evaluation_id, **detail}),
-                    )
-                ],
-                result_path=sfn.JsonPath.DISCARD,
+                bus,
+                detail_type,
+                {"evaluation_id": evaluation_id, **detail},
             )
 
         failed = sfn.Fail(

@@ -17,7 +17,7 @@ from constructs import Construct
 
 from benchgen.records import PackageStatus
 from infra.constructs import logged_state_machine
-from infra.constructs.events import EVENT_SOURCE
+from infra.constructs.events import put_event
 from infra.constructs.pipeline import (
     DYNAMODB_TRANSIENT_ERRORS,
     EVENTBRIDGE_TRANSIENT_ERRORS,
@@ -154,25 +154,17 @@ class PackagePipeline(Construct):
         _guard(record_refused, DYNAMODB_TRANSIENT_ERRORS, read_service_error)
         record_refused.next(sfn.Succeed(self, "Refused"))
 
-        emit = tasks.EventBridgePutEvents(
+        emit = put_event(
             self,
             "EmitPackageReady",
-            entries=[
-                tasks.EventBridgePutEventsEntry(
-                    event_bus=bus,
-                    source=EVENT_SOURCE,
-                    detail_type=PACKAGE_READY,
-                    detail=sfn.TaskInput.from_object(
-                        {
-                            "package_id": sfn.JsonPath.string_at("$.package_id"),
-                            "preparation_id": sfn.JsonPath.string_at("$.preparation_id"),
-                            "profile": sfn.JsonPath.string_at("$.profile"),
-                            "sha256": sfn.JsonPath.string_at(f"{_PACKAGE}.sha256"),
-                        }
-                    ),
-                )
-            ],
-            result_path=sfn.JsonPath.DISCARD,
+            bus,
+            PACKAGE_READY,
+            {
+                "package_id": sfn.JsonPath.string_at("$.package_id"),
+                "preparation_id": sfn.JsonPath.string_at("$.preparation_id"),
+                "profile": sfn.JsonPath.string_at("$.profile"),
+                "sha256": sfn.JsonPath.string_at(f"{_PACKAGE}.sha256"),
+            },
         )
         _guard(emit, EVENTBRIDGE_TRANSIENT_ERRORS, read_service_error)
         emit.next(sfn.Succeed(self, "Ready"))

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from benchgen.records import ArtifactStatus, DatasetRecord
 from infra.constructs import logged_state_machine
-from infra.constructs.events import EVENT_SOURCE
+from infra.constructs.events import put_event
 
 LAMBDA_SERVICE_ERRORS = [
     "Lambda.ServiceException",
@@ -224,24 +224,16 @@ class Pipeline(Construct):
         )
         _guard(link, DYNAMODB_TRANSIENT_ERRORS, on_error)
 
-        emit = tasks.EventBridgePutEvents(
+        emit = put_event(
             self,
             "EmitDatasetSaved",
-            entries=[
-                tasks.EventBridgePutEventsEntry(
-                    event_bus=bus,
-                    source=EVENT_SOURCE,
-                    detail_type="DatasetSaved",
-                    detail=sfn.TaskInput.from_object(
-                        {
-                            "dataset_id": sfn.JsonPath.string_at(f"{_DATASET}.dataset_id"),
-                            "run_id": sfn.JsonPath.string_at("$.run_id"),
-                            "name": sfn.JsonPath.string_at(f"{_DATASET}.name"),
-                        }
-                    ),
-                )
-            ],
-            result_path=sfn.JsonPath.DISCARD,
+            bus,
+            "DatasetSaved",
+            {
+                "dataset_id": sfn.JsonPath.string_at(f"{_DATASET}.dataset_id"),
+                "run_id": sfn.JsonPath.string_at("$.run_id"),
+                "name": sfn.JsonPath.string_at(f"{_DATASET}.name"),
+            },
         )
         _guard(emit, EVENTBRIDGE_TRANSIENT_ERRORS, on_error)
         emit.next(after_save if after_save is not None else sfn.Succeed(self, "Saved"))

@@ -18,7 +18,7 @@ from constructs import Construct
 from benchgen.pipeline.preparation_record import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
 from benchgen.records import PreparationStatus
 from infra.constructs import logged_state_machine
-from infra.constructs.events import EVENT_SOURCE
+from infra.constructs.events import put_event
 from infra.constructs.pipeline import (
     DYNAMODB_TRANSIENT_ERRORS,
     EVENTBRIDGE_TRANSIENT_ERRORS,
@@ -189,24 +189,16 @@ class PreparationPipeline(Construct):
         )
         _guard(record, DYNAMODB_TRANSIENT_ERRORS, read_service_error)
 
-        emit = tasks.EventBridgePutEvents(
+        emit = put_event(
             self,
             "EmitPreparationReady",
-            entries=[
-                tasks.EventBridgePutEventsEntry(
-                    event_bus=bus,
-                    source=EVENT_SOURCE,
-                    detail_type="PreparationReady",
-                    detail=sfn.TaskInput.from_object(
-                        {
-                            "preparation_id": sfn.JsonPath.string_at("$.preparation_id"),
-                            "state_hash": sfn.JsonPath.string_at(f"{_RECORD}.state_hash"),
-                            "example_count": sfn.JsonPath.number_at(f"{_GENERATED}.example_count"),
-                        }
-                    ),
-                )
-            ],
-            result_path=sfn.JsonPath.DISCARD,
+            bus,
+            "PreparationReady",
+            {
+                "preparation_id": sfn.JsonPath.string_at("$.preparation_id"),
+                "state_hash": sfn.JsonPath.string_at(f"{_RECORD}.state_hash"),
+                "example_count": sfn.JsonPath.number_at(f"{_GENERATED}.example_count"),
+            },
         )
         _guard(emit, EVENTBRIDGE_TRANSIENT_ERRORS, read_service_error)
 

@@ -18,7 +18,7 @@ from constructs import Construct
 
 from benchgen.pipeline.training_step import ProviderBusy
 from infra.constructs import logged_state_machine
-from infra.constructs.events import EVENT_SOURCE
+from infra.constructs.events import put_event
 from infra.constructs.pipeline import EVENTBRIDGE_TRANSIENT_ERRORS, LAMBDA_SERVICE_ERRORS, _guard
 
 # `cdk deploy -c benchgen:trainingPollSeconds=300 -c benchgen:trainingMaxPolls=576`: how often a job is
@@ -80,26 +80,18 @@ class TrainingPipeline(Construct):
             )
             return task
 
-        emit = tasks.EventBridgePutEvents(
+        emit = put_event(
             self,
             "EmitTrainingEnded",
-            entries=[
-                tasks.EventBridgePutEventsEntry(
-                    event_bus=bus,
-                    source=EVENT_SOURCE,
-                    # TrainingSucceeded, TrainingFailed or TrainingCancelled, as the Record step answered.
-                    detail_type=sfn.JsonPath.string_at(f"{_PROGRESS}.event"),
-                    detail=sfn.TaskInput.from_object(
-                        {
-                            "training_run_id": run_id,
-                            "status": sfn.JsonPath.string_at(f"{_PROGRESS}.status"),
-                            "job_id": sfn.JsonPath.string_at(f"{_PROGRESS}.job_id"),
-                            "result_model": sfn.JsonPath.string_at(f"{_PROGRESS}.result_model"),
-                        }
-                    ),
-                )
-            ],
-            result_path=sfn.JsonPath.DISCARD,
+            bus,
+            # TrainingSucceeded, TrainingFailed or TrainingCancelled, as the Record step answered.
+            sfn.JsonPath.string_at(f"{_PROGRESS}.event"),
+            {
+                "training_run_id": run_id,
+                "status": sfn.JsonPath.string_at(f"{_PROGRESS}.status"),
+                "job_id": sfn.JsonPath.string_at(f"{_PROGRESS}.job_id"),
+                "result_model": sfn.JsonPath.string_at(f"{_PROGRESS}.result_model"),
+            },
         )
         emit.add_retry(errors=EVENTBRIDGE_TRANSIENT_ERRORS, interval=Duration.seconds(1), max_attempts=3)
         emit.next(sfn.Succeed(self, "Recorded"))
