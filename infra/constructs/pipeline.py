@@ -76,11 +76,7 @@ def record_item(record: type[BaseModel], path: str) -> dict[str, tasks.DynamoAtt
 
 
 class Pipeline(Construct):
-    """BuildArtifact -> ArtifactEmitted? -> SaveDataset -> LinkDataset -> EmitDatasetSaved -> Saved.
-
-    `after_save` is the hook for what follows a saved dataset (provider training): when given, it runs
-    after EmitDatasetSaved instead of the `Saved` state.
-    """
+    """BuildArtifact -> ArtifactEmitted? -> SaveDataset -> LinkDataset -> EmitDatasetSaved -> Saved."""
 
     def __init__(
         self,
@@ -91,7 +87,6 @@ class Pipeline(Construct):
         runs_table: dynamodb.ITable,
         datasets_table: dynamodb.ITable,
         bus: events.IEventBus,
-        after_save: sfn.IChainable | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         read_function_error, read_service_error = self._failure_chain(runs_table)
@@ -121,7 +116,7 @@ class Pipeline(Construct):
                     sfn.Condition.is_present("$.artifact.emitted"),
                     sfn.Condition.boolean_equals("$.artifact.emitted", True),
                 ),
-                self._save_chain(runs_table, datasets_table, bus, read_service_error, after_save),
+                self._save_chain(runs_table, datasets_table, bus, read_service_error),
             )
             .otherwise(record_no_artifact)
         )
@@ -187,10 +182,9 @@ class Pipeline(Construct):
         datasets_table: dynamodb.ITable,
         bus: events.IEventBus,
         on_error: sfn.IChainable,
-        after_save: sfn.IChainable | None,
     ) -> sfn.Chain:
-        """SaveDataset -> LinkDataset -> EmitDatasetSaved -> `after_save` (or Saved); a dataset already
-        saved for the run ends in AlreadySaved, any other failure goes to `on_error`."""
+        """SaveDataset -> LinkDataset -> EmitDatasetSaved -> Saved; a dataset already saved for the run ends
+        in AlreadySaved, any other failure goes to `on_error`."""
         save = tasks.DynamoPutItem(
             self,
             "SaveDataset",
@@ -236,5 +230,5 @@ class Pipeline(Construct):
             },
         )
         _guard(emit, EVENTBRIDGE_TRANSIENT_ERRORS, on_error)
-        emit.next(after_save if after_save is not None else sfn.Succeed(self, "Saved"))
+        emit.next(sfn.Succeed(self, "Saved"))
         return save.next(link).next(emit)
