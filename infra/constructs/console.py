@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aws_cdk import Aws, Duration, RemovalPolicy
+from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
 from aws_cdk import aws_cognito as cognito
@@ -13,6 +14,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct
 
+from benchgen.api.cors import CONSOLE_HEADERS
 from infra.constructs import set_logical_id
 from infra.constructs.api import Api
 
@@ -25,6 +27,9 @@ ENTRY_PAGE = "index.html"
 CONFIG_FILE = "config.json"
 # After a visit, browsers refuse plain HTTP to the console's host for this long.
 HSTS_MAX_AGE = Duration.days(365)
+# What a browser sends the API from the console beside the simple headers: the Cognito token and JSON.
+PREFLIGHT_HEADERS = ["Authorization", "Content-Type", *CONSOLE_HEADERS]
+PREFLIGHT_MAX_AGE = Duration.minutes(10)
 
 
 class ConsoleAssetsMissing(RuntimeError):
@@ -217,4 +222,32 @@ class Console(Construct):
             distribution=self.distribution,
             distribution_paths=["/*"],
             log_group=deployment_logs,
+        )
+
+
+def allow_console_origin(rest_api: apigw.RestApi, origin: str) -> None:
+    """Let browsers on the console's origin call the API, and no other origin.
+
+    API Gateway answers each route's preflight itself (a preflight carries no token, so it cannot pass the
+    authorizer); its own refusals (401, 403, 429, 5xx) carry the origin too, so the console can read them.
+    The api function adds the same header to its answers (CONSOLE_ORIGIN, ``benchgen.api.cors``).
+    """
+    methods: dict[str, tuple[apigw.IResource, list[str]]] = {}
+    for method in rest_api.methods:
+        methods.setdefault(method.resource.path, (method.resource, []))[1].append(method.http_method)
+    for resource, verbs in methods.values():
+        resource.add_cors_preflight(
+            allow_origins=[origin],
+            allow_methods=sorted(verbs),
+            allow_headers=PREFLIGHT_HEADERS,
+            max_age=PREFLIGHT_MAX_AGE,
+        )
+    for construct_id, response_type in (
+        ("Default4xx", apigw.ResponseType.DEFAULT_4_XX),
+        ("Default5xx", apigw.ResponseType.DEFAULT_5_XX),
+    ):
+        rest_api.add_gateway_response(
+            construct_id,
+            type=response_type,
+            response_headers={"Access-Control-Allow-Origin": f"'{origin}'", "Vary": "'Origin'"},
         )
