@@ -17,6 +17,7 @@ from constructs import Construct
 from benchgen.api.cors import CONSOLE_HEADERS
 from infra.constructs import set_logical_id
 from infra.constructs.api import Api
+from infra.constructs.storage import private_bucket
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # `make web` builds the app here; `-c benchgen:consoleAssets=<folder>` deploys another build instead.
@@ -89,10 +90,11 @@ class Console(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
 
-        # No password ever leaves the browser but to Cognito; no secret, since a page cannot keep one.
+        # The console signs in with InitiateAuth's USER_PASSWORD_AUTH, sending the password over TLS to
+        # Cognito alone, and nothing else; no secret, since a page cannot keep one.
         self.user_pool_client = api.user_pool.add_client(
             "ConsoleClient",
-            auth_flows=cognito.AuthFlow(user_srp=True, user_password=True),
+            auth_flows=cognito.AuthFlow(user_password=True),
             generate_secret=False,
             prevent_user_existence_errors=True,
             # The console signs in with InitiateAuth, not the hosted UI: no OAuth flow, no callback URL.
@@ -104,13 +106,9 @@ class Console(Construct):
         )
         set_logical_id(self.user_pool_client, "ConsoleUserPoolClient")
 
-        self.bucket = s3.Bucket(
+        self.bucket = private_bucket(
             self,
             "Bucket",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             server_access_logs_bucket=logs_bucket,
             server_access_logs_prefix="console-bucket/",
             # Only the build lives here: deleting the stack removes the files (below), then the bucket.
@@ -119,12 +117,9 @@ class Console(Construct):
         set_logical_id(self.bucket, "ConsoleBucket")
 
         # CloudFront's standard logs are written with object ACLs, which the other buckets disable.
-        self.distribution_logs = s3.Bucket(
+        self.distribution_logs = private_bucket(
             self,
             "DistributionLogs",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
             server_access_logs_bucket=logs_bucket,
             server_access_logs_prefix="console-distribution-logs/",

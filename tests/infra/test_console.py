@@ -242,11 +242,7 @@ def test_the_console_signs_in_with_its_own_client_without_secret_or_oauth(assemb
     client = assembly.template["Resources"]["ConsoleUserPoolClient"]["Properties"]
     assert client["UserPoolId"] == {"Ref": "UserPool"}
     assert client["GenerateSecret"] is False
-    assert sorted(client["ExplicitAuthFlows"]) == [
-        "ALLOW_REFRESH_TOKEN_AUTH",
-        "ALLOW_USER_PASSWORD_AUTH",
-        "ALLOW_USER_SRP_AUTH",
-    ]
+    assert sorted(client["ExplicitAuthFlows"]) == ["ALLOW_REFRESH_TOKEN_AUTH", "ALLOW_USER_PASSWORD_AUTH"]
     assert client["AllowedOAuthFlowsUserPoolClient"] is False
     assert "CallbackURLs" not in client
     assert client["PreventUserExistenceErrors"] == "ENABLED"
