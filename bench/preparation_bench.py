@@ -39,19 +39,19 @@ def score_once(bundle: Path, submission: Path, out: Path) -> dict[str, Any]:
     from benchgen.environment import open_environment
     from benchgen.ingest import ingest
     from benchgen.pipeline.keys import PREDICTION_OUTPUT
-    from benchgen.score import score
+    from benchgen.scoring.engine import score_predictions
 
     started = time.perf_counter()
     env = open_environment(bundle, out / "work" / "environment")
     ingest(env, submission, out, workdir=out / "work" / "ingest")
-    scored = score(env, out / PREDICTION_OUTPUT, out, workdir=out / "work" / "score")
+    scored = score_predictions(env, out / PREDICTION_OUTPUT, out, workdir=out / "work" / "score")
     return {"seconds": time.perf_counter() - started, "overall_score": scored.overall_score}
 
 
 def measure_artifact(bundle: Path, scoring_output: Path, out: Path) -> dict[str, Any]:
     from benchgen.environment import open_environment
     from benchgen.finetune.artifact import build_artifact
-    from benchgen.runs import RunInfo
+    from benchgen.records import RunInfo
 
     env = open_environment(bundle, out / "work" / "environment")
     run = RunInfo(

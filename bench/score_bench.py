@@ -51,7 +51,7 @@ def measure_run(bundle: Path, submission: Path, out: Path) -> dict[str, Any]:
     from benchgen.finetune.artifact import build_artifact
     from benchgen.ingest import ingest
     from benchgen.pipeline.keys import PREDICTION_OUTPUT, SCORING_OUTPUT
-    from benchgen.score import score
+    from benchgen.scoring.engine import score_predictions
 
     stages: dict[str, dict[str, float]] = {}
     clock = Clock()
@@ -59,7 +59,7 @@ def measure_run(bundle: Path, submission: Path, out: Path) -> dict[str, Any]:
     stages["open"] = {**clock.lap(), "peak_rss_mb": peak_rss_mb()}
     ingested = ingest(env, submission, out, workdir=out / "work" / "ingest")
     stages["ingest"] = {**clock.lap(), "peak_rss_mb": peak_rss_mb()}
-    scored = score(env, out / PREDICTION_OUTPUT, out, workdir=out / "work" / "score")
+    scored = score_predictions(env, out / PREDICTION_OUTPUT, out, workdir=out / "work" / "score")
     stages["score"] = {**clock.lap(), "peak_rss_mb": peak_rss_mb()}
     artifact = build_artifact(env, out / SCORING_OUTPUT, out, run=run_info(env, scored.overall_score))
     stages["artifact"] = {**clock.lap(), "peak_rss_mb": peak_rss_mb()}

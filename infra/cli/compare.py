@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchgen.pipeline.keys import SCORING_OUTPUT
-from infra.cli.score import RUN_FILE
+from infra.cli.score_command import RUN_FILE
 
 if TYPE_CHECKING:
     from benchgen.compare.report import Comparison, RunIdentity

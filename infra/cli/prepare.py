@@ -20,7 +20,7 @@ from benchgen.bundle.spec import SelectionCriterion
 from benchgen.pipeline.keys import SCORING_OUTPUT
 from benchgen.training.examples import Method
 from benchgen.training.profiles import PROFILES
-from infra.cli.score import RUN_FILE
+from infra.cli.score_command import RUN_FILE
 
 if TYPE_CHECKING:
     from benchgen.finetune.split import SplitShares

@@ -21,7 +21,7 @@ from benchgen.bundle.archive import (
     open_bundle,
 )
 from benchgen.bundle.load import TASK_PATH_FIELDS, load_spec, resolve_in_bundle, spec_problems
-from benchgen.bundle.spec import CompetitionSpec, Phase, Task, Template
+from benchgen.bundle.spec import CompetitionSpec, Phase, Task, TemplateName
 from benchgen.errors import BenchGenError, BundleError, too_deep
 from benchgen.programs import load_command
 
@@ -115,7 +115,7 @@ class Environment:
         return self.spec.tasks[self.task_position]
 
     @property
-    def template(self) -> Template | None:
+    def template(self) -> TemplateName | None:
         """The built-in scoring template, or None when the task brings its own scoring program."""
         return self.spec.template if self.task.scoring_program is None else None
 

@@ -20,17 +20,19 @@ from urllib.parse import quote_plus
 import pytest
 from codabench_bundles import DOCKER_IMAGE, LABELS, results_submission, write_bundle, write_two_task_bundle
 
-from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.aws.tables.datasets import DatasetsRepo
+from benchgen.aws.tables.environments import EnvironmentsRepo
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.pipeline import register as register_module
 from benchgen.pipeline import score_step
 from benchgen.pipeline.keys import execution_name
 from benchgen.records import ArtifactStatus, EnvironmentStatus, RunRecord, RunStatus
-from benchgen.score import score
+from benchgen.scoring.engine import score_predictions
 from benchgen.zipwrite import zip_folder
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
-from infra.local.template import lazy_handler
+from infra.local.stack_template import lazy_handler
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NO_ARTIFACT = "the benchmark's scoring program did not emit one"
@@ -697,7 +699,7 @@ def function_name(cloud: LocalCloud, prefix: str) -> str:
 
 
 class CountingScore:
-    """Wraps the engine's score() as the score step calls it, counting calls from every thread."""
+    """Wraps the engine's score_predictions() as the score step calls it, counting calls from every thread."""
 
     def __init__(self, failure: BaseException | None = None) -> None:
         self.calls = 0
@@ -709,7 +711,7 @@ class CountingScore:
             self.calls += 1
         if self.failure is not None:
             raise self.failure
-        return score(*args, **kwargs)
+        return score_predictions(*args, **kwargs)
 
 
 def test_100_concurrent_deliveries_of_one_prediction_output_score_it_once(
@@ -717,7 +719,7 @@ def test_100_concurrent_deliveries_of_one_prediction_output_score_it_once(
 ) -> None:
     # given a run whose prediction output is written but not scored yet (scoring switched off meanwhile)
     counting = CountingScore()
-    monkeypatch.setattr(score_step, "score", counting)
+    monkeypatch.setattr(score_step, "score_predictions", counting)
     score_function = function_name(cloud, "Score")
     cloud.hook.register(score_function, lambda event, context: None)
     upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
@@ -755,7 +757,7 @@ def test_a_score_step_that_fails_unexpectedly_fails_the_run_on_its_last_attempt(
 ) -> None:
     # given a scoring engine that fails with an error no user can act on
     counting = CountingScore(failure)
-    monkeypatch.setattr(score_step, "score", counting)
+    monkeypatch.setattr(score_step, "score_predictions", counting)
     queue = watch_events(cloud)
     upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
 
@@ -812,7 +814,7 @@ def test_a_score_step_killed_on_every_attempt_ends_the_run_failed_through_its_de
 ) -> None:
     # given a scoring step whose process is killed while it scores
     counting = CountingScore(Killed("out of memory"))
-    monkeypatch.setattr(score_step, "score", counting)
+    monkeypatch.setattr(score_step, "score_predictions", counting)
     queue = watch_events(cloud)
     upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
     attempts = invocations(cloud, "Score")

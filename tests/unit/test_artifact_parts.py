@@ -18,8 +18,8 @@ from benchgen.finetune.artifact import build_artifact, finish_artifact
 from benchgen.finetune.parts import collect_part
 from benchgen.ingest import ingest
 from benchgen.pipeline.keys import PREDICTION_OUTPUT, SCORING_OUTPUT
-from benchgen.runs import RunInfo
-from benchgen.score import score
+from benchgen.records import RunInfo
+from benchgen.scoring.engine import score_predictions
 from infra.examplegen import generate_environment
 
 CASES = 1000
@@ -41,7 +41,7 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> Scored:
     env = open_environment(root / "gen" / "bundle", root / "env")
     submission = next((root / "gen" / "submission").iterdir())
     ingest(env, submission, root / "out", workdir=root / "ingest")
-    result = score(env, root / "out" / PREDICTION_OUTPUT, root / "out", workdir=root / "score")
+    result = score_predictions(env, root / "out" / PREDICTION_OUTPUT, root / "out", workdir=root / "score")
     run = RunInfo(
         run_id="parts",
         environment_id="gsm8k-tr",

@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchgen.bundle.spec import Augmentation
-from benchgen.finetune.augment import NUMBER, Settings, augment, swap_connectors, variants
+from benchgen.finetune.augment import NUMBER, AugmentSettings, augment, swap_connectors, variants
 from benchgen.finetune.seed import Example, Source
 
-EN = Settings.resolve(Augmentation(), "en")
-TR = Settings.resolve(Augmentation(), "tr")
+EN = AugmentSettings.resolve(Augmentation(), "en")
+TR = AugmentSettings.resolve(Augmentation(), "tr")
 
 
 def seed(question: str, case_id: str = "q1", system: str = "You solve math.") -> Example:
@@ -45,7 +45,7 @@ questions = st.builds(
     st.sampled_from([" ", "", "\n"]),
 )
 # A careless bundle: connectors and instructions that would themselves add or remove numbers.
-RISKY = Settings.resolve(
+RISKY = AugmentSettings.resolve(
     Augmentation(
         factor=6,
         connectors=[("then", "1"), ("also", "2 more"), ("but", "however")],
@@ -59,7 +59,7 @@ RISKY = Settings.resolve(
 
 @settings(max_examples=300, deadline=None)
 @given(question=questions, case_id=st.text(min_size=1, max_size=12), chosen=st.sampled_from([EN, TR, RISKY]))
-def test_no_variant_changes_a_number(question: str, case_id: str, chosen: Settings) -> None:
+def test_no_variant_changes_a_number(question: str, case_id: str, chosen: AugmentSettings) -> None:
     # given any question mixing words, connectors and numbers, and default or careless settings
     example = seed(question, case_id)
     # when it is augmented
@@ -112,12 +112,12 @@ def test_every_variant_adds_an_instruction_from_the_lists() -> None:
 
 
 def test_factor_counts_the_seed_itself() -> None:
-    settings_ = Settings.resolve(Augmentation(factor=3), "en")
+    settings_ = AugmentSettings.resolve(Augmentation(factor=3), "en")
     assert len(augment(seed(QUESTION), settings_)) == 2
 
 
 def test_factor_one_gives_no_variants() -> None:
-    assert augment(seed(QUESTION), Settings.resolve(Augmentation(factor=1), "en")) == []
+    assert augment(seed(QUESTION), AugmentSettings.resolve(Augmentation(factor=1), "en")) == []
 
 
 def test_connectors_swap_both_ways_keeping_case() -> None:
@@ -137,14 +137,16 @@ def test_multi_word_connectors_swap_as_a_unit() -> None:
 
 
 def test_bundle_connectors_replace_the_defaults() -> None:
-    bundle = Settings.resolve(Augmentation(connectors=[("ardından", "sonra")]), "tr")
+    bundle = AugmentSettings.resolve(Augmentation(connectors=[("ardından", "sonra")]), "tr")
     assert bundle.connectors == (("ardından", "sonra"),)
     assert TR.connectors[0] == ("ardından", "sonra") and len(TR.connectors) > 1
 
 
 def test_instruction_carrying_a_number_is_never_used() -> None:
     # given a bundle whose only prefix would add the number 2
-    risky = Settings.resolve(Augmentation(prefixes=["Answer in 2 steps."], suffixes=["Be brief."]), "en")
+    risky = AugmentSettings.resolve(
+        Augmentation(prefixes=["Answer in 2 steps."], suffixes=["Be brief."]), "en"
+    )
     # when a question is augmented
     variants = augment(seed("Add 4 and 5."), risky)
     # then no variant carries the extra number, and the safe suffix is still used
@@ -157,7 +159,9 @@ def test_alternate_system_prompts_are_used() -> None:
     assert systems - {"You solve math."}
 
 
-def reference_variants(case_id: str, text: str, system: str, chosen: Settings) -> list[tuple[str, str]]:
+def reference_variants(
+    case_id: str, text: str, system: str, chosen: AugmentSettings
+) -> list[tuple[str, str]]:
     """The rule as stated, without shortcuts: swap the candidate's connector pairs, add its instruction,
     and keep it when it is new and the whole text's numbers are the question's."""
     numbers = NUMBER.findall(text)
@@ -182,7 +186,7 @@ def reference_variants(case_id: str, text: str, system: str, chosen: Settings) -
 
 
 # Connectors that hold number characters, or overlap each other, so that no shortcut can hide behind them.
-TANGLED = Settings.resolve(
+TANGLED = AugmentSettings.resolve(
     Augmentation(
         factor=5,
         connectors=[("then", "after that"), ("after", "1"), ("so", "so-called"), ("that", ",")],
@@ -193,7 +197,9 @@ TANGLED = Settings.resolve(
 )
 
 
-SEEDED = Settings.resolve(Augmentation(factor=4), "en", seed=7)  # a preparation's own choice of variants
+SEEDED = AugmentSettings.resolve(
+    Augmentation(factor=4), "en", seed=7
+)  # a preparation's own choice of variants
 
 
 @settings(max_examples=300, deadline=None)
@@ -202,7 +208,9 @@ SEEDED = Settings.resolve(Augmentation(factor=4), "en", seed=7)  # a preparation
     case_id=st.text(min_size=1, max_size=12),
     chosen=st.sampled_from([EN, TR, RISKY, TANGLED, SEEDED]),
 )
-def test_variants_are_the_rule_s_candidates_exactly(question: str, case_id: str, chosen: Settings) -> None:
+def test_variants_are_the_rule_s_candidates_exactly(
+    question: str, case_id: str, chosen: AugmentSettings
+) -> None:
     # given any question and settings, careless ones included
     # when its variants are made
     made = variants(case_id, question, "You solve math.", chosen)

@@ -12,7 +12,7 @@ from codabench_bundles import DOCKER_IMAGE, LABELS, code_submission, results_sub
 from benchgen.environment import check_bundle, open_environment
 from benchgen.errors import SubmissionError
 from benchgen.ingest import ingest
-from benchgen.score import score
+from benchgen.scoring.engine import score_predictions
 
 
 def _prediction_output(out: Path) -> dict[str, bytes]:
@@ -62,7 +62,9 @@ def test_the_scoring_program_reads_the_durations_from_the_prediction_metadata(tm
 
     # when it is ingested and scored
     ingested = ingest(env, submission, tmp_path / "out", workdir=tmp_path / "work")
-    scored = score(env, tmp_path / "out" / "prediction_output.zip", tmp_path / "out", workdir=tmp_path / "s")
+    scored = score_predictions(
+        env, tmp_path / "out" / "prediction_output.zip", tmp_path / "out", workdir=tmp_path / "s"
+    )
 
     # then the scoring program found the ingestion's duration in input/res/metadata
     metadata = yaml.safe_load(_prediction_output(tmp_path / "out")["metadata"])
@@ -95,7 +97,9 @@ def test_a_failing_ingestion_program_does_not_fail_a_results_submission(tmp_path
 
     # when it is ingested and scored
     ingested = ingest(env, submission, tmp_path / "out", workdir=tmp_path / "work")
-    scored = score(env, tmp_path / "out" / "prediction_output.zip", tmp_path / "out", workdir=tmp_path / "s")
+    scored = score_predictions(
+        env, tmp_path / "out" / "prediction_output.zip", tmp_path / "out", workdir=tmp_path / "s"
+    )
 
     # then the failure is reported on the run, and the submitted predictions are scored
     assert ingested.warnings[1].startswith("the ingestion program exited with code 1:\nno model")
@@ -144,7 +148,9 @@ def test_reference_cases_only_the_scoring_program_reads_do_not_stop_a_results_su
     problems = check_bundle(bundle)
     env = open_environment(bundle, tmp_path / "env")
     ingested = ingest(env, submission, tmp_path / "out", workdir=tmp_path / "work")
-    scored = score(env, tmp_path / "out" / "prediction_output.zip", tmp_path / "out", workdir=tmp_path / "s")
+    scored = score_predictions(
+        env, tmp_path / "out" / "prediction_output.zip", tmp_path / "out", workdir=tmp_path / "s"
+    )
 
     # then the check and the run agree: the submitted files reach input/res and are scored, and the run
     # says why its cases are not counted

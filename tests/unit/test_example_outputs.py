@@ -24,8 +24,8 @@ from benchgen.environment import open_environment
 from benchgen.finetune.artifact import build_artifact
 from benchgen.ingest import ingest
 from benchgen.pipeline.keys import PREDICTION_OUTPUT, SCORING_OUTPUT
-from benchgen.runs import RunInfo
-from benchgen.score import score
+from benchgen.records import RunInfo
+from benchgen.scoring.engine import score_predictions
 from infra.examplegen import generate_environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +67,7 @@ def _run(bundle: Path, submission: Path, work: Path) -> dict[str, str]:
     out = work / "out"
     env = open_environment(bundle, work / "environment")
     ingest(env, submission, out, workdir=work / "ingest")
-    scored = score(env, out / PREDICTION_OUTPUT, out, workdir=work / "score")
+    scored = score_predictions(env, out / PREDICTION_OUTPUT, out, workdir=work / "score")
     run = RunInfo(
         run_id="golden",
         environment_id="golden",

@@ -21,7 +21,7 @@ from benchgen.environment import open_environment
 from benchgen.ingest import ingest
 from benchgen.sandbox.job import ProgramJob, ProgramResult
 from benchgen.sandbox.local import LocalSandbox
-from benchgen.score import score
+from benchgen.scoring.engine import score_predictions
 from infra.cli.main import main
 
 
@@ -103,7 +103,7 @@ def test_where_programs_cannot_run_side_by_side_the_ingestion_runs_first_and_lea
 
     # when the submission is ingested and scored there
     ingest(env, submission, tmp_path / "out", workdir=tmp_path / "ingest", sandbox=sandbox)
-    report = score(
+    report = score_predictions(
         env,
         tmp_path / "out" / "prediction_output.zip",
         tmp_path / "out",

@@ -74,13 +74,14 @@ import ctypes, json, sys
 from pathlib import Path
 from benchgen.environment import open_environment
 from benchgen.ingest import ingest
-from benchgen.score import score
+from benchgen.scoring.engine import score_predictions
 
 work = Path(sys.argv[1])
 env = open_environment(work / "bundle", work / "env")
 submission = work / "predictions.json"
 ingest(env, submission, work / "ingested", workdir=work / "ingest-work")
-report = score(env, work / "ingested" / "prediction_output.zip", work / "out", workdir=work / "score-work")
+ingested = work / "ingested" / "prediction_output.zip"
+report = score_predictions(env, ingested, work / "out", workdir=work / "score-work")
 print(json.dumps({"dumpable": ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)}))
 """
 
@@ -435,7 +436,7 @@ def test_a_50_mb_line_is_cut_to_its_tail(tmp_path: Path, layout: Layout) -> None
 def test_a_scoring_run_that_prints_50_mb_keeps_the_tail_in_its_log(tmp_path: Path) -> None:
     # Given a scoring program that prints 50 MB on one line before failing
     from benchgen.environment import open_environment
-    from benchgen.score import score
+    from benchgen.scoring.engine import score_predictions
 
     bundle = tmp_path / "bundle"
     _stealer_bundle(bundle)
@@ -449,7 +450,7 @@ def test_a_scoring_run_that_prints_50_mb_keeps_the_tail_in_its_log(tmp_path: Pat
 
     # When the run is scored
     with pytest.raises(ScoringError) as raised:
-        score(env, prediction, tmp_path / "out", workdir=tmp_path / "work")
+        score_predictions(env, prediction, tmp_path / "out", workdir=tmp_path / "work")
 
     # Then the run fails with the program's own reason, and its log keeps only the cut tail
     assert "exited with code 1" in str(raised.value)
@@ -462,7 +463,7 @@ def test_a_scoring_run_that_prints_50_mb_keeps_the_tail_in_its_log(tmp_path: Pat
 def test_a_scoring_program_that_never_ends_fails_the_run_at_the_time_limit(tmp_path: Path) -> None:
     # Given a one-second limit and a scoring program that leaves a daemon in a new session and never ends
     from benchgen.environment import open_environment
-    from benchgen.score import score
+    from benchgen.scoring.engine import score_predictions
 
     bundle = tmp_path / "bundle"
     _stealer_bundle(bundle)
@@ -486,7 +487,7 @@ def test_a_scoring_program_that_never_ends_fails_the_run_at_the_time_limit(tmp_p
 
     # When the run is scored
     with pytest.raises(ScoringError) as raised:
-        score(env, prediction, tmp_path / "out", workdir=tmp_path / "work")
+        score_predictions(env, prediction, tmp_path / "out", workdir=tmp_path / "work")
 
     # Then the run fails saying so, soon after the limit, and nothing of the program still runs
     assert str(raised.value) == "the scoring program passed the time limit of 1 s and was stopped"

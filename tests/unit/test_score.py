@@ -14,7 +14,7 @@ import pytest
 from benchgen.environment import Environment, open_environment
 from benchgen.errors import ScoringError
 from benchgen.ingest import ingest
-from benchgen.score import score
+from benchgen.scoring.engine import score_predictions
 
 MATH_CASES = [
     {"id": "q1", "question": "1+1", "answer": "2", "difficulty": "easy"},
@@ -82,7 +82,7 @@ def test_a_math_run_scores_against_the_leaderboard_columns(tmp_path: Path) -> No
         {"id": "q3", "prediction_text": "Cevap: 1.200"},
     ]
     seen: list[int] = []
-    report = score(
+    report = score_predictions(
         env,
         _prediction_output(tmp_path, env, records),
         tmp_path / "out",
@@ -101,7 +101,7 @@ def test_a_math_run_scores_against_the_leaderboard_columns(tmp_path: Path) -> No
 def test_scores_json_lists_the_columns_first(tmp_path: Path) -> None:
     env = _env(tmp_path, MATH_CASES)
     output = _prediction_output(tmp_path, env, [{"id": "q1", "prediction_text": "#### 2"}])
-    score(env, output, tmp_path / "out", workdir=tmp_path / "w")
+    score_predictions(env, output, tmp_path / "out", workdir=tmp_path / "w")
     scores = json.loads((tmp_path / "out" / "scores.json").read_text(encoding="utf-8"))
     assert list(scores)[:2] == ["accuracy", "exact_match"]
     assert scores["accuracy"] == 0.25
@@ -110,7 +110,7 @@ def test_scores_json_lists_the_columns_first(tmp_path: Path) -> None:
 def test_the_scoring_output_holds_one_verdict_per_case(tmp_path: Path) -> None:
     env = _env(tmp_path, MATH_CASES, extra="criteria:\n  - {id: arithmetic}\n")
     output = _prediction_output(tmp_path, env, [{"id": "q4", "prediction_text": "Final answer: −3"}])
-    score(env, output, tmp_path / "out", workdir=tmp_path / "w")
+    score_predictions(env, output, tmp_path / "out", workdir=tmp_path / "w")
     with zipfile.ZipFile(tmp_path / "out" / "scoring_output.zip") as archive:
         assert archive.namelist() == ["scores.json", "verdicts.jsonl"]
         verdicts = [json.loads(line) for line in archive.read("verdicts.jsonl").decode().splitlines()]
@@ -123,7 +123,7 @@ def test_the_scoring_output_holds_one_verdict_per_case(tmp_path: Path) -> None:
 def test_detailed_results_are_written_beside_the_scores(tmp_path: Path) -> None:
     env = _env(tmp_path, MATH_CASES)
     output = _prediction_output(tmp_path, env, [{"id": "q1", "prediction_text": "#### 2"}])
-    score(env, output, tmp_path / "out", workdir=tmp_path / "w")
+    score_predictions(env, output, tmp_path / "out", workdir=tmp_path / "w")
     detailed = json.loads((tmp_path / "out" / "detailed_results.json").read_text(encoding="utf-8"))
     assert [case["case_id"] for case in detailed["cases"]] == ["q1", "q2", "q3", "q4"]
     assert "Tiny bench" in (tmp_path / "out" / "detailed_results.html").read_text(encoding="utf-8")
@@ -136,7 +136,7 @@ def test_a_column_the_template_does_not_report_fails_the_run_by_name(tmp_path: P
     with pytest.raises(
         ScoringError, match=r"^scores.json has no value for the leaderboard column\(s\) bleu "
     ):
-        score(env, output, tmp_path / "out", workdir=tmp_path / "w")
+        score_predictions(env, output, tmp_path / "out", workdir=tmp_path / "w")
 
 
 def test_a_computed_column_is_filled_from_its_indexes(tmp_path: Path) -> None:
@@ -145,7 +145,7 @@ def test_a_computed_column_is_filled_from_its_indexes(tmp_path: Path) -> None:
     )
     env = _env(tmp_path, MATH_CASES, columns=columns)
     output = _prediction_output(tmp_path, env, [{"id": "q1", "prediction_text": "#### 2.0"}])
-    report = score(env, output, tmp_path / "out", workdir=tmp_path / "w")
+    report = score_predictions(env, output, tmp_path / "out", workdir=tmp_path / "w")
     assert report.metrics == {"accuracy": 0.25, "exact_match": 0.0, "mean": 0.125}
 
 
@@ -160,7 +160,9 @@ def test_a_qa_run_reports_squad_metrics(tmp_path: Path) -> None:
         {"id": "a", "prediction_text": "the Broncos"},
         {"id": "b", "prediction_text": "1999", "no_answer_probability": 0.8},
     ]
-    report = score(env, _prediction_output(tmp_path, env, records), tmp_path / "out", workdir=tmp_path / "w")
+    report = score_predictions(
+        env, _prediction_output(tmp_path, env, records), tmp_path / "out", workdir=tmp_path / "w"
+    )
     assert report.metrics["exact_match"] == 0.5
     assert report.metrics["f1"] == pytest.approx((2 / 3 + 1) / 2)
     assert report.other_metrics["no_answer_exact"] == 1.0
@@ -185,7 +187,7 @@ def test_a_scoring_program_gives_the_scores_and_keeps_its_logs(tmp_path: Path) -
         program=SCORING_PROGRAM,
     )
     output = _prediction_output(tmp_path, env, [{"id": "q1", "prediction_text": "2"}])
-    report = score(env, output, tmp_path / "out", workdir=tmp_path / "w")
+    report = score_predictions(env, output, tmp_path / "out", workdir=tmp_path / "w")
     assert (report.metrics, report.other_metrics, report.has_verdicts) == (
         {"accuracy": 0.75},
         {"speed": 3.0},
@@ -224,7 +226,7 @@ def test_program_scores_are_read_as_codabench_reads_them(tmp_path: Path) -> None
     output = _prediction_output(tmp_path, env, [{"id": "q1", "prediction_text": "2"}])
 
     # when it is scored
-    report = score(env, output, tmp_path / "out", workdir=tmp_path / "w")
+    report = score_predictions(env, output, tmp_path / "out", workdir=tmp_path / "w")
 
     # then the boolean counts as 1, the other keys are ignored, the computed columns come from the
     # columns they name, and f1 (and the average that needs it) stay empty
@@ -258,7 +260,7 @@ def test_a_first_column_the_program_does_not_write_leaves_no_overall_score(tmp_p
     env = _env(tmp_path, MATH_CASES, template=None, columns=columns, program=program)
     output = _prediction_output(tmp_path, env, [{"id": "q1", "prediction_text": "2"}])
 
-    report = score(env, output, tmp_path / "out", workdir=tmp_path / "w")
+    report = score_predictions(env, output, tmp_path / "out", workdir=tmp_path / "w")
 
     assert (report.metrics, report.overall_score) == ({"speed": 2.0}, None)
     written = json.loads((tmp_path / "out" / "scores.json").read_text(encoding="utf-8"))
@@ -275,7 +277,7 @@ def test_a_column_value_that_is_no_number_fails_the_run_by_name(tmp_path: Path) 
     output = _prediction_output(tmp_path, env, [{"id": "q1", "prediction_text": "2"}])
 
     with pytest.raises(ScoringError) as caught:
-        score(env, output, tmp_path / "out", workdir=tmp_path / "w")
+        score_predictions(env, output, tmp_path / "out", workdir=tmp_path / "w")
 
     assert str(caught.value) == (
         "scores.json: the value of accuracy is 'high', not a number; write a number or a boolean"
@@ -293,7 +295,7 @@ def test_a_failing_scoring_program_fails_with_the_end_of_its_stderr(tmp_path: Pa
     )
     output = _prediction_output(tmp_path, env, [{"id": "q1", "prediction_text": "2"}])
     with pytest.raises(ScoringError) as caught:
-        score(env, output, tmp_path / "out", workdir=tmp_path / "w")
+        score_predictions(env, output, tmp_path / "out", workdir=tmp_path / "w")
     assert str(caught.value) == "the scoring program exited with code 1:\nloading\nreference file broken"
     with zipfile.ZipFile(tmp_path / "out" / "scoring_output.zip") as archive:
         assert "reference file broken" in archive.read("logs/stderr.txt").decode()
@@ -322,7 +324,7 @@ def test_verdicts_written_by_a_program_feed_the_detailed_results(tmp_path: Path)
         program=program,
     )
     output = _prediction_output(tmp_path, env, [{"id": "q1", "prediction_text": "2"}])
-    report = score(env, output, tmp_path / "out", workdir=tmp_path / "w")
+    report = score_predictions(env, output, tmp_path / "out", workdir=tmp_path / "w")
     assert (report.has_verdicts, report.total, report.passed) == (True, 2, 1)
     detailed = json.loads((tmp_path / "out" / "detailed_results.json").read_text(encoding="utf-8"))
     assert [case["case_id"] for case in detailed["cases"]] == ["q1", "q2"]
@@ -344,7 +346,7 @@ def test_memory_stays_flat_while_ingesting_and_scoring_many_cases(tmp_path: Path
     # when both steps run under the allocation tracer
     tracemalloc.start()
     ingest(env, submission, tmp_path / "ingested", workdir=tmp_path / "ingest-work")
-    report = score(
+    report = score_predictions(
         env, tmp_path / "ingested" / "prediction_output.zip", tmp_path / "out", workdir=tmp_path / "w"
     )
     _, peak = tracemalloc.get_traced_memory()
@@ -372,7 +374,9 @@ def test_a_code_run_applies_each_diff_and_runs_the_case_tests(tmp_path: Path) ->
         {"id": "c2", "prediction_text": diff.replace("a + b", "a * b")},
         {"id": "c3", "prediction_text": "I would change the minus sign."},
     ]
-    report = score(env, _prediction_output(tmp_path, env, records), tmp_path / "out", workdir=tmp_path / "w")
+    report = score_predictions(
+        env, _prediction_output(tmp_path, env, records), tmp_path / "out", workdir=tmp_path / "w"
+    )
     assert report.metrics == {"resolved_rate": pytest.approx(1 / 3)}
     assert report.other_metrics["patches_generated"] == 2.0
     assert report.other_metrics["patch_generated_rate"] == pytest.approx(2 / 3)
@@ -386,6 +390,8 @@ def test_a_routing_run_reports_cost_per_task(tmp_path: Path) -> None:
     columns += "      - {title: Cost, key: avg_cost_usd_per_task, index: 1}\n"
     env = _env(tmp_path, cases, template="routing", columns=columns)
     records = [{"id": "r1", "route": "small"}, {"id": "r2", "route": "small"}]
-    report = score(env, _prediction_output(tmp_path, env, records), tmp_path / "out", workdir=tmp_path / "w")
+    report = score_predictions(
+        env, _prediction_output(tmp_path, env, records), tmp_path / "out", workdir=tmp_path / "w"
+    )
     assert report.metrics == {"accuracy": 0.5, "avg_cost_usd_per_task": pytest.approx(0.01)}
     assert report.breakdowns["route"]["large"]["passed"] == 0.0

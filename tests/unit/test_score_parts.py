@@ -16,9 +16,9 @@ import pytest
 from benchgen.environment import Environment, open_environment
 from benchgen.ingest import ingest
 from benchgen.pipeline.keys import PREDICTION_OUTPUT
-from benchgen.score import score
 from benchgen.scoring import parts as scoring_parts
 from benchgen.scoring import templates
+from benchgen.scoring.engine import score_predictions
 from benchgen.scoring.parts import finish_scores, score_part
 from infra.examplegen import generate_environment
 
@@ -41,7 +41,7 @@ def _whole_run(tmp_path: Path, name: str) -> tuple[Environment, Path]:
     env = open_environment(made.bundle_dir, tmp_path / "environment")
     whole = tmp_path / "whole"
     ingest(env, made.submission_path, whole, workdir=tmp_path / "ingest")
-    score(env, whole / PREDICTION_OUTPUT, whole, workdir=tmp_path / "score")
+    score_predictions(env, whole / PREDICTION_OUTPUT, whole, workdir=tmp_path / "score")
     return env, whole / PREDICTION_OUTPUT
 
 
@@ -119,7 +119,7 @@ def test_a_prediction_output_out_of_case_order_scores_as_one_in_order(tmp_path: 
     shuffled.parent.mkdir()
     _write_prediction_output(shuffled, list(reversed(records.values())), metadata)
     # when
-    score(env, shuffled, shuffled.parent, workdir=tmp_path / "reversed-work")
+    score_predictions(env, shuffled, shuffled.parent, workdir=tmp_path / "reversed-work")
     # then
     whole = prediction_output.parent
     for output in OUTPUTS:
@@ -136,7 +136,7 @@ def test_a_prediction_output_in_another_layout_scores_as_ingests(tmp_path: Path)
     with zipfile.ZipFile(other, "w") as archive:
         archive.writestr("predictions.json", json.dumps(document, indent=2))
     # when
-    score(env, other, other.parent, workdir=tmp_path / "indented-work")
+    score_predictions(env, other, other.parent, workdir=tmp_path / "indented-work")
     # then
     whole = prediction_output.parent
     for output in OUTPUTS:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from benchgen.bundle.spec import Augmentation
-from benchgen.finetune.augment import Settings, augment
+from benchgen.finetune.augment import AugmentSettings, augment
 from benchgen.finetune.seed import Example, Source
 from benchgen.finetune.split import SPLIT_RULE, Split, SplitShares, bucket, in_test_bucket, split_for
 
@@ -36,7 +36,7 @@ def seed(case_id: str, question: str) -> Example:
 def test_variants_of_a_case_land_in_one_split(case_id: str, question: str, factor: int) -> None:
     # given a seed and its variants
     original = seed(case_id, question + " then 3 apples")
-    family = [original, *augment(original, Settings.resolve(Augmentation(factor=factor), "en"))]
+    family = [original, *augment(original, AugmentSettings.resolve(Augmentation(factor=factor), "en"))]
     # when each is placed
     splits = {split_for(example.split_key) for example in family}
     # then they all share the seed's split

@@ -15,14 +15,14 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from benchgen.bundle.archive import COMPETITION_FILES, competition_file, path_problem
-from benchgen.bundle.spec import CompetitionSpec, Template
+from benchgen.bundle.spec import CompetitionSpec, TemplateName
 from benchgen.errors import BundleError, too_deep
 
 MAX_YAML_BYTES = 1024 * 1024
 # Aliases let a few lines of YAML stand for an exponentially large document; real bundles need few.
 MAX_YAML_ALIASES = 50
 TASK_PATH_FIELDS = ("scoring_program", "ingestion_program", "input_data", "reference_data")
-KNOWN_TEMPLATES = ", ".join(t.value for t in Template)
+KNOWN_TEMPLATES = ", ".join(t.value for t in TemplateName)
 
 _MISSING_HINTS = {
     "title": "add `title: <name of the benchmark>`",

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
-class Template(StrEnum):
+class TemplateName(StrEnum):
     MATH = "math"
     QA = "qa"
     ROUTING = "routing"
@@ -110,7 +110,7 @@ class CompetitionSpec(_Lenient):
     tasks: list[Task]
     phases: list[Phase] = Field(default_factory=lambda: [Phase()])
     leaderboards: list[Leaderboard]
-    template: Template | None = None
+    template: TemplateName | None = None
     docker_image: str | None = None
     criteria: list[Criterion] = Field(default_factory=list)
     finetune: Finetune | None = None

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 from benchgen.bundle.spec import Finetune, SelectionCriterion
 from benchgen.environment import Environment
 from benchgen.errors import BundleError, ScoringError
-from benchgen.finetune.augment import Settings
+from benchgen.finetune.augment import AugmentSettings
 from benchgen.finetune.formats import (
     FORMATS,
     MESSAGES,
@@ -54,7 +54,7 @@ from benchgen.finetune.split import SPLIT_RULE, SPLITS, split_for
 from benchgen.finetune.spool import MergeOrder, Run, SortedSpool, Tie
 from benchgen.finetune.store import Reference, Selection, choose_pool_rows, scratch_db
 from benchgen.naming import dataset_name
-from benchgen.runs import RunInfo
+from benchgen.records import RunInfo
 from benchgen.verdicts import Verdict
 from benchgen.zipwrite import building_zip, entry, file_sha256
 
@@ -177,7 +177,7 @@ def _manifest(
     *,
     run: RunInfo,
     name: str,
-    settings: Settings,
+    settings: AugmentSettings,
     tally: _Tally,
     files: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
@@ -344,7 +344,7 @@ def finish_artifact(
     if finetune is None:
         return ArtifactReport(emitted=False, reason=NO_FINETUNE)
     criterion = finetune.selection_criterion.value
-    settings = Settings.resolve(finetune.augmentation, finetune.language)
+    settings = AugmentSettings.resolve(finetune.augmentation, finetune.language)
     tallies = [read_tally(part) for part in parts]
     tally = _Tally(tallies)
     runs: list[tuple[Path, Run]] = []

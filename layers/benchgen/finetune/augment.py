@@ -82,7 +82,7 @@ ATTEMPTS_PER_VARIANT = 8
 
 
 @dataclass(frozen=True)
-class Settings:
+class AugmentSettings:
     """The augmentation actually applied: the bundle's lists, or the language defaults where it gives none."""
 
     factor: int
@@ -93,7 +93,7 @@ class Settings:
     seed: int = 0  # 0 is the run artifact's choice; a preparation may ask for another
 
     @classmethod
-    def resolve(cls, augmentation: Augmentation, language: str, *, seed: int = 0) -> Settings:
+    def resolve(cls, augmentation: Augmentation, language: str, *, seed: int = 0) -> AugmentSettings:
         return cls(
             seed=seed,
             factor=augmentation.factor,
@@ -200,14 +200,14 @@ def _keeps_numbers(pairs: tuple[tuple[str, str], ...]) -> bool:
 
 
 @lru_cache(maxsize=16)
-def _instructions(settings: Settings) -> tuple[tuple[bool, str, tuple[str, ...]], ...]:
+def _instructions(settings: AugmentSettings) -> tuple[tuple[bool, str, tuple[str, ...]], ...]:
     """Every instruction, prefixes first, as (whether it is a prefix, its text, its numbers)."""
     return tuple((True, p, tuple(number_tokens(p))) for p in settings.prefixes) + tuple(
         (False, s, tuple(number_tokens(s))) for s in settings.suffixes
     )
 
 
-def variants(case_id: str, text: str, system: str, settings: Settings) -> list[tuple[str, str]]:
+def variants(case_id: str, text: str, system: str, settings: AugmentSettings) -> list[tuple[str, str]]:
     """The (input, system) of up to ``settings.variants_per_seed`` distinct variants of the seed of
     ``case_id`` whose input is ``text`` and system prompt ``system``, variant 1 first. Candidate ``index``
     is a pure function of these, the index and the settings; plain strings, so the artifact's per-case
@@ -254,7 +254,7 @@ def variants(case_id: str, text: str, system: str, settings: Settings) -> list[t
     return found
 
 
-def augment(seed: Example, settings: Settings) -> list[Example]:
+def augment(seed: Example, settings: AugmentSettings) -> list[Example]:
     """Up to ``settings.variants_per_seed`` distinct variants of ``seed``, numbered from 1."""
     return [
         seed.model_copy(

@@ -23,7 +23,7 @@ import msgspec
 
 from benchgen.environment import Environment
 from benchgen.errors import ScoringError
-from benchgen.finetune.augment import Settings, variants
+from benchgen.finetune.augment import AugmentSettings, variants
 from benchgen.finetune.formats import FORMATS, pieces, sizes
 from benchgen.finetune.records import (
     VERDICTS_NAME,
@@ -125,7 +125,7 @@ def collect(
         examples = preferences = 0  # every example has a row in every format but preference
         messages_bytes = preference_bytes = prompt_completion_bytes = rows_bytes = 0
         criterion = finetune.selection_criterion
-        settings = Settings.resolve(finetune.augmentation, finetune.language)
+        settings = AugmentSettings.resolve(finetune.augmentation, finetune.language)
         language = finetune.language
         template = target_template(finetune.target_template, language)
         system = finetune.system_prompt

@@ -18,8 +18,7 @@ from benchgen.pipeline.keys import (
     run_key,
 )
 from benchgen.pipeline.parts import download_parts
-from benchgen.records import RunStatus
-from benchgen.runs import RunInfo
+from benchgen.records import RunInfo, RunStatus
 
 
 class RunNotCompleted(BenchGenError):

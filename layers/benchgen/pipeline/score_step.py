@@ -30,7 +30,7 @@ from benchgen.pipeline.keys import (
 )
 from benchgen.records import ArtifactStatus, RunRecord, RunStatus, utc_now
 from benchgen.sandbox.job import Sandbox
-from benchgen.score import ScoreReport, score
+from benchgen.scoring.engine import ScoreReport, score_predictions
 
 logger = Logger(child=True)
 
@@ -125,7 +125,7 @@ def _score_claimed(
     try:
         env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
         local = store.download(key, workdir / "prediction_output.zip")
-        report = score(env, local, out, workdir=workdir / "score", sandbox=sandbox)
+        report = score_predictions(env, local, out, workdir=workdir / "score", sandbox=sandbox)
     except BenchGenError as error:
         return fail_scoring(
             run_id, str(error), out, store=store, runs=runs, publisher=publisher, workdir=workdir

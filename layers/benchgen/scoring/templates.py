@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from benchgen.bundle.spec import Criterion, Template
+from benchgen.bundle.spec import Criterion, TemplateName
 from benchgen.cases import Case, Prediction
 from benchgen.sandbox.job import Sandbox
 from benchgen.verdicts import AnyVerdict, CriterionMark, VerdictRecord
@@ -198,6 +198,6 @@ def capped(groups: dict[str, T], add: Callable[[T, T], None]) -> dict[str, T]:
 
 @dataclass(frozen=True)
 class ScoringTemplate:
-    name: Template
+    name: TemplateName
     judge: Judge
     new_aggregator: Callable[[], Aggregator]

@@ -35,7 +35,7 @@ from benchgen.finetune.artifact import (
     selections,
     verdict_lines,
 )
-from benchgen.finetune.augment import Settings, augment
+from benchgen.finetune.augment import AugmentSettings, augment
 from benchgen.finetune.records import VERDICTS_NAME
 from benchgen.finetune.seed import (
     Example,
@@ -192,7 +192,7 @@ class _Plan:
     method: Method
     scope: frozenset[str]
     shares: SplitShares
-    augmentation: Settings
+    augmentation: AugmentSettings
     pool_share: float
     pool_path: Path | None
     template: str
@@ -204,7 +204,7 @@ class _Plan:
     def resolve(cls, spec: PreparationSpec, env: Environment) -> _Plan:
         finetune = env.spec.finetune or Finetune()
         settings = spec.settings
-        augmentation = Settings.resolve(finetune.augmentation, finetune.language, seed=settings.seed)
+        augmentation = AugmentSettings.resolve(finetune.augmentation, finetune.language, seed=settings.seed)
         if settings.augmentation_factor is not None:
             augmentation = dataclasses.replace(augmentation, factor=settings.augmentation_factor)
         bundle_share = finetune.pool.share if finetune.pool is not None else 0.0

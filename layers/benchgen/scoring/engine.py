@@ -54,8 +54,8 @@ from benchgen.zipwrite import zip_folder
 if TYPE_CHECKING:
     from benchgen.environment import Environment
 
-# ScoreReport is what scoring answers with, so it is named where callers import score from.
-__all__ = ["ScoreReport", "read_verdicts", "score", "score_with_program", "score_with_template"]
+# ScoreReport is what scoring answers with, so it is named where callers import score_predictions from.
+__all__ = ["ScoreReport", "read_verdicts", "score_predictions", "score_with_program", "score_with_template"]
 
 SCORING_LOG = "logs/scoring.log"  # kept beside the outputs so a failed run still shows why
 
@@ -216,7 +216,7 @@ def score_with_program(
     )
 
 
-def score(
+def score_predictions(
     env: Environment,
     prediction_output: Path,
     out_dir: Path,

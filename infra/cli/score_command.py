@@ -30,7 +30,7 @@ from infra.cli.progress import ProgressBar
 
 if TYPE_CHECKING:
     from benchgen.ingest import IngestReport
-    from benchgen.score import ScoreReport
+    from benchgen.scoring.engine import ScoreReport
 
 RUN_FILE = "run.json"
 # File label (as the API lists a run's files) -> file name; the scoring log exists only when the bundle's
@@ -146,8 +146,8 @@ def run_score(args: argparse.Namespace) -> int:
     from benchgen.errors import BenchGenError
     from benchgen.finetune.artifact import build_artifact
     from benchgen.ingest import ingest
-    from benchgen.runs import RunInfo
-    from benchgen.score import score
+    from benchgen.records import RunInfo
+    from benchgen.scoring.engine import score_predictions
 
     bundle: Path = args.bundle
     submission: Path = args.submission
@@ -179,7 +179,9 @@ def run_score(args: argparse.Namespace) -> int:
             for warning in ingested.warnings:
                 print(f"warning: {warning}", file=sys.stderr)
             bar = ProgressBar(ingested.total_questions)
-            scored = score(env, out / PREDICTION_OUTPUT, out, workdir=work / "score", progress=bar)
+            scored = score_predictions(
+                env, out / PREDICTION_OUTPUT, out, workdir=work / "score", progress=bar
+            )
             bar.close()
             finished = datetime.now(UTC)
             run = RunInfo(
