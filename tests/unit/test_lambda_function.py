@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ValidationError
 
 from benchgen.aws import handlers
 from benchgen.aws.handlers import LambdaFunction
-from infra.local.lambda_hook import LambdaContext
+from infra.local import lambda_hook
 
 
 class ShardTask(BaseModel):
@@ -26,6 +27,11 @@ def wired(monkeypatch: pytest.MonkeyPatch) -> None:
     # The adapters stand in as one object: these tests look at what the entry point does around a step.
     monkeypatch.setattr(handlers, "adapters", lambda: WIRED)
     monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "INFO")
+
+
+def _context(function_name: str) -> LambdaContext:
+    # The local cloud's context has every attribute a handler and powertools read.
+    return cast(LambdaContext, lambda_hook.LambdaContext(function_name))
 
 
 def _printed(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
@@ -44,7 +50,7 @@ def test_a_task_step_gets_the_parsed_event_and_logs_under_its_run(capsys: pytest
         return {"run_id": task.run_id}
 
     # When Lambda invokes it with the state machine's input
-    answer = handler({"run_id": "run-7", "shard": "3"}, LambdaContext("benchgen-shard"))
+    answer = handler({"run_id": "run-7", "shard": "3"}, _context("benchgen-shard"))
 
     # Then the step got the typed task and the function's adapters, and its line names the run and shard
     assert answer == {"run_id": "run-7"}
@@ -69,10 +75,10 @@ def test_the_next_invocation_does_not_log_under_the_previous_ones_keys(
         function.logger.info("plain")
         return {}
 
-    task_handler({"run_id": "run-1", "shard": 0}, LambdaContext("benchgen-clean"))
+    task_handler({"run_id": "run-1", "shard": 0}, _context("benchgen-clean"))
 
     # When the same warm function handles an event that names no run
-    plain_handler({}, LambdaContext("benchgen-clean"))
+    plain_handler({}, _context("benchgen-clean"))
 
     # Then its line carries no run of the previous invocation
     (line,) = [line for line in _printed(capsys) if line["message"] == "plain"]
@@ -92,7 +98,7 @@ def test_an_event_that_is_not_the_task_is_refused_before_the_step_runs() -> None
 
     # When it is invoked with an input that has no shard
     with pytest.raises(ValidationError, match="shard"):
-        handler({"run_id": "run-1"}, LambdaContext("benchgen-refused"))
+        handler({"run_id": "run-1"}, _context("benchgen-refused"))
 
     # Then the step never ran
     assert ran == []
@@ -121,7 +127,7 @@ def test_a_counted_event_is_flushed_with_the_invocation_under_the_functions_serv
         return {}
 
     # When it is invoked
-    handler({}, LambdaContext("benchgen-counter"))
+    handler({}, _context("benchgen-counter"))
 
     # Then one metrics document leaves with the invocation: the count, its namespace and service
     (document,) = [line for line in _printed(capsys) if "_aws" in line]
