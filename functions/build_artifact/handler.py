@@ -4,21 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
 from benchgen.pipeline.artifact_step import build_run_artifact
+from benchgen.tasks import RunTask
 
 function = LambdaFunction("build_artifact", counts=True)
 
 
-class ArtifactTask(BaseModel):
-    run_id: str
-
-
-@function.task(ArtifactTask, correlation="run_id")
-def handler(task: ArtifactTask, wired: Adapters) -> dict[str, Any]:
+@function.task(RunTask, correlation="run_id")
+def handler(task: RunTask, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         answer = build_run_artifact(
             task.run_id,

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
 from benchgen.pipeline.shard_steps import build_shard_artifact
+from benchgen.tasks import ShardTask
 
 function = LambdaFunction("build_shard_artifact", counts=True)
-
-
-class ShardTask(BaseModel):
-    run_id: str
-    shard: int
 
 
 @function.task(ShardTask, correlation="run_id", keys=("shard",))

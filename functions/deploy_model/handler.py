@@ -4,18 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from benchgen.aws.handlers import LambdaFunction
 from benchgen.aws.inference import model_for
 from benchgen.aws.wiring import Adapters
 from benchgen.inference.steps import deploy
+from benchgen.tasks import RunTask
 
 function = LambdaFunction("deploy_model")
-
-
-class RunTask(BaseModel):
-    run_id: str
 
 
 @function.task(RunTask, correlation="run_id")

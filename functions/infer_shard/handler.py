@@ -4,19 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.inference import model_for
 from benchgen.aws.wiring import Adapters
 from benchgen.inference.steps import infer_shard
+from benchgen.tasks import ShardTask
 
 function = LambdaFunction("infer_shard", counts=True)
-
-
-class ShardTask(BaseModel):
-    run_id: str
-    shard: int
 
 
 @function.task(ShardTask, correlation="run_id", keys=("shard",))

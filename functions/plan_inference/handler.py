@@ -4,17 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
 from benchgen.inference.steps import plan
+from benchgen.tasks import RunTask
 
 function = LambdaFunction("plan_inference")
-
-
-class RunTask(BaseModel):
-    run_id: str
 
 
 @function.task(RunTask, correlation="run_id")

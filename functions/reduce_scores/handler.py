@@ -4,21 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
 from benchgen.pipeline.shard_steps import reduce_scores
+from benchgen.tasks import RunTask
 
 function = LambdaFunction("reduce_scores", counts=True)
 
 
-class ReduceTask(BaseModel):
-    run_id: str
-
-
-@function.task(ReduceTask, correlation="run_id")
-def handler(task: ReduceTask, wired: Adapters) -> dict[str, Any]:
+@function.task(RunTask, correlation="run_id")
+def handler(task: RunTask, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         answer = reduce_scores(
             task.run_id,

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
 from benchgen.evaluation.steps import start
+from benchgen.tasks import EvaluationTask
 
 function = LambdaFunction("start_evaluation", counts=True)
-
-
-class EvaluationTask(BaseModel):
-    evaluation_id: str
 
 
 @function.task(EvaluationTask, correlation="evaluation_id")
