@@ -45,6 +45,9 @@ from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
 
 DEFAULT_SUBMISSION_FILENAME = "submission.zip"
+# Files a browser can show in place (the stored content type says HTML or plain text): the console's
+# View button and its embedded report use a URL without the attachment disposition.
+VIEWABLE_SUFFIXES = (".html", ".log")
 _DETAILED_HEAD_FIELDS = frozenset({"title", "summary", "metrics", "breakdowns"})
 
 
@@ -264,7 +267,10 @@ def run_files(run_id: str, *, services: ApiServices) -> RunFiles:
         url = services.store.presigned_get_url(
             key, expires_in=services.ttl, download_name=posixpath.basename(key)
         )
-        files.append(RunFile(label=label, key=key, size=size, url=url))
+        view_url = None
+        if key.endswith(VIEWABLE_SUFFIXES):
+            view_url = services.store.presigned_get_url(key, expires_in=services.ttl)
+        files.append(RunFile(label=label, key=key, size=size, url=url, view_url=view_url))
     return RunFiles(run_id=run.run_id, files=files, expires_in=services.ttl)
 
 
