@@ -40,7 +40,7 @@ from benchgen.api.schemas import (
 from benchgen.environment import PhaseError, phase_position
 from benchgen.jsonhead import pick_top_level_fields
 from benchgen.pipeline.keys import DETAILED_JSON, run_key, submission_key
-from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus, utc_now
+from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
 
@@ -182,12 +182,10 @@ def _start_live(run: RunRecord, *, services: ApiServices) -> None:
     try:
         start_live_run(run.run_id, state_machine_arn=services.settings.inference_state_machine_arn)
     except Exception:
-        services.runs.update(
+        services.runs.fail(
             run.run_id,
-            expected_status=RunStatus.PENDING,
-            status=RunStatus.FAILED,
-            finished_at=utc_now(),
-            failure_reason="the live run could not be started: create it again in a moment",
+            "the live run could not be started: create it again in a moment",
+            expected=RunStatus.PENDING,
         )
         raise
 
