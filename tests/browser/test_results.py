@@ -166,4 +166,12 @@ def test_authorizing_from_the_results_tab_shows_the_evaluation_and_its_paired_co
     # and the report link opens the evaluation's HTML report
     with urllib.request.urlopen(report_link.get_attribute("href")) as answer:
         assert answer.status == 200 and b"<html" in answer.read().lower()
+
+    # and once the page is loaded again, the evaluation is listed under its training run with its report
+    page.reload()
+    listed = page.locator(".evaluations .comparison")
+    expect(listed).to_contain_text(f"Evaluation {found.group(1)}")
+    expect(listed).to_contain_text(f"verdict {evaluation['verdict']}")
+    expect(listed).to_contain_text(f"Fixed {c['fixed_count']}, broken {c['broken_count']}")
+    expect(listed.get_by_role("link", name="Paired comparison report")).to_be_visible()
     assert results_tab.errors == []

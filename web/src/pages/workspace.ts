@@ -223,10 +223,20 @@ async function results(context: Context, panel: HTMLElement, p: Schemas["Prepara
   );
   const identity = context.session.identity();
   const connections = runs.length ? (await context.api.get("/connections", { query: { limit: 100 } })).items : [];
+  const items = await Promise.all(
+    runs.map(async (run) => {
+      const evaluations = await context.api.get("/training-runs/{training_run_id}/evaluations", {
+        path: { training_run_id: run.training_run_id },
+        query: { limit: 20 },
+      });
+      const views = await Promise.all(evaluations.items.map((found) => evaluationView(context, found)));
+      return trainingRun(context, run, identity, connections, views);
+    }),
+  );
   fill(panel, 
     h("h2", {}, "Training runs"),
     runs.length
-      ? h("ul", { class: "training-runs" }, runs.map((run) => trainingRun(context, run, identity, connections)))
+      ? h("ul", { class: "training-runs" }, items)
       : h("p", {}, "No training runs of this preparation yet: launching one is a separate, deliberate step."),
   );
 }
@@ -236,6 +246,7 @@ function trainingRun(
   run: Schemas["TrainingRunRecord"],
   identity: ReturnType<Context["session"]["identity"]>,
   connections: Schemas["ConnectionRecord"][],
+  evaluations: HTMLElement[],
 ): HTMLElement {
   const evaluation = h("div", { "aria-live": "polite" });
   const allowed = identity !== null && identity.sub === run.owner && identity.groups.includes(EVALUATORS_GROUP);
@@ -250,6 +261,7 @@ function trainingRun(
     run.failure_reason ? h("p", { class: "error" }, run.failure_reason) : null,
     allowed && run.status === "Succeeded" ? authorizeForm(context, run, connections, evaluation) : null,
     evaluation,
+    evaluations.length ? h("div", { class: "evaluations" }, h("h3", {}, "Evaluations"), evaluations) : null,
   );
 }
 
