@@ -16,8 +16,21 @@ BANNER = (
 )
 
 
+def test_a_wrong_password_is_refused_with_the_pools_message(tab: Page, console: Console) -> None:
+    page = tab.page
+    page.goto(console.url + "/")
+    page.get_by_label("Email or user name").fill(DEMO_USER)
+    page.get_by_label("Password").fill(console.password + "-wrong")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_have_text("Incorrect username or password.")
+    expect(page.get_by_role("link", name="Runs")).to_have_count(0)
+    # The pool's 400 answer is the only console error.
+    assert len(tab.errors) == 1 and "400" in tab.errors[0], tab.errors
+
+
 def test_the_runs_list_shows_the_demo_run_and_filters_by_status(tab: Page, console: Console) -> None:
     tab.sign_in(DEMO_USER)
+    expect(tab.page.locator("#who")).to_contain_text(DEMO_USER)
     page = tab.open("/runs")
     row = page.get_by_role("row").filter(has=page.get_by_role("link", name=console.run_id))
     expect(row).to_contain_text("Completed")

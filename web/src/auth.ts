@@ -6,7 +6,8 @@ const STORAGE_KEY = "benchgen.idToken";
 
 export interface Identity {
   sub: string;
-  email: string | null;
+  /** What the page calls the user: the email, else the pool's user name, else the id. */
+  name: string;
   groups: string[];
 }
 
@@ -30,7 +31,7 @@ export class Session {
     if (!claims) return null;
     return {
       sub: String(claims.sub),
-      email: typeof claims.email === "string" ? claims.email : null,
+      name: String(claims.email ?? claims["cognito:username"] ?? claims.sub),
       groups: Array.isArray(claims["cognito:groups"]) ? (claims["cognito:groups"] as string[]) : [],
     };
   }

@@ -55,16 +55,19 @@ async function start(): Promise<void> {
     }
     const path = location.hash.replace(/^#/, "").split("?")[0] || "/runs";
     const found = ROUTES.map(([pattern, page]) => [pattern.exec(path), page] as const).find(([match]) => match);
-    main.replaceChildren();
     if (!found) {
-      main.append(h("h1", {}, "Not found"), h("p", {}, `Nothing lives at ${path}. `, h("a", { href: "#/runs" }, "See the runs")));
+      main.replaceChildren(h("h1", {}, "Not found"), h("p", {}, `Nothing lives at ${path}. `, h("a", { href: "#/runs" }, "See the runs")));
       return;
     }
     const [match, page] = found;
+    // Each render draws into its own container: one still loading when the reader moves on writes into a
+    // detached node instead of adding a second copy of a page to the one shown.
+    const view = h("div", { class: "view" });
+    main.replaceChildren(view);
     try {
-      await page(context, main, match!.slice(1).filter((part) => part !== undefined));
+      await page(context, view, match!.slice(1).filter((part) => part !== undefined));
     } catch (error) {
-      main.append(errorBox(error));
+      view.append(errorBox(error));
     }
   }
 
@@ -87,7 +90,7 @@ function renderChrome(session: Session, render: () => Promise<void>): void {
   who.replaceChildren(
     ...(identity
       ? [
-          h("span", {}, identity.email ?? identity.sub),
+          h("span", {}, identity.name),
           h(
             "button",
             {

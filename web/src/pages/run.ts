@@ -18,7 +18,7 @@ export async function runPage(context: Context, main: HTMLElement, [runId]: stri
       context.api.get("/runs/{run_id}/files", { path: { run_id: runId } }),
     ]);
     main.replaceChildren(...view(context, run, files.files, refresh));
-    if (!FINAL.includes(run.status)) timer = window.setTimeout(() => void refresh().catch(showError), POLL_MS);
+    if (!FINAL.includes(run.status) && main.isConnected) timer = window.setTimeout(() => void refresh().catch(showError), POLL_MS);
   };
   const showError = (error: unknown) => main.append(errorBox(error));
   await refresh();
