@@ -22,13 +22,18 @@ from typing import Any
 
 from measure import Clock, Step, in_fresh_process
 
+from benchgen.outputs import RunOutput
+
 # Every file a run publishes that the merge must reproduce byte for byte.
-RUN_FILES = (
-    "scores.json",
-    "scoring_output.zip",
-    "detailed_results.json",
-    "detailed_results.html",
-    "finetune_artifact.zip",
+RUN_FILES = tuple(
+    output.file_name
+    for output in (
+        RunOutput.SCORES,
+        RunOutput.SCORING_OUTPUT,
+        RunOutput.DETAILED_JSON,
+        RunOutput.DETAILED_HTML,
+        RunOutput.FINETUNE_ARTIFACT,
+    )
 )
 ENVIRONMENT = "gsm8k-tr"
 RUN_ID = "bench"
