@@ -42,7 +42,7 @@ FINISHED_AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def run_info(env: Any, overall_score: float | None) -> Any:
-    from benchgen.runs import RunInfo
+    from benchgen.records import RunInfo
 
     return RunInfo(
         run_id=RUN_ID,

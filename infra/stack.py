@@ -1,4 +1,5 @@
-"""The BenchGen stack: storage, events, the layer, the functions, the pipeline, the API and monitoring."""
+"""The BenchGen stack: storage, events, the layer, the functions, the pipeline, the API, the console
+and monitoring."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
 from infra.constructs.api import Api
+from infra.constructs.console import CONSOLE_ASSETS, Console, console_assets
 from infra.constructs.evaluation import EvaluationPipeline
 from infra.constructs.events import Events
 from infra.constructs.functions import SPECS, Functions, FunctionSpec, sized
@@ -108,6 +110,14 @@ class BenchGenStack(Stack):
         self.evaluation = self._evaluation_pipeline()
         self.api = Api(self, "Api", handler=api)
         api.add_environment("EVALUATORS_GROUP", str(self.api.evaluators_group.group_name))
+        self.console = Console(
+            self,
+            "Console",
+            api=self.api,
+            data_bucket=self.storage.bucket,
+            logs_bucket=self.storage.logs_bucket,
+            assets=console_assets(self.node.try_get_context(CONSOLE_ASSETS)),
+        )
         self.monitoring = Monitoring(
             self,
             "Monitoring",
@@ -129,6 +139,7 @@ class BenchGenStack(Stack):
         CfnOutput(self, "UserPoolClientId", value=self.api.user_pool_client.user_pool_client_id)
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
         CfnOutput(self, "DataBucketName", value=self.storage.bucket.bucket_name)
+        CfnOutput(self, "ConsoleUrl", value=self.console.origin, description="The web console")
 
     def _shard_cases(self) -> int:
         return int(self.node.try_get_context(SHARD_CASES) or DEFAULT_SHARD_CASES)

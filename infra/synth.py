@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 
 # Skips asset bundling (the layer's pip install): the template is all that is wanted here.
 NO_BUNDLING: dict[str, Any] = {"aws:cdk:bundling-stacks": []}
+# For the same reason the console's files are a one-page stand-in unless the context names a built app;
+# `cdk synth` (infra/app.py) deploys web/dist and stops when it is not built.
+STAND_IN_PAGE = "<!doctype html><title>BenchGen</title>\n"
 _VALIDATION_FAILED = "ValidationFailed"
 
 
@@ -44,9 +47,15 @@ def synthesize(
     # Node 20 is supported by CDK but announces its end of life on every start.
     os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
     from infra.app import build_app
+    from infra.constructs.console import CONSOLE_ASSETS, ENTRY_PAGE
 
-    with tempfile.TemporaryDirectory(prefix="benchgen-synth-") as outdir:
-        app, stack = build_app({**NO_BUNDLING, **(context or {})}, outdir=outdir)
+    with (
+        tempfile.TemporaryDirectory(prefix="benchgen-synth-") as outdir,
+        tempfile.TemporaryDirectory(prefix="benchgen-console-") as stand_in,
+    ):
+        (Path(stand_in) / ENTRY_PAGE).write_text(STAND_IN_PAGE, encoding="utf-8")
+        defaults = {**NO_BUNDLING, CONSOLE_ASSETS: stand_in}
+        app, stack = build_app({**defaults, **(context or {})}, outdir=outdir)
         if customize is not None:
             customize(stack)
         try:

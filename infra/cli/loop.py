@@ -175,7 +175,7 @@ class Loop:
             raise RuntimeError(f"the {PACKAGE_PROFILE} package was {built['status']}: {built['reason']}")
 
     def train(self, api: Api) -> None:
-        from infra.local.template import ACCOUNT_ID
+        from infra.local.stack_template import ACCOUNT_ID
 
         self.step(3, f"a training run of {BEDROCK_BASE_MODEL} on the local cloud's (moto's) Bedrock")
         connection = api.expect(

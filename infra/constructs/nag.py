@@ -14,6 +14,7 @@ from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
 from infra.constructs.api import Api
+from infra.constructs.console import Console
 from infra.constructs.evaluation import EvaluationPipeline
 from infra.constructs.functions import MODEL_RESOURCE_KINDS, Functions, object_pattern
 from infra.constructs.inference import InferencePipeline
@@ -116,6 +117,35 @@ WAF_REASON = (
     "Every method requires a Cognito token and the stage is throttled; a WAF web ACL is an account-level "
     "choice (and cost) attached per deployment, not part of the application template."
 )
+GEO_REASON = (
+    "The console is open to every country its users work from: what anyone may see is decided by Cognito "
+    "sign-in at the API, and the distribution serves only the app's own files, which hold no data."
+)
+CONSOLE_WAF_REASON = (
+    "The distribution serves only the app's static files through GET and HEAD; the data sits behind the "
+    "API's Cognito authorizer. A WAF web ACL is an account-level choice (and cost) attached per deployment."
+)
+VIEWER_TLS_REASON = (
+    "The distribution answers on CloudFront's default *.cloudfront.net certificate, whose security policy "
+    "CloudFront fixes; a minimum of TLSv1.2_2021 needs a custom domain and ACM certificate, chosen per "
+    "deployment."
+)
+DEPLOYMENT_HANDLER_REASON = (
+    "CDK's own BucketDeployment handler, which copies the built console into its bucket at deploy time: it "
+    "reads the CDK asset bucket's objects, writes and prunes the console bucket's objects (keys unknown "
+    "before a build), and invalidates the distribution (CDK grants the invalidation actions on '*')."
+)
+DEPLOYMENT_RUNTIME_REASON = "CDK's own BucketDeployment handler: CDK chooses and upgrades its runtime."
+DEPLOYMENT_WILDCARDS = (
+    "Action::s3:GetObject*",
+    "Action::s3:GetBucket*",
+    "Action::s3:List*",
+    "Action::s3:DeleteObject*",
+    "Action::s3:Abort*",
+    "Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*",
+    "Resource::<ConsoleBucket.Arn>/*",
+    "Resource::*",
+)
 
 
 def apply_nag(app: App, stack: Stack) -> None:
@@ -133,6 +163,7 @@ def apply_nag(app: App, stack: Stack) -> None:
     _acknowledge_training(_child(stack, "Training", TrainingPipeline))
     _acknowledge_evaluation(_child(stack, "Evaluation", EvaluationPipeline))
     _acknowledge_api(_child(stack, "Api", Api))
+    _acknowledge_console(stack, _child(stack, "Console", Console))
     notifications_handler = next(
         (child for child in stack.node.children if child.node.id.startswith("BucketNotificationsHandler")),
         None,
@@ -304,3 +335,23 @@ def _acknowledge_api(api: Api) -> None:
         "IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]",
         API_LOGS_ROLE_REASON,
     )
+
+
+def _acknowledge_console(stack: Stack, console: Console) -> None:
+    distribution = _resource(console.distribution)
+    _acknowledge(distribution, "CFR1", GEO_REASON)
+    _acknowledge(distribution, "CFR2", CONSOLE_WAF_REASON)
+    _acknowledge(distribution, "CFR4", VIEWER_TLS_REASON)
+    # CDK keeps one deployment handler per stack, beside the constructs rather than under the console.
+    handler = next(
+        child for child in stack.node.children if child.node.id.startswith("Custom::CDKBucketDeployment")
+    )
+    _acknowledge(_resource(handler), "L1", DEPLOYMENT_RUNTIME_REASON)
+    role = handler.node.find_child("ServiceRole")
+    _acknowledge(
+        role,
+        "IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
+        DEPLOYMENT_HANDLER_REASON,
+    )
+    for finding in DEPLOYMENT_WILDCARDS:
+        _acknowledge(role.node.find_child("DefaultPolicy"), f"IAM5[{finding}]", DEPLOYMENT_HANDLER_REASON)

@@ -10,7 +10,9 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
+from pydantic import BaseModel
 
+from benchgen.records import ArtifactStatus, DatasetRecord
 from infra.constructs import set_logical_id
 from infra.constructs.events import EVENT_SOURCE
 
@@ -33,24 +35,6 @@ EVENTBRIDGE_TRANSIENT_ERRORS = [
 ]
 CONDITIONAL_CHECK_FAILED = "DynamoDB.ConditionalCheckFailedException"
 
-# Fields of benchgen.records.DatasetRecord; the build_artifact handler sends every value as a string.
-DATASET_STRING_FIELDS = (
-    "dataset_id",
-    "kind",
-    "source",
-    "name",
-    "run_id",
-    "environment_id",
-    "environment_version",
-    "benchmark",
-    "base_model",
-    "selection_criterion",
-    "artifact_key",
-    "artifact_sha256",
-    "created_at",
-)
-DATASET_NUMBER_FIELDS = ("example_count", "train_count", "validation_count", "test_count")
-
 _DATASET = "$.artifact.dataset"
 _FAILURE_MESSAGE = "$.failure.errorMessage"
 # Short intervals: an execution is short, and the local cloud really sleeps between attempts.
@@ -72,17 +56,23 @@ def _run_key() -> dict[str, tasks.DynamoAttributeValue]:
     return {"run_id": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at("$.run_id"))}
 
 
-def _dataset_item() -> dict[str, tasks.DynamoAttributeValue]:
-    item = {
-        name: tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(f"{_DATASET}.{name}"))
-        for name in DATASET_STRING_FIELDS
-    }
-    item.update(
-        {
-            name: tasks.DynamoAttributeValue.number_from_string(sfn.JsonPath.string_at(f"{_DATASET}.{name}"))
-            for name in DATASET_NUMBER_FIELDS
-        }
-    )
+def record_item(record: type[BaseModel], path: str) -> dict[str, tasks.DynamoAttributeValue]:
+    """The DynamoDB item of `record`'s fields, read from the execution's JSON at `path`.
+
+    The task before sends every value as a string (DynamoDB takes a number as one); the field's type says
+    which attribute each becomes, so a field added to the record is saved without a list to keep."""
+    item: dict[str, tasks.DynamoAttributeValue] = {}
+    for name, field in record.model_fields.items():
+        value = sfn.JsonPath.string_at(f"{path}.{name}")
+        if field.annotation is int:
+            item[name] = tasks.DynamoAttributeValue.number_from_string(value)
+        elif field.annotation is str:
+            item[name] = tasks.DynamoAttributeValue.from_string(value)
+        else:
+            raise TypeError(
+                f"{record.__name__}.{name} is {field.annotation}: the state machine writes only str and int "
+                "fields; give the field one of those types or write the record from a function"
+            )
     return item
 
 
@@ -105,39 +95,7 @@ class Pipeline(Construct):
         after_save: sfn.IChainable | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
-
-        failed = sfn.Fail(
-            self, "ArtifactFailed", error="ArtifactFailed", cause="The finetune artifact step failed"
-        )
-        mark_failed = tasks.DynamoUpdateItem(
-            self,
-            "MarkArtifactFailed",
-            table=runs_table,
-            key=_run_key(),
-            update_expression="SET artifact_status = :failed, artifact_reason = :reason",
-            expression_attribute_values={
-                ":failed": tasks.DynamoAttributeValue.from_string("Failed"),
-                ":reason": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(_FAILURE_MESSAGE)),
-            },
-            result_path=sfn.JsonPath.DISCARD,
-        )
-        _guard(mark_failed, DYNAMODB_TRANSIENT_ERRORS, failed, result_path="$.mark_failed_error")
-        mark_failed.next(failed)
-        # The run shows a sentence, not an error document: a Lambda task's Cause is its error payload as
-        # JSON (errorMessage, errorType, stackTrace), a service task's Cause is already a message.
-        read_function_error = sfn.Pass(
-            self,
-            "ReadFunctionError",
-            parameters={
-                "run_id.$": "$.run_id",
-                "failure.$": "States.StringToJson($.error.Cause)",
-            },
-        ).next(mark_failed)
-        read_service_error = sfn.Pass(
-            self,
-            "ReadServiceError",
-            parameters={"run_id.$": "$.run_id", "failure": {"errorMessage.$": "$.error.Cause"}},
-        ).next(mark_failed)
+        read_function_error, read_service_error = self._failure_chain(runs_table)
 
         build = tasks.LambdaInvoke(
             self,
@@ -157,7 +115,7 @@ class Pipeline(Construct):
             key=_run_key(),
             update_expression="SET artifact_status = :not_emitted, artifact_reason = :reason",
             expression_attribute_values={
-                ":not_emitted": tasks.DynamoAttributeValue.from_string("NotEmitted"),
+                ":not_emitted": tasks.DynamoAttributeValue.from_string(ArtifactStatus.NOT_EMITTED),
                 ":reason": tasks.DynamoAttributeValue.from_string(
                     sfn.JsonPath.string_at("$.artifact.reason")
                 ),
@@ -167,61 +125,6 @@ class Pipeline(Construct):
         _guard(record_no_artifact, DYNAMODB_TRANSIENT_ERRORS, read_service_error)
         record_no_artifact.next(sfn.Succeed(self, "NoArtifact"))
 
-        save = tasks.DynamoPutItem(
-            self,
-            "SaveDataset",
-            table=datasets_table,
-            item=_dataset_item(),
-            condition_expression="attribute_not_exists(dataset_id)",
-            result_path=sfn.JsonPath.DISCARD,
-        )
-        # A dataset is saved once per run: a second execution for the same run lands here and succeeds.
-        save.add_catch(sfn.Succeed(self, "AlreadySaved"), errors=[CONDITIONAL_CHECK_FAILED])
-        _guard(save, DYNAMODB_TRANSIENT_ERRORS, read_service_error)
-
-        link = tasks.DynamoUpdateItem(
-            self,
-            "LinkDataset",
-            table=runs_table,
-            key=_run_key(),
-            update_expression=(
-                "SET dataset_id = :dataset_id, dataset_name = :dataset_name, artifact_status = :saved"
-            ),
-            expression_attribute_values={
-                ":dataset_id": tasks.DynamoAttributeValue.from_string(
-                    sfn.JsonPath.string_at(f"{_DATASET}.dataset_id")
-                ),
-                ":dataset_name": tasks.DynamoAttributeValue.from_string(
-                    sfn.JsonPath.string_at(f"{_DATASET}.name")
-                ),
-                ":saved": tasks.DynamoAttributeValue.from_string("Saved"),
-            },
-            result_path=sfn.JsonPath.DISCARD,
-        )
-        _guard(link, DYNAMODB_TRANSIENT_ERRORS, read_service_error)
-
-        self.emit_dataset_saved = tasks.EventBridgePutEvents(
-            self,
-            "EmitDatasetSaved",
-            entries=[
-                tasks.EventBridgePutEventsEntry(
-                    event_bus=bus,
-                    source=EVENT_SOURCE,
-                    detail_type="DatasetSaved",
-                    detail=sfn.TaskInput.from_object(
-                        {
-                            "dataset_id": sfn.JsonPath.string_at(f"{_DATASET}.dataset_id"),
-                            "run_id": sfn.JsonPath.string_at("$.run_id"),
-                            "name": sfn.JsonPath.string_at(f"{_DATASET}.name"),
-                        }
-                    ),
-                )
-            ],
-            result_path=sfn.JsonPath.DISCARD,
-        )
-        _guard(self.emit_dataset_saved, EVENTBRIDGE_TRANSIENT_ERRORS, read_service_error)
-        self.emit_dataset_saved.next(after_save if after_save is not None else sfn.Succeed(self, "Saved"))
-
         emitted = (
             sfn.Choice(self, "ArtifactEmitted?")
             .when(
@@ -230,7 +133,7 @@ class Pipeline(Construct):
                     sfn.Condition.is_present("$.artifact.emitted"),
                     sfn.Condition.boolean_equals("$.artifact.emitted", True),
                 ),
-                save.next(link).next(self.emit_dataset_saved),
+                self._save_chain(runs_table, datasets_table, bus, read_service_error, after_save),
             )
             .otherwise(record_no_artifact)
         )
@@ -249,3 +152,108 @@ class Pipeline(Construct):
             timeout=Duration.hours(1),
         )
         set_logical_id(self.state_machine, "ArtifactPipeline")
+
+    def _failure_chain(self, runs_table: dynamodb.ITable) -> tuple[sfn.Pass, sfn.Pass]:
+        """MarkArtifactFailed -> ArtifactFailed, entered through the reader of a Lambda task's error or
+        of a service task's: the two states returned, in that order."""
+        failed = sfn.Fail(
+            self, "ArtifactFailed", error="ArtifactFailed", cause="The finetune artifact step failed"
+        )
+        mark_failed = tasks.DynamoUpdateItem(
+            self,
+            "MarkArtifactFailed",
+            table=runs_table,
+            key=_run_key(),
+            update_expression="SET artifact_status = :failed, artifact_reason = :reason",
+            expression_attribute_values={
+                ":failed": tasks.DynamoAttributeValue.from_string(ArtifactStatus.FAILED),
+                ":reason": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(_FAILURE_MESSAGE)),
+            },
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        _guard(mark_failed, DYNAMODB_TRANSIENT_ERRORS, failed, result_path="$.mark_failed_error")
+        mark_failed.next(failed)
+        # The run shows a sentence, not an error document: a Lambda task's Cause is its error payload as
+        # JSON (errorMessage, errorType, stackTrace), a service task's Cause is already a message.
+        read_function_error = sfn.Pass(
+            self,
+            "ReadFunctionError",
+            parameters={
+                "run_id.$": "$.run_id",
+                "failure.$": "States.StringToJson($.error.Cause)",
+            },
+        )
+        read_function_error.next(mark_failed)
+        read_service_error = sfn.Pass(
+            self,
+            "ReadServiceError",
+            parameters={"run_id.$": "$.run_id", "failure": {"errorMessage.$": "$.error.Cause"}},
+        )
+        read_service_error.next(mark_failed)
+        return read_function_error, read_service_error
+
+    def _save_chain(
+        self,
+        runs_table: dynamodb.ITable,
+        datasets_table: dynamodb.ITable,
+        bus: events.IEventBus,
+        on_error: sfn.IChainable,
+        after_save: sfn.IChainable | None,
+    ) -> sfn.Chain:
+        """SaveDataset -> LinkDataset -> EmitDatasetSaved -> `after_save` (or Saved); a dataset already
+        saved for the run ends in AlreadySaved, any other failure goes to `on_error`."""
+        save = tasks.DynamoPutItem(
+            self,
+            "SaveDataset",
+            table=datasets_table,
+            item=record_item(DatasetRecord, _DATASET),
+            condition_expression="attribute_not_exists(dataset_id)",
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        # A dataset is saved once per run: a second execution for the same run lands here and succeeds.
+        save.add_catch(sfn.Succeed(self, "AlreadySaved"), errors=[CONDITIONAL_CHECK_FAILED])
+        _guard(save, DYNAMODB_TRANSIENT_ERRORS, on_error)
+
+        link = tasks.DynamoUpdateItem(
+            self,
+            "LinkDataset",
+            table=runs_table,
+            key=_run_key(),
+            update_expression=(
+                "SET dataset_id = :dataset_id, dataset_name = :dataset_name, artifact_status = :saved"
+            ),
+            expression_attribute_values={
+                ":dataset_id": tasks.DynamoAttributeValue.from_string(
+                    sfn.JsonPath.string_at(f"{_DATASET}.dataset_id")
+                ),
+                ":dataset_name": tasks.DynamoAttributeValue.from_string(
+                    sfn.JsonPath.string_at(f"{_DATASET}.name")
+                ),
+                ":saved": tasks.DynamoAttributeValue.from_string(ArtifactStatus.SAVED),
+            },
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        _guard(link, DYNAMODB_TRANSIENT_ERRORS, on_error)
+
+        emit = tasks.EventBridgePutEvents(
+            self,
+            "EmitDatasetSaved",
+            entries=[
+                tasks.EventBridgePutEventsEntry(
+                    event_bus=bus,
+                    source=EVENT_SOURCE,
+                    detail_type="DatasetSaved",
+                    detail=sfn.TaskInput.from_object(
+                        {
+                            "dataset_id": sfn.JsonPath.string_at(f"{_DATASET}.dataset_id"),
+                            "run_id": sfn.JsonPath.string_at("$.run_id"),
+                            "name": sfn.JsonPath.string_at(f"{_DATASET}.name"),
+                        }
+                    ),
+                )
+            ],
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        _guard(emit, EVENTBRIDGE_TRANSIENT_ERRORS, on_error)
+        emit.next(after_save if after_save is not None else sfn.Succeed(self, "Saved"))
+        return save.next(link).next(emit)

@@ -26,7 +26,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from infra.local.auth import TokenVerifier, Unauthorized, authorizer_claims
 from infra.local.function_logs import running_as
 from infra.local.lambda_hook import Handler, LambdaContext
-from infra.local.template import ACCOUNT_ID, Route
+from infra.local.stack_template import ACCOUNT_ID, Route
 
 MISSING_TOKEN_BODY = {"message": "Missing Authentication Token"}
 UNAUTHORIZED_BODY = {"message": "Unauthorized"}

@@ -26,7 +26,7 @@ from infra.local.function_logs import FunctionLogs
 from infra.local.lambda_hook import Handler, LambdaHook
 from infra.local.provider_clock import ProviderClock
 from infra.local.provision import Provisioner
-from infra.local.template import Route, Template, lazy_handler
+from infra.local.stack_template import Route, StackTemplate, lazy_handler
 
 Mode = Literal["in-process", "server"]
 
@@ -75,7 +75,7 @@ class LocalCloud:
         self._template_body = copy.deepcopy(template)
         self._context = context
         self._handler_overrides = dict(handlers or {})
-        self.template = Template({}, region=region)
+        self.template = StackTemplate({}, region=region)
         self.hook = LambdaHook(region=region)
         # Training jobs on moto run for a few reads, then end (see provider_clock.py).
         self.provider_clock = ProviderClock()
@@ -124,7 +124,7 @@ class LocalCloud:
             # Training jobs are polled every second here, not every few minutes: moto's Wait really sleeps.
             body = synth_template({**LOCAL_TRAINING_CONTEXT, **(self._context or {})})
         self.timings = {"synthesis_s": time.monotonic() - started}
-        self.template = Template(body, region=self.region)
+        self.template = StackTemplate(body, region=self.region)
         started = time.monotonic()
         self._set_environ(self._base_environ())
         logging.getLogger(_MOTO_EVALUATION_LOG).setLevel(logging.CRITICAL)

@@ -32,7 +32,7 @@ from types import TracebackType
 from typing import Any
 
 from infra.local.function_logs import running_as
-from infra.local.template import ACCOUNT_ID
+from infra.local.stack_template import ACCOUNT_ID
 
 Handler = Callable[[Any, Any], Any]
 

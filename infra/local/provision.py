@@ -1,7 +1,7 @@
 """Every resource of the synthesized CDK template, created on moto.
 
 Nothing here repeats a name or a setting of the CDK app: every resource, environment variable,
-notification and the state machine definition come from the template (see ``template.py``).
+notification and the state machine definition come from the template (see ``stack_template.py``).
 Names are planned first, since functions and the state machine refer to each other; then each kind
 of resource is created in an order where what a resource refers to already exists.
 """
@@ -25,10 +25,10 @@ from infra.local.lambda_hook import (
     LambdaHook,
     QueueConsumer,
 )
-from infra.local.template import (
+from infra.local.stack_template import (
     ACCOUNT_ID,
     SERVICE_NAME_VARIABLE,
-    Template,
+    StackTemplate,
     lazy_handler,
     service_name,
 )
@@ -70,7 +70,7 @@ class Provisioner:
 
     def __init__(
         self,
-        template: Template,
+        template: StackTemplate,
         client: Callable[[str], Any],
         *,
         region: str,

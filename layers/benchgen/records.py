@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from benchgen.bundle.spec import SelectionCriterion
 from benchgen.inference.model import Sampling
@@ -244,6 +244,34 @@ class RunRecord(BaseModel):
     case_scope: CaseScope | None = None
     # Set by ingest when the run is scored in shards (see benchgen.pipeline.shard_inputs); None: whole.
     shards: ShardPlan | None = None
+
+
+class RunInfo(BaseModel):
+    """A finished run, reduced to the facts that name and describe its dataset."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    environment_id: str
+    environment_version: str
+    model: str
+    benchmark: str  # the benchmark's title
+    overall_score: float | None  # a fraction in [0, 1], or None when the run has no primary score
+    finished_at: datetime
+
+    @classmethod
+    def from_record(cls, record: RunRecord, *, benchmark: str) -> RunInfo:
+        """From the stored run; a run without a finish time is dated by its creation."""
+        stamp = record.finished_at or record.created_at
+        return cls(
+            run_id=record.run_id,
+            environment_id=record.environment_id,
+            environment_version=record.environment_version,
+            model=record.model,
+            benchmark=benchmark,
+            overall_score=record.overall_score,
+            finished_at=datetime.fromisoformat(stamp),
+        )
 
 
 def dataset_id_for(run_id: str) -> str:

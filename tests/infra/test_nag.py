@@ -99,6 +99,14 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:custom-model/*]",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sagemaker:*:<AWS::AccountId>:training-job/benchgen-*]",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:role/*]",
+        # The console's deployment: CDK's handler reads the asset bucket and writes the console bucket.
+        "AwsSolutions-IAM5[Action::s3:GetObject*]",
+        "AwsSolutions-IAM5[Action::s3:GetBucket*]",
+        "AwsSolutions-IAM5[Action::s3:List*]",
+        "AwsSolutions-IAM5[Action::s3:DeleteObject*]",
+        "AwsSolutions-IAM5[Action::s3:Abort*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*]",
+        "AwsSolutions-IAM5[Resource::<ConsoleBucket.Arn>/*]",
     }
 
 

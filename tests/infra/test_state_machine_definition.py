@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from benchgen.records import ArtifactStatus, DatasetRecord
+from infra.constructs.pipeline import record_item
+
 Resource = dict[str, Any]
 Definition = dict[str, Any]
 
@@ -118,7 +123,7 @@ def test_no_artifact_records_the_reason_on_the_run_and_succeeds(definition: Defi
     assert parameters["TableName"] == "${RunsTable}"
     assert parameters["Key"] == {"run_id": {"S.$": "$.run_id"}}
     assert parameters["ExpressionAttributeValues"] == {
-        ":not_emitted": {"S": "NotEmitted"},
+        ":not_emitted": {"S": ArtifactStatus.NOT_EMITTED},
         ":reason": {"S.$": "$.artifact.reason"},
     }
     assert definition["States"][state["Next"]]["Type"] == "Succeed"
@@ -141,13 +146,38 @@ def test_a_second_save_for_the_same_run_ends_in_already_saved(definition: Defini
     assert all("DynamoDB.ConditionalCheckFailedException" not in r["ErrorEquals"] for r in state["Retry"])
 
 
-def test_save_dataset_stores_counts_as_numbers_and_the_rest_as_strings(definition: Definition) -> None:
+def test_save_dataset_writes_every_field_of_the_dataset_record_integers_as_numbers(
+    definition: Definition,
+) -> None:
     item = definition["States"]["SaveDataset"]["Parameters"]["Item"]
-    numbers = {name for name, value in item.items() if "N.$" in value}
-    assert numbers == {"example_count", "train_count", "validation_count", "test_count"}
+    fields = DatasetRecord.model_json_schema()["properties"]
+    assert {name: list(value) for name, value in item.items()} == {
+        name: ["N.$" if field["type"] == "integer" else "S.$"] for name, field in fields.items()
+    }
     assert item["dataset_id"] == {"S.$": "$.artifact.dataset.dataset_id"}
-    assert item["name"] == {"S.$": "$.artifact.dataset.name"}
     assert item["example_count"] == {"N.$": "$.artifact.dataset.example_count"}
+
+
+class _DatasetWithMoreFields(DatasetRecord):
+    shard_count: int
+    split_seed: str
+
+
+def test_a_field_added_to_the_record_is_written_by_save_dataset_with_its_type() -> None:
+    item = {name: value.to_object() for name, value in record_item(_DatasetWithMoreFields, "$.d").items()}
+
+    assert set(item) == set(DatasetRecord.model_fields) | {"shard_count", "split_seed"}
+    assert list(item["shard_count"]) == ["N"]
+    assert list(item["split_seed"]) == ["S"]
+
+
+class _DatasetWithOptional(DatasetRecord):
+    note: str | None = None
+
+
+def test_a_record_field_the_state_machine_cannot_type_fails_synthesis_naming_it() -> None:
+    with pytest.raises(TypeError, match=r"_DatasetWithOptional\.note is str \| None"):
+        record_item(_DatasetWithOptional, "$.d")
 
 
 def test_link_dataset_records_the_dataset_on_the_run(definition: Definition) -> None:
@@ -157,7 +187,7 @@ def test_link_dataset_records_the_dataset_on_the_run(definition: Definition) -> 
     assert parameters["UpdateExpression"] == (
         "SET dataset_id = :dataset_id, dataset_name = :dataset_name, artifact_status = :saved"
     )
-    assert parameters["ExpressionAttributeValues"][":saved"] == {"S": "Saved"}
+    assert parameters["ExpressionAttributeValues"][":saved"] == {"S": ArtifactStatus.SAVED}
     assert state["Next"] == "EmitDatasetSaved"
 
 
@@ -180,7 +210,7 @@ def test_dataset_saved_event_goes_to_the_benchgen_bus(definition: Definition) ->
 def test_mark_artifact_failed_records_the_cause_then_fails(definition: Definition) -> None:
     state = definition["States"]["MarkArtifactFailed"]
     assert state["Parameters"]["ExpressionAttributeValues"] == {
-        ":failed": {"S": "Failed"},
+        ":failed": {"S": ArtifactStatus.FAILED},
         ":reason": {"S.$": "$.failure.errorMessage"},
     }
     assert definition["States"][state["Next"]]["Type"] == "Fail"

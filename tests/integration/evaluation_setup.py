@@ -10,7 +10,7 @@ import json
 import zipfile
 from pathlib import Path
 
-from benchgen.aws.tables import TrainingRunsRepo
+from benchgen.aws.tables.training_runs import TrainingRunsRepo
 from benchgen.finetune.split import in_test_bucket
 from benchgen.pipeline.keys import package_key
 from benchgen.records import TrainingRunRecord, TrainingStatus

@@ -16,7 +16,9 @@ import pytest
 from factories import dataset
 
 from benchgen.aws import clients, wiring
-from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.aws.tables.datasets import DatasetsRepo
+from benchgen.aws.tables.environments import EnvironmentsRepo
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.bundle.spec import Column
 from benchgen.outputs import RunOutput
 from benchgen.records import (

@@ -24,7 +24,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from benchgen.aws.tables import EnvironmentsRepo
+from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.records import EnvironmentRecord, EnvironmentStatus
 from benchgen.settings import load_settings
 from infra.local.cloud import LocalCloud

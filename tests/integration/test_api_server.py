@@ -17,13 +17,13 @@ from joserfc import jwk, jwt
 from moto import mock_aws
 from moto.utilities.utils import load_resource
 
-from benchgen.aws.tables import RunsRepo
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.records import RunConfig, RunRecord
 from benchgen.settings import load_settings
 from infra.local.api_server import ApiServer
 from infra.local.auth import TokenVerifier, Unauthorized, moto_jwks
 from infra.local.cloud import LocalCloud
-from infra.local.template import Route
+from infra.local.stack_template import Route
 
 REGION = "us-east-1"
 PASSWORD = "Correct-Horse-42!"

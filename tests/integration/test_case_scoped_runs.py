@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables import RunsRepo
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.inference.model import Sampling
 from benchgen.outputs import RunOutput
 from benchgen.pipeline.case_scope import write_case_scope

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchgen.aws.tables import ConnectionsRepo
+from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
 from benchgen.records import ConnectionRecord
 from benchgen.settings import Settings

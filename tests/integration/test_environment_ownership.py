@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from benchgen.aws.tables import EnvironmentsRepo
+from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.ownership import OPERATOR
 from benchgen.records import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 from infra.cli.demo import Api

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from benchgen.aws.tables import ConnectionsRepo, RunsRepo
+from benchgen.aws.tables.connections import ConnectionsRepo
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
 from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
 from benchgen.records import ConnectionRecord, RunRecord, RunStatus, TrainingStatus

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 import requests
 
-from benchgen.aws.tables import ConnectionsRepo, RunsRepo
+from benchgen.aws.tables.connections import ConnectionsRepo
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.inference.model import Sampling
 from benchgen.outputs import RunOutput
 from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind

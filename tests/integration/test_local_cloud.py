@@ -18,7 +18,7 @@ import pytest
 
 from infra.local.auth import TokenVerifier
 from infra.local.cloud import LocalCloud
-from infra.local.template import UnresolvedReferenceError
+from infra.local.stack_template import UnresolvedReferenceError
 
 
 class StandIns:

@@ -14,7 +14,7 @@ from benchgen.aws import clients
 from benchgen.settings import Settings
 from infra.local.cloud import LocalCloud
 from infra.local.lambda_hook import LambdaContext
-from infra.local.template import Template, service_name
+from infra.local.stack_template import StackTemplate, service_name
 
 
 class Lines(logging.Handler):
@@ -47,7 +47,7 @@ def test_every_function_logs_under_the_service_name_the_stack_gives_it(
     stack_template: dict[str, Any],
 ) -> None:
     # given the stack's functions and the service name each is deployed with
-    functions = Template(stack_template).of_type("AWS::Lambda::Function").values()
+    functions = StackTemplate(stack_template).of_type("AWS::Lambda::Function").values()
     services = sorted(name for name in map(service_name, functions) if name is not None)
     assert services
 

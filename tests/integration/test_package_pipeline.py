@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from benchgen.aws.executions import ExecutionStarter
-from benchgen.aws.tables import PackagesRepo
+from benchgen.aws.tables.packages import PackagesRepo
 from benchgen.finetune.seed import Source
 from benchgen.finetune.split import Split
 from benchgen.pipeline.keys import package_key, preparation_key

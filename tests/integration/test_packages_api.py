@@ -20,7 +20,8 @@ import pytest
 import requests
 from test_pipeline import EXAMPLES, example_submission, received_events, watch_events
 
-from benchgen.aws.tables import PackagesRepo, PreparationsRepo
+from benchgen.aws.tables.packages import PackagesRepo
+from benchgen.aws.tables.preparations import PreparationsRepo
 from benchgen.pipeline.keys import package_execution_name, package_key
 from benchgen.records import PackageRecord, PackageStatus, PreparationRecord, PreparationStatus
 from benchgen.settings import load_settings

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchgen.aws.pages import InvalidNextToken
-from benchgen.aws.tables import PackagesRepo
+from benchgen.aws.tables.packages import PackagesRepo
 from benchgen.records import MAX_TEXT_CHARS, PackageRecord, PackageStatus
 from benchgen.settings import Settings
 

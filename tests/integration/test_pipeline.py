@@ -20,7 +20,9 @@ from urllib.parse import quote_plus
 import pytest
 from codabench_bundles import DOCKER_IMAGE, LABELS, results_submission, write_bundle, write_two_task_bundle
 
-from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.aws.tables.datasets import DatasetsRepo
+from benchgen.aws.tables.environments import EnvironmentsRepo
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
 from benchgen.pipeline import register as register_module
 from benchgen.pipeline import score_step
@@ -31,7 +33,7 @@ from benchgen.zipwrite import zip_folder
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
-from infra.local.template import lazy_handler
+from infra.local.stack_template import lazy_handler
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NO_ARTIFACT = "the benchmark's scoring program did not emit one"

@@ -16,7 +16,8 @@ from test_pipeline import EXAMPLES, example_submission, received_events, watch_e
 
 from benchgen.aws import wiring
 from benchgen.aws.pages import encode_token
-from benchgen.aws.tables import EnvironmentsRepo, PreparationsRepo
+from benchgen.aws.tables.environments import EnvironmentsRepo
+from benchgen.aws.tables.preparations import PreparationsRepo
 from benchgen.pipeline.keys import execution_name
 from benchgen.records import PreparationStatus
 from functions.api import handler as api_handler

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from benchgen.aws.pages import InvalidNextToken
-from benchgen.aws.tables import PreparationsRepo
+from benchgen.aws.tables.preparations import PreparationsRepo
 from benchgen.records import MAX_TEXT_CHARS, PreparationRecord, PreparationStatus
 from benchgen.settings import Settings
 

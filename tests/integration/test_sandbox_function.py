@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from program_runs import PROGRAM_VARIABLES
 
-from benchgen.aws.tables import RunsRepo
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
 from benchgen.records import RunStatus
 from infra.examplegen.writing import write_bundle_zip

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from benchgen.aws.tables import EnvironmentsRepo, RunsRepo
+from benchgen.aws.tables.environments import EnvironmentsRepo
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
 from benchgen.pipeline.keys import case_shard_key, execution_name, sharded_execution_name
 from benchgen.records import ArtifactStatus, RunRecord, RunStatus

@@ -6,7 +6,9 @@ import pytest
 from factories import dataset
 
 from benchgen.aws.pages import InvalidNextToken
-from benchgen.aws.tables import DatasetsRepo, EnvironmentsRepo, RunsRepo
+from benchgen.aws.tables.datasets import DatasetsRepo
+from benchgen.aws.tables.environments import EnvironmentsRepo
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.records import (
     EnvironmentRecord,
     EnvironmentStatus,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from infra.local.cloud import LocalCloud
-from infra.local.template import FUNCTION_FOLDERS, UnresolvedReferenceError
+from infra.local.stack_template import FUNCTION_FOLDERS, UnresolvedReferenceError
 
 
 def stand_in_handlers() -> dict[str, Any]:

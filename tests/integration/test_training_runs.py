@@ -24,7 +24,10 @@ from typing import Any
 import pytest
 from test_pipeline import received_events, watch_events
 
-from benchgen.aws.tables import ConnectionsRepo, PackagesRepo, PreparationsRepo, TrainingRunsRepo
+from benchgen.aws.tables.connections import ConnectionsRepo
+from benchgen.aws.tables.packages import PackagesRepo
+from benchgen.aws.tables.preparations import PreparationsRepo
+from benchgen.aws.tables.training_runs import TrainingRunsRepo
 from benchgen.pipeline.keys import package_key, training_execution_name
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
 from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from benchgen.aws.tables import TrainingRunsRepo
+from benchgen.aws.tables.training_runs import TrainingRunsRepo
 from benchgen.records import MAX_TEXT_CHARS, TrainingRunRecord, TrainingStatus
 from benchgen.settings import Settings
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from benchgen.aws.tables import RunsRepo
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.records import ArtifactStatus, RunRecord, RunStatus, utc_now
 from benchgen.settings import Settings
 

@@ -6,12 +6,18 @@ from typing import Any
 
 import pytest
 
-from infra.local.template import Route, Template, UnresolvedReferenceError, lazy_handler, service_name
+from infra.local.stack_template import (
+    Route,
+    StackTemplate,
+    UnresolvedReferenceError,
+    lazy_handler,
+    service_name,
+)
 
 TABLE_ARN = "arn:aws:dynamodb:eu-west-1:123456789012:table/runs-local"
 
 
-def _template(resources: dict[str, Any] | None = None) -> Template:
+def _template(resources: dict[str, Any] | None = None) -> StackTemplate:
     body = {
         "Resources": {
             "RunsTable": {"Type": "AWS::DynamoDB::Table", "Properties": {}},
@@ -20,7 +26,7 @@ def _template(resources: dict[str, Any] | None = None) -> Template:
             **(resources or {}),
         }
     }
-    template = Template(body, region="eu-west-1")
+    template = StackTemplate(body, region="eu-west-1")
     template.record("RunsTable", "runs-local", Arn=TABLE_ARN, StreamArn=TABLE_ARN + "/stream/local")
     template.record(
         "ScoreFunction", "score-local", Arn="arn:aws:lambda:eu-west-1:123456789012:function:score"

@@ -20,16 +20,14 @@ from aws_lambda_powertools.utilities.idempotency import BasePersistenceLayer
 from benchgen.aws.events import EventPublisher
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables import (
-    ConnectionsRepo,
-    DatasetsRepo,
-    EnvironmentsRepo,
-    EvaluationsRepo,
-    PackagesRepo,
-    PreparationsRepo,
-    RunsRepo,
-    TrainingRunsRepo,
-)
+from benchgen.aws.tables.connections import ConnectionsRepo
+from benchgen.aws.tables.datasets import DatasetsRepo
+from benchgen.aws.tables.environments import EnvironmentsRepo
+from benchgen.aws.tables.evaluations import EvaluationsRepo
+from benchgen.aws.tables.packages import PackagesRepo
+from benchgen.aws.tables.preparations import PreparationsRepo
+from benchgen.aws.tables.runs import RunsRepo
+from benchgen.aws.tables.training_runs import TrainingRunsRepo
 from benchgen.errors import BenchGenError
 from benchgen.ownership import Caller
 from benchgen.settings import Settings

@@ -16,16 +16,14 @@ from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.s3_events import uploaded_objects
 from benchgen.aws.sandbox import SandboxInvoker
 from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables import (
-    ConnectionsRepo,
-    DatasetsRepo,
-    EnvironmentsRepo,
-    EvaluationsRepo,
-    PackagesRepo,
-    PreparationsRepo,
-    RunsRepo,
-    TrainingRunsRepo,
-)
+from benchgen.aws.tables.connections import ConnectionsRepo
+from benchgen.aws.tables.datasets import DatasetsRepo
+from benchgen.aws.tables.environments import EnvironmentsRepo
+from benchgen.aws.tables.evaluations import EvaluationsRepo
+from benchgen.aws.tables.packages import PackagesRepo
+from benchgen.aws.tables.preparations import PreparationsRepo
+from benchgen.aws.tables.runs import RunsRepo
+from benchgen.aws.tables.training_runs import TrainingRunsRepo
 from benchgen.inference.retry import Backoff
 from benchgen.pipeline.keys import correlation_id, run_id_of
 from benchgen.sandbox.job import Sandbox

@@ -16,7 +16,7 @@ from typing import Any
 
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables import EvaluationsRepo
+from benchgen.aws.tables.evaluations import EvaluationsRepo
 from benchgen.compare.report import RunIdentity, compare_runs
 from benchgen.compare.selection import PackageRef, read_package
 from benchgen.errors import BenchGenError

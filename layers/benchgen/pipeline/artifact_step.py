@@ -13,8 +13,7 @@ from benchgen.outputs import RunOutput
 from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
 from benchgen.pipeline.keys import ARTIFACT_PART, run_key
 from benchgen.pipeline.parts import download_parts
-from benchgen.records import RunStatus
-from benchgen.runs import RunInfo
+from benchgen.records import RunInfo, RunStatus
 
 
 class RunNotCompleted(BenchGenError):

@@ -19,7 +19,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables import ConnectionsRepo, PackagesRepo, TrainingRunsRepo
+from benchgen.aws.tables.connections import ConnectionsRepo
+from benchgen.aws.tables.packages import PackagesRepo
+from benchgen.aws.tables.training_runs import TrainingRunsRepo
 from benchgen.errors import BenchGenError
 from benchgen.finetune.split import Split
 from benchgen.pipeline.keys import training_key, training_output_prefix

@@ -71,7 +71,7 @@ class Route:
     authorized: bool
 
 
-class Template:
+class StackTemplate:
     """A synthesized template plus the map of logical ids to the physical resources created for it."""
 
     def __init__(self, body: dict[str, Any], *, region: str = "us-east-1") -> None:

@@ -1,0 +1,1 @@
+"""DynamoDB repositories, one module per table, over the plumbing they share in ``base``."""

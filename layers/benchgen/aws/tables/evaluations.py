@@ -1,0 +1,83 @@
+"""The evaluations table, which also holds the evaluation grants of training runs."""
+
+from __future__ import annotations
+
+from botocore.exceptions import ClientError
+
+from benchgen.aws.items import to_item
+from benchgen.aws.tables.base import Table, is_condition_failure
+from benchgen.records import EvaluationGrant, EvaluationRecord, EvaluationStatus, clip_text
+
+
+class EvaluationsRepo(Table):
+    """Evaluations (pk ``evaluation_id``), and the evaluation grants of training runs beside them.
+
+    A grant lives under the key ``grant:<training_run_id>:<user>``, which no evaluation id (``eval-<hex>``)
+    can take: one table serves both, read by key only.
+    """
+
+    @staticmethod
+    def _grant_key(training_run_id: str, user: str) -> str:
+        return f"grant:{training_run_id}:{user}"
+
+    def put_grant(self, grant: EvaluationGrant) -> bool:
+        """Record a grant; ``False`` (the first one kept) when this user was granted this run before."""
+        try:
+            self._client.put_item(
+                TableName=self.table_name,
+                Item={
+                    "evaluation_id": {"S": self._grant_key(grant.training_run_id, grant.user)},
+                    **to_item(grant),
+                },
+                ConditionExpression="attribute_not_exists(evaluation_id)",
+            )
+        except ClientError as error:
+            if is_condition_failure(error):
+                return False
+            raise
+        return True
+
+    def grant_for(self, training_run_id: str, user: str) -> EvaluationGrant | None:
+        return self._get(EvaluationGrant, {"evaluation_id": self._grant_key(training_run_id, user)})
+
+    def create(self, record: EvaluationRecord) -> bool:
+        """Store a new evaluation; ``False`` (and nothing changed) when the id is taken."""
+        return self._put_if_absent(record, "evaluation_id")
+
+    def get(self, evaluation_id: str) -> EvaluationRecord | None:
+        if evaluation_id.startswith("grant:"):
+            return None
+        return self._get(EvaluationRecord, {"evaluation_id": evaluation_id})
+
+    def set_runs(
+        self, evaluation_id: str, *, tuned_run_id: str, base_run_id: str, held_out_count: int
+    ) -> bool:
+        """Name the evaluation's two runs and its case count; only while it is Running."""
+        return self._conditional_update(
+            {"evaluation_id": evaluation_id},
+            "SET #tuned.#run = :tuned, #base.#run = :base, held_out_count = :count",
+            "#status = :running",
+            # "base" is a DynamoDB reserved word: every name goes through a placeholder.
+            {"#status": "status", "#tuned": "tuned", "#base": "base", "#run": "run_id"},
+            {
+                ":tuned": {"S": tuned_run_id},
+                ":base": {"S": base_run_id},
+                ":count": {"N": str(held_out_count)},
+                ":running": {"S": EvaluationStatus.RUNNING.value},
+            },
+        )
+
+    def fail(self, evaluation_id: str, *, reason: str, finished_at: str) -> bool:
+        """``Running`` -> ``Failed`` with ``reason``; ``False`` unless it was still Running."""
+        return self._conditional_update(
+            {"evaluation_id": evaluation_id},
+            "SET #status = :failed, failure_reason = :reason, finished_at = :finished",
+            "#status = :running",
+            {"#status": "status"},
+            {
+                ":failed": {"S": EvaluationStatus.FAILED.value},
+                ":running": {"S": EvaluationStatus.RUNNING.value},
+                ":reason": {"S": clip_text(reason)},
+                ":finished": {"S": finished_at},
+            },
+        )

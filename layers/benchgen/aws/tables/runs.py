@@ -1,0 +1,242 @@
+"""The runs table."""
+
+from __future__ import annotations
+
+import builtins
+import functools
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any
+
+from botocore.exceptions import ClientError
+from pydantic import TypeAdapter
+
+from benchgen.aws.items import plain_item, to_attribute
+from benchgen.aws.pages import Page
+from benchgen.aws.tables.base import EqualsFilter, Table, is_condition_failure
+from benchgen.aws.transitions import TRACKED, log_transitions
+from benchgen.records import RunClaim, RunRecord, RunStatus
+
+
+@functools.cache
+def _run_field_adapter(name: str) -> TypeAdapter[Any]:
+    """Validates and dumps one RunRecord field's value, the same way the whole record would.
+
+    With the field's metadata, so that the record's bounds (see :mod:`benchgen.records`) hold for updates.
+    """
+    field = RunRecord.model_fields.get(name)
+    if field is None or name == "run_id":
+        raise ValueError(f"a run has no updatable field {name!r}")
+    if not field.metadata:
+        return TypeAdapter(field.annotation)
+    return TypeAdapter(Annotated[(field.annotation, *field.metadata)])
+
+
+class RunsRepo(Table):
+    """Runs (pk ``run_id``; GSIs ``by_environment`` and ``by_status``, both sorted by ``created_at``)."""
+
+    def create(self, record: RunRecord) -> bool:
+        """Store a new run; ``False`` (and nothing changed) when the run id is taken."""
+        if not self._put_if_absent(record, "run_id"):
+            return False
+        log_transitions(record.run_id, {}, record.model_dump(mode="json"))
+        return True
+
+    def get(self, run_id: str) -> RunRecord | None:
+        return self._get(RunRecord, {"run_id": run_id})
+
+    def update(
+        self,
+        run_id: str,
+        *,
+        expected_status: RunStatus | Iterable[RunStatus] | None = None,
+        if_unset: Iterable[str] = (),
+        **fields: Any,
+    ) -> bool:
+        """Set ``fields`` on an existing run (a ``None`` value removes the field).
+
+        The write happens only if the run exists, its status is one of ``expected_status`` (when
+        given) and none of the ``if_unset`` fields is set yet; otherwise nothing changes and the
+        result is ``False``. That is how a duplicate event becomes a no-op: the second
+        ``Pending -> Running`` finds the run already ``Running`` and changes nothing.
+        """
+        if not fields:
+            raise ValueError("update needs at least one field to set")
+        names: dict[str, str] = {"#run_id": "run_id"}
+        values: dict[str, Any] = {}
+        assignments: builtins.list[str] = []
+        removals: builtins.list[str] = []
+        for position, (name, value) in enumerate(sorted(fields.items())):
+            adapter = _run_field_adapter(name)
+            names[f"#f{position}"] = name
+            if value is None:
+                removals.append(f"#f{position}")
+                continue
+            plain = adapter.dump_python(adapter.validate_python(value), mode="json")
+            values[f":v{position}"] = to_attribute(plain)
+            assignments.append(f"#f{position} = :v{position}")
+        expression = " ".join(
+            part
+            for part in (
+                "SET " + ", ".join(assignments) if assignments else "",
+                "REMOVE " + ", ".join(removals) if removals else "",
+            )
+            if part
+        )
+        conditions = ["attribute_exists(#run_id)"]
+        if expected_status is not None:
+            statuses = [expected_status] if isinstance(expected_status, RunStatus) else expected_status
+            names["#status"] = "status"
+            placeholders = []
+            for position, status in enumerate(statuses):
+                values[f":s{position}"] = {"S": RunStatus(status).value}
+                placeholders.append(f":s{position}")
+            conditions.append(f"#status IN ({', '.join(placeholders)})")
+        for position, name in enumerate(if_unset):
+            names[f"#u{position}"] = name
+            conditions.append(f"attribute_not_exists(#u{position})")
+        request: dict[str, Any] = {
+            "TableName": self.table_name,
+            "Key": {"run_id": {"S": run_id}},
+            "UpdateExpression": expression,
+            "ConditionExpression": " AND ".join(conditions),
+            "ExpressionAttributeNames": names,
+        }
+        if values:
+            request["ExpressionAttributeValues"] = values
+        if TRACKED.keys() & fields.keys():
+            request["ReturnValues"] = "ALL_OLD"
+        try:
+            response = self._client.update_item(**request)
+        except ClientError as error:
+            if is_condition_failure(error):
+                return False
+            raise
+        log_transitions(run_id, plain_item(response.get("Attributes", {})), fields)
+        return True
+
+    def claim(
+        self, run_id: str, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
+    ) -> int | None:
+        """Take the run for ``step`` until ``expires_at``; the attempt number, or None if it is not free.
+
+        Free means: the run is in ``status`` and no other holder's claim on the same step is still live.
+        The write is conditioned on the claim that was read, so of concurrent claimers exactly one wins.
+        """
+        run = self.get(run_id)
+        if run is None or run.status is not status:
+            return None
+        previous = run.claim
+        same_step = previous is not None and previous.step == step
+        if previous is not None and same_step and previous.expires_at > now:
+            return None
+        attempt = previous.attempt + 1 if previous is not None and same_step else 1
+        claim = RunClaim(step=step, holder=holder, expires_at=expires_at, attempt=attempt)
+        names = {"#claim": "claim", "#status": "status"}
+        values: dict[str, Any] = {
+            ":claim": to_attribute(claim.model_dump(mode="json")),
+            ":status": {"S": status.value},
+        }
+        if previous is None:
+            unchanged = "attribute_not_exists(#claim)"
+        else:
+            names["#holder"] = "holder"
+            values[":previous"] = {"S": previous.holder}
+            unchanged = "#claim.#holder = :previous"
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={"run_id": {"S": run_id}},
+                UpdateExpression="SET #claim = :claim",
+                ConditionExpression=f"#status = :status AND {unchanged}",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as error:
+            if is_condition_failure(error):
+                return None
+            raise
+        return attempt
+
+    def release_claim(self, run_id: str, *, holder: str) -> bool:
+        """Let the claim lapse now, keeping its attempt count; ``False`` if ``holder`` no longer holds it."""
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={"run_id": {"S": run_id}},
+                UpdateExpression="SET #claim.#expires = :lapsed",
+                ConditionExpression="#claim.#holder = :holder",
+                ExpressionAttributeNames={"#claim": "claim", "#holder": "holder", "#expires": "expires_at"},
+                ExpressionAttributeValues={":lapsed": {"N": "0"}, ":holder": {"S": holder}},
+            )
+        except ClientError as error:
+            if is_condition_failure(error):
+                return False
+            raise
+        return True
+
+    def add_files(self, run_id: str, files: Mapping[str, str]) -> bool:
+        """Record files the run produced (label -> S3 key), each entry on its own.
+
+        The steps of a run finish in any order (an upload triggers the next step before the uploader
+        returns), so none of them rewrites the whole map: each sets only its own entries.
+        """
+        names: dict[str, str] = {"#run_id": "run_id", "#files": "files"}
+        values: dict[str, Any] = {}
+        assignments: builtins.list[str] = []
+        for position, (label, key) in enumerate(sorted(files.items())):
+            names[f"#l{position}"] = label
+            values[f":k{position}"] = {"S": key}
+            assignments.append(f"#files.#l{position} = :k{position}")
+        try:
+            self._client.update_item(
+                TableName=self.table_name,
+                Key={"run_id": {"S": run_id}},
+                UpdateExpression="SET " + ", ".join(assignments),
+                ConditionExpression="attribute_exists(#run_id)",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as error:
+            if is_condition_failure(error):
+                return False
+            raise
+        return True
+
+    def list(
+        self,
+        *,
+        environment_id: str | None = None,
+        status: RunStatus | None = None,
+        limit: int = 20,
+        next_token: str | None = None,
+    ) -> Page[RunRecord]:
+        """Runs newest first, optionally of one environment and/or in one status.
+
+        With an environment: a query of ``by_environment``, filtered on status when one is given (so a
+        page may read more of the environment's runs than it returns).
+        With a status only: a query of ``by_status``. With neither: the five ``by_status``
+        partitions (one per status, a fixed set) are queried and merged newest first, so even the
+        unfiltered list reads only about ``5 x limit`` items a page, never the whole table.
+        """
+        if environment_id is not None:
+            items, token = self._newest_first(
+                index="by_environment",
+                partition_attribute="environment_id",
+                partitions=[environment_id],
+                sort_attribute="created_at",
+                key_attribute="run_id",
+                limit=limit,
+                next_token=next_token,
+                where=EqualsFilter("status", RunStatus(status).value) if status is not None else None,
+            )
+        else:
+            items, token = self._newest_first(
+                index="by_status",
+                partition_attribute="status",
+                partitions=[RunStatus(status).value] if status is not None else [s.value for s in RunStatus],
+                sort_attribute="created_at",
+                key_attribute="run_id",
+                limit=limit,
+                next_token=next_token,
+            )
+        return Page(items=[RunRecord.model_validate(item) for item in items], next_token=token)

@@ -1,0 +1,151 @@
+"""The training runs table, with each run's status timeline."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import TypeAdapter
+
+from benchgen.aws.items import to_attribute
+from benchgen.aws.pages import Page
+from benchgen.aws.tables.base import Table
+from benchgen.aws.transitions import log_training_transition
+from benchgen.records import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
+
+
+@functools.cache
+def _training_field_adapter(name: str) -> TypeAdapter[Any]:
+    """Validates and dumps one TrainingRunRecord field's value with the record's own bounds."""
+    field = TrainingRunRecord.model_fields[name]
+    if not field.metadata:
+        return TypeAdapter(field.annotation)
+    return TypeAdapter(Annotated[(field.annotation, *field.metadata)])
+
+
+def _training_value(name: str, value: Any) -> dict[str, Any]:
+    adapter = _training_field_adapter(name)
+    return to_attribute(adapter.dump_python(adapter.validate_python(value), mode="json"))
+
+
+def _terminal_placeholders(values: dict[str, Any]) -> str:
+    """Add the terminal training statuses to ``values``; their placeholders, for ``#status IN (...)``."""
+    placeholders = []
+    for position, final in enumerate(sorted(TRAINING_TERMINAL)):
+        values[f":t{position}"] = {"S": final.value}
+        placeholders.append(f":t{position}")
+    return ", ".join(placeholders)
+
+
+class TrainingRunsRepo(Table):
+    """Training runs (pk ``training_run_id``; GSI ``by_owner`` sorted by ``created_at``).
+
+    Created Queued by the API; every later status is a conditional :meth:`transition` that appends one
+    :class:`StatusChange` to the timeline, so a duplicate poll or a late step changes nothing, and a run
+    that reached Succeeded, Failed or Cancelled never leaves it.
+    """
+
+    def put_if_absent(self, record: TrainingRunRecord) -> bool:
+        """Store a new training run; ``False`` (and nothing changed) when the id is taken."""
+        return self._put_if_absent(record, "training_run_id")
+
+    def get(self, training_run_id: str) -> TrainingRunRecord | None:
+        return self._get(TrainingRunRecord, {"training_run_id": training_run_id})
+
+    def list(self, *, owner: str, limit: int = 20, next_token: str | None = None) -> Page[TrainingRunRecord]:
+        """The owner's training runs, newest first."""
+        return self._newest_page(
+            TrainingRunRecord,
+            index="by_owner",
+            partition_attribute="owner",
+            partitions=[owner],
+            key_attribute="training_run_id",
+            limit=limit,
+            next_token=next_token,
+        )
+
+    def transition(
+        self,
+        training_run_id: str,
+        status: TrainingStatus,
+        *,
+        provider_status: str | None = None,
+        message: str | None = None,
+        **fields: Any,
+    ) -> bool:
+        """Move the run to ``status``, appending the change (with what the provider said) to its timeline.
+
+        ``fields`` are set with it: ``job_id``, ``result_model``, ``failure_reason``, ``cost``. A terminal
+        status also sets ``finished_at``. ``False`` (nothing changed) when the run is missing, already in
+        ``status``, or already terminal.
+        """
+        allowed = {"job_id", "result_model", "failure_reason", "cost"}
+        unknown = set(fields) - allowed
+        if unknown:
+            raise ValueError(f"a transition sets only {sorted(allowed)}, not {sorted(unknown)}")
+        change = StatusChange(status=status, provider_status=provider_status, message=message)
+        names = {"#status": "status", "#timeline": "timeline"}
+        values: dict[str, Any] = {
+            ":status": {"S": status.value},
+            ":change": {"L": [to_attribute(change.model_dump(mode="json", exclude_none=True))]},
+            ":empty": {"L": []},
+        }
+        assignments = [
+            "#status = :status",
+            "#timeline = list_append(if_not_exists(#timeline, :empty), :change)",
+        ]
+        if status in TRAINING_TERMINAL:
+            fields = {**fields, "finished_at": change.at}
+        for position, (name, value) in enumerate(sorted(fields.items())):
+            if value is None:
+                continue
+            names[f"#f{position}"] = name
+            values[f":f{position}"] = {"S": value} if name == "finished_at" else _training_value(name, value)
+            assignments.append(f"#f{position} = :f{position}")
+        held = _terminal_placeholders(values)
+        moved = self._conditional_update(
+            {"training_run_id": training_run_id},
+            "SET " + ", ".join(assignments),
+            f"attribute_exists(#status) AND #status <> :status AND NOT (#status IN ({held}))",
+            names,
+            values,
+        )
+        if moved:
+            log_training_transition(training_run_id, status.value, provider_status)
+        return moved
+
+    def record_job(self, training_run_id: str, *, job_id: str) -> bool:
+        """Keep the provider's id of the run's job; ``False`` if the run is missing or names another job.
+
+        Kept whatever the status: a run cancelled while its job was being started still names that job.
+        """
+        return self._conditional_update(
+            {"training_run_id": training_run_id},
+            "SET #job = :job",
+            "attribute_exists(training_run_id) AND (attribute_not_exists(#job) OR #job = :job)",
+            {"#job": "job_id"},
+            {":job": {"S": job_id}},
+        )
+
+    def record_cost(self, training_run_id: str, cost: Mapping[str, float | str]) -> bool:
+        """Set what the provider reports of the job's cost; ``False`` if the run is missing."""
+        return self._conditional_update(
+            {"training_run_id": training_run_id},
+            "SET #cost = :cost",
+            "attribute_exists(training_run_id)",
+            {"#cost": "cost"},
+            {":cost": _training_value("cost", dict(cost))},
+        )
+
+    def request_cancel(self, training_run_id: str, *, owner: str) -> bool:
+        """Mark the run for cancelling; ``False`` unless ``owner`` owns it and it is not terminal yet."""
+        values: dict[str, Any] = {":yes": {"BOOL": True}, ":owner": {"S": owner}}
+        held = _terminal_placeholders(values)
+        return self._conditional_update(
+            {"training_run_id": training_run_id},
+            "SET #cancel = :yes",
+            f"#owner = :owner AND NOT (#status IN ({held}))",
+            {"#cancel": "cancel_requested", "#owner": "owner", "#status": "status"},
+            values,
+        )
