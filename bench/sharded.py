@@ -100,7 +100,7 @@ def split_run(cases: Path, prediction_output: Path, shard_cases: int, root: Path
         chunk = lines[start : start + shard_cases]
         (shard / "cases.jsonl").write_bytes(b"".join(chunk))
         case_ids = [json.loads(line)["id"] for line in chunk]
-        _write_prediction_output(shard / "prediction_output.zip", case_ids, records, metadata)
+        _write_prediction_output(RunOutput.PREDICTION_OUTPUT.path_in(shard), case_ids, records, metadata)
         shards.append(shard)
     return shards
 
@@ -112,7 +112,8 @@ def measure_score_part(bundle: Path, shard: Path, part: Path) -> dict[str, Any]:
     clock = Clock()
     env = open_environment(bundle, shard / "work" / "environment")
     opened = clock.lap()
-    score_part(env, shard / "cases.jsonl", shard / "prediction_output.zip", part, workdir=shard / "work")
+    predictions = RunOutput.PREDICTION_OUTPUT.path_in(shard)
+    score_part(env, shard / "cases.jsonl", predictions, part, workdir=shard / "work")
     return {**clock.lap(), "open": opened, "cases": sum(1 for _ in _case_lines(shard / "cases.jsonl"))}
 
 
