@@ -658,7 +658,16 @@ def test_run_files_come_with_short_lived_download_urls(aws: Settings, call: Call
 
 def test_a_run_stored_with_files_keyed_by_label_still_lists_them(aws: Settings, call: Call) -> None:
     # given a run stored when its files were keyed by their labels, as deployed runs were
-    store_run(aws, "r1", files={"Finetune Artifact": "runs/r1/finetune_artifact.zip"})
+    store_run(aws, "r1")
+    clients.dynamodb().update_item(
+        TableName=aws.runs_table,
+        Key={"run_id": {"S": "r1"}},
+        UpdateExpression="SET #files = :files",
+        ExpressionAttributeNames={"#files": "files"},
+        ExpressionAttributeValues={
+            ":files": {"M": {"Finetune Artifact": {"S": "runs/r1/finetune_artifact.zip"}}},
+        },
+    )
     put_object(aws, "runs/r1/finetune_artifact.zip", b"z" * 7)
     # when its files are listed
     answer = call("GET", "/runs/r1/files", resource="/runs/{run_id}/files", path_parameters={"run_id": "r1"})
