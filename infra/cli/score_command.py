@@ -1,7 +1,8 @@
 """``benchgen score``: one run of the engine on this machine, no cloud involved.
 
-It takes the same steps as the deployed pipeline (ingest, score, build the finetune artifact) and writes
-the files a run produces into one folder, plus ``run.json`` describing the run as the API would.
+It takes the same steps as the deployed pipeline (ingest, score, build the finetune artifact: see
+:mod:`benchgen.offline`) and writes the files a run produces into one folder, plus ``run.json`` describing
+the run with the run record's names for its counts and files.
 """
 
 from __future__ import annotations
