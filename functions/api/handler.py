@@ -4,27 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.api import ApiServices
 from benchgen.api.app import app
+from benchgen.aws.handlers import LambdaFunction
 from benchgen.aws.wiring import adapters
-from benchgen.observability import handler_tracer
-from benchgen.settings import METRICS_NAMESPACE
 
-# The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
-# environment, so it is given here for the local cloud's logs to say which function wrote them.
-SERVICE = "api"
-logger = Logger(service=SERVICE)
-tracer = handler_tracer(SERVICE)
-metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
-
-
-def _count(event_name: str) -> None:
-    metrics.add_metric(name=event_name, unit=MetricUnit.Count, value=1)
+function = LambdaFunction("api", counts=True, correlation_id_path=correlation_paths.API_GATEWAY_REST)
 
 
 def services() -> ApiServices:
@@ -46,13 +34,11 @@ def services() -> ApiServices:
         training_runs=wired.training_runs,
         evaluations=wired.evaluations,
         evaluation_starter=wired.evaluation_starter,
-        record_event=_count,
+        record_event=function.count,
     )
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
+@function.entry
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     # Cleared by the resolver after every request, so it is appended on every invocation.
     app.append_context(services=services())  # type: ignore[no-untyped-call]

@@ -2,50 +2,25 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel
-
-from benchgen.aws.wiring import adapters
-from benchgen.observability import handler_tracer
+from benchgen.aws.handlers import LambdaFunction, scratch
+from benchgen.aws.wiring import Adapters
 from benchgen.pipeline.artifact_step import build_run_artifact
-from benchgen.settings import METRICS_NAMESPACE
+from benchgen.tasks import RunTask
 
-# The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
-# environment, so it is given here for the local cloud's logs to say which function wrote them.
-SERVICE = "build_artifact"
-logger = Logger(service=SERVICE)
-tracer = handler_tracer(SERVICE)
-metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
+function = LambdaFunction("build_artifact", counts=True)
 
 
-class ArtifactTask(BaseModel):
-    run_id: str
-
-
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    task = ArtifactTask.model_validate(event)
-    # Per thread: in-process, concurrent invocations share the logger. The run id is the correlation id
-    # the run's other functions log under too.
-    logger.thread_safe_append_keys(run_id=task.run_id, correlation_id=task.run_id)
-    wired = adapters()
-    with tempfile.TemporaryDirectory() as workdir:
+@function.task(RunTask, correlation="run_id")
+def handler(task: RunTask, wired: Adapters) -> dict[str, Any]:
+    with scratch() as workdir:
         answer = build_run_artifact(
             task.run_id,
             store=wired.store,
             runs=wired.runs,
             environments=wired.environments,
-            workdir=Path(workdir),
+            workdir=workdir,
         )
-    metrics.add_metric(
-        name="ArtifactEmitted" if answer["emitted"] else "ArtifactNotEmitted", unit=MetricUnit.Count, value=1
-    )
+    function.count("ArtifactEmitted" if answer["emitted"] else "ArtifactNotEmitted")
     return answer

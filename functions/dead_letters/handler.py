@@ -5,24 +5,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from benchgen.aws.handlers import LambdaFunction
 from benchgen.aws.wiring import adapters
-from benchgen.observability import handler_tracer
 from benchgen.pipeline.dead_letters import DeadLetter, settle_dead_letter
-from benchgen.settings import METRICS_NAMESPACE
 
-# The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
-# environment, so it is given here for the local cloud's logs to say which function wrote them.
-SERVICE = "dead_letters"
-logger = Logger(service=SERVICE)
-tracer = handler_tracer(SERVICE)
-metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
+function = LambdaFunction("dead_letters", counts=True)
 
 
 def _attribute(record: SQSRecord, name: str) -> str:
@@ -41,16 +33,14 @@ def settle(record: SQSRecord) -> None:
     done = settle_dead_letter(
         letter, runs=wired.runs, environments=wired.environments, publisher=wired.publisher
     )
-    logger.info(
+    function.logger.info(
         "dead letter settled",
         extra={"message_id": record.message_id, "queue": record.event_source_arn, "done": done},
     )
-    metrics.add_metric(name="DeadLetterSettled", unit=MetricUnit.Count, value=1)
+    function.count("DeadLetterSettled")
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
+@function.entry
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     # A message that fails (a throttled write, say) is reported back and stays in its queue for the
     # poller's next turn; the others are deleted, having left their reason on the run or version.

@@ -2,41 +2,19 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel
-
-from benchgen.aws.wiring import adapters
-from benchgen.observability import handler_tracer
+from benchgen.aws.handlers import LambdaFunction, scratch
+from benchgen.aws.wiring import Adapters
 from benchgen.pipeline.shard_steps import score_shard
-from benchgen.settings import METRICS_NAMESPACE
+from benchgen.tasks import ShardTask
 
-# The function's folder, as POWERTOOLS_SERVICE_NAME says on AWS; in-process the functions share one
-# environment, so it is given here for the local cloud's logs to say which function wrote them.
-SERVICE = "score_shard"
-logger = Logger(service=SERVICE)
-tracer = handler_tracer(SERVICE)
-metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
+function = LambdaFunction("score_shard", counts=True)
 
 
-class ShardTask(BaseModel):
-    run_id: str
-    shard: int
-
-
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    task = ShardTask.model_validate(event)
-    logger.thread_safe_append_keys(run_id=task.run_id, correlation_id=task.run_id, shard=task.shard)
-    wired = adapters()
-    with tempfile.TemporaryDirectory() as workdir:
+@function.task(ShardTask, correlation="run_id", keys=("shard",))
+def handler(task: ShardTask, wired: Adapters) -> dict[str, Any]:
+    with scratch() as workdir:
         answer = score_shard(
             task.run_id,
             task.shard,
@@ -44,8 +22,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             runs=wired.runs,
             environments=wired.environments,
             publisher=wired.publisher,
-            workdir=Path(workdir),
+            workdir=workdir,
             sandbox=wired.sandbox,
         )
-    metrics.add_metric(name="ShardScored", unit=MetricUnit.Count, value=1)
+    function.count("ShardScored")
     return answer

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
+from benchgen.aws.handlers import LambdaFunction
 from benchgen.aws.training_jobs import jobs_for
-from benchgen.aws.wiring import adapters
-from benchgen.observability import handler_tracer
+from benchgen.aws.wiring import Adapters
 from benchgen.pipeline.training_step import (
     JobContext,
     TrainingTask,
@@ -25,12 +22,8 @@ from benchgen.pipeline.training_step import (
     start_step,
     time_out_step,
 )
-from benchgen.settings import METRICS_NAMESPACE
 
-SERVICE = "training_job"
-logger = Logger(service=SERVICE)
-tracer = handler_tracer(SERVICE)
-metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
+function = LambdaFunction("training_job", counts=True)
 
 
 class JobTask(TrainingTask):
@@ -45,18 +38,14 @@ class _NeedsUpload(BaseModel):
     uploaded: Uploaded
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    task = JobTask.model_validate(event)
-    logger.thread_safe_append_keys(training_run_id=task.training_run_id, correlation_id=task.training_run_id)
-    wired = adapters()
+@function.task(JobTask, correlation="training_run_id")
+def handler(task: JobTask, wired: Adapters) -> dict[str, Any]:
     runs = wired.training_runs
     if task.action == "fail":
         answer = fail_step(task, task.error, runs=runs)
     else:
-        uploaded = _NeedsUpload.model_validate(event).uploaded
+        # What the event said, so that a missing field is reported as the event's own.
+        uploaded = _NeedsUpload.model_validate(task.model_dump(exclude_unset=True)).uploaded
         on = JobContext(
             runs=runs, connections=wired.connections, jobs_for=jobs_for, bucket=wired.store.bucket
         )
@@ -67,5 +56,5 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         else:
             answer = time_out_step(task, uploaded, task.polls, task.poll_seconds, on=on)
     if answer["event"]:
-        metrics.add_metric(name=answer["event"], unit=MetricUnit.Count, value=1)
+        function.count(answer["event"])
     return answer

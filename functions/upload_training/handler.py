@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any
 
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
+from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.training_jobs import jobs_for
-from benchgen.aws.wiring import adapters
-from benchgen.observability import handler_tracer
+from benchgen.aws.wiring import Adapters
 from benchgen.pipeline.keys import package_key
 from benchgen.pipeline.training_step import TrainingTask, upload_step
 
-SERVICE = "upload_training"
-logger = Logger(service=SERVICE)
-tracer = handler_tracer(SERVICE)
+function = LambdaFunction("upload_training")
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    task = TrainingTask.model_validate(event)
-    logger.thread_safe_append_keys(training_run_id=task.training_run_id, correlation_id=task.training_run_id)
-    wired = adapters()
-    with tempfile.TemporaryDirectory() as workdir:
+@function.task(TrainingTask, correlation="training_run_id")
+def handler(task: TrainingTask, wired: Adapters) -> dict[str, Any]:
+    with scratch() as workdir:
         return upload_step(
             task,
             runs=wired.training_runs,
@@ -34,5 +23,5 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             store=wired.store,
             package_key=package_key,
             jobs_for=jobs_for,
-            workdir=Path(workdir),
+            workdir=workdir,
         )

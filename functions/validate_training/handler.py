@@ -4,24 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from benchgen.aws.wiring import adapters
-from benchgen.observability import handler_tracer
+from benchgen.aws.handlers import LambdaFunction
+from benchgen.aws.wiring import Adapters
 from benchgen.pipeline.training_step import TrainingTask, validate_step
 
-SERVICE = "validate_training"
-logger = Logger(service=SERVICE)
-tracer = handler_tracer(SERVICE)
+function = LambdaFunction("validate_training")
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    task = TrainingTask.model_validate(event)
-    logger.thread_safe_append_keys(training_run_id=task.training_run_id, correlation_id=task.training_run_id)
-    wired = adapters()
+@function.task(TrainingTask, correlation="training_run_id")
+def handler(task: TrainingTask, wired: Adapters) -> dict[str, Any]:
     return validate_step(
         task, runs=wired.training_runs, connections=wired.connections, packages=wired.packages
     )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from factories import Answer, Call, FakeContext, proxy_event
 
+from benchgen.aws import wiring
 from benchgen.settings import Settings, load_settings
 from infra.local.cloud import LocalCloud
 
@@ -23,23 +26,84 @@ def _forget_outside_settings(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.fixture
-def aws(stack_template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
-    """A fresh local cloud whose event-driven functions do nothing, for tests of the API alone.
+def _empty(cloud: LocalCloud) -> None:
+    """Leave the cloud as a fresh one holds its data: no item, no object version, no user.
 
-    Yields the settings every function reads (the same names the stack gives them).
+    What a test leaves running finishes first, so that nothing it started writes after the emptying.
     """
-    _forget_outside_settings(monkeypatch)
-    with LocalCloud(stack_template, handlers=dict.fromkeys(EVENT_DRIVEN, _idle)):
-        yield load_settings()
+    cloud.drain()
+    dynamodb = cloud.client("dynamodb")
+    for table in cloud.table_names.values():
+        key_names = [
+            key["AttributeName"] for key in dynamodb.describe_table(TableName=table)["Table"]["KeySchema"]
+        ]
+        for page in dynamodb.get_paginator("scan").paginate(
+            TableName=table,
+            ProjectionExpression=", ".join(f"#k{index}" for index in range(len(key_names))),
+            ExpressionAttributeNames={f"#k{index}": name for index, name in enumerate(key_names)},
+        ):
+            for item in page["Items"]:
+                dynamodb.delete_item(TableName=table, Key=item)
+    s3 = cloud.client("s3")
+    for page in s3.get_paginator("list_object_versions").paginate(Bucket=cloud.bucket):
+        for version in [*page.get("Versions", []), *page.get("DeleteMarkers", [])]:
+            s3.delete_object(Bucket=cloud.bucket, Key=version["Key"], VersionId=version["VersionId"])
+    cognito = cloud.client("cognito-idp")
+    for page in cognito.get_paginator("list_users").paginate(UserPoolId=cloud.user_pool_id):
+        for user in page["Users"]:
+            cognito.admin_delete_user(UserPoolId=cloud.user_pool_id, Username=user["Username"])
+    # The functions' cached settings and clients are made again, from what this test's environment says.
+    wiring.reset()
+
+
+@pytest.fixture(scope="module")
+def _api_only_cloud(stack_template: dict[str, Any]) -> Iterator[LocalCloud]:
+    """One local cloud per test module whose event-driven functions do nothing (starting one takes
+    seconds); each test that takes it gets it emptied, as a fresh one would be."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _forget_outside_settings(monkeypatch)
+        with LocalCloud(stack_template, handlers=dict.fromkeys(EVENT_DRIVEN, _idle)) as started:
+            yield started
 
 
 @pytest.fixture
-def api_cloud(stack_template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalCloud]:
-    """A fresh local cloud whose event-driven functions do nothing, for tests of the API through HTTP."""
+def api_cloud(_api_only_cloud: LocalCloud) -> Iterator[LocalCloud]:
+    """An empty local cloud whose event-driven functions do nothing, for tests of the API through HTTP."""
+    _empty(_api_only_cloud)
+    yield _api_only_cloud
+    _api_only_cloud.drain()
+
+
+@pytest.fixture
+def fresh_api_cloud(stack_template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalCloud]:
+    """A local cloud of the test's own, for what emptying does not reset: moto's training jobs and the
+    provider clock's count of their reads."""
     _forget_outside_settings(monkeypatch)
     with LocalCloud(stack_template, handlers=dict.fromkeys(EVENT_DRIVEN, _idle)) as started:
         yield started
+
+
+@pytest.fixture
+def aws(api_cloud: LocalCloud) -> Settings:
+    """An empty local cloud whose event-driven functions do nothing, for tests of the API alone.
+
+    Gives the settings every function reads (the same names the stack gives them).
+    """
+    return load_settings()
+
+
+@pytest.fixture
+def call(aws: Settings) -> Call:
+    """The API function, called with a proxy event as API Gateway sends it (``factories.proxy_event``)."""
+    from functions.api import handler as api_handler
+
+    def invoke(method: str, path: str, **kwargs: Any) -> Answer:
+        answer = api_handler.handler(proxy_event(method, path, **kwargs), FakeContext())
+        return Answer(
+            status=answer["statusCode"], body=json.loads(answer["body"]) if answer["body"] else None
+        )
+
+    return invoke
 
 
 @pytest.fixture

@@ -6,16 +6,14 @@ import base64
 import io
 import json
 import zipfile
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from factories import dataset
+from factories import OWNER, STRANGER, Answer, Call, dataset
 
-from benchgen.aws import clients, wiring
+from benchgen.aws import clients
 from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
@@ -32,100 +30,9 @@ from benchgen.records import (
 from benchgen.report.detailed import write_detailed_results
 from benchgen.settings import Settings
 from benchgen.verdicts import Verdict
-from functions.api import handler as api_handler
 
 # GET requests count no business event; powertools warns about the empty metric set each time.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
-
-OWNER = "user-a"
-STRANGER = "user-b"
-
-
-@dataclass
-class FakeContext:
-    function_name: str = "benchgen-api"
-    memory_limit_in_mb: int = 256
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:benchgen-api"
-    aws_request_id: str = "c6af9ac6-7b61-11e6-9a41-93e812345678"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 29_000
-
-
-def proxy_event(
-    method: str,
-    path: str,
-    *,
-    resource: str | None = None,
-    path_parameters: dict[str, str] | None = None,
-    query: dict[str, str] | None = None,
-    body: Any = None,
-    sub: str | None = OWNER,
-    headers: dict[str, str] | None = None,
-    is_base64: bool = False,
-    groups: str | None = None,
-) -> dict[str, Any]:
-    """An API Gateway REST proxy event; ``sub`` None means no Cognito claims.
-
-    ``groups`` is the ``cognito:groups`` claim as the REST API's authorizer hands it over: ``"a,b"``.
-    """
-    authorizer: dict[str, Any] = {}
-    if sub is not None:
-        authorizer = {"claims": {"sub": sub, "email": f"{sub}@example.com", "token_use": "id"}}
-        if groups is not None:
-            authorizer["claims"]["cognito:groups"] = groups
-    return {
-        "resource": resource or path,
-        "path": path,
-        "httpMethod": method,
-        "headers": {
-            "Accept": "application/json",
-            "Content-Type": "application/json",
-            "Host": "api.example.com",
-            **(headers or {}),
-        },
-        "multiValueHeaders": {},
-        "queryStringParameters": query,
-        "multiValueQueryStringParameters": {k: [v] for k, v in query.items()} if query else None,
-        "pathParameters": path_parameters,
-        "stageVariables": None,
-        "requestContext": {
-            "resourcePath": resource or path,
-            "httpMethod": method,
-            "path": f"/prod{path}",
-            "stage": "prod",
-            "requestId": "req-0001",
-            "accountId": "123456789012",
-            "apiId": "abc123",
-            "identity": {"sourceIp": "203.0.113.7", "userAgent": "pytest"},
-            "authorizer": authorizer,
-        },
-        "body": body if body is None or isinstance(body, str) else json.dumps(body),
-        "isBase64Encoded": is_base64,
-    }
-
-
-@dataclass
-class Answer:
-    status: int
-    body: Any
-
-
-Call = Callable[..., Answer]
-
-
-@pytest.fixture
-def call(aws: Settings) -> Iterator[Call]:
-    wiring.reset()
-
-    def invoke(method: str, path: str, **kwargs: Any) -> Answer:
-        answer = api_handler.handler(proxy_event(method, path, **kwargs), FakeContext())
-        return Answer(
-            status=answer["statusCode"], body=json.loads(answer["body"]) if answer["body"] else None
-        )
-
-    yield invoke
-    wiring.reset()
 
 
 def register(settings: Settings, environment_id: str = "gsm8k", version: str = "1", **changes: Any) -> None:

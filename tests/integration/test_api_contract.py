@@ -86,7 +86,7 @@ def served(stack_template: dict[str, Any]) -> Iterator[tuple[str, dict[str, str]
     suppress_health_check=list(HealthCheck),
 )
 def test_the_api_answers_as_its_openapi_document_says(
-    case: schemathesis.Case, served: tuple[str, dict[str, str]]
+    case: schemathesis.Case[Any], served: tuple[str, dict[str, str]]
 ) -> None:
     base_url, headers = served
     case.call_and_validate(base_url=base_url, headers=headers, checks=CHECKS, timeout=30)

@@ -403,7 +403,8 @@ def test_stopped_server_releases_its_port(pool: Pool) -> None:
 
 def _sub(cloud: LocalCloud, username: str) -> str:
     user = cloud.client("cognito-idp").admin_get_user(UserPoolId=cloud.user_pool_id, Username=username)
-    return next(attribute["Value"] for attribute in user["UserAttributes"] if attribute["Name"] == "sub")
+    sub: str = next(attribute["Value"] for attribute in user["UserAttributes"] if attribute["Name"] == "sub")
+    return sub
 
 
 def test_concurrent_users_each_see_only_their_own_run_configuration(api_cloud: LocalCloud) -> None:

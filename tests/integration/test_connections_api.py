@@ -10,11 +10,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from test_api import OWNER, STRANGER, Answer, Call, FakeContext, proxy_event
+from factories import OWNER, STRANGER, Call
 
-from benchgen.aws import clients, wiring
+from benchgen.aws import clients
 from benchgen.settings import Settings
-from functions.api import handler as api_handler
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 
@@ -35,20 +34,6 @@ BEDROCK = {
     "role_arn": "arn:aws:iam::123456789012:role/bedrock-customization",
 }
 SAGEMAKER = {"name": "sagemaker", "provider": "sagemaker", "region": "us-east-1"}
-
-
-@pytest.fixture
-def call(aws: Settings) -> Iterator[Call]:
-    wiring.reset()
-
-    def invoke(method: str, path: str, **kwargs: Any) -> Answer:
-        answer = api_handler.handler(proxy_event(method, path, **kwargs), FakeContext())
-        return Answer(
-            status=answer["statusCode"], body=json.loads(answer["body"]) if answer["body"] else None
-        )
-
-    yield invoke
-    wiring.reset()
 
 
 class _EveryField(logging.Formatter):

@@ -29,7 +29,7 @@ from tests.integration.evaluation_setup import (
     subject,
     user,
 )
-from tests.integration.test_pipeline import received_events, watch_events
+from tests.integration.factories import received_events, watch_events
 
 TRAINING = "train-0000000000000000000000e2"
 

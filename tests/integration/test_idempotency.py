@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws import clients
 from benchgen.aws.s3_events import UploadedObject
 from benchgen.aws.wiring import adapters, for_each_upload
 from benchgen.settings import Settings
-from infra.local.lambda_hook import LambdaContext
+from infra.local import lambda_hook
 
 # powertools warns when an idempotent call finds no key; such a call must fail these tests instead.
 pytestmark = pytest.mark.filterwarnings("error:No idempotency key value found")
 
 KEY = "submissions/run-1/predictions.zip"
 LOGGER = Logger(service="idempotency-test")
+
+
+def _context(function_name: str) -> LambdaContext:
+    # The local cloud's context has every attribute the functions and powertools read.
+    return cast(LambdaContext, lambda_hook.LambdaContext(function_name))
 
 
 def _notification(settings: Settings) -> dict[str, Any]:
@@ -45,12 +51,12 @@ def test_two_functions_given_the_same_upload_each_process_it_once(aws: Settings)
     ran: list[str] = []
 
     def step(upload: UploadedObject) -> dict[str, Any]:
-        ran.append(function)
+        ran.append(function_name)
         return {"key": upload.key}
 
     # when each receives the event, and the first receives it again
-    for function in ("benchgen-score", "benchgen-audit", "benchgen-score"):
-        answers = for_each_upload(_notification(aws), LambdaContext(function), step, LOGGER)
+    for function_name in ("benchgen-score", "benchgen-audit", "benchgen-score"):
+        answers = for_each_upload(_notification(aws), _context(function_name), step, LOGGER)
         assert answers == [{"key": KEY}]
 
     # then each function processed it once, under records of its own
@@ -61,7 +67,7 @@ def test_two_functions_given_the_same_upload_each_process_it_once(aws: Settings)
 
 def test_an_idempotent_call_after_an_upload_step_is_keyed_by_its_own_expression(aws: Settings) -> None:
     # given a function that processed an upload once (keyed by bucket, key, version and ETag)
-    for_each_upload(_notification(aws), LambdaContext("benchgen-ingest"), lambda upload: {"ok": True}, LOGGER)
+    for_each_upload(_notification(aws), _context("benchgen-ingest"), lambda upload: {"ok": True}, LOGGER)
     created: list[dict[str, str]] = []
 
     def create(attempt: dict[str, str]) -> dict[str, int]:
@@ -70,7 +76,7 @@ def test_an_idempotent_call_after_an_upload_step_is_keyed_by_its_own_expression(
 
     # when another call site, keyed by caller and request, repeats a request
     config = IdempotencyConfig(event_key_jmespath="[caller, request]")
-    config.register_lambda_context(LambdaContext("benchgen-api"))
+    config.register_lambda_context(_context("benchgen-api"))
     once = idempotent_function(
         create, data_keyword_argument="attempt", persistence_store=adapters().idempotency, config=config
     )

@@ -54,7 +54,8 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws(config=MOTO_CONFIG):
+    # moto types its config as a TypedDict of every option; this sets one of them.
+    with mock_aws(config=MOTO_CONFIG):  # type: ignore[call-overload]
         yield
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import requests
+from factories import everything_stored
 
 from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.aws.tables.runs import RunsRepo
@@ -185,24 +186,6 @@ def test_an_unreachable_model_fails_the_run_in_deploying_with_a_sentence(
     assert RunOutput.SUBMISSION not in run.files
 
 
-def _everything_stored(cloud: LocalCloud) -> str:
-    """Every table item, every object (each version), and every execution's history, as text."""
-    parts: list[str] = []
-    dynamodb = cloud.client("dynamodb")
-    for name in cloud.table_names.values():
-        parts.append(json.dumps(dynamodb.scan(TableName=name)["Items"]))
-    s3 = cloud.client("s3")
-    for version in s3.list_object_versions(Bucket=cloud.bucket).get("Versions", []):
-        body = s3.get_object(Bucket=cloud.bucket, Key=version["Key"], VersionId=version["VersionId"])["Body"]
-        parts.append(body.read().decode("utf-8", errors="replace"))
-    sfn = cloud.client("stepfunctions")
-    for machine in cloud.state_machine_arns.values():
-        for execution in sfn.list_executions(stateMachineArn=machine)["executions"]:
-            history = sfn.get_execution_history(executionArn=execution["executionArn"])["events"]
-            parts.append(json.dumps(history, default=str))
-    return "\n".join(parts)
-
-
 def test_the_api_key_is_read_from_secrets_manager_when_called_and_is_kept_nowhere(
     fast_retries: None, cloud: LocalCloud, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -227,8 +210,8 @@ def test_the_api_key_is_read_from_secrets_manager_when_called_and_is_kept_nowher
     assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
     assert run.inference is not None and run.inference.answered == 40
     # and the key is in no item, object, execution input or output, nor in any log line
-    assert arn in _everything_stored(cloud)
-    assert key not in _everything_stored(cloud)
+    assert arn in everything_stored(cloud)
+    assert key not in everything_stored(cloud)
     # every record any logger wrote, with its extra fields (what the JSON log lines carry)
     logged = "\n".join(json.dumps(record.__dict__, default=str) for record in caplog.records)
     assert "live-keyed" in logged
@@ -270,7 +253,10 @@ def test_a_live_run_of_a_sagemaker_endpoint_goes_through_invoke_endpoint(
 ) -> None:
     # Given a SageMaker endpoint (moto's invoke_endpoint answers from a queue) that always answers 42
     answer = json.dumps([{"generated_text": "The answer is 42."}])
-    queued = {"region": cloud.region, "results": [{"Body": answer, "ContentType": "application/json"}] * 41}
+    queued: dict[str, Any] = {
+        "region": cloud.region,
+        "results": [{"Body": answer, "ContentType": "application/json"}] * 41,
+    }
     requests.post("http://motoapi.amazonaws.com/moto-api/static/sagemaker/endpoint-results", json=queued)
     _register(cloud, tmp_path, "gsm8k-en")
     endpoint = LiveModel(

@@ -229,7 +229,8 @@ def test_of_two_concurrent_conditional_writes_to_one_item_exactly_one_succeeds(
     table = _datasets_table(cloud)
     dynamodb.put_item(TableName=table, Item={"dataset_id": {"S": "ds-1"}, "state": {"S": "Pending"}})
     meet = threading.Barrier(2, timeout=0.5)
-    parser = dynamodb_models.create_condition_expression_parser
+    # Where moto defines it; the models module uses it under the same name, and is where it is replaced.
+    from moto.dynamodb.comparisons import create_condition_expression_parser as parser
 
     def meeting_the_other_writer(*args: Any, **kwargs: Any) -> Any:
         with contextlib.suppress(threading.BrokenBarrierError):

@@ -32,8 +32,8 @@ class Lines(logging.Handler):
 @pytest.fixture
 def ingest_lines() -> Iterator[tuple[Any, Lines]]:
     module = importlib.import_module("functions.ingest.handler")
-    lines = Lines(module.logger.registered_formatter)
-    python_logger = logging.getLogger(module.logger.name)
+    lines = Lines(module.function.logger.registered_formatter)
+    python_logger = logging.getLogger(module.function.logger.name)
     # The level is read from POWERTOOLS_LOG_LEVEL when the module is first imported, by whichever test.
     level = python_logger.level
     python_logger.setLevel(logging.INFO)
@@ -54,11 +54,13 @@ def test_every_function_logs_under_the_service_name_the_stack_gives_it(
     # when their handlers are loaded into one process, as the local cloud runs them
     modules = {name: importlib.import_module(f"functions.{name}.handler") for name in services}
 
-    # then each logs, traces and counts under its own name, not under a shared default
-    for name, module in modules.items():
-        tools = [getattr(module, tool) for tool in ("logger", "tracer", "metrics") if hasattr(module, tool)]
+    # then each logs, traces and counts under its own name, not under a shared default (the sandbox,
+    # which runs only the untrusted program, has none of these)
+    observed = {name: module.function for name, module in modules.items() if hasattr(module, "function")}
+    for name, function in observed.items():
+        tools = [tool for tool in (function.logger, function.tracer, function.metrics) if tool is not None]
         assert [tool.service for tool in tools] == [name] * len(tools)
-    loggers = [module.logger.name for module in modules.values() if hasattr(module, "logger")]
+    loggers = [function.logger.name for function in observed.values()]
     assert len(loggers) >= 5
     assert len(set(loggers)) == len(loggers)
 

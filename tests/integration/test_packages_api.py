@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 import requests
-from test_pipeline import EXAMPLES, example_submission, received_events, watch_events
+from factories import EXAMPLES, example_submission, received_events, watch_events
 
 from benchgen.aws.tables.packages import PackagesRepo
 from benchgen.aws.tables.preparations import PreparationsRepo

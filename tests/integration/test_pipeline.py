@@ -19,6 +19,7 @@ from urllib.parse import quote_plus
 
 import pytest
 from codabench_bundles import DOCKER_IMAGE, LABELS, results_submission, write_bundle, write_two_task_bundle
+from factories import EXAMPLES, example_submission, received_events, watch_events
 
 from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.environments import EnvironmentsRepo
@@ -35,7 +36,6 @@ from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
 from infra.local.stack_template import lazy_handler
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NO_ARTIFACT = "the benchmark's scoring program did not emit one"
 
 
@@ -82,10 +82,6 @@ def upload_submission(
     )
     cloud.settle()
     return key
-
-
-def example_submission(name: str) -> Path:
-    return next(iter(sorted((EXAMPLES / name / "submission").glob("predictions.*"))))
 
 
 def s3_notification(cloud: LocalCloud, key: str) -> dict[str, Any]:
@@ -149,29 +145,6 @@ def executions(cloud: LocalCloud) -> list[dict[str, Any]]:
 def object_versions(cloud: LocalCloud, key: str) -> int:
     listed = cloud.client("s3").list_object_versions(Bucket=cloud.bucket, Prefix=key)
     return len([version for version in listed.get("Versions", []) if version["Key"] == key])
-
-
-def watch_events(cloud: LocalCloud) -> str:
-    """A rule on the bus that copies every BenchGen event into a queue the test can read."""
-    sqs = cloud.client("sqs")
-    queue_url: str = sqs.create_queue(QueueName="domain-events")["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
-    events = cloud.client("events")
-    events.put_rule(
-        Name="all-benchgen", EventBusName=cloud.bus_name, EventPattern=json.dumps({"source": ["benchgen"]})
-    )
-    events.put_targets(
-        Rule="all-benchgen", EventBusName=cloud.bus_name, Targets=[{"Id": "q", "Arn": queue_arn}]
-    )
-    return queue_url
-
-
-def received_events(cloud: LocalCloud, queue_url: str) -> list[tuple[str, dict[str, Any]]]:
-    messages = cloud.client("sqs").receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10)
-    bodies = [json.loads(message["Body"]) for message in messages.get("Messages", [])]
-    return [(body["detail-type"], body["detail"]) for body in bodies]
 
 
 def run_to_completion(cloud: LocalCloud, tmp_path: Path, example: str, run_id: str) -> RunRecord:
@@ -682,9 +655,9 @@ def test_a_bundle_whose_programs_name_only_app_paths_runs_through_the_sandbox_fu
     # accuracy is the model's on the reviews (it misses every negated one)
     truth = (example / "bundle/reference_data/reviews.solution").read_text().split()
     reviews = (example / "bundle/input_data/reviews.txt").read_text().splitlines()
-    positive = json.loads(
-        re.search(r"POSITIVE = (\[.*\])", (example / "submission/code/model.py").read_text())[1]
-    )
+    keywords = re.search(r"POSITIVE = (\[.*\])", (example / "submission/code/model.py").read_text())
+    assert keywords is not None
+    positive = json.loads(keywords[1])
     guesses = ["pos" if any(word in review for word in positive) else "neg" for review in reviews]
     right = sum(t == g for t, g in zip(truth, guesses, strict=True))
     run = get_run(cloud, "run-app")

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_api import FakeContext, proxy_event
-from test_pipeline import EXAMPLES, example_submission, received_events, watch_events
+from factories import EXAMPLES, FakeContext, example_submission, proxy_event, received_events, watch_events
 
 from benchgen.aws import wiring
 from benchgen.aws.pages import encode_token

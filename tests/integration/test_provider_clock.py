@@ -41,10 +41,10 @@ def sagemaker_spec() -> JobSpec:
 
 
 def test_a_bedrock_job_completes_after_the_configured_reads_and_only_then_names_its_model(
-    api_cloud: LocalCloud,
+    fresh_api_cloud: LocalCloud,
 ) -> None:
-    api_cloud.provider_clock.polls_to_complete = 3
-    jobs = BedrockJobs(api_cloud.region)
+    fresh_api_cloud.provider_clock.polls_to_complete = 3
+    jobs = BedrockJobs(fresh_api_cloud.region)
     started = jobs.start(spec())  # the start reads the job once
     polls = [jobs.describe(spec(), started.job_id) for _ in range(2)]
     assert [started.status, *(poll.status for poll in polls)] == [
@@ -53,21 +53,21 @@ def test_a_bedrock_job_completes_after_the_configured_reads_and_only_then_names_
         TrainingStatus.SUCCEEDED,
     ]
     assert polls[-1].result_model == (f"arn:aws:bedrock:us-east-1:123456789012:custom-model/{JOB}-{JOB}")
-    raw = api_cloud.client("bedrock").get_model_customization_job(jobIdentifier=JOB)
+    raw = fresh_api_cloud.client("bedrock").get_model_customization_job(jobIdentifier=JOB)
     assert "failureMessage" not in raw
 
 
-def test_a_running_bedrock_job_shows_no_output_model_and_no_failure(api_cloud: LocalCloud) -> None:
-    api_cloud.provider_clock.hold(JOB)
-    BedrockJobs(api_cloud.region).start(spec())
-    raw = api_cloud.client("bedrock").get_model_customization_job(jobIdentifier=JOB)
+def test_a_running_bedrock_job_shows_no_output_model_and_no_failure(fresh_api_cloud: LocalCloud) -> None:
+    fresh_api_cloud.provider_clock.hold(JOB)
+    BedrockJobs(fresh_api_cloud.region).start(spec())
+    raw = fresh_api_cloud.client("bedrock").get_model_customization_job(jobIdentifier=JOB)
     assert raw["status"] == "InProgress"
     assert {"outputModelArn", "failureMessage", "endTime"}.isdisjoint(raw)
 
 
-def test_a_bedrock_job_told_to_fail_ends_failed_with_the_message(api_cloud: LocalCloud) -> None:
-    api_cloud.provider_clock.fail(JOB, "Training data contains reserved string 'Assistant:'")
-    jobs = BedrockJobs(api_cloud.region)
+def test_a_bedrock_job_told_to_fail_ends_failed_with_the_message(fresh_api_cloud: LocalCloud) -> None:
+    fresh_api_cloud.provider_clock.fail(JOB, "Training data contains reserved string 'Assistant:'")
+    jobs = BedrockJobs(fresh_api_cloud.region)
     jobs.start(spec())
     ended = jobs.describe(spec(), None)
     assert (ended.provider_status, ended.status) == ("Failed", TrainingStatus.FAILED)
@@ -75,18 +75,18 @@ def test_a_bedrock_job_told_to_fail_ends_failed_with_the_message(api_cloud: Loca
     assert ended.result_model is None
 
 
-def test_a_held_job_never_ends(api_cloud: LocalCloud) -> None:
-    api_cloud.provider_clock.hold(JOB)
-    jobs = BedrockJobs(api_cloud.region)
+def test_a_held_job_never_ends(fresh_api_cloud: LocalCloud) -> None:
+    fresh_api_cloud.provider_clock.hold(JOB)
+    jobs = BedrockJobs(fresh_api_cloud.region)
     jobs.start(spec())
     assert {jobs.describe(spec(), None).status for _ in range(20)} == {TrainingStatus.RUNNING}
-    assert api_cloud.provider_clock.reads(JOB) == 21
+    assert fresh_api_cloud.provider_clock.reads(JOB) == 21
 
 
 def test_a_serverless_sagemaker_job_is_accepted_runs_and_completes_with_its_artifacts(
-    api_cloud: LocalCloud,
+    fresh_api_cloud: LocalCloud,
 ) -> None:
-    jobs = SageMakerJobs(api_cloud.region)
+    jobs = SageMakerJobs(fresh_api_cloud.region)
     started = jobs.start(sagemaker_spec())
     assert (started.provider_status, started.status, started.result_model) == (
         "InProgress",
@@ -96,37 +96,37 @@ def test_a_serverless_sagemaker_job_is_accepted_runs_and_completes_with_its_arti
     ended = jobs.describe(sagemaker_spec(), started.job_id)
     assert (ended.provider_status, ended.status) == ("Completed", TrainingStatus.SUCCEEDED)
     assert ended.result_model == f"s3://data-bucket/training/{RUN_ID}/output/{JOB}/output/model.tar.gz"
-    raw = api_cloud.client("sagemaker").describe_training_job(TrainingJobName=JOB)
+    raw = fresh_api_cloud.client("sagemaker").describe_training_job(TrainingJobName=JOB)
     assert "AlgorithmSpecification" not in raw
     assert raw["StoppingCondition"] == {"MaxRuntimeInSeconds": 86400}
 
 
-def test_a_second_sagemaker_start_of_the_same_name_returns_the_first_job(api_cloud: LocalCloud) -> None:
-    api_cloud.provider_clock.hold(JOB)
-    jobs = SageMakerJobs(api_cloud.region)
+def test_a_second_sagemaker_start_of_the_same_name_returns_the_first_job(fresh_api_cloud: LocalCloud) -> None:
+    fresh_api_cloud.provider_clock.hold(JOB)
+    jobs = SageMakerJobs(fresh_api_cloud.region)
     first = jobs.start(sagemaker_spec())
     second = jobs.start(sagemaker_spec())
     assert second.job_id == first.job_id
-    listed = api_cloud.client("sagemaker").list_training_jobs()["TrainingJobSummaries"]
+    listed = fresh_api_cloud.client("sagemaker").list_training_jobs()["TrainingJobSummaries"]
     assert [job["TrainingJobName"] for job in listed] == [JOB]
     with pytest.raises(Exception, match="ResourceInUse"):
-        api_cloud.client("sagemaker").create_training_job(
+        fresh_api_cloud.client("sagemaker").create_training_job(
             TrainingJobName=JOB, RoleArn=ROLE, OutputDataConfig={"S3OutputPath": "s3://data-bucket/x/"}
         )
 
 
-def test_a_stopped_sagemaker_job_is_stopping_then_cancelled(api_cloud: LocalCloud) -> None:
-    api_cloud.provider_clock.hold(JOB)
-    jobs = SageMakerJobs(api_cloud.region)
+def test_a_stopped_sagemaker_job_is_stopping_then_cancelled(fresh_api_cloud: LocalCloud) -> None:
+    fresh_api_cloud.provider_clock.hold(JOB)
+    jobs = SageMakerJobs(fresh_api_cloud.region)
     jobs.start(sagemaker_spec())
     stopping = jobs.stop(sagemaker_spec(), None)
     assert stopping.provider_status == "Stopped"
     assert stopping.status is TrainingStatus.CANCELLED
 
 
-def test_a_sagemaker_job_told_to_fail_reports_the_reason(api_cloud: LocalCloud) -> None:
-    api_cloud.provider_clock.fail(JOB, "ClientError: the DPO rows' chosen and rejected turns differ")
-    jobs = SageMakerJobs(api_cloud.region)
+def test_a_sagemaker_job_told_to_fail_reports_the_reason(fresh_api_cloud: LocalCloud) -> None:
+    fresh_api_cloud.provider_clock.fail(JOB, "ClientError: the DPO rows' chosen and rejected turns differ")
+    jobs = SageMakerJobs(fresh_api_cloud.region)
     jobs.start(sagemaker_spec())
     ended = jobs.describe(sagemaker_spec(), None)
     assert (ended.status, ended.failure_reason) == (

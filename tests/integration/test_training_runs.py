@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from test_pipeline import received_events, watch_events
+from factories import everything_stored, received_events, watch_events
 
 from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.aws.tables.packages import PackagesRepo
@@ -615,29 +615,11 @@ def test_an_openai_compatible_run_sends_train_and_validation_only_and_keeps_the_
         assert {body["training_file"], body["validation_file"]} == set(server.fine_tunes.files)
     assert world.training_objects(run["training_run_id"]) == []
     # and the key, read when the provider was called, is in no item, object, execution or log line
-    stored_text = _everything_stored(world.cloud)
+    stored_text = everything_stored(world.cloud)
     assert arn in stored_text and key not in stored_text
     logged = "\n".join(json.dumps(record.__dict__, default=str) for record in caplog.records)
     assert run["training_run_id"] in logged
     assert key not in logged
-
-
-def _everything_stored(cloud: LocalCloud) -> str:
-    """Every table item, every object (each version), and every execution's history, as text."""
-    parts: list[str] = []
-    dynamodb = cloud.client("dynamodb")
-    for name in cloud.table_names.values():
-        parts.append(json.dumps(dynamodb.scan(TableName=name)["Items"]))
-    s3 = cloud.client("s3")
-    for version in s3.list_object_versions(Bucket=cloud.bucket).get("Versions", []):
-        body = s3.get_object(Bucket=cloud.bucket, Key=version["Key"], VersionId=version["VersionId"])["Body"]
-        parts.append(body.read().decode("utf-8", errors="replace"))
-    sfn = cloud.client("stepfunctions")
-    for machine in cloud.state_machine_arns.values():
-        for execution in sfn.list_executions(stateMachineArn=machine)["executions"]:
-            history = sfn.get_execution_history(executionArn=execution["executionArn"])["events"]
-            parts.append(json.dumps(history, default=str))
-    return "\n".join(parts)
 
 
 def test_an_override_warns_naming_both_models_and_profile_refusals_say_what_is_unsupported(

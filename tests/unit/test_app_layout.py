@@ -78,7 +78,7 @@ def test_without_root_a_command_naming_app_paths_fails_the_run_saying_what_to_wr
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # given a runner that cannot make a file system of its own (not root)
-    monkeypatch.setattr(local.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
     bundle = _app_bundle(tmp_path / "bundle")
 
     # when a results submission is scored by a program started as /app/program/score.py

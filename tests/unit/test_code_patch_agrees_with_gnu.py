@@ -76,7 +76,8 @@ def assert_agrees(original: str | None, diff: str, tmp: Path) -> str | PatchErro
 def files(draw: st.DrawFn) -> str:
     lines = draw(st.lists(st.sampled_from(LINES), max_size=14))
     text = "".join(line + "\n" for line in lines)
-    if lines and draw(st.booleans()):
+    open_ended: bool = draw(st.booleans())
+    if lines and open_ended:
         text = text[:-1]  # no newline at the end of the file
     return text
 

@@ -27,8 +27,9 @@ import importlib, json, sys
 tracers = {}
 for name in NAMES:
     module = importlib.import_module(name)
-    tracer = getattr(module, "tracer", None)
-    if tracer is not None:
+    function = getattr(module, "function", None)
+    if function is not None:
+        tracer = function.tracer
         tracers[name] = [type(tracer).__module__ + "." + type(tracer).__name__, tracer.service]
 loaded = {"xray": "aws_xray_sdk" in sys.modules, "boto3": "boto3" in sys.modules}
 print(json.dumps({"tracers": tracers, **loaded}))

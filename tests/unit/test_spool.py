@@ -34,8 +34,8 @@ def test_runs_of_two_spools_merge_by_split_key_spool_and_order_added(
             runs += [(root / run.name, run) for run in parked.close()]
         ties: list[bytes] = []
         # when they are merged and read back
-        order = MergeOrder(runs, on_tie=lambda key, earlier, later: ties.append(key))
-        back = [(position, fields) for position, batch in order.records() for fields in batch]
+        merged = MergeOrder(runs, on_tie=lambda key, earlier, later: ties.append(key))
+        back = [(position, fields) for position, batch in merged.records() for fields in batch]
     # then every record comes back once, by split, key, spool and the order it was added in
     expected = sorted(
         (

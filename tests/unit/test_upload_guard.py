@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchgen.finetune.seed import Source
 from benchgen.finetune.split import Split
-from benchgen.training.examples import HeldOutCase, Kind, PreparedExample, Source, SourceContext, text_hash
+from benchgen.training.examples import HeldOutCase, Kind, PreparedExample, SourceContext, text_hash
 from benchgen.training.profiles import PROFILES
 from benchgen.training.upload_guard import held_out_rows
 

@@ -23,7 +23,6 @@ from benchgen.errors import BenchGenError
 from benchgen.evaluation.report import REPORT_HTML, REPORT_JSON, evaluation_report, render_report
 from benchgen.outputs import RunOutput
 from benchgen.pipeline.case_scope import write_case_scope
-from benchgen.pipeline.context import RunsStore
 from benchgen.pipeline.keys import (
     CASE_SCOPE,
     evaluation_key,
@@ -31,6 +30,7 @@ from benchgen.pipeline.keys import (
     package_key,
     run_key,
 )
+from benchgen.pipeline.ports import RunsStore
 from benchgen.records import (
     EvaluatedModel,
     EvaluationRecord,

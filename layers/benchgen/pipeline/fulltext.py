@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from benchgen.aws.storage import ObjectStore
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.context import RunsStore
+from benchgen.pipeline.ports import ObjectStorage, RunsStore
 from benchgen.records import exceeds_bounds
 
 
@@ -16,7 +15,7 @@ def keep_whole(
     key: str,
     output: RunOutput,
     run_id: str,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
     workdir: Path,
 ) -> None:

@@ -6,13 +6,11 @@ from pathlib import Path
 
 from aws_lambda_powertools import Logger
 
-from benchgen.aws.events import EventPublisher
-from benchgen.aws.executions import ExecutionStarter
-from benchgen.aws.storage import ObjectStore, content_type_for
+from benchgen.aws.storage import content_type_for
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
 from benchgen.pipeline.attempts import Invocation, take_turn
-from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
+from benchgen.pipeline.context import open_run_environment
 from benchgen.pipeline.fulltext import keep_whole
 from benchgen.pipeline.keys import (
     ObjectKeyError,
@@ -22,14 +20,15 @@ from benchgen.pipeline.keys import (
     shard_items_key,
     sharded_execution_name,
 )
-from benchgen.records import ArtifactStatus, RunRecord, RunStatus, utc_now
+from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, Publisher, RunsStore, Starter
+from benchgen.records import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.engine import ScoreReport, score_predictions
 
 logger = Logger(child=True)
 
 
-def _start_artifact(run_id: str, starter: ExecutionStarter) -> None:
+def _start_artifact(run_id: str, starter: Starter) -> None:
     if not starter.start_once(execution_name(run_id), {"run_id": run_id}):
         logger.info("artifact execution already started", extra={"run_id": run_id})
 
@@ -37,15 +36,15 @@ def _start_artifact(run_id: str, starter: ExecutionStarter) -> None:
 def score_run(
     key: str,
     *,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
     environments: EnvironmentsReader,
-    starter: ExecutionStarter,
-    publisher: EventPublisher,
+    starter: Starter,
+    publisher: Publisher,
     workdir: Path,
     invocation: Invocation,
     sandbox: Sandbox | None = None,
-    sharded_starter: ExecutionStarter | None = None,
+    sharded_starter: Starter | None = None,
 ) -> RunRecord | None:
     """Score the run once; a duplicate event only makes sure the state machine was started.
 
@@ -96,14 +95,14 @@ def _score_claimed(
     key: str,
     run: RunRecord,
     *,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
     environments: EnvironmentsReader,
-    starter: ExecutionStarter,
-    publisher: EventPublisher,
+    starter: Starter,
+    publisher: Publisher,
     workdir: Path,
     sandbox: Sandbox | None,
-    sharded_starter: ExecutionStarter | None,
+    sharded_starter: Starter | None,
 ) -> RunRecord | None:
     run_id = run.run_id
     out = workdir / "out"
@@ -130,9 +129,9 @@ def fail_scoring(
     reason: str,
     out: Path,
     *,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
-    publisher: EventPublisher,
+    publisher: Publisher,
     workdir: Path,
 ) -> RunRecord | None:
     """Fail the Running run for ``reason``: its scoring log (if ``out`` holds one) and the whole reason are
@@ -152,14 +151,7 @@ def fail_scoring(
         runs=runs,
         workdir=workdir / "log",
     )
-    if runs.update(
-        run_id,
-        expected_status=RunStatus.RUNNING,
-        status=RunStatus.FAILED,
-        finished_at=utc_now(),
-        failure_reason=reason,
-        claim=None,
-    ):
+    if runs.fail(run_id, reason):
         publisher.publish("RunFailed", {"run_id": run_id, "reason": reason})
     return runs.get(run_id)
 
@@ -168,10 +160,10 @@ def complete_scoring(
     run: RunRecord,
     report: ScoreReport,
     *,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
-    starter: ExecutionStarter,
-    publisher: EventPublisher,
+    starter: Starter,
+    publisher: Publisher,
 ) -> RunRecord | None:
     """Publish the run files the report names, complete the Running run with the report, start its artifact
     pipeline and announce RunCompleted; ``None`` when another delivery completed it first."""
@@ -186,11 +178,8 @@ def complete_scoring(
         store.upload(path, file_key, content_type=content_type_for(path))
         files[output] = file_key
     runs.add_files(run_id, files)
-    completed = runs.update(
+    completed = runs.complete(
         run_id,
-        expected_status=RunStatus.RUNNING,
-        status=RunStatus.COMPLETED,
-        finished_at=utc_now(),
         overall_score=report.overall_score,
         metrics=report.metrics,
         other_metrics=report.other_metrics,
@@ -198,8 +187,6 @@ def complete_scoring(
         # ingest recorded its counts before uploading the prediction output that triggered this step
         counts={**run.counts, **report.counts()},
         execution_name=execution_name(run_id),
-        artifact_status=ArtifactStatus.PENDING,
-        claim=None,
     )
     if not completed:
         logger.info("another delivery completed the run first", extra={"run_id": run_id})
