@@ -168,7 +168,7 @@ def complete_scoring(
     """Publish the run files the report names, complete the Running run with the report, start its artifact
     pipeline and announce RunCompleted; ``None`` when another delivery completed it first."""
     run_id = run.run_id
-    files: dict[str, str] = {}
+    files: dict[RunOutput, str] = {}
     for output, path in report.files.items():
         # A completed run's program logs are in its scoring output (logs/): the separate scoring log is
         # kept only to show why a run failed.
