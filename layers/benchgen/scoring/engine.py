@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from benchgen.environment import Environment
 
 # ScoreReport is what scoring answers with, so it is named where callers import score_predictions from.
-__all__ = ["ScoreReport", "read_verdicts", "score_predictions", "score_with_program", "score_with_template"]
+__all__ = ["ScoreReport", "read_verdicts", "score_predictions"]
 
 
 def read_verdicts(path: Path) -> Iterator[Verdict]:
@@ -69,23 +69,6 @@ def read_verdicts(path: Path) -> Iterator[Verdict]:
                 problem = error.errors()[0]
                 where = ".".join(str(part) for part in problem["loc"]) or "the line"
                 raise ScoringError(f"{path.name} line {number}: {where}: {problem['msg']}") from error
-
-
-def score_with_template(
-    env: Environment,
-    prediction_output: Path,
-    out_dir: Path,
-    *,
-    workdir: Path,
-    progress: Progress | None = None,
-    sandbox: Sandbox | None = None,
-) -> ScoreReport:
-    """Judge every case with the environment's built-in template: the whole run as one part."""
-    part = workdir / "part"
-    score_part(
-        env, env.cases_path, prediction_output, part, workdir=workdir, sandbox=sandbox, progress=progress
-    )
-    return finish_scores(env, [part], out_dir)
 
 
 def _program_html(output: Path) -> Path | None:
@@ -123,7 +106,7 @@ def _beside_ingestion(
     return ingestion, result
 
 
-def score_with_program(
+def _score_with_program(
     env: Environment,
     prediction_output: Path,
     out_dir: Path,
@@ -329,14 +312,17 @@ def _score_task(
 ) -> ScoreReport:
     workdir.mkdir(parents=True, exist_ok=True)
     if env.scoring_program_dir is not None:
-        return score_with_program(
+        return _score_with_program(
             env, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox
         )
-    if env.template is not None:
-        return score_with_template(
-            env, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox
+    if env.template is None:
+        raise ScoringError(
+            "the task has no scoring_program and competition.yaml names no template; "
+            "add `template: math|qa|routing|code` or a scoring program"
         )
-    raise ScoringError(
-        "the task has no scoring_program and competition.yaml names no template; "
-        "add `template: math|qa|routing|code` or a scoring program"
+    # The built-in template judges every case: the whole run as one part.
+    part = workdir / "part"
+    score_part(
+        env, env.cases_path, prediction_output, part, workdir=workdir, sandbox=sandbox, progress=progress
     )
+    return finish_scores(env, [part], out_dir)
