@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 import pytest
+from bench_scripts import bench_script
 
-from bench import cost
+cost = bench_script("cost")
 
 MIB = 1024 * 1024
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import sys
 
 import pytest
+from bench_scripts import bench_script
 
-from bench import grader_bench
+grader_bench = bench_script("grader_bench")
 
 
 @pytest.mark.parametrize(
