@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt 2>/dev/null | cksum | cut -d' ' -f1)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: install demo demo-loop test lint bench openapi examples synth
+.PHONY: install web demo demo-loop test lint bench openapi examples synth
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -15,10 +15,19 @@ $(STAMP):
 
 install: $(STAMP)
 
-demo: install
+# The web console (web/dist), rebuilt when its sources or the API document it is typed from change.
+WEB_SOURCES := web/package.json web/package-lock.json web/index.html web/tsconfig.json docs/openapi.json \
+	$(shell find web/src -name '*.ts' -o -name '*.css' 2>/dev/null | grep -v schema.d.ts)
+
+web/dist/index.html: $(WEB_SOURCES)
+	cd web && npm ci --no-audit --no-fund && npm run build
+
+web: web/dist/index.html
+
+demo: install web
 	$(BIN)/benchgen demo --out out/demo
 
-demo-loop: install
+demo-loop: install web
 	$(BIN)/benchgen demo --loop --out out/demo-loop
 
 lint: install
@@ -26,7 +35,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint
+test: lint web
 	$(BIN)/python -m pytest
 
 bench: install

@@ -10,7 +10,7 @@ from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
 from infra.constructs.api import Api
-from infra.constructs.console import CONSOLE_ASSETS, Console, console_assets
+from infra.constructs.console import CONSOLE_ASSETS, Console, allow_console_origin, console_assets
 from infra.constructs.evaluation import EvaluationPipeline
 from infra.constructs.events import Events
 from infra.constructs.functions import SPECS, Functions, FunctionSpec, sized
@@ -118,6 +118,8 @@ class BenchGenStack(Stack):
             logs_bucket=self.storage.logs_bucket,
             assets=console_assets(self.node.try_get_context(CONSOLE_ASSETS)),
         )
+        allow_console_origin(self.api.rest_api, self.console.origin)
+        api.add_environment("CONSOLE_ORIGIN", self.console.origin)
         self.monitoring = Monitoring(
             self,
             "Monitoring",

@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from infra.cli.local import DEMO_USER, demo_password
+from infra.cli.local import DEMO_USER, console_for, demo_password
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ENVIRONMENT_VERSION = "v1"
@@ -127,9 +127,10 @@ def run_demo(args: argparse.Namespace) -> int:
             f"resources {cloud.timings['resources_s']:.1f}s, bucket {cloud.bucket}"
         )
         token = cloud.create_user(DEMO_USER, demo_password())
-        with cloud.serve_api(access_log=False) as server:
+        with cloud.serve_api(access_log=False) as server, console_for(cloud, server) as console:
             api = Api(server.url, token)
             progress.step(f"REST API on {server.url}, signed in as {DEMO_USER}")
+            progress.step(f"web console while the demo runs: {console}")
             summary = _drive(cloud, api, example, submission, args.model, out, progress)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     progress.step(f"wrote {out / 'summary.json'}")

@@ -7,6 +7,8 @@ import secrets
 import signal
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from benchgen.settings import EVALUATORS_GROUP
@@ -27,6 +29,12 @@ def register(subparsers: Any) -> None:
         "--port", type=int, default=5000, help="port of the AWS endpoint (moto server), default 5000"
     )
     up.add_argument("--api-port", type=int, default=8080, help="port of the REST API, default 8080")
+    up.add_argument(
+        "--console-port",
+        type=int,
+        default=8081,
+        help="port of the web console (built by `make web`), default 8081",
+    )
     up.set_defaults(func=run_up)
 
 
@@ -41,8 +49,8 @@ def run_up(args: argparse.Namespace) -> int:
     try:
         password = demo_password()
         token = sign_in_demo_user(cloud, password)
-        with cloud.serve_api(args.api_port) as api:
-            print(summary(cloud, api.url, token, password), flush=True)
+        with cloud.serve_api(args.api_port) as api, console_for(cloud, api, args.console_port) as console:
+            print(summary(cloud, api.url, token, password, console), flush=True)
             try:
                 while not stop.wait(0.5):
                     pass
@@ -56,6 +64,20 @@ def run_up(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextmanager
+def console_for(cloud: Any, api: Any, port: int = 0) -> Iterator[str]:
+    """Serve the web console beside ``api`` while the block runs; yields the line that says where it is."""
+    from infra.local.console_server import serve_console
+
+    try:
+        server = serve_console(cloud, api, port=port)
+    except FileNotFoundError as missing:
+        yield f"not served: {missing}"
+        return
+    with server:
+        yield f"{server.url} (sign in as the demo user)"
+
+
 def sign_in_demo_user(cloud: Any, password: str) -> str:
     """Create the demo user, a member of the evaluators group (it evaluates the models it trains), and
     return its ID token."""
@@ -67,7 +89,7 @@ def demo_password() -> str:
     return "Bg-7" + secrets.token_hex(8) + "-Local"
 
 
-def summary(cloud: Any, api_url: str, token: str, password: str) -> str:
+def summary(cloud: Any, api_url: str, token: str, password: str, console: str) -> str:
     endpoint = cloud.endpoint_url
     lines = [
         "",
@@ -79,6 +101,7 @@ def summary(cloud: Any, api_url: str, token: str, password: str) -> str:
         *(f"  State machine {lid}: {arn}" for lid, arn in sorted(cloud.state_machine_arns.items())),
         f"  Cognito user pool:  {cloud.user_pool_id} (app client {cloud.client_id})",
         f"  REST API:           {api_url}",
+        f"  Web console:        {console}",
         f"  Demo user:          {DEMO_USER} / {password} (in the {EVALUATORS_GROUP} group)",
         "",
         "Try (the ID token of the demo user goes in the Authorization header):",

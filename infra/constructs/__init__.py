@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from aws_cdk import CfnResource
+from aws_cdk import CfnResource, Duration, RemovalPolicy
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 
@@ -16,3 +18,35 @@ def set_logical_id(construct: Construct, logical_id: str) -> None:
     if not isinstance(child, CfnResource):
         raise TypeError(f"{construct.node.path} has no CloudFormation resource to rename")
     child.override_logical_id(logical_id)
+
+
+def logged_state_machine(
+    scope: Construct,
+    logical_id: str,
+    start: sfn.IChainable,
+    *,
+    timeout: Duration | None,
+    include_execution_data: bool = True,
+) -> sfn.StateMachine:
+    """A traced Standard state machine from `start`, logging every event to a log group of its own.
+
+    `logical_id` names it in the template and its log group `<logical_id>LogGroup`; each pipeline says
+    its own timeout (None: no limit), and whether its execution data may be logged.
+    """
+    log_group = logs.LogGroup(
+        scope, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
+    )
+    set_logical_id(log_group, f"{logical_id}LogGroup")
+    state_machine = sfn.StateMachine(
+        scope,
+        "StateMachine",
+        state_machine_type=sfn.StateMachineType.STANDARD,
+        definition_body=sfn.DefinitionBody.from_chainable(start),
+        tracing_enabled=True,
+        logs=sfn.LogOptions(
+            destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=include_execution_data
+        ),
+        timeout=timeout,
+    )
+    set_logical_id(state_machine, logical_id)
+    return state_machine

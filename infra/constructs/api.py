@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cognito as cognito
@@ -12,33 +14,21 @@ from constructs import Construct
 from benchgen.settings import EVALUATORS_GROUP
 from infra.constructs import set_logical_id
 
-# Resource path -> HTTP methods, exactly the routes of the contract; anything else is API Gateway's 403.
-ROUTES: dict[str, tuple[str, ...]] = {
-    "/environments": ("GET", "POST"),
-    "/runs": ("GET", "POST"),
-    "/runs/{run_id}": ("GET",),
-    "/runs/{run_id}/files": ("GET",),
-    "/runs/{run_id}/detailed-results": ("GET",),
-    "/runs/{run_id}/config": ("GET",),
-    "/runs/{run_id}/dataset": ("POST",),
-    "/datasets": ("GET",),
-    "/datasets/{dataset_id}": ("GET",),
-    "/preparations/{preparation_id}/packages": ("GET", "POST"),
-    "/packages/{package_id}": ("GET",),
-    "/connections": ("GET", "POST"),
-    "/connections/{connection_id}": ("GET", "DELETE"),
-    "/preparations": ("GET", "POST"),
-    "/preparations/{preparation_id}": ("GET",),
-    "/preparations/{preparation_id}/examples": ("GET",),
-    "/preparations/{preparation_id}/coverage": ("GET",),
-    "/training-runs": ("GET", "POST"),
-    "/training-runs/{training_run_id}": ("GET",),
-    "/training-runs/{training_run_id}/cancel": ("POST",),
-    "/training-runs/{training_run_id}/evaluation-grants": ("POST",),
-    "/training-runs/{training_run_id}/evaluations": ("POST",),
-    "/evaluations/{evaluation_id}": ("GET",),
-    "/evaluations/{evaluation_id}/report": ("GET",),
-}
+# What an OpenAPI path item may hold besides its operations (summary, parameters, servers...) is no route.
+_HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
+
+
+def api_routes() -> dict[str, tuple[str, ...]]:
+    """Resource path -> HTTP methods, read from the resolver's OpenAPI document: API Gateway serves exactly
+    the routes the api function answers, and any other is its 403 before the function is invoked."""
+    from benchgen.api.openapi import render  # the resolver imports every router: only for an Api
+
+    paths: dict[str, dict[str, object]] = json.loads(render())["paths"]
+    return {
+        path: tuple(method.upper() for method in item if method in _HTTP_METHODS)
+        for path, item in paths.items()
+    }
+
 
 THROTTLING_RATE_LIMIT = 50
 THROTTLING_BURST_LIMIT = 100
@@ -131,7 +121,7 @@ class Api(Construct):
             "Validator", validate_request_body=True, validate_request_parameters=True
         )
         integration = apigw.LambdaIntegration(handler, proxy=True, allow_test_invoke=False)
-        for path, methods in ROUTES.items():
+        for path, methods in api_routes().items():
             resource = self.rest_api.root.resource_for_path(path)
             for method in methods:
                 resource.add_method(method, integration, request_validator=validator)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aws_cdk import Aws, Duration, RemovalPolicy
+from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
 from aws_cdk import aws_cognito as cognito
@@ -13,8 +14,10 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct
 
+from benchgen.api.cors import CONSOLE_HEADERS
 from infra.constructs import set_logical_id
 from infra.constructs.api import Api
+from infra.constructs.storage import private_bucket
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # `make web` builds the app here; `-c benchgen:consoleAssets=<folder>` deploys another build instead.
@@ -25,6 +28,9 @@ ENTRY_PAGE = "index.html"
 CONFIG_FILE = "config.json"
 # After a visit, browsers refuse plain HTTP to the console's host for this long.
 HSTS_MAX_AGE = Duration.days(365)
+# What a browser sends the API from the console beside the simple headers: the Cognito token and JSON.
+PREFLIGHT_HEADERS = ["Authorization", "Content-Type", *CONSOLE_HEADERS]
+PREFLIGHT_MAX_AGE = Duration.minutes(10)
 
 
 class ConsoleAssetsMissing(RuntimeError):
@@ -84,10 +90,11 @@ class Console(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
 
-        # No password ever leaves the browser but to Cognito; no secret, since a page cannot keep one.
+        # The console signs in with InitiateAuth's USER_PASSWORD_AUTH, sending the password over TLS to
+        # Cognito alone, and nothing else; no secret, since a page cannot keep one.
         self.user_pool_client = api.user_pool.add_client(
             "ConsoleClient",
-            auth_flows=cognito.AuthFlow(user_srp=True, user_password=True),
+            auth_flows=cognito.AuthFlow(user_password=True),
             generate_secret=False,
             prevent_user_existence_errors=True,
             # The console signs in with InitiateAuth, not the hosted UI: no OAuth flow, no callback URL.
@@ -99,13 +106,9 @@ class Console(Construct):
         )
         set_logical_id(self.user_pool_client, "ConsoleUserPoolClient")
 
-        self.bucket = s3.Bucket(
+        self.bucket = private_bucket(
             self,
             "Bucket",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             server_access_logs_bucket=logs_bucket,
             server_access_logs_prefix="console-bucket/",
             # Only the build lives here: deleting the stack removes the files (below), then the bucket.
@@ -114,12 +117,9 @@ class Console(Construct):
         set_logical_id(self.bucket, "ConsoleBucket")
 
         # CloudFront's standard logs are written with object ACLs, which the other buckets disable.
-        self.distribution_logs = s3.Bucket(
+        self.distribution_logs = private_bucket(
             self,
             "DistributionLogs",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
             server_access_logs_bucket=logs_bucket,
             server_access_logs_prefix="console-distribution-logs/",
@@ -217,4 +217,32 @@ class Console(Construct):
             distribution=self.distribution,
             distribution_paths=["/*"],
             log_group=deployment_logs,
+        )
+
+
+def allow_console_origin(rest_api: apigw.RestApi, origin: str) -> None:
+    """Let browsers on the console's origin call the API, and no other origin.
+
+    API Gateway answers each route's preflight itself (a preflight carries no token, so it cannot pass the
+    authorizer); its own refusals (401, 403, 429, 5xx) carry the origin too, so the console can read them.
+    The api function adds the same header to its answers (CONSOLE_ORIGIN, ``benchgen.api.cors``).
+    """
+    methods: dict[str, tuple[apigw.IResource, list[str]]] = {}
+    for method in rest_api.methods:
+        methods.setdefault(method.resource.path, (method.resource, []))[1].append(method.http_method)
+    for resource, verbs in methods.values():
+        resource.add_cors_preflight(
+            allow_origins=[origin],
+            allow_methods=sorted(verbs),
+            allow_headers=PREFLIGHT_HEADERS,
+            max_age=PREFLIGHT_MAX_AGE,
+        )
+    for construct_id, response_type in (
+        ("Default4xx", apigw.ResponseType.DEFAULT_4_XX),
+        ("Default5xx", apigw.ResponseType.DEFAULT_5_XX),
+    ):
+        rest_api.add_gateway_response(
+            construct_id,
+            type=response_type,
+            response_headers={"Access-Control-Allow-Origin": f"'{origin}'", "Vary": "'Origin'"},
         )

@@ -10,18 +10,17 @@ unchanged on AWS and in the local cloud.
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from benchgen.records import EvaluationStatus
-from infra.constructs import set_logical_id
-from infra.constructs.events import EVENT_SOURCE
+from infra.constructs import logged_state_machine
+from infra.constructs.events import put_event
 from infra.constructs.pipeline import (
     CONDITIONAL_CHECK_FAILED,
     DYNAMODB_TRANSIENT_ERRORS,
@@ -88,18 +87,12 @@ class EvaluationPipeline(Construct):
             )
 
         def emit(state_id: str, detail_type: str, detail: dict[str, str]) -> tasks.EventBridgePutEvents:
-            return tasks.EventBridgePutEvents(
+            return put_event(
                 self,
                 state_id,
-                entries=[
-                    tasks.EventBridgePutEventsEntry(
-                        event_bus=bus,
-                        source=EVENT_SOURCE,
-                        detail_type=detail_type,
-                        detail=sfn.TaskInput.from_object({"evaluation_id": evaluation_id, **detail}),
-                    )
-                ],
-                result_path=sfn.JsonPath.DISCARD,
+                bus,
+                detail_type,
+                {"evaluation_id": evaluation_id, **detail},
             )
 
         failed = sfn.Fail(
@@ -220,18 +213,10 @@ class EvaluationPipeline(Construct):
         )
         definition = start_step.next(first_check).next(wait).next(check_step).next(finished)
 
-        log_group = logs.LogGroup(
-            self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
-        )
-        set_logical_id(log_group, "EvaluationPipelineLogGroup")
-        self.state_machine = sfn.StateMachine(
+        self.state_machine = logged_state_machine(
             self,
-            "StateMachine",
-            state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_chainable(definition),
-            tracing_enabled=True,
-            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+            "EvaluationPipeline",
+            definition,
             # The runs' own limit (the InferencePipeline's 12 hours), and the comparison after them.
             timeout=Duration.hours(13),
         )
-        set_logical_id(self.state_machine, "EvaluationPipeline")

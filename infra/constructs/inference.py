@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from benchgen.records import RunStatus
-from infra.constructs import set_logical_id
+from infra.constructs import logged_state_machine
 from infra.constructs.pipeline import (
     CONDITIONAL_CHECK_FAILED,
     DYNAMODB_TRANSIENT_ERRORS,
@@ -154,18 +153,11 @@ class InferencePipeline(Construct):
             deploy_step.next(plan_step).next(shards).next(assemble_step).next(sfn.Succeed(self, "Generated"))
         )
 
-        log_group = logs.LogGroup(
-            self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
-        )
-        set_logical_id(log_group, "InferencePipelineLogGroup")
-        self.state_machine = sfn.StateMachine(
+        self.state_machine = logged_state_machine(
             self,
-            "StateMachine",
-            state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_chainable(definition),
-            tracing_enabled=True,
+            "InferencePipeline",
+            definition,
             # Execution data would carry model answers into the logs; the steps keep those in S3 instead.
-            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=False),
+            include_execution_data=False,
             timeout=Duration.hours(12),
         )
-        set_logical_id(self.state_machine, "InferencePipeline")

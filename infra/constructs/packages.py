@@ -7,18 +7,17 @@ package is recorded Refused with the profile's message, and the execution succee
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from benchgen.records import PackageStatus
-from infra.constructs import set_logical_id
-from infra.constructs.events import EVENT_SOURCE
+from infra.constructs import logged_state_machine
+from infra.constructs.events import put_event
 from infra.constructs.pipeline import (
     DYNAMODB_TRANSIENT_ERRORS,
     EVENTBRIDGE_TRANSIENT_ERRORS,
@@ -155,25 +154,17 @@ class PackagePipeline(Construct):
         _guard(record_refused, DYNAMODB_TRANSIENT_ERRORS, read_service_error)
         record_refused.next(sfn.Succeed(self, "Refused"))
 
-        emit = tasks.EventBridgePutEvents(
+        emit = put_event(
             self,
             "EmitPackageReady",
-            entries=[
-                tasks.EventBridgePutEventsEntry(
-                    event_bus=bus,
-                    source=EVENT_SOURCE,
-                    detail_type=PACKAGE_READY,
-                    detail=sfn.TaskInput.from_object(
-                        {
-                            "package_id": sfn.JsonPath.string_at("$.package_id"),
-                            "preparation_id": sfn.JsonPath.string_at("$.preparation_id"),
-                            "profile": sfn.JsonPath.string_at("$.profile"),
-                            "sha256": sfn.JsonPath.string_at(f"{_PACKAGE}.sha256"),
-                        }
-                    ),
-                )
-            ],
-            result_path=sfn.JsonPath.DISCARD,
+            bus,
+            PACKAGE_READY,
+            {
+                "package_id": sfn.JsonPath.string_at("$.package_id"),
+                "preparation_id": sfn.JsonPath.string_at("$.preparation_id"),
+                "profile": sfn.JsonPath.string_at("$.profile"),
+                "sha256": sfn.JsonPath.string_at(f"{_PACKAGE}.sha256"),
+            },
         )
         _guard(emit, EVENTBRIDGE_TRANSIENT_ERRORS, read_service_error)
         emit.next(sfn.Succeed(self, "Ready"))
@@ -201,17 +192,9 @@ class PackagePipeline(Construct):
             .otherwise(no_answer)
         )
 
-        log_group = logs.LogGroup(
-            self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
-        )
-        set_logical_id(log_group, "PackagePipelineLogGroup")
-        self.state_machine = sfn.StateMachine(
+        self.state_machine = logged_state_machine(
             self,
-            "StateMachine",
-            state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_chainable(build.next(built)),
-            tracing_enabled=True,
-            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+            "PackagePipeline",
+            build.next(built),
             timeout=Duration.hours(1),
         )
-        set_logical_id(self.state_machine, "PackagePipeline")

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 from pydantic import BaseModel
 
 from benchgen.records import ArtifactStatus, DatasetRecord
-from infra.constructs import set_logical_id
-from infra.constructs.events import EVENT_SOURCE
+from infra.constructs import logged_state_machine
+from infra.constructs.events import put_event
 
 LAMBDA_SERVICE_ERRORS = [
     "Lambda.ServiceException",
@@ -77,11 +76,7 @@ def record_item(record: type[BaseModel], path: str) -> dict[str, tasks.DynamoAtt
 
 
 class Pipeline(Construct):
-    """BuildArtifact -> ArtifactEmitted? -> SaveDataset -> LinkDataset -> EmitDatasetSaved -> Saved.
-
-    `after_save` is the hook for what follows a saved dataset (provider training): when given, it runs
-    after EmitDatasetSaved instead of the `Saved` state.
-    """
+    """BuildArtifact -> ArtifactEmitted? -> SaveDataset -> LinkDataset -> EmitDatasetSaved -> Saved."""
 
     def __init__(
         self,
@@ -92,7 +87,6 @@ class Pipeline(Construct):
         runs_table: dynamodb.ITable,
         datasets_table: dynamodb.ITable,
         bus: events.IEventBus,
-        after_save: sfn.IChainable | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         read_function_error, read_service_error = self._failure_chain(runs_table)
@@ -108,19 +102,8 @@ class Pipeline(Construct):
         build.add_catch(read_service_error, errors=[sfn.Errors.TIMEOUT], result_path="$.error")
         _guard(build, LAMBDA_SERVICE_ERRORS, read_function_error)
 
-        record_no_artifact = tasks.DynamoUpdateItem(
-            self,
-            "RecordNoArtifact",
-            table=runs_table,
-            key=_run_key(),
-            update_expression="SET artifact_status = :not_emitted, artifact_reason = :reason",
-            expression_attribute_values={
-                ":not_emitted": tasks.DynamoAttributeValue.from_string(ArtifactStatus.NOT_EMITTED),
-                ":reason": tasks.DynamoAttributeValue.from_string(
-                    sfn.JsonPath.string_at("$.artifact.reason")
-                ),
-            },
-            result_path=sfn.JsonPath.DISCARD,
+        record_no_artifact = self._record_artifact_status(
+            "RecordNoArtifact", runs_table, ArtifactStatus.NOT_EMITTED, reason_at="$.artifact.reason"
         )
         _guard(record_no_artifact, DYNAMODB_TRANSIENT_ERRORS, read_service_error)
         record_no_artifact.next(sfn.Succeed(self, "NoArtifact"))
@@ -133,25 +116,17 @@ class Pipeline(Construct):
                     sfn.Condition.is_present("$.artifact.emitted"),
                     sfn.Condition.boolean_equals("$.artifact.emitted", True),
                 ),
-                self._save_chain(runs_table, datasets_table, bus, read_service_error, after_save),
+                self._save_chain(runs_table, datasets_table, bus, read_service_error),
             )
             .otherwise(record_no_artifact)
         )
 
-        log_group = logs.LogGroup(
-            self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
-        )
-        set_logical_id(log_group, "ArtifactPipelineLogGroup")
-        self.state_machine = sfn.StateMachine(
+        self.state_machine = logged_state_machine(
             self,
-            "StateMachine",
-            state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_chainable(build.next(emitted)),
-            tracing_enabled=True,
-            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+            "ArtifactPipeline",
+            build.next(emitted),
             timeout=Duration.hours(1),
         )
-        set_logical_id(self.state_machine, "ArtifactPipeline")
 
     def _failure_chain(self, runs_table: dynamodb.ITable) -> tuple[sfn.Pass, sfn.Pass]:
         """MarkArtifactFailed -> ArtifactFailed, entered through the reader of a Lambda task's error or
@@ -159,17 +134,8 @@ class Pipeline(Construct):
         failed = sfn.Fail(
             self, "ArtifactFailed", error="ArtifactFailed", cause="The finetune artifact step failed"
         )
-        mark_failed = tasks.DynamoUpdateItem(
-            self,
-            "MarkArtifactFailed",
-            table=runs_table,
-            key=_run_key(),
-            update_expression="SET artifact_status = :failed, artifact_reason = :reason",
-            expression_attribute_values={
-                ":failed": tasks.DynamoAttributeValue.from_string(ArtifactStatus.FAILED),
-                ":reason": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(_FAILURE_MESSAGE)),
-            },
-            result_path=sfn.JsonPath.DISCARD,
+        mark_failed = self._record_artifact_status(
+            "MarkArtifactFailed", runs_table, ArtifactStatus.FAILED, reason_at=_FAILURE_MESSAGE
         )
         _guard(mark_failed, DYNAMODB_TRANSIENT_ERRORS, failed, result_path="$.mark_failed_error")
         mark_failed.next(failed)
@@ -192,16 +158,33 @@ class Pipeline(Construct):
         read_service_error.next(mark_failed)
         return read_function_error, read_service_error
 
+    def _record_artifact_status(
+        self, state_id: str, runs_table: dynamodb.ITable, status: ArtifactStatus, *, reason_at: str
+    ) -> tasks.DynamoUpdateItem:
+        """Set the run's artifact status to `status` and its reason to the value at `reason_at`."""
+        placeholder = f":{status.name.lower()}"
+        return tasks.DynamoUpdateItem(
+            self,
+            state_id,
+            table=runs_table,
+            key=_run_key(),
+            update_expression=f"SET artifact_status = {placeholder}, artifact_reason = :reason",
+            expression_attribute_values={
+                placeholder: tasks.DynamoAttributeValue.from_string(status),
+                ":reason": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(reason_at)),
+            },
+            result_path=sfn.JsonPath.DISCARD,
+        )
+
     def _save_chain(
         self,
         runs_table: dynamodb.ITable,
         datasets_table: dynamodb.ITable,
         bus: events.IEventBus,
         on_error: sfn.IChainable,
-        after_save: sfn.IChainable | None,
     ) -> sfn.Chain:
-        """SaveDataset -> LinkDataset -> EmitDatasetSaved -> `after_save` (or Saved); a dataset already
-        saved for the run ends in AlreadySaved, any other failure goes to `on_error`."""
+        """SaveDataset -> LinkDataset -> EmitDatasetSaved -> Saved; a dataset already saved for the run ends
+        in AlreadySaved, any other failure goes to `on_error`."""
         save = tasks.DynamoPutItem(
             self,
             "SaveDataset",
@@ -235,25 +218,17 @@ class Pipeline(Construct):
         )
         _guard(link, DYNAMODB_TRANSIENT_ERRORS, on_error)
 
-        emit = tasks.EventBridgePutEvents(
+        emit = put_event(
             self,
             "EmitDatasetSaved",
-            entries=[
-                tasks.EventBridgePutEventsEntry(
-                    event_bus=bus,
-                    source=EVENT_SOURCE,
-                    detail_type="DatasetSaved",
-                    detail=sfn.TaskInput.from_object(
-                        {
-                            "dataset_id": sfn.JsonPath.string_at(f"{_DATASET}.dataset_id"),
-                            "run_id": sfn.JsonPath.string_at("$.run_id"),
-                            "name": sfn.JsonPath.string_at(f"{_DATASET}.name"),
-                        }
-                    ),
-                )
-            ],
-            result_path=sfn.JsonPath.DISCARD,
+            bus,
+            "DatasetSaved",
+            {
+                "dataset_id": sfn.JsonPath.string_at(f"{_DATASET}.dataset_id"),
+                "run_id": sfn.JsonPath.string_at("$.run_id"),
+                "name": sfn.JsonPath.string_at(f"{_DATASET}.name"),
+            },
         )
         _guard(emit, EVENTBRIDGE_TRANSIENT_ERRORS, on_error)
-        emit.next(after_save if after_save is not None else sfn.Succeed(self, "Saved"))
+        emit.next(sfn.Succeed(self, "Saved"))
         return save.next(link).next(emit)

@@ -7,19 +7,18 @@ sentence that caused it.
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from benchgen.pipeline.preparation_record import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
 from benchgen.records import PreparationStatus
-from infra.constructs import set_logical_id
-from infra.constructs.events import EVENT_SOURCE
+from infra.constructs import logged_state_machine
+from infra.constructs.events import put_event
 from infra.constructs.pipeline import (
     DYNAMODB_TRANSIENT_ERRORS,
     EVENTBRIDGE_TRANSIENT_ERRORS,
@@ -190,24 +189,16 @@ class PreparationPipeline(Construct):
         )
         _guard(record, DYNAMODB_TRANSIENT_ERRORS, read_service_error)
 
-        emit = tasks.EventBridgePutEvents(
+        emit = put_event(
             self,
             "EmitPreparationReady",
-            entries=[
-                tasks.EventBridgePutEventsEntry(
-                    event_bus=bus,
-                    source=EVENT_SOURCE,
-                    detail_type="PreparationReady",
-                    detail=sfn.TaskInput.from_object(
-                        {
-                            "preparation_id": sfn.JsonPath.string_at("$.preparation_id"),
-                            "state_hash": sfn.JsonPath.string_at(f"{_RECORD}.state_hash"),
-                            "example_count": sfn.JsonPath.number_at(f"{_GENERATED}.example_count"),
-                        }
-                    ),
-                )
-            ],
-            result_path=sfn.JsonPath.DISCARD,
+            bus,
+            "PreparationReady",
+            {
+                "preparation_id": sfn.JsonPath.string_at("$.preparation_id"),
+                "state_hash": sfn.JsonPath.string_at(f"{_RECORD}.state_hash"),
+                "example_count": sfn.JsonPath.number_at(f"{_GENERATED}.example_count"),
+            },
         )
         _guard(emit, EVENTBRIDGE_TRANSIENT_ERRORS, read_service_error)
 
@@ -217,18 +208,10 @@ class PreparationPipeline(Construct):
             .otherwise(check_task.next(record).next(emit).next(sfn.Succeed(self, "Ready")))
         )
         definition = generate_task.next(generated)
-        log_group = logs.LogGroup(
-            self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
-        )
-        set_logical_id(log_group, "PreparationPipelineLogGroup")
-        self.state_machine = sfn.StateMachine(
+        self.state_machine = logged_state_machine(
             self,
-            "StateMachine",
-            state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_chainable(definition),
-            tracing_enabled=True,
-            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+            "PreparationPipeline",
+            definition,
             # Generate (10 minutes at most) and Check (5), each retried on Lambda's own errors.
             timeout=Duration.hours(1),
         )
-        set_logical_id(self.state_machine, "PreparationPipeline")

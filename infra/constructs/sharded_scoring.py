@@ -15,17 +15,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from benchgen.records import RunStatus
-from infra.constructs import set_logical_id
+from infra.constructs import logged_state_machine
 from infra.constructs.pipeline import (
     _RETRY_ATTEMPTS,
     _RETRY_INTERVAL,
@@ -139,20 +137,11 @@ class ShardedScoring(Construct):
             failure("ReduceFailed", REDUCE_FAILED_REASON), errors=[sfn.Errors.ALL], result_path="$.error"
         )
 
-        log_group = logs.LogGroup(
-            self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
-        )
-        set_logical_id(log_group, "ShardedScoringLogGroup")
         # No execution timeout: every state is bounded (each task by its function's timeout, the Map by its
         # items), and an execution that timed out would leave its run Running, past any Catch.
-        self.state_machine = sfn.StateMachine(
+        self.state_machine = logged_state_machine(
             self,
-            "StateMachine",
-            state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_chainable(
-                shards.next(reduce).next(sfn.Succeed(self, "Scored"))
-            ),
-            tracing_enabled=True,
-            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+            "ShardedScoring",
+            shards.next(reduce).next(sfn.Succeed(self, "Scored")),
+            timeout=None,
         )
-        set_logical_id(self.state_machine, "ShardedScoring")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_s3 as s3
@@ -37,6 +39,28 @@ PACKAGES_INDEXES = {"by_preparation": ("preparation_id", "created_at")}
 CONNECTIONS_INDEXES = {"by_owner": ("owner", "created_at")}
 PREPARATIONS_INDEXES = {"by_owner": ("owner", "created_at")}
 TRAINING_RUNS_INDEXES = {"by_owner": ("owner", "created_at")}
+
+
+def private_bucket(
+    scope: Construct,
+    construct_id: str,
+    *,
+    object_ownership: s3.ObjectOwnership = s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    **options: Any,
+) -> s3.Bucket:
+    """A bucket nothing public reaches: public access blocked, encrypted, TLS-only, ACLs off by default.
+
+    SSE-S3 rather than KMS: S3 delivers server access logs only to SSE-S3 encrypted buckets.
+    """
+    return s3.Bucket(
+        scope,
+        construct_id,
+        block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+        encryption=s3.BucketEncryption.S3_MANAGED,
+        enforce_ssl=True,
+        object_ownership=object_ownership,
+        **options,
+    )
 
 
 def _table(
@@ -81,27 +105,18 @@ class Storage(Construct):
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
 
-        self.logs_bucket = s3.Bucket(
+        self.logs_bucket = private_bucket(
             self,
             "AccessLogsBucket",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            # Server access log delivery only writes to SSE-S3 encrypted buckets.
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             lifecycle_rules=[s3.LifecycleRule(id="expire-access-logs", expiration=Duration.days(365))],
             removal_policy=RemovalPolicy.RETAIN,
         )
         set_logical_id(self.logs_bucket, "AccessLogsBucket")
 
-        self.bucket = s3.Bucket(
+        self.bucket = private_bucket(
             self,
             DATA_BUCKET_ID,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
             versioned=True,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             server_access_logs_bucket=self.logs_bucket,
             server_access_logs_prefix="data-bucket/",
             lifecycle_rules=[

@@ -9,17 +9,16 @@ run's failure with its message, then announced like every other end.
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from benchgen.pipeline.training_step import ProviderBusy
-from infra.constructs import set_logical_id
-from infra.constructs.events import EVENT_SOURCE
+from infra.constructs import logged_state_machine
+from infra.constructs.events import put_event
 from infra.constructs.pipeline import EVENTBRIDGE_TRANSIENT_ERRORS, LAMBDA_SERVICE_ERRORS, _guard
 
 # `cdk deploy -c benchgen:trainingPollSeconds=300 -c benchgen:trainingMaxPolls=576`: how often a job is
@@ -81,26 +80,18 @@ class TrainingPipeline(Construct):
             )
             return task
 
-        emit = tasks.EventBridgePutEvents(
+        emit = put_event(
             self,
             "EmitTrainingEnded",
-            entries=[
-                tasks.EventBridgePutEventsEntry(
-                    event_bus=bus,
-                    source=EVENT_SOURCE,
-                    # TrainingSucceeded, TrainingFailed or TrainingCancelled, as the Record step answered.
-                    detail_type=sfn.JsonPath.string_at(f"{_PROGRESS}.event"),
-                    detail=sfn.TaskInput.from_object(
-                        {
-                            "training_run_id": run_id,
-                            "status": sfn.JsonPath.string_at(f"{_PROGRESS}.status"),
-                            "job_id": sfn.JsonPath.string_at(f"{_PROGRESS}.job_id"),
-                            "result_model": sfn.JsonPath.string_at(f"{_PROGRESS}.result_model"),
-                        }
-                    ),
-                )
-            ],
-            result_path=sfn.JsonPath.DISCARD,
+            bus,
+            # TrainingSucceeded, TrainingFailed or TrainingCancelled, as the Record step answered.
+            sfn.JsonPath.string_at(f"{_PROGRESS}.event"),
+            {
+                "training_run_id": run_id,
+                "status": sfn.JsonPath.string_at(f"{_PROGRESS}.status"),
+                "job_id": sfn.JsonPath.string_at(f"{_PROGRESS}.job_id"),
+                "result_model": sfn.JsonPath.string_at(f"{_PROGRESS}.result_model"),
+            },
         )
         emit.add_retry(errors=EVENTBRIDGE_TRANSIENT_ERRORS, interval=Duration.seconds(1), max_attempts=3)
         emit.next(sfn.Succeed(self, "Recorded"))
@@ -152,20 +143,10 @@ class TrainingPipeline(Construct):
         wait.next(poll)
         poll.next(ended)
 
-        log_group = logs.LogGroup(
-            self, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
-        )
-        set_logical_id(log_group, "TrainingPipelineLogGroup")
-        self.state_machine = sfn.StateMachine(
+        self.state_machine = logged_state_machine(
             self,
-            "StateMachine",
-            state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_chainable(
-                validate_task.next(upload_task).next(start).next(ended)
-            ),
-            tracing_enabled=True,
-            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=True),
+            "TrainingPipeline",
+            validate_task.next(upload_task).next(start).next(ended),
             # Every poll and its wait, the retries of the last ones, and an hour for the steps around them.
             timeout=Duration.seconds(poll_seconds * max_polls + 3600),
         )
-        set_logical_id(self.state_machine, "TrainingPipeline")

@@ -145,6 +145,11 @@ class Provisioner:
             name = self._physical_name(lid, "FunctionName", 64)
             tpl.record(lid, name, Arn=self._arn("lambda", f"function:{name}"))
             self.resources.functions[lid] = name
+        for lid in tpl.of_type("AWS::CloudFront::Distribution"):
+            # Nothing serves it here (the local console is served beside the API): a reserved name that no
+            # browser is ever on, so the API allows no cross-origin call from it.
+            domain = f"{self._name(lid, 63).lower()}.cloudfront.invalid"
+            tpl.record(lid, domain, DomainName=domain)
         for lid in tpl.of_type("AWS::StepFunctions::StateMachine"):
             name = self._physical_name(lid, "StateMachineName", 80)
             arn = self._arn("states", f"stateMachine:{name}")

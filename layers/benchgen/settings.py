@@ -90,6 +90,10 @@ class Settings(BaseSettings):
         default=60, ge=1, le=3600, validation_alias="EVALUATION_WAIT_SECONDS"
     )
     evaluation_max_checks: int = Field(default=720, ge=1, le=10000, validation_alias="EVALUATION_MAX_CHECKS")
+    # The web console's https origin: the API answers browsers calling from it (CORS), and from no other.
+    console_origin: str | None = Field(
+        default=None, pattern=r"^https?://[^/\s]+$", validation_alias="CONSOLE_ORIGIN"
+    )
 
 
 def load_settings() -> Settings:

@@ -242,11 +242,7 @@ def test_the_console_signs_in_with_its_own_client_without_secret_or_oauth(assemb
     client = assembly.template["Resources"]["ConsoleUserPoolClient"]["Properties"]
     assert client["UserPoolId"] == {"Ref": "UserPool"}
     assert client["GenerateSecret"] is False
-    assert sorted(client["ExplicitAuthFlows"]) == [
-        "ALLOW_REFRESH_TOKEN_AUTH",
-        "ALLOW_USER_PASSWORD_AUTH",
-        "ALLOW_USER_SRP_AUTH",
-    ]
+    assert sorted(client["ExplicitAuthFlows"]) == ["ALLOW_REFRESH_TOKEN_AUTH", "ALLOW_USER_PASSWORD_AUTH"]
     assert client["AllowedOAuthFlowsUserPoolClient"] is False
     assert "CallbackURLs" not in client
     assert client["PreventUserExistenceErrors"] == "ENABLED"
@@ -294,3 +290,71 @@ def test_the_app_without_a_built_console_fails_before_writing_a_template(tmp_pat
     with pytest.raises(ConsoleAssetsMissing, match="make web"):
         build_app({CONSOLE_ASSETS: str(tmp_path)}, outdir=str(tmp_path / "cdk.out"))
     assert not (tmp_path / "cdk.out" / "BenchGenStack.template.json").exists()
+
+
+def _api_paths(assembly: Assembly) -> dict[str, str]:
+    """Full path of each API Gateway resource, by logical id."""
+    resources = assembly.of_type("AWS::ApiGateway::Resource")
+
+    def path_of(reference: dict[str, Any]) -> str:
+        if "Fn::GetAtt" in reference:
+            return ""
+        node = resources[reference["Ref"]]["Properties"]
+        return f"{path_of(node['ParentId'])}/{node['PathPart']}"
+
+    return {lid: path_of({"Ref": lid}) for lid in resources}
+
+
+def test_each_route_answers_the_consoles_preflight_without_a_token(
+    assembly: Assembly, render: Callable[[Any], str]
+) -> None:
+    paths = _api_paths(assembly)
+    verbs: dict[str, set[str]] = {}
+    preflights: dict[str, Resource] = {}
+    for method in assembly.of_type("AWS::ApiGateway::Method").values():
+        properties = method["Properties"]
+        path = paths[properties["ResourceId"]["Ref"]]
+        if properties["HttpMethod"] == "OPTIONS":
+            preflights[path] = properties
+        else:
+            verbs.setdefault(path, set()).add(properties["HttpMethod"])
+    assert set(preflights) == set(verbs)
+    for path, preflight in preflights.items():
+        # A browser sends a preflight without credentials: API Gateway answers it, no function is called.
+        assert preflight["AuthorizationType"] == "NONE", path
+        assert preflight["Integration"]["Type"] == "MOCK", path
+        (response,) = preflight["Integration"]["IntegrationResponses"]
+        headers = {
+            name.removeprefix("method.response.header."): render(value).strip("'")
+            for name, value in response["ResponseParameters"].items()
+        }
+        assert headers == {
+            "Access-Control-Allow-Origin": "https://${ConsoleDistribution.DomainName}",
+            "Access-Control-Allow-Methods": ",".join(sorted(verbs[path])),
+            "Access-Control-Allow-Headers": "Authorization,Content-Type,Idempotency-Key",
+            "Access-Control-Max-Age": "600",
+            "Vary": "Origin",
+        }, path
+
+
+def test_api_gateways_own_refusals_are_readable_by_the_console(
+    assembly: Assembly, render: Callable[[Any], str]
+) -> None:
+    responses = {
+        r["Properties"]["ResponseType"]: {
+            name: render(value) for name, value in r["Properties"]["ResponseParameters"].items()
+        }
+        for r in assembly.of_type("AWS::ApiGateway::GatewayResponse").values()
+    }
+    refusal = {
+        "gatewayresponse.header.Access-Control-Allow-Origin": "'https://${ConsoleDistribution.DomainName}'",
+        "gatewayresponse.header.Vary": "'Origin'",
+    }
+    assert responses == {"DEFAULT_4XX": refusal, "DEFAULT_5XX": refusal}
+
+
+def test_the_api_function_is_told_the_consoles_origin(
+    assembly: Assembly, render: Callable[[Any], str]
+) -> None:
+    variables = assembly.template["Resources"]["ApiFunction"]["Properties"]["Environment"]["Variables"]
+    assert render(variables["CONSOLE_ORIGIN"]) == "https://${ConsoleDistribution.DomainName}"

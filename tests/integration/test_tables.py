@@ -1,6 +1,8 @@
-"""The DynamoDB repositories on moto: conditional writes, updates, newest-first pagination."""
+"""The DynamoDB repositories on moto: conditional writes, named transitions, newest-first pagination."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from factories import dataset
@@ -10,11 +12,13 @@ from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.records import (
+    ArtifactStatus,
     EnvironmentRecord,
     EnvironmentStatus,
     RunConfig,
     RunRecord,
     RunStatus,
+    ShardPlan,
 )
 from benchgen.settings import Settings
 
@@ -57,16 +61,18 @@ def test_creating_a_run_twice_keeps_the_first(runs: RunsRepo) -> None:
     assert stored is not None and stored.model == "qwen"
 
 
+def _start(runs: RunsRepo, run_id: str, **options: Any) -> bool:
+    return runs.start(
+        run_id, submission_key=f"submissions/{run_id}/p.zip", submission_filename="p.zip", **options
+    )
+
+
 def test_a_duplicate_status_transition_changes_nothing(runs: RunsRepo) -> None:
     # given a pending run moved to Running once
     runs.create(_run("r1", _stamp(1)))
-    assert runs.update(
-        "r1", expected_status=RunStatus.PENDING, status=RunStatus.RUNNING, started_at=_stamp(2)
-    )
+    assert _start(runs, "r1", started_at=_stamp(2))
     # when the same transition arrives again (a duplicate S3 event)
-    again = runs.update(
-        "r1", expected_status=RunStatus.PENDING, status=RunStatus.RUNNING, started_at=_stamp(9)
-    )
+    again = _start(runs, "r1", started_at=_stamp(9))
     # then it is refused and the first start time stays
     assert again is False
     stored = runs.get("r1")
@@ -74,39 +80,58 @@ def test_a_duplicate_status_transition_changes_nothing(runs: RunsRepo) -> None:
     assert (stored.status, stored.started_at) == (RunStatus.RUNNING, _stamp(2))
 
 
-def test_an_update_accepts_any_of_several_expected_statuses(runs: RunsRepo) -> None:
+def test_a_transition_accepts_any_of_several_expected_statuses(runs: RunsRepo) -> None:
     runs.create(_run("r1", _stamp(1), status=RunStatus.DEPLOYING))
-    assert runs.update(
-        "r1", expected_status={RunStatus.PENDING, RunStatus.DEPLOYING}, status=RunStatus.RUNNING
-    )
+    assert _start(runs, "r1", expected={RunStatus.PENDING, RunStatus.DEPLOYING})
     stored = runs.get("r1")
     assert stored is not None and stored.status == RunStatus.RUNNING
 
 
-def test_updating_an_unknown_run_creates_nothing(runs: RunsRepo) -> None:
-    assert runs.update("missing", status=RunStatus.FAILED) is False
+def test_a_transition_of_an_unknown_run_creates_nothing(runs: RunsRepo) -> None:
+    assert runs.fail("missing", "boom", expected=RunStatus.PENDING) is False
     assert runs.get("missing") is None
 
 
-def test_an_update_guarded_by_if_unset_happens_once(runs: RunsRepo) -> None:
-    runs.create(_run("r1", _stamp(1)))
-    assert runs.update("r1", if_unset=["dataset_id"], dataset_id="ds-r1", dataset_name="first")
-    assert runs.update("r1", if_unset=["dataset_id"], dataset_id="ds-r1", dataset_name="second") is False
+def test_completing_a_run_lets_its_claim_go_and_awaits_its_artifact(runs: RunsRepo) -> None:
+    # given a running run that a step holds
+    runs.create(_run("r1", _stamp(1), status=RunStatus.RUNNING))
+    assert _claim(runs, "first") == 1
+    # when it completes
+    assert runs.complete(
+        "r1",
+        overall_score=0.5,
+        metrics={"accuracy": 0.5},
+        other_metrics={},
+        breakdowns={},
+        counts={"total": 2, "passed": 1},
+        execution_name="run-r1",
+    )
+    # then it holds its scores, no claim, and an artifact to build; a second completion changes nothing
     stored = runs.get("r1")
-    assert stored is not None and stored.dataset_name == "first"
+    assert stored is not None
+    assert (stored.status, stored.overall_score, stored.counts) == (
+        RunStatus.COMPLETED,
+        0.5,
+        {"total": 2, "passed": 1},
+    )
+    assert (stored.claim, stored.artifact_status, stored.execution_name) == (
+        None,
+        ArtifactStatus.PENDING,
+        "run-r1",
+    )
+    assert runs.fail("r1", "late") is False
 
 
-def test_updating_a_field_to_none_removes_it(runs: RunsRepo) -> None:
-    runs.create(_run("r1", _stamp(1)).model_copy(update={"failure_reason": "boom"}))
-    assert runs.update("r1", failure_reason=None, status=RunStatus.PENDING)
+def test_recording_ingest_without_shards_removes_a_stale_plan(runs: RunsRepo) -> None:
+    runs.create(
+        _run("r1", _stamp(1), status=RunStatus.RUNNING).model_copy(
+            update={"shards": ShardPlan(task=0, cases=4, size=2, count=2)}
+        )
+    )
+    assert runs.record_ingest("r1", counts={"total_questions": 3}, warnings=["1 unknown id"], shards=None)
     stored = runs.get("r1")
-    assert stored is not None and stored.failure_reason is None
-
-
-def test_updating_a_field_runs_do_not_have_is_refused(runs: RunsRepo) -> None:
-    runs.create(_run("r1", _stamp(1)))
-    with pytest.raises(ValueError, match="no updatable field 'colour'"):
-        runs.update("r1", colour="blue")
+    assert stored is not None
+    assert (stored.shards, stored.counts, stored.warnings) == (None, {"total_questions": 3}, ["1 unknown id"])
 
 
 def _claim(

@@ -69,9 +69,8 @@ def test_the_owners_list_is_newest_first_in_pages_and_holds_no_one_elses(
 
 def test_a_transition_appends_what_the_provider_said_to_the_timeline(training_runs: TrainingRunsRepo) -> None:
     training_runs.put_if_absent(_training_run("t1", 1))
-    assert training_runs.transition(
-        "t1", TrainingStatus.RUNNING, provider_status="InProgress", job_id="arn:job"
-    )
+    assert training_runs.record_job("t1", job_id="arn:job")
+    assert training_runs.transition("t1", TrainingStatus.RUNNING, provider_status="InProgress")
     # a second poll that sees the same status changes nothing
     assert training_runs.transition("t1", TrainingStatus.RUNNING, provider_status="InProgress") is False
     assert training_runs.transition(
@@ -79,8 +78,8 @@ def test_a_transition_appends_what_the_provider_said_to_the_timeline(training_ru
         TrainingStatus.SUCCEEDED,
         provider_status="Completed",
         result_model="arn:aws:bedrock:us-east-1:123456789012:custom-model/x",
-        cost={"billable_seconds": 120},
     )
+    assert training_runs.record_cost("t1", {"billable_seconds": 120})
     stored = training_runs.get("t1")
     assert stored is not None
     assert stored.status is TrainingStatus.SUCCEEDED

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from benchgen.aws.tables.runs import RunsRepo
-from benchgen.records import ArtifactStatus, RunRecord, RunStatus, utc_now
+from benchgen.records import RunRecord, RunStatus
 from benchgen.settings import Settings
 
 FIELDS = ("run_id", "environment_id", "field", "from_status", "to_status", "duration_s")
@@ -34,19 +34,12 @@ def test_each_status_change_of_a_run_is_one_line_with_its_duration_and_reason(
         RunRecord(run_id="r-1", environment_id="gsm8k", environment_version="v1", model="m", owner="o")
     )
     time.sleep(0.05)
-    assert runs.update(
-        "r-1", expected_status=RunStatus.PENDING, status=RunStatus.RUNNING, started_at=utc_now()
-    )
-    assert not runs.update("r-1", expected_status=RunStatus.PENDING, status=RunStatus.RUNNING)
-    runs.update("r-1", counts={"total": 3})
+    submission = {"submission_key": "submissions/r-1/p.zip", "submission_filename": "p.zip"}
+    assert runs.start("r-1", **submission)
+    assert not runs.start("r-1", **submission)
+    runs.record_ingest("r-1", counts={"total": 3}, warnings=[], shards=None)
     time.sleep(0.05)
-    runs.update(
-        "r-1",
-        expected_status=RunStatus.RUNNING,
-        status=RunStatus.FAILED,
-        finished_at=utc_now(),
-        failure_reason="predictions.json: not JSON",
-    )
+    runs.fail("r-1", "predictions.json: not JSON")
 
     # then each transition, and only those, was logged once with the run, its environment and timing
     lines = _transitions(caplog)
@@ -83,12 +76,14 @@ def test_a_completed_run_logs_its_artifact_status_as_a_transition_of_its_own(
     caplog.clear()
 
     # when the run completes and its artifact is awaited, in one write
-    runs.update(
+    runs.complete(
         "r-2",
-        expected_status=RunStatus.RUNNING,
-        status=RunStatus.COMPLETED,
-        finished_at=utc_now(),
-        artifact_status=ArtifactStatus.PENDING,
+        overall_score=1.0,
+        metrics={},
+        other_metrics={},
+        breakdowns={},
+        counts={},
+        execution_name="run-r-2",
     )
 
     # then both changes are logged, each under its field

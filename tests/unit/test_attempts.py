@@ -3,31 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from typing import Any
+
+from fakes import MemoryRuns, Published
 
 from benchgen.pipeline.attempts import Invocation, out_of_time_guard
 from benchgen.records import RunRecord, RunStatus
-
-
-class MemoryRuns:
-    def __init__(self, run: RunRecord) -> None:
-        self.runs = {run.run_id: run}
-
-    def update(
-        self, run_id: str, *, expected_status: Iterable[RunStatus] | RunStatus | None = None, **fields: Any
-    ) -> bool:
-        run = self.runs[run_id]
-        allowed = [expected_status] if isinstance(expected_status, RunStatus) else expected_status
-        if allowed is not None and run.status not in list(allowed):
-            return False
-        self.runs[run_id] = run.model_copy(update=fields)
-        return True
-
-
-class Published(list[tuple[str, dict[str, Any]]]):
-    def publish(self, detail_type: str, detail: dict[str, Any]) -> None:
-        self.append((detail_type, detail))
 
 
 def test_the_last_score_attempt_running_out_of_time_fails_the_run_and_publishes_run_failed() -> None:
@@ -47,7 +27,7 @@ def test_the_last_score_attempt_running_out_of_time_fails_the_run_and_publishes_
 
     # when the step is still working at that moment
     with out_of_time_guard(
-        runs,  # type: ignore[arg-type]
+        runs,
         "run-1",
         step="score",
         attempt=1,

@@ -2,52 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import pytest
+from fakes import MemoryEnvironments, MemoryRuns, Published
 
 from benchgen.pipeline.dead_letters import DeadLetter, settle_dead_letter
 from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
 
 REQUEST_ID = "8e1c7a40-1f6e-4b1e-9a51-2f0d3c4b5a69"
 KILLED = f"RequestId: {REQUEST_ID} Error: Runtime exited with error: signal: killed"
-
-
-class MemoryRuns:
-    """Runs with the repository's conditional update: a failed condition changes nothing."""
-
-    def __init__(self, *runs: RunRecord) -> None:
-        self.runs = {run.run_id: run for run in runs}
-
-    def get(self, run_id: str) -> RunRecord | None:
-        return self.runs.get(run_id)
-
-    def update(
-        self, run_id: str, *, expected_status: Iterable[RunStatus] | RunStatus | None = None, **fields: Any
-    ) -> bool:
-        run = self.runs.get(run_id)
-        allowed = [expected_status] if isinstance(expected_status, RunStatus) else expected_status
-        if run is None or (allowed is not None and run.status not in list(allowed)):
-            return False
-        self.runs[run_id] = run.model_copy(update=fields)
-        return True
-
-
-class MemoryEnvironments:
-    def __init__(self, *records: EnvironmentRecord) -> None:
-        self.records = {(r.environment_id, r.version): r for r in records}
-
-    def put_if_absent(self, record: EnvironmentRecord) -> bool:
-        return self.records.setdefault((record.environment_id, record.version), record) is record
-
-    def get(self, environment_id: str, version: str) -> EnvironmentRecord | None:
-        return self.records.get((environment_id, version))
-
-
-class Published(list[tuple[str, dict[str, Any]]]):
-    def publish(self, detail_type: str, detail: dict[str, Any]) -> None:
-        self.append((detail_type, detail))
 
 
 def s3_event(key: str, version_id: str = "3HL4kqtJlcpXroDTDmJ") -> dict[str, Any]:
@@ -87,8 +51,8 @@ def settle(dead: DeadLetter, runs: MemoryRuns, environments: MemoryEnvironments 
     published = Published()
     settle_dead_letter(
         dead,
-        runs=runs,  # type: ignore[arg-type]
-        environments=environments or MemoryEnvironments(),  # type: ignore[arg-type]
+        runs=runs,
+        environments=environments or MemoryEnvironments(),
         publisher=published,
     )
     return published

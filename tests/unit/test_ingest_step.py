@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import FlakyUpload, MemoryRuns, MemoryStore
 
 import benchgen.pipeline.ingest_step as ingest_step_module
-from benchgen.aws.storage import MissingObject
 from benchgen.pipeline.attempts import Invocation
 from benchgen.pipeline.ingest_step import ingest_submission
 from benchgen.pipeline.keys import prediction_key
@@ -20,92 +19,6 @@ from infra.examplegen.writing import write_bundle_zip
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BUNDLE_KEY = "environments/gsm8k-en/v1/bundle.zip"
 SUBMISSION_KEY = "submissions/run-1/predictions.json"
-
-
-class FlakyUpload(ConnectionError):
-    """The network dropped during an upload."""
-
-
-class MemoryStore:
-    """The bucket as a dict of key -> bytes; the first `failures` uploads fail."""
-
-    bucket = "memory"
-
-    def __init__(self, objects: Mapping[str, bytes], failures: int = 0) -> None:
-        self.objects = dict(objects)
-        self.failures = failures
-        self.uploads: list[str] = []
-
-    def download(self, key: str, path: Path, *, version_id: str | None = None) -> Path:
-        if key not in self.objects:
-            raise MissingObject(f"{key} is not in the bucket")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(self.objects[key])
-        return path
-
-    def upload(self, path: Path, key: str, *, content_type: str = "") -> None:
-        if self.failures:
-            self.failures -= 1
-            raise FlakyUpload(key)
-        self.objects[key] = path.read_bytes()
-        self.uploads.append(key)
-
-    def head(self, key: str, *, version_id: str | None = None) -> dict[str, Any]:
-        return {"Metadata": {}}
-
-
-class MemoryRuns:
-    """Runs with the repository's conditional semantics: a failed condition changes nothing."""
-
-    def __init__(self, *runs: RunRecord) -> None:
-        self.runs = {run.run_id: run for run in runs}
-
-    def create(self, record: RunRecord) -> bool:
-        return self.runs.setdefault(record.run_id, record) is record
-
-    def get(self, run_id: str) -> RunRecord | None:
-        return self.runs.get(run_id)
-
-    def update(
-        self,
-        run_id: str,
-        *,
-        expected_status: RunStatus | Iterable[RunStatus] | None = None,
-        if_unset: Iterable[str] = (),
-        **fields: Any,
-    ) -> bool:
-        run = self.runs.get(run_id)
-        if run is None:
-            return False
-        allowed = [expected_status] if isinstance(expected_status, RunStatus) else expected_status
-        if allowed is not None and run.status not in list(allowed):
-            return False
-        self.runs[run_id] = run.model_copy(update=fields)
-        return True
-
-    def add_files(self, run_id: str, files: Mapping[str, str]) -> bool:
-        run = self.runs[run_id]
-        self.runs[run_id] = run.model_copy(update={"files": {**run.files, **files}})
-        return True
-
-    def claim(
-        self, run_id: str, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
-    ) -> int | None:
-        run = self.runs[run_id]
-        previous = run.claim if run.claim is not None and run.claim.step == step else None
-        if run.status is not status or (previous is not None and previous.expires_at > now):
-            return None
-        attempt = previous.attempt + 1 if previous is not None else 1
-        claim = RunClaim(step=step, holder=holder, expires_at=expires_at, attempt=attempt)
-        self.runs[run_id] = run.model_copy(update={"claim": claim})
-        return attempt
-
-    def release_claim(self, run_id: str, *, holder: str) -> bool:
-        run = self.runs[run_id]
-        if run.claim is None or run.claim.holder != holder:
-            return False
-        self.runs[run_id] = run.model_copy(update={"claim": run.claim.model_copy(update={"expires_at": 0})})
-        return True
 
 
 def delivery(attempts: int = 3) -> Invocation:

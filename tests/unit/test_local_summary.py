@@ -20,6 +20,8 @@ def test_the_summary_names_every_state_machine_of_the_stack() -> None:
         client_id="client",
         region="us-east-1",
     )
-    printed = summary(cloud, "http://127.0.0.1:8000/v1", "token", "password").splitlines()
+    console = "http://127.0.0.1:8081 (sign in as the demo user)"
+    printed = summary(cloud, "http://127.0.0.1:8000/v1", "token", "password", console).splitlines()
+    assert f"  Web console:        {console}" in printed
     assert f"  State machine ArtifactPipeline: {machines['ArtifactPipeline']}" in printed
     assert f"  State machine PreparationPipeline: {machines['PreparationPipeline']}" in printed

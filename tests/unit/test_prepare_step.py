@@ -3,30 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
+from fakes import MemoryStore
 
-from benchgen.aws.storage import ObjectStore
 from benchgen.finetune.seed import Source
 from benchgen.finetune.split import Split
 from benchgen.pipeline.prepare_step import CheckTask, HeldOutLeak, check_preparation
 from benchgen.training.examples import HeldOutCase, Kind, PreparedExample, SourceContext, text_hash
-
-
-class MemoryStore:
-    """The two calls Check makes of the bucket, over a dict."""
-
-    def __init__(self, objects: dict[str, bytes]) -> None:
-        self.objects = objects
-
-    def lines(self, key: str) -> Iterator[bytes]:
-        yield from self.objects[key].splitlines()
-
-    def upload(self, path: Path, key: str, *, content_type: str = "application/octet-stream") -> None:
-        self.objects[key] = path.read_bytes()
 
 
 def _example(case_id: str, split: Split, question: str) -> PreparedExample:
@@ -61,7 +47,7 @@ def test_check_writes_coverage_and_answers_its_gap_count(tmp_path: Path) -> None
     )
     answer = check_preparation(
         CheckTask(preparation_id="p1", scope=["final-answer"]),
-        store=cast(ObjectStore, store),
+        store=store,
         workdir=tmp_path,
     )
     written = json.loads(store.objects["preparations/p1/coverage.json"])
@@ -82,7 +68,7 @@ def test_a_training_row_from_a_held_out_case_fails_the_check_and_writes_nothing(
     ):
         check_preparation(
             CheckTask(preparation_id="p1", scope=["final-answer"]),
-            store=cast(ObjectStore, store),
+            store=store,
             workdir=tmp_path,
         )
     assert "preparations/p1/coverage.json" not in store.objects

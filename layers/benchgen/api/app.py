@@ -11,6 +11,7 @@ from aws_lambda_powertools.event_handler.middlewares.openapi_validation import (
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType
 
 from benchgen.api import (
+    ApiServices,
     connections,
     datasets,
     environments,
@@ -20,6 +21,7 @@ from benchgen.api import (
     runs,
     training_runs,
 )
+from benchgen.api.cors import ConsoleOrigin
 from benchgen.api.errors import register_error_handlers
 
 
@@ -39,7 +41,13 @@ class _JsonBodiesOnly(OpenAPIRequestValidationMiddleware):
         return body
 
 
-app = APIGatewayRestResolver(enable_validation=True)
+def _console_origin() -> str | None:
+    """The console's origin from the settings of the invocation being answered."""
+    services = app.context.get("services")
+    return services.settings.console_origin if isinstance(services, ApiServices) else None
+
+
+app = APIGatewayRestResolver(enable_validation=True, cors=ConsoleOrigin(_console_origin))
 # Powertools has no public hook for its request validation; the pinned version keeps it here.
 app._request_validation_middleware = _JsonBodiesOnly()  # type: ignore[no-untyped-call]
 register_error_handlers(app)

@@ -15,7 +15,7 @@ from benchgen.api.errors import Conflict, Forbidden, NotFound, responses
 from benchgen.api.runs import run_or_404
 from benchgen.api.schemas import FINETUNE_ARTIFACT, KIND_PATTERN, DatasetList, NextToken, ResourceId
 from benchgen.datasets import ArtifactManifestError, dataset_record, read_artifact_manifest
-from benchgen.records import ArtifactStatus, DatasetRecord, dataset_id_for
+from benchgen.records import DatasetRecord, dataset_id_for
 
 logger = Logger(child=True)
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
@@ -57,9 +57,7 @@ def save_dataset_for_run(run_id: str, *, owner: str, services: ApiServices) -> D
     record = dataset_record(run, manifest, artifact_key=key, artifact_sha256=digest.hexdigest())
     if not services.datasets.put_if_absent(record):
         raise Conflict(f"{ALREADY_SAVED}: {dataset_id}")
-    services.runs.update(
-        run.run_id, dataset_id=dataset_id, dataset_name=record.name, artifact_status=ArtifactStatus.SAVED
-    )
+    services.runs.link_dataset(run.run_id, dataset_id=dataset_id, dataset_name=record.name)
     _announce(services, record)
     services.record_event("DatasetSaved")
     return record

@@ -40,11 +40,14 @@ from benchgen.api.schemas import (
 from benchgen.environment import PhaseError, phase_position
 from benchgen.jsonhead import pick_top_level_fields
 from benchgen.pipeline.keys import DETAILED_JSON, run_key, submission_key
-from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus, utc_now
+from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
 
 DEFAULT_SUBMISSION_FILENAME = "submission.zip"
+# Files a browser can show in place (the stored content type says HTML or plain text): the console's
+# View button and its embedded report use a URL without the attachment disposition.
+VIEWABLE_SUFFIXES = (".html", ".log")
 _DETAILED_HEAD_FIELDS = frozenset({"title", "summary", "metrics", "breakdowns"})
 
 
@@ -179,12 +182,10 @@ def _start_live(run: RunRecord, *, services: ApiServices) -> None:
     try:
         start_live_run(run.run_id, state_machine_arn=services.settings.inference_state_machine_arn)
     except Exception:
-        services.runs.update(
+        services.runs.fail(
             run.run_id,
-            expected_status=RunStatus.PENDING,
-            status=RunStatus.FAILED,
-            finished_at=utc_now(),
-            failure_reason="the live run could not be started: create it again in a moment",
+            "the live run could not be started: create it again in a moment",
+            expected=RunStatus.PENDING,
         )
         raise
 
@@ -266,7 +267,10 @@ def run_files(run_id: str, *, services: ApiServices) -> RunFiles:
         url = services.store.presigned_get_url(
             key, expires_in=services.ttl, download_name=posixpath.basename(key)
         )
-        files.append(RunFile(label=label, key=key, size=size, url=url))
+        view_url = None
+        if key.endswith(VIEWABLE_SUFFIXES):
+            view_url = services.store.presigned_get_url(key, expires_in=services.ttl)
+        files.append(RunFile(label=label, key=key, size=size, url=url, view_url=view_url))
     return RunFiles(run_id=run.run_id, files=files, expires_in=services.ttl)
 
 

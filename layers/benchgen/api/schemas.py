@@ -377,6 +377,11 @@ class RunFile(BaseModel):
     key: str
     size: int = Field(description="bytes")
     url: str = Field(description="presigned GET URL, short-lived")
+    view_url: str | None = Field(
+        default=None,
+        description="presigned GET URL a browser shows in place rather than saves (HTML reports and logs); "
+        "none for other files",
+    )
 
 
 class RunFiles(BaseModel):

@@ -1,7 +1,7 @@
 """One structured log line for every change of a run's status or artifact status.
 
-Every transition is a conditional write through ``RunsRepo`` (``create`` and ``update``), so that is
-where the line is written: the step that made the change logs it, with what the run was before.
+Every transition is a conditional write through ``RunsRepo`` (``create`` and its named transitions), so
+that is where the line is written: the step that made the change logs it, with what the run was before.
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ from benchgen.compare.selection import PackageRef, read_package
 from benchgen.errors import BenchGenError
 from benchgen.evaluation.report import REPORT_HTML, REPORT_JSON, evaluation_report, render_report
 from benchgen.pipeline.case_scope import write_case_scope
-from benchgen.pipeline.context import RunsStore
 from benchgen.pipeline.keys import (
     CASE_SCOPE,
     RUN_FILE_LABELS,
@@ -32,6 +31,7 @@ from benchgen.pipeline.keys import (
     package_key,
     run_key,
 )
+from benchgen.pipeline.ports import RunsStore
 from benchgen.records import (
     EvaluatedModel,
     EvaluationRecord,

@@ -22,7 +22,7 @@ from benchgen.errors import BenchGenError
 from benchgen.inference.model import Model, Sampling
 from benchgen.inference.prompts import prompt_for
 from benchgen.inference.retry import Backoff, Outcome, ask
-from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
+from benchgen.pipeline.context import open_run_environment
 from benchgen.pipeline.keys import (
     GENERATED_SUBMISSION,
     INFERENCE_LOG,
@@ -31,7 +31,8 @@ from benchgen.pipeline.keys import (
     run_key,
     submission_key,
 )
-from benchgen.records import InferenceSummary, LiveModel, RunRecord, RunStatus, utc_now
+from benchgen.pipeline.ports import EnvironmentsReader, RunsStore
+from benchgen.records import InferenceSummary, LiveModel, RunRecord, RunStatus
 
 ModelFactory = Callable[[LiveModel, Sampling], Model]
 
@@ -69,7 +70,7 @@ def _where(live: LiveModel) -> str:
 
 def deploy(run_id: str, *, runs: RunsStore, model_for: ModelFactory, backoff: Backoff) -> dict[str, Any]:
     """Mark the run Deploying and wait, within ``backoff``, until the model answers one cheap call."""
-    runs.update(run_id, expected_status=RunStatus.PENDING, status=RunStatus.DEPLOYING)
+    runs.deploy(run_id)
     _, live = _live_run(runs, run_id, RunStatus.DEPLOYING)
     probe = model_for(live, PROBE_SAMPLING)
     outcome = ask(lambda: probe.complete(PROBE_PROMPT), backoff)
@@ -127,13 +128,12 @@ def plan(
             flush()
     if batch:
         flush()
-    moved = runs.update(
+    moved = runs.start(
         run_id,
-        expected_status=(RunStatus.DEPLOYING, RunStatus.RUNNING),
-        status=RunStatus.RUNNING,
-        started_at=run.started_at or utc_now(),
         submission_key=submission_key(run_id, GENERATED_SUBMISSION),
         submission_filename=GENERATED_SUBMISSION,
+        started_at=run.started_at,
+        expected=(RunStatus.DEPLOYING, RunStatus.RUNNING),
     )
     if not moved:
         raise LiveRunError(f"run {run_id} stopped waiting for its model while its cases were planned")
@@ -226,7 +226,7 @@ def assemble(
     log_key = run_key(run_id, INFERENCE_LOG)
     store.upload(log_path, log_key, content_type="application/jsonl")
     runs.add_files(run_id, {RUN_FILE_LABELS[INFERENCE_LOG]: log_key})
-    runs.update(run_id, inference=summary)
+    runs.record_inference(run_id, summary)
     target = run.submission_key or submission_key(run_id, GENERATED_SUBMISSION)
     # Last: the upload starts ingest. A retried Assemble leaves the first upload as it is.
     if store.size(target) is None:

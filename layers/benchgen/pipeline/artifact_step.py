@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchgen.aws.storage import ObjectStore
 from benchgen.datasets import dataset_record, read_artifact_manifest
 from benchgen.errors import BenchGenError
 from benchgen.finetune.artifact import build_artifact, finish_artifact
-from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
+from benchgen.pipeline.context import open_run_environment
 from benchgen.pipeline.keys import (
     ARTIFACT_PART,
     FINETUNE_ARTIFACT,
@@ -18,6 +17,7 @@ from benchgen.pipeline.keys import (
     run_key,
 )
 from benchgen.pipeline.parts import download_parts
+from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, RunsStore
 from benchgen.records import RunInfo, RunStatus
 
 
@@ -26,7 +26,7 @@ class RunNotCompleted(BenchGenError):
 
 
 def build_run_artifact(
-    run_id: str, *, store: ObjectStore, runs: RunsStore, environments: EnvironmentsReader, workdir: Path
+    run_id: str, *, store: ObjectStorage, runs: RunsStore, environments: EnvironmentsReader, workdir: Path
 ) -> dict[str, Any]:
     """The task's answer: ``emitted``, ``reason`` and the dataset record with every value as a string.
 

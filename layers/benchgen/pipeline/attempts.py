@@ -15,13 +15,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from benchgen.pipeline.context import RunsStore
-from benchgen.records import RunRecord, RunStatus, utc_now
+from benchgen.pipeline.ports import Publisher, RunsStore
+from benchgen.records import RunRecord, RunStatus
 
 logger = Logger(child=True)
 
@@ -82,19 +81,8 @@ def fail_if_last_attempt(
     )
     if attempt < invocation.attempts:
         return False
-    runs.update(
-        run_id,
-        expected_status=RunStatus.RUNNING,
-        status=RunStatus.FAILED,
-        finished_at=utc_now(),
-        failure_reason=internal_error_reason(step, error, invocation, attempt),
-        claim=None,
-    )
+    runs.fail(run_id, internal_error_reason(step, error, invocation, attempt))
     return True
-
-
-class Publisher(Protocol):
-    def publish(self, detail_type: str, detail: dict[str, Any]) -> None: ...
 
 
 @contextmanager
@@ -120,14 +108,7 @@ def out_of_time_guard(
     def fail() -> None:
         logger.error("the last attempt is running out of time", extra={"run_id": run_id, "step": step})
         reason = internal_error_reason(step, TimeoutError(), invocation, attempt)
-        failed = runs.update(
-            run_id,
-            expected_status=RunStatus.RUNNING,
-            status=RunStatus.FAILED,
-            finished_at=utc_now(),
-            failure_reason=reason,
-            claim=None,
-        )
+        failed = runs.fail(run_id, reason)
         if failed and publisher is not None:
             publisher.publish("RunFailed", {"run_id": run_id, "reason": reason})
 

@@ -12,8 +12,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
+from benchgen.pipeline.ports import ObjectStorage
 from benchgen.records import CaseScope
 
 MAX_NAMED = 5  # ids a message names before it just counts
@@ -28,7 +28,7 @@ def _named(ids: list[str]) -> str:
     return shown if len(ids) <= MAX_NAMED else f"{shown} and {len(ids) - MAX_NAMED} more"
 
 
-def write_case_scope(case_ids: Iterable[str], key: str, *, store: ObjectStore, workdir: Path) -> CaseScope:
+def write_case_scope(case_ids: Iterable[str], key: str, *, store: ObjectStorage, workdir: Path) -> CaseScope:
     """Store the ids (each once, in the order given) at ``key``; the scope a run record names."""
     ids = list(dict.fromkeys(case_ids))
     if not ids:
@@ -40,7 +40,7 @@ def write_case_scope(case_ids: Iterable[str], key: str, *, store: ObjectStore, w
     return CaseScope(key=key, count=len(ids))
 
 
-def read_case_scope(scope: CaseScope, *, store: ObjectStore, workdir: Path) -> set[str]:
+def read_case_scope(scope: CaseScope, *, store: ObjectStorage, workdir: Path) -> set[str]:
     """The scope's ids, checked against the count the run recorded."""
     path = store.download(scope.key, workdir / "case_scope.json")
     try:

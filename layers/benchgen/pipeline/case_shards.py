@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from benchgen.aws.storage import ObjectStore
 from benchgen.environment import Environment
 from benchgen.pipeline.keys import case_shard_key
+from benchgen.pipeline.ports import ObjectStorage
 from benchgen.records import ShardPlan
 
 JSONL = "application/jsonl"
@@ -51,7 +51,7 @@ def cut_cases(
     environment_id: str,
     version: str,
     size: int,
-    store: ObjectStore,
+    store: ObjectStorage,
     workdir: Path,
 ) -> ShardPlan:
     """Upload the task's cases as shards of ``size`` lines when it has more than ``size`` cases.

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
 
-from benchgen.aws.storage import ObjectStore
 from benchgen.environment import Environment, open_environment
 from benchgen.errors import BenchGenError, BundleError
 from benchgen.pipeline.case_scope import (
@@ -15,29 +12,8 @@ from benchgen.pipeline.case_scope import (
     restrict_cases,
     unknown_cases_message,
 )
-from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
-
-
-class EnvironmentsReader(Protocol):
-    def get(self, environment_id: str, version: str) -> EnvironmentRecord | None: ...
-
-
-class RunsStore(Protocol):
-    def create(self, record: RunRecord) -> bool: ...
-    def get(self, run_id: str) -> RunRecord | None: ...
-    def update(
-        self,
-        run_id: str,
-        *,
-        expected_status: RunStatus | Iterable[RunStatus] | None = None,
-        if_unset: Iterable[str] = (),
-        **fields: Any,
-    ) -> bool: ...
-    def add_files(self, run_id: str, files: Mapping[str, str]) -> bool: ...
-    def claim(
-        self, run_id: str, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
-    ) -> int | None: ...
-    def release_claim(self, run_id: str, *, holder: str) -> bool: ...
+from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage
+from benchgen.records import EnvironmentStatus, RunRecord
 
 
 class RunEnvironmentError(BenchGenError):
@@ -45,7 +21,7 @@ class RunEnvironmentError(BenchGenError):
 
 
 def open_run_environment(
-    run: RunRecord, *, environments: EnvironmentsReader, store: ObjectStore, workdir: Path
+    run: RunRecord, *, environments: EnvironmentsReader, store: ObjectStorage, workdir: Path
 ) -> Environment:
     """Open exactly the bundle object version that was validated when the environment was registered, for
     the run's phase (PhaseError when the bundle has no such phase), narrowed to the run's case scope."""
@@ -67,7 +43,7 @@ def open_run_environment(
     return environment
 
 
-def _narrow(environment: Environment, run: RunRecord, *, store: ObjectStore, workdir: Path) -> None:
+def _narrow(environment: Environment, run: RunRecord, *, store: ObjectStorage, workdir: Path) -> None:
     """Keep only the scope's cases in each task's reference cases; every scoped id must be among them."""
     assert run.case_scope is not None
     wanted = read_case_scope(run.case_scope, store=store, workdir=workdir / "scope")

@@ -22,8 +22,6 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from benchgen.aws.s3_events import uploaded_objects
-from benchgen.pipeline.attempts import Publisher
-from benchgen.pipeline.context import RunsStore
 from benchgen.pipeline.keys import (
     ENVIRONMENTS,
     PREDICTIONS,
@@ -33,8 +31,9 @@ from benchgen.pipeline.keys import (
     loose_run_id,
     parse_prediction_key,
 )
-from benchgen.pipeline.register import EnvironmentsStore, reject_version
-from benchgen.records import RunStatus, utc_now
+from benchgen.pipeline.ports import EnvironmentsStore, Publisher, RunsStore
+from benchgen.pipeline.register import reject_version
+from benchgen.records import RunStatus
 
 logger = Logger(child=True)
 
@@ -111,14 +110,7 @@ def _run_step(key: str) -> tuple[str, str | None]:
 def _fail_run(run_id: str, step: str, letter: DeadLetter, runs: RunsStore, publisher: Publisher) -> str:
     reason = run_failure_reason(step, letter)
     # A run the step finished (or failed itself, on its last attempt) is left as it is.
-    if not runs.update(
-        run_id,
-        expected_status=UNFINISHED,
-        status=RunStatus.FAILED,
-        finished_at=utc_now(),
-        failure_reason=reason,
-        claim=None,
-    ):
+    if not runs.fail(run_id, reason, expected=UNFINISHED):
         logger.info("dead letter for a run that has finished: left alone", extra={"run_id": run_id})
         return f"{run_id}: already finished"
     logger.error("run failed after every delivery of its event", extra={"run_id": run_id, "step": step})

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from benchgen.aws.storage import ObjectStore
-from benchgen.pipeline.context import RunsStore
+from benchgen.pipeline.ports import ObjectStorage, RunsStore
 from benchgen.records import exceeds_bounds
 
 
@@ -15,7 +14,7 @@ def keep_whole(
     key: str,
     label: str,
     run_id: str,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
     workdir: Path,
 ) -> None:

@@ -6,11 +6,10 @@ from pathlib import Path
 
 from aws_lambda_powertools import Logger
 
-from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
 from benchgen.ingest import ingest
 from benchgen.pipeline.attempts import Invocation, take_turn
-from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
+from benchgen.pipeline.context import open_run_environment
 from benchgen.pipeline.fulltext import keep_whole
 from benchgen.pipeline.keys import (
     INGEST_LOG,
@@ -21,6 +20,7 @@ from benchgen.pipeline.keys import (
     parse_submission_key,
     prediction_key,
 )
+from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, RunsStore
 from benchgen.pipeline.shard_inputs import shard_plan, write_shard_inputs
 from benchgen.records import RunRecord, RunStatus, utc_now
 from benchgen.sandbox.job import Sandbox
@@ -63,7 +63,7 @@ def _run_for_upload(run_id: str, metadata: dict[str, str]) -> RunRecord:
 def ingest_submission(
     key: str,
     *,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
     environments: EnvironmentsReader,
     workdir: Path,
@@ -81,14 +81,7 @@ def ingest_submission(
     run_id = submission.run_id
     if runs.get(run_id) is None:
         runs.create(_run_for_upload(run_id, store.head(key).get("Metadata", {})))
-    started = runs.update(
-        run_id,
-        expected_status=RunStatus.PENDING,
-        status=RunStatus.RUNNING,
-        started_at=utc_now(),
-        submission_key=key,
-        submission_filename=submission.filename,
-    )
+    started = runs.start(run_id, submission_key=key, submission_filename=submission.filename)
     run = runs.get(run_id)
     if run is None or not (started or _interrupted(run, key)):
         logger.info("run is not pending: duplicate or late event ignored", extra={"run_id": run_id})
@@ -111,14 +104,7 @@ def ingest_submission(
         except BenchGenError as error:
             logger.info("submission refused", extra={"run_id": run_id, "reason": str(error)})
             _keep_log([str(error)], run_id, store=store, runs=runs, workdir=workdir)
-            runs.update(
-                run_id,
-                expected_status=RunStatus.RUNNING,
-                status=RunStatus.FAILED,
-                finished_at=utc_now(),
-                failure_reason=str(error),
-                claim=None,
-            )
+            runs.fail(run_id, str(error))
             return runs.get(run_id)
 
     return take_turn(runs, run_id, step="ingest", invocation=invocation, work=work)
@@ -129,7 +115,7 @@ def _ingest_claimed(
     filename: str,
     run: RunRecord,
     *,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
     environments: EnvironmentsReader,
     workdir: Path,
@@ -139,7 +125,7 @@ def _ingest_claimed(
     runs.add_files(run_id, {RUN_FILE_LABELS["submission"]: key})
     env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
     # The run names the phase it runs from now on: a run that named none gets the first one's name.
-    runs.update(run_id, phase=env.phase.name)
+    runs.record_phase(run_id, env.phase.name)
     local = store.download(key, workdir / "submission" / filename)
     out = workdir / "out"
     report = ingest(env, local, out, workdir=workdir / "ingest", sandbox=sandbox)
@@ -151,7 +137,7 @@ def _ingest_claimed(
             run_id, out / PREDICTION_OUTPUT, env.cases_path, plan, store=store, workdir=workdir / "shards"
         )
     # Recorded before the upload: the upload triggers scoring, which may finish before this returns.
-    runs.update(
+    runs.record_ingest(
         run_id,
         shards=plan,
         counts={
@@ -169,7 +155,7 @@ def _ingest_claimed(
 
 
 def _refuse_misplaced(
-    key: str, error: ObjectKeyError, *, store: ObjectStore, runs: RunsStore
+    key: str, error: ObjectKeyError, *, store: ObjectStorage, runs: RunsStore
 ) -> RunRecord | None:
     """A submission whose key is laid out wrongly fails the run its key names, if that run is pending.
 
@@ -185,17 +171,11 @@ def _refuse_misplaced(
         refused = {"status": RunStatus.FAILED, "finished_at": utc_now(), "failure_reason": str(error)}
         runs.create(RunRecord.model_validate(named.model_dump() | refused))
     else:
-        runs.update(
-            run_id,
-            expected_status=RunStatus.PENDING,
-            status=RunStatus.FAILED,
-            finished_at=utc_now(),
-            failure_reason=str(error),
-        )
+        runs.fail(run_id, str(error), expected=RunStatus.PENDING)
     return runs.get(run_id)
 
 
-def _keep_log(texts: list[str], run_id: str, *, store: ObjectStore, runs: RunsStore, workdir: Path) -> None:
+def _keep_log(texts: list[str], run_id: str, *, store: ObjectStorage, runs: RunsStore, workdir: Path) -> None:
     key = prediction_key(run_id, INGEST_LOG)
     label = RUN_FILE_LABELS[INGEST_LOG]
     keep_whole(texts, key=key, label=label, run_id=run_id, store=store, runs=runs, workdir=workdir / "log")

@@ -8,9 +8,9 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from benchgen.aws.items import to_attribute
-from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
 from benchgen.pipeline.keys import package_key, preparation_key
+from benchgen.pipeline.ports import ObjectStorage
 from benchgen.records import PackageFiles, clip_text
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from benchgen.training.package import PackageRefused, PreparationInfo, build_package
@@ -32,7 +32,7 @@ class PackageIdMismatch(BenchGenError):
     """The build computed another package id than the one the package was recorded under."""
 
 
-def build_package_step(task: PackageTask, *, store: ObjectStore, workdir: Path) -> dict[str, Any]:
+def build_package_step(task: PackageTask, *, store: ObjectStorage, workdir: Path) -> dict[str, Any]:
     """The task's answer: ``refused`` and its ``reason``, or the ``package`` to record.
 
     A profile that refuses the preparation is an answer (the package is recorded Refused with the

@@ -9,16 +9,17 @@ from __future__ import annotations
 import json
 from pathlib import Path, PurePosixPath
 
-from benchgen.aws.storage import MissingObject, ObjectStore
+from benchgen.aws.storage import MissingObject
 from benchgen.errors import BenchGenError
 from benchgen.pipeline.keys import part_manifest_key, part_prefix
+from benchgen.pipeline.ports import ObjectStorage
 
 
 class MissingPart(BenchGenError):
     """A shard's part is not (wholly) in the bucket: the step that writes it did not finish."""
 
 
-def upload_part(folder: Path, run_id: str, kind: str, shard: int, *, store: ObjectStore) -> None:
+def upload_part(folder: Path, run_id: str, kind: str, shard: int, *, store: ObjectStorage) -> None:
     names = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
     prefix = part_prefix(run_id, kind, shard)
     for name in names:
@@ -28,7 +29,7 @@ def upload_part(folder: Path, run_id: str, kind: str, shard: int, *, store: Obje
     store.upload(listing, part_manifest_key(run_id, kind, shard), content_type="application/json")
 
 
-def download_part(run_id: str, kind: str, shard: int, *, store: ObjectStore, folder: Path) -> Path:
+def download_part(run_id: str, kind: str, shard: int, *, store: ObjectStorage, folder: Path) -> Path:
     """Shard ``shard``'s ``kind`` part, downloaded into ``folder``."""
     listing = folder.parent / f"{folder.name}.files.json"
     try:
@@ -46,7 +47,7 @@ def download_part(run_id: str, kind: str, shard: int, *, store: ObjectStore, fol
     return folder
 
 
-def download_parts(run_id: str, kind: str, count: int, *, store: ObjectStore, folder: Path) -> list[Path]:
+def download_parts(run_id: str, kind: str, count: int, *, store: ObjectStorage, folder: Path) -> list[Path]:
     """Every shard's ``kind`` part, in shard order, each in its own folder under ``folder``."""
     return [
         download_part(run_id, kind, shard, store=store, folder=folder / f"{shard:05d}")

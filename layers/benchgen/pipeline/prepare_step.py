@@ -12,10 +12,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from benchgen.aws.storage import ObjectStore
 from benchgen.environment import open_environment
 from benchgen.errors import BenchGenError
 from benchgen.pipeline.keys import COVERAGE, SCORING_OUTPUT, preparation_key, run_key
+from benchgen.pipeline.ports import ObjectStorage
 from benchgen.pipeline.preparation_record import record_values
 from benchgen.records import clip_text
 from benchgen.training.coverage import check_held_out, coverage
@@ -65,7 +65,7 @@ class HeldOutLeak(BenchGenError):
     """Training rows derived from held-out cases: generation should have dropped them."""
 
 
-def generate_preparation(task: GenerateTask, *, store: ObjectStore, workdir: Path) -> dict[str, Any]:
+def generate_preparation(task: GenerateTask, *, store: ObjectStorage, workdir: Path) -> dict[str, Any]:
     """Generate's answer: ``refused`` (a sentence) when the spec cannot be prepared, else what to record.
 
     The answer has no ``refused`` key at all on success: the state machine branches on its presence.
@@ -109,19 +109,19 @@ def generate_preparation(task: GenerateTask, *, store: ObjectStore, workdir: Pat
     }
 
 
-def _examples(store: ObjectStore, preparation_id: str) -> Iterator[PreparedExample]:
+def _examples(store: ObjectStorage, preparation_id: str) -> Iterator[PreparedExample]:
     for line in store.lines(preparation_key(preparation_id, EXAMPLES_NAME)):
         if line.strip():
             yield PreparedExample.model_validate_json(line)
 
 
-def _held_out(store: ObjectStore, preparation_id: str) -> Iterator[HeldOutCase]:
+def _held_out(store: ObjectStorage, preparation_id: str) -> Iterator[HeldOutCase]:
     for line in store.lines(preparation_key(preparation_id, HELD_OUT_NAME)):
         if line.strip():
             yield HeldOutCase.model_validate_json(line)
 
 
-def check_preparation(task: CheckTask, *, store: ObjectStore, workdir: Path) -> dict[str, Any]:
+def check_preparation(task: CheckTask, *, store: ObjectStorage, workdir: Path) -> dict[str, Any]:
     """Check's answer: the gap count, once coverage.json is written and no held-out case reached training.
 
     Both files are streamed (twice for the examples), so memory holds counts and held-out hashes only.

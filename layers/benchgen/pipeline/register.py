@@ -4,26 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
 
 from aws_lambda_powertools import Logger
 
-from benchgen.aws.storage import ObjectStore
 from benchgen.bundle.runtime import docker_image_warning
 from benchgen.environment import Environment, check_bundle, open_environment
 from benchgen.errors import BenchGenError
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY, stamp_refusal
 from benchgen.pipeline.case_shards import cut_cases, shardable_tasks
 from benchgen.pipeline.keys import BundleKey, ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
+from benchgen.pipeline.ports import EnvironmentsStore, ObjectStorage
 from benchgen.records import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 
 logger = Logger(child=True)
-
-
-class EnvironmentsStore(Protocol):
-    def put_if_absent(self, record: EnvironmentRecord) -> bool: ...
-    def get(self, environment_id: str, version: str) -> EnvironmentRecord | None: ...
-    def claim_owner(self, owner: EnvironmentOwner) -> EnvironmentOwner: ...
 
 
 def publisher_check(
@@ -46,7 +39,7 @@ def register_environment(
     key: str,
     version_id: str | None,
     *,
-    store: ObjectStore,
+    store: ObjectStorage,
     environments: EnvironmentsStore,
     workdir: Path,
     max_program_seconds: int | None = None,
@@ -127,7 +120,7 @@ def register_environment(
 
 
 def _case_shards(
-    env: Environment, bundle_key: BundleKey, size: int | None, store: ObjectStore, workdir: Path
+    env: Environment, bundle_key: BundleKey, size: int | None, store: ObjectStorage, workdir: Path
 ) -> list[dict[str, int]]:
     if size is None:
         return []

@@ -6,12 +6,10 @@ from pathlib import Path
 
 from aws_lambda_powertools import Logger
 
-from benchgen.aws.events import EventPublisher
-from benchgen.aws.executions import ExecutionStarter
-from benchgen.aws.storage import ObjectStore, content_type_for
+from benchgen.aws.storage import content_type_for
 from benchgen.errors import BenchGenError
 from benchgen.pipeline.attempts import Invocation, take_turn
-from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
+from benchgen.pipeline.context import open_run_environment
 from benchgen.pipeline.fulltext import keep_whole
 from benchgen.pipeline.keys import (
     DETAILED_HTML,
@@ -28,7 +26,8 @@ from benchgen.pipeline.keys import (
     shard_items_key,
     sharded_execution_name,
 )
-from benchgen.records import ArtifactStatus, RunRecord, RunStatus, utc_now
+from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, Publisher, RunsStore, Starter
+from benchgen.records import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.engine import ScoreReport, score_predictions
 
@@ -37,7 +36,7 @@ logger = Logger(child=True)
 _PUBLISHED = (SCORES, SCORING_OUTPUT, DETAILED_HTML, DETAILED_JSON)
 
 
-def _start_artifact(run_id: str, starter: ExecutionStarter) -> None:
+def _start_artifact(run_id: str, starter: Starter) -> None:
     if not starter.start_once(execution_name(run_id), {"run_id": run_id}):
         logger.info("artifact execution already started", extra={"run_id": run_id})
 
@@ -45,15 +44,15 @@ def _start_artifact(run_id: str, starter: ExecutionStarter) -> None:
 def score_run(
     key: str,
     *,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
     environments: EnvironmentsReader,
-    starter: ExecutionStarter,
-    publisher: EventPublisher,
+    starter: Starter,
+    publisher: Publisher,
     workdir: Path,
     invocation: Invocation,
     sandbox: Sandbox | None = None,
-    sharded_starter: ExecutionStarter | None = None,
+    sharded_starter: Starter | None = None,
 ) -> RunRecord | None:
     """Score the run once; a duplicate event only makes sure the state machine was started.
 
@@ -104,14 +103,14 @@ def _score_claimed(
     key: str,
     run: RunRecord,
     *,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
     environments: EnvironmentsReader,
-    starter: ExecutionStarter,
-    publisher: EventPublisher,
+    starter: Starter,
+    publisher: Publisher,
     workdir: Path,
     sandbox: Sandbox | None,
-    sharded_starter: ExecutionStarter | None,
+    sharded_starter: Starter | None,
 ) -> RunRecord | None:
     run_id = run.run_id
     out = workdir / "out"
@@ -138,9 +137,9 @@ def fail_scoring(
     reason: str,
     out: Path,
     *,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
-    publisher: EventPublisher,
+    publisher: Publisher,
     workdir: Path,
 ) -> RunRecord | None:
     """Fail the Running run for ``reason``: its scoring log (if ``out`` holds one) and the whole reason are
@@ -159,14 +158,7 @@ def fail_scoring(
         runs=runs,
         workdir=workdir / "log",
     )
-    if runs.update(
-        run_id,
-        expected_status=RunStatus.RUNNING,
-        status=RunStatus.FAILED,
-        finished_at=utc_now(),
-        failure_reason=reason,
-        claim=None,
-    ):
+    if runs.fail(run_id, reason):
         publisher.publish("RunFailed", {"run_id": run_id, "reason": reason})
     return runs.get(run_id)
 
@@ -176,10 +168,10 @@ def complete_scoring(
     report: ScoreReport,
     out: Path,
     *,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
-    starter: ExecutionStarter,
-    publisher: EventPublisher,
+    starter: Starter,
+    publisher: Publisher,
 ) -> RunRecord | None:
     """Publish the run files ``out`` holds, complete the Running run with the report, start its artifact
     pipeline and announce RunCompleted; ``None`` when another delivery completed it first."""
@@ -192,11 +184,8 @@ def complete_scoring(
             store.upload(path, file_key, content_type=content_type_for(path))
             files[RUN_FILE_LABELS[name]] = file_key
     runs.add_files(run_id, files)
-    completed = runs.update(
+    completed = runs.complete(
         run_id,
-        expected_status=RunStatus.RUNNING,
-        status=RunStatus.COMPLETED,
-        finished_at=utc_now(),
         overall_score=report.overall_score,
         metrics=report.metrics,
         other_metrics=report.other_metrics,
@@ -204,8 +193,6 @@ def complete_scoring(
         # ingest recorded its counts before uploading the prediction output that triggered this step
         counts={**run.counts, "total": report.total, "passed": report.passed, "answered": report.answered},
         execution_name=execution_name(run_id),
-        artifact_status=ArtifactStatus.PENDING,
-        claim=None,
     )
     if not completed:
         logger.info("another delivery completed the run first", extra={"run_id": run_id})

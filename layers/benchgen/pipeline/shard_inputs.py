@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from benchgen.aws.storage import ObjectStore
 from benchgen.environment import Environment
 from benchgen.errors import BenchGenError
 from benchgen.pipeline.case_shards import case_lines, shardable
 from benchgen.pipeline.keys import prediction_shard_key, shard_items_key
+from benchgen.pipeline.ports import ObjectStorage
 from benchgen.records import EnvironmentRecord, RunRecord, ShardPlan
 from benchgen.zipwrite import entry
 
@@ -124,7 +124,7 @@ def split_prediction_output(
 
 
 def write_shard_inputs(
-    run_id: str, prediction_output: Path, cases: Path, plan: ShardPlan, *, store: ObjectStore, workdir: Path
+    run_id: str, prediction_output: Path, cases: Path, plan: ShardPlan, *, store: ObjectStorage, workdir: Path
 ) -> None:
     """Upload each shard's prediction output, then the items list the Map iterates over."""
     shards = 0

@@ -19,12 +19,9 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
-from benchgen.aws.events import EventPublisher
-from benchgen.aws.executions import ExecutionStarter
-from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
 from benchgen.finetune.parts import collect_part
-from benchgen.pipeline.context import EnvironmentsReader, RunsStore, open_run_environment
+from benchgen.pipeline.context import open_run_environment
 from benchgen.pipeline.keys import (
     ARTIFACT_PART,
     SCORE_PART,
@@ -32,6 +29,7 @@ from benchgen.pipeline.keys import (
     prediction_shard_key,
 )
 from benchgen.pipeline.parts import download_part, download_parts, upload_part
+from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, Publisher, RunsStore, Starter
 from benchgen.pipeline.score_step import complete_scoring, fail_scoring
 from benchgen.records import RunRecord, RunStatus, ShardPlan
 from benchgen.sandbox.job import Sandbox
@@ -64,7 +62,7 @@ def shard_label(plan: ShardPlan, shard: int) -> str:
 
 @contextmanager
 def _failing_run(
-    run_id: str, where: str, *, store: ObjectStore, runs: RunsStore, publisher: EventPublisher, workdir: Path
+    run_id: str, where: str, *, store: ObjectStorage, runs: RunsStore, publisher: Publisher, workdir: Path
 ) -> Iterator[None]:
     """Any error fails the run with a sentence starting with ``where``, then raises ShardFailed."""
     try:
@@ -92,10 +90,10 @@ def score_shard(
     run_id: str,
     shard: int,
     *,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
     environments: EnvironmentsReader,
-    publisher: EventPublisher,
+    publisher: Publisher,
     workdir: Path,
     sandbox: Sandbox | None = None,
 ) -> dict[str, Any]:
@@ -120,10 +118,10 @@ def build_shard_artifact(
     run_id: str,
     shard: int,
     *,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
     environments: EnvironmentsReader,
-    publisher: EventPublisher,
+    publisher: Publisher,
     workdir: Path,
 ) -> dict[str, Any]:
     """Collect one shard's artifact examples from its verdicts and upload its artifact part."""
@@ -146,11 +144,11 @@ def build_shard_artifact(
 def reduce_scores(
     run_id: str,
     *,
-    store: ObjectStore,
+    store: ObjectStorage,
     runs: RunsStore,
     environments: EnvironmentsReader,
-    starter: ExecutionStarter,
-    publisher: EventPublisher,
+    starter: Starter,
+    publisher: Publisher,
     workdir: Path,
 ) -> dict[str, Any]:
     """Merge the score parts into the run's files and complete the run as the score step does."""

@@ -19,7 +19,7 @@ from benchgen.aws.items import ModelT, from_item, plain_item, to_item
 from benchgen.aws.pages import Page, decode_token, encode_token
 
 
-def is_condition_failure(error: ClientError) -> bool:
+def _is_condition_failure(error: ClientError) -> bool:
     return bool(error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
 
 
@@ -41,19 +41,28 @@ class Table:
         # Resolved per call, so a repository built before a mock started still reaches the mock.
         return self._injected_client or clients.dynamodb()
 
-    def _put_if_absent(self, record: BaseModel, key_attribute: str) -> bool:
+    def _conditional(self, operation: str, **request: Any) -> dict[str, Any] | None:
+        """The answer to the client's ``operation`` (a conditional write) with ``request``; ``None``, and
+        nothing changed, when the write's condition does not hold."""
         try:
-            self._client.put_item(
+            response: dict[str, Any] = getattr(self._client, operation)(**request)
+        except ClientError as error:
+            if _is_condition_failure(error):
+                return None
+            raise
+        return response
+
+    def _put_if_absent(self, record: BaseModel, key_attribute: str) -> bool:
+        return (
+            self._conditional(
+                "put_item",
                 TableName=self.table_name,
                 Item=to_item(record),
                 ConditionExpression="attribute_not_exists(#k)",
                 ExpressionAttributeNames={"#k": key_attribute},
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+            is not None
+        )
 
     def _conditional_update(
         self,
@@ -65,8 +74,9 @@ class Table:
     ) -> bool:
         """Apply ``expression`` to the item at ``key`` if ``condition`` holds; ``False`` (nothing changed)
         when it does not."""
-        try:
-            self._client.update_item(
+        return (
+            self._conditional(
+                "update_item",
                 TableName=self.table_name,
                 Key={name: {"S": value} for name, value in key.items()},
                 UpdateExpression=expression,
@@ -74,11 +84,8 @@ class Table:
                 ExpressionAttributeNames=dict(names),
                 ExpressionAttributeValues=dict(values),
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+            is not None
+        )
 
     def _get(self, model: type[ModelT], key: Mapping[str, str]) -> ModelT | None:
         response = self._client.get_item(

@@ -5,10 +5,8 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable
 
-from botocore.exceptions import ClientError
-
 from benchgen.aws.pages import Page, encode_token
-from benchgen.aws.tables.base import Table, is_condition_failure
+from benchgen.aws.tables.base import Table
 from benchgen.records import ConnectionRecord
 
 
@@ -64,16 +62,14 @@ class ConnectionsRepo(Table):
 
     def delete(self, connection_id: str, *, owner: str) -> bool:
         """Delete the connection if ``owner`` owns it; ``False`` (nothing changed) if not, or if gone."""
-        try:
-            self._client.delete_item(
+        return (
+            self._conditional(
+                "delete_item",
                 TableName=self.table_name,
                 Key={"connection_id": {"S": connection_id}},
                 ConditionExpression="#o = :o",
                 ExpressionAttributeNames={"#o": "owner"},
                 ExpressionAttributeValues={":o": {"S": owner}},
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+            is not None
+        )

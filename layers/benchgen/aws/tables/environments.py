@@ -6,11 +6,9 @@ import builtins
 from collections.abc import Mapping
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from benchgen.aws.items import from_item, to_item
 from benchgen.aws.pages import Page, decode_token, encode_token
-from benchgen.aws.tables.base import Table, is_condition_failure
+from benchgen.aws.tables.base import Table
 from benchgen.records import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 
 #: The sort key of an environment's owner item, kept beside its versions (a version never starts with '#').
@@ -29,28 +27,27 @@ class EnvironmentsRepo(Table):
 
         A conditional write: of two first publishers racing for one environment id, exactly one wins.
         """
-        try:
-            self._client.put_item(
-                TableName=self.table_name,
-                Item={**to_item(owner), "version": {"S": OWNER_ITEM_VERSION}},
-                ConditionExpression="attribute_not_exists(environment_id)",
-            )
-        except ClientError as error:
-            if not is_condition_failure(error):
-                raise
-            stored = self.owner_of(owner.environment_id)
-            if stored is None:
-                raise RuntimeError(f"the owner of {owner.environment_id!r} exists and is missing") from None
-            return stored
-        return owner
+        written = self._conditional(
+            "put_item",
+            TableName=self.table_name,
+            Item={**to_item(owner), "version": {"S": OWNER_ITEM_VERSION}},
+            ConditionExpression="attribute_not_exists(environment_id)",
+        )
+        if written is not None:
+            return owner
+        stored = self.owner_of(owner.environment_id)
+        if stored is None:
+            raise RuntimeError(f"the owner of {owner.environment_id!r} exists and is missing")
+        return stored
 
     def owner_of(self, environment_id: str) -> EnvironmentOwner | None:
         return self._get(EnvironmentOwner, {"environment_id": environment_id, "version": OWNER_ITEM_VERSION})
 
     def set_publisher_group(self, environment_id: str, group: str, *, owner: str) -> bool:
         """Name the group whose members publish too; ``False`` (nothing changed) unless ``owner`` owns it."""
-        try:
-            self._client.update_item(
+        return (
+            self._conditional(
+                "update_item",
                 TableName=self.table_name,
                 Key={"environment_id": {"S": environment_id}, "version": {"S": OWNER_ITEM_VERSION}},
                 UpdateExpression="SET publisher_group = :g",
@@ -58,11 +55,8 @@ class EnvironmentsRepo(Table):
                 ExpressionAttributeNames={"#o": "owner"},
                 ExpressionAttributeValues={":g": {"S": group}, ":o": {"S": owner}},
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+            is not None
+        )
 
     def put_if_absent(self, record: EnvironmentRecord) -> bool:
         """Store a version; ``False`` (and nothing changed) when that version is already recorded."""

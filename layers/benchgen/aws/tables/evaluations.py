@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from botocore.exceptions import ClientError
-
 from benchgen.aws.items import to_item
-from benchgen.aws.tables.base import Table, is_condition_failure
+from benchgen.aws.tables.base import Table
 from benchgen.records import EvaluationGrant, EvaluationRecord, EvaluationStatus, clip_text
 
 
@@ -22,8 +20,9 @@ class EvaluationsRepo(Table):
 
     def put_grant(self, grant: EvaluationGrant) -> bool:
         """Record a grant; ``False`` (the first one kept) when this user was granted this run before."""
-        try:
-            self._client.put_item(
+        return (
+            self._conditional(
+                "put_item",
                 TableName=self.table_name,
                 Item={
                     "evaluation_id": {"S": self._grant_key(grant.training_run_id, grant.user)},
@@ -31,11 +30,8 @@ class EvaluationsRepo(Table):
                 },
                 ConditionExpression="attribute_not_exists(evaluation_id)",
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+            is not None
+        )
 
     def grant_for(self, training_run_id: str, user: str) -> EvaluationGrant | None:
         return self._get(EvaluationGrant, {"evaluation_id": self._grant_key(training_run_id, user)})

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from benchgen.aws.pages import Page
-from benchgen.aws.tables.base import Table, is_condition_failure
+from benchgen.aws.tables.base import Table
 from benchgen.records import PackageRecord, PackageStatus, clip_text
 
 
@@ -36,8 +34,9 @@ class PackagesRepo(Table):
             names["#reason"] = "reason"
             values[":reason"] = {"S": clip_text(reason)}
             expression += ", #reason = :reason"
-        try:
-            self._client.update_item(
+        return (
+            self._conditional(
+                "update_item",
                 TableName=self.table_name,
                 Key={"package_id": {"S": package_id}},
                 UpdateExpression=expression,
@@ -45,19 +44,17 @@ class PackagesRepo(Table):
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+            is not None
+        )
 
     def retry(self, package_id: str, *, attempt: int) -> bool:
         """Failed at ``attempt`` -> Building at the next attempt, its reason cleared; ``False`` if not so.
 
         Of two requests retrying the same failed build, exactly one moves it (and starts the next build).
         """
-        try:
-            self._client.update_item(
+        return (
+            self._conditional(
+                "update_item",
                 TableName=self.table_name,
                 Key={"package_id": {"S": package_id}},
                 UpdateExpression="SET #status = :building, #attempt = :next REMOVE #reason",
@@ -70,11 +67,8 @@ class PackagesRepo(Table):
                     ":next": {"N": str(attempt + 1)},
                 },
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+            is not None
+        )
 
     def list(
         self, preparation_id: str, *, limit: int = 20, next_token: str | None = None

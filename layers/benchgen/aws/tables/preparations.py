@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from botocore.exceptions import ClientError
-
 from benchgen.aws.pages import Page
-from benchgen.aws.tables.base import Table, is_condition_failure
+from benchgen.aws.tables.base import Table
 from benchgen.records import PreparationRecord, PreparationStatus, clip_text
 
 
@@ -26,8 +24,9 @@ class PreparationsRepo(Table):
     def fail(self, preparation_id: str, *, reason: str, finished_at: str) -> bool:
         """``Generating`` -> ``Failed`` with ``reason``; ``False`` unless it was still Generating."""
         plain = clip_text(reason)
-        try:
-            self._client.update_item(
+        return (
+            self._conditional(
+                "update_item",
                 TableName=self.table_name,
                 Key={"preparation_id": {"S": preparation_id}},
                 UpdateExpression="SET #status = :failed, failure_reason = :reason, finished_at = :finished",
@@ -40,11 +39,8 @@ class PreparationsRepo(Table):
                     ":finished": {"S": finished_at},
                 },
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+            is not None
+        )
 
     def list(self, *, owner: str, limit: int = 20, next_token: str | None = None) -> Page[PreparationRecord]:
         """The owner's preparations, newest first."""

@@ -7,14 +7,18 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any
 
-from botocore.exceptions import ClientError
 from pydantic import TypeAdapter
 
 from benchgen.aws.items import plain_item, to_attribute
 from benchgen.aws.pages import Page
-from benchgen.aws.tables.base import EqualsFilter, Table, is_condition_failure
+from benchgen.aws.tables.base import EqualsFilter, Table
 from benchgen.aws.transitions import TRACKED, log_transitions
-from benchgen.records import RunClaim, RunRecord, RunStatus
+from benchgen.pipeline.ports import RunsStore
+from benchgen.records import (
+    RunClaim,
+    RunRecord,
+    RunStatus,
+)
 
 
 @functools.cache
@@ -31,7 +35,7 @@ def _run_field_adapter(name: str) -> TypeAdapter[Any]:
     return TypeAdapter(Annotated[(field.annotation, *field.metadata)])
 
 
-class RunsRepo(Table):
+class RunsRepo(Table, RunsStore):
     """Runs (pk ``run_id``; GSIs ``by_environment`` and ``by_status``, both sorted by ``created_at``)."""
 
     def create(self, record: RunRecord) -> bool:
@@ -44,23 +48,7 @@ class RunsRepo(Table):
     def get(self, run_id: str) -> RunRecord | None:
         return self._get(RunRecord, {"run_id": run_id})
 
-    def update(
-        self,
-        run_id: str,
-        *,
-        expected_status: RunStatus | Iterable[RunStatus] | None = None,
-        if_unset: Iterable[str] = (),
-        **fields: Any,
-    ) -> bool:
-        """Set ``fields`` on an existing run (a ``None`` value removes the field).
-
-        The write happens only if the run exists, its status is one of ``expected_status`` (when
-        given) and none of the ``if_unset`` fields is set yet; otherwise nothing changes and the
-        result is ``False``. That is how a duplicate event becomes a no-op: the second
-        ``Pending -> Running`` finds the run already ``Running`` and changes nothing.
-        """
-        if not fields:
-            raise ValueError("update needs at least one field to set")
+    def _update(self, run_id: str, expected: RunStatus | Iterable[RunStatus] | None, **fields: Any) -> bool:
         names: dict[str, str] = {"#run_id": "run_id"}
         values: dict[str, Any] = {}
         assignments: builtins.list[str] = []
@@ -83,17 +71,14 @@ class RunsRepo(Table):
             if part
         )
         conditions = ["attribute_exists(#run_id)"]
-        if expected_status is not None:
-            statuses = [expected_status] if isinstance(expected_status, RunStatus) else expected_status
+        if expected is not None:
+            statuses = [expected] if isinstance(expected, RunStatus) else expected
             names["#status"] = "status"
             placeholders = []
             for position, status in enumerate(statuses):
                 values[f":s{position}"] = {"S": RunStatus(status).value}
                 placeholders.append(f":s{position}")
             conditions.append(f"#status IN ({', '.join(placeholders)})")
-        for position, name in enumerate(if_unset):
-            names[f"#u{position}"] = name
-            conditions.append(f"attribute_not_exists(#u{position})")
         request: dict[str, Any] = {
             "TableName": self.table_name,
             "Key": {"run_id": {"S": run_id}},
@@ -105,12 +90,9 @@ class RunsRepo(Table):
             request["ExpressionAttributeValues"] = values
         if TRACKED.keys() & fields.keys():
             request["ReturnValues"] = "ALL_OLD"
-        try:
-            response = self._client.update_item(**request)
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
+        response = self._conditional("update_item", **request)
+        if response is None:
+            return False
         log_transitions(run_id, plain_item(response.get("Attributes", {})), fields)
         return True
 
@@ -142,25 +124,22 @@ class RunsRepo(Table):
             names["#holder"] = "holder"
             values[":previous"] = {"S": previous.holder}
             unchanged = "#claim.#holder = :previous"
-        try:
-            self._client.update_item(
-                TableName=self.table_name,
-                Key={"run_id": {"S": run_id}},
-                UpdateExpression="SET #claim = :claim",
-                ConditionExpression=f"#status = :status AND {unchanged}",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-            )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return None
-            raise
-        return attempt
+        claimed = self._conditional(
+            "update_item",
+            TableName=self.table_name,
+            Key={"run_id": {"S": run_id}},
+            UpdateExpression="SET #claim = :claim",
+            ConditionExpression=f"#status = :status AND {unchanged}",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+        )
+        return attempt if claimed is not None else None
 
     def release_claim(self, run_id: str, *, holder: str) -> bool:
         """Let the claim lapse now, keeping its attempt count; ``False`` if ``holder`` no longer holds it."""
-        try:
-            self._client.update_item(
+        return (
+            self._conditional(
+                "update_item",
                 TableName=self.table_name,
                 Key={"run_id": {"S": run_id}},
                 UpdateExpression="SET #claim.#expires = :lapsed",
@@ -168,11 +147,8 @@ class RunsRepo(Table):
                 ExpressionAttributeNames={"#claim": "claim", "#holder": "holder", "#expires": "expires_at"},
                 ExpressionAttributeValues={":lapsed": {"N": "0"}, ":holder": {"S": holder}},
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+            is not None
+        )
 
     def add_files(self, run_id: str, files: Mapping[str, str]) -> bool:
         """Record files the run produced (label -> S3 key), each entry on its own.
@@ -187,8 +163,9 @@ class RunsRepo(Table):
             names[f"#l{position}"] = label
             values[f":k{position}"] = {"S": key}
             assignments.append(f"#files.#l{position} = :k{position}")
-        try:
-            self._client.update_item(
+        return (
+            self._conditional(
+                "update_item",
                 TableName=self.table_name,
                 Key={"run_id": {"S": run_id}},
                 UpdateExpression="SET " + ", ".join(assignments),
@@ -196,11 +173,8 @@ class RunsRepo(Table):
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+            is not None
+        )
 
     def list(
         self,

@@ -72,18 +72,16 @@ class TrainingRunsRepo(Table):
         *,
         provider_status: str | None = None,
         message: str | None = None,
-        **fields: Any,
+        result_model: str | None = None,
+        failure_reason: str | None = None,
     ) -> bool:
         """Move the run to ``status``, appending the change (with what the provider said) to its timeline.
 
-        ``fields`` are set with it: ``job_id``, ``result_model``, ``failure_reason``, ``cost``. A terminal
-        status also sets ``finished_at``. ``False`` (nothing changed) when the run is missing, already in
-        ``status``, or already terminal.
+        The trained model and the failure reason are set with it when given. A terminal status also sets
+        ``finished_at``. ``False`` (nothing changed) when the run is missing, already in ``status``, or
+        already terminal.
         """
-        allowed = {"job_id", "result_model", "failure_reason", "cost"}
-        unknown = set(fields) - allowed
-        if unknown:
-            raise ValueError(f"a transition sets only {sorted(allowed)}, not {sorted(unknown)}")
+        fields: dict[str, str | None] = {"result_model": result_model, "failure_reason": failure_reason}
         change = StatusChange(status=status, provider_status=provider_status, message=message)
         names = {"#status": "status", "#timeline": "timeline"}
         values: dict[str, Any] = {

@@ -1,0 +1,187 @@
+"""What the pipeline steps need from the outside world, as the small interfaces they call.
+
+The adapters in :mod:`benchgen.aws` satisfy these on AWS and on the local cloud; a unit test hands the
+steps the in-memory stand-ins of ``tests/fakes.py`` instead. Each interface names only the calls the steps
+make. Most are protocols; the runs are a base class, because their transitions are logic of their own
+that the table and the stand-in must share rather than each write again.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from benchgen.records import (
+    ArtifactStatus,
+    EnvironmentOwner,
+    EnvironmentRecord,
+    InferenceSummary,
+    RunRecord,
+    RunStatus,
+    ShardPlan,
+    utc_now,
+)
+
+
+class ObjectStorage(Protocol):
+    """The data bucket: objects by key, with their versions and metadata."""
+
+    def download(self, key: str, path: Path, *, version_id: str | None = None) -> Path: ...
+    def upload(self, path: Path, key: str, *, content_type: str = ...) -> None: ...
+    def head(self, key: str, *, version_id: str | None = None) -> dict[str, Any]: ...
+    def lines(self, key: str, *, start: int = ..., chunk_size: int = ...) -> Iterator[bytes]: ...
+    def metadata(self, key: str, *, version_id: str | None = None) -> dict[str, str]: ...
+
+
+class EnvironmentsReader(Protocol):
+    def get(self, environment_id: str, version: str) -> EnvironmentRecord | None: ...
+
+
+class EnvironmentsStore(EnvironmentsReader, Protocol):
+    """Environment versions, each recorded once, and the owner of each environment."""
+
+    def put_if_absent(self, record: EnvironmentRecord) -> bool: ...
+    def claim_owner(self, owner: EnvironmentOwner) -> EnvironmentOwner: ...
+
+
+class RunsStore(ABC):
+    """Runs, moved from status to status by named transitions over one conditional write, ``_update``.
+
+    Each transition is conditional: it answers ``False`` and changes nothing when the run is missing or
+    not where the transition starts from, which is what makes a duplicate event a no-op. The transitions
+    are written once, here, for the table and for the tests' stand-in alike.
+    """
+
+    @abstractmethod
+    def create(self, record: RunRecord) -> bool:
+        """Store a new run; ``False`` (and nothing changed) when the run id is taken."""
+
+    @abstractmethod
+    def get(self, run_id: str) -> RunRecord | None: ...
+
+    @abstractmethod
+    def add_files(self, run_id: str, files: Mapping[str, str]) -> bool:
+        """Record files the run produced, each entry on its own; ``False`` if the run is missing."""
+
+    @abstractmethod
+    def claim(
+        self, run_id: str, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
+    ) -> int | None:
+        """Take the run for ``step`` until ``expires_at``; the attempt number, or None if it is not free."""
+
+    @abstractmethod
+    def release_claim(self, run_id: str, *, holder: str) -> bool:
+        """Let the claim lapse now, keeping its attempt count; ``False`` if ``holder`` no longer holds it."""
+
+    @abstractmethod
+    def _update(self, run_id: str, expected: RunStatus | Iterable[RunStatus] | None, **fields: Any) -> bool:
+        """Set ``fields`` on an existing run (a ``None`` value removes the field), validated as the record
+        validates them, if its status is one of ``expected`` (when given); else ``False``, nothing changed."""
+
+    def deploy(self, run_id: str) -> bool:
+        """A live run waits for its model: ``Pending`` -> ``Deploying``; ``False`` unless it was Pending."""
+        return self._update(run_id, RunStatus.PENDING, status=RunStatus.DEPLOYING)
+
+    def start(
+        self,
+        run_id: str,
+        *,
+        submission_key: str,
+        submission_filename: str,
+        started_at: str | None = None,
+        expected: RunStatus | Iterable[RunStatus] = RunStatus.PENDING,
+    ) -> bool:
+        """``expected`` -> ``Running``, reading the submission at ``submission_key``, started now unless
+        ``started_at`` says when; ``False`` (nothing changed) unless the run was in ``expected``.
+
+        That is how a duplicate event becomes a no-op: the second ``Pending -> Running`` finds the run
+        already ``Running`` and changes nothing.
+        """
+        return self._update(
+            run_id,
+            expected,
+            status=RunStatus.RUNNING,
+            started_at=started_at or utc_now(),
+            submission_key=submission_key,
+            submission_filename=submission_filename,
+        )
+
+    def record_phase(self, run_id: str, phase: str) -> bool:
+        """Name the phase the run is scored in."""
+        return self._update(run_id, None, phase=phase)
+
+    def record_ingest(
+        self, run_id: str, *, counts: Mapping[str, int], warnings: Sequence[str], shards: ShardPlan | None
+    ) -> bool:
+        """What ingest counted and noticed, and the shards the run is scored in (``None``: whole)."""
+        return self._update(run_id, None, counts=dict(counts), warnings=list(warnings), shards=shards)
+
+    def record_inference(self, run_id: str, summary: InferenceSummary) -> bool:
+        """What asking a live model for the run's answers came to."""
+        return self._update(run_id, None, inference=summary)
+
+    def complete(
+        self,
+        run_id: str,
+        *,
+        overall_score: float | None,
+        metrics: Mapping[str, float],
+        other_metrics: Mapping[str, float],
+        breakdowns: Mapping[str, Any],
+        counts: Mapping[str, int],
+        execution_name: str,
+    ) -> bool:
+        """``Running`` -> ``Completed`` with its scores, its artifact pending from the execution
+        ``execution_name``, its claim let go; ``False`` (nothing changed) unless the run was Running."""
+        return self._update(
+            run_id,
+            RunStatus.RUNNING,
+            status=RunStatus.COMPLETED,
+            finished_at=utc_now(),
+            overall_score=overall_score,
+            metrics=dict(metrics),
+            other_metrics=dict(other_metrics),
+            breakdowns=dict(breakdowns),
+            counts=dict(counts),
+            execution_name=execution_name,
+            artifact_status=ArtifactStatus.PENDING,
+            claim=None,
+        )
+
+    def fail(
+        self, run_id: str, reason: str, *, expected: RunStatus | Iterable[RunStatus] = RunStatus.RUNNING
+    ) -> bool:
+        """``expected`` -> ``Failed`` for ``reason``, its claim let go; ``False`` (nothing changed) unless
+        the run was in ``expected``, so a run that finished meanwhile keeps its outcome."""
+        return self._update(
+            run_id,
+            expected,
+            status=RunStatus.FAILED,
+            finished_at=utc_now(),
+            failure_reason=reason,
+            claim=None,
+        )
+
+    def link_dataset(self, run_id: str, *, dataset_id: str, dataset_name: str) -> bool:
+        """The run's artifact is saved as the dataset ``dataset_id``."""
+        return self._update(
+            run_id,
+            None,
+            dataset_id=dataset_id,
+            dataset_name=dataset_name,
+            artifact_status=ArtifactStatus.SAVED,
+        )
+
+
+class Starter(Protocol):
+    """One state machine's executions, started at most once per name."""
+
+    def start_once(self, name: str, payload: dict[str, Any]) -> bool: ...
+
+
+class Publisher(Protocol):
+    """The event bus the domain events go to."""
+
+    def publish(self, detail_type: str, detail: dict[str, Any]) -> None: ...

@@ -1,0 +1,200 @@
+"""The console in Debian's Chromium, against a local cloud that has been through the demo's run.
+
+One local cloud (a moto server, so the browser can load presigned URLs) serves the whole module: the demo
+drives it once (an environment, a run, a preparation, a package), then the tests read it through the app.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchgen.settings import EVALUATORS_GROUP
+from infra.cli.demo import EXAMPLES, Api, Progress, _drive
+from infra.cli.local import DEMO_USER, demo_password
+from infra.local.cloud import LocalCloud
+from infra.local.console_server import WEB_DIST, missing_build_message, serve_console
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Without the background-networking flags Chromium keeps trying to reach Google's hosts; as root it needs
+# --no-sandbox. Each launch gets a fresh profile (Playwright makes one).
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+STRANGER = "stranger@example.com"
+SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:together-key-AbCdEf"
+AXE = Path(__file__).resolve().parents[2] / "web" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+@dataclass
+class Console:
+    url: str
+    cloud: LocalCloud
+    owner: Api
+    stranger: Api
+    password: str
+    run_id: str
+    unsaved_run_id: str
+    dataset_id: str
+    preparation_id: str
+    accepting_connection: str
+    refusing_connection: str
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _unsaved_copy(cloud: LocalCloud, run_id: str) -> str:
+    """A copy of the run whose automatic save did not happen: its artifact is there, no dataset links it."""
+    dynamodb = cloud.client("dynamodb")
+    table = cloud.environment["RUNS_TABLE"]
+    item = dynamodb.get_item(TableName=table, Key={"run_id": {"S": run_id}})["Item"]
+    copy_id = run_id[:-4] + "c0py"
+    item["run_id"] = {"S": copy_id}
+    for field in ("dataset_id", "dataset_name"):
+        item.pop(field, None)
+    item["artifact_status"] = {"S": "Pending"}
+    # Created a moment later, as a second run would be (two items with one GSI sort key confuse moto).
+    item["created_at"] = {"S": item["created_at"]["S"].replace("Z", "").rstrip("0") + "1Z"}
+    dynamodb.put_item(TableName=table, Item=item)
+    return copy_id
+
+
+@pytest.fixture(scope="module")
+def console(stack_template: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    if not (WEB_DIST / "index.html").is_file():
+        pytest.fail(missing_build_message(WEB_DIST))
+    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
+        os.environ.pop(name, None)
+    out = tmp_path_factory.mktemp("demo")
+    example = EXAMPLES / "gsm8k-tr"
+    submission = sorted((example / "submission").glob("predictions.*"))[0]
+    with LocalCloud(stack_template, mode="server", port=_free_port()) as cloud:
+        password = demo_password()
+        owner_token = cloud.create_user(DEMO_USER, password, groups=[EVALUATORS_GROUP])
+        stranger_token = cloud.create_user(STRANGER, password)
+        with cloud.serve_api(access_log=False) as api_server, serve_console(cloud, api_server) as server:
+            owner = Api(api_server.url, owner_token)
+            summary = _drive(cloud, owner, example, submission, "Qwen2.5-7B-LoRA", out, Progress())
+            assert summary["status"] == "Completed", summary
+            together = {
+                "provider": "openai-compatible",
+                "base_url": "https://api.together.xyz/v1",
+                "secret_arn": SECRET_ARN,
+            }
+            accepting = owner.expect("POST", "/connections", 201, {"name": "together", **together})
+            # The same provider, its profile narrowed to preference training: a fine-tune dataset's
+            # demonstrations are not for it.
+            preference_files = [
+                p for p in accepting["profile"]["export_profiles"] if p.endswith(("preference", "dpo"))
+            ]
+            narrowed = {
+                **accepting["profile"],
+                "methods": ["preference"],
+                "export_profiles": preference_files,
+            }
+            narrowed.pop("limits", None)
+            refusing = owner.expect(
+                "POST", "/connections", 201, {"name": "preference only", **together, "profile": narrowed}
+            )
+            yield Console(
+                url=server.url,
+                cloud=cloud,
+                owner=owner,
+                stranger=Api(api_server.url, stranger_token),
+                password=password,
+                run_id=summary["run_id"],
+                unsaved_run_id=_unsaved_copy(cloud, summary["run_id"]),
+                dataset_id=summary["dataset_id"],
+                preparation_id=summary["preparation"]["preparation_id"],
+                accepting_connection=accepting["connection_id"],
+                refusing_connection=refusing["connection_id"],
+            )
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    if not CHROMIUM.is_file():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        yield launched
+        launched.close()
+
+
+class Page:
+    """A signed-in tab that records what the browser's console reported as errors."""
+
+    def __init__(self, page: Any, console: Console) -> None:
+        self.page = page
+        self.console = console
+        self.errors: list[str] = []
+        page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+
+    def sign_in(self, user: str) -> None:
+        self.page.goto(self.console.url + "/")
+        self.page.get_by_label("Email or user name").fill(user)
+        self.page.get_by_label("Password").fill(self.console.password)
+        self.page.get_by_role("button", name="Sign in").click()
+        self.page.get_by_role("link", name="Runs").wait_for()
+
+    def open(self, route: str) -> Any:
+        self.page.goto(f"{self.console.url}/#{route}")
+        return self.page
+
+    def axe_violations(self) -> list[dict[str, Any]]:
+        """axe-core's serious and critical violations on the page as it is now."""
+        # Evaluated through the DevTools protocol: the page's CSP forbids injected script tags, as it should.
+        self.page.evaluate(AXE.read_text(encoding="utf-8") + "\n;undefined")
+        found: dict[str, Any] = self.page.evaluate("async () => await axe.run(document)")
+        return [v for v in found["violations"] if v["impact"] in ("serious", "critical")]
+
+
+@pytest.fixture
+def tab(browser: Any, console: Console) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = Page(context.new_page(), console)
+    yield page
+    context.close()
+
+
+SCREENSHOT_SOURCE = "BenchGen browser test"
+
+
+def write_screenshot(page: Any, name: str, test: str) -> Path:
+    """The page as a PNG under out/browser/, and under docs/ too when BENCHGEN_UPDATE_SCREENSHOTS=1.
+
+    A tEXt chunk names the test that took it (tests/unit/test_console_screenshots.py checks the committed
+    ones carry it), after the IHDR chunk as PNG requires."""
+    png = page.screenshot(full_page=True)
+    text = f"{SCREENSHOT_SOURCE}\0tests/browser/test_console.py::{test}".encode("latin-1")
+    chunk = struct.pack(">I", len(text)) + b"tEXt" + text + struct.pack(">I", zlib.crc32(b"tEXt" + text))
+    header_end = 8 + 8 + 13 + 4  # signature, IHDR length and type, IHDR data, CRC
+    tagged = png[:header_end] + chunk + png[header_end:]
+    target = Path("out/browser") / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(tagged)
+    if os.environ.get("BENCHGEN_UPDATE_SCREENSHOTS") == "1":
+        (Path(__file__).resolve().parents[2] / "docs" / name).write_bytes(tagged)
+    return target

@@ -1,0 +1,239 @@
+"""The score and artifact steps of a run over the in-memory ports: what a run records, what lands in the
+bucket, what is started and announced, and that a duplicate event changes none of it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from fakes import MemoryEnvironments, MemoryRuns, MemoryStarter, MemoryStore, Published
+
+from benchgen.pipeline.artifact_step import RunNotCompleted, build_run_artifact
+from benchgen.pipeline.attempts import Invocation
+from benchgen.pipeline.ingest_step import ingest_submission
+from benchgen.pipeline.keys import execution_name
+from benchgen.pipeline.score_step import score_run
+from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
+from infra.examplegen.writing import write_bundle_zip
+
+BUNDLE_KEY = "environments/tiny/v1/bundle.zip"
+SUBMISSION_KEY = "submissions/run-1/predictions.json"
+PREDICTION_KEY = "predictions/run-1/prediction_output.zip"
+CASES = [
+    {"id": "q1", "question": "1+1", "answer": "2"},
+    {"id": "q2", "question": "2+2", "answer": "4"},
+    {"id": "q3", "question": "30*40", "answer": "1200"},
+    {"id": "q4", "question": "5-8", "answer": "-3"},
+]
+# Two right (q1, q2), two wrong (q3, q4).
+ANSWERS = {"q1": "#### 2", "q2": "#### 4", "q3": "#### 1100", "q4": "#### 3"}
+FINETUNE = "finetune:\n  language: en\n"
+
+
+class Run:
+    """One run's world: the bucket, the tables, the state machine and the bus, all in memory."""
+
+    def __init__(self, root: Path, *, finetune: str = FINETUNE, registered: bool = True) -> None:
+        self.root = root
+        bundle = root / "bundle"
+        (bundle / "reference").mkdir(parents=True)
+        (bundle / "reference" / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
+        (bundle / "competition.yaml").write_text(
+            "version: 2\ntitle: Tiny math\ntemplate: math\n"
+            f"{finetune}"
+            "tasks:\n  - index: 0\n    reference_data: reference\n"
+            "phases:\n  - index: 0\n    tasks: [0]\n"
+            "leaderboards:\n  - columns:\n      - {title: Accuracy, key: accuracy, index: 0}\n"
+        )
+        predictions = {"predictions": [{"id": i, "prediction_text": t} for i, t in ANSWERS.items()]}
+        self.store = MemoryStore(
+            {
+                BUNDLE_KEY: write_bundle_zip(bundle, root / "bundle.zip").read_bytes(),
+                SUBMISSION_KEY: json.dumps(predictions).encode(),
+            }
+        )
+        environment = EnvironmentRecord(
+            environment_id="tiny", version="v1", status=EnvironmentStatus.REGISTERED, bundle_key=BUNDLE_KEY
+        )
+        self.environments = MemoryEnvironments(*([environment] if registered else []))
+        self.runs = MemoryRuns(
+            RunRecord(run_id="run-1", environment_id="tiny", environment_version="v1", model="m", owner="u")
+        )
+        self.starter = MemoryStarter()
+        self.published = Published()
+        self.deliveries = 0
+
+    def _workdir(self) -> Path:
+        self.deliveries += 1
+        return self.root / f"delivery-{self.deliveries}"
+
+    def ingest(self) -> None:
+        ingest_submission(
+            SUBMISSION_KEY,
+            store=self.store,
+            runs=self.runs,
+            environments=self.environments,
+            workdir=self._workdir(),
+            invocation=_invocation(),
+        )
+
+    def score(self) -> RunRecord | None:
+        return score_run(
+            PREDICTION_KEY,
+            store=self.store,
+            runs=self.runs,
+            environments=self.environments,
+            starter=self.starter,
+            publisher=self.published,
+            workdir=self._workdir(),
+            invocation=_invocation(),
+        )
+
+    def build_artifact(self) -> dict[str, object]:
+        return build_run_artifact(
+            "run-1", store=self.store, runs=self.runs, environments=self.environments, workdir=self._workdir()
+        )
+
+    def run(self) -> RunRecord:
+        stored = self.runs.get("run-1")
+        assert stored is not None
+        return stored
+
+
+def _invocation() -> Invocation:
+    return Invocation(request_id="req-1", deadline=time.time() + 600, attempts=3)
+
+
+@pytest.fixture
+def ingested(tmp_path: Path) -> Run:
+    world = Run(tmp_path)
+    world.ingest()
+    assert world.run().status is RunStatus.RUNNING
+    return world
+
+
+def test_scoring_completes_the_run_publishes_its_files_starts_its_artifact_and_announces_it(
+    ingested: Run,
+) -> None:
+    # when the prediction output is scored
+    run = ingested.score()
+
+    # then the run is Completed with half the cases right, as the user reads it
+    assert run is not None and run == ingested.run()
+    assert (run.status, run.overall_score, run.metrics["accuracy"]) == (RunStatus.COMPLETED, 0.5, 0.5)
+    assert {name: run.counts[name] for name in ("total", "passed", "total_questions")} == {
+        "total": 4,
+        "passed": 2,
+        "total_questions": 4,
+    }
+    assert run.claim is None and run.finished_at is not None
+    # its outputs are in the bucket, each recorded on the run
+    scored = {"runs/run-1/scores.json", "runs/run-1/scoring_output.zip", "runs/run-1/detailed_results.html"}
+    assert scored <= set(ingested.store.uploads)
+    assert scored <= set(run.files.values())
+    assert json.loads(ingested.store.objects["runs/run-1/scores.json"])["accuracy"] == 0.5
+    # the artifact's execution is started, and RunCompleted announced, once each
+    assert ingested.starter.started == {execution_name("run-1"): {"run_id": "run-1"}}
+    assert ingested.published == [
+        ("RunCompleted", {"run_id": "run-1", "environment_id": "tiny", "overall_score": 0.5})
+    ]
+
+
+def test_a_duplicate_prediction_event_only_makes_sure_the_artifact_was_started(ingested: Run) -> None:
+    # given a scored run
+    ingested.score()
+    before, uploads = ingested.run(), list(ingested.store.uploads)
+
+    # when S3 delivers the prediction output's event again
+    again = ingested.score()
+
+    # then nothing is scored, written or announced again
+    assert again is None
+    assert ingested.run() == before
+    assert ingested.store.uploads == uploads
+    assert list(ingested.starter.started) == [execution_name("run-1")]
+    assert [event for event, _ in ingested.published] == ["RunCompleted"]
+
+
+def test_a_run_whose_environment_is_gone_fails_with_the_reason_and_announces_it(ingested: Run) -> None:
+    # given the environment version the run was ingested for is no longer registered
+    ingested.environments.records.clear()
+
+    # when the prediction output is scored
+    run = ingested.score()
+
+    # then the run failed saying why and what to do, published no output, and RunFailed went out
+    reason = "environment tiny version v1 is not registered: upload its bundle first"
+    assert run is not None and (run.status, run.failure_reason) == (RunStatus.FAILED, reason)
+    assert run.claim is None
+    assert sorted(run.files.values()) == [PREDICTION_KEY, SUBMISSION_KEY]
+    assert ingested.published == [("RunFailed", {"run_id": "run-1", "reason": reason})]
+    assert ingested.starter.started == {}
+
+
+def test_the_artifact_of_a_completed_run_is_uploaded_and_describes_its_dataset(ingested: Run) -> None:
+    # given a scored run
+    ingested.score()
+
+    # when the state machine builds its artifact
+    answer = ingested.build_artifact()
+
+    # then the artifact is in the bucket and on the run, and the dataset names its source and its bytes
+    key = "runs/run-1/finetune_artifact.zip"
+    artifact = ingested.store.objects[key]
+    assert answer["emitted"] is True and answer["reason"] is None
+    dataset = answer["dataset"]
+    assert isinstance(dataset, dict)
+    assert (dataset["dataset_id"], dataset["run_id"], dataset["artifact_key"]) == ("ds-run-1", "run-1", key)
+    assert dataset["artifact_sha256"] == hashlib.sha256(artifact).hexdigest()
+    assert dataset["name"].startswith("Tiny math · m · 50.0% · ")
+    assert key in ingested.run().files.values()
+    with zipfile.ZipFile(ingested.store.download(key, ingested.root / "artifact.zip")) as archive:
+        manifest = json.loads(archive.read("manifest.json"))
+    assert (manifest["run_id"], manifest["dataset_name"]) == ("run-1", dataset["name"])
+
+
+def test_building_the_artifact_again_gives_the_same_bytes_and_the_same_dataset(ingested: Run) -> None:
+    # given a run whose artifact was built
+    ingested.score()
+    first = ingested.build_artifact()
+    artifact, run = ingested.store.objects["runs/run-1/finetune_artifact.zip"], ingested.run()
+
+    # when the task runs again (a retried state machine step)
+    second = ingested.build_artifact()
+
+    # then it describes the same dataset over the same bytes (only the record's own time differs; the
+    # state machine saves the first), and the run is as it was
+    assert _undated(second) == _undated(first)
+    assert ingested.store.objects["runs/run-1/finetune_artifact.zip"] == artifact
+    assert ingested.run() == run
+
+
+def _undated(answer: dict[str, object]) -> dict[str, object]:
+    dataset = answer["dataset"]
+    assert isinstance(dataset, dict)
+    return {**answer, "dataset": {name: value for name, value in dataset.items() if name != "created_at"}}
+
+
+def test_a_benchmark_without_finetune_settings_emits_no_artifact_and_says_why(tmp_path: Path) -> None:
+    world = Run(tmp_path, finetune="")
+    world.ingest()
+    world.score()
+
+    answer = world.build_artifact()
+
+    assert answer == {
+        "emitted": False,
+        "reason": "the benchmark's scoring program did not emit one",
+        "dataset": None,
+    }
+    assert "runs/run-1/finetune_artifact.zip" not in world.store.objects
+
+
+def test_no_artifact_is_built_from_a_run_that_did_not_complete(ingested: Run) -> None:
+    with pytest.raises(RunNotCompleted, match="run run-1 is not completed: no artifact can be built from it"):
+        ingested.build_artifact()

@@ -1,0 +1,107 @@
+import "./style.css";
+import { Api } from "./api/client";
+import { Session } from "./auth";
+import { loadConfig } from "./config";
+import type { Context, Page } from "./context";
+import { errorBox, h } from "./dom";
+import { datasetPage, datasetsPage } from "./pages/datasets";
+import { runPage } from "./pages/run";
+import { runsPage } from "./pages/runs";
+import { signInPage } from "./pages/signin";
+import { trainPage } from "./pages/train";
+import { workspacePage, workspacesPage } from "./pages/workspace";
+
+const ROUTES: [RegExp, Page][] = [
+  [/^\/runs$/, runsPage],
+  [/^\/runs\/([^/]+)$/, runPage],
+  [/^\/datasets$/, datasetsPage],
+  [/^\/datasets\/([^/]+)$/, datasetPage],
+  [/^\/train$/, trainPage],
+  [/^\/workspace$/, workspacesPage],
+  [/^\/workspace\/([^/]+)(?:\/(\w+))?$/, workspacePage],
+];
+
+const NAV: [string, string][] = [
+  ["#/runs", "Runs"],
+  ["#/datasets", "Datasets"],
+  ["#/train", "Train"],
+  ["#/workspace", "Workspace"],
+];
+
+async function start(): Promise<void> {
+  const main = document.getElementById("main") as HTMLElement;
+  let config;
+  try {
+    config = await loadConfig();
+  } catch (error) {
+    main.replaceChildren(errorBox(error));
+    return;
+  }
+  const session = new Session(config);
+  const api = new Api(config.apiUrl, () => session.token(), () => {
+    session.signOut();
+    void render();
+  });
+  let leave: (() => void)[] = [];
+  const context: Context = { api, session, onLeave: (stop) => leave.push(stop) };
+
+  async function render(): Promise<void> {
+    leave.forEach((stop) => stop());
+    leave = [];
+    renderChrome(session, render);
+    if (!session.token()) {
+      await signInPage(session, main, render);
+      return;
+    }
+    const path = location.hash.replace(/^#/, "").split("?")[0] || "/runs";
+    const found = ROUTES.map(([pattern, page]) => [pattern.exec(path), page] as const).find(([match]) => match);
+    main.replaceChildren();
+    if (!found) {
+      main.append(h("h1", {}, "Not found"), h("p", {}, `Nothing lives at ${path}. `, h("a", { href: "#/runs" }, "See the runs")));
+      return;
+    }
+    const [match, page] = found;
+    try {
+      await page(context, main, match!.slice(1).filter((part) => part !== undefined));
+    } catch (error) {
+      main.append(errorBox(error));
+    }
+  }
+
+  window.addEventListener("hashchange", () => void render());
+  await render();
+}
+
+function renderChrome(session: Session, render: () => Promise<void>): void {
+  const nav = document.getElementById("nav") as HTMLElement;
+  const who = document.getElementById("who") as HTMLElement;
+  const identity = session.identity();
+  const current = location.hash.split("/")[1] ?? "runs";
+  nav.replaceChildren(
+    ...(identity
+      ? NAV.map(([href, label]) =>
+          h("a", { href, "aria-current": href.split("/")[1] === current ? "page" : undefined }, label),
+        )
+      : []),
+  );
+  who.replaceChildren(
+    ...(identity
+      ? [
+          h("span", {}, identity.email ?? identity.sub),
+          h(
+            "button",
+            {
+              type: "button",
+              onclick: () => {
+                session.signOut();
+                void render();
+              },
+            },
+            "Sign out",
+          ),
+        ]
+      : []),
+  );
+}
+
+void start();

@@ -1,0 +1,252 @@
+import { ApiError, type Schemas } from "../api/client";
+import type { Context } from "../context";
+import { errorBox, fill, formatNumber, formatTime, h, statusBadge } from "../dom";
+
+const FINAL = ["Completed", "Failed"];
+const POLL_MS = 2000;
+const LOG_LABELS = ["Ingest Log", "Scoring Log", "Inference Log", "Failure Log"];
+const ARTIFACT_LABEL = "Finetune Artifact";
+const DETAILED_LABEL = "Detailed Results";
+
+/** One run: score tiles, the embedded report, its files and its fine-tune dataset; live while it runs. */
+export async function runPage(context: Context, main: HTMLElement, [runId]: string[]): Promise<void> {
+  let timer: number | undefined;
+  context.onLeave(() => window.clearTimeout(timer));
+  const refresh = async (): Promise<void> => {
+    const [run, files] = await Promise.all([
+      context.api.get("/runs/{run_id}", { path: { run_id: runId } }),
+      context.api.get("/runs/{run_id}/files", { path: { run_id: runId } }),
+    ]);
+    main.replaceChildren(...view(context, run, files.files, refresh));
+    if (!FINAL.includes(run.status)) timer = window.setTimeout(() => void refresh().catch(showError), POLL_MS);
+  };
+  const showError = (error: unknown) => main.append(errorBox(error));
+  await refresh();
+}
+
+function view(
+  context: Context,
+  run: Schemas["RunDetail"],
+  files: Schemas["RunFile"][],
+  refresh: () => Promise<void>,
+): HTMLElement[] {
+  const identity = context.session.identity();
+  const isOwner = identity?.sub === run.owner;
+  const byLabel = new Map(files.map((file) => [file.label, file]));
+  const going = !FINAL.includes(run.status);
+  return [
+    h("h1", {}, `Run ${run.run_id}`),
+    h(
+      "div",
+      { class: "run-layout" },
+      h(
+        "div",
+        { class: "run-main" },
+        going
+          ? h("p", { class: "live", role: "status" }, `This run is ${run.status}${run.phase ? ` (${run.phase})` : ""}: the page updates itself.`)
+          : null,
+        tiles(run),
+        run.warnings?.length ? h("ul", { class: "warnings", "aria-label": "Warnings" }, run.warnings.map((w) => h("li", {}, w))) : null,
+        run.status === "Failed" ? failure(run, byLabel) : detailedResults(byLabel.get(DETAILED_LABEL)),
+        going ? stepLogs(byLabel) : null,
+        filesTable(files),
+        finetunePanel(context, run, byLabel.has(ARTIFACT_LABEL), isOwner, refresh),
+      ),
+      sidebar(context, run, isOwner),
+    ),
+  ];
+}
+
+function tiles(run: Schemas["RunDetail"]): HTMLElement {
+  const overall = h(
+    "div",
+    { class: "tile tile-overall" },
+    h("span", { class: "tile-title" }, "Overall Score"),
+    h("span", { class: "tile-value" }, formatNumber(run.overall_score)),
+  );
+  return h(
+    "section",
+    { class: "tiles", "aria-label": "Scores" },
+    overall,
+    run.metrics?.length
+      ? run.metrics.map((tile) =>
+          h(
+            "div",
+            { class: "tile", "data-key": tile.key },
+            h("span", { class: "tile-title" }, tile.title),
+            h("span", { class: "tile-value" }, formatNumber(tile.value, tile.precision)),
+          ),
+        )
+      : h("p", { class: "no-breakdown" }, "score breakdown isn't available for that run"),
+  );
+}
+
+function detailedResults(report: Schemas["RunFile"] | undefined): HTMLElement {
+  const url = report?.view_url;
+  return h(
+    "section",
+    { class: "detailed", "aria-labelledby": "detailed-title" },
+    h(
+      "div",
+      { class: "section-head" },
+      h("h2", { id: "detailed-title" }, "Detailed Results"),
+      url ? h("a", { class: "button", href: url, target: "_blank", rel: "noopener noreferrer" }, "Open") : null,
+    ),
+    url
+      ? // No allow-same-origin: the report runs as an opaque origin, whatever its author put in it.
+        h("iframe", { src: url, sandbox: "allow-scripts", title: "Detailed results report", class: "report" })
+      : h("p", {}, "No detailed results yet."),
+  );
+}
+
+function failure(run: Schemas["RunDetail"], byLabel: Map<string, Schemas["RunFile"]>): HTMLElement {
+  return h(
+    "section",
+    { class: "failure", "aria-labelledby": "failure-title" },
+    h("h2", { id: "failure-title" }, "Why it failed"),
+    h("p", { class: "failure-reason" }, run.failure_reason ?? "no reason was recorded"),
+    logFrames(byLabel, "The run kept no logs: the reason above is its whole record."),
+  );
+}
+
+function stepLogs(byLabel: Map<string, Schemas["RunFile"]>): HTMLElement {
+  return h("section", { class: "step-logs", "aria-labelledby": "logs-title" }, h("h2", { id: "logs-title" }, "Step logs"), logFrames(byLabel, "No logs yet."));
+}
+
+function logFrames(byLabel: Map<string, Schemas["RunFile"]>, none: string): HTMLElement[] {
+  const logs = LOG_LABELS.map((label) => byLabel.get(label)).filter((file) => file?.view_url);
+  if (!logs.length) return [h("p", { class: "no-logs" }, none)];
+  return logs.map((file) =>
+    h(
+      "div",
+      { class: "log" },
+      h("h3", {}, file!.label),
+      h("iframe", { src: file!.view_url!, sandbox: "", title: file!.label, class: "log-frame" }),
+    ),
+  );
+}
+
+function filesTable(files: Schemas["RunFile"][]): HTMLElement {
+  return h(
+    "section",
+    { "aria-labelledby": "files-title" },
+    h("h2", { id: "files-title" }, "Files"),
+    files.length
+      ? h(
+          "table",
+          { class: "list files", "aria-labelledby": "files-title" },
+          h("thead", {}, h("tr", {}, ["File", "Size", "Actions"].map((t) => h("th", { scope: "col" }, t)))),
+          h(
+            "tbody",
+            {},
+            files.map((file) =>
+              h(
+                "tr",
+                { "data-label": file.label },
+                h("td", {}, file.label),
+                h("td", { class: "number" }, `${file.size} bytes`),
+                h(
+                  "td",
+                  {},
+                  h("a", { href: file.url, class: "button", "aria-label": `Download ${file.label}` }, "Download"),
+                  file.view_url && file.key.endsWith(".html")
+                    ? h(
+                        "a",
+                        { href: file.view_url, class: "button", target: "_blank", rel: "noopener noreferrer", "aria-label": `View ${file.label}` },
+                        "View",
+                      )
+                    : null,
+                ),
+              ),
+            ),
+          ),
+        )
+      : h("p", {}, "No files yet."),
+  );
+}
+
+function finetunePanel(
+  context: Context,
+  run: Schemas["RunDetail"],
+  hasArtifact: boolean,
+  isOwner: boolean,
+  refresh: () => Promise<void>,
+): HTMLElement {
+  const panel = h("section", { class: "panel finetune", "aria-labelledby": "finetune-title" }, h("h2", { id: "finetune-title" }, "Fine-tune Dataset"));
+  if (run.dataset) {
+    fill(panel, 
+      h("p", {}, "Saved as ", h("a", { href: `#/datasets/${encodeURIComponent(run.dataset.dataset_id)}` }, run.dataset.name ?? run.dataset.dataset_id), "."),
+    );
+  } else if (hasArtifact) {
+    const problem = h("div", { "aria-live": "polite" });
+    const save = h("button", { type: "button" }, "Save to FineTune Datasets");
+    save.addEventListener("click", async () => {
+      save.disabled = true;
+      try {
+        await context.api.post("/runs/{run_id}/dataset", { path: { run_id: run.run_id } });
+        await refresh();
+      } catch (error) {
+        save.disabled = false;
+        if (error instanceof ApiError && error.status === 409) await refresh();
+        else problem.replaceChildren(errorBox(error));
+      }
+    });
+    fill(panel, 
+      h("p", {}, "The run left a fine-tune artifact that has not been saved as a dataset."),
+      isOwner ? save : h("p", {}, "Only the run's owner can save it."),
+      problem,
+    );
+  } else if (!FINAL.includes(run.status) || run.artifact_status === "Pending") {
+    fill(panel, h("p", {}, "The artifact is built once the run is scored."));
+  } else {
+    fill(panel, 
+      h("p", {}, "No dataset: the benchmark's scoring program did not emit one."),
+      run.artifact_reason ? h("p", { class: "muted" }, run.artifact_reason) : null,
+    );
+  }
+  return panel;
+}
+
+function sidebar(context: Context, run: Schemas["RunDetail"], isOwner: boolean): HTMLElement {
+  const field = (label: string, ...value: (Node | string)[]) => [h("dt", {}, label), h("dd", {}, ...value)];
+  const config = h("div", { id: "run-config" });
+  return h(
+    "aside",
+    { class: "sidebar", "aria-label": "Run details" },
+    h(
+      "dl",
+      {},
+      field("Status", statusBadge(run.status)),
+      field("Model", run.model),
+      field("Environment", `${run.environment_id} ${run.environment_version}`),
+      field("Created", formatTime(run.created_at)),
+      field("Phase", run.phase ?? "—"),
+      field("Submission", run.submission_filename ?? h("span", { class: "tag" }, "no file")),
+      field("Run ID", h("code", {}, run.run_id)),
+      field(
+        "Generated Dataset",
+        run.dataset ? h("a", { href: `#/datasets/${encodeURIComponent(run.dataset.dataset_id)}` }, run.dataset.name ?? run.dataset.dataset_id) : "—",
+      ),
+      field("Score", formatNumber(run.overall_score)),
+    ),
+    isOwner
+      ? h(
+          "button",
+          {
+            type: "button",
+            "aria-controls": "run-config",
+            onclick: async () => {
+              try {
+                const found = await context.api.get("/runs/{run_id}/config", { path: { run_id: run.run_id } });
+                config.replaceChildren(h("h2", {}, "Run configuration"), h("pre", {}, JSON.stringify(found, null, 2)));
+              } catch (error) {
+                config.replaceChildren(errorBox(error));
+              }
+            },
+          },
+          "Run configuration",
+        )
+      : null,
+    config,
+  );
+}

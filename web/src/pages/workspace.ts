@@ -1,0 +1,292 @@
+import type { Schemas } from "../api/client";
+import type { Context } from "../context";
+import { errorBox, fill, formatNumber, formatTime, h, statusBadge } from "../dom";
+
+const TABS = [
+  ["overview", "Overview"],
+  ["dataset", "Dataset"],
+  ["coverage", "Coverage"],
+  ["results", "Results"],
+] as const;
+type Tab = (typeof TABS)[number][0];
+const SPLITS = ["train", "validation", "test"];
+const PROFILES = [
+  "openai-chat",
+  "openai-preference",
+  "trl-sft",
+  "trl-dpo",
+  "bedrock-conversation",
+  "bedrock-prompt-completion",
+  "sagemaker-sft",
+  "sagemaker-dpo",
+  "together-sft",
+  "together-dpo",
+];
+const EVALUATORS_GROUP = "evaluators";
+const POLL_MS = 1500;
+
+/** The preparations a trainer can open as a workspace, newest first. */
+export async function workspacesPage({ api }: Context, main: HTMLElement): Promise<void> {
+  const preparations = await api.get("/preparations", { query: { limit: 50 } });
+  fill(main, 
+    h("h1", {}, "Weights training workspaces"),
+    preparations.items.length
+      ? h(
+          "table",
+          { class: "list", "aria-label": "Preparations" },
+          h("thead", {}, h("tr", {}, ["Preparation", "Status", "Benchmark", "Method", "Examples", "Created"].map((t) => h("th", { scope: "col" }, t)))),
+          h(
+            "tbody",
+            {},
+            preparations.items.map((p) =>
+              h(
+                "tr",
+                {},
+                h("td", {}, h("a", { href: `#/workspace/${encodeURIComponent(p.preparation_id)}` }, p.preparation_id)),
+                h("td", {}, statusBadge(p.status)),
+                h("td", {}, p.benchmark),
+                h("td", {}, p.method),
+                h("td", { class: "number" }, formatNumber(p.example_count)),
+                h("td", {}, formatTime(p.created_at)),
+              ),
+            ),
+          ),
+        )
+      : h("p", {}, "No preparations yet: prepare training material from a run (POST /preparations)."),
+  );
+}
+
+/** One preparation as a workspace: Overview, Dataset, Coverage and Results tabs. */
+export async function workspacePage(context: Context, main: HTMLElement, [preparationId, tabName]: string[]): Promise<void> {
+  const tab: Tab = TABS.some(([id]) => id === tabName) ? (tabName as Tab) : "overview";
+  const preparation = await context.api.get("/preparations/{preparation_id}", { path: { preparation_id: preparationId } });
+  const base = `#/workspace/${encodeURIComponent(preparationId)}`;
+  const panel = h("div", { role: "tabpanel", id: "workspace-panel", "aria-labelledby": `tab-${tab}`, tabindex: "0" });
+  fill(main, 
+    h("h1", {}, `Workspace ${preparation.preparation_id}`),
+    h(
+      "nav",
+      { class: "tabs", "aria-label": "Workspace sections" },
+      TABS.map(([id, label]) =>
+        h("a", { id: `tab-${id}`, href: `${base}/${id}`, "aria-current": id === tab ? "page" : undefined }, label),
+      ),
+    ),
+    panel,
+  );
+  const render = { overview, dataset, coverage, results }[tab];
+  await render(context, panel, preparation);
+}
+
+async function overview(context: Context, panel: HTMLElement, p: Schemas["PreparationDetail"]): Promise<void> {
+  const field = (label: string, value: Node | string) => [h("dt", {}, label), h("dd", {}, value)];
+  const packages = await context.api.get("/preparations/{preparation_id}/packages", { path: { preparation_id: p.preparation_id } });
+  const profile = h("select", { id: "package-profile" }, PROFILES.map((name) => h("option", { value: name }, name)));
+  const outcome = h("div", { "aria-live": "polite" });
+  const prepare = h("button", { type: "button" }, "Prepare download");
+  prepare.addEventListener("click", async () => {
+    prepare.disabled = true;
+    try {
+      let found = await context.api.post("/preparations/{preparation_id}/packages", {
+        path: { preparation_id: p.preparation_id },
+        body: { profile: profile.value },
+      });
+      while (found.status === "Building") {
+        outcome.replaceChildren(h("p", {}, "Building the package..."));
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+        found = await context.api.get("/packages/{package_id}", { path: { package_id: found.package_id } });
+      }
+      outcome.replaceChildren(packageLine(found));
+    } catch (error) {
+      outcome.replaceChildren(errorBox(error));
+    } finally {
+      prepare.disabled = false;
+    }
+  });
+  fill(panel, 
+    h("h2", {}, "Summary"),
+    h(
+      "dl",
+      { class: "facts" },
+      field("Status", statusBadge(p.status)),
+      field("Benchmark", `${p.benchmark} (${p.environment_id} ${p.environment_version})`),
+      field("Base model", p.base_model),
+      field("Method", p.method),
+      field("Selection", p.selection),
+      field("Examples", formatNumber(p.example_count)),
+      field("Splits", Object.entries(p.splits).map(([s, n]) => `${s} ${n}`).join(", ") || "—"),
+      field("Kinds", Object.entries(p.kinds).map(([k, n]) => `${k} ${n}`).join(", ") || "—"),
+      field("Runs", p.run_ids.join(", ")),
+      field("State", h("code", {}, p.state_hash ?? "—")),
+    ),
+    h("h2", {}, "Generation checks"),
+    h(
+      "ul",
+      { class: "checks" },
+      h("li", {}, `Held-out cases kept out of training: ${formatNumber(p.held_out_count)}`),
+      h("li", {}, `Source cases used: ${formatNumber(p.source_cases)}`),
+      h("li", {}, `Coverage gaps: ${formatNumber(p.gap_count)}`),
+      Object.entries(p.dropped).map(([reason, count]) => h("li", {}, `Dropped (${reason}): ${count}`)),
+      p.failure_reason ? h("li", { class: "error" }, p.failure_reason) : null,
+    ),
+    h("h2", {}, "Prepare download"),
+    h("p", {}, "An exact package of this state, in one export profile: the same state gives the same bytes."),
+    h("div", { class: "filters" }, h("label", { for: "package-profile" }, "Package profile"), profile, prepare),
+    outcome,
+    packages.items.length
+      ? h("ul", { class: "packages", "aria-label": "Packages" }, packages.items.map((item) => h("li", {}, packageLine(item))))
+      : null,
+  );
+}
+
+function packageLine(item: Schemas["PackageView"] | Schemas["PackageRecord"]): HTMLElement {
+  const url = "download_url" in item ? item.download_url : null;
+  return h(
+    "span",
+    {},
+    `${item.profile}: `,
+    statusBadge(item.status ?? "Building"),
+    item.size ? ` ${item.size} bytes, sha256 ${item.sha256}` : "",
+    item.reason ? ` ${item.reason}` : "",
+    url ? [" ", h("a", { href: url, class: "button" }, "Download package")] : null,
+  );
+}
+
+async function dataset(context: Context, panel: HTMLElement, p: Schemas["PreparationDetail"]): Promise<void> {
+  const query = new URLSearchParams(location.hash.split("?")[1] ?? "");
+  const split = (query.get("split") ?? "train") as Schemas["Split"];
+  const page = await context.api.get("/preparations/{preparation_id}/examples", {
+    path: { preparation_id: p.preparation_id },
+    query: { split, limit: 25 },
+  });
+  const base = `#/workspace/${encodeURIComponent(p.preparation_id)}/dataset`;
+  fill(panel, 
+    h(
+      "nav",
+      { class: "filters", "aria-label": "Splits" },
+      SPLITS.map((s) => h("a", { href: `${base}?split=${s}`, "aria-current": s === split ? "page" : undefined }, `${s} (${p.splits[s] ?? 0})`)),
+    ),
+    page.items.length
+      ? page.items.map((example) =>
+          h(
+            "article",
+            { class: "example", "aria-label": `Example ${example.example_id}` },
+            h("h3", {}, example.example_id, " ", h("span", { class: "tag" }, example.kind)),
+            h("p", {}, h("strong", {}, "Criteria: "), example.criteria?.join(", ") || "—"),
+            h(
+              "p",
+              {},
+              h("strong", {}, "Source: "),
+              `case ${example.source.case_id}, run ${example.source.run_id ?? "—"}, layer ${example.source.layer}`,
+              example.source.verdict ? `, verdict ${JSON.stringify(example.source.verdict)}` : "",
+            ),
+            h("pre", { class: "prompt" }, example.prompt),
+            h("pre", { class: "chosen" }, example.chosen),
+          ),
+        )
+      : h("p", {}, `No ${split} examples.`),
+  );
+}
+
+async function coverage(context: Context, panel: HTMLElement, p: Schemas["PreparationDetail"]): Promise<void> {
+  const found = await context.api.get("/preparations/{preparation_id}/coverage", { path: { preparation_id: p.preparation_id } });
+  const gapsBySubject = new Set(found.gaps.map((gap) => gap.subject));
+  const criteria = found.criteria as Record<string, Record<string, number>>;
+  fill(panel, 
+    h("h2", { id: "coverage-title" }, "Coverage per criterion and split"),
+    h(
+      "table",
+      { class: "list coverage", "aria-labelledby": "coverage-title" },
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Criterion"), SPLITS.map((s) => h("th", { scope: "col" }, s)))),
+      h(
+        "tbody",
+        {},
+        Object.entries(criteria).map(([criterion, splits]) =>
+          h(
+            "tr",
+            { class: gapsBySubject.has(criterion) ? "gap" : undefined },
+            h("th", { scope: "row" }, criterion, gapsBySubject.has(criterion) ? h("span", { class: "tag tag-gap" }, "gap") : null),
+            SPLITS.map((s) => h("td", { class: (splits[s] ?? 0) === 0 ? "number empty" : "number" }, String(splits[s] ?? 0))),
+          ),
+        ),
+      ),
+    ),
+    h("h2", {}, `Gaps (${found.gaps.length})`),
+    found.gaps.length
+      ? h("ul", { class: "gaps" }, found.gaps.map((gap) => h("li", { "data-kind": gap.kind }, h("strong", {}, gap.subject), `: ${gap.message}`)))
+      : h("p", {}, "No gaps: every criterion has rows in every split."),
+  );
+}
+
+async function results(context: Context, panel: HTMLElement, p: Schemas["PreparationDetail"]): Promise<void> {
+  const runs = (await context.api.get("/training-runs", { query: { limit: 100 } })).items.filter(
+    (run) => run.preparation_id === p.preparation_id,
+  );
+  const identity = context.session.identity();
+  fill(panel, 
+    h("h2", {}, "Training runs"),
+    runs.length
+      ? h("ul", { class: "training-runs" }, runs.map((run) => trainingRun(context, run, identity)))
+      : h("p", {}, "No training runs of this preparation yet: launching one is a separate, deliberate step."),
+  );
+}
+
+function trainingRun(
+  context: Context,
+  run: Schemas["TrainingRunRecord"],
+  identity: ReturnType<Context["session"]["identity"]>,
+): HTMLElement {
+  const evaluation = h("div", { "aria-live": "polite" });
+  const allowed = identity !== null && identity.sub === run.owner && identity.groups.includes(EVALUATORS_GROUP);
+  const authorize = h("button", { type: "button" }, "Authorize evaluation");
+  authorize.addEventListener("click", async () => {
+    authorize.disabled = true;
+    try {
+      let found = await context.api.post("/training-runs/{training_run_id}/evaluations", {
+        path: { training_run_id: run.training_run_id },
+        body: {},
+      });
+      while (found.status === "Running") {
+        evaluation.replaceChildren(h("p", {}, `Evaluation ${found.evaluation_id} running...`));
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+        found = await context.api.get("/evaluations/{evaluation_id}", { path: { evaluation_id: found.evaluation_id } });
+      }
+      evaluation.replaceChildren(await evaluationView(context, found));
+    } catch (error) {
+      authorize.disabled = false;
+      evaluation.replaceChildren(errorBox(error));
+    }
+  });
+  return h(
+    "li",
+    { class: "training-run" },
+    h("strong", {}, run.training_run_id),
+    " ",
+    statusBadge(run.status ?? "Pending"),
+    ` ${run.provider}, job ${run.job_id ?? "not started"}, base ${run.base_model}`,
+    run.result_model ? `, trained model ${run.result_model}` : "",
+    run.failure_reason ? h("p", { class: "error" }, run.failure_reason) : null,
+    allowed && run.status === "Succeeded" ? authorize : null,
+    evaluation,
+  );
+}
+
+async function evaluationView(context: Context, found: Schemas["EvaluationView"]): Promise<HTMLElement> {
+  const summary = h(
+    "p",
+    {},
+    `Evaluation ${found.evaluation_id}: `,
+    statusBadge(found.status),
+    ` accuracy before ${formatNumber(found.accuracy_before)}, after ${formatNumber(found.accuracy_after)} on ${formatNumber(found.paired_cases)} paired cases`,
+    found.verdict ? `; verdict ${found.verdict}: ${found.verdict_reason}` : "",
+  );
+  if (found.status !== "Completed") return h("div", {}, summary, found.failure_reason ? h("p", { class: "error" }, found.failure_reason) : null);
+  const report = await context.api.get("/evaluations/{evaluation_id}/report", { path: { evaluation_id: found.evaluation_id } });
+  const c = report.report.comparison;
+  return h(
+    "div",
+    { class: "comparison" },
+    summary,
+    h("p", {}, `Fixed ${c.fixed_count}, broken ${c.broken_count}, McNemar p ${formatNumber(c.mcnemar_p)}`),
+    h("a", { class: "button", href: report.html_url, target: "_blank", rel: "noopener noreferrer" }, "Paired comparison report"),
+  );
+}
