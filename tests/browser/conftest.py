@@ -149,8 +149,12 @@ class Page:
         self.page = page
         self.console = console
         self.errors: list[str] = []
-        page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
+        page.on("console", self._on_console)
         page.on("pageerror", lambda error: self.errors.append(str(error)))
+
+    def _on_console(self, message: Any) -> None:
+        if message.type == "error":
+            self.errors.append(message.text)
 
     def sign_in(self, user: str) -> None:
         self.page.goto(self.console.url + "/")

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from bench_scripts import bench_script
+
+from tests.bench_scripts import bench_script
 
 cost = bench_script("cost")
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 
 import pytest
-from bench_scripts import bench_script
+
+from tests.bench_scripts import bench_script
 
 grader_bench = bench_script("grader_bench")
 
