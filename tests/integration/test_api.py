@@ -11,7 +11,6 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from factories import OWNER, STRANGER, Answer, Call, dataset
 
 from benchgen.aws import clients
 from benchgen.aws.tables.datasets import DatasetsRepo
@@ -30,6 +29,7 @@ from benchgen.records import (
 from benchgen.report.detailed import write_detailed_results
 from benchgen.settings import Settings
 from benchgen.verdicts import Verdict
+from tests.integration.factories import OWNER, STRANGER, Answer, Call, dataset
 
 # GET requests count no business event; powertools warns about the empty metric set each time.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")

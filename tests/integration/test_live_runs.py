@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 import requests
-from factories import everything_stored
 
 from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.aws.tables.runs import RunsRepo
@@ -27,6 +26,7 @@ from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
 from infra.local.model_server import BASE_MODEL, ExampleModelServer, Fault
+from tests.integration.factories import everything_stored
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

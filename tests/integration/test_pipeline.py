@@ -18,8 +18,6 @@ from typing import Any
 from urllib.parse import quote_plus
 
 import pytest
-from codabench_bundles import DOCKER_IMAGE, LABELS, results_submission, write_bundle, write_two_task_bundle
-from factories import EXAMPLES, example_submission, received_events, watch_events
 
 from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.environments import EnvironmentsRepo
@@ -35,6 +33,14 @@ from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
 from infra.local.stack_template import lazy_handler
+from tests.codabench_bundles import (
+    DOCKER_IMAGE,
+    LABELS,
+    results_submission,
+    write_bundle,
+    write_two_task_bundle,
+)
+from tests.integration.factories import EXAMPLES, example_submission, received_events, watch_events
 
 NO_ARTIFACT = "the benchmark's scoring program did not emit one"
 

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from program_runs import PROGRAM_VARIABLES
 
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
 from benchgen.records import RunStatus
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
+from tests.program_runs import PROGRAM_VARIABLES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

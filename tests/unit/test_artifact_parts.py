@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from bad_bundles import SCORING_METADATA, SCORING_SCRIPT
 
 from benchgen.environment import Environment, open_environment
 from benchgen.errors import ScoringError
@@ -21,6 +20,7 @@ from benchgen.outputs import RunOutput
 from benchgen.records import RunInfo
 from benchgen.scoring.engine import score_predictions
 from infra.examplegen import generate_environment
+from tests.unit.bad_bundles import SCORING_METADATA, SCORING_SCRIPT
 
 CASES = 1000
 # Uneven slices of the cases, as shards of different sizes would hold (the last is the remainder).

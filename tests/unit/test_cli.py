@@ -9,11 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from codabench_bundles import DOCKER_IMAGE, LABELS, results_folder, write_bundle
 
 from infra.cli.main import main
 from infra.cli.progress import ProgressBar
 from infra.examplegen import EXAMPLE_SIZES
+from tests.codabench_bundles import DOCKER_IMAGE, LABELS, results_folder, write_bundle
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NAMES = list(EXAMPLE_SIZES)

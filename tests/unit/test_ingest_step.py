@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import FlakyUpload, MemoryRuns, MemoryStore
 
 import benchgen.pipeline.ingest_step as ingest_step_module
 from benchgen.outputs import RunOutput
@@ -16,6 +15,7 @@ from benchgen.pipeline.ingest_step import ingest_submission
 from benchgen.pipeline.keys import prediction_key
 from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunClaim, RunRecord, RunStatus
 from infra.examplegen.writing import write_bundle_zip
+from tests.fakes import FlakyUpload, MemoryRuns, MemoryStore
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BUNDLE_KEY = "environments/gsm8k-en/v1/bundle.zip"
