@@ -198,13 +198,14 @@ def file_of(key: str) -> str:
     """The run file an object holds (for its size per case): a shard's cases are ``cases.jsonl`` lines, a
     shard's prediction output is a ``prediction_output.zip``; any other object is named by its key's last
     part, a shard's number in it replaced by ``<shard>``."""
+    from benchgen.outputs import RunOutput
     from benchgen.pipeline.keys import CASE_SHARDS, RUN_SHARDS
 
     name = key.rsplit("/", 1)[-1]
     if key.startswith(CASE_SHARDS):
         return "cases.jsonl"
     if f"/{RUN_SHARDS}" in key and name.endswith(".zip"):
-        return "prediction_output.zip"
+        return RunOutput.PREDICTION_OUTPUT.file_name
     # A shard's own objects are named by its number: one name for all shards' objects of a kind.
     return re.sub(r"^\d{5}(?=\.)", "<shard>", name)
 

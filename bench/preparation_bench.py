@@ -38,13 +38,12 @@ DEFAULT_SIZES = "10000,100000"
 def score_once(bundle: Path, submission: Path, out: Path) -> dict[str, Any]:
     from benchgen.environment import open_environment
     from benchgen.ingest import ingest
-    from benchgen.pipeline.keys import PREDICTION_OUTPUT
     from benchgen.scoring.engine import score_predictions
 
     started = time.perf_counter()
     env = open_environment(bundle, out / "work" / "environment")
-    ingest(env, submission, out, workdir=out / "work" / "ingest")
-    scored = score_predictions(env, out / PREDICTION_OUTPUT, out, workdir=out / "work" / "score")
+    ingested = ingest(env, submission, out, workdir=out / "work" / "ingest")
+    scored = score_predictions(env, ingested.prediction_output, out, workdir=out / "work" / "score")
     return {"seconds": time.perf_counter() - started, "overall_score": scored.overall_score}
 
 
@@ -116,7 +115,7 @@ def measure_preparation(bundle: Path, scoring_output: Path, out: Path) -> dict[s
 
 
 def run_bench(sizes: list[int], root: Path, _arguments: argparse.Namespace) -> list[dict[str, Any]]:
-    from benchgen.pipeline.keys import SCORING_OUTPUT
+    from benchgen.outputs import RunOutput
     from infra.examplegen import generate_environment
 
     results: list[dict[str, Any]] = []
@@ -125,7 +124,7 @@ def run_bench(sizes: list[int], root: Path, _arguments: argparse.Namespace) -> l
         target = root / f"n{size}"
         made = generate_environment(ENVIRONMENT, target / "generated", cases=size, seed=SEED)
         scored = in_fresh_process(__file__, "score", made.bundle_dir, made.submission_path, target / "scored")
-        scoring_output = target / "scored" / SCORING_OUTPUT
+        scoring_output = RunOutput.SCORING_OUTPUT.path_in(target / "scored")
         artifact = in_fresh_process(
             __file__, "artifact", made.bundle_dir, scoring_output, target / "artifact"
         )

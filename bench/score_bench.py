@@ -46,31 +46,45 @@ PEAK_RSS_MB = 300.0  # every process, at every size
 IMPORT_MS = 250.0  # a handler's import, as deployed
 
 
-def measure_run(bundle: Path, submission: Path, out: Path) -> dict[str, Any]:
-    from benchgen.environment import open_environment
-    from benchgen.finetune.artifact import build_artifact
-    from benchgen.ingest import ingest
-    from benchgen.pipeline.keys import PREDICTION_OUTPUT, SCORING_OUTPUT
-    from benchgen.scoring.engine import score_predictions
+class Stopwatch:
+    """Times each step of an offline run (see benchgen.offline), with the process's peak memory after it."""
 
-    stages: dict[str, dict[str, float]] = {}
-    clock = Clock()
-    env = open_environment(bundle, out / "work" / "environment")
-    stages["open"] = {**clock.lap(), "peak_rss_mb": peak_rss_mb()}
-    ingested = ingest(env, submission, out, workdir=out / "work" / "ingest")
-    stages["ingest"] = {**clock.lap(), "peak_rss_mb": peak_rss_mb()}
-    scored = score_predictions(env, out / PREDICTION_OUTPUT, out, workdir=out / "work" / "score")
-    stages["score"] = {**clock.lap(), "peak_rss_mb": peak_rss_mb()}
-    artifact = build_artifact(env, out / SCORING_OUTPUT, out, run=run_info(env, scored.overall_score))
-    stages["artifact"] = {**clock.lap(), "peak_rss_mb": peak_rss_mb()}
-    written = [path for path in out.iterdir() if path.is_file()]
+    def __init__(self) -> None:
+        self.clock = Clock()
+        self.stages: dict[str, dict[str, float]] = {}
+
+    def _lap(self, stage: str) -> None:
+        self.stages[stage] = {**self.clock.lap(), "peak_rss_mb": peak_rss_mb()}
+
+    def opened(self, env: Any) -> None:
+        self._lap("open")
+
+    def ingested(self, report: Any) -> None:
+        self._lap("ingest")
+
+    def scoring(self, done: int) -> None:
+        pass
+
+    def scored(self, report: Any) -> None:
+        self._lap("score")
+
+    def built(self, report: Any) -> None:
+        self._lap("artifact")
+
+
+def measure_run(bundle: Path, submission: Path, out: Path) -> dict[str, Any]:
+    from benchgen.offline import run_offline
+
+    watch = Stopwatch()
+    done = run_offline(bundle, submission, out, workdir=out / "work", run_info=run_info, observer=watch)
+    written = sorted(done.files.values())
     return {
-        "cases": ingested.total_questions,
-        "stages": stages,
+        "cases": done.ingested.total_questions,
+        "stages": watch.stages,
         "output_bytes": sum(path.stat().st_size for path in written),
-        "output_files": {path.name: path.stat().st_size for path in sorted(written)},
-        "overall_score": scored.overall_score,
-        "artifact_examples": artifact.example_count,
+        "output_files": {path.name: path.stat().st_size for path in written},
+        "overall_score": done.scored.overall_score,
+        "artifact_examples": done.artifact.example_count,
     }
 
 
@@ -107,7 +121,7 @@ def _rate(cases: int, cpu_seconds: float) -> float:
 
 
 def measure_size(size: int, root: Path, shard_cases: int) -> dict[str, Any]:
-    from benchgen.pipeline.keys import PREDICTION_OUTPUT
+    from benchgen.outputs import RunOutput
     from infra.examplegen import generate_environment
     from infra.examplegen.base import REFERENCE_DIR
     from infra.examplegen.writing import write_bundle_zip
@@ -128,7 +142,7 @@ def measure_size(size: int, root: Path, shard_cases: int) -> dict[str, Any]:
         __file__,
         made.bundle_dir,
         cases,
-        root / "run" / PREDICTION_OUTPUT,
+        RunOutput.PREDICTION_OUTPUT.path_in(root / "run"),
         root / "run",
         root / "sharded",
         shard_cases,

@@ -22,13 +22,18 @@ from typing import Any
 
 from measure import Clock, Step, in_fresh_process
 
+from benchgen.outputs import RunOutput
+
 # Every file a run publishes that the merge must reproduce byte for byte.
-RUN_FILES = (
-    "scores.json",
-    "scoring_output.zip",
-    "detailed_results.json",
-    "detailed_results.html",
-    "finetune_artifact.zip",
+RUN_FILES = tuple(
+    output.file_name
+    for output in (
+        RunOutput.SCORES,
+        RunOutput.SCORING_OUTPUT,
+        RunOutput.DETAILED_JSON,
+        RunOutput.DETAILED_HTML,
+        RunOutput.FINETUNE_ARTIFACT,
+    )
 )
 ENVIRONMENT = "gsm8k-tr"
 RUN_ID = "bench"
@@ -95,7 +100,7 @@ def split_run(cases: Path, prediction_output: Path, shard_cases: int, root: Path
         chunk = lines[start : start + shard_cases]
         (shard / "cases.jsonl").write_bytes(b"".join(chunk))
         case_ids = [json.loads(line)["id"] for line in chunk]
-        _write_prediction_output(shard / "prediction_output.zip", case_ids, records, metadata)
+        _write_prediction_output(RunOutput.PREDICTION_OUTPUT.path_in(shard), case_ids, records, metadata)
         shards.append(shard)
     return shards
 
@@ -107,7 +112,8 @@ def measure_score_part(bundle: Path, shard: Path, part: Path) -> dict[str, Any]:
     clock = Clock()
     env = open_environment(bundle, shard / "work" / "environment")
     opened = clock.lap()
-    score_part(env, shard / "cases.jsonl", shard / "prediction_output.zip", part, workdir=shard / "work")
+    predictions = RunOutput.PREDICTION_OUTPUT.path_in(shard)
+    score_part(env, shard / "cases.jsonl", predictions, part, workdir=shard / "work")
     return {**clock.lap(), "open": opened, "cases": sum(1 for _ in _case_lines(shard / "cases.jsonl"))}
 
 

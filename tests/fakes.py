@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from benchgen.aws.storage import MissingObject
+from benchgen.outputs import RunOutput
 from benchgen.pipeline.ports import RunsStore
 from benchgen.records import EnvironmentOwner, EnvironmentRecord, RunClaim, RunRecord, RunStatus
 
@@ -104,7 +105,7 @@ class MemoryRuns(RunsStore):
     def get(self, run_id: str) -> RunRecord | None:
         return self.runs.get(run_id)
 
-    def add_files(self, run_id: str, files: Mapping[str, str]) -> bool:
+    def add_files(self, run_id: str, files: Mapping[RunOutput, str]) -> bool:
         run = self.runs.get(run_id)
         if run is None:
             return False

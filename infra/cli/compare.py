@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchgen.pipeline.keys import SCORING_OUTPUT
+from benchgen.outputs import RunOutput
 from infra.cli.score_command import RUN_FILE
 
 if TYPE_CHECKING:
@@ -79,9 +79,9 @@ def _run(folder: Path, label: str) -> tuple[RunIdentity, Path]:
             f"--{label} {folder}: the run is {status or 'not a run'}, not Completed; only a completed run "
             "has verdicts to compare"
         )
-    scoring = folder / SCORING_OUTPUT
+    scoring = RunOutput.SCORING_OUTPUT.path_in(folder)
     if not scoring.is_file():
-        raise RunFolderError(f"--{label} {folder}: {SCORING_OUTPUT} is missing; score the run again")
+        raise RunFolderError(f"--{label} {folder}: {scoring.name} is missing; score the run again")
     identity = RunIdentity(
         run_id=str(record.get("run_id") or folder.name),
         model=str(record.get("model") or "unnamed-model"),

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchgen.bundle.spec import SelectionCriterion
-from benchgen.pipeline.keys import SCORING_OUTPUT
+from benchgen.outputs import RunOutput
 from benchgen.training.examples import Method
 from benchgen.training.profiles import PROFILES
-from infra.cli.score_command import RUN_FILE
+from infra.cli.score_command import LOCAL_VERSION, RUN_FILE
 
 if TYPE_CHECKING:
     from benchgen.finetune.split import SplitShares
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 COVERAGE_FILE = "coverage.json"
 PREPARATION_FILE = "preparation.json"
-LOCAL_VERSION = "local"  # the environment version ``benchgen score`` gives its runs
 SPLITS_HELP = "train,validation,test percentages of the case hash buckets (default 80,10,10)"
 
 
@@ -124,9 +123,9 @@ def _read_run(folder: Path) -> _Run:
             f"run {record.get('run_id')} in {folder} is {record.get('status')} ({reason}); "
             "prepare from completed runs only"
         )
-    scoring_output = folder / SCORING_OUTPUT
+    scoring_output = RunOutput.SCORING_OUTPUT.path_in(folder)
     if not scoring_output.is_file():
-        raise PrepareError(f"{folder} has no {SCORING_OUTPUT}; score the run again")
+        raise PrepareError(f"{folder} has no {scoring_output.name}; score the run again")
     bundle = Path(record["bundle"])
     if not bundle.exists():
         raise PrepareError(

@@ -1,7 +1,8 @@
 """``benchgen score``: one run of the engine on this machine, no cloud involved.
 
-It takes the same steps as the deployed pipeline (ingest, score, build the finetune artifact) and writes
-the files a run produces into one folder, plus ``run.json`` describing the run as the API would.
+It takes the same steps as the deployed pipeline (ingest, score, build the finetune artifact: see
+:mod:`benchgen.offline`) and writes the files a run produces into one folder, plus ``run.json`` describing
+the run with the run record's names for its counts and files.
 """
 
 from __future__ import annotations
@@ -16,37 +17,29 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchgen.pipeline.keys import (
-    DETAILED_HTML,
-    DETAILED_JSON,
-    FINETUNE_ARTIFACT,
-    PREDICTION_OUTPUT,
-    RUN_FILE_LABELS,
-    SCORES,
-    SCORING_LOG,
-    SCORING_OUTPUT,
-)
+from benchgen.outputs import RunOutput
 from infra.cli.progress import ProgressBar
 
 if TYPE_CHECKING:
+    from benchgen.environment import Environment
+    from benchgen.finetune.artifact import ArtifactReport
     from benchgen.ingest import IngestReport
+    from benchgen.offline import OfflineRun
     from benchgen.scoring.engine import ScoreReport
 
 RUN_FILE = "run.json"
-# File label (as the API lists a run's files) -> file name; the scoring log exists only when the bundle's
-# own scoring program ran.
-RUN_FILES = {
-    RUN_FILE_LABELS[name]: name
-    for name in (
-        PREDICTION_OUTPUT,
-        SCORES,
-        SCORING_OUTPUT,
-        DETAILED_HTML,
-        DETAILED_JSON,
-        FINETUNE_ARTIFACT,
-        SCORING_LOG,
-    )
-}
+# What a run on this machine can write; the scoring log exists only when the bundle's own scoring program
+# ran.
+RUN_OUTPUTS = (
+    RunOutput.PREDICTION_OUTPUT,
+    RunOutput.SCORES,
+    RunOutput.SCORING_OUTPUT,
+    RunOutput.DETAILED_HTML,
+    RunOutput.DETAILED_JSON,
+    RunOutput.FINETUNE_ARTIFACT,
+    RunOutput.SCORING_LOG,
+)
+LOCAL_VERSION = "local"  # the environment version runs on this machine have
 DEFAULT_MODEL = "unnamed-model"
 _HASH_CHUNK = 1 << 20
 
@@ -119,20 +112,20 @@ def environment_id(title: str) -> str:
 
 
 def _files_present(out: Path) -> dict[str, str]:
-    return {label: name for label, name in RUN_FILES.items() if (out / name).is_file()}
+    """What a failed run left: no report names its files, so they are looked for by name."""
+    return {output: output.file_name for output in RUN_OUTPUTS if output.path_in(out).is_file()}
 
 
 def _write_run(out: Path, record: dict[str, Any]) -> None:
-    record["files"] = _files_present(out)
     text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
     (out / RUN_FILE).write_text(text, encoding="utf-8")
 
 
 def _clear_previous(out: Path) -> None:
     """A reused run folder must not keep files (say, an artifact) that the new run does not make."""
-    for name in [*RUN_FILES.values(), RUN_FILE]:
-        (out / name).unlink(missing_ok=True)
-    logs = out / Path(SCORING_LOG).parent
+    for path in [*(output.path_in(out) for output in RUN_OUTPUTS), out / RUN_FILE]:
+        path.unlink(missing_ok=True)
+    logs = RunOutput.SCORING_LOG.path_in(out).parent
     if logs.is_dir() and not any(logs.iterdir()):
         logs.rmdir()
 
@@ -141,13 +134,43 @@ def _metric(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4g}"
 
 
+class _Console:
+    """Fills in the run record as the run learns what it is, and shows warnings and a progress bar."""
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        self.record = record
+        self.bar: ProgressBar | None = None
+
+    def opened(self, env: Environment) -> None:
+        self.record.update(
+            phase=env.phase.name, environment_id=environment_id(env.spec.title), benchmark=env.spec.title
+        )
+
+    def ingested(self, report: IngestReport) -> None:
+        for warning in report.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        self.bar = ProgressBar(report.total_questions)
+
+    def scoring(self, done: int) -> None:
+        if self.bar is not None:
+            self.bar(done)
+
+    def scored(self, report: ScoreReport) -> None:
+        self.close()
+
+    def built(self, report: ArtifactReport) -> None:
+        pass
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
 def run_score(args: argparse.Namespace) -> int:
-    from benchgen.environment import open_environment
     from benchgen.errors import BenchGenError
-    from benchgen.finetune.artifact import build_artifact
-    from benchgen.ingest import ingest
+    from benchgen.offline import run_offline
     from benchgen.records import RunInfo
-    from benchgen.scoring.engine import score_predictions
 
     bundle: Path = args.bundle
     submission: Path = args.submission
@@ -166,53 +189,46 @@ def run_score(args: argparse.Namespace) -> int:
         "submission_filename": upload_name(submission),
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    bar: ProgressBar | None = None
+
+    def run_info(env: Environment, overall_score: float | None) -> RunInfo:
+        return RunInfo(
+            run_id=record["run_id"],
+            environment_id=environment_id(env.spec.title),
+            environment_version=LOCAL_VERSION,
+            model=model,
+            benchmark=env.spec.title,
+            overall_score=overall_score,
+            finished_at=datetime.now(UTC),
+        )
+
+    console = _Console(record)
     try:
         with tempfile.TemporaryDirectory(prefix="benchgen-score-") as tmp:
             work = Path(tmp)
-            env = open_environment(bundle, work / "environment", phase=args.phase)
-            record["phase"] = env.phase.name
-            record["environment_id"] = environment_id(env.spec.title)
-            record["benchmark"] = env.spec.title
             uploaded = as_upload(submission, work / "submission")
-            ingested = ingest(env, uploaded, out, workdir=work / "ingest")
-            for warning in ingested.warnings:
-                print(f"warning: {warning}", file=sys.stderr)
-            bar = ProgressBar(ingested.total_questions)
-            scored = score_predictions(
-                env, out / PREDICTION_OUTPUT, out, workdir=work / "score", progress=bar
+            done = run_offline(
+                bundle, uploaded, out, workdir=work, run_info=run_info, phase=args.phase, observer=console
             )
-            bar.close()
-            finished = datetime.now(UTC)
-            run = RunInfo(
-                run_id=record["run_id"],
-                environment_id=record["environment_id"],
-                environment_version="local",
-                model=model,
-                benchmark=env.spec.title,
-                overall_score=scored.overall_score,
-                finished_at=finished,
-            )
-            artifact = build_artifact(env, out / SCORING_OUTPUT, out, run=run)
     except BenchGenError as error:
-        if bar is not None:
-            bar.close()
+        console.close()
         record.update(status="Failed", failure_reason=str(error))
         record["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+        record["files"] = _files_present(out)
         _write_run(out, record)
         print(f"error: {error}", file=sys.stderr)
         print(f"run {record['run_id']} failed; details in {out / RUN_FILE}", file=sys.stderr)
         return 2
+    scored, artifact = done.scored, done.artifact
     record.update(
         status="Completed",
-        finished_at=finished.isoformat(timespec="seconds"),
+        finished_at=done.run.finished_at.isoformat(timespec="seconds"),
         overall_score=scored.overall_score,
-        primary_metric=env.spec.primary_column.key,
+        primary_metric=done.env.spec.primary_column.key,
         metrics=scored.metrics,
         other_metrics=scored.other_metrics,
         breakdowns=scored.breakdowns,
-        counts=_counts(ingested, scored),
-        warnings=ingested.warnings,
+        counts=_counts(done),
+        warnings=done.ingested.warnings,
         artifact_emitted=artifact.emitted,
         artifact_reason=artifact.reason,
         dataset_name=artifact.dataset_name if artifact.emitted else None,
@@ -220,24 +236,20 @@ def run_score(args: argparse.Namespace) -> int:
         artifact_counts=artifact.counts,
         artifact_splits=artifact.splits,
         artifact_sha256=artifact.sha256 if artifact.emitted else None,
+        files={output: path.relative_to(out).as_posix() for output, path in done.files.items()},
     )
     _write_run(out, record)
     _print_summary(record, out)
     return 0
 
 
-def _counts(ingested: IngestReport, scored: ScoreReport) -> dict[str, int]:
-    counts = {
-        "total_questions": ingested.total_questions,
-        "answered_questions": ingested.answered_questions,
-        "missing": ingested.missing_count,
-        "duplicate": ingested.duplicate_count,
-        "unknown": ingested.unknown_count,
-    }
+def _counts(done: OfflineRun) -> dict[str, int]:
+    """The counts under the names the run record gives them."""
+    counts = done.ingested.counts()
     # A scoring program that writes no per-case verdicts says nothing about passed cases: leave them out
     # rather than report zero.
-    if scored.has_verdicts:
-        counts.update(scored=scored.total, passed=scored.passed, answered=scored.answered)
+    if done.scored.has_verdicts:
+        counts.update(done.scored.counts())
     return counts
 
 

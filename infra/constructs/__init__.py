@@ -50,3 +50,26 @@ def logged_state_machine(
     )
     set_logical_id(state_machine, logical_id)
     return state_machine
+
+
+def error_readers(
+    scope: Construct, id_field: str, then: sfn.IChainable, *, prefix: str = "Read"
+) -> tuple[sfn.Chain, sfn.Chain]:
+    """The states a caught failure passes through to `then`, keeping `id_field` and putting the failure's
+    message at `$.failure.errorMessage`, for the record to show a sentence rather than an error document.
+
+    `<prefix>FunctionError` reads a Lambda task's Cause, its error payload as JSON (errorMessage,
+    errorType, stackTrace); `<prefix>ServiceError` a service task's or a timeout's, already a sentence.
+    """
+    keep = {f"{id_field}.$": f"$.{id_field}"}
+    read_function_error = sfn.Pass(
+        scope,
+        f"{prefix}FunctionError",
+        parameters={**keep, "failure.$": "States.StringToJson($.error.Cause)"},
+    ).next(then)
+    read_service_error = sfn.Pass(
+        scope,
+        f"{prefix}ServiceError",
+        parameters={**keep, "failure": {"errorMessage.$": "$.error.Cause"}},
+    ).next(then)
+    return read_function_error, read_service_error

@@ -19,7 +19,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from benchgen.records import EvaluationStatus
-from infra.constructs import logged_state_machine
+from infra.constructs import error_readers, logged_state_machine
 from infra.constructs.events import put_event
 from infra.constructs.pipeline import (
     CONDITIONAL_CHECK_FAILED,
@@ -120,21 +120,7 @@ class EvaluationPipeline(Construct):
         mark_failed.add_catch(failed, errors=[CONDITIONAL_CHECK_FAILED], result_path="$.mark_failed_error")
         _guard(mark_failed, DYNAMODB_TRANSIENT_ERRORS, failed, result_path="$.mark_failed_error")
         mark_failed.next(emit_failed)
-        # The evaluation shows a sentence: a Lambda task's Cause is its error payload as JSON, a service
-        # task's Cause is already a message.
-        read_function_error = sfn.Pass(
-            self,
-            "ReadFunctionError",
-            parameters={
-                "evaluation_id.$": "$.evaluation_id",
-                "failure.$": "States.StringToJson($.error.Cause)",
-            },
-        ).next(mark_failed)
-        read_service_error = sfn.Pass(
-            self,
-            "ReadServiceError",
-            parameters={"evaluation_id.$": "$.evaluation_id", "failure": {"errorMessage.$": "$.error.Cause"}},
-        ).next(mark_failed)
+        read_function_error, read_service_error = error_readers(self, "evaluation_id", mark_failed)
 
         def step(
             name: str, function: lambda_.IFunction, payload: dict[str, object], result: str

@@ -19,16 +19,15 @@ from aws_cdk import aws_s3_notifications as s3n
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from benchgen.outputs import RunOutput
 from benchgen.pipeline.keys import (
     ARTIFACT_PART,
     CASE_SCOPE,
     CASE_SHARDS,
-    FAILURE_LOG,
     PARTS,
     RUN_SHARDS,
     SCORE_PART,
 )
-from benchgen.pipeline.keys import SCORING_OUTPUT as SCORING_OUTPUT_NAME
 from benchgen.providers.jobs import JOB_NAME_PREFIX as TRAINING_JOB_PREFIX
 from benchgen.settings import METRICS_NAMESPACE
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
@@ -207,7 +206,7 @@ SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         name="ingest",
         logical_id="IngestFunction",
-        description="Turns a submission into prediction_output.zip for the scoring step",
+        description=f"Turns a submission into {RunOutput.PREDICTION_OUTPUT.file_name} for the scoring step",
         **sized(_SIZES["ingest"]),
         trigger=Trigger(SUBMISSIONS_PREFIX),
         reads=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX, SCOPE_PATTERN),
@@ -221,7 +220,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         logical_id="ScoreFunction",
         description="Runs the scoring program, records the run and starts the artifact pipeline",
         **sized(_SIZES["score"]),
-        trigger=Trigger(PREDICTIONS_PREFIX, "prediction_output.zip"),
+        trigger=Trigger(PREDICTIONS_PREFIX, RunOutput.PREDICTION_OUTPUT.file_name),
         reads=(PREDICTIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX, SCOPE_PATTERN),
         writes=(RUNS_PREFIX, SANDBOX_PREFIX),
         tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
@@ -247,7 +246,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         description="Judges one shard of a sharded run and uploads its score part",
         **sized(_SIZES["score_shard"]),
         reads=(ENVIRONMENTS_PREFIX, CASE_SHARDS, SHARD_INPUTS_PATTERN),
-        writes=(SCORE_PARTS_PATTERN, f"{RUNS_PREFIX}*/{FAILURE_LOG}"),
+        writes=(SCORE_PARTS_PATTERN, f"{RUNS_PREFIX}*/{RunOutput.FAILURE_LOG.file_name}"),
         tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
         puts_events=True,
     ),
@@ -257,7 +256,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         description="Collects the finetune examples of one shard of a sharded run",
         **sized(_SIZES["build_shard_artifact"]),
         reads=(ENVIRONMENTS_PREFIX, CASE_SHARDS, SCORE_PARTS_PATTERN),
-        writes=(ARTIFACT_PARTS_PATTERN, f"{RUNS_PREFIX}*/{FAILURE_LOG}"),
+        writes=(ARTIFACT_PARTS_PATTERN, f"{RUNS_PREFIX}*/{RunOutput.FAILURE_LOG.file_name}"),
         tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
         puts_events=True,
     ),
@@ -376,7 +375,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.minutes(10),
         ephemeral_storage_mib=10240,
         # the registered bundle (at its validated version) and each run's verdicts, nothing else of a run
-        reads=(ENVIRONMENTS_PREFIX, f"{RUNS_PREFIX}*/{SCORING_OUTPUT_NAME}"),
+        reads=(ENVIRONMENTS_PREFIX, f"{RUNS_PREFIX}*/{RunOutput.SCORING_OUTPUT.file_name}"),
         writes=(PREPARATIONS_PREFIX,),
     ),
     # Reads examples.jsonl and held_out.jsonl as streams (counts and the held-out hashes stay in memory,
@@ -457,7 +456,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         memory_mb=1024,
         timeout=Duration.minutes(5),
         ephemeral_storage_mib=2048,
-        reads=(PACKAGES_PREFIX, f"{RUNS_PREFIX}*/{SCORING_OUTPUT_NAME}"),
+        reads=(PACKAGES_PREFIX, f"{RUNS_PREFIX}*/{RunOutput.SCORING_OUTPUT.file_name}"),
         writes=(EVALUATIONS_PREFIX,),
         tables={DataTable.RUNS: TableAccess.READ, DataTable.EVALUATIONS: TableAccess.READ},
     ),

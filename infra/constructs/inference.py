@@ -17,7 +17,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from benchgen.records import RunStatus
-from infra.constructs import logged_state_machine
+from infra.constructs import error_readers, logged_state_machine
 from infra.constructs.pipeline import (
     CONDITIONAL_CHECK_FAILED,
     DYNAMODB_TRANSIENT_ERRORS,
@@ -85,17 +85,7 @@ class InferencePipeline(Construct):
         )
         mark_failed.add_catch(failed, errors=[sfn.Errors.ALL], result_path="$.mark_failed_error")
         mark_failed.next(failed)
-        # A Lambda task's Cause is its error payload as JSON; a timeout's is already a sentence.
-        read_function_error = sfn.Pass(
-            self,
-            "ReadFunctionError",
-            parameters={"run_id.$": "$.run_id", "failure.$": "States.StringToJson($.error.Cause)"},
-        ).next(mark_failed)
-        read_service_error = sfn.Pass(
-            self,
-            "ReadServiceError",
-            parameters={"run_id.$": "$.run_id", "failure": {"errorMessage.$": "$.error.Cause"}},
-        ).next(mark_failed)
+        read_function_error, read_service_error = error_readers(self, "run_id", mark_failed)
 
         def step(
             name: str, function: lambda_.IFunction, payload: dict[str, Any], result: str

@@ -16,7 +16,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from benchgen.records import PackageStatus
-from infra.constructs import logged_state_machine
+from infra.constructs import error_readers, logged_state_machine
 from infra.constructs.events import put_event
 from infra.constructs.pipeline import (
     DYNAMODB_TRANSIENT_ERRORS,
@@ -92,18 +92,7 @@ class PackagePipeline(Construct):
         )
         _guard(mark_failed, DYNAMODB_TRANSIENT_ERRORS, failed, result_path="$.mark_failed_error")
         mark_failed.next(failed)
-        # The package shows a sentence, not an error document: a Lambda task's Cause is its error payload as
-        # JSON (errorMessage, errorType, stackTrace), a service task's Cause is already a message.
-        read_function_error = sfn.Pass(
-            self,
-            "ReadFunctionError",
-            parameters={"package_id.$": "$.package_id", "failure.$": "States.StringToJson($.error.Cause)"},
-        ).next(mark_failed)
-        read_service_error = sfn.Pass(
-            self,
-            "ReadServiceError",
-            parameters={"package_id.$": "$.package_id", "failure": {"errorMessage.$": "$.error.Cause"}},
-        ).next(mark_failed)
+        read_function_error, read_service_error = error_readers(self, "package_id", mark_failed)
         no_answer = sfn.Pass(
             self,
             "NoBuildAnswer",

@@ -12,7 +12,7 @@ from constructs import Construct
 from pydantic import BaseModel
 
 from benchgen.records import ArtifactStatus, DatasetRecord
-from infra.constructs import logged_state_machine
+from infra.constructs import error_readers, logged_state_machine
 from infra.constructs.events import put_event
 
 LAMBDA_SERVICE_ERRORS = [
@@ -128,7 +128,7 @@ class Pipeline(Construct):
             timeout=Duration.hours(1),
         )
 
-    def _failure_chain(self, runs_table: dynamodb.ITable) -> tuple[sfn.Pass, sfn.Pass]:
+    def _failure_chain(self, runs_table: dynamodb.ITable) -> tuple[sfn.Chain, sfn.Chain]:
         """MarkArtifactFailed -> ArtifactFailed, entered through the reader of a Lambda task's error or
         of a service task's: the two states returned, in that order."""
         failed = sfn.Fail(
@@ -139,24 +139,7 @@ class Pipeline(Construct):
         )
         _guard(mark_failed, DYNAMODB_TRANSIENT_ERRORS, failed, result_path="$.mark_failed_error")
         mark_failed.next(failed)
-        # The run shows a sentence, not an error document: a Lambda task's Cause is its error payload as
-        # JSON (errorMessage, errorType, stackTrace), a service task's Cause is already a message.
-        read_function_error = sfn.Pass(
-            self,
-            "ReadFunctionError",
-            parameters={
-                "run_id.$": "$.run_id",
-                "failure.$": "States.StringToJson($.error.Cause)",
-            },
-        )
-        read_function_error.next(mark_failed)
-        read_service_error = sfn.Pass(
-            self,
-            "ReadServiceError",
-            parameters={"run_id.$": "$.run_id", "failure": {"errorMessage.$": "$.error.Cause"}},
-        )
-        read_service_error.next(mark_failed)
-        return read_function_error, read_service_error
+        return error_readers(self, "run_id", mark_failed)
 
     def _record_artifact_status(
         self, state_id: str, runs_table: dynamodb.ITable, status: ArtifactStatus, *, reason_at: str

@@ -17,7 +17,7 @@ from constructs import Construct
 
 from benchgen.pipeline.preparation_record import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
 from benchgen.records import PreparationStatus
-from infra.constructs import logged_state_machine
+from infra.constructs import error_readers, logged_state_machine
 from infra.constructs.events import put_event
 from infra.constructs.pipeline import (
     DYNAMODB_TRANSIENT_ERRORS,
@@ -133,22 +133,9 @@ class PreparationPipeline(Construct):
                 "failure": {"errorMessage.$": f"{_GENERATED}.refused"},
             },
         ).next(mark_failed)
-        read_function_error = sfn.Pass(
-            self,
-            "ReadPreparationFunctionError",
-            parameters={
-                "preparation_id.$": "$.preparation_id",
-                "failure.$": "States.StringToJson($.error.Cause)",
-            },
-        ).next(mark_failed)
-        read_service_error = sfn.Pass(
-            self,
-            "ReadPreparationServiceError",
-            parameters={
-                "preparation_id.$": "$.preparation_id",
-                "failure": {"errorMessage.$": "$.error.Cause"},
-            },
-        ).next(mark_failed)
+        read_function_error, read_service_error = error_readers(
+            self, "preparation_id", mark_failed, prefix="ReadPreparation"
+        )
 
         def invoke(state_id: str, function: lambda_.IFunction, **options: object) -> tasks.LambdaInvoke:
             task = tasks.LambdaInvoke(

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from benchgen.bundle.archive import Budget, extract_zip
 from benchgen.bundle.runtime import docker_image_warning
 from benchgen.errors import BundleError, SubmissionError
+from benchgen.outputs import RunOutput
 from benchgen.phases import combine_zips, task_folder, task_label
 from benchgen.programs import (
     INGESTION_APP,
@@ -49,6 +50,7 @@ OUTPUT_METADATA = "metadata"
 
 
 class IngestReport(BaseModel):
+    prediction_output: Path  # the file ingest wrote: RunOutput.PREDICTION_OUTPUT
     total_questions: int
     answered_questions: int
     missing_count: int = 0
@@ -60,6 +62,16 @@ class IngestReport(BaseModel):
     execution_time: float = 0.0
     status: str = "success"
     warnings: list[str] = Field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """What ingest counted, under the names a run records its counts by."""
+        return {
+            "total_questions": self.total_questions,
+            "answered_questions": self.answered_questions,
+            "missing_ids": self.missing_count,
+            "duplicate_ids": self.duplicate_count,
+            "unknown_ids": self.unknown_count,
+        }
 
 
 def _numeric(value: object) -> float | None:
@@ -103,8 +115,9 @@ def ingest_results(cases_path: Path, submission: Path, out_dir: Path, *, workdir
                 "unknown_count": unknown_count,
             }
 
+        prediction_output = RunOutput.PREDICTION_OUTPUT.path_in(out_dir)
         with (
-            zipfile.ZipFile(out_dir / "prediction_output.zip", "w") as archive,
+            zipfile.ZipFile(prediction_output, "w") as archive,
             archive.open(entry(PREDICTIONS_MEMBER), "w", force_zip64=True) as target,
         ):
             total, answered, missing_ids, meta = write_predictions_json(
@@ -126,6 +139,7 @@ def ingest_results(cases_path: Path, submission: Path, out_dir: Path, *, workdir
             f"(ids: {', '.join(missing_ids)})"
         )
     return IngestReport(
+        prediction_output=prediction_output,
         total_questions=total,
         answered_questions=answered,
         missing_count=total - answered,
@@ -266,9 +280,11 @@ def ingest_like_codabench(
         # Nothing ran for such a task yet; a code submission's own metadata file stays where it is.
         write_output_metadata(output, ingestion)
     out_dir.mkdir(parents=True, exist_ok=True)
-    zip_folder(output, out_dir / "prediction_output.zip")
-    total, answered, notes = _count_program_output(env, out_dir / "prediction_output.zip", workdir)
+    prediction_output = RunOutput.PREDICTION_OUTPUT.path_in(out_dir)
+    zip_folder(output, prediction_output)
+    total, answered, notes = _count_program_output(env, prediction_output, workdir)
     return IngestReport(
+        prediction_output=prediction_output,
         total_questions=total,
         answered_questions=answered,
         missing_count=total - answered,
@@ -326,13 +342,15 @@ def _ingest_tasks(
         except SubmissionError as error:
             raise SubmissionError(f"task {task_label(view.task)}: {error}") from None
         reports.append(report)
-        parts[folder] = workdir / folder / "out" / "prediction_output.zip"
+        parts[folder] = report.prediction_output
         report.warnings[:] = [f"task {task_label(view.task)}: {warning}" for warning in report.warnings]
     out_dir.mkdir(parents=True, exist_ok=True)
-    combine_zips(parts, out_dir / "prediction_output.zip", workdir=workdir)
+    prediction_output = RunOutput.PREDICTION_OUTPUT.path_in(out_dir)
+    combine_zips(parts, prediction_output, workdir=workdir)
     total = sum(report.total_questions for report in reports)
     answered = sum(report.answered_questions for report in reports)
     return IngestReport(
+        prediction_output=prediction_output,
         total_questions=total,
         answered_questions=answered,
         missing_count=sum(report.missing_count for report in reports),

@@ -14,10 +14,11 @@ from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from benchgen.bundle.spec import SelectionCriterion
 from benchgen.inference.model import Sampling
+from benchgen.outputs import RunOutput, output_for_label
 from benchgen.providers.profiles import ConnectionProfile, ProviderKind
 from benchgen.training.examples import Method
 
@@ -197,6 +198,16 @@ class CaseScope(BaseModel):
     count: int = Field(ge=1)
 
 
+def _files_by_output(files: Any) -> Any:
+    """Runs stored before ``files`` was keyed by output id keyed it by label: they read the same."""
+    if not isinstance(files, dict):
+        return files
+    return {output_for_label(name) or name: key for name, key in files.items()}
+
+
+RunFiles = Annotated[dict[RunOutput, str], BeforeValidator(_files_by_output)]
+
+
 class RunRecord(BaseModel):
     run_id: str
     environment_id: str
@@ -219,7 +230,7 @@ class RunRecord(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     failure_reason: Text | None = None
     warnings: Texts = Field(default_factory=list)  # what ingest noticed: duplicate, unknown, missing ids
-    files: dict[str, str] = Field(default_factory=dict)  # file label -> S3 key
+    files: RunFiles = Field(default_factory=dict)  # output -> S3 key
     artifact_status: ArtifactStatus | None = None
     artifact_reason: Text | None = None
     dataset_id: str | None = None

@@ -9,6 +9,9 @@ from __future__ import annotations
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field
 
+# Where scoring_output.zip holds the verdicts, one a line.
+VERDICTS_NAME = "verdicts.jsonl"
+
 
 class CriterionResult(BaseModel):
     model_config = ConfigDict(frozen=True)

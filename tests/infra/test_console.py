@@ -59,7 +59,8 @@ def assembly(tmp_path_factory: pytest.TempPathFactory) -> Assembly:
 
 @pytest.fixture(scope="module")
 def bucket(assembly: Assembly) -> Resource:
-    return assembly.template["Resources"]["ConsoleBucket"]
+    bucket: Resource = assembly.template["Resources"]["ConsoleBucket"]
+    return bucket
 
 
 @pytest.fixture(scope="module")

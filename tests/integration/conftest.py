@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from factories import Answer, Call, FakeContext, proxy_event
 
 from benchgen.aws import wiring
 from benchgen.settings import Settings, load_settings
 from infra.local.cloud import LocalCloud
+from tests.integration.factories import Answer, Call, api_context, proxy_event
 
 EVENT_DRIVEN = ("register_environment", "ingest", "score", "build_artifact")
 
@@ -98,7 +98,7 @@ def call(aws: Settings) -> Call:
     from functions.api import handler as api_handler
 
     def invoke(method: str, path: str, **kwargs: Any) -> Answer:
-        answer = api_handler.handler(proxy_event(method, path, **kwargs), FakeContext())
+        answer = api_handler.handler(proxy_event(method, path, **kwargs), api_context())
         return Answer(
             status=answer["statusCode"], body=json.loads(answer["body"]) if answer["body"] else None
         )

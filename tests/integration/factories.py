@@ -7,7 +7,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.records import DatasetRecord
 from infra.local.cloud import LocalCloud
@@ -49,6 +51,11 @@ class FakeContext:
 
     def get_remaining_time_in_millis(self) -> int:
         return 29_000
+
+
+def api_context() -> LambdaContext:
+    """The API function's context, as the handler reads it (every attribute powertools reads is here)."""
+    return cast(LambdaContext, FakeContext())
 
 
 def proxy_event(

@@ -11,13 +11,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from factories import OWNER, STRANGER, Answer, Call, dataset
 
 from benchgen.aws import clients
 from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.bundle.spec import Column
+from benchgen.outputs import RunOutput
 from benchgen.records import (
     ArtifactStatus,
     EnvironmentRecord,
@@ -29,6 +29,7 @@ from benchgen.records import (
 from benchgen.report.detailed import write_detailed_results
 from benchgen.settings import Settings
 from benchgen.verdicts import Verdict
+from tests.integration.factories import OWNER, STRANGER, Answer, Call, dataset
 
 # GET requests count no business event; powertools warns about the empty metric set each time.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
@@ -472,7 +473,10 @@ def test_a_run_shows_tiles_in_column_order_and_hides_its_config(aws: Settings, c
         metrics={"exact_match": 0.7, "answer_rate": 0.95, "accuracy": 0.725},
         other_metrics={"duration": 12.5},
         counts={"total": 40, "passed": 29},
-        files={"Scoring Output": "runs/r1/scoring_output.zip", "Prediction Output": "predictions/r1/p.zip"},
+        files={
+            RunOutput.SCORING_OUTPUT: "runs/r1/scoring_output.zip",
+            RunOutput.PREDICTION_OUTPUT: "predictions/r1/p.zip",
+        },
         dataset_id="ds-r1",
         dataset_name="GSM8K · Qwen2.5-7B-LoRA · 72.5% · Jun 2026",
     )
@@ -538,7 +542,10 @@ def test_run_files_come_with_short_lived_download_urls(aws: Settings, call: Call
         aws,
         "r1",
         submission_key="submissions/r1/predictions.zip",
-        files={"Scoring Output": "runs/r1/scoring_output.zip", "Logs": "runs/r1/missing.log"},
+        files={
+            RunOutput.SCORING_OUTPUT: "runs/r1/scoring_output.zip",
+            RunOutput.SCORING_LOG: "runs/r1/missing.log",
+        },
     )
     put_object(aws, "submissions/r1/predictions.zip", b"x" * 10)
     put_object(aws, "runs/r1/scoring_output.zip", b"y" * 25)
@@ -554,6 +561,28 @@ def test_run_files_come_with_short_lived_download_urls(aws: Settings, call: Call
     for entry in files:
         assert urlparse(entry["url"]).path.endswith(entry["key"])
         assert query_of(entry["url"])["X-Amz-Expires"] == ["300"]
+
+
+def test_a_run_stored_with_files_keyed_by_label_still_lists_them(aws: Settings, call: Call) -> None:
+    # given a run stored when its files were keyed by their labels, as deployed runs were
+    store_run(aws, "r1")
+    clients.dynamodb().update_item(
+        TableName=aws.runs_table,
+        Key={"run_id": {"S": "r1"}},
+        UpdateExpression="SET #files = :files",
+        ExpressionAttributeNames={"#files": "files"},
+        ExpressionAttributeValues={
+            ":files": {"M": {"Finetune Artifact": {"S": "runs/r1/finetune_artifact.zip"}}},
+        },
+    )
+    put_object(aws, "runs/r1/finetune_artifact.zip", b"z" * 7)
+    # when its files are listed
+    answer = call("GET", "/runs/r1/files", resource="/runs/{run_id}/files", path_parameters={"run_id": "r1"})
+    # then the file is listed under its label, with its size
+    assert answer.status == 200
+    assert [(f["label"], f["key"], f["size"]) for f in answer.body["files"]] == [
+        ("Finetune Artifact", "runs/r1/finetune_artifact.zip", 7)
+    ]
 
 
 def test_detailed_results_give_the_head_and_a_url_not_the_cases(
@@ -579,7 +608,7 @@ def test_detailed_results_give_the_head_and_a_url_not_the_cases(
         out_dir=tmp_path,
     )
     put_object(aws, "runs/r1/detailed_results.json", (tmp_path / "detailed_results.json").read_bytes())
-    store_run(aws, "r1", files={"Detailed Results (JSON)": "runs/r1/detailed_results.json"})
+    store_run(aws, "r1", files={RunOutput.DETAILED_JSON: "runs/r1/detailed_results.json"})
     # when they are read through the API
     answer = call(
         "GET",
@@ -625,7 +654,7 @@ def _save(call: Call, run_id: str, sub: str = OWNER) -> Answer:
 
 def test_saving_a_runs_dataset_works_once(aws: Settings, call: Call) -> None:
     # given a run with a finetune artifact and no dataset yet
-    store_run(aws, "r1", files={"Finetune Artifact": "runs/r1/finetune_artifact.zip"})
+    store_run(aws, "r1", files={RunOutput.FINETUNE_ARTIFACT: "runs/r1/finetune_artifact.zip"})
     put_object(aws, "runs/r1/finetune_artifact.zip", artifact_zip())
     # when its owner saves it twice
     first = _save(call, "r1")
@@ -661,7 +690,7 @@ def test_saving_an_unknown_runs_dataset_is_not_found(call: Call) -> None:
 
 
 def test_only_the_owner_saves_a_runsdataset(aws: Settings, call: Call) -> None:
-    store_run(aws, "r1", files={"Finetune Artifact": "runs/r1/finetune_artifact.zip"})
+    store_run(aws, "r1", files={RunOutput.FINETUNE_ARTIFACT: "runs/r1/finetune_artifact.zip"})
     put_object(aws, "runs/r1/finetune_artifact.zip", artifact_zip())
     answer = _save(call, "r1", sub=STRANGER)
     assert answer.status == 403

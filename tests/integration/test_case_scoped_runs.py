@@ -16,6 +16,7 @@ import pytest
 from benchgen.aws.storage import ObjectStore
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.inference.model import Sampling
+from benchgen.outputs import RunOutput
 from benchgen.pipeline.case_scope import write_case_scope
 from benchgen.pipeline.keys import CASE_SCOPE, run_key
 from benchgen.records import LiveModel, RunRecord, RunStatus
@@ -111,7 +112,7 @@ def test_a_scoped_live_run_asks_counts_and_judges_only_its_cases(
     # and scoring judged exactly the scoped cases, with the outcomes the example model gives them
     assert (run.counts["total"], run.counts["passed"]) == (10, 6)
     assert run.overall_score == pytest.approx(0.6)
-    verdicts = _verdicts(cloud, run.files["Scoring Output"])
+    verdicts = _verdicts(cloud, run.files[RunOutput.SCORING_OUTPUT])
     assert verdicts == {case_id: case_id in BASE_RIGHT for case_id in scope}
     # and the run's page says how many cases it is restricted to
     with cloud.serve_api(access_log=False) as server:

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from factories import OWNER, STRANGER, Call
 
 from benchgen.aws import clients
 from benchgen.settings import Settings
+from tests.integration.factories import OWNER, STRANGER, Call
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 

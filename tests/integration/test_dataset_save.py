@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from benchgen.api.schemas import FINETUNE_ARTIFACT
 from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.runs import RunsRepo
+from benchgen.outputs import RunOutput
 from benchgen.pipeline.keys import execution_name
 from benchgen.records import ArtifactStatus, DatasetRecord, RunRecord, dataset_id_for
 from infra.cli.demo import Api
@@ -149,7 +149,7 @@ def test_saving_creates_the_dataset_from_the_artifact_links_the_run_and_announce
 ) -> None:
     # given a completed run whose automatic save failed, and a watcher on the bus
     run_id = _completed_run_whose_save_failed(cloud, tmp_path, owner)
-    artifact_key = Tables(cloud).run(run_id).files[FINETUNE_ARTIFACT]
+    artifact_key = Tables(cloud).run(run_id).files[RunOutput.FINETUNE_ARTIFACT]
     artifact = cloud.client("s3").get_object(Bucket=cloud.bucket, Key=artifact_key)["Body"].read()
     received = _watch_events(cloud)
 

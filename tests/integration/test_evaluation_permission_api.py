@@ -10,6 +10,7 @@ import pytest
 
 from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.aws.tables.runs import RunsRepo
+from benchgen.outputs import RunOutput
 from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
 from benchgen.records import ConnectionRecord, RunRecord, RunStatus, TrainingStatus
 from infra.cli.demo import Api
@@ -188,7 +189,7 @@ def test_a_named_base_run_of_another_environment_version_is_refused_400(
             model="example-base",
             owner=people["owner_id"],
             status=RunStatus.COMPLETED,
-            files={"Scoring Output": "runs/run-elsewhere/scoring_output.zip"},
+            files={RunOutput.SCORING_OUTPUT: "runs/run-elsewhere/scoring_output.zip"},
         )
     )
 

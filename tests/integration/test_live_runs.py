@@ -15,17 +15,18 @@ from typing import Any
 
 import pytest
 import requests
-from factories import everything_stored
 
 from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.inference.model import Sampling
+from benchgen.outputs import RunOutput
 from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
 from benchgen.records import ConnectionRecord, LiveModel, RunRecord, RunStatus
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
 from infra.local.model_server import BASE_MODEL, ExampleModelServer, Fault
+from tests.integration.factories import everything_stored
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -109,9 +110,9 @@ def test_a_live_run_of_the_example_base_model_completes_with_the_example_submiss
     assert run.overall_score == pytest.approx(0.7)
     # and the generated submission is under submissions/<run_id>/, the ingest's input
     assert run.submission_key == "submissions/live-happy/predictions.json"
-    assert run.files["Submission File"] == "submissions/live-happy/predictions.json"
+    assert run.files[RunOutput.SUBMISSION] == "submissions/live-happy/predictions.json"
     # and every case's raw response and latency are kept in the inference log the run links
-    log = _object_lines(cloud, run.files["Inference Log"])
+    log = _object_lines(cloud, run.files[RunOutput.INFERENCE_LOG])
     assert len(log) == 40
     assert all(entry["answered"] and entry["latency_ms"] >= 0 for entry in log)
     assert json.loads(log[0]["raw"])["choices"][0]["message"]["content"] == log[0]["prediction_text"]
@@ -148,7 +149,7 @@ def test_throttling_and_5xx_are_retried_and_a_case_that_keeps_failing_is_unanswe
     assert execution["status"] == "SUCCEEDED"
     run = _runs(cloud).get("live-faults")
     assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
-    log = {entry["id"]: entry for entry in _object_lines(cloud, run.files["Inference Log"])}
+    log = {entry["id"]: entry for entry in _object_lines(cloud, run.files[RunOutput.INFERENCE_LOG])}
     # the retried cases were answered on a later attempt
     assert (log["en-000003"]["answered"], log["en-000003"]["attempts"]) == (True, 3)
     assert (log["en-000007"]["answered"], log["en-000007"]["attempts"]) == (True, 2)
@@ -182,7 +183,7 @@ def test_an_unreachable_model_fails_the_run_in_deploying_with_a_sentence(
     assert "(after 5 attempts)" in run.failure_reason
     assert run.failure_reason.endswith("then create the run again")
     assert run.finished_at is not None
-    assert "Submission File" not in run.files
+    assert RunOutput.SUBMISSION not in run.files
 
 
 def test_the_api_key_is_read_from_secrets_manager_when_called_and_is_kept_nowhere(
@@ -275,7 +276,7 @@ def test_a_live_run_of_a_sagemaker_endpoint_goes_through_invoke_endpoint(
     run = _runs(cloud).get("live-sagemaker")
     assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
     assert run.overall_score == 0.0
-    log = _object_lines(cloud, run.files["Inference Log"])
+    log = _object_lines(cloud, run.files[RunOutput.INFERENCE_LOG])
     assert {entry["prediction_text"] for entry in log} == {"The answer is 42."}
     assert {entry["raw"] for entry in log} == {answer}
 

@@ -18,7 +18,6 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 import requests
-from factories import EXAMPLES, example_submission, received_events, watch_events
 
 from benchgen.aws.tables.packages import PackagesRepo
 from benchgen.aws.tables.preparations import PreparationsRepo
@@ -29,6 +28,7 @@ from benchgen.training.package import package_id
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
+from tests.integration.factories import EXAMPLES, example_submission, received_events, watch_events
 
 EXAMPLE = "gsm8k-tr"
 VERSION = "v1"

@@ -18,12 +18,11 @@ from typing import Any
 from urllib.parse import quote_plus
 
 import pytest
-from codabench_bundles import DOCKER_IMAGE, LABELS, results_submission, write_bundle, write_two_task_bundle
-from factories import EXAMPLES, example_submission, received_events, watch_events
 
 from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
+from benchgen.outputs import RunOutput
 from benchgen.pipeline import register as register_module
 from benchgen.pipeline import score_step
 from benchgen.pipeline.keys import execution_name
@@ -34,6 +33,14 @@ from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
 from infra.local.stack_template import lazy_handler
+from tests.codabench_bundles import (
+    DOCKER_IMAGE,
+    LABELS,
+    results_submission,
+    write_bundle,
+    write_two_task_bundle,
+)
+from tests.integration.factories import EXAMPLES, example_submission, received_events, watch_events
 
 NO_ARTIFACT = "the benchmark's scoring program did not emit one"
 
@@ -181,13 +188,13 @@ def test_a_submission_upload_runs_through_scoring_to_a_saved_dataset(
     assert run.counts["total"] == 50 and run.counts["passed"] == 35
     assert execution["status"] == "SUCCEEDED"
     assert set(run.files) == {
-        "Submission File",
-        "Prediction Output",
-        "Scoring Output",
-        "Scores",
-        "Detailed Results",
-        "Detailed Results (JSON)",
-        "Finetune Artifact",
+        RunOutput.SUBMISSION,
+        RunOutput.PREDICTION_OUTPUT,
+        RunOutput.SCORING_OUTPUT,
+        RunOutput.SCORES,
+        RunOutput.DETAILED_HTML,
+        RunOutput.DETAILED_JSON,
+        RunOutput.FINETUNE_ARTIFACT,
     }
     for key in run.files.values():
         assert cloud.client("s3").head_object(Bucket=cloud.bucket, Key=key)["ContentLength"] > 0
@@ -212,8 +219,8 @@ def test_duplicate_s3_events_leave_one_run_one_execution_one_dataset(
 ) -> None:
     # given a run that went all the way through
     before = run_to_completion(cloud, tmp_path, "gsm8k-en", "run-dup")
-    submission_key = before.files["Submission File"]
-    prediction_key = before.files["Prediction Output"]
+    submission_key = before.files[RunOutput.SUBMISSION]
+    prediction_key = before.files[RunOutput.PREDICTION_OUTPUT]
 
     # when S3 delivers the submission's and the prediction output's events a second time
     deliver(cloud, "Ingest", s3_notification(cloud, submission_key))
@@ -275,7 +282,7 @@ def test_a_scoring_program_that_crashes_fails_the_run_with_its_reason_and_touche
     run = get_run(cloud, "run-crash")
     assert run.status is RunStatus.FAILED
     assert run.failure_reason is not None and "labels file is corrupt" in run.failure_reason
-    log_key = run.files["Scoring Log"]
+    log_key = run.files[RunOutput.SCORING_LOG]
     log = cloud.client("s3").get_object(Bucket=cloud.bucket, Key=log_key)["Body"].read().decode()
     assert "labels file is corrupt" in log
     assert executions(cloud) == []
@@ -301,7 +308,7 @@ def test_a_malformed_submission_fails_ingest_with_a_message_that_says_what_is_wr
     run = get_run(cloud, "run-broken")
     assert run.status is RunStatus.FAILED
     assert run.failure_reason is not None and "predictions.json" in run.failure_reason
-    assert "Prediction Output" not in run.files
+    assert RunOutput.PREDICTION_OUTPUT not in run.files
     assert object_versions(cloud, "predictions/run-broken/prediction_output.zip") == 0
 
 
@@ -356,7 +363,7 @@ def test_an_environment_without_finetune_completes_without_artifact_or_dataset(
     assert execution["status"] == "SUCCEEDED"
     assert run.artifact_status is ArtifactStatus.NOT_EMITTED
     assert run.artifact_reason == NO_ARTIFACT
-    assert "Finetune Artifact" not in run.files
+    assert RunOutput.FINETUNE_ARTIFACT not in run.files
     assert all_datasets(cloud) == []
 
 
@@ -874,7 +881,7 @@ def test_warnings_too_large_for_a_record_are_cut_and_kept_whole_in_the_ingest_lo
     [warning] = run.warnings
     assert warning.startswith("5 prediction id(s) match no case and were ignored (ids: vvvv")
     assert len(warning) == 2000 and warning.endswith("more characters cut]")
-    log = read_object(cloud, run.files["Ingest Log"])
+    log = read_object(cloud, run.files[RunOutput.INGEST_LOG])
     assert all(ident in log for ident in long_ids)
 
 
@@ -898,9 +905,9 @@ def test_a_stderr_line_too_large_for_a_record_fails_the_run_with_the_whole_text_
     assert run.failure_reason is not None
     assert run.failure_reason.startswith("the scoring program exited with code 3:\ncorrupt: xxx")
     assert len(run.failure_reason) == 2000 and run.failure_reason.endswith("more characters cut]")
-    whole = read_object(cloud, run.files["Failure Log"])
+    whole = read_object(cloud, run.files[RunOutput.FAILURE_LOG])
     assert "corrupt: " + "x" * 600_000 in whole
-    assert "corrupt: " + "x" * 600_000 in read_object(cloud, run.files["Scoring Log"])
+    assert "corrupt: " + "x" * 600_000 in read_object(cloud, run.files[RunOutput.SCORING_LOG])
 
 
 # ---- keys laid out wrongly -------------------------------------------------------------------------------
@@ -1051,7 +1058,7 @@ def test_a_hostile_submission_fails_its_run_with_a_clear_reason(
     run = get_run(cloud, "run-hostile")
     assert run.status is RunStatus.FAILED
     assert run.failure_reason is not None and run.failure_reason.startswith(reason)
-    assert "Prediction Output" not in run.files
+    assert RunOutput.PREDICTION_OUTPUT not in run.files
 
 
 def test_a_bundle_whose_competition_yaml_is_nested_100000_deep_is_rejected(

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import EXAMPLES, FakeContext, example_submission, proxy_event, received_events, watch_events
 
 from benchgen.aws import wiring
 from benchgen.aws.pages import encode_token
@@ -22,6 +21,14 @@ from benchgen.records import PreparationStatus
 from functions.api import handler as api_handler
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
+from tests.integration.factories import (
+    EXAMPLES,
+    api_context,
+    example_submission,
+    proxy_event,
+    received_events,
+    watch_events,
+)
 
 # GET requests count no business event; powertools warns about the empty metric set each time.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
@@ -49,7 +56,7 @@ class World:
 
     def call(self, method: str, path: str, *, sub: str = OWNER, **kwargs: Any) -> Answer:
         wiring.reset()
-        answer = api_handler.handler(proxy_event(method, path, sub=sub, **kwargs), FakeContext())
+        answer = api_handler.handler(proxy_event(method, path, sub=sub, **kwargs), api_context())
         return Answer(answer["statusCode"], json.loads(answer["body"]) if answer["body"] else None)
 
     def register(self, version: str) -> None:

@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from program_runs import PROGRAM_VARIABLES
 
 from benchgen.aws.tables.runs import RunsRepo
+from benchgen.outputs import RunOutput
 from benchgen.records import RunStatus
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
+from tests.program_runs import PROGRAM_VARIABLES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -87,7 +88,7 @@ def test_a_scoring_program_runs_in_the_sandbox_function_through_presigned_urls(
     listing = s3.list_objects_v2(Bucket=server.bucket, Prefix="sandbox/")
     scratch = [item["Key"] for item in listing.get("Contents", [])]
     assert sorted(key.rsplit("/", 1)[1] for key in scratch) == ["job.zip", "outputs.zip"]
-    with zipfile.ZipFile(io.BytesIO(_read(server, run.files["Scoring Output"]))) as output:
+    with zipfile.ZipFile(io.BytesIO(_read(server, run.files[RunOutput.SCORING_OUTPUT]))) as output:
         seen = json.loads(output.read("seen.json"))
     # and the program saw its copied folders and an environment that names no resource of the stack
     assert Path(seen["cwd"]).name == "program"

@@ -16,6 +16,7 @@ import pytest
 
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
+from benchgen.outputs import RunOutput
 from benchgen.pipeline.keys import case_shard_key, execution_name, sharded_execution_name
 from benchgen.records import ArtifactStatus, RunRecord, RunStatus
 from infra.examplegen.writing import write_bundle_zip
@@ -213,7 +214,7 @@ def test_a_duplicate_prediction_output_event_changes_nothing(
     files = _files(sharded_cloud, "run-dup")
 
     # When S3 delivers the prediction output's event again (a new delivery of the same object)
-    key = before.files["Prediction Output"]
+    key = before.files[RunOutput.PREDICTION_OUTPUT]
     head = sharded_cloud.client("s3").head_object(Bucket=sharded_cloud.bucket, Key=key)
     event = {
         "Records": [

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from factories import dataset
 
 from benchgen.aws.pages import InvalidNextToken
 from benchgen.aws.tables.datasets import DatasetsRepo
@@ -21,6 +20,7 @@ from benchgen.records import (
     ShardPlan,
 )
 from benchgen.settings import Settings
+from tests.integration.factories import dataset
 
 
 def _run(

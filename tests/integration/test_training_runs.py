@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from factories import everything_stored, received_events, watch_events
 
 from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.aws.tables.packages import PackagesRepo
@@ -44,6 +43,7 @@ from benchgen.settings import load_settings
 from benchgen.training.examples import text_hash
 from infra.constructs.training import LOCAL_TRAINING_CONTEXT, TRAINING_MAX_POLLS
 from infra.local.cloud import LocalCloud
+from tests.integration.factories import everything_stored, received_events, watch_events
 
 NOVA = "amazon.nova-micro-v1:0:128k"
 MAX_POLLS = 4

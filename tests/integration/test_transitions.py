@@ -34,9 +34,9 @@ def test_each_status_change_of_a_run_is_one_line_with_its_duration_and_reason(
         RunRecord(run_id="r-1", environment_id="gsm8k", environment_version="v1", model="m", owner="o")
     )
     time.sleep(0.05)
-    submission = {"submission_key": "submissions/r-1/p.zip", "submission_filename": "p.zip"}
-    assert runs.start("r-1", **submission)
-    assert not runs.start("r-1", **submission)
+    key, filename = "submissions/r-1/p.zip", "p.zip"
+    assert runs.start("r-1", submission_key=key, submission_filename=filename)
+    assert not runs.start("r-1", submission_key=key, submission_filename=filename)
     runs.record_ingest("r-1", counts={"total": 3}, warnings=[], shards=None)
     time.sleep(0.05)
     runs.fail("r-1", "predictions.json: not JSON")

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from finetune_inputs import scoring_output
-
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, HeldOutCase, PreparedExample
 from benchgen.training.preparation import PreparationSpec, RunSource
+from tests.unit.finetune_inputs import scoring_output
 
 
 def make_spec(**fields: Any) -> PreparationSpec:

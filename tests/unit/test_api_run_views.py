@@ -6,6 +6,7 @@ import time
 
 from benchgen.api.runs import labelled_files, metric_tiles, new_run_id
 from benchgen.api.schemas import RunSummary
+from benchgen.outputs import RunOutput
 from benchgen.records import RunConfig, RunRecord, RunStatus
 
 COLUMNS = [
@@ -49,12 +50,37 @@ def test_files_are_labelled_in_reading_order() -> None:
         status=RunStatus.COMPLETED,
         submission_key="submissions/r1/p.zip",
         files={
-            "Finetune Artifact": "runs/r1/finetune_artifact.zip",
-            "Logs": "runs/r1/logs.txt",
-            "Scoring Output": "runs/r1/scoring_output.zip",
+            RunOutput.FAILURE_LOG: "runs/r1/logs/failure.log",
+            RunOutput.FINETUNE_ARTIFACT: "runs/r1/finetune_artifact.zip",
+            RunOutput.SCORING_OUTPUT: "runs/r1/scoring_output.zip",
         },
     )
-    assert list(labelled_files(run)) == ["Submission File", "Scoring Output", "Finetune Artifact", "Logs"]
+    assert labelled_files(run) == {
+        "Submission File": "submissions/r1/p.zip",
+        "Scoring Output": "runs/r1/scoring_output.zip",
+        "Finetune Artifact": "runs/r1/finetune_artifact.zip",
+        "Failure Log": "runs/r1/logs/failure.log",
+    }
+
+
+def test_a_run_stored_with_files_keyed_by_label_reads_them_by_output() -> None:
+    # given a run as stored when its files were keyed by their labels
+    stored = {
+        "run_id": "r1",
+        "environment_id": "gsm8k",
+        "environment_version": "1",
+        "model": "m",
+        "owner": "u",
+        "files": {"Scoring Output": "runs/r1/scoring_output.zip", "Ingest Log": "predictions/r1/ingest.log"},
+    }
+    # when it is read
+    run = RunRecord.model_validate(stored)
+    # then each file is under its output, and the API shows the labels it showed before
+    assert run.files == {
+        RunOutput.SCORING_OUTPUT: "runs/r1/scoring_output.zip",
+        RunOutput.INGEST_LOG: "predictions/r1/ingest.log",
+    }
+    assert labelled_files(run) == stored["files"]
 
 
 def test_a_pending_runs_submission_is_not_listed_before_it_is_ingested() -> None:

@@ -8,10 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
-from codabench_bundles import LABELS, cheating_submission, code_submission, results_folder, write_bundle
 
 from benchgen.sandbox import local, runner
 from infra.cli.main import main
+from tests.codabench_bundles import LABELS, cheating_submission, code_submission, results_folder, write_bundle
 
 APP_SCORE_PY = """\
 import os

@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from finetune_inputs import (
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchgen.environment import Environment
+from benchgen.errors import ScoringError
+from benchgen.finetune.artifact import NO_FINETUNE, NO_VERDICTS, NOTHING_SELECTED, build_artifact
+from tests.unit.finetune_inputs import (
     RUN,
     case,
     forty_wrong_of_fifty,
@@ -22,12 +28,6 @@ from finetune_inputs import (
     verdict,
     wrong_answer,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from benchgen.environment import Environment
-from benchgen.errors import ScoringError
-from benchgen.finetune.artifact import NO_FINETUNE, NO_VERDICTS, NOTHING_SELECTED, build_artifact
 
 DATA_FILES = [
     "data/messages.jsonl",

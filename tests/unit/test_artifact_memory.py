@@ -7,10 +7,10 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from finetune_inputs import RUN, write_large_inputs
 
 from benchgen.finetune import spool
 from benchgen.finetune.artifact import build_artifact
+from tests.unit.finetune_inputs import RUN, write_large_inputs
 
 SMALL, LARGE = 2_000, 20_000
 # What one selected case id costs: the string and its slot in a set.

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 import yaml
-from bad_bundles import SCORING_METADATA, SCORING_SCRIPT
 
 from benchgen.environment import Environment, open_environment
 from benchgen.errors import ScoringError
 from benchgen.finetune.artifact import build_artifact, finish_artifact
 from benchgen.finetune.parts import collect_part
 from benchgen.ingest import ingest
-from benchgen.pipeline.keys import PREDICTION_OUTPUT, SCORING_OUTPUT
+from benchgen.outputs import RunOutput
 from benchgen.records import RunInfo
 from benchgen.scoring.engine import score_predictions
 from infra.examplegen import generate_environment
+from tests.unit.bad_bundles import SCORING_METADATA, SCORING_SCRIPT
 
 CASES = 1000
 # Uneven slices of the cases, as shards of different sizes would hold (the last is the remainder).
@@ -40,8 +40,8 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> Scored:
     generate_environment("gsm8k-tr", root / "gen", cases=CASES, seed=11)
     env = open_environment(root / "gen" / "bundle", root / "env")
     submission = next((root / "gen" / "submission").iterdir())
-    ingest(env, submission, root / "out", workdir=root / "ingest")
-    result = score_predictions(env, root / "out" / PREDICTION_OUTPUT, root / "out", workdir=root / "score")
+    ingested = ingest(env, submission, root / "out", workdir=root / "ingest")
+    result = score_predictions(env, ingested.prediction_output, root / "out", workdir=root / "score")
     run = RunInfo(
         run_id="parts",
         environment_id="gsm8k-tr",
@@ -51,10 +51,11 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> Scored:
         overall_score=result.overall_score,
         finished_at=datetime(2026, 3, 4, tzinfo=UTC),
     )
-    with zipfile.ZipFile(root / "out" / SCORING_OUTPUT) as archive:
+    scoring_output = result.files[RunOutput.SCORING_OUTPUT]
+    with zipfile.ZipFile(scoring_output) as archive:
         verdicts = archive.read("verdicts.jsonl").splitlines(keepends=True)
     cases = [line for line in env.cases_path.read_bytes().splitlines(keepends=True) if line.strip()]
-    return Scored(env, root / "out" / SCORING_OUTPUT, run, cases, verdicts)
+    return Scored(env, scoring_output, run, cases, verdicts)
 
 
 def write_lines(path: Path, lines: list[bytes]) -> Path:

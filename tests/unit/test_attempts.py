@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import time
 
-from fakes import MemoryRuns, Published
-
 from benchgen.pipeline.attempts import Invocation, out_of_time_guard
 from benchgen.records import RunRecord, RunStatus
+from tests.fakes import MemoryRuns, Published
 
 
 def test_the_last_score_attempt_running_out_of_time_fails_the_run_and_publishes_run_failed() -> None:

@@ -8,10 +8,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from bad_bundles import GOOD_YAML, bundle_files, good_folder, good_zip, zip_entries
 
 from benchgen.bundle.archive import Budget, Limits, expand_part, extract_zip, is_junk, open_bundle
 from benchgen.errors import BundleError
+from tests.unit.bad_bundles import GOOD_YAML, bundle_files, good_folder, good_zip, zip_entries
 
 MiB = 1024 * 1024
 

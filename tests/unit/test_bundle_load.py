@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from bad_bundles import GOOD_YAML, good_folder, yaml_with
 
 from benchgen.bundle.load import load_spec, parse_spec, read_yaml, spec_problems
 from benchgen.bundle.spec import SelectionCriterion, TemplateName
 from benchgen.errors import BundleError
+from tests.unit.bad_bundles import GOOD_YAML, good_folder, yaml_with
 
 
 def _messages(data: object) -> list[str]:

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from codabench_bundles import DOCKER_IMAGE, LABELS, results_folder, write_bundle
 
 from infra.cli.main import main
 from infra.cli.progress import ProgressBar
 from infra.examplegen import EXAMPLE_SIZES
+from tests.codabench_bundles import DOCKER_IMAGE, LABELS, results_folder, write_bundle
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NAMES = list(EXAMPLE_SIZES)
@@ -141,6 +141,34 @@ def test_example_submissions_fail_a_realistic_share(
     assert 0.65 <= float(str(run["overall_score"])) <= 0.75
 
 
+def test_run_json_names_its_counts_and_files_as_the_cloud_run_record_does(
+    scored: Callable[[str], tuple[int, Path]],
+) -> None:
+    # given the gsm8k-en example scored on this machine
+    _, out = scored("gsm8k-en")
+    # when its run.json is read
+    run = _run(out)
+    # then the counts carry the run record's names (ingest's, then scoring's) and the files their output ids
+    assert run["counts"] == {
+        "total_questions": 40,
+        "answered_questions": 40,
+        "missing_ids": 0,
+        "duplicate_ids": 0,
+        "unknown_ids": 0,
+        "total": 40,
+        "passed": 28,
+        "answered": 37,
+    }
+    assert run["files"] == {
+        "prediction_output": "prediction_output.zip",
+        "scores": "scores.json",
+        "scoring_output": "scoring_output.zip",
+        "detailed_results_json": "detailed_results.json",
+        "detailed_results_html": "detailed_results.html",
+        "finetune_artifact": "finetune_artifact.zip",
+    }
+
+
 def test_score_names_the_dataset_after_benchmark_model_and_score(tmp_path: Path) -> None:
     _score("gsm8k-tr", tmp_path, "--model", "Qwen2.5-7B")
 
@@ -178,7 +206,7 @@ def test_reusing_an_out_folder_drops_files_the_new_run_does_not_make(tmp_path: P
 
     # then the old artifact is gone
     assert not (tmp_path / "finetune_artifact.zip").exists()
-    assert "Finetune Artifact" not in _run(tmp_path)["files"]  # type: ignore[operator]
+    assert "finetune_artifact" not in _run(tmp_path)["files"]  # type: ignore[operator]
 
 
 def test_unusable_submission_fails_the_run_with_a_reason(

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from codabench_bundles import DOCKER_IMAGE, LABELS, code_submission, results_submission, write_bundle
 
 from benchgen.environment import check_bundle, open_environment
 from benchgen.errors import SubmissionError
 from benchgen.ingest import ingest
 from benchgen.scoring.engine import score_predictions
+from tests.codabench_bundles import DOCKER_IMAGE, LABELS, code_submission, results_submission, write_bundle
 
 
 def _prediction_output(out: Path) -> dict[str, bytes]:

@@ -6,12 +6,11 @@ import json
 import re
 from pathlib import Path
 
-from compare_inputs import AFTER, BEFORE, outcomes, scoring_output, table, verdict
-
 from benchgen.compare.html import render_comparison
 from benchgen.compare.output import write_comparison
 from benchgen.compare.report import Comparison, compare_runs
 from benchgen.compare.selection import PackageRef
+from tests.unit.compare_inputs import AFTER, BEFORE, outcomes, scoring_output, table, verdict
 
 HOSTILE = '<script>fetch("https://evil.example/x")</script><img src="http://evil.example/p.png">'
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from compare_inputs import AFTER, BEFORE, outcomes, scoring_output, table, verdict
 
 from benchgen.compare.report import (
     NOT_ESTABLISHED,
@@ -19,6 +18,7 @@ from benchgen.compare.selection import PackageRef
 from benchgen.errors import ScoringError
 from benchgen.verdicts import CriterionResult
 from benchgen.zipwrite import write_zip
+from tests.unit.compare_inputs import AFTER, BEFORE, outcomes, scoring_output, table, verdict
 
 
 def _compare(

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from bench import cost
+from tests.bench_scripts import bench_script
+
+cost = bench_script("cost")
 
 MIB = 1024 * 1024
 

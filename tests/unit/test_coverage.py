@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from finetune_inputs import case, forty_wrong_of_fifty, make_env
-from preparation_inputs import make_spec, read_examples, read_held_out, run_source
 
 from benchgen.finetune.seed import Source
 from benchgen.training.coverage import (
@@ -24,6 +22,8 @@ from benchgen.training.coverage import (
 )
 from benchgen.training.examples import HeldOutCase, Kind, PreparedExample, SourceContext, text_hash
 from benchgen.training.preparation import criteria_scope, generate
+from tests.unit.finetune_inputs import case, forty_wrong_of_fifty, make_env
+from tests.unit.preparation_inputs import make_spec, read_examples, read_held_out, run_source
 
 SCOPE = ["arithmetic", "units"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fakes import MemoryEnvironments, MemoryRuns, Published
 
 from benchgen.pipeline.dead_letters import DeadLetter, settle_dead_letter
 from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
+from tests.fakes import MemoryEnvironments, MemoryRuns, Published
 
 REQUEST_ID = "8e1c7a40-1f6e-4b1e-9a51-2f0d3c4b5a69"
 KILLED = f"RequestId: {REQUEST_ID} Error: Runtime exited with error: signal: killed"

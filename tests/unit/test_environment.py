@@ -6,7 +6,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from bad_bundles import (
+
+from benchgen.bundle.archive import Limits
+from benchgen.bundle.spec import TemplateName
+from benchgen.environment import Environment, case_problems, check_bundle, open_environment
+from benchgen.errors import BundleError
+from tests.unit.bad_bundles import (
     CORPUS,
     GOOD_YAML,
     SCORING_METADATA,
@@ -19,11 +24,6 @@ from bad_bundles import (
     zip_bytes,
     zip_folder,
 )
-
-from benchgen.bundle.archive import Limits
-from benchgen.bundle.spec import TemplateName
-from benchgen.environment import Environment, case_problems, check_bundle, open_environment
-from benchgen.errors import BundleError
 
 CUSTOM_YAML = yaml_with(
     "    reference_data: reference\n", "    scoring_program: scoring.zip\n    reference_data: reference\n"

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from compare_inputs import AFTER, BEFORE, outcomes
 
 from benchgen.compare.report import NOT_ESTABLISHED_HEADLINE, compare_runs
 from benchgen.compare.selection import PackageRef
 from benchgen.evaluation.report import evaluation_report, render_report
 from benchgen.records import EvaluatedModel, EvaluationRecord, LiveModel
+from tests.unit.compare_inputs import AFTER, BEFORE, outcomes
 
 
 def _evaluation(tuned_run: str | None = "run-tuned") -> EvaluationRecord:

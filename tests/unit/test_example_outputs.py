@@ -23,7 +23,7 @@ import pytest
 from benchgen.environment import open_environment
 from benchgen.finetune.artifact import build_artifact
 from benchgen.ingest import ingest
-from benchgen.pipeline.keys import PREDICTION_OUTPUT, SCORING_OUTPUT
+from benchgen.outputs import RunOutput
 from benchgen.records import RunInfo
 from benchgen.scoring.engine import score_predictions
 from infra.examplegen import generate_environment
@@ -66,8 +66,8 @@ def _contents(out: Path) -> dict[str, str]:
 def _run(bundle: Path, submission: Path, work: Path) -> dict[str, str]:
     out = work / "out"
     env = open_environment(bundle, work / "environment")
-    ingest(env, submission, out, workdir=work / "ingest")
-    scored = score_predictions(env, out / PREDICTION_OUTPUT, out, workdir=work / "score")
+    ingested = ingest(env, submission, out, workdir=work / "ingest")
+    scored = score_predictions(env, ingested.prediction_output, out, workdir=work / "score")
     run = RunInfo(
         run_id="golden",
         environment_id="golden",
@@ -77,7 +77,7 @@ def _run(bundle: Path, submission: Path, work: Path) -> dict[str, str]:
         overall_score=scored.overall_score,
         finished_at=datetime(2026, 1, 2, tzinfo=UTC),
     )
-    build_artifact(env, out / SCORING_OUTPUT, out, run=run)
+    build_artifact(env, scored.files[RunOutput.SCORING_OUTPUT], out, run=run)
     return _contents(out)
 
 

@@ -6,7 +6,9 @@ import sys
 
 import pytest
 
-from bench import grader_bench
+from tests.bench_scripts import bench_script
+
+grader_bench = bench_script("grader_bench")
 
 
 @pytest.mark.parametrize(

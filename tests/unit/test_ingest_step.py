@@ -7,14 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import FlakyUpload, MemoryRuns, MemoryStore
 
 import benchgen.pipeline.ingest_step as ingest_step_module
+from benchgen.outputs import RunOutput
 from benchgen.pipeline.attempts import Invocation
 from benchgen.pipeline.ingest_step import ingest_submission
 from benchgen.pipeline.keys import prediction_key
 from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunClaim, RunRecord, RunStatus
 from infra.examplegen.writing import write_bundle_zip
+from tests.fakes import FlakyUpload, MemoryRuns, MemoryStore
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BUNDLE_KEY = "environments/gsm8k-en/v1/bundle.zip"
@@ -63,7 +64,10 @@ def test_a_pending_run_becomes_running_with_its_prediction_output(store: MemoryS
 
     assert run is not None and run.status is RunStatus.RUNNING
     assert run.counts["total_questions"] == 40
-    assert run.files == {"Submission File": SUBMISSION_KEY, "Prediction Output": prediction_key("run-1")}
+    assert run.files == {
+        RunOutput.SUBMISSION: SUBMISSION_KEY,
+        RunOutput.PREDICTION_OUTPUT: prediction_key("run-1"),
+    }
     assert store.uploads == [prediction_key("run-1")]
 
 
@@ -89,13 +93,13 @@ def test_an_invocation_retried_after_a_failed_upload_finishes_the_ingest(
         _ingest(SUBMISSION_KEY, store, runs, tmp_path / "a")
     interrupted = runs.get("run-1")
     assert interrupted is not None and interrupted.status is RunStatus.RUNNING
-    assert "Prediction Output" not in interrupted.files
+    assert RunOutput.PREDICTION_OUTPUT not in interrupted.files
 
     # when the retry arrives
     run = _ingest(SUBMISSION_KEY, store, runs, tmp_path / "b")
 
     # then it completes the ingest instead of leaving the run stuck in Running
-    assert run is not None and run.files["Prediction Output"] == prediction_key("run-1")
+    assert run is not None and run.files[RunOutput.PREDICTION_OUTPUT] == prediction_key("run-1")
     assert store.uploads == [prediction_key("run-1")]
 
 

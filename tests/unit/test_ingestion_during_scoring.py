@@ -8,7 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from codabench_bundles import (
+from benchgen.environment import open_environment
+from benchgen.ingest import ingest
+from benchgen.sandbox.job import ProgramJob, ProgramResult
+from benchgen.sandbox.local import LocalSandbox
+from benchgen.scoring.engine import score_predictions
+from infra.cli.main import main
+from tests.codabench_bundles import (
     CHEATING_MODEL_PY,
     INTERACTIVE_INGESTION_PY,
     LABELS,
@@ -16,13 +22,6 @@ from codabench_bundles import (
     code_submission,
     write_interactive_bundle,
 )
-
-from benchgen.environment import open_environment
-from benchgen.ingest import ingest
-from benchgen.sandbox.job import ProgramJob, ProgramResult
-from benchgen.sandbox.local import LocalSandbox
-from benchgen.scoring.engine import score_predictions
-from infra.cli.main import main
 
 
 def _score(tmp_path: Path, submission: Path) -> dict[str, object]:

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from preparations import example, held, info, question, standard, write_preparation
 
 from benchgen.finetune.split import Split
 from benchgen.training.examples import Kind, Method
 from benchgen.training.package import PackageRefused, build_package, package_id
 from benchgen.training.profiles import PROFILES, profiles_for
+from tests.unit.preparations import example, held, info, question, standard, write_preparation
 
 MEMBERS = [
     "README.md",

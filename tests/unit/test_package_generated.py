@@ -9,16 +9,16 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from finetune_inputs import case, forty_wrong_of_fifty, make_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from preparation_inputs import make_spec, read_examples, read_held_out, run_source
 
 from benchgen.environment import Environment
 from benchgen.finetune.split import SplitShares
 from benchgen.training.examples import Kind, Method, text_hash
 from benchgen.training.package import PackageRefused, PreparationInfo, build_package
 from benchgen.training.preparation import RunSource, generate
+from tests.unit.finetune_inputs import case, forty_wrong_of_fifty, make_env
+from tests.unit.preparation_inputs import make_spec, read_examples, read_held_out, run_source
 
 CASES = 50
 FINETUNE = {"augmentation": {"factor": 3}, "pool": {"path": "pool.jsonl", "share": 0.5}}

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from preparations import example, held, info, question, write_preparation
 
 from benchgen.finetune.split import Split
 from benchgen.training.examples import Kind, PreparedExample, text_hash
 from benchgen.training.package import PackageRefused, build_package
+from tests.unit.preparations import example, held, info, question, write_preparation
 
 CASES = [f"c{n:02d}" for n in range(12)]
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
-from preparations import example, held, info, write_preparation
-
 from benchgen.finetune.split import Split
 from benchgen.training.package import build_package
+from tests.unit.preparations import example, held, info, write_preparation
 
 # pydantic-core keeps the short strings (up to 64 characters) it parses in a cache of up to 16,384: ids
 # longer than that, and one source question for every row, keep that cache out of the measure.

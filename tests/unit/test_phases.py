@@ -8,9 +8,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from codabench_bundles import LABELS, results_folder, write_two_task_bundle
 
 from infra.cli.main import main
+from tests.codabench_bundles import LABELS, results_folder, write_two_task_bundle
 
 
 def _score(tmp_path: Path, out: str, *options: str) -> tuple[int, dict[str, object]]:

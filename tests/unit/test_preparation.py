@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from finetune_inputs import RUN, case, forty_wrong_of_fifty, jsonl, make_env, verdict, wrong_answer
-from preparation_inputs import make_spec, read_examples, read_held_out, run_source
 from pydantic import ValidationError
 
 from benchgen.environment import Environment
@@ -33,6 +31,8 @@ from benchgen.training.preparation import (
     generate,
     state_hash,
 )
+from tests.unit.finetune_inputs import RUN, case, forty_wrong_of_fifty, jsonl, make_env, verdict, wrong_answer
+from tests.unit.preparation_inputs import make_spec, read_examples, read_held_out, run_source
 
 CASES = [f"gsm-{i:03d}" for i in range(50)]
 HELD = [case_id for case_id in CASES if in_test_bucket(case_id)]

@@ -5,9 +5,8 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
-from finetune_inputs import assert_memory_flat, write_large_inputs
-
 from benchgen.training.preparation import PreparationSpec, RunSource, generate
+from tests.unit.finetune_inputs import assert_memory_flat, write_large_inputs
 
 SMALL, LARGE = 2_000, 20_000
 

@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from finetune_inputs import case, make_env, verdict
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from preparation_inputs import make_spec, read_examples, read_held_out, run_source
 
 from benchgen.environment import Environment
 from benchgen.training.coverage import check_held_out
 from benchgen.training.examples import text_hash
 from benchgen.training.preparation import RunSource, generate
+from tests.unit.finetune_inputs import case, make_env, verdict
+from tests.unit.preparation_inputs import make_spec, read_examples, read_held_out, run_source
 
 CASES = 40
 

@@ -6,13 +6,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from finetune_inputs import forty_wrong_of_fifty, make_env
-from preparation_inputs import make_spec, read_examples, run_source
 
 from benchgen.environment import Environment
 from benchgen.training.examples import EXAMPLES_NAME, PreparedExample
 from benchgen.training.preparation import generate
 from benchgen.training.views import page_examples
+from tests.unit.finetune_inputs import forty_wrong_of_fifty, make_env
+from tests.unit.preparation_inputs import make_spec, read_examples, run_source
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import MemoryStore
 
 from benchgen.finetune.seed import Source
 from benchgen.finetune.split import Split
 from benchgen.pipeline.prepare_step import CheckTask, HeldOutLeak, check_preparation
 from benchgen.training.examples import HeldOutCase, Kind, PreparedExample, SourceContext, text_hash
+from tests.fakes import MemoryStore
 
 
 def _example(case_id: str, split: Split, question: str) -> PreparedExample:

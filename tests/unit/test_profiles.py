@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from preparations import SYSTEM, example
 
 from benchgen.finetune.split import Split
 from benchgen.training.examples import Method, PreparedExample
@@ -23,6 +22,7 @@ from benchgen.training.profiles import (
     profiles_for,
     rewrite_reserved,
 )
+from tests.unit.preparations import SYSTEM, example
 
 PROMPT = "A train covers 120 km in 2 hours. What is its speed?"
 GOOD = "120 / 2 = 60.\n\nFinal answer: 60 km/h"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from program_runs import run_in_layout, write_program
 
 from benchgen.errors import BundleError, ScoringError
 from benchgen.programs import Layout, build_argv, prepare_layout, read_scores, run_program
+from tests.program_runs import run_in_layout, write_program
 
 
 @pytest.fixture

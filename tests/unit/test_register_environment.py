@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fakes import MemoryEnvironments, MemoryStore
-
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY
 from benchgen.pipeline.register import register_environment
 from benchgen.records import EnvironmentRecord, EnvironmentStatus
 from infra.examplegen.writing import write_bundle_zip
+from tests.fakes import MemoryEnvironments, MemoryStore
 
 KEY = "environments/tiny/v1/bundle.zip"
 COMPETITION = (

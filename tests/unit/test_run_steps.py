@@ -10,7 +10,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from fakes import MemoryEnvironments, MemoryRuns, MemoryStarter, MemoryStore, Published
 
 from benchgen.pipeline.artifact_step import RunNotCompleted, build_run_artifact
 from benchgen.pipeline.attempts import Invocation
@@ -19,6 +18,7 @@ from benchgen.pipeline.keys import execution_name
 from benchgen.pipeline.score_step import score_run
 from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
 from infra.examplegen.writing import write_bundle_zip
+from tests.fakes import MemoryEnvironments, MemoryRuns, MemoryStarter, MemoryStore, Published
 
 BUNDLE_KEY = "environments/tiny/v1/bundle.zip"
 SUBMISSION_KEY = "submissions/run-1/predictions.json"

@@ -19,11 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from program_runs import PROGRAM_VARIABLES, run_in_layout, write_program
 
 from benchgen.errors import ScoringError
 from benchgen.programs import SCORING_APP, Layout, prepare_layout, program_job
 from benchgen.sandbox import local
+from tests.program_runs import PROGRAM_VARIABLES, run_in_layout, write_program
 
 ROOT = Path(__file__).resolve().parents[2]
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="a uid of its own for the program needs root")

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from program_runs import run_in_layout
 
 from benchgen.programs import prepare_layout, run_program
 from benchgen.sandbox.remote import RemoteSandbox
 from functions.sandbox import handler as sandbox_handler
+from tests.program_runs import run_in_layout
 
 
 class Objects(http.server.BaseHTTPRequestHandler):

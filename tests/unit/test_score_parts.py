@@ -15,7 +15,6 @@ import pytest
 
 from benchgen.environment import Environment, open_environment
 from benchgen.ingest import ingest
-from benchgen.pipeline.keys import PREDICTION_OUTPUT
 from benchgen.scoring import parts as scoring_parts
 from benchgen.scoring import templates
 from benchgen.scoring.engine import score_predictions
@@ -40,9 +39,9 @@ def _whole_run(tmp_path: Path, name: str) -> tuple[Environment, Path]:
         submission.write_text(json.dumps(document), encoding="utf-8")
     env = open_environment(made.bundle_dir, tmp_path / "environment")
     whole = tmp_path / "whole"
-    ingest(env, made.submission_path, whole, workdir=tmp_path / "ingest")
-    score_predictions(env, whole / PREDICTION_OUTPUT, whole, workdir=tmp_path / "score")
-    return env, whole / PREDICTION_OUTPUT
+    ingested = ingest(env, made.submission_path, whole, workdir=tmp_path / "ingest")
+    score_predictions(env, ingested.prediction_output, whole, workdir=tmp_path / "score")
+    return env, ingested.prediction_output
 
 
 def _prediction_records(prediction_output: Path) -> tuple[dict[str, str], bytes]:

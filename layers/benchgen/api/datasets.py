@@ -13,8 +13,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import Conflict, Forbidden, NotFound, responses
 from benchgen.api.runs import run_or_404
-from benchgen.api.schemas import FINETUNE_ARTIFACT, KIND_PATTERN, DatasetList, NextToken, ResourceId
+from benchgen.api.schemas import KIND_PATTERN, DatasetList, NextToken, ResourceId
 from benchgen.datasets import ArtifactManifestError, dataset_record, read_artifact_manifest
+from benchgen.outputs import RunOutput
 from benchgen.records import DatasetRecord, dataset_id_for
 
 logger = Logger(child=True)
@@ -34,7 +35,7 @@ def save_dataset_for_run(run_id: str, *, owner: str, services: ApiServices) -> D
     run = run_or_404(services, run_id)
     if run.owner != owner:
         raise Forbidden("only the run's owner can save its dataset")
-    key = run.files.get(FINETUNE_ARTIFACT)
+    key = run.files.get(RunOutput.FINETUNE_ARTIFACT)
     if key is None:
         reason = f" ({run.artifact_reason})" if run.artifact_reason else ""
         raise Conflict(f"{NO_ARTIFACT}{reason}")

@@ -31,7 +31,8 @@ from benchgen.api.schemas import ID_PATTERN, NextToken, PreparationIdempotencyKe
 from benchgen.aws.pages import InvalidNextToken
 from benchgen.aws.storage import MissingObject, OutOfRange
 from benchgen.finetune.split import Split
-from benchgen.pipeline.keys import COVERAGE, RUN_FILE_LABELS, SCORING_OUTPUT, preparation_key
+from benchgen.outputs import RunOutput
+from benchgen.pipeline.keys import COVERAGE, preparation_key
 from benchgen.pipeline.prepare_step import BundleRef, GenerateTask, RunRef
 from benchgen.records import (
     EnvironmentRecord,
@@ -48,8 +49,6 @@ from benchgen.training.preparation import PreparationSpec
 from benchgen.training.views import page_examples
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
-
-SCORING_OUTPUT_FILE = RUN_FILE_LABELS[SCORING_OUTPUT]
 
 
 class InvalidPreparation(ApiError):
@@ -113,7 +112,7 @@ def _runs(spec: PreparationSpec, *, owner: str, services: ApiServices) -> list[R
         raise Conflict(
             f"runs {', '.join(unfinished)} are not Completed: wait until they are, or leave them out"
         )
-    unscored = [run.run_id for run in runs if SCORING_OUTPUT_FILE not in run.files]
+    unscored = [run.run_id for run in runs if RunOutput.SCORING_OUTPUT not in run.files]
     if unscored:
         raise Conflict(
             f"runs {_names(unscored)} have no scoring output (per-case verdicts) to draw from: leave them out"

@@ -18,10 +18,7 @@ from benchgen.api.errors import Conflict, Forbidden, NotFound, Unprocessable, re
 from benchgen.api.idempotency import once_per_key
 from benchgen.api.live_runs import live_model_for, start_live_run
 from benchgen.api.schemas import (
-    DETAILED_RESULTS_JSON,
-    FILE_LABELS,
     ID_PATTERN,
-    SUBMISSION_FILE,
     CreatedRun,
     CreateRunRequest,
     DatasetLink,
@@ -39,7 +36,8 @@ from benchgen.api.schemas import (
 )
 from benchgen.environment import PhaseError, phase_position
 from benchgen.jsonhead import pick_top_level_fields
-from benchgen.pipeline.keys import DETAILED_JSON, run_key, submission_key
+from benchgen.outputs import RunOutput
+from benchgen.pipeline.keys import run_key, submission_key
 from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
@@ -95,11 +93,9 @@ def metric_tiles(metrics: Mapping[str, float], columns: Collection[Mapping[str, 
 def labelled_files(run: RunRecord) -> dict[str, str]:
     """The run's files (label -> key) in reading order; the submission counts once ingestion began."""
     files = dict(run.files)
-    if SUBMISSION_FILE not in files and run.submission_key and run.status != RunStatus.PENDING:
-        files[SUBMISSION_FILE] = run.submission_key
-    known = [label for label in FILE_LABELS if label in files]
-    others = sorted(label for label in files if label not in FILE_LABELS)
-    return {label: files[label] for label in known + others}
+    if RunOutput.SUBMISSION not in files and run.submission_key and run.status != RunStatus.PENDING:
+        files[RunOutput.SUBMISSION] = run.submission_key
+    return {output.label: files[output] for output in RunOutput if output in files}
 
 
 # ---- services --------------------------------------------------------------------------------------------
@@ -277,7 +273,7 @@ def run_files(run_id: str, *, services: ApiServices) -> RunFiles:
 def detailed_results(run_id: str, *, services: ApiServices) -> DetailedResults:
     """Summary, metric tiles and breakdowns of detailed_results.json, and a URL to the whole file."""
     run = run_or_404(services, run_id)
-    key = run.files.get(DETAILED_RESULTS_JSON) or run_key(run.run_id, DETAILED_JSON)
+    key = run.files.get(RunOutput.DETAILED_JSON) or run_key(run.run_id, RunOutput.DETAILED_JSON.file_name)
     chunks = services.store.chunks(key)
     if chunks is None:
         raise NotFound(f"run {run_id!r} has no detailed results yet (status {run.status.value})")

@@ -19,8 +19,6 @@ from pydantic import (
 )
 
 from benchgen.api.live_runs import ModelConfigRequest
-from benchgen.pipeline import keys
-from benchgen.pipeline.keys import RUN_FILE_LABELS
 from benchgen.records import (
     ArtifactStatus,
     DatasetRecord,
@@ -55,12 +53,6 @@ MAX_VARIABLE_VALUE = 1024
 # DynamoDB numbers hold 38 digits between 1e-130 and 1e126: sampling numbers stay well inside.
 MAX_SAMPLING_NUMBER = 10**12
 SAMPLING_DECIMALS = 12
-
-#: The files a run can produce, in the order people read them (labels shared with the pipeline steps).
-FILE_LABELS: tuple[str, ...] = tuple(RUN_FILE_LABELS.values())
-SUBMISSION_FILE = RUN_FILE_LABELS["submission"]
-FINETUNE_ARTIFACT = RUN_FILE_LABELS[keys.FINETUNE_ARTIFACT]
-DETAILED_RESULTS_JSON = RUN_FILE_LABELS[keys.DETAILED_JSON]
 
 
 def _matching(pattern: str, rule: str) -> Callable[[str], str]:

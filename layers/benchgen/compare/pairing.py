@@ -14,9 +14,8 @@ from pathlib import Path
 
 from benchgen.errors import ScoringError
 from benchgen.finetune.artifact import verdict_lines
-from benchgen.finetune.records import VERDICTS_NAME
 from benchgen.report.detailed import BREAKDOWN_FIELDS
-from benchgen.verdicts import Verdict
+from benchgen.verdicts import VERDICTS_NAME, Verdict
 
 
 @dataclass(frozen=True, slots=True)

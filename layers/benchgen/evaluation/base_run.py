@@ -13,8 +13,8 @@ from typing import Protocol
 from benchgen.aws.pages import Page
 from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
+from benchgen.outputs import RunOutput
 from benchgen.pipeline.case_scope import read_case_scope
-from benchgen.pipeline.keys import RUN_FILE_LABELS, SCORING_OUTPUT
 from benchgen.records import LiveModel, RunRecord, RunStatus, TrainingRunRecord
 
 # Completed runs of the environment looked through for a reusable one, newest first.
@@ -54,8 +54,8 @@ def covers_held_out(
             f"it ran environment {run.environment_id} version {run.environment_version}, not the package's "
             f"{training.environment_id} version {training.environment_version}"
         )
-    if RUN_FILE_LABELS[SCORING_OUTPUT] not in run.files:
-        raise BaseRunProblem("it has no per-case verdicts (no Scoring Output)")
+    if RunOutput.SCORING_OUTPUT not in run.files:
+        raise BaseRunProblem(f"it has no per-case verdicts (no {RunOutput.SCORING_OUTPUT.label})")
     if run.case_scope is None:
         return  # it judged every case of the version, the held-out ones among them
     with tempfile.TemporaryDirectory() as workdir:

@@ -21,11 +21,10 @@ from benchgen.compare.report import RunIdentity, compare_runs
 from benchgen.compare.selection import PackageRef, read_package
 from benchgen.errors import BenchGenError
 from benchgen.evaluation.report import REPORT_HTML, REPORT_JSON, evaluation_report, render_report
+from benchgen.outputs import RunOutput
 from benchgen.pipeline.case_scope import write_case_scope
 from benchgen.pipeline.keys import (
     CASE_SCOPE,
-    RUN_FILE_LABELS,
-    SCORING_OUTPUT,
     evaluation_key,
     live_execution_name,
     package_key,
@@ -165,10 +164,10 @@ def check(
 
 
 def _scoring_output(run: RunRecord | None, side: str, *, store: ObjectStore, workdir: Path) -> Path:
-    key = run.files.get(RUN_FILE_LABELS[SCORING_OUTPUT]) if run else None
+    key = run.files.get(RunOutput.SCORING_OUTPUT) if run else None
     if run is None or run.status is not RunStatus.COMPLETED or key is None:
         raise EvaluationError(f"the {side} model's run has no scoring output to compare")
-    return store.download(key, workdir / side / SCORING_OUTPUT)
+    return store.download(key, RunOutput.SCORING_OUTPUT.path_in(workdir / side))
 
 
 def compare(

@@ -39,7 +39,7 @@ from benchgen.finetune.formats import (
     sizes,
 )
 from benchgen.finetune.parts import PartTally, collect, read_tally
-from benchgen.finetune.records import VERDICTS_NAME, read_cases
+from benchgen.finetune.records import read_cases
 from benchgen.finetune.seed import (
     LAYERS,
     Source,
@@ -54,11 +54,11 @@ from benchgen.finetune.split import SPLIT_RULE, SPLITS, split_for
 from benchgen.finetune.spool import MergeOrder, Run, SortedSpool, Tie
 from benchgen.finetune.store import Reference, Selection, choose_pool_rows, scratch_db
 from benchgen.naming import dataset_name
+from benchgen.outputs import RunOutput
 from benchgen.records import RunInfo
-from benchgen.verdicts import Verdict
+from benchgen.verdicts import VERDICTS_NAME, Verdict
 from benchgen.zipwrite import building_zip, entry, file_sha256
 
-ARTIFACT_NAME = "finetune_artifact.zip"
 _READ_BUFFER = 1 << 20
 NO_FINETUNE = "the benchmark's scoring program did not emit one"
 NO_VERDICTS = (
@@ -365,7 +365,7 @@ def finish_artifact(
         # members are in name order) and the data files stream into the zip while their hashes are taken.
         known = {path: {"rows": tally.rows[path]} for path in sorted(FORMATS)}
         manifest = _manifest(env, finetune, run=run, name=name, settings=settings, tally=tally, files=known)
-        target = out_dir / ARTIFACT_NAME
+        target = RunOutput.FINETUNE_ARTIFACT.path_in(out_dir)
         stats = {path: FileStats() for path in FORMATS}
         with building_zip(target) as archive:
             readme = _readme(manifest).encode("utf-8")

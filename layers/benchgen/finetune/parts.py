@@ -26,7 +26,6 @@ from benchgen.errors import ScoringError
 from benchgen.finetune.augment import AugmentSettings, variants
 from benchgen.finetune.formats import FORMATS, pieces, sizes
 from benchgen.finetune.records import (
-    VERDICTS_NAME,
     ExampleRecord,
     SummaryRecord,
     decode_case,
@@ -48,6 +47,7 @@ from benchgen.finetune.seed import (
 from benchgen.finetune.split import SPLITS, split_for
 from benchgen.finetune.spool import Run, SortedSpool
 from benchgen.finetune.store import scratch_db
+from benchgen.verdicts import VERDICTS_NAME
 
 TALLY_NAME = "part.json"
 RUN_PREFIX = "examples-"

@@ -18,8 +18,6 @@ from benchgen.errors import BundleError
 from benchgen.finetune.seed import CaseText, Source
 from benchgen.verdicts import Verdict, VerdictRecord
 
-VERDICTS_NAME = "verdicts.jsonl"
-
 
 class CaseRecord(msgspec.Struct):
     """The fields of a ``cases.jsonl`` object the artifact reads, each of any JSON type."""

@@ -22,11 +22,10 @@ from benchgen.errors import BenchGenError
 from benchgen.inference.model import Model, Sampling
 from benchgen.inference.prompts import prompt_for
 from benchgen.inference.retry import Backoff, Outcome, ask
+from benchgen.outputs import RunOutput
 from benchgen.pipeline.context import open_run_environment
 from benchgen.pipeline.keys import (
     GENERATED_SUBMISSION,
-    INFERENCE_LOG,
-    RUN_FILE_LABELS,
     inference_shard_key,
     run_key,
     submission_key,
@@ -188,7 +187,7 @@ def assemble(
 ) -> dict[str, Any]:
     """Write the inference log, record it on the run, then upload the generated submission."""
     run, live = _live_run(runs, run_id, RunStatus.RUNNING)
-    log_path = workdir / INFERENCE_LOG
+    log_path = RunOutput.INFERENCE_LOG.path_in(workdir)
     predictions_path = workdir / GENERATED_SUBMISSION
     summary = InferenceSummary()
     reasons: list[str] = []
@@ -223,9 +222,9 @@ def assemble(
     if summary.cases == 0:
         raise LiveRunError(f"run {run_id} has no answers to assemble: its environment's cases were not asked")
     summary.unanswered_reasons = reasons
-    log_key = run_key(run_id, INFERENCE_LOG)
+    log_key = run_key(run_id, RunOutput.INFERENCE_LOG.file_name)
     store.upload(log_path, log_key, content_type="application/jsonl")
-    runs.add_files(run_id, {RUN_FILE_LABELS[INFERENCE_LOG]: log_key})
+    runs.add_files(run_id, {RunOutput.INFERENCE_LOG: log_key})
     runs.record_inference(run_id, summary)
     target = run.submission_key or submission_key(run_id, GENERATED_SUBMISSION)
     # Last: the upload starts ingest. A retried Assemble leaves the first upload as it is.

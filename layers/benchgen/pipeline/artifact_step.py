@@ -8,14 +8,9 @@ from typing import Any
 from benchgen.datasets import dataset_record, read_artifact_manifest
 from benchgen.errors import BenchGenError
 from benchgen.finetune.artifact import build_artifact, finish_artifact
+from benchgen.outputs import RunOutput
 from benchgen.pipeline.context import open_run_environment
-from benchgen.pipeline.keys import (
-    ARTIFACT_PART,
-    FINETUNE_ARTIFACT,
-    RUN_FILE_LABELS,
-    SCORING_OUTPUT,
-    run_key,
-)
+from benchgen.pipeline.keys import ARTIFACT_PART, run_key
 from benchgen.pipeline.parts import download_parts
 from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, RunsStore
 from benchgen.records import RunInfo, RunStatus
@@ -42,14 +37,15 @@ def build_run_artifact(
         parts = download_parts(run_id, ARTIFACT_PART, run.shards.count, store=store, folder=workdir / "parts")
         report = finish_artifact(env, parts, workdir / "out", run=info)
     else:
-        scoring_output = store.download(run_key(run_id, SCORING_OUTPUT), workdir / SCORING_OUTPUT)
+        name = RunOutput.SCORING_OUTPUT.file_name
+        scoring_output = store.download(run_key(run_id, name), workdir / name)
         report = build_artifact(env, scoring_output, workdir / "out", run=info)
     if not report.emitted or report.path is None or report.sha256 is None:
         return {"emitted": False, "reason": report.reason, "dataset": None}
 
-    key = run_key(run_id, FINETUNE_ARTIFACT)
+    key = run_key(run_id, RunOutput.FINETUNE_ARTIFACT.file_name)
     store.upload(report.path, key, content_type="application/zip")
-    runs.add_files(run_id, {RUN_FILE_LABELS[FINETUNE_ARTIFACT]: key})
+    runs.add_files(run_id, {RunOutput.FINETUNE_ARTIFACT: key})
     record = dataset_record(
         run, read_artifact_manifest(report.path), artifact_key=key, artifact_sha256=report.sha256
     )

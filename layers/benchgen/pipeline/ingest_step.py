@@ -8,13 +8,11 @@ from aws_lambda_powertools import Logger
 
 from benchgen.errors import BenchGenError
 from benchgen.ingest import ingest
+from benchgen.outputs import RunOutput
 from benchgen.pipeline.attempts import Invocation, take_turn
 from benchgen.pipeline.context import open_run_environment
 from benchgen.pipeline.fulltext import keep_whole
 from benchgen.pipeline.keys import (
-    INGEST_LOG,
-    PREDICTION_OUTPUT,
-    RUN_FILE_LABELS,
     ObjectKeyError,
     loose_run_id,
     parse_submission_key,
@@ -122,7 +120,7 @@ def _ingest_claimed(
     sandbox: Sandbox | None,
 ) -> RunRecord | None:
     run_id = run.run_id
-    runs.add_files(run_id, {RUN_FILE_LABELS["submission"]: key})
+    runs.add_files(run_id, {RunOutput.SUBMISSION: key})
     env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
     # The run names the phase it runs from now on: a run that named none gets the first one's name.
     runs.record_phase(run_id, env.phase.name)
@@ -134,23 +132,17 @@ def _ingest_claimed(
     plan = shard_plan(run, env, record) if record is not None else None
     if plan is not None:
         write_shard_inputs(
-            run_id, out / PREDICTION_OUTPUT, env.cases_path, plan, store=store, workdir=workdir / "shards"
+            run_id, report.prediction_output, env.cases_path, plan, store=store, workdir=workdir / "shards"
         )
     # Recorded before the upload: the upload triggers scoring, which may finish before this returns.
     runs.record_ingest(
         run_id,
         shards=plan,
-        counts={
-            "total_questions": report.total_questions,
-            "answered_questions": report.answered_questions,
-            "missing_ids": report.missing_count,
-            "duplicate_ids": report.duplicate_count,
-            "unknown_ids": report.unknown_count,
-        },
+        counts=report.counts(),
         warnings=report.warnings,
     )
-    store.upload(out / PREDICTION_OUTPUT, prediction_key(run_id), content_type="application/zip")
-    runs.add_files(run_id, {RUN_FILE_LABELS[PREDICTION_OUTPUT]: prediction_key(run_id)})
+    store.upload(report.prediction_output, prediction_key(run_id), content_type="application/zip")
+    runs.add_files(run_id, {RunOutput.PREDICTION_OUTPUT: prediction_key(run_id)})
     return runs.get(run_id)
 
 
@@ -176,9 +168,16 @@ def _refuse_misplaced(
 
 
 def _keep_log(texts: list[str], run_id: str, *, store: ObjectStorage, runs: RunsStore, workdir: Path) -> None:
-    key = prediction_key(run_id, INGEST_LOG)
-    label = RUN_FILE_LABELS[INGEST_LOG]
-    keep_whole(texts, key=key, label=label, run_id=run_id, store=store, runs=runs, workdir=workdir / "log")
+    key = prediction_key(run_id, RunOutput.INGEST_LOG.file_name)
+    keep_whole(
+        texts,
+        key=key,
+        output=RunOutput.INGEST_LOG,
+        run_id=run_id,
+        store=store,
+        runs=runs,
+        workdir=workdir / "log",
+    )
 
 
 def _interrupted(run: RunRecord, key: str) -> bool:
@@ -189,5 +188,5 @@ def _interrupted(run: RunRecord, key: str) -> bool:
     return (
         run.status is RunStatus.RUNNING
         and run.submission_key == key
-        and RUN_FILE_LABELS[PREDICTION_OUTPUT] not in run.files
+        and RunOutput.PREDICTION_OUTPUT not in run.files
     )

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from benchgen.errors import BenchGenError
+from benchgen.outputs import RunOutput
 
 ENVIRONMENTS = "environments/"
 SUBMISSIONS = "submissions/"
@@ -24,19 +25,8 @@ EVALUATIONS = "evaluations/"
 # no trigger watches it.
 CASE_SHARDS = "case-shards/"
 
-PREDICTION_OUTPUT = "prediction_output.zip"
-SCORES = "scores.json"
-SCORING_OUTPUT = "scoring_output.zip"
-DETAILED_HTML = "detailed_results.html"
-DETAILED_JSON = "detailed_results.json"
-FINETUNE_ARTIFACT = "finetune_artifact.zip"
-SCORING_LOG = "logs/scoring.log"
-# Whole texts that the run record shows cut short (see benchgen.records), each beside its step's outputs.
-INGEST_LOG = "ingest.log"
-FAILURE_LOG = "logs/failure.log"
-# A live run's generated submission, and what the model answered for each case, raw, with its latency.
+# A live run's generated submission.
 GENERATED_SUBMISSION = "predictions.json"
-INFERENCE_LOG = "inference_log.jsonl"
 # The case ids a run is restricted to (see benchgen.pipeline.case_scope), beside its outputs.
 CASE_SCOPE = "case_scope.json"
 # A preparation's coverage report, beside its examples.jsonl and held_out.jsonl.
@@ -47,21 +37,8 @@ RUN_SHARDS = "shards/"
 PARTS = "parts/"
 SCORE_PART = "score"
 ARTIFACT_PART = "artifact"
-
-# File labels as the run shows them, in the order a reader expects.
-RUN_FILE_LABELS = {
-    "submission": "Submission File",
-    PREDICTION_OUTPUT: "Prediction Output",
-    SCORING_OUTPUT: "Scoring Output",
-    DETAILED_HTML: "Detailed Results",
-    DETAILED_JSON: "Detailed Results (JSON)",
-    FINETUNE_ARTIFACT: "Finetune Artifact",
-    SCORES: "Scores",
-    SCORING_LOG: "Scoring Log",
-    INGEST_LOG: "Ingest Log",
-    FAILURE_LOG: "Failure Log",
-    INFERENCE_LOG: "Inference Log",
-}
+# The file whose upload under predictions/ starts scoring.
+_PREDICTION_OUTPUT = RunOutput.PREDICTION_OUTPUT.file_name
 
 _SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
 _NAMES = "each name 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
@@ -134,9 +111,9 @@ def loose_run_id(key: str) -> str | None:
 
 def parse_prediction_key(key: str) -> str:
     """The run id of a prediction output key."""
-    match = re.fullmatch(rf"predictions/({_SEGMENT})/prediction_output\.zip", key)
+    match = re.fullmatch(rf"{PREDICTIONS}({_SEGMENT})/{re.escape(_PREDICTION_OUTPUT)}", key)
     if not match:
-        raise ObjectKeyError(f"{key}: prediction outputs live at predictions/<run_id>/prediction_output.zip")
+        raise ObjectKeyError(f"{key}: prediction outputs live at {PREDICTIONS}<run_id>/{_PREDICTION_OUTPUT}")
     return match[1]
 
 
@@ -148,7 +125,7 @@ def submission_key(run_id: str, filename: str) -> str:
     return f"{SUBMISSIONS}{run_id}/{filename}"
 
 
-def prediction_key(run_id: str, name: str = PREDICTION_OUTPUT) -> str:
+def prediction_key(run_id: str, name: str = _PREDICTION_OUTPUT) -> str:
     return f"{PREDICTIONS}{run_id}/{name}"
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from benchgen.outputs import RunOutput
 from benchgen.records import (
     ArtifactStatus,
     EnvironmentOwner,
@@ -62,8 +63,9 @@ class RunsStore(ABC):
     def get(self, run_id: str) -> RunRecord | None: ...
 
     @abstractmethod
-    def add_files(self, run_id: str, files: Mapping[str, str]) -> bool:
-        """Record files the run produced, each entry on its own; ``False`` if the run is missing."""
+    def add_files(self, run_id: str, files: Mapping[RunOutput, str]) -> bool:
+        """Record files the run produced (output -> key), each entry on its own; ``False`` if the run is
+        missing."""
 
     @abstractmethod
     def claim(

@@ -14,7 +14,8 @@ from pydantic import BaseModel
 
 from benchgen.environment import open_environment
 from benchgen.errors import BenchGenError
-from benchgen.pipeline.keys import COVERAGE, SCORING_OUTPUT, preparation_key, run_key
+from benchgen.outputs import RunOutput
+from benchgen.pipeline.keys import COVERAGE, preparation_key, run_key
 from benchgen.pipeline.ports import ObjectStorage
 from benchgen.pipeline.preparation_record import record_values
 from benchgen.records import clip_text
@@ -79,7 +80,8 @@ def generate_preparation(task: GenerateTask, *, store: ObjectStorage, workdir: P
             environment_id=run.environment_id,
             environment_version=run.environment_version,
             scoring_output=store.download(
-                run_key(run.run_id, SCORING_OUTPUT), workdir / "runs" / run.run_id / SCORING_OUTPUT
+                run_key(run.run_id, RunOutput.SCORING_OUTPUT.file_name),
+                RunOutput.SCORING_OUTPUT.path_in(workdir / "runs" / run.run_id),
             ),
         )
         for run in task.runs

@@ -8,17 +8,11 @@ from aws_lambda_powertools import Logger
 
 from benchgen.aws.storage import content_type_for
 from benchgen.errors import BenchGenError
+from benchgen.outputs import RunOutput
 from benchgen.pipeline.attempts import Invocation, take_turn
 from benchgen.pipeline.context import open_run_environment
 from benchgen.pipeline.fulltext import keep_whole
 from benchgen.pipeline.keys import (
-    DETAILED_HTML,
-    DETAILED_JSON,
-    FAILURE_LOG,
-    RUN_FILE_LABELS,
-    SCORES,
-    SCORING_LOG,
-    SCORING_OUTPUT,
     ObjectKeyError,
     execution_name,
     parse_prediction_key,
@@ -32,8 +26,6 @@ from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.engine import ScoreReport, score_predictions
 
 logger = Logger(child=True)
-
-_PUBLISHED = (SCORES, SCORING_OUTPUT, DETAILED_HTML, DETAILED_JSON)
 
 
 def _start_artifact(run_id: str, starter: Starter) -> None:
@@ -123,13 +115,13 @@ def _score_claimed(
         return runs.get(run_id)
     try:
         env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
-        local = store.download(key, workdir / "prediction_output.zip")
+        local = store.download(key, RunOutput.PREDICTION_OUTPUT.path_in(workdir))
         report = score_predictions(env, local, out, workdir=workdir / "score", sandbox=sandbox)
     except BenchGenError as error:
         return fail_scoring(
             run_id, str(error), out, store=store, runs=runs, publisher=publisher, workdir=workdir
         )
-    return complete_scoring(run, report, out, store=store, runs=runs, starter=starter, publisher=publisher)
+    return complete_scoring(run, report, store=store, runs=runs, starter=starter, publisher=publisher)
 
 
 def fail_scoring(
@@ -144,15 +136,16 @@ def fail_scoring(
 ) -> RunRecord | None:
     """Fail the Running run for ``reason``: its scoring log (if ``out`` holds one) and the whole reason are
     kept as run files, and RunFailed is announced."""
-    log = out / SCORING_LOG
+    # Scoring failed, so no report names the log: it is where the engine writes it.
+    log = RunOutput.SCORING_LOG.path_in(out)
     if log.exists():
-        log_key = run_key(run_id, SCORING_LOG)
+        log_key = run_key(run_id, RunOutput.SCORING_LOG.file_name)
         store.upload(log, log_key, content_type=content_type_for(log))
-        runs.add_files(run_id, {RUN_FILE_LABELS[SCORING_LOG]: log_key})
+        runs.add_files(run_id, {RunOutput.SCORING_LOG: log_key})
     keep_whole(
         [reason],
-        key=run_key(run_id, FAILURE_LOG),
-        label=RUN_FILE_LABELS[FAILURE_LOG],
+        key=run_key(run_id, RunOutput.FAILURE_LOG.file_name),
+        output=RunOutput.FAILURE_LOG,
         run_id=run_id,
         store=store,
         runs=runs,
@@ -166,23 +159,24 @@ def fail_scoring(
 def complete_scoring(
     run: RunRecord,
     report: ScoreReport,
-    out: Path,
     *,
     store: ObjectStorage,
     runs: RunsStore,
     starter: Starter,
     publisher: Publisher,
 ) -> RunRecord | None:
-    """Publish the run files ``out`` holds, complete the Running run with the report, start its artifact
+    """Publish the run files the report names, complete the Running run with the report, start its artifact
     pipeline and announce RunCompleted; ``None`` when another delivery completed it first."""
     run_id = run.run_id
-    files = {}
-    for name in _PUBLISHED:
-        path = out / name
-        if path.exists():
-            file_key = run_key(run_id, name)
-            store.upload(path, file_key, content_type=content_type_for(path))
-            files[RUN_FILE_LABELS[name]] = file_key
+    files: dict[RunOutput, str] = {}
+    for output, path in report.files.items():
+        # A completed run's program logs are in its scoring output (logs/): the separate scoring log is
+        # kept only to show why a run failed.
+        if output is RunOutput.SCORING_LOG:
+            continue
+        file_key = run_key(run_id, output.file_name)
+        store.upload(path, file_key, content_type=content_type_for(path))
+        files[output] = file_key
     runs.add_files(run_id, files)
     completed = runs.complete(
         run_id,
@@ -191,7 +185,7 @@ def complete_scoring(
         other_metrics=report.other_metrics,
         breakdowns=report.breakdowns,
         # ingest recorded its counts before uploading the prediction output that triggered this step
-        counts={**run.counts, "total": report.total, "passed": report.passed, "answered": report.answered},
+        counts={**run.counts, **report.counts()},
         execution_name=execution_name(run_id),
     )
     if not completed:

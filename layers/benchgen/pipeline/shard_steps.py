@@ -21,6 +21,7 @@ from aws_lambda_powertools import Logger
 
 from benchgen.errors import BenchGenError
 from benchgen.finetune.parts import collect_part
+from benchgen.outputs import RunOutput
 from benchgen.pipeline.context import open_run_environment
 from benchgen.pipeline.keys import (
     ARTIFACT_PART,
@@ -34,10 +35,9 @@ from benchgen.pipeline.score_step import complete_scoring, fail_scoring
 from benchgen.records import RunRecord, RunStatus, ShardPlan
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.parts import finish_scores, score_part
+from benchgen.verdicts import VERDICTS_NAME
 
 logger = Logger(child=True)
-
-VERDICTS = "verdicts.jsonl"
 
 
 class ShardFailed(BenchGenError):
@@ -106,7 +106,9 @@ def score_shard(
             case_shard_key(run.environment_id, run.environment_version, plan.task, shard),
             workdir / "cases.jsonl",
         )
-        predictions = store.download(prediction_shard_key(run_id, shard), workdir / "prediction_output.zip")
+        predictions = store.download(
+            prediction_shard_key(run_id, shard), RunOutput.PREDICTION_OUTPUT.path_in(workdir)
+        )
         part = workdir / "part"
         part.mkdir()
         score_part(env, cases, predictions, part, workdir=workdir / "score", sandbox=sandbox)
@@ -136,7 +138,7 @@ def build_shard_artifact(
         )
         part = workdir / "part"
         part.mkdir()
-        collect_part(env, scored / VERDICTS, cases, part, run_id=run_id)
+        collect_part(env, scored / VERDICTS_NAME, cases, part, run_id=run_id)
         upload_part(part, run_id, ARTIFACT_PART, shard, store=store)
     return {"run_id": run_id, "shard": shard}
 
@@ -165,8 +167,6 @@ def reduce_scores(
         env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
         parts = download_parts(run_id, SCORE_PART, plan.count, store=store, folder=workdir / "parts")
         report = finish_scores(env, parts, out)
-    completed = complete_scoring(
-        run, report, out, store=store, runs=runs, starter=starter, publisher=publisher
-    )
+    completed = complete_scoring(run, report, store=store, runs=runs, starter=starter, publisher=publisher)
     status = completed.status.value if completed is not None else RunStatus.COMPLETED.value
     return {"run_id": run_id, "status": status}

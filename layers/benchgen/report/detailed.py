@@ -20,11 +20,10 @@ from typing import Any
 import msgspec
 
 from benchgen.bundle.spec import Column
+from benchgen.outputs import RunOutput
 from benchgen.report.html import TableRow, render_html
 from benchgen.verdicts import AnyVerdict
 
-JSON_NAME = "detailed_results.json"
-HTML_NAME = "detailed_results.html"
 BREAKDOWN_FIELDS = ("difficulty", "domain", "route")
 TABLE_LIMIT = 1000
 _FLUSH = 1 << 18
@@ -198,16 +197,19 @@ def write_detailed(
     summary: Summary,
     logs: Sequence[Path],
     rows: list[TableRow],
-) -> None:
+) -> dict[RunOutput, Path]:
     """Put ``detailed_results.json`` (the cases of ``logs``, in order) and ``detailed_results.html``
-    (``rows``) in ``out_dir``, each replacing the old one only once it is complete."""
+    (``rows``) in ``out_dir``, each replacing the old one only once it is complete; answers their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     tiles = metric_tiles(metrics, columns)
     summary_dict = summary.summary_dict()
     breakdowns = summary.breakdowns_dict()
     head = {"title": title, "metrics": tiles, "summary": summary_dict, "breakdowns": breakdowns}
+    paths = {
+        output: out_dir / output.file_name for output in (RunOutput.DETAILED_JSON, RunOutput.DETAILED_HTML)
+    }
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".detailed-") as scratch:
-        json_part = Path(scratch) / JSON_NAME
+        json_part = RunOutput.DETAILED_JSON.path_in(Path(scratch))
         with json_part.open("wb") as out:
             # The head is a closed object; reopen it just before its last brace to append the cases array.
             out.write(json.dumps(head, ensure_ascii=False, indent=1)[:-2].encode("utf-8"))
@@ -221,13 +223,14 @@ def write_detailed(
                     shutil.copyfileobj(cases, out, 1 << 20)
                 written = True
             out.write(b"\n ]\n}\n")
-        html_part = Path(scratch) / HTML_NAME
+        html_part = RunOutput.DETAILED_HTML.path_in(Path(scratch))
         html_part.write_text(
             render_html(title=title, tiles=tiles, summary=summary_dict, breakdowns=breakdowns, rows=rows),
             encoding="utf-8",
         )
-        os.replace(json_part, out_dir / JSON_NAME)
-        os.replace(html_part, out_dir / HTML_NAME)
+        os.replace(json_part, paths[RunOutput.DETAILED_JSON])
+        os.replace(html_part, paths[RunOutput.DETAILED_HTML])
+    return paths
 
 
 class DetailedResults:
@@ -247,10 +250,10 @@ class DetailedResults:
         self._log.add(verdict)
         self.summary.add(verdict)
 
-    def write(self, *, title: str, metrics: dict[str, float], columns: list[Column]) -> None:
-        """Put ``detailed_results.json`` and ``detailed_results.html`` in ``out_dir``."""
+    def write(self, *, title: str, metrics: dict[str, float], columns: list[Column]) -> dict[RunOutput, Path]:
+        """Put ``detailed_results.json`` and ``detailed_results.html`` in ``out_dir``; answers their paths."""
         self._log.close()
-        write_detailed(
+        return write_detailed(
             self.out_dir,
             title=title,
             metrics=metrics,

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from benchgen.errors import ScoringError
 from benchgen.ingest import ingestion_job, stage
+from benchgen.outputs import RunOutput
 from benchgen.phases import (
     TASK_BREAKDOWN,
     combine_zips,
@@ -35,29 +36,25 @@ from benchgen.programs import (
     read_scores,
     run_side_by_side,
 )
-from benchgen.report.detailed import HTML_NAME, DetailedResults
+from benchgen.report.detailed import DetailedResults
 from benchgen.sandbox.job import ProgramJob, Sandbox
 from benchgen.sandbox.local import LocalSandbox
 from benchgen.scoring import Aggregator
 from benchgen.scoring.parts import Progress, finish_scores, score_part
 from benchgen.scoring.results import (
-    SCORES_NAME,
-    VERDICTS_NAME,
     ScoreReport,
     match_columns,
     ordered_scores,
     write_scores,
 )
-from benchgen.verdicts import Verdict
+from benchgen.verdicts import VERDICTS_NAME, Verdict
 from benchgen.zipwrite import zip_folder
 
 if TYPE_CHECKING:
     from benchgen.environment import Environment
 
 # ScoreReport is what scoring answers with, so it is named where callers import score_predictions from.
-__all__ = ["ScoreReport", "read_verdicts", "score_predictions", "score_with_program", "score_with_template"]
-
-SCORING_LOG = "logs/scoring.log"  # kept beside the outputs so a failed run still shows why
+__all__ = ["ScoreReport", "read_verdicts", "score_predictions"]
 
 
 def read_verdicts(path: Path) -> Iterator[Verdict]:
@@ -74,25 +71,8 @@ def read_verdicts(path: Path) -> Iterator[Verdict]:
                 raise ScoringError(f"{path.name} line {number}: {where}: {problem['msg']}") from error
 
 
-def score_with_template(
-    env: Environment,
-    prediction_output: Path,
-    out_dir: Path,
-    *,
-    workdir: Path,
-    progress: Progress | None = None,
-    sandbox: Sandbox | None = None,
-) -> ScoreReport:
-    """Judge every case with the environment's built-in template: the whole run as one part."""
-    part = workdir / "part"
-    score_part(
-        env, env.cases_path, prediction_output, part, workdir=workdir, sandbox=sandbox, progress=progress
-    )
-    return finish_scores(env, [part], out_dir)
-
-
 def _program_html(output: Path) -> Path | None:
-    named = output / HTML_NAME
+    named = RunOutput.DETAILED_HTML.path_in(output)
     if named.is_file():
         return named
     return next(iter(sorted(output.glob("*.html"))), None)
@@ -126,7 +106,7 @@ def _beside_ingestion(
     return ingestion, result
 
 
-def score_with_program(
+def _score_with_program(
     env: Environment,
     prediction_output: Path,
     out_dir: Path,
@@ -173,8 +153,12 @@ def score_with_program(
     if ingestion is not None:
         (output_copy / "logs" / "ingestion_stdout.txt").write_text(ingestion.stdout, encoding="utf-8")
         (output_copy / "logs" / "ingestion_stderr.txt").write_text(ingestion.stderr, encoding="utf-8")
-    zip_folder(output_copy, out_dir / "scoring_output.zip")
-    _write_log(out_dir / SCORING_LOG, result.command, logs)
+    files = {
+        RunOutput.SCORING_OUTPUT: RunOutput.SCORING_OUTPUT.path_in(out_dir),
+        RunOutput.SCORING_LOG: RunOutput.SCORING_LOG.path_in(out_dir),
+    }
+    zip_folder(output_copy, files[RunOutput.SCORING_OUTPUT])
+    _write_log(files[RunOutput.SCORING_LOG], result.command, logs)
     if ingestion is not None and ingestion.timed_out:
         raise ScoringError(
             f"the ingestion program, run beside the scoring program, passed the time limit of "
@@ -188,7 +172,7 @@ def score_with_program(
     written = [column.key for column in spec.columns if column.computation is None]
     metrics, other = match_columns(spec, read_scores(layout.output, written))
     scores = ordered_scores(metrics, other)
-    write_scores(out_dir / SCORES_NAME, scores)
+    files[RunOutput.SCORES] = write_scores(out_dir, scores)
     verdicts_path = layout.output / VERDICTS_NAME
     has_verdicts = verdicts_path.is_file()
     counter = Aggregator()
@@ -196,13 +180,14 @@ def score_with_program(
         for verdict in read_verdicts(verdicts_path) if has_verdicts else ():
             counter.count(verdict)
             detailed.add(verdict)
-        detailed.write(title=spec.title, metrics=scores, columns=spec.columns)
+        files |= detailed.write(title=spec.title, metrics=scores, columns=spec.columns)
     program_html = _program_html(layout.output)
     if program_html is not None:
-        shutil.copyfile(program_html, out_dir / HTML_NAME)
+        shutil.copyfile(program_html, files[RunOutput.DETAILED_HTML])
     if progress is not None:
         progress(counter.total)
     return ScoreReport(
+        files=files,
         scores=scores,
         metrics=metrics,
         other_metrics=other,
@@ -276,22 +261,27 @@ def _score_tasks(
         except ScoringError as error:
             raise ScoringError(f"task {task_label(view.task)}: {error}") from None
         finally:
-            if (task_out / SCORING_LOG).is_file():
-                logs.append(f"=== task {task_label(view.task)} ===\n{(task_out / SCORING_LOG).read_text()}")
+            # A failed task wrote its log but answers no report: the log is read where the task writes it.
+            task_log = RunOutput.SCORING_LOG.path_in(task_out)
+            if task_log.is_file():
+                logs.append(f"=== task {task_label(view.task)} ===\n{task_log.read_text()}")
         reports[task_label(view.task)] = report
         done += report.total
-        outputs[folder] = task_out / "scoring_output.zip"
+        outputs[folder] = report.files[RunOutput.SCORING_OUTPUT]
     out_dir.mkdir(parents=True, exist_ok=True)
-    combine_zips(outputs, out_dir / "scoring_output.zip", workdir=workdir)
+    files = {RunOutput.SCORING_OUTPUT: RunOutput.SCORING_OUTPUT.path_in(out_dir)}
+    combine_zips(outputs, files[RunOutput.SCORING_OUTPUT], workdir=workdir)
     if logs:
-        (out_dir / SCORING_LOG).parent.mkdir(parents=True, exist_ok=True)
-        (out_dir / SCORING_LOG).write_text("\n".join(logs), encoding="utf-8")
+        files[RunOutput.SCORING_LOG] = RunOutput.SCORING_LOG.path_in(out_dir)
+        files[RunOutput.SCORING_LOG].parent.mkdir(parents=True, exist_ok=True)
+        files[RunOutput.SCORING_LOG].write_text("\n".join(logs), encoding="utf-8")
     metrics = merge_task_metrics(spec, [report.metrics for report in reports.values()])
     computed = {column.key for column in spec.columns if column.computation is not None}
-    write_scores(out_dir / SCORES_NAME, metrics)
+    files[RunOutput.SCORES] = write_scores(out_dir, metrics)
     with DetailedResults(out_dir) as detailed:
-        detailed.write(title=spec.title, metrics=metrics, columns=spec.columns)
+        files |= detailed.write(title=spec.title, metrics=metrics, columns=spec.columns)
     return ScoreReport(
+        files=files,
         scores=metrics,
         metrics=metrics,
         other_metrics={},
@@ -322,14 +312,17 @@ def _score_task(
 ) -> ScoreReport:
     workdir.mkdir(parents=True, exist_ok=True)
     if env.scoring_program_dir is not None:
-        return score_with_program(
+        return _score_with_program(
             env, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox
         )
-    if env.template is not None:
-        return score_with_template(
-            env, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox
+    if env.template is None:
+        raise ScoringError(
+            "the task has no scoring_program and competition.yaml names no template; "
+            "add `template: math|qa|routing|code` or a scoring program"
         )
-    raise ScoringError(
-        "the task has no scoring_program and competition.yaml names no template; "
-        "add `template: math|qa|routing|code` or a scoring program"
+    # The built-in template judges every case: the whole run as one part.
+    part = workdir / "part"
+    score_part(
+        env, env.cases_path, prediction_output, part, workdir=workdir, sandbox=sandbox, progress=progress
     )
+    return finish_scores(env, [part], out_dir)

@@ -25,6 +25,7 @@ import msgspec
 
 from benchgen.cases import Case, Prediction
 from benchgen.errors import ScoringError, SubmissionError
+from benchgen.outputs import RunOutput
 from benchgen.report.detailed import TABLE_LIMIT, CaseLog, Summary, write_detailed
 from benchgen.report.html import TableRow
 from benchgen.sandbox.job import Sandbox
@@ -32,8 +33,6 @@ from benchgen.scoring import Aggregator, ScoringOptions, ScoringTemplate, build_
 from benchgen.scoring.ingested import IngestedPredictions, NotIngested, merge_join, read_ingested
 from benchgen.scoring.join import Pairs, PredictionIndex, iter_cases
 from benchgen.scoring.results import (
-    SCORES_NAME,
-    VERDICTS_NAME,
     ScoreReport,
     match_columns,
     ordered_scores,
@@ -41,7 +40,7 @@ from benchgen.scoring.results import (
     write_scores,
 )
 from benchgen.submission import PredictionStream, open_predictions
-from benchgen.verdicts import append_verdict
+from benchgen.verdicts import VERDICTS_NAME, append_verdict
 from benchgen.zipwrite import building_zip, entry
 
 if TYPE_CHECKING:
@@ -52,7 +51,6 @@ Progress = Callable[[int], None]
 PROGRESS_EVERY = 500
 CASES_NAME = "cases.part"
 TALLY_NAME = "tally.json"
-SCORING_OUTPUT = "scoring_output.zip"
 _FLUSH = 1 << 18
 
 
@@ -148,7 +146,7 @@ def _write_scoring_output(target: Path, scores: Path, parts: Sequence[Path]) -> 
     verdicts = [part / VERDICTS_NAME for part in parts]
     with building_zip(target) as archive:
         content = scores.read_bytes()
-        with archive.open(entry(SCORES_NAME, len(content)), "w") as sink:
+        with archive.open(entry(scores.name, len(content)), "w") as sink:
             sink.write(content)
         size = sum(path.stat().st_size for path in verdicts)
         with archive.open(entry(VERDICTS_NAME, size), "w") as sink:
@@ -175,15 +173,16 @@ def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> Sco
     require_columns(spec, metrics, template_scores)
     scores = ordered_scores(metrics, other)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_scores(out_dir / SCORES_NAME, scores)
-    _write_scoring_output(out_dir / SCORING_OUTPUT, out_dir / SCORES_NAME, parts)
+    scores_path = write_scores(out_dir, scores)
+    scoring_output = RunOutput.SCORING_OUTPUT.path_in(out_dir)
+    _write_scoring_output(scoring_output, scores_path, parts)
     summary = Summary.of(
         total=aggregator.total,
         passed=aggregator.passed,
         answered=aggregator.answered,
         groups=aggregator.groups,
     )
-    write_detailed(
+    detailed = write_detailed(
         out_dir,
         title=spec.title,
         metrics=scores,
@@ -193,6 +192,7 @@ def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> Sco
         rows=rows,
     )
     return ScoreReport(
+        files={RunOutput.SCORES: scores_path, RunOutput.SCORING_OUTPUT: scoring_output, **detailed},
         scores=scores,
         metrics=metrics,
         other_metrics=other,

@@ -9,13 +9,13 @@ from pydantic import BaseModel, Field
 
 from benchgen.bundle.spec import Column, CompetitionSpec
 from benchgen.errors import ScoringError
+from benchgen.outputs import RunOutput
 from benchgen.phases import compute_column
-
-SCORES_NAME = "scores.json"
-VERDICTS_NAME = "verdicts.jsonl"
 
 
 class ScoreReport(BaseModel):
+    # The run outputs scoring wrote (scores, scoring output, detailed results; the log when a program ran).
+    files: dict[RunOutput, Path]
     scores: dict[str, float]
     metrics: dict[str, float]  # leaderboard columns only, in column order
     other_metrics: dict[str, float]
@@ -26,6 +26,10 @@ class ScoreReport(BaseModel):
     breakdowns: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
     logs: dict[str, str] = Field(default_factory=dict)  # stdout / stderr of a scoring program
     has_verdicts: bool = False
+
+    def counts(self) -> dict[str, int]:
+        """What scoring counted, under the names a run records its counts by."""
+        return {"total": self.total, "passed": self.passed, "answered": self.answered}
 
 
 def _computed(column: Column, by_index: dict[int, float]) -> float | None:
@@ -74,5 +78,8 @@ def ordered_scores(metrics: dict[str, float], other: dict[str, float]) -> dict[s
     return {**metrics, **other}
 
 
-def write_scores(path: Path, scores: dict[str, float]) -> None:
+def write_scores(out_dir: Path, scores: dict[str, float]) -> Path:
+    """Write ``scores.json`` in ``out_dir``; answers its path."""
+    path = RunOutput.SCORES.path_in(out_dir)
     path.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
+    return path

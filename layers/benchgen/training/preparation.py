@@ -36,7 +36,6 @@ from benchgen.finetune.artifact import (
     verdict_lines,
 )
 from benchgen.finetune.augment import AugmentSettings, augment
-from benchgen.finetune.records import VERDICTS_NAME
 from benchgen.finetune.seed import (
     Example,
     Source,
@@ -61,7 +60,7 @@ from benchgen.training.examples import (
     text_hash,
 )
 from benchgen.training.held_out import HeldOutStore
-from benchgen.verdicts import Verdict
+from benchgen.verdicts import VERDICTS_NAME, Verdict
 
 MAX_RUNS = 20
 STATE_VERSION = "benchgen-preparation-1"  # changes whenever the meaning of the hashed bytes changes

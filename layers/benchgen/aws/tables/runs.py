@@ -13,6 +13,7 @@ from benchgen.aws.items import plain_item, to_attribute
 from benchgen.aws.pages import Page
 from benchgen.aws.tables.base import EqualsFilter, Table
 from benchgen.aws.transitions import TRACKED, log_transitions
+from benchgen.outputs import RunOutput
 from benchgen.pipeline.ports import RunsStore
 from benchgen.records import (
     RunClaim,
@@ -150,8 +151,8 @@ class RunsRepo(Table, RunsStore):
             is not None
         )
 
-    def add_files(self, run_id: str, files: Mapping[str, str]) -> bool:
-        """Record files the run produced (label -> S3 key), each entry on its own.
+    def add_files(self, run_id: str, files: Mapping[RunOutput, str]) -> bool:
+        """Record files the run produced (output -> S3 key), each entry on its own.
 
         The steps of a run finish in any order (an upload triggers the next step before the uploader
         returns), so none of them rewrites the whole map: each sets only its own entries.
@@ -159,8 +160,8 @@ class RunsRepo(Table, RunsStore):
         names: dict[str, str] = {"#run_id": "run_id", "#files": "files"}
         values: dict[str, Any] = {}
         assignments: builtins.list[str] = []
-        for position, (label, key) in enumerate(sorted(files.items())):
-            names[f"#l{position}"] = label
+        for position, (output, key) in enumerate(sorted(files.items())):
+            names[f"#l{position}"] = output.value
             values[f":k{position}"] = {"S": key}
             assignments.append(f"#files.#l{position} = :k{position}")
         return (
