@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from moto.moto_api._internal.models import moto_api_backend
 from playwright.sync_api import expect
 
 from benchgen.settings import EVALUATORS_GROUP
@@ -43,6 +44,8 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trained]:
         pytest.fail(missing_build_message(WEB_DIST))
     out = tmp_path_factory.mktemp("loop")
     progress = Progress()
+    # moto's server keeps its resources in the process after it stops: an earlier module's cloud is gone.
+    moto_api_backend.reset()
     with pytest.MonkeyPatch.context() as env:
         for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
             env.delenv(name, raising=False)
