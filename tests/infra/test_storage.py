@@ -117,6 +117,7 @@ def test_tables_are_on_demand_with_point_in_time_recovery(
         ("EnvironmentsTable", {}),
         ("ConnectionsTable", {"by_owner": ("owner", "created_at")}),
         ("TrainingRunsTable", {"by_owner": ("owner", "created_at")}),
+        ("EvaluationsTable", {"by_training_run": ("training_run_id", "authorized_at")}),
     ],
 )
 def test_tables_have_the_indexes_the_api_lists_by(
