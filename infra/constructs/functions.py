@@ -38,6 +38,7 @@ from infra.constructs.storage import (
     CONNECTIONS_INDEXES,
     DATASETS_INDEXES,
     ENVIRONMENTS_PREFIX,
+    EVALUATIONS_INDEXES,
     EVALUATIONS_PREFIX,
     PACKAGES_INDEXES,
     PACKAGES_PREFIX,
@@ -116,6 +117,7 @@ TABLE_INDEXES: dict[DataTable, tuple[str, ...]] = {
     DataTable.PREPARATIONS: tuple(PREPARATIONS_INDEXES),
     DataTable.PACKAGES: tuple(PACKAGES_INDEXES),
     DataTable.TRAINING_RUNS: tuple(TRAINING_RUNS_INDEXES),
+    DataTable.EVALUATIONS: tuple(EVALUATIONS_INDEXES),
 }
 
 

@@ -285,6 +285,7 @@ EXPECTED_INDEXES = {
         "${PreparationsTable.Arn}/index/by_owner",
         "${PackagesTable.Arn}/index/by_preparation",
         "${TrainingRunsTable.Arn}/index/by_owner",
+        "${EvaluationsTable.Arn}/index/by_training_run",
     },
     "sandbox": set(),
     "prepare_generate": set(),
@@ -297,7 +298,7 @@ EXPECTED_INDEXES = {
     },
     "upload_training": {"${TrainingRunsTable.Arn}/index/by_owner", "${ConnectionsTable.Arn}/index/by_owner"},
     "training_job": {"${TrainingRunsTable.Arn}/index/by_owner", "${ConnectionsTable.Arn}/index/by_owner"},
-    **dict.fromkeys(EVALUATION_STEPS, RUNS_INDEXES),
+    **dict.fromkeys(EVALUATION_STEPS, RUNS_INDEXES | {"${EvaluationsTable.Arn}/index/by_training_run"}),
     **dict.fromkeys(SHARD_STEPS, RUNS_INDEXES),
 }
 
