@@ -39,6 +39,8 @@ PACKAGES_INDEXES = {"by_preparation": ("preparation_id", "created_at")}
 CONNECTIONS_INDEXES = {"by_owner": ("owner", "created_at")}
 PREPARATIONS_INDEXES = {"by_owner": ("owner", "created_at")}
 TRAINING_RUNS_INDEXES = {"by_owner": ("owner", "created_at")}
+# Sorted on authorized_at, which only evaluations carry: the grants beside them stay out of the index.
+EVALUATIONS_INDEXES = {"by_training_run": ("training_run_id", "authorized_at")}
 
 
 def private_bucket(
@@ -156,5 +158,6 @@ class Storage(Construct):
         # Training runs: one provider job each, its status timeline and the model it produced.
         self.training_runs_table = _table(self, "TrainingRunsTable", partition_key="training_run_id")
         _add_indexes(self.training_runs_table, TRAINING_RUNS_INDEXES)
-        # Evaluations and, under keys of their own, the grants that authorize them: read by key only.
+        # Evaluations and, under keys of their own, the grants that authorize them.
         self.evaluations_table = _table(self, "EvaluationsTable", partition_key="evaluation_id")
+        _add_indexes(self.evaluations_table, EVALUATIONS_INDEXES)

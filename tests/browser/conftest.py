@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -142,10 +142,17 @@ def browser() -> Iterator[Any]:
         launched.close()
 
 
+class Site(Protocol):
+    """A served console and the password its users sign in with."""
+
+    url: str
+    password: str
+
+
 class Page:
     """A signed-in tab that records what the browser's console reported as errors."""
 
-    def __init__(self, page: Any, console: Console) -> None:
+    def __init__(self, page: Any, console: Site) -> None:
         self.page = page
         self.console = console
         self.errors: list[str] = []

@@ -45,6 +45,7 @@ def test_every_route_requires_the_cognito_user() -> None:
         ("GET", "/runs/{run_id}/files"),
         ("GET", "/training-runs"),
         ("GET", "/training-runs/{training_run_id}"),
+        ("GET", "/training-runs/{training_run_id}/evaluations"),
         ("POST", "/connections"),
         ("POST", "/environments"),
         ("POST", "/preparations"),

@@ -100,3 +100,8 @@ class ReportView(BaseModel):
     report: EvaluationReport
     html_url: str = Field(description="the self-contained HTML page, through a short-lived URL")
     expires_in: int
+
+
+class EvaluationList(BaseModel):
+    items: list[EvaluationView]
+    next_token: str | None = None

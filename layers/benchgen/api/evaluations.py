@@ -11,16 +11,18 @@ import secrets
 import tempfile
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.api import ApiServices, Owner, Services, SignedIn
 from benchgen.api.errors import ApiError, Conflict, Forbidden, NotFound, responses
 from benchgen.api.evaluation_schemas import (
     CreateEvaluationRequest,
+    EvaluationList,
     EvaluationView,
     GrantRequest,
     ModelChoice,
@@ -28,7 +30,8 @@ from benchgen.api.evaluation_schemas import (
 )
 from benchgen.api.idempotency import once_per_key
 from benchgen.api.live_runs import ModelConfigRequest, live_model_for
-from benchgen.api.schemas import EvaluationIdempotencyKey, ResourceId
+from benchgen.api.schemas import EvaluationIdempotencyKey, NextToken, ResourceId
+from benchgen.api.training_runs import training_run_of_owner
 from benchgen.evaluation.base_run import BaseRunProblem, covers_held_out, reusable_base_run
 from benchgen.evaluation.permission import (
     NotEvaluable,
@@ -321,6 +324,25 @@ def post_evaluation(
             context=router.lambda_context,
         )
     return EvaluationView.of(record)
+
+
+@router.get(
+    "/training-runs/<training_run_id>/evaluations",
+    tags=["evaluations"],
+    summary="List the evaluations of your training run, newest first (its owner only)",
+    responses=responses(200, 400, 404),
+)
+def get_training_run_evaluations(
+    training_run_id: ResourceId,
+    owner: Owner,
+    services: Services,
+    limit: Annotated[int, Query(ge=1, le=100, description="evaluations per page")] = 20,
+    next_token: NextToken = None,
+) -> EvaluationList:
+    training_run_of_owner(training_run_id, owner=owner, services=services)
+    page = services.evaluations.list_for_training_run(training_run_id, limit=limit, next_token=next_token)
+    items = [EvaluationView.of(record) for record in page.items]
+    return EvaluationList(items=items, next_token=page.next_token)
 
 
 @router.get(

@@ -222,10 +222,21 @@ async function results(context: Context, panel: HTMLElement, p: Schemas["Prepara
     (run) => run.preparation_id === p.preparation_id,
   );
   const identity = context.session.identity();
+  const connections = runs.length ? (await context.api.get("/connections", { query: { limit: 100 } })).items : [];
+  const items = await Promise.all(
+    runs.map(async (run) => {
+      const evaluations = await context.api.get("/training-runs/{training_run_id}/evaluations", {
+        path: { training_run_id: run.training_run_id },
+        query: { limit: 20 },
+      });
+      const views = await Promise.all(evaluations.items.map((found) => evaluationView(context, found)));
+      return trainingRun(context, run, identity, connections, views);
+    }),
+  );
   fill(panel, 
     h("h2", {}, "Training runs"),
     runs.length
-      ? h("ul", { class: "training-runs" }, runs.map((run) => trainingRun(context, run, identity)))
+      ? h("ul", { class: "training-runs" }, items)
       : h("p", {}, "No training runs of this preparation yet: launching one is a separate, deliberate step."),
   );
 }
@@ -234,16 +245,52 @@ function trainingRun(
   context: Context,
   run: Schemas["TrainingRunRecord"],
   identity: ReturnType<Context["session"]["identity"]>,
+  connections: Schemas["ConnectionRecord"][],
+  evaluations: HTMLElement[],
 ): HTMLElement {
   const evaluation = h("div", { "aria-live": "polite" });
   const allowed = identity !== null && identity.sub === run.owner && identity.groups.includes(EVALUATORS_GROUP);
-  const authorize = h("button", { type: "button" }, "Authorize evaluation");
-  authorize.addEventListener("click", async () => {
+  return h(
+    "li",
+    { class: "training-run", "aria-label": `Training run ${run.training_run_id}` },
+    h("strong", {}, run.training_run_id),
+    " ",
+    statusBadge(run.status ?? "Pending"),
+    ` ${run.provider}, job ${run.job_id ?? "not started"}, base ${run.base_model}`,
+    run.result_model ? `, trained model ${run.result_model}` : "",
+    run.failure_reason ? h("p", { class: "error" }, run.failure_reason) : null,
+    allowed && run.status === "Succeeded" ? authorizeForm(context, run, connections, evaluation) : null,
+    evaluation,
+    evaluations.length ? h("div", { class: "evaluations" }, h("h3", {}, "Evaluations"), evaluations) : null,
+  );
+}
+
+/** The deliberate step: which model answers as the trained one, and which base run to reuse, then Authorize. */
+function authorizeForm(
+  context: Context,
+  run: Schemas["TrainingRunRecord"],
+  connections: Schemas["ConnectionRecord"][],
+  evaluation: HTMLElement,
+): HTMLElement {
+  const id = (name: string) => `${name}-${run.training_run_id}`;
+  const connection = h(
+    "select",
+    { id: id("tuned-connection") },
+    h("option", { value: "" }, "the training connection"),
+    connections.map((c) => h("option", { value: c.connection_id }, `${c.name} (${c.provider})`)),
+  );
+  const model = h("input", { id: id("tuned-model"), type: "text", autocomplete: "off", value: run.result_model ?? "" });
+  const baseRun = h("input", { id: id("base-run"), type: "text", autocomplete: "off", placeholder: "newest reusable run" });
+  const authorize = h("button", { type: "submit" }, "Authorize evaluation");
+  const submit = async () => {
     authorize.disabled = true;
     try {
       let found = await context.api.post("/training-runs/{training_run_id}/evaluations", {
         path: { training_run_id: run.training_run_id },
-        body: {},
+        body: {
+          tuned: connection.value ? { connection_id: connection.value, model_id: model.value } : null,
+          base_run_id: baseRun.value || null,
+        },
       });
       while (found.status === "Running") {
         evaluation.replaceChildren(h("p", {}, `Evaluation ${found.evaluation_id} running...`));
@@ -255,18 +302,24 @@ function trainingRun(
       authorize.disabled = false;
       evaluation.replaceChildren(errorBox(error));
     }
-  });
+  };
   return h(
-    "li",
-    { class: "training-run" },
-    h("strong", {}, run.training_run_id),
-    " ",
-    statusBadge(run.status ?? "Pending"),
-    ` ${run.provider}, job ${run.job_id ?? "not started"}, base ${run.base_model}`,
-    run.result_model ? `, trained model ${run.result_model}` : "",
-    run.failure_reason ? h("p", { class: "error" }, run.failure_reason) : null,
-    allowed && run.status === "Succeeded" ? authorize : null,
-    evaluation,
+    "form",
+    {
+      class: "filters",
+      "aria-label": `Evaluate ${run.training_run_id}`,
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        void submit();
+      },
+    },
+    h("label", { for: id("tuned-connection") }, "Trained model's connection"),
+    connection,
+    h("label", { for: id("tuned-model") }, "Trained model id"),
+    model,
+    h("label", { for: id("base-run") }, "Base run to reuse"),
+    baseRun,
+    authorize,
   );
 }
 

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from benchgen.aws.items import to_item
+from benchgen.aws.pages import Page
 from benchgen.aws.tables.base import Table
 from benchgen.records import EvaluationGrant, EvaluationRecord, EvaluationStatus, clip_text
 
 
 class EvaluationsRepo(Table):
-    """Evaluations (pk ``evaluation_id``), and the evaluation grants of training runs beside them.
+    """Evaluations (pk ``evaluation_id``; GSI ``by_training_run`` sorted by ``authorized_at``), and the
+    evaluation grants of training runs beside them.
 
     A grant lives under the key ``grant:<training_run_id>:<user>``, which no evaluation id (``eval-<hex>``)
-    can take: one table serves both, read by key only.
+    can take: one table serves both. Grants have no ``authorized_at``, so the index holds evaluations only.
     """
 
     @staticmethod
@@ -44,6 +46,21 @@ class EvaluationsRepo(Table):
         if evaluation_id.startswith("grant:"):
             return None
         return self._get(EvaluationRecord, {"evaluation_id": evaluation_id})
+
+    def list_for_training_run(
+        self, training_run_id: str, *, limit: int = 20, next_token: str | None = None
+    ) -> Page[EvaluationRecord]:
+        """The training run's evaluations, whoever asked for them, newest first."""
+        items, token = self._newest_first(
+            index="by_training_run",
+            partition_attribute="training_run_id",
+            partitions=[training_run_id],
+            sort_attribute="authorized_at",
+            key_attribute="evaluation_id",
+            limit=limit,
+            next_token=next_token,
+        )
+        return Page(items=[EvaluationRecord.model_validate(item) for item in items], next_token=token)
 
     def set_runs(
         self, evaluation_id: str, *, tuned_run_id: str, base_run_id: str, held_out_count: int

@@ -1,0 +1,177 @@
+"""The workspace's Results tab over a training run that ran: the loop's pieces drive the local cloud up to a
+Succeeded training run, and the browser takes the deliberate step of authorizing its evaluation."""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from benchgen.settings import EVALUATORS_GROUP
+from infra.cli.demo import EXAMPLES, Api, Progress, register_example
+from infra.cli.local import DEMO_USER, demo_password
+from infra.cli.loop import Loop
+from infra.local.cloud import LocalCloud
+from infra.local.console_server import WEB_DIST, missing_build_message, serve_console
+from infra.local.model_server import TUNED_MODEL, ExampleModelServer
+from infra.stack import EVALUATION_WAIT_SECONDS
+from tests.browser.conftest import STRANGER, Page, _free_port
+
+EVALUATION_TIMEOUT_MS = 240_000
+
+
+@dataclass
+class Trained:
+    url: str
+    password: str
+    cloud: LocalCloud
+    owner: Api
+    preparation_id: str
+    training_run_id: str
+    base_run_id: str
+    models_connection_id: str
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trained]:
+    if not (WEB_DIST / "index.html").is_file():
+        pytest.fail(missing_build_message(WEB_DIST))
+    out = tmp_path_factory.mktemp("loop")
+    progress = Progress()
+    with pytest.MonkeyPatch.context() as env:
+        for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
+            env.delenv(name, raising=False)
+        # A synthesis of its own, as the loop's: the local training context polls the provider job every
+        # second, and the evaluation checks its runs every second, not every minute (moto's Wait sleeps).
+        with (
+            LocalCloud(mode="server", port=_free_port(), context={EVALUATION_WAIT_SECONDS: 1}) as cloud,
+            ExampleModelServer() as models,
+        ):
+            password = demo_password()
+            owner_token = cloud.create_user(DEMO_USER, password, groups=[EVALUATORS_GROUP])
+            cloud.create_user(STRANGER, password)
+            with cloud.serve_api(access_log=False) as api_server, serve_console(cloud, api_server) as server:
+                owner = Api(api_server.url, owner_token)
+                # The loop up to its training run; the evaluation is what the browser asks for.
+                loop = Loop(out, progress)
+                environment_id = register_example(cloud, owner, EXAMPLES / "gsm8k-tr", out, progress)
+                loop.base_run(cloud, owner, environment_id, models.base_url)
+                loop.package(owner, environment_id)
+                loop.train(owner)
+                yield Trained(
+                    url=server.url,
+                    password=password,
+                    cloud=cloud,
+                    owner=owner,
+                    preparation_id=loop.found["preparation_id"],
+                    training_run_id=loop.found["training_run_id"],
+                    base_run_id=loop.found["base_run_id"],
+                    models_connection_id=loop.found["models_connection_id"],
+                )
+
+
+@pytest.fixture
+def results_tab(browser: Any, trained: Trained) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    yield Page(context.new_page(), trained)
+    context.close()
+
+
+def _open_results(tab: Page, trained: Trained, user: str) -> Any:
+    tab.sign_in(user)
+    return tab.open(f"/workspace/{trained.preparation_id}/results")
+
+
+def test_the_results_tab_shows_the_training_run_with_its_job_status_and_authorize_only_to_an_evaluator(
+    results_tab: Page, trained: Trained, browser: Any
+) -> None:
+    # Given the training run as the API shows it to its owner
+    run = trained.owner.expect("GET", f"/training-runs/{trained.training_run_id}", 200)
+    assert run["status"] == "Succeeded" and run["job_id"]
+
+    # When its owner, an evaluator, opens the workspace's Results tab
+    page = _open_results(results_tab, trained, DEMO_USER)
+
+    # Then the training run shows with the provider job's status, its job and the model it made
+    item = page.get_by_role("listitem").filter(has_text=trained.training_run_id)
+    expect(item).to_contain_text("Succeeded")
+    expect(item).to_contain_text(f"job {run['job_id']}")
+    expect(item).to_contain_text(f"trained model {run['result_model']}")
+    expect(item.get_by_role("button", name="Authorize evaluation")).to_be_visible()
+    assert results_tab.errors == []
+
+    # and the owner, once out of the evaluators group, sees the run but no Authorize button
+    pool = trained.cloud.client("cognito-idp")
+    membership = {
+        "UserPoolId": trained.cloud.user_pool_id,
+        "Username": DEMO_USER,
+        "GroupName": EVALUATORS_GROUP,
+    }
+    pool.admin_remove_user_from_group(**membership)
+    outsider = Page(browser.new_context().new_page(), trained)
+    try:
+        page = _open_results(outsider, trained, DEMO_USER)
+        item = page.get_by_role("listitem").filter(has_text=trained.training_run_id)
+        expect(item).to_contain_text("Succeeded")
+        expect(page.get_by_role("button", name="Authorize evaluation")).to_have_count(0)
+    finally:
+        pool.admin_add_user_to_group(**membership)
+        outsider.page.context.close()
+
+    # and another user sees neither the run nor the button
+    stranger = Page(browser.new_context().new_page(), trained)
+    try:
+        stranger.sign_in(STRANGER)
+        page = stranger.open("/workspace/" + trained.preparation_id + "/results")
+        expect(page.get_by_role("alert")).to_have_text("only the preparation's owner can read it")
+        expect(page.get_by_text(trained.training_run_id)).to_have_count(0)
+        expect(page.get_by_role("button", name="Authorize evaluation")).to_have_count(0)
+    finally:
+        stranger.page.context.close()
+
+
+def test_authorizing_from_the_results_tab_shows_the_evaluation_and_its_paired_comparison_report(
+    results_tab: Page, trained: Trained
+) -> None:
+    # Given the owner on the Results tab
+    page = _open_results(results_tab, trained, DEMO_USER)
+    form = page.get_by_role("form", name=f"Evaluate {trained.training_run_id}")
+
+    # When they authorize an evaluation of the simulated tuned model against the base run of the loop
+    form.get_by_label("Trained model's connection").select_option(trained.models_connection_id)
+    form.get_by_label("Trained model id").fill(TUNED_MODEL)
+    form.get_by_label("Base run to reuse").fill(trained.base_run_id)
+    form.get_by_role("button", name="Authorize evaluation").click()
+
+    # Then the evaluation runs to Completed and the page shows what the API reports for it
+    report_link = page.get_by_role("link", name="Paired comparison report")
+    expect(report_link).to_be_visible(timeout=EVALUATION_TIMEOUT_MS)
+    comparison = page.locator(".comparison")
+    found = re.search(r"Evaluation (eval-[0-9a-f]+)", comparison.inner_text())
+    assert found, comparison.inner_text()
+    evaluation = trained.owner.expect("GET", f"/evaluations/{found.group(1)}", 200)
+    report = trained.owner.expect("GET", f"/evaluations/{found.group(1)}/report", 200)["report"]
+    assert evaluation["status"] == "Completed"
+    assert evaluation["base"]["run_id"] == trained.base_run_id
+    expect(comparison).to_contain_text("Completed")
+    expect(comparison).to_contain_text(f"on {evaluation['paired_cases']} paired cases")
+    expect(comparison).to_contain_text(f"verdict {evaluation['verdict']}: {evaluation['verdict_reason']}")
+    c = report["comparison"]
+    expect(comparison).to_contain_text(f"Fixed {c['fixed_count']}, broken {c['broken_count']}")
+    # and the report link opens the evaluation's HTML report
+    with urllib.request.urlopen(report_link.get_attribute("href")) as answer:
+        assert answer.status == 200 and b"<html" in answer.read().lower()
+
+    # and once the page is loaded again, the evaluation is listed under its training run with its report
+    page.reload()
+    listed = page.locator(".evaluations .comparison")
+    expect(listed).to_contain_text(f"Evaluation {found.group(1)}")
+    expect(listed).to_contain_text(f"verdict {evaluation['verdict']}")
+    expect(listed).to_contain_text(f"Fixed {c['fixed_count']}, broken {c['broken_count']}")
+    expect(listed.get_by_role("link", name="Paired comparison report")).to_be_visible()
+    assert results_tab.errors == []
