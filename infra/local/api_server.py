@@ -18,8 +18,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -27,6 +26,7 @@ from infra.local.auth import TokenVerifier, Unauthorized, authorizer_claims
 from infra.local.function_logs import running_as
 from infra.local.lambda_hook import Handler, LambdaContext
 from infra.local.stack_template import ACCOUNT_ID, Route
+from infra.local.threaded_server import ThreadedServer
 
 MISSING_TOKEN_BODY = {"message": "Missing Authentication Token"}
 UNAUTHORIZED_BODY = {"message": "Unauthorized"}
@@ -60,7 +60,7 @@ class _CompiledRoute:
         )
 
 
-class ApiServer:
+class ApiServer(ThreadedServer):
     """A bounded ThreadingHTTPServer on loopback; ``port=0`` picks a free port. Use as a context manager."""
 
     def __init__(
@@ -87,39 +87,7 @@ class ApiServer:
         # it: its resolver keeps the current event in module state. Concurrent requests wait here, as
         # they would queue for (or scale out to) another environment, rather than share one.
         self._environment = threading.Lock()
-        self._httpd = ThreadingHTTPServer((host, port), _request_handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> None:
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1}, name="api-server", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join(timeout=5)
-            self._thread = None
-        self._httpd.server_close()
-
-    def __enter__(self) -> ApiServer:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        super().__init__(_request_handler_for(self), host=host, port=port, name="api-server")
 
     def match(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
         for compiled in self.routes:

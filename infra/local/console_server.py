@@ -11,15 +11,14 @@ from __future__ import annotations
 import json
 import mimetypes
 import sys
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
 from infra.local.api_server import MAX_BODY_BYTES, ApiServer
+from infra.local.threaded_server import ThreadedServer
 
 API_PREFIX = "/api"
 COGNITO_PATH = "/cognito"
@@ -36,7 +35,7 @@ def missing_build_message(dist: Path) -> str:
     return f"the console is not built ({dist} has no index.html): run `make web` first"
 
 
-class ConsoleServer:
+class ConsoleServer(ThreadedServer):
     """A ThreadingHTTPServer on loopback; ``port=0`` picks a free port. Use as a context manager."""
 
     def __init__(
@@ -73,14 +72,7 @@ class ConsoleServer:
             "Referrer-Policy": "strict-origin-when-cross-origin",
             "X-Frame-Options": "DENY",
         }
-        self._httpd = ThreadingHTTPServer((host, port), _request_handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        super().__init__(_request_handler_for(self), host=host, port=port, name="console")
 
     def config(self) -> dict[str, str]:
         """What /config.json says: the same fields the stack writes on AWS, plus where Cognito answers."""
@@ -98,31 +90,6 @@ class ConsoleServer:
         if candidate.is_file() and candidate.is_relative_to(self.dist):
             return candidate
         return self.dist / "index.html"
-
-    def start(self) -> None:
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1}, name="console", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join(timeout=5)
-            self._thread = None
-        self._httpd.server_close()
-
-    def __enter__(self) -> ConsoleServer:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def serve_console(cloud: Any, api: ApiServer, *, port: int = 0, dist: Path = WEB_DIST) -> ConsoleServer:

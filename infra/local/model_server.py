@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from email.parser import BytesParser
 from email.policy import HTTP
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from ipaddress import ip_address
 from typing import Any
 
@@ -35,6 +35,7 @@ from benchgen.inference.prompts import prompt_for
 from infra.examplegen.failures import failure_plan
 from infra.examplegen.generate import EXAMPLE_SIZES, EXAMPLES_SEED, generators
 from infra.local.fine_tunes import FineTunes
+from infra.local.threaded_server import ThreadedServer
 
 BASE_MODEL = "example-base"
 TUNED_MODEL = "example-tuned"
@@ -124,7 +125,7 @@ class Faults:
             return None
 
 
-class ExampleModelServer:
+class ExampleModelServer(ThreadedServer):
     """The simulated models over HTTP on 127.0.0.1; ``base_url`` is what a connection records.
 
     ``api_key``, when given, must come as ``Authorization: Bearer <key>`` (a 401 otherwise), so a test
@@ -137,36 +138,11 @@ class ExampleModelServer:
         self.fine_tunes = FineTunes(tuned_model=TUNED_MODEL)
         self._answers = dict(_example_answers())
         self._api_key = api_key
-        self._server = ThreadingHTTPServer((host, port), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
+        super().__init__(self._handler_class(), host=host, port=port, name="example-models")
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def __enter__(self) -> ExampleModelServer:
-        self.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.stop()
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._server.serve_forever, name="example-models", daemon=True)
-        self._thread.start()
-
-    def wait(self) -> None:
-        """Block until the server stops (the command line serves until interrupted)."""
-        if self._thread is not None:
-            self._thread.join()
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
+        return self.url + "/v1"
 
     def completion(self, body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
         """The status, JSON answer and extra headers for one chat completions request body."""
