@@ -78,10 +78,26 @@ def _unsaved_copy(cloud: LocalCloud, run_id: str) -> str:
     return copy_id
 
 
+# What the build is made from: a change to any of them after the build means the tests would judge an old app.
+WEB_SOURCES = ("src", "index.html", "package.json", "package-lock.json", "tsconfig.json")
+
+
+def require_current_build() -> None:
+    """Fail, naming the fix, when web/dist is missing or older than the sources or the API document."""
+    built = WEB_DIST / "index.html"
+    if not built.is_file():
+        pytest.fail(missing_build_message(WEB_DIST))
+    web = WEB_DIST.parent
+    sources = [web / name for name in WEB_SOURCES] + [web.parent / "docs" / "openapi.json"]
+    files = [f for s in sources for f in ([s] if s.is_file() else s.rglob("*")) if f.is_file()]
+    newer = sorted(str(f.relative_to(web.parent)) for f in files if f.stat().st_mtime > built.stat().st_mtime)
+    if newer:
+        pytest.fail(f"the console's build is older than {', '.join(newer[:3])}: run `make web` first")
+
+
 @pytest.fixture(scope="module")
 def console(stack_template: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
-    if not (WEB_DIST / "index.html").is_file():
-        pytest.fail(missing_build_message(WEB_DIST))
+    require_current_build()
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
         os.environ.pop(name, None)
     out = tmp_path_factory.mktemp("demo")

@@ -18,10 +18,10 @@ from infra.cli.demo import EXAMPLES, Api, Progress, register_example
 from infra.cli.local import DEMO_USER, demo_password
 from infra.cli.loop import Loop
 from infra.local.cloud import LocalCloud
-from infra.local.console_server import WEB_DIST, missing_build_message, serve_console
+from infra.local.console_server import serve_console
 from infra.local.model_server import TUNED_MODEL, ExampleModelServer
 from infra.stack import EVALUATION_WAIT_SECONDS
-from tests.browser.conftest import STRANGER, Page, _free_port
+from tests.browser.conftest import STRANGER, Page, _free_port, require_current_build
 
 EVALUATION_TIMEOUT_MS = 240_000
 
@@ -40,8 +40,7 @@ class Trained:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trained]:
-    if not (WEB_DIST / "index.html").is_file():
-        pytest.fail(missing_build_message(WEB_DIST))
+    require_current_build()
     out = tmp_path_factory.mktemp("loop")
     progress = Progress()
     # moto's server keeps its resources in the process after it stops: an earlier module's cloud is gone.
