@@ -186,18 +186,8 @@ def _score_with_program(
         shutil.copyfile(program_html, files[RunOutput.DETAILED_HTML])
     if progress is not None:
         progress(counter.total)
-    return ScoreReport(
-        files=files,
-        scores=scores,
-        metrics=metrics,
-        other_metrics=other,
-        overall_score=metrics.get(spec.primary_column.key),
-        total=counter.total,
-        passed=counter.passed,
-        answered=counter.answered,
-        breakdowns=counter.breakdowns(),
-        logs=logs,
-        has_verdicts=has_verdicts,
+    return ScoreReport.tallied(
+        spec, files=files, metrics=metrics, other=other, tally=counter, logs=logs, has_verdicts=has_verdicts
     )
 
 

@@ -191,15 +191,11 @@ def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> Sco
         logs=[part / CASES_NAME for part in parts],
         rows=rows,
     )
-    return ScoreReport(
+    return ScoreReport.tallied(
+        spec,
         files={RunOutput.SCORES: scores_path, RunOutput.SCORING_OUTPUT: scoring_output, **detailed},
-        scores=scores,
         metrics=metrics,
-        other_metrics=other,
-        overall_score=metrics.get(spec.primary_column.key),
-        total=aggregator.total,
-        passed=aggregator.passed,
-        answered=aggregator.answered,
-        breakdowns=aggregator.breakdowns(),
+        other=other,
+        tally=aggregator,
         has_verdicts=True,
     )

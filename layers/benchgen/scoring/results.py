@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -11,6 +12,9 @@ from benchgen.bundle.spec import Column, CompetitionSpec
 from benchgen.errors import ScoringError
 from benchgen.outputs import RunOutput
 from benchgen.phases import compute_column
+
+if TYPE_CHECKING:
+    from benchgen.scoring.templates import Aggregator
 
 
 class ScoreReport(BaseModel):
@@ -26,6 +30,31 @@ class ScoreReport(BaseModel):
     breakdowns: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
     logs: dict[str, str] = Field(default_factory=dict)  # stdout / stderr of a scoring program
     has_verdicts: bool = False
+
+    @classmethod
+    def tallied(
+        cls,
+        spec: CompetitionSpec,
+        *,
+        files: dict[RunOutput, Path],
+        metrics: dict[str, float],
+        other: dict[str, float],
+        tally: Aggregator,
+        **rest: Any,
+    ) -> ScoreReport:
+        """The report of `metrics` and `other` (as ``match_columns`` split them) and what `tally` counted."""
+        return cls(
+            files=files,
+            scores=ordered_scores(metrics, other),
+            metrics=metrics,
+            other_metrics=other,
+            overall_score=metrics.get(spec.primary_column.key),
+            total=tally.total,
+            passed=tally.passed,
+            answered=tally.answered,
+            breakdowns=tally.breakdowns(),
+            **rest,
+        )
 
     def counts(self) -> dict[str, int]:
         """What scoring counted, under the names a run records its counts by."""
