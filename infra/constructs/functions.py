@@ -305,7 +305,15 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.seconds(29),
         # Presigned GET urls for the run's files (submission, prediction output, runs/...) and for packages;
         # presigned PUT urls are signed with this role, so it needs PutObject on the two upload prefixes.
-        reads=(SUBMISSIONS_PREFIX, PREDICTIONS_PREFIX, RUNS_PREFIX, PREPARATIONS_PREFIX, PACKAGES_PREFIX),
+        # An evaluation's report is read (its JSON) and handed out (its HTML) from evaluations/.
+        reads=(
+            SUBMISSIONS_PREFIX,
+            PREDICTIONS_PREFIX,
+            RUNS_PREFIX,
+            PREPARATIONS_PREFIX,
+            PACKAGES_PREFIX,
+            EVALUATIONS_PREFIX,
+        ),
         writes=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX),
         tables={
             DataTable.CONNECTIONS: TableAccess.READ_CREATE_DELETE,

@@ -174,6 +174,8 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObject", "runs/"),
         ("s3:GetObject", "preparations/"),
         ("s3:GetObject", "packages/"),
+        # an evaluation's report: its JSON read, its HTML handed out as a presigned url
+        ("s3:GetObject", "evaluations/"),
         ("s3:PutObject", "submissions/"),
         ("s3:PutObject", "environments/"),
     },
