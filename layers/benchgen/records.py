@@ -17,10 +17,9 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from benchgen.bundle.spec import SelectionCriterion
-from benchgen.inference.model import Sampling
 from benchgen.outputs import RunOutput, output_for_label
 from benchgen.providers.profiles import ConnectionProfile, ProviderKind
-from benchgen.training.examples import Method
+from benchgen.vocabulary import Method, Sampling
 
 MAX_TEXT_CHARS = 2000  # one reason, warning or problem
 MAX_KEY_CHARS = 200  # one metric or breakdown key

@@ -26,12 +26,12 @@ from benchgen.training.examples import (
     HELD_OUT_NAME,
     HeldOutCase,
     Kind,
-    Method,
     PreparedExample,
     SourceContext,
     text_hash,
 )
 from benchgen.training.package import PreparationInfo, package_id
+from benchgen.vocabulary import Method
 from infra.local.cloud import LocalCloud
 
 STATE_HASH = "5" * 64

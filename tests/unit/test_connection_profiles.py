@@ -20,8 +20,8 @@ from benchgen.providers.profiles import (
     narrow,
 )
 from benchgen.records import ConnectionRecord
-from benchgen.training.examples import Method
 from benchgen.training.profiles import PROFILES
+from benchgen.vocabulary import Method
 
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:together-key-AbCdEf"
 

@@ -14,7 +14,7 @@ from benchgen.evaluation.permission import (
 )
 from benchgen.ownership import Caller
 from benchgen.records import EvaluationGrant, TrainingRunRecord, TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.vocabulary import Method
 
 GROUP = "evaluators"
 

@@ -26,7 +26,7 @@ from benchgen.aws.training_jobs import (
 )
 from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
 from benchgen.records import TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.vocabulary import Method
 
 REGION = "us-east-1"
 ROLE = "arn:aws:iam::123456789012:role/benchgen-training"

@@ -42,7 +42,6 @@ from benchgen.evaluation.permission import (
 )
 from benchgen.evaluation.report import EvaluationReport
 from benchgen.evaluation.steps import EvaluationError, held_out_package
-from benchgen.inference.model import Sampling
 from benchgen.ownership import Caller
 from benchgen.providers.profiles import ProviderKind
 from benchgen.records import (
@@ -54,6 +53,7 @@ from benchgen.records import (
     TrainingRunRecord,
     utc_now,
 )
+from benchgen.vocabulary import Sampling
 
 logger = Logger(child=True)
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated

@@ -8,7 +8,8 @@ from pydantic import BaseModel
 
 from benchgen.bundle.spec import SelectionCriterion
 from benchgen.records import PreparationRecord, PreparationStatus
-from benchgen.training.examples import Method, PreparedExample
+from benchgen.training.examples import PreparedExample
+from benchgen.vocabulary import Method
 
 
 class PreparationSummary(BaseModel):

@@ -22,7 +22,7 @@ from benchgen.providers.jobs import JobSpec, JobState, ProviderFault, TrainingJo
 from benchgen.providers.openai_jobs import OpenAICompatibleJobs
 from benchgen.providers.profiles import ProviderKind
 from benchgen.records import TRAINING_TERMINAL, ConnectionRecord, TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.vocabulary import Method
 
 T = TypeVar("T")
 

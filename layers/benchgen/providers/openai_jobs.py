@@ -34,7 +34,7 @@ from benchgen.providers.jobs import (
 )
 from benchgen.providers.profiles import ProviderKind
 from benchgen.records import TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.vocabulary import Method
 
 T = TypeVar("T")
 _KIND = ProviderKind.OPENAI_COMPATIBLE
