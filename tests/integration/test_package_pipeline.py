@@ -19,7 +19,7 @@ from benchgen.finetune.seed import Source
 from benchgen.finetune.split import Split
 from benchgen.pipeline.keys import package_key, preparation_key
 from benchgen.pipeline.package_step import PackageTask
-from benchgen.records import PackageRecord, PackageStatus
+from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.settings import load_settings
 from benchgen.training.examples import (
     EXAMPLES_NAME,

@@ -13,7 +13,8 @@ from benchgen.aws.clients import reset_clients
 from benchgen.aws.training_jobs import BedrockJobs, SageMakerJobs, jobs_for
 from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
 from benchgen.providers.profiles import ProviderKind, narrow
-from benchgen.records import ConnectionRecord, TrainingStatus
+from benchgen.records.connections import ConnectionRecord
+from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method
 from infra.local.model_server import ExampleModelServer
 

@@ -19,7 +19,7 @@ from benchgen.providers.profiles import (
     family_matches,
     narrow,
 )
-from benchgen.records import ConnectionRecord
+from benchgen.records.connections import ConnectionRecord
 from benchgen.training.profiles import PROFILES
 from benchgen.vocabulary import Method
 

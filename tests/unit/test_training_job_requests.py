@@ -25,7 +25,7 @@ from benchgen.aws.training_jobs import (
     create_training_request,
 )
 from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
-from benchgen.records import TrainingStatus
+from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method
 
 REGION = "us-east-1"

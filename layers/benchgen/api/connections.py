@@ -22,7 +22,7 @@ from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import ApiError, Forbidden, NotFound, responses
 from benchgen.api.schemas import ID_PATTERN, NextToken, ResourceId, Text
 from benchgen.providers.profiles import ConnectionProfile, Unsupported, check_request, narrow
-from benchgen.records import ConnectionRecord, ConnectionTarget
+from benchgen.records.connections import ConnectionRecord, ConnectionTarget
 from benchgen.settings import Settings
 from benchgen.training.profiles import PROFILES
 from benchgen.vocabulary import Method

@@ -16,7 +16,8 @@ from benchgen.api.errors import ApiError, NotFound
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.pipeline.keys import live_execution_name
 from benchgen.providers.profiles import Unsupported, check_request
-from benchgen.records import ConnectionRecord, LiveModel
+from benchgen.records.connections import ConnectionRecord
+from benchgen.records.runs import LiveModel
 from benchgen.vocabulary import Sampling
 
 SECRETS_MANAGER_ARN = r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@!-]+$"

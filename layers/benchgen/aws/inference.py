@@ -19,7 +19,7 @@ from benchgen.inference.shapes import (
     generated_text,
     parse_json,
 )
-from benchgen.records import LiveModel
+from benchgen.records.runs import LiveModel
 from benchgen.vocabulary import Sampling
 
 # Error codes after which the same call may succeed: throttling, capacity, the service's own faults.

@@ -31,7 +31,7 @@ from benchgen.pipeline.keys import (
     submission_key,
 )
 from benchgen.pipeline.ports import EnvironmentsReader, RunsStore
-from benchgen.records import InferenceSummary, LiveModel, RunRecord, RunStatus
+from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunStatus
 from benchgen.vocabulary import Sampling
 
 ModelFactory = Callable[[LiveModel, Sampling], Model]

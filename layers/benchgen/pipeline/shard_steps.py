@@ -32,7 +32,8 @@ from benchgen.pipeline.keys import (
 from benchgen.pipeline.parts import download_part, download_parts, upload_part
 from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, Publisher, RunsStore, Starter
 from benchgen.pipeline.score_step import complete_scoring, fail_scoring
-from benchgen.records import RunRecord, RunStatus, ShardPlan
+from benchgen.records.environments import ShardPlan
+from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.parts import finish_scores, score_part
 from benchgen.verdicts import VERDICTS_NAME

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from benchgen.errors import BenchGenError
 from benchgen.providers.profiles import ProviderKind, Unsupported, family_matches
-from benchgen.records import TrainingStatus
+from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method
 
 

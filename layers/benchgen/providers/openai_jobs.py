@@ -33,7 +33,7 @@ from benchgen.providers.jobs import (
     typed_hyperparameters,
 )
 from benchgen.providers.profiles import ProviderKind
-from benchgen.records import TrainingStatus
+from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method
 
 T = TypeVar("T")

@@ -20,7 +20,7 @@ from benchgen.training.profiles import PROFILES
 from benchgen.vocabulary import Method
 
 if TYPE_CHECKING:
-    from benchgen.records import ConnectionRecord
+    from benchgen.records.connections import ConnectionRecord
 
 
 class Unsupported(BenchGenError):
