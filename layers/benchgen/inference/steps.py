@@ -19,7 +19,7 @@ from typing import Any
 
 from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
-from benchgen.inference.model import Model, Sampling
+from benchgen.inference.model import Model
 from benchgen.inference.prompts import prompt_for
 from benchgen.inference.retry import Backoff, Outcome, ask
 from benchgen.outputs import RunOutput
@@ -31,7 +31,8 @@ from benchgen.pipeline.keys import (
     submission_key,
 )
 from benchgen.pipeline.ports import EnvironmentsReader, RunsStore
-from benchgen.records import InferenceSummary, LiveModel, RunRecord, RunStatus
+from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunStatus
+from benchgen.vocabulary import Sampling
 
 ModelFactory = Callable[[LiveModel, Sampling], Model]
 

@@ -14,16 +14,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from benchgen.outputs import RunOutput
-from benchgen.records import (
-    ArtifactStatus,
-    EnvironmentOwner,
-    EnvironmentRecord,
-    InferenceSummary,
-    RunRecord,
-    RunStatus,
-    ShardPlan,
-    utc_now,
-)
+from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, ShardPlan
+from benchgen.records.runs import ArtifactStatus, InferenceSummary, RunRecord, RunStatus
+from benchgen.records.timestamps import utc_now
 
 
 class ObjectStorage(Protocol):
