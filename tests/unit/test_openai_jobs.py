@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from benchgen.aws.providers.openai_compatible import OpenAICompatibleJobs
 from benchgen.inference.retry import Backoff
 from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
-from benchgen.providers.openai_jobs import OpenAICompatibleJobs, fine_tune_request
+from benchgen.providers.openai_compatible import fine_tune_request
 from benchgen.records import TrainingStatus
 from benchgen.training.examples import Method
 from infra.local.fine_tunes import SIMULATED_TRAINING

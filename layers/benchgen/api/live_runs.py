@@ -16,8 +16,10 @@ from benchgen.api.errors import ApiError, NotFound
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.inference.model import Sampling
 from benchgen.pipeline.keys import live_execution_name
-from benchgen.providers.profiles import Unsupported, check_request
-from benchgen.records import ConnectionRecord, LiveModel
+from benchgen.providers.capabilities import Unsupported
+from benchgen.providers.checks import check_request
+from benchgen.providers.connections import ConnectionRecord
+from benchgen.records import LiveModel
 
 SECRETS_MANAGER_ARN = r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@!-]+$"
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
@@ -79,7 +81,7 @@ def live_model_for(
         raise ApiError(str(error)) from None
     return LiveModel(
         connection_id=connection.connection_id,
-        provider=connection.provider.value,
+        provider=connection.provider,
         model_id=config.model_id,
         sampling=config.sampling,
         region=connection.region,
