@@ -15,7 +15,7 @@ from typing import Any
 from benchgen.inference.model import Sampling
 from benchgen.inference.shapes import unreadable
 from benchgen.providers.capabilities import ConnectionLimits, ConnectionProfile, Unsupported, family_matches
-from benchgen.providers.definition import ProviderDefinition
+from benchgen.providers.definition import Grant, IamNeeds, ProviderDefinition
 from benchgen.providers.hyperparameters import Hyperparameter, check_named
 from benchgen.providers.jobs import JobSpec, JobState
 from benchgen.records import LiveModel, TrainingStatus
@@ -48,6 +48,57 @@ HYPERPARAMETERS: Mapping[str, Mapping[str, Hyperparameter]] = MappingProxyType(
     }
 )
 
+# Bedrock resources a live run may name besides foundation models.
+MODEL_RESOURCE_KINDS = (
+    "inference-profile",
+    "application-inference-profile",
+    "custom-model-deployment",
+    "provisioned-model",
+)
+FOUNDATION_MODELS = "arn:{partition}:bedrock:*::foundation-model/*"
+
+IAM = IamNeeds(
+    # Converse is authorized as InvokeModel: on foundation models (any region: cross-region inference
+    # profiles route there), and on this account's profiles, deployments and provisioned models.
+    calls_models=(
+        Grant(
+            actions=("bedrock:InvokeModel",),
+            resources=(
+                FOUNDATION_MODELS,
+                *(f"arn:{{partition}}:bedrock:*:{{account}}:{kind}/*" for kind in MODEL_RESOURCE_KINDS),
+            ),
+            reason=(
+                "A live run names its Bedrock model (a foundation model, an inference profile, a deployment "
+                "or a provisioned model) and its region when it is created; the grant stays on model "
+                "invocation in this account (and on foundation models, which have no account)."
+            ),
+        ),
+    ),
+    # Job ARNs end in a random id, not the job name, so jobs cannot be narrowed by name; a job is created
+    # from a foundation model into a custom model of this account.
+    runs_jobs=(
+        Grant(
+            actions=(
+                "bedrock:CreateModelCustomizationJob",
+                "bedrock:GetModelCustomizationJob",
+                "bedrock:StopModelCustomizationJob",
+            ),
+            resources=(
+                FOUNDATION_MODELS,
+                "arn:{partition}:bedrock:*:{account}:model-customization-job/*",
+                "arn:{partition}:bedrock:*:{account}:custom-model/*",
+            ),
+            reason=(
+                "A training run names its base model and region when it is launched, and Bedrock names its "
+                "jobs and custom models by ids that exist only then (a job's ARN does not even hold its "
+                "name); the grant stays on model customization in this account (and on foundation models, "
+                "which have no account)."
+            ),
+        ),
+    ),
+    assumes_role="bedrock.amazonaws.com",
+)
+
 
 class Bedrock(ProviderDefinition):
     kind = ProviderKind("bedrock")
@@ -75,6 +126,7 @@ class Bedrock(ProviderDefinition):
     )
     requires = frozenset({"region"})
     accepts = frozenset({"role_arn"})
+    iam = IAM
 
     def check_hyperparameters(
         self, base_model: str, values: Mapping[str, str | int | float]

@@ -4,20 +4,49 @@ A kind's module (``benchgen/providers/<kind>.py``) subclasses :class:`ProviderDe
 instance ``PROVIDER``; ``benchgen.providers.registry`` finds it by the kind's name. Everything the rest of
 BenchGen asks of a kind is asked here, so no other module branches on kinds: the checks read its
 capabilities and gaps, the connections its fields, the training steps its statuses, hyperparameters and
-upload, the live runs its description, and the evaluations whether its result answers. Calls to the
-provider itself are its adapter's (``benchgen/aws/providers/<kind>.py``).
+upload, the live runs its description, the evaluations whether its result answers, and the CDK code its
+IAM needs. Calls to the provider itself are its adapter's (``benchgen/aws/providers/<kind>.py``).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from benchgen.providers.capabilities import ConnectionProfile
 from benchgen.records import LiveModel, TrainingStatus
 from benchgen.training.examples import Method
 from benchgen.vocabulary import ProviderKind
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One IAM statement a kind's adapter needs, and why its resources are as wide as they are.
+
+    ``resources`` are ARN patterns with ``{partition}`` and ``{account}`` for the deployment's own;
+    ``reason`` is the acknowledgement cdk-nag records for each resource that holds a wildcard.
+    """
+
+    actions: tuple[str, ...]
+    resources: tuple[str, ...]
+    reason: str
+
+    def arns(self, *, partition: str, account: str) -> list[str]:
+        return [resource.format(partition=partition, account=account) for resource in self.resources]
+
+
+@dataclass(frozen=True)
+class IamNeeds:
+    """What a kind's adapter needs of IAM, by what the function holding the grant does."""
+
+    #: the functions that call its models (a live run's deployment check and its shards)
+    calls_models: tuple[Grant, ...] = ()
+    #: the function that starts, reads and stops its training jobs
+    runs_jobs: tuple[Grant, ...] = ()
+    #: the service the connection's role is passed to, when the provider assumes it to read the files
+    assumes_role: str | None = None
 
 
 class ProviderDefinition(ABC):
@@ -45,6 +74,7 @@ class ProviderDefinition(ABC):
     #: whether training files go to its own file upload (which answers file ids) rather than to the data
     #: bucket, whose S3 URIs it reads
     uploads_files: bool = False
+    iam: IamNeeds = IamNeeds()
 
     def status(self, provider_status: str) -> TrainingStatus:
         """Our status for one of its own: case and spacing do not matter, and a value it did not document

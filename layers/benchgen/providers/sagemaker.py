@@ -18,8 +18,8 @@ from typing import Any
 from benchgen.inference.model import Sampling
 from benchgen.inference.shapes import unreadable
 from benchgen.providers.capabilities import ANY_FAMILY, ConnectionProfile, Unsupported
-from benchgen.providers.definition import ProviderDefinition
-from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
+from benchgen.providers.definition import Grant, IamNeeds, ProviderDefinition
+from benchgen.providers.jobs import JOB_NAME_PREFIX, JobSpec, JobState, ProviderFault
 from benchgen.records import LiveModel, TrainingStatus
 from benchgen.training.examples import Method
 from benchgen.vocabulary import ProviderKind
@@ -33,6 +33,35 @@ INFERENCE_PATH = "a SageMaker endpoint (InvokeEndpoint)"
 MAX_HYPERPARAMETERS = 100
 _MAX_NAME = 256
 _MAX_VALUE = 2500
+
+IAM = IamNeeds(
+    calls_models=(
+        Grant(
+            actions=("sagemaker:InvokeEndpoint",),
+            resources=("arn:{partition}:sagemaker:*:{account}:endpoint/*",),
+            reason=(
+                "A live run names its SageMaker endpoint and region when it is created; the grant stays on "
+                "invoking this account's endpoints."
+            ),
+        ),
+    ),
+    # Training jobs are named by BenchGen (job_name_for): only those.
+    runs_jobs=(
+        Grant(
+            actions=(
+                "sagemaker:CreateTrainingJob",
+                "sagemaker:DescribeTrainingJob",
+                "sagemaker:StopTrainingJob",
+            ),
+            resources=(f"arn:{{partition}}:sagemaker:*:{{account}}:training-job/{JOB_NAME_PREFIX}*",),
+            reason=(
+                "A training run names its region when it is launched; the grant stays on this account's "
+                f"training jobs named by BenchGen ({JOB_NAME_PREFIX}...)."
+            ),
+        ),
+    ),
+    assumes_role="sagemaker.amazonaws.com",
+)
 
 
 class SageMaker(ProviderDefinition):
@@ -61,6 +90,7 @@ class SageMaker(ProviderDefinition):
     accepts = frozenset({"role_arn", "endpoint_name"})
     inference_field = "endpoint_name"
     inference_gap = f"names no endpoint, and live runs on SageMaker call {INFERENCE_PATH}"
+    iam = IAM
 
     def check_hyperparameters(
         self, base_model: str, values: Mapping[str, str | int | float]
