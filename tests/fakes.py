@@ -14,7 +14,8 @@ from typing import Any
 from benchgen.aws.storage import MissingObject
 from benchgen.outputs import RunOutput
 from benchgen.pipeline.ports import RunsStore
-from benchgen.records import EnvironmentOwner, EnvironmentRecord, RunClaim, RunRecord, RunStatus
+from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord
+from benchgen.records.runs import RunClaim, RunRecord, RunStatus
 
 
 class FlakyUpload(ConnectionError):

@@ -9,7 +9,7 @@ from benchgen.aws.s3_events import UploadedObject
 from benchgen.aws.wiring import adapters
 from benchgen.pipeline.attempts import Invocation
 from benchgen.pipeline.ingest_step import ingest_submission
-from benchgen.records import RunStatus
+from benchgen.records.runs import RunStatus
 
 function = LambdaFunction("ingest", counts=True)
 

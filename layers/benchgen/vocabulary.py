@@ -1,12 +1,35 @@
-"""Words that many layers share, defined once on the ground floor so that none has to reach up for them."""
+"""The words every layer shares: small enums and value types that records, the domain, the steps and the
+API all name. They sit on the ground floor and import nothing of BenchGen, so a record can name a training
+method or a run's sampling without importing the training or inference code that uses them.
+"""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
-from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
+
+
+class Method(StrEnum):
+    """What the learner is taught: the correct answer (SFT), or to prefer it over its own wrong one."""
+
+    DEMONSTRATION = "demonstration"
+    PREFERENCE = "preference"
+
+
+class Sampling(BaseModel):
+    """Sampling parameters, named once here and translated to each provider's own names."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1, le=32768)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    stop: list[str] | None = Field(default=None, max_length=4)
+
 
 #: Every kind of training and inference provider, in the order lists show them. A kind is defined by
 #: its own modules, found by its name (dashes read as underscores): ``benchgen/providers/<name>.py``,

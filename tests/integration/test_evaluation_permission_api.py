@@ -13,7 +13,8 @@ from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
 from benchgen.providers import registry
 from benchgen.providers.connections import ConnectionRecord
-from benchgen.records import RunRecord, RunStatus, TrainingStatus
+from benchgen.records.runs import RunRecord, RunStatus
+from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import ProviderKind
 from infra.cli.demo import Api
 from infra.local.cloud import LocalCloud

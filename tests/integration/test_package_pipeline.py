@@ -19,19 +19,19 @@ from benchgen.finetune.seed import Source
 from benchgen.finetune.split import Split
 from benchgen.pipeline.keys import package_key, preparation_key
 from benchgen.pipeline.package_step import PackageTask
-from benchgen.records import PackageRecord, PackageStatus
+from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.settings import load_settings
 from benchgen.training.examples import (
     EXAMPLES_NAME,
     HELD_OUT_NAME,
     HeldOutCase,
     Kind,
-    Method,
     PreparedExample,
     SourceContext,
     text_hash,
 )
 from benchgen.training.package import PreparationInfo, package_id
+from benchgen.vocabulary import Method
 from infra.local.cloud import LocalCloud
 
 STATE_HASH = "5" * 64

@@ -26,7 +26,8 @@ from benchgen.outputs import RunOutput
 from benchgen.pipeline import register as register_module
 from benchgen.pipeline import score_step
 from benchgen.pipeline.keys import execution_name
-from benchgen.records import ArtifactStatus, EnvironmentStatus, RunRecord, RunStatus
+from benchgen.records.environments import EnvironmentStatus
+from benchgen.records.runs import ArtifactStatus, RunRecord, RunStatus
 from benchgen.scoring.engine import score_predictions
 from benchgen.zipwrite import zip_folder
 from infra.cli.demo import Api

@@ -16,9 +16,8 @@ from benchgen.aws.providers.sagemaker import SageMakerJobs
 from benchgen.providers.checks import narrow
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
-from benchgen.records import TrainingStatus
-from benchgen.training.examples import Method
-from benchgen.vocabulary import ProviderKind
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method, ProviderKind
 from infra.local.model_server import ExampleModelServer
 
 BEDROCK = ProviderKind("bedrock")

@@ -31,14 +31,9 @@ from benchgen.pipeline.keys import package_key, training_execution_name
 from benchgen.providers import registry
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
-from benchgen.records import (
-    PackageFile,
-    PackageRecord,
-    PackageStatus,
-    PreparationRecord,
-    PreparationStatus,
-    TrainingStatus,
-)
+from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
+from benchgen.records.preparations import PreparationRecord, PreparationStatus
+from benchgen.records.training_runs import TrainingStatus
 from benchgen.settings import load_settings
 from benchgen.training.examples import text_hash
 from benchgen.vocabulary import ProviderKind

@@ -3,11 +3,13 @@ its model answer from memory."""
 
 from __future__ import annotations
 
-from benchgen.inference.model import Answer, Model, Sampling
+from benchgen.inference.model import Answer, Model
 from benchgen.ports.providers import TrainingJobs
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState
-from benchgen.records import LiveModel, TrainingStatus
+from benchgen.records.runs import LiveModel
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Sampling
 
 
 class ThrowawayJobs:

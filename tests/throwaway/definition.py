@@ -8,9 +8,9 @@ from types import MappingProxyType
 from benchgen.providers.capabilities import ConnectionLimits, ConnectionProfile
 from benchgen.providers.definition import Grant, IamNeeds, ProviderDefinition
 from benchgen.providers.hyperparameters import Hyperparameter, check_named
-from benchgen.records import LiveModel, TrainingStatus
-from benchgen.training.examples import Method
-from benchgen.vocabulary import ProviderKind
+from benchgen.records.runs import LiveModel
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method, ProviderKind
 
 TITLE = "Throwaway training"
 PREFERENCE_GAP = "Throwaway training has no preference method"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from benchgen.pipeline.attempts import Invocation, out_of_time_guard
-from benchgen.records import RunRecord, RunStatus
+from benchgen.records.runs import RunRecord, RunStatus
 from tests.fakes import MemoryRuns, Published
 
 

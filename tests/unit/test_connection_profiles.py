@@ -18,9 +18,8 @@ from benchgen.providers.capabilities import (
 )
 from benchgen.providers.checks import check_request, narrow
 from benchgen.providers.connections import ConnectionRecord
-from benchgen.training.examples import Method
-from benchgen.training.profiles import PROFILES
-from benchgen.vocabulary import PROVIDER_KINDS, ProviderKind
+from benchgen.training.export_profiles import PROFILES
+from benchgen.vocabulary import PROVIDER_KINDS, Method, ProviderKind
 
 BEDROCK = ProviderKind("bedrock")
 SAGEMAKER = ProviderKind("sagemaker")

@@ -7,13 +7,8 @@ from typing import Any
 import pytest
 
 from benchgen.evaluation.steps import EvaluationError, check
-from benchgen.records import (
-    EvaluatedModel,
-    EvaluationRecord,
-    LiveModel,
-    RunRecord,
-    RunStatus,
-)
+from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord
+from benchgen.records.runs import LiveModel, RunRecord, RunStatus
 
 
 class _Evaluations:

@@ -15,10 +15,11 @@ from botocore.stub import Stubber
 
 from benchgen.aws.providers import bedrock as bedrock_adapter
 from benchgen.aws.providers import sagemaker as sagemaker_adapter
-from benchgen.inference.model import ModelCallError, Sampling
+from benchgen.inference.model import ModelCallError
 from benchgen.inference.shapes import chat_request, chat_text
 from benchgen.providers.bedrock import converse_request
 from benchgen.providers.sagemaker import generate_request
+from benchgen.vocabulary import Sampling
 
 SAMPLING = Sampling(temperature=0.0, max_tokens=256, top_p=0.9, stop=["####"])
 

@@ -13,7 +13,8 @@ from benchgen.outputs import RunOutput
 from benchgen.pipeline.attempts import Invocation
 from benchgen.pipeline.ingest_step import ingest_submission
 from benchgen.pipeline.keys import prediction_key
-from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunClaim, RunRecord, RunStatus
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.runs import RunClaim, RunRecord, RunStatus
 from infra.examplegen.writing import write_bundle_zip
 from tests.fakes import FlakyUpload, MemoryRuns, MemoryStore
 

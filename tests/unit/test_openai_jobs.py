@@ -16,8 +16,8 @@ from benchgen.aws.providers.openai_compatible import OpenAICompatibleJobs
 from benchgen.inference.retry import Backoff
 from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
 from benchgen.providers.openai_compatible import fine_tune_request
-from benchgen.records import TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method
 from infra.local.model_server import TUNED_MODEL, ExampleModelServer
 from infra.local.providers.openai_compatible import SIMULATED_TRAINING
 

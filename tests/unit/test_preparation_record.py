@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 
 from benchgen.pipeline.preparation_record import record_values
-from benchgen.records import MAX_CRITERIA, MAX_ITEMS, EnvironmentRecord, EnvironmentStatus, PreparationRecord
+from benchgen.records.bounds import MAX_CRITERIA, MAX_ITEMS
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.preparations import PreparationRecord
 
 
 def _preparation(**fields: Any) -> PreparationRecord:

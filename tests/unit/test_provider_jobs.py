@@ -13,7 +13,7 @@ from benchgen.providers import bedrock, openai_compatible, registry
 from benchgen.providers.capabilities import Unsupported
 from benchgen.providers.hyperparameters import Hyperparameter, Hyperparameters, typed
 from benchgen.providers.jobs import job_name_for
-from benchgen.records import TrainingStatus
+from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import ProviderKind
 
 BEDROCK = ProviderKind("bedrock")

@@ -19,8 +19,7 @@ from benchgen.providers.capabilities import Unsupported
 from benchgen.providers.checks import check_request, narrow
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.definition import ProviderDefinition
-from benchgen.training.examples import Method
-from benchgen.vocabulary import PROVIDER_KINDS, ProviderKind
+from benchgen.vocabulary import PROVIDER_KINDS, Method, ProviderKind
 from tests.throwaway import registered
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY
 from benchgen.pipeline.register import register_environment
-from benchgen.records import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
 from infra.examplegen.writing import write_bundle_zip
 from tests.fakes import MemoryEnvironments, MemoryStore
 

@@ -16,7 +16,8 @@ from benchgen.pipeline.attempts import Invocation
 from benchgen.pipeline.ingest_step import ingest_submission
 from benchgen.pipeline.keys import execution_name
 from benchgen.pipeline.score_step import score_run
-from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.runs import RunRecord, RunStatus
 from infra.examplegen.writing import write_bundle_zip
 from tests.fakes import MemoryEnvironments, MemoryRuns, MemoryStarter, MemoryStore, Published
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from benchgen.ingest import ingest_results
 from benchgen.pipeline.case_shards import case_lines
 from benchgen.pipeline.shard_inputs import split_prediction_output
-from benchgen.records import ShardPlan
+from benchgen.records.environments import ShardPlan
 
 
 def _write_cases(path: Path, count: int) -> Path:

@@ -25,8 +25,8 @@ from benchgen.providers.capabilities import ConnectionProfile, Unsupported
 from benchgen.providers.checks import check_request, narrow
 from benchgen.providers.connections import ConnectionRecord, ConnectionTarget
 from benchgen.settings import Settings
-from benchgen.training.examples import Method
-from benchgen.training.profiles import PROFILES
+from benchgen.training.export_profiles import PROFILES
+from benchgen.vocabulary import Method
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
 

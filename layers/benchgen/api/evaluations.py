@@ -42,18 +42,13 @@ from benchgen.evaluation.permission import (
 )
 from benchgen.evaluation.report import EvaluationReport
 from benchgen.evaluation.steps import EvaluationError, held_out_package
-from benchgen.inference.model import Sampling
 from benchgen.ownership import Caller
 from benchgen.providers.registry import provider
-from benchgen.records import (
-    EvaluatedModel,
-    EvaluationGrant,
-    EvaluationRecord,
-    EvaluationStatus,
-    LiveModel,
-    TrainingRunRecord,
-    utc_now,
-)
+from benchgen.records.evaluations import EvaluatedModel, EvaluationGrant, EvaluationRecord, EvaluationStatus
+from benchgen.records.runs import LiveModel
+from benchgen.records.timestamps import utc_now
+from benchgen.records.training_runs import TrainingRunRecord
+from benchgen.vocabulary import Sampling
 
 logger = Logger(child=True)
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated

@@ -34,15 +34,10 @@ from benchgen.finetune.split import Split
 from benchgen.outputs import RunOutput
 from benchgen.pipeline.keys import COVERAGE, preparation_key
 from benchgen.pipeline.prepare_step import BundleRef, GenerateTask, RunRef
-from benchgen.records import (
-    EnvironmentRecord,
-    EnvironmentStatus,
-    PreparationRecord,
-    PreparationStatus,
-    RunRecord,
-    RunStatus,
-    utc_now,
-)
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.preparations import PreparationRecord, PreparationStatus
+from benchgen.records.runs import RunRecord, RunStatus
+from benchgen.records.timestamps import utc_now
 from benchgen.training.coverage import Coverage
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, Kind
 from benchgen.training.preparation import PreparationSpec

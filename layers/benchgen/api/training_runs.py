@@ -26,15 +26,9 @@ from benchgen.providers.checks import check_request
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import job_name_for
 from benchgen.providers.registry import provider
-from benchgen.records import (
-    TRAINING_TERMINAL,
-    PackageRecord,
-    PackageStatus,
-    PreparationRecord,
-    StatusChange,
-    TrainingRunRecord,
-    TrainingStatus,
-)
+from benchgen.records.packages import PackageRecord, PackageStatus
+from benchgen.records.preparations import PreparationRecord
+from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
 from benchgen.training.package import SPLIT_FILES
 
 logger = Logger(child=True)

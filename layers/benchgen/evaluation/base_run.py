@@ -15,7 +15,8 @@ from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
 from benchgen.pipeline.case_scope import read_case_scope
-from benchgen.records import LiveModel, RunRecord, RunStatus, TrainingRunRecord
+from benchgen.records.runs import LiveModel, RunRecord, RunStatus
+from benchgen.records.training_runs import TrainingRunRecord
 
 # Completed runs of the environment looked through for a reusable one, newest first.
 SEARCH_PAGES = 4

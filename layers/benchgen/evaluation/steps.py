@@ -31,13 +31,8 @@ from benchgen.pipeline.keys import (
     run_key,
 )
 from benchgen.pipeline.ports import RunsStore
-from benchgen.records import (
-    EvaluatedModel,
-    EvaluationRecord,
-    EvaluationStatus,
-    RunRecord,
-    RunStatus,
-)
+from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord, EvaluationStatus
+from benchgen.records.runs import RunRecord, RunStatus
 
 
 class EvaluationError(BenchGenError):

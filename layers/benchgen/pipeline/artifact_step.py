@@ -13,7 +13,7 @@ from benchgen.pipeline.context import open_run_environment
 from benchgen.pipeline.keys import ARTIFACT_PART, run_key
 from benchgen.pipeline.parts import download_parts
 from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, RunsStore
-from benchgen.records import RunInfo, RunStatus
+from benchgen.records.runs import RunInfo, RunStatus
 
 
 class RunNotCompleted(BenchGenError):

@@ -20,7 +20,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.pipeline.ports import Publisher, RunsStore
-from benchgen.records import RunRecord, RunStatus
+from benchgen.records.runs import RunRecord, RunStatus
 
 logger = Logger(child=True)
 

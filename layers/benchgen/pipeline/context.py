@@ -13,7 +13,8 @@ from benchgen.pipeline.case_scope import (
     unknown_cases_message,
 )
 from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage
-from benchgen.records import EnvironmentStatus, RunRecord
+from benchgen.records.environments import EnvironmentStatus
+from benchgen.records.runs import RunRecord
 
 
 class RunEnvironmentError(BenchGenError):

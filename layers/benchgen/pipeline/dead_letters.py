@@ -33,7 +33,7 @@ from benchgen.pipeline.keys import (
 )
 from benchgen.pipeline.ports import EnvironmentsStore, Publisher, RunsStore
 from benchgen.pipeline.register import reject_version
-from benchgen.records import RunStatus
+from benchgen.records.runs import RunStatus
 
 logger = Logger(child=True)
 

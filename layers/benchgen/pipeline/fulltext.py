@@ -6,7 +6,7 @@ from pathlib import Path, PurePosixPath
 
 from benchgen.outputs import RunOutput
 from benchgen.pipeline.ports import ObjectStorage, RunsStore
-from benchgen.records import exceeds_bounds
+from benchgen.records.bounds import exceeds_bounds
 
 
 def keep_whole(

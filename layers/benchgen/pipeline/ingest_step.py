@@ -20,7 +20,8 @@ from benchgen.pipeline.keys import (
 )
 from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, RunsStore
 from benchgen.pipeline.shard_inputs import shard_plan, write_shard_inputs
-from benchgen.records import RunRecord, RunStatus, utc_now
+from benchgen.records.runs import RunRecord, RunStatus
+from benchgen.records.timestamps import utc_now
 from benchgen.sandbox.job import Sandbox
 
 logger = Logger(child=True)

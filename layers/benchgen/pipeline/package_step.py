@@ -11,11 +11,12 @@ from benchgen.aws.items import to_attribute
 from benchgen.errors import BenchGenError
 from benchgen.pipeline.keys import package_key, preparation_key
 from benchgen.pipeline.ports import ObjectStorage
-from benchgen.records import PackageFiles, clip_text
+from benchgen.records.bounds import clip_text
+from benchgen.records.packages import PackageFiles
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from benchgen.training.package import PackageRefused, PreparationInfo, build_package
 
-# The record's own bounds apply to what the state machine writes to it (see benchgen.records).
+# The record's own bounds apply to what the state machine writes to it (see benchgen.records.bounds).
 _FILES: TypeAdapter[dict[str, Any]] = TypeAdapter(PackageFiles)
 
 

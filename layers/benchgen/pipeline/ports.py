@@ -14,19 +14,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from benchgen.outputs import RunOutput
-from benchgen.records import (
-    ArtifactStatus,
-    EnvironmentOwner,
-    EnvironmentRecord,
-    InferenceSummary,
-    PackageRecord,
-    RunRecord,
-    RunStatus,
-    ShardPlan,
-    TrainingRunRecord,
-    TrainingStatus,
-    utc_now,
-)
+from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, ShardPlan
+from benchgen.records.packages import PackageRecord
+from benchgen.records.runs import ArtifactStatus, InferenceSummary, RunRecord, RunStatus
+from benchgen.records.timestamps import utc_now
+from benchgen.records.training_runs import TrainingRunRecord, TrainingStatus
 
 
 class ObjectStorage(Protocol):

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import TypeAdapter
 
 from benchgen.aws.items import to_attribute
-from benchgen.records import PreparationRecord
+from benchgen.records.preparations import PreparationRecord
 
 RECORD_STRING_FIELDS = ("state_hash",)
 RECORD_NUMBER_FIELDS = ("example_count", "source_cases", "held_out_count")

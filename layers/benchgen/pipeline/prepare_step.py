@@ -18,7 +18,7 @@ from benchgen.outputs import RunOutput
 from benchgen.pipeline.keys import COVERAGE, preparation_key, run_key
 from benchgen.pipeline.ports import ObjectStorage
 from benchgen.pipeline.preparation_record import record_values
-from benchgen.records import clip_text
+from benchgen.records.bounds import clip_text
 from benchgen.training.coverage import check_held_out, coverage
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, HeldOutCase, PreparedExample
 from benchgen.training.preparation import (

@@ -14,7 +14,7 @@ from benchgen.ownership import OPERATOR, PUBLISHER_KEY, stamp_refusal
 from benchgen.pipeline.case_shards import cut_cases, shardable_tasks
 from benchgen.pipeline.keys import BundleKey, ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
 from benchgen.pipeline.ports import EnvironmentsStore, ObjectStorage
-from benchgen.records import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
+from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 
 logger = Logger(child=True)
 

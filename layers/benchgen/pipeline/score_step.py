@@ -21,7 +21,7 @@ from benchgen.pipeline.keys import (
     sharded_execution_name,
 )
 from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, Publisher, RunsStore, Starter
-from benchgen.records import RunRecord, RunStatus
+from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.engine import ScoreReport, score_predictions
 

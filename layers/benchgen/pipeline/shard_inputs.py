@@ -18,7 +18,8 @@ from benchgen.errors import BenchGenError
 from benchgen.pipeline.case_shards import case_lines, shardable
 from benchgen.pipeline.keys import prediction_shard_key, shard_items_key
 from benchgen.pipeline.ports import ObjectStorage
-from benchgen.records import EnvironmentRecord, RunRecord, ShardPlan
+from benchgen.records.environments import EnvironmentRecord, ShardPlan
+from benchgen.records.runs import RunRecord
 from benchgen.zipwrite import entry
 
 PREDICTIONS_MEMBER = "predictions.json"

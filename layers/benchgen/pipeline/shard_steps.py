@@ -20,7 +20,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from benchgen.errors import BenchGenError
-from benchgen.finetune.parts import collect_part
+from benchgen.finetune.artifact_parts import collect_part
 from benchgen.outputs import RunOutput
 from benchgen.pipeline.context import open_run_environment
 from benchgen.pipeline.keys import (
@@ -32,9 +32,10 @@ from benchgen.pipeline.keys import (
 from benchgen.pipeline.parts import download_part, download_parts, upload_part
 from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, Publisher, RunsStore, Starter
 from benchgen.pipeline.score_step import complete_scoring, fail_scoring
-from benchgen.records import RunRecord, RunStatus, ShardPlan
+from benchgen.records.environments import ShardPlan
+from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
-from benchgen.scoring.parts import finish_scores, score_part
+from benchgen.scoring.score_parts import finish_scores, score_part
 from benchgen.verdicts import VERDICTS_NAME
 
 logger = Logger(child=True)

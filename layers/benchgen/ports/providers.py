@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from benchgen.inference.model import Model, Sampling
+from benchgen.inference.model import Model
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState
-from benchgen.records import LiveModel
+from benchgen.records.runs import LiveModel
+from benchgen.vocabulary import Sampling
 
 
 class TrainingJobs(Protocol):

@@ -12,15 +12,14 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from benchgen.inference.model import Sampling
 from benchgen.inference.shapes import unreadable
 from benchgen.providers.capabilities import ConnectionLimits, ConnectionProfile, Unsupported, family_matches
 from benchgen.providers.definition import Grant, IamNeeds, ProviderDefinition
 from benchgen.providers.hyperparameters import Hyperparameter, check_named
 from benchgen.providers.jobs import JobSpec, JobState
-from benchgen.records import LiveModel, TrainingStatus
-from benchgen.training.examples import Method
-from benchgen.vocabulary import ProviderKind
+from benchgen.records.runs import LiveModel
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method, ProviderKind, Sampling
 
 _S = TrainingStatus
 _INT, _FLOAT, _BOOL = int, float, bool

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from benchgen.errors import BenchGenError
-from benchgen.training.examples import Method
-from benchgen.training.profiles import PROFILES
+from benchgen.training.export_profiles import PROFILES
+from benchgen.vocabulary import Method
 
 
 class Unsupported(BenchGenError):

@@ -17,9 +17,8 @@ from benchgen.providers.capabilities import (
 )
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.registry import provider, providers
-from benchgen.training.examples import Method
-from benchgen.training.profiles import PROFILES
-from benchgen.vocabulary import ProviderKind
+from benchgen.training.export_profiles import PROFILES
+from benchgen.vocabulary import Method, ProviderKind
 
 
 def _needs(*, method: Method | None = None, export_profile: str | None = None) -> str:

@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field, model_validator
 
 from benchgen.providers.capabilities import ConnectionProfile
 from benchgen.providers.registry import provider, providers
-from benchgen.records import Text, utc_now
+from benchgen.records.bounds import Text
+from benchgen.records.timestamps import utc_now
 from benchgen.vocabulary import ProviderKind
 
 REGION_PATTERN = r"^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$"

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from benchgen.providers.capabilities import ConnectionProfile
-from benchgen.records import LiveModel, TrainingStatus
-from benchgen.training.examples import Method
-from benchgen.vocabulary import ProviderKind
+from benchgen.records.runs import LiveModel
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method, ProviderKind
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchgen.errors import BenchGenError
-from benchgen.records import TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method
 
 
 class ProviderFault(BenchGenError):

@@ -20,9 +20,9 @@ from benchgen.providers.capabilities import ANY_FAMILY, ConnectionProfile
 from benchgen.providers.definition import ProviderDefinition
 from benchgen.providers.hyperparameters import Hyperparameter, check_named, typed
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
-from benchgen.records import LiveModel, TrainingStatus
-from benchgen.training.examples import Method
-from benchgen.vocabulary import ProviderKind
+from benchgen.records.runs import LiveModel
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method, ProviderKind
 
 _S = TrainingStatus
 _INT, _FLOAT = int, float

@@ -15,14 +15,13 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from benchgen.inference.model import Sampling
 from benchgen.inference.shapes import unreadable
 from benchgen.providers.capabilities import ANY_FAMILY, ConnectionProfile, Unsupported
 from benchgen.providers.definition import Grant, IamNeeds, ProviderDefinition
 from benchgen.providers.jobs import JOB_NAME_PREFIX, JobSpec, JobState, ProviderFault
-from benchgen.records import LiveModel, TrainingStatus
-from benchgen.training.examples import Method
-from benchgen.vocabulary import ProviderKind
+from benchgen.records.runs import LiveModel
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method, ProviderKind, Sampling
 
 _S = TrainingStatus
 INFERENCE_PATH = "a SageMaker endpoint (InvokeEndpoint)"

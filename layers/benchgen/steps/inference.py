@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from benchgen.errors import BenchGenError
-from benchgen.inference.model import Sampling
 from benchgen.inference.prompts import prompt_for
 from benchgen.inference.retry import Backoff, Outcome, ask
 from benchgen.outputs import RunOutput
@@ -32,7 +31,8 @@ from benchgen.pipeline.keys import (
 from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, RunsStore
 from benchgen.ports.providers import ModelFactory
 from benchgen.providers.registry import provider
-from benchgen.records import InferenceSummary, LiveModel, RunRecord, RunStatus
+from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunStatus
+from benchgen.vocabulary import Sampling
 
 # The reachability call: as short a question and answer as a model allows.
 PROBE_PROMPT = "Reply with OK."

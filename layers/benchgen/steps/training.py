@@ -28,13 +28,9 @@ from benchgen.providers.checks import check_request
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
 from benchgen.providers.registry import provider
-from benchgen.records import (
-    TRAINING_TERMINAL,
-    PackageStatus,
-    TrainingRunRecord,
-    TrainingStatus,
-    clip_text,
-)
+from benchgen.records.bounds import clip_text
+from benchgen.records.packages import PackageStatus
+from benchgen.records.training_runs import TRAINING_TERMINAL, TrainingRunRecord, TrainingStatus
 from benchgen.training.examples import HeldOutCase
 from benchgen.training.package import MANIFEST_NAME, SPLIT_FILES
 from benchgen.training.upload_guard import held_out_rows

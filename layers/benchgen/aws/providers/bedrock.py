@@ -16,12 +16,13 @@ from benchgen.aws.providers.faults import (
     model_error,
     needs_role,
 )
-from benchgen.inference.model import Answer, Model, ModelCallError, Sampling
+from benchgen.inference.model import Answer, Model, ModelCallError
 from benchgen.ports.providers import TrainingJobs
 from benchgen.providers import bedrock
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
-from benchgen.records import LiveModel
+from benchgen.records.runs import LiveModel
+from benchgen.vocabulary import Sampling
 
 
 class BedrockJobs:

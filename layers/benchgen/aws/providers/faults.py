@@ -15,7 +15,7 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from benchgen.inference.model import ModelCallError
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
-from benchgen.records import TRAINING_TERMINAL
+from benchgen.records.training_runs import TRAINING_TERMINAL
 
 T = TypeVar("T")
 # What a failed call raises: botocore's errors, and NotImplementedError from a stand-in for AWS that lacks

@@ -21,14 +21,15 @@ from urllib.parse import quote
 
 from benchgen.aws.providers.faults import missing
 from benchgen.aws.secrets import api_key
-from benchgen.inference.model import Answer, Model, ModelCallError, Sampling
+from benchgen.inference.model import Answer, Model, ModelCallError
 from benchgen.inference.retry import Backoff
 from benchgen.inference.shapes import chat_request, chat_text, parse_json
 from benchgen.ports.providers import TrainingJobs
 from benchgen.providers import openai_compatible
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
-from benchgen.records import LiveModel
+from benchgen.records.runs import LiveModel
+from benchgen.vocabulary import Sampling
 
 T = TypeVar("T")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from benchgen.inference.model import Model, Sampling
+from benchgen.inference.model import Model
 from benchgen.ports.providers import ProviderAdapter, TrainingJobs
 from benchgen.providers.connections import ConnectionRecord
-from benchgen.records import LiveModel
-from benchgen.vocabulary import ProviderKind
+from benchgen.records.runs import LiveModel
+from benchgen.vocabulary import ProviderKind, Sampling
 
 PACKAGE = "benchgen.aws.providers"
 

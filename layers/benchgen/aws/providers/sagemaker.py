@@ -17,13 +17,14 @@ from benchgen.aws.providers.faults import (
     model_error,
     needs_role,
 )
-from benchgen.inference.model import Answer, Model, ModelCallError, Sampling
+from benchgen.inference.model import Answer, Model, ModelCallError
 from benchgen.inference.shapes import chat_request, chat_text, parse_json
 from benchgen.ports.providers import TrainingJobs
 from benchgen.providers import sagemaker
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
-from benchgen.records import LiveModel
+from benchgen.records.runs import LiveModel
+from benchgen.vocabulary import Sampling
 
 
 class SageMakerJobs:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from benchgen.aws.items import to_item
 from benchgen.aws.pages import Page
 from benchgen.aws.tables.base import Table
-from benchgen.records import EvaluationGrant, EvaluationRecord, EvaluationStatus, clip_text
+from benchgen.records.bounds import clip_text
+from benchgen.records.evaluations import EvaluationGrant, EvaluationRecord, EvaluationStatus
 
 
 class EvaluationsRepo(Table):

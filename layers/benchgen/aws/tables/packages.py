@@ -6,7 +6,8 @@ from typing import Any
 
 from benchgen.aws.pages import Page
 from benchgen.aws.tables.base import Table
-from benchgen.records import PackageRecord, PackageStatus, clip_text
+from benchgen.records.bounds import clip_text
+from benchgen.records.packages import PackageRecord, PackageStatus
 
 
 class PackagesRepo(Table):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from benchgen.aws.pages import Page
 from benchgen.aws.tables.base import Table
-from benchgen.records import PreparationRecord, PreparationStatus, clip_text
+from benchgen.records.bounds import clip_text
+from benchgen.records.preparations import PreparationRecord, PreparationStatus
 
 
 class PreparationsRepo(Table):
