@@ -48,6 +48,12 @@ def listed(values: Iterable[str]) -> str:
     return ", ".join(str(value) for value in values) or "nothing"
 
 
+def either(words: Iterable[str]) -> str:
+    """``words`` as alternatives: "a", "a or b", "a, b or c"."""
+    *others, last = words
+    return f"{', '.join(others)} or {last}" if others else last
+
+
 class ConnectionLimits(BaseModel):
     """The most a connection takes in one training request; ``None`` where it sets no limit."""
 

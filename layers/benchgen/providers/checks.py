@@ -12,6 +12,7 @@ from benchgen.providers.capabilities import (
     ConnectionLimits,
     ConnectionProfile,
     Unsupported,
+    either,
     family_matches,
     listed,
 )
@@ -31,7 +32,7 @@ def _needs(*, method: Method | None = None, export_profile: str | None = None) -
     ]
     if not kinds:
         return "is offered by no provider kind"
-    return f"needs {_a(' or '.join(kinds))} connection"
+    return f"needs {_a(either(kinds))} connection"
 
 
 def _sentence(text: str) -> str:
@@ -164,7 +165,7 @@ def _check_inference(connection: ConnectionRecord) -> None:
     others = [other.kind for other in providers() if other.kind != connection.provider]
     raise Unsupported(
         f"this {connection.provider} connection {definition.inference_gap}: create {_a(connection.provider)} "
-        f"connection with {field}" + (f", or use {_a(' or '.join(others))} connection" if others else "")
+        f"connection with {field}" + (f", or use {_a(either(others))} connection" if others else "")
     )
 
 
