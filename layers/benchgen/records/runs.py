@@ -54,10 +54,11 @@ class LiveModel(BaseModel):
     provider: ProviderKind
     model_id: str
     sampling: Sampling = Field(default_factory=Sampling)
-    region: str | None = None  # bedrock, sagemaker
-    endpoint_name: str | None = None  # sagemaker
-    messages_api: bool = False  # sagemaker: the endpoint speaks the Messages API, not {"inputs"}
-    base_url: str | None = None  # openai-compatible
+    # Where the model is reached: those of the connection's fields its kind takes (providers.connections).
+    region: str | None = None
+    endpoint_name: str | None = None
+    messages_api: bool = False  # the endpoint speaks the Messages API, not {"inputs"}
+    base_url: str | None = None
     secret_arn: str | None = None
 
 
