@@ -65,6 +65,9 @@ class MemoryStore:
     def metadata(self, key: str, *, version_id: str | None = None) -> dict[str, str]:
         return dict(self.object_metadata.get(key, {}))
 
+    def size(self, key: str) -> int | None:
+        return len(self.objects[key]) if key in self.objects else None
+
 
 class MemoryEnvironments:
     """Environment versions, each stored once, and each environment's first owner."""

@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.inference.steps import assemble
+from benchgen.steps.inference import assemble
 
 function = LambdaFunction("assemble_predictions")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction
-from benchgen.aws.inference import model_for
+from benchgen.aws.providers.registry import model_for
 from benchgen.aws.wiring import Adapters
-from benchgen.inference.steps import deploy
+from benchgen.steps.inference import deploy
 from benchgen.tasks import RunTask
 
 function = LambdaFunction("deploy_model")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
-from benchgen.aws.inference import model_for
+from benchgen.aws.providers.registry import model_for
 from benchgen.aws.wiring import Adapters
-from benchgen.inference.steps import infer_shard
+from benchgen.steps.inference import infer_shard
 from benchgen.tasks import ShardTask
 
 function = LambdaFunction("infer_shard", counts=True)

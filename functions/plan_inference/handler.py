@@ -6,7 +6,7 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.inference.steps import plan
+from benchgen.steps.inference import plan
 from benchgen.tasks import RunTask
 
 function = LambdaFunction("plan_inference")

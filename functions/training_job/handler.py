@@ -11,9 +11,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from benchgen.aws.handlers import LambdaFunction
-from benchgen.aws.training_jobs import jobs_for
+from benchgen.aws.providers.registry import jobs_for
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.training_step import (
+from benchgen.steps.training import (
     JobContext,
     TrainingTask,
     Uploaded,

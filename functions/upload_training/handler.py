@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
-from benchgen.aws.training_jobs import jobs_for
+from benchgen.aws.providers.registry import jobs_for
 from benchgen.aws.wiring import Adapters
 from benchgen.pipeline.keys import package_key
-from benchgen.pipeline.training_step import TrainingTask, upload_step
+from benchgen.steps.training import TrainingTask, upload_step
 
 function = LambdaFunction("upload_training")
 
@@ -21,6 +21,7 @@ def handler(task: TrainingTask, wired: Adapters) -> dict[str, Any]:
             runs=wired.training_runs,
             connections=wired.connections,
             store=wired.store,
+            bucket=wired.store.bucket,
             package_key=package_key,
             jobs_for=jobs_for,
             workdir=workdir,

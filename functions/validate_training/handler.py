@@ -6,7 +6,7 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.training_step import TrainingTask, validate_step
+from benchgen.steps.training import TrainingTask, validate_step
 
 function = LambdaFunction("validate_training")
 

@@ -62,8 +62,8 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def run_serve_models(args: argparse.Namespace) -> int:
-    from infra.local.fine_tunes import SIMULATED_TRAINING
     from infra.local.model_server import MODELS, SIMULATED_NOTICE, ExampleModelServer
+    from infra.local.providers.openai_compatible import SIMULATED_TRAINING
 
     with ExampleModelServer(port=args.port) as server:
         print(f"{SIMULATED_NOTICE}.")

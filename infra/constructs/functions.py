@@ -28,7 +28,8 @@ from benchgen.pipeline.keys import (
     RUN_SHARDS,
     SCORE_PART,
 )
-from benchgen.providers.jobs import JOB_NAME_PREFIX as TRAINING_JOB_PREFIX
+from benchgen.providers.definition import Grant
+from benchgen.providers.registry import providers
 from benchgen.settings import METRICS_NAMESPACE
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from infra.constructs import set_logical_id
@@ -64,13 +65,6 @@ ASSET_EXCLUDE = ("__pycache__", "*.pyc", "tests")
 # deliveries, so that a run step's last attempt fails the run rather than leaving it Running.
 RETRY_ATTEMPTS = 2
 
-# Bedrock resources a live run may name besides foundation models.
-MODEL_RESOURCE_KINDS = (
-    "inference-profile",
-    "application-inference-profile",
-    "custom-model-deployment",
-    "provisioned-model",
-)
 # The tag a Secrets Manager secret carries for the inference functions to read it.
 INFERENCE_TAG = "benchgen:access"
 INFERENCE_TAG_VALUE = "inference"
@@ -155,11 +149,12 @@ class FunctionSpec:
     # synchronous caller receives its errors), no tracing, no dead-letter queue (it is never invoked
     # asynchronously).
     sandbox: bool = False
-    # Calls live models (Bedrock, SageMaker endpoints) and reads their connections' API keys.
+    # Calls live models (each provider kind's IAM needs for it) and reads their connections' API keys.
     calls_models: bool = False
-    # Starts, reads and stops provider training jobs (and passes the connection's role to the provider).
+    # Starts, reads and stops provider training jobs (each kind's IAM needs for it, and passing the
+    # connection's role to the providers that assume it).
     trains_models: bool = False
-    # Reads the API keys of connections tagged for BenchGen (an OpenAI-compatible provider's upload).
+    # Reads the API keys of connections tagged for BenchGen (for a provider's own file upload).
     reads_provider_keys: bool = False
 
 
@@ -473,6 +468,21 @@ SPECS: tuple[FunctionSpec, ...] = (
 )
 
 
+def model_call_grants() -> list[Grant]:
+    """What the functions that call models need, from every provider kind's IAM needs."""
+    return [grant for definition in providers() for grant in definition.iam.calls_models]
+
+
+def training_job_grants() -> list[Grant]:
+    """What the function that follows training jobs needs, from every provider kind's IAM needs."""
+    return [grant for definition in providers() for grant in definition.iam.runs_jobs]
+
+
+def role_services() -> list[str]:
+    """The services a connection's role may be passed to: those of the kinds whose provider assumes it."""
+    return [definition.iam.assumes_role for definition in providers() if definition.iam.assumes_role]
+
+
 def object_pattern(prefix_or_pattern: str) -> str:
     """The object keys one ``reads`` or ``writes`` entry grants: all under a prefix, or a key pattern."""
     return f"{prefix_or_pattern}*" if prefix_or_pattern.endswith("/") else prefix_or_pattern
@@ -675,26 +685,19 @@ class Functions(Construct):
 
     @staticmethod
     def _grant_model_calls(role: iam.Role) -> None:
-        stack = Stack.of(role)
-        partition, account = stack.partition, stack.account
-        # Converse is authorized as InvokeModel: on foundation models (any region: cross-region inference
-        # profiles route there), and on this account's profiles, deployments and provisioned models.
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=["bedrock:InvokeModel"],
-                resources=[
-                    f"arn:{partition}:bedrock:*::foundation-model/*",
-                    *(f"arn:{partition}:bedrock:*:{account}:{kind}/*" for kind in MODEL_RESOURCE_KINDS),
-                ],
-            )
-        )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=["sagemaker:InvokeEndpoint"],
-                resources=[f"arn:{partition}:sagemaker:*:{account}:endpoint/*"],
-            )
-        )
+        for grant in model_call_grants():
+            Functions._allow(role, grant)
         Functions._grant_provider_keys(role)
+
+    @staticmethod
+    def _allow(role: iam.Role, grant: Grant) -> None:
+        stack = Stack.of(role)
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=list(grant.actions),
+                resources=grant.arns(partition=stack.partition, account=stack.account),
+            )
+        )
 
     @staticmethod
     def _grant_provider_keys(role: iam.Role) -> None:
@@ -713,45 +716,17 @@ class Functions(Construct):
 
     @staticmethod
     def _grant_training_jobs(role: iam.Role) -> None:
-        stack = Stack.of(role)
-        partition, account = stack.partition, stack.account
-        # Bedrock job ARNs end in a random id, not the job name, so jobs cannot be narrowed by name; a job
-        # is created from a foundation model into a custom model of this account.
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=[
-                    "bedrock:CreateModelCustomizationJob",
-                    "bedrock:GetModelCustomizationJob",
-                    "bedrock:StopModelCustomizationJob",
-                ],
-                resources=[
-                    f"arn:{partition}:bedrock:*::foundation-model/*",
-                    f"arn:{partition}:bedrock:*:{account}:model-customization-job/*",
-                    f"arn:{partition}:bedrock:*:{account}:custom-model/*",
-                ],
+        for grant in training_job_grants():
+            Functions._allow(role, grant)
+        services = role_services()
+        if services:
+            stack = Stack.of(role)
+            # The connection's role (named at run time) is handed to the provider that assumes it to read
+            # the training files; to those services only, never to anything else.
+            role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=["iam:PassRole"],
+                    resources=[f"arn:{stack.partition}:iam::{stack.account}:role/*"],
+                    conditions={"StringEquals": {"iam:PassedToService": services}},
+                )
             )
-        )
-        # SageMaker training jobs are named by BenchGen (job_name_for): only those.
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=[
-                    "sagemaker:CreateTrainingJob",
-                    "sagemaker:DescribeTrainingJob",
-                    "sagemaker:StopTrainingJob",
-                ],
-                resources=[f"arn:{partition}:sagemaker:*:{account}:training-job/{TRAINING_JOB_PREFIX}*"],
-            )
-        )
-        # The connection's role (named at run time) is handed to the provider that assumes it to read the
-        # training files; to those two services only, never to anything else.
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=["iam:PassRole"],
-                resources=[f"arn:{partition}:iam::{account}:role/*"],
-                conditions={
-                    "StringEquals": {
-                        "iam:PassedToService": ["bedrock.amazonaws.com", "sagemaker.amazonaws.com"]
-                    }
-                },
-            )
-        )

@@ -13,10 +13,17 @@ from aws_cdk import Acknowledgment, App, Stack, Validations
 from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
+from benchgen.providers.definition import Grant
 from infra.constructs.api import Api
 from infra.constructs.console import Console
 from infra.constructs.evaluation import EvaluationPipeline
-from infra.constructs.functions import MODEL_RESOURCE_KINDS, Functions, object_pattern
+from infra.constructs.functions import (
+    Functions,
+    model_call_grants,
+    object_pattern,
+    role_services,
+    training_job_grants,
+)
 from infra.constructs.inference import InferencePipeline
 from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
@@ -62,11 +69,6 @@ FUNCTION_VERSIONS_REASON = (
     "LambdaInvoke also allows the {name} function's qualified ARNs (versions, aliases); the grant stays on "
     "that one function."
 )
-MODEL_CALLS_REASON = (
-    "A live run names its model (a Bedrock model, profile or deployment, or a SageMaker endpoint) and its "
-    "region when it is created; the grant stays on model invocation in this account (and on foundation "
-    "models, which have no account), for the two functions that call models."
-)
 SECRETS_REASON = (
     "A connection names its API key's secret at run time; reading is limited by a condition to secrets "
     "tagged benchgen:access=inference, for the two functions that call models."
@@ -81,19 +83,14 @@ LIVE_RUN_FUNCTIONS = (
     "InferShardFunction",
     "AssemblePredictionsFunction",
 )
-TRAINING_JOBS_REASON = (
-    "A training run names its base model and region when it is launched, and Bedrock names its jobs and "
-    "custom models by ids that exist only then (a job's ARN does not even hold its name); the grant stays "
-    "on model customization in this account (and on foundation models, which have no account), for the "
-    "one function that starts and follows training jobs."
-)
 ROLE_HANDOVER_REASON = (
     "A connection names the role its provider assumes to read the training files at run time; passing it "
-    "is limited by a condition to Bedrock and SageMaker, for the one function that starts training jobs."
+    "is limited by a condition to the services that assume it ({services}), for the one function that "
+    "starts training jobs."
 )
 TRAINING_SECRETS_REASON = (
-    "An OpenAI-compatible connection names its API key's secret at run time; reading is limited by a "
-    "condition to secrets tagged benchgen:access=inference (the key its live runs use too)."
+    "A connection names its API key's secret at run time; reading is limited by a condition to secrets "
+    "tagged benchgen:access=inference (the key its live runs use too)."
 )
 TRAINING_FUNCTION_VERSIONS_REASON = (
     "LambdaInvoke also allows each training step function's qualified ARNs (versions, aliases); each grant "
@@ -221,27 +218,29 @@ def _acknowledge_functions(functions: Functions) -> None:
             _acknowledge_training_jobs(policy)
 
 
+def _acknowledge_grants(policy: IConstruct, grants: list[Grant]) -> None:
+    """Each wildcard resource of the provider kinds' grants, with the reason its kind gives."""
+    acknowledged: set[str] = set()
+    for grant in grants:
+        for resource in grant.arns(partition="<AWS::Partition>", account="<AWS::AccountId>"):
+            if "*" in resource and resource not in acknowledged:
+                acknowledged.add(resource)
+                _acknowledge(policy, f"IAM5[Resource::{resource}]", grant.reason)
+
+
 def _acknowledge_training_jobs(policy: IConstruct) -> None:
-    for resource in (
-        "arn:<AWS::Partition>:bedrock:*::foundation-model/*",
-        "arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:model-customization-job/*",
-        "arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:custom-model/*",
-        "arn:<AWS::Partition>:sagemaker:*:<AWS::AccountId>:training-job/benchgen-*",
-    ):
-        _acknowledge(policy, f"IAM5[Resource::{resource}]", TRAINING_JOBS_REASON)
-    _acknowledge(
-        policy, "IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:role/*]", ROLE_HANDOVER_REASON
-    )
+    _acknowledge_grants(policy, training_job_grants())
+    services = role_services()
+    if services:
+        _acknowledge(
+            policy,
+            "IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:role/*]",
+            ROLE_HANDOVER_REASON.format(services=", ".join(services)),
+        )
 
 
 def _acknowledge_model_calls(policy: IConstruct) -> None:
-    models = "arn:<AWS::Partition>:bedrock:*::foundation-model/*"
-    _acknowledge(policy, f"IAM5[Resource::{models}]", MODEL_CALLS_REASON)
-    for kind in MODEL_RESOURCE_KINDS:
-        resource = f"arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:{kind}/*"
-        _acknowledge(policy, f"IAM5[Resource::{resource}]", MODEL_CALLS_REASON)
-    endpoints = "arn:<AWS::Partition>:sagemaker:*:<AWS::AccountId>:endpoint/*"
-    _acknowledge(policy, f"IAM5[Resource::{endpoints}]", MODEL_CALLS_REASON)
+    _acknowledge_grants(policy, model_call_grants())
     secrets = "arn:<AWS::Partition>:secretsmanager:*:<AWS::AccountId>:secret:*"
     _acknowledge(policy, f"IAM5[Resource::{secrets}]", SECRETS_REASON)
 

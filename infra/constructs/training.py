@@ -16,7 +16,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from benchgen.pipeline.training_step import ProviderBusy
+from benchgen.steps.training import ProviderBusy
 from infra.constructs import logged_state_machine
 from infra.constructs.events import put_event
 from infra.constructs.pipeline import EVENTBRIDGE_TRANSIENT_ERRORS, LAMBDA_SERVICE_ERRORS, _guard

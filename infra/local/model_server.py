@@ -11,8 +11,9 @@ The same model id and question always give the same answer. A question that belo
 a fixed "I do not know" answer. It listens on the loopback interface only, and can inject faults for
 tests: a 429 with Retry-After, a 500, or a slow answer, for chosen cases and a chosen number of times.
 
-It also SIMULATES Together-style fine-tuning (``/v1/files``, ``/v1/fine-tunes``; see ``fine_tunes.py``):
-a job ends after a few reads naming ``example-tuned``, and nothing is trained.
+It also SIMULATES Together-style fine-tuning (``/v1/files``, ``/v1/fine-tunes``; see
+``providers/openai_compatible.py``): a job ends after a few reads naming ``example-tuned``, and nothing is
+trained.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any
 from benchgen.inference.prompts import prompt_for
 from infra.examplegen.failures import failure_plan
 from infra.examplegen.generate import EXAMPLE_SIZES, EXAMPLES_SEED, generators
-from infra.local.fine_tunes import FineTunes
+from infra.local.providers.openai_compatible import FineTunes
 from infra.local.threaded_server import ThreadedServer
 
 BASE_MODEL = "example-base"

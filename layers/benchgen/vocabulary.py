@@ -6,8 +6,11 @@ method or a run's sampling without importing the training or inference code that
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
 
 
 class Method(StrEnum):
@@ -26,3 +29,58 @@ class Sampling(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1, le=32768)
     top_p: float | None = Field(default=None, gt=0, le=1)
     stop: list[str] | None = Field(default=None, max_length=4)
+
+
+#: Every kind of training and inference provider, in the order lists show them. A kind is defined by
+#: its own modules, found by its name (dashes read as underscores): ``benchgen/providers/<name>.py``,
+#: its adapter ``benchgen/aws/providers/<name>.py`` and its local fake ``infra/local/providers/<name>.py``
+#: (docs/adding-a-provider-kind.md). Naming it here is all the registering a kind takes.
+PROVIDER_KINDS: tuple[str, ...] = ("bedrock", "sagemaker", "openai-compatible")
+
+
+class ProviderKind(str):
+    """The name of a kind of provider: one of :data:`PROVIDER_KINDS`.
+
+    An open set of names rather than an enum, so that the kinds are the ones listed when a value is read:
+    a record validates its kind against that list, and JSON Schema describes the kind as an enum of it
+    (as an enum's schema would be, under the same name).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, name: str) -> ProviderKind:
+        if name not in PROVIDER_KINDS:
+            raise ValueError(f"{name!r} is not a provider kind: the kinds are {', '.join(PROVIDER_KINDS)}")
+        return super().__new__(cls, name)
+
+    @property
+    def module(self) -> str:
+        """The name of the modules that define this kind (``openai-compatible`` -> ``openai_compatible``)."""
+        return self.replace("-", "_")
+
+    @classmethod
+    def _validate(cls, value: Any) -> ProviderKind:
+        if isinstance(value, str) and value in PROVIDER_KINDS:
+            return cls(value)
+        # Worded as pydantic words an enum's refusal, so a kind reads like any other choice.
+        *others, last = (repr(kind) for kind in PROVIDER_KINDS)
+        expected = f"{', '.join(others)} or {last}" if others else last
+        raise PydanticCustomError("enum", "Input should be {expected}", {"expected": expected})
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            cls._validate,
+            json_schema_input_schema=core_schema.str_schema(),
+            serialization=core_schema.plain_serializer_function_ser_schema(str),
+            # A named definition, so every field of this type refers to one ProviderKind schema.
+            ref=f"{cls.__module__}.{cls.__qualname__}:{id(cls)}",
+        )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {"enum": list(PROVIDER_KINDS), "title": cls.__name__, "type": "string"}

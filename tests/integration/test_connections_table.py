@@ -5,9 +5,12 @@ from __future__ import annotations
 import pytest
 
 from benchgen.aws.tables.connections import ConnectionsRepo
-from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
-from benchgen.records.connections import ConnectionRecord
+from benchgen.providers import registry
+from benchgen.providers.connections import ConnectionRecord
 from benchgen.settings import Settings
+from benchgen.vocabulary import ProviderKind
+
+BEDROCK = ProviderKind("bedrock")
 
 
 def _connection(connection_id: str, minute: int, *, owner: str = "user-a") -> ConnectionRecord:
@@ -15,10 +18,10 @@ def _connection(connection_id: str, minute: int, *, owner: str = "user-a") -> Co
         connection_id=connection_id,
         owner=owner,
         name=f"bedrock {connection_id}",
-        provider=ProviderKind.BEDROCK,
+        provider=BEDROCK,
         region="us-east-1",
         role_arn="arn:aws:iam::123456789012:role/bedrock-customization",
-        profile=PROVIDER_CAPABILITIES[ProviderKind.BEDROCK],
+        profile=registry.provider(BEDROCK).capabilities,
         created_at=f"2026-06-01T10:{minute:02d}:00.000000Z",
     )
 

@@ -11,13 +11,16 @@ import pytest
 from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
-from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
-from benchgen.records.connections import ConnectionRecord
+from benchgen.providers import registry
+from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import ProviderKind
 from infra.cli.demo import Api
 from infra.local.cloud import LocalCloud
 from tests.integration.evaluation_setup import put_package, put_training_run, subject, user
+
+OPENAI_COMPATIBLE = ProviderKind("openai-compatible")
 
 TRAINING = "train-00000000000000000000000a"
 
@@ -170,9 +173,9 @@ def test_a_named_base_run_of_another_environment_version_is_refused_400(
             connection_id="conn-owned",
             owner=people["owner_id"],
             name="example models",
-            provider=ProviderKind.OPENAI_COMPATIBLE,
+            provider=OPENAI_COMPATIBLE,
             base_url="http://127.0.0.1:9/v1",
-            profile=PROVIDER_CAPABILITIES[ProviderKind.OPENAI_COMPATIBLE],
+            profile=registry.provider(OPENAI_COMPATIBLE).capabilities,
         )
     )
     put_training_run(

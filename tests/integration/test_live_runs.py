@@ -19,15 +19,17 @@ import requests
 from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
-from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
-from benchgen.records.connections import ConnectionRecord
+from benchgen.providers import registry
+from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.runs import LiveModel, RunRecord, RunStatus
-from benchgen.vocabulary import Sampling
+from benchgen.vocabulary import ProviderKind, Sampling
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
 from infra.local.model_server import BASE_MODEL, ExampleModelServer, Fault
 from tests.integration.factories import everything_stored
+
+OPENAI_COMPATIBLE = ProviderKind("openai-compatible")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -301,9 +303,9 @@ def _connect(cloud: LocalCloud, owner: str, connection_id: str, base_url: str) -
             connection_id=connection_id,
             owner=owner,
             name="example models",
-            provider=ProviderKind.OPENAI_COMPATIBLE,
+            provider=OPENAI_COMPATIBLE,
             base_url=base_url,
-            profile=PROVIDER_CAPABILITIES[ProviderKind.OPENAI_COMPATIBLE],
+            profile=registry.provider(OPENAI_COMPATIBLE).capabilities,
         )
     )
 

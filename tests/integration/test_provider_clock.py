@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from benchgen.aws.training_jobs import BedrockJobs, SageMakerJobs
+from benchgen.aws.providers.bedrock import BedrockJobs
+from benchgen.aws.providers.sagemaker import SageMakerJobs
 from benchgen.providers.jobs import JobSpec, job_name_for
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method

@@ -10,13 +10,19 @@ import pytest
 from moto import mock_aws
 
 from benchgen.aws.clients import reset_clients
-from benchgen.aws.training_jobs import BedrockJobs, SageMakerJobs, jobs_for
+from benchgen.aws.providers.bedrock import BedrockJobs
+from benchgen.aws.providers.registry import jobs_for
+from benchgen.aws.providers.sagemaker import SageMakerJobs
+from benchgen.providers.checks import narrow
+from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
-from benchgen.providers.profiles import ProviderKind, narrow
-from benchgen.records.connections import ConnectionRecord
 from benchgen.records.training_runs import TrainingStatus
-from benchgen.vocabulary import Method
+from benchgen.vocabulary import Method, ProviderKind
 from infra.local.model_server import ExampleModelServer
+
+BEDROCK = ProviderKind("bedrock")
+SAGEMAKER = ProviderKind("sagemaker")
+OPENAI_COMPATIBLE = ProviderKind("openai-compatible")
 
 REGION = "us-east-1"
 ROLE = "arn:aws:iam::123456789012:role/benchgen-training"
@@ -99,7 +105,8 @@ def test_moto_lacks_sagemaker_stop_and_that_is_a_clear_fault_not_a_retry(moto: N
 
 
 @pytest.mark.parametrize(
-    ("provider", "adapter"), [(ProviderKind.BEDROCK, BedrockJobs), (ProviderKind.SAGEMAKER, SageMakerJobs)]
+    ("provider", "adapter"),
+    [(BEDROCK, BedrockJobs), (SAGEMAKER, SageMakerJobs)],
 )
 def test_each_aws_connection_gets_its_providers_jobs(provider: ProviderKind, adapter: type) -> None:
     connection = ConnectionRecord(
@@ -122,10 +129,10 @@ def test_an_openai_compatible_connection_reads_its_key_from_secrets_manager_at_e
             connection_id="conn-2",
             owner="user-a",
             name="together",
-            provider=ProviderKind.OPENAI_COMPATIBLE,
+            provider=OPENAI_COMPATIBLE,
             base_url=server.base_url,
             secret_arn=secret_arn,
-            profile=narrow(ProviderKind.OPENAI_COMPATIBLE, None),
+            profile=narrow(OPENAI_COMPATIBLE, None),
         )
         jobs = jobs_for(connection)
         file_id = jobs.upload("train.jsonl", b'{"messages": []}\n')

@@ -28,17 +28,22 @@ from benchgen.aws.tables.packages import PackagesRepo
 from benchgen.aws.tables.preparations import PreparationsRepo
 from benchgen.aws.tables.training_runs import TrainingRunsRepo
 from benchgen.pipeline.keys import package_key, training_execution_name
+from benchgen.providers import registry
+from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
-from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
-from benchgen.records.connections import ConnectionRecord
 from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.settings import load_settings
 from benchgen.training.examples import text_hash
+from benchgen.vocabulary import ProviderKind
 from infra.constructs.training import LOCAL_TRAINING_CONTEXT, TRAINING_MAX_POLLS
 from infra.local.cloud import LocalCloud
 from tests.integration.factories import everything_stored, received_events, watch_events
+
+BEDROCK = ProviderKind("bedrock")
+SAGEMAKER = ProviderKind("sagemaker")
+OPENAI_COMPATIBLE = ProviderKind("openai-compatible")
 
 NOVA = "amazon.nova-micro-v1:0:128k"
 MAX_POLLS = 4
@@ -137,7 +142,7 @@ class World:
         *,
         base_model: str = NOVA,
         train: bytes = TRAIN,
-        provider: ProviderKind = ProviderKind.BEDROCK,
+        provider: ProviderKind = BEDROCK,
         secret_arn: str | None = None,
         base_url: str = "https://api.together.example/v1",
     ) -> tuple[str, str]:
@@ -187,9 +192,9 @@ class World:
             if name.endswith(".jsonl")
         }
         profile = {
-            ProviderKind.BEDROCK: "bedrock-conversation",
-            ProviderKind.SAGEMAKER: "sagemaker-sft",
-            ProviderKind.OPENAI_COMPATIBLE: "openai-chat",
+            BEDROCK: "bedrock-conversation",
+            SAGEMAKER: "sagemaker-sft",
+            OPENAI_COMPATIBLE: "openai-chat",
         }[provider]
         PackagesRepo(settings.packages_table).put_if_absent(
             PackageRecord(
@@ -205,7 +210,7 @@ class World:
                 files=files,
             )
         )
-        aws = provider is not ProviderKind.OPENAI_COMPATIBLE
+        aws = provider != OPENAI_COMPATIBLE
         ConnectionsRepo(settings.connections_table).put(
             ConnectionRecord(
                 connection_id=connection_id,
@@ -216,7 +221,7 @@ class World:
                 role_arn=ROLE if aws else None,
                 base_url=None if aws else base_url,
                 secret_arn=secret_arn,
-                profile=PROVIDER_CAPABILITIES[provider],
+                profile=registry.provider(provider).capabilities,
             )
         )
         return package_id, connection_id
@@ -388,7 +393,7 @@ def test_a_failed_bedrock_job_fails_the_run_with_the_providers_message(world: Wo
 def test_a_sagemaker_job_is_followed_to_succeeded_with_its_model_artifacts(world: World) -> None:
     # Given a SageMaker connection and a sagemaker-sft package; moto's job runs until the clock ends it
     package_id, connection_id = world.seed(
-        provider=ProviderKind.SAGEMAKER, base_model="meta-textgeneration-llama-3-1-8b-instruct"
+        provider=SAGEMAKER, base_model="meta-textgeneration-llama-3-1-8b-instruct"
     )
 
     # When a training run is launched and followed
@@ -591,7 +596,7 @@ def test_an_openai_compatible_run_sends_train_and_validation_only_and_keeps_the_
     )["ARN"]
     with ExampleModelServer(api_key=key) as server:
         package_id, connection_id = world.seed(
-            provider=ProviderKind.OPENAI_COMPATIBLE,
+            provider=OPENAI_COMPATIBLE,
             base_model="example-base",
             secret_arn=arn,
             base_url=server.base_url,
@@ -697,7 +702,7 @@ def test_a_run_cancelled_before_its_job_starts_never_starts_one(
 
     fake = CancelledDuringUpload([DONE])
     _use(monkeypatch, lambda connection: fake)
-    package_id, connection_id = world.seed(provider=ProviderKind.OPENAI_COMPATIBLE, base_model="example-base")
+    package_id, connection_id = world.seed(provider=OPENAI_COMPATIBLE, base_model="example-base")
 
     # When the run is launched and followed
     run = world.launch(package_id, connection_id)["training_run"]

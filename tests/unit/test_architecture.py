@@ -78,15 +78,15 @@ LAYERS = (
             "benchgen.training",
         ),
     ),
-    Layer(4, "ports", ("benchgen.pipeline.ports",)),
+    Layer(4, "ports", ("benchgen.pipeline.ports", "benchgen.ports")),
     Layer(
         5,
         "steps",
         (
             "benchgen.evaluation.base_run",
             "benchgen.evaluation.steps",
-            "benchgen.inference.steps",
             "benchgen.pipeline",
+            "benchgen.steps",
         ),
     ),
     Layer(6, "adapters", ("benchgen.aws",)),
@@ -98,31 +98,17 @@ LAYERS = (
 # list only shrinks: an entry goes when its import goes.
 PENDING = frozenset(
     {
-        # The records name the provider kind and the connection profile, defined in providers/profiles.py
-        # (domain), which imports the records back: both words move below the records with the providers.
-        ("benchgen.records.connections", "benchgen.providers.profiles"),
-        ("benchgen.records.training_runs", "benchgen.providers.profiles"),
-        # Step modules that import concrete adapters; they move into benchgen.steps, behind ports. The step
-        # inside the inference package also imports the pipeline's modules, and the providers' client imports
-        # that package, so the inference package reaches the training step through it.
+        # Step modules that import concrete adapters; they move into benchgen.steps, behind ports.
         ("benchgen.evaluation.base_run", "benchgen.aws.pages"),
         ("benchgen.evaluation.base_run", "benchgen.aws.storage"),
         ("benchgen.evaluation.steps", "benchgen.aws.executions"),
         ("benchgen.evaluation.steps", "benchgen.aws.storage"),
         ("benchgen.evaluation.steps", "benchgen.aws.tables.evaluations"),
-        ("benchgen.inference.steps", "benchgen.aws.storage"),
-        ("benchgen.inference.steps", "benchgen.pipeline.context"),
-        ("benchgen.inference.steps", "benchgen.pipeline.keys"),
-        ("benchgen.inference.steps", "benchgen.pipeline.ports"),
         ("benchgen.pipeline.dead_letters", "benchgen.aws.s3_events"),
         ("benchgen.pipeline.package_step", "benchgen.aws.items"),
         ("benchgen.pipeline.parts", "benchgen.aws.storage"),
         ("benchgen.pipeline.preparation_record", "benchgen.aws.items"),
         ("benchgen.pipeline.score_step", "benchgen.aws.storage"),
-        ("benchgen.pipeline.training_step", "benchgen.aws.storage"),
-        ("benchgen.pipeline.training_step", "benchgen.aws.tables.connections"),
-        ("benchgen.pipeline.training_step", "benchgen.aws.tables.packages"),
-        ("benchgen.pipeline.training_step", "benchgen.aws.tables.training_runs"),
     }
 )
 

@@ -9,19 +9,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from benchgen.providers.profiles import (
-    PROVIDER_CAPABILITIES,
+from benchgen.providers import registry
+from benchgen.providers.capabilities import (
     ConnectionLimits,
     ConnectionProfile,
-    ProviderKind,
     Unsupported,
-    check_request,
     family_matches,
-    narrow,
 )
-from benchgen.records.connections import ConnectionRecord
+from benchgen.providers.checks import check_request, narrow
+from benchgen.providers.connections import ConnectionRecord
 from benchgen.training.export_profiles import PROFILES
-from benchgen.vocabulary import Method
+from benchgen.vocabulary import PROVIDER_KINDS, Method, ProviderKind
+
+BEDROCK = ProviderKind("bedrock")
+SAGEMAKER = ProviderKind("sagemaker")
+OPENAI_COMPATIBLE = ProviderKind("openai-compatible")
 
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:together-key-AbCdEf"
 
@@ -31,7 +33,7 @@ def connection(
 ) -> ConnectionRecord:
     where: dict[str, Any] = (
         {"base_url": "https://api.together.xyz/v1"}
-        if provider is ProviderKind.OPENAI_COMPATIBLE
+        if provider == OPENAI_COMPATIBLE
         else {"region": "us-east-1"}
     )
     return ConnectionRecord(
@@ -45,7 +47,7 @@ def connection(
 
 
 def test_preference_training_on_bedrock_is_refused_naming_who_offers_it_and_what_this_accepts() -> None:
-    bedrock = connection(ProviderKind.BEDROCK)
+    bedrock = connection(BEDROCK)
     with pytest.raises(Unsupported) as refused:
         check_request(bedrock, method=Method.PREFERENCE)
     assert str(refused.value) == (
@@ -54,20 +56,20 @@ def test_preference_training_on_bedrock_is_refused_naming_who_offers_it_and_what
     )
 
 
-@pytest.mark.parametrize("provider", [ProviderKind.SAGEMAKER, ProviderKind.OPENAI_COMPATIBLE])
+@pytest.mark.parametrize("provider", [SAGEMAKER, OPENAI_COMPATIBLE])
 def test_preference_training_is_accepted_where_the_provider_offers_it(provider: ProviderKind) -> None:
     check_request(connection(provider, endpoint_name=None), method=Method.PREFERENCE)
 
 
 def test_every_export_profile_a_provider_names_exists_and_fits_its_methods() -> None:
-    for capability in PROVIDER_CAPABILITIES.values():
+    for capability in (definition.capabilities for definition in registry.providers()):
         for profile_id in capability.export_profiles:
             assert PROFILES[profile_id].methods <= set(capability.methods)
 
 
 def test_a_format_the_provider_does_not_read_is_refused_naming_who_reads_it() -> None:
     with pytest.raises(Unsupported) as refused:
-        check_request(connection(ProviderKind.BEDROCK), export_profile="openai-chat")
+        check_request(connection(BEDROCK), export_profile="openai-chat")
     assert str(refused.value) == (
         "Bedrock model customization does not read openai-chat files: openai-chat needs an openai-compatible "
         "connection; this connection accepts bedrock-conversation, bedrock-prompt-completion"
@@ -76,12 +78,12 @@ def test_a_format_the_provider_does_not_read_is_refused_naming_who_reads_it() ->
 
 def test_an_unknown_export_profile_is_refused_listing_the_accepted_ones() -> None:
     with pytest.raises(Unsupported, match="no export profile 'csv': this connection accepts sagemaker-sft, "):
-        check_request(connection(ProviderKind.SAGEMAKER), export_profile="csv")
+        check_request(connection(SAGEMAKER), export_profile="csv")
 
 
 def test_a_format_of_the_other_method_is_refused_naming_the_formats_for_this_method() -> None:
     with pytest.raises(Unsupported) as refused:
-        check_request(connection(ProviderKind.SAGEMAKER), method=Method.PREFERENCE, export_profile="trl-sft")
+        check_request(connection(SAGEMAKER), method=Method.PREFERENCE, export_profile="trl-sft")
     assert str(refused.value) == (
         "export profile trl-sft holds demonstration rows, not preference: for preference this connection "
         "accepts sagemaker-dpo, trl-dpo"
@@ -90,7 +92,7 @@ def test_a_format_of_the_other_method_is_refused_naming_the_formats_for_this_met
 
 def test_a_base_model_bedrock_cannot_customize_is_refused_naming_the_families() -> None:
     with pytest.raises(Unsupported) as refused:
-        check_request(connection(ProviderKind.BEDROCK), base_model="mistral.mistral-large-2402-v1:0")
+        check_request(connection(BEDROCK), base_model="mistral.mistral-large-2402-v1:0")
     assert str(refused.value) == (
         "Bedrock model customization fine-tunes only Nova, Llama 3.1 and Claude 3 Haiku models, and base "
         "model mistral.mistral-large-2402-v1:0 is none of them: this connection accepts nova, llama3.1, "
@@ -118,7 +120,7 @@ def test_a_connection_narrowed_to_nova_refuses_llama_saying_its_profile_leaves_i
     nova_only = ConnectionProfile(
         methods=[Method.DEMONSTRATION], model_families=["nova"], export_profiles=["bedrock-conversation"]
     )
-    bedrock = connection(ProviderKind.BEDROCK, nova_only)
+    bedrock = connection(BEDROCK, nova_only)
     check_request(bedrock, base_model="amazon.nova-micro-v1:0", export_profile="bedrock-conversation")
     with pytest.raises(Unsupported) as refused:
         check_request(bedrock, base_model="meta.llama3-1-70b-instruct-v1:0")
@@ -132,7 +134,7 @@ def test_a_method_the_connection_narrowed_away_is_refused_naming_what_it_keeps()
     sft_only = ConnectionProfile(
         methods=[Method.DEMONSTRATION], model_families=["*"], export_profiles=["openai-chat"]
     )
-    together = connection(ProviderKind.OPENAI_COMPATIBLE, sft_only)
+    together = connection(OPENAI_COMPATIBLE, sft_only)
     with pytest.raises(Unsupported) as refused:
         check_request(together, method=Method.PREFERENCE)
     assert str(refused.value) == (
@@ -151,7 +153,7 @@ def test_widening_a_bedrock_profile_is_refused_naming_each_thing_and_why() -> No
         limits=ConnectionLimits(max_rows=50_000),
     )
     with pytest.raises(Unsupported) as refused:
-        narrow(ProviderKind.BEDROCK, wider)
+        narrow(BEDROCK, wider)
     message = str(refused.value)
     assert message.startswith(
         "a bedrock connection's profile may only narrow what its provider can do, and this one asks for "
@@ -172,7 +174,7 @@ def test_asking_any_family_of_bedrock_is_widening() -> None:
         methods=[Method.DEMONSTRATION], model_families=["*"], export_profiles=["bedrock-conversation"]
     )
     with pytest.raises(Unsupported, match=r"model family \* \(Bedrock model customization fine-tunes only"):
-        narrow(ProviderKind.BEDROCK, anything)
+        narrow(BEDROCK, anything)
 
 
 def test_a_narrower_profile_is_kept_and_inherits_the_provider_limit_it_leaves_unset() -> None:
@@ -182,13 +184,13 @@ def test_a_narrower_profile_is_kept_and_inherits_the_provider_limit_it_leaves_un
         export_profiles=["bedrock-prompt-completion"],
         limits=ConnectionLimits(max_row_tokens=8000),
     )
-    kept = narrow(ProviderKind.BEDROCK, narrower)
+    kept = narrow(BEDROCK, narrower)
     assert kept.model_families == ["llama3.1"]
     assert kept.limits == ConnectionLimits(max_rows=20_000, max_row_tokens=8000)
 
 
 def test_no_profile_takes_the_providers_whole_capabilities() -> None:
-    assert narrow(ProviderKind.SAGEMAKER, None) == PROVIDER_CAPABILITIES[ProviderKind.SAGEMAKER]
+    assert narrow(SAGEMAKER, None) == registry.provider(SAGEMAKER).capabilities
 
 
 def test_more_rows_than_the_limit_are_refused_with_the_limit() -> None:
@@ -198,7 +200,7 @@ def test_more_rows_than_the_limit_are_refused_with_the_limit() -> None:
         export_profiles=["trl-sft"],
         limits=ConnectionLimits(max_rows=500, max_row_tokens=1000),
     )
-    sagemaker = connection(ProviderKind.SAGEMAKER, small)
+    sagemaker = connection(SAGEMAKER, small)
     check_request(sagemaker, rows=500, row_tokens=1000)
     with pytest.raises(
         Unsupported, match=r"^501 training rows are more than this connection accepts \(at most 500\)"
@@ -210,16 +212,16 @@ def test_more_rows_than_the_limit_are_refused_with_the_limit() -> None:
 
 def test_a_sagemaker_connection_without_an_endpoint_cannot_answer_live_runs() -> None:
     with pytest.raises(Unsupported) as refused:
-        check_request(connection(ProviderKind.SAGEMAKER), inference=True)
+        check_request(connection(SAGEMAKER), inference=True)
     assert str(refused.value) == (
         "this sagemaker connection names no endpoint, and live runs on SageMaker call a SageMaker endpoint "
         "(InvokeEndpoint): create a sagemaker connection with endpoint_name, or use a bedrock or "
         "openai-compatible connection"
     )
-    check_request(connection(ProviderKind.SAGEMAKER, endpoint_name="tgi-qwen"), inference=True)
+    check_request(connection(SAGEMAKER, endpoint_name="tgi-qwen"), inference=True)
 
 
-@pytest.mark.parametrize("provider", [ProviderKind.BEDROCK, ProviderKind.OPENAI_COMPATIBLE])
+@pytest.mark.parametrize("provider", [BEDROCK, OPENAI_COMPATIBLE])
 def test_bedrock_and_openai_compatible_connections_answer_live_runs(provider: ProviderKind) -> None:
     check_request(connection(provider), inference=True)
 
@@ -274,7 +276,7 @@ def test_a_connection_that_does_not_fit_its_provider_is_invalid(fields: dict[str
             connection_id="c",
             owner="u",
             name="n",
-            profile=PROVIDER_CAPABILITIES[ProviderKind(fields["provider"])],
+            profile=registry.provider(fields["provider"]).capabilities,
             **fields,
         )
 
@@ -283,10 +285,7 @@ def test_a_connection_that_does_not_fit_its_provider_is_invalid(fields: dict[str
     "base_url", ["http://127.0.0.1:8765/v1", "http://localhost:8000/v1", "http://[::1]:80/v1"]
 )
 def test_plain_http_is_accepted_on_loopback_only(base_url: str) -> None:
-    assert (
-        connection(ProviderKind.OPENAI_COMPATIBLE, base_url=base_url, secret_arn=SECRET_ARN).base_url
-        == base_url
-    )
+    assert connection(OPENAI_COMPATIBLE, base_url=base_url, secret_arn=SECRET_ARN).base_url == base_url
 
 
 _FAMILIES = ["*", "nova", "llama3.1", "claude-3-haiku", "qwen", "mistral"]
@@ -309,7 +308,7 @@ def profiles(draw: st.DrawFn) -> ConnectionProfile:
 
 
 def _within(provider: ProviderKind, profile: ConnectionProfile) -> bool:
-    capability = PROVIDER_CAPABILITIES[provider]
+    capability = registry.provider(provider).capabilities
     families_fit = "*" in capability.model_families or set(profile.model_families) <= set(
         capability.model_families
     )
@@ -327,7 +326,7 @@ def _within(provider: ProviderKind, profile: ConnectionProfile) -> bool:
 
 
 @settings(max_examples=300, deadline=None)
-@given(provider=st.sampled_from(list(ProviderKind)), requested=profiles())
+@given(provider=st.sampled_from([ProviderKind(kind) for kind in PROVIDER_KINDS]), requested=profiles())
 def test_a_profile_is_kept_exactly_when_it_stays_within_its_provider(
     provider: ProviderKind, requested: ConnectionProfile
 ) -> None:
@@ -344,6 +343,6 @@ def test_a_profile_is_kept_exactly_when_it_stays_within_its_provider(
     # and the connection it makes refuses everything its provider cannot do
     made = connection(provider, requested, endpoint_name=None)
     for method in Method:
-        if method not in PROVIDER_CAPABILITIES[provider].methods:
+        if method not in registry.provider(provider).capabilities.methods:
             with pytest.raises(Unsupported):
                 check_request(made, method=method)

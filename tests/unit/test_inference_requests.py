@@ -13,9 +13,12 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
-from benchgen.aws import inference
+from benchgen.aws.providers import bedrock as bedrock_adapter
+from benchgen.aws.providers import sagemaker as sagemaker_adapter
 from benchgen.inference.model import ModelCallError
-from benchgen.inference.shapes import chat_request, chat_text, converse_request, generate_request
+from benchgen.inference.shapes import chat_request, chat_text
+from benchgen.providers.bedrock import converse_request
+from benchgen.providers.sagemaker import generate_request
 from benchgen.vocabulary import Sampling
 
 SAMPLING = Sampling(temperature=0.0, max_tokens=256, top_p=0.9, stop=["####"])
@@ -61,7 +64,8 @@ def stubbed(monkeypatch: pytest.MonkeyPatch) -> Any:
             made[service][1].activate()
         return made[service][0]
 
-    monkeypatch.setattr(inference, "regional", regional)
+    for adapter in (bedrock_adapter, sagemaker_adapter):
+        monkeypatch.setattr(adapter, "regional", regional)
 
     def stubber(service: str) -> Stubber:
         regional(service, "us-east-1")
@@ -76,7 +80,7 @@ def _body(payload: Any) -> StreamingBody:
 
 
 def test_bedrock_converse_request_matches_the_service_model_and_its_text_is_read(stubbed: Any) -> None:
-    model = inference.BedrockConverse("us-east-1", "amazon.nova-lite-v1:0", SAMPLING)
+    model = bedrock_adapter.BedrockConverse("us-east-1", "amazon.nova-lite-v1:0", SAMPLING)
     stub = stubbed("bedrock-runtime")
     stub.add_response(
         "converse",
@@ -132,7 +136,7 @@ def test_bedrock_errors_are_retryable_only_for_throttling_and_service_faults(
     stubbed("bedrock-runtime").add_client_error("converse", service_error_code=code, service_message="nope")
 
     with pytest.raises(ModelCallError) as raised:
-        inference.BedrockConverse("us-east-1", "m", SAMPLING).complete("q")
+        bedrock_adapter.BedrockConverse("us-east-1", "m", SAMPLING).complete("q")
 
     assert raised.value.retryable is retryable
     assert f"Bedrock model m answered {code}: nope" in str(raised.value)
@@ -161,7 +165,7 @@ def test_sagemaker_tgi_request_and_generated_text(stubbed: Any) -> None:
         },
     )
 
-    answer = inference.SageMakerEndpoint(
+    answer = sagemaker_adapter.SageMakerEndpoint(
         "us-east-1", "tuned-endpoint", SAMPLING, messages_api=False
     ).complete("What is 6 x 7?")
 
@@ -183,7 +187,7 @@ def test_sagemaker_messages_api_request_and_chat_answer(stubbed: Any) -> None:
         },
     )
 
-    answer = inference.SageMakerEndpoint(
+    answer = sagemaker_adapter.SageMakerEndpoint(
         "us-east-1", "e", Sampling(max_tokens=8), messages_api=True
     ).complete("q")
 
@@ -207,7 +211,7 @@ def test_a_sagemaker_container_5xx_is_retryable_and_a_4xx_is_not(stubbed: Any) -
         http_status_code=424,
         modeled_fields={"OriginalStatusCode": 422},
     )
-    endpoint = inference.SageMakerEndpoint("us-east-1", "e", SAMPLING, messages_api=False)
+    endpoint = sagemaker_adapter.SageMakerEndpoint("us-east-1", "e", SAMPLING, messages_api=False)
 
     with pytest.raises(ModelCallError) as first:
         endpoint.complete("q")
@@ -223,7 +227,7 @@ def test_an_answer_without_generated_text_says_what_was_missing(stubbed: Any) ->
     stubbed("sagemaker-runtime").add_response("invoke_endpoint", {"Body": _body({"outputs": "42"})})
 
     with pytest.raises(ModelCallError, match="no generated_text") as raised:
-        inference.SageMakerEndpoint("us-east-1", "e", SAMPLING, messages_api=False).complete("q")
+        sagemaker_adapter.SageMakerEndpoint("us-east-1", "e", SAMPLING, messages_api=False).complete("q")
 
     assert raised.value.retryable is False
 

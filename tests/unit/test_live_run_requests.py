@@ -13,8 +13,12 @@ from pydantic import ValidationError
 
 from benchgen.api.errors import ApiError, NotFound
 from benchgen.api.live_runs import ModelConfigRequest, live_model_for, start_live_run
-from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
-from benchgen.records.connections import ConnectionRecord
+from benchgen.providers import registry
+from benchgen.providers.connections import ConnectionRecord
+from benchgen.vocabulary import ProviderKind
+
+SAGEMAKER = ProviderKind("sagemaker")
+OPENAI_COMPATIBLE = ProviderKind("openai-compatible")
 
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:benchgen/together-AbCdEf"
 MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:InferencePipeline"
@@ -25,12 +29,12 @@ def _connection(owner: str = "alice", **fields: Any) -> ConnectionRecord:
         "connection_id": "conn-1",
         "owner": owner,
         "name": "together",
-        "provider": ProviderKind.OPENAI_COMPATIBLE,
+        "provider": OPENAI_COMPATIBLE,
         "base_url": "https://api.together.xyz/v1",
         "secret_arn": SECRET_ARN,
         **fields,
     }
-    values["profile"] = PROVIDER_CAPABILITIES[ProviderKind(values["provider"])]
+    values["profile"] = registry.provider(values["provider"]).capabilities
     return ConnectionRecord.model_validate(values)
 
 
@@ -79,7 +83,7 @@ def test_another_users_connection_is_answered_like_a_missing_one() -> None:
 
 def test_a_sagemaker_connection_without_an_endpoint_is_refused_with_what_would_serve() -> None:
     endpointless = _connection(
-        provider=ProviderKind.SAGEMAKER,
+        provider=SAGEMAKER,
         region="us-east-1",
         base_url=None,
         secret_arn=None,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from benchgen.aws.providers.openai_compatible import ChatCompletions
 from benchgen.inference.model import ModelCallError
-from benchgen.inference.openai_http import ChatCompletions
 from benchgen.inference.prompts import prompt_for
 from benchgen.inference.retry import Backoff, ask
 from benchgen.vocabulary import Sampling

@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from benchgen.aws.providers.openai_compatible import OpenAICompatibleJobs
 from benchgen.inference.retry import Backoff
 from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
-from benchgen.providers.openai_jobs import OpenAICompatibleJobs, fine_tune_request
+from benchgen.providers.openai_compatible import fine_tune_request
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method
-from infra.local.fine_tunes import SIMULATED_TRAINING
 from infra.local.model_server import TUNED_MODEL, ExampleModelServer
+from infra.local.providers.openai_compatible import SIMULATED_TRAINING
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[1] / "data" / "together_fine_tunes_request.schema.json").read_text()

@@ -9,17 +9,16 @@ from botocore.session import Session
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchgen.providers.jobs import (
-    Hyperparameter,
-    accepted_hyperparameters,
-    check_hyperparameters,
-    job_name_for,
-    map_status,
-    status_note,
-    typed_hyperparameters,
-)
-from benchgen.providers.profiles import ProviderKind, Unsupported
+from benchgen.providers import bedrock, openai_compatible, registry
+from benchgen.providers.capabilities import Unsupported
+from benchgen.providers.hyperparameters import Hyperparameter, Hyperparameters, typed
+from benchgen.providers.jobs import job_name_for
 from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import ProviderKind
+
+BEDROCK = ProviderKind("bedrock")
+SAGEMAKER = ProviderKind("sagemaker")
+OPENAI_COMPATIBLE = ProviderKind("openai-compatible")
 
 
 def _pattern(service: str, operation: str, member: str) -> str:
@@ -62,55 +61,55 @@ def test_different_ids_that_clean_to_the_same_text_get_different_names() -> None
 @pytest.mark.parametrize(
     ("provider", "value", "status"),
     [
-        (ProviderKind.BEDROCK, "InProgress", TrainingStatus.RUNNING),
-        (ProviderKind.BEDROCK, "Completed", TrainingStatus.SUCCEEDED),
-        (ProviderKind.BEDROCK, "Failed", TrainingStatus.FAILED),
-        (ProviderKind.BEDROCK, "Stopping", TrainingStatus.RUNNING),
-        (ProviderKind.BEDROCK, "Stopped", TrainingStatus.CANCELLED),
-        (ProviderKind.SAGEMAKER, "InProgress", TrainingStatus.RUNNING),
-        (ProviderKind.SAGEMAKER, "Completed", TrainingStatus.SUCCEEDED),
-        (ProviderKind.SAGEMAKER, "Failed", TrainingStatus.FAILED),
-        (ProviderKind.SAGEMAKER, "Stopping", TrainingStatus.RUNNING),
-        (ProviderKind.SAGEMAKER, "Stopped", TrainingStatus.CANCELLED),
-        (ProviderKind.SAGEMAKER, "Deleting", TrainingStatus.CANCELLED),
-        (ProviderKind.OPENAI_COMPATIBLE, "pending", TrainingStatus.QUEUED),
-        (ProviderKind.OPENAI_COMPATIBLE, "queued", TrainingStatus.QUEUED),
-        (ProviderKind.OPENAI_COMPATIBLE, "running", TrainingStatus.RUNNING),
-        (ProviderKind.OPENAI_COMPATIBLE, "compressing", TrainingStatus.RUNNING),
-        (ProviderKind.OPENAI_COMPATIBLE, "uploading", TrainingStatus.RUNNING),
-        (ProviderKind.OPENAI_COMPATIBLE, "cancel_requested", TrainingStatus.RUNNING),
-        (ProviderKind.OPENAI_COMPATIBLE, "cancelled", TrainingStatus.CANCELLED),
-        (ProviderKind.OPENAI_COMPATIBLE, "error", TrainingStatus.FAILED),
-        (ProviderKind.OPENAI_COMPATIBLE, "completed", TrainingStatus.SUCCEEDED),
-        (ProviderKind.OPENAI_COMPATIBLE, "Completed", TrainingStatus.SUCCEEDED),
-        (ProviderKind.OPENAI_COMPATIBLE, "succeeded", TrainingStatus.SUCCEEDED),
+        (BEDROCK, "InProgress", TrainingStatus.RUNNING),
+        (BEDROCK, "Completed", TrainingStatus.SUCCEEDED),
+        (BEDROCK, "Failed", TrainingStatus.FAILED),
+        (BEDROCK, "Stopping", TrainingStatus.RUNNING),
+        (BEDROCK, "Stopped", TrainingStatus.CANCELLED),
+        (SAGEMAKER, "InProgress", TrainingStatus.RUNNING),
+        (SAGEMAKER, "Completed", TrainingStatus.SUCCEEDED),
+        (SAGEMAKER, "Failed", TrainingStatus.FAILED),
+        (SAGEMAKER, "Stopping", TrainingStatus.RUNNING),
+        (SAGEMAKER, "Stopped", TrainingStatus.CANCELLED),
+        (SAGEMAKER, "Deleting", TrainingStatus.CANCELLED),
+        (OPENAI_COMPATIBLE, "pending", TrainingStatus.QUEUED),
+        (OPENAI_COMPATIBLE, "queued", TrainingStatus.QUEUED),
+        (OPENAI_COMPATIBLE, "running", TrainingStatus.RUNNING),
+        (OPENAI_COMPATIBLE, "compressing", TrainingStatus.RUNNING),
+        (OPENAI_COMPATIBLE, "uploading", TrainingStatus.RUNNING),
+        (OPENAI_COMPATIBLE, "cancel_requested", TrainingStatus.RUNNING),
+        (OPENAI_COMPATIBLE, "cancelled", TrainingStatus.CANCELLED),
+        (OPENAI_COMPATIBLE, "error", TrainingStatus.FAILED),
+        (OPENAI_COMPATIBLE, "completed", TrainingStatus.SUCCEEDED),
+        (OPENAI_COMPATIBLE, "Completed", TrainingStatus.SUCCEEDED),
+        (OPENAI_COMPATIBLE, "succeeded", TrainingStatus.SUCCEEDED),
     ],
 )
 def test_each_documented_provider_status_maps_to_ours(
     provider: ProviderKind, value: str, status: TrainingStatus
 ) -> None:
-    assert map_status(provider, value) is status
-    assert status_note(provider, value) is None
+    assert registry.provider(provider).status(value) is status
+    assert registry.provider(provider).status_note(value) is None
 
 
 def test_an_unknown_provider_status_counts_as_running_and_the_timeline_says_why() -> None:
-    assert map_status(ProviderKind.OPENAI_COMPATIBLE, "warming_up") is TrainingStatus.RUNNING
-    assert status_note(ProviderKind.OPENAI_COMPATIBLE, "warming_up") == (
+    assert registry.provider("openai-compatible").status("warming_up") is TrainingStatus.RUNNING
+    assert registry.provider("openai-compatible").status_note("warming_up") == (
         "openai-compatible reported status 'warming_up', which BenchGen does not know: counted as still "
         "running until the provider reports an end"
     )
 
 
 def test_nova_hyperparameters_are_checked_and_written_as_strings() -> None:
-    checked = check_hyperparameters(
-        ProviderKind.BEDROCK, NOVA, {"epochCount": 3, "learningRate": 0.00001, "learningRateWarmupSteps": "5"}
+    checked = registry.provider("bedrock").check_hyperparameters(
+        NOVA, {"epochCount": 3, "learningRate": 0.00001, "learningRateWarmupSteps": "5"}
     )
     assert checked == {"epochCount": "3", "learningRate": "1e-05", "learningRateWarmupSteps": "5"}
 
 
 def test_a_nova_epoch_count_beyond_five_is_refused_naming_every_accepted_name_and_range() -> None:
     with pytest.raises(Unsupported) as refused:
-        check_hyperparameters(ProviderKind.BEDROCK, NOVA, {"epochCount": 6, "batchSize": 8})
+        registry.provider("bedrock").check_hyperparameters(NOVA, {"epochCount": 6, "batchSize": 8})
     assert str(refused.value) == (
         "epochCount=6 is outside epochCount (integer from 1 to 5); batchSize is not one of its "
         f"hyperparameters. For base model {NOVA} bedrock accepts: epochCount (integer from 1 to 5); "
@@ -120,17 +119,16 @@ def test_a_nova_epoch_count_beyond_five_is_refused_naming_every_accepted_name_an
 
 
 def test_llama_takes_ten_epochs_and_a_batch_size_of_one_only() -> None:
-    assert check_hyperparameters(ProviderKind.BEDROCK, LLAMA, {"epochCount": 10, "batchSize": 1}) == {
+    assert registry.provider("bedrock").check_hyperparameters(LLAMA, {"epochCount": 10, "batchSize": 1}) == {
         "epochCount": "10",
         "batchSize": "1",
     }
     with pytest.raises(Unsupported, match=r"batchSize=2 is outside batchSize \(integer, only 1\)"):
-        check_hyperparameters(ProviderKind.BEDROCK, LLAMA, {"batchSize": 2})
+        registry.provider("bedrock").check_hyperparameters(LLAMA, {"batchSize": 2})
 
 
 def test_claude_haiku_takes_a_learning_rate_multiplier_and_early_stopping() -> None:
-    checked = check_hyperparameters(
-        ProviderKind.BEDROCK,
+    checked = registry.provider("bedrock").check_hyperparameters(
         HAIKU,
         {"learningRateMultiplier": 1.5, "batchSize": 32, "earlyStoppingEnabled": "True"},
     )
@@ -140,23 +138,23 @@ def test_claude_haiku_takes_a_learning_rate_multiplier_and_early_stopping() -> N
 @pytest.mark.parametrize("value", [2.5, "two", float("nan"), True, "1e400"])
 def test_a_value_that_is_not_a_whole_number_in_range_is_refused(value: object) -> None:
     with pytest.raises(Unsupported, match=r"epochCount="):
-        check_hyperparameters(ProviderKind.BEDROCK, NOVA, {"epochCount": value})  # type: ignore[dict-item]
+        registry.provider("bedrock").check_hyperparameters(NOVA, {"epochCount": value})  # type: ignore[dict-item]
 
 
 def test_a_bedrock_base_model_of_no_documented_family_is_refused_naming_the_families() -> None:
     with pytest.raises(Unsupported) as refused:
-        check_hyperparameters(ProviderKind.BEDROCK, "example-base", {"epochCount": 1})
+        registry.provider("bedrock").check_hyperparameters("example-base", {"epochCount": 1})
     assert str(refused.value).startswith(
         "Bedrock model customization documents hyperparameters only for nova, llama3.1, claude-3-haiku models"
     )
 
 
 def test_openai_compatible_fields_come_back_typed_for_the_request_body() -> None:
-    checked = check_hyperparameters(
-        ProviderKind.OPENAI_COMPATIBLE, "any-model", {"n_epochs": "2", "learning_rate": 1e-5, "dpo_beta": 0.1}
+    checked = registry.provider("openai-compatible").check_hyperparameters(
+        "any-model", {"n_epochs": "2", "learning_rate": 1e-5, "dpo_beta": 0.1}
     )
     assert checked == {"n_epochs": "2", "learning_rate": "1e-05", "dpo_beta": "0.1"}
-    assert typed_hyperparameters(ProviderKind.OPENAI_COMPATIBLE, "any-model", checked) == {
+    assert typed(openai_compatible.HYPERPARAMETERS, checked) == {
         "n_epochs": 2,
         "learning_rate": 1e-05,
         "dpo_beta": 0.1,
@@ -165,40 +163,40 @@ def test_openai_compatible_fields_come_back_typed_for_the_request_body() -> None
 
 def test_sagemaker_takes_the_recipe_s_names_as_text_within_its_map_limits() -> None:
     model = "meta-textgeneration-llama-3-1-8b"
-    assert check_hyperparameters(ProviderKind.SAGEMAKER, model, {"epochs": 2, "use_lora": True}) == {
+    assert registry.provider("sagemaker").check_hyperparameters(model, {"epochs": 2, "use_lora": True}) == {
         "epochs": "2",
         "use_lora": "true",
     }
     with pytest.raises(Unsupported, match=r"^notes's value is longer than 2500 characters: SageMaker takes"):
-        check_hyperparameters(ProviderKind.SAGEMAKER, model, {"notes": "x" * 2501})
+        registry.provider("sagemaker").check_hyperparameters(model, {"notes": "x" * 2501})
     with pytest.raises(Unsupported, match=r"^101 hyperparameters are more than the 100 it takes"):
-        check_hyperparameters(ProviderKind.SAGEMAKER, model, {f"h{index}": 1 for index in range(101)})
+        registry.provider("sagemaker").check_hyperparameters(model, {f"h{index}": 1 for index in range(101)})
 
 
 def test_a_together_field_without_a_documented_bound_is_checked_only_against_its_meaning() -> None:
-    assert check_hyperparameters(ProviderKind.OPENAI_COMPATIBLE, "any-model", {"n_epochs": 40}) == {
+    assert registry.provider("openai-compatible").check_hyperparameters("any-model", {"n_epochs": 40}) == {
         "n_epochs": "40"
     }
     with pytest.raises(Unsupported, match=r"n_epochs=0 is outside n_epochs \(integer from 1\)"):
-        check_hyperparameters(ProviderKind.OPENAI_COMPATIBLE, "any-model", {"n_epochs": 0})
+        registry.provider("openai-compatible").check_hyperparameters("any-model", {"n_epochs": 0})
 
 
-FAMILY_MODELS = {
-    ProviderKind.BEDROCK: [NOVA, LLAMA, HAIKU],
-    ProviderKind.OPENAI_COMPATIBLE: ["any-model"],
-}
+# Each documented table, with a base model it is the table of.
+TABLES: list[tuple[str, str, Hyperparameters]] = [
+    ("bedrock", NOVA, bedrock.HYPERPARAMETERS["nova"]),
+    ("bedrock", LLAMA, bedrock.HYPERPARAMETERS["llama3.1"]),
+    ("bedrock", HAIKU, bedrock.HYPERPARAMETERS["claude-3-haiku"]),
+    ("openai-compatible", "any-model", openai_compatible.HYPERPARAMETERS),
+]
 DOCUMENTED = [
-    (provider, model, name, spec)
-    for provider, models in FAMILY_MODELS.items()
-    for model in models
-    for name, spec in (accepted_hyperparameters(provider, model) or {}).items()
+    (provider, model, name, spec, table) for provider, model, table in TABLES for name, spec in table.items()
 ]
 
 
-@pytest.mark.parametrize(("provider", "model", "name", "spec"), DOCUMENTED)
+@pytest.mark.parametrize(("provider", "model", "name", "spec", "table"), DOCUMENTED)
 @given(share=st.floats(min_value=0, max_value=1))
 def test_every_documented_value_in_range_is_accepted_and_reads_back_as_itself(
-    provider: ProviderKind, model: str, name: str, spec: Hyperparameter, share: float
+    provider: str, model: str, name: str, spec: Hyperparameter, table: Hyperparameters, share: float
 ) -> None:
     if spec.kind is bool:
         value: bool | int | float = share < 0.5
@@ -208,5 +206,5 @@ def test_every_documented_value_in_range_is_accepted_and_reads_back_as_itself(
         high = spec.high if spec.high is not None else spec.low + 1000
         value = spec.low + share * (high - spec.low)
         value = round(value) if spec.kind is int else value
-    checked = check_hyperparameters(provider, model, {name: value})
-    assert typed_hyperparameters(provider, model, checked) == {name: value}
+    checked = registry.provider(provider).check_hyperparameters(model, {name: value})
+    assert typed(table, checked) == {name: value}

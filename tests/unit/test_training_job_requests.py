@@ -17,14 +17,13 @@ from botocore.exceptions import ReadTimeoutError
 from botocore.model import Shape
 from botocore.stub import Stubber
 
-from benchgen.aws import training_jobs
-from benchgen.aws.training_jobs import (
-    BedrockJobs,
-    SageMakerJobs,
-    create_customization_request,
-    create_training_request,
-)
+from benchgen.aws.providers import bedrock as bedrock_adapter
+from benchgen.aws.providers import sagemaker as sagemaker_adapter
+from benchgen.aws.providers.bedrock import BedrockJobs
+from benchgen.aws.providers.sagemaker import SageMakerJobs
+from benchgen.providers.bedrock import create_customization_request
 from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
+from benchgen.providers.sagemaker import create_training_request
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method
 
@@ -90,7 +89,8 @@ def stubbed(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Stubber]]:
     """Stubbed bedrock and sagemaker clients, handed to the adapters in place of the shared ones."""
     clients = {name: boto3.client(name, region_name=REGION) for name in ("bedrock", "sagemaker")}
     stubbers = {name: Stubber(client) for name, client in clients.items()}
-    monkeypatch.setattr(training_jobs, "regional", lambda service, region: clients[service])
+    for adapter in (bedrock_adapter, sagemaker_adapter):
+        monkeypatch.setattr(adapter, "regional", lambda service, region: clients[service])
     for stubber in stubbers.values():
         stubber.activate()
     yield stubbers
@@ -226,7 +226,7 @@ def test_a_timeout_is_retryable(monkeypatch: pytest.MonkeyPatch) -> None:
         def get_model_customization_job(self, **_: Any) -> Any:
             raise ReadTimeoutError(endpoint_url="https://bedrock.us-east-1.amazonaws.com")
 
-    monkeypatch.setattr(training_jobs, "regional", lambda service, region: TimingOut())
+    monkeypatch.setattr(bedrock_adapter, "regional", lambda service, region: TimingOut())
     with pytest.raises(ProviderFault) as fault:
         BedrockJobs(REGION).describe(spec(), None)
     assert fault.value.retryable is True

@@ -21,8 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import ApiError, Forbidden, NotFound, responses
 from benchgen.api.schemas import ID_PATTERN, NextToken, ResourceId, Text
-from benchgen.providers.profiles import ConnectionProfile, Unsupported, check_request, narrow
-from benchgen.records.connections import ConnectionRecord, ConnectionTarget
+from benchgen.providers.capabilities import ConnectionProfile, Unsupported
+from benchgen.providers.checks import check_request, narrow
+from benchgen.providers.connections import ConnectionRecord, ConnectionTarget
 from benchgen.settings import Settings
 from benchgen.training.export_profiles import PROFILES
 from benchgen.vocabulary import Method

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from benchgen.api import Unauthenticated
 from benchgen.aws.pages import InvalidNextToken
 from benchgen.errors import BenchGenError
-from benchgen.providers.profiles import Unsupported
+from benchgen.providers.capabilities import Unsupported
 
 logger = Logger(child=True)
 

@@ -43,7 +43,7 @@ from benchgen.evaluation.permission import (
 from benchgen.evaluation.report import EvaluationReport
 from benchgen.evaluation.steps import EvaluationError, held_out_package
 from benchgen.ownership import Caller
-from benchgen.providers.profiles import ProviderKind
+from benchgen.providers.registry import provider
 from benchgen.records.evaluations import EvaluatedModel, EvaluationGrant, EvaluationRecord, EvaluationStatus
 from benchgen.records.runs import LiveModel
 from benchgen.records.timestamps import utc_now
@@ -93,19 +93,9 @@ def _connection_model(choice: ModelChoice, *, owner: str, services: ApiServices)
 
 def default_tuned(training: TrainingRunRecord, *, services: ApiServices) -> LiveModel:
     """The training connection with the resulting model, where the provider serves it under that name."""
-    provider = ProviderKind(training.provider)
-    if provider is ProviderKind.BEDROCK:
-        raise ApiError(
-            f"a Bedrock custom model ({training.result_model}) answers only once deployed: create a custom "
-            "model deployment (or provisioned throughput) for it and pass tuned = {connection_id: a bedrock "
-            "connection of yours, model_id: the deployment or provisioned model ARN}"
-        )
-    if provider is ProviderKind.SAGEMAKER:
-        raise ApiError(
-            f"a SageMaker training result ({training.result_model}) answers only from an endpoint: "
-            "deploy it, create a sagemaker connection naming that endpoint, and pass "
-            "tuned = {connection_id: that connection, model_id: the model's name}"
-        )
+    not_served = provider(training.provider).result_not_served(training.result_model)
+    if not_served is not None:
+        raise ApiError(not_served)
     if not training.result_model:
         raise Conflict(f"training run {training.training_run_id} recorded no resulting model to call")
     choice = ModelChoice(connection_id=training.connection_id, model_id=training.result_model)

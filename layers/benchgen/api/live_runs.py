@@ -15,8 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 from benchgen.api.errors import ApiError, NotFound
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.pipeline.keys import live_execution_name
-from benchgen.providers.profiles import Unsupported, check_request
-from benchgen.records.connections import ConnectionRecord
+from benchgen.providers.capabilities import Unsupported
+from benchgen.providers.checks import check_request
+from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.runs import LiveModel
 from benchgen.vocabulary import Sampling
 
@@ -80,7 +81,7 @@ def live_model_for(
         raise ApiError(str(error)) from None
     return LiveModel(
         connection_id=connection.connection_id,
-        provider=connection.provider.value,
+        provider=connection.provider,
         model_id=config.model_id,
         sampling=config.sampling,
         region=connection.region,

@@ -22,9 +22,10 @@ from benchgen.api.schemas import ID_PATTERN, NextToken, ResourceId, TrainingRunI
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.finetune.split import Split
 from benchgen.pipeline.keys import training_execution_name
-from benchgen.providers.jobs import check_hyperparameters, job_name_for
-from benchgen.providers.profiles import check_request
-from benchgen.records.connections import ConnectionRecord
+from benchgen.providers.checks import check_request
+from benchgen.providers.connections import ConnectionRecord
+from benchgen.providers.jobs import job_name_for
+from benchgen.providers.registry import provider
 from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord
 from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
@@ -135,7 +136,7 @@ def new_training_run(
         base_model=base_model,
         rows=train.rows if train is not None else None,
     )
-    hyperparameters = check_hyperparameters(connection.provider, base_model, request.hyperparameters)
+    hyperparameters = provider(connection.provider).check_hyperparameters(base_model, request.hyperparameters)
     if package.sha256 is None:
         raise Conflict(f"package {package.package_id} records no sha256: request the package again")
     training_run_id = new_training_run_id()

@@ -15,8 +15,10 @@ from typing import Any, Protocol
 
 from benchgen.outputs import RunOutput
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, ShardPlan
+from benchgen.records.packages import PackageRecord
 from benchgen.records.runs import ArtifactStatus, InferenceSummary, RunRecord, RunStatus
 from benchgen.records.timestamps import utc_now
+from benchgen.records.training_runs import TrainingRunRecord, TrainingStatus
 
 
 class ObjectStorage(Protocol):
@@ -27,6 +29,7 @@ class ObjectStorage(Protocol):
     def head(self, key: str, *, version_id: str | None = None) -> dict[str, Any]: ...
     def lines(self, key: str, *, start: int = ..., chunk_size: int = ...) -> Iterator[bytes]: ...
     def metadata(self, key: str, *, version_id: str | None = None) -> dict[str, str]: ...
+    def size(self, key: str) -> int | None: ...
 
 
 class EnvironmentsReader(Protocol):
@@ -168,6 +171,34 @@ class RunsStore(ABC):
             dataset_name=dataset_name,
             artifact_status=ArtifactStatus.SAVED,
         )
+
+
+class PackagesReader(Protocol):
+    def get(self, package_id: str) -> PackageRecord | None: ...
+
+
+class TrainingRunsStore(Protocol):
+    """Training runs, as the training steps read them and record what their provider said."""
+
+    def get(self, training_run_id: str) -> TrainingRunRecord | None: ...
+
+    def transition(
+        self,
+        training_run_id: str,
+        status: TrainingStatus,
+        *,
+        provider_status: str | None = None,
+        message: str | None = None,
+        result_model: str | None = None,
+        failure_reason: str | None = None,
+    ) -> bool:
+        """Move the run to ``status``, appending the change to its timeline; ``False`` (nothing changed)
+        when the run is missing, already in ``status``, or already terminal."""
+        ...
+
+    def record_job(self, training_run_id: str, *, job_id: str) -> bool: ...
+
+    def record_cost(self, training_run_id: str, cost: Mapping[str, float | str]) -> bool: ...
 
 
 class Starter(Protocol):

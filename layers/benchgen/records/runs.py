@@ -12,7 +12,7 @@ from benchgen.outputs import RunOutput, output_for_label
 from benchgen.records.bounds import MAX_ITEMS, Key, Text, Texts, first_entries
 from benchgen.records.environments import ShardPlan
 from benchgen.records.timestamps import utc_now
-from benchgen.vocabulary import Sampling
+from benchgen.vocabulary import ProviderKind, Sampling
 
 Scores = Annotated[dict[Key, float], AfterValidator(first_entries(MAX_ITEMS))]
 Breakdowns = Annotated[
@@ -51,13 +51,14 @@ class LiveModel(BaseModel):
     """
 
     connection_id: str
-    provider: str  # benchgen.providers.profiles.ProviderKind
+    provider: ProviderKind
     model_id: str
     sampling: Sampling = Field(default_factory=Sampling)
-    region: str | None = None  # bedrock, sagemaker
-    endpoint_name: str | None = None  # sagemaker
-    messages_api: bool = False  # sagemaker: the endpoint speaks the Messages API, not {"inputs"}
-    base_url: str | None = None  # openai-compatible
+    # Where the model is reached: those of the connection's fields its kind takes (providers.connections).
+    region: str | None = None
+    endpoint_name: str | None = None
+    messages_api: bool = False  # the endpoint speaks the Messages API, not {"inputs"}
+    base_url: str | None = None
     secret_arn: str | None = None
 
 

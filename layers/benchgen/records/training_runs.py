@@ -7,10 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from benchgen.providers.profiles import ProviderKind
 from benchgen.records.bounds import Key, Text
 from benchgen.records.timestamps import utc_now
-from benchgen.vocabulary import Method
+from benchgen.vocabulary import Method, ProviderKind
 
 
 class TrainingStatus(StrEnum):

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from benchgen.aws.pages import Page, encode_token
 from benchgen.aws.tables.base import Table
-from benchgen.records.connections import ConnectionRecord
+from benchgen.providers.connections import ConnectionRecord
 
 
 class ConnectionsRepo(Table):

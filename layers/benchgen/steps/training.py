@@ -2,8 +2,9 @@
 
 Every task reads the training run from its table and writes only through the repository's conditional
 transitions, so a repeated task changes nothing and a run that reached Succeeded, Failed or Cancelled
-keeps it. Provider calls go through a :class:`benchgen.providers.jobs.TrainingJobs` made by ``jobs_for``
-(the real adapters in the functions, fakes in tests).
+keeps it. What a provider kind does is asked of its definition (``benchgen.providers.registry``), and
+its calls go through a :class:`benchgen.ports.providers.TrainingJobs` made by ``jobs_for`` (the kind's
+adapter in the functions, fakes in tests).
 """
 
 from __future__ import annotations
@@ -18,24 +19,22 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables.connections import ConnectionsRepo
-from benchgen.aws.tables.packages import PackagesRepo
-from benchgen.aws.tables.training_runs import TrainingRunsRepo
 from benchgen.errors import BenchGenError
 from benchgen.finetune.split import Split
 from benchgen.pipeline.keys import training_key, training_output_prefix
-from benchgen.providers.jobs import JobSpec, JobState, ProviderFault, TrainingJobs, check_hyperparameters
-from benchgen.providers.profiles import ProviderKind, check_request
+from benchgen.pipeline.ports import ObjectStorage, PackagesReader, TrainingRunsStore
+from benchgen.ports.providers import ConnectionsReader, JobsFor, TrainingJobs
+from benchgen.providers.checks import check_request
+from benchgen.providers.connections import ConnectionRecord
+from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
+from benchgen.providers.registry import provider
 from benchgen.records.bounds import clip_text
-from benchgen.records.connections import ConnectionRecord
 from benchgen.records.packages import PackageStatus
 from benchgen.records.training_runs import TRAINING_TERMINAL, TrainingRunRecord, TrainingStatus
 from benchgen.training.examples import HeldOutCase
 from benchgen.training.package import MANIFEST_NAME, SPLIT_FILES
 from benchgen.training.upload_guard import held_out_rows
 
-JobsFor = Callable[[ConnectionRecord], TrainingJobs]
 _T = TypeVar("_T")
 
 #: The only files of a package that ever leave for a provider.
@@ -61,8 +60,8 @@ class ProviderBusy(BenchGenError):
 class JobContext:
     """What the Start, Poll and TimeOut tasks reach: the records, the provider, and the bucket it reads."""
 
-    runs: TrainingRunsRepo
-    connections: ConnectionsRepo
+    runs: TrainingRunsStore
+    connections: ConnectionsReader
     jobs_for: JobsFor
     bucket: str
 
@@ -74,7 +73,8 @@ class TrainingTask(BaseModel):
 
 
 class Uploaded(BaseModel):
-    """Where the provider reads the run's files: S3 URIs, or an OpenAI-compatible provider's file ids."""
+    """Where the provider reads the run's files: S3 URIs, or the file ids of a provider that takes its
+    files through its own upload."""
 
     train_uri: str
     validation_uri: str | None = None
@@ -92,14 +92,14 @@ class Progress(BaseModel):
     result_model: str | None = None
 
 
-def _record(training_run_id: str, runs: TrainingRunsRepo) -> TrainingRunRecord:
+def _record(training_run_id: str, runs: TrainingRunsStore) -> TrainingRunRecord:
     record = runs.get(training_run_id)
     if record is None:
         raise TrainingRefused(f"training run {training_run_id} is not recorded: launch it through the API")
     return record
 
 
-def _connection(record: TrainingRunRecord, connections: ConnectionsRepo) -> ConnectionRecord:
+def _connection(record: TrainingRunRecord, connections: ConnectionsReader) -> ConnectionRecord:
     connection = connections.get(record.connection_id)
     if connection is None or connection.owner != record.owner:
         raise TrainingRefused(
@@ -136,7 +136,7 @@ def _call(action: Callable[[], _T]) -> _T:
 
 
 def validate_step(
-    task: TrainingTask, *, runs: TrainingRunsRepo, connections: ConnectionsRepo, packages: PackagesRepo
+    task: TrainingTask, *, runs: TrainingRunsStore, connections: ConnectionsReader, packages: PackagesReader
 ) -> dict[str, Any]:
     """Check the run against its connection's profile again: the connection or package may have changed."""
     record = _record(task.training_run_id, runs)
@@ -159,8 +159,8 @@ def validate_step(
         base_model=record.base_model,
         rows=train.rows if train is not None else None,
     )
-    check_hyperparameters(connection.provider, record.base_model, record.hyperparameters)
-    return {"training_run_id": record.training_run_id, "provider": connection.provider.value}
+    provider(connection.provider).check_hyperparameters(record.base_model, record.hyperparameters)
+    return {"training_run_id": record.training_run_id, "provider": connection.provider}
 
 
 # ---- Upload ----------------------------------------------------------------------------------------------
@@ -177,16 +177,17 @@ def _sha256(path: Path) -> str:
 def upload_step(
     task: TrainingTask,
     *,
-    runs: TrainingRunsRepo,
-    connections: ConnectionsRepo,
-    store: ObjectStore,
+    runs: TrainingRunsStore,
+    connections: ConnectionsReader,
+    store: ObjectStorage,
+    bucket: str,
     package_key: Callable[[str], str],
     jobs_for: JobsFor,
     workdir: Path,
 ) -> dict[str, Any]:
     """Send the package's train and validation files, and nothing else, once no row of them carries a
-    held-out case of its manifest: to ``training/<id>/`` in the data bucket, or to an OpenAI-compatible
-    provider's file upload."""
+    held-out case of its manifest: to ``training/<id>/`` in the data ``bucket``, or to the provider's own
+    file upload where its kind takes files that way."""
     record = _record(task.training_run_id, runs)
     connection = _connection(record, connections)
     archive = store.download(package_key(record.package_id), workdir / "package.zip")
@@ -207,7 +208,7 @@ def upload_step(
             "nothing was uploaded: generate the preparation again, package it, and launch a new run"
         )
     uris: dict[str, str | None] = {}
-    jobs = jobs_for(connection) if connection.provider is ProviderKind.OPENAI_COMPATIBLE else None
+    jobs = jobs_for(connection) if provider(connection.provider).uploads_files else None
     for split in UPLOADED_SPLITS:
         name = SPLIT_FILES[split]
         data = contents.get(name)
@@ -221,7 +222,7 @@ def upload_step(
             path.write_bytes(data)
             key = training_key(record.training_run_id, name)
             store.upload(path, key, content_type="application/jsonl")
-            uris[split.value] = f"s3://{store.bucket}/{key}"
+            uris[split.value] = f"s3://{bucket}/{key}"
     train_uri = uris[Split.TRAIN.value]
     if train_uri is None:
         raise TrainingRefused(
@@ -256,7 +257,7 @@ def job_spec(
     )
 
 
-def _apply(record: TrainingRunRecord, state: JobState, runs: TrainingRunsRepo) -> None:
+def _apply(record: TrainingRunRecord, state: JobState, runs: TrainingRunsStore) -> None:
     """Record what the provider said: its job id, cost, and a new status with its own words."""
     if state.job_id:
         runs.record_job(record.training_run_id, job_id=state.job_id)
@@ -279,7 +280,7 @@ def _failure(state: JobState) -> str:
     return state.failure_reason or f"the provider reports the job {state.provider_status} without a reason"
 
 
-def _cancel(record: TrainingRunRecord, jobs: TrainingJobs, spec: JobSpec, runs: TrainingRunsRepo) -> None:
+def _cancel(record: TrainingRunRecord, jobs: TrainingJobs, spec: JobSpec, runs: TrainingRunsStore) -> None:
     state = _call(lambda: jobs.stop(spec, record.job_id))
     if state.status in TRAINING_TERMINAL and state.status is not TrainingStatus.CANCELLED:
         # The job ended before the stop reached it: what it ended with is the truth.
@@ -366,7 +367,7 @@ def error_message(error: dict[str, Any]) -> str:
     return clip_text(cause or str(error.get("Error") or "the training pipeline failed without a message"))
 
 
-def fail_step(task: TrainingTask, error: dict[str, Any], *, runs: TrainingRunsRepo) -> dict[str, Any]:
+def fail_step(task: TrainingTask, error: dict[str, Any], *, runs: TrainingRunsStore) -> dict[str, Any]:
     """Record the run Failed with the error's message (a run already ended keeps its end)."""
     message = error_message(error)
     runs.transition(task.training_run_id, TrainingStatus.FAILED, message=message, failure_reason=message)

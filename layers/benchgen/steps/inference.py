@@ -13,13 +13,11 @@ state machine puts on the failed run.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
-from benchgen.inference.model import Model
 from benchgen.inference.prompts import prompt_for
 from benchgen.inference.retry import Backoff, Outcome, ask
 from benchgen.outputs import RunOutput
@@ -30,11 +28,11 @@ from benchgen.pipeline.keys import (
     run_key,
     submission_key,
 )
-from benchgen.pipeline.ports import EnvironmentsReader, RunsStore
+from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, RunsStore
+from benchgen.ports.providers import ModelFactory
+from benchgen.providers.registry import provider
 from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunStatus
 from benchgen.vocabulary import Sampling
-
-ModelFactory = Callable[[LiveModel, Sampling], Model]
 
 # The reachability call: as short a question and answer as a model allows.
 PROBE_PROMPT = "Reply with OK."
@@ -60,14 +58,6 @@ def _live_run(runs: RunsStore, run_id: str, *statuses: RunStatus) -> tuple[RunRe
     return run, run.live_model
 
 
-def _where(live: LiveModel) -> str:
-    if live.base_url:
-        return f"{live.model_id} at {live.base_url}"
-    if live.endpoint_name:
-        return f"SageMaker endpoint {live.endpoint_name} in {live.region}"
-    return f"Bedrock model {live.model_id} in {live.region}"
-
-
 def deploy(run_id: str, *, runs: RunsStore, model_for: ModelFactory, backoff: Backoff) -> dict[str, Any]:
     """Mark the run Deploying and wait, within ``backoff``, until the model answers one cheap call."""
     runs.deploy(run_id)
@@ -76,8 +66,8 @@ def deploy(run_id: str, *, runs: RunsStore, model_for: ModelFactory, backoff: Ba
     outcome = ask(lambda: probe.complete(PROBE_PROMPT), backoff)
     if outcome.answer is None:
         raise LiveRunError(
-            f"the model {_where(live)} did not answer: {outcome.error}. Check that it is deployed and that "
-            f"connection {live.connection_id} points at it, then create the run again"
+            f"the model {provider(live.provider).where(live)} did not answer: {outcome.error}. Check that "
+            f"it is deployed and that connection {live.connection_id} points at it, then create the run again"
         )
     return {"run_id": run_id, "latency_ms": outcome.latency_ms}
 
@@ -101,7 +91,7 @@ def plan(
     *,
     runs: RunsStore,
     environments: EnvironmentsReader,
-    store: ObjectStore,
+    store: ObjectStorage,
     workdir: Path,
     shard_size: int,
 ) -> dict[str, Any]:
@@ -159,7 +149,7 @@ def infer_shard(
     shard: int,
     *,
     runs: RunsStore,
-    store: ObjectStore,
+    store: ObjectStorage,
     workdir: Path,
     model_for: ModelFactory,
     backoff: Backoff,
@@ -184,7 +174,7 @@ def infer_shard(
 
 
 def assemble(
-    run_id: str, shard_count: int, *, runs: RunsStore, store: ObjectStore, workdir: Path
+    run_id: str, shard_count: int, *, runs: RunsStore, store: ObjectStorage, workdir: Path
 ) -> dict[str, Any]:
     """Write the inference log, record it on the run, then upload the generated submission."""
     run, live = _live_run(runs, run_id, RunStatus.RUNNING)

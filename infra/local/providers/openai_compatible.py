@@ -1,4 +1,5 @@
-"""SIMULATED fine-tuning for the local example model server: Together-style files and jobs, no training.
+"""The openai-compatible kind's local fake: SIMULATED Together-style files and fine-tune jobs, which the
+local example model server (``infra/local/model_server.py``) serves; nothing is trained.
 
 A job walks ``pending -> queued -> running`` one step per read (``GET /fine-tunes/{id}``) and is
 ``completed`` after ``polls_to_complete`` reads, naming ``example-tuned`` (the tuned example model the
@@ -13,6 +14,8 @@ import hashlib
 import threading
 from dataclasses import dataclass, field
 from typing import Any
+
+from infra.local.provider_clock import ProviderClock
 
 SIMULATED_TRAINING = "simulated fine-tune: nothing is trained; the result is the example server's tuned model"
 DEFAULT_POLLS_TO_COMPLETE = 3
@@ -161,3 +164,8 @@ class FineTunes:
 
 def _error(message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "invalid_request_error"}}
+
+
+def install(clock: ProviderClock) -> None:
+    """Nothing to install: the service is reached at a base URL, not through moto, and its jobs move with
+    the reads :class:`FineTunes` gets."""

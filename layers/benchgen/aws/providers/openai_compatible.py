@@ -1,14 +1,10 @@
-"""Training jobs on an OpenAI-compatible service, through Together's fine-tuning API (urllib only).
+"""The openai-compatible kind's adapter: fine-tuning jobs and chat completions over HTTP (urllib only).
 
-``POST {base}/files`` (multipart, purpose ``fine-tune``) uploads a training file and answers its id;
-``POST {base}/fine-tunes`` starts a job on file ids, ``GET {base}/fine-tunes[/{id}]`` lists or reads jobs,
-``POST {base}/fine-tunes/{id}/cancel`` stops one. The job's ``suffix`` is its fixed job name, so a start
-first looks for a job with that suffix and makes a new one only when there is none.
-
-The API key is asked for (``api_key``) before each request, so it is read from Secrets Manager when the
+The API key is asked for before each request (``api_key``), so it is read from Secrets Manager when the
 call is made; it goes into the Authorization header and nowhere else: no message or log line carries it.
-Reads and cancels are retried with backoff; an upload or a create only after a 429 (the provider refused
-it unread), since one that timed out may have been done: the next start finds such a job by its suffix.
+A job's reads and cancels are retried with backoff; an upload or a create only after a 429 (the provider
+refused it unread), since one that timed out may have been done: the next start finds such a job by its
+suffix.
 """
 
 from __future__ import annotations
@@ -18,55 +14,79 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from email.message import Message
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from benchgen.inference.openai_http import retry_after_seconds
+from benchgen.aws.providers.faults import missing
+from benchgen.aws.secrets import api_key
+from benchgen.inference.model import Answer, Model, ModelCallError
 from benchgen.inference.retry import Backoff
-from benchgen.providers.jobs import (
-    JobSpec,
-    JobState,
-    ProviderFault,
-    map_status,
-    status_note,
-    typed_hyperparameters,
-)
-from benchgen.providers.profiles import ProviderKind
-from benchgen.records.training_runs import TrainingStatus
-from benchgen.vocabulary import Method
+from benchgen.inference.shapes import chat_request, chat_text, parse_json
+from benchgen.ports.providers import TrainingJobs
+from benchgen.providers import openai_compatible
+from benchgen.providers.connections import ConnectionRecord
+from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
+from benchgen.records.runs import LiveModel
+from benchgen.vocabulary import Sampling
 
 T = TypeVar("T")
-_KIND = ProviderKind.OPENAI_COMPATIBLE
+
 _ERROR_PREVIEW = 300
-_METHODS = {Method.DEMONSTRATION: "sft", Method.PREFERENCE: "dpo"}
-# What a job reports as its trained model, and as its cost, across Together-style and OpenAI-style APIs.
-_RESULT_FIELDS = ("fine_tuned_model", "model_output_name", "output_name")
-_COST_FIELDS = ("total_price", "trained_tokens", "token_count")
 
 
-def fine_tune_request(spec: JobSpec) -> dict[str, Any]:
-    """The ``POST /fine-tunes`` body of ``spec``: its files, base model, suffix and training fields."""
-    fields = typed_hyperparameters(_KIND, spec.base_model, spec.hyperparameters)
-    method: dict[str, Any] = {"method": _METHODS[spec.method]}
-    beta = fields.pop("dpo_beta", None)
-    if beta is not None:
-        if spec.method is not Method.PREFERENCE:
-            raise ProviderFault(
-                "dpo_beta applies to preference (DPO) training only: leave it out of demonstration training",
-                retryable=False,
-            )
-        method["dpo_beta"] = beta
-    body: dict[str, Any] = {
-        "training_file": spec.train_uri,
-        "model": spec.base_model,
-        "suffix": spec.job_name,
-        "training_method": method,
-        **fields,
-    }
-    if spec.validation_uri:
-        body["validation_file"] = spec.validation_uri
-    return body
+def retry_after_seconds(headers: Message | None) -> float | None:
+    """The wait an HTTP answer's Retry-After header asks for, in seconds, when it gives a number."""
+    value = headers.get("Retry-After") if headers is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date: fall back to our own backoff
+
+
+class ChatCompletions:
+    """``POST {base_url}/chat/completions`` for one model id and sampling."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model_id: str,
+        sampling: Sampling,
+        *,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+    ) -> None:
+        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._model_id = model_id
+        self._sampling = sampling
+        self._api_key = api_key
+        self._timeout_s = timeout_s
+
+    def complete(self, prompt: str) -> Answer:
+        body = json.dumps(chat_request(self._model_id, prompt, self._sampling)).encode()
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        # The base URL was checked to be https (or loopback) when the connection was recorded.
+        request = urllib.request.Request(self._url, data=body, headers=headers, method="POST")  # noqa: S310
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout_s) as response:  # noqa: S310
+                raw = response.read().decode("utf-8", errors="replace")
+        except urllib.error.HTTPError as error:
+            detail = error.read().decode("utf-8", errors="replace")[:_ERROR_PREVIEW]
+            retryable = error.code == 429 or error.code >= 500
+            what = "throttled the request" if error.code == 429 else f"answered HTTP {error.code}"
+            raise ModelCallError(
+                f"{self._url} {what}: {detail}",
+                retryable=retryable,
+                retry_after=retry_after_seconds(error.headers),
+            ) from None
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+            reason = getattr(error, "reason", error)
+            raise ModelCallError(f"could not reach {self._url}: {reason}", retryable=True) from None
+        parsed = parse_json(raw, self._url, ": check the base URL")
+        return Answer(text=chat_text(parsed), raw=raw)
 
 
 class _Throttled(ProviderFault):
@@ -95,7 +115,7 @@ class OpenAICompatibleJobs:
 
     def upload(self, name: str, data: bytes) -> str | None:
         boundary = f"benchgen-{uuid.uuid4().hex}"
-        body = _multipart(boundary, {"purpose": "fine-tune"}, ("file", name, data))
+        body = openai_compatible.upload_body(boundary, name, data)
         content_type = f"multipart/form-data; boundary={boundary}"
         answer = self._retried(
             lambda: self._request("POST", "/files", body, content_type, what=f"uploading {name}"),
@@ -109,17 +129,17 @@ class OpenAICompatibleJobs:
     def start(self, spec: JobSpec) -> JobState:
         existing = self._find(spec.job_name)
         if existing is not None:
-            return _state(existing)
-        body = json.dumps(fine_tune_request(spec)).encode()
+            return openai_compatible.job_state(existing)
+        body = json.dumps(openai_compatible.fine_tune_request(spec)).encode()
         job = self._retried(
             lambda: self._request("POST", "/fine-tunes", body, what=f"starting {spec.job_name}"),
             only_throttling=True,
         )
-        return _state(job)
+        return openai_compatible.job_state(job)
 
     def describe(self, spec: JobSpec, job_id: str | None) -> JobState:
         job_id = job_id or self._job_id(spec)
-        return _state(
+        return openai_compatible.job_state(
             self._retried(
                 lambda: self._request(
                     "GET", f"/fine-tunes/{quote(job_id, safe='')}", what=f"reading {job_id}"
@@ -131,7 +151,8 @@ class OpenAICompatibleJobs:
         job_id = job_id or self._job_id(spec)
         # Cancelling twice is harmless, so a cancel is retried like a read.
         path = f"/fine-tunes/{quote(job_id, safe='')}/cancel"
-        return _state(self._retried(lambda: self._request("POST", path, b"{}", what=f"cancelling {job_id}")))
+        state = self._retried(lambda: self._request("POST", path, b"{}", what=f"cancelling {job_id}"))
+        return openai_compatible.job_state(state)
 
     # finding a job by its suffix
 
@@ -216,53 +237,30 @@ class OpenAICompatibleJobs:
         return answer
 
 
-def _state(job: Mapping[str, Any]) -> JobState:
-    provider_status = str(job.get("status", ""))
-    status = map_status(_KIND, provider_status)
-    result = next(
-        (job[name] for name in _RESULT_FIELDS if isinstance(job.get(name), str) and job[name]), None
-    )
-    cost: dict[str, float | str] = {
-        name: float(job[name])
-        for name in _COST_FIELDS
-        if isinstance(job.get(name), int | float) and not isinstance(job.get(name), bool)
-    }
-    return JobState(
-        provider_status=provider_status,
-        status=status,
-        job_id=str(job["id"]) if job.get("id") is not None else None,
-        result_model=result if status is TrainingStatus.SUCCEEDED else None,
-        failure_reason=_failure(job) if status is TrainingStatus.FAILED else None,
-        cost=cost,
-        message=status_note(_KIND, provider_status),
-    )
-
-
-def _failure(job: Mapping[str, Any]) -> str | None:
-    """The provider's own words on why a job failed (OpenAI nests them under ``error``)."""
-    error = job.get("error")
-    if isinstance(error, dict) and error.get("message"):
-        return str(error["message"])
-    for name in ("error", "message", "failure_reason"):
-        if isinstance(job.get(name), str) and job[name]:
-            return str(job[name])
-    return None
-
-
-def _multipart(boundary: str, fields: Mapping[str, str], file: tuple[str, str, bytes]) -> bytes:
-    """A multipart/form-data body of ``fields`` and one file (field name, file name, bytes)."""
-    parts: list[bytes] = []
-    for name, value in fields.items():
-        parts.append(
-            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+class Adapter:
+    def training_jobs(self, connection: ConnectionRecord) -> TrainingJobs:
+        if connection.base_url is None:
+            raise ProviderFault(
+                missing(connection.connection_id, connection.provider, "a base URL"), retryable=False
+            )
+        secret_arn = connection.secret_arn
+        return OpenAICompatibleJobs(
+            connection.base_url, api_key=(lambda: _read_key(secret_arn)) if secret_arn else lambda: None
         )
-    field, filename, data = file
-    safe_name = filename.replace('"', "").replace("\r", "").replace("\n", "")
-    parts.append(
-        f'--{boundary}\r\nContent-Disposition: form-data; name="{field}"; filename="{safe_name}"\r\n'
-        "Content-Type: application/octet-stream\r\n\r\n".encode()
-        + data
-        + b"\r\n"
-    )
-    parts.append(f"--{boundary}--\r\n".encode())
-    return b"".join(parts)
+
+    def model(self, live: LiveModel, sampling: Sampling) -> Model:
+        if live.base_url is None:
+            raise ModelCallError(missing(live.connection_id, live.provider, "a base URL"), retryable=False)
+        key = api_key(live.secret_arn) if live.secret_arn else None
+        return ChatCompletions(live.base_url, live.model_id, sampling, api_key=key)
+
+
+def _read_key(secret_arn: str) -> str:
+    """The connection's API key, read from Secrets Manager at the moment of each job call."""
+    try:
+        return api_key(secret_arn)
+    except ModelCallError as error:
+        raise ProviderFault(str(error), retryable=error.retryable) from None
+
+
+ADAPTER = Adapter()

@@ -1,0 +1,98 @@
+"""The bedrock kind's adapter: model customization jobs and Converse calls in the connection's region."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from benchgen.aws.clients import regional
+from benchgen.aws.providers.faults import (
+    CALL_ERRORS,
+    MODEL_CALL_ERRORS,
+    after_refusal,
+    call,
+    fault,
+    missing,
+    model_error,
+    needs_role,
+)
+from benchgen.inference.model import Answer, Model, ModelCallError
+from benchgen.ports.providers import TrainingJobs
+from benchgen.providers import bedrock
+from benchgen.providers.connections import ConnectionRecord
+from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
+from benchgen.records.runs import LiveModel
+from benchgen.vocabulary import Sampling
+
+
+class BedrockJobs:
+    """Bedrock model customization (fine-tuning) jobs in one region, read by their fixed name."""
+
+    def __init__(self, region: str) -> None:
+        self._region = region
+
+    def _client(self) -> Any:
+        return regional("bedrock", self._region)
+
+    def upload(self, name: str, data: bytes) -> str | None:
+        return None  # Bedrock reads the training files from S3, where the pipeline put them
+
+    def start(self, spec: JobSpec) -> JobState:
+        request = bedrock.create_customization_request(spec, needs_role(spec, "Bedrock model customization"))
+        try:
+            self._client().create_model_customization_job(**request)
+        except CALL_ERRORS as error:
+            refused = fault(f"Bedrock CreateModelCustomizationJob for {spec.job_name}", error)
+            return after_refusal(self.describe, spec, refused, ended=False)
+        return self.describe(spec, None)
+
+    def describe(self, spec: JobSpec, job_id: str | None) -> JobState:
+        # By name: the job's ARN does not carry it, and a name always finds the one job.
+        job = call(
+            f"Bedrock GetModelCustomizationJob for {spec.job_name}",
+            lambda: self._client().get_model_customization_job(jobIdentifier=spec.job_name),
+        )
+        return bedrock.job_state(job)
+
+    def stop(self, spec: JobSpec, job_id: str | None) -> JobState:
+        try:
+            self._client().stop_model_customization_job(jobIdentifier=spec.job_name)
+        except CALL_ERRORS as error:
+            refused = fault(f"Bedrock StopModelCustomizationJob for {spec.job_name}", error)
+            return after_refusal(self.describe, spec, refused, ended=True)
+        return self.describe(spec, job_id)
+
+
+class BedrockConverse:
+    """One Bedrock model (a foundation model id, an inference profile or a deployment ARN)."""
+
+    def __init__(self, region: str, model_id: str, sampling: Sampling) -> None:
+        self._region = region
+        self._model_id = model_id
+        self._sampling = sampling
+
+    def complete(self, prompt: str) -> Answer:
+        client = regional("bedrock-runtime", self._region)
+        try:
+            response = client.converse(**bedrock.converse_request(self._model_id, prompt, self._sampling))
+        except MODEL_CALL_ERRORS as error:
+            raise model_error(f"Bedrock model {self._model_id}", error) from None
+        response.pop("ResponseMetadata", None)
+        return Answer(text=bedrock.converse_text(response), raw=json.dumps(response, default=str))
+
+
+class Adapter:
+    def training_jobs(self, connection: ConnectionRecord) -> TrainingJobs:
+        if connection.region is None:
+            raise ProviderFault(
+                missing(connection.connection_id, connection.provider, "a region"), retryable=False
+            )
+        return BedrockJobs(connection.region)
+
+    def model(self, live: LiveModel, sampling: Sampling) -> Model:
+        if live.region is None:
+            raise ModelCallError(missing(live.connection_id, live.provider, "a region"), retryable=False)
+        return BedrockConverse(live.region, live.model_id, sampling)
+
+
+ADAPTER = Adapter()

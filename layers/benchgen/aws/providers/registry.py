@@ -1,0 +1,32 @@
+"""Each provider kind's adapter, found by the kind's name: the ``ADAPTER`` of
+``benchgen/aws/providers/<kind>.py`` (dashes read as underscores), imported when first asked for."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from benchgen.inference.model import Model
+from benchgen.ports.providers import ProviderAdapter, TrainingJobs
+from benchgen.providers.connections import ConnectionRecord
+from benchgen.records.runs import LiveModel
+from benchgen.vocabulary import ProviderKind, Sampling
+
+PACKAGE = "benchgen.aws.providers"
+
+
+def adapter(kind: str) -> ProviderAdapter:
+    """The adapter of ``kind`` (a :class:`ProviderKind` or its name)."""
+    module = import_module(f"{PACKAGE}.{ProviderKind(kind).module}")
+    found: ProviderAdapter = module.ADAPTER
+    return found
+
+
+def jobs_for(connection: ConnectionRecord) -> TrainingJobs:
+    """The training jobs of ``connection``'s provider."""
+    return adapter(connection.provider).training_jobs(connection)
+
+
+def model_for(live: LiveModel, sampling: Sampling) -> Model:
+    """The model a live run asks, through its kind's adapter; an API key is read from Secrets Manager
+    here, now."""
+    return adapter(live.provider).model(live, sampling)

@@ -1,0 +1,161 @@
+"""The openai-compatible kind: any service that speaks OpenAI's API at a base URL (Together-like hosts,
+self-hosted vLLM-like servers), training through Together's fine-tuning API and answering through chat
+completions.
+
+``POST {base}/files`` (multipart, purpose ``fine-tune``) takes a training file and answers its id;
+``POST {base}/fine-tunes`` starts a job on file ids, ``GET {base}/fine-tunes[/{id}]`` lists or reads jobs,
+``POST {base}/fine-tunes/{id}/cancel`` stops one. The job's ``suffix`` is its fixed job name, so a start
+first looks for a job with that suffix. The tuned model answers through the same connection, by the name
+the job reports. The request shapes and answer readers here are pure;
+``benchgen.aws.providers.openai_compatible`` makes the calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from benchgen.providers.capabilities import ANY_FAMILY, ConnectionProfile
+from benchgen.providers.definition import ProviderDefinition
+from benchgen.providers.hyperparameters import Hyperparameter, check_named, typed
+from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
+from benchgen.records.runs import LiveModel
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method, ProviderKind
+
+_S = TrainingStatus
+_INT, _FLOAT = int, float
+# Together's POST /fine-tunes training fields (dpo_beta only for preference training). Together documents
+# the fields and their types but no upper bounds, so only the bounds the fields' meaning sets are checked.
+HYPERPARAMETERS: Mapping[str, Hyperparameter] = MappingProxyType(
+    {
+        "n_epochs": Hyperparameter(_INT, 1),
+        "learning_rate": Hyperparameter(_FLOAT, 0),
+        "batch_size": Hyperparameter(_INT, 1),
+        "warmup_ratio": Hyperparameter(_FLOAT, 0, 1),
+        "n_checkpoints": Hyperparameter(_INT, 1),
+        "dpo_beta": Hyperparameter(_FLOAT, 0),
+    }
+)
+_METHODS = {Method.DEMONSTRATION: "sft", Method.PREFERENCE: "dpo"}
+# What a job reports as its trained model, and as its cost, across Together-style and OpenAI-style APIs.
+_RESULT_FIELDS = ("fine_tuned_model", "model_output_name", "output_name")
+_COST_FIELDS = ("total_price", "trained_tokens", "token_count")
+
+
+class OpenAICompatible(ProviderDefinition):
+    kind = ProviderKind("openai-compatible")
+    title = "an OpenAI-compatible service"
+    # OpenAI-style fine-tuning APIs (Together, Fireworks...) take OpenAI's SFT and DPO rows.
+    capabilities = ConnectionProfile(
+        methods=[Method.DEMONSTRATION, Method.PREFERENCE],
+        model_families=[ANY_FAMILY],
+        export_profiles=["openai-chat", "openai-preference", "together-sft", "together-dpo"],
+    )
+    inference_path = "chat completions ({base_url}/chat/completions)"
+    # Together's values, and OpenAI's (validating_files, succeeded, failed), which other OpenAI-style
+    # services also use. "cancel_requested" is still running: the job may yet finish before the stop takes.
+    statuses = MappingProxyType(
+        {
+            "pending": _S.QUEUED,
+            "queued": _S.QUEUED,
+            "validating_files": _S.QUEUED,
+            "running": _S.RUNNING,
+            "compressing": _S.RUNNING,
+            "uploading": _S.RUNNING,
+            "cancel_requested": _S.RUNNING,
+            "cancelled": _S.CANCELLED,
+            "error": _S.FAILED,
+            "failed": _S.FAILED,
+            "completed": _S.SUCCEEDED,
+            "succeeded": _S.SUCCEEDED,
+        }
+    )
+    requires = frozenset({"base_url"})
+    uploads_files = True
+
+    def check_hyperparameters(
+        self, base_model: str, values: Mapping[str, str | int | float]
+    ) -> dict[str, str]:
+        return check_named(self.kind, base_model, HYPERPARAMETERS, values)
+
+    def where(self, live: LiveModel) -> str:
+        return f"{live.model_id} at {live.base_url}"
+
+
+PROVIDER = OpenAICompatible()
+
+
+def fine_tune_request(spec: JobSpec) -> dict[str, Any]:
+    """The ``POST /fine-tunes`` body of ``spec``: its files, base model, suffix and training fields."""
+    fields = typed(HYPERPARAMETERS, spec.hyperparameters)
+    method: dict[str, Any] = {"method": _METHODS[spec.method]}
+    beta = fields.pop("dpo_beta", None)
+    if beta is not None:
+        if spec.method is not Method.PREFERENCE:
+            raise ProviderFault(
+                "dpo_beta applies to preference (DPO) training only: leave it out of demonstration training",
+                retryable=False,
+            )
+        method["dpo_beta"] = beta
+    body: dict[str, Any] = {
+        "training_file": spec.train_uri,
+        "model": spec.base_model,
+        "suffix": spec.job_name,
+        "training_method": method,
+        **fields,
+    }
+    if spec.validation_uri:
+        body["validation_file"] = spec.validation_uri
+    return body
+
+
+def upload_body(boundary: str, filename: str, data: bytes) -> bytes:
+    """The ``POST /files`` body: multipart/form-data of purpose ``fine-tune`` and the file."""
+    safe_name = filename.replace('"', "").replace("\r", "").replace("\n", "")
+    return b"".join(
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nfine-tune\r\n'.encode(),
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{safe_name}"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n".encode()
+            + data
+            + b"\r\n",
+            f"--{boundary}--\r\n".encode(),
+        )
+    )
+
+
+def job_state(job: Mapping[str, Any]) -> JobState:
+    """What a fine-tune job answer says: its status, the trained model's name once it succeeded, and the
+    provider's own words on why it failed."""
+    provider_status = str(job.get("status", ""))
+    status = PROVIDER.status(provider_status)
+    result = next(
+        (job[name] for name in _RESULT_FIELDS if isinstance(job.get(name), str) and job[name]), None
+    )
+    cost: dict[str, float | str] = {
+        name: float(job[name])
+        for name in _COST_FIELDS
+        if isinstance(job.get(name), int | float) and not isinstance(job.get(name), bool)
+    }
+    return JobState(
+        provider_status=provider_status,
+        status=status,
+        job_id=str(job["id"]) if job.get("id") is not None else None,
+        result_model=result if status is TrainingStatus.SUCCEEDED else None,
+        failure_reason=_failure(job) if status is TrainingStatus.FAILED else None,
+        cost=cost,
+        message=PROVIDER.status_note(provider_status),
+    )
+
+
+def _failure(job: Mapping[str, Any]) -> str | None:
+    """The provider's own words on why a job failed (OpenAI nests them under ``error``)."""
+    error = job.get("error")
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"])
+    for name in ("error", "message", "failure_reason"):
+        if isinstance(job.get(name), str) and job[name]:
+            return str(job[name])
+    return None

@@ -1,0 +1,12 @@
+"""The throwaway kind's local fake: what ``infra/local/providers/throwaway.py`` would hold."""
+
+from __future__ import annotations
+
+from infra.local.provider_clock import ProviderClock
+
+INSTALLED: list[ProviderClock] = []
+
+
+def install(clock: ProviderClock) -> None:
+    """Nothing in moto stands for it; it notes that it was asked, for a test to see."""
+    INSTALLED.append(clock)
