@@ -6,11 +6,12 @@ unzipped and zipped, beside what it leaves to the runtime (boto3 and its depende
 Cold start: each function assembled as Lambda runs it (its code asset, the layer and the runtime's boto3
 built for this machine's Python, the environment the template sets; see infra/deployed.py), and its
 handler module imported in a fresh `python -I -S` process, several times; the median wall time is
-compared with a bare `python -I -S -c pass` measured in the same run. Lambda's layer and code asset hold
-no bytecode and are read-only, so every cold start compiles their modules: the first column measures that
-(`-B`, bytecode only for the runtime's own packages); the second, the same import with all bytecode
-already compiled. A third column is the first with tracing switched off (POWERTOOLS_TRACE_DISABLED), which
-the stack does not do: it shows what active tracing's X-Ray SDK adds to a start. Each figure is the
+compared with a bare `python -I -S -c pass` measured in the same run. Lambda's layer and code asset are
+read-only: the layer ships its bytecode (compiled when it is built), the code asset none, so every cold
+start compiles the asset's modules: the first column measures that (`-B`, no bytecode written); the
+second, the same import with the asset's bytecode compiled too. A third column is the first with tracing
+switched off (POWERTOOLS_TRACE_DISABLED), which the stack does not do: it shows what active tracing's
+X-Ray SDK adds to a start. Each figure is the
 median wall time; the CPU time of the same starts is printed beside the first column. The target, a
 handler imported as deployed in under 250 ms, is judged on that CPU time: on a machine shared with other
 work, wall time also counts the time spent waiting for a core, which a Lambda sandbox does not share.

@@ -33,6 +33,10 @@ RUNTIME_PROVIDED = frozenset(
     {"boto3", "botocore", "s3transfer", "jmespath", "python-dateutil", "six", "urllib3"}
 )
 _IGNORED_FILES = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
+# Where Lambda puts a layer's python/ folder: the path the bytecode's tracebacks name.
+LAYER_PATH = "/opt/python"
+# The CPython 3.13 that compiles the layer's bytecode for the runtime (see infra/bytecode/compile.mjs).
+BYTECODE_COMPILER = REPO_ROOT / "infra" / "bytecode"
 
 
 @dataclass(frozen=True)
@@ -144,13 +148,60 @@ def pip_install_command(directory: Path, packages: list[str], target: PipTarget)
     ]
 
 
+def _tool(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        raise RuntimeError(
+            f"{name} is not on PATH: the layer's bytecode is compiled with Node.js, which CDK needs too"
+        )
+    return found
+
+
+def _installed_compiler() -> Path:
+    """infra/bytecode's compiler, its pinned Pyodide installed first where it is missing or another one."""
+    wanted = json.loads((BYTECODE_COMPILER / "package.json").read_text(encoding="utf-8"))["dependencies"]
+    installed = BYTECODE_COMPILER / "node_modules" / "pyodide" / "package.json"
+    current = json.loads(installed.read_text(encoding="utf-8"))["version"] if installed.exists() else None
+    if current != wanted["pyodide"]:
+        subprocess.run(  # noqa: S603
+            [_tool("npm"), "ci", "--no-audit", "--no-fund", "--prefix", str(BYTECODE_COMPILER)], check=True
+        )
+    return BYTECODE_COMPILER / "compile.mjs"
+
+
+def compile_command(directory: Path, target: PipTarget) -> list[str]:
+    """The command compiling every module under `directory` to bytecode for `target`'s interpreter.
+
+    Lambda cannot write bytecode into a layer (read-only), so a layer without it compiles every module it
+    imports at every cold start. The files are unchecked-hash ones (PEP 552): the layer's files are
+    extracted with the zip's timestamps, which a timestamp-checked file would take for stale. For this
+    machine's Python, that Python compiles; for Lambda's CPython 3.13, Pyodide's build of it (a native
+    3.13 is in no registry this project installs from).
+    """
+    if target.python_version is None:
+        return [
+            sys.executable,
+            "-m",
+            "compileall",
+            "-q",
+            "-d",
+            LAYER_PATH,
+            "--invalidation-mode",
+            "unchecked-hash",
+            str(directory),
+        ]
+    return [_tool("node"), str(_installed_compiler()), str(directory), LAYER_PATH, target.python_version]
+
+
 def build_layer(output_dir: Path, target: PipTarget, source: Path = LAYER_SOURCE) -> Path:
-    """The layer's tree under output_dir/python: its package set for `target`, and the library."""
+    """The layer's tree under output_dir/python: its package set for `target`, the library, and the
+    bytecode of both for `target`'s interpreter."""
     python_dir = output_dir / "python"
     subprocess.run(pip_install_command(python_dir, layer_packages(target), target), check=True)  # noqa: S603
     shutil.copytree(
         source / LIBRARY_PACKAGE, python_dir / LIBRARY_PACKAGE, ignore=_IGNORED_FILES, dirs_exist_ok=True
     )
+    subprocess.run(compile_command(python_dir, target), check=True)  # noqa: S603
     return python_dir
 
 
@@ -173,9 +224,10 @@ class Layer(Construct):
         super().__init__(scope, construct_id)
         code = lambda_.Code.from_asset(
             str(LAYER_SOURCE),
-            exclude=["**/__pycache__", "**/*.pyc"],
             # Named by what was built, not by layers/ alone: a changed dependency set is a new asset, so
-            # `cdk deploy` publishes a new layer version instead of keeping the old one.
+            # `cdk deploy` publishes a new layer version instead of keeping the old one. Nothing is
+            # excluded: the patterns apply to the built tree's hash too, and changed bytecode is a new
+            # layer as well (the bundler leaves layers/' own __pycache__ behind).
             asset_hash_type=AssetHashType.OUTPUT,
             bundling=BundlingOptions(
                 # Only used if local bundling declines; LayerBundler never does, so Docker is never needed.

@@ -176,6 +176,12 @@ def test_the_workspace_tabs_show_the_preparation(tab: Page, console: Console) ->
     expect(page.get_by_role("tabpanel")).to_contain_text(preparation["state_hash"])
     expect(page.get_by_role("button", name="Prepare download")).to_be_visible()
     expect(page.locator("ul.packages")).to_contain_text("Ready")
+    # The profiles offered are the API's, those that take the preparation's method, named by their titles
+    profiles = console.owner.expect("GET", "/export-profiles", 200)["items"]
+    offered = [p for p in profiles if preparation["method"] in p["methods"]]
+    options = page.locator("#package-profile option")
+    expect(options).to_have_text([p["title"] for p in offered])
+    assert options.evaluate_all("found => found.map((o) => o.value)") == [p["profile_id"] for p in offered]
 
     page.get_by_role("link", name="Dataset", exact=True).click()
     train = preparation["splits"]["train"]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +65,17 @@ def test_the_layer_is_built_from_arm64_cpython_313_wheels_without_what_the_runti
     built = layer.LayerBundler(source).try_bundle(str(out), None)  # type: ignore[arg-type]
 
     # Then pip resolves, then installs exactly the resolved set less botocore, for the Lambda platform,
-    # pinned by constraints.txt, and the library sits beside the wheels
+    # pinned by constraints.txt, the library sits beside the wheels, and the whole tree is compiled to
+    # bytecode for CPython 3.13 as the runtime finds it, at /opt/python
     assert built is True
-    resolution, install = commands
+    resolution, install, *_, compiling = commands
+    assert compiling == [
+        shutil.which("node"),
+        str(layer.BYTECODE_COMPILER / "compile.mjs"),
+        str(out / "python"),
+        "/opt/python",
+        "3.13",
+    ]
     assert "pydantic==2.13.4" in resolution
     for command in (resolution, install):
         assert command[command.index("--platform") + 1] == "manylinux2014_aarch64"
@@ -97,6 +107,8 @@ def _layer_asset_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, resolved: 
     from infra.constructs.layer import Layer
 
     def pip(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        if "pip" not in command:  # the bytecode compiler: these packages have no module to compile
+            return subprocess.CompletedProcess(command, 0)
         if "--dry-run" in command:
             return subprocess.CompletedProcess(command, 0, stdout=_report(*resolved))
         target = Path(command[command.index("--target") + 1])
@@ -126,3 +138,32 @@ def test_a_changed_dependency_set_is_a_new_layer_asset_and_the_same_set_the_same
     # Then only the changed set gets a new asset, so `cdk deploy` publishes a new layer version for it
     assert before == again
     assert added != before
+
+
+def test_a_layer_for_this_machine_is_compiled_by_this_machines_python() -> None:
+    from infra.constructs.layer import THIS_MACHINE, compile_command
+
+    command = compile_command(Path("/tmp/layer/python"), THIS_MACHINE)
+
+    assert command[:3] == [sys.executable, "-m", "compileall"]
+    assert command[command.index("--invalidation-mode") + 1] == "unchecked-hash"
+    assert command[command.index("-d") + 1] == "/opt/python"
+    assert command[-1] == "/tmp/layer/python"
+
+
+def test_the_layers_bytecode_is_for_cpython_313_and_never_checked_against_the_source(tmp_path: Path) -> None:
+    from infra.constructs.layer import LAMBDA_TARGET, compile_command
+
+    # Given a layer tree with one module
+    (tmp_path / "benchgen").mkdir()
+    (tmp_path / "benchgen" / "scores.py").write_text("def total(values):\n    return sum(values)\n")
+
+    # When it is compiled for the Lambda runtime
+    subprocess.run(compile_command(tmp_path, LAMBDA_TARGET), check=True)
+
+    # Then the module has CPython 3.13's bytecode (magic number 3571) beside it, an unchecked-hash file
+    # (PEP 552 flags 0b01), so a zip's timestamps cannot make the runtime compile it again
+    compiled = (tmp_path / "benchgen" / "__pycache__" / "scores.cpython-313.pyc").read_bytes()
+    assert int.from_bytes(compiled[:2], "little") == 3571
+    assert compiled[2:4] == b"\r\n"
+    assert int.from_bytes(compiled[4:8], "little") == 0b01

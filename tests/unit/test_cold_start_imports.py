@@ -115,3 +115,24 @@ def test_no_handler_but_the_apis_imports_boto3_before_its_first_client() -> None
     # Then boto3 was not loaded: the clients, the item codec and the idempotency layer import it on first use
     assert seen["boto3"] is False
     assert len(seen["tracers"]) >= 15
+
+
+def test_the_functions_wiring_imports_no_adapter_before_a_function_asks_for_it() -> None:
+    # Given a fresh interpreter / When it imports what every handler imports to be wired
+    probe = (
+        "import json, sys, benchgen.aws.handlers\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(PREFIXES))))"
+    )
+    prefixes = ("benchgen.aws.", "benchgen.sandbox", "benchgen.records", "benchgen.inference")
+    done = subprocess.run(
+        [sys.executable, "-c", f"PREFIXES = {prefixes!r}\n{probe}"],
+        env={**os.environ, "PYTHONPATH": f"{ROOT / 'layers'}{os.pathsep}{ROOT}"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+    # Then no table, store, sandbox or record module came with it: each function imports those it uses
+    assert json.loads(done.stdout) == ["benchgen.aws.clients", "benchgen.aws.handlers", "benchgen.aws.wiring"]

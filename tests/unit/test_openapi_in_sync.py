@@ -32,6 +32,7 @@ def test_every_route_requires_the_cognito_user() -> None:
         ("GET", "/environments"),
         ("GET", "/evaluations/{evaluation_id}"),
         ("GET", "/evaluations/{evaluation_id}/report"),
+        ("GET", "/export-profiles"),
         ("GET", "/packages/{package_id}"),
         ("GET", "/preparations"),
         ("GET", "/preparations/{preparation_id}"),

@@ -16,6 +16,7 @@ from benchgen.api import (
     datasets,
     environments,
     evaluations,
+    export_profiles,
     packages,
     preparations,
     runs,
@@ -57,5 +58,6 @@ app.include_router(datasets.router)
 app.include_router(connections.router)
 app.include_router(preparations.router)
 app.include_router(packages.router)
+app.include_router(export_profiles.router)
 app.include_router(training_runs.router)
 app.include_router(evaluations.router)

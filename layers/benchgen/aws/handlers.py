@@ -24,7 +24,6 @@ from pydantic import BaseModel
 
 from benchgen.aws.wiring import Adapters, adapters, for_each_upload
 from benchgen.observability import handler_tracer
-from benchgen.pipeline.attempts import Invocation
 from benchgen.settings import METRICS_NAMESPACE
 
 AnswerT = TypeVar("AnswerT")
@@ -102,6 +101,9 @@ class LambdaFunction:
         def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             arguments: dict[str, Any] = {}
             if invocation:
+                # Imported by the functions that count deliveries only: it brings the run records.
+                from benchgen.pipeline.attempts import Invocation
+
                 attempts = adapters().settings.step_attempts
                 arguments["invocation"] = Invocation.of(context, attempts=attempts)
             return {answers: for_each_upload(event, context, step, self.logger, **arguments)}

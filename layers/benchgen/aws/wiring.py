@@ -1,4 +1,9 @@
-"""The adapters a function needs, built once per cold start from its settings."""
+"""The adapters a function needs, built once per cold start from its settings.
+
+Each adapter's module is imported by the property that makes it, not with this module: a function pays
+at its cold start for the adapters it uses, not for every adapter some function uses (the tables'
+modules bring their records' pydantic models, the sandboxes the program runner).
+"""
 
 from __future__ import annotations
 
@@ -7,32 +12,28 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from benchgen.aws import clients
-from benchgen.aws.events import EventPublisher
-from benchgen.aws.executions import ExecutionStarter
-from benchgen.aws.s3_events import uploaded_objects
-from benchgen.aws.sandbox import SandboxInvoker
-from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables.connections import ConnectionsRepo
-from benchgen.aws.tables.datasets import DatasetsRepo
-from benchgen.aws.tables.environments import EnvironmentsRepo
-from benchgen.aws.tables.evaluations import EvaluationsRepo
-from benchgen.aws.tables.packages import PackagesRepo
-from benchgen.aws.tables.preparations import PreparationsRepo
-from benchgen.aws.tables.runs import RunsRepo
-from benchgen.aws.tables.training_runs import TrainingRunsRepo
-from benchgen.inference.retry import Backoff
 from benchgen.pipeline.keys import correlation_id, run_id_of
-from benchgen.sandbox.job import Sandbox
-from benchgen.sandbox.local import LocalSandbox
-from benchgen.sandbox.remote import RemoteSandbox
 from benchgen.settings import Settings, load_settings
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools import Logger
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from benchgen.aws.events import EventPublisher
+    from benchgen.aws.executions import ExecutionStarter
+    from benchgen.aws.storage import ObjectStore
+    from benchgen.aws.tables.connections import ConnectionsRepo
+    from benchgen.aws.tables.datasets import DatasetsRepo
+    from benchgen.aws.tables.environments import EnvironmentsRepo
+    from benchgen.aws.tables.evaluations import EvaluationsRepo
+    from benchgen.aws.tables.packages import PackagesRepo
+    from benchgen.aws.tables.preparations import PreparationsRepo
+    from benchgen.aws.tables.runs import RunsRepo
+    from benchgen.aws.tables.training_runs import TrainingRunsRepo
+    from benchgen.inference.retry import Backoff
+    from benchgen.sandbox.job import Sandbox
 
 
 @dataclass
@@ -41,42 +42,62 @@ class Adapters:
 
     @cached_property
     def store(self) -> ObjectStore:
+        from benchgen.aws.storage import ObjectStore
+
         return ObjectStore(self.settings.data_bucket)
 
     @cached_property
     def connections(self) -> ConnectionsRepo:
+        from benchgen.aws.tables.connections import ConnectionsRepo
+
         return ConnectionsRepo(self.settings.connections_table)
 
     @cached_property
     def runs(self) -> RunsRepo:
+        from benchgen.aws.tables.runs import RunsRepo
+
         return RunsRepo(self.settings.runs_table)
 
     @cached_property
     def environments(self) -> EnvironmentsRepo:
+        from benchgen.aws.tables.environments import EnvironmentsRepo
+
         return EnvironmentsRepo(self.settings.environments_table)
 
     @cached_property
     def datasets(self) -> DatasetsRepo:
+        from benchgen.aws.tables.datasets import DatasetsRepo
+
         return DatasetsRepo(self.settings.datasets_table)
 
     @cached_property
     def packages(self) -> PackagesRepo:
+        from benchgen.aws.tables.packages import PackagesRepo
+
         return PackagesRepo(self.settings.packages_table)
 
     @cached_property
     def preparations(self) -> PreparationsRepo:
+        from benchgen.aws.tables.preparations import PreparationsRepo
+
         return PreparationsRepo(self.settings.preparations_table)
 
     @cached_property
     def training_runs(self) -> TrainingRunsRepo:
+        from benchgen.aws.tables.training_runs import TrainingRunsRepo
+
         return TrainingRunsRepo(self.settings.training_runs_table)
 
     @cached_property
     def evaluations(self) -> EvaluationsRepo:
+        from benchgen.aws.tables.evaluations import EvaluationsRepo
+
         return EvaluationsRepo(self.settings.evaluations_table)
 
     @cached_property
     def publisher(self) -> EventPublisher:
+        from benchgen.aws.events import EventPublisher
+
         return EventPublisher(self.settings.event_bus_name)
 
     @property
@@ -128,56 +149,70 @@ class Adapters:
         """The sandbox function when the stack names one; else the local runner (the command line)."""
         function = self.settings.sandbox_function
         if not function:
+            from benchgen.sandbox.local import LocalSandbox
+
             return LocalSandbox()
+        from benchgen.aws.sandbox import SandboxInvoker
+        from benchgen.sandbox.remote import RemoteSandbox
+
         return RemoteSandbox(
             SandboxInvoker(self.store, function, ttl_seconds=self.settings.presign_ttl_seconds)
         )
 
     @cached_property
     def starter(self) -> ExecutionStarter:
-        if not self.settings.state_machine_arn:
+        found = _starter(self.settings.state_machine_arn)
+        if found is None:
             raise RuntimeError("STATE_MACHINE_ARN is not set: only the score function starts executions")
-        return ExecutionStarter(self.settings.state_machine_arn)
+        return found
 
     @cached_property
     def sharded_starter(self) -> ExecutionStarter | None:
         """The ShardedScoring starter, where the function is told its ARN (the score function)."""
-        arn = self.settings.sharded_scoring_state_machine_arn
-        return ExecutionStarter(arn) if arn else None
+        return _starter(self.settings.sharded_scoring_state_machine_arn)
 
     @cached_property
     def preparation_starter(self) -> ExecutionStarter | None:
         """The preparation state machine's starter, where the function is told its ARN (the api function)."""
-        arn = self.settings.preparation_state_machine_arn
-        return ExecutionStarter(arn) if arn else None
+        return _starter(self.settings.preparation_state_machine_arn)
 
     @cached_property
     def package_starter(self) -> ExecutionStarter | None:
         """The package state machine's starter, where the function is told its ARN (the api function)."""
-        arn = self.settings.package_state_machine_arn
-        return ExecutionStarter(arn) if arn else None
+        return _starter(self.settings.package_state_machine_arn)
 
     @cached_property
     def evaluation_starter(self) -> ExecutionStarter | None:
         """The evaluation state machine's starter, where the function is told its ARN (the api function)."""
-        arn = self.settings.evaluation_state_machine_arn
-        return ExecutionStarter(arn) if arn else None
+        return _starter(self.settings.evaluation_state_machine_arn)
 
     @cached_property
     def inference_starter(self) -> ExecutionStarter:
         """The InferencePipeline's starter (the evaluation's Start step starts its live runs)."""
-        if not self.settings.inference_state_machine_arn:
+        found = _starter(self.settings.inference_state_machine_arn)
+        if found is None:
             raise RuntimeError("INFERENCE_STATE_MACHINE_ARN is not set: this function starts no live runs")
-        return ExecutionStarter(self.settings.inference_state_machine_arn)
+        return found
 
     @property
     def model_backoff(self) -> Backoff:
         """How the steps that call a live model retry each call."""
+        from benchgen.inference.retry import Backoff
+
         return Backoff(
             attempts=self.settings.model_call_attempts,
             base_s=self.settings.model_retry_base_seconds,
             cap_s=20 * self.settings.model_retry_base_seconds,
         )
+
+
+def _starter(arn: str | None) -> ExecutionStarter | None:
+    """A starter of the state machine ``arn``; None where the function is not told one."""
+    if not arn:
+        return None
+    from benchgen.aws.executions import ExecutionStarter
+
+    return ExecutionStarter(arn)
 
 
 _cached: Adapters | None = None
@@ -206,6 +241,8 @@ def for_each_upload(
     ends with one line saying what was done.
     Per thread: in-process, concurrent invocations of one function share its logger.
     """
+    from benchgen.aws.s3_events import uploaded_objects
+
     once = adapters().once_per_object(step, context)
     answers = []
     for upload in uploaded_objects(event):

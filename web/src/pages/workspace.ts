@@ -10,18 +10,6 @@ const TABS = [
 ] as const;
 type Tab = (typeof TABS)[number][0];
 const SPLITS = ["train", "validation", "test"];
-const PROFILES = [
-  "openai-chat",
-  "openai-preference",
-  "trl-sft",
-  "trl-dpo",
-  "bedrock-conversation",
-  "bedrock-prompt-completion",
-  "sagemaker-sft",
-  "sagemaker-dpo",
-  "together-sft",
-  "together-dpo",
-];
 const EVALUATORS_GROUP = "evaluators";
 const POLL_MS = 1500;
 
@@ -79,8 +67,18 @@ export async function workspacePage(context: Context, main: HTMLElement, [prepar
 
 async function overview(context: Context, panel: HTMLElement, p: Schemas["PreparationDetail"]): Promise<void> {
   const field = (label: string, value: Node | string) => [h("dt", {}, label), h("dd", {}, value)];
-  const packages = await context.api.get("/preparations/{preparation_id}/packages", { path: { preparation_id: p.preparation_id } });
-  const profile = h("select", { id: "package-profile" }, PROFILES.map((name) => h("option", { value: name }, name)));
+  const [packages, profiles] = await Promise.all([
+    context.api.get("/preparations/{preparation_id}/packages", { path: { preparation_id: p.preparation_id } }),
+    context.api.get("/export-profiles"),
+  ]);
+  // Only the profiles that take the preparation's method: the API refuses the others.
+  const profile = h(
+    "select",
+    { id: "package-profile" },
+    profiles.items
+      .filter((item) => item.methods.includes(p.method))
+      .map((item) => h("option", { value: item.profile_id, title: item.row_shape }, item.title)),
+  );
   const outcome = h("div", { "aria-live": "polite" });
   const prepare = h("button", { type: "button" }, "Prepare download");
   prepare.addEventListener("click", async () => {
