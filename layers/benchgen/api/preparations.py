@@ -29,11 +29,11 @@ from benchgen.api.preparation_schemas import (
 )
 from benchgen.api.schemas import ID_PATTERN, NextToken, PreparationIdempotencyKey, ResourceId
 from benchgen.aws.pages import InvalidNextToken
-from benchgen.aws.storage import MissingObject, OutOfRange
 from benchgen.finetune.split import Split
 from benchgen.outputs import RunOutput
 from benchgen.pipeline.keys import COVERAGE, preparation_key
 from benchgen.pipeline.prepare_step import BundleRef, GenerateTask, RunRef
+from benchgen.ports.storage import MissingObject, OutOfRange
 from benchgen.records import (
     EnvironmentRecord,
     EnvironmentStatus,

@@ -30,7 +30,7 @@ from benchgen.pipeline.keys import (
     package_key,
     run_key,
 )
-from benchgen.pipeline.ports import RunsStore
+from benchgen.ports.runs import RunsStore
 from benchgen.records import (
     EvaluatedModel,
     EvaluationRecord,

@@ -30,7 +30,8 @@ from benchgen.pipeline.keys import (
     run_key,
     submission_key,
 )
-from benchgen.pipeline.ports import EnvironmentsReader, RunsStore
+from benchgen.ports.environments import EnvironmentsReader
+from benchgen.ports.runs import RunsStore
 from benchgen.records import InferenceSummary, LiveModel, RunRecord, RunStatus
 
 ModelFactory = Callable[[LiveModel, Sampling], Model]

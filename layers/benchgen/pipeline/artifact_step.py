@@ -12,7 +12,9 @@ from benchgen.outputs import RunOutput
 from benchgen.pipeline.context import open_run_environment
 from benchgen.pipeline.keys import ARTIFACT_PART, run_key
 from benchgen.pipeline.parts import download_parts
-from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, RunsStore
+from benchgen.ports.environments import EnvironmentsReader
+from benchgen.ports.runs import RunsStore
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records import RunInfo, RunStatus
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from benchgen.environment import Environment
 from benchgen.pipeline.keys import case_shard_key
-from benchgen.pipeline.ports import ObjectStorage
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records import ShardPlan
 
 JSONL = "application/jsonl"

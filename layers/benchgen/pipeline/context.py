@@ -12,7 +12,8 @@ from benchgen.pipeline.case_scope import (
     restrict_cases,
     unknown_cases_message,
 )
-from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage
+from benchgen.ports.environments import EnvironmentsReader
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records import EnvironmentStatus, RunRecord
 
 

@@ -31,8 +31,10 @@ from benchgen.pipeline.keys import (
     loose_run_id,
     parse_prediction_key,
 )
-from benchgen.pipeline.ports import EnvironmentsStore, Publisher, RunsStore
 from benchgen.pipeline.register import reject_version
+from benchgen.ports.environments import EnvironmentsStore
+from benchgen.ports.events import Publisher
+from benchgen.ports.runs import RunsStore
 from benchgen.records import RunStatus
 
 logger = Logger(child=True)

@@ -13,7 +13,8 @@ from benchgen.errors import BenchGenError
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY, stamp_refusal
 from benchgen.pipeline.case_shards import cut_cases, shardable_tasks
 from benchgen.pipeline.keys import BundleKey, ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
-from benchgen.pipeline.ports import EnvironmentsStore, ObjectStorage
+from benchgen.ports.environments import EnvironmentsStore
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 
 logger = Logger(child=True)

@@ -20,7 +20,11 @@ from benchgen.pipeline.keys import (
     shard_items_key,
     sharded_execution_name,
 )
-from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, Publisher, RunsStore, Starter
+from benchgen.ports.environments import EnvironmentsReader
+from benchgen.ports.events import Publisher
+from benchgen.ports.executions import Starter
+from benchgen.ports.runs import RunsStore
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.engine import ScoreReport, score_predictions

@@ -17,7 +17,7 @@ from benchgen.environment import Environment
 from benchgen.errors import BenchGenError
 from benchgen.pipeline.case_shards import case_lines, shardable
 from benchgen.pipeline.keys import prediction_shard_key, shard_items_key
-from benchgen.pipeline.ports import ObjectStorage
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records import EnvironmentRecord, RunRecord, ShardPlan
 from benchgen.zipwrite import entry
 

@@ -30,8 +30,12 @@ from benchgen.pipeline.keys import (
     prediction_shard_key,
 )
 from benchgen.pipeline.parts import download_part, download_parts, upload_part
-from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, Publisher, RunsStore, Starter
 from benchgen.pipeline.score_step import complete_scoring, fail_scoring
+from benchgen.ports.environments import EnvironmentsReader
+from benchgen.ports.events import Publisher
+from benchgen.ports.executions import Starter
+from benchgen.ports.runs import RunsStore
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records import RunRecord, RunStatus, ShardPlan
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.parts import finish_scores, score_part
