@@ -1,4 +1,4 @@
-"""In-memory stand-ins for the pipeline's ports (:mod:`benchgen.pipeline.ports`), for unit tests.
+"""In-memory fakes of the steps' ports (:mod:`benchgen.ports`), for unit tests.
 
 Each keeps the promise its adapter keeps on AWS, so a step's test means what it would against moto: a
 conditional write whose condition fails changes nothing and answers ``False``, a record is validated as

@@ -6,8 +6,8 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import adapters
-from benchgen.pipeline.register import register_environment
 from benchgen.ports.storage import UploadedObject
+from benchgen.steps.register import register_environment
 
 function = LambdaFunction("register_environment", counts=True)
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import adapters
-from benchgen.pipeline.attempts import Invocation
-from benchgen.pipeline.score_step import score_run
 from benchgen.ports.storage import UploadedObject
+from benchgen.steps.attempts import Invocation
+from benchgen.steps.score import score_run
 
 function = LambdaFunction("score", counts=True)
 

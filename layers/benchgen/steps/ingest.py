@@ -9,21 +9,21 @@ from aws_lambda_powertools import Logger
 from benchgen.errors import BenchGenError
 from benchgen.ingest import ingest
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.attempts import Invocation, take_turn
-from benchgen.pipeline.context import open_run_environment
-from benchgen.pipeline.fulltext import keep_whole
-from benchgen.pipeline.keys import (
-    ObjectKeyError,
-    loose_run_id,
-    parse_submission_key,
-    prediction_key,
-)
-from benchgen.pipeline.shard_inputs import shard_plan, write_shard_inputs
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records import RunRecord, RunStatus, utc_now
 from benchgen.sandbox.job import Sandbox
+from benchgen.steps.attempts import Invocation, take_turn
+from benchgen.steps.context import open_run_environment
+from benchgen.steps.fulltext import keep_whole
+from benchgen.steps.keys import (
+    ObjectKeyError,
+    loose_run_id,
+    parse_submission_key,
+    prediction_key,
+)
+from benchgen.steps.shard_inputs import shard_plan, write_shard_inputs
 
 logger = Logger(child=True)
 

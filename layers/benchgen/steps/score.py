@@ -9,17 +9,6 @@ from aws_lambda_powertools import Logger
 from benchgen.aws.storage import content_type_for
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.attempts import Invocation, take_turn
-from benchgen.pipeline.context import open_run_environment
-from benchgen.pipeline.fulltext import keep_whole
-from benchgen.pipeline.keys import (
-    ObjectKeyError,
-    execution_name,
-    parse_prediction_key,
-    run_key,
-    shard_items_key,
-    sharded_execution_name,
-)
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.events import Publisher
 from benchgen.ports.executions import Starter
@@ -28,6 +17,17 @@ from benchgen.ports.storage import ObjectStorage
 from benchgen.records import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.engine import ScoreReport, score_predictions
+from benchgen.steps.attempts import Invocation, take_turn
+from benchgen.steps.context import open_run_environment
+from benchgen.steps.fulltext import keep_whole
+from benchgen.steps.keys import (
+    ObjectKeyError,
+    execution_name,
+    parse_prediction_key,
+    run_key,
+    shard_items_key,
+    sharded_execution_name,
+)
 
 logger = Logger(child=True)
 

@@ -10,8 +10,8 @@ import json
 from pathlib import Path, PurePosixPath
 
 from benchgen.errors import BenchGenError
-from benchgen.pipeline.keys import part_manifest_key, part_prefix
 from benchgen.ports.storage import MissingObject, ObjectStorage
+from benchgen.steps.keys import part_manifest_key, part_prefix
 
 
 class MissingPart(BenchGenError):
