@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
-from benchgen.steps.artifact import RunNotCompleted, build_run_artifact
+from benchgen.steps.artifact import ArtifactBuild, RunNotCompleted, build_run_artifact
 from benchgen.steps.attempts import Invocation
 from benchgen.steps.ingest import ingest_submission
 from benchgen.steps.keys import execution_name
@@ -93,7 +93,7 @@ class Run:
             invocation=_invocation(),
         )
 
-    def build_artifact(self) -> dict[str, object]:
+    def build_artifact(self) -> ArtifactBuild:
         return build_run_artifact(
             "run-1", store=self.store, runs=self.runs, environments=self.environments, workdir=self._workdir()
         )
@@ -185,16 +185,16 @@ def test_the_artifact_of_a_completed_run_is_uploaded_and_describes_its_dataset(i
     # then the artifact is in the bucket and on the run, and the dataset names its source and its bytes
     key = "runs/run-1/finetune_artifact.zip"
     artifact = ingested.store.objects[key]
-    assert answer["emitted"] is True and answer["reason"] is None
-    dataset = answer["dataset"]
-    assert isinstance(dataset, dict)
-    assert (dataset["dataset_id"], dataset["run_id"], dataset["artifact_key"]) == ("ds-run-1", "run-1", key)
-    assert dataset["artifact_sha256"] == hashlib.sha256(artifact).hexdigest()
-    assert dataset["name"].startswith("Tiny math · m · 50.0% · ")
+    assert answer.emitted is True and answer.reason is None
+    dataset = answer.dataset
+    assert dataset is not None
+    assert (dataset.dataset_id, dataset.run_id, dataset.artifact_key) == ("ds-run-1", "run-1", key)
+    assert dataset.artifact_sha256 == hashlib.sha256(artifact).hexdigest()
+    assert dataset.name.startswith("Tiny math · m · 50.0% · ")
     assert key in ingested.run().files.values()
     with zipfile.ZipFile(ingested.store.download(key, ingested.root / "artifact.zip")) as archive:
         manifest = json.loads(archive.read("manifest.json"))
-    assert (manifest["run_id"], manifest["dataset_name"]) == ("run-1", dataset["name"])
+    assert (manifest["run_id"], manifest["dataset_name"]) == ("run-1", dataset.name)
 
 
 def test_building_the_artifact_again_gives_the_same_bytes_and_the_same_dataset(ingested: Run) -> None:
@@ -213,10 +213,8 @@ def test_building_the_artifact_again_gives_the_same_bytes_and_the_same_dataset(i
     assert ingested.run() == run
 
 
-def _undated(answer: dict[str, object]) -> dict[str, object]:
-    dataset = answer["dataset"]
-    assert isinstance(dataset, dict)
-    return {**answer, "dataset": {name: value for name, value in dataset.items() if name != "created_at"}}
+def _undated(answer: ArtifactBuild) -> dict[str, object]:
+    return answer.model_dump(exclude={"dataset": {"created_at"}})
 
 
 def test_a_benchmark_without_finetune_settings_emits_no_artifact_and_says_why(tmp_path: Path) -> None:
@@ -226,11 +224,7 @@ def test_a_benchmark_without_finetune_settings_emits_no_artifact_and_says_why(tm
 
     answer = world.build_artifact()
 
-    assert answer == {
-        "emitted": False,
-        "reason": "the benchmark's scoring program did not emit one",
-        "dataset": None,
-    }
+    assert answer == ArtifactBuild(emitted=False, reason="the benchmark's scoring program did not emit one")
     assert "runs/run-1/finetune_artifact.zip" not in world.store.objects
 
 

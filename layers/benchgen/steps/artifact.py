@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+from pydantic import BaseModel
 
 from benchgen.datasets import dataset_record, read_artifact_manifest
 from benchgen.errors import BenchGenError
@@ -12,10 +13,19 @@ from benchgen.outputs import RunOutput
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import RunInfo, RunStatus
+from benchgen.records import DatasetRecord, RunInfo, RunStatus
 from benchgen.steps.context import open_run_environment
 from benchgen.steps.keys import ARTIFACT_PART, run_key
 from benchgen.steps.shard_parts import download_parts
+
+
+class ArtifactBuild(BaseModel):
+    """The task's answer: whether an artifact was ``emitted`` (and if not, the ``reason``), and the
+    ``dataset`` it is saved as."""
+
+    emitted: bool
+    reason: str | None = None
+    dataset: DatasetRecord | None = None
 
 
 class RunNotCompleted(BenchGenError):
@@ -24,11 +34,8 @@ class RunNotCompleted(BenchGenError):
 
 def build_run_artifact(
     run_id: str, *, store: ObjectStorage, runs: RunsStore, environments: EnvironmentsReader, workdir: Path
-) -> dict[str, Any]:
-    """The task's answer: ``emitted``, ``reason`` and the dataset record with every value as a string.
-
-    Strings because the next task maps each field into a DynamoDB attribute from the execution's JSON.
-    """
+) -> ArtifactBuild:
+    """Build the run's artifact, upload it and record it on the run; the dataset the state machine saves."""
     run = runs.get(run_id)
     if run is None or run.status is not RunStatus.COMPLETED:
         raise RunNotCompleted(f"run {run_id} is not completed: no artifact can be built from it")
@@ -43,7 +50,7 @@ def build_run_artifact(
         scoring_output = store.download(run_key(run_id, name), workdir / name)
         report = build_artifact(env, scoring_output, workdir / "out", run=info)
     if not report.emitted or report.path is None or report.sha256 is None:
-        return {"emitted": False, "reason": report.reason, "dataset": None}
+        return ArtifactBuild(emitted=False, reason=report.reason)
 
     key = run_key(run_id, RunOutput.FINETUNE_ARTIFACT.file_name)
     store.upload(report.path, key, content_type="application/zip")
@@ -51,8 +58,4 @@ def build_run_artifact(
     record = dataset_record(
         run, read_artifact_manifest(report.path), artifact_key=key, artifact_sha256=report.sha256
     )
-    return {
-        "emitted": True,
-        "reason": None,
-        "dataset": {name: str(value) for name, value in record.model_dump(mode="json").items()},
-    }
+    return ArtifactBuild(emitted=True, dataset=record)
