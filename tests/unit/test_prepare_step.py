@@ -53,7 +53,7 @@ def test_check_writes_coverage_and_answers_its_gap_count(tmp_path: Path) -> None
     written = json.loads(store.objects["preparations/p1/coverage.json"])
     assert written["splits"] == {"train": 1, "validation": 0, "test": 1}
     assert written["criteria"] == {"final-answer": {"train": 1, "validation": 0, "test": 1}}
-    assert answer == {"gap_count": str(len(written["gaps"]))}
+    assert answer.gap_count == len(written["gaps"])
 
 
 def test_a_training_row_from_a_held_out_case_fails_the_check_and_writes_nothing(tmp_path: Path) -> None:
