@@ -5,107 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
-from benchgen.steps.artifact import ArtifactBuild, RunNotCompleted, build_run_artifact
-from benchgen.steps.attempts import Invocation
-from benchgen.steps.ingest import ingest_submission
+from benchgen.records import RunStatus
+from benchgen.steps.artifact import ArtifactBuild, RunNotCompleted
 from benchgen.steps.keys import execution_name
-from benchgen.steps.score import score_run
-from infra.examplegen.writing import write_bundle_zip
-from tests.fakes import MemoryEnvironments, MemoryRuns, MemoryStarter, MemoryStore, Published
-
-BUNDLE_KEY = "environments/tiny/v1/bundle.zip"
-SUBMISSION_KEY = "submissions/run-1/predictions.json"
-PREDICTION_KEY = "predictions/run-1/prediction_output.zip"
-CASES = [
-    {"id": "q1", "question": "1+1", "answer": "2"},
-    {"id": "q2", "question": "2+2", "answer": "4"},
-    {"id": "q3", "question": "30*40", "answer": "1200"},
-    {"id": "q4", "question": "5-8", "answer": "-3"},
-]
-# Two right (q1, q2), two wrong (q3, q4).
-ANSWERS = {"q1": "#### 2", "q2": "#### 4", "q3": "#### 1100", "q4": "#### 3"}
-FINETUNE = "finetune:\n  language: en\n"
-
-
-class Run:
-    """One run's world: the bucket, the tables, the state machine and the bus, all in memory."""
-
-    def __init__(self, root: Path, *, finetune: str = FINETUNE, registered: bool = True) -> None:
-        self.root = root
-        bundle = root / "bundle"
-        (bundle / "reference").mkdir(parents=True)
-        (bundle / "reference" / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
-        (bundle / "competition.yaml").write_text(
-            "version: 2\ntitle: Tiny math\ntemplate: math\n"
-            f"{finetune}"
-            "tasks:\n  - index: 0\n    reference_data: reference\n"
-            "phases:\n  - index: 0\n    tasks: [0]\n"
-            "leaderboards:\n  - columns:\n      - {title: Accuracy, key: accuracy, index: 0}\n"
-        )
-        predictions = {"predictions": [{"id": i, "prediction_text": t} for i, t in ANSWERS.items()]}
-        self.store = MemoryStore(
-            {
-                BUNDLE_KEY: write_bundle_zip(bundle, root / "bundle.zip").read_bytes(),
-                SUBMISSION_KEY: json.dumps(predictions).encode(),
-            }
-        )
-        environment = EnvironmentRecord(
-            environment_id="tiny", version="v1", status=EnvironmentStatus.REGISTERED, bundle_key=BUNDLE_KEY
-        )
-        self.environments = MemoryEnvironments(*([environment] if registered else []))
-        self.runs = MemoryRuns(
-            RunRecord(run_id="run-1", environment_id="tiny", environment_version="v1", model="m", owner="u")
-        )
-        self.starter = MemoryStarter()
-        self.published = Published()
-        self.deliveries = 0
-
-    def _workdir(self) -> Path:
-        self.deliveries += 1
-        return self.root / f"delivery-{self.deliveries}"
-
-    def ingest(self) -> None:
-        ingest_submission(
-            SUBMISSION_KEY,
-            store=self.store,
-            runs=self.runs,
-            environments=self.environments,
-            workdir=self._workdir(),
-            invocation=_invocation(),
-        )
-
-    def score(self) -> RunRecord | None:
-        return score_run(
-            PREDICTION_KEY,
-            store=self.store,
-            runs=self.runs,
-            environments=self.environments,
-            starter=self.starter,
-            publisher=self.published,
-            workdir=self._workdir(),
-            invocation=_invocation(),
-        )
-
-    def build_artifact(self) -> ArtifactBuild:
-        return build_run_artifact(
-            "run-1", store=self.store, runs=self.runs, environments=self.environments, workdir=self._workdir()
-        )
-
-    def run(self) -> RunRecord:
-        stored = self.runs.get("run-1")
-        assert stored is not None
-        return stored
-
-
-def _invocation() -> Invocation:
-    return Invocation(request_id="req-1", deadline=time.time() + 600, attempts=3)
+from tests.unit.run_world import PREDICTION_KEY, SUBMISSION_KEY, Run
 
 
 @pytest.fixture
