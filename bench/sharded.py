@@ -42,7 +42,7 @@ FINISHED_AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def run_info(env: Any, overall_score: float | None) -> Any:
-    from benchgen.records import RunInfo
+    from benchgen.records.runs import RunInfo
 
     return RunInfo(
         run_id=RUN_ID,

@@ -15,7 +15,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from benchgen.records import PackageStatus
+from benchgen.records.packages import PackageStatus
 from infra.constructs import error_readers, logged_state_machine
 from infra.constructs.events import put_event
 from infra.constructs.pipeline import (
@@ -30,7 +30,7 @@ PACKAGE_READY = "PackageReady"
 _BUILD = "$.build"
 _PACKAGE = f"{_BUILD}.package"
 _FAILURE_MESSAGE = "$.failure.errorMessage"
-# Fields of benchgen.records.PackageRecord that the state machine writes, by their attribute names.
+# Fields of benchgen.records.packages.PackageRecord that the state machine writes, by their attribute names.
 RECORD_NAMES = {
     "#status": "status",
     "#sha256": "sha256",

@@ -11,7 +11,8 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 from pydantic import BaseModel
 
-from benchgen.records import ArtifactStatus, DatasetRecord
+from benchgen.records.datasets import DatasetRecord
+from benchgen.records.runs import ArtifactStatus
 from infra.constructs import error_readers, logged_state_machine
 from infra.constructs.events import put_event
 

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from benchgen.records import PackageRecord, PackageStatus
+from benchgen.records.packages import PackageRecord, PackageStatus
 
 Resource = dict[str, Any]
 Definition = dict[str, Any]

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from benchgen.records import ArtifactStatus, DatasetRecord
+from benchgen.records.datasets import DatasetRecord
+from benchgen.records.runs import ArtifactStatus
 from infra.constructs.pipeline import record_item
 
 Resource = dict[str, Any]

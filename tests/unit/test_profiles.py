@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from benchgen.finetune.split import Split
-from benchgen.training.examples import Method, PreparedExample
+from benchgen.training.examples import PreparedExample
 from benchgen.training.profiles import (
     NOVA_RESERVED,
     PROFILES,
@@ -22,6 +22,7 @@ from benchgen.training.profiles import (
     profiles_for,
     rewrite_reserved,
 )
+from benchgen.vocabulary import Method
 from tests.unit.preparations import SYSTEM, example
 
 PROMPT = "A train covers 120 km in 2 hours. What is its speed?"

@@ -55,7 +55,7 @@ from benchgen.finetune.spool import MergeOrder, Run, SortedSpool, Tie
 from benchgen.finetune.store import Reference, Selection, choose_pool_rows, scratch_db
 from benchgen.naming import dataset_name
 from benchgen.outputs import RunOutput
-from benchgen.records import RunInfo
+from benchgen.records.runs import RunInfo
 from benchgen.verdicts import VERDICTS_NAME, Verdict
 from benchgen.zipwrite import building_zip, entry, file_sha256
 

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from benchgen.errors import ScoringError
-from benchgen.ingest import ingestion_job, stage
 from benchgen.outputs import RunOutput
 from benchgen.phases import (
     TASK_BREAKDOWN,
@@ -27,6 +26,7 @@ from benchgen.phases import (
     task_folder,
     task_label,
 )
+from benchgen.program_inputs import ingestion_job, stage
 from benchgen.programs import (
     SCORING_APP,
     Layout,
