@@ -15,21 +15,12 @@ from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
 from benchgen.ports.runs import RunLister, RunsStore
 from benchgen.ports.storage import MissingObject
-from benchgen.records import (
-    TRAINING_TERMINAL,
-    ConnectionRecord,
-    EnvironmentOwner,
-    EnvironmentRecord,
-    EvaluationRecord,
-    EvaluationStatus,
-    PackageRecord,
-    RunClaim,
-    RunRecord,
-    RunStatus,
-    StatusChange,
-    TrainingRunRecord,
-    TrainingStatus,
-)
+from benchgen.records.connections import ConnectionRecord
+from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord
+from benchgen.records.evaluations import EvaluationRecord, EvaluationStatus
+from benchgen.records.packages import PackageRecord
+from benchgen.records.runs import RunClaim, RunRecord, RunStatus
+from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
 
 
 class FlakyUpload(ConnectionError):

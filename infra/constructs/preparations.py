@@ -16,7 +16,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from benchgen.aws.tables.preparations import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
-from benchgen.records import PreparationStatus
+from benchgen.records.preparations import PreparationStatus
 from infra.constructs import error_readers, logged_state_machine
 from infra.constructs.events import put_event
 from infra.constructs.pipeline import (

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from benchgen.aws.tables.preparations import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
-from benchgen.records import PreparationRecord, PreparationStatus
+from benchgen.records.preparations import PreparationRecord, PreparationStatus
 
 Resource = dict[str, Any]
 Definition = dict[str, Any]

@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.runs import RunRecord
 from benchgen.steps.artifact import ArtifactBuild, build_run_artifact
 from benchgen.steps.attempts import Invocation
 from benchgen.steps.ingest import ingest_submission

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from benchgen.outputs import RunOutput
-from benchgen.records import CaseScope, LiveModel, RunRecord, RunStatus, TrainingRunRecord
+from benchgen.records.runs import CaseScope, LiveModel, RunRecord, RunStatus
+from benchgen.records.training_runs import TrainingRunRecord
 from benchgen.steps.base_run import BaseRunProblem, covers_held_out, reusable_base_run
-from benchgen.training.examples import Method
+from benchgen.vocabulary import Method
 from tests.fakes import MemoryRuns, MemoryStore
 
 HELD_OUT = ("c1", "c2", "c3")

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from benchgen.aws.s3_events import uploaded_objects
-from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.steps.dead_letters import DeadLetter, settle_dead_letter
 from tests.fakes import MemoryEnvironments, MemoryRuns, Published
 

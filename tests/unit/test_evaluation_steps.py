@@ -16,15 +16,8 @@ import pytest
 from benchgen.aws.tables.evaluations import compare_answer
 from benchgen.compare.report import Conclusion
 from benchgen.outputs import RunOutput
-from benchgen.records import (
-    CaseScope,
-    EvaluatedModel,
-    EvaluationRecord,
-    EvaluationStatus,
-    LiveModel,
-    RunRecord,
-    RunStatus,
-)
+from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord, EvaluationStatus
+from benchgen.records.runs import CaseScope, LiveModel, RunRecord, RunStatus
 from benchgen.steps.evaluation import Compared, EvaluationError, check, compare, evaluation_run_id, start
 from benchgen.steps.keys import live_execution_name, package_key
 from tests.fakes import MemoryEvaluations, MemoryRuns, MemoryStarter, MemoryStore

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from benchgen.records import TrainingRunRecord, TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.records.training_runs import TrainingRunRecord, TrainingStatus
+from benchgen.vocabulary import Method
 from tests.fakes import MemoryTrainingRuns
 
 

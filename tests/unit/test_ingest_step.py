@@ -10,7 +10,8 @@ import pytest
 
 import benchgen.steps.ingest as ingest_step
 from benchgen.outputs import RunOutput
-from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunClaim, RunRecord, RunStatus
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.runs import RunClaim, RunRecord, RunStatus
 from benchgen.steps.attempts import Invocation
 from benchgen.steps.ingest import ingest_submission
 from benchgen.steps.keys import prediction_key

@@ -10,7 +10,9 @@ from benchgen.aws.tables.preparations import (
     RECORD_STRING_FIELDS,
     generate_answer,
 )
-from benchgen.records import MAX_CRITERIA, MAX_ITEMS, EnvironmentRecord, EnvironmentStatus, PreparationRecord
+from benchgen.records.bounds import MAX_CRITERIA, MAX_ITEMS
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.preparations import PreparationRecord
 from benchgen.steps.prepare import Generation
 from benchgen.training.preparation import GenerationReport
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchgen.records import RunStatus
+from benchgen.records.runs import RunStatus
 from benchgen.steps.artifact import ArtifactBuild, RunNotCompleted
 from benchgen.steps.keys import execution_name
 from tests.unit.run_world import PREDICTION_KEY, SUBMISSION_KEY, Run

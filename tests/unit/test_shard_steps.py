@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchgen.records import RunRecord, RunStatus
+from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.steps.keys import execution_name, prediction_shard_key, sharded_execution_name
 from benchgen.steps.shards import ShardFailed
 from tests.unit.run_world import Run

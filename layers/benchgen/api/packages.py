@@ -18,7 +18,8 @@ from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import ApiError, Conflict, Forbidden, NotFound, responses
 from benchgen.api.preparations import preparation_of_owner, ready_preparation
 from benchgen.api.schemas import NextToken, ResourceId
-from benchgen.records import PackageRecord, PackageStatus, PreparationRecord
+from benchgen.records.packages import PackageRecord, PackageStatus
+from benchgen.records.preparations import PreparationRecord
 from benchgen.steps.keys import package_execution_name, package_key
 from benchgen.steps.package import PackageTask
 from benchgen.training.package import PreparationInfo

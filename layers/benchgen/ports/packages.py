@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from benchgen.records import PackageRecord
+from benchgen.records.packages import PackageRecord
 
 
 class PackagesReader(Protocol):

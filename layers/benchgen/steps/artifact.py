@@ -13,7 +13,8 @@ from benchgen.outputs import RunOutput
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import DatasetRecord, RunInfo, RunStatus
+from benchgen.records.datasets import DatasetRecord
+from benchgen.records.runs import RunInfo, RunStatus
 from benchgen.steps.context import open_run_environment
 from benchgen.steps.keys import ARTIFACT_PART, run_key
 from benchgen.steps.shard_parts import download_parts

@@ -13,7 +13,8 @@ from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
 from benchgen.ports.runs import RunLister
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import LiveModel, RunRecord, RunStatus, TrainingRunRecord
+from benchgen.records.runs import LiveModel, RunRecord, RunStatus
+from benchgen.records.training_runs import TrainingRunRecord
 from benchgen.steps.case_scope import read_case_scope
 
 # Completed runs of the environment looked through for a reusable one, newest first.

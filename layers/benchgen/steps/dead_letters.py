@@ -24,7 +24,7 @@ from benchgen.ports.environments import EnvironmentsStore
 from benchgen.ports.events import Publisher
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import UploadedObject
-from benchgen.records import RunStatus
+from benchgen.records.runs import RunStatus
 from benchgen.steps.keys import (
     ENVIRONMENTS,
     PREDICTIONS,

@@ -25,13 +25,8 @@ from benchgen.ports.evaluations import EvaluationsStore
 from benchgen.ports.executions import Starter
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import (
-    EvaluatedModel,
-    EvaluationRecord,
-    EvaluationStatus,
-    RunRecord,
-    RunStatus,
-)
+from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord, EvaluationStatus
+from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.steps.case_scope import write_case_scope
 from benchgen.steps.keys import (
     CASE_SCOPE,

@@ -8,7 +8,8 @@ from pydantic import BaseModel
 
 from benchgen.errors import BenchGenError
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import PackageFiles, clip_text
+from benchgen.records.bounds import clip_text
+from benchgen.records.packages import PackageFiles
 from benchgen.steps.keys import package_key, preparation_key
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from benchgen.training.package import PackageRefused, PreparationInfo, build_package

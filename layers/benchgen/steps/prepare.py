@@ -15,7 +15,7 @@ from benchgen.environment import open_environment
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import clip_text
+from benchgen.records.bounds import clip_text
 from benchgen.steps.keys import COVERAGE, preparation_key, run_key
 from benchgen.training.coverage import check_held_out, coverage
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, HeldOutCase, PreparedExample

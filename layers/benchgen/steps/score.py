@@ -13,7 +13,7 @@ from benchgen.ports.events import Publisher
 from benchgen.ports.executions import Starter
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import RunRecord, RunStatus
+from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.engine import ScoreReport, score_predictions
 from benchgen.steps.attempts import Invocation, take_turn

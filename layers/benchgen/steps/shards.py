@@ -27,7 +27,8 @@ from benchgen.ports.events import Publisher
 from benchgen.ports.executions import Starter
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import RunRecord, RunStatus, ShardPlan
+from benchgen.records.environments import ShardPlan
+from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.parts import finish_scores, score_part
 from benchgen.steps.context import open_run_environment

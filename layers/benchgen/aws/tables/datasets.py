@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchgen.aws.tables.base import Table
 from benchgen.ports.pages import Page
-from benchgen.records import DatasetRecord
+from benchgen.records.datasets import DatasetRecord
 
 if TYPE_CHECKING:
     # Only the answer's type: a table's importers (the API) need not load the artifact build.

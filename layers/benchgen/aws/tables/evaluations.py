@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 from benchgen.aws.items import to_item
 from benchgen.aws.tables.base import Table
 from benchgen.ports.pages import Page
-from benchgen.records import EvaluationGrant, EvaluationRecord, EvaluationStatus, clip_text
+from benchgen.records.bounds import clip_text
+from benchgen.records.evaluations import EvaluationGrant, EvaluationRecord, EvaluationStatus
 
 if TYPE_CHECKING:
     # Only the answer's type: a table's importers (the API) need not load the comparison.

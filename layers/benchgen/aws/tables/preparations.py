@@ -16,7 +16,8 @@ from pydantic import TypeAdapter
 from benchgen.aws.items import to_attribute
 from benchgen.aws.tables.base import Table
 from benchgen.ports.pages import Page
-from benchgen.records import PreparationRecord, PreparationStatus, clip_text
+from benchgen.records.bounds import clip_text
+from benchgen.records.preparations import PreparationRecord, PreparationStatus
 
 if TYPE_CHECKING:
     # Only the answers' types: a table's importers (the API) need not load generation.

@@ -15,18 +15,15 @@ from benchgen.aws.transitions import TRACKED, log_transitions
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
 from benchgen.ports.runs import RunsStore
-from benchgen.records import (
-    RunClaim,
-    RunRecord,
-    RunStatus,
-)
+from benchgen.records.runs import RunClaim, RunRecord, RunStatus
 
 
 @functools.cache
 def _run_field_adapter(name: str) -> TypeAdapter[Any]:
     """Validates and dumps one RunRecord field's value, the same way the whole record would.
 
-    With the field's metadata, so that the record's bounds (see :mod:`benchgen.records`) hold for updates.
+    With the field's metadata, so that the record's bounds (see :mod:`benchgen.records.bounds`) hold for
+    updates.
     """
     field = RunRecord.model_fields.get(name)
     if field is None or name == "run_id":
