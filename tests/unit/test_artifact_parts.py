@@ -14,7 +14,7 @@ import yaml
 from benchgen.environment import Environment, open_environment
 from benchgen.errors import ScoringError
 from benchgen.finetune.artifact import build_artifact, finish_artifact
-from benchgen.finetune.parts import collect_part
+from benchgen.finetune.artifact_parts import collect_part
 from benchgen.ingest import ingest
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import RunInfo

@@ -20,7 +20,7 @@ from benchgen.providers.profiles import (
     narrow,
 )
 from benchgen.records.connections import ConnectionRecord
-from benchgen.training.profiles import PROFILES
+from benchgen.training.export_profiles import PROFILES
 from benchgen.vocabulary import Method
 
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:together-key-AbCdEf"

@@ -24,7 +24,7 @@ from benchgen.api.schemas import ID_PATTERN, NextToken, ResourceId, Text
 from benchgen.providers.profiles import ConnectionProfile, Unsupported, check_request, narrow
 from benchgen.records.connections import ConnectionRecord, ConnectionTarget
 from benchgen.settings import Settings
-from benchgen.training.profiles import PROFILES
+from benchgen.training.export_profiles import PROFILES
 from benchgen.vocabulary import Method
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated

@@ -22,10 +22,10 @@ from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord
 from benchgen.steps.keys import package_execution_name, package_key
 from benchgen.steps.package import PackageTask
+from benchgen.training.export_profiles import PROFILES
 from benchgen.training.package import PreparationInfo
 from benchgen.training.package import package_id as package_id_for
 from benchgen.training.preparation import PreparationSpec
-from benchgen.training.profiles import PROFILES
 
 logger = Logger(child=True)
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated

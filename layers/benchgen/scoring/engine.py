@@ -40,13 +40,13 @@ from benchgen.report.detailed import DetailedResults
 from benchgen.sandbox.job import ProgramJob, Sandbox
 from benchgen.sandbox.local import LocalSandbox
 from benchgen.scoring import Aggregator
-from benchgen.scoring.parts import Progress, finish_scores, score_part
 from benchgen.scoring.results import (
     ScoreReport,
     match_columns,
     ordered_scores,
     write_scores,
 )
+from benchgen.scoring.score_parts import Progress, finish_scores, score_part
 from benchgen.verdicts import VERDICTS_NAME, Verdict
 from benchgen.zipwrite import zip_folder
 

@@ -34,7 +34,7 @@ from benchgen.training.examples import (
     PreparedExample,
     text_hash,
 )
-from benchgen.training.profiles import (
+from benchgen.training.export_profiles import (
     LENGTH_RULE,
     PROFILES,
     Profile,

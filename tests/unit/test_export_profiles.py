@@ -15,7 +15,7 @@ import pytest
 
 from benchgen.finetune.split import Split
 from benchgen.training.examples import PreparedExample
-from benchgen.training.profiles import (
+from benchgen.training.export_profiles import (
     NOVA_RESERVED,
     PROFILES,
     approx_tokens,
