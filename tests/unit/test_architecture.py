@@ -78,17 +78,8 @@ LAYERS = (
             "benchgen.training",
         ),
     ),
-    Layer(4, "ports", ("benchgen.pipeline.ports",)),
-    Layer(
-        5,
-        "steps",
-        (
-            "benchgen.evaluation.base_run",
-            "benchgen.evaluation.steps",
-            "benchgen.inference.steps",
-            "benchgen.pipeline",
-        ),
-    ),
+    Layer(4, "ports", ("benchgen.ports",)),
+    Layer(5, "steps", ("benchgen.inference.steps", "benchgen.pipeline", "benchgen.steps")),
     Layer(6, "adapters", ("benchgen.aws",)),
     Layer(7, "entry", ("benchgen.api", "benchgen.aws.handlers", "benchgen.aws.wiring", "benchgen.tasks")),
 )
@@ -102,23 +93,9 @@ PENDING = frozenset(
         # (domain), which imports the records back: both words move below the records with the providers.
         ("benchgen.records.connections", "benchgen.providers.profiles"),
         ("benchgen.records.training_runs", "benchgen.providers.profiles"),
-        # Step modules that import concrete adapters; they move into benchgen.steps, behind ports. The step
-        # inside the inference package also imports the pipeline's modules, and the providers' client imports
-        # that package, so the inference package reaches the training step through it.
-        ("benchgen.evaluation.base_run", "benchgen.aws.pages"),
-        ("benchgen.evaluation.base_run", "benchgen.aws.storage"),
-        ("benchgen.evaluation.steps", "benchgen.aws.executions"),
-        ("benchgen.evaluation.steps", "benchgen.aws.storage"),
-        ("benchgen.evaluation.steps", "benchgen.aws.tables.evaluations"),
+        # The training and inference steps, which still import concrete adapters: they move into
+        # benchgen.steps, behind ports, with the providers.
         ("benchgen.inference.steps", "benchgen.aws.storage"),
-        ("benchgen.inference.steps", "benchgen.pipeline.context"),
-        ("benchgen.inference.steps", "benchgen.pipeline.keys"),
-        ("benchgen.inference.steps", "benchgen.pipeline.ports"),
-        ("benchgen.pipeline.dead_letters", "benchgen.aws.s3_events"),
-        ("benchgen.pipeline.package_step", "benchgen.aws.items"),
-        ("benchgen.pipeline.parts", "benchgen.aws.storage"),
-        ("benchgen.pipeline.preparation_record", "benchgen.aws.items"),
-        ("benchgen.pipeline.score_step", "benchgen.aws.storage"),
         ("benchgen.pipeline.training_step", "benchgen.aws.storage"),
         ("benchgen.pipeline.training_step", "benchgen.aws.tables.connections"),
         ("benchgen.pipeline.training_step", "benchgen.aws.tables.packages"),
