@@ -29,7 +29,7 @@ class UploadedObject(BaseModel):
 
 
 class ObjectStorage(Protocol):
-    """The bucket's objects; a read of an absent object raises :class:`MissingObject`."""
+    """The bucket's objects; downloading an absent one, or reading its lines, raises MissingObject."""
 
     def download(self, key: str, path: Path, *, version_id: str | None = None) -> Path: ...
     def upload(self, path: Path, key: str, *, content_type: str = ...) -> None: ...
