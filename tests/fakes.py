@@ -1,4 +1,4 @@
-"""In-memory stand-ins for the pipeline's ports (:mod:`benchgen.pipeline.ports`), for unit tests.
+"""In-memory fakes of the steps' ports (:mod:`benchgen.ports`), for unit tests.
 
 Each keeps the promise its adapter keeps on AWS, so a step's test means what it would against moto: a
 conditional write whose condition fails changes nothing and answers ``False``, a record is validated as
@@ -9,13 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from benchgen.aws.storage import MissingObject
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.ports import RunsStore
+from benchgen.ports.pages import Page
+from benchgen.ports.runs import RunLister, RunsStore
+from benchgen.ports.storage import MissingObject
+from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord
+from benchgen.records.evaluations import EvaluationRecord, EvaluationStatus
+from benchgen.records.packages import PackageRecord
 from benchgen.records.runs import RunClaim, RunRecord, RunStatus
+from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
 
 
 class FlakyUpload(ConnectionError):
@@ -51,18 +56,15 @@ class MemoryStore:
         self.objects[key] = path.read_bytes()
         self.uploads.append(key)
 
-    def head(self, key: str, *, version_id: str | None = None) -> dict[str, Any]:
-        if key not in self.objects:
-            # What S3's 404 is to the adapter: an unexpected error, not one a user can act on.
-            raise LookupError(f"{key} is not in the bucket")
-        return {"ContentLength": len(self.objects[key]), "Metadata": self.metadata(key)}
-
     def lines(self, key: str, *, start: int = 0, chunk_size: int = 1 << 20) -> Iterator[bytes]:
         if key not in self.objects:
             raise MissingObject(f"{key} is not in the bucket")
-        yield from self.objects[key][start:].splitlines()
+        yield from self.objects[key][start:].splitlines(keepends=True)
 
     def metadata(self, key: str, *, version_id: str | None = None) -> dict[str, str]:
+        if key not in self.objects:
+            # What S3's 404 is to the adapter: an unexpected error, not one a user can act on.
+            raise LookupError(f"{key} is not in the bucket")
         return dict(self.object_metadata.get(key, {}))
 
     def size(self, key: str) -> int | None:
@@ -87,7 +89,7 @@ class MemoryEnvironments:
 
 
 class MemoryRuns(RunsStore):
-    """Runs, with the table's named transitions over a dict."""
+    """Runs, with the table's named transitions over a dict, listed newest first as the table lists them."""
 
     def __init__(self, *runs: RunRecord) -> None:
         self.runs = {run.run_id: run for run in runs}
@@ -137,6 +139,29 @@ class MemoryRuns(RunsStore):
         self.runs[run_id] = run.model_copy(update={"claim": run.claim.model_copy(update={"expires_at": 0})})
         return True
 
+    def list(
+        self,
+        *,
+        environment_id: str | None = None,
+        status: RunStatus | None = None,
+        limit: int = 20,
+        next_token: str | None = None,
+    ) -> Page[RunRecord]:
+        found = sorted(
+            (
+                run
+                for run in self.runs.values()
+                if environment_id in (None, run.environment_id) and status in (None, run.status)
+            ),
+            key=lambda run: (run.created_at, run.run_id),
+            reverse=True,
+        )
+        # The token is the position after the page, as opaque to the caller as the table's.
+        start = int(next_token) if next_token is not None else 0
+        page = found[start : start + limit]
+        after = start + limit
+        return Page(items=page, next_token=str(after) if after < len(found) else None)
+
 
 class MemoryStarter:
     """A state machine's executions by name: a name is started once, as Step Functions allows."""
@@ -156,3 +181,120 @@ class Published(list[tuple[str, dict[str, Any]]]):
 
     def publish(self, detail_type: str, detail: dict[str, Any]) -> None:
         self.append((detail_type, detail))
+
+
+class MemoryEvaluations:
+    """Evaluations by id; their runs are named only while they are Running, as the table's update is."""
+
+    def __init__(self, *records: EvaluationRecord) -> None:
+        self.records = {record.evaluation_id: record for record in records}
+
+    def get(self, evaluation_id: str) -> EvaluationRecord | None:
+        return self.records.get(evaluation_id)
+
+    def set_runs(
+        self, evaluation_id: str, *, tuned_run_id: str, base_run_id: str, held_out_count: int
+    ) -> bool:
+        record = self.records.get(evaluation_id)
+        if record is None or record.status is not EvaluationStatus.RUNNING:
+            return False
+        self.records[evaluation_id] = record.model_copy(
+            update={
+                "tuned": record.tuned.model_copy(update={"run_id": tuned_run_id}),
+                "base": record.base.model_copy(update={"run_id": base_run_id}),
+                "held_out_count": held_out_count,
+            }
+        )
+        return True
+
+
+class MemoryTrainingRuns:
+    """Training runs, each status reached once and a terminal one never left, its timeline appended to."""
+
+    def __init__(self, *records: TrainingRunRecord) -> None:
+        self.records = {record.training_run_id: record for record in records}
+
+    def get(self, training_run_id: str) -> TrainingRunRecord | None:
+        return self.records.get(training_run_id)
+
+    def transition(
+        self,
+        training_run_id: str,
+        status: TrainingStatus,
+        *,
+        provider_status: str | None = None,
+        message: str | None = None,
+        result_model: str | None = None,
+        failure_reason: str | None = None,
+    ) -> bool:
+        record = self.records.get(training_run_id)
+        if record is None or record.status is status or record.status in TRAINING_TERMINAL:
+            return False
+        change = StatusChange(status=status, provider_status=provider_status, message=message)
+        fields: dict[str, Any] = {"status": status, "timeline": [*record.timeline, change]}
+        fields |= {
+            name: value
+            for name, value in (("result_model", result_model), ("failure_reason", failure_reason))
+            if value is not None
+        }
+        if status in TRAINING_TERMINAL:
+            fields["finished_at"] = change.at
+        # Validated as a whole, as the table's write is: the record's bounds hold for what is stored.
+        self.records[training_run_id] = TrainingRunRecord.model_validate(record.model_dump() | fields)
+        return True
+
+    def record_job(self, training_run_id: str, *, job_id: str) -> bool:
+        record = self.records.get(training_run_id)
+        if record is None or record.job_id not in (None, job_id):
+            return False
+        self.records[training_run_id] = record.model_copy(update={"job_id": job_id})
+        return True
+
+    def record_cost(self, training_run_id: str, cost: Mapping[str, float | str]) -> bool:
+        record = self.records.get(training_run_id)
+        if record is None:
+            return False
+        self.records[training_run_id] = record.model_copy(update={"cost": dict(cost)})
+        return True
+
+
+class MemoryConnections:
+    """Provider connections by id."""
+
+    def __init__(self, *records: ConnectionRecord) -> None:
+        self.records = {record.connection_id: record for record in records}
+
+    def get(self, connection_id: str) -> ConnectionRecord | None:
+        return self.records.get(connection_id)
+
+
+class MemoryPackages:
+    """Packages by id."""
+
+    def __init__(self, *records: PackageRecord) -> None:
+        self.records = {record.package_id: record for record in records}
+
+    def get(self, package_id: str) -> PackageRecord | None:
+        return self.records.get(package_id)
+
+
+if TYPE_CHECKING:
+    # mypy holds each fake to its port: a fake that no longer takes its port's calls fails the type check.
+    from benchgen.ports.connections import ConnectionsReader
+    from benchgen.ports.environments import EnvironmentsStore
+    from benchgen.ports.evaluations import EvaluationsStore
+    from benchgen.ports.events import Publisher
+    from benchgen.ports.executions import Starter
+    from benchgen.ports.packages import PackagesReader
+    from benchgen.ports.storage import ObjectStorage
+    from benchgen.ports.training_runs import TrainingRunsStore
+
+    _store: ObjectStorage = MemoryStore()
+    _environments: EnvironmentsStore = MemoryEnvironments()
+    _runs: RunLister = MemoryRuns()
+    _evaluations: EvaluationsStore = MemoryEvaluations()
+    _training_runs: TrainingRunsStore = MemoryTrainingRuns()
+    _connections: ConnectionsReader = MemoryConnections()
+    _packages: PackagesReader = MemoryPackages()
+    _starter: Starter = MemoryStarter()
+    _publisher: Publisher = Published()

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
+from benchgen.aws.tables.datasets import artifact_answer
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.artifact_step import build_run_artifact
+from benchgen.steps.artifact import build_run_artifact
 from benchgen.tasks import RunTask
 
 function = LambdaFunction("build_artifact", counts=True)
@@ -15,12 +16,12 @@ function = LambdaFunction("build_artifact", counts=True)
 @function.task(RunTask, correlation="run_id")
 def handler(task: RunTask, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
-        answer = build_run_artifact(
+        build = build_run_artifact(
             task.run_id,
             store=wired.store,
             runs=wired.runs,
             environments=wired.environments,
             workdir=workdir,
         )
-    function.count("ArtifactEmitted" if answer["emitted"] else "ArtifactNotEmitted")
-    return answer
+    function.count("ArtifactEmitted" if build.emitted else "ArtifactNotEmitted")
+    return artifact_answer(build)

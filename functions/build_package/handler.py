@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
+from benchgen.aws.tables.packages import build_answer
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.package_step import PackageTask, build_package_step
+from benchgen.steps.package import PackageTask, build_package_step
 
 function = LambdaFunction("build_package", counts=True)
 
@@ -14,6 +15,6 @@ function = LambdaFunction("build_package", counts=True)
 @function.task(PackageTask, correlation="preparation_id", keys=("package_id",))
 def handler(task: PackageTask, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
-        answer = build_package_step(task, store=wired.store, workdir=workdir)
-    function.count("PackageRefused" if answer["refused"] else "PackageBuilt")
-    return answer
+        build = build_package_step(task, store=wired.store, workdir=workdir)
+    function.count("PackageRefused" if build.refused else "PackageBuilt")
+    return build_answer(build)

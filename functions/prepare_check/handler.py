@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
+from benchgen.aws.tables.preparations import check_answer
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.prepare_step import CheckTask, check_preparation
+from benchgen.steps.prepare import CheckTask, check_preparation
 
 function = LambdaFunction("prepare_check")
 
@@ -14,6 +15,6 @@ function = LambdaFunction("prepare_check")
 @function.task(CheckTask, correlation="preparation_id")
 def handler(task: CheckTask, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
-        answer = check_preparation(task, store=wired.store, workdir=workdir)
+        answer = check_answer(check_preparation(task, store=wired.store, workdir=workdir))
     function.logger.info("preparation checked", extra=answer)
     return answer

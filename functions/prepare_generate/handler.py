@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
+from benchgen.aws.tables.preparations import generate_answer
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.prepare_step import GenerateTask, generate_preparation
+from benchgen.steps.prepare import GenerateTask, generate_preparation
 
 function = LambdaFunction("prepare_generate", counts=True)
 
@@ -14,9 +15,9 @@ function = LambdaFunction("prepare_generate", counts=True)
 @function.task(GenerateTask, correlation="preparation_id")
 def handler(task: GenerateTask, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
-        answer = generate_preparation(task, store=wired.store, workdir=workdir)
-    refused = "refused" in answer
+        generation = generate_preparation(task, store=wired.store, workdir=workdir)
+    refused = generation.report is None
     if refused:
-        function.logger.info("preparation refused", extra={"reason": answer["refused"]})
+        function.logger.info("preparation refused", extra={"reason": generation.refused})
     function.count("PreparationRefused" if refused else "PreparationGenerated")
-    return answer
+    return generate_answer(generation)

@@ -7,7 +7,7 @@ from typing import Any
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.providers.registry import jobs_for
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.keys import package_key
+from benchgen.steps.keys import package_key
 from benchgen.steps.training import TrainingTask, upload_step
 
 function = LambdaFunction("upload_training")

@@ -15,7 +15,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from benchgen.pipeline.preparation_record import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
+from benchgen.aws.tables.preparations import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
 from benchgen.records.preparations import PreparationStatus
 from infra.constructs import error_readers, logged_state_machine
 from infra.constructs.events import put_event
@@ -44,7 +44,8 @@ def _status(status: PreparationStatus) -> tasks.DynamoAttributeValue:
 
 
 def _record_values() -> dict[str, tasks.DynamoAttributeValue]:
-    """The fields Generate and Check found, as the functions hand them over (see ``prepare_step``)."""
+    """The fields Generate and Check found, in the form their functions hand them over (see
+    ``benchgen.aws.tables.preparations``)."""
     values = {
         f":{name}": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(f"{_RECORD}.{name}"))
         for name in RECORD_STRING_FIELDS

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from benchgen.pipeline.preparation_record import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
+from benchgen.aws.tables.preparations import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
 from benchgen.records.preparations import PreparationRecord, PreparationStatus
 
 Resource = dict[str, Any]

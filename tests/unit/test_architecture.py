@@ -78,38 +78,10 @@ LAYERS = (
             "benchgen.training",
         ),
     ),
-    Layer(4, "ports", ("benchgen.pipeline.ports", "benchgen.ports")),
-    Layer(
-        5,
-        "steps",
-        (
-            "benchgen.evaluation.base_run",
-            "benchgen.evaluation.steps",
-            "benchgen.pipeline",
-            "benchgen.steps",
-        ),
-    ),
+    Layer(4, "ports", ("benchgen.ports",)),
+    Layer(5, "steps", ("benchgen.steps",)),
     Layer(6, "adapters", ("benchgen.aws",)),
     Layer(7, "entry", ("benchgen.api", "benchgen.aws.handlers", "benchgen.aws.wiring", "benchgen.tasks")),
-)
-
-# PENDING: the imports that still break the rule, one by one, each removed by a redesign under way; the rule
-# holds for every other import now. Each must still exist (test_pending_imports_are_still_there), so the
-# list only shrinks: an entry goes when its import goes.
-PENDING = frozenset(
-    {
-        # Step modules that import concrete adapters; they move into benchgen.steps, behind ports.
-        ("benchgen.evaluation.base_run", "benchgen.aws.pages"),
-        ("benchgen.evaluation.base_run", "benchgen.aws.storage"),
-        ("benchgen.evaluation.steps", "benchgen.aws.executions"),
-        ("benchgen.evaluation.steps", "benchgen.aws.storage"),
-        ("benchgen.evaluation.steps", "benchgen.aws.tables.evaluations"),
-        ("benchgen.pipeline.dead_letters", "benchgen.aws.s3_events"),
-        ("benchgen.pipeline.package_step", "benchgen.aws.items"),
-        ("benchgen.pipeline.parts", "benchgen.aws.storage"),
-        ("benchgen.pipeline.preparation_record", "benchgen.aws.items"),
-        ("benchgen.pipeline.score_step", "benchgen.aws.storage"),
-    }
 )
 
 # Where boto3 may be imported: the library's adapters only; the handlers reach AWS through them. The operator
@@ -202,11 +174,6 @@ def _external() -> tuple[tuple[str, str, int], ...]:
     return tuple(found)
 
 
-def _kept() -> list[Import]:
-    """The imports the rule applies to now: all but the PENDING ones."""
-    return [imported for imported in _imports() if (imported.source, imported.target) not in PENDING]
-
-
 def _within(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
@@ -290,7 +257,7 @@ def _describe(circles: Iterable[list[Import]]) -> str:
 
 def test_no_cycles_between_files() -> None:
     edges: dict[str, dict[str, Import]] = defaultdict(dict)
-    for imported in _kept():
+    for imported in _imports():
         edges[imported.source].setdefault(imported.target, imported)
     circles = _cycles(edges)
     assert not circles, f"modules that import each other, directly or around a circle:\n{_describe(circles)}"
@@ -298,7 +265,7 @@ def test_no_cycles_between_files() -> None:
 
 def test_no_cycles_between_packages() -> None:
     edges: dict[str, dict[str, Import]] = defaultdict(dict)
-    for imported in _kept():
+    for imported in _imports():
         source, target = _package(imported.source), _package(imported.target)
         if source != target:
             edges[source].setdefault(target, imported)
@@ -327,7 +294,7 @@ def test_every_layer_names_modules_that_exist() -> None:
 
 def test_no_library_module_imports_a_higher_layer() -> None:
     upward = []
-    for imported in _kept():
+    for imported in _imports():
         source, target = _layer(imported.source), _layer(imported.target)
         if source is not None and target is not None and target.number > source.number:
             upward.append(
@@ -369,12 +336,6 @@ def test_every_top_level_package_is_read() -> None:
     packages = sorted(path.parent.name for path in ROOT.glob("*/__init__.py"))
     unread = [package for package in packages if package not in SOURCES and package not in NOT_READ]
     assert not unread, f"top-level packages these tests do not read: {unread}; add each to SOURCES"
-
-
-def test_pending_imports_are_still_there() -> None:
-    present = {(imported.source, imported.target) for imported in _imports()}
-    gone = sorted(PENDING - present)
-    assert not gone, f"PENDING names imports that are gone; delete them from PENDING: {gone}"
 
 
 def _documented_layers() -> list[Layer]:

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-from benchgen.pipeline.preparation_record import record_values
+from benchgen.aws.tables.preparations import (
+    RECORD_MAP_FIELDS,
+    RECORD_NUMBER_FIELDS,
+    RECORD_STRING_FIELDS,
+    generate_answer,
+)
 from benchgen.records.bounds import MAX_CRITERIA, MAX_ITEMS
 from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
 from benchgen.records.preparations import PreparationRecord
+from benchgen.steps.prepare import Generation
+from benchgen.training.preparation import GenerationReport
 
 
 def _preparation(**fields: Any) -> PreparationRecord:
@@ -31,8 +36,9 @@ def _preparation(**fields: Any) -> PreparationRecord:
     )
 
 
-def _found(**changes: Any) -> dict[str, Any]:
-    return {
+def _generated(**changes: Any) -> Generation:
+    found = {
+        "base_model": "m",
         "state_hash": "ab" * 32,
         "example_count": 12,
         "source_cases": 3,
@@ -42,6 +48,7 @@ def _found(**changes: Any) -> dict[str, Any]:
         "dropped": {"the pool row repeats a held-out question": 2},
         "suggested_hyperparams": {"learning_rate": 0.0002, "epochs": 2, "method": "sft"},
     } | changes
+    return Generation(scope=["final-answer"], report=GenerationReport.model_validate(found))
 
 
 def test_many_drop_reasons_and_hyperparameters_keep_their_first_entries_with_short_texts() -> None:
@@ -69,7 +76,7 @@ def test_an_environment_records_all_its_criteria_or_none_never_a_cut_list() -> N
 
 
 def test_record_values_are_in_the_form_their_attributes_take() -> None:
-    values = record_values(_found())
+    values = generate_answer(_generated())["record"]
     assert values["state_hash"] == "ab" * 32
     assert (values["example_count"], values["source_cases"], values["held_out_count"]) == ("12", "3", "2")
     assert values["splits"] == {"train": {"N": "10"}, "validation": {"N": "1"}, "test": {"N": "1"}}
@@ -81,12 +88,17 @@ def test_record_values_are_in_the_form_their_attributes_take() -> None:
 
 
 def test_record_values_are_bounded_as_the_record_is() -> None:
-    values = record_values(_found(dropped={f"reason {n}": n for n in range(80)}))
+    values = generate_answer(_generated(dropped={f"reason {n}": n for n in range(80)}))["record"]
     assert len(values["dropped"]) == MAX_ITEMS
 
 
-def test_record_values_name_what_is_missing() -> None:
-    found = _found()
-    del found["kinds"]
-    with pytest.raises(ValueError, match="Record needs exactly"):
-        record_values(found)
+def test_every_field_record_writes_is_one_generation_reports() -> None:
+    written = {*RECORD_STRING_FIELDS, *RECORD_NUMBER_FIELDS, *RECORD_MAP_FIELDS}
+    assert set(generate_answer(_generated())["record"]) == written
+    assert written <= set(GenerationReport.model_fields)
+
+
+def test_a_refusal_answers_only_its_sentence() -> None:
+    assert generate_answer(Generation(refused="name runs that finished scoring")) == {
+        "refused": "name runs that finished scoring"
+    }

@@ -5,108 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from benchgen.pipeline.artifact_step import RunNotCompleted, build_run_artifact
-from benchgen.pipeline.attempts import Invocation
-from benchgen.pipeline.ingest_step import ingest_submission
-from benchgen.pipeline.keys import execution_name
-from benchgen.pipeline.score_step import score_run
-from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
-from benchgen.records.runs import RunRecord, RunStatus
-from infra.examplegen.writing import write_bundle_zip
-from tests.fakes import MemoryEnvironments, MemoryRuns, MemoryStarter, MemoryStore, Published
-
-BUNDLE_KEY = "environments/tiny/v1/bundle.zip"
-SUBMISSION_KEY = "submissions/run-1/predictions.json"
-PREDICTION_KEY = "predictions/run-1/prediction_output.zip"
-CASES = [
-    {"id": "q1", "question": "1+1", "answer": "2"},
-    {"id": "q2", "question": "2+2", "answer": "4"},
-    {"id": "q3", "question": "30*40", "answer": "1200"},
-    {"id": "q4", "question": "5-8", "answer": "-3"},
-]
-# Two right (q1, q2), two wrong (q3, q4).
-ANSWERS = {"q1": "#### 2", "q2": "#### 4", "q3": "#### 1100", "q4": "#### 3"}
-FINETUNE = "finetune:\n  language: en\n"
-
-
-class Run:
-    """One run's world: the bucket, the tables, the state machine and the bus, all in memory."""
-
-    def __init__(self, root: Path, *, finetune: str = FINETUNE, registered: bool = True) -> None:
-        self.root = root
-        bundle = root / "bundle"
-        (bundle / "reference").mkdir(parents=True)
-        (bundle / "reference" / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
-        (bundle / "competition.yaml").write_text(
-            "version: 2\ntitle: Tiny math\ntemplate: math\n"
-            f"{finetune}"
-            "tasks:\n  - index: 0\n    reference_data: reference\n"
-            "phases:\n  - index: 0\n    tasks: [0]\n"
-            "leaderboards:\n  - columns:\n      - {title: Accuracy, key: accuracy, index: 0}\n"
-        )
-        predictions = {"predictions": [{"id": i, "prediction_text": t} for i, t in ANSWERS.items()]}
-        self.store = MemoryStore(
-            {
-                BUNDLE_KEY: write_bundle_zip(bundle, root / "bundle.zip").read_bytes(),
-                SUBMISSION_KEY: json.dumps(predictions).encode(),
-            }
-        )
-        environment = EnvironmentRecord(
-            environment_id="tiny", version="v1", status=EnvironmentStatus.REGISTERED, bundle_key=BUNDLE_KEY
-        )
-        self.environments = MemoryEnvironments(*([environment] if registered else []))
-        self.runs = MemoryRuns(
-            RunRecord(run_id="run-1", environment_id="tiny", environment_version="v1", model="m", owner="u")
-        )
-        self.starter = MemoryStarter()
-        self.published = Published()
-        self.deliveries = 0
-
-    def _workdir(self) -> Path:
-        self.deliveries += 1
-        return self.root / f"delivery-{self.deliveries}"
-
-    def ingest(self) -> None:
-        ingest_submission(
-            SUBMISSION_KEY,
-            store=self.store,
-            runs=self.runs,
-            environments=self.environments,
-            workdir=self._workdir(),
-            invocation=_invocation(),
-        )
-
-    def score(self) -> RunRecord | None:
-        return score_run(
-            PREDICTION_KEY,
-            store=self.store,
-            runs=self.runs,
-            environments=self.environments,
-            starter=self.starter,
-            publisher=self.published,
-            workdir=self._workdir(),
-            invocation=_invocation(),
-        )
-
-    def build_artifact(self) -> dict[str, object]:
-        return build_run_artifact(
-            "run-1", store=self.store, runs=self.runs, environments=self.environments, workdir=self._workdir()
-        )
-
-    def run(self) -> RunRecord:
-        stored = self.runs.get("run-1")
-        assert stored is not None
-        return stored
-
-
-def _invocation() -> Invocation:
-    return Invocation(request_id="req-1", deadline=time.time() + 600, attempts=3)
+from benchgen.records.runs import RunStatus
+from benchgen.steps.artifact import ArtifactBuild, RunNotCompleted
+from benchgen.steps.keys import execution_name
+from tests.unit.run_world import PREDICTION_KEY, SUBMISSION_KEY, Run
 
 
 @pytest.fixture
@@ -186,16 +93,16 @@ def test_the_artifact_of_a_completed_run_is_uploaded_and_describes_its_dataset(i
     # then the artifact is in the bucket and on the run, and the dataset names its source and its bytes
     key = "runs/run-1/finetune_artifact.zip"
     artifact = ingested.store.objects[key]
-    assert answer["emitted"] is True and answer["reason"] is None
-    dataset = answer["dataset"]
-    assert isinstance(dataset, dict)
-    assert (dataset["dataset_id"], dataset["run_id"], dataset["artifact_key"]) == ("ds-run-1", "run-1", key)
-    assert dataset["artifact_sha256"] == hashlib.sha256(artifact).hexdigest()
-    assert dataset["name"].startswith("Tiny math · m · 50.0% · ")
+    assert answer.emitted is True and answer.reason is None
+    dataset = answer.dataset
+    assert dataset is not None
+    assert (dataset.dataset_id, dataset.run_id, dataset.artifact_key) == ("ds-run-1", "run-1", key)
+    assert dataset.artifact_sha256 == hashlib.sha256(artifact).hexdigest()
+    assert dataset.name.startswith("Tiny math · m · 50.0% · ")
     assert key in ingested.run().files.values()
     with zipfile.ZipFile(ingested.store.download(key, ingested.root / "artifact.zip")) as archive:
         manifest = json.loads(archive.read("manifest.json"))
-    assert (manifest["run_id"], manifest["dataset_name"]) == ("run-1", dataset["name"])
+    assert (manifest["run_id"], manifest["dataset_name"]) == ("run-1", dataset.name)
 
 
 def test_building_the_artifact_again_gives_the_same_bytes_and_the_same_dataset(ingested: Run) -> None:
@@ -214,10 +121,8 @@ def test_building_the_artifact_again_gives_the_same_bytes_and_the_same_dataset(i
     assert ingested.run() == run
 
 
-def _undated(answer: dict[str, object]) -> dict[str, object]:
-    dataset = answer["dataset"]
-    assert isinstance(dataset, dict)
-    return {**answer, "dataset": {name: value for name, value in dataset.items() if name != "created_at"}}
+def _undated(answer: ArtifactBuild) -> dict[str, object]:
+    return answer.model_dump(exclude={"dataset": {"created_at"}})
 
 
 def test_a_benchmark_without_finetune_settings_emits_no_artifact_and_says_why(tmp_path: Path) -> None:
@@ -227,11 +132,7 @@ def test_a_benchmark_without_finetune_settings_emits_no_artifact_and_says_why(tm
 
     answer = world.build_artifact()
 
-    assert answer == {
-        "emitted": False,
-        "reason": "the benchmark's scoring program did not emit one",
-        "dataset": None,
-    }
+    assert answer == ArtifactBuild(emitted=False, reason="the benchmark's scoring program did not emit one")
     assert "runs/run-1/finetune_artifact.zip" not in world.store.objects
 
 

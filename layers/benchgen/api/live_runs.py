@@ -14,11 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 
 from benchgen.api.errors import ApiError, NotFound
 from benchgen.aws.executions import ExecutionStarter
-from benchgen.pipeline.keys import live_execution_name
 from benchgen.providers.capabilities import Unsupported
 from benchgen.providers.checks import check_request
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.runs import LiveModel
+from benchgen.steps.keys import live_execution_name
 from benchgen.vocabulary import Sampling
 
 SECRETS_MANAGER_ARN = r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@!-]+$"

@@ -18,10 +18,10 @@ from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import ApiError, Conflict, Forbidden, NotFound, responses
 from benchgen.api.preparations import preparation_of_owner, ready_preparation
 from benchgen.api.schemas import NextToken, ResourceId
-from benchgen.pipeline.keys import package_execution_name, package_key
-from benchgen.pipeline.package_step import PackageTask
 from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord
+from benchgen.steps.keys import package_execution_name, package_key
+from benchgen.steps.package import PackageTask
 from benchgen.training.export_profiles import PROFILES
 from benchgen.training.package import PreparationInfo
 from benchgen.training.package import package_id as package_id_for

@@ -21,7 +21,6 @@ from benchgen.api.idempotency import once_per_key
 from benchgen.api.schemas import ID_PATTERN, NextToken, ResourceId, TrainingRunIdempotencyKey
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.finetune.split import Split
-from benchgen.pipeline.keys import training_execution_name
 from benchgen.providers.checks import check_request
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import job_name_for
@@ -29,6 +28,7 @@ from benchgen.providers.registry import provider
 from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord
 from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
+from benchgen.steps.keys import training_execution_name
 from benchgen.training.package import SPLIT_FILES
 
 logger = Logger(child=True)

@@ -102,7 +102,7 @@ class LambdaFunction:
             arguments: dict[str, Any] = {}
             if invocation:
                 # Imported by the functions that count deliveries only: it brings the run records.
-                from benchgen.pipeline.attempts import Invocation
+                from benchgen.steps.attempts import Invocation
 
                 attempts = adapters().settings.step_attempts
                 arguments["invocation"] = Invocation.of(context, attempts=attempts)

@@ -47,9 +47,3 @@ class ProviderAdapter(Protocol):
 
 JobsFor = Callable[[ConnectionRecord], TrainingJobs]
 ModelFactory = Callable[[LiveModel, Sampling], Model]
-
-
-class ConnectionsReader(Protocol):
-    """The connections table, as the training steps read it."""
-
-    def get(self, connection_id: str) -> ConnectionRecord | None: ...

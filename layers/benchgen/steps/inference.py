@@ -21,17 +21,19 @@ from benchgen.errors import BenchGenError
 from benchgen.inference.prompts import prompt_for
 from benchgen.inference.retry import Backoff, Outcome, ask
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.context import open_run_environment
-from benchgen.pipeline.keys import (
+from benchgen.ports.environments import EnvironmentsReader
+from benchgen.ports.providers import ModelFactory
+from benchgen.ports.runs import RunsStore
+from benchgen.ports.storage import ObjectStorage
+from benchgen.providers.registry import provider
+from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunStatus
+from benchgen.steps.context import open_run_environment
+from benchgen.steps.keys import (
     GENERATED_SUBMISSION,
     inference_shard_key,
     run_key,
     submission_key,
 )
-from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, RunsStore
-from benchgen.ports.providers import ModelFactory
-from benchgen.providers.registry import provider
-from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunStatus
 from benchgen.vocabulary import Sampling
 
 # The reachability call: as short a question and answer as a model allows.

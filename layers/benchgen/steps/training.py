@@ -21,9 +21,11 @@ from pydantic import BaseModel
 
 from benchgen.errors import BenchGenError
 from benchgen.finetune.split import Split
-from benchgen.pipeline.keys import training_key, training_output_prefix
-from benchgen.pipeline.ports import ObjectStorage, PackagesReader, TrainingRunsStore
-from benchgen.ports.providers import ConnectionsReader, JobsFor, TrainingJobs
+from benchgen.ports.connections import ConnectionsReader
+from benchgen.ports.packages import PackagesReader
+from benchgen.ports.providers import JobsFor, TrainingJobs
+from benchgen.ports.storage import ObjectStorage
+from benchgen.ports.training_runs import TrainingRunsStore
 from benchgen.providers.checks import check_request
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
@@ -31,6 +33,7 @@ from benchgen.providers.registry import provider
 from benchgen.records.bounds import clip_text
 from benchgen.records.packages import PackageStatus
 from benchgen.records.training_runs import TRAINING_TERMINAL, TrainingRunRecord, TrainingStatus
+from benchgen.steps.keys import training_key, training_output_prefix
 from benchgen.training.examples import HeldOutCase
 from benchgen.training.package import MANIFEST_NAME, SPLIT_FILES
 from benchgen.training.upload_guard import held_out_rows

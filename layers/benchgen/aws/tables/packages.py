@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from benchgen.aws.pages import Page
+from benchgen.aws.items import to_attribute
 from benchgen.aws.tables.base import Table
+from benchgen.ports.pages import Page
 from benchgen.records.bounds import clip_text
 from benchgen.records.packages import PackageRecord, PackageStatus
+
+if TYPE_CHECKING:
+    # Only the answer's type: a table's importers (the API) need not load the package build.
+    from benchgen.steps.package import PackageBuild
 
 
 class PackagesRepo(Table):
@@ -84,3 +89,20 @@ class PackagesRepo(Table):
             limit=limit,
             next_token=next_token,
         )
+
+
+def build_answer(build: PackageBuild) -> dict[str, Any]:
+    """The BuildPackage task's answer as the package pipeline's RecordReady state writes it: the size as
+    text (DynamoDB takes a number as one) and the files map in DynamoDB's attribute-value form."""
+    package = build.package
+    return {
+        "refused": build.refused,
+        "reason": build.reason,
+        "package": None
+        if package is None
+        else {
+            "sha256": package.sha256,
+            "size": str(package.size),
+            "files": to_attribute(package.model_dump(mode="json")["files"])["M"],
+        },
+    }

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 
-from benchgen.aws.items import to_attribute
 from benchgen.errors import BenchGenError
-from benchgen.pipeline.keys import package_key, preparation_key
-from benchgen.pipeline.ports import ObjectStorage
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records.bounds import clip_text
 from benchgen.records.packages import PackageFiles
+from benchgen.steps.keys import package_key, preparation_key
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from benchgen.training.package import PackageRefused, PreparationInfo, build_package
-
-# The record's own bounds apply to what the state machine writes to it (see benchgen.records.bounds).
-_FILES: TypeAdapter[dict[str, Any]] = TypeAdapter(PackageFiles)
 
 
 class PackageTask(BaseModel):
@@ -29,17 +24,31 @@ class PackageTask(BaseModel):
     preparation: PreparationInfo
 
 
+class BuiltPackage(BaseModel):
+    """What the package record keeps of a built package; its files bounded as the record bounds them."""
+
+    sha256: str
+    size: int
+    files: PackageFiles
+
+
+class PackageBuild(BaseModel):
+    """The task's answer: ``refused`` with its ``reason``, or the ``package`` to record."""
+
+    refused: bool
+    reason: str | None = None
+    package: BuiltPackage | None = None
+
+
 class PackageIdMismatch(BenchGenError):
     """The build computed another package id than the one the package was recorded under."""
 
 
-def build_package_step(task: PackageTask, *, store: ObjectStorage, workdir: Path) -> dict[str, Any]:
-    """The task's answer: ``refused`` and its ``reason``, or the ``package`` to record.
+def build_package_step(task: PackageTask, *, store: ObjectStorage, workdir: Path) -> PackageBuild:
+    """Build the package and upload its zip; or the profile's refusal.
 
     A profile that refuses the preparation is an answer (the package is recorded Refused with the
     profile's message), not an error: it is the user's choice to change, not the platform's failure.
-    The package's values are ready for the state machine to write: the size as a string (a DynamoDB
-    number is sent as text) and the files map in DynamoDB's attribute-value form.
     """
     prepared = workdir / "preparation"
     for name in (EXAMPLES_NAME, HELD_OUT_NAME):
@@ -47,16 +56,14 @@ def build_package_step(task: PackageTask, *, store: ObjectStorage, workdir: Path
     try:
         report = build_package(prepared, task.preparation, task.profile, workdir / "package")
     except PackageRefused as refusal:
-        return {"refused": True, "reason": clip_text(str(refusal)), "package": None}
+        return PackageBuild(refused=True, reason=clip_text(str(refusal)))
     if report.package_id != task.package_id:
         raise PackageIdMismatch(
             f"package {task.package_id} was requested, but preparation {task.preparation_id} in its current "
             f"state with profile {task.profile} gives package {report.package_id}: request the package again"
         )
     store.upload(report.path, package_key(report.package_id), content_type="application/zip")
-    files = _FILES.dump_python(_FILES.validate_python(report.files), mode="json")
-    return {
-        "refused": False,
-        "reason": None,
-        "package": {"sha256": report.sha256, "size": str(report.size), "files": to_attribute(files)["M"]},
-    }
+    return PackageBuild(
+        refused=False,
+        package=BuiltPackage(sha256=report.sha256, size=report.size, files=report.files),
+    )

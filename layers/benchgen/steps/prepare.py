@@ -8,20 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from benchgen.environment import open_environment
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.keys import COVERAGE, preparation_key, run_key
-from benchgen.pipeline.ports import ObjectStorage
-from benchgen.pipeline.preparation_record import record_values
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records.bounds import clip_text
+from benchgen.steps.keys import COVERAGE, preparation_key, run_key
 from benchgen.training.coverage import check_held_out, coverage
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, HeldOutCase, PreparedExample
 from benchgen.training.preparation import (
+    GenerationReport,
     PreparationError,
     PreparationSpec,
     RunSource,
@@ -62,15 +61,27 @@ class CheckTask(BaseModel):
     scope: list[str]  # the criteria in scope, resolved by Generate ([] in the spec means all of them)
 
 
+class Generation(BaseModel):
+    """Generate's answer: the criteria in ``scope`` and the ``report`` of what generating found; or, when
+    the spec cannot be prepared, only the sentence ``refused``."""
+
+    refused: str | None = None
+    scope: list[str] = Field(default_factory=list)
+    report: GenerationReport | None = None
+
+
+class Checked(BaseModel):
+    """Check's answer: how many under-represented areas coverage.json flags."""
+
+    gap_count: int
+
+
 class HeldOutLeak(BenchGenError):
     """Training rows derived from held-out cases: generation should have dropped them."""
 
 
-def generate_preparation(task: GenerateTask, *, store: ObjectStorage, workdir: Path) -> dict[str, Any]:
-    """Generate's answer: ``refused`` (a sentence) when the spec cannot be prepared, else what to record.
-
-    The answer has no ``refused`` key at all on success: the state machine branches on its presence.
-    """
+def generate_preparation(task: GenerateTask, *, store: ObjectStorage, workdir: Path) -> Generation:
+    """Generate the examples and held-out cases and upload them; or why the spec cannot be prepared."""
     bundle = store.download(task.bundle.key, workdir / "bundle.zip", version_id=task.bundle.version_id)
     env = open_environment(bundle, workdir / "env")
     runs = [
@@ -90,25 +101,10 @@ def generate_preparation(task: GenerateTask, *, store: ObjectStorage, workdir: P
     try:
         report = generate(task.spec, env, runs, out)
     except PreparationError as error:
-        return {"refused": str(error)}
+        return Generation(refused=str(error))
     for name in (EXAMPLES_NAME, HELD_OUT_NAME):
         store.upload(out / name, preparation_key(task.preparation_id, name), content_type=JSON_LINES)
-    return {
-        "scope": criteria_scope(task.spec, env),
-        "example_count": report.example_count,
-        "record": record_values(
-            {
-                "state_hash": report.state_hash,
-                "example_count": report.example_count,
-                "source_cases": report.source_cases,
-                "held_out_count": report.held_out_count,
-                "splits": report.splits,
-                "kinds": report.kinds,
-                "dropped": report.dropped,
-                "suggested_hyperparams": report.suggested_hyperparams,
-            }
-        ),
-    }
+    return Generation(scope=criteria_scope(task.spec, env), report=report)
 
 
 def _examples(store: ObjectStorage, preparation_id: str) -> Iterator[PreparedExample]:
@@ -123,8 +119,8 @@ def _held_out(store: ObjectStorage, preparation_id: str) -> Iterator[HeldOutCase
             yield HeldOutCase.model_validate_json(line)
 
 
-def check_preparation(task: CheckTask, *, store: ObjectStorage, workdir: Path) -> dict[str, Any]:
-    """Check's answer: the gap count, once coverage.json is written and no held-out case reached training.
+def check_preparation(task: CheckTask, *, store: ObjectStorage, workdir: Path) -> Checked:
+    """Write coverage.json once no held-out case reached training; its gap count.
 
     Both files are streamed (twice for the examples), so memory holds counts and held-out hashes only.
     """
@@ -141,4 +137,4 @@ def check_preparation(task: CheckTask, *, store: ObjectStorage, workdir: Path) -
     path = workdir / COVERAGE
     path.write_text(found.model_dump_json(), encoding="utf-8")
     store.upload(path, preparation_key(task.preparation_id, COVERAGE), content_type="application/json")
-    return {"gap_count": str(len(found.gaps))}
+    return Checked(gap_count=len(found.gaps))

@@ -1,46 +1,20 @@
-"""What the pipeline steps need from the outside world, as the small interfaces they call.
+"""The runs table: runs moved from status to status by named transitions, and the listing of runs.
 
-The adapters in :mod:`benchgen.aws` satisfy these on AWS and on the local cloud; a unit test hands the
-steps the in-memory stand-ins of ``tests/fakes.py`` instead. Each interface names only the calls the steps
-make. Most are protocols; the runs are a base class, because their transitions are logic of their own
-that the table and the stand-in must share rather than each write again.
+The runs are a base class, not a protocol, because their transitions are logic of their own that the
+table and the tests' fake must share rather than each write again.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from benchgen.outputs import RunOutput
-from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, ShardPlan
-from benchgen.records.packages import PackageRecord
+from benchgen.ports.pages import Page
+from benchgen.records.environments import ShardPlan
 from benchgen.records.runs import ArtifactStatus, InferenceSummary, RunRecord, RunStatus
 from benchgen.records.timestamps import utc_now
-from benchgen.records.training_runs import TrainingRunRecord, TrainingStatus
-
-
-class ObjectStorage(Protocol):
-    """The data bucket: objects by key, with their versions and metadata."""
-
-    def download(self, key: str, path: Path, *, version_id: str | None = None) -> Path: ...
-    def upload(self, path: Path, key: str, *, content_type: str = ...) -> None: ...
-    def head(self, key: str, *, version_id: str | None = None) -> dict[str, Any]: ...
-    def lines(self, key: str, *, start: int = ..., chunk_size: int = ...) -> Iterator[bytes]: ...
-    def metadata(self, key: str, *, version_id: str | None = None) -> dict[str, str]: ...
-    def size(self, key: str) -> int | None: ...
-
-
-class EnvironmentsReader(Protocol):
-    def get(self, environment_id: str, version: str) -> EnvironmentRecord | None: ...
-
-
-class EnvironmentsStore(EnvironmentsReader, Protocol):
-    """Environment versions, each recorded once, and the owner of each environment."""
-
-    def put_if_absent(self, record: EnvironmentRecord) -> bool: ...
-    def claim_owner(self, owner: EnvironmentOwner) -> EnvironmentOwner: ...
 
 
 class RunsStore(ABC):
@@ -173,41 +147,14 @@ class RunsStore(ABC):
         )
 
 
-class PackagesReader(Protocol):
-    def get(self, package_id: str) -> PackageRecord | None: ...
+class RunLister(Protocol):
+    """Runs newest first, optionally of one environment and/or in one status, a page at a time."""
 
-
-class TrainingRunsStore(Protocol):
-    """Training runs, as the training steps read them and record what their provider said."""
-
-    def get(self, training_run_id: str) -> TrainingRunRecord | None: ...
-
-    def transition(
+    def list(
         self,
-        training_run_id: str,
-        status: TrainingStatus,
         *,
-        provider_status: str | None = None,
-        message: str | None = None,
-        result_model: str | None = None,
-        failure_reason: str | None = None,
-    ) -> bool:
-        """Move the run to ``status``, appending the change to its timeline; ``False`` (nothing changed)
-        when the run is missing, already in ``status``, or already terminal."""
-        ...
-
-    def record_job(self, training_run_id: str, *, job_id: str) -> bool: ...
-
-    def record_cost(self, training_run_id: str, cost: Mapping[str, float | str]) -> bool: ...
-
-
-class Starter(Protocol):
-    """One state machine's executions, started at most once per name."""
-
-    def start_once(self, name: str, payload: dict[str, Any]) -> bool: ...
-
-
-class Publisher(Protocol):
-    """The event bus the domain events go to."""
-
-    def publish(self, detail_type: str, detail: dict[str, Any]) -> None: ...
+        environment_id: str | None = None,
+        status: RunStatus | None = None,
+        limit: int = 20,
+        next_token: str | None = None,
+    ) -> Page[RunRecord]: ...

@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+from pydantic import BaseModel
 
 from benchgen.datasets import dataset_record, read_artifact_manifest
 from benchgen.errors import BenchGenError
 from benchgen.finetune.artifact import build_artifact, finish_artifact
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.context import open_run_environment
-from benchgen.pipeline.keys import ARTIFACT_PART, run_key
-from benchgen.pipeline.parts import download_parts
-from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, RunsStore
+from benchgen.ports.environments import EnvironmentsReader
+from benchgen.ports.runs import RunsStore
+from benchgen.ports.storage import ObjectStorage
+from benchgen.records.datasets import DatasetRecord
 from benchgen.records.runs import RunInfo, RunStatus
+from benchgen.steps.context import open_run_environment
+from benchgen.steps.keys import ARTIFACT_PART, run_key
+from benchgen.steps.shard_parts import download_parts
+
+
+class ArtifactBuild(BaseModel):
+    """The task's answer: whether an artifact was ``emitted`` (and if not, the ``reason``), and the
+    ``dataset`` it is saved as."""
+
+    emitted: bool
+    reason: str | None = None
+    dataset: DatasetRecord | None = None
 
 
 class RunNotCompleted(BenchGenError):
@@ -22,18 +35,15 @@ class RunNotCompleted(BenchGenError):
 
 def build_run_artifact(
     run_id: str, *, store: ObjectStorage, runs: RunsStore, environments: EnvironmentsReader, workdir: Path
-) -> dict[str, Any]:
-    """The task's answer: ``emitted``, ``reason`` and the dataset record with every value as a string.
-
-    Strings because the next task maps each field into a DynamoDB attribute from the execution's JSON.
-    """
+) -> ArtifactBuild:
+    """Build the run's artifact, upload it and record it on the run; the dataset the state machine saves."""
     run = runs.get(run_id)
     if run is None or run.status is not RunStatus.COMPLETED:
         raise RunNotCompleted(f"run {run_id} is not completed: no artifact can be built from it")
     env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
     info = RunInfo.from_record(run, benchmark=env.spec.title)
     if run.shards is not None:
-        # Each shard collected its examples (see benchgen.pipeline.shard_steps): merged here, in order.
+        # Each shard collected its examples (see benchgen.steps.shards): merged here, in order.
         parts = download_parts(run_id, ARTIFACT_PART, run.shards.count, store=store, folder=workdir / "parts")
         report = finish_artifact(env, parts, workdir / "out", run=info)
     else:
@@ -41,7 +51,7 @@ def build_run_artifact(
         scoring_output = store.download(run_key(run_id, name), workdir / name)
         report = build_artifact(env, scoring_output, workdir / "out", run=info)
     if not report.emitted or report.path is None or report.sha256 is None:
-        return {"emitted": False, "reason": report.reason, "dataset": None}
+        return ArtifactBuild(emitted=False, reason=report.reason)
 
     key = run_key(run_id, RunOutput.FINETUNE_ARTIFACT.file_name)
     store.upload(report.path, key, content_type="application/zip")
@@ -49,8 +59,4 @@ def build_run_artifact(
     record = dataset_record(
         run, read_artifact_manifest(report.path), artifact_key=key, artifact_sha256=report.sha256
     )
-    return {
-        "emitted": True,
-        "reason": None,
-        "dataset": {name: str(value) for name, value in record.model_dump(mode="json").items()},
-    }
+    return ArtifactBuild(emitted=True, dataset=record)
