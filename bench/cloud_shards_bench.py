@@ -65,7 +65,7 @@ class _Timed:
     """A function's handler that records each invocation's shard and wall seconds."""
 
     def __init__(self, folder: str) -> None:
-        from infra.local.stack_template import lazy_handler
+        from localcloud.stack_template import lazy_handler
 
         self._handler = lazy_handler(folder)
         self.seconds: dict[int, float] = {}
@@ -81,11 +81,11 @@ class _Timed:
 def run(cases: int, shard_cases: int, root: Path) -> dict[str, Any]:
     from benchgen.aws.tables.runs import RunsRepo
     from benchgen.steps.keys import execution_name, sharded_execution_name
-    from infra.examplegen import generate_environment
-    from infra.examplegen.writing import write_bundle_zip
-    from infra.local.cloud import LocalCloud
+    from examplegen import generate_environment
+    from examplegen.writing import write_bundle_zip
     from infra.sizing import SHARD_CASES
     from infra.synth import synthesize
+    from localcloud.cloud import LocalCloud
 
     started = time.perf_counter()
     made = generate_environment(ENVIRONMENT, root / "generated", cases=cases, seed=SEED)

@@ -116,7 +116,7 @@ def measure_preparation(bundle: Path, scoring_output: Path, out: Path) -> dict[s
 
 def run_bench(sizes: list[int], root: Path, _arguments: argparse.Namespace) -> list[dict[str, Any]]:
     from benchgen.outputs import RunOutput
-    from infra.examplegen import generate_environment
+    from examplegen import generate_environment
 
     results: list[dict[str, Any]] = []
     print(f"{'cases':>10}  {'step':<11}  {'examples':>9}  {'seconds':>8}  {'peak RSS MB':>11}")

@@ -62,10 +62,10 @@ def count_run(cases: int, root: Path, shard_cases: int | None = None) -> dict[st
     """S3 calls of registering a generated environment and of one run of it, on a fresh local cloud
     (deployed with ``shard_cases`` as its shard size, when given)."""
     from benchgen.steps.keys import execution_name
-    from infra.examplegen import generate_environment
-    from infra.examplegen.writing import write_bundle_zip
-    from infra.local.cloud import LocalCloud
+    from examplegen import generate_environment
+    from examplegen.writing import write_bundle_zip
     from infra.sizing import SHARD_CASES
+    from localcloud.cloud import LocalCloud
 
     made = generate_environment(ENVIRONMENT, root / "generated", cases=cases, seed=SEED)
     bundle = write_bundle_zip(made.bundle_dir, root / "bundle.zip")

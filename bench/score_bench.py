@@ -122,9 +122,9 @@ def _rate(cases: int, cpu_seconds: float) -> float:
 
 def measure_size(size: int, root: Path, shard_cases: int) -> dict[str, Any]:
     from benchgen.outputs import RunOutput
-    from infra.examplegen import generate_environment
-    from infra.examplegen.base import REFERENCE_DIR
-    from infra.examplegen.writing import write_bundle_zip
+    from examplegen import generate_environment
+    from examplegen.base import REFERENCE_DIR
+    from examplegen.writing import write_bundle_zip
 
     made = generate_environment(ENVIRONMENT, root / "generated", cases=size, seed=SEED)
     cases = made.bundle_dir / REFERENCE_DIR / "cases.jsonl"

@@ -33,7 +33,7 @@ class Sampling(BaseModel):
 
 #: Every kind of training and inference provider, in the order lists show them. A kind is defined by
 #: its own modules, found by its name (dashes read as underscores): ``benchgen/providers/<name>.py``,
-#: its adapter ``benchgen/aws/providers/<name>.py`` and its local fake ``infra/local/providers/<name>.py``
+#: its adapter ``benchgen/aws/providers/<name>.py`` and its local fake ``localcloud/providers/<name>.py``
 #: (docs/adding-a-provider-kind.md). Naming it here is all the registering a kind takes.
 PROVIDER_KINDS: tuple[str, ...] = ("bedrock", "sagemaker", "openai-compatible")
 

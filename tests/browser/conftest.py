@@ -18,10 +18,10 @@ from typing import Any, Protocol
 import pytest
 
 from benchgen.settings import EVALUATORS_GROUP
-from infra.cli.demo import EXAMPLES, Api, Progress, _drive
-from infra.cli.local import DEMO_USER, demo_password
-from infra.local.cloud import LocalCloud
-from infra.local.console_server import WEB_DIST, missing_build_message, serve_console
+from cli.demo import EXAMPLES, Api, Progress, _drive
+from cli.local import DEMO_USER, demo_password
+from localcloud.cloud import LocalCloud
+from localcloud.console_server import WEB_DIST, missing_build_message, serve_console
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Without the background-networking flags Chromium keeps trying to reach Google's hosts; as root it needs

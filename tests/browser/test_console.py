@@ -7,7 +7,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from infra.cli.local import DEMO_USER
+from cli.local import DEMO_USER
 from tests.browser.conftest import STRANGER, Console, Page, write_screenshot
 
 BANNER = (

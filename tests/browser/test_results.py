@@ -14,13 +14,13 @@ from moto.moto_api._internal.models import moto_api_backend
 from playwright.sync_api import expect
 
 from benchgen.settings import EVALUATORS_GROUP
-from infra.cli.demo import EXAMPLES, Api, Progress, register_example
-from infra.cli.local import DEMO_USER, demo_password
-from infra.cli.loop import Loop
-from infra.local.cloud import LocalCloud
-from infra.local.console_server import serve_console
-from infra.local.model_server import TUNED_MODEL, ExampleModelServer
+from cli.demo import EXAMPLES, Api, Progress, register_example
+from cli.local import DEMO_USER, demo_password
+from cli.loop import Loop
 from infra.stack import EVALUATION_WAIT_SECONDS
+from localcloud.cloud import LocalCloud
+from localcloud.console_server import serve_console
+from localcloud.model_server import TUNED_MODEL, ExampleModelServer
 from tests.browser.conftest import STRANGER, Page, _free_port, require_current_build
 
 EVALUATION_TIMEOUT_MS = 240_000

@@ -10,7 +10,7 @@ import pytest
 
 from benchgen.aws import wiring
 from benchgen.settings import Settings, load_settings
-from infra.local.cloud import LocalCloud
+from localcloud.cloud import LocalCloud
 from tests.integration.factories import Answer, Call, api_context, proxy_event
 
 EVENT_DRIVEN = ("register_environment", "ingest", "score", "build_artifact")

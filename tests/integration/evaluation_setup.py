@@ -15,8 +15,8 @@ from benchgen.finetune.split import in_test_bucket
 from benchgen.records.training_runs import TrainingRunRecord, TrainingStatus
 from benchgen.steps.keys import package_key
 from benchgen.vocabulary import Method
-from infra.examplegen.writing import write_bundle_zip
-from infra.local.cloud import LocalCloud
+from examplegen.writing import write_bundle_zip
+from localcloud.cloud import LocalCloud
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # The demo's environment.

@@ -27,7 +27,7 @@ from schemathesis.specs.openapi.checks import (
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
 from benchgen.settings import load_settings
-from infra.local.cloud import LocalCloud
+from localcloud.cloud import LocalCloud
 
 OPENAPI = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 EXAMPLES_PER_OPERATION = 10

@@ -20,10 +20,10 @@ from moto.utilities.utils import load_resource
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.records.runs import RunConfig, RunRecord
 from benchgen.settings import load_settings
-from infra.local.api_server import ApiServer
-from infra.local.auth import TokenVerifier, Unauthorized, moto_jwks
-from infra.local.cloud import LocalCloud
-from infra.local.stack_template import Route
+from localcloud.api_server import ApiServer
+from localcloud.auth import TokenVerifier, Unauthorized, moto_jwks
+from localcloud.cloud import LocalCloud
+from localcloud.stack_template import Route
 
 REGION = "us-east-1"
 PASSWORD = "Correct-Horse-42!"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from infra.local.cloud import LocalCloud
+from localcloud.cloud import LocalCloud
 
 
 def test_a_failing_asynchronous_invocation_is_retried_as_configured_then_dead_lettered(

@@ -20,10 +20,10 @@ from benchgen.records.runs import LiveModel, RunRecord, RunStatus
 from benchgen.steps.case_scope import write_case_scope
 from benchgen.steps.keys import CASE_SCOPE, run_key
 from benchgen.vocabulary import Sampling
-from infra.cli.demo import Api
-from infra.examplegen.writing import write_bundle_zip
-from infra.local.cloud import LocalCloud
-from infra.local.model_server import BASE_MODEL, ExampleModelServer
+from cli.demo import Api
+from examplegen.writing import write_bundle_zip
+from localcloud.cloud import LocalCloud
+from localcloud.model_server import BASE_MODEL, ExampleModelServer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # Of gsm8k-en's 40 cases, example-base answers these wrong (as the example submission does) ...

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publis
 
 # A key value that must never reach the table or the logs.
 PLANTED_KEY = "sk-planted-7f3a9c1e5b"
-# The local cloud's account (infra.local.stack_template.ACCOUNT_ID) and region.
+# The local cloud's account (localcloud.stack_template.ACCOUNT_ID) and region.
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:together-key-AbCdEf"
 TOGETHER = {
     "name": "together",

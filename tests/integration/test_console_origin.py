@@ -5,8 +5,8 @@ from __future__ import annotations
 import http.client
 
 from benchgen.settings import load_settings
-from infra.local.api_server import ApiServer
-from infra.local.cloud import LocalCloud
+from localcloud.api_server import ApiServer
+from localcloud.cloud import LocalCloud
 
 PASSWORD = "Correct-Horse-42!"
 

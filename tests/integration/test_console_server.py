@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from infra.local.api_server import _Answer
-from infra.local.console_server import ConsoleServer
+from localcloud.api_server import _Answer
+from localcloud.console_server import ConsoleServer
 
 
 class _Api:

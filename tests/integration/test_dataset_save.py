@@ -23,9 +23,9 @@ from benchgen.outputs import RunOutput
 from benchgen.records.datasets import DatasetRecord, dataset_id_for
 from benchgen.records.runs import ArtifactStatus, RunRecord
 from benchgen.steps.keys import execution_name
-from infra.cli.demo import Api
-from infra.examplegen.writing import write_bundle_zip
-from infra.local.cloud import LocalCloud
+from cli.demo import Api
+from examplegen.writing import write_bundle_zip
+from localcloud.cloud import LocalCloud
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE = "gsm8k-tr"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from benchgen.training.package import package_id
-from infra.cli.main import main
+from cli.main import main
 
 
 def test_the_demo_follows_a_run_to_a_saved_dataset_and_writes_its_files(

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from benchgen.compare.report import Conclusion
-from infra.cli.demo import Api
-from infra.cli.local import sign_in_demo_user
-from infra.cli.loop import BEDROCK_BASE_MODEL, PACKAGE_PROFILE, SIMULATED, STAND_IN
-from infra.cli.main import main
-from infra.local.cloud import LocalCloud
-from infra.local.model_server import BASE_MODEL, TUNED_MODEL
+from cli.demo import Api
+from cli.local import sign_in_demo_user
+from cli.loop import BEDROCK_BASE_MODEL, PACKAGE_PROFILE, SIMULATED, STAND_IN
+from cli.main import main
+from localcloud.cloud import LocalCloud
+from localcloud.model_server import BASE_MODEL, TUNED_MODEL
 
 
 def test_demo_loop_trains_evaluates_and_names_every_id_it_made_without_claiming_a_real_model_improved(
@@ -34,8 +34,8 @@ def test_demo_loop_trains_evaluates_and_names_every_id_it_made_without_claiming_
         tokens.append(sign_in_demo_user(cloud, password))
         return tokens[-1]
 
-    monkeypatch.setattr("infra.local.cloud.LocalCloud", KeptCloud)
-    monkeypatch.setattr("infra.cli.loop.sign_in_demo_user", keep_token)
+    monkeypatch.setattr("localcloud.cloud.LocalCloud", KeptCloud)
+    monkeypatch.setattr("cli.loop.sign_in_demo_user", keep_token)
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS", "EVALUATION_WAIT_SECONDS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "WARNING")

@@ -12,9 +12,9 @@ import pytest
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.ownership import OPERATOR
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
-from infra.cli.demo import Api
-from infra.examplegen.writing import write_bundle_zip
-from infra.local.cloud import LocalCloud
+from cli.demo import Api
+from examplegen.writing import write_bundle_zip
+from localcloud.cloud import LocalCloud
 
 EXAMPLE_BUNDLE = Path(__file__).resolve().parents[2] / "examples" / "gsm8k-tr" / "bundle"
 PASSWORD = "Correct-Horse-9-Battery!"

@@ -16,8 +16,8 @@ from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import ProviderKind
-from infra.cli.demo import Api
-from infra.local.cloud import LocalCloud
+from cli.demo import Api
+from localcloud.cloud import LocalCloud
 from tests.integration.evaluation_setup import put_package, put_training_run, subject, user
 
 OPENAI_COMPATIBLE = ProviderKind("openai-compatible")

@@ -16,9 +16,9 @@ import requests
 
 from benchgen.compare.report import NOT_ESTABLISHED, RunIdentity, compare_runs
 from benchgen.compare.selection import PackageRef
-from infra.cli.demo import Api
-from infra.local.cloud import LocalCloud
-from infra.local.model_server import ExampleModelServer
+from cli.demo import Api
+from localcloud.cloud import LocalCloud
+from localcloud.model_server import ExampleModelServer
 from tests.integration.evaluation_setup import (
     ENVIRONMENT,
     PACKAGE_ID,

@@ -10,10 +10,10 @@ from botocore.exceptions import ClientError
 
 from benchgen.api import claimed_groups
 from benchgen.settings import EVALUATORS_GROUP, load_settings
-from infra.cli.local import DEMO_USER, demo_password, sign_in_demo_user
-from infra.local.api_server import ApiServer
-from infra.local.auth import TokenVerifier
-from infra.local.cloud import LocalCloud
+from cli.local import DEMO_USER, demo_password, sign_in_demo_user
+from localcloud.api_server import ApiServer
+from localcloud.auth import TokenVerifier
+from localcloud.cloud import LocalCloud
 
 PASSWORD = "Reader-Passw0rd!x"
 

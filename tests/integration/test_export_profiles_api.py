@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from benchgen.training.export_profiles import PROFILES
-from infra.cli.demo import Api
-from infra.local.cloud import LocalCloud
+from cli.demo import Api
+from localcloud.cloud import LocalCloud
 
 PASSWORD = "Correct-Horse-9-Battery!"
 

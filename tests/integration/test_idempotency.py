@@ -13,7 +13,7 @@ from benchgen.aws import clients
 from benchgen.aws.wiring import adapters, for_each_upload
 from benchgen.ports.storage import UploadedObject
 from benchgen.settings import Settings
-from infra.local import lambda_hook
+from localcloud import lambda_hook
 
 # powertools warns when an idempotent call finds no key; such a call must fail these tests instead.
 pytestmark = pytest.mark.filterwarnings("error:No idempotency key value found")

@@ -14,8 +14,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from infra.local.cloud import MOTO_CONFIG
-from infra.local.lambda_hook import LambdaContext, LambdaHook
+from localcloud.cloud import MOTO_CONFIG
+from localcloud.lambda_hook import LambdaContext, LambdaHook
 
 REGION = "us-east-1"
 BUCKET = "hook-test-bucket"

@@ -23,10 +23,10 @@ from benchgen.providers import registry
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.runs import LiveModel, RunRecord, RunStatus
 from benchgen.vocabulary import ProviderKind, Sampling
-from infra.cli.demo import Api
-from infra.examplegen.writing import write_bundle_zip
-from infra.local.cloud import LocalCloud
-from infra.local.model_server import BASE_MODEL, ExampleModelServer, Fault
+from cli.demo import Api
+from examplegen.writing import write_bundle_zip
+from localcloud.cloud import LocalCloud
+from localcloud.model_server import BASE_MODEL, ExampleModelServer, Fault
 from tests.integration.factories import everything_stored
 
 OPENAI_COMPATIBLE = ProviderKind("openai-compatible")

@@ -16,9 +16,9 @@ from typing import Any
 import boto3
 import pytest
 
-from infra.local.auth import TokenVerifier
-from infra.local.cloud import LocalCloud
-from infra.local.stack_template import UnresolvedReferenceError
+from localcloud.auth import TokenVerifier
+from localcloud.cloud import LocalCloud
+from localcloud.stack_template import UnresolvedReferenceError
 
 
 class StandIns:

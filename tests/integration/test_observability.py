@@ -12,9 +12,9 @@ import pytest
 
 from benchgen.aws import clients
 from benchgen.settings import Settings
-from infra.local.cloud import LocalCloud
-from infra.local.lambda_hook import LambdaContext
-from infra.local.stack_template import StackTemplate, service_name
+from localcloud.cloud import LocalCloud
+from localcloud.lambda_hook import LambdaContext
+from localcloud.stack_template import StackTemplate, service_name
 
 
 class Lines(logging.Handler):

@@ -32,7 +32,7 @@ from benchgen.training.examples import (
 )
 from benchgen.training.package import PreparationInfo, package_id
 from benchgen.vocabulary import Method
-from infra.local.cloud import LocalCloud
+from localcloud.cloud import LocalCloud
 
 STATE_HASH = "5" * 64
 PREPARATION_ID = "prep-1"

@@ -26,9 +26,9 @@ from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.settings import load_settings
 from benchgen.steps.keys import package_execution_name, package_key
 from benchgen.training.package import package_id
-from infra.cli.demo import Api
-from infra.examplegen.writing import write_bundle_zip
-from infra.local.cloud import LocalCloud
+from cli.demo import Api
+from examplegen.writing import write_bundle_zip
+from localcloud.cloud import LocalCloud
 from tests.integration.factories import EXAMPLES, example_submission, received_events, watch_events
 
 EXAMPLE = "gsm8k-tr"

@@ -30,10 +30,10 @@ from benchgen.steps import register as register_module
 from benchgen.steps import score as score_step
 from benchgen.steps.keys import execution_name
 from benchgen.zipwrite import zip_folder
-from infra.cli.demo import Api
-from infra.examplegen.writing import write_bundle_zip
-from infra.local.cloud import LocalCloud
-from infra.local.stack_template import lazy_handler
+from cli.demo import Api
+from examplegen.writing import write_bundle_zip
+from localcloud.cloud import LocalCloud
+from localcloud.stack_template import lazy_handler
 from tests.codabench_bundles import (
     DOCKER_IMAGE,
     LABELS,

@@ -18,9 +18,9 @@ from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.preparations import PreparationsRepo
 from benchgen.records.preparations import PreparationStatus
 from benchgen.steps.keys import execution_name
+from examplegen.writing import write_bundle_zip
 from functions.api import handler as api_handler
-from infra.examplegen.writing import write_bundle_zip
-from infra.local.cloud import LocalCloud
+from localcloud.cloud import LocalCloud
 from tests.integration.factories import (
     EXAMPLES,
     api_context,

@@ -12,8 +12,8 @@ from benchgen.aws.providers.sagemaker import SageMakerJobs
 from benchgen.providers.jobs import JobSpec, job_name_for
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method
-from infra.local.cloud import LocalCloud
-from infra.local.provider_clock import ProviderClock
+from localcloud.cloud import LocalCloud
+from localcloud.provider_clock import ProviderClock
 
 ROLE = "arn:aws:iam::123456789012:role/benchgen-training"
 RUN_ID = "train-0f0f0f0f0f0f0f0f0f0f0f0f"

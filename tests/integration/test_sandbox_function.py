@@ -20,8 +20,8 @@ import pytest
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import RunStatus
-from infra.examplegen.writing import write_bundle_zip
-from infra.local.cloud import LocalCloud
+from examplegen.writing import write_bundle_zip
+from localcloud.cloud import LocalCloud
 from tests.program_runs import PROGRAM_VARIABLES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -19,9 +19,9 @@ from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import ArtifactStatus, RunRecord, RunStatus
 from benchgen.steps.keys import case_shard_key, execution_name, sharded_execution_name
-from infra.examplegen.writing import write_bundle_zip
-from infra.local.cloud import LocalCloud
+from examplegen.writing import write_bundle_zip
 from infra.sizing import SHARD_CASES
+from localcloud.cloud import LocalCloud
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ENVIRONMENT = "gsm8k-tr"

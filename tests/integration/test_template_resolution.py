@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from infra.local.cloud import LocalCloud
-from infra.local.stack_template import FUNCTION_FOLDERS, UnresolvedReferenceError
+from localcloud.cloud import LocalCloud
+from localcloud.stack_template import FUNCTION_FOLDERS, UnresolvedReferenceError
 
 
 def stand_in_handlers() -> dict[str, Any]:

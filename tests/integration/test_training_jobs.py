@@ -18,7 +18,7 @@ from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method, ProviderKind
-from infra.local.model_server import ExampleModelServer
+from localcloud.model_server import ExampleModelServer
 
 BEDROCK = ProviderKind("bedrock")
 SAGEMAKER = ProviderKind("sagemaker")

@@ -8,8 +8,8 @@ from typing import Any
 from benchgen.aws.tables.evaluations import EvaluationsRepo
 from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord
 from benchgen.records.runs import LiveModel
-from infra.cli.demo import Api
-from infra.local.cloud import LocalCloud
+from cli.demo import Api
+from localcloud.cloud import LocalCloud
 from tests.integration.evaluation_setup import ENVIRONMENT, PACKAGE_ID, put_training_run, subject, user
 
 TRAINING = "train-00000000000000000000000b"

@@ -38,7 +38,7 @@ from benchgen.steps.keys import package_key, training_execution_name
 from benchgen.training.examples import text_hash
 from benchgen.vocabulary import ProviderKind
 from infra.constructs.training import LOCAL_TRAINING_CONTEXT, TRAINING_MAX_POLLS
-from infra.local.cloud import LocalCloud
+from localcloud.cloud import LocalCloud
 from tests.integration.factories import everything_stored, received_events, watch_events
 
 BEDROCK = ProviderKind("bedrock")
@@ -583,7 +583,7 @@ def test_a_train_file_with_a_held_out_row_is_refused_at_upload_and_nothing_is_up
 def test_an_openai_compatible_run_sends_train_and_validation_only_and_keeps_the_key_nowhere(
     world: World, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from infra.local.model_server import ExampleModelServer
+    from localcloud.model_server import ExampleModelServer
 
     caplog.set_level(logging.INFO)
     # Given the example server's simulated fine-tuning, which answers only with its key, and that key in a

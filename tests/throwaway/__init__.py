@@ -16,7 +16,7 @@ NAME = "throwaway"
 MODULES = {
     f"benchgen.providers.{NAME}": "tests.throwaway.definition",
     f"benchgen.aws.providers.{NAME}": "tests.throwaway.adapter",
-    f"infra.local.providers.{NAME}": "tests.throwaway.local_fake",
+    f"localcloud.providers.{NAME}": "tests.throwaway.local_fake",
 }
 
 

@@ -1,8 +1,8 @@
-"""The throwaway kind's local fake: what ``infra/local/providers/throwaway.py`` would hold."""
+"""The throwaway kind's local fake: what ``localcloud/providers/throwaway.py`` would hold."""
 
 from __future__ import annotations
 
-from infra.local.provider_clock import ProviderClock
+from localcloud.provider_clock import ProviderClock
 
 INSTALLED: list[ProviderClock] = []
 

@@ -16,7 +16,7 @@ from benchgen.steps.ingest import ingest_submission
 from benchgen.steps.register import register_environment
 from benchgen.steps.score import score_run
 from benchgen.steps.shards import build_shard_artifact, reduce_scores, score_shard
-from infra.examplegen.writing import write_bundle_zip
+from examplegen.writing import write_bundle_zip
 from tests.fakes import MemoryEnvironments, MemoryRuns, MemoryStarter, MemoryStore, Published
 
 BUNDLE_KEY = "environments/tiny/v1/bundle.zip"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchgen.sandbox import local, runner
-from infra.cli.main import main
+from cli.main import main
 from tests.codabench_bundles import LABELS, cheating_submission, code_submission, results_folder, write_bundle
 
 APP_SCORE_PY = """\

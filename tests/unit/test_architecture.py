@@ -22,7 +22,7 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 LIBRARY = "benchgen"
 HANDLERS = "functions"
 # Operator-side code, never deployed: the CDK app, the command line, the local cloud, the example generator.
-OPERATOR_SIDE = ("infra",)
+OPERATOR_SIDE = ("infra", "cli", "localcloud", "examplegen")
 SOURCES = {LIBRARY: ROOT / "layers" / LIBRARY, HANDLERS: ROOT / HANDLERS} | {
     package: ROOT / package for package in OPERATOR_SIDE
 }

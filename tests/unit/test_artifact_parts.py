@@ -19,7 +19,7 @@ from benchgen.ingest import ingest
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import RunInfo
 from benchgen.scoring.engine import score_predictions
-from infra.examplegen import generate_environment
+from examplegen import generate_environment
 from tests.unit.bad_bundles import SCORING_METADATA, SCORING_SCRIPT
 
 CASES = 1000

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from infra.cli.main import main
-from infra.cli.progress import ProgressBar
-from infra.examplegen import EXAMPLE_SIZES
+from cli.main import main
+from cli.progress import ProgressBar
+from examplegen import EXAMPLE_SIZES
 from tests.codabench_bundles import DOCKER_IMAGE, LABELS, results_folder, write_bundle
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

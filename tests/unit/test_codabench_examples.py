@@ -17,7 +17,7 @@ from types import ModuleType
 
 import pytest
 
-from infra.cli.main import main
+from cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 needs_root = pytest.mark.skipif(

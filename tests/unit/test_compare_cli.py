@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.cli.main import main
+from cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BUNDLE = EXAMPLES / "gsm8k-tr" / "bundle"

@@ -26,7 +26,7 @@ from benchgen.ingest import ingest
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import RunInfo
 from benchgen.scoring.engine import score_predictions
-from infra.examplegen import generate_environment
+from examplegen import generate_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = ROOT / "tests" / "data" / "example_outputs.json"

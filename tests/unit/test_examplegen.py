@@ -13,7 +13,7 @@ import yaml
 
 from benchgen.environment import check_bundle
 from benchgen.scoring.code import PatchError, apply_diff, materialise, parse_diff
-from infra.examplegen import ENVIRONMENTS, generate_environment, write_bundle_zip
+from examplegen import ENVIRONMENTS, generate_environment, write_bundle_zip
 
 TURKISH_CONNECTORS = ("ardından", "sonra", "daha sonra", "ayrıca", "bunun yanında")
 

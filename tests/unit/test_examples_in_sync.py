@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from infra.examplegen import generate_examples
+from examplegen import generate_examples
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 REGENERATE = "run `benchgen examples generate --out examples` and commit the result"

@@ -15,7 +15,7 @@ from benchgen.records.runs import RunClaim, RunRecord, RunStatus
 from benchgen.steps.attempts import Invocation
 from benchgen.steps.ingest import ingest_submission
 from benchgen.steps.keys import prediction_key
-from infra.examplegen.writing import write_bundle_zip
+from examplegen.writing import write_bundle_zip
 from tests.fakes import FlakyUpload, MemoryEnvironments, MemoryRuns, MemoryStore
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -13,7 +13,7 @@ from benchgen.ingest import ingest
 from benchgen.sandbox.job import ProgramJob, ProgramResult
 from benchgen.sandbox.local import LocalSandbox
 from benchgen.scoring.engine import score_predictions
-from infra.cli.main import main
+from cli.main import main
 from tests.codabench_bundles import (
     CHEATING_MODEL_PY,
     INTERACTIVE_INGESTION_PY,

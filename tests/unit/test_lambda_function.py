@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from benchgen.aws import handlers
 from benchgen.aws.handlers import LambdaFunction
-from infra.local import lambda_hook
+from localcloud import lambda_hook
 
 
 class ShardTask(BaseModel):

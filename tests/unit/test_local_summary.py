@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from infra.cli.local import summary
+from cli.local import summary
 
 
 def test_the_summary_names_every_state_machine_of_the_stack() -> None:

@@ -14,7 +14,7 @@ from benchgen.inference.model import ModelCallError
 from benchgen.inference.prompts import prompt_for
 from benchgen.inference.retry import Backoff, ask
 from benchgen.vocabulary import Sampling
-from infra.local.model_server import BASE_MODEL, TUNED_MODEL, ExampleModelServer, Fault
+from localcloud.model_server import BASE_MODEL, TUNED_MODEL, ExampleModelServer, Fault
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NO_WAIT = Backoff(attempts=4, base_s=0.0, cap_s=0.0)

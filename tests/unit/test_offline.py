@@ -16,8 +16,8 @@ from benchgen.ingest import IngestReport
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import RunInfo
 from benchgen.scoring.engine import ScoreReport
-from infra.cli.main import main
-from infra.examplegen import generate_environment
+from cli.main import main
+from examplegen import generate_environment
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 

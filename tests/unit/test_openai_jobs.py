@@ -18,8 +18,8 @@ from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
 from benchgen.providers.openai_compatible import fine_tune_request
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method
-from infra.local.model_server import TUNED_MODEL, ExampleModelServer
-from infra.local.providers.openai_compatible import SIMULATED_TRAINING
+from localcloud.model_server import TUNED_MODEL, ExampleModelServer
+from localcloud.providers.openai_compatible import SIMULATED_TRAINING
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[1] / "data" / "together_fine_tunes_request.schema.json").read_text()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.cli.main import main
+from cli.main import main
 from tests.codabench_bundles import LABELS, results_folder, write_two_task_bundle
 
 

@@ -23,7 +23,7 @@ from benchgen.steps.prepare import (
     generate_preparation,
 )
 from benchgen.training.examples import HeldOutCase, Kind, PreparedExample, SourceContext, text_hash
-from infra.examplegen.writing import write_bundle_zip
+from examplegen.writing import write_bundle_zip
 from tests.fakes import MemoryStore
 from tests.unit.finetune_inputs import forty_wrong_of_fifty, make_env, scoring_output
 from tests.unit.preparation_inputs import make_spec

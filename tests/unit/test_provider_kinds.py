@@ -24,10 +24,10 @@ from tests.throwaway import registered
 
 ROOT = Path(__file__).resolve().parents[2]
 # The code a kind could be named in: the library, the handlers, and the CDK app with its local cloud. The
-# command line (infra/cli) is left out: it drives the application as a user does, choosing kinds by name.
+# command line (cli) is left out: it drives the application as a user does, choosing kinds by name.
 CODE = [ROOT / "layers", ROOT / "functions", ROOT / "infra"]
 NOT_CODE = [ROOT / "infra" / "cli"]
-PACKAGES = ("benchgen.providers", "benchgen.aws.providers", "infra.local.providers")
+PACKAGES = ("benchgen.providers", "benchgen.aws.providers", "localcloud.providers")
 # The openai-compatible kind's local fake (its Together-style fine-tunes) is served by the example model
 # server, which speaks that kind's API for the examples and the demo.
 SERVED_BY = {"openai-compatible": {ROOT / "infra" / "local" / "model_server.py"}}
@@ -94,7 +94,7 @@ def test_every_kind_has_its_definition_adapter_and_local_fake(kind: str) -> None
     assert definition.kind == kind
     found = adapter(kind)
     assert callable(found.training_jobs) and callable(found.model)
-    assert callable(import_module(f"infra.local.providers.{ProviderKind(kind).module}").install)
+    assert callable(import_module(f"localcloud.providers.{ProviderKind(kind).module}").install)
 
 
 def test_the_kinds_are_listed_in_the_order_of_the_list_of_kinds() -> None:
@@ -180,7 +180,7 @@ def test_a_request_outside_a_registered_kinds_profile_is_refused_with_its_senten
 
 
 def test_the_provider_clock_installs_a_registered_kinds_local_fake(throwaway: ProviderDefinition) -> None:
-    from infra.local.provider_clock import ProviderClock
+    from localcloud.provider_clock import ProviderClock
     from tests.throwaway import local_fake
 
     with ProviderClock() as clock:

@@ -30,8 +30,8 @@ def test_the_shards_hold_the_runs_cases_and_predictions_in_order_with_its_metada
     from benchgen.environment import open_environment
     from benchgen.ingest import ingest
     from benchgen.submission import open_predictions
-    from infra.examplegen import generate_environment
-    from infra.examplegen.base import REFERENCE_DIR
+    from examplegen import generate_environment
+    from examplegen.base import REFERENCE_DIR
 
     # Given a 50-case run ingested whole (about 30% of the answers wrong, some cases unanswered)
     made = generate_environment("gsm8k-tr", tmp_path / "made", cases=50, seed=7)

@@ -18,7 +18,7 @@ from benchgen.ingest import ingest
 from benchgen.scoring import score_parts, templates
 from benchgen.scoring.engine import score_predictions
 from benchgen.scoring.score_parts import finish_scores, score_part
-from infra.examplegen import generate_environment
+from examplegen import generate_environment
 
 OUTPUTS = ("scores.json", "scoring_output.zip", "detailed_results.json", "detailed_results.html")
 CASES = 500

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from infra.local.stack_template import (
+from localcloud.stack_template import (
     Route,
     StackTemplate,
     UnresolvedReferenceError,

@@ -1,0 +1,31 @@
+"""``benchgen``: the operator's command line. Each command lives in its own module and loads heavy
+dependencies (CDK, moto, the engine) only when it runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from cli import bundle, compare, demo_command, examples, local, prepare, score_command
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="benchgen",
+        description="Benchmark environments that judge a model and turn its mistakes into training data.",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in (bundle, score_command, prepare, compare, examples, local, demo_command):
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

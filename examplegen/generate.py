@@ -1,0 +1,168 @@
+"""Writes a generated environment (a bundle folder) and its submission to disk, streaming case by case."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from examplegen.base import REFERENCE_DIR, EnvironmentGenerator
+from examplegen.codabench_style import generate_codabench_style
+from examplegen.code_env import CodeEnvironment
+from examplegen.custom_program_env import CustomProgramEnvironment
+from examplegen.failures import failure_plan
+from examplegen.math_env import MathEnvironment
+from examplegen.qa_env import QaEnvironment
+from examplegen.routing_env import RoutingEnvironment
+from examplegen.writing import JsonlWriter, PredictionsWriter, SubmissionFormat, write_text, write_yaml
+
+EXAMPLES_SEED = 20260601
+EXAMPLE_SIZES = {"gsm8k-tr": 50, "gsm8k-en": 40, "qa": 45, "routing": 40, "code": 30, "custom-program": 36}
+
+
+def generators() -> dict[str, EnvironmentGenerator]:
+    """Every environment the generator knows, by name."""
+    found: list[EnvironmentGenerator] = [
+        MathEnvironment("tr"),
+        MathEnvironment("en"),
+        QaEnvironment(),
+        RoutingEnvironment(),
+        CodeEnvironment(),
+        CustomProgramEnvironment(),
+    ]
+    return {generator.name: generator for generator in found}
+
+
+ENVIRONMENTS = tuple(generators())
+
+
+@dataclass(frozen=True)
+class GeneratedEnvironment:
+    name: str
+    title: str
+    scoring: str  # the built-in template, or "scoring program"
+    bundle_dir: Path
+    submission_path: Path
+    cases: int
+    failing: int  # cases the submission was written to get wrong
+    has_finetune: bool
+
+    @property
+    def fail_share(self) -> float:
+        return self.failing / self.cases
+
+
+def generate_environment(
+    name: str,
+    out_dir: Path,
+    *,
+    cases: int,
+    seed: int,
+    submission_format: SubmissionFormat | None = None,
+) -> GeneratedEnvironment:
+    """Writes ``out_dir/bundle/`` (competition.yaml, reference/cases.jsonl, extras) and
+    ``out_dir/submission/predictions.json`` (or ``.jsonl``). Same name, size and seed give the same bytes."""
+    known = generators()
+    if name not in known:
+        raise ValueError(f"unknown environment {name!r}; choose one of: {', '.join(known)}")
+    if cases < 1:
+        raise ValueError(f"cases must be at least 1, got {cases}")
+    generator = known[name]
+    # Generated data only needs reproducibility, not unpredictability.
+    rng = random.Random(seed)  # noqa: S311
+    bundle_dir = out_dir / "bundle"
+    competition = generator.competition()
+    write_yaml(bundle_dir / "competition.yaml", competition)
+    failing = 0
+    fmt = submission_format or generator.submission_format
+    with (
+        JsonlWriter(bundle_dir / REFERENCE_DIR / "cases.jsonl") as case_file,
+        PredictionsWriter(out_dir / "submission", fmt) as predictions,
+    ):
+        for index, fail in enumerate(failure_plan(rng, cases)):
+            case, prediction = generator.make_case(rng, index, fail)
+            case_file.write(case)
+            predictions.write(prediction)
+            failing += fail
+        submission_path = predictions.finish(generator.submission_metadata(rng, cases))
+    generator.write_extras(bundle_dir, rng, cases)
+    return GeneratedEnvironment(
+        name=name,
+        title=competition["title"],
+        scoring=competition.get("template", "scoring program"),
+        bundle_dir=bundle_dir,
+        submission_path=submission_path,
+        cases=cases,
+        failing=failing,
+        has_finetune="finetune" in competition,
+    )
+
+
+def generate_examples(out: Path, *, seed: int = EXAMPLES_SEED) -> list[GeneratedEnvironment]:
+    """The committed ``examples/`` tree: every environment, small, with a fixed seed.
+
+    Each environment's folder is replaced as a whole so files from an older generator do not linger.
+    """
+    made = []
+    for offset, (name, size) in enumerate(EXAMPLE_SIZES.items()):
+        target = out / name
+        if target.exists():
+            shutil.rmtree(target)
+        made.append(generate_environment(name, target, cases=size, seed=seed + offset))
+    generate_codabench_style(out, seed=seed + len(EXAMPLE_SIZES))
+    write_text(out / "README.md", examples_readme(made, out, seed))
+    return made
+
+
+def examples_readme(made: list[GeneratedEnvironment], out: Path, seed: int) -> str:
+    """The tree's README; it names the folder ``examples`` wherever it is written, so copies compare equal."""
+    rows = [
+        f"| `{item.name}` | {item.title} | {item.scoring} | {item.cases} | {item.failing} "
+        f"| `{item.submission_path.relative_to(out).as_posix()}` | {'yes' if item.has_finetune else 'no'} |"
+        for item in made
+    ]
+    first = made[0]
+    bundle = (Path("examples") / first.bundle_dir.relative_to(out)).as_posix()
+    submission = (Path("examples") / first.submission_path.relative_to(out)).as_posix()
+    return "\n".join(
+        [
+            "# Examples",
+            "",
+            f"Generated by `benchgen examples generate --out examples` (seed {seed}). Do not edit these",
+            "files by hand: `tests/unit/test_examples_in_sync.py` fails when they drift from the generator.",
+            "",
+            "Each folder holds an environment bundle (`bundle/`: `competition.yaml`, `reference/cases.jsonl`",
+            "and, for some, a pool or a scoring program) and a submission that gets about 30% of the cases",
+            "wrong in the ways models do.",
+            "",
+            "| folder | title | scoring | cases | meant to fail | submission | finetune |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+            "",
+            "Try one:",
+            "",
+            "```",
+            f"benchgen bundle check {bundle}",
+            f"benchgen score --bundle {bundle} --submission {submission} --out out/{first.name}",
+            "```",
+            "",
+            "## Codabench-style bundles",
+            "",
+            "Written the way bundles published for Codabench are (programs of their own, no `cases.jsonl`),",
+            "each with the submissions it takes in `submission/`:",
+            "",
+            "- `codabench-app`: programs that only name `/app` paths; a code submission (`submission/code`)",
+            "  and a results submission (`submission/results`); a boolean column and score keys that are no",
+            "  column. `/app` is there with the local runner as root and in the sandbox function's image.",
+            "- `codabench-multitask`: a phase of two tasks and a computed column; `--phase Final` runs one.",
+            "- `codabench-interactive`: `ingestion_only_during_scoring`, the two programs talking through",
+            "  `shared/` while both run (side by side needs the local runner as root).",
+            "",
+            "```",
+            "benchgen score --bundle examples/codabench-multitask/bundle "
+            "--submission examples/codabench-multitask/submission --out out/multitask",
+            "```",
+            "",
+        ]
+    )

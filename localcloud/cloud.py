@@ -1,0 +1,397 @@
+"""The application on moto: resources created from the synthesized CDK template, handlers in-process.
+
+This module runs the cloud (moto, the process environment, clients) and operates it (users, the API,
+executions); ``provision.py`` creates the template's resources in it.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import hmac
+import json
+import logging
+import os
+import time
+import urllib.request
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any, Literal
+
+from localcloud.api_server import ApiServer
+from localcloud.atomic_writes import AtomicItemWrites
+from localcloud.auth import TokenVerifier, moto_jwks
+from localcloud.function_logs import FunctionLogs
+from localcloud.lambda_hook import Handler, LambdaHook
+from localcloud.provider_clock import ProviderClock
+from localcloud.provision import Provisioner
+from localcloud.stack_template import Route, StackTemplate, lazy_handler
+
+Mode = Literal["in-process", "server"]
+
+MOTO_CONFIG = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
+# moto accepts any credentials; fixed fake ones keep a real profile from ever being used.
+LOCAL_KEY = "testing"
+
+
+# moto logs at ERROR every JSONPath a state machine's Choice finds missing, though an `IsPresent` test
+# asks exactly that and gets its answer; a failed execution says what failed in its own history.
+_MOTO_EVALUATION_LOG = "moto.stepfunctions.parser.asl.component.eval_component"
+# moto warns on every Distributed Map that states a ToleratedFailureCount that it does not evaluate it; it
+# fails the Map on any failed item, which is what the only count the stack states (0) asks for.
+_MOTO_PREPROCESSOR_LOG = "moto.stepfunctions.parser.asl.parse.preprocessor"
+_TOLERATED_FAILURES_NOTE = "ToleratedFailureCount declarations currently have no effect"
+
+
+def _not_the_tolerated_failures_note(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith(_TOLERATED_FAILURES_NOTE)
+
+
+class LocalCloud:
+    """Context manager that stands the synthesized stack up on moto.
+
+    ``template``: a synthesized template dict (tests share one: synthesis takes seconds), copied so the
+    caller's stays as it was; when omitted, ``infra.synth.synth_template(context)`` is called.
+    ``handlers`` maps a function folder name (POWERTOOLS_SERVICE_NAME) to a callable, replacing the
+    default lazy import of ``functions.<name>.handler``.
+    """
+
+    def __init__(
+        self,
+        template: dict[str, Any] | None = None,
+        *,
+        mode: Mode = "in-process",
+        port: int = 5000,
+        region: str = "us-east-1",
+        handlers: Mapping[str, Handler] | None = None,
+        name_prefix: str = "benchgen-local",
+        context: dict[str, Any] | None = None,
+    ) -> None:
+        self.mode: Mode = mode
+        self.port = port
+        self.region = region
+        self.name_prefix = name_prefix
+        self._template_body = copy.deepcopy(template)
+        self._context = context
+        self._handler_overrides = dict(handlers or {})
+        self.template = StackTemplate({}, region=region)
+        self.hook = LambdaHook(region=region)
+        # Training jobs on moto run for a few reads, then end (see provider_clock.py).
+        self.provider_clock = ProviderClock()
+        self._atomic_writes = AtomicItemWrites()
+        self._function_logs = FunctionLogs()
+        self.endpoint_url: str | None = f"http://127.0.0.1:{port}" if mode == "server" else None
+        self.bucket = ""
+        self.table_names: dict[str, str] = {}
+        self.functions: dict[str, str] = {}
+        self.state_machine_arns: dict[str, str] = {}
+        self.state_machine_arn = ""
+        self.bus_name = "default"
+        self.user_pool_id = ""
+        self.client_id = ""
+        self.environment: dict[str, str] = {}
+        self.conflicting_variables: list[str] = []
+        self.timings: dict[str, float] = {}
+        self._client_secret: str | None = None
+        self._client_auth_flows: list[str] = []
+        self._saved_environ: dict[str, str | None] = {}
+        self._mock: Any = None
+        self._server: Any = None
+        self._clients: dict[str, Any] = {}
+
+    # lifecycle
+
+    def __enter__(self) -> LocalCloud:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        started = time.monotonic()
+        body = self._template_body
+        if body is None:
+            from infra.constructs.training import LOCAL_TRAINING_CONTEXT
+            from infra.synth import synth_template
+
+            # Training jobs are polled every second here, not every few minutes: moto's Wait really sleeps.
+            body = synth_template({**LOCAL_TRAINING_CONTEXT, **(self._context or {})})
+        self.timings = {"synthesis_s": time.monotonic() - started}
+        self.template = StackTemplate(body, region=self.region)
+        started = time.monotonic()
+        self._set_environ(self._base_environ())
+        logging.getLogger(_MOTO_EVALUATION_LOG).setLevel(logging.CRITICAL)
+        preprocessor = logging.getLogger(_MOTO_PREPROCESSOR_LOG)
+        if _not_the_tolerated_failures_note not in preprocessor.filters:
+            preprocessor.addFilter(_not_the_tolerated_failures_note)
+        try:
+            self._start_moto()
+            _forget_library_clients()
+            self.provider_clock.install()
+            self.hook.__enter__()
+            self._atomic_writes.__enter__()
+            self._function_logs.__enter__()
+            self._create_resources()
+        except BaseException:
+            self.stop()
+            raise
+        self.timings["resources_s"] = time.monotonic() - started
+
+    def stop(self, drain_timeout: float = 30.0) -> list[str]:
+        """Let running invocations and executions finish, then stop moto and restore the environment.
+
+        Returns what was still running after ``drain_timeout`` (abandoned)."""
+        abandoned: list[str] = []
+        try:
+            # Only a fully started cloud has every state machine to ask about.
+            if "resources_s" in self.timings and (self._mock is not None or self._server is not None):
+                abandoned = self._quiesce(drain_timeout)
+        finally:
+            if self.hook.active:
+                self.hook.__exit__(None, None, None)
+            if self.provider_clock.installed:
+                self.provider_clock.uninstall()
+            self._atomic_writes.__exit__(None, None, None)
+            self._function_logs.__exit__(None, None, None)
+            if self._server is not None:
+                self._server.stop()
+                self._server = None
+            if self._mock is not None:
+                self._mock.stop()
+                self._mock = None
+            self._clients.clear()
+            _forget_library_clients()
+            self._restore_environ()
+        return abandoned
+
+    def _start_moto(self) -> None:
+        if self.mode == "in-process":
+            from moto import mock_aws
+
+            self._mock = mock_aws(config=MOTO_CONFIG)  # type: ignore[call-overload]
+            self._mock.start()
+            return
+        from moto.server import ThreadedMotoServer
+
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port)
+        self._server.start()
+        # The executing Step Functions backend must be chosen before any state machine exists.
+        url = f"{self.endpoint_url}/moto-api/config"
+        body = json.dumps(MOTO_CONFIG).encode()
+        request = urllib.request.Request(url, data=body, method="POST")  # noqa: S310 (loopback http URL)
+        request.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 (same URL)
+            response.read()
+
+    def _base_environ(self) -> dict[str, str]:
+        values = {
+            "AWS_DEFAULT_REGION": self.region,
+            "AWS_REGION": self.region,
+            "AWS_ACCESS_KEY_ID": LOCAL_KEY,
+            "AWS_SECRET_ACCESS_KEY": LOCAL_KEY,
+            "AWS_SESSION_TOKEN": LOCAL_KEY,
+        }
+        if self.mode == "server":
+            # The state machine interpreter calls the other services at localhost:$MOTO_PORT, and the
+            # in-process handlers must reach the server rather than AWS.
+            values["MOTO_PORT"] = str(self.port)
+            values["AWS_ENDPOINT_URL"] = str(self.endpoint_url)
+        return values
+
+    def _set_environ(self, values: Mapping[str, str]) -> None:
+        for name, value in values.items():
+            if name not in self._saved_environ:
+                self._saved_environ[name] = os.environ.get(name)
+            os.environ[name] = value
+
+    def _restore_environ(self) -> None:
+        for name, value in self._saved_environ.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved_environ.clear()
+
+    def client(self, service: str) -> Any:
+        """A boto3 client bound to this local cloud (created after moto is active)."""
+        if service not in self._clients:
+            import boto3
+
+            self._clients[service] = boto3.client(
+                service,
+                region_name=self.region,
+                endpoint_url=self.endpoint_url,
+                aws_access_key_id=LOCAL_KEY,
+                aws_secret_access_key=LOCAL_KEY,
+            )
+        return self._clients[service]
+
+    # resources
+
+    def _create_resources(self) -> None:
+        created = Provisioner(
+            self.template,
+            self.client,
+            region=self.region,
+            name_prefix=self.name_prefix,
+            hook=self.hook,
+            handlers=self._handler_overrides,
+        ).provision()
+        self.bucket = created.bucket
+        self.table_names = created.table_names
+        self.functions = created.functions
+        self.state_machine_arns = created.state_machine_arns
+        self.state_machine_arn = created.state_machine_arn
+        self.bus_name = created.bus_name
+        self.user_pool_id = created.user_pool_id
+        self.client_id = created.client_id
+        self._client_secret = created.client_secret
+        self._client_auth_flows = created.client_auth_flows
+        self.environment = created.environment
+        if self.mode == "in-process":
+            # The sandbox function fetches its job through a presigned URL, a plain HTTP request that only
+            # a moto server answers. In-process, programs go to the same runner directly, without S3.
+            self.environment.pop("SANDBOX_FUNCTION", None)
+        self.conflicting_variables = created.conflicting_variables
+        self._set_environ(self.environment)
+
+    # operations
+
+    def create_user(self, username: str, password: str, *, groups: Sequence[str] = ()) -> str:
+        """Create a confirmed user in the pool, add it to ``groups``, and return an ID token for it.
+
+        The groups must exist in the pool (the stack's, such as ``evaluators``): the token carries them in
+        ``cognito:groups`` as Cognito's would, and a group the pool lacks is refused as Cognito refuses it.
+        """
+        cognito = self.client("cognito-idp")
+        attributes = [{"Name": "email", "Value": username}] if "@" in username else []
+        if attributes:
+            attributes.append({"Name": "email_verified", "Value": "true"})
+        cognito.admin_create_user(
+            UserPoolId=self.user_pool_id,
+            Username=username,
+            TemporaryPassword=password,
+            UserAttributes=attributes,
+            MessageAction="SUPPRESS",
+        )
+        cognito.admin_set_user_password(
+            UserPoolId=self.user_pool_id, Username=username, Password=password, Permanent=True
+        )
+        for group in groups:
+            cognito.admin_add_user_to_group(UserPoolId=self.user_pool_id, Username=username, GroupName=group)
+        parameters = {"USERNAME": username, "PASSWORD": password}
+        if self._client_secret:
+            digest = hmac.new(
+                self._client_secret.encode(), (username + self.client_id).encode(), hashlib.sha256
+            ).digest()
+            parameters["SECRET_HASH"] = base64.b64encode(digest).decode()
+        if "ALLOW_ADMIN_USER_PASSWORD_AUTH" in self._client_auth_flows:
+            result = cognito.admin_initiate_auth(
+                UserPoolId=self.user_pool_id,
+                ClientId=self.client_id,
+                AuthFlow="ADMIN_USER_PASSWORD_AUTH",
+                AuthParameters=parameters,
+            )
+        else:
+            result = cognito.initiate_auth(
+                ClientId=self.client_id, AuthFlow="USER_PASSWORD_AUTH", AuthParameters=parameters
+            )
+        return str(result["AuthenticationResult"]["IdToken"])
+
+    def serve_api(self, port: int = 0, *, access_log: bool = True) -> ApiServer:
+        """The REST API on loopback, behind the user pool's token checks, calling the real API function."""
+        verifier = TokenVerifier(
+            user_pool_id=self.user_pool_id, client_id=self.client_id, jwks=self.jwks(), region=self.region
+        )
+        return ApiServer(
+            self.routes(),
+            self._handler_overrides.get("api") or lazy_handler("api"),
+            verifier,
+            port=port,
+            stage=self.template.stage_name(),
+            region=self.region,
+            access_log=access_log,
+        )
+
+    def jwks(self) -> dict[str, Any]:
+        """The public signing keys of the pool's tokens (the pool's .well-known/jwks.json)."""
+        return moto_jwks()
+
+    def routes(self) -> list[Route]:
+        return self.template.api_routes()
+
+    def execution_arn(self, name: str, state_machine_arn: str | None = None) -> str:
+        machine = state_machine_arn or self.state_machine_arn
+        return machine.replace(":stateMachine:", ":execution:") + f":{name}"
+
+    def wait_for_execution(
+        self, name: str, timeout: float = 30.0, *, state_machine_arn: str | None = None
+    ) -> dict[str, Any]:
+        """Poll the named execution until it exists and has left RUNNING; return describe_execution's answer.
+
+        It may not exist yet: the handler that starts it runs asynchronously after the upload."""
+        arn = self.execution_arn(name, state_machine_arn)
+        deadline = time.monotonic() + timeout
+        sfn = self.client("stepfunctions")
+        while True:
+            try:
+                described: dict[str, Any] = sfn.describe_execution(executionArn=arn)
+            except sfn.exceptions.ExecutionDoesNotExist:
+                described = {"status": "RUNNING"}
+            if described["status"] != "RUNNING":
+                return described
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"execution {name} still RUNNING after {timeout:.0f} s")
+            time.sleep(0.05)
+
+    def settle(self, timeout: float = 60.0) -> None:
+        """Wait until no asynchronous invocation and no execution is running.
+
+        Each can start the other (an upload triggers a handler that starts an execution whose task may
+        write another object), so both are waited for until a pass finds them idle together.
+        """
+        leftover = self._quiesce(timeout)
+        if leftover:
+            raise TimeoutError(f"still running after {timeout:.0f} s: {', '.join(leftover)}")
+
+    def _quiesce(self, timeout: float) -> list[str]:
+        deadline = time.monotonic() + timeout
+        while True:
+            if not self.hook.wait_idle(max(0.0, deadline - time.monotonic())):
+                return ["asynchronous Lambda invocations"]
+            running = self.drain(max(0.0, deadline - time.monotonic()))
+            if running or not self.hook.busy:
+                return running
+
+    def drain(self, timeout: float = 30.0) -> list[str]:
+        """Wait for running executions to finish (their threads call moto after the caller returns).
+
+        Returns the ARNs still running when ``timeout`` ran out."""
+        deadline = time.monotonic() + timeout
+        running: list[str] = []
+        while True:
+            running = [
+                execution["executionArn"]
+                for machine in self.state_machine_arns.values()
+                for execution in self.client("stepfunctions").list_executions(
+                    stateMachineArn=machine, statusFilter="RUNNING"
+                )["executions"]
+            ]
+            if not running or time.monotonic() > deadline:
+                return running
+            time.sleep(0.05)
+
+
+def _forget_library_clients() -> None:
+    # The handlers' cached settings and clients must be made against this cloud, not a previous one
+    # (or real AWS).
+    from benchgen.aws import wiring
+
+    wiring.reset()

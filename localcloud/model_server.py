@@ -1,0 +1,281 @@
+"""A local OpenAI-compatible server of SIMULATED models, for the examples and the tests.
+
+``POST /v1/chat/completions`` answers each example environment's question with the text the example
+generator writes for it, so no real model is involved and nothing here measures one:
+
+- ``example-base`` answers exactly as the example submissions do (wrong on about 30% of the cases);
+- ``example-tuned`` gets right two thirds of the cases that ``example-base`` gets wrong (wrong on about
+  10%), and answers the others as ``example-base`` does.
+
+The same model id and question always give the same answer. A question that belongs to no example gets
+a fixed "I do not know" answer. It listens on the loopback interface only, and can inject faults for
+tests: a 429 with Retry-After, a 500, or a slow answer, for chosen cases and a chosen number of times.
+
+It also SIMULATES Together-style fine-tuning (``/v1/files``, ``/v1/fine-tunes``; see
+``providers/openai_compatible.py``): a job ends after a few reads naming ``example-tuned``, and nothing is
+trained.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import HTTP
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler
+from ipaddress import ip_address
+from typing import Any
+
+from benchgen.inference.prompts import prompt_for
+from examplegen.failures import failure_plan
+from examplegen.generate import EXAMPLE_SIZES, EXAMPLES_SEED, generators
+from localcloud.providers.openai_compatible import FineTunes
+from localcloud.threaded_server import ThreadedServer
+
+BASE_MODEL = "example-base"
+TUNED_MODEL = "example-tuned"
+MODELS = (BASE_MODEL, TUNED_MODEL)
+SIMULATED_NOTICE = "simulated model: answers written by the BenchGen example generator, not by a model"
+UNKNOWN_ANSWER = "I do not know the answer to this question."
+
+
+@dataclass(frozen=True)
+class ExampleAnswers:
+    """One example case: its id, and the right and wrong answer the generator writes for it."""
+
+    case_id: str
+    base_fails: bool
+    right: str
+    wrong: str
+
+    def answer(self, model: str) -> str:
+        if not self.base_fails:
+            return self.right
+        if model == TUNED_MODEL and _stable_share(self.case_id) < 2 / 3:
+            return self.right
+        return self.wrong
+
+
+def _stable_share(text: str) -> float:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") / 2**64
+
+
+def _example_answers() -> Iterator[tuple[str, ExampleAnswers]]:
+    """Replays the example generator: each case's prompt with its right and wrong answer.
+
+    Generation draws each case before its prediction, so replaying the other branch from the same
+    random state gives the same case with the opposite answer."""
+    known = generators()
+    # Each example has the seed generate_examples gives it, so these are the committed examples' cases.
+    for offset, (name, size) in enumerate(EXAMPLE_SIZES.items()):
+        generator = known[name]
+        rng = random.Random(EXAMPLES_SEED + offset)  # noqa: S311
+        for index, fail in enumerate(failure_plan(rng, size)):
+            state = rng.getstate()
+            case, prediction = generator.make_case(rng, index, fail)
+            other_rng = random.Random()  # noqa: S311
+            other_rng.setstate(state)
+            other_case, other_prediction = generator.make_case(other_rng, index, not fail)
+            if other_case != case or "question" not in case:
+                continue
+            texts = (str(prediction["prediction_text"]), str(other_prediction["prediction_text"]))
+            wrong, right = texts if fail else reversed(texts)
+            yield prompt_for(case), ExampleAnswers(str(case["id"]), fail, right, wrong)
+
+
+@dataclass
+class Fault:
+    """Answer ``status`` (after ``delay_s``) to the next ``times`` requests about ``case_id``
+    (every case when None); ``times`` None never stops."""
+
+    status: int = 200
+    case_id: str | None = None
+    times: int | None = 1
+    retry_after_s: float | None = None
+    delay_s: float = 0.0
+
+
+@dataclass
+class Faults:
+    """The faults waiting to be injected, and what was asked (for the tests to read)."""
+
+    pending: list[Fault] = field(default_factory=list)
+    requests: list[str | None] = field(default_factory=list)  # the case id of each request, in order
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, fault: Fault) -> None:
+        with self._lock:
+            self.pending.append(fault)
+
+    def take(self, case_id: str | None) -> Fault | None:
+        with self._lock:
+            self.requests.append(case_id)
+            for fault in self.pending:
+                if fault.case_id is None or fault.case_id == case_id:
+                    if fault.times is not None:
+                        fault.times -= 1
+                        if fault.times <= 0:
+                            self.pending.remove(fault)
+                    return fault
+            return None
+
+
+class ExampleModelServer(ThreadedServer):
+    """The simulated models over HTTP on 127.0.0.1; ``base_url`` is what a connection records.
+
+    ``api_key``, when given, must come as ``Authorization: Bearer <key>`` (a 401 otherwise), so a test
+    can tell that the caller read the key it was meant to."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, api_key: str | None = None) -> None:
+        if not ip_address(host).is_loopback:
+            raise ValueError(f"the example model server listens on loopback only, not {host}")
+        self.faults = Faults()
+        self.fine_tunes = FineTunes(tuned_model=TUNED_MODEL)
+        self._answers = dict(_example_answers())
+        self._api_key = api_key
+        super().__init__(self._handler_class(), host=host, port=port, name="example-models")
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/v1"
+
+    def completion(self, body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """The status, JSON answer and extra headers for one chat completions request body."""
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return _error(400, "the body must be a JSON object with a messages list")
+        model = body.get("model")
+        if model not in MODELS:
+            return _error(404, f"no model {model!r}: this server serves {', '.join(MODELS)}")
+        users = [m for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"]
+        prompt = str(users[-1].get("content", "")) if users else ""
+        example = self._answers.get(prompt)
+        fault = self.faults.take(example.case_id if example else None)
+        if fault is not None:
+            time.sleep(fault.delay_s)
+            if fault.status != 200:
+                headers = {"Retry-After": str(fault.retry_after_s)} if fault.retry_after_s is not None else {}
+                status, answer, _ = _error(fault.status, f"injected fault {fault.status}")
+                return status, answer, headers
+        text = example.answer(str(model)) if example else UNKNOWN_ANSWER
+        digest = hashlib.sha256(f"{model}\n{prompt}".encode()).hexdigest()[:24]
+        return (
+            200,
+            {
+                "id": f"chatcmpl-{digest}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "system_fingerprint": "benchgen-simulated",
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                ],
+                "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split())},
+            },
+            {},
+        )
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # http.server's naming
+                path = self.path.rstrip("/")
+                if path == "/v1/models":
+                    models = [{"id": m, "object": "model", "owned_by": SIMULATED_NOTICE} for m in MODELS]
+                    self._send(200, {"object": "list", "data": models}, {})
+                elif not self._authorized() or self._injected("GET"):
+                    return
+                elif path == "/v1/fine-tunes":
+                    self._send(200, server.fine_tunes.listing(), {})
+                elif path.startswith("/v1/fine-tunes/"):
+                    self._send(*server.fine_tunes.read(path.removeprefix("/v1/fine-tunes/")), {})
+                else:
+                    self._send(*_error(404, f"no route GET {self.path}"))
+
+            def do_POST(self) -> None:
+                path = self.path.rstrip("/")
+                if not self._authorized():
+                    return
+                length = int(self.headers.get("Content-Length") or 0)
+                data = self.rfile.read(length)
+                if path != "/v1/chat/completions" and self._injected("POST"):
+                    return
+                if path == "/v1/files":
+                    self._send(
+                        *server.fine_tunes.upload(*_form_file(self.headers.get("Content-Type"), data)), {}
+                    )
+                    return
+                if path.startswith("/v1/fine-tunes/") and path.endswith("/cancel"):
+                    job_id = path.removeprefix("/v1/fine-tunes/").removesuffix("/cancel")
+                    self._send(*server.fine_tunes.cancel(job_id), {})
+                    return
+                if path not in ("/v1/chat/completions", "/v1/fine-tunes"):
+                    self._send(*_error(404, f"no route POST {self.path}"))
+                    return
+                try:
+                    body = json.loads(data or b"null")
+                except json.JSONDecodeError:
+                    self._send(*_error(400, "the body is not JSON"))
+                    return
+                if path == "/v1/fine-tunes":
+                    self._send(*server.fine_tunes.create(body), {})
+                else:
+                    self._send(*server.completion(body))
+
+            def _injected(self, method: str) -> bool:
+                """Whether an outage the fine-tuning simulation was told of answered this request."""
+                answer = server.fine_tunes.take_outage(f"{method} {self.path}")
+                if answer is not None:
+                    self._send(*answer)
+                return answer is not None
+
+            def _authorized(self) -> bool:
+                if (
+                    server._api_key is None
+                    or self.headers.get("Authorization") == f"Bearer {server._api_key}"
+                ):
+                    return True
+                self._send(*_error(401, "missing or wrong API key"))
+                return False
+
+            def _send(self, status: int, answer: dict[str, Any], headers: dict[str, str]) -> None:
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("X-BenchGen-Simulated", "true")
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Quiet: the tests and the demo report what matters."""
+
+        return Handler
+
+
+def _form_file(content_type: str | None, data: bytes) -> tuple[str, str, bytes]:
+    """The file name, ``purpose`` field and file bytes of a multipart/form-data upload."""
+    head = f"Content-Type: {content_type or 'text/plain'}\r\n\r\n".encode()
+    form = BytesParser(policy=HTTP).parsebytes(head + data)
+    filename, purpose, content = "", "", b""
+    for part in form.iter_parts() if form.is_multipart() else []:
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True)
+        if name == "purpose" and isinstance(payload, bytes):
+            purpose = payload.decode("utf-8", errors="replace")
+        elif name == "file" and isinstance(payload, bytes):
+            filename, content = part.get_filename() or "", payload
+    return filename, purpose, content
+
+
+def _error(status: int, message: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+    kind = HTTPStatus(status).phrase.lower().replace(" ", "_")
+    return status, {"error": {"message": message, "type": kind, "code": status}}, {}
