@@ -23,14 +23,14 @@ from benchgen.vocabulary import PROVIDER_KINDS, Method, ProviderKind
 from tests.throwaway import registered
 
 ROOT = Path(__file__).resolve().parents[2]
-# The code a kind could be named in: the library, the handlers, and the CDK app with its local cloud. The
-# command line (cli) is left out: it drives the application as a user does, choosing kinds by name.
-CODE = [ROOT / "layers", ROOT / "functions", ROOT / "infra"]
-NOT_CODE = [ROOT / "infra" / "cli"]
+# The code a kind could be named in: the library, the handlers, the CDK app, the local cloud and the example
+# generator. The command line (cli/) is left out: it drives the application as a user does, choosing kinds
+# by name.
+CODE = [ROOT / "layers", ROOT / "functions", ROOT / "infra", ROOT / "localcloud", ROOT / "examplegen"]
 PACKAGES = ("benchgen.providers", "benchgen.aws.providers", "localcloud.providers")
 # The openai-compatible kind's local fake (its Together-style fine-tunes) is served by the example model
 # server, which speaks that kind's API for the examples and the demo.
-SERVED_BY = {"openai-compatible": {ROOT / "infra" / "local" / "model_server.py"}}
+SERVED_BY = {"openai-compatible": {ROOT / "localcloud" / "model_server.py"}}
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def _own_files(kind: str) -> set[Path]:
     return {
         ROOT / "layers" / "benchgen" / "providers" / f"{module}.py",
         ROOT / "layers" / "benchgen" / "aws" / "providers" / f"{module}.py",
-        ROOT / "infra" / "local" / "providers" / f"{module}.py",
+        ROOT / "localcloud" / "providers" / f"{module}.py",
         ROOT / "layers" / "benchgen" / "vocabulary.py",
         *SERVED_BY.get(kind, set()),
     }
@@ -69,9 +69,7 @@ def _names_kind(tree: ast.AST, kind: str) -> bool:
 
 def _code_files() -> Iterator[Path]:
     for root in CODE:
-        for path in sorted(root.rglob("*.py")):
-            if not any(path.is_relative_to(excluded) for excluded in NOT_CODE):
-                yield path
+        yield from sorted(root.rglob("*.py"))
 
 
 @pytest.mark.parametrize("kind", PROVIDER_KINDS)
