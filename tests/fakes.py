@@ -7,20 +7,25 @@ the table would store it, a missing object raises what the bucket adapter raises
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchgen.inference.model import Answer, ModelCallError
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
 from benchgen.ports.runs import RunLister, RunsStore
 from benchgen.ports.storage import MissingObject
 from benchgen.providers.connections import ConnectionRecord
+from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
+from benchgen.providers.registry import provider
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord
 from benchgen.records.evaluations import EvaluationRecord, EvaluationStatus
 from benchgen.records.packages import PackageRecord
-from benchgen.records.runs import RunClaim, RunRecord, RunStatus
+from benchgen.records.runs import LiveModel, RunClaim, RunRecord, RunStatus
 from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
+from benchgen.vocabulary import Sampling
 
 
 class FlakyUpload(ConnectionError):
@@ -278,14 +283,127 @@ class MemoryPackages:
         return self.records.get(package_id)
 
 
+class MemoryJobs:
+    """One provider's training jobs, by job name: a second start of a name finds the first job.
+
+    The provider speaks its own words (``started``, then each of ``described`` in turn, the last repeated;
+    ``stopped`` once asked to stop), which become ours through the kind's definition, as each adapter reads
+    them. A :class:`ProviderFault` among the described words is raised instead, as is ``stop_fault`` from
+    a stop. A kind that takes its files through its own upload keeps them by file id.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        *,
+        started: str = "pending",
+        described: Sequence[str | ProviderFault] = ("running",),
+        stopped: str = "cancelled",
+        stop_fault: ProviderFault | None = None,
+        result_model: str = "tuned-model",
+        failure_reason: str | None = None,
+        cost: Mapping[str, float | str] | None = None,
+    ) -> None:
+        self.definition = provider(kind)
+        self.started_as, self.described_as, self.stopped_as = started, list(described), stopped
+        self.stop_fault = stop_fault
+        self.result_model, self.failure_reason = result_model, failure_reason
+        self.cost = dict(cost or {})
+        self.jobs: dict[str, JobSpec] = {}  # job id -> the spec it was started with
+        self.files: dict[str, tuple[str, bytes]] = {}  # file id -> (name, data)
+        self.connections: list[str] = []
+        self.described = 0
+        self.stops: list[str | None] = []
+
+    def for_connection(self, connection: ConnectionRecord) -> MemoryJobs:
+        """The ``jobs_for`` of the steps: every connection reaches this one provider."""
+        self.connections.append(connection.connection_id)
+        return self
+
+    def upload(self, name: str, data: bytes) -> str | None:
+        if not self.definition.uploads_files:
+            return None
+        file_id = f"file-{len(self.files) + 1}"
+        self.files[file_id] = (name, data)
+        return file_id
+
+    def start(self, spec: JobSpec) -> JobState:
+        job_id = f"job-{spec.job_name}"
+        self.jobs.setdefault(job_id, spec)
+        return self._state(self.started_as, job_id)
+
+    def describe(self, spec: JobSpec, job_id: str | None) -> JobState:
+        said = self.described_as[min(self.described, len(self.described_as) - 1)]
+        self.described += 1
+        if isinstance(said, ProviderFault):
+            raise said
+        return self._state(said, f"job-{spec.job_name}")
+
+    def stop(self, spec: JobSpec, job_id: str | None) -> JobState:
+        self.stops.append(job_id)
+        if self.stop_fault is not None:
+            raise self.stop_fault
+        return self._state(self.stopped_as, f"job-{spec.job_name}")
+
+    def _state(self, provider_status: str, job_id: str) -> JobState:
+        status = self.definition.status(provider_status)
+        return JobState(
+            provider_status=provider_status,
+            status=status,
+            job_id=job_id,
+            result_model=self.result_model if status is TrainingStatus.SUCCEEDED else None,
+            failure_reason=self.failure_reason if status is TrainingStatus.FAILED else None,
+            cost=self.cost,
+            message=self.definition.status_note(provider_status),
+        )
+
+
+class MemoryModel:
+    """A live model answering each prompt from ``answers`` (``default`` otherwise, so that a model that
+    was never told a question still answers); the errors in ``faults`` for a prompt are raised first, one
+    per call, and ``down`` on every call."""
+
+    def __init__(
+        self,
+        answers: Mapping[str, str] | None = None,
+        *,
+        default: str = "OK",
+        faults: Mapping[str, Sequence[ModelCallError]] | None = None,
+        down: ModelCallError | None = None,
+    ) -> None:
+        self.answers = dict(answers or {})
+        self.default = default
+        self.faults = {prompt: list(errors) for prompt, errors in (faults or {}).items()}
+        self.down = down
+        self.prompts: list[str] = []
+        self.configured: list[tuple[str, Sampling]] = []
+
+    def for_run(self, live: LiveModel, sampling: Sampling) -> MemoryModel:
+        """The ``model_for`` of the steps: every live run reaches this one model."""
+        self.configured.append((live.model_id, sampling))
+        return self
+
+    def complete(self, prompt: str) -> Answer:
+        self.prompts.append(prompt)
+        if self.down is not None:
+            raise self.down
+        queued = self.faults.get(prompt)
+        if queued:
+            raise queued.pop(0)
+        text = self.answers.get(prompt, self.default)
+        return Answer(text=text, raw=json.dumps({"text": text}))
+
+
 if TYPE_CHECKING:
     # mypy holds each fake to its port: a fake that no longer takes its port's calls fails the type check.
+    from benchgen.inference.model import Model
     from benchgen.ports.connections import ConnectionsReader
     from benchgen.ports.environments import EnvironmentsStore
     from benchgen.ports.evaluations import EvaluationsStore
     from benchgen.ports.events import Publisher
     from benchgen.ports.executions import Starter
     from benchgen.ports.packages import PackagesReader
+    from benchgen.ports.providers import JobsFor, ModelFactory, TrainingJobs
     from benchgen.ports.storage import ObjectStorage
     from benchgen.ports.training_runs import TrainingRunsStore
 
@@ -298,3 +416,7 @@ if TYPE_CHECKING:
     _packages: PackagesReader = MemoryPackages()
     _starter: Starter = MemoryStarter()
     _publisher: Publisher = Published()
+    _jobs: TrainingJobs = MemoryJobs("bedrock")
+    _jobs_for: JobsFor = MemoryJobs("bedrock").for_connection
+    _model: Model = MemoryModel()
+    _model_for: ModelFactory = MemoryModel().for_run

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,21 @@ ANSWERS = {"q1": "#### 2", "q2": "#### 4", "q3": "#### 1100", "q4": "#### 3"}
 FINETUNE = "finetune:\n  language: en\n"
 
 
+def tiny_bundle(root: Path, *, finetune: str = FINETUNE, cases: Sequence[Mapping[str, str]] = CASES) -> bytes:
+    """The zipped bundle of the tiny math benchmark over ``cases``, built under ``root``."""
+    bundle = root / "bundle"
+    (bundle / "reference").mkdir(parents=True)
+    (bundle / "reference" / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    (bundle / "competition.yaml").write_text(
+        "version: 2\ntitle: Tiny math\ntemplate: math\n"
+        f"{finetune}"
+        "tasks:\n  - index: 0\n    reference_data: reference\n"
+        "phases:\n  - index: 0\n    tasks: [0]\n"
+        "leaderboards:\n  - columns:\n      - {title: Accuracy, key: accuracy, index: 0}\n"
+    )
+    return write_bundle_zip(bundle, root / "bundle.zip").read_bytes()
+
+
 def invocation() -> Invocation:
     return Invocation(request_id="req-1", deadline=time.time() + 600, attempts=3)
 
@@ -55,20 +71,10 @@ class Run:
     ) -> None:
         self.root = root
         self.deliveries = 0
-        bundle = root / "bundle"
-        (bundle / "reference").mkdir(parents=True)
-        (bundle / "reference" / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
-        (bundle / "competition.yaml").write_text(
-            "version: 2\ntitle: Tiny math\ntemplate: math\n"
-            f"{finetune}"
-            "tasks:\n  - index: 0\n    reference_data: reference\n"
-            "phases:\n  - index: 0\n    tasks: [0]\n"
-            "leaderboards:\n  - columns:\n      - {title: Accuracy, key: accuracy, index: 0}\n"
-        )
         predictions = {"predictions": [{"id": i, "prediction_text": t} for i, t in ANSWERS.items()]}
         self.store = MemoryStore(
             {
-                BUNDLE_KEY: write_bundle_zip(bundle, root / "bundle.zip").read_bytes(),
+                BUNDLE_KEY: tiny_bundle(root, finetune=finetune),
                 SUBMISSION_KEY: json.dumps(predictions).encode(),
             }
         )
