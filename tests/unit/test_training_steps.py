@@ -370,9 +370,6 @@ def test_a_package_without_training_rows_is_refused(tmp_path: Path) -> None:
     assert str(refused.value) == f"package {PACKAGE_ID} has no training rows: there is nothing to train on"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="upload_step sends the validation file before it finds the train file empty"
-)
 def test_a_package_without_training_rows_sends_no_file_to_the_provider(tmp_path: Path) -> None:
     world = Training(tmp_path, kind=OPENAI_COMPATIBLE, train=b"")
 

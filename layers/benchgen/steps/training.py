@@ -210,6 +210,11 @@ def upload_step(
             f"refused: rows to upload would carry held-out test cases ({'; '.join(problems)}); "
             "nothing was uploaded: generate the preparation again, package it, and launch a new run"
         )
+    if not contents.get(SPLIT_FILES[Split.TRAIN], b"").strip():
+        # Checked before any upload: a file sent for a run that can never train would stay behind.
+        raise TrainingRefused(
+            f"package {record.package_id} has no training rows: there is nothing to train on"
+        )
     uris: dict[str, str | None] = {}
     jobs = jobs_for(connection) if provider(connection.provider).uploads_files else None
     for split in UPLOADED_SPLITS:
@@ -227,10 +232,7 @@ def upload_step(
             store.upload(path, key, content_type="application/jsonl")
             uris[split.value] = f"s3://{bucket}/{key}"
     train_uri = uris[Split.TRAIN.value]
-    if train_uri is None:
-        raise TrainingRefused(
-            f"package {record.package_id} has no training rows: there is nothing to train on"
-        )
+    assert train_uri is not None  # a package without training rows was refused above
     return Uploaded(train_uri=train_uri, validation_uri=uris[Split.VALIDATION.value]).model_dump()
 
 
