@@ -80,7 +80,7 @@ class _Timed:
 
 def run(cases: int, shard_cases: int, root: Path) -> dict[str, Any]:
     from benchgen.aws.tables.runs import RunsRepo
-    from benchgen.pipeline.keys import execution_name, sharded_execution_name
+    from benchgen.steps.keys import execution_name, sharded_execution_name
     from infra.examplegen import generate_environment
     from infra.examplegen.writing import write_bundle_zip
     from infra.local.cloud import LocalCloud

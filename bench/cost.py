@@ -199,7 +199,7 @@ def file_of(key: str) -> str:
     shard's prediction output is a ``prediction_output.zip``; any other object is named by its key's last
     part, a shard's number in it replaced by ``<shard>``."""
     from benchgen.outputs import RunOutput
-    from benchgen.pipeline.keys import CASE_SHARDS, RUN_SHARDS
+    from benchgen.steps.keys import CASE_SHARDS, RUN_SHARDS
 
     name = key.rsplit("/", 1)[-1]
     if key.startswith(CASE_SHARDS):

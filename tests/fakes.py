@@ -1,4 +1,4 @@
-"""In-memory stand-ins for the pipeline's ports (:mod:`benchgen.pipeline.ports`), for unit tests.
+"""In-memory fakes of the steps' ports (:mod:`benchgen.ports`), for unit tests.
 
 Each keeps the promise its adapter keeps on AWS, so a step's test means what it would against moto: a
 conditional write whose condition fails changes nothing and answers ``False``, a record is validated as
@@ -11,9 +11,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from benchgen.aws.storage import MissingObject
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.ports import RunsStore
+from benchgen.ports.runs import RunsStore
+from benchgen.ports.storage import MissingObject
 from benchgen.records import EnvironmentOwner, EnvironmentRecord, RunClaim, RunRecord, RunStatus
 
 
@@ -50,19 +50,19 @@ class MemoryStore:
         self.objects[key] = path.read_bytes()
         self.uploads.append(key)
 
-    def head(self, key: str, *, version_id: str | None = None) -> dict[str, Any]:
-        if key not in self.objects:
-            # What S3's 404 is to the adapter: an unexpected error, not one a user can act on.
-            raise LookupError(f"{key} is not in the bucket")
-        return {"ContentLength": len(self.objects[key]), "Metadata": self.metadata(key)}
-
     def lines(self, key: str, *, start: int = 0, chunk_size: int = 1 << 20) -> Iterator[bytes]:
         if key not in self.objects:
             raise MissingObject(f"{key} is not in the bucket")
-        yield from self.objects[key][start:].splitlines()
+        yield from self.objects[key][start:].splitlines(keepends=True)
 
     def metadata(self, key: str, *, version_id: str | None = None) -> dict[str, str]:
+        if key not in self.objects:
+            # What S3's 404 is to the adapter: an unexpected error, not one a user can act on.
+            raise LookupError(f"{key} is not in the bucket")
         return dict(self.object_metadata.get(key, {}))
+
+    def size(self, key: str) -> int | None:
+        return len(self.objects[key]) if key in self.objects else None
 
 
 class MemoryEnvironments:

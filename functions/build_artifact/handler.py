@@ -6,7 +6,7 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.artifact_step import build_run_artifact
+from benchgen.steps.artifact import build_run_artifact
 from benchgen.tasks import RunTask
 
 function = LambdaFunction("build_artifact", counts=True)

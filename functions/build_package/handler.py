@@ -6,7 +6,7 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.package_step import PackageTask, build_package_step
+from benchgen.steps.package import PackageTask, build_package_step
 
 function = LambdaFunction("build_package", counts=True)
 

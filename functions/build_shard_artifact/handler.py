@@ -6,7 +6,7 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.shard_steps import build_shard_artifact
+from benchgen.steps.shards import build_shard_artifact
 from benchgen.tasks import ShardTask
 
 function = LambdaFunction("build_shard_artifact", counts=True)

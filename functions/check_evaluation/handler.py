@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from benchgen.aws.handlers import LambdaFunction
 from benchgen.aws.wiring import Adapters
-from benchgen.evaluation.steps import check
+from benchgen.steps.evaluation import check
 
 function = LambdaFunction("check_evaluation")
 

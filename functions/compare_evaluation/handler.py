@@ -6,7 +6,7 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.evaluation.steps import compare
+from benchgen.steps.evaluation import compare
 from benchgen.tasks import EvaluationTask
 
 function = LambdaFunction("compare_evaluation", counts=True)

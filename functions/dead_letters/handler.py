@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws.handlers import LambdaFunction
 from benchgen.aws.wiring import adapters
-from benchgen.pipeline.dead_letters import DeadLetter, settle_dead_letter
+from benchgen.steps.dead_letters import DeadLetter, settle_dead_letter
 
 function = LambdaFunction("dead_letters", counts=True)
 

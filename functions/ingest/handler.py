@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
-from benchgen.aws.s3_events import UploadedObject
 from benchgen.aws.wiring import adapters
-from benchgen.pipeline.attempts import Invocation
-from benchgen.pipeline.ingest_step import ingest_submission
+from benchgen.ports.storage import UploadedObject
 from benchgen.records import RunStatus
+from benchgen.steps.attempts import Invocation
+from benchgen.steps.ingest import ingest_submission
 
 function = LambdaFunction("ingest", counts=True)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.prepare_step import CheckTask, check_preparation
+from benchgen.steps.prepare import CheckTask, check_preparation
 
 function = LambdaFunction("prepare_check")
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.prepare_step import GenerateTask, generate_preparation
+from benchgen.steps.prepare import GenerateTask, generate_preparation
 
 function = LambdaFunction("prepare_generate", counts=True)
 

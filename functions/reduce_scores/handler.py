@@ -6,7 +6,7 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.shard_steps import reduce_scores
+from benchgen.steps.shards import reduce_scores
 from benchgen.tasks import RunTask
 
 function = LambdaFunction("reduce_scores", counts=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
-from benchgen.aws.s3_events import UploadedObject
 from benchgen.aws.wiring import adapters
-from benchgen.pipeline.register import register_environment
+from benchgen.ports.storage import UploadedObject
+from benchgen.steps.register import register_environment
 
 function = LambdaFunction("register_environment", counts=True)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
-from benchgen.aws.s3_events import UploadedObject
 from benchgen.aws.wiring import adapters
-from benchgen.pipeline.attempts import Invocation
-from benchgen.pipeline.score_step import score_run
+from benchgen.ports.storage import UploadedObject
+from benchgen.steps.attempts import Invocation
+from benchgen.steps.score import score_run
 
 function = LambdaFunction("score", counts=True)
 

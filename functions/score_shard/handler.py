@@ -6,7 +6,7 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.shard_steps import score_shard
+from benchgen.steps.shards import score_shard
 from benchgen.tasks import ShardTask
 
 function = LambdaFunction("score_shard", counts=True)

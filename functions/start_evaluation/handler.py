@@ -6,7 +6,7 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.evaluation.steps import start
+from benchgen.steps.evaluation import start
 from benchgen.tasks import EvaluationTask
 
 function = LambdaFunction("start_evaluation", counts=True)

@@ -7,8 +7,8 @@ from typing import Any
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.training_jobs import jobs_for
 from benchgen.aws.wiring import Adapters
-from benchgen.pipeline.keys import package_key
 from benchgen.pipeline.training_step import TrainingTask, upload_step
+from benchgen.steps.keys import package_key
 
 function = LambdaFunction("upload_training")
 

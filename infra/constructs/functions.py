@@ -20,7 +20,9 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.keys import (
+from benchgen.providers.jobs import JOB_NAME_PREFIX as TRAINING_JOB_PREFIX
+from benchgen.settings import METRICS_NAMESPACE
+from benchgen.steps.keys import (
     ARTIFACT_PART,
     CASE_SCOPE,
     CASE_SHARDS,
@@ -28,8 +30,6 @@ from benchgen.pipeline.keys import (
     RUN_SHARDS,
     SCORE_PART,
 )
-from benchgen.providers.jobs import JOB_NAME_PREFIX as TRAINING_JOB_PREFIX
-from benchgen.settings import METRICS_NAMESPACE
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from infra.constructs import set_logical_id
 from infra.constructs.layer import ARCHITECTURE, REPO_ROOT, RUNTIME

@@ -26,7 +26,7 @@ from infra.constructs.pipeline import (
 )
 
 PACKAGE_READY = "PackageReady"
-# Where the build's answer sits in the execution's JSON (see benchgen.pipeline.package_step).
+# Where the build's answer sits in the execution's JSON (see benchgen.steps.package).
 _BUILD = "$.build"
 _PACKAGE = f"{_BUILD}.package"
 _FAILURE_MESSAGE = "$.failure.errorMessage"

@@ -15,8 +15,8 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from benchgen.pipeline.preparation_record import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
 from benchgen.records import PreparationStatus
+from benchgen.steps.preparation_record import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
 from infra.constructs import error_readers, logged_state_machine
 from infra.constructs.events import put_event
 from infra.constructs.pipeline import (
@@ -44,7 +44,7 @@ def _status(status: PreparationStatus) -> tasks.DynamoAttributeValue:
 
 
 def _record_values() -> dict[str, tasks.DynamoAttributeValue]:
-    """The fields Generate and Check found, as the functions hand them over (see ``prepare_step``)."""
+    """The fields Generate and Check found, as the functions hand them over (see ``steps.prepare``)."""
     values = {
         f":{name}": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(f"{_RECORD}.{name}"))
         for name in RECORD_STRING_FIELDS

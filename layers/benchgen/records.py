@@ -242,7 +242,7 @@ class RunRecord(BaseModel):
     inference: InferenceSummary | None = None
     # Set for a run of chosen cases only (an evaluation's held-out cases); None: every case.
     case_scope: CaseScope | None = None
-    # Set by ingest when the run is scored in shards (see benchgen.pipeline.shard_inputs); None: whole.
+    # Set by ingest when the run is scored in shards (see benchgen.steps.shard_inputs); None: whole.
     shards: ShardPlan | None = None
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from benchgen.pipeline.preparation_record import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
 from benchgen.records import PreparationRecord, PreparationStatus
+from benchgen.steps.preparation_record import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
 
 Resource = dict[str, Any]
 Definition = dict[str, Any]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from benchgen.aws.tables.training_runs import TrainingRunsRepo
 from benchgen.finetune.split import in_test_bucket
-from benchgen.pipeline.keys import package_key
 from benchgen.records import TrainingRunRecord, TrainingStatus
+from benchgen.steps.keys import package_key
 from benchgen.training.examples import Method
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud

@@ -17,9 +17,9 @@ from benchgen.aws.storage import ObjectStore
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.inference.model import Sampling
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.case_scope import write_case_scope
-from benchgen.pipeline.keys import CASE_SCOPE, run_key
 from benchgen.records import LiveModel, RunRecord, RunStatus
+from benchgen.steps.case_scope import write_case_scope
+from benchgen.steps.keys import CASE_SCOPE, run_key
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud

@@ -20,8 +20,8 @@ import pytest
 from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.keys import execution_name
 from benchgen.records import ArtifactStatus, DatasetRecord, RunRecord, dataset_id_for
+from benchgen.steps.keys import execution_name
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud

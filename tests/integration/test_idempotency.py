@@ -10,8 +10,8 @@ from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idemp
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws import clients
-from benchgen.aws.s3_events import UploadedObject
 from benchgen.aws.wiring import adapters, for_each_upload
+from benchgen.ports.storage import UploadedObject
 from benchgen.settings import Settings
 from infra.local import lambda_hook
 

@@ -17,10 +17,10 @@ from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.tables.packages import PackagesRepo
 from benchgen.finetune.seed import Source
 from benchgen.finetune.split import Split
-from benchgen.pipeline.keys import package_key, preparation_key
-from benchgen.pipeline.package_step import PackageTask
 from benchgen.records import PackageRecord, PackageStatus
 from benchgen.settings import load_settings
+from benchgen.steps.keys import package_key, preparation_key
+from benchgen.steps.package import PackageTask
 from benchgen.training.examples import (
     EXAMPLES_NAME,
     HELD_OUT_NAME,

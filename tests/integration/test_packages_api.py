@@ -21,9 +21,9 @@ import requests
 
 from benchgen.aws.tables.packages import PackagesRepo
 from benchgen.aws.tables.preparations import PreparationsRepo
-from benchgen.pipeline.keys import package_execution_name, package_key
 from benchgen.records import PackageRecord, PackageStatus, PreparationRecord, PreparationStatus
 from benchgen.settings import load_settings
+from benchgen.steps.keys import package_execution_name, package_key
 from benchgen.training.package import package_id
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip

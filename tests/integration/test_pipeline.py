@@ -23,11 +23,11 @@ from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
-from benchgen.pipeline import register as register_module
-from benchgen.pipeline import score_step
-from benchgen.pipeline.keys import execution_name
 from benchgen.records import ArtifactStatus, EnvironmentStatus, RunRecord, RunStatus
 from benchgen.scoring.engine import score_predictions
+from benchgen.steps import register as register_module
+from benchgen.steps import score as score_step
+from benchgen.steps.keys import execution_name
 from benchgen.zipwrite import zip_folder
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip

@@ -16,8 +16,8 @@ from benchgen.aws import wiring
 from benchgen.aws.pages import encode_token
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.preparations import PreparationsRepo
-from benchgen.pipeline.keys import execution_name
 from benchgen.records import PreparationStatus
+from benchgen.steps.keys import execution_name
 from functions.api import handler as api_handler
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud

@@ -27,7 +27,6 @@ from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.aws.tables.packages import PackagesRepo
 from benchgen.aws.tables.preparations import PreparationsRepo
 from benchgen.aws.tables.training_runs import TrainingRunsRepo
-from benchgen.pipeline.keys import package_key, training_execution_name
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
 from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
 from benchgen.records import (
@@ -40,6 +39,7 @@ from benchgen.records import (
     TrainingStatus,
 )
 from benchgen.settings import load_settings
+from benchgen.steps.keys import package_key, training_execution_name
 from benchgen.training.examples import text_hash
 from infra.constructs.training import LOCAL_TRAINING_CONTEXT, TRAINING_MAX_POLLS
 from infra.local.cloud import LocalCloud

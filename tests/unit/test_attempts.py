@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from benchgen.pipeline.attempts import Invocation, out_of_time_guard
 from benchgen.records import RunRecord, RunStatus
+from benchgen.steps.attempts import Invocation, out_of_time_guard
 from tests.fakes import MemoryRuns, Published
 
 

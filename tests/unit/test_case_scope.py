@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchgen.pipeline.case_scope import restrict_cases, unknown_cases_message
 from benchgen.records import CaseScope
+from benchgen.steps.case_scope import restrict_cases, unknown_cases_message
 
 
 def test_only_the_scoped_cases_are_kept_byte_for_byte_and_in_file_order(tmp_path: Path) -> None:

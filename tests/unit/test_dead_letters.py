@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from benchgen.pipeline.dead_letters import DeadLetter, settle_dead_letter
 from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
+from benchgen.steps.dead_letters import DeadLetter, settle_dead_letter
 from tests.fakes import MemoryEnvironments, MemoryRuns, Published
 
 REQUEST_ID = "8e1c7a40-1f6e-4b1e-9a51-2f0d3c4b5a69"

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from benchgen.evaluation.steps import EvaluationError, check
 from benchgen.records import (
     EvaluatedModel,
     EvaluationRecord,
@@ -14,6 +13,7 @@ from benchgen.records import (
     RunRecord,
     RunStatus,
 )
+from benchgen.steps.evaluation import EvaluationError, check
 
 
 class _Evaluations:

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-import benchgen.pipeline.ingest_step as ingest_step_module
+import benchgen.steps.ingest as ingest_step
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.attempts import Invocation
-from benchgen.pipeline.ingest_step import ingest_submission
-from benchgen.pipeline.keys import prediction_key
 from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunClaim, RunRecord, RunStatus
+from benchgen.steps.attempts import Invocation
+from benchgen.steps.ingest import ingest_submission
+from benchgen.steps.keys import prediction_key
 from infra.examplegen.writing import write_bundle_zip
 from tests.fakes import FlakyUpload, MemoryRuns, MemoryStore
 
@@ -126,7 +126,7 @@ def test_an_unexpected_error_is_retried_and_the_last_attempt_fails_the_run(
         calls.append(args[1])
         raise MemoryError
 
-    monkeypatch.setattr(ingest_step_module, "ingest", exhausted)
+    monkeypatch.setattr(ingest_step, "ingest", exhausted)
     runs = MemoryRuns(pending_run())
 
     # when Lambda delivers the event three times
@@ -172,7 +172,7 @@ def test_the_last_attempt_fails_the_run_before_lambda_stops_it_for_time(
         time.sleep(1.0)
         raise SystemExit("Lambda stopped the invocation")
 
-    monkeypatch.setattr(ingest_step_module, "ingest", stuck)
+    monkeypatch.setattr(ingest_step, "ingest", stuck)
     runs = MemoryRuns(pending_run())
     last = Invocation(request_id="req-slow", deadline=time.time() + 10.2, attempts=1)
 

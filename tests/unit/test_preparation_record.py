@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from benchgen.pipeline.preparation_record import record_values
 from benchgen.records import MAX_CRITERIA, MAX_ITEMS, EnvironmentRecord, EnvironmentStatus, PreparationRecord
+from benchgen.steps.preparation_record import record_values
 
 
 def _preparation(**fields: Any) -> PreparationRecord:

@@ -10,7 +10,7 @@ import pytest
 
 from benchgen.finetune.seed import Source
 from benchgen.finetune.split import Split
-from benchgen.pipeline.prepare_step import CheckTask, HeldOutLeak, check_preparation
+from benchgen.steps.prepare import CheckTask, HeldOutLeak, check_preparation
 from benchgen.training.examples import HeldOutCase, Kind, PreparedExample, SourceContext, text_hash
 from tests.fakes import MemoryStore
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from benchgen.pipeline.artifact_step import RunNotCompleted, build_run_artifact
-from benchgen.pipeline.attempts import Invocation
-from benchgen.pipeline.ingest_step import ingest_submission
-from benchgen.pipeline.keys import execution_name
-from benchgen.pipeline.score_step import score_run
 from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
+from benchgen.steps.artifact import RunNotCompleted, build_run_artifact
+from benchgen.steps.attempts import Invocation
+from benchgen.steps.ingest import ingest_submission
+from benchgen.steps.keys import execution_name
+from benchgen.steps.score import score_run
 from infra.examplegen.writing import write_bundle_zip
 from tests.fakes import MemoryEnvironments, MemoryRuns, MemoryStarter, MemoryStore, Published
 

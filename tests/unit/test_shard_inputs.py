@@ -8,9 +8,9 @@ import zipfile
 from pathlib import Path
 
 from benchgen.ingest import ingest_results
-from benchgen.pipeline.case_shards import case_lines
-from benchgen.pipeline.shard_inputs import split_prediction_output
 from benchgen.records import ShardPlan
+from benchgen.steps.case_shards import case_lines
+from benchgen.steps.shard_inputs import split_prediction_output
 
 
 def _write_cases(path: Path, count: int) -> Path:

@@ -32,7 +32,6 @@ from benchgen.api.idempotency import once_per_key
 from benchgen.api.live_runs import ModelConfigRequest, live_model_for
 from benchgen.api.schemas import EvaluationIdempotencyKey, NextToken, ResourceId
 from benchgen.api.training_runs import training_run_of_owner
-from benchgen.evaluation.base_run import BaseRunProblem, covers_held_out, reusable_base_run
 from benchgen.evaluation.permission import (
     NotEvaluable,
     NotPermitted,
@@ -41,7 +40,6 @@ from benchgen.evaluation.permission import (
     new_grant,
 )
 from benchgen.evaluation.report import EvaluationReport
-from benchgen.evaluation.steps import EvaluationError, held_out_package
 from benchgen.inference.model import Sampling
 from benchgen.ownership import Caller
 from benchgen.providers.profiles import ProviderKind
@@ -54,6 +52,8 @@ from benchgen.records import (
     TrainingRunRecord,
     utc_now,
 )
+from benchgen.steps.base_run import BaseRunProblem, covers_held_out, reusable_base_run
+from benchgen.steps.evaluation import EvaluationError, held_out_package
 
 logger = Logger(child=True)
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated

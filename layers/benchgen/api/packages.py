@@ -18,9 +18,9 @@ from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import ApiError, Conflict, Forbidden, NotFound, responses
 from benchgen.api.preparations import preparation_of_owner, ready_preparation
 from benchgen.api.schemas import NextToken, ResourceId
-from benchgen.pipeline.keys import package_execution_name, package_key
-from benchgen.pipeline.package_step import PackageTask
 from benchgen.records import PackageRecord, PackageStatus, PreparationRecord
+from benchgen.steps.keys import package_execution_name, package_key
+from benchgen.steps.package import PackageTask
 from benchgen.training.package import PreparationInfo
 from benchgen.training.package import package_id as package_id_for
 from benchgen.training.preparation import PreparationSpec

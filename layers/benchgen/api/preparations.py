@@ -29,11 +29,9 @@ from benchgen.api.preparation_schemas import (
 )
 from benchgen.api.schemas import ID_PATTERN, NextToken, PreparationIdempotencyKey, ResourceId
 from benchgen.aws.pages import InvalidNextToken
-from benchgen.aws.storage import MissingObject, OutOfRange
 from benchgen.finetune.split import Split
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.keys import COVERAGE, preparation_key
-from benchgen.pipeline.prepare_step import BundleRef, GenerateTask, RunRef
+from benchgen.ports.storage import MissingObject, OutOfRange
 from benchgen.records import (
     EnvironmentRecord,
     EnvironmentStatus,
@@ -43,6 +41,8 @@ from benchgen.records import (
     RunStatus,
     utc_now,
 )
+from benchgen.steps.keys import COVERAGE, preparation_key
+from benchgen.steps.prepare import BundleRef, GenerateTask, RunRef
 from benchgen.training.coverage import Coverage
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, Kind
 from benchgen.training.preparation import PreparationSpec

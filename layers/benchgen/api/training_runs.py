@@ -21,7 +21,6 @@ from benchgen.api.idempotency import once_per_key
 from benchgen.api.schemas import ID_PATTERN, NextToken, ResourceId, TrainingRunIdempotencyKey
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.finetune.split import Split
-from benchgen.pipeline.keys import training_execution_name
 from benchgen.providers.jobs import check_hyperparameters, job_name_for
 from benchgen.providers.profiles import check_request
 from benchgen.records import (
@@ -34,6 +33,7 @@ from benchgen.records import (
     TrainingRunRecord,
     TrainingStatus,
 )
+from benchgen.steps.keys import training_execution_name
 from benchgen.training.package import SPLIT_FILES
 
 logger = Logger(child=True)

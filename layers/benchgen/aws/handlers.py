@@ -24,8 +24,8 @@ from pydantic import BaseModel
 
 from benchgen.aws.wiring import Adapters, adapters, for_each_upload
 from benchgen.observability import handler_tracer
-from benchgen.pipeline.attempts import Invocation
 from benchgen.settings import METRICS_NAMESPACE
+from benchgen.steps.attempts import Invocation
 
 AnswerT = TypeVar("AnswerT")
 TaskT = TypeVar("TaskT", bound=BaseModel)

@@ -1,4 +1,4 @@
-"""Pages of a listing and the opaque ``next_token`` that leads from one page to the next.
+"""The opaque ``next_token`` that leads from one page of a listing to the next (see ``ports.pages``).
 
 A token is base64 of the JSON position (the last item's key attributes); a token this module did not
 hand out raises :class:`InvalidNextToken`.
@@ -10,14 +10,8 @@ import base64
 import binascii
 import json
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
-from typing import Generic, TypeVar
-
-from pydantic import BaseModel
 
 from benchgen.errors import BenchGenError
-
-ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 class InvalidNextToken(BenchGenError):
@@ -28,14 +22,6 @@ class InvalidNextToken(BenchGenError):
             "next_token is not one this listing returned: pass the next_token of the previous page "
             "unchanged, or leave it out to start from the newest"
         )
-
-
-@dataclass(frozen=True)
-class Page(Generic[ModelT]):
-    """One page of a listing; ``next_token`` is ``None`` on the last page."""
-
-    items: list[ModelT]
-    next_token: str | None = None
 
 
 def encode_token(position: Mapping[str, str]) -> str:

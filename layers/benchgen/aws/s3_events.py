@@ -11,6 +11,8 @@ from urllib.parse import unquote_plus
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchgen.ports.storage import UploadedObject
+
 
 class _Lenient(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
@@ -38,13 +40,6 @@ class _Record(_Lenient):
 
 class S3Notification(_Lenient):
     records: list[_Record] = Field(alias="Records", default_factory=list)
-
-
-class UploadedObject(BaseModel):
-    bucket: str
-    key: str  # decoded: S3 sends keys URL-encoded, with '+' for spaces
-    version_id: str | None
-    etag: str | None = None
 
 
 def uploaded_objects(event: dict[str, object]) -> list[UploadedObject]:

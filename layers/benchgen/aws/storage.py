@@ -9,19 +9,11 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from benchgen.aws import clients
-from benchgen.errors import BenchGenError
+from benchgen.ports.storage import MissingObject, OutOfRange
 
 # What S3 answers for an absent object: head_object gives a bare 404, get_object NoSuchKey, and a
 # request for a version that is not there NoSuchVersion.
 _NOT_FOUND = {"404", "NotFound", "NoSuchKey", "NoSuchVersion"}
-
-
-class MissingObject(BenchGenError):
-    """An object a step needs is not in the bucket (or not at the version it expects)."""
-
-
-class OutOfRange(BenchGenError):
-    """A read asked to start past the end of the object."""
 
 
 def _is_missing(error: ClientError) -> bool:

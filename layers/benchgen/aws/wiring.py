@@ -25,11 +25,11 @@ from benchgen.aws.tables.preparations import PreparationsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.aws.tables.training_runs import TrainingRunsRepo
 from benchgen.inference.retry import Backoff
-from benchgen.pipeline.keys import correlation_id, run_id_of
 from benchgen.sandbox.job import Sandbox
 from benchgen.sandbox.local import LocalSandbox
 from benchgen.sandbox.remote import RemoteSandbox
 from benchgen.settings import Settings, load_settings
+from benchgen.steps.keys import correlation_id, run_id_of
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer

@@ -23,15 +23,16 @@ from benchgen.inference.model import Model, Sampling
 from benchgen.inference.prompts import prompt_for
 from benchgen.inference.retry import Backoff, Outcome, ask
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.context import open_run_environment
-from benchgen.pipeline.keys import (
+from benchgen.ports.environments import EnvironmentsReader
+from benchgen.ports.runs import RunsStore
+from benchgen.records import InferenceSummary, LiveModel, RunRecord, RunStatus
+from benchgen.steps.context import open_run_environment
+from benchgen.steps.keys import (
     GENERATED_SUBMISSION,
     inference_shard_key,
     run_key,
     submission_key,
 )
-from benchgen.pipeline.ports import EnvironmentsReader, RunsStore
-from benchgen.records import InferenceSummary, LiveModel, RunRecord, RunStatus
 
 ModelFactory = Callable[[LiveModel, Sampling], Model]
 

@@ -24,7 +24,6 @@ from benchgen.aws.tables.packages import PackagesRepo
 from benchgen.aws.tables.training_runs import TrainingRunsRepo
 from benchgen.errors import BenchGenError
 from benchgen.finetune.split import Split
-from benchgen.pipeline.keys import training_key, training_output_prefix
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault, TrainingJobs, check_hyperparameters
 from benchgen.providers.profiles import ProviderKind, check_request
 from benchgen.records import (
@@ -35,6 +34,7 @@ from benchgen.records import (
     TrainingStatus,
     clip_text,
 )
+from benchgen.steps.keys import training_key, training_output_prefix
 from benchgen.training.examples import HeldOutCase
 from benchgen.training.package import MANIFEST_NAME, SPLIT_FILES
 from benchgen.training.upload_guard import held_out_rows

@@ -16,7 +16,8 @@ from pydantic import BaseModel
 
 from benchgen.aws import clients
 from benchgen.aws.items import ModelT, from_item, plain_item, to_item
-from benchgen.aws.pages import Page, decode_token, encode_token
+from benchgen.aws.pages import decode_token, encode_token
+from benchgen.ports.pages import Page
 
 
 def _is_condition_failure(error: ClientError) -> bool:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable
 
-from benchgen.aws.pages import Page, encode_token
+from benchgen.aws.pages import encode_token
 from benchgen.aws.tables.base import Table
+from benchgen.ports.pages import Page
 from benchgen.records import ConnectionRecord
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from benchgen.aws.pages import Page
 from benchgen.aws.tables.base import Table
+from benchgen.ports.pages import Page
 from benchgen.records import DatasetRecord
 
 #: Dataset kinds an unfiltered dataset list covers (one ``by_kind`` partition each).

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from benchgen.aws.items import to_item
-from benchgen.aws.pages import Page
 from benchgen.aws.tables.base import Table
+from benchgen.ports.pages import Page
 from benchgen.records import EvaluationGrant, EvaluationRecord, EvaluationStatus, clip_text
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchgen.aws.pages import Page
 from benchgen.aws.tables.base import Table
+from benchgen.ports.pages import Page
 from benchgen.records import PackageRecord, PackageStatus, clip_text
 
 

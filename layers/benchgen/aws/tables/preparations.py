@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from benchgen.aws.pages import Page
 from benchgen.aws.tables.base import Table
+from benchgen.ports.pages import Page
 from benchgen.records import PreparationRecord, PreparationStatus, clip_text
 
 

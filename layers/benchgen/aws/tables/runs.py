@@ -10,11 +10,11 @@ from typing import Annotated, Any
 from pydantic import TypeAdapter
 
 from benchgen.aws.items import plain_item, to_attribute
-from benchgen.aws.pages import Page
 from benchgen.aws.tables.base import EqualsFilter, Table
 from benchgen.aws.transitions import TRACKED, log_transitions
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.ports import RunsStore
+from benchgen.ports.pages import Page
+from benchgen.ports.runs import RunsStore
 from benchgen.records import (
     RunClaim,
     RunRecord,

@@ -9,9 +9,9 @@ from typing import Annotated, Any
 from pydantic import TypeAdapter
 
 from benchgen.aws.items import to_attribute
-from benchgen.aws.pages import Page
 from benchgen.aws.tables.base import Table
 from benchgen.aws.transitions import log_training_transition
+from benchgen.ports.pages import Page
 from benchgen.records import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
 
 

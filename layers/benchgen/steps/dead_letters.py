@@ -22,7 +22,11 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from benchgen.aws.s3_events import uploaded_objects
-from benchgen.pipeline.keys import (
+from benchgen.ports.environments import EnvironmentsStore
+from benchgen.ports.events import Publisher
+from benchgen.ports.runs import RunsStore
+from benchgen.records import RunStatus
+from benchgen.steps.keys import (
     ENVIRONMENTS,
     PREDICTIONS,
     SUBMISSIONS,
@@ -31,9 +35,7 @@ from benchgen.pipeline.keys import (
     loose_run_id,
     parse_prediction_key,
 )
-from benchgen.pipeline.ports import EnvironmentsStore, Publisher, RunsStore
-from benchgen.pipeline.register import reject_version
-from benchgen.records import RunStatus
+from benchgen.steps.register import reject_version
 
 logger = Logger(child=True)
 

@@ -9,19 +9,21 @@ from aws_lambda_powertools import Logger
 from benchgen.errors import BenchGenError
 from benchgen.ingest import ingest
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.attempts import Invocation, take_turn
-from benchgen.pipeline.context import open_run_environment
-from benchgen.pipeline.fulltext import keep_whole
-from benchgen.pipeline.keys import (
+from benchgen.ports.environments import EnvironmentsReader
+from benchgen.ports.runs import RunsStore
+from benchgen.ports.storage import ObjectStorage
+from benchgen.records import RunRecord, RunStatus, utc_now
+from benchgen.sandbox.job import Sandbox
+from benchgen.steps.attempts import Invocation, take_turn
+from benchgen.steps.context import open_run_environment
+from benchgen.steps.fulltext import keep_whole
+from benchgen.steps.keys import (
     ObjectKeyError,
     loose_run_id,
     parse_submission_key,
     prediction_key,
 )
-from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, RunsStore
-from benchgen.pipeline.shard_inputs import shard_plan, write_shard_inputs
-from benchgen.records import RunRecord, RunStatus, utc_now
-from benchgen.sandbox.job import Sandbox
+from benchgen.steps.shard_inputs import shard_plan, write_shard_inputs
 
 logger = Logger(child=True)
 
@@ -78,7 +80,7 @@ def ingest_submission(
         return _refuse_misplaced(key, error, store=store, runs=runs)
     run_id = submission.run_id
     if runs.get(run_id) is None:
-        runs.create(_run_for_upload(run_id, store.head(key).get("Metadata", {})))
+        runs.create(_run_for_upload(run_id, store.metadata(key)))
     started = runs.start(run_id, submission_key=key, submission_filename=submission.filename)
     run = runs.get(run_id)
     if run is None or not (started or _interrupted(run, key)):
@@ -159,7 +161,7 @@ def _refuse_misplaced(
         logger.error("submission key names no usable run id: nothing recorded", extra={"key": key})
         return None
     if runs.get(run_id) is None:
-        named = _run_for_upload(run_id, store.head(key).get("Metadata", {}))
+        named = _run_for_upload(run_id, store.metadata(key))
         refused = {"status": RunStatus.FAILED, "finished_at": utc_now(), "failure_reason": str(error)}
         runs.create(RunRecord.model_validate(named.model_dump() | refused))
     else:

@@ -11,10 +11,11 @@ from benchgen.bundle.runtime import docker_image_warning
 from benchgen.environment import Environment, check_bundle, open_environment
 from benchgen.errors import BenchGenError
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY, stamp_refusal
-from benchgen.pipeline.case_shards import cut_cases, shardable_tasks
-from benchgen.pipeline.keys import BundleKey, ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
-from benchgen.pipeline.ports import EnvironmentsStore, ObjectStorage
+from benchgen.ports.environments import EnvironmentsStore
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
+from benchgen.steps.case_shards import cut_cases, shardable_tasks
+from benchgen.steps.keys import BundleKey, ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
 
 logger = Logger(child=True)
 
@@ -52,7 +53,7 @@ def register_environment(
     the environment's publishers publish: anyone else's upload is recorded as rejected, with the reason.
     A key laid out wrongly is recorded as a rejected environment saying how to lay it out. Given
     ``shard_cases``, the cases of every task a run may score in shards are cut into shards of that many
-    (see :mod:`benchgen.pipeline.case_shards`) before the version is recorded.
+    (see :mod:`benchgen.steps.case_shards`) before the version is recorded.
     """
     try:
         bundle_key = parse_bundle_key(key)

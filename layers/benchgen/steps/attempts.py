@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from benchgen.pipeline.ports import Publisher, RunsStore
+from benchgen.ports.events import Publisher
+from benchgen.ports.runs import RunsStore
 from benchgen.records import RunRecord, RunStatus
 
 logger = Logger(child=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.ports import ObjectStorage, RunsStore
+from benchgen.ports.runs import RunsStore
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records import exceeds_bounds
 
 

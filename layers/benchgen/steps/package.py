@@ -9,9 +9,9 @@ from pydantic import BaseModel, TypeAdapter
 
 from benchgen.aws.items import to_attribute
 from benchgen.errors import BenchGenError
-from benchgen.pipeline.keys import package_key, preparation_key
-from benchgen.pipeline.ports import ObjectStorage
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records import PackageFiles, clip_text
+from benchgen.steps.keys import package_key, preparation_key
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from benchgen.training.package import PackageRefused, PreparationInfo, build_package
 

@@ -9,11 +9,13 @@ from benchgen.datasets import dataset_record, read_artifact_manifest
 from benchgen.errors import BenchGenError
 from benchgen.finetune.artifact import build_artifact, finish_artifact
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.context import open_run_environment
-from benchgen.pipeline.keys import ARTIFACT_PART, run_key
-from benchgen.pipeline.parts import download_parts
-from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, RunsStore
+from benchgen.ports.environments import EnvironmentsReader
+from benchgen.ports.runs import RunsStore
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records import RunInfo, RunStatus
+from benchgen.steps.context import open_run_environment
+from benchgen.steps.keys import ARTIFACT_PART, run_key
+from benchgen.steps.shard_parts import download_parts
 
 
 class RunNotCompleted(BenchGenError):
@@ -33,7 +35,7 @@ def build_run_artifact(
     env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
     info = RunInfo.from_record(run, benchmark=env.spec.title)
     if run.shards is not None:
-        # Each shard collected its examples (see benchgen.pipeline.shard_steps): merged here, in order.
+        # Each shard collected its examples (see benchgen.steps.shards): merged here, in order.
         parts = download_parts(run_id, ARTIFACT_PART, run.shards.count, store=store, folder=workdir / "parts")
         report = finish_artifact(env, parts, workdir / "out", run=info)
     else:

@@ -22,21 +22,21 @@ from benchgen.compare.selection import PackageRef, read_package
 from benchgen.errors import BenchGenError
 from benchgen.evaluation.report import REPORT_HTML, REPORT_JSON, evaluation_report, render_report
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.case_scope import write_case_scope
-from benchgen.pipeline.keys import (
-    CASE_SCOPE,
-    evaluation_key,
-    live_execution_name,
-    package_key,
-    run_key,
-)
-from benchgen.pipeline.ports import RunsStore
+from benchgen.ports.runs import RunsStore
 from benchgen.records import (
     EvaluatedModel,
     EvaluationRecord,
     EvaluationStatus,
     RunRecord,
     RunStatus,
+)
+from benchgen.steps.case_scope import write_case_scope
+from benchgen.steps.keys import (
+    CASE_SCOPE,
+    evaluation_key,
+    live_execution_name,
+    package_key,
+    run_key,
 )
 
 

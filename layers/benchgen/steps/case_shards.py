@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from benchgen.environment import Environment
-from benchgen.pipeline.keys import case_shard_key
-from benchgen.pipeline.ports import ObjectStorage
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records import ShardPlan
+from benchgen.steps.keys import case_shard_key
 
 JSONL = "application/jsonl"
 

@@ -1,50 +1,25 @@
-"""What the pipeline steps need from the outside world, as the small interfaces they call.
+"""The runs table: runs moved from status to status by named transitions, and the listing of runs.
 
-The adapters in :mod:`benchgen.aws` satisfy these on AWS and on the local cloud; a unit test hands the
-steps the in-memory stand-ins of ``tests/fakes.py`` instead. Each interface names only the calls the steps
-make. Most are protocols; the runs are a base class, because their transitions are logic of their own
-that the table and the stand-in must share rather than each write again.
+The runs are a base class, not a protocol, because their transitions are logic of their own that the
+table and the tests' fake must share rather than each write again.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from benchgen.outputs import RunOutput
+from benchgen.ports.pages import Page
 from benchgen.records import (
     ArtifactStatus,
-    EnvironmentOwner,
-    EnvironmentRecord,
     InferenceSummary,
     RunRecord,
     RunStatus,
     ShardPlan,
     utc_now,
 )
-
-
-class ObjectStorage(Protocol):
-    """The data bucket: objects by key, with their versions and metadata."""
-
-    def download(self, key: str, path: Path, *, version_id: str | None = None) -> Path: ...
-    def upload(self, path: Path, key: str, *, content_type: str = ...) -> None: ...
-    def head(self, key: str, *, version_id: str | None = None) -> dict[str, Any]: ...
-    def lines(self, key: str, *, start: int = ..., chunk_size: int = ...) -> Iterator[bytes]: ...
-    def metadata(self, key: str, *, version_id: str | None = None) -> dict[str, str]: ...
-
-
-class EnvironmentsReader(Protocol):
-    def get(self, environment_id: str, version: str) -> EnvironmentRecord | None: ...
-
-
-class EnvironmentsStore(EnvironmentsReader, Protocol):
-    """Environment versions, each recorded once, and the owner of each environment."""
-
-    def put_if_absent(self, record: EnvironmentRecord) -> bool: ...
-    def claim_owner(self, owner: EnvironmentOwner) -> EnvironmentOwner: ...
 
 
 class RunsStore(ABC):
@@ -177,13 +152,14 @@ class RunsStore(ABC):
         )
 
 
-class Starter(Protocol):
-    """One state machine's executions, started at most once per name."""
+class RunLister(Protocol):
+    """Runs newest first, optionally of one environment and/or in one status, a page at a time."""
 
-    def start_once(self, name: str, payload: dict[str, Any]) -> bool: ...
-
-
-class Publisher(Protocol):
-    """The event bus the domain events go to."""
-
-    def publish(self, detail_type: str, detail: dict[str, Any]) -> None: ...
+    def list(
+        self,
+        *,
+        environment_id: str | None = None,
+        status: RunStatus | None = None,
+        limit: int = 20,
+        next_token: str | None = None,
+    ) -> Page[RunRecord]: ...

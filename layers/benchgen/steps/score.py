@@ -9,10 +9,18 @@ from aws_lambda_powertools import Logger
 from benchgen.aws.storage import content_type_for
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.attempts import Invocation, take_turn
-from benchgen.pipeline.context import open_run_environment
-from benchgen.pipeline.fulltext import keep_whole
-from benchgen.pipeline.keys import (
+from benchgen.ports.environments import EnvironmentsReader
+from benchgen.ports.events import Publisher
+from benchgen.ports.executions import Starter
+from benchgen.ports.runs import RunsStore
+from benchgen.ports.storage import ObjectStorage
+from benchgen.records import RunRecord, RunStatus
+from benchgen.sandbox.job import Sandbox
+from benchgen.scoring.engine import ScoreReport, score_predictions
+from benchgen.steps.attempts import Invocation, take_turn
+from benchgen.steps.context import open_run_environment
+from benchgen.steps.fulltext import keep_whole
+from benchgen.steps.keys import (
     ObjectKeyError,
     execution_name,
     parse_prediction_key,
@@ -20,10 +28,6 @@ from benchgen.pipeline.keys import (
     shard_items_key,
     sharded_execution_name,
 )
-from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, Publisher, RunsStore, Starter
-from benchgen.records import RunRecord, RunStatus
-from benchgen.sandbox.job import Sandbox
-from benchgen.scoring.engine import ScoreReport, score_predictions
 
 logger = Logger(child=True)
 

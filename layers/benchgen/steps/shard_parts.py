@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path, PurePosixPath
 
-from benchgen.aws.storage import MissingObject
 from benchgen.errors import BenchGenError
-from benchgen.pipeline.keys import part_manifest_key, part_prefix
-from benchgen.pipeline.ports import ObjectStorage
+from benchgen.ports.storage import MissingObject, ObjectStorage
+from benchgen.steps.keys import part_manifest_key, part_prefix
 
 
 class MissingPart(BenchGenError):

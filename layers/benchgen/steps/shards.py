@@ -22,19 +22,23 @@ from aws_lambda_powertools import Logger
 from benchgen.errors import BenchGenError
 from benchgen.finetune.parts import collect_part
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.context import open_run_environment
-from benchgen.pipeline.keys import (
+from benchgen.ports.environments import EnvironmentsReader
+from benchgen.ports.events import Publisher
+from benchgen.ports.executions import Starter
+from benchgen.ports.runs import RunsStore
+from benchgen.ports.storage import ObjectStorage
+from benchgen.records import RunRecord, RunStatus, ShardPlan
+from benchgen.sandbox.job import Sandbox
+from benchgen.scoring.parts import finish_scores, score_part
+from benchgen.steps.context import open_run_environment
+from benchgen.steps.keys import (
     ARTIFACT_PART,
     SCORE_PART,
     case_shard_key,
     prediction_shard_key,
 )
-from benchgen.pipeline.parts import download_part, download_parts, upload_part
-from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage, Publisher, RunsStore, Starter
-from benchgen.pipeline.score_step import complete_scoring, fail_scoring
-from benchgen.records import RunRecord, RunStatus, ShardPlan
-from benchgen.sandbox.job import Sandbox
-from benchgen.scoring.parts import finish_scores, score_part
+from benchgen.steps.score import complete_scoring, fail_scoring
+from benchgen.steps.shard_parts import download_part, download_parts, upload_part
 from benchgen.verdicts import VERDICTS_NAME
 
 logger = Logger(child=True)

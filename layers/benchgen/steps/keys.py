@@ -27,7 +27,7 @@ CASE_SHARDS = "case-shards/"
 
 # A live run's generated submission.
 GENERATED_SUBMISSION = "predictions.json"
-# The case ids a run is restricted to (see benchgen.pipeline.case_scope), beside its outputs.
+# The case ids a run is restricted to (see benchgen.steps.case_scope), beside its outputs.
 CASE_SCOPE = "case_scope.json"
 # A preparation's coverage report, beside its examples.jsonl and held_out.jsonl.
 COVERAGE = "coverage.json"

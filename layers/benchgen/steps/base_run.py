@@ -10,12 +10,12 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
-from benchgen.aws.pages import Page
 from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.case_scope import read_case_scope
+from benchgen.ports.pages import Page
 from benchgen.records import LiveModel, RunRecord, RunStatus, TrainingRunRecord
+from benchgen.steps.case_scope import read_case_scope
 
 # Completed runs of the environment looked through for a reusable one, newest first.
 SEARCH_PAGES = 4

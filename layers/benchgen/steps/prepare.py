@@ -15,10 +15,10 @@ from pydantic import BaseModel
 from benchgen.environment import open_environment
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
-from benchgen.pipeline.keys import COVERAGE, preparation_key, run_key
-from benchgen.pipeline.ports import ObjectStorage
-from benchgen.pipeline.preparation_record import record_values
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records import clip_text
+from benchgen.steps.keys import COVERAGE, preparation_key, run_key
+from benchgen.steps.preparation_record import record_values
 from benchgen.training.coverage import check_held_out, coverage
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, HeldOutCase, PreparedExample
 from benchgen.training.preparation import (

@@ -6,14 +6,15 @@ from pathlib import Path
 
 from benchgen.environment import Environment, open_environment
 from benchgen.errors import BenchGenError, BundleError
-from benchgen.pipeline.case_scope import (
+from benchgen.ports.environments import EnvironmentsReader
+from benchgen.ports.storage import ObjectStorage
+from benchgen.records import EnvironmentStatus, RunRecord
+from benchgen.steps.case_scope import (
     CaseScopeError,
     read_case_scope,
     restrict_cases,
     unknown_cases_message,
 )
-from benchgen.pipeline.ports import EnvironmentsReader, ObjectStorage
-from benchgen.records import EnvironmentStatus, RunRecord
 
 
 class RunEnvironmentError(BenchGenError):

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from benchgen.errors import BenchGenError
-from benchgen.pipeline.ports import ObjectStorage
+from benchgen.ports.storage import ObjectStorage
 from benchgen.records import CaseScope
 
 MAX_NAMED = 5  # ids a message names before it just counts

@@ -1,0 +1,41 @@
+"""The data bucket: objects by key, with their versions and metadata, and what it says was uploaded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel
+
+from benchgen.errors import BenchGenError
+
+
+class MissingObject(BenchGenError):
+    """An object a step needs is not in the bucket (or not at the version it expects)."""
+
+
+class OutOfRange(BenchGenError):
+    """A read asked to start past the end of the object."""
+
+
+class UploadedObject(BaseModel):
+    """An object the bucket announced as created."""
+
+    bucket: str
+    key: str  # decoded: S3 sends keys URL-encoded, with '+' for spaces
+    version_id: str | None
+    etag: str | None = None
+
+
+class ObjectStorage(Protocol):
+    """The bucket's objects; a read of an absent object raises :class:`MissingObject`."""
+
+    def download(self, key: str, path: Path, *, version_id: str | None = None) -> Path: ...
+    def upload(self, path: Path, key: str, *, content_type: str = ...) -> None: ...
+    def lines(self, key: str, *, start: int = ..., chunk_size: int = ...) -> Iterator[bytes]: ...
+    def metadata(self, key: str, *, version_id: str | None = None) -> dict[str, str]: ...
+
+    def size(self, key: str) -> int | None:
+        """The object's size in bytes, or ``None`` when there is no such object."""
+        ...

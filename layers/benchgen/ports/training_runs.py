@@ -1,0 +1,34 @@
+"""The training runs table: each run moved through its statuses by conditional transitions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+from benchgen.records import TrainingRunRecord, TrainingStatus
+
+
+class TrainingRunsStore(Protocol):
+    def get(self, training_run_id: str) -> TrainingRunRecord | None: ...
+
+    def transition(
+        self,
+        training_run_id: str,
+        status: TrainingStatus,
+        *,
+        provider_status: str | None = None,
+        message: str | None = None,
+        result_model: str | None = None,
+        failure_reason: str | None = None,
+    ) -> bool:
+        """Move the run to ``status``, appending the change to its timeline; ``False`` (nothing changed)
+        when the run is missing, already in ``status``, or already terminal."""
+        ...
+
+    def record_job(self, training_run_id: str, *, job_id: str) -> bool:
+        """Keep the provider's id of the run's job; ``False`` if the run is missing or names another job."""
+        ...
+
+    def record_cost(self, training_run_id: str, cost: Mapping[str, float | str]) -> bool:
+        """Set what the provider reports of the job's cost; ``False`` if the run is missing."""
+        ...
