@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchgen.datasets import dataset_record, read_artifact_manifest
+from benchgen.datasets import dataset_record
 from benchgen.errors import BenchGenError
 from benchgen.finetune.artifact import build_artifact, finish_artifact
 from benchgen.outputs import RunOutput
@@ -42,15 +42,13 @@ def build_run_artifact(
         name = RunOutput.SCORING_OUTPUT.file_name
         scoring_output = store.download(run_key(run_id, name), workdir / name)
         report = build_artifact(env, scoring_output, workdir / "out", run=info)
-    if not report.emitted or report.path is None or report.sha256 is None:
+    if not report.emitted or report.path is None or report.sha256 is None or report.manifest is None:
         return {"emitted": False, "reason": report.reason, "dataset": None}
 
     key = run_key(run_id, RunOutput.FINETUNE_ARTIFACT.file_name)
     store.upload(report.path, key, content_type="application/zip")
     runs.add_files(run_id, {RunOutput.FINETUNE_ARTIFACT: key})
-    record = dataset_record(
-        run, read_artifact_manifest(report.path), artifact_key=key, artifact_sha256=report.sha256
-    )
+    record = dataset_record(run, report.manifest, artifact_key=key, artifact_sha256=report.sha256)
     return {
         "emitted": True,
         "reason": None,
