@@ -75,8 +75,6 @@ class BenchGenStack(Stack):
             self,
             "Pipeline",
             build_artifact=self.functions.by_name["build_artifact"],
-            runs_table=self.storage.runs_table,
-            datasets_table=self.storage.datasets_table,
             bus=self.events.bus,
         )
         score = self.functions.by_name["score"]

@@ -14,7 +14,14 @@ from typing import Any
 from benchgen.outputs import RunOutput
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import MissingObject
-from benchgen.records import EnvironmentOwner, EnvironmentRecord, RunClaim, RunRecord, RunStatus
+from benchgen.records import (
+    DatasetRecord,
+    EnvironmentOwner,
+    EnvironmentRecord,
+    RunClaim,
+    RunRecord,
+    RunStatus,
+)
 
 
 class FlakyUpload(ConnectionError):
@@ -80,6 +87,19 @@ class MemoryEnvironments:
 
     def claim_owner(self, owner: EnvironmentOwner) -> EnvironmentOwner:
         return self.owners.setdefault(owner.environment_id, owner)
+
+
+class MemoryDatasets:
+    """Datasets by id, each stored once."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, DatasetRecord] = {}
+
+    def get(self, dataset_id: str) -> DatasetRecord | None:
+        return self.records.get(dataset_id)
+
+    def put_if_absent(self, record: DatasetRecord) -> bool:
+        return self.records.setdefault(record.dataset_id, record) is record
 
 
 class MemoryRuns(RunsStore):

@@ -233,11 +233,15 @@ SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         name="build_artifact",
         logical_id="BuildArtifactFunction",
-        description="Builds the finetune artifact of a scored run",
+        description="Builds the finetune artifact of a scored run and saves its dataset",
         **sized(_SIZES["build_artifact"]),
         reads=(RUNS_PREFIX, ENVIRONMENTS_PREFIX),
         writes=(RUNS_PREFIX,),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
+        tables={
+            DataTable.RUNS: TableAccess.READ_WRITE,
+            DataTable.ENVIRONMENTS: TableAccess.READ,
+            DataTable.DATASETS: TableAccess.READ_WRITE,
+        },
         idempotent=True,
     ),
     # The ShardedScoring state machine's steps. Each reads the registered bundle and its own inputs, and

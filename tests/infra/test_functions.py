@@ -240,7 +240,12 @@ EXPECTED_TABLE_ACCESS = {
     "register_environment": {"EnvironmentsTable": READ_WRITE, "IdempotencyTable": IDEMPOTENCY},
     "ingest": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
     "score": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
-    "build_artifact": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
+    "build_artifact": {
+        "RunsTable": READ_WRITE,
+        "EnvironmentsTable": READ,
+        "DatasetsTable": READ_WRITE,
+        "IdempotencyTable": IDEMPOTENCY,
+    },
     "build_package": {},
     "dead_letters": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ_WRITE},
     "api": {
@@ -275,7 +280,7 @@ EXPECTED_INDEXES = {
     "register_environment": set(),
     "ingest": RUNS_INDEXES,
     "score": RUNS_INDEXES,
-    "build_artifact": RUNS_INDEXES,
+    "build_artifact": RUNS_INDEXES | {"${DatasetsTable.Arn}/index/by_kind"},
     "build_package": set(),
     "dead_letters": RUNS_INDEXES,
     "api": RUNS_INDEXES

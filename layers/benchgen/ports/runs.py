@@ -141,6 +141,14 @@ class RunsStore(ABC):
             claim=None,
         )
 
+    def artifact_not_emitted(self, run_id: str, reason: str) -> bool:
+        """The run leaves no finetune artifact, for ``reason``; ``False`` if the run is missing."""
+        return self._update(run_id, None, artifact_status=ArtifactStatus.NOT_EMITTED, artifact_reason=reason)
+
+    def artifact_failed(self, run_id: str, reason: str) -> bool:
+        """Building or saving the run's artifact failed, for ``reason``; ``False`` if the run is missing."""
+        return self._update(run_id, None, artifact_status=ArtifactStatus.FAILED, artifact_reason=reason)
+
     def link_dataset(self, run_id: str, *, dataset_id: str, dataset_name: str) -> bool:
         """The run's artifact is saved as the dataset ``dataset_id``."""
         return self._update(

@@ -1,4 +1,9 @@
-"""The state machine's BuildArtifact task: build the run's finetune artifact and describe its dataset."""
+"""The artifact pipeline's task: build the run's finetune artifact and save it as the run's dataset.
+
+The task writes every record the pipeline changes (the run's artifact status, the dataset, the run's link
+to it) through the tables' own modules; the state machine only branches on the answer and announces
+DatasetSaved. A dataset is saved by :func:`save_dataset` alone, here and in the API's manual save.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +14,11 @@ from benchgen.datasets import dataset_record
 from benchgen.errors import BenchGenError
 from benchgen.finetune.artifact import build_artifact, finish_artifact
 from benchgen.outputs import RunOutput
+from benchgen.ports.datasets import DatasetsStore
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import RunInfo, RunStatus
+from benchgen.records import ArtifactStatus, DatasetRecord, RunInfo, RunStatus
 from benchgen.steps.context import open_run_environment
 from benchgen.steps.keys import ARTIFACT_PART, run_key
 from benchgen.steps.shard_parts import download_parts
@@ -22,12 +28,36 @@ class RunNotCompleted(BenchGenError):
     """The artifact is built from a completed run only."""
 
 
-def build_run_artifact(
-    run_id: str, *, store: ObjectStorage, runs: RunsStore, environments: EnvironmentsReader, workdir: Path
-) -> dict[str, Any]:
-    """The task's answer: ``emitted``, ``reason`` and the dataset record with every value as a string.
+class RunMissing(BenchGenError):
+    """The run the pipeline works for is not in the table."""
 
-    Strings because the next task maps each field into a DynamoDB attribute from the execution's JSON.
+
+def save_dataset(record: DatasetRecord, *, datasets: DatasetsStore, runs: RunsStore) -> bool:
+    """Store the run's dataset and link the run to it; ``False`` (nothing changed) when it is saved already.
+
+    The one way a dataset is saved: the artifact pipeline and the owner's manual save both come here. The
+    dataset id derives from the run id and the put is conditional, so of all the saves of one run exactly
+    one stores and links it.
+    """
+    if not datasets.put_if_absent(record):
+        return False
+    runs.link_dataset(record.run_id, dataset_id=record.dataset_id, dataset_name=record.name)
+    return True
+
+
+def build_run_artifact(
+    run_id: str,
+    *,
+    store: ObjectStorage,
+    runs: RunsStore,
+    environments: EnvironmentsReader,
+    datasets: DatasetsStore,
+    workdir: Path,
+) -> dict[str, Any]:
+    """Build the artifact, upload it and save its dataset, or record on the run why there is none.
+
+    The answer is what the state machine branches on and announces: ``emitted``, ``saved`` (``False``
+    for an artifact whose dataset an earlier save stored), ``reason`` and the dataset record.
     """
     run = runs.get(run_id)
     if run is None or run.status is not RunStatus.COMPLETED:
@@ -42,15 +72,24 @@ def build_run_artifact(
         name = RunOutput.SCORING_OUTPUT.file_name
         scoring_output = store.download(run_key(run_id, name), workdir / name)
         report = build_artifact(env, scoring_output, workdir / "out", run=info)
-    if not report.emitted or report.path is None or report.sha256 is None or report.manifest is None:
-        return {"emitted": False, "reason": report.reason, "dataset": None}
+    if not report.emitted:
+        assert report.reason is not None  # an artifact not emitted always says why
+        runs.artifact_not_emitted(run_id, report.reason)
+        return {"emitted": False, "saved": False, "reason": report.reason, "dataset": None}
+    assert report.path is not None and report.sha256 is not None and report.manifest is not None
 
     key = run_key(run_id, RunOutput.FINETUNE_ARTIFACT.file_name)
     store.upload(report.path, key, content_type="application/zip")
     runs.add_files(run_id, {RunOutput.FINETUNE_ARTIFACT: key})
     record = dataset_record(run, report.manifest, artifact_key=key, artifact_sha256=report.sha256)
-    return {
-        "emitted": True,
-        "reason": None,
-        "dataset": {name: str(value) for name, value in record.model_dump(mode="json").items()},
-    }
+    saved = save_dataset(record, datasets=datasets, runs=runs)
+    return {"emitted": True, "saved": saved, "reason": None, "dataset": record.model_dump(mode="json")}
+
+
+def record_artifact_failure(run_id: str, reason: str, *, runs: RunsStore) -> dict[str, Any]:
+    """The pipeline's caught failure, as the run's artifact status and reason."""
+    if not runs.artifact_failed(run_id, reason):
+        raise RunMissing(
+            f"run {run_id} does not exist: its artifact's failure ({reason}) has no run to go on"
+        )
+    return {"run_id": run_id, "artifact_status": ArtifactStatus.FAILED.value}
