@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import builtins
-import functools
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import TypeAdapter
-
-from benchgen.aws.items import plain_item, to_attribute
+from benchgen.aws.items import field_attribute, plain_item, to_attribute
 from benchgen.aws.tables.base import EqualsFilter, Table
 from benchgen.aws.transitions import TRACKED, log_transitions
 from benchgen.outputs import RunOutput
@@ -22,18 +19,10 @@ from benchgen.records import (
 )
 
 
-@functools.cache
-def _run_field_adapter(name: str) -> TypeAdapter[Any]:
-    """Validates and dumps one RunRecord field's value, the same way the whole record would.
-
-    With the field's metadata, so that the record's bounds (see :mod:`benchgen.records`) hold for updates.
-    """
-    field = RunRecord.model_fields.get(name)
-    if field is None or name == "run_id":
+def _run_field(name: str) -> str:
+    if name not in RunRecord.model_fields or name == "run_id":
         raise ValueError(f"a run has no updatable field {name!r}")
-    if not field.metadata:
-        return TypeAdapter(field.annotation)
-    return TypeAdapter(Annotated[(field.annotation, *field.metadata)])
+    return name
 
 
 class RunsRepo(Table, RunsStore):
@@ -55,13 +44,11 @@ class RunsRepo(Table, RunsStore):
         assignments: builtins.list[str] = []
         removals: builtins.list[str] = []
         for position, (name, value) in enumerate(sorted(fields.items())):
-            adapter = _run_field_adapter(name)
-            names[f"#f{position}"] = name
+            names[f"#f{position}"] = _run_field(name)
             if value is None:
                 removals.append(f"#f{position}")
                 continue
-            plain = adapter.dump_python(adapter.validate_python(value), mode="json")
-            values[f":v{position}"] = to_attribute(plain)
+            values[f":v{position}"] = field_attribute(RunRecord, name, value)
             assignments.append(f"#f{position} = :v{position}")
         expression = " ".join(
             part
