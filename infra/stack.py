@@ -98,7 +98,6 @@ class BenchGenStack(Stack):
             self,
             "Packages",
             build_package=self.functions.by_name["build_package"],
-            packages_table=self.storage.packages_table,
             bus=self.events.bus,
         )
         api.add_environment("PACKAGE_STATE_MACHINE_ARN", self.packages.state_machine.state_machine_arn)

@@ -18,6 +18,8 @@ from benchgen.records import (
     DatasetRecord,
     EnvironmentOwner,
     EnvironmentRecord,
+    PackageRecord,
+    PackageStatus,
     RunClaim,
     RunRecord,
     RunStatus,
@@ -100,6 +102,41 @@ class MemoryDatasets:
 
     def put_if_absent(self, record: DatasetRecord) -> bool:
         return self.records.setdefault(record.dataset_id, record) is record
+
+
+class MemoryPackages:
+    """Packages by id; each move out of a status only from that status, as the table's conditions say."""
+
+    def __init__(self, *records: PackageRecord) -> None:
+        self.records = {record.package_id: record for record in records}
+
+    def get(self, package_id: str) -> PackageRecord | None:
+        return self.records.get(package_id)
+
+    def _move(self, package_id: str, expected: PackageStatus, **fields: Any) -> bool:
+        record = self.records.get(package_id)
+        if record is None or record.status is not expected:
+            return False
+        self.records[package_id] = PackageRecord.model_validate(record.model_dump() | fields)
+        return True
+
+    def transition(
+        self, package_id: str, *, expected: PackageStatus, status: PackageStatus, reason: str | None = None
+    ) -> bool:
+        changes: dict[str, Any] = {"status": status}
+        if reason is not None:
+            changes["reason"] = reason
+        return self._move(package_id, expected, **changes)
+
+    def ready(self, package_id: str, *, sha256: str, size: int, files: Mapping[str, Any]) -> bool:
+        return self._move(
+            package_id,
+            PackageStatus.BUILDING,
+            status=PackageStatus.READY,
+            sha256=sha256,
+            size=size,
+            files=files,
+        )
 
 
 class MemoryRuns(RunsStore):

@@ -1,4 +1,5 @@
-"""State machine task: build one export package of a preparation."""
+"""State machine task: build one export package of a preparation and record it; or record the pipeline's
+failure on the package."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.steps.package import PackageTask, build_package_step
+from benchgen.steps.package import PackageTask, build_package_step, record_package_failure
+from benchgen.tasks import Failure
 
 function = LambdaFunction("build_package", counts=True)
 
@@ -14,6 +16,11 @@ function = LambdaFunction("build_package", counts=True)
 @function.task(PackageTask, correlation="preparation_id", keys=("package_id",))
 def handler(task: PackageTask, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
-        answer = build_package_step(task, store=wired.store, workdir=workdir)
+        answer = build_package_step(task, store=wired.store, packages=wired.packages, workdir=workdir)
     function.count("PackageRefused" if answer["refused"] else "PackageBuilt")
     return answer
+
+
+@function.failure(correlation="package_id")
+def record_failure(failure: Failure, wired: Adapters) -> dict[str, Any]:
+    return record_package_failure(failure.id, failure.reason, packages=wired.packages)

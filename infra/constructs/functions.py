@@ -279,16 +279,17 @@ SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         name="build_package",
         logical_id="BuildPackageFunction",
-        description="Builds one export package of a preparation",
+        description="Builds one export package of a preparation and records it",
         memory_mb=2048,
         # A package streams over every example of its preparation, and checks each training row against
         # the held-out cases: a large preparation takes minutes, so it gets Lambda's longest timeout.
         timeout=Duration.minutes(15),
         ephemeral_storage_mib=4096,
         # Of a preparation, only the examples and the held-out list; the package pipeline hands it the
-        # preparation's description, so it reads no table.
+        # preparation's description, so of the tables it writes only the package it records.
         reads=(f"{PREPARATIONS_PREFIX}*/{EXAMPLES_NAME}", f"{PREPARATIONS_PREFIX}*/{HELD_OUT_NAME}"),
         writes=(PACKAGES_PREFIX,),
+        tables={DataTable.PACKAGES: TableAccess.READ_WRITE},
     ),
     FunctionSpec(
         name="dead_letters",

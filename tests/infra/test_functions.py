@@ -96,7 +96,7 @@ EXPECTED_ACTIONS = {
     | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
     | READ_WRITE
     | IDEMPOTENCY,
-    "build_package": BASELINE | {"s3:GetObject", "s3:PutObject"},
+    "build_package": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
     "dead_letters": (BASELINE - {"sqs:SendMessage"}) | CONSUME | {"events:PutEvents"} | READ_WRITE,
     "api": BASELINE
     | {"s3:GetObject", "s3:PutObject", "states:StartExecution"}
@@ -246,7 +246,7 @@ EXPECTED_TABLE_ACCESS = {
         "DatasetsTable": READ_WRITE,
         "IdempotencyTable": IDEMPOTENCY,
     },
-    "build_package": {},
+    "build_package": {"PackagesTable": READ_WRITE},
     "dead_letters": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ_WRITE},
     "api": {
         "ConnectionsTable": CREATE_DELETE,
@@ -281,7 +281,7 @@ EXPECTED_INDEXES = {
     "ingest": RUNS_INDEXES,
     "score": RUNS_INDEXES,
     "build_artifact": RUNS_INDEXES | {"${DatasetsTable.Arn}/index/by_kind"},
-    "build_package": set(),
+    "build_package": {"${PackagesTable.Arn}/index/by_preparation"},
     "dead_letters": RUNS_INDEXES,
     "api": RUNS_INDEXES
     | {

@@ -1,22 +1,24 @@
-"""The package pipeline's BuildPackage task: build one export package of a preparation and describe it."""
+"""The package pipeline's BuildPackage task: build one export package of a preparation and record it.
+
+The task records every move of the package out of Building (Ready, Refused, or the pipeline's caught
+failure) through the packages table's module; the state machine only branches on the answer and
+announces PackageReady.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 
-from benchgen.aws.items import to_attribute
 from benchgen.errors import BenchGenError
+from benchgen.ports.packages import PackagesStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import PackageFiles, clip_text
+from benchgen.records import PackageStatus, clip_text
 from benchgen.steps.keys import package_key, preparation_key
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from benchgen.training.package import PackageRefused, PreparationInfo, build_package
-
-# The record's own bounds apply to what the state machine writes to it (see benchgen.records).
-_FILES: TypeAdapter[dict[str, Any]] = TypeAdapter(PackageFiles)
 
 
 class PackageTask(BaseModel):
@@ -32,13 +34,18 @@ class PackageIdMismatch(BenchGenError):
     """The build computed another package id than the one the package was recorded under."""
 
 
-def build_package_step(task: PackageTask, *, store: ObjectStorage, workdir: Path) -> dict[str, Any]:
-    """The task's answer: ``refused`` and its ``reason``, or the ``package`` to record.
+class PackageNotBuilding(BenchGenError):
+    """The package has left Building (Ready, Refused or Failed): what it says stands."""
+
+
+def build_package_step(
+    task: PackageTask, *, store: ObjectStorage, packages: PackagesStore, workdir: Path
+) -> dict[str, Any]:
+    """Build the package and record it Ready, or record the profile's refusal; the answer says which.
 
     A profile that refuses the preparation is an answer (the package is recorded Refused with the
     profile's message), not an error: it is the user's choice to change, not the platform's failure.
-    The package's values are ready for the state machine to write: the size as a string (a DynamoDB
-    number is sent as text) and the files map in DynamoDB's attribute-value form.
+    A package that has left Building is never rewritten: :class:`PackageNotBuilding`.
     """
     prepared = workdir / "preparation"
     for name in (EXAMPLES_NAME, HELD_OUT_NAME):
@@ -46,16 +53,40 @@ def build_package_step(task: PackageTask, *, store: ObjectStorage, workdir: Path
     try:
         report = build_package(prepared, task.preparation, task.profile, workdir / "package")
     except PackageRefused as refusal:
-        return {"refused": True, "reason": clip_text(str(refusal)), "package": None}
+        reason = clip_text(str(refusal))
+        refused = packages.transition(
+            task.package_id, expected=PackageStatus.BUILDING, status=PackageStatus.REFUSED, reason=reason
+        )
+        if not refused:
+            raise _left_building(task.package_id, f"refused ({reason})") from None
+        return {"refused": True, "reason": reason, "package": None}
     if report.package_id != task.package_id:
         raise PackageIdMismatch(
             f"package {task.package_id} was requested, but preparation {task.preparation_id} in its current "
             f"state with profile {task.profile} gives package {report.package_id}: request the package again"
         )
     store.upload(report.path, package_key(report.package_id), content_type="application/zip")
-    files = _FILES.dump_python(_FILES.validate_python(report.files), mode="json")
+    if not packages.ready(task.package_id, sha256=report.sha256, size=report.size, files=report.files):
+        raise _left_building(task.package_id, "built")
     return {
         "refused": False,
         "reason": None,
-        "package": {"sha256": report.sha256, "size": str(report.size), "files": to_attribute(files)["M"]},
+        "package": {"sha256": report.sha256, "size": report.size, "files": report.files},
     }
+
+
+def record_package_failure(package_id: str, reason: str, *, packages: PackagesStore) -> dict[str, Any]:
+    """The pipeline's caught failure: the package Building -> Failed with ``reason``."""
+    failed = packages.transition(
+        package_id, expected=PackageStatus.BUILDING, status=PackageStatus.FAILED, reason=reason
+    )
+    if not failed:
+        raise _left_building(package_id, f"failed ({reason})")
+    return {"package_id": package_id, "status": PackageStatus.FAILED.value}
+
+
+def _left_building(package_id: str, outcome: str) -> PackageNotBuilding:
+    return PackageNotBuilding(
+        f"package {package_id} is no longer Building, so it is not recorded as {outcome}: it keeps what it "
+        "was recorded with first"
+    )

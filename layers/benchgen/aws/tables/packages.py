@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from benchgen.aws.items import field_attribute
 from benchgen.aws.tables.base import Table
 from benchgen.ports.pages import Page
 from benchgen.records import PackageRecord, PackageStatus, clip_text
@@ -43,6 +45,32 @@ class PackagesRepo(Table):
                 ConditionExpression="#status = :expected",
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
+            )
+            is not None
+        )
+
+    def ready(self, package_id: str, *, sha256: str, size: int, files: Mapping[str, Any]) -> bool:
+        """Building -> Ready with the zip's digest, size and files; ``False`` if it was not Building."""
+        return (
+            self._conditional(
+                "update_item",
+                TableName=self.table_name,
+                Key={"package_id": {"S": package_id}},
+                UpdateExpression="SET #status = :ready, #sha256 = :sha256, #size = :size, #files = :files",
+                ConditionExpression="#status = :building",
+                ExpressionAttributeNames={
+                    "#status": "status",
+                    "#sha256": "sha256",
+                    "#size": "size",
+                    "#files": "files",
+                },
+                ExpressionAttributeValues={
+                    ":ready": {"S": PackageStatus.READY.value},
+                    ":building": {"S": PackageStatus.BUILDING.value},
+                    ":sha256": field_attribute(PackageRecord, "sha256", sha256),
+                    ":size": field_attribute(PackageRecord, "size", size),
+                    ":files": field_attribute(PackageRecord, "files", files),
+                },
             )
             is not None
         )
