@@ -86,7 +86,6 @@ class BenchGenStack(Stack):
             "Preparations",
             generate=self.functions.by_name["prepare_generate"],
             check=self.functions.by_name["prepare_check"],
-            preparations_table=self.storage.preparations_table,
             bus=self.events.bus,
         )
         api = self.functions.by_name["api"]

@@ -20,10 +20,13 @@ from benchgen.records import (
     EnvironmentRecord,
     PackageRecord,
     PackageStatus,
+    PreparationRecord,
+    PreparationStatus,
     RunClaim,
     RunRecord,
     RunStatus,
 )
+from benchgen.training.preparation import GenerationReport
 
 
 class FlakyUpload(ConnectionError):
@@ -136,6 +139,40 @@ class MemoryPackages:
             sha256=sha256,
             size=size,
             files=files,
+        )
+
+
+class MemoryPreparations:
+    """Preparations by id; each leaves Generating once, as the table's conditions say."""
+
+    def __init__(self, *records: PreparationRecord) -> None:
+        self.records = {record.preparation_id: record for record in records}
+
+    def get(self, preparation_id: str) -> PreparationRecord | None:
+        return self.records.get(preparation_id)
+
+    def _finish(self, preparation_id: str, **fields: Any) -> bool:
+        record = self.records.get(preparation_id)
+        if record is None or record.status is not PreparationStatus.GENERATING:
+            return False
+        self.records[preparation_id] = PreparationRecord.model_validate(record.model_dump() | fields)
+        return True
+
+    def ready(
+        self, preparation_id: str, *, report: GenerationReport, gap_count: int, finished_at: str
+    ) -> bool:
+        found = report.model_dump(exclude={"base_model"})
+        return self._finish(
+            preparation_id,
+            status=PreparationStatus.READY,
+            gap_count=gap_count,
+            finished_at=finished_at,
+            **found,
+        )
+
+    def fail(self, preparation_id: str, *, reason: str, finished_at: str) -> bool:
+        return self._finish(
+            preparation_id, status=PreparationStatus.FAILED, failure_reason=reason, finished_at=finished_at
         )
 
 

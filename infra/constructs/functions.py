@@ -391,11 +391,12 @@ SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         name="prepare_check",
         logical_id="PrepareCheckFunction",
-        description="Writes a preparation's coverage and checks that no held-out case reached training",
+        description="Writes a preparation's coverage, checks no held-out case reached training, records it",
         memory_mb=1024,
         timeout=Duration.minutes(5),
         reads=(PREPARATIONS_PREFIX,),
         writes=(PREPARATIONS_PREFIX,),
+        tables={DataTable.PREPARATIONS: TableAccess.READ_WRITE},
     ),
     # The training pipeline's tasks. Each reads the training run and writes it only through conditional
     # transitions; only the two that reach a provider may read provider keys.

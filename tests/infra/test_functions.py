@@ -104,9 +104,10 @@ EXPECTED_ACTIONS = {
     | IDEMPOTENCY
     | CREATE_DELETE,
     "sandbox": set(),
-    # no table at all: the execution's input carries what the API checked, and Record is the state machine's
+    # no table at all: the execution's input carries what the API checked
     "prepare_generate": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"},
-    "prepare_check": BASELINE | {"s3:GetObject", "s3:PutObject"},
+    # records the preparation Ready, or the pipeline's failure
+    "prepare_check": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
     "deploy_model": BASELINE | READ_WRITE | MODEL_CALLS,
     "plan_inference": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"} | READ_WRITE,
     "infer_shard": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ | MODEL_CALLS,
@@ -261,7 +262,7 @@ EXPECTED_TABLE_ACCESS = {
     },
     "sandbox": {},
     "prepare_generate": {},
-    "prepare_check": {},
+    "prepare_check": {"PreparationsTable": READ_WRITE},
     "deploy_model": {"RunsTable": READ_WRITE},
     "plan_inference": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ},
     "infer_shard": {"RunsTable": READ},
@@ -294,7 +295,7 @@ EXPECTED_INDEXES = {
     },
     "sandbox": set(),
     "prepare_generate": set(),
-    "prepare_check": set(),
+    "prepare_check": {"${PreparationsTable.Arn}/index/by_owner"},
     **dict.fromkeys(LIVE_RUN_STEPS, RUNS_INDEXES),
     "validate_training": {
         "${TrainingRunsTable.Arn}/index/by_owner",

@@ -1,13 +1,10 @@
-"""A preparation's record: bounded like the others, and what the state machine writes into it."""
+"""A preparation's record: bounded like the others."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from benchgen.records import MAX_CRITERIA, MAX_ITEMS, EnvironmentRecord, EnvironmentStatus, PreparationRecord
-from benchgen.steps.preparation_record import record_values
 
 
 def _preparation(**fields: Any) -> PreparationRecord:
@@ -27,19 +24,6 @@ def _preparation(**fields: Any) -> PreparationRecord:
         }
         | fields
     )
-
-
-def _found(**changes: Any) -> dict[str, Any]:
-    return {
-        "state_hash": "ab" * 32,
-        "example_count": 12,
-        "source_cases": 3,
-        "held_out_count": 2,
-        "splits": {"train": 10, "validation": 1, "test": 1},
-        "kinds": {"seed": 3, "augmented": 9},
-        "dropped": {"the pool row repeats a held-out question": 2},
-        "suggested_hyperparams": {"learning_rate": 0.0002, "epochs": 2, "method": "sft"},
-    } | changes
 
 
 def test_many_drop_reasons_and_hyperparameters_keep_their_first_entries_with_short_texts() -> None:
@@ -64,27 +48,3 @@ def test_an_environment_records_all_its_criteria_or_none_never_a_cut_list() -> N
 
     assert environment(["a", "b"]).criteria == ["a", "b"]
     assert environment([f"c{n}" for n in range(MAX_CRITERIA + 1)]).criteria is None
-
-
-def test_record_values_are_in_the_form_their_attributes_take() -> None:
-    values = record_values(_found())
-    assert values["state_hash"] == "ab" * 32
-    assert (values["example_count"], values["source_cases"], values["held_out_count"]) == ("12", "3", "2")
-    assert values["splits"] == {"train": {"N": "10"}, "validation": {"N": "1"}, "test": {"N": "1"}}
-    assert values["suggested_hyperparams"] == {
-        "learning_rate": {"N": "0.0002"},
-        "epochs": {"N": "2"},
-        "method": {"S": "sft"},
-    }
-
-
-def test_record_values_are_bounded_as_the_record_is() -> None:
-    values = record_values(_found(dropped={f"reason {n}": n for n in range(80)}))
-    assert len(values["dropped"]) == MAX_ITEMS
-
-
-def test_record_values_name_what_is_missing() -> None:
-    found = _found()
-    del found["kinds"]
-    with pytest.raises(ValueError, match="Record needs exactly"):
-        record_values(found)

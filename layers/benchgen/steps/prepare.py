@@ -1,7 +1,9 @@
-"""The preparation state machine's tasks: Generate (examples and held-out cases) and Check (coverage).
+"""The preparation state machine's tasks: Generate (examples and held-out cases) and Check (coverage),
+which records the preparation Ready (or, sent the pipeline's caught failure, Failed).
 
 The API validated the request and hands the execution everything the tasks need (the spec, each run's
-model, the bundle's key and version), so the tasks read no table: only the objects named here.
+model, the bundle's key and version), so the tasks read no table: only the objects named here. Check is
+the preparation's one writer after the API created it.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from pydantic import BaseModel
 from benchgen.environment import open_environment
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
+from benchgen.ports.preparations import PreparationsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import clip_text
+from benchgen.records import PreparationStatus, clip_text, utc_now
 from benchgen.steps.keys import COVERAGE, preparation_key, run_key
-from benchgen.steps.preparation_record import record_values
 from benchgen.training.coverage import check_held_out, coverage
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, HeldOutCase, PreparedExample
 from benchgen.training.preparation import (
+    GenerationReport,
     PreparationError,
     PreparationSpec,
     RunSource,
@@ -60,10 +63,15 @@ class GenerateTask(BaseModel):
 class CheckTask(BaseModel):
     preparation_id: str
     scope: list[str]  # the criteria in scope, resolved by Generate ([] in the spec means all of them)
+    report: GenerationReport  # what Generate found: recorded once the check passes
 
 
 class HeldOutLeak(BenchGenError):
     """Training rows derived from held-out cases: generation should have dropped them."""
+
+
+class PreparationNotGenerating(BenchGenError):
+    """The preparation has left Generating (the API failed it, or a step recorded it): it stays as it is."""
 
 
 def generate_preparation(task: GenerateTask, *, store: ObjectStorage, workdir: Path) -> dict[str, Any]:
@@ -93,22 +101,7 @@ def generate_preparation(task: GenerateTask, *, store: ObjectStorage, workdir: P
         return {"refused": str(error)}
     for name in (EXAMPLES_NAME, HELD_OUT_NAME):
         store.upload(out / name, preparation_key(task.preparation_id, name), content_type=JSON_LINES)
-    return {
-        "scope": criteria_scope(task.spec, env),
-        "example_count": report.example_count,
-        "record": record_values(
-            {
-                "state_hash": report.state_hash,
-                "example_count": report.example_count,
-                "source_cases": report.source_cases,
-                "held_out_count": report.held_out_count,
-                "splits": report.splits,
-                "kinds": report.kinds,
-                "dropped": report.dropped,
-                "suggested_hyperparams": report.suggested_hyperparams,
-            }
-        ),
-    }
+    return {"scope": criteria_scope(task.spec, env), "report": report.model_dump(mode="json")}
 
 
 def _examples(store: ObjectStorage, preparation_id: str) -> Iterator[PreparedExample]:
@@ -123,14 +116,17 @@ def _held_out(store: ObjectStorage, preparation_id: str) -> Iterator[HeldOutCase
             yield HeldOutCase.model_validate_json(line)
 
 
-def check_preparation(task: CheckTask, *, store: ObjectStorage, workdir: Path) -> dict[str, Any]:
-    """Check's answer: the gap count, once coverage.json is written and no held-out case reached training.
+def check_preparation(
+    task: CheckTask, *, store: ObjectStorage, preparations: PreparationsStore, workdir: Path
+) -> dict[str, Any]:
+    """Write coverage.json and record the preparation Ready, once no held-out case reached training; the
+    answer is the gap count.
 
     Both files are streamed (twice for the examples), so memory holds counts and held-out hashes only.
     """
     problems = check_held_out(_examples(store, task.preparation_id), _held_out(store, task.preparation_id))
     if problems:
-        # The state machine writes the message as the failure reason: bounded here as the record bounds it.
+        # The message travels through the execution as the failure reason: bounded as the record bounds it.
         raise HeldOutLeak(
             clip_text(
                 "this is a defect in generation, report it with the preparation id: training rows come "
@@ -141,4 +137,25 @@ def check_preparation(task: CheckTask, *, store: ObjectStorage, workdir: Path) -
     path = workdir / COVERAGE
     path.write_text(found.model_dump_json(), encoding="utf-8")
     store.upload(path, preparation_key(task.preparation_id, COVERAGE), content_type="application/json")
-    return {"gap_count": str(len(found.gaps))}
+    gap_count = len(found.gaps)
+    if not preparations.ready(
+        task.preparation_id, report=task.report, gap_count=gap_count, finished_at=utc_now()
+    ):
+        raise _not_generating(task.preparation_id, "Ready")
+    return {"gap_count": gap_count}
+
+
+def record_preparation_failure(
+    preparation_id: str, reason: str, *, preparations: PreparationsStore
+) -> dict[str, Any]:
+    """The pipeline's caught failure (a refusal of Generate's among them): Generating -> Failed."""
+    if not preparations.fail(preparation_id, reason=reason, finished_at=utc_now()):
+        raise _not_generating(preparation_id, f"Failed ({reason})")
+    return {"preparation_id": preparation_id, "status": PreparationStatus.FAILED.value}
+
+
+def _not_generating(preparation_id: str, outcome: str) -> PreparationNotGenerating:
+    return PreparationNotGenerating(
+        f"preparation {preparation_id} is no longer Generating, so it is not recorded {outcome}: it keeps "
+        "what it was recorded with first"
+    )
