@@ -50,7 +50,7 @@ def score_once(bundle: Path, submission: Path, out: Path) -> dict[str, Any]:
 def measure_artifact(bundle: Path, scoring_output: Path, out: Path) -> dict[str, Any]:
     from benchgen.environment import open_environment
     from benchgen.finetune.artifact import build_artifact
-    from benchgen.records import RunInfo
+    from benchgen.records.runs import RunInfo
 
     env = open_environment(bundle, out / "work" / "environment")
     run = RunInfo(

@@ -42,7 +42,7 @@ FINISHED_AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def run_info(env: Any, overall_score: float | None) -> Any:
-    from benchgen.records import RunInfo
+    from benchgen.records.runs import RunInfo
 
     return RunInfo(
         run_id=RUN_ID,
@@ -107,7 +107,7 @@ def split_run(cases: Path, prediction_output: Path, shard_cases: int, root: Path
 
 def measure_score_part(bundle: Path, shard: Path, part: Path) -> dict[str, Any]:
     from benchgen.environment import open_environment
-    from benchgen.scoring.parts import score_part
+    from benchgen.scoring.score_parts import score_part
 
     clock = Clock()
     env = open_environment(bundle, shard / "work" / "environment")
@@ -124,7 +124,7 @@ def _files(folder: Path) -> dict[str, int]:
 
 def measure_collect_part(bundle: Path, shard: Path, part: Path, *, verdicts: str) -> dict[str, Any]:
     from benchgen.environment import open_environment
-    from benchgen.finetune.parts import collect_part
+    from benchgen.finetune.artifact_parts import collect_part
 
     clock = Clock()
     env = open_environment(bundle, shard / "work" / "environment-artifact")
@@ -135,7 +135,7 @@ def measure_collect_part(bundle: Path, shard: Path, part: Path, *, verdicts: str
 
 def measure_finish_scores(bundle: Path, parts: Path, out: Path) -> dict[str, Any]:
     from benchgen.environment import open_environment
-    from benchgen.scoring.parts import finish_scores
+    from benchgen.scoring.score_parts import finish_scores
 
     clock = Clock()
     env = open_environment(bundle, out / "work" / "environment")

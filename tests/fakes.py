@@ -9,23 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchgen.outputs import RunOutput
-from benchgen.ports.runs import RunsStore
+from benchgen.ports.pages import Page
+from benchgen.ports.runs import RunLister, RunsStore
 from benchgen.ports.storage import MissingObject
-from benchgen.records import (
-    DatasetRecord,
-    EnvironmentOwner,
-    EnvironmentRecord,
-    PackageRecord,
-    PackageStatus,
-    PreparationRecord,
-    PreparationStatus,
-    RunClaim,
-    RunRecord,
-    RunStatus,
-)
+from benchgen.records.connections import ConnectionRecord
+from benchgen.records.datasets import DatasetRecord
+from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord
+from benchgen.records.evaluations import EvaluationRecord, EvaluationStatus
+from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
+from benchgen.records.preparations import PreparationRecord, PreparationStatus
+from benchgen.records.runs import RunClaim, RunRecord, RunStatus
+from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
 from benchgen.training.preparation import GenerationReport
 
 
@@ -94,90 +91,8 @@ class MemoryEnvironments:
         return self.owners.setdefault(owner.environment_id, owner)
 
 
-class MemoryDatasets:
-    """Datasets by id, each stored once."""
-
-    def __init__(self) -> None:
-        self.records: dict[str, DatasetRecord] = {}
-
-    def get(self, dataset_id: str) -> DatasetRecord | None:
-        return self.records.get(dataset_id)
-
-    def put_if_absent(self, record: DatasetRecord) -> bool:
-        return self.records.setdefault(record.dataset_id, record) is record
-
-
-class MemoryPackages:
-    """Packages by id; each move out of a status only from that status, as the table's conditions say."""
-
-    def __init__(self, *records: PackageRecord) -> None:
-        self.records = {record.package_id: record for record in records}
-
-    def get(self, package_id: str) -> PackageRecord | None:
-        return self.records.get(package_id)
-
-    def _move(self, package_id: str, expected: PackageStatus, **fields: Any) -> bool:
-        record = self.records.get(package_id)
-        if record is None or record.status is not expected:
-            return False
-        self.records[package_id] = PackageRecord.model_validate(record.model_dump() | fields)
-        return True
-
-    def transition(
-        self, package_id: str, *, expected: PackageStatus, status: PackageStatus, reason: str | None = None
-    ) -> bool:
-        changes: dict[str, Any] = {"status": status}
-        if reason is not None:
-            changes["reason"] = reason
-        return self._move(package_id, expected, **changes)
-
-    def ready(self, package_id: str, *, sha256: str, size: int, files: Mapping[str, Any]) -> bool:
-        return self._move(
-            package_id,
-            PackageStatus.BUILDING,
-            status=PackageStatus.READY,
-            sha256=sha256,
-            size=size,
-            files=files,
-        )
-
-
-class MemoryPreparations:
-    """Preparations by id; each leaves Generating once, as the table's conditions say."""
-
-    def __init__(self, *records: PreparationRecord) -> None:
-        self.records = {record.preparation_id: record for record in records}
-
-    def get(self, preparation_id: str) -> PreparationRecord | None:
-        return self.records.get(preparation_id)
-
-    def _finish(self, preparation_id: str, **fields: Any) -> bool:
-        record = self.records.get(preparation_id)
-        if record is None or record.status is not PreparationStatus.GENERATING:
-            return False
-        self.records[preparation_id] = PreparationRecord.model_validate(record.model_dump() | fields)
-        return True
-
-    def ready(
-        self, preparation_id: str, *, report: GenerationReport, gap_count: int, finished_at: str
-    ) -> bool:
-        found = report.model_dump(exclude={"base_model"})
-        return self._finish(
-            preparation_id,
-            status=PreparationStatus.READY,
-            gap_count=gap_count,
-            finished_at=finished_at,
-            **found,
-        )
-
-    def fail(self, preparation_id: str, *, reason: str, finished_at: str) -> bool:
-        return self._finish(
-            preparation_id, status=PreparationStatus.FAILED, failure_reason=reason, finished_at=finished_at
-        )
-
-
 class MemoryRuns(RunsStore):
-    """Runs, with the table's named transitions over a dict."""
+    """Runs, with the table's named transitions over a dict, listed newest first as the table lists them."""
 
     def __init__(self, *runs: RunRecord) -> None:
         self.runs = {run.run_id: run for run in runs}
@@ -227,6 +142,29 @@ class MemoryRuns(RunsStore):
         self.runs[run_id] = run.model_copy(update={"claim": run.claim.model_copy(update={"expires_at": 0})})
         return True
 
+    def list(
+        self,
+        *,
+        environment_id: str | None = None,
+        status: RunStatus | None = None,
+        limit: int = 20,
+        next_token: str | None = None,
+    ) -> Page[RunRecord]:
+        found = sorted(
+            (
+                run
+                for run in self.runs.values()
+                if environment_id in (None, run.environment_id) and status in (None, run.status)
+            ),
+            key=lambda run: (run.created_at, run.run_id),
+            reverse=True,
+        )
+        # The token is the position after the page, as opaque to the caller as the table's.
+        start = int(next_token) if next_token is not None else 0
+        page = found[start : start + limit]
+        after = start + limit
+        return Page(items=page, next_token=str(after) if after < len(found) else None)
+
 
 class MemoryStarter:
     """A state machine's executions by name: a name is started once, as Step Functions allows."""
@@ -246,3 +184,197 @@ class Published(list[tuple[str, dict[str, Any]]]):
 
     def publish(self, detail_type: str, detail: dict[str, Any]) -> None:
         self.append((detail_type, detail))
+
+
+class MemoryEvaluations:
+    """Evaluations by id; their runs are named only while they are Running, as the table's update is."""
+
+    def __init__(self, *records: EvaluationRecord) -> None:
+        self.records = {record.evaluation_id: record for record in records}
+
+    def get(self, evaluation_id: str) -> EvaluationRecord | None:
+        return self.records.get(evaluation_id)
+
+    def set_runs(
+        self, evaluation_id: str, *, tuned_run_id: str, base_run_id: str, held_out_count: int
+    ) -> bool:
+        record = self.records.get(evaluation_id)
+        if record is None or record.status is not EvaluationStatus.RUNNING:
+            return False
+        self.records[evaluation_id] = record.model_copy(
+            update={
+                "tuned": record.tuned.model_copy(update={"run_id": tuned_run_id}),
+                "base": record.base.model_copy(update={"run_id": base_run_id}),
+                "held_out_count": held_out_count,
+            }
+        )
+        return True
+
+
+class MemoryTrainingRuns:
+    """Training runs, each status reached once and a terminal one never left, its timeline appended to."""
+
+    def __init__(self, *records: TrainingRunRecord) -> None:
+        self.records = {record.training_run_id: record for record in records}
+
+    def get(self, training_run_id: str) -> TrainingRunRecord | None:
+        return self.records.get(training_run_id)
+
+    def transition(
+        self,
+        training_run_id: str,
+        status: TrainingStatus,
+        *,
+        provider_status: str | None = None,
+        message: str | None = None,
+        result_model: str | None = None,
+        failure_reason: str | None = None,
+    ) -> bool:
+        record = self.records.get(training_run_id)
+        if record is None or record.status is status or record.status in TRAINING_TERMINAL:
+            return False
+        change = StatusChange(status=status, provider_status=provider_status, message=message)
+        fields: dict[str, Any] = {"status": status, "timeline": [*record.timeline, change]}
+        fields |= {
+            name: value
+            for name, value in (("result_model", result_model), ("failure_reason", failure_reason))
+            if value is not None
+        }
+        if status in TRAINING_TERMINAL:
+            fields["finished_at"] = change.at
+        # Validated as a whole, as the table's write is: the record's bounds hold for what is stored.
+        self.records[training_run_id] = TrainingRunRecord.model_validate(record.model_dump() | fields)
+        return True
+
+    def record_job(self, training_run_id: str, *, job_id: str) -> bool:
+        record = self.records.get(training_run_id)
+        if record is None or record.job_id not in (None, job_id):
+            return False
+        self.records[training_run_id] = record.model_copy(update={"job_id": job_id})
+        return True
+
+    def record_cost(self, training_run_id: str, cost: Mapping[str, float | str]) -> bool:
+        record = self.records.get(training_run_id)
+        if record is None:
+            return False
+        self.records[training_run_id] = record.model_copy(update={"cost": dict(cost)})
+        return True
+
+
+class MemoryConnections:
+    """Provider connections by id."""
+
+    def __init__(self, *records: ConnectionRecord) -> None:
+        self.records = {record.connection_id: record for record in records}
+
+    def get(self, connection_id: str) -> ConnectionRecord | None:
+        return self.records.get(connection_id)
+
+
+class MemoryPackages:
+    """Packages by id; each move out of a status only from that status, as the table's conditions say."""
+
+    def __init__(self, *records: PackageRecord) -> None:
+        self.records = {record.package_id: record for record in records}
+
+    def get(self, package_id: str) -> PackageRecord | None:
+        return self.records.get(package_id)
+
+    def _move(self, package_id: str, expected: PackageStatus, **fields: Any) -> bool:
+        record = self.records.get(package_id)
+        if record is None or record.status is not expected:
+            return False
+        self.records[package_id] = PackageRecord.model_validate(record.model_dump() | fields)
+        return True
+
+    def transition(
+        self, package_id: str, *, expected: PackageStatus, status: PackageStatus, reason: str | None = None
+    ) -> bool:
+        changes: dict[str, Any] = {"status": status}
+        if reason is not None:
+            changes["reason"] = reason
+        return self._move(package_id, expected, **changes)
+
+    def ready(self, package_id: str, *, sha256: str, size: int, files: Mapping[str, PackageFile]) -> bool:
+        return self._move(
+            package_id,
+            PackageStatus.BUILDING,
+            status=PackageStatus.READY,
+            sha256=sha256,
+            size=size,
+            files=files,
+        )
+
+
+class MemoryPreparations:
+    """Preparations by id; each leaves Generating once, as the table's conditions say."""
+
+    def __init__(self, *records: PreparationRecord) -> None:
+        self.records = {record.preparation_id: record for record in records}
+
+    def get(self, preparation_id: str) -> PreparationRecord | None:
+        return self.records.get(preparation_id)
+
+    def _finish(self, preparation_id: str, **fields: Any) -> bool:
+        record = self.records.get(preparation_id)
+        if record is None or record.status is not PreparationStatus.GENERATING:
+            return False
+        self.records[preparation_id] = PreparationRecord.model_validate(record.model_dump() | fields)
+        return True
+
+    def ready(
+        self, preparation_id: str, *, report: GenerationReport, gap_count: int, finished_at: str
+    ) -> bool:
+        found = report.model_dump(exclude={"base_model"})
+        return self._finish(
+            preparation_id,
+            status=PreparationStatus.READY,
+            gap_count=gap_count,
+            finished_at=finished_at,
+            **found,
+        )
+
+    def fail(self, preparation_id: str, *, reason: str, finished_at: str) -> bool:
+        return self._finish(
+            preparation_id, status=PreparationStatus.FAILED, failure_reason=reason, finished_at=finished_at
+        )
+
+
+class MemoryDatasets:
+    """Datasets by id, each stored once."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, DatasetRecord] = {}
+
+    def get(self, dataset_id: str) -> DatasetRecord | None:
+        return self.records.get(dataset_id)
+
+    def put_if_absent(self, record: DatasetRecord) -> bool:
+        return self.records.setdefault(record.dataset_id, record) is record
+
+
+if TYPE_CHECKING:
+    # mypy holds each fake to its port: a fake that no longer takes its port's calls fails the type check.
+    from benchgen.ports.connections import ConnectionsReader
+    from benchgen.ports.datasets import DatasetsStore
+    from benchgen.ports.environments import EnvironmentsStore
+    from benchgen.ports.evaluations import EvaluationsStore
+    from benchgen.ports.events import Publisher
+    from benchgen.ports.executions import Starter
+    from benchgen.ports.packages import PackagesReader, PackagesStore
+    from benchgen.ports.preparations import PreparationsStore
+    from benchgen.ports.storage import ObjectStorage
+    from benchgen.ports.training_runs import TrainingRunsStore
+
+    _store: ObjectStorage = MemoryStore()
+    _environments: EnvironmentsStore = MemoryEnvironments()
+    _runs: RunLister = MemoryRuns()
+    _evaluations: EvaluationsStore = MemoryEvaluations()
+    _training_runs: TrainingRunsStore = MemoryTrainingRuns()
+    _connections: ConnectionsReader = MemoryConnections()
+    _packages: PackagesReader = MemoryPackages()
+    _built_packages: PackagesStore = MemoryPackages()
+    _preparations: PreparationsStore = MemoryPreparations()
+    _datasets: DatasetsStore = MemoryDatasets()
+    _starter: Starter = MemoryStarter()
+    _publisher: Publisher = Published()

@@ -16,7 +16,7 @@ function = LambdaFunction("build_artifact", counts=True)
 @function.task(RunTask, correlation="run_id")
 def handler(task: RunTask, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
-        answer = build_run_artifact(
+        build = build_run_artifact(
             task.run_id,
             store=wired.store,
             runs=wired.runs,
@@ -24,10 +24,10 @@ def handler(task: RunTask, wired: Adapters) -> dict[str, Any]:
             datasets=wired.datasets,
             workdir=workdir,
         )
-    function.count("ArtifactEmitted" if answer["emitted"] else "ArtifactNotEmitted")
-    return answer
+    function.count("ArtifactEmitted" if build.emitted else "ArtifactNotEmitted")
+    return build.model_dump(mode="json")
 
 
 @function.failure(correlation="run_id")
-def record_failure(failure: Failure, wired: Adapters) -> dict[str, Any]:
-    return record_artifact_failure(failure.id, failure.reason, runs=wired.runs)
+def record_failure(failure: Failure, wired: Adapters) -> None:
+    record_artifact_failure(failure.id, failure.reason, runs=wired.runs)

@@ -16,11 +16,11 @@ function = LambdaFunction("build_package", counts=True)
 @function.task(PackageTask, correlation="preparation_id", keys=("package_id",))
 def handler(task: PackageTask, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
-        answer = build_package_step(task, store=wired.store, packages=wired.packages, workdir=workdir)
-    function.count("PackageRefused" if answer["refused"] else "PackageBuilt")
-    return answer
+        build = build_package_step(task, store=wired.store, packages=wired.packages, workdir=workdir)
+    function.count("PackageRefused" if build.refused else "PackageBuilt")
+    return build.model_dump(mode="json")
 
 
 @function.failure(correlation="package_id")
-def record_failure(failure: Failure, wired: Adapters) -> dict[str, Any]:
-    return record_package_failure(failure.id, failure.reason, packages=wired.packages)
+def record_failure(failure: Failure, wired: Adapters) -> None:
+    record_package_failure(failure.id, failure.reason, packages=wired.packages)

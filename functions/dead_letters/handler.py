@@ -11,6 +11,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.aws.handlers import LambdaFunction
+from benchgen.aws.s3_events import uploaded_objects
 from benchgen.aws.wiring import adapters
 from benchgen.steps.dead_letters import DeadLetter, settle_dead_letter
 
@@ -24,7 +25,7 @@ def _attribute(record: SQSRecord, name: str) -> str:
 
 def settle(record: SQSRecord) -> None:
     letter = DeadLetter(
-        event=json.loads(record.body),
+        uploads=tuple(uploaded_objects(json.loads(record.body))),
         request_id=_attribute(record, "RequestID"),
         error_code=_attribute(record, "ErrorCode"),
         error_message=_attribute(record, "ErrorMessage"),

@@ -7,7 +7,7 @@ from typing import Any
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import adapters
 from benchgen.ports.storage import UploadedObject
-from benchgen.records import RunStatus
+from benchgen.records.runs import RunStatus
 from benchgen.steps.attempts import Invocation
 from benchgen.steps.ingest import ingest_submission
 

@@ -16,11 +16,12 @@ function = LambdaFunction("prepare_check")
 @function.task(CheckTask, correlation="preparation_id")
 def handler(task: CheckTask, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
-        answer = check_preparation(task, store=wired.store, preparations=wired.preparations, workdir=workdir)
+        checked = check_preparation(task, store=wired.store, preparations=wired.preparations, workdir=workdir)
+    answer = checked.model_dump(mode="json")
     function.logger.info("preparation checked", extra=answer)
     return answer
 
 
 @function.failure(correlation="preparation_id")
-def record_failure(failure: Failure, wired: Adapters) -> dict[str, Any]:
-    return record_preparation_failure(failure.id, failure.reason, preparations=wired.preparations)
+def record_failure(failure: Failure, wired: Adapters) -> None:
+    record_preparation_failure(failure.id, failure.reason, preparations=wired.preparations)

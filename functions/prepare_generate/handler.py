@@ -14,9 +14,10 @@ function = LambdaFunction("prepare_generate", counts=True)
 @function.task(GenerateTask, correlation="preparation_id")
 def handler(task: GenerateTask, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
-        answer = generate_preparation(task, store=wired.store, workdir=workdir)
-    refused = "refused" in answer
+        generation = generate_preparation(task, store=wired.store, workdir=workdir)
+    refused = generation.report is None
     if refused:
-        function.logger.info("preparation refused", extra={"reason": answer["refused"]})
+        function.logger.info("preparation refused", extra={"reason": generation.refused})
     function.count("PreparationRefused" if refused else "PreparationGenerated")
-    return answer
+    # Without the empty fields: the state machine branches on whether `refused` is there.
+    return generation.model_dump(mode="json", exclude_none=True)

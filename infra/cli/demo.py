@@ -1,4 +1,5 @@
-"""`benchgen demo`: the whole pipeline on the local cloud, on an example environment the project ships.
+"""`benchgen demo` (without ``--loop``): the whole pipeline on the local cloud, on an example environment the
+project ships; and the API client and the steps the loop (``infra.cli.loop``) walks through as well.
 
 It drives the application the way a user would: through the REST API (with a Cognito ID token) and S3
 uploads, then follows the run through ingest, score and the artifact state machine, prepares training
@@ -23,30 +24,6 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ENVIRONMENT_VERSION = "v1"
 FINAL = ("Completed", "Failed")
 PACKAGE_PROFILE = "openai-chat"
-
-
-def register(subparsers: Any) -> None:
-    demo = subparsers.add_parser(
-        "demo",
-        help="run the whole pipeline on the local cloud with an example environment",
-        description="Start the local cloud in-process, register an example environment, upload a "
-        "submission, follow the run through ingest, score and the state machine, prepare training material "
-        "from the run, build an exact package of it, and write their files.",
-    )
-    demo.add_argument(
-        "--out",
-        type=Path,
-        help="where to write the run's files (default out/demo, out/demo-loop with --loop)",
-    )
-    demo.add_argument("--example", default="gsm8k-tr", help="example environment under examples/")
-    demo.add_argument("--model", default="Qwen2.5-7B-LoRA", help="the model name recorded on the run")
-    demo.add_argument(
-        "--loop",
-        action="store_true",
-        help="the whole loop instead: a live run of a simulated example model, its dataset, a package, a "
-        "training run on moto's Bedrock, an authorized evaluation and the comparison",
-    )
-    demo.set_defaults(func=run_demo)
 
 
 class Progress:
@@ -101,10 +78,6 @@ class Api:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    if args.loop:
-        from infra.cli.loop import run_loop
-
-        return run_loop(args)
     from infra.local.cloud import LocalCloud
 
     example = EXAMPLES / args.example

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from benchgen.bundle.spec import SelectionCriterion
 from benchgen.outputs import RunOutput
-from benchgen.training.examples import Method
-from benchgen.training.profiles import PROFILES
+from benchgen.training.export_profiles import PROFILES
+from benchgen.vocabulary import Method
 from infra.cli.score_command import LOCAL_VERSION, RUN_FILE
 
 if TYPE_CHECKING:

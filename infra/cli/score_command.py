@@ -170,7 +170,7 @@ class _Console:
 def run_score(args: argparse.Namespace) -> int:
     from benchgen.errors import BenchGenError
     from benchgen.offline import run_offline
-    from benchgen.records import RunInfo
+    from benchgen.records.runs import RunInfo
 
     bundle: Path = args.bundle
     submission: Path = args.submission

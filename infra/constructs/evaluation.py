@@ -18,7 +18,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from benchgen.records import EvaluationStatus
+from benchgen.records.evaluations import EvaluationStatus
 from infra.constructs import error_readers, logged_state_machine
 from infra.constructs.events import put_event
 from infra.constructs.pipeline import (
@@ -32,7 +32,7 @@ from infra.constructs.pipeline import (
 EVALUATION_COMPLETED = "EvaluationCompleted"
 EVALUATION_FAILED = "EvaluationFailed"
 _COMPARE = "$.compare"
-# Fields of benchgen.records.EvaluationRecord the state machine writes, by their attribute names.
+# Fields of benchgen.records.evaluations.EvaluationRecord the state machine writes, by their attribute names.
 RECORD_NAMES = {
     "#status": "status",
     "#verdict": "verdict",

@@ -16,7 +16,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from benchgen.records import RunStatus
+from benchgen.records.runs import RunStatus
 from infra.constructs import error_readers, logged_state_machine
 from infra.constructs.pipeline import (
     CONDITIONAL_CHECK_FAILED,

@@ -14,7 +14,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from benchgen.records import RunStatus
+from benchgen.records.runs import RunStatus
 from benchgen.settings import METRICS_NAMESPACE
 
 # A run ends as the business metric `Run<status>`: Completed or Failed by the score function, Failed by

@@ -22,7 +22,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from benchgen.records import RunStatus
+from benchgen.records.runs import RunStatus
 from infra.constructs import logged_state_machine
 from infra.constructs.pipeline import (
     _RETRY_ATTEMPTS,

@@ -13,7 +13,8 @@ from typing import IO, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from benchgen.errors import BenchGenError
-from benchgen.records import DatasetRecord, RunRecord, dataset_id_for
+from benchgen.records.datasets import DatasetRecord, dataset_id_for
+from benchgen.records.runs import RunRecord
 
 MANIFEST_NAME = "manifest.json"
 _MANIFEST_LIMIT = 16 << 20  # a manifest lists files and counts; anything larger is not one of ours

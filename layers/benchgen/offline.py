@@ -16,7 +16,7 @@ from benchgen.environment import Environment, open_environment
 from benchgen.finetune.artifact import ArtifactReport, build_artifact
 from benchgen.ingest import IngestReport, ingest
 from benchgen.outputs import RunOutput
-from benchgen.records import RunInfo
+from benchgen.records.runs import RunInfo
 from benchgen.scoring.engine import ScoreReport, score_predictions
 
 

@@ -59,7 +59,7 @@ _DESCRIPTIONS = {
     RunOutput.SCORES: _Description("scores.json", "Scores"),
     # Kept beside the outputs, so that a failed run still shows why.
     RunOutput.SCORING_LOG: _Description("logs/scoring.log", "Scoring Log"),
-    # Whole texts that the run record shows cut short (see benchgen.records), each beside its step's outputs.
+    # Whole texts the run record shows cut short (benchgen.records.bounds), each beside its step's outputs.
     RunOutput.INGEST_LOG: _Description("ingest.log", "Ingest Log"),
     RunOutput.FAILURE_LOG: _Description("logs/failure.log", "Failure Log"),
     # What a live run's model answered for each case, raw, with its latency.

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from benchgen.records import EnvironmentOwner
+from benchgen.records.environments import EnvironmentOwner
 
 #: The owner of environments first published by a direct bucket upload (not a Cognito user id).
 OPERATOR = "operator"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchgen.records import EvaluationRecord
+from benchgen.records.evaluations import EvaluationRecord
 from infra.constructs.evaluation import RECORD_NAMES
 from infra.deployed import render as render_value
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from benchgen.aws.tables.training_runs import TrainingRunsRepo
 from benchgen.finetune.split import in_test_bucket
-from benchgen.records import TrainingRunRecord, TrainingStatus
+from benchgen.records.training_runs import TrainingRunRecord, TrainingStatus
 from benchgen.steps.keys import package_key
-from benchgen.training.examples import Method
+from benchgen.vocabulary import Method
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
 

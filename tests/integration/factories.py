@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from benchgen.records import DatasetRecord
+from benchgen.records.datasets import DatasetRecord
 from infra.local.cloud import LocalCloud
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -18,14 +18,8 @@ from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.bundle.spec import Column
 from benchgen.outputs import RunOutput
-from benchgen.records import (
-    ArtifactStatus,
-    EnvironmentRecord,
-    EnvironmentStatus,
-    RunConfig,
-    RunRecord,
-    RunStatus,
-)
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.runs import ArtifactStatus, RunConfig, RunRecord, RunStatus
 from benchgen.report.detailed import write_detailed_results
 from benchgen.settings import Settings
 from benchgen.verdicts import Verdict

@@ -25,7 +25,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from benchgen.aws.tables.environments import EnvironmentsRepo
-from benchgen.records import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
 from benchgen.settings import load_settings
 from infra.local.cloud import LocalCloud
 

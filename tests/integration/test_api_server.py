@@ -18,7 +18,7 @@ from moto import mock_aws
 from moto.utilities.utils import load_resource
 
 from benchgen.aws.tables.runs import RunsRepo
-from benchgen.records import RunConfig, RunRecord
+from benchgen.records.runs import RunConfig, RunRecord
 from benchgen.settings import load_settings
 from infra.local.api_server import ApiServer
 from infra.local.auth import TokenVerifier, Unauthorized, moto_jwks

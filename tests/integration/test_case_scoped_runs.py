@@ -15,11 +15,11 @@ import pytest
 
 from benchgen.aws.storage import ObjectStore
 from benchgen.aws.tables.runs import RunsRepo
-from benchgen.inference.model import Sampling
 from benchgen.outputs import RunOutput
-from benchgen.records import LiveModel, RunRecord, RunStatus
+from benchgen.records.runs import LiveModel, RunRecord, RunStatus
 from benchgen.steps.case_scope import write_case_scope
 from benchgen.steps.keys import CASE_SCOPE, run_key
+from benchgen.vocabulary import Sampling
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud

@@ -6,7 +6,7 @@ import pytest
 
 from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
-from benchgen.records import ConnectionRecord
+from benchgen.records.connections import ConnectionRecord
 from benchgen.settings import Settings
 
 

@@ -21,7 +21,8 @@ import pytest
 from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
-from benchgen.records import ArtifactStatus, DatasetRecord, RunRecord, dataset_id_for
+from benchgen.records.datasets import DatasetRecord, dataset_id_for
+from benchgen.records.runs import ArtifactStatus, RunRecord
 from benchgen.steps.keys import execution_name
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip

@@ -11,7 +11,7 @@ import pytest
 
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.ownership import OPERATOR
-from benchgen.records import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
+from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud

@@ -12,7 +12,9 @@ from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
 from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
-from benchgen.records import ConnectionRecord, RunRecord, RunStatus, TrainingStatus
+from benchgen.records.connections import ConnectionRecord
+from benchgen.records.runs import RunRecord, RunStatus
+from benchgen.records.training_runs import TrainingStatus
 from infra.cli.demo import Api
 from infra.local.cloud import LocalCloud
 from tests.integration.evaluation_setup import put_package, put_training_run, subject, user

@@ -18,10 +18,11 @@ import requests
 
 from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.aws.tables.runs import RunsRepo
-from benchgen.inference.model import Sampling
 from benchgen.outputs import RunOutput
 from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
-from benchgen.records import ConnectionRecord, LiveModel, RunRecord, RunStatus
+from benchgen.records.connections import ConnectionRecord
+from benchgen.records.runs import LiveModel, RunRecord, RunStatus
+from benchgen.vocabulary import Sampling
 from infra.cli.demo import Api
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud

@@ -17,7 +17,7 @@ from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.tables.packages import PackagesRepo
 from benchgen.finetune.seed import Source
 from benchgen.finetune.split import Split
-from benchgen.records import PackageRecord, PackageStatus
+from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.settings import load_settings
 from benchgen.steps.keys import package_key, preparation_key
 from benchgen.steps.package import PackageTask
@@ -26,12 +26,12 @@ from benchgen.training.examples import (
     HELD_OUT_NAME,
     HeldOutCase,
     Kind,
-    Method,
     PreparedExample,
     SourceContext,
     text_hash,
 )
 from benchgen.training.package import PreparationInfo, package_id
+from benchgen.vocabulary import Method
 from infra.local.cloud import LocalCloud
 
 STATE_HASH = "5" * 64

@@ -21,7 +21,8 @@ import requests
 
 from benchgen.aws.tables.packages import PackagesRepo
 from benchgen.aws.tables.preparations import PreparationsRepo
-from benchgen.records import PackageRecord, PackageStatus, PreparationRecord, PreparationStatus
+from benchgen.records.packages import PackageRecord, PackageStatus
+from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.settings import load_settings
 from benchgen.steps.keys import package_execution_name, package_key
 from benchgen.training.package import package_id

@@ -6,7 +6,8 @@ import pytest
 
 from benchgen.aws.pages import InvalidNextToken
 from benchgen.aws.tables.packages import PackagesRepo
-from benchgen.records import MAX_TEXT_CHARS, PackageRecord, PackageStatus
+from benchgen.records.bounds import MAX_TEXT_CHARS
+from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.settings import Settings
 
 

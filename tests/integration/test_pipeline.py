@@ -23,7 +23,8 @@ from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
-from benchgen.records import ArtifactStatus, EnvironmentStatus, RunRecord, RunStatus
+from benchgen.records.environments import EnvironmentStatus
+from benchgen.records.runs import ArtifactStatus, RunRecord, RunStatus
 from benchgen.scoring.engine import score_predictions
 from benchgen.steps import register as register_module
 from benchgen.steps import score as score_step

@@ -16,7 +16,7 @@ from benchgen.aws import wiring
 from benchgen.aws.pages import encode_token
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.preparations import PreparationsRepo
-from benchgen.records import PreparationStatus
+from benchgen.records.preparations import PreparationStatus
 from benchgen.steps.keys import execution_name
 from functions.api import handler as api_handler
 from infra.examplegen.writing import write_bundle_zip

@@ -9,7 +9,8 @@ import pytest
 
 from benchgen.aws.pages import InvalidNextToken
 from benchgen.aws.tables.preparations import PreparationsRepo
-from benchgen.records import MAX_ITEMS, MAX_TEXT_CHARS, PreparationRecord, PreparationStatus
+from benchgen.records.bounds import MAX_ITEMS, MAX_TEXT_CHARS
+from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.settings import Settings
 from benchgen.training.preparation import GenerationReport
 

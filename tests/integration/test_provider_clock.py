@@ -9,8 +9,8 @@ import pytest
 
 from benchgen.aws.training_jobs import BedrockJobs, SageMakerJobs
 from benchgen.providers.jobs import JobSpec, job_name_for
-from benchgen.records import TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method
 from infra.local.cloud import LocalCloud
 from infra.local.provider_clock import ProviderClock
 

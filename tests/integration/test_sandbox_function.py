@@ -19,7 +19,7 @@ import pytest
 
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
-from benchgen.records import RunStatus
+from benchgen.records.runs import RunStatus
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud
 from tests.program_runs import PROGRAM_VARIABLES

@@ -17,7 +17,7 @@ import pytest
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
-from benchgen.records import ArtifactStatus, RunRecord, RunStatus
+from benchgen.records.runs import ArtifactStatus, RunRecord, RunStatus
 from benchgen.steps.keys import case_shard_key, execution_name, sharded_execution_name
 from infra.examplegen.writing import write_bundle_zip
 from infra.local.cloud import LocalCloud

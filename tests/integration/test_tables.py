@@ -10,15 +10,8 @@ from benchgen.aws.pages import InvalidNextToken
 from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
-from benchgen.records import (
-    ArtifactStatus,
-    EnvironmentRecord,
-    EnvironmentStatus,
-    RunConfig,
-    RunRecord,
-    RunStatus,
-    ShardPlan,
-)
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus, ShardPlan
+from benchgen.records.runs import ArtifactStatus, RunConfig, RunRecord, RunStatus
 from benchgen.settings import Settings
 from tests.integration.factories import dataset
 

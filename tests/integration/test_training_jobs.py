@@ -13,8 +13,9 @@ from benchgen.aws.clients import reset_clients
 from benchgen.aws.training_jobs import BedrockJobs, SageMakerJobs, jobs_for
 from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
 from benchgen.providers.profiles import ProviderKind, narrow
-from benchgen.records import ConnectionRecord, TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.records.connections import ConnectionRecord
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method
 from infra.local.model_server import ExampleModelServer
 
 REGION = "us-east-1"

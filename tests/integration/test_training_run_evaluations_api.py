@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from benchgen.aws.tables.evaluations import EvaluationsRepo
-from benchgen.records import EvaluatedModel, EvaluationRecord, LiveModel
+from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord
+from benchgen.records.runs import LiveModel
 from infra.cli.demo import Api
 from infra.local.cloud import LocalCloud
 from tests.integration.evaluation_setup import ENVIRONMENT, PACKAGE_ID, put_training_run, subject, user

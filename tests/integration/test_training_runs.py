@@ -29,15 +29,10 @@ from benchgen.aws.tables.preparations import PreparationsRepo
 from benchgen.aws.tables.training_runs import TrainingRunsRepo
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
 from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
-from benchgen.records import (
-    ConnectionRecord,
-    PackageFile,
-    PackageRecord,
-    PackageStatus,
-    PreparationRecord,
-    PreparationStatus,
-    TrainingStatus,
-)
+from benchgen.records.connections import ConnectionRecord
+from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
+from benchgen.records.preparations import PreparationRecord, PreparationStatus
+from benchgen.records.training_runs import TrainingStatus
 from benchgen.settings import load_settings
 from benchgen.steps.keys import package_key, training_execution_name
 from benchgen.training.examples import text_hash

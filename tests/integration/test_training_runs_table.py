@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from benchgen.aws.tables.training_runs import TrainingRunsRepo
-from benchgen.records import MAX_TEXT_CHARS, TrainingRunRecord, TrainingStatus
+from benchgen.records.bounds import MAX_TEXT_CHARS
+from benchgen.records.training_runs import TrainingRunRecord, TrainingStatus
 from benchgen.settings import Settings
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from benchgen.aws.tables.runs import RunsRepo
-from benchgen.records import RunRecord, RunStatus
+from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.settings import Settings
 
 FIELDS = ("run_id", "environment_id", "field", "from_status", "to_status", "duration_s")

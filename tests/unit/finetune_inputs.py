@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from benchgen.environment import Environment, open_environment
-from benchgen.records import RunInfo
+from benchgen.records.runs import RunInfo
 
 RUN = RunInfo(
     run_id="run-1",

@@ -12,12 +12,12 @@ from benchgen.training.examples import (
     HELD_OUT_NAME,
     HeldOutCase,
     Kind,
-    Method,
     PreparedExample,
     SourceContext,
     text_hash,
 )
 from benchgen.training.package import PreparationInfo
+from benchgen.vocabulary import Method
 
 SYSTEM = "You are a careful maths tutor."
 HYPERPARAMS: dict[str, float | int | str] = {"learning_rate": 2e-4, "epochs": 2}

@@ -7,7 +7,7 @@ import time
 from benchgen.api.runs import labelled_files, metric_tiles, new_run_id
 from benchgen.api.schemas import RunSummary
 from benchgen.outputs import RunOutput
-from benchgen.records import RunConfig, RunRecord, RunStatus
+from benchgen.records.runs import RunConfig, RunRecord, RunStatus
 
 COLUMNS = [
     {"title": "Exact match", "key": "exact_match", "index": 1, "precision": 3},

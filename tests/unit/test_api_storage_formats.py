@@ -8,7 +8,7 @@ import pytest
 
 from benchgen.aws.items import from_item, to_item
 from benchgen.aws.pages import InvalidNextToken, decode_token, encode_token
-from benchgen.records import RunConfig, RunRecord
+from benchgen.records.runs import RunConfig, RunRecord
 from benchgen.settings import Settings, SettingsError, load_settings
 
 NAMES = {

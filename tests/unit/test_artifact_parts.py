@@ -14,10 +14,10 @@ import yaml
 from benchgen.environment import Environment, open_environment
 from benchgen.errors import ScoringError
 from benchgen.finetune.artifact import build_artifact, finish_artifact
-from benchgen.finetune.parts import collect_part
+from benchgen.finetune.artifact_parts import collect_part
 from benchgen.ingest import ingest
 from benchgen.outputs import RunOutput
-from benchgen.records import RunInfo
+from benchgen.records.runs import RunInfo
 from benchgen.scoring.engine import score_predictions
 from infra.examplegen import generate_environment
 from tests.unit.bad_bundles import SCORING_METADATA, SCORING_SCRIPT

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from benchgen.records import RunRecord, RunStatus
+from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.steps.attempts import Invocation, out_of_time_guard
 from tests.fakes import MemoryRuns, Published
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchgen.records import CaseScope
+from benchgen.records.runs import CaseScope
 from benchgen.steps.case_scope import restrict_cases, unknown_cases_message
 
 

@@ -19,9 +19,9 @@ from benchgen.providers.profiles import (
     family_matches,
     narrow,
 )
-from benchgen.records import ConnectionRecord
-from benchgen.training.examples import Method
-from benchgen.training.profiles import PROFILES
+from benchgen.records.connections import ConnectionRecord
+from benchgen.training.export_profiles import PROFILES
+from benchgen.vocabulary import Method
 
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:together-key-AbCdEf"
 

@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
+from benchgen.aws.s3_events import uploaded_objects
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.steps.dead_letters import DeadLetter, settle_dead_letter
 from tests.fakes import MemoryEnvironments, MemoryRuns, Published
 
@@ -32,7 +34,12 @@ def s3_event(key: str, version_id: str = "3HL4kqtJlcpXroDTDmJ") -> dict[str, Any
 
 
 def letter(key: str, message: str = KILLED) -> DeadLetter:
-    return DeadLetter(event=s3_event(key), request_id=REQUEST_ID, error_code="200", error_message=message)
+    return DeadLetter(
+        uploads=tuple(uploaded_objects(s3_event(key))),
+        request_id=REQUEST_ID,
+        error_code="200",
+        error_message=message,
+    )
 
 
 def run(status: RunStatus, **fields: Any) -> RunRecord:

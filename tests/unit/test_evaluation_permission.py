@@ -13,8 +13,9 @@ from benchgen.evaluation.permission import (
     new_grant,
 )
 from benchgen.ownership import Caller
-from benchgen.records import EvaluationGrant, TrainingRunRecord, TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.records.evaluations import EvaluationGrant
+from benchgen.records.training_runs import TrainingRunRecord, TrainingStatus
+from benchgen.vocabulary import Method
 
 GROUP = "evaluators"
 

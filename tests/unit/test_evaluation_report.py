@@ -9,7 +9,8 @@ import pytest
 from benchgen.compare.report import NOT_ESTABLISHED_HEADLINE, compare_runs
 from benchgen.compare.selection import PackageRef
 from benchgen.evaluation.report import evaluation_report, render_report
-from benchgen.records import EvaluatedModel, EvaluationRecord, LiveModel
+from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord
+from benchgen.records.runs import LiveModel
 from tests.unit.compare_inputs import AFTER, BEFORE, outcomes
 
 

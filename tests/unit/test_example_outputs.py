@@ -24,7 +24,7 @@ from benchgen.environment import open_environment
 from benchgen.finetune.artifact import build_artifact
 from benchgen.ingest import ingest
 from benchgen.outputs import RunOutput
-from benchgen.records import RunInfo
+from benchgen.records.runs import RunInfo
 from benchgen.scoring.engine import score_predictions
 from infra.examplegen import generate_environment
 

@@ -14,8 +14,9 @@ from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
 from benchgen.aws import inference
-from benchgen.inference.model import ModelCallError, Sampling
+from benchgen.inference.model import ModelCallError
 from benchgen.inference.shapes import chat_request, chat_text, converse_request, generate_request
+from benchgen.vocabulary import Sampling
 
 SAMPLING = Sampling(temperature=0.0, max_tokens=256, top_p=0.9, stop=["####"])
 

@@ -10,12 +10,13 @@ import pytest
 
 import benchgen.steps.ingest as ingest_step
 from benchgen.outputs import RunOutput
-from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunClaim, RunRecord, RunStatus
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.runs import RunClaim, RunRecord, RunStatus
 from benchgen.steps.attempts import Invocation
 from benchgen.steps.ingest import ingest_submission
 from benchgen.steps.keys import prediction_key
 from infra.examplegen.writing import write_bundle_zip
-from tests.fakes import FlakyUpload, MemoryRuns, MemoryStore
+from tests.fakes import FlakyUpload, MemoryEnvironments, MemoryRuns, MemoryStore
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BUNDLE_KEY = "environments/gsm8k-en/v1/bundle.zip"
@@ -27,14 +28,16 @@ def delivery(attempts: int = 3) -> Invocation:
     return Invocation(request_id="req-ingest", deadline=time.time() + 600, attempts=attempts)
 
 
-class OneEnvironment:
-    def get(self, environment_id: str, version: str) -> EnvironmentRecord | None:
-        return EnvironmentRecord(
-            environment_id=environment_id,
-            version=version,
+def registered() -> MemoryEnvironments:
+    """The one environment version these tests know, registered."""
+    return MemoryEnvironments(
+        EnvironmentRecord(
+            environment_id="gsm8k-en",
+            version="v1",
             status=EnvironmentStatus.REGISTERED,
             bundle_key=BUNDLE_KEY,
         )
+    )
 
 
 @pytest.fixture
@@ -53,7 +56,7 @@ def pending_run() -> RunRecord:
 def _ingest(key: str, store: MemoryStore, runs: MemoryRuns, workdir: Path) -> RunRecord | None:
     """One delivery of ``key`` to the ingest step, for the one environment these tests know."""
     return ingest_submission(
-        key, store=store, runs=runs, environments=OneEnvironment(), workdir=workdir, invocation=delivery()
+        key, store=store, runs=runs, environments=registered(), workdir=workdir, invocation=delivery()
     )
 
 
@@ -69,6 +72,36 @@ def test_a_pending_run_becomes_running_with_its_prediction_output(store: MemoryS
         RunOutput.PREDICTION_OUTPUT: prediction_key("run-1"),
     }
     assert store.uploads == [prediction_key("run-1")]
+
+
+def test_a_submission_uploaded_straight_to_the_bucket_makes_its_run_from_the_upload_metadata(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    # given an upload made with --metadata and no run created through the API
+    store.object_metadata[SUBMISSION_KEY] = {"environment": "gsm8k-en", "version": "v1", "model": "qwen"}
+    runs = MemoryRuns()
+
+    _ingest(SUBMISSION_KEY, store, runs, tmp_path / "w")
+
+    # then the run it names exists, as the upload described it, and is ingested
+    run = runs.get("run-1")
+    assert run is not None and run.status is RunStatus.RUNNING
+    assert (run.environment_id, run.model, run.owner) == ("gsm8k-en", "qwen", "upload")
+    assert run.files[RunOutput.PREDICTION_OUTPUT] == prediction_key("run-1")
+
+
+def test_a_submission_for_no_run_and_without_metadata_records_the_run_failed_saying_how_to_upload(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    runs = MemoryRuns()
+
+    _ingest(SUBMISSION_KEY, store, runs, tmp_path / "w")
+
+    run = runs.get("run-1")
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    assert run.failure_reason.startswith("run run-1 does not exist: create the run with POST /runs")
+    assert store.uploads == []
 
 
 def test_a_second_delivery_after_the_upload_changes_nothing(store: MemoryStore, tmp_path: Path) -> None:
@@ -182,7 +215,7 @@ def test_the_last_attempt_fails_the_run_before_lambda_stops_it_for_time(
             SUBMISSION_KEY,
             store=store,
             runs=runs,
-            environments=OneEnvironment(),
+            environments=registered(),
             workdir=tmp_path,
             invocation=last,
         )

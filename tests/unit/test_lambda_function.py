@@ -99,15 +99,15 @@ def test_a_failure_its_state_machine_caught_goes_to_the_functions_recorder_not_i
         raise AssertionError("the step must not run for a failure")
 
     @function.failure(correlation="run_id")
-    def record(failure: Failure, wired: Any) -> dict[str, Any]:
+    def record(failure: Failure, wired: Any) -> None:
         recorded.append((failure, wired))
-        return {"recorded": failure.id}
 
     # When the state machine's failure path invokes it
     answer = handler({"failed": {"id": "run-7", "reason": "shard 2 timed out"}}, _context("benchgen-f"))
 
-    # Then the recorder got the failure and the adapters, under the record's id
-    assert answer == {"recorded": "run-7"}
+    # Then the recorder got the failure and the adapters, under the record's id, and the answer says
+    # what was recorded
+    assert answer == {"id": "run-7", "reason": "shard 2 timed out"}
     assert recorded == [(Failure(id="run-7", reason="shard 2 timed out"), WIRED)]
     (line,) = [line for line in _printed(capsys) if line["message"] == "recording a failure"]
     assert (line["correlation_id"], line["run_id"], line["reason"]) == ("run-7", "run-7", "shard 2 timed out")

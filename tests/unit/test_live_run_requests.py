@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from benchgen.api.errors import ApiError, NotFound
 from benchgen.api.live_runs import ModelConfigRequest, live_model_for, start_live_run
 from benchgen.providers.profiles import PROVIDER_CAPABILITIES, ProviderKind
-from benchgen.records import ConnectionRecord
+from benchgen.records.connections import ConnectionRecord
 
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:benchgen/together-AbCdEf"
 MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:InferencePipeline"

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from benchgen.inference.model import ModelCallError, Sampling
+from benchgen.inference.model import ModelCallError
 from benchgen.inference.openai_http import ChatCompletions
 from benchgen.inference.prompts import prompt_for
 from benchgen.inference.retry import Backoff, ask
+from benchgen.vocabulary import Sampling
 from infra.local.model_server import BASE_MODEL, TUNED_MODEL, ExampleModelServer, Fault
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

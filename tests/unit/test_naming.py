@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime
 import pytest
 
 from benchgen.naming import dataset_name
-from benchgen.records import RunInfo, RunRecord
+from benchgen.records.runs import RunInfo, RunRecord
 
 
 def test_name_joins_benchmark_model_percent_and_month() -> None:

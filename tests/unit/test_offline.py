@@ -14,7 +14,7 @@ from benchgen.environment import Environment
 from benchgen.finetune.artifact import ArtifactReport
 from benchgen.ingest import IngestReport
 from benchgen.outputs import RunOutput
-from benchgen.records import RunInfo
+from benchgen.records.runs import RunInfo
 from benchgen.scoring.engine import ScoreReport
 from infra.cli.main import main
 from infra.examplegen import generate_environment

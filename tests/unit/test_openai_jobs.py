@@ -15,8 +15,8 @@ from jsonschema import Draft202012Validator
 from benchgen.inference.retry import Backoff
 from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
 from benchgen.providers.openai_jobs import OpenAICompatibleJobs, fine_tune_request
-from benchgen.records import TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method
 from infra.local.fine_tunes import SIMULATED_TRAINING
 from infra.local.model_server import TUNED_MODEL, ExampleModelServer
 

@@ -6,7 +6,7 @@ import pytest
 
 from benchgen.api import claimed_groups
 from benchgen.ownership import OWNER_GRANT, publishing_grant, stamp_refusal, upload_stamp
-from benchgen.records import EnvironmentOwner
+from benchgen.records.environments import EnvironmentOwner
 from infra.local.auth import authorizer_claims
 
 OWNED = EnvironmentOwner(environment_id="gsm8k", owner="alice", publisher_group="gsm8k-team")

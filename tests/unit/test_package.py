@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from benchgen.finetune.split import Split
-from benchgen.training.examples import Kind, Method
+from benchgen.training.examples import Kind
+from benchgen.training.export_profiles import PROFILES, profiles_for
 from benchgen.training.package import PackageRefused, build_package, package_id
-from benchgen.training.profiles import PROFILES, profiles_for
+from benchgen.vocabulary import Method
 from tests.unit.preparations import example, held, info, question, standard, write_preparation
 
 MEMBERS = [

@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 from benchgen.environment import Environment
 from benchgen.finetune.split import SplitShares
-from benchgen.training.examples import Kind, Method, text_hash
+from benchgen.training.examples import Kind, text_hash
 from benchgen.training.package import PackageRefused, PreparationInfo, build_package
 from benchgen.training.preparation import RunSource, generate
+from benchgen.vocabulary import Method
 from tests.unit.finetune_inputs import case, forty_wrong_of_fifty, make_env
 from tests.unit.preparation_inputs import make_spec, read_examples, read_held_out, run_source
 

@@ -1,17 +1,20 @@
-"""The package pipeline's BuildPackage step over the in-memory ports: it records the package it builds,
-or the profile's refusal, or the pipeline's failure, and never rewrites a package that left Building."""
+"""The package pipeline's BuildPackage step over in-memory ports: the zip it writes and the package it
+records Ready, a profile's refusal recorded and answered, a rebuild that gives the same bytes, the
+pipeline's failure recorded, and a package that left Building never rewritten."""
 
 from __future__ import annotations
 
 import hashlib
+import zipfile
 from pathlib import Path
 
 import pytest
 
-from benchgen.finetune.split import Split
-from benchgen.records import PackageRecord, PackageStatus
+from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.steps.keys import package_key, preparation_key
 from benchgen.steps.package import (
+    PackageBuild,
+    PackageIdMismatch,
     PackageNotBuilding,
     PackageTask,
     build_package_step,
@@ -20,96 +23,158 @@ from benchgen.steps.package import (
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from benchgen.training.package import package_id
 from tests.fakes import MemoryPackages, MemoryStore
-from tests.unit.preparations import example, held, info, standard, write_preparation
+from tests.unit.preparations import info, standard
 
-PROFILE = "trl-sft"
-STATE = "ab" * 32
-PID = package_id(STATE, PROFILE)
+PREPARATION = "prep-1"
 
 
-def _world(
-    prepared: Path, status: PackageStatus = PackageStatus.BUILDING
-) -> tuple[MemoryStore, MemoryPackages]:
-    store = MemoryStore(
+def _store(root: Path, *, train: int = 12) -> MemoryStore:
+    """The bucket holding a clean preparation's examples and held-out cases, as Generate left them."""
+    folder = standard(root / "preparation", train=train)
+    return MemoryStore(
         {
-            preparation_key("prep-1", name): (prepared / name).read_bytes()
+            preparation_key(PREPARATION, name): (folder / name).read_bytes()
             for name in (EXAMPLES_NAME, HELD_OUT_NAME)
         }
     )
-    packages = MemoryPackages(
+
+
+def _task(profile: str = "openai-chat", package: str | None = None) -> PackageTask:
+    prepared = info()
+    return PackageTask(
+        package_id=package or package_id(prepared.state_hash, profile),
+        preparation_id=PREPARATION,
+        profile=profile,
+        preparation=prepared,
+    )
+
+
+def _building(task: PackageTask, status: PackageStatus = PackageStatus.BUILDING) -> MemoryPackages:
+    """The packages table with the package recorded as the API records it before starting the build."""
+    return MemoryPackages(
         PackageRecord(
-            package_id=PID,
-            preparation_id="prep-1",
+            package_id=task.package_id,
+            preparation_id=PREPARATION,
             owner="user-a",
-            profile=PROFILE,
-            state_hash=STATE,
-            package_key=package_key(PID),
+            profile=task.profile,
+            state_hash=task.preparation.state_hash,
+            package_key=package_key(task.package_id),
             status=status,
         )
     )
-    return store, packages
 
 
-def _build(tmp_path: Path, store: MemoryStore, packages: MemoryPackages) -> dict[str, object]:
-    task = PackageTask(
-        package_id=PID, preparation_id="prep-1", profile=PROFILE, preparation=info(state_hash=STATE)
+def _build(
+    task: PackageTask, store: MemoryStore, workdir: Path, packages: MemoryPackages | None = None
+) -> PackageBuild:
+    return build_package_step(
+        task, store=store, packages=packages if packages is not None else _building(task), workdir=workdir
     )
-    return build_package_step(task, store=store, packages=packages, workdir=tmp_path / "work")
 
 
-def test_a_built_package_is_uploaded_and_recorded_ready_with_its_digest_size_and_files(
-    tmp_path: Path,
-) -> None:
-    store, packages = _world(standard(tmp_path / "prep"))
+def test_a_built_package_is_in_the_bucket_and_described_by_its_bytes(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    task = _task()
 
-    answer = _build(tmp_path, store, packages)
+    build = _build(task, store, tmp_path / "build")
 
-    stored = store.objects[package_key(PID)]
-    record = packages.get(PID)
-    assert record is not None and record.status is PackageStatus.READY
-    assert (record.sha256, record.size) == (hashlib.sha256(stored).hexdigest(), len(stored))
-    assert set(record.files) == {"train.jsonl", "validation.jsonl", "test.jsonl"}
-    assert answer["refused"] is False
-    assert answer["package"] == {
-        "sha256": record.sha256,
-        "size": record.size,
-        "files": record.model_dump()["files"],
-    }
+    # then the zip is at the package's key, and the answer names its sha256, size and files
+    body = store.objects[package_key(task.package_id)]
+    assert build.refused is False and build.reason is None and build.package is not None
+    assert build.package.sha256 == hashlib.sha256(body).hexdigest()
+    assert build.package.size == len(body)
+    with zipfile.ZipFile(store.download(package_key(task.package_id), tmp_path / "package.zip")) as archive:
+        train = archive.read("train.jsonl")
+    assert build.package.files["train.jsonl"].rows == 12
+    assert build.package.files["train.jsonl"].sha256 == hashlib.sha256(train).hexdigest()
 
 
-def test_a_refusal_is_recorded_on_the_package_and_answered(tmp_path: Path) -> None:
-    examples = [example(f"t{n:03d}", Split.TRAIN) for n in range(10)] + [example("h001", Split.TRAIN)]
-    store, packages = _world(write_preparation(tmp_path / "prep", examples, [held("h001")]))
+def test_building_the_package_again_gives_the_same_bytes_and_the_same_answer(tmp_path: Path) -> None:
+    # given a package built once
+    store = _store(tmp_path)
+    first = _build(_task(), store, tmp_path / "first")
+    body = store.objects[package_key(_task().package_id)]
 
-    answer = _build(tmp_path, store, packages)
+    # when the task runs again (a retried state)
+    second = _build(_task(), store, tmp_path / "second")
 
-    record = packages.get(PID)
-    assert record is not None and record.status is PackageStatus.REFUSED
-    assert record.reason is not None and record.reason.startswith(
-        "1 training or validation examples come from"
+    # then it writes the same zip and describes it alike
+    assert second == first
+    assert store.objects[package_key(_task().package_id)] == body
+
+
+def test_a_profile_that_refuses_the_preparation_answers_its_reason_and_writes_nothing(tmp_path: Path) -> None:
+    # given a preparation of three training rows, fewer than Bedrock's Nova takes
+    store = _store(tmp_path, train=3)
+    task = _task("bedrock-conversation")
+
+    build = _build(task, store, tmp_path / "build")
+
+    assert build.refused is True and build.package is None
+    assert build.reason is not None
+    assert build.reason.startswith(
+        "profile bedrock-conversation needs at least 8 train rows and this preparation gives 3: "
     )
-    assert answer == {"refused": True, "reason": record.reason, "package": None}
-    assert package_key(PID) not in store.objects
+    assert package_key(task.package_id) not in store.objects
+
+
+def test_a_package_requested_under_another_id_is_not_written(tmp_path: Path) -> None:
+    # given a request recorded under an id the preparation's current state does not give
+    store = _store(tmp_path)
+    task = _task(package="pkg-" + "0" * 24)
+
+    with pytest.raises(PackageIdMismatch, match="request the package again"):
+        _build(task, store, tmp_path / "build")
+    assert store.uploads == []
+
+
+def test_a_built_package_is_recorded_ready_with_its_digest_size_and_files(tmp_path: Path) -> None:
+    task = _task()
+    packages = _building(task)
+
+    build = _build(task, _store(tmp_path), tmp_path / "build", packages)
+
+    record = packages.get(task.package_id)
+    assert record is not None and build.package is not None
+    assert record.status is PackageStatus.READY
+    assert (record.sha256, record.size, record.files) == (
+        build.package.sha256,
+        build.package.size,
+        build.package.files,
+    )
+
+
+def test_a_refusal_is_recorded_on_the_package(tmp_path: Path) -> None:
+    task = _task("bedrock-conversation")
+    packages = _building(task)
+
+    build = _build(task, _store(tmp_path, train=3), tmp_path / "build", packages)
+
+    record = packages.get(task.package_id)
+    assert record is not None
+    assert (record.status, record.reason) == (PackageStatus.REFUSED, build.reason)
 
 
 @pytest.mark.parametrize("status", [PackageStatus.READY, PackageStatus.REFUSED, PackageStatus.FAILED])
 def test_a_package_that_left_building_keeps_what_it_has(tmp_path: Path, status: PackageStatus) -> None:
-    store, packages = _world(standard(tmp_path / "prep"), status)
-    before = packages.get(PID)
+    task = _task()
+    packages = _building(task, status)
+    before = packages.get(task.package_id)
 
-    with pytest.raises(PackageNotBuilding, match=f"package {PID} is no longer Building"):
-        _build(tmp_path, store, packages)
+    with pytest.raises(PackageNotBuilding, match=f"package {task.package_id} is no longer Building"):
+        _build(task, _store(tmp_path), tmp_path / "build", packages)
     with pytest.raises(PackageNotBuilding):
-        record_package_failure(PID, "lost", packages=packages)
+        record_package_failure(task.package_id, "lost", packages=packages)
 
-    assert packages.get(PID) == before
+    assert packages.get(task.package_id) == before
 
 
-def test_a_caught_failure_is_recorded_on_the_package(tmp_path: Path) -> None:
-    _, packages = _world(standard(tmp_path / "prep"))
+def test_a_caught_failure_is_recorded_on_the_package() -> None:
+    task = _task()
+    packages = _building(task)
 
-    record_package_failure(PID, "BuildPackage ran out of time", packages=packages)
+    record_package_failure(task.package_id, "BuildPackage ran out of time", packages=packages)
 
-    record = packages.get(PID)
+    record = packages.get(task.package_id)
     assert record is not None
     assert (record.status, record.reason) == (PackageStatus.FAILED, "BuildPackage ran out of time")

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from benchgen.environment import Environment
 from benchgen.finetune.artifact import build_artifact
 from benchgen.finetune.split import SplitShares, in_test_bucket
-from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, Kind, Method, text_hash
+from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, Kind, text_hash
 from benchgen.training.preparation import (
     EMPTY_NO_REJECTED,
     HELD_OUT_TEXT,
@@ -31,6 +31,7 @@ from benchgen.training.preparation import (
     generate,
     state_hash,
 )
+from benchgen.vocabulary import Method
 from tests.unit.finetune_inputs import RUN, case, forty_wrong_of_fifty, jsonl, make_env, verdict, wrong_answer
 from tests.unit.preparation_inputs import make_spec, read_examples, read_held_out, run_source
 

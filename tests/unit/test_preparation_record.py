@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchgen.records import MAX_CRITERIA, MAX_ITEMS, EnvironmentRecord, EnvironmentStatus, PreparationRecord
+from benchgen.records.bounds import MAX_CRITERIA, MAX_ITEMS
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.preparations import PreparationRecord
 
 
 def _preparation(**fields: Any) -> PreparationRecord:

@@ -1,5 +1,6 @@
-"""The Check task over in-memory ports: coverage.json written and the preparation recorded Ready, a
-held-out leak refused with a sentence, and the pipeline's failure recorded, each only while Generating."""
+"""The preparation's Generate and Check tasks over in-memory ports: the examples and held-out cases
+written, a spec that cannot be prepared refused with a sentence, coverage.json written and the preparation
+recorded Ready, a held-out leak refused, and the pipeline's failure recorded, each only while Generating."""
 
 from __future__ import annotations
 
@@ -10,18 +11,94 @@ from typing import Any
 import pytest
 
 from benchgen.finetune.seed import Source
-from benchgen.finetune.split import Split
-from benchgen.records import MAX_ITEMS, PreparationRecord, PreparationStatus
+from benchgen.finetune.split import Split, in_test_bucket
+from benchgen.records.bounds import MAX_ITEMS
+from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.steps.prepare import (
+    BundleRef,
     CheckTask,
+    GenerateTask,
+    Generation,
     HeldOutLeak,
     PreparationNotGenerating,
+    RunRef,
     check_preparation,
+    generate_preparation,
     record_preparation_failure,
 )
-from benchgen.training.examples import HeldOutCase, Kind, Method, PreparedExample, SourceContext, text_hash
+from benchgen.training.examples import HeldOutCase, Kind, PreparedExample, SourceContext, text_hash
 from benchgen.training.preparation import GenerationReport
+from benchgen.vocabulary import Method
+from infra.examplegen.writing import write_bundle_zip
 from tests.fakes import MemoryPreparations, MemoryStore
+from tests.unit.finetune_inputs import forty_wrong_of_fifty, make_env, scoring_output
+from tests.unit.preparation_inputs import make_spec
+
+BUNDLE_KEY = "environments/gsm8k/1/bundle.zip"
+EXAMPLES_KEY = "preparations/prep-1/examples.jsonl"
+HELD_OUT_KEY = "preparations/prep-1/held_out.jsonl"
+
+
+def _judged(root: Path) -> MemoryStore:
+    """The bucket of a registered gsm8k version and one run of it that got 40 of its 50 cases wrong."""
+    make_env(root / "env", finetune={})
+    bundle = write_bundle_zip(root / "env" / "bundle", root / "bundle.zip")
+    output = scoring_output(root / "scoring_output.zip", forty_wrong_of_fifty())
+    return MemoryStore(
+        {BUNDLE_KEY: bundle.read_bytes(), "runs/run-1/scoring_output.zip": output.read_bytes()}
+    )
+
+
+def _generate(store: MemoryStore, workdir: Path, **spec: Any) -> Generation:
+    task = GenerateTask(
+        preparation_id="prep-1",
+        spec=make_spec(**spec),
+        runs=[
+            RunRef(run_id="run-1", model="Qwen2.5-7B-LoRA", environment_id="gsm8k", environment_version="1")
+        ],
+        bundle=BundleRef(key=BUNDLE_KEY),
+    )
+    return generate_preparation(task, store=store, workdir=workdir)
+
+
+def test_generate_writes_the_examples_and_held_out_cases_and_reports_them(tmp_path: Path) -> None:
+    store = _judged(tmp_path)
+
+    generation = _generate(store, tmp_path / "generate")
+
+    # then both files are in the bucket, and the report counts what they hold
+    report = generation.report
+    assert generation.refused is None and report is not None
+    examples = [json.loads(line) for line in store.objects[EXAMPLES_KEY].splitlines()]
+    held_out = [json.loads(line)["case_id"] for line in store.objects[HELD_OUT_KEY].splitlines()]
+    assert report.example_count == len(examples) == sum(report.kinds.values())
+    assert report.source_cases == 40
+    assert held_out == sorted(f"gsm-{i:03d}" for i in range(50) if in_test_bucket(f"gsm-{i:03d}"))
+    assert report.held_out_count == len(held_out)
+    assert generation.scope == ["arithmetic"]
+
+
+def test_generating_again_gives_the_same_files_and_state(tmp_path: Path) -> None:
+    store = _judged(tmp_path)
+    first = _generate(store, tmp_path / "first")
+    files = {key: store.objects[key] for key in (EXAMPLES_KEY, HELD_OUT_KEY)}
+
+    second = _generate(store, tmp_path / "second")
+
+    assert second == first
+    assert {key: store.objects[key] for key in files} == files
+
+
+def test_a_spec_naming_a_run_that_was_not_judged_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    store = _judged(tmp_path)
+
+    generation = _generate(store, tmp_path / "generate", run_ids=["run-2"])
+
+    assert generation == Generation(
+        refused="no scored run was found for 'run-2'; name runs that finished scoring"
+    )
+    assert store.uploads == []
+
 
 REPORT = GenerationReport(
     example_count=2,
@@ -94,14 +171,14 @@ def test_check_writes_coverage_and_answers_its_gap_count(tmp_path: Path) -> None
     written = json.loads(store.objects["preparations/p1/coverage.json"])
     assert written["splits"] == {"train": 1, "validation": 0, "test": 1}
     assert written["criteria"] == {"final-answer": {"train": 1, "validation": 0, "test": 1}}
-    assert answer == {"gap_count": len(written["gaps"])}
+    assert answer.gap_count == len(written["gaps"])
     # the preparation is Ready with what Generate found, bounded as its record is, and the gap count
     ready = preparations.get("p1")
     assert ready is not None and ready.status is PreparationStatus.READY
     assert (ready.state_hash, ready.example_count, ready.gap_count) == (
         REPORT.state_hash,
         2,
-        answer["gap_count"],
+        answer.gap_count,
     )
     assert (ready.splits, ready.suggested_hyperparams) == (REPORT.splits, REPORT.suggested_hyperparams)
     assert len(ready.dropped) == MAX_ITEMS and ready.finished_at is not None

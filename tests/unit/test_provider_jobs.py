@@ -19,7 +19,7 @@ from benchgen.providers.jobs import (
     typed_hyperparameters,
 )
 from benchgen.providers.profiles import ProviderKind, Unsupported
-from benchgen.records import TrainingStatus
+from benchgen.records.training_runs import TrainingStatus
 
 
 def _pattern(service: str, operation: str, member: str) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from benchgen.records import MAX_ITEMS, EnvironmentRecord, EnvironmentStatus, RunRecord
+from benchgen.records.bounds import MAX_ITEMS
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.runs import RunRecord
 
 
 def _run(**fields: object) -> RunRecord:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY
-from benchgen.records import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
 from benchgen.steps.register import register_environment
 from infra.examplegen.writing import write_bundle_zip
 from tests.fakes import MemoryEnvironments, MemoryStore

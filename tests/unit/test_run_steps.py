@@ -5,120 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from benchgen.records import EnvironmentRecord, EnvironmentStatus, RunRecord, RunStatus
-from benchgen.steps.artifact import RunMissing, RunNotCompleted, build_run_artifact, record_artifact_failure
-from benchgen.steps.attempts import Invocation
-from benchgen.steps.ingest import ingest_submission
+from benchgen.records.runs import RunStatus
+from benchgen.steps.artifact import ArtifactBuild, RunMissing, RunNotCompleted, record_artifact_failure
 from benchgen.steps.keys import execution_name
-from benchgen.steps.score import score_run
-from infra.examplegen.writing import write_bundle_zip
-from tests.fakes import (
-    MemoryDatasets,
-    MemoryEnvironments,
-    MemoryRuns,
-    MemoryStarter,
-    MemoryStore,
-    Published,
-)
-
-BUNDLE_KEY = "environments/tiny/v1/bundle.zip"
-SUBMISSION_KEY = "submissions/run-1/predictions.json"
-PREDICTION_KEY = "predictions/run-1/prediction_output.zip"
-CASES = [
-    {"id": "q1", "question": "1+1", "answer": "2"},
-    {"id": "q2", "question": "2+2", "answer": "4"},
-    {"id": "q3", "question": "30*40", "answer": "1200"},
-    {"id": "q4", "question": "5-8", "answer": "-3"},
-]
-# Two right (q1, q2), two wrong (q3, q4).
-ANSWERS = {"q1": "#### 2", "q2": "#### 4", "q3": "#### 1100", "q4": "#### 3"}
-FINETUNE = "finetune:\n  language: en\n"
-
-
-class Run:
-    """One run's world: the bucket, the tables, the state machine and the bus, all in memory."""
-
-    def __init__(self, root: Path, *, finetune: str = FINETUNE, registered: bool = True) -> None:
-        self.root = root
-        bundle = root / "bundle"
-        (bundle / "reference").mkdir(parents=True)
-        (bundle / "reference" / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
-        (bundle / "competition.yaml").write_text(
-            "version: 2\ntitle: Tiny math\ntemplate: math\n"
-            f"{finetune}"
-            "tasks:\n  - index: 0\n    reference_data: reference\n"
-            "phases:\n  - index: 0\n    tasks: [0]\n"
-            "leaderboards:\n  - columns:\n      - {title: Accuracy, key: accuracy, index: 0}\n"
-        )
-        predictions = {"predictions": [{"id": i, "prediction_text": t} for i, t in ANSWERS.items()]}
-        self.store = MemoryStore(
-            {
-                BUNDLE_KEY: write_bundle_zip(bundle, root / "bundle.zip").read_bytes(),
-                SUBMISSION_KEY: json.dumps(predictions).encode(),
-            }
-        )
-        environment = EnvironmentRecord(
-            environment_id="tiny", version="v1", status=EnvironmentStatus.REGISTERED, bundle_key=BUNDLE_KEY
-        )
-        self.environments = MemoryEnvironments(*([environment] if registered else []))
-        self.runs = MemoryRuns(
-            RunRecord(run_id="run-1", environment_id="tiny", environment_version="v1", model="m", owner="u")
-        )
-        self.datasets = MemoryDatasets()
-        self.starter = MemoryStarter()
-        self.published = Published()
-        self.deliveries = 0
-
-    def _workdir(self) -> Path:
-        self.deliveries += 1
-        return self.root / f"delivery-{self.deliveries}"
-
-    def ingest(self) -> None:
-        ingest_submission(
-            SUBMISSION_KEY,
-            store=self.store,
-            runs=self.runs,
-            environments=self.environments,
-            workdir=self._workdir(),
-            invocation=_invocation(),
-        )
-
-    def score(self) -> RunRecord | None:
-        return score_run(
-            PREDICTION_KEY,
-            store=self.store,
-            runs=self.runs,
-            environments=self.environments,
-            starter=self.starter,
-            publisher=self.published,
-            workdir=self._workdir(),
-            invocation=_invocation(),
-        )
-
-    def build_artifact(self) -> dict[str, object]:
-        return build_run_artifact(
-            "run-1",
-            store=self.store,
-            runs=self.runs,
-            environments=self.environments,
-            datasets=self.datasets,
-            workdir=self._workdir(),
-        )
-
-    def run(self) -> RunRecord:
-        stored = self.runs.get("run-1")
-        assert stored is not None
-        return stored
-
-
-def _invocation() -> Invocation:
-    return Invocation(request_id="req-1", deadline=time.time() + 600, attempts=3)
+from tests.unit.run_world import PREDICTION_KEY, SUBMISSION_KEY, Run
 
 
 @pytest.fixture
@@ -199,9 +94,9 @@ def test_the_artifact_of_a_completed_run_is_uploaded_saved_as_its_dataset_and_li
     # the run links the dataset
     key = "runs/run-1/finetune_artifact.zip"
     artifact = ingested.store.objects[key]
-    assert (answer["emitted"], answer["saved"], answer["reason"]) == (True, True, None)
+    assert (answer.emitted, answer.saved, answer.reason) == (True, True, None)
     dataset = ingested.datasets.get("ds-run-1")
-    assert dataset is not None and answer["dataset"] == dataset.model_dump(mode="json")
+    assert dataset is not None and answer.dataset == dataset
     assert (dataset.run_id, dataset.artifact_key) == ("run-1", key)
     assert dataset.artifact_sha256 == hashlib.sha256(artifact).hexdigest()
     assert dataset.name.startswith("Tiny math · m · 50.0% · ")
@@ -225,17 +120,15 @@ def test_building_the_artifact_again_gives_the_same_bytes_and_saves_nothing_twic
 
     # then it describes the same dataset over the same bytes (only the record's own time differs), says
     # it saved nothing, and the dataset and the run are as they were
-    assert second["saved"] is False
+    assert second.saved is False
     assert _undated(second) == _undated(first) | {"saved": False}
     assert ingested.store.objects["runs/run-1/finetune_artifact.zip"] == artifact
     assert ingested.datasets.get("ds-run-1") == saved
     assert ingested.run() == run
 
 
-def _undated(answer: dict[str, object]) -> dict[str, object]:
-    dataset = answer["dataset"]
-    assert isinstance(dataset, dict)
-    return {**answer, "dataset": {name: value for name, value in dataset.items() if name != "created_at"}}
+def _undated(answer: ArtifactBuild) -> dict[str, object]:
+    return answer.model_dump(exclude={"dataset": {"created_at"}})
 
 
 def test_a_benchmark_without_finetune_settings_emits_no_artifact_and_says_why_on_the_run(
@@ -248,7 +141,7 @@ def test_a_benchmark_without_finetune_settings_emits_no_artifact_and_says_why_on
     answer = world.build_artifact()
 
     reason = "the benchmark's scoring program did not emit one"
-    assert answer == {"emitted": False, "saved": False, "reason": reason, "dataset": None}
+    assert answer == ArtifactBuild(emitted=False, reason=reason)
     assert "runs/run-1/finetune_artifact.zip" not in world.store.objects
     assert (world.run().artifact_status, world.run().artifact_reason) == ("NotEmitted", reason)
     assert world.datasets.records == {}

@@ -15,10 +15,9 @@ import pytest
 
 from benchgen.environment import Environment, open_environment
 from benchgen.ingest import ingest
-from benchgen.scoring import parts as scoring_parts
-from benchgen.scoring import templates
+from benchgen.scoring import score_parts, templates
 from benchgen.scoring.engine import score_predictions
-from benchgen.scoring.parts import finish_scores, score_part
+from benchgen.scoring.score_parts import finish_scores, score_part
 from infra.examplegen import generate_environment
 
 OUTPUTS = ("scores.json", "scoring_output.zip", "detailed_results.json", "detailed_results.html")
@@ -87,7 +86,7 @@ def test_parts_merged_write_the_bytes_of_the_whole_run(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # given: a table cap and a breakdown cap that fall inside the parts, not on their edges
-    monkeypatch.setattr(scoring_parts, "TABLE_LIMIT", 150)
+    monkeypatch.setattr(score_parts, "TABLE_LIMIT", 150)
     monkeypatch.setattr(templates, "GROUP_LIMIT", 2)
     env, prediction_output = _whole_run(tmp_path, name)
     # when

@@ -8,7 +8,7 @@ import zipfile
 from pathlib import Path
 
 from benchgen.ingest import ingest_results
-from benchgen.records import ShardPlan
+from benchgen.records.environments import ShardPlan
 from benchgen.steps.case_shards import case_lines
 from benchgen.steps.shard_inputs import split_prediction_output
 

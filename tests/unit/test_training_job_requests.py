@@ -25,8 +25,8 @@ from benchgen.aws.training_jobs import (
     create_training_request,
 )
 from benchgen.providers.jobs import JobSpec, ProviderFault, job_name_for
-from benchgen.records import TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method
 
 REGION = "us-east-1"
 ROLE = "arn:aws:iam::123456789012:role/benchgen-training"

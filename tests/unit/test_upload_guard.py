@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from benchgen.finetune.seed import Source
 from benchgen.finetune.split import Split
 from benchgen.training.examples import HeldOutCase, Kind, PreparedExample, SourceContext, text_hash
-from benchgen.training.profiles import PROFILES
+from benchgen.training.export_profiles import PROFILES
 from benchgen.training.upload_guard import held_out_rows
 
 QUESTION = "Ayşe has 3 boxes of 12 pencils. How many pencils does she have?"

@@ -22,10 +22,10 @@ from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import ApiError, Forbidden, NotFound, responses
 from benchgen.api.schemas import ID_PATTERN, NextToken, ResourceId, Text
 from benchgen.providers.profiles import ConnectionProfile, Unsupported, check_request, narrow
-from benchgen.records import ConnectionRecord, ConnectionTarget
+from benchgen.records.connections import ConnectionRecord, ConnectionTarget
 from benchgen.settings import Settings
-from benchgen.training.examples import Method
-from benchgen.training.profiles import PROFILES
+from benchgen.training.export_profiles import PROFILES
+from benchgen.vocabulary import Method
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
 

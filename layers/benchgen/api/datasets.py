@@ -16,7 +16,7 @@ from benchgen.api.runs import run_or_404
 from benchgen.api.schemas import KIND_PATTERN, DatasetList, NextToken, ResourceId
 from benchgen.datasets import ArtifactManifestError, dataset_record, read_artifact_manifest
 from benchgen.outputs import RunOutput
-from benchgen.records import DatasetRecord, dataset_id_for
+from benchgen.records.datasets import DatasetRecord, dataset_id_for
 from benchgen.steps.artifact import save_dataset
 
 logger = Logger(child=True)

@@ -11,7 +11,7 @@ from benchgen.api import ApiServices, Owner, Services, SignedIn
 from benchgen.api.errors import Conflict, Forbidden, responses
 from benchgen.api.schemas import CreateEnvironmentRequest, EnvironmentList, EnvironmentUpload, NextToken
 from benchgen.ownership import OWNER_GRANT, Caller, publishing_grant, refusal, upload_stamp
-from benchgen.records import EnvironmentOwner
+from benchgen.records.environments import EnvironmentOwner
 from benchgen.steps.keys import bundle_key
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchgen.api.schemas import ID_PATTERN
 from benchgen.compare.report import NOT_ESTABLISHED
 from benchgen.evaluation.report import EvaluationReport
-from benchgen.records import EvaluatedModel, EvaluationRecord, EvaluationStatus
+from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord, EvaluationStatus
 
 
 class ModelChoice(BaseModel):

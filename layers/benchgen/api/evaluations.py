@@ -40,20 +40,15 @@ from benchgen.evaluation.permission import (
     new_grant,
 )
 from benchgen.evaluation.report import EvaluationReport
-from benchgen.inference.model import Sampling
 from benchgen.ownership import Caller
 from benchgen.providers.profiles import ProviderKind
-from benchgen.records import (
-    EvaluatedModel,
-    EvaluationGrant,
-    EvaluationRecord,
-    EvaluationStatus,
-    LiveModel,
-    TrainingRunRecord,
-    utc_now,
-)
+from benchgen.records.evaluations import EvaluatedModel, EvaluationGrant, EvaluationRecord, EvaluationStatus
+from benchgen.records.runs import LiveModel
+from benchgen.records.timestamps import utc_now
+from benchgen.records.training_runs import TrainingRunRecord
 from benchgen.steps.base_run import BaseRunProblem, covers_held_out, reusable_base_run
 from benchgen.steps.evaluation import EvaluationError, held_out_package
+from benchgen.vocabulary import Sampling
 
 logger = Logger(child=True)
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated

@@ -14,10 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 
 from benchgen.api.errors import ApiError, NotFound
 from benchgen.aws.executions import ExecutionStarter
-from benchgen.inference.model import Sampling
 from benchgen.providers.profiles import Unsupported, check_request
-from benchgen.records import ConnectionRecord, LiveModel
+from benchgen.records.connections import ConnectionRecord
+from benchgen.records.runs import LiveModel
 from benchgen.steps.keys import live_execution_name
+from benchgen.vocabulary import Sampling
 
 SECRETS_MANAGER_ARN = r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@!-]+$"
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")

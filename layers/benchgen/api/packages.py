@@ -18,13 +18,14 @@ from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import ApiError, Conflict, Forbidden, NotFound, responses
 from benchgen.api.preparations import preparation_of_owner, ready_preparation
 from benchgen.api.schemas import NextToken, ResourceId
-from benchgen.records import PackageRecord, PackageStatus, PreparationRecord
+from benchgen.records.packages import PackageRecord, PackageStatus
+from benchgen.records.preparations import PreparationRecord
 from benchgen.steps.keys import package_execution_name, package_key
 from benchgen.steps.package import PackageTask
+from benchgen.training.export_profiles import PROFILES
 from benchgen.training.package import PreparationInfo
 from benchgen.training.package import package_id as package_id_for
 from benchgen.training.preparation import PreparationSpec
-from benchgen.training.profiles import PROFILES
 
 logger = Logger(child=True)
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated

@@ -7,8 +7,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from benchgen.bundle.spec import SelectionCriterion
-from benchgen.records import PreparationRecord, PreparationStatus
-from benchgen.training.examples import Method, PreparedExample
+from benchgen.records.preparations import PreparationRecord, PreparationStatus
+from benchgen.training.examples import PreparedExample
+from benchgen.vocabulary import Method
 
 
 class PreparationSummary(BaseModel):

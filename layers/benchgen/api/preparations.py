@@ -32,15 +32,10 @@ from benchgen.aws.pages import InvalidNextToken
 from benchgen.finetune.split import Split
 from benchgen.outputs import RunOutput
 from benchgen.ports.storage import MissingObject, OutOfRange
-from benchgen.records import (
-    EnvironmentRecord,
-    EnvironmentStatus,
-    PreparationRecord,
-    PreparationStatus,
-    RunRecord,
-    RunStatus,
-    utc_now,
-)
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.preparations import PreparationRecord, PreparationStatus
+from benchgen.records.runs import RunRecord, RunStatus
+from benchgen.records.timestamps import utc_now
 from benchgen.steps.keys import COVERAGE, preparation_key
 from benchgen.steps.prepare import BundleRef, GenerateTask, RunRef
 from benchgen.training.coverage import Coverage

@@ -37,7 +37,8 @@ from benchgen.api.schemas import (
 from benchgen.environment import PhaseError, phase_position
 from benchgen.jsonhead import pick_top_level_fields
 from benchgen.outputs import RunOutput
-from benchgen.records import EnvironmentStatus, RunConfig, RunRecord, RunStatus
+from benchgen.records.environments import EnvironmentStatus
+from benchgen.records.runs import RunConfig, RunRecord, RunStatus
 from benchgen.steps.keys import run_key, submission_key
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated

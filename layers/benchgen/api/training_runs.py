@@ -23,16 +23,10 @@ from benchgen.aws.executions import ExecutionStarter
 from benchgen.finetune.split import Split
 from benchgen.providers.jobs import check_hyperparameters, job_name_for
 from benchgen.providers.profiles import check_request
-from benchgen.records import (
-    TRAINING_TERMINAL,
-    ConnectionRecord,
-    PackageRecord,
-    PackageStatus,
-    PreparationRecord,
-    StatusChange,
-    TrainingRunRecord,
-    TrainingStatus,
-)
+from benchgen.records.connections import ConnectionRecord
+from benchgen.records.packages import PackageRecord, PackageStatus
+from benchgen.records.preparations import PreparationRecord
+from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
 from benchgen.steps.keys import training_execution_name
 from benchgen.training.package import SPLIT_FILES
 

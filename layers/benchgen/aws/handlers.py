@@ -51,7 +51,7 @@ class LambdaFunction:
         self.metrics = Metrics(namespace=METRICS_NAMESPACE, service=service) if counts else None
         # Where an API Gateway event carries its request id; other events are correlated by the task.
         self.correlation_id_path = correlation_id_path
-        self._failure: tuple[str, Callable[[Failure, Adapters], dict[str, Any]]] | None = None
+        self._failure: tuple[str, Callable[[Failure, Adapters], None]] | None = None
 
     def count(self, name: str, value: float = 1) -> None:
         """One business event (or `value` of them), flushed with the invocation's metrics."""
@@ -100,31 +100,29 @@ class LambdaFunction:
 
     def failure(
         self, *, correlation: str
-    ) -> Callable[
-        [Callable[[Failure, Adapters], dict[str, Any]]], Callable[[Failure, Adapters], dict[str, Any]]
-    ]:
+    ) -> Callable[[Callable[[Failure, Adapters], None]], Callable[[Failure, Adapters], None]]:
         """Register how this function records a failure its state machine caught: an event
-        ``{"failed": {"id", "reason"}}`` reaches `record(failure, adapters)` instead of the task's step.
+        ``{"failed": {"id", "reason"}}`` reaches `record(failure, adapters)` instead of the task's step,
+        and is answered with the failure it recorded.
 
         The function that writes a pipeline's record records its failure too, so that each record has one
         writer. While it runs, the lines carry the record's id as `correlation` and as the correlation id.
         """
 
-        def register(
-            record: Callable[[Failure, Adapters], dict[str, Any]],
-        ) -> Callable[[Failure, Adapters], dict[str, Any]]:
+        def register(record: Callable[[Failure, Adapters], None]) -> Callable[[Failure, Adapters], None]:
             self._failure = (correlation, record)
             return record
 
         return register
 
     def _record_failure(
-        self, event: Any, correlation: str, record: Callable[[Failure, Adapters], dict[str, Any]]
+        self, event: Any, correlation: str, record: Callable[[Failure, Adapters], None]
     ) -> dict[str, Any]:
         failure = Failure.model_validate(event)
         self.logger.thread_safe_append_keys(**{correlation: failure.id, "correlation_id": failure.id})
         self.logger.info("recording a failure", extra={"reason": failure.reason})
-        return record(failure, adapters())
+        record(failure, adapters())
+        return failure.model_dump()
 
     def uploads(
         self, step: Callable[..., dict[str, Any]], *, answers: str, invocation: bool = False

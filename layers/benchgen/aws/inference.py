@@ -8,7 +8,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from benchgen.aws.clients import regional
-from benchgen.inference.model import Answer, Model, ModelCallError, Sampling
+from benchgen.inference.model import Answer, Model, ModelCallError
 from benchgen.inference.openai_http import ChatCompletions
 from benchgen.inference.shapes import (
     chat_request,
@@ -19,7 +19,8 @@ from benchgen.inference.shapes import (
     generated_text,
     parse_json,
 )
-from benchgen.records import LiveModel
+from benchgen.records.runs import LiveModel
+from benchgen.vocabulary import Sampling
 
 # Error codes after which the same call may succeed: throttling, capacity, the service's own faults.
 RETRYABLE_CODES = frozenset(

@@ -136,15 +136,3 @@ def _chunks(body: Any, chunk_size: int) -> Generator[bytes, None, None]:
         yield from body.iter_chunks(chunk_size)
     finally:
         body.close()
-
-
-CONTENT_TYPES = {
-    ".json": "application/json",
-    ".html": "text/html; charset=utf-8",
-    ".zip": "application/zip",
-    ".log": "text/plain; charset=utf-8",
-}
-
-
-def content_type_for(path: Path) -> str:
-    return CONTENT_TYPES.get(path.suffix, "application/octet-stream")

@@ -21,8 +21,9 @@ from benchgen.inference.model import ModelCallError
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault, TrainingJobs, map_status, status_note
 from benchgen.providers.openai_jobs import OpenAICompatibleJobs
 from benchgen.providers.profiles import ProviderKind
-from benchgen.records import TRAINING_TERMINAL, ConnectionRecord, TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.records.connections import ConnectionRecord
+from benchgen.records.training_runs import TRAINING_TERMINAL, TrainingStatus
+from benchgen.vocabulary import Method
 
 T = TypeVar("T")
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from benchgen.errors import BenchGenError
 from benchgen.ownership import Caller
-from benchgen.records import EvaluationGrant, TrainingRunRecord, TrainingStatus, utc_now
+from benchgen.records.evaluations import EvaluationGrant
+from benchgen.records.timestamps import utc_now
+from benchgen.records.training_runs import TrainingRunRecord, TrainingStatus
 
 
 class NotPermitted(BenchGenError):

@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from benchgen.compare.html import render_comparison
 from benchgen.compare.report import NOT_ESTABLISHED, Comparison
-from benchgen.records import EvaluatedModel, EvaluationRecord
+from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord
 
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"

@@ -5,8 +5,8 @@ criteria), deterministic augmentations of the wrong ones, and optionally a slice
 The zip holds ``manifest.json``, ``README.md`` and the rows in four formats under ``data/``. Nothing in it
 depends on the wall clock or on the order verdicts arrive in, so the same inputs give the same bytes.
 
-It is built from parts (``parts.collect``): a whole run is one part, a run scored in shards one per shard,
-and ``finish_artifact`` merges them into the same bytes either way.
+It is built from parts (``artifact_parts.collect``): a whole run is one part, a run scored in shards one
+per shard, and ``finish_artifact`` merges them into the same bytes either way.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from benchgen.bundle.spec import Finetune, SelectionCriterion
 from benchgen.datasets import ArtifactManifest
 from benchgen.environment import Environment
 from benchgen.errors import BundleError, ScoringError
+from benchgen.finetune.artifact_parts import PartTally, collect, read_tally
 from benchgen.finetune.augment import AugmentSettings
 from benchgen.finetune.formats import (
     FORMATS,
@@ -39,8 +40,6 @@ from benchgen.finetune.formats import (
     pieces,
     sizes,
 )
-from benchgen.finetune.parts import PartTally, collect, read_tally
-from benchgen.finetune.records import read_cases
 from benchgen.finetune.seed import (
     LAYERS,
     Source,
@@ -54,9 +53,10 @@ from benchgen.finetune.seed import (
 from benchgen.finetune.split import SPLIT_RULE, SPLITS, split_for
 from benchgen.finetune.spool import MergeOrder, Run, SortedSpool, Tie
 from benchgen.finetune.store import Reference, Selection, choose_pool_rows, scratch_db
+from benchgen.finetune.structs import read_cases
 from benchgen.naming import dataset_name
 from benchgen.outputs import RunOutput
-from benchgen.records import RunInfo
+from benchgen.records.runs import RunInfo
 from benchgen.verdicts import VERDICTS_NAME, Verdict
 from benchgen.zipwrite import building_zip, entry, file_sha256
 

@@ -1,24 +1,12 @@
-"""What every inference path shares: the sampling parameters, an answer, and a failed call."""
+"""What every inference path shares: an answer, and a failed call (the sampling parameters are a shared
+word: :class:`benchgen.vocabulary.Sampling`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from benchgen.errors import BenchGenError
-
-
-class Sampling(BaseModel):
-    """Sampling parameters, named once here and translated to each provider's own names."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, ge=1, le=32768)
-    top_p: float | None = Field(default=None, gt=0, le=1)
-    stop: list[str] | None = Field(default=None, max_length=4)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ import urllib.error
 import urllib.request
 from email.message import Message
 
-from benchgen.inference.model import Answer, ModelCallError, Sampling
+from benchgen.inference.model import Answer, ModelCallError
 from benchgen.inference.shapes import chat_request, chat_text, parse_json
+from benchgen.vocabulary import Sampling
 
 _ERROR_PREVIEW = 300
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchgen.inference.model import ModelCallError, Sampling
+from benchgen.inference.model import ModelCallError
+from benchgen.vocabulary import Sampling
 
 _RAW_PREVIEW = 300
 

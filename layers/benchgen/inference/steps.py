@@ -19,13 +19,13 @@ from typing import Any
 
 from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
-from benchgen.inference.model import Model, Sampling
+from benchgen.inference.model import Model
 from benchgen.inference.prompts import prompt_for
 from benchgen.inference.retry import Backoff, Outcome, ask
 from benchgen.outputs import RunOutput
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.runs import RunsStore
-from benchgen.records import InferenceSummary, LiveModel, RunRecord, RunStatus
+from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunStatus
 from benchgen.steps.context import open_run_environment
 from benchgen.steps.keys import (
     GENERATED_SUBMISSION,
@@ -33,6 +33,7 @@ from benchgen.steps.keys import (
     run_key,
     submission_key,
 )
+from benchgen.vocabulary import Sampling
 
 ModelFactory = Callable[[LiveModel, Sampling], Model]
 

@@ -26,14 +26,10 @@ from benchgen.errors import BenchGenError
 from benchgen.finetune.split import Split
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault, TrainingJobs, check_hyperparameters
 from benchgen.providers.profiles import ProviderKind, check_request
-from benchgen.records import (
-    TRAINING_TERMINAL,
-    ConnectionRecord,
-    PackageStatus,
-    TrainingRunRecord,
-    TrainingStatus,
-    clip_text,
-)
+from benchgen.records.bounds import clip_text
+from benchgen.records.connections import ConnectionRecord
+from benchgen.records.packages import PackageStatus
+from benchgen.records.training_runs import TRAINING_TERMINAL, TrainingRunRecord, TrainingStatus
 from benchgen.steps.keys import training_key, training_output_prefix
 from benchgen.training.examples import HeldOutCase
 from benchgen.training.package import MANIFEST_NAME, SPLIT_FILES

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from benchgen.records import ConnectionRecord
+from benchgen.records.connections import ConnectionRecord
 
 
 class ConnectionsReader(Protocol):

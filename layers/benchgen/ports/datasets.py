@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from benchgen.records import DatasetRecord
+from benchgen.records.datasets import DatasetRecord
 
 
 class DatasetsStore(Protocol):

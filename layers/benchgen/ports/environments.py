@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from benchgen.records import EnvironmentOwner, EnvironmentRecord
+from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord
 
 
 class EnvironmentsReader(Protocol):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from benchgen.records import EvaluationRecord
+from benchgen.records.evaluations import EvaluationRecord
 
 
 class EvaluationsStore(Protocol):

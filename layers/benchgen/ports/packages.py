@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
-from benchgen.records import PackageRecord, PackageStatus
+from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
 
 
 class PackagesReader(Protocol):
@@ -19,4 +19,4 @@ class PackagesStore(Protocol):
         self, package_id: str, *, expected: PackageStatus, status: PackageStatus, reason: str | None = None
     ) -> bool: ...
 
-    def ready(self, package_id: str, *, sha256: str, size: int, files: Mapping[str, Any]) -> bool: ...
+    def ready(self, package_id: str, *, sha256: str, size: int, files: Mapping[str, PackageFile]) -> bool: ...

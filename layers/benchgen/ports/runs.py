@@ -12,14 +12,9 @@ from typing import Any, Protocol
 
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
-from benchgen.records import (
-    ArtifactStatus,
-    InferenceSummary,
-    RunRecord,
-    RunStatus,
-    ShardPlan,
-    utc_now,
-)
+from benchgen.records.environments import ShardPlan
+from benchgen.records.runs import ArtifactStatus, InferenceSummary, RunRecord, RunStatus
+from benchgen.records.timestamps import utc_now
 
 
 class RunsStore(ABC):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-from benchgen.records import TrainingRunRecord, TrainingStatus
+from benchgen.records.training_runs import TrainingRunRecord, TrainingStatus
 
 
 class TrainingRunsStore(Protocol):

@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from benchgen.errors import BenchGenError
 from benchgen.providers.profiles import ProviderKind, Unsupported, family_matches
-from benchgen.records import TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method
 
 
 class ProviderFault(BenchGenError):

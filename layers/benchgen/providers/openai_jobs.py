@@ -33,8 +33,8 @@ from benchgen.providers.jobs import (
     typed_hyperparameters,
 )
 from benchgen.providers.profiles import ProviderKind
-from benchgen.records import TrainingStatus
-from benchgen.training.examples import Method
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method
 
 T = TypeVar("T")
 _KIND = ProviderKind.OPENAI_COMPATIBLE

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from benchgen.errors import BenchGenError
-from benchgen.training.examples import Method
-from benchgen.training.profiles import PROFILES
+from benchgen.training.export_profiles import PROFILES
+from benchgen.vocabulary import Method
 
 if TYPE_CHECKING:
-    from benchgen.records import ConnectionRecord
+    from benchgen.records.connections import ConnectionRecord
 
 
 class Unsupported(BenchGenError):

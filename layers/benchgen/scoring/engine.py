@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from benchgen.errors import ScoringError
-from benchgen.ingest import ingestion_job, stage
 from benchgen.outputs import RunOutput
 from benchgen.phases import (
     TASK_BREAKDOWN,
@@ -27,6 +26,7 @@ from benchgen.phases import (
     task_folder,
     task_label,
 )
+from benchgen.program_inputs import ingestion_job, stage
 from benchgen.programs import (
     SCORING_APP,
     Layout,
@@ -40,13 +40,13 @@ from benchgen.report.detailed import DetailedResults
 from benchgen.sandbox.job import ProgramJob, Sandbox
 from benchgen.sandbox.local import LocalSandbox
 from benchgen.scoring import Aggregator
-from benchgen.scoring.parts import Progress, finish_scores, score_part
 from benchgen.scoring.results import (
     ScoreReport,
     match_columns,
     ordered_scores,
     write_scores,
 )
+from benchgen.scoring.score_parts import Progress, finish_scores, score_part
 from benchgen.verdicts import VERDICTS_NAME, Verdict
 from benchgen.zipwrite import zip_folder
 

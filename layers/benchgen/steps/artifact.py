@@ -8,7 +8,8 @@ DatasetSaved. A dataset is saved by :func:`save_dataset` alone, here and in the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+from pydantic import BaseModel
 
 from benchgen.datasets import dataset_record
 from benchgen.errors import BenchGenError
@@ -18,10 +19,22 @@ from benchgen.ports.datasets import DatasetsStore
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import ArtifactStatus, DatasetRecord, RunInfo, RunStatus
+from benchgen.records.datasets import DatasetRecord
+from benchgen.records.runs import RunInfo, RunStatus
 from benchgen.steps.context import open_run_environment
 from benchgen.steps.keys import ARTIFACT_PART, run_key
 from benchgen.steps.shard_parts import download_parts
+
+
+class ArtifactBuild(BaseModel):
+    """The task's answer, what the state machine branches on and announces: whether an artifact was
+    ``emitted`` (and if not, the ``reason``), whether this build ``saved`` its dataset (``False`` when an
+    earlier save stored it), and the ``dataset``."""
+
+    emitted: bool
+    saved: bool = False
+    reason: str | None = None
+    dataset: DatasetRecord | None = None
 
 
 class RunNotCompleted(BenchGenError):
@@ -53,12 +66,8 @@ def build_run_artifact(
     environments: EnvironmentsReader,
     datasets: DatasetsStore,
     workdir: Path,
-) -> dict[str, Any]:
-    """Build the artifact, upload it and save its dataset, or record on the run why there is none.
-
-    The answer is what the state machine branches on and announces: ``emitted``, ``saved`` (``False``
-    for an artifact whose dataset an earlier save stored), ``reason`` and the dataset record.
-    """
+) -> ArtifactBuild:
+    """Build the artifact, upload it and save its dataset, or record on the run why there is none."""
     run = runs.get(run_id)
     if run is None or run.status is not RunStatus.COMPLETED:
         raise RunNotCompleted(f"run {run_id} is not completed: no artifact can be built from it")
@@ -75,7 +84,7 @@ def build_run_artifact(
     if not report.emitted:
         assert report.reason is not None  # an artifact not emitted always says why
         runs.artifact_not_emitted(run_id, report.reason)
-        return {"emitted": False, "saved": False, "reason": report.reason, "dataset": None}
+        return ArtifactBuild(emitted=False, reason=report.reason)
     assert report.path is not None and report.sha256 is not None and report.manifest is not None
 
     key = run_key(run_id, RunOutput.FINETUNE_ARTIFACT.file_name)
@@ -83,13 +92,12 @@ def build_run_artifact(
     runs.add_files(run_id, {RunOutput.FINETUNE_ARTIFACT: key})
     record = dataset_record(run, report.manifest, artifact_key=key, artifact_sha256=report.sha256)
     saved = save_dataset(record, datasets=datasets, runs=runs)
-    return {"emitted": True, "saved": saved, "reason": None, "dataset": record.model_dump(mode="json")}
+    return ArtifactBuild(emitted=True, saved=saved, dataset=record)
 
 
-def record_artifact_failure(run_id: str, reason: str, *, runs: RunsStore) -> dict[str, Any]:
+def record_artifact_failure(run_id: str, reason: str, *, runs: RunsStore) -> None:
     """The pipeline's caught failure, as the run's artifact status and reason."""
     if not runs.artifact_failed(run_id, reason):
         raise RunMissing(
             f"run {run_id} does not exist: its artifact's failure ({reason}) has no run to go on"
         )
-    return {"run_id": run_id, "artifact_status": ArtifactStatus.FAILED.value}

@@ -21,7 +21,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.ports.events import Publisher
 from benchgen.ports.runs import RunsStore
-from benchgen.records import RunRecord, RunStatus
+from benchgen.records.runs import RunRecord, RunStatus
 
 logger = Logger(child=True)
 

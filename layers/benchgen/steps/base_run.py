@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Protocol
 
-from benchgen.aws.storage import ObjectStore
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
-from benchgen.ports.pages import Page
-from benchgen.records import LiveModel, RunRecord, RunStatus, TrainingRunRecord
+from benchgen.ports.runs import RunLister
+from benchgen.ports.storage import ObjectStorage
+from benchgen.records.runs import LiveModel, RunRecord, RunStatus
+from benchgen.records.training_runs import TrainingRunRecord
 from benchgen.steps.case_scope import read_case_scope
 
 # Completed runs of the environment looked through for a reusable one, newest first.
@@ -27,19 +27,8 @@ class BaseRunProblem(BenchGenError):
     """Why a run cannot be an evaluation's base run."""
 
 
-class RunLister(Protocol):
-    def list(
-        self,
-        *,
-        environment_id: str | None = None,
-        status: RunStatus | None = None,
-        limit: int = 20,
-        next_token: str | None = None,
-    ) -> Page[RunRecord]: ...
-
-
 def covers_held_out(
-    run: RunRecord, training: TrainingRunRecord, held_out: tuple[str, ...], *, store: ObjectStore
+    run: RunRecord, training: TrainingRunRecord, held_out: tuple[str, ...], *, store: ObjectStorage
 ) -> None:
     """Raise BaseRunProblem unless ``run`` judged every held-out case, on the training's environment
     version."""
@@ -75,7 +64,7 @@ def reusable_base_run(
     held_out: tuple[str, ...],
     *,
     owner: str,
-    store: ObjectStore,
+    store: ObjectStorage,
 ) -> RunRecord | None:
     """The owner's newest Completed live run of ``base`` (same connection and model id) that covers the
     held-out cases; None when the newest few hundred runs of the environment hold none."""

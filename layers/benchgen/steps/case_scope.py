@@ -14,7 +14,7 @@ from pathlib import Path
 
 from benchgen.errors import BenchGenError
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import CaseScope
+from benchgen.records.runs import CaseScope
 
 MAX_NAMED = 5  # ids a message names before it just counts
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from benchgen.environment import Environment
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import ShardPlan
+from benchgen.records.environments import ShardPlan
 from benchgen.steps.keys import case_shard_key
 
 JSONL = "application/jsonl"

@@ -8,7 +8,8 @@ from benchgen.environment import Environment, open_environment
 from benchgen.errors import BenchGenError, BundleError
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import EnvironmentStatus, RunRecord
+from benchgen.records.environments import EnvironmentStatus
+from benchgen.records.runs import RunRecord
 from benchgen.steps.case_scope import (
     CaseScopeError,
     read_case_scope,

@@ -17,15 +17,14 @@ conditional, so a message handled twice, or one for a run that has since finishe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from aws_lambda_powertools import Logger
 
-from benchgen.aws.s3_events import uploaded_objects
 from benchgen.ports.environments import EnvironmentsStore
 from benchgen.ports.events import Publisher
 from benchgen.ports.runs import RunsStore
-from benchgen.records import RunStatus
+from benchgen.ports.storage import UploadedObject
+from benchgen.records.runs import RunStatus
 from benchgen.steps.keys import (
     ENVIRONMENTS,
     PREDICTIONS,
@@ -44,9 +43,10 @@ UNFINISHED = (RunStatus.PENDING, RunStatus.DEPLOYING, RunStatus.RUNNING)
 
 @dataclass(frozen=True)
 class DeadLetter:
-    """One message of a dead-letter queue: the event, and what Lambda said about its last failure."""
+    """One message of a dead-letter queue: the uploads its event announced, and what Lambda said about
+    its last failure."""
 
-    event: dict[str, Any]
+    uploads: tuple[UploadedObject, ...]
     request_id: str
     error_code: str
     error_message: str
@@ -84,7 +84,7 @@ def settle_dead_letter(
         },
     )
     done = []
-    for upload in uploaded_objects(letter.event):
+    for upload in letter.uploads:
         key = upload.key
         if key.startswith(ENVIRONMENTS):
             done.append(_reject_bundle(key, upload.version_id, letter, environments))

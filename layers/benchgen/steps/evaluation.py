@@ -14,22 +14,19 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from benchgen.aws.executions import ExecutionStarter
-from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables.evaluations import EvaluationsRepo
-from benchgen.compare.report import RunIdentity, compare_runs
+from pydantic import BaseModel
+
+from benchgen.compare.report import Conclusion, RunIdentity, compare_runs
 from benchgen.compare.selection import PackageRef, read_package
 from benchgen.errors import BenchGenError
 from benchgen.evaluation.report import REPORT_HTML, REPORT_JSON, evaluation_report, render_report
 from benchgen.outputs import RunOutput
+from benchgen.ports.evaluations import EvaluationsStore
+from benchgen.ports.executions import Starter
 from benchgen.ports.runs import RunsStore
-from benchgen.records import (
-    EvaluatedModel,
-    EvaluationRecord,
-    EvaluationStatus,
-    RunRecord,
-    RunStatus,
-)
+from benchgen.ports.storage import ObjectStorage
+from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord, EvaluationStatus
+from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.steps.case_scope import write_case_scope
 from benchgen.steps.keys import (
     CASE_SCOPE,
@@ -40,11 +37,23 @@ from benchgen.steps.keys import (
 )
 
 
+class Compared(BaseModel):
+    """What Compare found, as the evaluation records it, and where its report is."""
+
+    verdict: Conclusion
+    verdict_reason: str
+    accuracy_before: float
+    accuracy_after: float
+    paired_cases: int
+    report_key: str
+    report_html_key: str
+
+
 class EvaluationError(BenchGenError):
     """An evaluation cannot go on; the message is its failure reason."""
 
 
-def _evaluation(evaluations: EvaluationsRepo, evaluation_id: str) -> EvaluationRecord:
+def _evaluation(evaluations: EvaluationsStore, evaluation_id: str) -> EvaluationRecord:
     evaluation = evaluations.get(evaluation_id)
     if evaluation is None:
         raise EvaluationError(f"evaluation {evaluation_id} does not exist")
@@ -58,7 +67,7 @@ def evaluation_run_id(evaluation_id: str, side: str) -> str:
     return hashlib.sha256(f"{evaluation_id}/{side}".encode()).hexdigest()[:32]
 
 
-def held_out_package(evaluation: EvaluationRecord, *, store: ObjectStore, workdir: Path) -> PackageRef:
+def held_out_package(evaluation: EvaluationRecord, *, store: ObjectStorage, workdir: Path) -> PackageRef:
     """The evaluation's package, its bytes checked against the sha256 the training run recorded."""
     path = store.download(package_key(evaluation.package_id), workdir / "package.zip")
     package = read_package(path)
@@ -81,7 +90,7 @@ def _live_run(
     held_out: tuple[str, ...],
     *,
     runs: RunsStore,
-    store: ObjectStore,
+    store: ObjectStorage,
     workdir: Path,
 ) -> str:
     run_id = evaluation_run_id(evaluation.evaluation_id, side)
@@ -104,10 +113,10 @@ def _live_run(
 def start(
     evaluation_id: str,
     *,
-    evaluations: EvaluationsRepo,
+    evaluations: EvaluationsStore,
     runs: RunsStore,
-    store: ObjectStore,
-    inference: ExecutionStarter,
+    store: ObjectStorage,
+    inference: Starter,
     workdir: Path,
 ) -> dict[str, Any]:
     """Create (or find) the evaluation's runs and start their InferencePipelines."""
@@ -141,7 +150,7 @@ def _finished(run: RunRecord | None, side: str, run_id: str) -> bool:
 
 
 def check(
-    evaluation_id: str, polls: int, max_checks: int, *, evaluations: EvaluationsRepo, runs: RunsStore
+    evaluation_id: str, polls: int, max_checks: int, *, evaluations: EvaluationsStore, runs: RunsStore
 ) -> dict[str, Any]:
     """Whether both runs are Completed; a failed run fails the evaluation with its reason, and so does the
     last of ``max_checks`` checks that finds them still going."""
@@ -163,7 +172,7 @@ def check(
     return {"finished": finished, "polls": polls}
 
 
-def _scoring_output(run: RunRecord | None, side: str, *, store: ObjectStore, workdir: Path) -> Path:
+def _scoring_output(run: RunRecord | None, side: str, *, store: ObjectStorage, workdir: Path) -> Path:
     key = run.files.get(RunOutput.SCORING_OUTPUT) if run else None
     if run is None or run.status is not RunStatus.COMPLETED or key is None:
         raise EvaluationError(f"the {side} model's run has no scoring output to compare")
@@ -171,12 +180,9 @@ def _scoring_output(run: RunRecord | None, side: str, *, store: ObjectStore, wor
 
 
 def compare(
-    evaluation_id: str, *, evaluations: EvaluationsRepo, runs: RunsStore, store: ObjectStore, workdir: Path
-) -> dict[str, Any]:
-    """Compare both runs on the held-out cases; write the report; answer what the record keeps.
-
-    Numbers come back as text, the form the state machine writes DynamoDB numbers in.
-    """
+    evaluation_id: str, *, evaluations: EvaluationsStore, runs: RunsStore, store: ObjectStorage, workdir: Path
+) -> Compared:
+    """Compare both runs on the held-out cases; write the report; answer what the record keeps."""
     evaluation = _evaluation(evaluations, evaluation_id)
     package = held_out_package(evaluation, store=store, workdir=workdir)
     tuned_run = runs.get(evaluation.tuned.run_id or "")
@@ -201,12 +207,12 @@ def compare(
     html_key = evaluation_key(evaluation_id, REPORT_HTML)
     store.upload(out / REPORT_JSON, json_key, content_type="application/json")
     store.upload(out / REPORT_HTML, html_key, content_type="text/html; charset=utf-8")
-    return {
-        "verdict": comparison.verdict.value,
-        "verdict_reason": comparison.verdict_reason,
-        "accuracy_before": repr(comparison.accuracy_before),
-        "accuracy_after": repr(comparison.accuracy_after),
-        "paired_cases": str(comparison.paired_cases),
-        "report_key": json_key,
-        "report_html_key": html_key,
-    }
+    return Compared(
+        verdict=comparison.verdict,
+        verdict_reason=comparison.verdict_reason,
+        accuracy_before=comparison.accuracy_before,
+        accuracy_after=comparison.accuracy_after,
+        paired_cases=comparison.paired_cases,
+        report_key=json_key,
+        report_html_key=html_key,
+    )

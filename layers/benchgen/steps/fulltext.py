@@ -7,7 +7,7 @@ from pathlib import Path, PurePosixPath
 from benchgen.outputs import RunOutput
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import exceeds_bounds
+from benchgen.records.bounds import exceeds_bounds
 
 
 def keep_whole(

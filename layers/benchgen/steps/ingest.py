@@ -12,7 +12,8 @@ from benchgen.outputs import RunOutput
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import RunRecord, RunStatus, utc_now
+from benchgen.records.runs import RunRecord, RunStatus
+from benchgen.records.timestamps import utc_now
 from benchgen.sandbox.job import Sandbox
 from benchgen.steps.attempts import Invocation, take_turn
 from benchgen.steps.context import open_run_environment

@@ -8,14 +8,14 @@ announces PackageReady.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
 from benchgen.errors import BenchGenError
 from benchgen.ports.packages import PackagesStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import PackageStatus, clip_text
+from benchgen.records.bounds import clip_text
+from benchgen.records.packages import PackageFiles, PackageStatus
 from benchgen.steps.keys import package_key, preparation_key
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from benchgen.training.package import PackageRefused, PreparationInfo, build_package
@@ -30,6 +30,23 @@ class PackageTask(BaseModel):
     preparation: PreparationInfo
 
 
+class BuiltPackage(BaseModel):
+    """What the package record keeps of a built package; its files bounded as the record bounds them."""
+
+    sha256: str
+    size: int
+    files: PackageFiles
+
+
+class PackageBuild(BaseModel):
+    """The task's answer, what the state machine branches on and announces: ``refused`` with its
+    ``reason``, or the ``package`` recorded Ready."""
+
+    refused: bool
+    reason: str | None = None
+    package: BuiltPackage | None = None
+
+
 class PackageIdMismatch(BenchGenError):
     """The build computed another package id than the one the package was recorded under."""
 
@@ -40,7 +57,7 @@ class PackageNotBuilding(BenchGenError):
 
 def build_package_step(
     task: PackageTask, *, store: ObjectStorage, packages: PackagesStore, workdir: Path
-) -> dict[str, Any]:
+) -> PackageBuild:
     """Build the package and record it Ready, or record the profile's refusal; the answer says which.
 
     A profile that refuses the preparation is an answer (the package is recorded Refused with the
@@ -59,30 +76,26 @@ def build_package_step(
         )
         if not refused:
             raise _left_building(task.package_id, f"refused ({reason})") from None
-        return {"refused": True, "reason": reason, "package": None}
+        return PackageBuild(refused=True, reason=reason)
     if report.package_id != task.package_id:
         raise PackageIdMismatch(
             f"package {task.package_id} was requested, but preparation {task.preparation_id} in its current "
             f"state with profile {task.profile} gives package {report.package_id}: request the package again"
         )
     store.upload(report.path, package_key(report.package_id), content_type="application/zip")
-    if not packages.ready(task.package_id, sha256=report.sha256, size=report.size, files=report.files):
+    built = BuiltPackage(sha256=report.sha256, size=report.size, files=report.files)
+    if not packages.ready(task.package_id, sha256=built.sha256, size=built.size, files=built.files):
         raise _left_building(task.package_id, "built")
-    return {
-        "refused": False,
-        "reason": None,
-        "package": {"sha256": report.sha256, "size": report.size, "files": report.files},
-    }
+    return PackageBuild(refused=False, package=built)
 
 
-def record_package_failure(package_id: str, reason: str, *, packages: PackagesStore) -> dict[str, Any]:
+def record_package_failure(package_id: str, reason: str, *, packages: PackagesStore) -> None:
     """The pipeline's caught failure: the package Building -> Failed with ``reason``."""
     failed = packages.transition(
         package_id, expected=PackageStatus.BUILDING, status=PackageStatus.FAILED, reason=reason
     )
     if not failed:
         raise _left_building(package_id, f"failed ({reason})")
-    return {"package_id": package_id, "status": PackageStatus.FAILED.value}
 
 
 def _left_building(package_id: str, outcome: str) -> PackageNotBuilding:

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from benchgen.environment import open_environment
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
 from benchgen.ports.preparations import PreparationsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import PreparationStatus, clip_text, utc_now
+from benchgen.records.bounds import clip_text
+from benchgen.records.timestamps import utc_now
 from benchgen.steps.keys import COVERAGE, preparation_key, run_key
 from benchgen.training.coverage import check_held_out, coverage
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, HeldOutCase, PreparedExample
@@ -66,6 +66,22 @@ class CheckTask(BaseModel):
     report: GenerationReport  # what Generate found: recorded once the check passes
 
 
+class Generation(BaseModel):
+    """Generate's answer: the criteria in ``scope`` and the ``report`` of what generating found; or, when
+    the spec cannot be prepared, only the sentence ``refused``. Handed on without its empty fields: the
+    state machine branches on whether ``refused`` is there."""
+
+    refused: str | None = None
+    scope: list[str] = Field(default_factory=list)
+    report: GenerationReport | None = None
+
+
+class Checked(BaseModel):
+    """Check's answer: how many under-represented areas coverage.json flags."""
+
+    gap_count: int
+
+
 class HeldOutLeak(BenchGenError):
     """Training rows derived from held-out cases: generation should have dropped them."""
 
@@ -74,11 +90,8 @@ class PreparationNotGenerating(BenchGenError):
     """The preparation has left Generating (the API failed it, or a step recorded it): it stays as it is."""
 
 
-def generate_preparation(task: GenerateTask, *, store: ObjectStorage, workdir: Path) -> dict[str, Any]:
-    """Generate's answer: ``refused`` (a sentence) when the spec cannot be prepared, else what to record.
-
-    The answer has no ``refused`` key at all on success: the state machine branches on its presence.
-    """
+def generate_preparation(task: GenerateTask, *, store: ObjectStorage, workdir: Path) -> Generation:
+    """Generate the examples and held-out cases and upload them; or why the spec cannot be prepared."""
     bundle = store.download(task.bundle.key, workdir / "bundle.zip", version_id=task.bundle.version_id)
     env = open_environment(bundle, workdir / "env")
     runs = [
@@ -98,10 +111,10 @@ def generate_preparation(task: GenerateTask, *, store: ObjectStorage, workdir: P
     try:
         report = generate(task.spec, env, runs, out)
     except PreparationError as error:
-        return {"refused": str(error)}
+        return Generation(refused=str(error))
     for name in (EXAMPLES_NAME, HELD_OUT_NAME):
         store.upload(out / name, preparation_key(task.preparation_id, name), content_type=JSON_LINES)
-    return {"scope": criteria_scope(task.spec, env), "report": report.model_dump(mode="json")}
+    return Generation(scope=criteria_scope(task.spec, env), report=report)
 
 
 def _examples(store: ObjectStorage, preparation_id: str) -> Iterator[PreparedExample]:
@@ -118,9 +131,8 @@ def _held_out(store: ObjectStorage, preparation_id: str) -> Iterator[HeldOutCase
 
 def check_preparation(
     task: CheckTask, *, store: ObjectStorage, preparations: PreparationsStore, workdir: Path
-) -> dict[str, Any]:
-    """Write coverage.json and record the preparation Ready, once no held-out case reached training; the
-    answer is the gap count.
+) -> Checked:
+    """Write coverage.json and record the preparation Ready, once no held-out case reached training.
 
     Both files are streamed (twice for the examples), so memory holds counts and held-out hashes only.
     """
@@ -142,16 +154,13 @@ def check_preparation(
         task.preparation_id, report=task.report, gap_count=gap_count, finished_at=utc_now()
     ):
         raise _not_generating(task.preparation_id, "Ready")
-    return {"gap_count": gap_count}
+    return Checked(gap_count=gap_count)
 
 
-def record_preparation_failure(
-    preparation_id: str, reason: str, *, preparations: PreparationsStore
-) -> dict[str, Any]:
+def record_preparation_failure(preparation_id: str, reason: str, *, preparations: PreparationsStore) -> None:
     """The pipeline's caught failure (a refusal of Generate's among them): Generating -> Failed."""
     if not preparations.fail(preparation_id, reason=reason, finished_at=utc_now()):
         raise _not_generating(preparation_id, f"Failed ({reason})")
-    return {"preparation_id": preparation_id, "status": PreparationStatus.FAILED.value}
 
 
 def _not_generating(preparation_id: str, outcome: str) -> PreparationNotGenerating:

@@ -13,7 +13,7 @@ from benchgen.errors import BenchGenError
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY, stamp_refusal
 from benchgen.ports.environments import EnvironmentsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
+from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 from benchgen.steps.case_shards import cut_cases, shardable_tasks
 from benchgen.steps.keys import BundleKey, ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
 

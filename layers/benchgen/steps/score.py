@@ -6,7 +6,6 @@ from pathlib import Path
 
 from aws_lambda_powertools import Logger
 
-from benchgen.aws.storage import content_type_for
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
 from benchgen.ports.environments import EnvironmentsReader
@@ -14,7 +13,7 @@ from benchgen.ports.events import Publisher
 from benchgen.ports.executions import Starter
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import RunRecord, RunStatus
+from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.engine import ScoreReport, score_predictions
 from benchgen.steps.attempts import Invocation, take_turn
@@ -30,6 +29,18 @@ from benchgen.steps.keys import (
 )
 
 logger = Logger(child=True)
+
+# What a browser is told each run file is, by its suffix: the reports open in place, the archives download.
+CONTENT_TYPES = {
+    ".json": "application/json",
+    ".html": "text/html; charset=utf-8",
+    ".zip": "application/zip",
+    ".log": "text/plain; charset=utf-8",
+}
+
+
+def content_type_for(path: Path) -> str:
+    return CONTENT_TYPES.get(path.suffix, "application/octet-stream")
 
 
 def _start_artifact(run_id: str, starter: Starter) -> None:

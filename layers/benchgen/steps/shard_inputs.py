@@ -16,7 +16,8 @@ from typing import IO
 from benchgen.environment import Environment
 from benchgen.errors import BenchGenError
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import EnvironmentRecord, RunRecord, ShardPlan
+from benchgen.records.environments import EnvironmentRecord, ShardPlan
+from benchgen.records.runs import RunRecord
 from benchgen.steps.case_shards import case_lines, shardable
 from benchgen.steps.keys import prediction_shard_key, shard_items_key
 from benchgen.zipwrite import entry

@@ -20,16 +20,17 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from benchgen.errors import BenchGenError
-from benchgen.finetune.parts import collect_part
+from benchgen.finetune.artifact_parts import collect_part
 from benchgen.outputs import RunOutput
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.events import Publisher
 from benchgen.ports.executions import Starter
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records import RunRecord, RunStatus, ShardPlan
+from benchgen.records.environments import ShardPlan
+from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
-from benchgen.scoring.parts import finish_scores, score_part
+from benchgen.scoring.score_parts import finish_scores, score_part
 from benchgen.steps.context import open_run_environment
 from benchgen.steps.keys import (
     ARTIFACT_PART,

@@ -20,13 +20,6 @@ EXAMPLES_NAME = "examples.jsonl"
 HELD_OUT_NAME = "held_out.jsonl"
 
 
-class Method(StrEnum):
-    """What the learner is taught: the correct answer (SFT), or to prefer it over its own wrong one."""
-
-    DEMONSTRATION = "demonstration"
-    PREFERENCE = "preference"
-
-
 class Kind(StrEnum):
     """Where an example's text comes from: a judged case, a variant of one, or the bundle's pool."""
 

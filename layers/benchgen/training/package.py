@@ -31,11 +31,10 @@ from benchgen.training.examples import (
     HELD_OUT_NAME,
     HeldOutCase,
     Kind,
-    Method,
     PreparedExample,
     text_hash,
 )
-from benchgen.training.profiles import (
+from benchgen.training.export_profiles import (
     LENGTH_RULE,
     PROFILES,
     Profile,
@@ -43,6 +42,7 @@ from benchgen.training.profiles import (
     profiles_for,
     rewrite_reserved,
 )
+from benchgen.vocabulary import Method
 from benchgen.zipwrite import write_zip
 
 PACKAGE_FORMAT = "benchgen-package-1"  # part of every package id: a new layout gets new ids

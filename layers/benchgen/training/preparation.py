@@ -54,13 +54,13 @@ from benchgen.training.examples import (
     EXAMPLES_NAME,
     HELD_OUT_NAME,
     Kind,
-    Method,
     PreparedExample,
     SourceContext,
     text_hash,
 )
 from benchgen.training.held_out import HeldOutStore
 from benchgen.verdicts import VERDICTS_NAME, Verdict
+from benchgen.vocabulary import Method
 
 MAX_RUNS = 20
 STATE_VERSION = "benchgen-preparation-1"  # changes whenever the meaning of the hashed bytes changes

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from benchgen.aws.pages import encode_token
 from benchgen.aws.tables.base import Table
 from benchgen.ports.pages import Page
-from benchgen.records import ConnectionRecord
+from benchgen.records.connections import ConnectionRecord
 
 
 class ConnectionsRepo(Table):

@@ -7,7 +7,7 @@ from typing import Any
 
 from benchgen.aws.tables.base import Table
 from benchgen.ports.pages import Page
-from benchgen.records import DatasetRecord
+from benchgen.records.datasets import DatasetRecord
 
 #: Dataset kinds an unfiltered dataset list covers (one ``by_kind`` partition each).
 DATASET_KINDS: tuple[str, ...] = ("finetune",)

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from benchgen.aws.items import to_item
 from benchgen.aws.tables.base import Table
 from benchgen.ports.pages import Page
-from benchgen.records import EvaluationGrant, EvaluationRecord, EvaluationStatus, clip_text
+from benchgen.records.bounds import clip_text
+from benchgen.records.evaluations import EvaluationGrant, EvaluationRecord, EvaluationStatus
+
+if TYPE_CHECKING:
+    # Only the answer's type: a table's importers (the API) need not load the comparison.
+    from benchgen.steps.evaluation import Compared
 
 
 class EvaluationsRepo(Table):
@@ -94,3 +101,17 @@ class EvaluationsRepo(Table):
                 ":finished": {"S": finished_at},
             },
         )
+
+
+def compare_answer(compared: Compared) -> dict[str, Any]:
+    """The Compare task's answer as the evaluation pipeline's RecordCompleted state writes it: numbers as
+    text, the form a DynamoDB number takes."""
+    return {
+        "verdict": compared.verdict.value,
+        "verdict_reason": compared.verdict_reason,
+        "accuracy_before": repr(compared.accuracy_before),
+        "accuracy_after": repr(compared.accuracy_after),
+        "paired_cases": str(compared.paired_cases),
+        "report_key": compared.report_key,
+        "report_html_key": compared.report_html_key,
+    }

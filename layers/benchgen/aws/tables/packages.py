@@ -8,7 +8,8 @@ from typing import Any
 from benchgen.aws.items import field_attribute
 from benchgen.aws.tables.base import Table
 from benchgen.ports.pages import Page
-from benchgen.records import PackageRecord, PackageStatus, clip_text
+from benchgen.records.bounds import clip_text
+from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
 
 
 class PackagesRepo(Table):
@@ -49,7 +50,7 @@ class PackagesRepo(Table):
             is not None
         )
 
-    def ready(self, package_id: str, *, sha256: str, size: int, files: Mapping[str, Any]) -> bool:
+    def ready(self, package_id: str, *, sha256: str, size: int, files: Mapping[str, PackageFile]) -> bool:
         """Building -> Ready with the zip's digest, size and files; ``False`` if it was not Building."""
         return (
             self._conditional(

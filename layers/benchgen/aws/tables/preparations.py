@@ -5,7 +5,8 @@ from __future__ import annotations
 from benchgen.aws.items import field_attribute
 from benchgen.aws.tables.base import Table
 from benchgen.ports.pages import Page
-from benchgen.records import PreparationRecord, PreparationStatus, clip_text
+from benchgen.records.bounds import clip_text
+from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.training.preparation import GenerationReport
 
 #: What a preparation records from its generation report when it is Ready (the rest the API recorded).

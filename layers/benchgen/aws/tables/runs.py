@@ -12,11 +12,7 @@ from benchgen.aws.transitions import TRACKED, log_transitions
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
 from benchgen.ports.runs import RunsStore
-from benchgen.records import (
-    RunClaim,
-    RunRecord,
-    RunStatus,
-)
+from benchgen.records.runs import RunClaim, RunRecord, RunStatus
 
 
 def _run_field(name: str) -> str:

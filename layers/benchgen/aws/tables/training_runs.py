@@ -9,7 +9,7 @@ from benchgen.aws.items import field_attribute, to_attribute
 from benchgen.aws.tables.base import Table
 from benchgen.aws.transitions import log_training_transition
 from benchgen.ports.pages import Page
-from benchgen.records import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
+from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
 
 
 def _terminal_placeholders(values: dict[str, Any]) -> str:

@@ -21,7 +21,8 @@ from types import MappingProxyType
 from typing import Any
 
 from benchgen.finetune.split import Split
-from benchgen.training.examples import Method, PreparedExample
+from benchgen.training.examples import PreparedExample
+from benchgen.vocabulary import Method
 
 Row = dict[str, Any]
 

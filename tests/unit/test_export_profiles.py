@@ -14,14 +14,15 @@ from typing import Any
 import pytest
 
 from benchgen.finetune.split import Split
-from benchgen.training.examples import Method, PreparedExample
-from benchgen.training.profiles import (
+from benchgen.training.examples import PreparedExample
+from benchgen.training.export_profiles import (
     NOVA_RESERVED,
     PROFILES,
     approx_tokens,
     profiles_for,
     rewrite_reserved,
 )
+from benchgen.vocabulary import Method
 from tests.unit.preparations import SYSTEM, example
 
 PROMPT = "A train covers 120 km in 2 hours. What is its speed?"

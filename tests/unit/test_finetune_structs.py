@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchgen.errors import BundleError
-from benchgen.finetune.records import decode_verdict, read_case_lines, read_cases
+from benchgen.finetune.structs import decode_verdict, read_case_lines, read_cases
 from benchgen.verdicts import Verdict
 
 VERDICT = {"case_id": "q1", "gold": "72", "prediction": "68", "passed": False, "answered": True}

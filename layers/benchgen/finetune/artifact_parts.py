@@ -25,14 +25,6 @@ from benchgen.environment import Environment
 from benchgen.errors import ScoringError
 from benchgen.finetune.augment import AugmentSettings, variants
 from benchgen.finetune.formats import FORMATS, pieces, sizes
-from benchgen.finetune.records import (
-    ExampleRecord,
-    SummaryRecord,
-    decode_case,
-    decode_verdict,
-    read_case_lines,
-    read_cases,
-)
 from benchgen.finetune.seed import (
     CaseText,
     Source,
@@ -47,6 +39,14 @@ from benchgen.finetune.seed import (
 from benchgen.finetune.split import SPLITS, split_for
 from benchgen.finetune.spool import Run, SortedSpool
 from benchgen.finetune.store import scratch_db
+from benchgen.finetune.structs import (
+    ExampleRecord,
+    SummaryRecord,
+    decode_case,
+    decode_verdict,
+    read_case_lines,
+    read_cases,
+)
 from benchgen.verdicts import VERDICTS_NAME
 
 TALLY_NAME = "part.json"

@@ -1,0 +1,166 @@
+"""Runs: what one judged submission (or live model) recorded, and the facts that name its dataset."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+
+from benchgen.outputs import RunOutput, output_for_label
+from benchgen.records.bounds import MAX_ITEMS, Key, Text, Texts, first_entries
+from benchgen.records.environments import ShardPlan
+from benchgen.records.timestamps import utc_now
+from benchgen.vocabulary import Sampling
+
+Scores = Annotated[dict[Key, float], AfterValidator(first_entries(MAX_ITEMS))]
+Breakdowns = Annotated[
+    dict[Key, Annotated[dict[Key, dict[Key, float]], AfterValidator(first_entries(MAX_ITEMS))]],
+    AfterValidator(first_entries(MAX_ITEMS)),
+]
+
+
+class RunStatus(StrEnum):
+    PENDING = "Pending"
+    DEPLOYING = "Deploying"
+    RUNNING = "Running"
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+
+
+class ArtifactStatus(StrEnum):
+    PENDING = "Pending"
+    NOT_EMITTED = "NotEmitted"
+    SAVED = "Saved"
+    FAILED = "Failed"
+
+
+class RunConfig(BaseModel):
+    """Owner-only: how the model was run."""
+
+    sampling: dict[str, float | int | str] = Field(default_factory=dict)
+    environment_variables: dict[str, str] = Field(default_factory=dict)
+
+
+class LiveModel(BaseModel):
+    """The model a live run asks, as its connection reached it when the run was created.
+
+    References only: ``secret_arn`` names the Secrets Manager secret that holds the API key, which is
+    read by the function that calls the model, when it calls it; the key itself is never kept here.
+    """
+
+    connection_id: str
+    provider: str  # benchgen.providers.profiles.ProviderKind
+    model_id: str
+    sampling: Sampling = Field(default_factory=Sampling)
+    region: str | None = None  # bedrock, sagemaker
+    endpoint_name: str | None = None  # sagemaker
+    messages_api: bool = False  # sagemaker: the endpoint speaks the Messages API, not {"inputs"}
+    base_url: str | None = None  # openai-compatible
+    secret_arn: str | None = None
+
+
+class InferenceSummary(BaseModel):
+    """How a live run's questions were answered; every case's detail is in its inference log."""
+
+    cases: int = 0
+    answered: int = 0
+    unanswered: int = 0
+    unanswered_reasons: Texts = Field(default_factory=list)  # "<case id>: <reason>", the first few
+
+
+class RunClaim(BaseModel):
+    """One invocation's hold on a run while it works on a step, so that concurrent deliveries do it once.
+
+    It lapses at ``expires_at`` (the holder's deadline): a holder that died cannot block the run's retry.
+    ``attempt`` counts the invocations that took the step, so the last one knows it is the last.
+    """
+
+    step: str
+    holder: str
+    expires_at: float  # epoch seconds
+    attempt: int = Field(ge=1)
+
+
+class CaseScope(BaseModel):
+    """The cases a run is restricted to: a JSON list of their ids in the data bucket, and how many."""
+
+    key: str
+    count: int = Field(ge=1)
+
+
+def _files_by_output(files: Any) -> Any:
+    """Runs stored before ``files`` was keyed by output id keyed it by label: they read the same."""
+    if not isinstance(files, dict):
+        return files
+    return {output_for_label(name) or name: key for name, key in files.items()}
+
+
+RunFiles = Annotated[dict[RunOutput, str], BeforeValidator(_files_by_output)]
+
+
+class RunRecord(BaseModel):
+    run_id: str
+    environment_id: str
+    environment_version: str
+    # None until the run starts: then the first phase, by name, unless the run named another one
+    phase: str | None = None
+    model: str
+    owner: str
+    status: RunStatus = RunStatus.PENDING
+    created_at: str = Field(default_factory=utc_now)
+    started_at: str | None = None
+    finished_at: str | None = None
+    submission_key: str | None = None
+    submission_filename: str | None = None
+    overall_score: float | None = None
+    # Scores beyond the first MAX_ITEMS stay in the run's scores.json, breakdowns in its detailed results.
+    metrics: Scores = Field(default_factory=dict)
+    other_metrics: Scores = Field(default_factory=dict)
+    breakdowns: Breakdowns = Field(default_factory=dict)
+    counts: dict[str, int] = Field(default_factory=dict)
+    failure_reason: Text | None = None
+    warnings: Texts = Field(default_factory=list)  # what ingest noticed: duplicate, unknown, missing ids
+    files: RunFiles = Field(default_factory=dict)  # output -> S3 key
+    artifact_status: ArtifactStatus | None = None
+    artifact_reason: Text | None = None
+    dataset_id: str | None = None
+    dataset_name: str | None = None
+    execution_name: str | None = None
+    run_config: RunConfig = Field(default_factory=RunConfig)
+    claim: RunClaim | None = None
+    live_model: LiveModel | None = None  # set when the platform generates the submission from a model
+    inference: InferenceSummary | None = None
+    # Set for a run of chosen cases only (an evaluation's held-out cases); None: every case.
+    case_scope: CaseScope | None = None
+    # Set by ingest when the run is scored in shards (see benchgen.steps.shard_inputs); None: whole.
+    shards: ShardPlan | None = None
+
+
+class RunInfo(BaseModel):
+    """A finished run, reduced to the facts that name and describe its dataset."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    environment_id: str
+    environment_version: str
+    model: str
+    benchmark: str  # the benchmark's title
+    overall_score: float | None  # a fraction in [0, 1], or None when the run has no primary score
+    finished_at: datetime
+
+    @classmethod
+    def from_record(cls, record: RunRecord, *, benchmark: str) -> RunInfo:
+        """From the stored run; a run without a finish time is dated by its creation."""
+        stamp = record.finished_at or record.created_at
+        return cls(
+            run_id=record.run_id,
+            environment_id=record.environment_id,
+            environment_version=record.environment_version,
+            model=record.model,
+            benchmark=benchmark,
+            overall_score=record.overall_score,
+            finished_at=datetime.fromisoformat(stamp),
+        )
