@@ -215,7 +215,6 @@ class BenchGenStack(Stack):
             start=by_name["start_evaluation"],
             check=by_name["check_evaluation"],
             compare=by_name["compare_evaluation"],
-            evaluations_table=self.storage.evaluations_table,
             bus=self.events.bus,
         )
         # Start creates the evaluation's live runs and starts their InferencePipelines.

@@ -210,6 +210,23 @@ class MemoryEvaluations:
         )
         return True
 
+    def _finish(self, evaluation_id: str, **fields: Any) -> bool:
+        record = self.records.get(evaluation_id)
+        if record is None or record.status is not EvaluationStatus.RUNNING:
+            return False
+        self.records[evaluation_id] = EvaluationRecord.model_validate(record.model_dump() | fields)
+        return True
+
+    def complete(self, evaluation_id: str, *, found: Mapping[str, Any], finished_at: str) -> bool:
+        return self._finish(
+            evaluation_id, status=EvaluationStatus.COMPLETED, finished_at=finished_at, **dict(found)
+        )
+
+    def fail(self, evaluation_id: str, *, reason: str, finished_at: str) -> bool:
+        return self._finish(
+            evaluation_id, status=EvaluationStatus.FAILED, failure_reason=reason, finished_at=finished_at
+        )
+
 
 class MemoryTrainingRuns:
     """Training runs, each status reached once and a terminal one never left, its timeline appended to."""

@@ -456,17 +456,18 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.seconds(30),
         tables={DataTable.RUNS: TableAccess.READ, DataTable.EVALUATIONS: TableAccess.READ},
     ),
-    # Reads the package and both runs' verdicts; writes only the report (the state machine records it).
+    # Reads the package and both runs' verdicts; writes the report and records the evaluation Completed
+    # (or, sent the pipeline's caught failure, Failed).
     FunctionSpec(
         name="compare_evaluation",
         logical_id="CompareEvaluationFunction",
-        description="Compares an evaluation's two runs on the held-out cases and writes its report",
+        description="Compares an evaluation's two runs on the held-out cases, writes its report, records it",
         memory_mb=1024,
         timeout=Duration.minutes(5),
         ephemeral_storage_mib=2048,
         reads=(PACKAGES_PREFIX, f"{RUNS_PREFIX}*/{RunOutput.SCORING_OUTPUT.file_name}"),
         writes=(EVALUATIONS_PREFIX,),
-        tables={DataTable.RUNS: TableAccess.READ, DataTable.EVALUATIONS: TableAccess.READ},
+        tables={DataTable.RUNS: TableAccess.READ, DataTable.EVALUATIONS: TableAccess.READ_WRITE},
     ),
 )
 

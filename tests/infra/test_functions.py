@@ -128,8 +128,8 @@ EXPECTED_ACTIONS = {
     # starts the InferencePipeline of each run it creates
     "start_evaluation": BASELINE | {"s3:GetObject", "s3:PutObject", "states:StartExecution"} | READ_WRITE,
     "check_evaluation": BASELINE | READ,
-    # writes the report only: the state machine records the evaluation
-    "compare_evaluation": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ,
+    # writes the report and records the evaluation (Completed, or the pipeline's caught failure)
+    "compare_evaluation": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
 }
 
 EXPECTED_OBJECT_ACCESS = {
@@ -273,7 +273,7 @@ EXPECTED_TABLE_ACCESS = {
     "start_evaluation": {"RunsTable": READ_WRITE, "EvaluationsTable": READ_WRITE},
     **{name: {"RunsTable": READ_WRITE, "EnvironmentsTable": READ} for name in SHARD_STEPS},
     "check_evaluation": {"RunsTable": READ, "EvaluationsTable": READ},
-    "compare_evaluation": {"RunsTable": READ, "EvaluationsTable": READ},
+    "compare_evaluation": {"RunsTable": READ, "EvaluationsTable": READ_WRITE},
 }
 
 RUNS_INDEXES = {"${RunsTable.Arn}/index/by_environment", "${RunsTable.Arn}/index/by_status"}
