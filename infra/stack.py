@@ -151,7 +151,6 @@ class BenchGenStack(Stack):
             score_shard=by_name["score_shard"],
             build_shard_artifact=by_name["build_shard_artifact"],
             reduce_scores=by_name["reduce_scores"],
-            runs_table=self.storage.runs_table,
             bucket=self.storage.bucket,
             max_concurrency=int(self.node.try_get_context(SHARD_CONCURRENCY) or DEFAULT_SHARD_CONCURRENCY),
         )
@@ -175,7 +174,6 @@ class BenchGenStack(Stack):
             plan=by_name["plan_inference"],
             infer_shard=by_name["infer_shard"],
             assemble=by_name["assemble_predictions"],
-            runs_table=self.storage.runs_table,
             max_concurrency=int(self.node.try_get_context(INFERENCE_CONCURRENCY) or DEFAULT_CONCURRENCY),
         )
         # POST /runs with a model configuration starts the live run's execution.

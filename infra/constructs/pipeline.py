@@ -23,18 +23,11 @@ LAMBDA_SERVICE_ERRORS = [
     "Lambda.SdkClientException",
     "Lambda.TooManyRequestsException",
 ]
-DYNAMODB_TRANSIENT_ERRORS = [
-    "DynamoDB.ProvisionedThroughputExceededException",
-    "DynamoDB.ThrottlingException",
-    "DynamoDB.InternalServerErrorException",
-    "DynamoDB.RequestLimitExceeded",
-]
 EVENTBRIDGE_TRANSIENT_ERRORS = [
     "EventBridge.InternalException",
     "EventBridge.ThrottlingException",
     "EventBridge.FailedEntry",
 ]
-CONDITIONAL_CHECK_FAILED = "DynamoDB.ConditionalCheckFailedException"
 
 _DATASET = "$.artifact.dataset"
 # Short intervals: an execution is short, and the local cloud really sleeps between attempts.

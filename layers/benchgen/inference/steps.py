@@ -83,6 +83,12 @@ def deploy(run_id: str, *, runs: RunsStore, model_for: ModelFactory, backoff: Ba
     return {"run_id": run_id, "latency_ms": outcome.latency_ms}
 
 
+def record_live_run_failure(run_id: str, reason: str, *, runs: RunsStore) -> None:
+    """The InferencePipeline's caught failure: the run, while it waits for its model or is being answered,
+    fails for ``reason``. A finished run keeps its outcome, and the state machine fails either way."""
+    runs.fail(run_id, reason, expected=(RunStatus.PENDING, RunStatus.DEPLOYING, RunStatus.RUNNING))
+
+
 def _cases(path: Path) -> Iterator[dict[str, Any]]:
     with path.open(encoding="utf-8") as lines:
         for line in lines:

@@ -175,3 +175,10 @@ def reduce_scores(
     completed = complete_scoring(run, report, store=store, runs=runs, starter=starter, publisher=publisher)
     status = completed.status.value if completed is not None else RunStatus.COMPLETED.value
     return {"run_id": run_id, "status": status}
+
+
+def record_sharded_failure(run_id: str, reason: str, *, runs: RunsStore) -> None:
+    """ShardedScoring's caught failure, a step that ended before it could say why (out of time or memory):
+    the Running run fails for ``reason``. A run no longer Running keeps its outcome: the step that failed
+    it wrote its own sentence, and the state machine fails either way."""
+    runs.fail(run_id, reason)
