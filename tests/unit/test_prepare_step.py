@@ -94,9 +94,7 @@ def test_a_spec_naming_a_run_that_was_not_judged_is_refused_and_writes_nothing(t
 
     generation = _generate(store, tmp_path / "generate", run_ids=["run-2"])
 
-    assert generation == Generation(
-        refused="no scored run was found for 'run-2'; name runs that finished scoring"
-    )
+    assert generation == Generation(refused="no run run-2: check run_ids (GET /runs lists runs)")
     assert store.uploads == []
 
 
