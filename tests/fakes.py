@@ -97,16 +97,18 @@ class MemoryRuns(RunsStore):
     def __init__(self, *runs: RunRecord) -> None:
         self.runs = {run.run_id: run for run in runs}
 
-    def _update(self, run_id: str, expected: RunStatus | Iterable[RunStatus] | None, **fields: Any) -> bool:
+    def _update(
+        self, run_id: str, expected: RunStatus | Iterable[RunStatus] | None, **fields: Any
+    ) -> RunRecord | None:
         run = self.runs.get(run_id)
         if run is None:
-            return False
+            return None
         allowed = [expected] if isinstance(expected, RunStatus) else expected
         if allowed is not None and run.status not in list(allowed):
-            return False
+            return None
         # Validated as a whole, as the table's write is: the record's bounds hold for what is stored.
         self.runs[run_id] = RunRecord.model_validate(run.model_dump() | fields)
-        return True
+        return self.runs[run_id]
 
     def create(self, record: RunRecord) -> bool:
         return self.runs.setdefault(record.run_id, record) is record
@@ -114,25 +116,28 @@ class MemoryRuns(RunsStore):
     def get(self, run_id: str) -> RunRecord | None:
         return self.runs.get(run_id)
 
-    def add_files(self, run_id: str, files: Mapping[RunOutput, str]) -> bool:
+    def add_files(self, run_id: str, files: Mapping[RunOutput, str]) -> RunRecord | None:
         run = self.runs.get(run_id)
         if run is None:
-            return False
+            return None
         self.runs[run_id] = run.model_copy(update={"files": {**run.files, **files}})
-        return True
+        return self.runs[run_id]
 
     def claim(
-        self, run_id: str, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
+        self, run: RunRecord, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
     ) -> int | None:
-        run = self.runs.get(run_id)
-        if run is None or run.status is not status:
+        stored = self.runs.get(run.run_id)
+        if stored is None or stored.status is not status or run.status is not status:
             return None
-        previous = run.claim if run.claim is not None and run.claim.step == step else None
+        # Conditioned on the claim the caller's copy holds, as the table's write is.
+        if (stored.claim and stored.claim.holder) != (run.claim and run.claim.holder):
+            return None
+        previous = stored.claim if stored.claim is not None and stored.claim.step == step else None
         if previous is not None and previous.expires_at > now:
             return None
         attempt = previous.attempt + 1 if previous is not None else 1
         claim = RunClaim(step=step, holder=holder, expires_at=expires_at, attempt=attempt)
-        self.runs[run_id] = run.model_copy(update={"claim": claim})
+        self.runs[run.run_id] = stored.model_copy(update={"claim": claim})
         return attempt
 
     def release_claim(self, run_id: str, *, holder: str) -> bool:

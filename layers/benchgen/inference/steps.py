@@ -26,7 +26,7 @@ from benchgen.outputs import RunOutput
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.runs import RunsStore
 from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunStatus
-from benchgen.steps.context import open_run_environment
+from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.keys import (
     GENERATED_SUBMISSION,
     inference_shard_key,
@@ -114,7 +114,9 @@ def plan(
 ) -> dict[str, Any]:
     """Cut the environment's cases into shards of ``shard_size``; the run is Running from here."""
     run, _ = _live_run(runs, run_id, RunStatus.DEPLOYING, RunStatus.RUNNING)
-    environment = open_run_environment(run, environments=environments, store=store, workdir=workdir)
+    environment = open_run_environment(
+        run, registered_version(run, environments), store=store, workdir=workdir
+    )
     shards = 0
     batch: list[dict[str, Any]] = []
 

@@ -21,7 +21,7 @@ from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.datasets import DatasetRecord
 from benchgen.records.runs import RunInfo, RunStatus
-from benchgen.steps.context import open_run_environment
+from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.keys import ARTIFACT_PART, run_key
 from benchgen.steps.shard_parts import download_parts
 
@@ -71,7 +71,9 @@ def build_run_artifact(
     run = runs.get(run_id)
     if run is None or run.status is not RunStatus.COMPLETED:
         raise RunNotCompleted(f"run {run_id} is not completed: no artifact can be built from it")
-    env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
+    env = open_run_environment(
+        run, registered_version(run, environments), store=store, workdir=workdir / "env"
+    )
     info = RunInfo.from_record(run, benchmark=env.spec.title)
     if run.shards is not None:
         # Each shard collected its examples (see benchgen.steps.shards): merged here, in order.
