@@ -44,10 +44,12 @@ class MemoryStore:
         self.object_metadata = {key: dict(value) for key, value in (metadata or {}).items()}
         self.failures = failures
         self.uploads: list[str] = []
+        self.downloads: list[str] = []
 
     def download(self, key: str, path: Path, *, version_id: str | None = None) -> Path:
         if key not in self.objects:
             raise MissingObject(f"{key} is not in the bucket")
+        self.downloads.append(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(self.objects[key])
         return path

@@ -2,14 +2,16 @@
 call a function makes is counted by the function, so a fact a step already holds would be seen if it
 were fetched again. Each step reads its run and its environment version once and hands them on.
 
-One run of the example gsm8k-tr environment, uploaded straight to the bucket: ingest, score, and the
-artifact pipeline's BuildArtifact.
+One run of an example environment, uploaded straight to the bucket: ingest, score, and the artifact
+pipeline's BuildArtifact; of gsm8k-tr, which has a finetune section, and of custom-program, which has
+none.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +25,19 @@ from infra.local.cloud import LocalCloud
 from infra.local.function_logs import running_service
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-EXAMPLE = "gsm8k-tr"
-BUNDLE_KEY = f"environments/{EXAMPLE}/v1/bundle.zip"
 RUN_STEPS = ("ingest", "score", "build_artifact")
 TRANSFER = "transfer"
+# Which steps open the environment from its bundle: BuildArtifact only when there is an artifact to build.
+OPENS_THE_BUNDLE = {
+    "gsm8k-tr": RUN_STEPS,
+    "custom-program": ("ingest", "score"),
+}
 
 Calls = Counter[tuple[str, str, str]]
+
+
+def _bundle_key(example: str) -> str:
+    return f"environments/{example}/v1/bundle.zip"
 
 
 def count_calls_by_function(monkeypatch: pytest.MonkeyPatch) -> Calls:
@@ -57,26 +66,36 @@ def count_calls_by_function(monkeypatch: pytest.MonkeyPatch) -> Calls:
     return counts
 
 
-@pytest.fixture(scope="module")
-def run_calls(
-    stack_template: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
-) -> tuple[Calls, dict[str, str]]:
-    """The calls of one whole run (not of the registration before it), and the tables' names."""
-    root = tmp_path_factory.mktemp("work")
-    bundle = write_bundle_zip(EXAMPLES / EXAMPLE / "bundle", root / "bundle.zip")
+@dataclass(frozen=True)
+class OneRun:
+    example: str
+    calls: Calls
+    tables: dict[str, str]
+
+    def count(self, step: str, operation: str, target: str) -> int:
+        return self.calls[(step, operation, target)]
+
+
+@pytest.fixture(scope="module", params=list(OPENS_THE_BUNDLE))
+def one_run(
+    request: pytest.FixtureRequest, stack_template: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> OneRun:
+    """The calls of one whole run of the example (not of the registration before it)."""
+    example: str = request.param
+    bundle = write_bundle_zip(EXAMPLES / example / "bundle", tmp_path_factory.mktemp("work") / "bundle.zip")
     with pytest.MonkeyPatch.context() as monkeypatch, LocalCloud(stack_template) as cloud:
         # A profile or an endpoint from the developer's shell would change what the cloud does.
         for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
             monkeypatch.delenv(name, raising=False)
         s3 = cloud.client("s3")
-        s3.put_object(Bucket=cloud.bucket, Key=BUNDLE_KEY, Body=bundle.read_bytes())
+        s3.put_object(Bucket=cloud.bucket, Key=_bundle_key(example), Body=bundle.read_bytes())
         cloud.settle()
-        counts = count_calls_by_function(monkeypatch)
+        calls = count_calls_by_function(monkeypatch)
         s3.put_object(
             Bucket=cloud.bucket,
             Key="submissions/run-work/predictions.json",
-            Body=(EXAMPLES / EXAMPLE / "submission" / "predictions.json").read_bytes(),
-            Metadata={"environment": EXAMPLE, "version": "v1", "model": "Qwen2.5-7B-LoRA"},
+            Body=(EXAMPLES / example / "submission" / "predictions.json").read_bytes(),
+            Metadata={"environment": example, "version": "v1", "model": "Qwen2.5-7B-LoRA"},
         )
         cloud.settle()
         assert cloud.wait_for_execution(execution_name("run-work"))["status"] == "SUCCEEDED"
@@ -86,34 +105,26 @@ def run_calls(
             )
             for name in ("Runs", "Environments")
         }
-    return counts, tables
-
-
-def _reads(calls: Calls, step: str, operation: str, target: str) -> int:
-    return calls[(step, operation, target)]
+    return OneRun(example, calls, tables)
 
 
 @pytest.mark.parametrize("step", RUN_STEPS)
-def test_each_step_reads_the_environment_version_once(
-    run_calls: tuple[Calls, dict[str, str]], step: str
-) -> None:
-    calls, tables = run_calls
-    assert _reads(calls, step, "GetItem", tables["Environments"]) == 1
+def test_each_step_reads_the_environment_version_once(one_run: OneRun, step: str) -> None:
+    assert one_run.count(step, "GetItem", one_run.tables["Environments"]) == 1
 
 
 @pytest.mark.parametrize("step", RUN_STEPS)
-def test_each_step_reads_the_run_once(run_calls: tuple[Calls, dict[str, str]], step: str) -> None:
-    calls, tables = run_calls
-    assert _reads(calls, step, "GetItem", tables["Runs"]) == 1
+def test_each_step_reads_the_run_once(one_run: OneRun, step: str) -> None:
+    assert one_run.count(step, "GetItem", one_run.tables["Runs"]) == 1
 
 
-def test_the_bundle_is_downloaded_once_by_each_step_that_opens_the_environment(
-    run_calls: tuple[Calls, dict[str, str]],
-) -> None:
-    # Ingest, score and BuildArtifact are three functions: each opens the environment from the bundle once
-    # (the version registration validated), as a GetObject of the bundle's key each.
-    calls, _ = run_calls
-    assert {step: _reads(calls, step, "download", BUNDLE_KEY) for step in RUN_STEPS} == dict.fromkeys(
-        RUN_STEPS, 1
-    )
-    assert _reads(calls, TRANSFER, "GetObject", BUNDLE_KEY) == len(RUN_STEPS)
+def test_the_bundle_is_downloaded_once_by_each_step_that_opens_the_environment(one_run: OneRun) -> None:
+    # Ingest, score and BuildArtifact are three functions: each that opens the environment downloads the
+    # bundle once (the version registration validated), one GetObject of the bundle's key. BuildArtifact
+    # of an environment without a finetune section answers from the version's record alone.
+    key = _bundle_key(one_run.example)
+    opens = OPENS_THE_BUNDLE[one_run.example]
+    assert {step: one_run.count(step, "download", key) for step in RUN_STEPS} == {
+        step: int(step in opens) for step in RUN_STEPS
+    }
+    assert one_run.count(TRANSFER, "GetObject", key) == len(opens)

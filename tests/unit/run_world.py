@@ -80,7 +80,11 @@ class Run:
             }
         )
         environment = EnvironmentRecord(
-            environment_id="tiny", version="v1", status=EnvironmentStatus.REGISTERED, bundle_key=BUNDLE_KEY
+            environment_id="tiny",
+            version="v1",
+            status=EnvironmentStatus.REGISTERED,
+            bundle_key=BUNDLE_KEY,
+            has_finetune=bool(finetune),
         )
         self.environments = MemoryEnvironments(*([environment] if registered and not shard_cases else []))
         if shard_cases:

@@ -137,6 +137,7 @@ def test_a_benchmark_without_finetune_settings_emits_no_artifact_and_says_why_on
     world = Run(tmp_path, finetune="")
     world.ingest()
     world.score()
+    downloaded = len(world.store.downloads)
 
     answer = world.build_artifact()
 
@@ -145,6 +146,8 @@ def test_a_benchmark_without_finetune_settings_emits_no_artifact_and_says_why_on
     assert "runs/run-1/finetune_artifact.zip" not in world.store.objects
     assert (world.run().artifact_status, world.run().artifact_reason) == ("NotEmitted", reason)
     assert world.datasets.records == {}
+    # the version's record says it has no finetune section: neither the bundle nor the verdicts are read
+    assert world.store.downloads[downloaded:] == []
 
 
 def test_a_caught_failure_of_the_pipeline_is_recorded_on_the_run(ingested: Run) -> None:

@@ -13,14 +13,15 @@ from pydantic import BaseModel
 
 from benchgen.datasets import dataset_record
 from benchgen.errors import BenchGenError
-from benchgen.finetune.artifact import build_artifact, finish_artifact
+from benchgen.finetune.artifact import NO_FINETUNE, ArtifactReport, build_artifact, finish_artifact
 from benchgen.outputs import RunOutput
 from benchgen.ports.datasets import DatasetsStore
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.datasets import DatasetRecord
-from benchgen.records.runs import RunInfo, RunStatus
+from benchgen.records.environments import EnvironmentRecord
+from benchgen.records.runs import RunInfo, RunRecord, RunStatus
 from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.keys import ARTIFACT_PART, run_key
 from benchgen.steps.shard_parts import download_parts
@@ -71,18 +72,14 @@ def build_run_artifact(
     run = runs.get(run_id)
     if run is None or run.status is not RunStatus.COMPLETED:
         raise RunNotCompleted(f"run {run_id} is not completed: no artifact can be built from it")
-    env = open_run_environment(
-        run, registered_version(run, environments), store=store, workdir=workdir / "env"
+    version = registered_version(run, environments)
+    # Registration read the bundle's spec and recorded whether it has a finetune section: without one
+    # there is no artifact, and nothing to download to find that out.
+    report = (
+        _build(run, version, store=store, workdir=workdir)
+        if version.has_finetune
+        else ArtifactReport(emitted=False, reason=NO_FINETUNE)
     )
-    info = RunInfo.from_record(run, benchmark=env.spec.title)
-    if run.shards is not None:
-        # Each shard collected its examples (see benchgen.steps.shards): merged here, in order.
-        parts = download_parts(run_id, ARTIFACT_PART, run.shards.count, store=store, folder=workdir / "parts")
-        report = finish_artifact(env, parts, workdir / "out", run=info)
-    else:
-        name = RunOutput.SCORING_OUTPUT.file_name
-        scoring_output = store.download(run_key(run_id, name), workdir / name)
-        report = build_artifact(env, scoring_output, workdir / "out", run=info)
     if not report.emitted:
         assert report.reason is not None  # an artifact not emitted always says why
         runs.artifact_not_emitted(run_id, report.reason)
@@ -95,6 +92,23 @@ def build_run_artifact(
     record = dataset_record(run, report.manifest, artifact_key=key, artifact_sha256=report.sha256)
     saved = save_dataset(record, datasets=datasets, runs=runs)
     return ArtifactBuild(emitted=True, saved=saved, dataset=record)
+
+
+def _build(
+    run: RunRecord, version: EnvironmentRecord, *, store: ObjectStorage, workdir: Path
+) -> ArtifactReport:
+    """The artifact of the run's verdicts, written under ``workdir``: a whole run's from its scoring output,
+    a sharded run's merged from the artifact parts its shards collected (see benchgen.steps.shards)."""
+    env = open_run_environment(run, version, store=store, workdir=workdir / "env")
+    info = RunInfo.from_record(run, benchmark=env.spec.title)
+    if run.shards is not None:
+        parts = download_parts(
+            run.run_id, ARTIFACT_PART, run.shards.count, store=store, folder=workdir / "parts"
+        )
+        return finish_artifact(env, parts, workdir / "out", run=info)
+    name = RunOutput.SCORING_OUTPUT.file_name
+    scoring_output = store.download(run_key(run.run_id, name), workdir / name)
+    return build_artifact(env, scoring_output, workdir / "out", run=info)
 
 
 def record_artifact_failure(run_id: str, reason: str, *, runs: RunsStore) -> None:
