@@ -57,7 +57,7 @@ S3_FREE = {"DeleteObject", "DeleteObjects"}
 # The success path of the artifact pipeline: an artifact was emitted and saved.
 ARTIFACT_PIPELINE = "ArtifactPipeline"
 SHARDED_SCORING = "ShardedScoring"
-SUCCESS_CHOICES = {"ArtifactEmitted?": "SaveDataset"}
+SUCCESS_CHOICES = {"DatasetSaved?": "EmitDatasetSaved"}
 
 
 @dataclass(frozen=True)

@@ -75,8 +75,6 @@ class BenchGenStack(Stack):
             self,
             "Pipeline",
             build_artifact=self.functions.by_name["build_artifact"],
-            runs_table=self.storage.runs_table,
-            datasets_table=self.storage.datasets_table,
             bus=self.events.bus,
         )
         score = self.functions.by_name["score"]
@@ -88,7 +86,6 @@ class BenchGenStack(Stack):
             "Preparations",
             generate=self.functions.by_name["prepare_generate"],
             check=self.functions.by_name["prepare_check"],
-            preparations_table=self.storage.preparations_table,
             bus=self.events.bus,
         )
         api = self.functions.by_name["api"]
@@ -100,7 +97,6 @@ class BenchGenStack(Stack):
             self,
             "Packages",
             build_package=self.functions.by_name["build_package"],
-            packages_table=self.storage.packages_table,
             bus=self.events.bus,
         )
         api.add_environment("PACKAGE_STATE_MACHINE_ARN", self.packages.state_machine.state_machine_arn)
@@ -155,7 +151,6 @@ class BenchGenStack(Stack):
             score_shard=by_name["score_shard"],
             build_shard_artifact=by_name["build_shard_artifact"],
             reduce_scores=by_name["reduce_scores"],
-            runs_table=self.storage.runs_table,
             bucket=self.storage.bucket,
             max_concurrency=int(self.node.try_get_context(SHARD_CONCURRENCY) or DEFAULT_SHARD_CONCURRENCY),
         )
@@ -179,7 +174,6 @@ class BenchGenStack(Stack):
             plan=by_name["plan_inference"],
             infer_shard=by_name["infer_shard"],
             assemble=by_name["assemble_predictions"],
-            runs_table=self.storage.runs_table,
             max_concurrency=int(self.node.try_get_context(INFERENCE_CONCURRENCY) or DEFAULT_CONCURRENCY),
         )
         # POST /runs with a model configuration starts the live run's execution.
@@ -219,7 +213,6 @@ class BenchGenStack(Stack):
             start=by_name["start_evaluation"],
             check=by_name["check_evaluation"],
             compare=by_name["compare_evaluation"],
-            evaluations_table=self.storage.evaluations_table,
             bus=self.events.bus,
         )
         # Start creates the evaluation's live runs and starts their InferencePipelines.

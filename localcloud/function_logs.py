@@ -26,12 +26,17 @@ _running = threading.local()
 @contextmanager
 def running_as(service: str | None) -> Iterator[None]:
     """Mark ``service`` (a function's folder, its logger's name) as running on this thread."""
-    previous = getattr(_running, "service", None)
+    previous = running_service()
     _running.service = service
     try:
         yield
     finally:
         _running.service = previous
+
+
+def running_service() -> str | None:
+    """The service of the function running on this thread; None outside every function."""
+    return getattr(_running, "service", None)
 
 
 class FunctionLogs(logging.Handler):
@@ -54,7 +59,7 @@ class FunctionLogs(logging.Handler):
         self._library.removeHandler(self)
 
     def emit(self, record: logging.LogRecord) -> None:
-        service = getattr(_running, "service", None)
+        service = running_service()
         if service is None:
             return
         function = logging.getLogger(service)

@@ -20,11 +20,14 @@ from benchgen.ports.storage import MissingObject
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
 from benchgen.providers.registry import provider
+from benchgen.records.datasets import DatasetRecord
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord
 from benchgen.records.evaluations import EvaluationRecord, EvaluationStatus
-from benchgen.records.packages import PackageRecord
+from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
+from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.records.runs import LiveModel, RunClaim, RunRecord, RunStatus
 from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
+from benchgen.training.preparation import GenerationReport
 from benchgen.vocabulary import Sampling
 
 
@@ -46,10 +49,12 @@ class MemoryStore:
         self.object_metadata = {key: dict(value) for key, value in (metadata or {}).items()}
         self.failures = failures
         self.uploads: list[str] = []
+        self.downloads: list[str] = []
 
     def download(self, key: str, path: Path, *, version_id: str | None = None) -> Path:
         if key not in self.objects:
             raise MissingObject(f"{key} is not in the bucket")
+        self.downloads.append(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(self.objects[key])
         return path
@@ -99,16 +104,18 @@ class MemoryRuns(RunsStore):
     def __init__(self, *runs: RunRecord) -> None:
         self.runs = {run.run_id: run for run in runs}
 
-    def _update(self, run_id: str, expected: RunStatus | Iterable[RunStatus] | None, **fields: Any) -> bool:
+    def _update(
+        self, run_id: str, expected: RunStatus | Iterable[RunStatus] | None, **fields: Any
+    ) -> RunRecord | None:
         run = self.runs.get(run_id)
         if run is None:
-            return False
+            return None
         allowed = [expected] if isinstance(expected, RunStatus) else expected
         if allowed is not None and run.status not in list(allowed):
-            return False
+            return None
         # Validated as a whole, as the table's write is: the record's bounds hold for what is stored.
         self.runs[run_id] = RunRecord.model_validate(run.model_dump() | fields)
-        return True
+        return self.runs[run_id]
 
     def create(self, record: RunRecord) -> bool:
         return self.runs.setdefault(record.run_id, record) is record
@@ -116,25 +123,28 @@ class MemoryRuns(RunsStore):
     def get(self, run_id: str) -> RunRecord | None:
         return self.runs.get(run_id)
 
-    def add_files(self, run_id: str, files: Mapping[RunOutput, str]) -> bool:
+    def add_files(self, run_id: str, files: Mapping[RunOutput, str]) -> RunRecord | None:
         run = self.runs.get(run_id)
         if run is None:
-            return False
+            return None
         self.runs[run_id] = run.model_copy(update={"files": {**run.files, **files}})
-        return True
+        return self.runs[run_id]
 
     def claim(
-        self, run_id: str, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
+        self, run: RunRecord, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
     ) -> int | None:
-        run = self.runs.get(run_id)
-        if run is None or run.status is not status:
+        stored = self.runs.get(run.run_id)
+        if stored is None or stored.status is not status or run.status is not status:
             return None
-        previous = run.claim if run.claim is not None and run.claim.step == step else None
+        # Conditioned on the claim the caller's copy holds, as the table's write is.
+        if (stored.claim and stored.claim.holder) != (run.claim and run.claim.holder):
+            return None
+        previous = stored.claim if stored.claim is not None and stored.claim.step == step else None
         if previous is not None and previous.expires_at > now:
             return None
         attempt = previous.attempt + 1 if previous is not None else 1
         claim = RunClaim(step=step, holder=holder, expires_at=expires_at, attempt=attempt)
-        self.runs[run_id] = run.model_copy(update={"claim": claim})
+        self.runs[run.run_id] = stored.model_copy(update={"claim": claim})
         return attempt
 
     def release_claim(self, run_id: str, *, holder: str) -> bool:
@@ -212,6 +222,23 @@ class MemoryEvaluations:
         )
         return True
 
+    def _finish(self, evaluation_id: str, **fields: Any) -> bool:
+        record = self.records.get(evaluation_id)
+        if record is None or record.status is not EvaluationStatus.RUNNING:
+            return False
+        self.records[evaluation_id] = EvaluationRecord.model_validate(record.model_dump() | fields)
+        return True
+
+    def complete(self, evaluation_id: str, *, found: Mapping[str, Any], finished_at: str) -> bool:
+        return self._finish(
+            evaluation_id, status=EvaluationStatus.COMPLETED, finished_at=finished_at, **dict(found)
+        )
+
+    def fail(self, evaluation_id: str, *, reason: str, finished_at: str) -> bool:
+        return self._finish(
+            evaluation_id, status=EvaluationStatus.FAILED, failure_reason=reason, finished_at=finished_at
+        )
+
 
 class MemoryTrainingRuns:
     """Training runs, each status reached once and a terminal one never left, its timeline appended to."""
@@ -274,13 +301,85 @@ class MemoryConnections:
 
 
 class MemoryPackages:
-    """Packages by id."""
+    """Packages by id; each move out of a status only from that status, as the table's conditions say."""
 
     def __init__(self, *records: PackageRecord) -> None:
         self.records = {record.package_id: record for record in records}
 
     def get(self, package_id: str) -> PackageRecord | None:
         return self.records.get(package_id)
+
+    def _move(self, package_id: str, expected: PackageStatus, **fields: Any) -> bool:
+        record = self.records.get(package_id)
+        if record is None or record.status is not expected:
+            return False
+        self.records[package_id] = PackageRecord.model_validate(record.model_dump() | fields)
+        return True
+
+    def transition(
+        self, package_id: str, *, expected: PackageStatus, status: PackageStatus, reason: str | None = None
+    ) -> bool:
+        changes: dict[str, Any] = {"status": status}
+        if reason is not None:
+            changes["reason"] = reason
+        return self._move(package_id, expected, **changes)
+
+    def ready(self, package_id: str, *, sha256: str, size: int, files: Mapping[str, PackageFile]) -> bool:
+        return self._move(
+            package_id,
+            PackageStatus.BUILDING,
+            status=PackageStatus.READY,
+            sha256=sha256,
+            size=size,
+            files=files,
+        )
+
+
+class MemoryPreparations:
+    """Preparations by id; each leaves Generating once, as the table's conditions say."""
+
+    def __init__(self, *records: PreparationRecord) -> None:
+        self.records = {record.preparation_id: record for record in records}
+
+    def get(self, preparation_id: str) -> PreparationRecord | None:
+        return self.records.get(preparation_id)
+
+    def _finish(self, preparation_id: str, **fields: Any) -> bool:
+        record = self.records.get(preparation_id)
+        if record is None or record.status is not PreparationStatus.GENERATING:
+            return False
+        self.records[preparation_id] = PreparationRecord.model_validate(record.model_dump() | fields)
+        return True
+
+    def ready(
+        self, preparation_id: str, *, report: GenerationReport, gap_count: int, finished_at: str
+    ) -> bool:
+        found = report.model_dump(exclude={"base_model"})
+        return self._finish(
+            preparation_id,
+            status=PreparationStatus.READY,
+            gap_count=gap_count,
+            finished_at=finished_at,
+            **found,
+        )
+
+    def fail(self, preparation_id: str, *, reason: str, finished_at: str) -> bool:
+        return self._finish(
+            preparation_id, status=PreparationStatus.FAILED, failure_reason=reason, finished_at=finished_at
+        )
+
+
+class MemoryDatasets:
+    """Datasets by id, each stored once."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, DatasetRecord] = {}
+
+    def get(self, dataset_id: str) -> DatasetRecord | None:
+        return self.records.get(dataset_id)
+
+    def put_if_absent(self, record: DatasetRecord) -> bool:
+        return self.records.setdefault(record.dataset_id, record) is record
 
 
 class MemoryJobs:
@@ -398,11 +497,13 @@ if TYPE_CHECKING:
     # mypy holds each fake to its port: a fake that no longer takes its port's calls fails the type check.
     from benchgen.inference.model import Model
     from benchgen.ports.connections import ConnectionsReader
+    from benchgen.ports.datasets import DatasetsStore
     from benchgen.ports.environments import EnvironmentsStore
     from benchgen.ports.evaluations import EvaluationsStore
     from benchgen.ports.events import Publisher
     from benchgen.ports.executions import Starter
-    from benchgen.ports.packages import PackagesReader
+    from benchgen.ports.packages import PackagesReader, PackagesStore
+    from benchgen.ports.preparations import PreparationsStore
     from benchgen.ports.providers import JobsFor, ModelFactory, TrainingJobs
     from benchgen.ports.storage import ObjectStorage
     from benchgen.ports.training_runs import TrainingRunsStore
@@ -414,6 +515,9 @@ if TYPE_CHECKING:
     _training_runs: TrainingRunsStore = MemoryTrainingRuns()
     _connections: ConnectionsReader = MemoryConnections()
     _packages: PackagesReader = MemoryPackages()
+    _built_packages: PackagesStore = MemoryPackages()
+    _preparations: PreparationsStore = MemoryPreparations()
+    _datasets: DatasetsStore = MemoryDatasets()
     _starter: Starter = MemoryStarter()
     _publisher: Publisher = Published()
     _jobs: TrainingJobs = MemoryJobs("bedrock")

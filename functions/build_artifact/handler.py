@@ -1,14 +1,14 @@
-"""State machine task: build the run's finetune artifact and describe the dataset to save."""
+"""State machine task: build the run's finetune artifact and save its dataset; or record the pipeline's
+failure on the run."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
-from benchgen.aws.tables.datasets import artifact_answer
 from benchgen.aws.wiring import Adapters
-from benchgen.steps.artifact import build_run_artifact
-from benchgen.tasks import RunTask
+from benchgen.steps.artifact import build_run_artifact, record_artifact_failure
+from benchgen.tasks import Failure, RunTask
 
 function = LambdaFunction("build_artifact", counts=True)
 
@@ -21,7 +21,13 @@ def handler(task: RunTask, wired: Adapters) -> dict[str, Any]:
             store=wired.store,
             runs=wired.runs,
             environments=wired.environments,
+            datasets=wired.datasets,
             workdir=workdir,
         )
     function.count("ArtifactEmitted" if build.emitted else "ArtifactNotEmitted")
-    return artifact_answer(build)
+    return build.model_dump(mode="json")
+
+
+@function.failure(correlation="run_id")
+def record_failure(failure: Failure, wired: Adapters) -> None:
+    record_artifact_failure(failure.id, failure.reason, runs=wired.runs)

@@ -1,13 +1,14 @@
-"""State machine task: build one export package of a preparation."""
+"""State machine task: build one export package of a preparation and record it; or record the pipeline's
+failure on the package."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
-from benchgen.aws.tables.packages import build_answer
 from benchgen.aws.wiring import Adapters
-from benchgen.steps.package import PackageTask, build_package_step
+from benchgen.steps.package import PackageTask, build_package_step, record_package_failure
+from benchgen.tasks import Failure
 
 function = LambdaFunction("build_package", counts=True)
 
@@ -15,6 +16,11 @@ function = LambdaFunction("build_package", counts=True)
 @function.task(PackageTask, correlation="preparation_id", keys=("package_id",))
 def handler(task: PackageTask, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
-        build = build_package_step(task, store=wired.store, workdir=workdir)
+        build = build_package_step(task, store=wired.store, packages=wired.packages, workdir=workdir)
     function.count("PackageRefused" if build.refused else "PackageBuilt")
-    return build_answer(build)
+    return build.model_dump(mode="json")
+
+
+@function.failure(correlation="package_id")
+def record_failure(failure: Failure, wired: Adapters) -> None:
+    record_package_failure(failure.id, failure.reason, packages=wired.packages)

@@ -1,14 +1,14 @@
-"""State machine task: compare an evaluation's two runs on the held-out cases and write its report."""
+"""State machine task: compare an evaluation's two runs on the held-out cases, write its report and record
+it Completed; or record the pipeline's failure on it."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
-from benchgen.aws.tables.evaluations import compare_answer
 from benchgen.aws.wiring import Adapters
-from benchgen.steps.evaluation import compare
-from benchgen.tasks import EvaluationTask
+from benchgen.steps.evaluation import compare, record_evaluation_failure
+from benchgen.tasks import EvaluationTask, Failure
 
 function = LambdaFunction("compare_evaluation", counts=True)
 
@@ -25,4 +25,9 @@ def handler(task: EvaluationTask, wired: Adapters) -> dict[str, Any]:
         )
     function.count("EvaluationCompared")
     function.logger.info("evaluation compared", extra={"verdict": compared.verdict.value})
-    return compare_answer(compared)
+    return compared.model_dump(mode="json")
+
+
+@function.failure(correlation="evaluation_id")
+def record_failure(failure: Failure, wired: Adapters) -> None:
+    record_evaluation_failure(failure.id, failure.reason, evaluations=wired.evaluations)

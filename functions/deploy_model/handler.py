@@ -1,4 +1,5 @@
-"""State machine task: mark the live run Deploying and wait until its model answers."""
+"""State machine task: mark the live run Deploying and wait until its model answers; or record the
+InferencePipeline's caught failure on the run."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import Any
 from benchgen.aws.handlers import LambdaFunction
 from benchgen.aws.providers.registry import model_for
 from benchgen.aws.wiring import Adapters
-from benchgen.steps.inference import deploy
-from benchgen.tasks import RunTask
+from benchgen.steps.inference import deploy, record_live_run_failure
+from benchgen.tasks import Failure, RunTask
 
 function = LambdaFunction("deploy_model")
 
@@ -16,3 +17,8 @@ function = LambdaFunction("deploy_model")
 @function.task(RunTask, correlation="run_id")
 def handler(task: RunTask, wired: Adapters) -> dict[str, Any]:
     return deploy(task.run_id, runs=wired.runs, model_for=model_for, backoff=wired.model_backoff)
+
+
+@function.failure(correlation="run_id")
+def record_failure(failure: Failure, wired: Adapters) -> None:
+    record_live_run_failure(failure.id, failure.reason, runs=wired.runs)

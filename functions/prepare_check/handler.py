@@ -1,13 +1,14 @@
-"""State machine task: write a preparation's coverage and check that no held-out case reached training."""
+"""State machine task: write a preparation's coverage, check that no held-out case reached training, and
+record the preparation Ready; or record the pipeline's failure on it."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
-from benchgen.aws.tables.preparations import check_answer
 from benchgen.aws.wiring import Adapters
-from benchgen.steps.prepare import CheckTask, check_preparation
+from benchgen.steps.prepare import CheckTask, check_preparation, record_preparation_failure
+from benchgen.tasks import Failure
 
 function = LambdaFunction("prepare_check")
 
@@ -15,6 +16,12 @@ function = LambdaFunction("prepare_check")
 @function.task(CheckTask, correlation="preparation_id")
 def handler(task: CheckTask, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
-        answer = check_answer(check_preparation(task, store=wired.store, workdir=workdir))
+        checked = check_preparation(task, store=wired.store, preparations=wired.preparations, workdir=workdir)
+    answer = checked.model_dump(mode="json")
     function.logger.info("preparation checked", extra=answer)
     return answer
+
+
+@function.failure(correlation="preparation_id")
+def record_failure(failure: Failure, wired: Adapters) -> None:
+    record_preparation_failure(failure.id, failure.reason, preparations=wired.preparations)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
-from benchgen.aws.tables.preparations import generate_answer
 from benchgen.aws.wiring import Adapters
 from benchgen.steps.prepare import GenerateTask, generate_preparation
 
@@ -20,4 +19,5 @@ def handler(task: GenerateTask, wired: Adapters) -> dict[str, Any]:
     if refused:
         function.logger.info("preparation refused", extra={"reason": generation.refused})
     function.count("PreparationRefused" if refused else "PreparationGenerated")
-    return generate_answer(generation)
+    # Without the empty fields: the state machine branches on whether `refused` is there.
+    return generation.model_dump(mode="json", exclude_none=True)

@@ -1,4 +1,5 @@
-"""State machine task (after the ShardedScoring Map): merge the shards' scores and complete the run."""
+"""State machine task (after the ShardedScoring Map): merge the shards' scores and complete the run; or
+record the state machine's caught failure on the run."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.steps.shards import reduce_scores
-from benchgen.tasks import RunTask
+from benchgen.steps.shards import record_sharded_failure, reduce_scores
+from benchgen.tasks import Failure, RunTask
 
 function = LambdaFunction("reduce_scores", counts=True)
 
@@ -26,3 +27,8 @@ def handler(task: RunTask, wired: Adapters) -> dict[str, Any]:
         )
     function.count(f"Run{answer['status']}")
     return answer
+
+
+@function.failure(correlation="run_id")
+def record_failure(failure: Failure, wired: Adapters) -> None:
+    record_sharded_failure(failure.id, failure.reason, runs=wired.runs)

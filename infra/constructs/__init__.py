@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from aws_cdk import CfnResource, Duration, RemovalPolicy
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
+
+from benchgen.tasks import FAILED
 
 
 def set_logical_id(construct: Construct, logical_id: str) -> None:
@@ -73,3 +77,30 @@ def error_readers(
         parameters={**keep, "failure": {"errorMessage.$": "$.error.Cause"}},
     ).next(then)
     return read_function_error, read_service_error
+
+
+def record_failure(
+    scope: Construct, state_id: str, function: lambda_.IFunction, id_field: str
+) -> tasks.LambdaInvoke:
+    """A failure path's recording task: `function`, the one that writes the pipeline's record, records the
+    failure's sentence (at ``$.failure.errorMessage``, where the error readers put it) on the record
+    ``$.<id_field>`` names, through its table's module (``LambdaFunction.failure``).
+
+    Its answer is discarded, so the failure stays the state's output for whatever follows.
+    """
+    return tasks.LambdaInvoke(
+        scope,
+        state_id,
+        lambda_function=function,
+        payload=sfn.TaskInput.from_object(
+            {
+                FAILED: {
+                    "id": sfn.JsonPath.string_at(f"$.{id_field}"),
+                    "reason": sfn.JsonPath.string_at("$.failure.errorMessage"),
+                }
+            }
+        ),
+        payload_response_only=True,
+        retry_on_service_exceptions=False,
+        result_path=sfn.JsonPath.DISCARD,
+    )

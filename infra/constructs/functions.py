@@ -228,11 +228,15 @@ SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         name="build_artifact",
         logical_id="BuildArtifactFunction",
-        description="Builds the finetune artifact of a scored run",
+        description="Builds the finetune artifact of a scored run and saves its dataset",
         **sized(_SIZES["build_artifact"]),
         reads=(RUNS_PREFIX, ENVIRONMENTS_PREFIX),
         writes=(RUNS_PREFIX,),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
+        tables={
+            DataTable.RUNS: TableAccess.READ_WRITE,
+            DataTable.ENVIRONMENTS: TableAccess.READ,
+            DataTable.DATASETS: TableAccess.READ_WRITE,
+        },
         idempotent=True,
     ),
     # The ShardedScoring state machine's steps. Each reads the registered bundle and its own inputs, and
@@ -270,16 +274,17 @@ SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         name="build_package",
         logical_id="BuildPackageFunction",
-        description="Builds one export package of a preparation",
+        description="Builds one export package of a preparation and records it",
         memory_mb=2048,
         # A package streams over every example of its preparation, and checks each training row against
         # the held-out cases: a large preparation takes minutes, so it gets Lambda's longest timeout.
         timeout=Duration.minutes(15),
         ephemeral_storage_mib=4096,
         # Of a preparation, only the examples and the held-out list; the package pipeline hands it the
-        # preparation's description, so it reads no table.
+        # preparation's description, so of the tables it writes only the package it records.
         reads=(f"{PREPARATIONS_PREFIX}*/{EXAMPLES_NAME}", f"{PREPARATIONS_PREFIX}*/{HELD_OUT_NAME}"),
         writes=(PACKAGES_PREFIX,),
+        tables={DataTable.PACKAGES: TableAccess.READ_WRITE},
     ),
     FunctionSpec(
         name="dead_letters",
@@ -389,11 +394,12 @@ SPECS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         name="prepare_check",
         logical_id="PrepareCheckFunction",
-        description="Writes a preparation's coverage and checks that no held-out case reached training",
+        description="Writes a preparation's coverage, checks no held-out case reached training, records it",
         memory_mb=1024,
         timeout=Duration.minutes(5),
         reads=(PREPARATIONS_PREFIX,),
         writes=(PREPARATIONS_PREFIX,),
+        tables={DataTable.PREPARATIONS: TableAccess.READ_WRITE},
     ),
     # The training pipeline's tasks. Each reads the training run and writes it only through conditional
     # transitions; only the two that reach a provider may read provider keys.
@@ -453,17 +459,18 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.seconds(30),
         tables={DataTable.RUNS: TableAccess.READ, DataTable.EVALUATIONS: TableAccess.READ},
     ),
-    # Reads the package and both runs' verdicts; writes only the report (the state machine records it).
+    # Reads the package and both runs' verdicts; writes the report and records the evaluation Completed
+    # (or, sent the pipeline's caught failure, Failed).
     FunctionSpec(
         name="compare_evaluation",
         logical_id="CompareEvaluationFunction",
-        description="Compares an evaluation's two runs on the held-out cases and writes its report",
+        description="Compares an evaluation's two runs on the held-out cases, writes its report, records it",
         memory_mb=1024,
         timeout=Duration.minutes(5),
         ephemeral_storage_mib=2048,
         reads=(PACKAGES_PREFIX, f"{RUNS_PREFIX}*/{RunOutput.SCORING_OUTPUT.file_name}"),
         writes=(EVALUATIONS_PREFIX,),
-        tables={DataTable.RUNS: TableAccess.READ, DataTable.EVALUATIONS: TableAccess.READ},
+        tables={DataTable.RUNS: TableAccess.READ, DataTable.EVALUATIONS: TableAccess.READ_WRITE},
     ),
 )
 

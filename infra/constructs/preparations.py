@@ -1,85 +1,29 @@
 """The preparation pipeline: a Standard state machine that turns judged runs into inspected training material.
 
-Generate -> Check -> Record -> EmitPreparationReady. The execution is named after the preparation id, so
-a repeated start collides instead of preparing twice. Any failure marks the preparation Failed with the
-sentence that caused it.
+Generate -> Check -> EmitPreparationReady. The execution is named after the preparation id, so a
+repeated start collides instead of preparing twice. Check records the preparation Ready; any failure has
+the same function mark it Failed with the sentence that caused it (one writer per record).
 """
 
 from __future__ import annotations
 
 from aws_cdk import Duration
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from benchgen.aws.tables.preparations import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
-from benchgen.records.preparations import PreparationStatus
-from infra.constructs import error_readers, logged_state_machine
+from infra.constructs import error_readers, logged_state_machine, record_failure
 from infra.constructs.events import put_event
-from infra.constructs.pipeline import (
-    DYNAMODB_TRANSIENT_ERRORS,
-    EVENTBRIDGE_TRANSIENT_ERRORS,
-    LAMBDA_SERVICE_ERRORS,
-    _guard,
-)
+from infra.constructs.pipeline import EVENTBRIDGE_TRANSIENT_ERRORS, LAMBDA_SERVICE_ERRORS, _guard
 
 _GENERATED = "$.generated"
-_RECORD = f"{_GENERATED}.record"
-_FAILURE_MESSAGE = "$.failure.errorMessage"
-# The time a state is entered, as Step Functions gives it: when the preparation ended.
-_NOW = "$$.State.EnteredTime"
-
-
-def _key() -> dict[str, tasks.DynamoAttributeValue]:
-    return {
-        "preparation_id": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at("$.preparation_id"))
-    }
-
-
-def _status(status: PreparationStatus) -> tasks.DynamoAttributeValue:
-    return tasks.DynamoAttributeValue.from_string(status.value)
-
-
-def _record_values() -> dict[str, tasks.DynamoAttributeValue]:
-    """The fields Generate and Check found, in the form their functions hand them over (see
-    ``benchgen.aws.tables.preparations``)."""
-    values = {
-        f":{name}": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(f"{_RECORD}.{name}"))
-        for name in RECORD_STRING_FIELDS
-    }
-    values.update(
-        {
-            f":{name}": tasks.DynamoAttributeValue.number_from_string(
-                sfn.JsonPath.string_at(f"{_RECORD}.{name}")
-            )
-            for name in RECORD_NUMBER_FIELDS
-        }
-    )
-    values.update(
-        {
-            f":{name}": tasks.DynamoAttributeValue.map_from_json_path(f"{_RECORD}.{name}")
-            for name in RECORD_MAP_FIELDS
-        }
-    )
-    values[":gap_count"] = tasks.DynamoAttributeValue.number_from_string(
-        sfn.JsonPath.string_at("$.checked.gap_count")
-    )
-    values[":finished_at"] = tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(_NOW))
-    values[":ready"] = _status(PreparationStatus.READY)
-    values[":generating"] = _status(PreparationStatus.GENERATING)
-    return values
-
-
-def _record_expression() -> str:
-    fields = (*RECORD_STRING_FIELDS, *RECORD_NUMBER_FIELDS, *RECORD_MAP_FIELDS, "gap_count", "finished_at")
-    return "SET #status = :ready, " + ", ".join(f"{name} = :{name}" for name in fields)
+_REPORT = f"{_GENERATED}.report"
 
 
 class PreparationPipeline(Construct):
-    """Generate -> Generated? -> Check -> Record -> EmitPreparationReady -> Ready.
+    """Generate -> Generated? -> Check -> EmitPreparationReady -> Ready.
 
     Generate's refusal (a request that cannot be prepared) -> ReadRefusal -> MarkPreparationFailed ->
     NotPrepared; any error -> MarkPreparationFailed -> PreparationFailed.
@@ -92,7 +36,6 @@ class PreparationPipeline(Construct):
         *,
         generate: lambda_.IFunction,
         check: lambda_.IFunction,
-        preparations_table: dynamodb.ITable,
         bus: events.IEventBus,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -100,24 +43,10 @@ class PreparationPipeline(Construct):
         failed = sfn.Fail(
             self, "PreparationFailed", error="PreparationFailed", cause="The preparation could not be made"
         )
-        mark_failed = tasks.DynamoUpdateItem(
-            self,
-            "MarkPreparationFailed",
-            table=preparations_table,
-            key=_key(),
-            update_expression="SET #status = :failed, failure_reason = :reason, finished_at = :finished_at",
-            # Only a preparation still being generated: the API may have failed it already.
-            condition_expression="#status = :generating",
-            expression_attribute_names={"#status": "status"},
-            expression_attribute_values={
-                ":failed": _status(PreparationStatus.FAILED),
-                ":generating": _status(PreparationStatus.GENERATING),
-                ":reason": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(_FAILURE_MESSAGE)),
-                ":finished_at": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at(_NOW)),
-            },
-            result_path=sfn.JsonPath.DISCARD,
-        )
-        _guard(mark_failed, DYNAMODB_TRANSIENT_ERRORS, failed, result_path="$.mark_failed_error")
+        # Check, which records the preparation Ready, records its failure too; only while it is still
+        # Generating (the API may have failed it already).
+        mark_failed = record_failure(self, "MarkPreparationFailed", check, "preparation_id")
+        _guard(mark_failed, LAMBDA_SERVICE_ERRORS, failed, result_path="$.mark_failed_error")
         # A request that cannot be prepared (Generate's refusal) is the user's to fix, not an operator's:
         # the execution succeeds with the preparation Failed, and no alarm goes off.
         mark_failed.next(
@@ -159,23 +88,11 @@ class PreparationPipeline(Construct):
                 {
                     "preparation_id": sfn.JsonPath.string_at("$.preparation_id"),
                     "scope": sfn.JsonPath.list_at(f"{_GENERATED}.scope"),
+                    "report": sfn.JsonPath.object_at(_REPORT),
                 }
             ),
             result_path="$.checked",
         )
-
-        record = tasks.DynamoUpdateItem(
-            self,
-            "Record",
-            table=preparations_table,
-            key=_key(),
-            update_expression=_record_expression(),
-            condition_expression="#status = :generating",
-            expression_attribute_names={"#status": "status"},
-            expression_attribute_values=_record_values(),
-            result_path=sfn.JsonPath.DISCARD,
-        )
-        _guard(record, DYNAMODB_TRANSIENT_ERRORS, read_service_error)
 
         emit = put_event(
             self,
@@ -184,8 +101,8 @@ class PreparationPipeline(Construct):
             "PreparationReady",
             {
                 "preparation_id": sfn.JsonPath.string_at("$.preparation_id"),
-                "state_hash": sfn.JsonPath.string_at(f"{_RECORD}.state_hash"),
-                "example_count": sfn.JsonPath.number_at(f"{_GENERATED}.example_count"),
+                "state_hash": sfn.JsonPath.string_at(f"{_REPORT}.state_hash"),
+                "example_count": sfn.JsonPath.number_at(f"{_REPORT}.example_count"),
             },
         )
         _guard(emit, EVENTBRIDGE_TRANSIENT_ERRORS, read_service_error)
@@ -193,7 +110,7 @@ class PreparationPipeline(Construct):
         generated = (
             sfn.Choice(self, "Generated?")
             .when(sfn.Condition.is_present(f"{_GENERATED}.refused"), read_refusal)
-            .otherwise(check_task.next(record).next(emit).next(sfn.Succeed(self, "Ready")))
+            .otherwise(check_task.next(emit).next(sfn.Succeed(self, "Ready")))
         )
         definition = generate_task.next(generated)
         self.state_machine = logged_state_machine(

@@ -6,32 +6,23 @@ step leaves its part in S3 under a key derived from the run and shard): ScoreSha
 Then ReduceScores merges the score parts, completes the run as the score step does and starts the
 ArtifactPipeline, whose BuildArtifact merges the artifact parts.
 
-A failing step fails the run itself with a sentence naming the shard; the state machine's own MarkRunFailed
-covers what never reached the step's code (a timeout, a crash), and changes nothing on a run that is no
-longer Running.
+A failing step fails the run itself with a sentence naming the shard; the state machine's MarkRunFailed
+covers what never reached the step's code (a timeout, a crash), having ReduceScores' function record it
+(one writer per record), and changes nothing on a run that is no longer Running.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from benchgen.records.runs import RunStatus
-from infra.constructs import logged_state_machine
-from infra.constructs.pipeline import (
-    _RETRY_ATTEMPTS,
-    _RETRY_INTERVAL,
-    CONDITIONAL_CHECK_FAILED,
-    DYNAMODB_TRANSIENT_ERRORS,
-    LAMBDA_SERVICE_ERRORS,
-    _guard,
-)
+from infra.constructs import logged_state_machine, record_failure
+from infra.constructs.pipeline import _RETRY_ATTEMPTS, _RETRY_INTERVAL, LAMBDA_SERVICE_ERRORS, _guard
 from infra.sizing import DEFAULT_SHARD_CONCURRENCY
 
 SHARD_FAILED_REASON = (
@@ -61,7 +52,6 @@ class ShardedScoring(Construct):
         score_shard: lambda_.IFunction,
         build_shard_artifact: lambda_.IFunction,
         reduce_scores: lambda_.IFunction,
-        runs_table: dynamodb.ITable,
         bucket: s3.IBucket,
         max_concurrency: int = DEFAULT_SHARD_CONCURRENCY,
     ) -> None:
@@ -73,31 +63,15 @@ class ShardedScoring(Construct):
             error="ShardedScoringFailed",
             cause="A step of sharded scoring failed",
         )
-        mark_failed = tasks.DynamoUpdateItem(
-            self,
-            "MarkRunFailed",
-            table=runs_table,
-            key={"run_id": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at("$.run_id"))},
-            update_expression="SET #status = :failed, failure_reason = :reason, finished_at = :at",
-            condition_expression="#status = :running",
-            expression_attribute_names={"#status": "status"},
-            expression_attribute_values={
-                ":failed": tasks.DynamoAttributeValue.from_string(RunStatus.FAILED.value),
-                ":running": tasks.DynamoAttributeValue.from_string(RunStatus.RUNNING.value),
-                ":reason": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at("$.failure")),
-                ":at": tasks.DynamoAttributeValue.from_string(sfn.JsonPath.string_at("$$.State.EnteredTime")),
-            },
-            result_path=sfn.JsonPath.DISCARD,
-        )
-        # The step failed the run with its own sentence already: nothing to add.
-        mark_failed.add_catch(failed, errors=[CONDITIONAL_CHECK_FAILED], result_path="$.mark_failed_error")
-        _guard(mark_failed, DYNAMODB_TRANSIENT_ERRORS, failed, result_path="$.mark_failed_error")
+        # A run no longer Running keeps its outcome: the step that failed it wrote its own sentence.
+        mark_failed = record_failure(self, "MarkRunFailed", reduce_scores, "run_id")
+        _guard(mark_failed, LAMBDA_SERVICE_ERRORS, failed, result_path="$.mark_failed_error")
         mark_failed.next(failed)
 
         def failure(name: str, reason: str) -> sfn.Chain:
-            return sfn.Pass(self, name, parameters={"run_id.$": "$.run_id", "failure": reason}).next(
-                mark_failed
-            )
+            return sfn.Pass(
+                self, name, parameters={"run_id.$": "$.run_id", "failure": {"errorMessage": reason}}
+            ).next(mark_failed)
 
         def step(name: str, function: lambda_.IFunction, payload: dict[str, Any]) -> tasks.LambdaInvoke:
             task = tasks.LambdaInvoke(

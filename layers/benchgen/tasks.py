@@ -1,10 +1,10 @@
 """The inputs the state machines give the tasks that work on one thing: a run, one shard of a run, an
-evaluation. Each task's handler parses its event with one of these, so a field renamed here is renamed
-for all of them."""
+evaluation, or the failure of a pipeline. Each task's handler parses its event with one of these, so a
+field renamed here is renamed for all of them."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class RunTask(BaseModel):
@@ -18,3 +18,19 @@ class ShardTask(BaseModel):
 
 class EvaluationTask(BaseModel):
     evaluation_id: str
+
+
+#: The key of a task event that carries a Failure rather than the task's own input.
+FAILED = "failed"
+
+
+class Failure(BaseModel):
+    """A state machine's failure path, handed to the function that writes the pipeline's record: the id of
+    the record (a run, a preparation, a package, an evaluation) and the sentence to record it failed with.
+
+    The state machines write no record themselves (see docs/decisions.md), so a caught failure is
+    recorded by the same function, through the same table module, as the pipeline's other writes.
+    """
+
+    id: str = Field(min_length=1)
+    reason: str = Field(min_length=1)

@@ -1,12 +1,11 @@
-"""The EvaluationPipeline state machine: its steps, the bounded wait, the record it writes, and failures."""
+"""The EvaluationPipeline state machine: its steps, the bounded wait, and failures. It writes no record:
+Compare records the evaluation Completed, and a caught failure too (one writer per record)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from benchgen.records.evaluations import EvaluationRecord
-from infra.constructs.evaluation import RECORD_NAMES
 from infra.deployed import render as render_value
 
 Definition = dict[str, Any]
@@ -19,7 +18,7 @@ def _definition(resources: dict[str, Any]) -> Definition:
     return parsed
 
 
-def test_an_evaluation_starts_waits_checks_compares_records_and_emits(resources: dict[str, Any]) -> None:
+def test_an_evaluation_starts_waits_checks_compares_and_emits(resources: dict[str, Any]) -> None:
     states = _definition(resources)["States"]
     assert _definition(resources)["StartAt"] == "Start"
     assert [states[name]["Next"] for name in ("Start", "FirstCheck", "Wait", "Check")] == [
@@ -30,8 +29,7 @@ def test_an_evaluation_starts_waits_checks_compares_records_and_emits(resources:
     ]
     assert states["Finished?"]["Default"] == "Wait"
     assert states["Finished?"]["Choices"][0]["Next"] == "Compare"
-    assert [states[name]["Next"] for name in ("Compare", "RecordCompleted", "EmitEvaluationCompleted")] == [
-        "RecordCompleted",
+    assert [states[name]["Next"] for name in ("Compare", "EmitEvaluationCompleted")] == [
         "EmitEvaluationCompleted",
         "Compared",
     ]
@@ -60,14 +58,14 @@ def test_every_step_failure_marks_the_evaluation_failed_and_emits_evaluation_fai
         targets = {error: c["Next"] for c in states[name]["Catch"] for error in c["ErrorEquals"]}
         assert targets == {"States.Timeout": "ReadServiceError", "States.ALL": "ReadFunctionError"}, name
     mark = states["MarkEvaluationFailed"]
-    assert mark["Parameters"]["ConditionExpression"] == "#status = :running"
+    assert mark["Resource"] == "${CompareEvaluationFunction.Arn}"
+    assert mark["Parameters"] == {"failed": {"id.$": "$.evaluation_id", "reason.$": "$.failure.errorMessage"}}
     assert mark["Next"] == "EmitEvaluationFailed"
+    # a failure that cannot be recorded (the evaluation left Running) is not announced
+    assert {states[c["Next"]]["Type"] for c in mark["Catch"]} == {"Fail"}
     assert states["EmitEvaluationFailed"]["Parameters"]["Entries"][0]["DetailType"] == "EvaluationFailed"
 
 
-def test_the_record_writes_only_fields_the_evaluation_record_has(resources: dict[str, Any]) -> None:
+def test_no_state_writes_a_table(resources: dict[str, Any]) -> None:
     states = _definition(resources)["States"]
-    written = set(states["RecordCompleted"]["Parameters"]["ExpressionAttributeNames"].values())
-    assert written <= set(EvaluationRecord.model_fields)
-    assert set(RECORD_NAMES.values()) <= set(EvaluationRecord.model_fields)
-    assert {"verdict", "accuracy_before", "accuracy_after", "report_key", "report_html_key"} <= written
+    assert not [name for name, state in states.items() if ":states:::dynamodb:" in state.get("Resource", "")]

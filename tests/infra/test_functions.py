@@ -96,7 +96,7 @@ EXPECTED_ACTIONS = {
     | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
     | READ_WRITE
     | IDEMPOTENCY,
-    "build_package": BASELINE | {"s3:GetObject", "s3:PutObject"},
+    "build_package": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
     "dead_letters": (BASELINE - {"sqs:SendMessage"}) | CONSUME | {"events:PutEvents"} | READ_WRITE,
     "api": BASELINE
     | {"s3:GetObject", "s3:PutObject", "states:StartExecution"}
@@ -104,9 +104,10 @@ EXPECTED_ACTIONS = {
     | IDEMPOTENCY
     | CREATE_DELETE,
     "sandbox": set(),
-    # no table at all: the execution's input carries what the API checked, and Record is the state machine's
+    # no table at all: the execution's input carries what the API checked
     "prepare_generate": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"},
-    "prepare_check": BASELINE | {"s3:GetObject", "s3:PutObject"},
+    # records the preparation Ready, or the pipeline's failure
+    "prepare_check": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
     "deploy_model": BASELINE | READ_WRITE | MODEL_CALLS,
     "plan_inference": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"} | READ_WRITE,
     "infer_shard": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ | MODEL_CALLS,
@@ -127,8 +128,8 @@ EXPECTED_ACTIONS = {
     # starts the InferencePipeline of each run it creates
     "start_evaluation": BASELINE | {"s3:GetObject", "s3:PutObject", "states:StartExecution"} | READ_WRITE,
     "check_evaluation": BASELINE | READ,
-    # writes the report only: the state machine records the evaluation
-    "compare_evaluation": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ,
+    # writes the report and records the evaluation (Completed, or the pipeline's caught failure)
+    "compare_evaluation": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
 }
 
 EXPECTED_OBJECT_ACCESS = {
@@ -242,8 +243,13 @@ EXPECTED_TABLE_ACCESS = {
     "register_environment": {"EnvironmentsTable": READ_WRITE, "IdempotencyTable": IDEMPOTENCY},
     "ingest": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
     "score": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
-    "build_artifact": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
-    "build_package": {},
+    "build_artifact": {
+        "RunsTable": READ_WRITE,
+        "EnvironmentsTable": READ,
+        "DatasetsTable": READ_WRITE,
+        "IdempotencyTable": IDEMPOTENCY,
+    },
+    "build_package": {"PackagesTable": READ_WRITE},
     "dead_letters": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ_WRITE},
     "api": {
         "ConnectionsTable": CREATE_DELETE,
@@ -258,7 +264,7 @@ EXPECTED_TABLE_ACCESS = {
     },
     "sandbox": {},
     "prepare_generate": {},
-    "prepare_check": {},
+    "prepare_check": {"PreparationsTable": READ_WRITE},
     "deploy_model": {"RunsTable": READ_WRITE},
     "plan_inference": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ},
     "infer_shard": {"RunsTable": READ},
@@ -269,7 +275,7 @@ EXPECTED_TABLE_ACCESS = {
     "start_evaluation": {"RunsTable": READ_WRITE, "EvaluationsTable": READ_WRITE},
     **{name: {"RunsTable": READ_WRITE, "EnvironmentsTable": READ} for name in SHARD_STEPS},
     "check_evaluation": {"RunsTable": READ, "EvaluationsTable": READ},
-    "compare_evaluation": {"RunsTable": READ, "EvaluationsTable": READ},
+    "compare_evaluation": {"RunsTable": READ, "EvaluationsTable": READ_WRITE},
 }
 
 RUNS_INDEXES = {"${RunsTable.Arn}/index/by_environment", "${RunsTable.Arn}/index/by_status"}
@@ -277,8 +283,8 @@ EXPECTED_INDEXES = {
     "register_environment": set(),
     "ingest": RUNS_INDEXES,
     "score": RUNS_INDEXES,
-    "build_artifact": RUNS_INDEXES,
-    "build_package": set(),
+    "build_artifact": RUNS_INDEXES | {"${DatasetsTable.Arn}/index/by_kind"},
+    "build_package": {"${PackagesTable.Arn}/index/by_preparation"},
     "dead_letters": RUNS_INDEXES,
     "api": RUNS_INDEXES
     | {
@@ -291,7 +297,7 @@ EXPECTED_INDEXES = {
     },
     "sandbox": set(),
     "prepare_generate": set(),
-    "prepare_check": set(),
+    "prepare_check": {"${PreparationsTable.Arn}/index/by_owner"},
     **dict.fromkeys(LIVE_RUN_STEPS, RUNS_INDEXES),
     "validate_training": {
         "${TrainingRunsTable.Arn}/index/by_owner",

@@ -36,14 +36,12 @@ def test_every_step_failure_marks_the_run_failed_with_its_message(inference_defi
     for name in ("Deploy", "Plan", "InferShards", "Assemble"):
         targets = {error: c["Next"] for c in states[name]["Catch"] for error in c["ErrorEquals"]}
         assert targets == {"States.Timeout": "ReadServiceError", "States.ALL": "ReadFunctionError"}, name
+    # Deploy's function fails the run, only while it is Pending, Deploying or Running
+    # (benchgen.steps.inference.record_live_run_failure)
     mark = states["MarkRunFailed"]
-    assert mark["Parameters"]["UpdateExpression"] == (
-        "SET #status = :failed, failure_reason = :reason, finished_at = :at"
-    )
-    assert mark["Parameters"]["ConditionExpression"] == "#status IN (:open0, :open1, :open2)"
-    values = mark["Parameters"]["ExpressionAttributeValues"]
-    assert [values[f":open{i}"]["S"] for i in range(3)] == ["Pending", "Deploying", "Running"]
-    assert values[":failed"] == {"S": "Failed"}
+    assert mark["Resource"] == "${DeployModelFunction.Arn}"
+    assert mark["Parameters"] == {"failed": {"id.$": "$.run_id", "reason.$": "$.failure.errorMessage"}}
+    assert states[mark["Next"]]["Type"] == "Fail"
 
 
 def test_executions_do_not_log_model_answers(resources: dict[str, Any]) -> None:

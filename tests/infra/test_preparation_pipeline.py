@@ -1,4 +1,5 @@
-"""The preparation state machine: its states, what each task reads and writes, and who may start it."""
+"""The preparation state machine: its states, what each task is handed, and who may start it. It writes
+no record: Check records the preparation Ready, and records a caught failure too (one writer per record)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from benchgen.aws.tables.preparations import RECORD_MAP_FIELDS, RECORD_NUMBER_FIELDS, RECORD_STRING_FIELDS
-from benchgen.records.preparations import PreparationRecord, PreparationStatus
 
 Resource = dict[str, Any]
 Definition = dict[str, Any]
@@ -46,15 +44,19 @@ def test_it_is_a_standard_state_machine_logged_in_full_and_traced(machine: Resou
     assert properties["TracingConfiguration"] == {"Enabled": True}
 
 
-def test_generate_check_record_and_announce_in_that_order(states: dict[str, Any]) -> None:
+def test_generate_check_and_announce_in_that_order(states: dict[str, Any]) -> None:
     assert states["Generate"]["Next"] == "Generated?"
     choice = states["Generated?"]
     (refused,) = choice["Choices"]
     assert refused == {"Variable": "$.generated.refused", "IsPresent": True, "Next": "ReadRefusal"}
     assert choice["Default"] == "Check"
-    assert (states["Check"]["Next"], states["Record"]["Next"]) == ("Record", "EmitPreparationReady")
+    assert states["Check"]["Next"] == "EmitPreparationReady"
     assert states["EmitPreparationReady"]["Next"] == "Ready"
     assert states["Ready"]["Type"] == "Succeed"
+
+
+def test_no_state_writes_a_table(states: dict[str, Any]) -> None:
+    assert not [name for name, state in states.items() if ":states:::dynamodb:" in state.get("Resource", "")]
 
 
 def test_the_functions_are_invoked_with_what_they_read(
@@ -63,9 +65,14 @@ def test_the_functions_are_invoked_with_what_they_read(
     generate, check = states["Generate"], states["Check"]
     assert generate["Resource"] == f"${{{function_ids['prepare_generate']}.Arn}}"
     assert check["Resource"] == f"${{{function_ids['prepare_check']}.Arn}}"
-    # Generate gets the whole input the API started it with; Check only the id and the resolved scope
+    # Generate gets the whole input the API started it with; Check the id, the resolved scope and what
+    # Generate found, which it records once the check passes
     assert "Parameters" not in generate and generate["ResultPath"] == "$.generated"
-    assert check["Parameters"] == {"preparation_id.$": "$.preparation_id", "scope.$": "$.generated.scope"}
+    assert check["Parameters"] == {
+        "preparation_id.$": "$.preparation_id",
+        "scope.$": "$.generated.scope",
+        "report.$": "$.generated.report",
+    }
 
 
 @pytest.mark.parametrize("task", ["Generate", "Check"])
@@ -82,42 +89,13 @@ def test_function_tasks_retry_lambdas_own_errors_and_fail_the_preparation_on_any
     }
 
 
-@pytest.mark.parametrize("task", ["Record", "EmitPreparationReady", "MarkPreparationFailed"])
-def test_service_tasks_retry_throttling_and_catch_the_rest(states: dict[str, Any], task: str) -> None:
+@pytest.mark.parametrize("task", ["EmitPreparationReady", "MarkPreparationFailed"])
+def test_the_other_tasks_retry_their_transient_errors_and_catch_the_rest(
+    states: dict[str, Any], task: str
+) -> None:
     state = states[task]
     assert state["Retry"] and "States.ALL" not in state["Retry"][0]["ErrorEquals"]
     assert list(_catches(state)) == ["States.ALL"]
-
-
-def test_record_writes_ready_with_every_count_only_over_a_generating_preparation(
-    states: dict[str, Any],
-) -> None:
-    record = states["Record"]["Parameters"]
-    assert record["TableName"] == "${PreparationsTable}"
-    assert record["Key"] == {"preparation_id": {"S.$": "$.preparation_id"}}
-    assert record["ConditionExpression"] == "#status = :generating"
-    values = record["ExpressionAttributeValues"]
-    assert values[":ready"] == {"S": PreparationStatus.READY.value}
-    assert values[":generating"] == {"S": PreparationStatus.GENERATING.value}
-    assert values[":gap_count"] == {"N.$": "$.checked.gap_count"}
-    assert values[":finished_at"] == {"S.$": "$$.State.EnteredTime"}
-    written = {*RECORD_STRING_FIELDS, *RECORD_NUMBER_FIELDS, *RECORD_MAP_FIELDS, "gap_count", "finished_at"}
-    # every field the state machine writes is a field of the record
-    assert written <= set(PreparationRecord.model_fields)
-    for name in RECORD_NUMBER_FIELDS:
-        assert values[f":{name}"] == {"N.$": f"$.generated.record.{name}"}
-    for name in RECORD_MAP_FIELDS:
-        assert values[f":{name}"] == {"M.$": f"$.generated.record.{name}"}
-    assert record["UpdateExpression"] == "SET #status = :ready, " + ", ".join(
-        f"{name} = :{name}"
-        for name in (
-            *RECORD_STRING_FIELDS,
-            *RECORD_NUMBER_FIELDS,
-            *RECORD_MAP_FIELDS,
-            "gap_count",
-            "finished_at",
-        )
-    )
 
 
 def test_the_ready_event_carries_the_id_state_hash_and_example_count(states: dict[str, Any]) -> None:
@@ -127,12 +105,14 @@ def test_the_ready_event_carries_the_id_state_hash_and_example_count(states: dic
     assert entry["EventBusName"] == "${EventBus.Arn}"
     assert entry["Detail"] == {
         "preparation_id.$": "$.preparation_id",
-        "state_hash.$": "$.generated.record.state_hash",
-        "example_count.$": "$.generated.example_count",
+        "state_hash.$": "$.generated.report.state_hash",
+        "example_count.$": "$.generated.report.example_count",
     }
 
 
-def test_a_failure_marks_the_preparation_failed_with_a_sentence(states: dict[str, Any]) -> None:
+def test_a_failure_has_check_mark_the_preparation_failed_with_a_sentence(
+    states: dict[str, Any], function_ids: dict[str, str]
+) -> None:
     assert (
         states["ReadPreparationFunctionError"]["Parameters"]["failure.$"]
         == "States.StringToJson($.error.Cause)"
@@ -141,10 +121,12 @@ def test_a_failure_marks_the_preparation_failed_with_a_sentence(states: dict[str
         "errorMessage.$": "$.error.Cause"
     }
     assert states["ReadRefusal"]["Parameters"]["failure"] == {"errorMessage.$": "$.generated.refused"}
-    mark = states["MarkPreparationFailed"]["Parameters"]
-    assert mark["ConditionExpression"] == "#status = :generating"
-    assert mark["ExpressionAttributeValues"][":failed"] == {"S": PreparationStatus.FAILED.value}
-    assert mark["ExpressionAttributeValues"][":reason"] == {"S.$": "$.failure.errorMessage"}
+    mark = states["MarkPreparationFailed"]
+    assert mark["Resource"] == f"${{{function_ids['prepare_check']}.Arn}}"
+    assert mark["Parameters"] == {
+        "failed": {"id.$": "$.preparation_id", "reason.$": "$.failure.errorMessage"}
+    }
+    assert mark["ResultPath"] is None
     # a refusal is the user's to fix and ends the execution well; any other failure fails it (and alarms)
     (refused,) = states["Refused?"]["Choices"]
     assert (refused["Variable"], refused["Next"]) == ("$.refused", "NotPrepared")
@@ -171,7 +153,7 @@ def test_only_the_api_is_told_the_preparation_pipeline_and_may_start_it(
     assert starts == {"api"}
 
 
-def test_the_state_machine_writes_only_the_preparations_table_and_invokes_only_its_functions(
+def test_the_state_machine_writes_no_table_and_invokes_only_its_functions(
     of_type: Callable[[str], dict[str, Resource]], render: Callable[[Any], str], function_ids: dict[str, str]
 ) -> None:
     (role_id,) = [
@@ -190,13 +172,7 @@ def test_the_state_machine_writes_only_the_preparations_table_and_invokes_only_i
             statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
         )
     }
-    dynamodb = {(action, resource) for action, resource in granted if action.startswith("dynamodb:")}
-    assert dynamodb == {
-        (
-            "dynamodb:UpdateItem",
-            "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${PreparationsTable}",
-        )
-    }
+    assert not {action for action, _ in granted if action.startswith("dynamodb:")}
     invoked = {resource for action, resource in granted if action == "lambda:InvokeFunction"}
     ids = (function_ids["prepare_generate"], function_ids["prepare_check"])
     assert invoked == {f"${{{lid}.Arn}}" for lid in ids} | {f"${{{lid}.Arn}}:*" for lid in ids}

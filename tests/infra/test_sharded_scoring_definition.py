@@ -69,16 +69,15 @@ def test_a_failure_the_steps_could_not_record_fails_the_running_run_with_a_sente
         ("ReduceScores", "ReduceFailed", REDUCE_FAILED_REASON),
     ):
         assert [(c["ErrorEquals"], c["Next"]) for c in states[state]["Catch"]] == [(["States.ALL"], handler)]
-        assert states[handler]["Parameters"] == {"run_id.$": "$.run_id", "failure": reason}
+        assert states[handler]["Parameters"] == {"run_id.$": "$.run_id", "failure": {"errorMessage": reason}}
         assert states[handler]["Next"] == "MarkRunFailed"
-    mark = states["MarkRunFailed"]["Parameters"]
-    assert mark["ConditionExpression"] == "#status = :running"
-    assert mark["ExpressionAttributeValues"][":running"] == {"S": "Running"}
-    assert mark["ExpressionAttributeValues"][":failed"] == {"S": "Failed"}
-    assert mark["ExpressionAttributeValues"][":reason"] == {"S.$": "$.failure"}
-    # A run the step already failed keeps the step's own sentence.
-    assert states["MarkRunFailed"]["Catch"][0]["ErrorEquals"] == ["DynamoDB.ConditionalCheckFailedException"]
-    assert states["MarkRunFailed"]["Next"] == "ShardedScoringFailed"
+    # ReduceScores' function fails the run, only while it is Running: a run the step already failed keeps
+    # the step's own sentence (benchgen.steps.shards.record_sharded_failure)
+    mark = states["MarkRunFailed"]
+    assert mark["Resource"] == "${ReduceScoresFunction.Arn}"
+    assert mark["Parameters"] == {"failed": {"id.$": "$.run_id", "reason.$": "$.failure.errorMessage"}}
+    assert mark["Next"] == "ShardedScoringFailed"
+    assert {states[c["Next"]]["Type"] for c in mark["Catch"]} == {"Fail"}
 
 
 def test_an_execution_has_no_timeout_that_could_leave_its_run_running(resources: dict[str, Resource]) -> None:

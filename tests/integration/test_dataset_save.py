@@ -1,9 +1,10 @@
-"""Saving a run's dataset is one behaviour, whichever path saves it: the artifact state machine's save
-chain, or the owner's POST /runs/{run_id}/dataset for a run whose automatic save failed.
+"""Saving a run's dataset is one behaviour, whichever path saves it: the artifact state machine, or the
+owner's POST /runs/{run_id}/dataset for a run whose automatic save failed.
 
-The state machine writes through DynamoDB and EventBridge tasks, the API through the library: Python
-cannot run inside the first, so every test here runs against both, and both must give the user the same
-dataset, the same link on the run and the same event, once.
+Both save through one function (``benchgen.steps.artifact.save_dataset``), but they reach it differently
+(the state machine's BuildArtifact task and its EmitDatasetSaved, the API's route and its own event), so
+every test here runs against both, and both must give the user the same dataset, the same link on the
+run and the same event, once.
 """
 
 from __future__ import annotations

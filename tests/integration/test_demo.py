@@ -51,7 +51,7 @@ def test_the_demo_follows_a_run_to_a_saved_dataset_and_writes_its_files(
         assert (tmp_path / name).stat().st_size > 0
         assert f"runs/{summary['run_id']}/{name}" in summary["s3_keys"]
     printed = capsys.readouterr().out
-    assert "state machine: SaveDataset" in printed
+    assert "state machine: EmitDatasetSaved" in printed
     assert f"Saved dataset: {summary['dataset_name']}" in printed
 
     # and a preparation of the run was generated and packaged for OpenAI chat, the zip written beside it

@@ -1,4 +1,5 @@
-"""The preparations table on moto: one item per id, the owner's list newest first, the way out to Failed."""
+"""The preparations table on moto: one item per id, the owner's list newest first, the ways out of
+Generating (Ready, Failed)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import pytest
 
 from benchgen.aws.pages import InvalidNextToken
 from benchgen.aws.tables.preparations import PreparationsRepo
-from benchgen.records.bounds import MAX_TEXT_CHARS
+from benchgen.records.bounds import MAX_ITEMS, MAX_TEXT_CHARS
 from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.settings import Settings
+from benchgen.training.preparation import GenerationReport
 
 
 def _preparation(
@@ -82,3 +84,48 @@ def test_failing_moves_only_a_generating_preparation_and_bounds_its_reason(
     assert preparations.fail("p1", reason="again", finished_at="2026-06-01T10:06:00.000000Z") is False
     assert preparations.fail("p-none", reason="no", finished_at="2026-06-01T10:06:00.000000Z") is False
     assert preparations.get("p-none") is None
+
+
+def _report(**changes: Any) -> GenerationReport:
+    fields: dict[str, Any] = {
+        "state_hash": "ab" * 32,
+        "example_count": 12,
+        "source_cases": 3,
+        "held_out_count": 2,
+        "splits": {"train": 10, "validation": 1, "test": 1},
+        "kinds": {"seed": 3, "augmented": 9},
+        "dropped": {"the pool row repeats a held-out question": 2},
+        "base_model": "qwen",
+        "suggested_hyperparams": {"learning_rate": 0.0002, "epochs": 2, "method": "sft"},
+    }
+    return GenerationReport.model_validate({**fields, **changes})
+
+
+def test_ready_records_what_generation_found_bounded_and_only_over_a_generating_preparation(
+    preparations: PreparationsRepo,
+) -> None:
+    # given a preparation being generated, whose generation dropped rows for many reasons
+    preparations.create(_preparation("p1", 1))
+    report = _report(dropped={f"reason {n}": n for n in range(80)})
+
+    # when Check records it Ready
+    assert preparations.ready("p1", report=report, gap_count=3, finished_at="2026-06-01T10:05:00.000000Z")
+
+    # then the record holds every count, its maps bounded as the record bounds them, numbers as numbers
+    ready = preparations.get("p1")
+    assert ready is not None and ready.status is PreparationStatus.READY
+    assert (ready.state_hash, ready.example_count, ready.source_cases, ready.held_out_count) == (
+        "ab" * 32,
+        12,
+        3,
+        2,
+    )
+    assert (ready.splits, ready.kinds, ready.gap_count) == (report.splits, report.kinds, 3)
+    assert ready.suggested_hyperparams == {"learning_rate": 0.0002, "epochs": 2, "method": "sft"}
+    assert len(ready.dropped) == MAX_ITEMS
+    assert ready.finished_at == "2026-06-01T10:05:00.000000Z"
+    # and a Ready (or Failed, or missing) preparation is never recorded again
+    assert preparations.ready("p1", report=_report(), gap_count=0, finished_at="later") is False
+    assert preparations.fail("p1", reason="late", finished_at="later") is False
+    assert preparations.ready("p-none", report=_report(), gap_count=0, finished_at="later") is False
+    assert preparations.get("p1") == ready

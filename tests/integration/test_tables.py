@@ -10,6 +10,7 @@ from benchgen.aws.pages import InvalidNextToken
 from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
+from benchgen.outputs import RunOutput
 from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus, ShardPlan
 from benchgen.records.runs import ArtifactStatus, RunConfig, RunRecord, RunStatus
 from benchgen.settings import Settings
@@ -54,7 +55,7 @@ def test_creating_a_run_twice_keeps_the_first(runs: RunsRepo) -> None:
     assert stored is not None and stored.model == "qwen"
 
 
-def _start(runs: RunsRepo, run_id: str, **options: Any) -> bool:
+def _start(runs: RunsRepo, run_id: str, **options: Any) -> RunRecord | None:
     return runs.start(
         run_id, submission_key=f"submissions/{run_id}/p.zip", submission_filename="p.zip", **options
     )
@@ -67,7 +68,7 @@ def test_a_duplicate_status_transition_changes_nothing(runs: RunsRepo) -> None:
     # when the same transition arrives again (a duplicate S3 event)
     again = _start(runs, "r1", started_at=_stamp(9))
     # then it is refused and the first start time stays
-    assert again is False
+    assert again is None
     stored = runs.get("r1")
     assert stored is not None
     assert (stored.status, stored.started_at) == (RunStatus.RUNNING, _stamp(2))
@@ -80,8 +81,24 @@ def test_a_transition_accepts_any_of_several_expected_statuses(runs: RunsRepo) -
     assert stored is not None and stored.status == RunStatus.RUNNING
 
 
+def test_a_transition_answers_the_run_as_its_write_left_it(runs: RunsRepo) -> None:
+    # given a pending run
+    runs.create(_run("r1", _stamp(1)))
+
+    # when it starts, and then records what ingest counted (removing nothing it did not name)
+    started = _start(runs, "r1", started_at=_stamp(2))
+    recorded = runs.record_ingest("r1", counts={"total_questions": 3}, warnings=[], shards=None)
+    filed = runs.add_files("r1", {RunOutput.SUBMISSION: "submissions/r1/p.zip"})
+
+    # then each answer is the stored run at that moment: the step needs not read it again
+    assert started is not None and (started.status, started.started_at) == (RunStatus.RUNNING, _stamp(2))
+    assert recorded is not None and recorded.counts == {"total_questions": 3}
+    assert filed == runs.get("r1")
+    assert filed is not None and (filed.started_at, filed.counts) == (_stamp(2), {"total_questions": 3})
+
+
 def test_a_transition_of_an_unknown_run_creates_nothing(runs: RunsRepo) -> None:
-    assert runs.fail("missing", "boom", expected=RunStatus.PENDING) is False
+    assert runs.fail("missing", "boom", expected=RunStatus.PENDING) is None
     assert runs.get("missing") is None
 
 
@@ -112,7 +129,7 @@ def test_completing_a_run_lets_its_claim_go_and_awaits_its_artifact(runs: RunsRe
         ArtifactStatus.PENDING,
         "run-r1",
     )
-    assert runs.fail("r1", "late") is False
+    assert runs.fail("r1", "late") is None
 
 
 def test_recording_ingest_without_shards_removes_a_stale_plan(runs: RunsRepo) -> None:
@@ -130,9 +147,9 @@ def test_recording_ingest_without_shards_removes_a_stale_plan(runs: RunsRepo) ->
 def _claim(
     runs: RunsRepo, holder: str, *, step: str = "score", expires_at: float = 200.0, now: float = 100.0
 ) -> int | None:
-    return runs.claim(
-        "r1", step=step, holder=holder, expires_at=expires_at, now=now, status=RunStatus.RUNNING
-    )
+    run = runs.get("r1")
+    assert run is not None
+    return runs.claim(run, step=step, holder=holder, expires_at=expires_at, now=now, status=RunStatus.RUNNING)
 
 
 def test_a_live_claim_keeps_other_invocations_out_until_it_lapses(runs: RunsRepo) -> None:

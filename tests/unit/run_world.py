@@ -18,7 +18,14 @@ from benchgen.steps.register import register_environment
 from benchgen.steps.score import score_run
 from benchgen.steps.shards import build_shard_artifact, reduce_scores, score_shard
 from examplegen.writing import write_bundle_zip
-from tests.fakes import MemoryEnvironments, MemoryRuns, MemoryStarter, MemoryStore, Published
+from tests.fakes import (
+    MemoryDatasets,
+    MemoryEnvironments,
+    MemoryRuns,
+    MemoryStarter,
+    MemoryStore,
+    Published,
+)
 
 BUNDLE_KEY = "environments/tiny/v1/bundle.zip"
 SUBMISSION_KEY = "submissions/run-1/predictions.json"
@@ -79,7 +86,11 @@ class Run:
             }
         )
         environment = EnvironmentRecord(
-            environment_id="tiny", version="v1", status=EnvironmentStatus.REGISTERED, bundle_key=BUNDLE_KEY
+            environment_id="tiny",
+            version="v1",
+            status=EnvironmentStatus.REGISTERED,
+            bundle_key=BUNDLE_KEY,
+            has_finetune=bool(finetune),
         )
         self.environments = MemoryEnvironments(*([environment] if registered and not shard_cases else []))
         if shard_cases:
@@ -94,6 +105,7 @@ class Run:
         self.runs = MemoryRuns(
             RunRecord(run_id="run-1", environment_id="tiny", environment_version="v1", model="m", owner="u")
         )
+        self.datasets = MemoryDatasets()
         self.starter = MemoryStarter()
         self.sharded_starter = MemoryStarter()
         self.published = Published()
@@ -161,7 +173,12 @@ class Run:
 
     def build_artifact(self) -> ArtifactBuild:
         return build_run_artifact(
-            "run-1", store=self.store, runs=self.runs, environments=self.environments, workdir=self._workdir()
+            "run-1",
+            store=self.store,
+            runs=self.runs,
+            environments=self.environments,
+            datasets=self.datasets,
+            workdir=self._workdir(),
         )
 
     def run(self) -> RunRecord:

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchgen.datasets import read_artifact_manifest
 from benchgen.environment import Environment
 from benchgen.errors import ScoringError
 from benchgen.finetune.artifact import NO_FINETUNE, NO_VERDICTS, NOTHING_SELECTED, build_artifact
@@ -158,6 +159,18 @@ def test_manifest_describes_the_build(built: tuple[Any, dict[str, bytes]]) -> No
     assert manifest["augmentation"]["factor"] == 5
     assert manifest["suggested_hyperparams"]["learning_rate"] == 2e-4
     assert manifest["suggested_hyperparams"]["lora_rank"] == 16
+
+
+def test_the_report_hands_on_the_manifest_the_zip_holds(
+    tmp_path: Path, built: tuple[Any, dict[str, bytes]]
+) -> None:
+    # given an artifact just built, and its manifest.json read back as the API's manual save reads it
+    report, files = built
+    (tmp_path / "artifact.zip").write_bytes((tmp_path / "out" / "finetune_artifact.zip").read_bytes())
+
+    # then the report carries that manifest already: whoever describes the dataset need not reopen the zip
+    assert report.manifest == read_artifact_manifest(tmp_path / "artifact.zip")
+    assert report.manifest.dataset_name == json.loads(files["manifest.json"])["dataset_name"]
 
 
 def test_manifest_records_each_data_file_hash_and_size(built: tuple[Any, dict[str, bytes]]) -> None:

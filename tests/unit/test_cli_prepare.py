@@ -273,7 +273,7 @@ def test_an_unknown_criterion_is_refused_naming_the_valid_ones(
 
     assert code == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and "'nope'" in err and "final-answer" in err
+    assert err.startswith("error: ") and "criteria nope" in err and "final-answer" in err
     assert not (tmp_path / "p" / "examples.jsonl").exists()
 
 

@@ -27,15 +27,8 @@ def test_an_emitted_artifact_takes_the_artifact_pipeline_through_six_states(
     # When its success path is walked, the artifact emitted
     path = cost.success_path(definition, cost.SUCCESS_CHOICES)
 
-    # Then an execution enters these states: six transitions
-    assert path == [
-        "BuildArtifact",
-        "ArtifactEmitted?",
-        "SaveDataset",
-        "LinkDataset",
-        "EmitDatasetSaved",
-        "Saved",
-    ]
+    # Then an execution enters these states: four transitions
+    assert path == ["BuildArtifact", "DatasetSaved?", "EmitDatasetSaved", "Saved"]
 
 
 def test_a_choice_without_a_named_branch_stops_the_walk_with_its_name() -> None:

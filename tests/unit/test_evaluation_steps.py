@@ -13,12 +13,19 @@ from typing import Any
 
 import pytest
 
-from benchgen.aws.tables.evaluations import compare_answer
 from benchgen.compare.report import Conclusion
 from benchgen.outputs import RunOutput
 from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord, EvaluationStatus
 from benchgen.records.runs import CaseScope, LiveModel, RunRecord, RunStatus
-from benchgen.steps.evaluation import Compared, EvaluationError, check, compare, evaluation_run_id, start
+from benchgen.steps.evaluation import (
+    Compared,
+    EvaluationError,
+    check,
+    compare,
+    evaluation_run_id,
+    record_evaluation_failure,
+    start,
+)
 from benchgen.steps.keys import live_execution_name, package_key
 from tests.fakes import MemoryEvaluations, MemoryRuns, MemoryStarter, MemoryStore
 from tests.unit.compare_inputs import outcomes
@@ -262,18 +269,48 @@ def test_compare_writes_the_paired_report_and_answers_what_the_evaluation_record
     assert compared.verdict_reason == report["comparison"]["verdict_reason"]
 
 
-def test_the_state_machine_reads_the_comparisons_numbers_as_text(tmp_path: Path) -> None:
+def test_compare_records_the_evaluation_completed_with_what_it_found(tmp_path: Path) -> None:
     world = _compared_world(tmp_path)
+
     compared = _compare(world, tmp_path / "compare")
 
-    answer = compare_answer(compared)
-
-    assert (answer["accuracy_before"], answer["accuracy_after"], answer["paired_cases"]) == (
-        "0.25",
-        "0.75",
-        "4",
+    evaluation = world.evaluation()
+    assert evaluation.status is EvaluationStatus.COMPLETED and evaluation.finished_at is not None
+    assert (evaluation.verdict, evaluation.verdict_reason) == (
+        compared.verdict.value,
+        compared.verdict_reason,
     )
-    assert answer["verdict"] == compared.verdict.value
+    assert (evaluation.accuracy_before, evaluation.accuracy_after, evaluation.paired_cases) == (0.25, 0.75, 4)
+    assert (evaluation.report_key, evaluation.report_html_key) == (
+        compared.report_key,
+        compared.report_html_key,
+    )
+
+
+def test_an_evaluation_that_left_running_is_not_recorded_again(tmp_path: Path) -> None:
+    world = _compared_world(tmp_path)
+    _compare(world, tmp_path / "first")
+    completed = world.evaluation()
+
+    with pytest.raises(EvaluationError, match="evaluation eval-1 is"):
+        _compare(world, tmp_path / "second")
+    with pytest.raises(EvaluationError, match="evaluation eval-1 is no longer Running"):
+        record_evaluation_failure("eval-1", "late", evaluations=world.evaluations)
+
+    assert world.evaluation() == completed
+
+
+def test_a_caught_failure_is_recorded_on_the_evaluation(tmp_path: Path) -> None:
+    world = _compared_world(tmp_path)
+
+    record_evaluation_failure("eval-1", "the trained model's run failed", evaluations=world.evaluations)
+
+    evaluation = world.evaluation()
+    assert (evaluation.status, evaluation.failure_reason) == (
+        EvaluationStatus.FAILED,
+        "the trained model's run failed",
+    )
+    assert evaluation.finished_at is not None
 
 
 def test_compare_refuses_a_side_without_verdicts_and_writes_no_report(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from benchgen.aws import handlers
 from benchgen.aws.handlers import LambdaFunction
+from benchgen.tasks import Failure
 from localcloud import lambda_hook
 
 
@@ -84,6 +85,32 @@ def test_the_next_invocation_does_not_log_under_the_previous_ones_keys(
     (line,) = [line for line in _printed(capsys) if line["message"] == "plain"]
     assert "run_id" not in line
     assert "shard" not in line
+
+
+def test_a_failure_its_state_machine_caught_goes_to_the_functions_recorder_not_its_step(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given a task function that also records its pipeline's failures
+    function = LambdaFunction("unit_failure")
+    recorded: list[tuple[Failure, Any]] = []
+
+    @function.task(ShardTask, correlation="run_id")
+    def handler(task: ShardTask, wired: Any) -> dict[str, Any]:
+        raise AssertionError("the step must not run for a failure")
+
+    @function.failure(correlation="run_id")
+    def record(failure: Failure, wired: Any) -> None:
+        recorded.append((failure, wired))
+
+    # When the state machine's failure path invokes it
+    answer = handler({"failed": {"id": "run-7", "reason": "shard 2 timed out"}}, _context("benchgen-f"))
+
+    # Then the recorder got the failure and the adapters, under the record's id, and the answer says
+    # what was recorded
+    assert answer == {"id": "run-7", "reason": "shard 2 timed out"}
+    assert recorded == [(Failure(id="run-7", reason="shard 2 timed out"), WIRED)]
+    (line,) = [line for line in _printed(capsys) if line["message"] == "recording a failure"]
+    assert (line["correlation_id"], line["run_id"], line["reason"]) == ("run-7", "run-7", "shard 2 timed out")
 
 
 def test_an_event_that_is_not_the_task_is_refused_before_the_step_runs() -> None:

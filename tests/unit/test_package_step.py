@@ -1,5 +1,6 @@
-"""The package pipeline's BuildPackage step over an in-memory bucket: the zip it writes, the package it
-describes, a profile's refusal as an answer, and a rebuild that gives the same bytes."""
+"""The package pipeline's BuildPackage step over in-memory ports: the zip it writes and the package it
+records Ready, a profile's refusal recorded and answered, a rebuild that gives the same bytes, the
+pipeline's failure recorded, and a package that left Building never rewritten."""
 
 from __future__ import annotations
 
@@ -9,12 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from benchgen.aws.tables.packages import build_answer
+from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.steps.keys import package_key, preparation_key
-from benchgen.steps.package import PackageBuild, PackageIdMismatch, PackageTask, build_package_step
+from benchgen.steps.package import (
+    PackageBuild,
+    PackageIdMismatch,
+    PackageNotBuilding,
+    PackageTask,
+    build_package_step,
+    record_package_failure,
+)
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from benchgen.training.package import package_id
-from tests.fakes import MemoryStore
+from tests.fakes import MemoryPackages, MemoryStore
 from tests.unit.preparations import info, standard
 
 PREPARATION = "prep-1"
@@ -41,8 +49,27 @@ def _task(profile: str = "openai-chat", package: str | None = None) -> PackageTa
     )
 
 
-def _build(task: PackageTask, store: MemoryStore, workdir: Path) -> PackageBuild:
-    return build_package_step(task, store=store, workdir=workdir)
+def _building(task: PackageTask, status: PackageStatus = PackageStatus.BUILDING) -> MemoryPackages:
+    """The packages table with the package recorded as the API records it before starting the build."""
+    return MemoryPackages(
+        PackageRecord(
+            package_id=task.package_id,
+            preparation_id=PREPARATION,
+            owner="user-a",
+            profile=task.profile,
+            state_hash=task.preparation.state_hash,
+            package_key=package_key(task.package_id),
+            status=status,
+        )
+    )
+
+
+def _build(
+    task: PackageTask, store: MemoryStore, workdir: Path, packages: MemoryPackages | None = None
+) -> PackageBuild:
+    return build_package_step(
+        task, store=store, packages=packages if packages is not None else _building(task), workdir=workdir
+    )
 
 
 def test_a_built_package_is_in_the_bucket_and_described_by_its_bytes(tmp_path: Path) -> None:
@@ -101,18 +128,53 @@ def test_a_package_requested_under_another_id_is_not_written(tmp_path: Path) -> 
     assert store.uploads == []
 
 
-def test_the_state_machine_reads_the_size_as_text_and_the_files_as_attribute_values(tmp_path: Path) -> None:
-    build = _build(_task(), _store(tmp_path), tmp_path / "build")
-    assert build.package is not None
+def test_a_built_package_is_recorded_ready_with_its_digest_size_and_files(tmp_path: Path) -> None:
+    task = _task()
+    packages = _building(task)
 
-    answer = build_answer(build)
+    build = _build(task, _store(tmp_path), tmp_path / "build", packages)
 
-    assert answer["refused"] is False and answer["reason"] is None
-    assert answer["package"]["size"] == str(build.package.size)
-    assert answer["package"]["files"]["train.jsonl"] == {
-        "M": {
-            "sha256": {"S": build.package.files["train.jsonl"].sha256},
-            "rows": {"N": "12"},
-            "bytes": {"N": str(build.package.files["train.jsonl"].bytes)},
-        }
-    }
+    record = packages.get(task.package_id)
+    assert record is not None and build.package is not None
+    assert record.status is PackageStatus.READY
+    assert (record.sha256, record.size, record.files) == (
+        build.package.sha256,
+        build.package.size,
+        build.package.files,
+    )
+
+
+def test_a_refusal_is_recorded_on_the_package(tmp_path: Path) -> None:
+    task = _task("bedrock-conversation")
+    packages = _building(task)
+
+    build = _build(task, _store(tmp_path, train=3), tmp_path / "build", packages)
+
+    record = packages.get(task.package_id)
+    assert record is not None
+    assert (record.status, record.reason) == (PackageStatus.REFUSED, build.reason)
+
+
+@pytest.mark.parametrize("status", [PackageStatus.READY, PackageStatus.REFUSED, PackageStatus.FAILED])
+def test_a_package_that_left_building_keeps_what_it_has(tmp_path: Path, status: PackageStatus) -> None:
+    task = _task()
+    packages = _building(task, status)
+    before = packages.get(task.package_id)
+
+    with pytest.raises(PackageNotBuilding, match=f"package {task.package_id} is no longer Building"):
+        _build(task, _store(tmp_path), tmp_path / "build", packages)
+    with pytest.raises(PackageNotBuilding):
+        record_package_failure(task.package_id, "lost", packages=packages)
+
+    assert packages.get(task.package_id) == before
+
+
+def test_a_caught_failure_is_recorded_on_the_package() -> None:
+    task = _task()
+    packages = _building(task)
+
+    record_package_failure(task.package_id, "BuildPackage ran out of time", packages=packages)
+
+    record = packages.get(task.package_id)
+    assert record is not None
+    assert (record.status, record.reason) == (PackageStatus.FAILED, "BuildPackage ran out of time")

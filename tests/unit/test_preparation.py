@@ -28,6 +28,9 @@ from benchgen.training.preparation import (
     STATE_VERSION,
     PreparationError,
     RunSource,
+    SourceProblem,
+    SourcesRefused,
+    check_sources,
     generate,
     state_hash,
 )
@@ -312,23 +315,24 @@ def test_state_hash_covers_a_version_tag_the_spec_and_every_example_byte(tmp_pat
         (
             {"run_ids": ["run-1", "run-1"]},
             ["run-1"],
-            "run_ids lists 'run-1' more than once; list each run once",
+            "run_ids names run-1 more than once: list each run once",
         ),
-        ({"run_ids": ["run-1", "run-2"]}, ["run-1"], "no scored run was found for 'run-2'"),
+        ({"run_ids": ["run-1", "run-2"]}, ["run-1"], "no run run-2: check run_ids (GET /runs lists runs)"),
         (
             {},
             ["run-1", "run-9"],
-            "runs 'run-9' were given but run_ids does not name them; add them to run_ids or leave them out",
+            "runs run-9 were given but run_ids does not name them; add them to run_ids or leave them out",
         ),
         (
             {"environment_version": "2"},
             ["run-1"],
-            "runs 'run-1' (environment 'gsm8k' version '1') are not on environment 'gsm8k' version '2'",
+            "runs run-1 (gsm8k version 1) are not on gsm8k version 2: a preparation draws from runs of one "
+            "environment version only",
         ),
         (
             {"criteria": ["geometry"]},
             ["run-1"],
-            "criteria 'geometry' are not criteria of this environment; choose from 'arithmetic'",
+            "criteria geometry are not criteria of gsm8k version 1; the valid ids are arithmetic",
         ),
     ],
 )
@@ -343,7 +347,7 @@ def test_specs_that_cannot_be_prepared_are_refused_with_what_to_change(
 
 def test_criteria_on_an_environment_without_criteria_are_refused(tmp_path: Path) -> None:
     env = make_env(tmp_path / "env", finetune={}, criteria=[])
-    with pytest.raises(PreparationError, match="the environment defines no criteria; leave criteria empty"):
+    with pytest.raises(PreparationError, match="the valid ids are none: leave criteria empty"):
         generate(
             make_spec(criteria=["arithmetic"]),
             env,
@@ -415,3 +419,28 @@ def test_nothing_left_to_train_on_is_refused_with_the_reasons(env: Environment, 
 def test_malformed_specs_are_refused_on_reading(fields: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         make_spec(**fields)
+
+
+@pytest.mark.parametrize(
+    ("fields", "found", "problem"),
+    [
+        ({"run_ids": ["run-1", "run-1"]}, ["run-1"], SourceProblem.REPEATED_RUN),
+        ({"run_ids": ["run-1", "run-2"]}, ["run-1"], SourceProblem.UNKNOWN_RUN),
+        ({"environment_version": "2"}, ["run-1"], SourceProblem.OTHER_VERSION),
+        ({"criteria": ["geometry"]}, ["run-1"], SourceProblem.UNKNOWN_CRITERION),
+    ],
+)
+def test_the_api_and_generate_refuse_a_spec_with_one_check_and_one_message(
+    env: Environment, tmp_path: Path, fields: dict[str, Any], found: list[str], problem: SourceProblem
+) -> None:
+    # given a spec the API refuses over the records it read (the problem named for its status code)
+    spec = make_spec(**fields)
+    runs = {run_id: run_source(tmp_path, run_id, forty_wrong_of_fifty()) for run_id in found}
+    with pytest.raises(SourcesRefused) as at_the_api:
+        check_sources(spec, {run_id: runs.get(run_id) for run_id in spec.run_ids}, criteria=["arithmetic"])
+    assert at_the_api.value.problem is problem
+
+    # when Generate is handed it all the same, then it refuses it with the very same sentence
+    with pytest.raises(PreparationError) as in_generate:
+        generate(spec, env, list(runs.values()), tmp_path / "prep")
+    assert str(in_generate.value) == str(at_the_api.value)

@@ -1,20 +1,12 @@
-"""A preparation's record: bounded like the others, and what the state machine writes into it."""
+"""A preparation's record: bounded like the others."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from benchgen.aws.tables.preparations import (
-    RECORD_MAP_FIELDS,
-    RECORD_NUMBER_FIELDS,
-    RECORD_STRING_FIELDS,
-    generate_answer,
-)
 from benchgen.records.bounds import MAX_CRITERIA, MAX_ITEMS
 from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
 from benchgen.records.preparations import PreparationRecord
-from benchgen.steps.prepare import Generation
-from benchgen.training.preparation import GenerationReport
 
 
 def _preparation(**fields: Any) -> PreparationRecord:
@@ -34,21 +26,6 @@ def _preparation(**fields: Any) -> PreparationRecord:
         }
         | fields
     )
-
-
-def _generated(**changes: Any) -> Generation:
-    found = {
-        "base_model": "m",
-        "state_hash": "ab" * 32,
-        "example_count": 12,
-        "source_cases": 3,
-        "held_out_count": 2,
-        "splits": {"train": 10, "validation": 1, "test": 1},
-        "kinds": {"seed": 3, "augmented": 9},
-        "dropped": {"the pool row repeats a held-out question": 2},
-        "suggested_hyperparams": {"learning_rate": 0.0002, "epochs": 2, "method": "sft"},
-    } | changes
-    return Generation(scope=["final-answer"], report=GenerationReport.model_validate(found))
 
 
 def test_many_drop_reasons_and_hyperparameters_keep_their_first_entries_with_short_texts() -> None:
@@ -73,32 +50,3 @@ def test_an_environment_records_all_its_criteria_or_none_never_a_cut_list() -> N
 
     assert environment(["a", "b"]).criteria == ["a", "b"]
     assert environment([f"c{n}" for n in range(MAX_CRITERIA + 1)]).criteria is None
-
-
-def test_record_values_are_in_the_form_their_attributes_take() -> None:
-    values = generate_answer(_generated())["record"]
-    assert values["state_hash"] == "ab" * 32
-    assert (values["example_count"], values["source_cases"], values["held_out_count"]) == ("12", "3", "2")
-    assert values["splits"] == {"train": {"N": "10"}, "validation": {"N": "1"}, "test": {"N": "1"}}
-    assert values["suggested_hyperparams"] == {
-        "learning_rate": {"N": "0.0002"},
-        "epochs": {"N": "2"},
-        "method": {"S": "sft"},
-    }
-
-
-def test_record_values_are_bounded_as_the_record_is() -> None:
-    values = generate_answer(_generated(dropped={f"reason {n}": n for n in range(80)}))["record"]
-    assert len(values["dropped"]) == MAX_ITEMS
-
-
-def test_every_field_record_writes_is_one_generation_reports() -> None:
-    written = {*RECORD_STRING_FIELDS, *RECORD_NUMBER_FIELDS, *RECORD_MAP_FIELDS}
-    assert set(generate_answer(_generated())["record"]) == written
-    assert written <= set(GenerationReport.model_fields)
-
-
-def test_a_refusal_answers_only_its_sentence() -> None:
-    assert generate_answer(Generation(refused="name runs that finished scoring")) == {
-        "refused": "name runs that finished scoring"
-    }

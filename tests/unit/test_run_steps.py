@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchgen.records.runs import RunStatus
-from benchgen.steps.artifact import ArtifactBuild, RunNotCompleted
+from benchgen.steps.artifact import ArtifactBuild, RunMissing, RunNotCompleted, record_artifact_failure
 from benchgen.steps.keys import execution_name
 from tests.unit.run_world import PREDICTION_KEY, SUBMISSION_KEY, Run
 
@@ -83,41 +83,47 @@ def test_a_run_whose_environment_is_gone_fails_with_the_reason_and_announces_it(
     assert ingested.starter.started == {}
 
 
-def test_the_artifact_of_a_completed_run_is_uploaded_and_describes_its_dataset(ingested: Run) -> None:
+def test_the_artifact_of_a_completed_run_is_uploaded_saved_as_its_dataset_and_linked(ingested: Run) -> None:
     # given a scored run
     ingested.score()
 
     # when the state machine builds its artifact
     answer = ingested.build_artifact()
 
-    # then the artifact is in the bucket and on the run, and the dataset names its source and its bytes
+    # then the artifact is in the bucket and on the run, the dataset names its source and its bytes, and
+    # the run links the dataset
     key = "runs/run-1/finetune_artifact.zip"
     artifact = ingested.store.objects[key]
-    assert answer.emitted is True and answer.reason is None
-    dataset = answer.dataset
-    assert dataset is not None
-    assert (dataset.dataset_id, dataset.run_id, dataset.artifact_key) == ("ds-run-1", "run-1", key)
+    assert (answer.emitted, answer.saved, answer.reason) == (True, True, None)
+    dataset = ingested.datasets.get("ds-run-1")
+    assert dataset is not None and answer.dataset == dataset
+    assert (dataset.run_id, dataset.artifact_key) == ("run-1", key)
     assert dataset.artifact_sha256 == hashlib.sha256(artifact).hexdigest()
     assert dataset.name.startswith("Tiny math · m · 50.0% · ")
-    assert key in ingested.run().files.values()
+    run = ingested.run()
+    assert key in run.files.values()
+    assert (run.dataset_id, run.dataset_name, run.artifact_status) == ("ds-run-1", dataset.name, "Saved")
     with zipfile.ZipFile(ingested.store.download(key, ingested.root / "artifact.zip")) as archive:
         manifest = json.loads(archive.read("manifest.json"))
     assert (manifest["run_id"], manifest["dataset_name"]) == ("run-1", dataset.name)
 
 
-def test_building_the_artifact_again_gives_the_same_bytes_and_the_same_dataset(ingested: Run) -> None:
-    # given a run whose artifact was built
+def test_building_the_artifact_again_gives_the_same_bytes_and_saves_nothing_twice(ingested: Run) -> None:
+    # given a run whose artifact was built and saved
     ingested.score()
     first = ingested.build_artifact()
     artifact, run = ingested.store.objects["runs/run-1/finetune_artifact.zip"], ingested.run()
+    saved = ingested.datasets.get("ds-run-1")
 
-    # when the task runs again (a retried state machine step)
+    # when the task runs again (a retried state machine step, or a second execution for the run)
     second = ingested.build_artifact()
 
-    # then it describes the same dataset over the same bytes (only the record's own time differs; the
-    # state machine saves the first), and the run is as it was
-    assert _undated(second) == _undated(first)
+    # then it describes the same dataset over the same bytes (only the record's own time differs), says
+    # it saved nothing, and the dataset and the run are as they were
+    assert second.saved is False
+    assert _undated(second) == _undated(first) | {"saved": False}
     assert ingested.store.objects["runs/run-1/finetune_artifact.zip"] == artifact
+    assert ingested.datasets.get("ds-run-1") == saved
     assert ingested.run() == run
 
 
@@ -125,15 +131,36 @@ def _undated(answer: ArtifactBuild) -> dict[str, object]:
     return answer.model_dump(exclude={"dataset": {"created_at"}})
 
 
-def test_a_benchmark_without_finetune_settings_emits_no_artifact_and_says_why(tmp_path: Path) -> None:
+def test_a_benchmark_without_finetune_settings_emits_no_artifact_and_says_why_on_the_run(
+    tmp_path: Path,
+) -> None:
     world = Run(tmp_path, finetune="")
     world.ingest()
     world.score()
+    downloaded = len(world.store.downloads)
 
     answer = world.build_artifact()
 
-    assert answer == ArtifactBuild(emitted=False, reason="the benchmark's scoring program did not emit one")
+    reason = "the benchmark's scoring program did not emit one"
+    assert answer == ArtifactBuild(emitted=False, reason=reason)
     assert "runs/run-1/finetune_artifact.zip" not in world.store.objects
+    assert (world.run().artifact_status, world.run().artifact_reason) == ("NotEmitted", reason)
+    assert world.datasets.records == {}
+    # the version's record says it has no finetune section: neither the bundle nor the verdicts are read
+    assert world.store.downloads[downloaded:] == []
+
+
+def test_a_caught_failure_of_the_pipeline_is_recorded_on_the_run(ingested: Run) -> None:
+    ingested.score()
+
+    record_artifact_failure("run-1", "BuildArtifact timed out", runs=ingested.runs)
+
+    assert (ingested.run().artifact_status, ingested.run().artifact_reason) == (
+        "Failed",
+        "BuildArtifact timed out",
+    )
+    with pytest.raises(RunMissing, match="run run-9 does not exist"):
+        record_artifact_failure("run-9", "lost", runs=ingested.runs)
 
 
 def test_no_artifact_is_built_from_a_run_that_did_not_complete(ingested: Run) -> None:

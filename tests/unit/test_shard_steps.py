@@ -12,7 +12,7 @@ import pytest
 
 from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.steps.keys import execution_name, prediction_shard_key, sharded_execution_name
-from benchgen.steps.shards import ShardFailed
+from benchgen.steps.shards import ShardFailed, record_sharded_failure
 from tests.unit.run_world import Run
 
 SHARDS = 2  # the four cases of the tiny benchmark, two a shard
@@ -184,3 +184,17 @@ def test_a_run_scored_whole_has_no_shards_to_score(tmp_path: Path) -> None:
     with pytest.raises(ShardFailed, match="run run-1 is not scored in shards: nothing to do"):
         world.score_shard(0)
     assert world.run().status is RunStatus.RUNNING
+
+
+def test_a_failure_the_state_machine_caught_fails_the_running_run_and_only_a_running_one(
+    sharded: Run,
+) -> None:
+    # when ShardedScoring records a shard step that ran out of time before it could say why
+    record_sharded_failure("run-1", "scoring in shards stopped", runs=sharded.runs)
+
+    # then the run failed with the state machine's sentence
+    failed = sharded.run()
+    assert (failed.status, failed.failure_reason) == (RunStatus.FAILED, "scoring in shards stopped")
+    # and a later one changes nothing: the first sentence stands
+    record_sharded_failure("run-1", "merging the scores stopped", runs=sharded.runs)
+    assert sharded.run() == failed

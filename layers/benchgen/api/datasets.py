@@ -17,6 +17,7 @@ from benchgen.api.schemas import KIND_PATTERN, DatasetList, NextToken, ResourceI
 from benchgen.datasets import ArtifactManifestError, dataset_record, read_artifact_manifest
 from benchgen.outputs import RunOutput
 from benchgen.records.datasets import DatasetRecord, dataset_id_for
+from benchgen.steps.artifact import save_dataset
 
 logger = Logger(child=True)
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
@@ -28,9 +29,8 @@ ALREADY_SAVED = "dataset already saved for this run"
 def save_dataset_for_run(run_id: str, *, owner: str, services: ApiServices) -> DatasetRecord:
     """Save the run's finetune artifact as its dataset, once, and link the run to it.
 
-    For runs whose automatic save did not happen; only the run's owner may ask. The dataset id derives
-    from the run id and is written with a conditional put, so this and the state machine cannot both
-    save one.
+    For runs whose automatic save did not happen; only the run's owner may ask. The save itself is the
+    artifact pipeline's (``save_dataset``), so this and the state machine cannot both save one.
     """
     run = run_or_404(services, run_id)
     if run.owner != owner:
@@ -56,9 +56,8 @@ def save_dataset_for_run(run_id: str, *, owner: str, services: ApiServices) -> D
         except ArtifactManifestError as error:
             raise Conflict(str(error)) from None
     record = dataset_record(run, manifest, artifact_key=key, artifact_sha256=digest.hexdigest())
-    if not services.datasets.put_if_absent(record):
+    if not save_dataset(record, datasets=services.datasets, runs=services.runs):
         raise Conflict(f"{ALREADY_SAVED}: {dataset_id}")
-    services.runs.link_dataset(run.run_id, dataset_id=dataset_id, dataset_name=record.name)
     _announce(services, record)
     services.record_event("DatasetSaved")
     return record

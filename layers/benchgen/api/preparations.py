@@ -40,7 +40,7 @@ from benchgen.steps.keys import COVERAGE, preparation_key
 from benchgen.steps.prepare import BundleRef, GenerateTask, RunRef
 from benchgen.training.coverage import Coverage
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, Kind
-from benchgen.training.preparation import PreparationSpec
+from benchgen.training.preparation import PreparationSpec, SourceProblem, SourcesRefused, check_sources
 from benchgen.training.views import page_examples
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
@@ -77,29 +77,29 @@ def _environment(spec: PreparationSpec, services: ApiServices) -> EnvironmentRec
     return environment
 
 
-def _runs(spec: PreparationSpec, *, owner: str, services: ApiServices) -> list[RunRecord]:
-    """The spec's runs, each checked in turn: it exists, it is the caller's, and it can be drawn from."""
-    duplicates = sorted({run_id for run_id in spec.run_ids if spec.run_ids.count(run_id) > 1})
-    if duplicates:
-        raise InvalidPreparation(f"run_ids names {_names(duplicates)} more than once: list each run once")
-    found = {run_id: services.runs.get(run_id) for run_id in spec.run_ids}
-    missing = [run_id for run_id, run in found.items() if run is None]
-    if missing:
-        raise NotFound(f"no run {_names(missing)}: check run_ids (GET /runs lists runs)")
-    runs = [run for run in found.values() if run is not None]
-    others = [run.run_id for run in runs if run.owner != owner]
+# Each check the preparation shares with Generate answered with the status that fits it.
+_REFUSED_AS: dict[SourceProblem, type[ApiError]] = {
+    SourceProblem.REPEATED_RUN: InvalidPreparation,
+    SourceProblem.UNKNOWN_RUN: NotFound,
+    SourceProblem.OTHER_VERSION: InvalidPreparation,
+    SourceProblem.UNKNOWN_CRITERION: InvalidPreparation,
+}
+
+
+def _runs(
+    spec: PreparationSpec, environment: EnvironmentRecord, *, owner: str, services: ApiServices
+) -> list[RunRecord]:
+    """The spec's runs, once each can be drawn from: the caller's (checked first, so that nothing about
+    someone else's run is told), then what Generate checks again (``check_sources``), then Completed with
+    verdicts."""
+    found = {run_id: services.runs.get(run_id) for run_id in dict.fromkeys(spec.run_ids)}
+    others = [run.run_id for run in found.values() if run is not None and run.owner != owner]
     if others:
         raise Forbidden(f"runs {_names(others)} are not yours: a preparation draws only from your own runs")
-    elsewhere = [
-        f"{run.run_id} ({run.environment_id} version {run.environment_version})"
-        for run in runs
-        if (run.environment_id, run.environment_version) != (spec.environment_id, spec.environment_version)
-    ]
-    if elsewhere:
-        raise InvalidPreparation(
-            f"runs {', '.join(elsewhere)} are not on {spec.environment_id} version "
-            f"{spec.environment_version}: a preparation draws from runs of one environment version only"
-        )
+    try:
+        runs = check_sources(spec, found, criteria=environment.criteria)
+    except SourcesRefused as refused:
+        raise _REFUSED_AS[refused.problem](str(refused)) from None
     unfinished = [
         f"{run.run_id} ({run.status.value})" for run in runs if run.status is not RunStatus.COMPLETED
     ]
@@ -115,24 +115,10 @@ def _runs(spec: PreparationSpec, *, owner: str, services: ApiServices) -> list[R
     return runs
 
 
-def _check_scope(spec: PreparationSpec, environment: EnvironmentRecord) -> None:
-    """Unknown criteria are refused here when the version recorded its criteria; else Generate refuses."""
-    if environment.criteria is None:
-        return
-    unknown = [criterion for criterion in spec.criteria if criterion not in environment.criteria]
-    if unknown:
-        valid = ", ".join(environment.criteria) or "none: leave criteria empty"
-        raise InvalidPreparation(
-            f"criteria {', '.join(unknown)} are not criteria of {spec.environment_id} version "
-            f"{spec.environment_version}; the valid ids are {valid}"
-        )
-
-
 def new_preparation(spec: PreparationSpec, *, owner: str, services: ApiServices) -> PreparationRecord:
     """Check the request, record the preparation ``Generating`` and start its state machine."""
     environment = _environment(spec, services)
-    runs = _runs(spec, owner=owner, services=services)
-    _check_scope(spec, environment)
+    runs = _runs(spec, environment, owner=owner, services=services)
     preparation_id = new_preparation_id()
     record = PreparationRecord(
         preparation_id=preparation_id,

@@ -5,8 +5,9 @@ says on AWS: in-process the local cloud runs every function in one environment, 
 here for its logs to say which function wrote them, and the metrics namespace with it, as a module
 imported before the environment is set would otherwise count under none). Its entry point is wrapped in
 powertools' decorators in one order: the logger's context outermost, then the tracer, then the metrics
-flush. A state machine task parses its event into a model and logs under the id it works for; an S3
-notification's objects are handled once per object version (``for_each_upload``).
+flush. A state machine task parses its event into a model and logs under the id it works for (or, sent
+the failure its state machine caught, records it: ``LambdaFunction.failure``); an S3 notification's
+objects are handled once per object version (``for_each_upload``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pydantic import BaseModel
 from benchgen.aws.wiring import Adapters, adapters, for_each_upload
 from benchgen.observability import handler_tracer
 from benchgen.settings import METRICS_NAMESPACE
+from benchgen.tasks import FAILED, Failure
 
 AnswerT = TypeVar("AnswerT")
 TaskT = TypeVar("TaskT", bound=BaseModel)
@@ -48,6 +50,7 @@ class LambdaFunction:
         self.metrics = Metrics(namespace=METRICS_NAMESPACE, service=service) if counts else None
         # Where an API Gateway event carries its request id; other events are correlated by the task.
         self.correlation_id_path = correlation_id_path
+        self._failure: tuple[str, Callable[[Failure, Adapters], None]] | None = None
 
     def count(self, name: str, value: float = 1) -> None:
         """One business event (or `value` of them), flushed with the invocation's metrics."""
@@ -79,6 +82,8 @@ class LambdaFunction:
 
         def decorate(step: Callable[[TaskT, Adapters], dict[str, Any]]) -> Handler:
             def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+                if self._failure is not None and FAILED in event:
+                    return self._record_failure(event[FAILED], *self._failure)
                 task = model.model_validate(event)
                 identity = getattr(task, correlation)
                 # Per thread: in-process, concurrent invocations of one function share its logger.
@@ -91,6 +96,32 @@ class LambdaFunction:
             return self.entry(handler)
 
         return decorate
+
+    def failure(
+        self, *, correlation: str
+    ) -> Callable[[Callable[[Failure, Adapters], None]], Callable[[Failure, Adapters], None]]:
+        """Register how this function records a failure its state machine caught: an event
+        ``{"failed": {"id", "reason"}}`` reaches `record(failure, adapters)` instead of the task's step,
+        and is answered with the failure it recorded.
+
+        The function that writes a pipeline's record records its failure too, so that each record has one
+        writer. While it runs, the lines carry the record's id as `correlation` and as the correlation id.
+        """
+
+        def register(record: Callable[[Failure, Adapters], None]) -> Callable[[Failure, Adapters], None]:
+            self._failure = (correlation, record)
+            return record
+
+        return register
+
+    def _record_failure(
+        self, event: Any, correlation: str, record: Callable[[Failure, Adapters], None]
+    ) -> dict[str, Any]:
+        failure = Failure.model_validate(event)
+        self.logger.thread_safe_append_keys(**{correlation: failure.id, "correlation_id": failure.id})
+        self.logger.info("recording a failure", extra={"reason": failure.reason})
+        record(failure, adapters())
+        return failure.model_dump()
 
     def uploads(
         self, step: Callable[..., dict[str, Any]], *, answers: str, invocation: bool = False

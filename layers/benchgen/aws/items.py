@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 if TYPE_CHECKING:
     from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -59,6 +59,22 @@ def to_attribute(value: Any) -> dict[str, Any]:
     """One JSON-ready value as a DynamoDB attribute value (what :func:`to_item` does to each field)."""
     serialized: dict[str, Any] = _serializer().serialize(_to_dynamo_value(value))
     return serialized
+
+
+@functools.cache
+def field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    """Validates and dumps one field of ``model`` the way the whole record would, with the field's metadata,
+    so that the record's bounds (see :mod:`benchgen.records`) hold for an update of that field alone."""
+    field = model.model_fields[name]
+    if not field.metadata:
+        return TypeAdapter(field.annotation)
+    return TypeAdapter(Annotated[(field.annotation, *field.metadata)])
+
+
+def field_attribute(model: type[BaseModel], name: str, value: Any) -> dict[str, Any]:
+    """``value`` as the attribute ``model``'s field ``name`` is stored as, bounded as the record bounds it."""
+    adapter = field_adapter(model, name)
+    return to_attribute(adapter.dump_python(adapter.validate_python(value), mode="json"))
 
 
 def to_item(record: BaseModel) -> dict[str, Any]:

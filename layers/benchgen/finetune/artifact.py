@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from benchgen.bundle.spec import Finetune, SelectionCriterion
+from benchgen.datasets import ArtifactManifest
 from benchgen.environment import Environment
 from benchgen.errors import BundleError, ScoringError
 from benchgen.finetune.artifact_parts import PartTally, collect, read_tally
@@ -92,6 +93,8 @@ class ArtifactReport(BaseModel):
     dataset_name: str | None = None
     selection_criterion: str | None = None
     path: Path | None = None
+    # What the zip's manifest.json says, as the dataset record reads it: handed on, not read back.
+    manifest: ArtifactManifest | None = None
 
 
 class _Tally:
@@ -396,4 +399,5 @@ def finish_artifact(
         dataset_name=name,
         selection_criterion=criterion,
         path=target,
+        manifest=ArtifactManifest.model_validate(manifest),
     )

@@ -20,9 +20,10 @@ from benchgen.records.timestamps import utc_now
 class RunsStore(ABC):
     """Runs, moved from status to status by named transitions over one conditional write, ``_update``.
 
-    Each transition is conditional: it answers ``False`` and changes nothing when the run is missing or
-    not where the transition starts from, which is what makes a duplicate event a no-op. The transitions
-    are written once, here, for the table and for the tests' stand-in alike.
+    Each transition is conditional: it answers ``None`` and changes nothing when the run is missing or
+    not where the transition starts from, which is what makes a duplicate event a no-op; otherwise it
+    answers the run as the write left it, so that a step hands on what it wrote rather than reading the
+    run again. The transitions are written once, here, for the table and for the tests' stand-in alike.
     """
 
     @abstractmethod
@@ -33,27 +34,32 @@ class RunsStore(ABC):
     def get(self, run_id: str) -> RunRecord | None: ...
 
     @abstractmethod
-    def add_files(self, run_id: str, files: Mapping[RunOutput, str]) -> bool:
-        """Record files the run produced (output -> key), each entry on its own; ``False`` if the run is
-        missing."""
+    def add_files(self, run_id: str, files: Mapping[RunOutput, str]) -> RunRecord | None:
+        """Record files the run produced (output -> key), each entry on its own; the run as it is then, or
+        ``None`` if it is missing."""
 
     @abstractmethod
     def claim(
-        self, run_id: str, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
+        self, run: RunRecord, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
     ) -> int | None:
-        """Take the run for ``step`` until ``expires_at``; the attempt number, or None if it is not free."""
+        """Take ``run`` (as the step last read or wrote it) for ``step`` until ``expires_at``; the attempt
+        number, or None if it is not free. The write is conditioned on the claim ``run`` holds, so a run
+        that changed hands since is not taken."""
 
     @abstractmethod
     def release_claim(self, run_id: str, *, holder: str) -> bool:
         """Let the claim lapse now, keeping its attempt count; ``False`` if ``holder`` no longer holds it."""
 
     @abstractmethod
-    def _update(self, run_id: str, expected: RunStatus | Iterable[RunStatus] | None, **fields: Any) -> bool:
+    def _update(
+        self, run_id: str, expected: RunStatus | Iterable[RunStatus] | None, **fields: Any
+    ) -> RunRecord | None:
         """Set ``fields`` on an existing run (a ``None`` value removes the field), validated as the record
-        validates them, if its status is one of ``expected`` (when given); else ``False``, nothing changed."""
+        validates them, if its status is one of ``expected`` (when given): the run as the write left it;
+        else ``None``, nothing changed."""
 
-    def deploy(self, run_id: str) -> bool:
-        """A live run waits for its model: ``Pending`` -> ``Deploying``; ``False`` unless it was Pending."""
+    def deploy(self, run_id: str) -> RunRecord | None:
+        """A live run waits for its model: ``Pending`` -> ``Deploying``; ``None`` unless it was Pending."""
         return self._update(run_id, RunStatus.PENDING, status=RunStatus.DEPLOYING)
 
     def start(
@@ -64,9 +70,9 @@ class RunsStore(ABC):
         submission_filename: str,
         started_at: str | None = None,
         expected: RunStatus | Iterable[RunStatus] = RunStatus.PENDING,
-    ) -> bool:
+    ) -> RunRecord | None:
         """``expected`` -> ``Running``, reading the submission at ``submission_key``, started now unless
-        ``started_at`` says when; ``False`` (nothing changed) unless the run was in ``expected``.
+        ``started_at`` says when; ``None`` (nothing changed) unless the run was in ``expected``.
 
         That is how a duplicate event becomes a no-op: the second ``Pending -> Running`` finds the run
         already ``Running`` and changes nothing.
@@ -80,17 +86,17 @@ class RunsStore(ABC):
             submission_filename=submission_filename,
         )
 
-    def record_phase(self, run_id: str, phase: str) -> bool:
+    def record_phase(self, run_id: str, phase: str) -> RunRecord | None:
         """Name the phase the run is scored in."""
         return self._update(run_id, None, phase=phase)
 
     def record_ingest(
         self, run_id: str, *, counts: Mapping[str, int], warnings: Sequence[str], shards: ShardPlan | None
-    ) -> bool:
+    ) -> RunRecord | None:
         """What ingest counted and noticed, and the shards the run is scored in (``None``: whole)."""
         return self._update(run_id, None, counts=dict(counts), warnings=list(warnings), shards=shards)
 
-    def record_inference(self, run_id: str, summary: InferenceSummary) -> bool:
+    def record_inference(self, run_id: str, summary: InferenceSummary) -> RunRecord | None:
         """What asking a live model for the run's answers came to."""
         return self._update(run_id, None, inference=summary)
 
@@ -104,9 +110,9 @@ class RunsStore(ABC):
         breakdowns: Mapping[str, Any],
         counts: Mapping[str, int],
         execution_name: str,
-    ) -> bool:
+    ) -> RunRecord | None:
         """``Running`` -> ``Completed`` with its scores, its artifact pending from the execution
-        ``execution_name``, its claim let go; ``False`` (nothing changed) unless the run was Running."""
+        ``execution_name``, its claim let go; ``None`` (nothing changed) unless the run was Running."""
         return self._update(
             run_id,
             RunStatus.RUNNING,
@@ -124,8 +130,8 @@ class RunsStore(ABC):
 
     def fail(
         self, run_id: str, reason: str, *, expected: RunStatus | Iterable[RunStatus] = RunStatus.RUNNING
-    ) -> bool:
-        """``expected`` -> ``Failed`` for ``reason``, its claim let go; ``False`` (nothing changed) unless
+    ) -> RunRecord | None:
+        """``expected`` -> ``Failed`` for ``reason``, its claim let go; ``None`` (nothing changed) unless
         the run was in ``expected``, so a run that finished meanwhile keeps its outcome."""
         return self._update(
             run_id,
@@ -136,7 +142,15 @@ class RunsStore(ABC):
             claim=None,
         )
 
-    def link_dataset(self, run_id: str, *, dataset_id: str, dataset_name: str) -> bool:
+    def artifact_not_emitted(self, run_id: str, reason: str) -> RunRecord | None:
+        """The run leaves no finetune artifact, for ``reason``; ``None`` if the run is missing."""
+        return self._update(run_id, None, artifact_status=ArtifactStatus.NOT_EMITTED, artifact_reason=reason)
+
+    def artifact_failed(self, run_id: str, reason: str) -> RunRecord | None:
+        """Building or saving the run's artifact failed, for ``reason``; ``None`` if the run is missing."""
+        return self._update(run_id, None, artifact_status=ArtifactStatus.FAILED, artifact_reason=reason)
+
+    def link_dataset(self, run_id: str, *, dataset_id: str, dataset_name: str) -> RunRecord | None:
         """The run's artifact is saved as the dataset ``dataset_id``."""
         return self._update(
             run_id,

@@ -45,13 +45,14 @@ class Invocation:
         return cls(request_id=context.aws_request_id, deadline=time.time() + remaining, attempts=attempts)
 
 
-def claim_run(runs: RunsStore, run_id: str, *, step: str, invocation: Invocation) -> int | None:
-    """The attempt number when this invocation now holds the Running run for ``step``; None if another does.
+def claim_run(runs: RunsStore, run: RunRecord, *, step: str, invocation: Invocation) -> int | None:
+    """The attempt number when this invocation now holds the Running ``run`` (as the step has it) for
+    ``step``; None if another does.
 
     The claim lapses at the invocation's deadline, so a holder that died does not block the retry.
     """
     return runs.claim(
-        run_id,
+        run,
         step=step,
         holder=invocation.holder,
         expires_at=invocation.deadline,
@@ -124,20 +125,22 @@ def out_of_time_guard(
 
 def take_turn(
     runs: RunsStore,
-    run_id: str,
+    run: RunRecord,
     *,
     step: str,
     invocation: Invocation,
     work: Callable[[], RunRecord | None],
     publisher: Publisher | None = None,
 ) -> RunRecord | None:
-    """Do ``work`` on the Running run as this invocation's turn at ``step``; None if another holds it.
+    """Do ``work`` on the Running ``run`` (as the step read or wrote it) as this invocation's turn at
+    ``step``; None if another holds it.
 
     The run is claimed first and let go after. An unexpected error is raised again for Lambda to retry,
     except on the last attempt, which fails the run (announced as RunFailed, given a ``publisher``); the
     last attempt also fails it just before Lambda's deadline. ``work`` answers errors a user can act on.
     """
-    attempt = claim_run(runs, run_id, step=step, invocation=invocation)
+    run_id = run.run_id
+    attempt = claim_run(runs, run, step=step, invocation=invocation)
     if attempt is None:
         logger.info("another invocation holds this run", extra={"run_id": run_id, "step": step})
         return None
@@ -151,6 +154,7 @@ def take_turn(
             runs, run_id, step=step, attempt=attempt, invocation=invocation, error=error
         ):
             raise
+        # Read again: whether the last attempt failed the run or it finished meanwhile, its state now.
         failed = runs.get(run_id)
         if publisher is not None and failed is not None and failed.status is RunStatus.FAILED:
             publisher.publish("RunFailed", {"run_id": run_id, "reason": failed.failure_reason})

@@ -1,4 +1,5 @@
-"""What every run step needs: the run's record and its environment, opened from the registered bundle."""
+"""What every run step needs: the environment version its run names, read once, and the environment
+opened from the bundle registered for it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from benchgen.environment import Environment, open_environment
 from benchgen.errors import BenchGenError, BundleError
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.storage import ObjectStorage
-from benchgen.records.environments import EnvironmentStatus
+from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
 from benchgen.records.runs import RunRecord
 from benchgen.steps.case_scope import (
     CaseScopeError,
@@ -22,11 +23,8 @@ class RunEnvironmentError(BenchGenError):
     """The run names an environment version that cannot be used."""
 
 
-def open_run_environment(
-    run: RunRecord, *, environments: EnvironmentsReader, store: ObjectStorage, workdir: Path
-) -> Environment:
-    """Open exactly the bundle object version that was validated when the environment was registered, for
-    the run's phase (PhaseError when the bundle has no such phase), narrowed to the run's case scope."""
+def registered_version(run: RunRecord, environments: EnvironmentsReader) -> EnvironmentRecord:
+    """The environment version the run names, read once for the step: registered, or a sentence why not."""
     record = environments.get(run.environment_id, run.environment_version)
     if record is None:
         raise RunEnvironmentError(
@@ -38,7 +36,15 @@ def open_run_environment(
             f"environment {run.environment_id} version {run.environment_version} was rejected: "
             + "; ".join(record.problems)
         )
-    bundle = store.download(record.bundle_key, workdir / "bundle.zip", version_id=record.bundle_version_id)
+    return record
+
+
+def open_run_environment(
+    run: RunRecord, version: EnvironmentRecord, *, store: ObjectStorage, workdir: Path
+) -> Environment:
+    """Open exactly the bundle object version that was validated when ``version`` was registered, for the
+    run's phase (PhaseError when the bundle has no such phase), narrowed to the run's case scope."""
+    bundle = store.download(version.bundle_key, workdir / "bundle.zip", version_id=version.bundle_version_id)
     environment = open_environment(bundle, workdir / "bundle", phase=run.phase)
     if run.case_scope is not None:
         _narrow(environment, run, store=store, workdir=workdir)

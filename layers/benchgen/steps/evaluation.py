@@ -3,9 +3,10 @@
 Start (read the package's held-out cases; create the trained model's live run, and the base model's
 unless an existing one is reused, each restricted to those cases; start their InferencePipelines) ->
 Check (both runs finished?), repeated after a Wait -> Compare (the paired comparison over both runs'
-verdicts, written as report.json and report.html). The state machine records the result and emits the
-event. Each step reads the evaluation again, and Start is safe to repeat: run ids derive from the
-evaluation id, and a run or an execution that exists is left as it is.
+verdicts, written as report.json and report.html, and the evaluation recorded Completed). Compare also
+records the pipeline's caught failure; the state machine only waits, branches and emits the events. Each
+step reads the evaluation again, and Start is safe to repeat: run ids derive from the evaluation id, and
+a run or an execution that exists is left as it is.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord, EvaluationStatus
 from benchgen.records.runs import RunRecord, RunStatus
+from benchgen.records.timestamps import utc_now
 from benchgen.steps.case_scope import write_case_scope
 from benchgen.steps.keys import (
     CASE_SCOPE,
@@ -38,7 +40,8 @@ from benchgen.steps.keys import (
 
 
 class Compared(BaseModel):
-    """What Compare found, as the evaluation records it, and where its report is."""
+    """What Compare found, as the evaluation records it (each a field of the record), and where its
+    report is."""
 
     verdict: Conclusion
     verdict_reason: str
@@ -182,7 +185,7 @@ def _scoring_output(run: RunRecord | None, side: str, *, store: ObjectStorage, w
 def compare(
     evaluation_id: str, *, evaluations: EvaluationsStore, runs: RunsStore, store: ObjectStorage, workdir: Path
 ) -> Compared:
-    """Compare both runs on the held-out cases; write the report; answer what the record keeps."""
+    """Compare both runs on the held-out cases, write the report, and record the evaluation Completed."""
     evaluation = _evaluation(evaluations, evaluation_id)
     package = held_out_package(evaluation, store=store, workdir=workdir)
     tuned_run = runs.get(evaluation.tuned.run_id or "")
@@ -207,7 +210,7 @@ def compare(
     html_key = evaluation_key(evaluation_id, REPORT_HTML)
     store.upload(out / REPORT_JSON, json_key, content_type="application/json")
     store.upload(out / REPORT_HTML, html_key, content_type="text/html; charset=utf-8")
-    return Compared(
+    compared = Compared(
         verdict=comparison.verdict,
         verdict_reason=comparison.verdict_reason,
         accuracy_before=comparison.accuracy_before,
@@ -215,4 +218,20 @@ def compare(
         paired_cases=comparison.paired_cases,
         report_key=json_key,
         report_html_key=html_key,
+    )
+    if not evaluations.complete(evaluation_id, found=compared.model_dump(mode="json"), finished_at=utc_now()):
+        raise _not_running(evaluation_id, "Completed")
+    return compared
+
+
+def record_evaluation_failure(evaluation_id: str, reason: str, *, evaluations: EvaluationsStore) -> None:
+    """The pipeline's caught failure: Running -> Failed with ``reason``."""
+    if not evaluations.fail(evaluation_id, reason=reason, finished_at=utc_now()):
+        raise _not_running(evaluation_id, f"Failed ({reason})")
+
+
+def _not_running(evaluation_id: str, outcome: str) -> EvaluationError:
+    return EvaluationError(
+        f"evaluation {evaluation_id} is no longer Running, so it is not recorded {outcome}: it keeps what "
+        "it was recorded with first"
     )

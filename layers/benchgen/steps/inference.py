@@ -27,7 +27,7 @@ from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.providers.registry import provider
 from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunStatus
-from benchgen.steps.context import open_run_environment
+from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.keys import (
     GENERATED_SUBMISSION,
     inference_shard_key,
@@ -74,6 +74,12 @@ def deploy(run_id: str, *, runs: RunsStore, model_for: ModelFactory, backoff: Ba
     return {"run_id": run_id, "latency_ms": outcome.latency_ms}
 
 
+def record_live_run_failure(run_id: str, reason: str, *, runs: RunsStore) -> None:
+    """The InferencePipeline's caught failure: the run, while it waits for its model or is being answered,
+    fails for ``reason``. A finished run keeps its outcome, and the state machine fails either way."""
+    runs.fail(run_id, reason, expected=(RunStatus.PENDING, RunStatus.DEPLOYING, RunStatus.RUNNING))
+
+
 def _cases(path: Path) -> Iterator[dict[str, Any]]:
     with path.open(encoding="utf-8") as lines:
         for line in lines:
@@ -99,7 +105,9 @@ def plan(
 ) -> dict[str, Any]:
     """Cut the environment's cases into shards of ``shard_size``; the run is Running from here."""
     run, _ = _live_run(runs, run_id, RunStatus.DEPLOYING, RunStatus.RUNNING)
-    environment = open_run_environment(run, environments=environments, store=store, workdir=workdir)
+    environment = open_run_environment(
+        run, registered_version(run, environments), store=store, workdir=workdir
+    )
     shards = 0
     batch: list[dict[str, Any]] = []
 

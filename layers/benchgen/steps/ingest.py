@@ -16,7 +16,7 @@ from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.records.timestamps import utc_now
 from benchgen.sandbox.job import Sandbox
 from benchgen.steps.attempts import Invocation, take_turn
-from benchgen.steps.context import open_run_environment
+from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.fulltext import keep_whole
 from benchgen.steps.keys import (
     ObjectKeyError,
@@ -82,11 +82,13 @@ def ingest_submission(
     run_id = submission.run_id
     if runs.get(run_id) is None:
         runs.create(_run_for_upload(run_id, store.metadata(key)))
+    # The run as the start left it; read again only when it did not start (a duplicate, or a resumed one).
     started = runs.start(run_id, submission_key=key, submission_filename=submission.filename)
-    run = runs.get(run_id)
+    run = started or runs.get(run_id)
     if run is None or not (started or _interrupted(run, key)):
         logger.info("run is not pending: duplicate or late event ignored", extra={"run_id": run_id})
         return None
+    claimed = run
 
     def work() -> RunRecord | None:
         if not started:
@@ -95,7 +97,7 @@ def ingest_submission(
             return _ingest_claimed(
                 key,
                 submission.filename,
-                run,
+                claimed,
                 store=store,
                 runs=runs,
                 environments=environments,
@@ -105,10 +107,9 @@ def ingest_submission(
         except BenchGenError as error:
             logger.info("submission refused", extra={"run_id": run_id, "reason": str(error)})
             _keep_log([str(error)], run_id, store=store, runs=runs, workdir=workdir)
-            runs.fail(run_id, str(error))
-            return runs.get(run_id)
+            return runs.fail(run_id, str(error)) or runs.get(run_id)
 
-    return take_turn(runs, run_id, step="ingest", invocation=invocation, work=work)
+    return take_turn(runs, claimed, step="ingest", invocation=invocation, work=work)
 
 
 def _ingest_claimed(
@@ -124,15 +125,15 @@ def _ingest_claimed(
 ) -> RunRecord | None:
     run_id = run.run_id
     runs.add_files(run_id, {RunOutput.SUBMISSION: key})
-    env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
+    version = registered_version(run, environments)
+    env = open_run_environment(run, version, store=store, workdir=workdir / "env")
     # The run names the phase it runs from now on: a run that named none gets the first one's name.
     runs.record_phase(run_id, env.phase.name)
     local = store.download(key, workdir / "submission" / filename)
     out = workdir / "out"
     report = ingest(env, local, out, workdir=workdir / "ingest", sandbox=sandbox)
     _keep_log(report.warnings, run_id, store=store, runs=runs, workdir=workdir)
-    record = environments.get(run.environment_id, run.environment_version)
-    plan = shard_plan(run, env, record) if record is not None else None
+    plan = shard_plan(run, env, version)
     if plan is not None:
         write_shard_inputs(
             run_id, report.prediction_output, env.cases_path, plan, store=store, workdir=workdir / "shards"
@@ -145,8 +146,7 @@ def _ingest_claimed(
         warnings=report.warnings,
     )
     store.upload(report.prediction_output, prediction_key(run_id), content_type="application/zip")
-    runs.add_files(run_id, {RunOutput.PREDICTION_OUTPUT: prediction_key(run_id)})
-    return runs.get(run_id)
+    return runs.add_files(run_id, {RunOutput.PREDICTION_OUTPUT: prediction_key(run_id)})
 
 
 def _refuse_misplaced(
@@ -161,13 +161,13 @@ def _refuse_misplaced(
     if run_id is None:
         logger.error("submission key names no usable run id: nothing recorded", extra={"key": key})
         return None
-    if runs.get(run_id) is None:
+    existing = runs.get(run_id)
+    if existing is None:
         named = _run_for_upload(run_id, store.metadata(key))
         refused = {"status": RunStatus.FAILED, "finished_at": utc_now(), "failure_reason": str(error)}
-        runs.create(RunRecord.model_validate(named.model_dump() | refused))
-    else:
-        runs.fail(run_id, str(error), expected=RunStatus.PENDING)
-    return runs.get(run_id)
+        record = RunRecord.model_validate(named.model_dump() | refused)
+        return record if runs.create(record) else runs.get(run_id)
+    return runs.fail(run_id, str(error), expected=RunStatus.PENDING) or existing
 
 
 def _keep_log(texts: list[str], run_id: str, *, store: ObjectStorage, runs: RunsStore, workdir: Path) -> None:

@@ -1,4 +1,9 @@
-"""The package pipeline's BuildPackage task: build one export package of a preparation and describe it."""
+"""The package pipeline's BuildPackage task: build one export package of a preparation and record it.
+
+The task records every move of the package out of Building (Ready, Refused, or the pipeline's caught
+failure) through the packages table's module; the state machine only branches on the answer and
+announces PackageReady.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from benchgen.errors import BenchGenError
+from benchgen.ports.packages import PackagesStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.bounds import clip_text
-from benchgen.records.packages import PackageFiles
+from benchgen.records.packages import PackageFiles, PackageStatus
 from benchgen.steps.keys import package_key, preparation_key
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from benchgen.training.package import PackageRefused, PreparationInfo, build_package
@@ -33,7 +39,8 @@ class BuiltPackage(BaseModel):
 
 
 class PackageBuild(BaseModel):
-    """The task's answer: ``refused`` with its ``reason``, or the ``package`` to record."""
+    """The task's answer, what the state machine branches on and announces: ``refused`` with its
+    ``reason``, or the ``package`` recorded Ready."""
 
     refused: bool
     reason: str | None = None
@@ -44,11 +51,18 @@ class PackageIdMismatch(BenchGenError):
     """The build computed another package id than the one the package was recorded under."""
 
 
-def build_package_step(task: PackageTask, *, store: ObjectStorage, workdir: Path) -> PackageBuild:
-    """Build the package and upload its zip; or the profile's refusal.
+class PackageNotBuilding(BenchGenError):
+    """The package has left Building (Ready, Refused or Failed): what it says stands."""
+
+
+def build_package_step(
+    task: PackageTask, *, store: ObjectStorage, packages: PackagesStore, workdir: Path
+) -> PackageBuild:
+    """Build the package and record it Ready, or record the profile's refusal; the answer says which.
 
     A profile that refuses the preparation is an answer (the package is recorded Refused with the
     profile's message), not an error: it is the user's choice to change, not the platform's failure.
+    A package that has left Building is never rewritten: :class:`PackageNotBuilding`.
     """
     prepared = workdir / "preparation"
     for name in (EXAMPLES_NAME, HELD_OUT_NAME):
@@ -56,14 +70,36 @@ def build_package_step(task: PackageTask, *, store: ObjectStorage, workdir: Path
     try:
         report = build_package(prepared, task.preparation, task.profile, workdir / "package")
     except PackageRefused as refusal:
-        return PackageBuild(refused=True, reason=clip_text(str(refusal)))
+        reason = clip_text(str(refusal))
+        refused = packages.transition(
+            task.package_id, expected=PackageStatus.BUILDING, status=PackageStatus.REFUSED, reason=reason
+        )
+        if not refused:
+            raise _left_building(task.package_id, f"refused ({reason})") from None
+        return PackageBuild(refused=True, reason=reason)
     if report.package_id != task.package_id:
         raise PackageIdMismatch(
             f"package {task.package_id} was requested, but preparation {task.preparation_id} in its current "
             f"state with profile {task.profile} gives package {report.package_id}: request the package again"
         )
     store.upload(report.path, package_key(report.package_id), content_type="application/zip")
-    return PackageBuild(
-        refused=False,
-        package=BuiltPackage(sha256=report.sha256, size=report.size, files=report.files),
+    built = BuiltPackage(sha256=report.sha256, size=report.size, files=report.files)
+    if not packages.ready(task.package_id, sha256=built.sha256, size=built.size, files=built.files):
+        raise _left_building(task.package_id, "built")
+    return PackageBuild(refused=False, package=built)
+
+
+def record_package_failure(package_id: str, reason: str, *, packages: PackagesStore) -> None:
+    """The pipeline's caught failure: the package Building -> Failed with ``reason``."""
+    failed = packages.transition(
+        package_id, expected=PackageStatus.BUILDING, status=PackageStatus.FAILED, reason=reason
+    )
+    if not failed:
+        raise _left_building(package_id, f"failed ({reason})")
+
+
+def _left_building(package_id: str, outcome: str) -> PackageNotBuilding:
+    return PackageNotBuilding(
+        f"package {package_id} is no longer Building, so it is not recorded as {outcome}: it keeps what it "
+        "was recorded with first"
     )

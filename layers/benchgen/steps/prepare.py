@@ -1,7 +1,9 @@
-"""The preparation state machine's tasks: Generate (examples and held-out cases) and Check (coverage).
+"""The preparation state machine's tasks: Generate (examples and held-out cases) and Check (coverage),
+which records the preparation Ready (or, sent the pipeline's caught failure, Failed).
 
 The API validated the request and hands the execution everything the tasks need (the spec, each run's
-model, the bundle's key and version), so the tasks read no table: only the objects named here.
+model, the bundle's key and version), so the tasks read no table: only the objects named here. Check is
+the preparation's one writer after the API created it.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from pydantic import BaseModel, Field
 from benchgen.environment import open_environment
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
+from benchgen.ports.preparations import PreparationsStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.bounds import clip_text
+from benchgen.records.timestamps import utc_now
 from benchgen.steps.keys import COVERAGE, preparation_key, run_key
 from benchgen.training.coverage import check_held_out, coverage
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, HeldOutCase, PreparedExample
@@ -59,11 +63,13 @@ class GenerateTask(BaseModel):
 class CheckTask(BaseModel):
     preparation_id: str
     scope: list[str]  # the criteria in scope, resolved by Generate ([] in the spec means all of them)
+    report: GenerationReport  # what Generate found: recorded once the check passes
 
 
 class Generation(BaseModel):
     """Generate's answer: the criteria in ``scope`` and the ``report`` of what generating found; or, when
-    the spec cannot be prepared, only the sentence ``refused``."""
+    the spec cannot be prepared, only the sentence ``refused``. Handed on without its empty fields: the
+    state machine branches on whether ``refused`` is there."""
 
     refused: str | None = None
     scope: list[str] = Field(default_factory=list)
@@ -78,6 +84,10 @@ class Checked(BaseModel):
 
 class HeldOutLeak(BenchGenError):
     """Training rows derived from held-out cases: generation should have dropped them."""
+
+
+class PreparationNotGenerating(BenchGenError):
+    """The preparation has left Generating (the API failed it, or a step recorded it): it stays as it is."""
 
 
 def generate_preparation(task: GenerateTask, *, store: ObjectStorage, workdir: Path) -> Generation:
@@ -119,14 +129,16 @@ def _held_out(store: ObjectStorage, preparation_id: str) -> Iterator[HeldOutCase
             yield HeldOutCase.model_validate_json(line)
 
 
-def check_preparation(task: CheckTask, *, store: ObjectStorage, workdir: Path) -> Checked:
-    """Write coverage.json once no held-out case reached training; its gap count.
+def check_preparation(
+    task: CheckTask, *, store: ObjectStorage, preparations: PreparationsStore, workdir: Path
+) -> Checked:
+    """Write coverage.json and record the preparation Ready, once no held-out case reached training.
 
     Both files are streamed (twice for the examples), so memory holds counts and held-out hashes only.
     """
     problems = check_held_out(_examples(store, task.preparation_id), _held_out(store, task.preparation_id))
     if problems:
-        # The state machine writes the message as the failure reason: bounded here as the record bounds it.
+        # The message travels through the execution as the failure reason: bounded as the record bounds it.
         raise HeldOutLeak(
             clip_text(
                 "this is a defect in generation, report it with the preparation id: training rows come "
@@ -137,4 +149,22 @@ def check_preparation(task: CheckTask, *, store: ObjectStorage, workdir: Path) -
     path = workdir / COVERAGE
     path.write_text(found.model_dump_json(), encoding="utf-8")
     store.upload(path, preparation_key(task.preparation_id, COVERAGE), content_type="application/json")
-    return Checked(gap_count=len(found.gaps))
+    gap_count = len(found.gaps)
+    if not preparations.ready(
+        task.preparation_id, report=task.report, gap_count=gap_count, finished_at=utc_now()
+    ):
+        raise _not_generating(task.preparation_id, "Ready")
+    return Checked(gap_count=gap_count)
+
+
+def record_preparation_failure(preparation_id: str, reason: str, *, preparations: PreparationsStore) -> None:
+    """The pipeline's caught failure (a refusal of Generate's among them): Generating -> Failed."""
+    if not preparations.fail(preparation_id, reason=reason, finished_at=utc_now()):
+        raise _not_generating(preparation_id, f"Failed ({reason})")
+
+
+def _not_generating(preparation_id: str, outcome: str) -> PreparationNotGenerating:
+    return PreparationNotGenerating(
+        f"preparation {preparation_id} is no longer Generating, so it is not recorded {outcome}: it keeps "
+        "what it was recorded with first"
+    )

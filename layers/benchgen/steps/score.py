@@ -17,7 +17,7 @@ from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.engine import ScoreReport, score_predictions
 from benchgen.steps.attempts import Invocation, take_turn
-from benchgen.steps.context import open_run_environment
+from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.fulltext import keep_whole
 from benchgen.steps.keys import (
     ObjectKeyError,
@@ -87,7 +87,7 @@ def score_run(
         return None
     return take_turn(
         runs,
-        run_id,
+        run,
         step="score",
         invocation=invocation,
         publisher=publisher,
@@ -127,9 +127,11 @@ def _score_claimed(
         payload = {"run_id": run_id, "items_key": shard_items_key(run_id)}
         if not sharded_starter.start_once(sharded_execution_name(run_id), payload):
             logger.info("sharded scoring already started", extra={"run_id": run_id})
-        return runs.get(run_id)
+        return run
     try:
-        env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
+        env = open_run_environment(
+            run, registered_version(run, environments), store=store, workdir=workdir / "env"
+        )
         local = store.download(key, RunOutput.PREDICTION_OUTPUT.path_in(workdir))
         report = score_predictions(env, local, out, workdir=workdir / "score", sandbox=sandbox)
     except BenchGenError as error:
@@ -166,9 +168,12 @@ def fail_scoring(
         runs=runs,
         workdir=workdir / "log",
     )
-    if runs.fail(run_id, reason):
-        publisher.publish("RunFailed", {"run_id": run_id, "reason": reason})
-    return runs.get(run_id)
+    failed = runs.fail(run_id, reason)
+    if failed is None:
+        # It finished meanwhile (another delivery, another shard): what it is now.
+        return runs.get(run_id)
+    publisher.publish("RunFailed", {"run_id": run_id, "reason": reason})
+    return failed
 
 
 def complete_scoring(
@@ -211,4 +216,4 @@ def complete_scoring(
         "RunCompleted",
         {"run_id": run_id, "environment_id": run.environment_id, "overall_score": report.overall_score},
     )
-    return runs.get(run_id)
+    return completed

@@ -31,7 +31,7 @@ from benchgen.records.environments import ShardPlan
 from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.score_parts import finish_scores, score_part
-from benchgen.steps.context import open_run_environment
+from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.keys import (
     ARTIFACT_PART,
     SCORE_PART,
@@ -106,7 +106,9 @@ def score_shard(
     run, plan = _sharded_run(runs, run_id)
     where = f"scoring {shard_label(plan, shard)}"
     with _failing_run(run_id, where, store=store, runs=runs, publisher=publisher, workdir=workdir):
-        env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
+        env = open_run_environment(
+            run, registered_version(run, environments), store=store, workdir=workdir / "env"
+        )
         cases = store.download(
             case_shard_key(run.environment_id, run.environment_version, plan.task, shard),
             workdir / "cases.jsonl",
@@ -135,7 +137,9 @@ def build_shard_artifact(
     run, plan = _sharded_run(runs, run_id)
     where = f"building the finetune examples of {shard_label(plan, shard)}"
     with _failing_run(run_id, where, store=store, runs=runs, publisher=publisher, workdir=workdir):
-        env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
+        env = open_run_environment(
+            run, registered_version(run, environments), store=store, workdir=workdir / "env"
+        )
         scored = download_part(run_id, SCORE_PART, shard, store=store, folder=workdir / "score")
         cases = store.download(
             case_shard_key(run.environment_id, run.environment_version, plan.task, shard),
@@ -169,9 +173,18 @@ def reduce_scores(
         publisher=publisher,
         workdir=workdir,
     ):
-        env = open_run_environment(run, environments=environments, store=store, workdir=workdir / "env")
+        env = open_run_environment(
+            run, registered_version(run, environments), store=store, workdir=workdir / "env"
+        )
         parts = download_parts(run_id, SCORE_PART, plan.count, store=store, folder=workdir / "parts")
         report = finish_scores(env, parts, out)
     completed = complete_scoring(run, report, store=store, runs=runs, starter=starter, publisher=publisher)
     status = completed.status.value if completed is not None else RunStatus.COMPLETED.value
     return {"run_id": run_id, "status": status}
+
+
+def record_sharded_failure(run_id: str, reason: str, *, runs: RunsStore) -> None:
+    """ShardedScoring's caught failure, a step that ended before it could say why (out of time or memory):
+    the Running run fails for ``reason``. A run no longer Running keeps its outcome: the step that failed
+    it wrote its own sentence, and the state machine fails either way."""
+    runs.fail(run_id, reason)

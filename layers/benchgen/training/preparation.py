@@ -18,11 +18,12 @@ import os
 import sqlite3
 import tempfile
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -79,6 +80,38 @@ class PreparationError(BenchGenError):
     """A spec that cannot be prepared; the message says what to change."""
 
 
+class SourceProblem(StrEnum):
+    """Which check of a preparation's runs and scope refused it (the API answers each with its status)."""
+
+    REPEATED_RUN = "repeated_run"
+    UNKNOWN_RUN = "unknown_run"
+    OTHER_VERSION = "other_version"
+    UNKNOWN_CRITERION = "unknown_criterion"
+
+
+class SourcesRefused(PreparationError):
+    """The spec's runs or criteria cannot be drawn from; ``problem`` names the check that refused them."""
+
+    def __init__(self, problem: SourceProblem, message: str) -> None:
+        super().__init__(message)
+        self.problem = problem
+
+
+class RunOnVersion(Protocol):
+    """What checking a preparation's runs reads of each: a run's record (the API) or a run handed to
+    Generate."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def environment_id(self) -> str: ...
+    @property
+    def environment_version(self) -> str: ...
+
+
+RunT = TypeVar("RunT", bound=RunOnVersion)
+
+
 class GenerationSettings(BaseModel):
     """How rows are generated; None takes the value of the bundle's ``finetune:`` section."""
 
@@ -128,46 +161,65 @@ class GenerationReport(BaseModel):
 
 
 def _names(values: Sequence[str]) -> str:
-    return ", ".join(repr(value) for value in values)
+    return ", ".join(values)
+
+
+def check_sources(
+    spec: PreparationSpec, found: Mapping[str, RunT | None], *, criteria: Sequence[str] | None
+) -> list[RunT]:
+    """The spec's runs, in its order, once each can be drawn from: named once, found (``found`` maps every
+    run id of the spec to its run, ``None`` when there is none), on the spec's environment version; and
+    every criterion of its scope one of the version's ``criteria`` (not checked when they are unknown).
+
+    The one check of a preparation's runs and scope: the API makes it before it records a preparation,
+    Generate again over what it was handed. :class:`SourcesRefused` names the first problem.
+    """
+    repeated = sorted({run_id for run_id in spec.run_ids if spec.run_ids.count(run_id) > 1})
+    if repeated:
+        raise SourcesRefused(
+            SourceProblem.REPEATED_RUN, f"run_ids names {_names(repeated)} more than once: list each run once"
+        )
+    missing = [run_id for run_id in spec.run_ids if found.get(run_id) is None]
+    if missing:
+        raise SourcesRefused(
+            SourceProblem.UNKNOWN_RUN, f"no run {_names(missing)}: check run_ids (GET /runs lists runs)"
+        )
+    runs = [run for run in (found[run_id] for run_id in spec.run_ids) if run is not None]
+    version = f"{spec.environment_id} version {spec.environment_version}"
+    elsewhere = [
+        f"{run.run_id} ({run.environment_id} version {run.environment_version})"
+        for run in runs
+        if (run.environment_id, run.environment_version) != (spec.environment_id, spec.environment_version)
+    ]
+    if elsewhere:
+        raise SourcesRefused(
+            SourceProblem.OTHER_VERSION,
+            f"runs {', '.join(elsewhere)} are not on {version}: a preparation draws from runs of one "
+            "environment version only",
+        )
+    unknown = [criterion for criterion in spec.criteria if criteria is not None and criterion not in criteria]
+    if unknown:
+        valid = ", ".join(criteria or ()) or "none: leave criteria empty"
+        raise SourcesRefused(
+            SourceProblem.UNKNOWN_CRITERION,
+            f"criteria {_names(unknown)} are not criteria of {version}; the valid ids are {valid}",
+        )
+    return runs
 
 
 def check_spec(spec: PreparationSpec, env: Environment, runs: Sequence[RunSource]) -> None:
     """Raise a PreparationError naming the first thing that keeps ``spec`` from being prepared."""
-    repeated = sorted({run_id for run_id in spec.run_ids if spec.run_ids.count(run_id) > 1})
-    if repeated:
-        raise PreparationError(f"run_ids lists {_names(repeated)} more than once; list each run once")
     given = {run.run_id: run for run in runs}
-    missing = [run_id for run_id in spec.run_ids if run_id not in given]
-    if missing:
-        raise PreparationError(
-            f"no scored run was found for {_names(missing)}; name runs that finished scoring"
-        )
+    check_sources(
+        spec,
+        {run_id: given.get(run_id) for run_id in spec.run_ids},
+        criteria=[criterion.id for criterion in env.spec.criteria],
+    )
     extra = sorted(set(given) - set(spec.run_ids))
     if extra:
         raise PreparationError(
             f"runs {_names(extra)} were given but run_ids does not name them; add them to run_ids or "
             "leave them out"
-        )
-    elsewhere = [
-        f"{run.run_id!r} (environment {run.environment_id!r} version {run.environment_version!r})"
-        for run in (given[run_id] for run_id in spec.run_ids)
-        if (run.environment_id, run.environment_version) != (spec.environment_id, spec.environment_version)
-    ]
-    if elsewhere:
-        raise PreparationError(
-            f"runs {', '.join(elsewhere)} are not on environment {spec.environment_id!r} version "
-            f"{spec.environment_version!r}; prepare from runs of that one environment version"
-        )
-    known = [criterion.id for criterion in env.spec.criteria]
-    unknown = [criterion for criterion in spec.criteria if criterion not in known]
-    if unknown and not known:
-        raise PreparationError(
-            f"criteria {_names(unknown)} were asked for, but the environment defines no criteria; "
-            "leave criteria empty"
-        )
-    if unknown:
-        raise PreparationError(
-            f"criteria {_names(unknown)} are not criteria of this environment; choose from {_names(known)}"
         )
     try:
         env.cases_path  # noqa: B018 - the property raises when the bundle has no cases

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from benchgen.aws.tables.base import Table
 from benchgen.ports.pages import Page
 from benchgen.records.datasets import DatasetRecord
-
-if TYPE_CHECKING:
-    # Only the answer's type: a table's importers (the API) need not load the artifact build.
-    from benchgen.steps.artifact import ArtifactBuild
 
 #: Dataset kinds an unfiltered dataset list covers (one ``by_kind`` partition each).
 DATASET_KINDS: tuple[str, ...] = ("finetune",)
@@ -44,16 +40,3 @@ class DatasetsRepo(Table):
             limit=limit,
             next_token=next_token,
         )
-
-
-def artifact_answer(build: ArtifactBuild) -> dict[str, Any]:
-    """The BuildArtifact task's answer as the artifact pipeline's SaveDataset state writes it: every
-    field of the dataset as text, which the state maps into the attribute its field's type takes."""
-    dataset = build.dataset
-    return {
-        "emitted": build.emitted,
-        "reason": build.reason,
-        "dataset": None
-        if dataset is None
-        else {name: str(value) for name, value in dataset.model_dump(mode="json").items()},
-    }

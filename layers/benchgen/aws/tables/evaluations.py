@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
-from benchgen.aws.items import to_item
+from benchgen.aws.items import field_attribute, to_item
 from benchgen.aws.tables.base import Table
 from benchgen.ports.pages import Page
 from benchgen.records.bounds import clip_text
 from benchgen.records.evaluations import EvaluationGrant, EvaluationRecord, EvaluationStatus
-
-if TYPE_CHECKING:
-    # Only the answer's type: a table's importers (the API) need not load the comparison.
-    from benchgen.steps.evaluation import Compared
 
 
 class EvaluationsRepo(Table):
@@ -87,6 +84,26 @@ class EvaluationsRepo(Table):
             },
         )
 
+    def complete(self, evaluation_id: str, *, found: Mapping[str, Any], finished_at: str) -> bool:
+        """``Running`` -> ``Completed`` with what the comparison ``found`` (verdict, its reason, accuracy
+        before and after, paired cases, the report keys: fields of the record, bounded as it bounds them);
+        ``False`` unless it was still Running."""
+        names = {"#status": "status"} | {f"#{name}": name for name in found}
+        values = {f":{name}": field_attribute(EvaluationRecord, name, found[name]) for name in found}
+        assignments = ", ".join(f"#{name} = :{name}" for name in found)
+        return self._conditional_update(
+            {"evaluation_id": evaluation_id},
+            f"SET #status = :completed, {assignments}, finished_at = :finished",
+            "#status = :running",
+            names,
+            values
+            | {
+                ":completed": {"S": EvaluationStatus.COMPLETED.value},
+                ":running": {"S": EvaluationStatus.RUNNING.value},
+                ":finished": {"S": finished_at},
+            },
+        )
+
     def fail(self, evaluation_id: str, *, reason: str, finished_at: str) -> bool:
         """``Running`` -> ``Failed`` with ``reason``; ``False`` unless it was still Running."""
         return self._conditional_update(
@@ -101,17 +118,3 @@ class EvaluationsRepo(Table):
                 ":finished": {"S": finished_at},
             },
         )
-
-
-def compare_answer(compared: Compared) -> dict[str, Any]:
-    """The Compare task's answer as the evaluation pipeline's RecordCompleted state writes it: numbers as
-    text, the form a DynamoDB number takes."""
-    return {
-        "verdict": compared.verdict.value,
-        "verdict_reason": compared.verdict_reason,
-        "accuracy_before": repr(compared.accuracy_before),
-        "accuracy_after": repr(compared.accuracy_after),
-        "paired_cases": str(compared.paired_cases),
-        "report_key": compared.report_key,
-        "report_html_key": compared.report_html_key,
-    }

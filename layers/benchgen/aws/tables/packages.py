@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
-from benchgen.aws.items import to_attribute
+from benchgen.aws.items import field_attribute
 from benchgen.aws.tables.base import Table
 from benchgen.ports.pages import Page
 from benchgen.records.bounds import clip_text
-from benchgen.records.packages import PackageRecord, PackageStatus
-
-if TYPE_CHECKING:
-    # Only the answer's type: a table's importers (the API) need not load the package build.
-    from benchgen.steps.package import PackageBuild
+from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
 
 
 class PackagesRepo(Table):
@@ -53,6 +50,32 @@ class PackagesRepo(Table):
             is not None
         )
 
+    def ready(self, package_id: str, *, sha256: str, size: int, files: Mapping[str, PackageFile]) -> bool:
+        """Building -> Ready with the zip's digest, size and files; ``False`` if it was not Building."""
+        return (
+            self._conditional(
+                "update_item",
+                TableName=self.table_name,
+                Key={"package_id": {"S": package_id}},
+                UpdateExpression="SET #status = :ready, #sha256 = :sha256, #size = :size, #files = :files",
+                ConditionExpression="#status = :building",
+                ExpressionAttributeNames={
+                    "#status": "status",
+                    "#sha256": "sha256",
+                    "#size": "size",
+                    "#files": "files",
+                },
+                ExpressionAttributeValues={
+                    ":ready": {"S": PackageStatus.READY.value},
+                    ":building": {"S": PackageStatus.BUILDING.value},
+                    ":sha256": field_attribute(PackageRecord, "sha256", sha256),
+                    ":size": field_attribute(PackageRecord, "size", size),
+                    ":files": field_attribute(PackageRecord, "files", files),
+                },
+            )
+            is not None
+        )
+
     def retry(self, package_id: str, *, attempt: int) -> bool:
         """Failed at ``attempt`` -> Building at the next attempt, its reason cleared; ``False`` if not so.
 
@@ -89,20 +112,3 @@ class PackagesRepo(Table):
             limit=limit,
             next_token=next_token,
         )
-
-
-def build_answer(build: PackageBuild) -> dict[str, Any]:
-    """The BuildPackage task's answer as the package pipeline's RecordReady state writes it: the size as
-    text (DynamoDB takes a number as one) and the files map in DynamoDB's attribute-value form."""
-    package = build.package
-    return {
-        "refused": build.refused,
-        "reason": build.reason,
-        "package": None
-        if package is None
-        else {
-            "sha256": package.sha256,
-            "size": str(package.size),
-            "files": to_attribute(package.model_dump(mode="json")["files"])["M"],
-        },
-    }

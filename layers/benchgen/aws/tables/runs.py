@@ -3,34 +3,22 @@
 from __future__ import annotations
 
 import builtins
-import functools
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import TypeAdapter
-
-from benchgen.aws.items import plain_item, to_attribute
+from benchgen.aws.items import field_adapter, from_item, plain_item, to_attribute
 from benchgen.aws.tables.base import EqualsFilter, Table
-from benchgen.aws.transitions import TRACKED, log_transitions
+from benchgen.aws.transitions import log_transitions
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
 from benchgen.ports.runs import RunsStore
 from benchgen.records.runs import RunClaim, RunRecord, RunStatus
 
 
-@functools.cache
-def _run_field_adapter(name: str) -> TypeAdapter[Any]:
-    """Validates and dumps one RunRecord field's value, the same way the whole record would.
-
-    With the field's metadata, so that the record's bounds (see :mod:`benchgen.records.bounds`) hold for
-    updates.
-    """
-    field = RunRecord.model_fields.get(name)
-    if field is None or name == "run_id":
+def _run_field(name: str) -> str:
+    if name not in RunRecord.model_fields or name == "run_id":
         raise ValueError(f"a run has no updatable field {name!r}")
-    if not field.metadata:
-        return TypeAdapter(field.annotation)
-    return TypeAdapter(Annotated[(field.annotation, *field.metadata)])
+    return name
 
 
 class RunsRepo(Table, RunsStore):
@@ -46,19 +34,22 @@ class RunsRepo(Table, RunsStore):
     def get(self, run_id: str) -> RunRecord | None:
         return self._get(RunRecord, {"run_id": run_id})
 
-    def _update(self, run_id: str, expected: RunStatus | Iterable[RunStatus] | None, **fields: Any) -> bool:
+    def _update(
+        self, run_id: str, expected: RunStatus | Iterable[RunStatus] | None, **fields: Any
+    ) -> RunRecord | None:
         names: dict[str, str] = {"#run_id": "run_id"}
         values: dict[str, Any] = {}
         assignments: builtins.list[str] = []
         removals: builtins.list[str] = []
+        written: dict[str, Any] = {}
         for position, (name, value) in enumerate(sorted(fields.items())):
-            adapter = _run_field_adapter(name)
-            names[f"#f{position}"] = name
+            names[f"#f{position}"] = _run_field(name)
             if value is None:
                 removals.append(f"#f{position}")
                 continue
-            plain = adapter.dump_python(adapter.validate_python(value), mode="json")
-            values[f":v{position}"] = to_attribute(plain)
+            adapter = field_adapter(RunRecord, name)
+            written[name] = adapter.dump_python(adapter.validate_python(value), mode="json")
+            values[f":v{position}"] = to_attribute(written[name])
             assignments.append(f"#f{position} = :v{position}")
         expression = " ".join(
             part
@@ -86,24 +77,27 @@ class RunsRepo(Table, RunsStore):
         }
         if values:
             request["ExpressionAttributeValues"] = values
-        if TRACKED.keys() & fields.keys():
-            request["ReturnValues"] = "ALL_OLD"
+        # The item before the write: what the transition's log line starts from, and with the fields
+        # written, exactly the item the write left (DynamoDB applied them to it atomically).
+        request["ReturnValues"] = "ALL_OLD"
         response = self._conditional("update_item", **request)
         if response is None:
-            return False
-        log_transitions(run_id, plain_item(response.get("Attributes", {})), fields)
-        return True
+            return None
+        before = plain_item(response.get("Attributes", {}))
+        log_transitions(run_id, before, fields)
+        after = {name: value for name, value in before.items() if name not in fields or name in written}
+        return RunRecord.model_validate(after | written)
 
     def claim(
-        self, run_id: str, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
+        self, run: RunRecord, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
     ) -> int | None:
-        """Take the run for ``step`` until ``expires_at``; the attempt number, or None if it is not free.
+        """Take ``run`` for ``step`` until ``expires_at``; the attempt number, or None if it is not free.
 
         Free means: the run is in ``status`` and no other holder's claim on the same step is still live.
-        The write is conditioned on the claim that was read, so of concurrent claimers exactly one wins.
+        The write is conditioned on the claim ``run`` holds (as the caller read or wrote it), so of
+        concurrent claimers exactly one wins, and a run that changed hands since is not taken.
         """
-        run = self.get(run_id)
-        if run is None or run.status is not status:
+        if run.status is not status:
             return None
         previous = run.claim
         same_step = previous is not None and previous.step == step
@@ -125,7 +119,7 @@ class RunsRepo(Table, RunsStore):
         claimed = self._conditional(
             "update_item",
             TableName=self.table_name,
-            Key={"run_id": {"S": run_id}},
+            Key={"run_id": {"S": run.run_id}},
             UpdateExpression="SET #claim = :claim",
             ConditionExpression=f"#status = :status AND {unchanged}",
             ExpressionAttributeNames=names,
@@ -148,8 +142,8 @@ class RunsRepo(Table, RunsStore):
             is not None
         )
 
-    def add_files(self, run_id: str, files: Mapping[RunOutput, str]) -> bool:
-        """Record files the run produced (output -> S3 key), each entry on its own.
+    def add_files(self, run_id: str, files: Mapping[RunOutput, str]) -> RunRecord | None:
+        """Record files the run produced (output -> S3 key), each entry on its own; the run as it is then.
 
         The steps of a run finish in any order (an upload triggers the next step before the uploader
         returns), so none of them rewrites the whole map: each sets only its own entries.
@@ -161,18 +155,17 @@ class RunsRepo(Table, RunsStore):
             names[f"#l{position}"] = output.value
             values[f":k{position}"] = {"S": key}
             assignments.append(f"#files.#l{position} = :k{position}")
-        return (
-            self._conditional(
-                "update_item",
-                TableName=self.table_name,
-                Key={"run_id": {"S": run_id}},
-                UpdateExpression="SET " + ", ".join(assignments),
-                ConditionExpression="attribute_exists(#run_id)",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-            )
-            is not None
+        response = self._conditional(
+            "update_item",
+            TableName=self.table_name,
+            Key={"run_id": {"S": run_id}},
+            UpdateExpression="SET " + ", ".join(assignments),
+            ConditionExpression="attribute_exists(#run_id)",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+            ReturnValues="ALL_NEW",
         )
+        return from_item(RunRecord, response["Attributes"]) if response is not None else None
 
     def list(
         self,

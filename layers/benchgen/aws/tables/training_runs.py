@@ -2,31 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import TypeAdapter
-
-from benchgen.aws.items import to_attribute
+from benchgen.aws.items import field_attribute, to_attribute
 from benchgen.aws.tables.base import Table
 from benchgen.aws.transitions import log_training_transition
 from benchgen.ports.pages import Page
 from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
-
-
-@functools.cache
-def _training_field_adapter(name: str) -> TypeAdapter[Any]:
-    """Validates and dumps one TrainingRunRecord field's value with the record's own bounds."""
-    field = TrainingRunRecord.model_fields[name]
-    if not field.metadata:
-        return TypeAdapter(field.annotation)
-    return TypeAdapter(Annotated[(field.annotation, *field.metadata)])
-
-
-def _training_value(name: str, value: Any) -> dict[str, Any]:
-    adapter = _training_field_adapter(name)
-    return to_attribute(adapter.dump_python(adapter.validate_python(value), mode="json"))
 
 
 def _terminal_placeholders(values: dict[str, Any]) -> str:
@@ -99,7 +82,9 @@ class TrainingRunsRepo(Table):
             if value is None:
                 continue
             names[f"#f{position}"] = name
-            values[f":f{position}"] = {"S": value} if name == "finished_at" else _training_value(name, value)
+            values[f":f{position}"] = (
+                {"S": value} if name == "finished_at" else field_attribute(TrainingRunRecord, name, value)
+            )
             assignments.append(f"#f{position} = :f{position}")
         held = _terminal_placeholders(values)
         moved = self._conditional_update(
@@ -133,7 +118,7 @@ class TrainingRunsRepo(Table):
             "SET #cost = :cost",
             "attribute_exists(training_run_id)",
             {"#cost": "cost"},
-            {":cost": _training_value("cost", dict(cost))},
+            {":cost": field_attribute(TrainingRunRecord, "cost", dict(cost))},
         )
 
     def request_cancel(self, training_run_id: str, *, owner: str) -> bool:
