@@ -7,11 +7,9 @@ from typing import Any
 
 from benchgen.aws.clients import regional
 from benchgen.aws.providers.faults import (
-    CALL_ERRORS,
     MODEL_CALL_ERRORS,
-    after_refusal,
     call,
-    fault,
+    job_request,
     missing,
     model_error,
     needs_role,
@@ -39,12 +37,14 @@ class BedrockJobs:
 
     def start(self, spec: JobSpec) -> JobState:
         request = bedrock.create_customization_request(spec, needs_role(spec, "Bedrock model customization"))
-        try:
-            self._client().create_model_customization_job(**request)
-        except CALL_ERRORS as error:
-            refused = fault(f"Bedrock CreateModelCustomizationJob for {spec.job_name}", error)
-            return after_refusal(self.describe, spec, refused, ended=False)
-        return self.describe(spec, None)
+        return job_request(
+            f"Bedrock CreateModelCustomizationJob for {spec.job_name}",
+            lambda: self._client().create_model_customization_job(**request),
+            self.describe,
+            spec,
+            None,
+            ended=False,
+        )
 
     def describe(self, spec: JobSpec, job_id: str | None) -> JobState:
         # By name: the job's ARN does not carry it, and a name always finds the one job.
@@ -55,12 +55,14 @@ class BedrockJobs:
         return bedrock.job_state(job)
 
     def stop(self, spec: JobSpec, job_id: str | None) -> JobState:
-        try:
-            self._client().stop_model_customization_job(jobIdentifier=spec.job_name)
-        except CALL_ERRORS as error:
-            refused = fault(f"Bedrock StopModelCustomizationJob for {spec.job_name}", error)
-            return after_refusal(self.describe, spec, refused, ended=True)
-        return self.describe(spec, job_id)
+        return job_request(
+            f"Bedrock StopModelCustomizationJob for {spec.job_name}",
+            lambda: self._client().stop_model_customization_job(jobIdentifier=spec.job_name),
+            self.describe,
+            spec,
+            job_id,
+            ended=True,
+        )
 
 
 class BedrockConverse:

@@ -2,7 +2,7 @@
 
 Throttling, the services' own faults and network failures are retryable; a refused request is not. A
 start or stop refused because the work is done already (a job of this name exists; it has ended) is not
-a fault at all: :func:`after_refusal` asks the job itself, since each service words that its own way.
+a fault at all: :func:`job_request` asks the job itself, since each service words that its own way.
 """
 
 from __future__ import annotations
@@ -97,7 +97,25 @@ def needs_role(spec: JobSpec, service: str) -> str:
     return spec.role_arn
 
 
-def after_refusal(
+def job_request(
+    what: str,
+    request: Callable[[], object],
+    describe: Callable[[JobSpec, str | None], JobState],
+    spec: JobSpec,
+    job_id: str | None,
+    *,
+    ended: bool,
+) -> JobState:
+    """Make a start (``ended`` false) or stop (``ended`` true) request, then read the job as it stands; a
+    refusal is read against the job, as :func:`_after_refusal` says."""
+    try:
+        request()
+    except CALL_ERRORS as error:
+        return _after_refusal(describe, spec, fault(what, error), ended=ended)
+    return describe(spec, job_id)
+
+
+def _after_refusal(
     describe: Callable[[JobSpec, str | None], JobState], spec: JobSpec, refused: ProviderFault, *, ended: bool
 ) -> JobState:
     """After a refused start or stop: the job's state when the refusal only says the work is done (a job of

@@ -8,11 +8,9 @@ from typing import Any
 
 from benchgen.aws.clients import regional
 from benchgen.aws.providers.faults import (
-    CALL_ERRORS,
     MODEL_CALL_ERRORS,
-    after_refusal,
     call,
-    fault,
+    job_request,
     missing,
     model_error,
     needs_role,
@@ -42,12 +40,14 @@ class SageMakerJobs:
     def start(self, spec: JobSpec) -> JobState:
         role = needs_role(spec, "SageMaker training")
         request = sagemaker.create_training_request(spec, role, self._region)
-        try:
-            self._client().create_training_job(**request)
-        except CALL_ERRORS as error:
-            refused = fault(f"SageMaker CreateTrainingJob for {spec.job_name}", error)
-            return after_refusal(self.describe, spec, refused, ended=False)
-        return self.describe(spec, None)
+        return job_request(
+            f"SageMaker CreateTrainingJob for {spec.job_name}",
+            lambda: self._client().create_training_job(**request),
+            self.describe,
+            spec,
+            None,
+            ended=False,
+        )
 
     def describe(self, spec: JobSpec, job_id: str | None) -> JobState:
         job = call(
@@ -57,12 +57,14 @@ class SageMakerJobs:
         return sagemaker.job_state(job)
 
     def stop(self, spec: JobSpec, job_id: str | None) -> JobState:
-        try:
-            self._client().stop_training_job(TrainingJobName=spec.job_name)
-        except CALL_ERRORS as error:
-            refused = fault(f"SageMaker StopTrainingJob for {spec.job_name}", error)
-            return after_refusal(self.describe, spec, refused, ended=True)
-        return self.describe(spec, job_id)
+        return job_request(
+            f"SageMaker StopTrainingJob for {spec.job_name}",
+            lambda: self._client().stop_training_job(TrainingJobName=spec.job_name),
+            self.describe,
+            spec,
+            job_id,
+            ended=True,
+        )
 
 
 class SageMakerEndpoint:
