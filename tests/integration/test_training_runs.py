@@ -40,6 +40,7 @@ from benchgen.vocabulary import ProviderKind
 from infra.constructs.training import LOCAL_TRAINING_CONTEXT, TRAINING_MAX_POLLS
 from localcloud.cloud import LocalCloud
 from tests.integration.factories import everything_stored, received_events, watch_events
+from tests.training_material import HELD_OUT_QUESTION, TEST, TRAIN, VALIDATION, conversation_row
 
 BEDROCK = ProviderKind("bedrock")
 SAGEMAKER = ProviderKind("sagemaker")
@@ -48,25 +49,7 @@ OPENAI_COMPATIBLE = ProviderKind("openai-compatible")
 NOVA = "amazon.nova-micro-v1:0:128k"
 MAX_POLLS = 4
 ROLE = "arn:aws:iam::123456789012:role/benchgen-training"
-HELD_OUT_QUESTION = "A train has 3 cars with 12 seats each. How many seats are there?"
 PIPELINE = "TrainingPipeline"
-
-
-def _row(prompt: str, answer: str) -> bytes:
-    row = {
-        "schemaVersion": "bedrock-conversation-2024",
-        "messages": [
-            {"role": "user", "content": [{"text": prompt}]},
-            {"role": "assistant", "content": [{"text": answer}]},
-        ],
-    }
-    return (json.dumps(row) + "\n").encode()
-
-
-TRAIN = b"".join(_row(f"What is {n} plus {n}?", f"{2 * n}") for n in range(1, 11))
-VALIDATION = b"".join(_row(f"What is {n} times 3?", f"{3 * n}") for n in range(1, 4))
-# The held-out cases' rows: a package carries them, and they must never be uploaded.
-TEST = _row(HELD_OUT_QUESTION, "36")
 
 
 class Caller:
@@ -561,7 +544,9 @@ def test_a_train_file_with_a_held_out_row_is_refused_at_upload_and_nothing_is_up
     # Given a package whose train file repeats a held-out case's question (spacing and case changed)
     fake = FakeJobs([DONE])
     _use(monkeypatch, lambda connection: fake)
-    leaked = TRAIN + _row("  a TRAIN has 3 cars with 12 seats   each. How many seats are there?", "36")
+    leaked = TRAIN + conversation_row(
+        "  a TRAIN has 3 cars with 12 seats   each. How many seats are there?", "36"
+    )
     package_id, connection_id = world.seed(train=leaked)
 
     # When it is launched

@@ -37,6 +37,7 @@ from benchgen.steps.training import (
 from benchgen.training.examples import text_hash
 from benchgen.vocabulary import Method, ProviderKind
 from tests.fakes import MemoryConnections, MemoryJobs, MemoryPackages, MemoryStore, MemoryTrainingRuns
+from tests.training_material import HELD_OUT_QUESTION, TEST, TRAIN, VALIDATION, conversation_row
 
 BEDROCK = ProviderKind("bedrock")
 OPENAI_COMPATIBLE = ProviderKind("openai-compatible")
@@ -47,25 +48,9 @@ PACKAGE_ID = "pkg-1"
 BUCKET = "data-bucket"
 NOVA = "amazon.nova-micro-v1:0:128k"
 ROLE = "arn:aws:iam::123456789012:role/benchgen-training"
-HELD_OUT_QUESTION = "A train has 3 cars with 12 seats each. How many seats are there?"
 PROFILES = {BEDROCK: "bedrock-conversation", OPENAI_COMPATIBLE: "openai-chat"}
 
 
-def _row(prompt: str, answer: str) -> bytes:
-    row = {
-        "schemaVersion": "bedrock-conversation-2024",
-        "messages": [
-            {"role": "user", "content": [{"text": prompt}]},
-            {"role": "assistant", "content": [{"text": answer}]},
-        ],
-    }
-    return (json.dumps(row) + "\n").encode()
-
-
-TRAIN = b"".join(_row(f"What is {n} plus {n}?", f"{2 * n}") for n in range(1, 11))
-VALIDATION = b"".join(_row(f"What is {n} times 3?", f"{3 * n}") for n in range(1, 4))
-# The held-out case's row: a package carries it, and it must never be uploaded.
-TEST = _row(HELD_OUT_QUESTION, "36")
 UPLOADED = Uploaded(train_uri=f"s3://{BUCKET}/training/{RUN_ID}/train.jsonl")
 
 
@@ -295,7 +280,9 @@ def test_upload_sends_train_and_validation_to_the_runs_prefix_and_never_the_test
 
 def test_upload_refuses_a_train_row_that_repeats_a_held_out_case_and_uploads_nothing(tmp_path: Path) -> None:
     # Given a train file whose last row repeats the held-out question, spacing and case changed
-    leaked = TRAIN + _row("  a TRAIN has 3 cars with 12 seats   each. How many seats are there?", "36")
+    leaked = TRAIN + conversation_row(
+        "  a TRAIN has 3 cars with 12 seats   each. How many seats are there?", "36"
+    )
     world = Training(tmp_path, train=leaked)
 
     with pytest.raises(TrainingRefused) as refused:
