@@ -10,31 +10,15 @@ import pytest
 
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import CaseScope, LiveModel, RunRecord, RunStatus
-from benchgen.records.training_runs import TrainingRunRecord
 from benchgen.steps.base_run import BaseRunProblem, covers_held_out, reusable_base_run
-from benchgen.vocabulary import Method
 from tests.fakes import MemoryRuns, MemoryStore
+from tests.training_material import training_run
 
 HELD_OUT = ("c1", "c2", "c3")
 BASE = LiveModel(
     connection_id="conn-1", provider="openai-compatible", model_id="base-7b", base_url="http://m/v1"
 )
-TRAINING = TrainingRunRecord(
-    training_run_id="train-1",
-    owner="alice",
-    connection_id="conn-1",
-    provider="openai-compatible",
-    package_id="pkg-1",
-    package_sha256="ab" * 32,
-    package_profile="openai-chat",
-    preparation_id="prep-1",
-    environment_id="gsm8k-tr",
-    environment_version="v1",
-    method=Method.DEMONSTRATION,
-    base_model="base-7b",
-    base_model_source="package",
-    job_name="train-1",
-)
+TRAINING = training_run(environment_id="gsm8k-tr")
 
 
 def _run(run_id: str, created_at: str, **fields: Any) -> RunRecord:

@@ -15,26 +15,16 @@ from benchgen.evaluation.permission import (
 from benchgen.ownership import Caller
 from benchgen.records.evaluations import EvaluationGrant
 from benchgen.records.training_runs import TrainingRunRecord, TrainingStatus
-from benchgen.vocabulary import Method
+from tests.training_material import training_run
 
 GROUP = "evaluators"
 
 
 def _training(status: TrainingStatus = TrainingStatus.SUCCEEDED) -> TrainingRunRecord:
-    return TrainingRunRecord(
+    return training_run(
         training_run_id="train-0123456789abcdef01234567",
-        owner="alice",
-        connection_id="conn-1",
-        provider="openai-compatible",
-        package_id="pkg-1",
-        package_sha256="ab" * 32,
-        package_profile="openai-chat",
-        preparation_id="prep-1",
         environment_id="gsm8k-en",
-        environment_version="v1",
-        method=Method.DEMONSTRATION,
         base_model="example-base",
-        base_model_source="package",
         status=status,
         job_name="train-0123456789abcdef01234567",
         result_model="example-tuned",

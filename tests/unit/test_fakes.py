@@ -3,28 +3,12 @@
 from __future__ import annotations
 
 from benchgen.records.training_runs import TrainingRunRecord, TrainingStatus
-from benchgen.vocabulary import Method
 from tests.fakes import MemoryTrainingRuns
+from tests.training_material import training_run
 
 
 def _training(status: TrainingStatus) -> TrainingRunRecord:
-    return TrainingRunRecord(
-        training_run_id="train-1",
-        owner="alice",
-        connection_id="conn-1",
-        provider="openai-compatible",
-        package_id="pkg-1",
-        package_sha256="ab" * 32,
-        package_profile="openai-chat",
-        preparation_id="prep-1",
-        environment_id="gsm8k",
-        environment_version="v1",
-        method=Method.DEMONSTRATION,
-        base_model="base-7b",
-        base_model_source="package",
-        status=status,
-        job_name="train-1",
-    )
+    return training_run(status=status)
 
 
 def test_a_training_run_reaches_each_status_once_and_never_leaves_an_end() -> None:
