@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt 2>/dev/null | cksum | cut -d' ' -f1)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: install web demo demo-loop test lint bench openapi examples synth
+.PHONY: install runtimes web demo demo-loop test lint bench openapi examples synth
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,26 @@ $(STAMP):
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 install: $(STAMP)
+
+# The runtimes bundle programs run in: one virtual environment each under .runtimes/, made from the pins in
+# layers/benchgen/bundle/runtimes/<name>.txt (binary wheels only, nothing else installed, not even pip),
+# rebuilt when its pins change.
+RUNTIMES := minimal scientific
+RUNTIME_PINS := layers/benchgen/bundle/runtimes
+runtime_stamp = .runtimes/$(1)/.installed-$(shell cksum < $(RUNTIME_PINS)/$(1).txt | cut -d' ' -f1)
+
+define runtime_rule
+$(call runtime_stamp,$(1)): $(RUNTIME_PINS)/$(1).txt | $(STAMP)
+	rm -rf .runtimes/$(1)
+	$(PYTHON) -m venv --without-pip .runtimes/$(1)
+	$(BIN)/python -m pip --python .runtimes/$(1)/bin/python install --quiet --no-deps --only-binary=:all: \
+		-r $(RUNTIME_PINS)/$(1).txt
+	$(BIN)/python -m pip --python .runtimes/$(1)/bin/python check
+	touch $$@
+endef
+$(foreach runtime,$(RUNTIMES),$(eval $(call runtime_rule,$(runtime))))
+
+runtimes: $(foreach runtime,$(RUNTIMES),$(call runtime_stamp,$(runtime)))
 
 # The web console (web/dist), rebuilt when its sources or the API document it is typed from change.
 WEB_SOURCES := web/package.json web/package-lock.json web/index.html web/tsconfig.json docs/openapi.json \
@@ -35,7 +55,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint web
+test: lint web runtimes
 	$(BIN)/python -m pytest
 
 bench: install

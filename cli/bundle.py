@@ -29,7 +29,6 @@ def count_cases(path: Path) -> int:
 
 def summary(path: Path) -> str:
     """One line describing a bundle that passed the check, then a line per warning."""
-    from benchgen.bundle.runtime import docker_image_warning
     from benchgen.environment import open_environment
     from benchgen.errors import BundleError
 
@@ -41,9 +40,12 @@ def summary(path: Path) -> str:
         except BundleError:
             cases = "no cases.jsonl"
         finetune = "yes" if env.spec.finetune is not None else "no"
-        warning = docker_image_warning(env.spec)
-        notes = f"\nwarning: {warning}" if warning else ""
-        return f"OK: {env.spec.title} · {kind} · {cases} · finetune {finetune}{notes}"
+        choice = env.runtime
+        notes = "".join(f"\nwarning: {warning}" for warning in choice.warnings)
+        return (
+            f"OK: {env.spec.title} · {kind} · {cases} · finetune {finetune} · runtime {choice.describe()}"
+            f"{notes}"
+        )
 
 
 def run_check(args: argparse.Namespace) -> int:

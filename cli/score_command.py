@@ -147,6 +147,8 @@ class _Console:
         )
 
     def ingested(self, report: IngestReport) -> None:
+        self.record.update(runtime=report.runtime)
+        print(f"runtime: {report.runtime}", file=sys.stderr)
         for warning in report.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         self.bar = ProgressBar(report.total_questions)

@@ -21,6 +21,7 @@ from benchgen.bundle.archive import (
     open_bundle,
 )
 from benchgen.bundle.load import TASK_PATH_FIELDS, load_spec, resolve_in_bundle, spec_problems
+from benchgen.bundle.runtime import RuntimeChoice, select_runtime
 from benchgen.bundle.spec import CompetitionSpec, Phase, Task, TemplateName
 from benchgen.errors import BenchGenError, BundleError, too_deep
 from benchgen.programs import load_command
@@ -179,8 +180,15 @@ class Environment:
             self.root, self.spec.finetune.pool.path, file=self.file, field="finetune.pool.path"
         )
 
+    @property
+    def runtime(self) -> RuntimeChoice:
+        """The runtime its programs run in, and why; raises BundleError for a GPU image or an unknown name."""
+        return select_runtime(self.spec)
+
     def prepare(self) -> None:
-        """Extract every zipped part of the phase's tasks now, so a broken zip fails at registration."""
+        """Extract every zipped part of the phase's tasks now, so a broken zip fails at registration, and
+        choose the runtime, so a bundle no runtime can serve fails there too."""
+        self.runtime  # noqa: B018 - raises for a bundle no runtime serves
         for view in self.phase_tasks():
             for name in TASK_PATH_FIELDS:
                 view.part(name)
@@ -332,6 +340,10 @@ def check_bundle(
         if spec is None:
             return problems
         file = competition_name(root)
+        try:
+            select_runtime(spec)
+        except BundleError as exc:
+            problems.append(str(exc))
         if max_program_seconds is not None:
             problems += time_limit_problems(spec, file=file, maximum=max_program_seconds)
         reported = {p.field for p in found if p.field}

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, Field
 
-from benchgen.bundle.runtime import docker_image_warning
 from benchgen.errors import BundleError, SubmissionError
 from benchgen.outputs import RunOutput
 from benchgen.phases import combine_zips, task_folder, task_label
@@ -55,6 +54,7 @@ class IngestReport(BaseModel):
     execution_time: float = 0.0
     status: str = "success"
     warnings: list[str] = Field(default_factory=list)
+    runtime: str | None = None  # the runtime the bundle's programs run in, and why
 
     def counts(self) -> dict[str, int]:
         """What ingest counted, under the names a run records its counts by."""
@@ -313,7 +313,7 @@ def ingest(
         report = _ingest_task(env, submission, out_dir, workdir=workdir, sandbox=sandbox)
     else:
         report = _ingest_tasks(tasks, submission, out_dir, workdir=workdir, sandbox=sandbox)
-    image_warning = docker_image_warning(env.spec)
-    if image_warning is not None:
-        report.warnings.insert(0, image_warning)
+    choice = env.runtime
+    report.runtime = choice.describe()
+    report.warnings[:0] = choice.warnings
     return report

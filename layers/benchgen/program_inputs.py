@@ -72,4 +72,5 @@ def ingestion_job(
         time_limit=env.time_limit,
         extra={"submission_program": submitted, "ingestion_program": program},
         app=INGESTION_APP,
+        runtime=env.runtime.runtime,
     )

@@ -3,7 +3,8 @@
 The program folder's ``metadata.yaml`` (or ``metadata``) holds a ``command`` such as
 ``python $program/score.py $input $output``. It is split into words like a shell would, but run with no
 shell; the ``$name`` placeholders become folders of the scoring layout; ``python``/``python3`` mean the
-interpreter BenchGen itself runs on, so the program imports what that interpreter has. The program runs
+interpreter of the bundle's runtime (:mod:`benchgen.bundle.runtime`), so the program imports what that
+runtime's package set has. The program runs
 in a sandbox (``benchgen.sandbox``): a copy of its folders, an empty environment, no credentials, and its
 whole process tree killed when it ends or passes its time limit.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from benchgen.bundle.runtime import MINIMAL
 from benchgen.errors import BundleError, ScoringError, too_deep
 from benchgen.sandbox.job import OUTPUT_CAP, ProgramJob, ProgramResult, Sandbox, build_argv
 from benchgen.sandbox.local import LocalSandbox
@@ -110,6 +112,7 @@ def program_job(
     command: str | None = None,
     writable_program: bool = False,
     app: dict[str, str] | None = None,
+    runtime: str = MINIMAL.name,
 ) -> ProgramJob:
     """The job that runs the program's command in (a copy of) ``program_dir``, with the Codabench
     placeholders naming these folders.
@@ -119,6 +122,7 @@ def program_job(
     The program may write its output and shared folders (and its own folder when ``writable_program``);
     what it writes to ``output_dir`` and ``shared_dir`` is copied back, everything else is thrown away.
     ``app`` names the folders it also finds under ``/app`` (:data:`SCORING_APP`, :data:`INGESTION_APP`).
+    ``runtime`` is the runtime whose ``python`` runs it (an environment's :attr:`Environment.runtime`).
     """
     if time_limit <= 0:
         raise ValueError(f"time_limit must be a positive number of seconds, not {time_limit}")
@@ -138,6 +142,7 @@ def program_job(
     writable = {"output", "tmp", "shared"} | ({"program"} if writable_program else set())
     return ProgramJob(
         command=command,
+        runtime=runtime,
         folders=folders,
         writable=frozenset(writable),
         collect=("output", "shared"),
@@ -161,6 +166,7 @@ def run_program(
     command: str | None = None,
     sandbox: Sandbox | None = None,
     writable_program: bool = False,
+    runtime: str = MINIMAL.name,
 ) -> ProgramResult:
     """Run :func:`program_job` in ``sandbox`` (the local runner when None); never raises for what the
     program does."""
@@ -176,6 +182,7 @@ def run_program(
         output_cap=output_cap,
         command=command,
         writable_program=writable_program,
+        runtime=runtime,
     )
     return (sandbox or LocalSandbox()).run(job)
 

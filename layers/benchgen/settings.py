@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -12,6 +14,8 @@ METRICS_NAMESPACE = "BenchGen"
 # The Cognito group whose members may evaluate their own trained models: the stack creates it in the user
 # pool under this name and hands the same name to the API.
 EVALUATORS_GROUP = "evaluators"
+# The repository's own folder of runtime environments (``make runtimes`` creates them), for local runs.
+LOCAL_RUNTIMES = Path(__file__).resolve().parents[2] / ".runtimes"
 
 
 class SettingsError(RuntimeError):
@@ -94,6 +98,15 @@ class Settings(BaseSettings):
     console_origin: str | None = Field(
         default=None, pattern=r"^https?://[^/\s]+$", validation_alias="CONSOLE_ORIGIN"
     )
+
+
+class RuntimeSettings(BaseSettings):
+    """Where the runtimes' environments are: ``<folder>/<runtime>/bin/python`` each. The sandbox images set
+    it to their own folder; locally it defaults to the repository's ``.runtimes``."""
+
+    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", frozen=True)
+
+    runtimes_folder: Path = Field(default=LOCAL_RUNTIMES, validation_alias="BENCHGEN_RUNTIMES")
 
 
 def load_settings() -> Settings:

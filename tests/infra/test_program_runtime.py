@@ -1,23 +1,25 @@
-"""What the docker_image warning and the README promise a bundle's programs is what the functions provide."""
+"""The runtimes' package sets as the Lambda images and the local environments get them."""
 
 from __future__ import annotations
 
-import tomllib
-
-from benchgen.bundle.runtime import PROGRAM_LIBRARIES, PROGRAM_PYTHON
-from infra.constructs.layer import REPO_ROOT, RUNTIME
+from benchgen.bundle.runtime import MINIMAL, RUNTIMES, canonical_name
+from infra.constructs.layer import LAMBDA_TARGET, REPO_ROOT, RUNTIME, _pinned_dependencies, resolve
 
 
-def test_the_libraries_named_for_programs_are_the_layers_and_the_runtimes() -> None:
-    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    pinned = sorted(requirement.split("==", 1)[0].strip().lower() for requirement in project["dependencies"])
+def test_the_minimal_runtime_is_the_layers_package_set_and_the_runtimes_boto3() -> None:
+    # The library's pins (the layer's and boto3, which the Lambda runtime brings) resolved for Lambda
+    resolved = resolve(_pinned_dependencies(REPO_ROOT / "pyproject.toml"), LAMBDA_TARGET)
 
-    assert list(PROGRAM_LIBRARIES) == pinned
-    assert RUNTIME.name == f"python{PROGRAM_PYTHON}"
+    assert dict(pin.split("==", 1) for pin in resolved) == MINIMAL.pins()
 
 
-def test_the_readme_lists_what_programs_can_import() -> None:
+def test_every_runtime_is_on_lambdas_python_and_pins_canonical_names() -> None:
+    for runtime in RUNTIMES.values():
+        assert RUNTIME.name == f"python{runtime.python}"
+        assert all(name == canonical_name(name) for name in runtime.pins())
+
+
+def test_the_readme_names_every_runtime() -> None:
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 
-    assert f"Python {PROGRAM_PYTHON}" in readme
-    assert all(f"`{name}`" in readme for name in PROGRAM_LIBRARIES)
+    assert all(f"`{name}`" in readme for name in RUNTIMES)

@@ -555,13 +555,16 @@ def test_a_codabench_bundle_and_a_results_zip_run_as_on_codabench(cloud: LocalCl
     # when the submission is uploaded
     upload_submission(cloud, "run-iris", submission, "iris")
 
-    # then the version records the unused image, and the run is scored by the bundle's own program
+    # then the version records the image and the runtime it maps to, and the run is scored by the bundle's
+    # own program in that runtime
     environment = EnvironmentsRepo(table(cloud, "Environments")).get("iris", "v1")
     assert environment is not None and environment.status is EnvironmentStatus.REGISTERED
     assert environment.docker_image == DOCKER_IMAGE
-    assert environment.warnings[0].startswith(f"docker_image {DOCKER_IMAGE} is not used")
+    assert environment.runtime == f"scientific (mapped from docker_image {DOCKER_IMAGE})"
+    assert environment.warnings[0].startswith(f"docker_image {DOCKER_IMAGE} runs in the scientific runtime")
     run = get_run(cloud, "run-iris")
     assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert run.runtime == environment.runtime
     assert run.metrics == {"accuracy": 1.0, "duration": 0.0}
     assert run.warnings == environment.warnings
 

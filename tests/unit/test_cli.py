@@ -75,7 +75,10 @@ def test_bundle_check_accepts_a_good_bundle(capsys: pytest.CaptureFixture[str]) 
 
     # then it passes with a one-line summary
     assert code == 0
-    assert capsys.readouterr().out.strip() == "OK: GSM8K-TR · template math · 50 cases · finetune yes"
+    assert capsys.readouterr().out.strip() == (
+        "OK: GSM8K-TR · template math · 50 cases · finetune yes · runtime scientific (no docker_image named: "
+        "Codabench's default, codalab/codalab-legacy:py37)"
+    )
 
 
 def test_bundle_check_summarises_a_custom_program_bundle(capsys: pytest.CaptureFixture[str]) -> None:
@@ -83,7 +86,9 @@ def test_bundle_check_summarises_a_custom_program_bundle(capsys: pytest.CaptureF
 
     assert code == 0
     summary = capsys.readouterr().out.strip()
-    assert summary == "OK: Support Intent Classification · custom scoring program · 36 cases · finetune no"
+    assert summary.startswith(
+        "OK: Support Intent Classification · custom scoring program · 36 cases · finetune no · runtime "
+    )
 
 
 def test_bundle_check_lists_each_problem_and_fails(
@@ -354,12 +359,17 @@ def test_a_codabench_bundle_scores_a_results_folder(
     # when it is scored
     code = _score_folder(bundle, folder, tmp_path / "run")
 
-    # then the run completes with the scoring program's accuracy, and says the docker image is not used
+    # then the run completes with the scoring program's accuracy, and says which runtime its image maps to
     run = _run(tmp_path / "run")
     assert (code, run["status"]) == (0, "Completed")
     assert run["metrics"] == {"accuracy": 1.0, "duration": 0.0}
-    assert str(run["warnings"][0]).startswith(f"docker_image {DOCKER_IMAGE} is not used")  # type: ignore[index]
-    assert f"warning: docker_image {DOCKER_IMAGE} is not used" in capsys.readouterr().err
+    assert run["runtime"] == f"scientific (mapped from docker_image {DOCKER_IMAGE})"
+    assert str(run["warnings"][0]).startswith(  # type: ignore[index]
+        f"docker_image {DOCKER_IMAGE} runs in the scientific runtime, approximate: Python 3.9 -> 3.13"
+    )
+    err = capsys.readouterr().err
+    assert f"runtime: scientific (mapped from docker_image {DOCKER_IMAGE})" in err
+    assert f"warning: docker_image {DOCKER_IMAGE} runs in the scientific runtime, approximate" in err
 
 
 def test_a_first_column_the_scoring_program_leaves_empty_gives_a_completed_run_without_score(
@@ -403,15 +413,18 @@ def test_bundle_check_and_score_agree_on_reference_data_only_the_scoring_program
     assert "warning: the cases are not counted: reference/cases.jsonl: line 1" in capsys.readouterr().err
 
 
-def test_bundle_check_passes_a_codabench_bundle_and_warns_of_its_docker_image(
+def test_bundle_check_passes_a_codabench_bundle_and_says_which_runtime_its_image_maps_to(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(["bundle", "check", str(write_bundle(tmp_path / "bundle", ingestion=True))])
 
     out = capsys.readouterr().out.splitlines()
     assert code == 0
-    assert out[0] == "OK: Iris (Codabench layout) · custom scoring program · no cases.jsonl · finetune no"
-    assert out[1].startswith(f"warning: docker_image {DOCKER_IMAGE} is not used: programs run on")
+    assert out[0] == (
+        "OK: Iris (Codabench layout) · custom scoring program · no cases.jsonl · finetune no · runtime "
+        f"scientific (mapped from docker_image {DOCKER_IMAGE})"
+    )
+    assert out[1].startswith(f"warning: docker_image {DOCKER_IMAGE} runs in the scientific runtime, approx")
 
 
 def test_bundle_check_refuses_a_time_limit_the_stack_cannot_honour(

@@ -74,7 +74,7 @@ def test_the_scoring_program_reads_the_durations_from_the_prediction_metadata(tm
     assert scored.metrics == {"accuracy": 0.4, "duration": pytest.approx(ingested.execution_time)}
 
 
-def test_the_docker_image_is_reported_on_the_run_as_not_used(tmp_path: Path) -> None:
+def test_the_runtime_mapped_from_the_docker_image_is_reported_with_what_differs(tmp_path: Path) -> None:
     env = open_environment(write_bundle(tmp_path / "bundle"), tmp_path / "env")
 
     report = ingest(
@@ -82,10 +82,12 @@ def test_the_docker_image_is_reported_on_the_run_as_not_used(tmp_path: Path) -> 
     )
 
     assert env.spec.docker_image == DOCKER_IMAGE
+    assert report.runtime == f"scientific (mapped from docker_image {DOCKER_IMAGE})"
     assert report.warnings == [
-        f"docker_image {DOCKER_IMAGE} is not used: programs run on the function's Python 3.13 image with "
-        "these libraries: aws-lambda-powertools, aws-xray-sdk, boto3, msgspec, pydantic, pydantic-settings, "
-        "pyyaml (and the standard library); a program importing anything else fails"
+        f"docker_image {DOCKER_IMAGE} runs in the scientific runtime, approximate: Python 3.9 -> 3.13 on "
+        "Lambda (the machine's Python locally); cython 0.29.30 -> 3.0.12, numpy 1.22.4 -> 2.1.3, scipy 1.8.1 "
+        "-> 1.14.1, scikit-learn 1.1.1 -> 1.5.2, pandas 1.4.2 -> 2.2.3, pyyaml 6.0 -> 6.0.2, numba 0.55.2 -> "
+        "0.61.2; not provided: theano, imutils, tensorflow"
     ]
 
 

@@ -13,19 +13,20 @@ import hashlib
 import json
 import os
 import re
-import sys
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from benchgen.bundle.runtime import RUNTIMES
 from benchgen.environment import open_environment
 from benchgen.finetune.artifact import build_artifact
 from benchgen.ingest import ingest
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import RunInfo
 from benchgen.scoring.engine import score_predictions
+from benchgen.settings import RuntimeSettings
 from examplegen import generate_environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,13 +41,17 @@ SHIPPED = sorted(
 )
 GENERATED = {"gsm8k-tr": 3000, "gsm8k-en": 2000, "qa": 1500, "routing": 1500}
 # What depends on the machine rather than on the engine: ingest's own time, when the submission states
-# none, and the interpreter a scoring program ran with, which its log's command line names.
+# none, and where the runtime's interpreter a scoring program ran with is, which its log's command names.
 _ELAPSED = re.compile(rb'"execution_time": [0-9.e-]+')
-_INTERPRETER = sys.executable.encode()
+_INTERPRETERS = [
+    str(RuntimeSettings().runtimes_folder / name / "bin" / "python").encode() for name in RUNTIMES
+]
 
 
 def _digest(data: bytes) -> str:
-    data = _ELAPSED.sub(b'"execution_time": 0', data).replace(_INTERPRETER, b"python")
+    data = _ELAPSED.sub(b'"execution_time": 0', data)
+    for interpreter in _INTERPRETERS:
+        data = data.replace(interpreter, b"python")
     return hashlib.sha256(data).hexdigest()
 
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from benchgen.errors import BundleError, ScoringError
 from benchgen.programs import Layout, build_argv, prepare_layout, read_scores, run_program
+from benchgen.sandbox.runtimes import runtime_environment
 from tests.program_runs import run_in_layout, write_program
 
 
@@ -64,12 +63,12 @@ def test_host_secrets_never_reach_the_program(
     # when a program prints them
     result = run_in_layout(write_program(tmp_path, script), layout)
 
-    # then none is there: the program's PYTHONPATH is the library's own folder, not the host's value
+    # then none is there: the program's python finds its runtime's packages without a PYTHONPATH
     assert result.stdout.splitlines() == [
         "AWS_SECRET_ACCESS_KEY absent",
         "AWS_SESSION_TOKEN absent",
         "OPENAI_API_KEY absent",
-        f"PYTHONPATH {Path(yaml.__file__).resolve().parents[1]}",
+        "PYTHONPATH absent",
     ]
 
 
@@ -117,13 +116,13 @@ def test_children_of_a_timed_out_program_are_killed_too(tmp_path: Path, layout: 
     assert not marker.exists()
 
 
-def test_python_means_the_interpreter_benchgen_runs_on(tmp_path: Path, layout: Layout) -> None:
+def test_python_means_the_interpreter_of_the_jobs_runtime(tmp_path: Path, layout: Layout) -> None:
     program = write_program(tmp_path, "import sys\nprint(sys.executable)\n", "python3 main.py")
 
     result = run_in_layout(program, layout)
 
-    assert result.stdout.strip() == sys.executable
-    assert result.command[0] == sys.executable
+    assert result.stdout.strip() == str(runtime_environment("minimal").interpreter)
+    assert result.command[0] == str(runtime_environment("minimal").interpreter)
 
 
 def test_the_program_runs_in_a_copy_of_its_own_folder(tmp_path: Path, layout: Layout) -> None:
@@ -191,10 +190,12 @@ def test_placeholders_become_the_layout_folders(tmp_path: Path, layout: Layout) 
 
 def test_a_path_with_spaces_stays_one_argument() -> None:
     argv = build_argv(
-        "python $program/score.py '$input' --flag", {"program": Path("/p"), "input": Path("/a b")}
+        "python $program/score.py '$input' --flag",
+        {"program": Path("/p"), "input": Path("/a b")},
+        Path("/runtimes/minimal/bin/python"),
     )
 
-    assert argv == [sys.executable, "/p/score.py", "/a b", "--flag"]
+    assert argv == ["/runtimes/minimal/bin/python", "/p/score.py", "/a b", "--flag"]
 
 
 def test_a_metadata_file_without_extension_is_read(tmp_path: Path, layout: Layout) -> None:

@@ -23,6 +23,7 @@ import pytest
 from benchgen.errors import ScoringError
 from benchgen.programs import SCORING_APP, Layout, prepare_layout, program_job
 from benchgen.sandbox import local
+from benchgen.sandbox.runtimes import runtime_environment
 from tests.program_runs import PROGRAM_VARIABLES, run_in_layout, write_program
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -198,20 +199,30 @@ def test_the_program_environment_holds_no_host_variable(
     assert json.loads(result.stdout) == PROGRAM_VARIABLES
 
 
-def test_the_program_imports_the_libraries_promised_to_bundle_authors(tmp_path: Path, layout: Layout) -> None:
-    # Given a program that imports every library the docker_image warning names, and says where from
-    modules = ["aws_lambda_powertools", "aws_xray_sdk", "boto3", "pydantic", "pydantic_settings", "yaml"]
-    script = f"import os, {', '.join(modules)}\nprint(os.environ['PYTHONPATH'])\nprint(yaml.__file__)\n"
+def test_the_program_runs_on_its_runtime_and_sees_nothing_of_benchgens_environment(
+    tmp_path: Path, layout: Layout
+) -> None:
+    # Given a program that says which Python runs it, where its yaml comes from, and whether BenchGen's
+    # own library (installed in the environment the tests run in) is importable
+    script = """
+    import importlib.util, sys, yaml
+    print(sys.prefix)
+    print(yaml.__file__)
+    print(importlib.util.find_spec("benchgen"), importlib.util.find_spec("pytest"))
+    """
     program = write_program(tmp_path, script)
 
-    # When it runs in the sandbox
+    # When it runs in the sandbox (the minimal runtime)
     result = run_in_layout(program, layout)
 
-    # Then every import succeeded, and the library's folder reached it through PYTHONPATH, which is how
-    # the layer (/opt/python on Lambda, not on the interpreter's own path) reaches a program there
+    # Then the runtime's environment runs it and provides its packages, and BenchGen's is out of its reach
     assert result.returncode == 0, result.stderr
-    folder, yaml_file = result.stdout.split()
-    assert Path(yaml_file).resolve().is_relative_to(folder)
+    prefix, yaml_file, found = result.stdout.splitlines()
+    runtime = runtime_environment("minimal")
+    assert Path(prefix) == runtime.prefix
+    assert Path(yaml_file).is_relative_to(runtime.prefix)
+    assert found == "None None"
+    assert not Path(prefix).samefile(sys.prefix)
 
 
 @pytest.fixture
@@ -285,15 +296,16 @@ def test_writes_outside_the_output_folder_do_not_survive(
 def test_an_interpreter_installed_under_tmp_stays_reachable_for_the_program(
     tmp_path: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given the interpreter's folders partly under /tmp, as in a checkout there with its virtualenv
-    installed = tmp_path / "venv"
-    installed.mkdir()
-    (installed / "pyvenv.cfg").write_text("home = /usr/bin\n")
-    folders = local._interpreter_folders()
-    monkeypatch.setattr(local, "_interpreter_folders", lambda: [*folders, str(installed)])
+    # Given the runtime's environment under /tmp, as in a checkout there with its runtimes
+    runtimes = tmp_path / "runtimes"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(runtimes / "minimal")], check=True)
+    monkeypatch.setenv("BENCHGEN_RUNTIMES", str(runtimes))
+    config = (runtimes / "minimal" / "pyvenv.cfg").read_text().splitlines()[0]
     script = f"""
+    import sys
     from pathlib import Path
-    print(Path({str(installed / "pyvenv.cfg")!r}).read_text().strip())
+    print(sys.prefix)
+    print(Path({str(runtimes / "minimal" / "pyvenv.cfg")!r}).read_text().splitlines()[0])
     """
 
     # When a scoring program runs in the root of its own that gives it /app, where /tmp is a fresh one
@@ -309,9 +321,9 @@ def test_an_interpreter_installed_under_tmp_stays_reachable_for_the_program(
     )
     result = local.LocalSandbox().run(job)
 
-    # Then the interpreter's folder is there, read-only, as on the machine
+    # Then the runtime's folder is there, read-only, as on the machine, and its python runs the program
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "home = /usr/bin"
+    assert result.stdout.splitlines() == [str(runtimes / "minimal"), config]
 
 
 @AS_ROOT

@@ -1,9 +1,10 @@
 """The pydantic shape of ``competition.yaml``: Codabench version 2 plus BenchGen's own keys.
 
-BenchGen adds ``template``, ``criteria`` and ``finetune``. Codabench-only platform keys (``image``,
-``terms``, ``pages``, ...) are accepted and ignored; ``docker_image`` is kept so that it can be reported as
-not used. An optional field written as ``null`` (``computation_indexes: null``, common in published
-bundles) takes its default, as Codabench reads it.
+BenchGen adds ``template``, ``criteria``, ``finetune`` and ``runtime`` (the runtime its programs run in,
+see :mod:`benchgen.bundle.runtime`). Codabench-only platform keys (``image``, ``terms``, ``pages``, ...)
+are accepted and ignored; ``docker_image`` is kept: it selects the runtime when ``runtime`` is not named.
+An optional field written as ``null`` (``computation_indexes: null``, common in published bundles) takes
+its default, as Codabench reads it.
 """
 
 from __future__ import annotations
@@ -112,6 +113,7 @@ class CompetitionSpec(_Lenient):
     leaderboards: list[Leaderboard]
     template: TemplateName | None = None
     docker_image: str | None = None
+    runtime: str | None = None
     criteria: list[Criterion] = Field(default_factory=list)
     finetune: Finetune | None = None
 

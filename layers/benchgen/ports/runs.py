@@ -91,10 +91,19 @@ class RunsStore(ABC):
         return self._update(run_id, None, phase=phase)
 
     def record_ingest(
-        self, run_id: str, *, counts: Mapping[str, int], warnings: Sequence[str], shards: ShardPlan | None
+        self,
+        run_id: str,
+        *,
+        counts: Mapping[str, int],
+        warnings: Sequence[str],
+        shards: ShardPlan | None,
+        runtime: str | None = None,
     ) -> RunRecord | None:
-        """What ingest counted and noticed, and the shards the run is scored in (``None``: whole)."""
-        return self._update(run_id, None, counts=dict(counts), warnings=list(warnings), shards=shards)
+        """What ingest counted and noticed, the runtime its programs run in (and why), and the shards the
+        run is scored in (``None``: whole)."""
+        return self._update(
+            run_id, None, counts=dict(counts), warnings=list(warnings), shards=shards, runtime=runtime
+        )
 
     def record_inference(self, run_id: str, summary: InferenceSummary) -> RunRecord | None:
         """What asking a live model for the run's answers came to."""

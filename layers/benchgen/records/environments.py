@@ -40,7 +40,8 @@ class EnvironmentRecord(BaseModel):
     # The ids of its `criteria:`, so a preparation's scope is checked without opening the bundle; None when
     # not recorded (registered before they were, or too many to keep), and the bundle is checked instead.
     criteria: Annotated[list[Key] | None, AfterValidator(all_or_none(MAX_CRITERIA))] = None
-    docker_image: str | None = None  # named by the bundle, recorded and reported as not used
+    docker_image: str | None = None  # named by the bundle: it selects the runtime unless runtime: does
+    runtime: Text | None = None  # the runtime its programs run in, and why
     # Each task a run may score in shards, with its cases as registration cut them at the deploy-time
     # shard size (one shard: runs of it run whole); a run of any other task runs whole.
     case_shards: list[ShardPlan] = Field(default_factory=list)

@@ -123,6 +123,8 @@ class RunRecord(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     failure_reason: Text | None = None
     warnings: Texts = Field(default_factory=list)  # what ingest noticed: duplicate, unknown, missing ids
+    # The runtime the bundle's programs run in, and why, e.g. "scientific (mapped from docker_image ...)".
+    runtime: Text | None = None
     files: RunFiles = Field(default_factory=dict)  # output -> S3 key
     artifact_status: ArtifactStatus | None = None
     artifact_reason: Text | None = None

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 import shlex
-import sys
 from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchgen.bundle.runtime import MINIMAL
 from benchgen.errors import BundleError
 
 OUTPUT_CAP = 1024 * 1024
@@ -22,11 +22,13 @@ class ProgramJob(BaseModel):
     """``folders`` maps each placeholder of ``command`` (``input``, ``output``, ``program`` ...) to a folder
     on this machine; ``cwd`` names the one the program runs in. Only the folders named in ``writable`` may
     be written; the files of those named in ``collect`` are copied back after the run. ``app`` maps each
-    folder under ``/app`` the program finds (``program``, ``input``, ...) to the placeholder it is."""
+    folder under ``/app`` the program finds (``program``, ``input``, ...) to the placeholder it is.
+    ``runtime`` names the runtime whose ``python`` runs it (see :mod:`benchgen.bundle.runtime`)."""
 
     model_config = ConfigDict(frozen=True)
 
     command: str
+    runtime: str = MINIMAL.name
     cwd: str = "program"
     folders: dict[str, Path]
     writable: frozenset[str] = frozenset({"output", "shared"})
@@ -42,6 +44,7 @@ class StagedJob(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     command: str
+    runtime: str = MINIMAL.name
     cwd: str
     folders: dict[str, str]
     writable: list[str]
@@ -83,8 +86,9 @@ def uses_app(command: str) -> bool:
     return _APP_PATH.search(command) is not None
 
 
-def build_argv(command: str, substitutions: dict[str, Path]) -> list[str]:
-    """Split ``command`` into words, then fill each word's placeholders (paths with spaces stay one word)."""
+def build_argv(command: str, substitutions: dict[str, Path], interpreter: Path) -> list[str]:
+    """Split ``command`` into words, then fill each word's placeholders (paths with spaces stay one word);
+    a leading ``python``/``python3``/``python3.x`` is the runtime's ``interpreter``."""
 
     def fill(match: re.Match[str]) -> str:
         name = match.group(1) or match.group(2)
@@ -98,5 +102,5 @@ def build_argv(command: str, substitutions: dict[str, Path]) -> list[str]:
         ) from exc
     argv = [_PLACEHOLDER.sub(fill, word) for word in words]
     if argv and _PYTHON_NAMES.match(argv[0]):
-        argv[0] = sys.executable
+        argv[0] = str(interpreter)
     return argv

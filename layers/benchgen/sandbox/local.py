@@ -20,10 +20,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import yaml
-
 from benchgen.sandbox.job import ProgramJob, ProgramResult, StagedJob, build_argv, uses_app
 from benchgen.sandbox.runner import app_links_possible
+from benchgen.sandbox.runtimes import RuntimeEnvironment, runtime_environment
 from benchgen.sandbox.stage import HOME, copy_back, hand_over, stage
 
 RUNNER = Path(__file__).with_name("runner.py")
@@ -54,18 +53,12 @@ def seal_process() -> None:
         raise RunnerError(f"prctl(PR_SET_DUMPABLE) failed: {os.strerror(ctypes.get_errno())}")
 
 
-def _library_folder() -> str:
-    """Where the library's dependencies are installed: the layer's folder on Lambda (/opt/python), which
-    the runtime puts on the function's path through a variable the program does not inherit."""
-    return str(Path(yaml.__file__).resolve().parents[1])
-
-
-def program_env(home: Path) -> dict[str, str]:
-    """A fresh environment: nothing is inherited from the host, so no secret can leak into it."""
-    search = [str(Path(sys.executable).parent), *_SEARCH_PATH]
+def program_env(home: Path, runtime: RuntimeEnvironment) -> dict[str, str]:
+    """A fresh environment: nothing is inherited from the host, so no secret can leak into it. ``python``
+    on its PATH is the runtime's, which finds the runtime's packages itself (no PYTHONPATH)."""
+    search = [str(runtime.bin), *_SEARCH_PATH]
     return {
         "PATH": os.pathsep.join(search),
-        "PYTHONPATH": _library_folder(),
         "HOME": str(home),
         "TMPDIR": str(home),
         "LANG": "C.UTF-8",
@@ -76,22 +69,21 @@ def program_env(home: Path) -> dict[str, str]:
     }
 
 
-def _interpreter_folders() -> list[str]:
-    """The folders the program's ``python`` needs: the interpreter's installation and its virtualenv."""
-    return sorted({os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)})
-
-
 def _tail(text: str, cut: int) -> str:
     return f"[... first {cut} bytes cut ...]\n{text}" if cut > 0 else text
 
 
-def run_staged(staged: StagedJob, root: Path, *, binds: dict[str, str] | None = None) -> ProgramResult:
-    """Run a staged job through the runner; never raises for what the program does.
+def run_staged(
+    staged: StagedJob, root: Path, *, binds: dict[str, str] | None = None, runtimes: Path | None = None
+) -> ProgramResult:
+    """Run a staged job through the runner, in its runtime's environment under ``runtimes`` (the settings'
+    folder when None); never raises for what the program does.
 
     ``binds`` (place under the root -> folder of this machine) are reached live instead of copied: only in
     the runner's private mount namespace, so only as root. The job's ``/app`` folders are given as root,
     or where ``/app`` links into /tmp (the sandbox image); elsewhere a command naming them is refused."""
     seal_process()
+    runtime = runtime_environment(staged.runtime, runtimes)
     isolated = os.geteuid() == 0
     if not (isolated or app_links_possible()) and uses_app(staged.command):
         return ProgramResult(
@@ -106,18 +98,20 @@ def run_staged(staged: StagedJob, root: Path, *, binds: dict[str, str] | None = 
     base = MOUNT_POINT if isolated else root.absolute()
     if run_id is not None:
         hand_over(root, staged, run_id, run_id)
-    argv = build_argv(staged.command, {name: base / place for name, place in staged.folders.items()})
+    argv = build_argv(
+        staged.command, {name: base / place for name, place in staged.folders.items()}, runtime.interpreter
+    )
     request = {
         "argv": argv,
         "cwd": str(base / staged.cwd),
-        "env": program_env(base / HOME),
+        "env": program_env(base / HOME, runtime),
         "time_limit": staged.time_limit,
         "output_cap": staged.output_cap,
         "uid": run_id,
         "gid": run_id,
         "root": str(root.absolute()),
         "mount_point": str(MOUNT_POINT),
-        "expose": _interpreter_folders(),
+        "expose": runtime.folders(),
         "binds": binds or {},
         "app": staged.app,
     }

@@ -46,6 +46,7 @@ def stage(job: ProgramJob, root: Path) -> StagedJob:
     (root / HOME).mkdir()
     return StagedJob(
         command=job.command,
+        runtime=job.runtime,
         cwd=places[job.cwd],
         folders=places,
         writable=sorted({places[name] for name in job.writable if name in places} | {HOME}),

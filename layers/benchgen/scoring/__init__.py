@@ -25,7 +25,12 @@ def _routing(options: ScoringOptions) -> ScoringTemplate:
 
 
 def _code(options: ScoringOptions) -> ScoringTemplate:
-    judge = code.make_judge(time_limit=options.time_limit, workdir=options.workdir, sandbox=options.sandbox)
+    judge = code.make_judge(
+        time_limit=options.time_limit,
+        workdir=options.workdir,
+        sandbox=options.sandbox,
+        runtime=options.runtime,
+    )
     return ScoringTemplate(TemplateName.CODE, judge, code.CodeAggregator)
 
 

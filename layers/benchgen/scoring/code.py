@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from benchgen.bundle.runtime import MINIMAL
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.programs import last_lines, run_program
@@ -325,7 +326,9 @@ def apply_diff(patches: list[FilePatch], root: Path) -> None:
         source.write_bytes(updated.encode("utf-8"))
 
 
-def run_tests(case: Case, root: Path, time_limit: int, sandbox: Sandbox | None = None) -> tuple[bool, str]:
+def run_tests(
+    case: Case, root: Path, time_limit: int, sandbox: Sandbox | None = None, runtime: str = MINIMAL.name
+) -> tuple[bool, str]:
     """Run the case's test command in ``root`` the way a bundle program runs; (passed, what happened)."""
     if not case.test_command:
         return False, "the case has no test_command"
@@ -346,6 +349,7 @@ def run_tests(case: Case, root: Path, time_limit: int, sandbox: Sandbox | None =
         command=case.test_command,
         writable_program=True,  # the case's own scratch copy: tests may write caches beside the code
         sandbox=sandbox,
+        runtime=runtime,
     )
     if result.timed_out:
         return False, f"tests timed out after {time_limit} s"
@@ -356,7 +360,11 @@ def run_tests(case: Case, root: Path, time_limit: int, sandbox: Sandbox | None =
 
 
 def make_judge(
-    *, time_limit: int = 600, workdir: Path | None = None, sandbox: Sandbox | None = None
+    *,
+    time_limit: int = 600,
+    workdir: Path | None = None,
+    sandbox: Sandbox | None = None,
+    runtime: str = MINIMAL.name,
 ) -> Judge:
     def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> VerdictRecord:
         raw = prediction.prediction_text if prediction is not None else ""
@@ -373,7 +381,7 @@ def make_judge(
                     materialise(case.files or {}, root)
                     apply_diff(patches, root)
                     applied = True
-                    passed, detail = run_tests(case, root, time_limit, sandbox)
+                    passed, detail = run_tests(case, root, time_limit, sandbox, runtime)
         except PatchError as error:
             detail = f"patch does not apply: {error}" if patch_ok else f"not a unified diff: {error}"
         return case_verdict(

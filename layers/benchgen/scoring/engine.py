@@ -132,6 +132,7 @@ def _score_with_program(
         res_dir=layout.res,
         time_limit=env.time_limit,
         app=SCORING_APP,
+        runtime=env.runtime.runtime,
     )
     ingestion_dir = env.ingestion_program_dir if env.task.ingestion_only_during_scoring else None
     ingestion = None

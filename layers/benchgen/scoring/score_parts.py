@@ -107,7 +107,9 @@ def score_part(
     assert env.template is not None
     part_dir.mkdir(parents=True, exist_ok=True)
     workdir.mkdir(parents=True, exist_ok=True)
-    options = ScoringOptions(time_limit=env.time_limit, workdir=workdir, sandbox=sandbox)
+    options = ScoringOptions(
+        time_limit=env.time_limit, workdir=workdir, sandbox=sandbox, runtime=env.runtime.runtime
+    )
     template = build_template(env.template, options)
     criteria = env.spec.criteria
     stream: IngestedPredictions | PredictionStream

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from benchgen.bundle.runtime import MINIMAL
 from benchgen.bundle.spec import Criterion, TemplateName
 from benchgen.cases import Case, Prediction
 from benchgen.sandbox.job import Sandbox
@@ -33,6 +34,7 @@ class ScoringOptions:
     time_limit: int = 600  # code: seconds for one case's test command
     workdir: Path | None = None  # code: where cases are materialised
     sandbox: Sandbox | None = None  # code: where the case tests run (None: the local runner)
+    runtime: str = MINIMAL.name  # code: the runtime the case tests run in (the environment's)
 
 
 @functools.lru_cache(maxsize=256)

@@ -144,6 +144,7 @@ def _ingest_claimed(
         shards=plan,
         counts=report.counts(),
         warnings=report.warnings,
+        runtime=report.runtime,
     )
     store.upload(report.prediction_output, prediction_key(run_id), content_type="application/zip")
     return runs.add_files(run_id, {RunOutput.PREDICTION_OUTPUT: prediction_key(run_id)})

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from aws_lambda_powertools import Logger
 
-from benchgen.bundle.runtime import docker_image_warning
 from benchgen.environment import Environment, check_bundle, open_environment
 from benchgen.errors import BenchGenError
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY, stamp_refusal
@@ -108,7 +107,8 @@ def register_environment(
                     "phases": [{"index": phase.index, "name": phase.name} for phase in env.spec.phases],
                     "criteria": [criterion.id for criterion in env.spec.criteria],
                     "docker_image": env.spec.docker_image,
-                    "warnings": [w for w in (docker_image_warning(env.spec),) if w is not None],
+                    "runtime": env.runtime.describe(),
+                    "warnings": list(env.runtime.warnings),
                     "case_shards": _case_shards(env, bundle_key, shard_cases, store, workdir / "shards"),
                 }
             )
