@@ -142,7 +142,7 @@ def deployed_functions(
                 name=spec.name,
                 logical_id=spec.logical_id,
                 properties=properties,
-                task_root=stage_asset(spec.name, workdir / spec.name),
+                task_root=stage_asset(spec.folder, workdir / spec.name),
                 layer_root=layer_root if uses_layer else None,
                 runtime_root=runtime_root,
             )

@@ -258,7 +258,7 @@ class LocalCloud:
         if self.mode == "in-process":
             # The sandbox function fetches its job through a presigned URL, a plain HTTP request that only
             # a moto server answers. In-process, programs go to the same runner directly, without S3.
-            self.environment.pop("SANDBOX_FUNCTION", None)
+            self.environment.pop("SANDBOX_FUNCTIONS", None)
         self.conflicting_variables = created.conflicting_variables
         self._set_environ(self.environment)
 

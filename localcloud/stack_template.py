@@ -17,6 +17,8 @@ PARTITION = "aws"
 ACCOUNT_ID = "123456789012"
 URL_SUFFIX = "amazonaws.com"
 SERVICE_NAME_VARIABLE = "POWERTOOLS_SERVICE_NAME"
+# A function's resource metadata key naming the folder it runs, where that is not its service name.
+FOLDER_METADATA = "benchgen:folder"
 FUNCTION_FOLDERS = (
     "register_environment",
     "ingest",
@@ -213,7 +215,11 @@ def _resource_path(resource_id: Any, resources: dict[str, dict[str, Any]]) -> st
 
 
 def service_name(function: dict[str, Any]) -> str | None:
-    """The function folder (``functions/<name>``) a Lambda resource runs, from POWERTOOLS_SERVICE_NAME."""
+    """The function folder (``functions/<name>``) a Lambda resource runs: the one its metadata names (each
+    runtime's sandbox runs ``sandbox``), else its POWERTOOLS_SERVICE_NAME."""
+    folder = function.get("Metadata", {}).get(FOLDER_METADATA)
+    if isinstance(folder, str):
+        return folder
     variables = function.get("Properties", {}).get("Environment", {}).get("Variables", {})
     name = variables.get(SERVICE_NAME_VARIABLE)
     return name if isinstance(name, str) else None

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from aws_cdk import Aws, Duration, RemovalPolicy, Size, Stack
+from aws_cdk import Aws, CfnResource, Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
@@ -19,6 +19,7 @@ from aws_cdk import aws_s3_notifications as s3n
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from benchgen.bundle.runtime import MINIMAL, RUNTIMES
 from benchgen.outputs import RunOutput
 from benchgen.providers.definition import Grant
 from benchgen.providers.registry import providers
@@ -56,8 +57,10 @@ from infra.constructs.storage import (
 )
 from infra.sizing import Sizing, run_step_sizes
 from infra.timeouts import MAX_PROGRAM_SECONDS
+from localcloud.stack_template import FOLDER_METADATA
 
 FUNCTIONS_ROOT = REPO_ROOT / "functions"
+SANDBOX_FOLDER = "sandbox"
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 # What a function's code asset leaves out of its functions/<name> folder.
 ASSET_EXCLUDE = ("__pycache__", "*.pyc", "tests")
@@ -147,8 +150,16 @@ class FunctionSpec:
     drains: tuple[str, ...] = ()
     # The sandbox itself: no resource names in its environment, no grants at all (not even its logs: the
     # synchronous caller receives its errors), no tracing, no dead-letter queue (it is never invoked
-    # asynchronously).
+    # asynchronously). One per runtime, each an image holding that runtime's environment.
     sandbox: bool = False
+    runtime: str | None = None
+    # The folder under functions/ whose handler it runs, when not its name (every sandbox runs "sandbox").
+    code_folder: str | None = None
+
+    @property
+    def folder(self) -> str:
+        return self.code_folder or self.name
+
     # Calls live models (each provider kind's IAM needs for it) and reads their connections' API keys.
     calls_models: bool = False
     # Starts, reads and stops provider training jobs (each kind's IAM needs for it, and passing the
@@ -156,6 +167,25 @@ class FunctionSpec:
     trains_models: bool = False
     # Reads the API keys of connections tagged for BenchGen (for a provider's own file upload).
     reads_provider_keys: bool = False
+
+
+def sandbox_specs() -> tuple[FunctionSpec, ...]:
+    """A sandbox function per runtime: ``sandbox`` (SandboxFunction) for the minimal runtime, as before
+    runtimes, and ``sandbox_<runtime>`` for each other."""
+    return tuple(
+        FunctionSpec(
+            name=SANDBOX_FOLDER if runtime is MINIMAL else f"{SANDBOX_FOLDER}_{runtime.name}",
+            logical_id="SandboxFunction" if runtime is MINIMAL else f"Sandbox{runtime.name.title()}Function",
+            description=f"Runs one untrusted program in the {runtime.name} runtime; reaches no data",
+            memory_mb=2048,
+            timeout=Duration.minutes(15),
+            ephemeral_storage_mib=4096,
+            sandbox=True,
+            runtime=runtime.name,
+            code_folder=SANDBOX_FOLDER,
+        )
+        for runtime in RUNTIMES.values()
+    )
 
 
 # A run restricted to chosen cases names their list here: each step that opens its environment reads it.
@@ -179,15 +209,7 @@ def sized(sizing: Sizing) -> dict[str, Any]:
 _SIZES = run_step_sizes()
 
 SPECS: tuple[FunctionSpec, ...] = (
-    FunctionSpec(
-        name="sandbox",
-        logical_id="SandboxFunction",
-        description="Runs one untrusted scoring, ingestion or test program; reaches no data",
-        memory_mb=2048,
-        timeout=Duration.minutes(15),
-        ephemeral_storage_mib=4096,
-        sandbox=True,
-    ),
+    *sandbox_specs(),
     FunctionSpec(
         name="register_environment",
         logical_id="RegisterEnvironmentFunction",
@@ -534,10 +556,10 @@ class Functions(Construct):
         for spec in specs:
             _check_no_self_trigger(spec)
             self.by_name[spec.name] = self._build(spec)
-        sandbox = next((self.by_name[spec.name] for spec in specs if spec.sandbox), None)
+        self.sandboxes = {spec.runtime: self.by_name[spec.name] for spec in specs if spec.runtime is not None}
         for spec in specs:
-            if spec.runs_programs and sandbox is not None:
-                self._hand_programs_to(self.by_name[spec.name], self.roles[spec.name], sandbox)
+            if spec.runs_programs and self.sandboxes:
+                self._hand_programs_to(self.by_name[spec.name], self.roles[spec.name], self.sandboxes)
         for spec in specs:
             for source in spec.drains:
                 # Grants receiving, deleting and changing the visibility of this queue's messages only.
@@ -570,12 +592,17 @@ class Functions(Construct):
             "EVALUATIONS_TABLE": storage.evaluations_table.table_name,
         }
 
-    @staticmethod
-    def _hand_programs_to(function: lambda_.Function, role: iam.Role, sandbox: lambda_.Function) -> None:
-        function.add_environment("SANDBOX_FUNCTION", sandbox.function_name)
-        # This function only, unqualified: no version or alias of it, and no other function.
+    def _hand_programs_to(
+        self, function: lambda_.Function, role: iam.Role, sandboxes: Mapping[str, lambda_.Function]
+    ) -> None:
+        names = {runtime: sandbox.function_name for runtime, sandbox in sandboxes.items()}
+        function.add_environment("SANDBOX_FUNCTIONS", Stack.of(self).to_json_string(names))
+        # These functions only, unqualified: no version or alias of them, and no other function.
         role.add_to_principal_policy(
-            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[sandbox.function_arn])
+            iam.PolicyStatement(
+                actions=["lambda:InvokeFunction"],
+                resources=[sandbox.function_arn for sandbox in sandboxes.values()],
+            )
         )
 
     def _build(self, spec: FunctionSpec) -> lambda_.Function:
@@ -647,7 +674,7 @@ class Functions(Construct):
             "Function",
             description=spec.description,
             architecture=ARCHITECTURE,
-            code=sandbox_image_code(scope, FUNCTIONS_ROOT / spec.name),
+            code=sandbox_image_code(scope, FUNCTIONS_ROOT / spec.folder, spec.runtime or MINIMAL.name),
             role=role,
             memory_size=spec.memory_mb,
             timeout=spec.timeout,
@@ -656,6 +683,10 @@ class Functions(Construct):
             tracing=lambda_.Tracing.DISABLED,
         )
         set_logical_id(function, spec.logical_id)
+        # The local cloud runs each function's handler in-process from the folder it names.
+        resource = function.node.default_child
+        assert isinstance(resource, CfnResource)
+        resource.add_metadata(FOLDER_METADATA, spec.folder)
         return function
 
     def _grant(self, spec: FunctionSpec, role: iam.Role) -> None:

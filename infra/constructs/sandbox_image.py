@@ -1,8 +1,9 @@
-"""The sandbox function's container image, staged for a Docker build that ``cdk deploy`` runs.
+"""A sandbox function's container image, one per runtime, staged for a Docker build that ``cdk deploy`` runs.
 
 Synthesis only writes the build folder (no Docker engine needed): ``functions/sandbox/Dockerfile``, the
-function's files as its zip asset would ship them (``task/``), the library (``benchgen/``), and the
-layer's exact package set (``requirements.txt``, pinned by ``constraints.txt``). The image is a container
+function's files as its zip asset would ship them (``task/``), the library (``benchgen/``), the layer's
+exact package set (``requirements.txt``, pinned by ``constraints.txt``) and the runtime's pins
+(``runtime.txt``, the same file the local environment is made from). The image is a container
 rather than a zip function for one reason: Codabench programs name ``/app/...`` paths, and only an image
 can make ``/app`` exist (a link into ``/tmp``, the one place Lambda lets a function write).
 """
@@ -17,16 +18,18 @@ from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from benchgen.bundle.runtime import RUNTIMES
 from infra.constructs.layer import CONSTRAINTS, LAMBDA_TARGET, LAYER_SOURCE, LIBRARY_PACKAGE, layer_packages
 
 DOCKERFILE = "Dockerfile"
+RUNTIME_PINS = "runtime.txt"
 BUILD_FOLDER = "sandbox-image-build"
 HANDLER = "handler.handler"
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", "tests", DOCKERFILE)
 
 
-def stage_build_folder(function_dir: Path, target: Path) -> Path:
-    """Write the image's build folder into the empty ``target``."""
+def stage_build_folder(function_dir: Path, target: Path, runtime: str) -> Path:
+    """Write the image's build folder for ``runtime`` into the empty ``target``."""
     shutil.copyfile(function_dir / DOCKERFILE, target / DOCKERFILE)
     shutil.copytree(function_dir, target / "task", ignore=_IGNORED)
     shutil.copytree(
@@ -38,19 +41,23 @@ def stage_build_folder(function_dir: Path, target: Path) -> Path:
     (target / "requirements.txt").write_text(
         "\n".join(layer_packages(LAMBDA_TARGET)) + "\n", encoding="utf-8"
     )
+    shutil.copyfile(RUNTIMES[runtime].requirements, target / RUNTIME_PINS)
     return target
 
 
-def sandbox_image_code(scope: Construct, function_dir: Path) -> lambda_.DockerImageCode:
-    """The image code for ``function_dir`` (built for arm64, running ``handler.handler``), its build folder
-    staged beside the app's other assets."""
+def sandbox_image_code(scope: Construct, function_dir: Path, runtime: str) -> lambda_.DockerImageCode:
+    """The image code for ``function_dir`` with ``runtime``'s environment (built for arm64, running
+    ``handler.handler``), its build folder staged beside the app's other assets."""
     stage = Stage.of(scope)
     if stage is None:
         raise ValueError("the sandbox function's image is staged inside a CDK app; build it in one")
-    folder = Path(stage.asset_outdir) / BUILD_FOLDER
+    folder = Path(stage.asset_outdir) / f"{BUILD_FOLDER}-{runtime}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    stage_build_folder(function_dir, folder)
+    stage_build_folder(function_dir, folder, runtime)
     return lambda_.DockerImageCode.from_image_asset(
-        str(folder), cmd=[HANDLER], platform=ecr_assets.Platform.LINUX_ARM64
+        str(folder),
+        cmd=[HANDLER],
+        platform=ecr_assets.Platform.LINUX_ARM64,
+        build_args={"RUNTIME": runtime},
     )

@@ -57,9 +57,9 @@ class Settings(BaseSettings):
     training_state_machine_arn: str | None = Field(
         default=None, validation_alias="TRAINING_STATE_MACHINE_ARN"
     )
-    # Functions that run untrusted programs hand them to this function (set by the stack); unset, they run
-    # them through the local runner on this machine.
-    sandbox_function: str | None = Field(default=None, validation_alias="SANDBOX_FUNCTION")
+    # Functions that run untrusted programs hand each to the sandbox function of its runtime (a JSON object,
+    # runtime -> function name, set by the stack); unset, they run them through the local runner here.
+    sandbox_functions: dict[str, str] | None = Field(default=None, validation_alias="SANDBOX_FUNCTIONS")
     # How many times Lambda delivers an event whose invocation fails (1 + its retries): the last attempt
     # of a run step fails the run instead of leaving it Running. Without it, the first attempt is the last.
     step_attempts: int = Field(default=1, ge=1, validation_alias="STEP_ATTEMPTS")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from benchgen.bundle.runtime import SCIENTIFIC
 from infra.constructs.functions import FUNCTIONS_ROOT
 from infra.constructs.sandbox_image import stage_build_folder
 
@@ -22,10 +24,12 @@ NAMES = [
     "build_package",
     "dead_letters",
     "api",
-    "sandbox",
     "prepare_generate",
     "prepare_check",
 ]
+# One sandbox function per runtime, all running functions/sandbox.
+SANDBOXES = {"minimal": "sandbox", "scientific": "sandbox_scientific"}
+NAMES += SANDBOXES.values()
 LIVE_RUN_STEPS = ["deploy_model", "plan_inference", "infer_shard", "assemble_predictions"]
 NAMES += LIVE_RUN_STEPS
 TRAINING_STEPS = ["validate_training", "upload_training", "training_job"]
@@ -35,11 +39,11 @@ NAMES += EVALUATION_STEPS
 SHARD_STEPS = ["score_shard", "build_shard_artifact", "reduce_scores"]
 NAMES += SHARD_STEPS
 # The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
-PIPELINE = [name for name in NAMES if name != "sandbox"]
+PIPELINE = [name for name in NAMES if name not in SANDBOXES.values()]
 # Invoked asynchronously (by S3, or by a state machine that may be retried); the dead-letter consumer is
 # invoked synchronously by Lambda's queue poller.
 ASYNCHRONOUS = [name for name in PIPELINE if name != "dead_letters"]
-SANDBOX_ARN = "${SandboxFunction.Arn}"
+SANDBOX_ARNS = {"${SandboxFunction.Arn}", "${SandboxScientificFunction.Arn}"}
 BUCKET = "${DataBucket.Arn}"
 
 # Every role can write its own logs, send failed asynchronous events to its queue and send traces.
@@ -103,7 +107,7 @@ EXPECTED_ACTIONS = {
     | READ_WRITE
     | IDEMPOTENCY
     | CREATE_DELETE,
-    "sandbox": set(),
+    **{name: set() for name in SANDBOXES.values()},
     # no table at all: the execution's input carries what the API checked
     "prepare_generate": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"},
     # records the preparation Ready, or the pipeline's failure
@@ -180,7 +184,7 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:PutObject", "submissions/"),
         ("s3:PutObject", "environments/"),
     },
-    "sandbox": set(),
+    **{name: set() for name in SANDBOXES.values()},
     "prepare_generate": {
         ("s3:GetObject", "environments/"),
         ("s3:GetObjectVersion", "environments/"),
@@ -262,7 +266,7 @@ EXPECTED_TABLE_ACCESS = {
         "EvaluationsTable": READ_WRITE,
         "IdempotencyTable": IDEMPOTENCY,
     },
-    "sandbox": {},
+    **{name: {} for name in SANDBOXES.values()},
     "prepare_generate": {},
     "prepare_check": {"PreparationsTable": READ_WRITE},
     "deploy_model": {"RunsTable": READ_WRITE},
@@ -295,7 +299,7 @@ EXPECTED_INDEXES = {
         "${TrainingRunsTable.Arn}/index/by_owner",
         "${EvaluationsTable.Arn}/index/by_training_run",
     },
-    "sandbox": set(),
+    **{name: set() for name in SANDBOXES.values()},
     "prepare_generate": set(),
     "prepare_check": {"${PreparationsTable.Arn}/index/by_owner"},
     **dict.fromkeys(LIVE_RUN_STEPS, RUNS_INDEXES),
@@ -372,9 +376,9 @@ def test_the_sandbox_is_an_arm64_image_of_python_313_where_app_links_into_tmp(
     assert properties["PackageType"] == "Image"
     assert properties["Architectures"] == ["arm64"]
     assert properties["ImageConfig"]["Command"] == ["handler.handler"]
-    # and its build folder holds the handler, the library and the layer's packages, on Lambda's Python 3.13
-    # base, with /app a link to the one place Lambda lets it write
-    folder = stage_build_folder(FUNCTIONS_ROOT / "sandbox", tmp_path)
+    # and its build folder holds the handler, the library, the layer's packages and the runtime's pins, on
+    # Lambda's Python 3.13 base, with /app a link to the one place Lambda lets it write
+    folder = stage_build_folder(FUNCTIONS_ROOT / "sandbox", tmp_path, "scientific")
     dockerfile = (folder / "Dockerfile").read_text().splitlines()
     assert "FROM public.ecr.aws/lambda/python:3.13" in dockerfile
     assert "RUN ln -s /tmp/app /app" in dockerfile
@@ -385,6 +389,17 @@ def test_the_sandbox_is_an_arm64_image_of_python_313_where_app_links_into_tmp(
     packages = (folder / "requirements.txt").read_text().split()
     assert any(package.startswith("pydantic==") for package in packages)
     assert not any(package.startswith("boto3==") for package in packages)
+    assert (folder / "runtime.txt").read_bytes() == SCIENTIFIC.requirements.read_bytes()
+    assert "ENV BENCHGEN_RUNTIMES=/opt/runtimes" in dockerfile
+
+
+def test_each_runtime_has_its_own_sandbox_image_running_the_sandbox_folder(
+    functions: dict[str, Resource],
+) -> None:
+    images = {json.dumps(functions[name]["Properties"]["Code"]["ImageUri"]) for name in SANDBOXES.values()}
+
+    assert len(images) == len(SANDBOXES)
+    assert {functions[name]["Metadata"]["benchgen:folder"] for name in SANDBOXES.values()} == {"sandbox"}
 
 
 @pytest.mark.parametrize("name", PIPELINE)
@@ -495,8 +510,8 @@ def test_no_bundle_may_ask_a_program_to_run_longer_than_its_step_can_wait(
     for name in PIPELINE:
         variables = functions[name]["Properties"]["Environment"]["Variables"]
         assert variables["MAX_PROGRAM_SECONDS"] == str(min(timeouts) - 120) == "780"
-    # and the sandbox that runs the program on AWS lets it run that long too
-    assert functions["sandbox"]["Properties"]["Timeout"] > 780
+    # and the sandboxes that run the programs on AWS let them run that long too
+    assert all(functions[name]["Properties"]["Timeout"] > 780 for name in SANDBOXES.values())
 
 
 def test_api_answers_within_api_gateways_timeout(functions: dict[str, Resource]) -> None:
@@ -559,25 +574,30 @@ def test_only_tracing_is_granted_on_every_resource(
     assert on_everything == {"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
 
 
-def test_the_sandbox_role_grants_nothing_at_all(
+@pytest.mark.parametrize("name", SANDBOXES.values())
+def test_each_sandbox_role_grants_nothing_at_all(
     functions: dict[str, Resource],
     resources: dict[str, Resource],
     role_statements: dict[str, list[Statement]],
+    name: str,
 ) -> None:
-    role = resources[functions["sandbox"]["Properties"]["Role"]["Fn::GetAtt"][0]]["Properties"]
-    assert role_statements["sandbox"] == []
+    role = resources[functions[name]["Properties"]["Role"]["Fn::GetAtt"][0]]["Properties"]
+    assert role_statements[name] == []
     assert "Policies" not in role
     assert "ManagedPolicyArns" not in role
 
 
-def test_the_sandbox_is_told_no_resource_name_and_sends_no_traces(functions: dict[str, Resource]) -> None:
-    properties = functions["sandbox"]["Properties"]
-    assert properties["Environment"]["Variables"] == {"POWERTOOLS_SERVICE_NAME": "sandbox"}
+@pytest.mark.parametrize("name", SANDBOXES.values())
+def test_each_sandbox_is_told_no_resource_name_and_sends_no_traces(
+    functions: dict[str, Resource], resources: dict[str, Resource], name: str
+) -> None:
+    properties = functions[name]["Properties"]
+    assert properties["Environment"]["Variables"] == {"POWERTOOLS_SERVICE_NAME": name}
     assert properties.get("TracingConfig", {"Mode": "PassThrough"}) == {"Mode": "PassThrough"}
     assert "DeadLetterConfig" not in properties
 
 
-def test_only_the_functions_that_run_programs_may_invoke_the_sandbox_and_only_it(
+def test_only_the_functions_that_run_programs_may_invoke_the_sandboxes_and_only_them(
     role_statements: dict[str, list[Statement]], functions: dict[str, Resource]
 ) -> None:
     invokes = {
@@ -587,12 +607,29 @@ def test_only_the_functions_that_run_programs_may_invoke_the_sandbox_and_only_it
         if action.startswith("lambda:")
     }
     told = {
-        name: f["Properties"]["Environment"]["Variables"]["SANDBOX_FUNCTION"]
+        name: f["Properties"]["Environment"]["Variables"]["SANDBOX_FUNCTIONS"]
         for name, f in functions.items()
-        if "SANDBOX_FUNCTION" in f["Properties"]["Environment"]["Variables"]
+        if "SANDBOX_FUNCTIONS" in f["Properties"]["Environment"]["Variables"]
     }
-    assert invokes == {("ingest", SANDBOX_ARN), ("score", SANDBOX_ARN)}
-    assert told == {"ingest": {"Ref": "SandboxFunction"}, "score": {"Ref": "SandboxFunction"}}
+    assert invokes == {(name, arn) for name in ("ingest", "score") for arn in SANDBOX_ARNS}
+    # each is told every runtime's function, as a JSON object: runtime -> the function's name
+    assert set(told) == {"ingest", "score"}
+    physical = {"SandboxFunction": "sandbox-minimal-fn", "SandboxScientificFunction": "sandbox-sci-fn"}
+    for value in told.values():
+        assert json.loads(_join(value, physical)) == {
+            "minimal": "sandbox-minimal-fn",
+            "scientific": "sandbox-sci-fn",
+        }
+
+
+def _join(value: Any, physical: dict[str, str]) -> str:
+    """A Fn::Join of strings and Refs as CloudFormation would make it, each Ref its function's name."""
+    if isinstance(value, str):
+        return value
+    if "Ref" in value:
+        return physical[value["Ref"]]
+    separator, parts = value["Fn::Join"]
+    return str(separator).join(_join(part, physical) for part in parts)
 
 
 def test_sandbox_jobs_expire_after_a_day(resources: dict[str, Resource]) -> None:
@@ -725,7 +762,7 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         "build_package": None,
         "dead_letters": None,
         "api": None,
-        "sandbox": None,
+        **dict.fromkeys(SANDBOXES.values()),
         "prepare_generate": None,
         "prepare_check": None,
         **dict.fromkeys(LIVE_RUN_STEPS),

@@ -214,9 +214,9 @@ def test_the_dashboard_shows_runs_executions_alarms_function_health_and_dead_let
         assert [m[:4] for m in widgets[title]["metrics"]] == [
             ["AWS/Lambda", metric, "FunctionName", function] for function in every_function
         ]
-    # every function invoked asynchronously has a queue; the sandbox and the dead-letter consumer are only
+    # every function invoked asynchronously has a queue; the sandboxes and the dead-letter consumer are only
     # ever invoked synchronously
-    queued = [name for name in names if name not in ("sandbox", "dead_letters")]
+    queued = [name for name in names if not name.startswith("sandbox") and name != "dead_letters"]
     assert [m[4]["label"] for m in widgets["Dead-letter queue depth"]["metrics"]] == queued
     assert len(widgets["Alarms"]["alarms"]) == len(of_type("AWS::CloudWatch::Alarm"))
 

@@ -146,9 +146,9 @@ class Adapters:
 
     @cached_property
     def sandbox(self) -> Sandbox:
-        """The sandbox function when the stack names one; else the local runner (the command line)."""
-        function = self.settings.sandbox_function
-        if not function:
+        """The sandbox functions when the stack names them; else the local runner (the command line)."""
+        functions = self.settings.sandbox_functions
+        if not functions:
             from benchgen.sandbox.local import LocalSandbox
 
             return LocalSandbox()
@@ -156,7 +156,7 @@ class Adapters:
         from benchgen.sandbox.remote import RemoteSandbox
 
         return RemoteSandbox(
-            SandboxInvoker(self.store, function, ttl_seconds=self.settings.presign_ttl_seconds)
+            SandboxInvoker(self.store, functions, ttl_seconds=self.settings.presign_ttl_seconds)
         )
 
     @cached_property
