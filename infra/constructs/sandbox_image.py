@@ -23,6 +23,9 @@ from infra.constructs.layer import CONSTRAINTS, LAMBDA_TARGET, LAYER_SOURCE, LIB
 
 DOCKERFILE = "Dockerfile"
 RUNTIME_PINS = "runtime.txt"
+# What the image's pip accepts on Lambda's arm64 Python 3.13 (Amazon Linux 2023, glibc 2.34): numba and
+# llvmlite publish only manylinux_2_28 wheels for it, the rest manylinux2014 ones.
+IMAGE_PLATFORMS = ("manylinux_2_28_aarch64", "manylinux2014_aarch64")
 BUILD_FOLDER = "sandbox-image-build"
 HANDLER = "handler.handler"
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", "tests", DOCKERFILE)

@@ -1,0 +1,80 @@
+"""Each runtime's pins resolve for its Lambda image: binary wheels for CPython 3.13 on arm64, and no more.
+
+pip downloads the pinned set with its dependencies, as the image's build would install it; the wheels are
+kept under build/ so a rerun only asks the index.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchgen.bundle.runtime import LAMBDA_PYTHON, RUNTIMES, Runtime, canonical_name
+from infra.constructs.layer import REPO_ROOT
+from infra.constructs.sandbox_image import IMAGE_PLATFORMS
+
+pytestmark = pytest.mark.deployed
+
+WHEELS = REPO_ROOT / "build" / "runtime-wheels"
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES.values(), ids=lambda runtime: runtime.name)
+def test_the_runtimes_pins_are_the_whole_binary_set_for_lambdas_python(runtime: Runtime) -> None:
+    # Given the runtime's pins, resolved with their dependencies for the image's interpreter
+    folder = WHEELS / runtime.name
+    folder.mkdir(parents=True, exist_ok=True)
+    platforms = [option for platform in IMAGE_PLATFORMS for option in ("--platform", platform)]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--only-binary=:all:",
+            *platforms,
+            "--implementation",
+            "cp",
+            "--python-version",
+            LAMBDA_PYTHON,
+            "--dest",
+            str(folder),
+            "--requirement",
+            str(runtime.requirements),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    # Then pip found a wheel for every one, and the set needs nothing it does not pin
+    assert done.returncode == 0, done.stderr[-2000:]
+    pins = runtime.pins()
+    wheels = {
+        canonical_name(wheel.name.split("-")[0]): wheel.name.split("-")[1] for wheel in folder.glob("*.whl")
+    }
+    assert {name: wheels.get(name) for name in pins} == pins
+    assert sorted(set(wheels) - set(pins)) == []
+    assert all(
+        _fits(wheel.name)
+        for wheel in folder.glob("*.whl")
+        if canonical_name(wheel.name.split("-")[0]) in pins
+    )
+
+
+def _fits(wheel: str) -> bool:
+    """Whether a wheel's tags run on CPython 3.13 on arm64 Linux (pure Python ones anywhere); a stable-ABI
+    wheel (abi3) for an earlier CPython 3 runs on 3.13 too."""
+    python, abi, platform = Path(wheel).stem.split("-")[-3:]
+    abis = abi.split(".")
+    return (
+        any(
+            tag == "cp313" or tag.startswith("py3") or (tag.startswith("cp3") and "abi3" in abis)
+            for tag in python.split(".")
+        )
+        and any(tag in {"none", "abi3", "cp313"} for tag in abis)
+        and any(tag == "any" or tag.endswith("aarch64") for tag in platform.split("."))
+    )
