@@ -58,7 +58,7 @@ lint: install
 test: lint web runtimes
 	$(BIN)/python -m pytest
 
-bench: install
+bench: install runtimes
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[bench]'
 	$(BIN)/python bench/grader_bench.py
 	$(BIN)/python bench/score_bench.py
