@@ -2,7 +2,9 @@
 
 ``GET /v1/models`` lists the base model and every fine-tuned checkpoint; ``POST /v1/chat/completions``
 answers through the batching generator; ``GET /v1/stats`` shows what the generator has done (batches,
-the largest batch, tokens per second). With an API key, every route wants ``Authorization: Bearer <key>``.
+the largest batch, tokens per second). ``POST /v1/files``, ``POST /v1/fine-tunes``, ``GET
+/v1/fine-tunes[/{id}]`` and ``POST /v1/fine-tunes/{id}/cancel`` train (:mod:`modelserver.jobs`). With an
+API key, every route wants ``Authorization: Bearer <key>``.
 """
 
 from __future__ import annotations
@@ -15,14 +17,18 @@ from http.server import BaseHTTPRequestHandler
 from ipaddress import ip_address
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
+from localcloud.multipart import form_file
 from localcloud.threaded_server import ThreadedServer
 from modelserver import weights
 from modelserver.catalog import Catalog
 from modelserver.chat import BadRequest, completion_body, read_request
 from modelserver.generation import DEFAULT_BATCH_WAIT_S, DEFAULT_MAX_BATCH, Generator, LoadedModels
+from modelserver.jobs import FineTuneJobs
 
 MAX_JSON_BYTES = 4 * 2**20
+MAX_UPLOAD_BYTES = 512 * 2**20
 
 Answer = tuple[int, dict[str, Any]]
 
@@ -61,11 +67,18 @@ class ModelServer(ThreadedServer):
         self.models = LoadedModels(self._load, keep=keep_loaded)
         self.models.get(source.model_id)
         self.generator = Generator(self.models, max_batch=max_batch, batch_wait_s=batch_wait_s)
+        self.fine_tunes = FineTuneJobs(work, self.catalog)
         self._api_key = api_key
+        jobs = self.fine_tunes
         self._routes: dict[tuple[str, str], Callable[[bytes, dict[str, str]], Answer]] = {
             ("GET", "/v1/models"): lambda _body, _headers: self.list_models(),
             ("GET", "/v1/stats"): lambda _body, _headers: (200, self.stats()),
             ("POST", "/v1/chat/completions"): lambda body, _headers: self.chat(_json(body)),
+            ("POST", "/v1/files"): lambda body, headers: jobs.upload(
+                *form_file(headers.get("content-type"), body)
+            ),
+            ("POST", "/v1/fine-tunes"): lambda body, _headers: jobs.create(_json(body)),
+            ("GET", "/v1/fine-tunes"): lambda _body, _headers: jobs.listing(),
         }
         super().__init__(self._handler_class(), host=host, port=port, name="model-server")
 
@@ -79,10 +92,12 @@ class ModelServer(ThreadedServer):
 
     def start(self) -> None:
         self.generator.start()
+        self.fine_tunes.start()
         super().start()
 
     def stop(self) -> None:
         super().stop()
+        self.fine_tunes.stop()
         self.generator.stop()
 
     def _load(self, model_id: str) -> tuple[Any, Any]:
@@ -116,7 +131,7 @@ class ModelServer(ThreadedServer):
             given = headers.get("authorization", "")
             if not hmac.compare_digest(given.encode(), f"Bearer {self._api_key}".encode()):
                 return _error(401, "missing or wrong API key: send Authorization: Bearer <key>")
-        route = self._routes.get((method, path.rstrip("/")))
+        route = self._routes.get((method, path.rstrip("/"))) or self._job_route(method, path.rstrip("/"))
         if route is None:
             return _error(404, f"no route {method} {path}")
         try:
@@ -129,6 +144,18 @@ class ModelServer(ThreadedServer):
                     503, "out of memory while generating: send shorter prompts or a lower max_tokens"
                 )
             return _error(500, f"generation failed: {type(error).__name__}: {error}")
+
+    def _job_route(self, method: str, path: str) -> Callable[[bytes, dict[str, str]], Answer] | None:
+        """``GET /v1/fine-tunes/{id}`` and ``POST /v1/fine-tunes/{id}/cancel``."""
+        rest = path.removeprefix("/v1/fine-tunes/")
+        if rest == path or not rest:
+            return None
+        if method == "GET" and "/" not in rest:
+            return lambda _body, _headers: self.fine_tunes.read(unquote(rest))
+        job_id, _, action = rest.partition("/")
+        if method == "POST" and action == "cancel":
+            return lambda _body, _headers: self.fine_tunes.cancel(unquote(job_id))
+        return None
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -165,7 +192,7 @@ class ModelServer(ThreadedServer):
         return Handler
 
     def max_body_bytes(self, path: str) -> int:
-        return MAX_JSON_BYTES
+        return MAX_UPLOAD_BYTES if path.rstrip("/") == "/v1/files" else MAX_JSON_BYTES
 
 
 def _json(body: bytes) -> Any:
