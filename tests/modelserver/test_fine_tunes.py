@@ -17,6 +17,8 @@ from benchgen.aws.providers.openai_compatible import ChatCompletions, OpenAIComp
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method, Sampling
+from modelserver.catalog import Catalog
+from modelserver.jobs import FineTuneJobs
 from modelserver.server import ModelServer
 
 QUESTION = "What is 2 + 3?"
@@ -106,9 +108,12 @@ def test_a_second_start_finds_the_job_of_the_same_name(
 
     first = jobs.start(spec)
     second = jobs.start(spec)
-    _until_ended(jobs, spec, first)
+    jobs.stop(spec, first.job_id)
 
     assert second.job_id == first.job_id
+    assert (
+        len([j for j in _get(server.base_url + "/fine-tunes")["data"] if j["suffix"] == spec.job_name]) == 1
+    )
 
 
 def test_a_bad_row_fails_the_job_naming_its_line(jobs: OpenAICompatibleJobs) -> None:
@@ -165,3 +170,31 @@ def test_a_job_for_a_model_the_server_does_not_serve_is_refused(jobs: OpenAIComp
 
     with pytest.raises(ProviderFault, match="no model 'gpt-4o' to fine-tune: this server serves tiny-chat"):
         jobs.start(spec)
+
+
+def test_a_trainer_killed_for_want_of_memory_ends_its_job_with_what_to_do(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    # Linux's out-of-memory killer ends a process with SIGKILL; this trainer does that to itself.
+    killed = tmp_path / "killed-trainer"
+    killed.write_text("#!/bin/sh\nkill -9 $$\n")
+    killed.chmod(0o755)
+    jobs = FineTuneJobs(tmp_path, Catalog("tiny-chat", tiny_model, tmp_path / "models"), python=str(killed))
+    jobs.start()
+    try:
+        _, file = jobs.upload("train.jsonl", "fine-tune", TRAIN)
+        _, job = jobs.create({"model": "tiny-chat", "training_file": file["id"], "suffix": "oom"})
+        for _ in range(POLLS):
+            _, job = jobs.read(job["id"])
+            if job["status"] in ("completed", "error", "cancelled"):
+                break
+            time.sleep(0.5)
+    finally:
+        jobs.stop()
+
+    assert job["status"] == "error"
+    assert job["error"]["message"] == (
+        "the training process was killed by SIGKILL, most likely by the system for want of memory: "
+        "lower batch_size"
+    )
+    assert not (tmp_path / "models" / "tiny-chat-oom").exists()

@@ -67,3 +67,23 @@ def test_a_model_without_a_chat_template_is_refused(tiny_model: Path, tmp_path: 
 
     with pytest.raises(ModelSourceError, match="no chat template"):
         load(plain, "cpu")
+
+
+@pytest.mark.slow
+def test_smollm2_is_dequantized_once_then_served_from_its_safetensors_copy(tmp_path: Path) -> None:
+    from benchgen.aws.providers.openai_compatible import ChatCompletions
+    from benchgen.vocabulary import Sampling
+    from modelserver.server import ModelServer
+
+    with ModelServer("smollm2", work=tmp_path) as first:
+        copies = list((tmp_path / "cache").glob("*/model.safetensors"))
+        made = [copy.stat().st_mtime_ns for copy in copies]
+    with ModelServer("smollm2", work=tmp_path) as second:
+        answer = ChatCompletions(second.base_url, "smollm2", Sampling(temperature=0, max_tokens=16)).complete(
+            "What is 2 + 3?"
+        )
+
+    assert first.base_model == second.base_model == "smollm2"
+    assert len(copies) == 1
+    assert [copy.stat().st_mtime_ns for copy in copies] == made
+    assert "5" in answer.text
