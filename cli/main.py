@@ -7,7 +7,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from cli import bundle, compare, demo_command, examples, local, prepare, score_command
+from cli import bundle, compare, demo_command, examples, local, model, prepare, score_command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -16,7 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Benchmark environments that judge a model and turn its mistakes into training data.",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (bundle, score_command, prepare, compare, examples, local, demo_command):
+    for module in (bundle, score_command, prepare, compare, examples, local, model, demo_command):
         module.register(subparsers)
     return parser
 

@@ -25,8 +25,6 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from email.parser import BytesParser
-from email.policy import HTTP
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from ipaddress import ip_address
@@ -35,6 +33,7 @@ from typing import Any
 from benchgen.inference.prompts import prompt_for
 from examplegen.failures import failure_plan
 from examplegen.generate import EXAMPLE_SIZES, EXAMPLES_SEED, generators
+from localcloud.multipart import form_file
 from localcloud.providers.openai_compatible import FineTunes
 from localcloud.threaded_server import ThreadedServer
 
@@ -208,7 +207,7 @@ class ExampleModelServer(ThreadedServer):
                     return
                 if path == "/v1/files":
                     self._send(
-                        *server.fine_tunes.upload(*_form_file(self.headers.get("Content-Type"), data)), {}
+                        *server.fine_tunes.upload(*form_file(self.headers.get("Content-Type"), data)), {}
                     )
                     return
                 if path.startswith("/v1/fine-tunes/") and path.endswith("/cancel"):
@@ -259,21 +258,6 @@ class ExampleModelServer(ThreadedServer):
                 """Quiet: the tests and the demo report what matters."""
 
         return Handler
-
-
-def _form_file(content_type: str | None, data: bytes) -> tuple[str, str, bytes]:
-    """The file name, ``purpose`` field and file bytes of a multipart/form-data upload."""
-    head = f"Content-Type: {content_type or 'text/plain'}\r\n\r\n".encode()
-    form = BytesParser(policy=HTTP).parsebytes(head + data)
-    filename, purpose, content = "", "", b""
-    for part in form.iter_parts() if form.is_multipart() else []:
-        name = part.get_param("name", header="content-disposition")
-        payload = part.get_payload(decode=True)
-        if name == "purpose" and isinstance(payload, bytes):
-            purpose = payload.decode("utf-8", errors="replace")
-        elif name == "file" and isinstance(payload, bytes):
-            filename, content = part.get_filename() or "", payload
-    return filename, purpose, content
 
 
 def _error(status: int, message: str) -> tuple[int, dict[str, Any], dict[str, str]]:

