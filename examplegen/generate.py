@@ -158,6 +158,9 @@ def examples_readme(made: list[GeneratedEnvironment], out: Path, seed: int) -> s
             "- `codabench-multitask`: a phase of two tasks and a computed column; `--phase Final` runs one.",
             "- `codabench-interactive`: `ingestion_only_during_scoring`, the two programs talking through",
             "  `shared/` while both run (side by side needs the local runner as root).",
+            "- `codabench-handshake`: the same, where each program deletes the files the other made in",
+            "  `shared/` (training data, test rows, answers), as Codabench's official examples do.",
+            "- `codabench-lock`: a scoring program that locks a file it creates in `input/res`.",
             "",
             "```",
             "benchgen score --bundle examples/codabench-multitask/bundle "

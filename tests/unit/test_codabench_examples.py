@@ -111,3 +111,54 @@ def test_the_interactive_example_scores_the_answers_given_during_scoring(tmp_pat
     # note is text, ignored
     assert run["metrics"] == {"accuracy": expected}
     assert run["other_metrics"] == {"asked": float(len(rows))}
+
+
+def _csv(path: Path) -> list[list[str]]:
+    return [line.split(",") for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _handshake_accuracy(example: Path) -> float:
+    """The rounds the scoring program runs, played here with the submitted model: each round trains on
+    the training rows outside its fold and answers every third test row."""
+    train = _csv(example / "bundle/reference_data/train.csv")
+    test = _csv(example / "bundle/reference_data/test.csv")
+    rounds = 3
+    correct = 0
+    for number in range(rounds):
+        training = [row for index, row in enumerate(train) if index % rounds != number]
+        testing = test[number::rounds]
+        model = _model(example / "submission/model.py").Model()
+        model.fit([[float(x), float(y)] for x, y, _ in training], [label for *_, label in training])
+        guesses = model.predict([[float(x), float(y)] for x, y, _ in testing])
+        correct += sum(guess == row[2] for guess, row in zip(guesses, testing, strict=True))
+    return correct / len(test)
+
+
+@needs_root
+def test_the_handshake_example_scores_its_true_accuracy_every_time(tmp_path: Path) -> None:
+    # given the programs that hand files over shared/ and each delete the other's, and the accuracy the
+    # submitted model earns over the three rounds
+    example = EXAMPLES / "codabench-handshake"
+    expected = _handshake_accuracy(example)
+    assert 0 < expected < 1  # the example leaves some points wrong
+
+    # when it is scored ten times
+    runs = [_score(example / "bundle", example / "submission", tmp_path / f"run-{n}") for n in range(10)]
+
+    # then every run completed all three rounds with that accuracy, and no run has a warning but the image
+    assert [run["metrics"] for run in runs] == [{"accuracy": expected, "rounds": 3.0}] * 10
+    assert all(not any("ingestion" in warning for warning in run["warnings"]) for run in runs)  # type: ignore[attr-defined]
+
+
+@needs_root
+def test_the_lock_example_scores_with_its_lock_taken_in_input_res(tmp_path: Path) -> None:
+    example = EXAMPLES / "codabench-lock"
+    truth = [float(value) for value in _words(example / "bundle/reference_data/values.solution")]
+    guess = [float(value) for value in _words(example / "submission/values.predict")]
+    errors = [abs(t - g) for t, g in zip(truth, guess, strict=True)]
+
+    run = _score(example / "bundle", example / "submission", tmp_path / "run")
+
+    assert run["metrics"] == {"mae": sum(errors) / len(errors), "within_one": sum(e <= 1 for e in errors)}
+    # the lock file was made in the scoring program's copy: the submitted files are as they were
+    assert sorted(path.name for path in (example / "submission").iterdir()) == ["values.predict"]
