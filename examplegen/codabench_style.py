@@ -22,6 +22,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from examplegen.codabench_scientific import write_plot, write_sklearn
 from examplegen.codabench_worker import write_handshake, write_lock
 from examplegen.codabench_yaml import column, competition, phase
 from examplegen.writing import write_text, write_yaml
@@ -296,6 +297,8 @@ CODABENCH_STYLE = {
     "codabench-interactive": write_interactive,
     "codabench-handshake": write_handshake,
     "codabench-lock": write_lock,
+    "codabench-sklearn": write_sklearn,
+    "codabench-plot": write_plot,
 }
 
 
