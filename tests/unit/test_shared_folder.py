@@ -141,3 +141,43 @@ def test_files_left_in_shared_before_the_programs_run_are_theirs_to_delete(tmp_p
     assert _said(cleaner) == {"deleted": True}
     assert _said(idle) == {}
     assert list(shared.iterdir()) == []
+
+
+def test_programs_naming_app_shared_reach_each_others_private_files_there(tmp_path: Path) -> None:
+    # given two programs that only know /app/shared: one leaves a 0600 file (tempfile.mkstemp), the other
+    # reads and deletes it
+    (tmp_path / "shared").mkdir()
+    leaver = """
+        import json, os, tempfile, time
+        handle, temporary = tempfile.mkstemp(dir="/app/shared")
+        os.write(handle, b"private")
+        os.close(handle)
+        os.replace(temporary, "/app/shared/private")
+        while os.path.exists("/app/shared/private"):
+            time.sleep(0.02)
+        print(json.dumps({"taken": True}))
+    """
+    taker = """
+        import json, os, time
+        while not os.path.exists("/app/shared/private"):
+            time.sleep(0.02)
+        with open("/app/shared/private") as private:
+            said = private.read()
+        os.remove("/app/shared/private")
+        print(json.dumps({"read": said}))
+    """
+    jobs = [
+        _job(tmp_path, name, script).model_copy(
+            update={
+                "command": "python /app/program/main.py",
+                "app": {"program": "program", "shared": "shared"},
+            }
+        )
+        for name, script in (("leaver", leaver), ("taker", taker))
+    ]
+
+    # when they run side by side
+    left, took = LocalSandbox().run_side_by_side(jobs, shared="shared")
+
+    # then the file went from one to the other through /app/shared
+    assert (_said(left), _said(took)) == ({"taken": True}, {"read": "private"})

@@ -15,7 +15,9 @@ checkout.
   system is read-only, /tmp, /var/tmp, /dev/shm and /run/lock are empty tmpfs that vanish with it, and
   the staged folders are at ``mount_point``; the program's root is a fresh one where ``/app/...`` (the
   folders Codabench programs find there) are the staged folders, without writing ``/app`` on the
-  machine. On Lambda the
+  machine. Programs run side by side (an ingestion program beside a scoring program) keep their own
+  uids and reach one live shared folder, mounted idmapped for each, so that each reads, writes and
+  deletes the other's files there as Codabench's containers, all root, do. On Lambda the
   runner is not root: the function's own sandbox (read-only system folders, its own uid) stands in, and
   the sandbox handler empties /tmp after every program. There ``/app`` is the image's link into /tmp,
   which the runner fills with links to the staged folders.
@@ -102,7 +104,9 @@ class _MountAttr(ctypes.Structure):
 
 
 def _syscall(number: int, *args: Any) -> int:
-    result: int = _libc().syscall(ctypes.c_long(number), *args)
+    """``syscall(number, *args)``; each number goes in a full register, as the kernel reads it."""
+    words = [ctypes.c_long(arg) if isinstance(arg, int) else arg for arg in args]
+    result: int = _libc().syscall(ctypes.c_long(number), *words)
     if result < 0:
         error = ctypes.get_errno()
         raise OSError(error, f"syscall {number}: {os.strerror(error)}")
@@ -146,29 +150,24 @@ def _bind_as_own(source_fd: int, target: str, owner: int, uid: int, gid: int) ->
     userns = _user_namespace(owner, uid, gid)
     try:
         flags = AT_EMPTY_PATH | OPEN_TREE_CLONE | os.O_CLOEXEC
-        tree = _syscall(SYS_OPEN_TREE, ctypes.c_int(source_fd), b"", ctypes.c_uint(flags))
+        tree = _syscall(SYS_OPEN_TREE, source_fd, b"", flags)
         try:
             attr = _MountAttr(MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, 0, userns)
-            _syscall(
-                SYS_MOUNT_SETATTR,
-                ctypes.c_int(tree),
-                b"",
-                ctypes.c_uint(AT_EMPTY_PATH),
-                ctypes.byref(attr),
-                ctypes.c_size_t(ctypes.sizeof(attr)),
-            )
-            _syscall(
-                SYS_MOVE_MOUNT,
-                ctypes.c_int(tree),
-                b"",
-                ctypes.c_int(AT_FDCWD),
-                target.encode(),
-                ctypes.c_uint(MOVE_MOUNT_F_EMPTY_PATH),
-            )
+            _syscall(SYS_MOUNT_SETATTR, tree, b"", AT_EMPTY_PATH, ctypes.byref(attr), ctypes.sizeof(attr))
+            _syscall(SYS_MOVE_MOUNT, tree, b"", AT_FDCWD, target.encode(), MOVE_MOUNT_F_EMPTY_PATH)
         finally:
             os.close(tree)
     finally:
         os.close(userns)
+
+
+def _bound_as_own(source_fd: int, target: str, owner: int, uid: int, gid: int) -> bool:
+    """:func:`_bind_as_own`, or False where the kernel or the file system has no idmapped mounts."""
+    try:
+        _bind_as_own(source_fd, target, owner, uid, gid)
+    except OSError:
+        return False
+    return True
 
 
 def _hidden_ancestor(path: Path) -> Path | None:
@@ -218,11 +217,7 @@ def _isolate_mounts(
     _mount(f"/proc/self/fd/{keep[root]}", mount_point, None, MS_BIND | MS_REC | MS_NOSUID | MS_NODEV)
     for place, folder in binds.items():
         target = f"{mount_point}/{place}"
-        try:
-            if owner is None:
-                raise OSError(0, "no owner to map")
-            _bind_as_own(keep[folder], target, owner, *ids)
-        except OSError:  # a kernel or file system without idmapped mounts
+        if owner is None or not _bound_as_own(keep[folder], target, owner, *ids):
             _mount(f"/proc/self/fd/{keep[folder]}", target, None, MS_BIND | MS_NOSUID | MS_NODEV)
     for descriptor in keep.values():
         os.close(descriptor)
