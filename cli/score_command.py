@@ -159,6 +159,8 @@ class _Console:
 
     def scored(self, report: ScoreReport) -> None:
         self.close()
+        for warning in report.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
 
     def built(self, report: ArtifactReport) -> None:
         pass
@@ -230,7 +232,7 @@ def run_score(args: argparse.Namespace) -> int:
         other_metrics=scored.other_metrics,
         breakdowns=scored.breakdowns,
         counts=_counts(done),
-        warnings=done.ingested.warnings,
+        warnings=done.ingested.warnings + done.scored.warnings,
         artifact_emitted=artifact.emitted,
         artifact_reason=artifact.reason,
         dataset_name=artifact.dataset_name if artifact.emitted else None,

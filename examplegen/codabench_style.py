@@ -21,8 +21,10 @@ import random
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from examplegen.codabench_scientific import write_plot, write_sklearn
+from examplegen.codabench_worker import write_handshake, write_lock
+from examplegen.codabench_yaml import column, competition, phase
 from examplegen.writing import write_text, write_yaml
 
 REVIEWS = 12
@@ -32,7 +34,6 @@ SUBJECTS = {
     "books": ["plot", "prose", "ending", "dialogue"],
     "films": ["acting", "score", "pacing", "camera work"],
 }
-LIMIT_S = 60
 
 
 @dataclass(frozen=True)
@@ -175,41 +176,6 @@ while not os.path.exists(os.path.join(shared, "done")):
 """
 
 
-def _column(title: str, key: str, index: int, **more: Any) -> dict[str, Any]:
-    return {"title": title, "key": key, "index": index, "sorting": "desc", **more}
-
-
-def _competition(
-    title: str, tasks: list[dict[str, Any]], phases: list[dict[str, Any]], columns: list[Any]
-) -> Any:
-    """competition.yaml as published for Codabench: version 2, nulls and platform keys included."""
-    return {
-        "version": 2,
-        "title": title,
-        "description": f"{title}: a small bundle in the shape Codabench publishes.",
-        "image": "logo.png",
-        "docker_image": "codalab/codalab-legacy:py39",
-        "registration_auto_approve": True,
-        "enable_detailed_results": None,
-        "tasks": tasks,
-        "phases": phases,
-        "leaderboards": [{"index": 0, "title": "Results", "key": "main", "columns": columns}],
-    }
-
-
-def _phase(index: int, name: str, tasks: list[int]) -> dict[str, Any]:
-    return {
-        "index": index,
-        "name": name,
-        "description": None,
-        "start": "2026-01-01",
-        "end": None,
-        "execution_time_limit": LIMIT_S,
-        "max_submissions_per_day": None,
-        "tasks": tasks,
-    }
-
-
 def _code_submission(folder: Path) -> None:
     write_text(folder / "metadata", SUBMISSION_METADATA)
     write_text(folder / "model.py", MODEL_PY)
@@ -234,13 +200,13 @@ def write_app(out: Path, rng: random.Random) -> None:
         "ingestion_program": "ingestion_program",
     }
     columns = [
-        _column("Accuracy", "accuracy", 0, precision=3),
-        _column("Errors", "errors", 1, sorting="asc"),
-        _column("Perfect", "perfect", 2),
+        column("Accuracy", "accuracy", 0, precision=3),
+        column("Errors", "errors", 1, sorting="asc"),
+        column("Perfect", "perfect", 2),
     ]
     write_yaml(
         bundle / "competition.yaml",
-        _competition("Review Sentiment (/app layout)", [task], [_phase(0, "Development", [0])], columns),
+        competition("Review Sentiment (/app layout)", [task], [phase(0, "Development", [0])], columns),
     )
     write_text(bundle / "input_data" / "reviews.txt", _lines([r.text for r in reviews]))
     write_text(bundle / "reference_data" / "reviews.solution", _lines([r.label for r in reviews]))
@@ -275,12 +241,12 @@ def write_multitask(out: Path, rng: random.Random) -> None:
             }
         )
     columns = [
-        _column("Accuracy", "accuracy", 0, precision=3),
-        _column("Mean accuracy", "mean_accuracy", 1, computation="avg", computation_indexes=[0]),
+        column("Accuracy", "accuracy", 0, precision=3),
+        column("Mean accuracy", "mean_accuracy", 1, computation="avg", computation_indexes=[0]),
     ]
-    phases = [_phase(0, "Development", [0, 1]), _phase(1, "Final", [1])]
+    phases = [phase(0, "Development", [0, 1]), phase(1, "Final", [1])]
     write_yaml(
-        bundle / "competition.yaml", _competition("Review Sentiment (two tasks)", tasks, phases, columns)
+        bundle / "competition.yaml", competition("Review Sentiment (two tasks)", tasks, phases, columns)
     )
     write_text(
         bundle / "scoring_program" / "metadata.yaml", "command: python3 $program/score.py $input $output\n"
@@ -304,11 +270,11 @@ def write_interactive(out: Path, rng: random.Random) -> None:
     }
     write_yaml(
         bundle / "competition.yaml",
-        _competition(
+        competition(
             "Review Sentiment (asked during scoring)",
             [task],
-            [_phase(0, "Development", [0])],
-            [_column("Accuracy", "accuracy", 0, precision=3)],
+            [phase(0, "Development", [0])],
+            [column("Accuracy", "accuracy", 0, precision=3)],
         ),
     )
     write_text(bundle / "reference_data" / "reviews.tsv", _lines([f"{r.text}\t{r.label}" for r in reviews]))
@@ -329,6 +295,10 @@ CODABENCH_STYLE = {
     "codabench-app": write_app,
     "codabench-multitask": write_multitask,
     "codabench-interactive": write_interactive,
+    "codabench-handshake": write_handshake,
+    "codabench-lock": write_lock,
+    "codabench-sklearn": write_sklearn,
+    "codabench-plot": write_plot,
 }
 
 

@@ -158,6 +158,13 @@ def examples_readme(made: list[GeneratedEnvironment], out: Path, seed: int) -> s
             "- `codabench-multitask`: a phase of two tasks and a computed column; `--phase Final` runs one.",
             "- `codabench-interactive`: `ingestion_only_during_scoring`, the two programs talking through",
             "  `shared/` while both run (side by side needs the local runner as root).",
+            "- `codabench-handshake`: the same, where each program deletes the files the other made in",
+            "  `shared/` (training data, test rows, answers), as Codabench's official examples do.",
+            "- `codabench-lock`: a scoring program that locks a file it creates in `input/res`.",
+            "- `codabench-sklearn`: a scikit-learn classifier, two phases, a code submission",
+            "  (`submission/code`) and a results submission (`submission/results`); `--phase Final`.",
+            "- `codabench-plot`: a scoring program that reads with pandas and plots with matplotlib into",
+            "  its detailed results. These two name `docker_image: codalab/codalab-legacy:py312`.",
             "",
             "```",
             "benchgen score --bundle examples/codabench-multitask/bundle "

@@ -119,8 +119,10 @@ def program_job(
 
     ``extra`` adds or overrides placeholders, e.g. ``{"ingestion_program": ..., "submission_program": ...}``.
     ``command`` is given when it does not come from the folder's metadata file (a code case's tests).
-    The program may write its output and shared folders (and its own folder when ``writable_program``);
-    what it writes to ``output_dir`` and ``shared_dir`` is copied back, everything else is thrown away.
+    The program may write its output and shared folders, and its input folder as Codabench mounts
+    ``/app/input`` read-write (a scoring program locks files in ``input/res``); also its own folder when
+    ``writable_program``. It writes copies: what it writes to ``output_dir`` and ``shared_dir`` is copied
+    back, everything else is thrown away, the user's files untouched.
     ``app`` names the folders it also finds under ``/app`` (:data:`SCORING_APP`, :data:`INGESTION_APP`).
     ``runtime`` is the runtime whose ``python`` runs it (an environment's :attr:`Environment.runtime`).
     """
@@ -139,7 +141,9 @@ def program_job(
         "predictions": res_dir,
         **(extra or {}),
     }
-    writable = {"output", "tmp", "shared"} | ({"program"} if writable_program else set())
+    writable = {"output", "tmp", "shared", "input", "hidden", "predictions"} | (
+        {"program"} if writable_program else set()
+    )
     return ProgramJob(
         command=command,
         runtime=runtime,

@@ -9,6 +9,7 @@ columns it names.
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 import os
@@ -111,3 +112,125 @@ def test_the_interactive_example_scores_the_answers_given_during_scoring(tmp_pat
     # note is text, ignored
     assert run["metrics"] == {"accuracy": expected}
     assert run["other_metrics"] == {"asked": float(len(rows))}
+
+
+def _csv(path: Path) -> list[list[str]]:
+    return [line.split(",") for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _handshake_accuracy(example: Path) -> float:
+    """The rounds the scoring program runs, played here with the submitted model: each round trains on
+    the training rows outside its fold and answers every third test row."""
+    train = _csv(example / "bundle/reference_data/train.csv")
+    test = _csv(example / "bundle/reference_data/test.csv")
+    rounds = 3
+    correct = 0
+    for number in range(rounds):
+        training = [row for index, row in enumerate(train) if index % rounds != number]
+        testing = test[number::rounds]
+        model = _model(example / "submission/model.py").Model()
+        model.fit([[float(x), float(y)] for x, y, _ in training], [label for *_, label in training])
+        guesses = model.predict([[float(x), float(y)] for x, y, _ in testing])
+        correct += sum(guess == row[2] for guess, row in zip(guesses, testing, strict=True))
+    return correct / len(test)
+
+
+@needs_root
+def test_the_handshake_example_scores_its_true_accuracy_every_time(tmp_path: Path) -> None:
+    # given the programs that hand files over shared/ and each delete the other's, and the accuracy the
+    # submitted model earns over the three rounds
+    example = EXAMPLES / "codabench-handshake"
+    expected = _handshake_accuracy(example)
+    assert 0 < expected < 1  # the example leaves some points wrong
+
+    # when it is scored ten times
+    runs = [_score(example / "bundle", example / "submission", tmp_path / f"run-{n}") for n in range(10)]
+
+    # then every run completed all three rounds with that accuracy, and no run has a warning but the image
+    assert [run["metrics"] for run in runs] == [{"accuracy": expected, "rounds": 3.0}] * 10
+    assert all(not any("ingestion" in warning for warning in run["warnings"]) for run in runs)  # type: ignore[attr-defined]
+
+
+@needs_root
+def test_the_lock_example_scores_with_its_lock_taken_in_input_res(tmp_path: Path) -> None:
+    example = EXAMPLES / "codabench-lock"
+    truth = [float(value) for value in _words(example / "bundle/reference_data/values.solution")]
+    guess = [float(value) for value in _words(example / "submission/values.predict")]
+    errors = [abs(t - g) for t, g in zip(truth, guess, strict=True)]
+
+    run = _score(example / "bundle", example / "submission", tmp_path / "run")
+
+    assert run["metrics"] == {"mae": sum(errors) / len(errors), "within_one": sum(e <= 1 for e in errors)}
+    # the lock file was made in the scoring program's copy: the submitted files are as they were
+    assert sorted(path.name for path in (example / "submission").iterdir()) == ["values.predict"]
+
+
+def _floats(path: Path) -> list[list[float]]:
+    return [[float(value) for value in row] for row in _csv(path)]
+
+
+def _nearest_neighbours(train: list[list[float]], point: list[float], count: int = 3) -> int:
+    """The majority label of the ``count`` training rows (features, then label) closest to ``point``."""
+    distances = sorted(
+        (sum((a - b) ** 2 for a, b in zip(row[:-1], point, strict=True)), int(row[-1])) for row in train
+    )
+    assert distances[count - 1][0] != distances[count][0]  # no tie decides which rows are the nearest
+    votes = [label for _, label in distances[:count]]
+    return max(set(votes), key=votes.count)
+
+
+def _accuracies(truth: list[int], guess: list[int]) -> dict[str, float]:
+    recalls = [
+        sum(t == g == label for t, g in zip(truth, guess, strict=True)) / truth.count(label)
+        for label in sorted(set(truth))
+    ]
+    return {
+        "accuracy": sum(t == g for t, g in zip(truth, guess, strict=True)) / len(truth),
+        "balanced_accuracy": sum(recalls) / len(recalls),
+    }
+
+
+def test_the_sklearn_example_scores_a_code_and_a_results_submission_in_both_phases(tmp_path: Path) -> None:
+    example = EXAMPLES / "codabench-sklearn"
+    for phase, name in (("Development", "dev"), ("Final", "final")):
+        # the labels a 3-nearest-neighbours model gives, worked out here without scikit-learn
+        train = _floats(example / f"bundle/input_{name}/train.csv")
+        test = _floats(example / f"bundle/input_{name}/test.csv")
+        truth = [int(label) for label in _words(example / f"bundle/reference_{name}/{name}.solution")]
+        by_model = [_nearest_neighbours(train, point) for point in test]
+        submitted = [int(label) for label in _words(example / f"submission/results/{name}.predict")]
+
+        for kind, guess in (("code", by_model), ("results", submitted)):
+            out = tmp_path / f"{name}-{kind}"
+            run = _score(example / "bundle", example / f"submission/{kind}", out, "--phase", phase)
+
+            expected = _accuracies(truth, guess)
+            assert run["phase"] == phase
+            assert run["metrics"] == pytest.approx(expected, rel=1e-12), (phase, kind)
+            assert 0 < expected["accuracy"] < 1  # the example leaves errors to find
+
+
+def test_the_plot_example_scores_with_pandas_and_draws_its_detailed_results(tmp_path: Path) -> None:
+    example = EXAMPLES / "codabench-plot"
+    truth = _csv(example / "bundle/reference_data/solution.csv")[1:]
+    guessed = dict(_csv(example / "submission/predictions.csv")[1:])
+    right = {row_id: guessed.get(row_id) == label for row_id, _, label in truth}
+    categories = sorted({category for _, category, _ in truth})
+    by_category = {
+        category: sum(right[row_id] for row_id, kind, _ in truth if kind == category)
+        / sum(kind == category for _, kind, _ in truth)
+        for category in categories
+    }
+
+    run = _score(example / "bundle", example / "submission", tmp_path / "run")
+
+    assert run["metrics"] == pytest.approx(
+        {"accuracy": sum(right.values()) / len(right), "worst_category": min(by_category.values())},
+        rel=1e-12,
+    )
+    # the detailed results page is the program's, with the chart matplotlib drew in it as a PNG
+    page = (tmp_path / "run" / "detailed_results.html").read_text(encoding="utf-8")
+    encoded = page.split('src="data:image/png;base64,', 1)[1].split('"', 1)[0]
+    assert base64.b64decode(encoded).startswith(b"\x89PNG\r\n\x1a\n")
+    for category, value in by_category.items():
+        assert f"<td>{category}</td><td>{value:.3f}</td>" in page

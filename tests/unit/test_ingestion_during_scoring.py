@@ -4,6 +4,7 @@ both reaching one shared folder; the participant's code still never reaches the 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,69 @@ def test_where_programs_cannot_run_side_by_side_the_ingestion_runs_first_and_lea
         "$program/score.py",
     ]
     assert report.metrics == {"accuracy": 2 / 5}
+
+
+HANDSHAKE = Path(__file__).resolve().parents[2] / "examples" / "codabench-handshake"
+BROKEN_MODEL_PY = """\
+class Model:
+    def fit(self, points, labels):
+        raise ValueError("the model cannot be fitted: no features")
+"""
+
+
+def _broken_handshake(tmp_path: Path, *, scoring_gives_up: str) -> tuple[Path, Path]:
+    """The handshake example with a model that fails, and a scoring program that waits one second for an
+    answer, then does ``scoring_gives_up`` instead of its last words."""
+    bundle = tmp_path / "bundle"
+    shutil.copytree(HANDSHAKE / "bundle", bundle)
+    score = bundle / "scoring_program" / "score.py"
+    text = score.read_text().replace("WAIT_S = 20", "WAIT_S = 1")
+    score.write_text(
+        text.replace('        write_scores({"accuracy": -1, "rounds": round_number})\n', scoring_gives_up)
+    )
+    submission = tmp_path / "submission"
+    shutil.copytree(HANDSHAKE / "submission", submission)
+    (submission / "model.py").write_text(BROKEN_MODEL_PY)
+    return bundle, submission
+
+
+def _run(bundle: Path, submission: Path, out: Path) -> tuple[int, dict[str, object]]:
+    code = main(["score", "--bundle", str(bundle), "--submission", str(submission), "--out", str(out)])
+    run: dict[str, object] = json.loads((out / "run.json").read_text())
+    return code, run
+
+
+def test_an_ingestion_program_that_fails_beside_a_scoring_program_that_goes_on_is_a_warning_on_the_run(
+    tmp_path: Path,
+) -> None:
+    # given a model that fails, and a scoring program that scores -1 when no answer comes
+    bundle, submission = _broken_handshake(
+        tmp_path, scoring_gives_up='        write_scores({"accuracy": -1, "rounds": round_number})\n'
+    )
+
+    # when it is scored
+    code, run = _run(bundle, submission, tmp_path / "run")
+
+    # then the run completed with what the scoring program wrote, and says the ingestion program failed
+    # and why
+    assert (code, run["status"], run["metrics"]) == (0, "Completed", {"accuracy": -1.0, "rounds": 0.0})
+    [warning] = [w for w in run["warnings"] if "ingestion" in w]  # type: ignore[attr-defined]
+    assert warning.startswith("the ingestion program, run beside the scoring program, exited with code 1:")
+    assert "ValueError: the model cannot be fitted: no features" in warning
+
+
+def test_a_run_failed_beside_a_failing_ingestion_program_says_which_program_failed_and_why(
+    tmp_path: Path,
+) -> None:
+    # given a model that fails, and a scoring program that exits with code 3 when no answer comes
+    bundle, submission = _broken_handshake(tmp_path, scoring_gives_up="        sys.exit(3)\n")
+
+    # when it is scored
+    code, run = _run(bundle, submission, tmp_path / "run")
+
+    # then the run failed, and its reason names both programs with the tail of each one's stderr
+    assert (code, run["status"]) == (2, "Failed")
+    reason = str(run["failure_reason"])
+    assert reason.startswith("the scoring program exited with code 3:\nno predictions for round 0 after 1 s")
+    assert "the ingestion program, run beside the scoring program, exited with code 1:" in reason
+    assert reason.endswith("ValueError: the model cannot be fitted: no features")

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from benchgen.records.runs import RunStatus
+from benchgen.scoring.results import ScoreReport
 from benchgen.steps.artifact import ArtifactBuild, RunMissing, RunNotCompleted, record_artifact_failure
 from benchgen.steps.keys import execution_name
+from benchgen.steps.score import complete_scoring
 from tests.unit.run_world import PREDICTION_KEY, SUBMISSION_KEY, Run
 
 
@@ -65,6 +67,36 @@ def test_a_duplicate_prediction_event_only_makes_sure_the_artifact_was_started(i
     assert ingested.store.uploads == uploads
     assert list(ingested.starter.started) == [execution_name("run-1")]
     assert [event for event, _ in ingested.published] == ["RunCompleted"]
+
+
+def test_what_scoring_warns_of_is_kept_on_the_completed_run_after_what_ingest_noticed(ingested: Run) -> None:
+    # given a run ingest left a warning on, and a scoring report that warns of a failed ingestion program
+    ingested.runs.record_ingest("run-1", counts={}, warnings=["ingest: 1 duplicate id"], shards=None)
+    report = ScoreReport(
+        files={},
+        scores={"accuracy": 0.5},
+        metrics={"accuracy": 0.5},
+        other_metrics={},
+        overall_score=0.5,
+        warnings=["the ingestion program, run beside the scoring program, exited with code 1:\nValueError"],
+    )
+
+    # when the run is completed with it
+    run = complete_scoring(
+        ingested.run(),
+        report,
+        store=ingested.store,
+        runs=ingested.runs,
+        starter=ingested.starter,
+        publisher=ingested.published,
+    )
+
+    # then the run shows both warnings, ingest's first
+    assert run is not None and run.status is RunStatus.COMPLETED
+    assert run.warnings == [
+        "ingest: 1 duplicate id",
+        "the ingestion program, run beside the scoring program, exited with code 1:\nValueError",
+    ]
 
 
 def test_a_run_whose_environment_is_gone_fails_with_the_reason_and_announces_it(ingested: Run) -> None:

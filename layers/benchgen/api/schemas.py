@@ -332,7 +332,9 @@ class RunDetail(RunSummary):
     breakdowns: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
     warnings: list[str] = Field(
-        default_factory=list, description="what ingest noticed: duplicate, unknown or missing ids"
+        default_factory=list,
+        description="what ingest noticed (duplicate, unknown or missing ids) and what went wrong in scoring "
+        "without failing the run (a failing ingestion program beside the scoring program)",
     )
     files: list[str] = Field(default_factory=list, description="labels of the files the run produced")
     artifact_reason: str | None = None

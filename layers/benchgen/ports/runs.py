@@ -119,9 +119,11 @@ class RunsStore(ABC):
         breakdowns: Mapping[str, Any],
         counts: Mapping[str, int],
         execution_name: str,
+        warnings: Sequence[str] = (),
     ) -> RunRecord | None:
-        """``Running`` -> ``Completed`` with its scores, its artifact pending from the execution
-        ``execution_name``, its claim let go; ``None`` (nothing changed) unless the run was Running."""
+        """``Running`` -> ``Completed`` with its scores and ``warnings`` (all of them: ingest's too), its
+        artifact pending from the execution ``execution_name``, its claim let go; ``None`` (nothing changed)
+        unless the run was Running."""
         return self._update(
             run_id,
             RunStatus.RUNNING,
@@ -133,6 +135,7 @@ class RunsStore(ABC):
             breakdowns=dict(breakdowns),
             counts=dict(counts),
             execution_name=execution_name,
+            warnings=list(warnings),
             artifact_status=ArtifactStatus.PENDING,
             claim=None,
         )

@@ -122,7 +122,7 @@ class RunRecord(BaseModel):
     breakdowns: Breakdowns = Field(default_factory=dict)
     counts: dict[str, int] = Field(default_factory=dict)
     failure_reason: Text | None = None
-    warnings: Texts = Field(default_factory=list)  # what ingest noticed: duplicate, unknown, missing ids
+    warnings: Texts = Field(default_factory=list)  # what ingest (duplicate ids...) and scoring noticed
     # The runtime the bundle's programs run in, and why, e.g. "scientific (mapped from docker_image ...)".
     runtime: Text | None = None
     files: RunFiles = Field(default_factory=dict)  # output -> S3 key

@@ -13,6 +13,7 @@ import ctypes
 import json
 import os
 import secrets
+import stat
 import subprocess
 import sys
 import tempfile
@@ -74,14 +75,22 @@ def _tail(text: str, cut: int) -> str:
 
 
 def run_staged(
-    staged: StagedJob, root: Path, *, binds: dict[str, str] | None = None, runtimes: Path | None = None
+    staged: StagedJob,
+    root: Path,
+    *,
+    binds: dict[str, str] | None = None,
+    run_id: int | None = None,
+    shared_group: int | None = None,
+    runtimes: Path | None = None,
 ) -> ProgramResult:
     """Run a staged job through the runner, in its runtime's environment under ``runtimes`` (the settings'
     folder when None); never raises for what the program does.
 
     ``binds`` (place under the root -> folder of this machine) are reached live instead of copied: only in
     the runner's private mount namespace, so only as root. The job's ``/app`` folders are given as root,
-    or where ``/app`` links into /tmp (the sandbox image); elsewhere a command naming them is refused."""
+    or where ``/app`` links into /tmp (the sandbox image); elsewhere a command naming them is refused.
+    As root the program runs under ``run_id`` (a fresh one when None); ``shared_group`` owns the files of
+    ``binds``, shared with programs running beside it."""
     seal_process()
     runtime = runtime_environment(staged.runtime, runtimes)
     isolated = os.geteuid() == 0
@@ -94,7 +103,10 @@ def run_staged(
             duration_s=0.0,
             command=staged.command.split(),
         )
-    run_id = RUN_IDS.start + secrets.randbelow(len(RUN_IDS)) if isolated else None
+    if not isolated:
+        run_id = None
+    elif run_id is None:
+        run_id = RUN_IDS.start + secrets.randbelow(len(RUN_IDS))
     base = MOUNT_POINT if isolated else root.absolute()
     if run_id is not None:
         hand_over(root, staged, run_id, run_id)
@@ -113,6 +125,7 @@ def run_staged(
         "mount_point": str(MOUNT_POINT),
         "expose": runtime.folders(),
         "binds": binds or {},
+        "shared_group": shared_group,
         "app": staged.app,
     }
     try:
@@ -159,6 +172,20 @@ def run_staged(
     )
 
 
+def share_folder(folder: Path, owner: int) -> None:
+    """Give ``folder`` and what it holds to ``owner`` (uid and gid), group-writable, the folders setgid
+    and without the sticky bit: programs beside each other then read, write and delete each other's
+    files in it, as Codabench's containers (all root) do in theirs."""
+    for place, dirs, files in os.walk(folder):
+        for path in [Path(place)] + [Path(place, name) for name in dirs + files]:
+            mode = os.lstat(path).st_mode
+            os.chown(path, owner, owner, follow_symlinks=False)
+            if stat.S_ISDIR(mode):
+                os.chmod(path, 0o2770)  # noqa: S103 - the group is the programs' pair
+            elif stat.S_ISREG(mode):
+                os.chmod(path, stat.S_IMODE(mode) | 0o660)
+
+
 class LocalSandbox:
     """Runs each job in a fresh copy of its folders on this machine, then copies back what it may return."""
 
@@ -180,15 +207,24 @@ class LocalSandbox:
         live = jobs[0].folders[shared].absolute()
         if any(job.folders[shared].absolute() != live for job in jobs):
             raise ValueError(f"the jobs must name one and the same {shared} folder")
-        # Every program's uid may add files there, and none may remove or replace another's.
-        live.chmod(0o1777)
+        # A uid for each program, never the same (one uid could read the other's /proc/<pid>/root, its
+        # reference data), and one more that owns the shared folder for them all.
+        *run_ids, group = secrets.SystemRandom().sample(RUN_IDS, len(jobs) + 1)
+        share_folder(live, group)
         with tempfile.TemporaryDirectory(prefix="sandbox-", dir=self.scratch) as scratch:
             roots = [Path(scratch) / f"root-{position}" for position in range(len(jobs))]
             staged = [stage(job, root) for job, root in zip(jobs, roots, strict=True)]
             with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
                 running = [
-                    pool.submit(run_staged, each, root, binds={each.folders[shared]: str(live)})
-                    for each, root in zip(staged, roots, strict=True)
+                    pool.submit(
+                        run_staged,
+                        each,
+                        root,
+                        binds={each.folders[shared]: str(live)},
+                        run_id=run_id,
+                        shared_group=group,
+                    )
+                    for each, root, run_id in zip(staged, roots, run_ids, strict=True)
                 ]
                 results = [future.result() for future in running]
             for job, each, root in zip(jobs, staged, roots, strict=True):

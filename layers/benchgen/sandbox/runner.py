@@ -15,7 +15,9 @@ checkout.
   system is read-only, /tmp, /var/tmp, /dev/shm and /run/lock are empty tmpfs that vanish with it, and
   the staged folders are at ``mount_point``; the program's root is a fresh one where ``/app/...`` (the
   folders Codabench programs find there) are the staged folders, without writing ``/app`` on the
-  machine. On Lambda the
+  machine. Programs run side by side (an ingestion program beside a scoring program) keep their own
+  uids and reach one live shared folder, mounted idmapped for each, so that each reads, writes and
+  deletes the other's files there as Codabench's containers, all root, do. On Lambda the
   runner is not root: the function's own sandbox (read-only system folders, its own uid) stands in, and
   the sandbox handler empties /tmp after every program. There ``/app`` is the image's link into /tmp,
   which the runner fills with links to the staged folders.
@@ -40,6 +42,7 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY = 1
 MS_NOSUID = 2
@@ -54,6 +57,17 @@ SCRATCH_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # noqa: S108 - 
 _KEPT_FLAGS = 2 | 4 | 8 | 1024 | 2048 | 4096  # nosuid, nodev, noexec, noatime, nodiratime, relatime
 MAX_PROCESSES = 256
 POLL_S = 0.05
+# The mount API's system calls (one number on every architecture Linux added them for at once).
+SYS_OPEN_TREE = 428
+SYS_MOVE_MOUNT = 429
+SYS_MOUNT_SETATTR = 442
+AT_FDCWD = -100
+AT_EMPTY_PATH = 0x1000
+OPEN_TREE_CLONE = 1
+MOVE_MOUNT_F_EMPTY_PATH = 4
+MOUNT_ATTR_NOSUID = 2
+MOUNT_ATTR_NODEV = 4
+MOUNT_ATTR_IDMAP = 0x00100000
 
 
 @functools.cache
@@ -80,6 +94,82 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
     _check(result, f"mount {target}")
 
 
+class _MountAttr(ctypes.Structure):
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
+
+
+def _syscall(number: int, *args: Any) -> int:
+    """``syscall(number, *args)``; each number goes in a full register, as the kernel reads it."""
+    words = [ctypes.c_long(arg) if isinstance(arg, int) else arg for arg in args]
+    result: int = _libc().syscall(ctypes.c_long(number), *words)
+    if result < 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"syscall {number}: {os.strerror(error)}")
+    return result
+
+
+def _user_namespace(owner: int, uid: int, gid: int) -> int:
+    """A descriptor of a new user namespace whose id ``owner`` is ``uid`` (and ``gid``) outside: the
+    idmapping that shows the files of ``owner`` as the program's own. A child makes the namespace and
+    waits until this process has written its maps and opened it."""
+    ready_read, ready_write = os.pipe()
+    done_read, done_write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child only makes the namespace and waits
+        os.close(ready_read)
+        os.close(done_write)
+        made = _libc().unshare(CLONE_NEWUSER) == 0
+        os.write(ready_write, b"1" if made else b"0")
+        os.read(done_read, 1)
+        os._exit(0)
+    os.close(ready_write)
+    os.close(done_read)
+    try:
+        if os.read(ready_read, 1) != b"1":
+            raise OSError(0, "unshare(CLONE_NEWUSER) failed")
+        for name, outside in (("uid_map", uid), ("gid_map", gid)):
+            with open(f"/proc/{child}/{name}", "w", encoding="ascii") as mapping:
+                mapping.write(f"{owner} {outside} 1\n")
+        return os.open(f"/proc/{child}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        os.close(ready_read)
+        os.close(done_write)
+        os.waitpid(child, 0)
+
+
+def _bind_as_own(source_fd: int, target: str, owner: int, uid: int, gid: int) -> None:
+    """Bind the folder of ``source_fd`` at ``target`` as an idmapped mount: every file there that
+    ``owner`` owns on disk is the program's own to it, and what it creates is stored as ``owner``'s. Two
+    programs, each under its own uid, then each read, write, change and delete the other's files there as
+    if they both were root, and neither gains anything over the other's processes."""
+    userns = _user_namespace(owner, uid, gid)
+    try:
+        flags = AT_EMPTY_PATH | OPEN_TREE_CLONE | os.O_CLOEXEC
+        tree = _syscall(SYS_OPEN_TREE, source_fd, b"", flags)
+        try:
+            attr = _MountAttr(MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, 0, userns)
+            _syscall(SYS_MOUNT_SETATTR, tree, b"", AT_EMPTY_PATH, ctypes.byref(attr), ctypes.sizeof(attr))
+            _syscall(SYS_MOVE_MOUNT, tree, b"", AT_FDCWD, target.encode(), MOVE_MOUNT_F_EMPTY_PATH)
+        finally:
+            os.close(tree)
+    finally:
+        os.close(userns)
+
+
+def _bound_as_own(source_fd: int, target: str, owner: int, uid: int, gid: int) -> bool:
+    """:func:`_bind_as_own`, or False where the kernel or the file system has no idmapped mounts."""
+    try:
+        _bind_as_own(source_fd, target, owner, uid, gid)
+    except OSError:
+        return False
+    return True
+
+
 def _hidden_ancestor(path: Path) -> Path | None:
     """The outermost folder above ``path`` that others may not enter (e.g. root's home), if any."""
     for parent in reversed(path.parents):
@@ -88,11 +178,20 @@ def _hidden_ancestor(path: Path) -> Path | None:
     return None
 
 
-def _isolate_mounts(root: str, mount_point: str, expose: list[str], binds: dict[str, str]) -> None:
+def _isolate_mounts(
+    root: str,
+    mount_point: str,
+    expose: list[str],
+    binds: dict[str, str],
+    owner: int | None,
+    ids: tuple[int, int],
+) -> None:
     """A private mount namespace: fresh scratch folders, the staged root at ``mount_point``, the
     interpreter's folders (``expose``) reachable read-only even when they live in a private home, and each
     folder of ``binds`` (place under the root -> folder of the machine) live, for programs that run side
-    by side and share it."""
+    by side and share it. Where the kernel can, a folder of ``binds`` is idmapped so that ``owner``'s
+    files are the program's (``ids``: its uid and gid) own; elsewhere it is bound as it is, and the
+    program reaches its files through the group ``owner`` (see ``run``)."""
     # A network namespace of its own, with only a loopback that is down: the local cloud's endpoints (which
     # accept any credentials) and the machine's other services are out of reach.
     _check(_libc().unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
@@ -118,7 +217,8 @@ def _isolate_mounts(root: str, mount_point: str, expose: list[str], binds: dict[
     _mount(f"/proc/self/fd/{keep[root]}", mount_point, None, MS_BIND | MS_REC | MS_NOSUID | MS_NODEV)
     for place, folder in binds.items():
         target = f"{mount_point}/{place}"
-        _mount(f"/proc/self/fd/{keep[folder]}", target, None, MS_BIND | MS_NOSUID | MS_NODEV)
+        if owner is None or not _bound_as_own(keep[folder], target, owner, *ids):
+            _mount(f"/proc/self/fd/{keep[folder]}", target, None, MS_BIND | MS_NOSUID | MS_NODEV)
     for descriptor in keep.values():
         os.close(descriptor)
     # The rest of the root file system is read-only here, world-writable corners included.
@@ -292,9 +392,17 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     privileged = os.geteuid() == 0 and request.get("uid") is not None
     app = request.get("app", {})
+    # Programs side by side share a folder: its files belong to this group, each program is in it, and
+    # what it creates there is writable by the group, for when the folder cannot be idmapped.
+    shared_group = request.get("shared_group")
     if privileged:
         _isolate_mounts(
-            request["root"], request["mount_point"], request.get("expose", []), request.get("binds", {})
+            request["root"],
+            request["mount_point"],
+            request.get("expose", []),
+            request.get("binds", {}),
+            shared_group,
+            (request["uid"], request["gid"]),
         )
         if app:
             _enter_app_root(request["mount_point"], app, request.get("expose", []))
@@ -312,8 +420,8 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
             start_new_session=True,
             user=request["uid"] if privileged else None,
             group=request["gid"] if privileged else None,
-            extra_groups=[] if privileged else None,
-            umask=0o022,
+            extra_groups=([] if shared_group is None else [shared_group]) if privileged else None,
+            umask=0o022 if shared_group is None else 0o002,
             preexec_fn=_limit_own_uid if privileged else _limit_child,  # the runner has a single thread
         )
     except (OSError, subprocess.SubprocessError) as exc:

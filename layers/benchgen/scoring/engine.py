@@ -160,18 +160,22 @@ def _score_with_program(
     }
     zip_folder(output_copy, files[RunOutput.SCORING_OUTPUT])
     _write_log(files[RunOutput.SCORING_LOG], result.command, logs)
+    beside = _ingestion_problem(ingestion, env.time_limit)
     if ingestion is not None and ingestion.timed_out:
-        raise ScoringError(
-            f"the ingestion program, run beside the scoring program, passed the time limit of "
-            f"{env.time_limit} s and was stopped"
-        )
-    if result.timed_out:
-        raise ScoringError(f"the scoring program passed the time limit of {env.time_limit} s and was stopped")
-    if result.returncode != 0:
-        stderr = last_lines(result.stderr) or "(nothing on stderr)"
-        raise ScoringError(f"the scoring program exited with code {result.returncode}:\n{stderr}")
-    written = [column.key for column in spec.columns if column.computation is None]
-    metrics, other = match_columns(spec, read_scores(layout.output, written))
+        raise ScoringError(str(beside))
+    try:
+        if result.timed_out:
+            raise ScoringError(
+                f"the scoring program passed the time limit of {env.time_limit} s and was stopped"
+            )
+        if result.returncode != 0:
+            stderr = last_lines(result.stderr) or "(nothing on stderr)"
+            raise ScoringError(f"the scoring program exited with code {result.returncode}:\n{stderr}")
+        written = [column.key for column in spec.columns if column.computation is None]
+        metrics, other = match_columns(spec, read_scores(layout.output, written))
+    except ScoringError as error:
+        # The ingestion program's failure is most often why the scoring program failed: say both.
+        raise ScoringError(str(error) if beside is None else f"{error}\n{beside}") from None
     scores = ordered_scores(metrics, other)
     files[RunOutput.SCORES] = write_scores(out_dir, scores)
     verdicts_path = layout.output / VERDICTS_NAME
@@ -188,7 +192,33 @@ def _score_with_program(
     if progress is not None:
         progress(counter.total)
     return ScoreReport.tallied(
-        spec, files=files, metrics=metrics, other=other, tally=counter, logs=logs, has_verdicts=has_verdicts
+        spec,
+        files=files,
+        metrics=metrics,
+        other=other,
+        tally=counter,
+        logs=logs,
+        has_verdicts=has_verdicts,
+        warnings=[] if beside is None else [f"{beside}\nthe scores are what the scoring program wrote"],
+    )
+
+
+def _ingestion_problem(ingestion: ProgramResult | None, time_limit: int) -> str | None:
+    """What went wrong with the ingestion program run beside the scoring program; None when nothing did.
+
+    Only the scoring program's exit code decides the run, as on Codabench, so this is the run's warning
+    when the scoring program went on, and part of the run's error when it failed."""
+    if ingestion is None or ingestion.ok:
+        return None
+    if ingestion.timed_out:
+        return (
+            "the ingestion program, run beside the scoring program, passed the time limit of "
+            f"{time_limit} s and was stopped"
+        )
+    stderr = last_lines(ingestion.stderr) or "(nothing on stderr)"
+    return (
+        "the ingestion program, run beside the scoring program, exited with code "
+        f"{ingestion.returncode}:\n{stderr}"
     )
 
 
@@ -289,6 +319,9 @@ def _score_tasks(
         },
         logs={label: report.logs.get("stderr", "") for label, report in reports.items()},
         has_verdicts=all(report.has_verdicts for report in reports.values()),
+        warnings=[
+            f"task {label}: {warning}" for label, report in reports.items() for warning in report.warnings
+        ],
     )
 
 

@@ -30,6 +30,7 @@ class ScoreReport(BaseModel):
     breakdowns: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
     logs: dict[str, str] = Field(default_factory=dict)  # stdout / stderr of a scoring program
     has_verdicts: bool = False
+    warnings: list[str] = Field(default_factory=list)  # what the run should say went wrong, yet was scored
 
     @classmethod
     def tallied(

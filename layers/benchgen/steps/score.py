@@ -207,6 +207,7 @@ def complete_scoring(
         # ingest recorded its counts before uploading the prediction output that triggered this step
         counts={**run.counts, **report.counts()},
         execution_name=execution_name(run_id),
+        warnings=[*run.warnings, *report.warnings],
     )
     if not completed:
         logger.info("another delivery completed the run first", extra={"run_id": run_id})
