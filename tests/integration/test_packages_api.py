@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
 import time
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -167,6 +169,12 @@ def test_a_requested_package_is_built_and_downloads_as_the_bytes_its_digest_name
     assert len(download.content) == package["size"]
     assert set(package["files"]) == {"train.jsonl", "validation.jsonl", "test.jsonl"}
     assert package["files"]["train.jsonl"]["rows"] == world.demonstration["splits"]["train"]
+    # and its contamination report compared every held-out case, read from the registered bundle
+    with zipfile.ZipFile(io.BytesIO(download.content)) as archive:
+        manifest = json.loads(archive.read("manifest.json"))
+    checked = manifest["contamination"]["held_out_cases_checked"]
+    assert checked + manifest["contamination"]["held_out_cases_too_short"] == manifest["held_out"]["count"]
+    assert checked == world.demonstration["held_out_count"] > 0
     # and PackageReady went to the bus with the package, its preparation, profile and digest
     announced = [
         detail for kind, detail in received_events(world.cloud, world.events) if kind == "PackageReady"
