@@ -17,7 +17,7 @@ class CriterionResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: str
-    passed: bool
+    passed: bool | None  # None: the scoring did not judge this criterion on its own
 
 
 class Verdict(BaseModel):
@@ -42,7 +42,7 @@ class Verdict(BaseModel):
 
 class CriterionMark(msgspec.Struct, frozen=True):
     id: str
-    passed: bool
+    passed: bool | None
 
 
 class VerdictRecord(msgspec.Struct, kw_only=True):

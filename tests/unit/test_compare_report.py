@@ -196,6 +196,44 @@ def test_a_criterion_judged_in_one_run_only_is_left_out_of_its_row(tmp_path: Pat
     ]
 
 
+def test_a_criterion_left_unjudged_counts_only_where_both_runs_judged_it(tmp_path: Path) -> None:
+    # given answer-format judged on a and b in both runs, but unjudged (None) on c before
+    def marks(passed: bool | None, answer_format: bool | None) -> list[CriterionResult]:
+        return [
+            CriterionResult(id="final-answer", passed=passed),
+            CriterionResult(id="answer-format", passed=answer_format),
+        ]
+
+    before = scoring_output(
+        tmp_path / "b.zip",
+        [
+            verdict("a", False, criteria=marks(False, False)),
+            verdict("b", False, criteria=marks(False, True)),
+            verdict("c", False, criteria=marks(False, None)),
+        ],
+    )
+    after = scoring_output(
+        tmp_path / "a.zip",
+        [
+            verdict("a", False, criteria=marks(False, True)),
+            verdict("b", True, criteria=marks(True, True)),
+            verdict("c", False, criteria=marks(False, True)),
+        ],
+    )
+
+    comparison = compare_runs(BEFORE, before, AFTER, after, resamples=50)
+
+    # then answer-format's row has a and b (a fixed: its format, not its value), final-answer all three
+    rows = {row.value: row for row in comparison.subgroups if row.kind == "criterion"}
+    assert (rows["answer-format"].cases, rows["answer-format"].fixed, rows["answer-format"].broken) == (
+        2,
+        1,
+        0,
+    )
+    assert (rows["answer-format"].accuracy_before, rows["answer-format"].accuracy_after) == (0.5, 1.0)
+    assert (rows["final-answer"].cases, rows["final-answer"].fixed) == (3, 1)
+
+
 def test_variants_of_one_case_are_resampled_as_one_source_case(tmp_path: Path) -> None:
     before = {"q1~00": False, "q1~01": False, "q1~02": False, "q2": True, "q3~00": True}
     after = {"q1~00": True, "q1~01": True, "q1~02": False, "q2": True, "q3~00": True}

@@ -22,7 +22,7 @@ from benchgen.verdicts import VERDICTS_NAME, Verdict
 class Outcome:
     passed: bool
     gold: str
-    criteria: tuple[tuple[str, bool], ...]
+    criteria: tuple[tuple[str, bool | None], ...]  # None: not judged on its own
     breakdown: tuple[tuple[str, str], ...]  # (field, value) for each breakdown field the case has
 
     @classmethod

@@ -85,7 +85,7 @@ class Side(BaseModel):
     prediction: str | None  # the answer read from it; None when none could be read
     passed: bool
     detail: str
-    criteria: dict[str, bool]
+    criteria: dict[str, bool | None]  # None: the scoring did not judge the criterion on its own
 
 
 class Flip(BaseModel):
@@ -199,8 +199,9 @@ def _subgroup_cells(
     for first, second in pairs:
         after_criteria = dict(second.criteria)
         for criterion, passed in first.criteria:
-            if criterion in after_criteria:  # judged on this criterion in both runs
-                groups[("criterion", criterion)][(passed, after_criteria[criterion])] += 1
+            after = after_criteria.get(criterion)
+            if passed is not None and after is not None:  # judged on this criterion in both runs
+                groups[("criterion", criterion)][(passed, after)] += 1
         # Breakdown values describe the case (its reference data), the same in both runs of one benchmark.
         for name, value in first.breakdown:
             groups[(name, value)][(first.passed, second.passed)] += 1
