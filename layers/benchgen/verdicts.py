@@ -29,7 +29,9 @@ class Verdict(BaseModel):
     prediction: str | None  # None: the model gave no (extractable) answer
     raw_prediction: str = ""
     passed: bool
-    answered: bool
+    # Whether the grader could read an answer at all (math: a final answer was extracted). The built-in
+    # templates always say; a scoring program's verdict that leaves it out means not known (None).
+    answered: bool | None = None
     near_miss: bool = False
     score: float = 0.0  # per-case credit in [0, 1] (F1 for qa, 1/0 elsewhere)
     criteria: list[CriterionResult] = Field(default_factory=list)

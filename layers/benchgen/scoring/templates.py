@@ -125,7 +125,7 @@ class Aggregator:
         """Fold in what the verdict alone tells (also used for a scoring program's own verdicts)."""
         self.total += 1
         self.passed += verdict.passed
-        self.answered += verdict.answered
+        self.answered += verdict.answered is True  # not known counts as no answer read
         self.near_misses += verdict.near_miss
         for dimension, value in (
             ("difficulty", verdict.difficulty),
