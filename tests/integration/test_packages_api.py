@@ -299,6 +299,38 @@ def test_a_preparation_that_is_not_ready_is_refused_with_409(world: World) -> No
     assert world.owner.expect("GET", "/preparations/prep-still-generating/packages", 200)["items"] == []
 
 
+def test_a_preparation_of_an_environment_version_no_longer_registered_is_refused_with_409(
+    world: World,
+) -> None:
+    # given a Ready preparation of the owner's whose environment version is not registered
+    PreparationsRepo(load_settings().preparations_table).create(
+        PreparationRecord.model_validate(
+            {
+                **world.demonstration,
+                "preparation_id": "prep-unregistered",
+                "owner": world.owner_id,
+                "environment_version": "unregistered",
+                "examples_key": "preparations/prep-unregistered/examples.jsonl",
+                "held_out_key": "preparations/prep-unregistered/held_out.jsonl",
+                "coverage_key": "preparations/prep-unregistered/coverage.json",
+            }
+        )
+    )
+
+    # when a package of it is asked for
+    status, answer = world.owner.call(
+        "POST", "/preparations/prep-unregistered/packages", {"profile": "trl-sft"}
+    )
+
+    # then it is refused, saying why (its held-out questions are in the bundle), and nothing was recorded
+    assert status == 409
+    assert answer["message"] == (
+        f"environment {EXAMPLE} version unregistered of preparation prep-unregistered is no longer "
+        "registered: register it again to package"
+    )
+    assert world.owner.expect("GET", "/preparations/prep-unregistered/packages", 200)["items"] == []
+
+
 def test_a_package_whose_build_failed_is_built_again_when_asked_again(world: World) -> None:
     # given a package of the owner's whose first build failed
     preparation = world.demonstration["preparation_id"]
