@@ -37,6 +37,7 @@ _FENCE = re.compile(r"```(?:diff|patch)?[ \t]*\n(.*?)```", re.DOTALL)
 DEV_NULL = "/dev/null"
 PATCH_APPLIES = "patch-applies"
 TESTS_GREEN = "tests-pass"
+JUDGED = (PATCH_APPLIES, TESTS_GREEN)
 # GNU patch's default: a hunk whose context no longer matches may drop up to two outer context lines.
 MAX_FUZZ = 2
 
@@ -391,7 +392,7 @@ def make_judge(
             answered=patch_ok,
             near_miss=applied and not passed,
             detail=detail,
-            judged={PATCH_APPLIES: applied, TESTS_GREEN: passed},
+            judged=(JUDGED, (applied, passed)),
         )
 
     return judge

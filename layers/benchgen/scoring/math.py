@@ -37,6 +37,7 @@ from benchgen.verdicts import VerdictRecord
 NEAR_MISS_RELATIVE_ERROR = Decimal("0.01")
 FINAL_ANSWER = "final-answer"
 ANSWER_FORMAT = "answer-format"
+JUDGED = (FINAL_ANSWER, ANSWER_FORMAT)
 _WHERE = {
     "boxed": "from \\boxed{}",
     "hashes": "after ####",
@@ -112,10 +113,7 @@ def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterio
         answered=answer is not None,
         near_miss=near_miss,
         detail=detail,
-        judged={
-            FINAL_ANSWER: passed,
-            ANSWER_FORMAT: answer is not None and not answer.hedged and not answer.lenient,
-        },
+        judged=(JUDGED, (passed, answer is not None and not answer.hedged and not answer.lenient)),
     )
 
 

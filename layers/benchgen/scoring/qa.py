@@ -35,6 +35,7 @@ NEAR_MISS_F1 = 0.5
 EXACT_ANSWER = "exact-answer"
 GROUNDED_ANSWER = "grounded-answer"
 ABSTAINS = "abstain-when-unanswerable"
+JUDGED = (EXACT_ANSWER, GROUNDED_ANSWER, ABSTAINS)
 NO_ANSWER = "(no answer)"  # the gold of an unanswerable case
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _ASCII_PUNCTUATION = set(string.punctuation)
@@ -96,11 +97,6 @@ def make_judge(no_answer_threshold: float = 0.5) -> Judge:
         f1 = max(f1_score(given, gold) for gold in golds)
         passed = exact == 1.0
         answered = bool(normalize_answer(given))
-        judged = {EXACT_ANSWER: passed}
-        if (in_context := grounded(given, case.context)) is not None:
-            judged[GROUNDED_ANSWER] = in_context
-        if not answerable:
-            judged[ABSTAINS] = not answered
         if prediction is None:
             detail = "no prediction"
         elif abstains:
@@ -119,7 +115,7 @@ def make_judge(no_answer_threshold: float = 0.5) -> Judge:
             near_miss=not passed and f1 >= NEAR_MISS_F1,
             score=f1,
             detail=detail,
-            judged=judged,
+            judged=(JUDGED, (passed, grounded(given, case.context), None if answerable else not answered)),
         )
 
     return judge

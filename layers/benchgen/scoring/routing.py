@@ -22,6 +22,7 @@ from benchgen.verdicts import VerdictRecord
 
 RIGHT_ROUTE = "right-route"
 COST_AWARE = "cost-aware"
+JUDGED = (RIGHT_ROUTE, COST_AWARE)
 
 
 def chosen_route(prediction: Prediction | None) -> str | None:
@@ -59,9 +60,6 @@ def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterio
     gold = (case.route or case.answer).strip()
     passed = route is not None and route.casefold() == gold.casefold()
     cost = case_cost(case, prediction)
-    judged = {RIGHT_ROUTE: passed}
-    if (thrifty := cost_aware(case, route, gold)) is not None:
-        judged[COST_AWARE] = thrifty
     return case_verdict(
         case,
         criteria,
@@ -72,7 +70,7 @@ def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterio
         answered=route is not None,
         route=gold or None,
         detail="no prediction" if prediction is None else f"cost ${cost:.6f}",
-        judged=judged,
+        judged=(JUDGED, (passed, cost_aware(case, route, gold))),
     )
 
 

@@ -35,16 +35,18 @@ class ScoringOptions:
     sandbox: Sandbox | None = None  # code: where the case tests run (None: the local runner)
 
 
-Judged = Mapping[str, bool]
-"""What a template judged of one case, by the criterion id each judgment answers (see each template's
-``JUDGED``): a criterion id the template has no judgment for is recorded unjudged (``passed`` None)."""
+Judged = tuple[tuple[str, ...], tuple[bool | None, ...]]
+"""What a template judged of one case: the criterion ids it judges (a constant of the template, see its
+docstring) and, in their order, its judgment of each (None: not judged for this case). A governing criterion
+whose id is not among them is recorded unjudged (``passed`` None)."""
 
 
 @functools.lru_cache(maxsize=256)
-def _marks(ids: tuple[str, ...], judged: tuple[bool | None, ...]) -> tuple[CriterionMark, ...]:
+def _marks(ids: tuple[str, ...], judged: Judged) -> tuple[CriterionMark, ...]:
     # Every case of a benchmark names the same few criteria, judged one of a few ways: one set of marks
-    # serves them all.
-    return tuple(CriterionMark(name, passed) for name, passed in zip(ids, judged, strict=True))
+    # serves them all, and the per-case path only builds the key.
+    found = dict(zip(*judged, strict=True))
+    return tuple(CriterionMark(name, found.get(name)) for name in ids)
 
 
 def criteria_results(case: Case, criteria: Sequence[Criterion], judged: Judged) -> tuple[CriterionMark, ...]:
@@ -52,7 +54,7 @@ def criteria_results(case: Case, criteria: Sequence[Criterion], judged: Judged) 
     has none; a case's own ``criteria`` ids narrow the list."""
     own = case.criteria
     ids = tuple(map(str, own)) if isinstance(own, list) and own else tuple(c.id for c in criteria)
-    return _marks(ids, tuple(judged.get(criterion_id) for criterion_id in ids))
+    return _marks(ids, judged)
 
 
 def case_verdict(
@@ -72,8 +74,8 @@ def case_verdict(
 ) -> VerdictRecord:
     """What a template decided about a case, with what every verdict carries from the case itself.
 
-    ``judged`` holds the template's judgment of each criterion it knows by id, never the case's pass or
-    fail copied: a criterion names one thing (the answer's format, its value) and is judged on it alone.
+    ``judged`` holds the template's judgment of each criterion it knows, never the case's pass or fail
+    copied: a criterion names one thing (the answer's format, its value) and is judged on it alone.
     ``score`` defaults to full or no credit; ``route`` to the case's own.
     """
     return VerdictRecord(
