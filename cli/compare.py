@@ -108,6 +108,13 @@ def _percent(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
+def _known(rate: float | None, answered: int | None) -> str:
+    """A rate of the answers read, "not known" when the scoring did not record which could be read."""
+    if answered is None:
+        return "not known"
+    return "n/a (none answered)" if rate is None else _percent(rate)
+
+
 def _print_summary(comparison: Comparison, out: Path) -> None:
     from benchgen.compare.report import HTML_NAME, JSON_NAME, NOT_ESTABLISHED_HEADLINE
 
@@ -119,6 +126,12 @@ def _print_summary(comparison: Comparison, out: Path) -> None:
         f"{_percent(c.accuracy_after)} ({100 * c.difference:+.1f} pts)"
     )
     print(f"  fixed {c.fixed_count}, broken {c.broken_count}, McNemar exact p = {c.mcnemar_p:.4g}")
+    print(
+        f"  answer rate {_known(c.answering_before.answer_rate, c.answering_before.answered)} -> "
+        f"{_known(c.answering_after.answer_rate, c.answering_after.answered)}; accuracy among answered "
+        f"{_known(c.answering_before.accuracy_among_answered, c.answering_before.answered)} -> "
+        f"{_known(c.answering_after.accuracy_among_answered, c.answering_after.answered)}"
+    )
     print(f"  {c.bootstrap.level:.0%} bootstrap CI of the difference: {interval}")
     if c.minimum_detectable_effect is not None:
         mde = 100 * c.minimum_detectable_effect

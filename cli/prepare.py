@@ -198,6 +198,7 @@ def run_prepare(args: argparse.Namespace) -> int:
     from benchgen.errors import BenchGenError
     from benchgen.training.coverage import coverage
     from benchgen.training.examples import EXAMPLES_NAME, PreparedExample
+    from benchgen.training.held_out import case_questions
     from benchgen.training.package import PreparationInfo, build_package, choose_profile
     from benchgen.training.preparation import (
         GenerationSettings,
@@ -231,40 +232,40 @@ def run_prepare(args: argparse.Namespace) -> int:
             env = open_environment(runs[0].bundle, Path(tmp) / "environment")
             report = generate(spec, env, [run.source for run in runs], out)
             scope = criteria_scope(spec, env)
-        with (out / EXAMPLES_NAME).open("rb") as lines:
-            cov = coverage((PreparedExample.model_validate_json(line) for line in lines), scope=scope)
-        preparation_id = f"prep-local-{report.state_hash[:12]}"
-        _write_json(out / COVERAGE_FILE, cov.model_dump(mode="json"))
-        record: dict[str, Any] = {
-            "preparation_id": preparation_id,
-            "benchmark": runs[0].benchmark,
-            "spec": spec.model_dump(mode="json"),
-            "runs": {run.source.run_id: str(folder) for run, folder in zip(runs, args.run, strict=True)},
-            "report": report.model_dump(mode="json"),
-        }
-        _write_json(out / PREPARATION_FILE, record)
-        _print_report(preparation_id, report, out)
-        _print_coverage(cov)
-        if args.profile:
-            info = PreparationInfo(
-                state_hash=report.state_hash,
-                method=method,
-                environment_id=spec.environment_id,
-                environment_version=spec.environment_version,
-                benchmark=runs[0].benchmark,
-                base_model=report.base_model,
-                suggested_hyperparams=report.suggested_hyperparams,
-                spec=record["spec"],
-            )
-            package = build_package(out, info, args.profile, out)
-            record["package"] = package.model_dump(mode="json", exclude={"path"}) | {
-                "file": package.path.name
+            with (out / EXAMPLES_NAME).open("rb") as lines:
+                cov = coverage((PreparedExample.model_validate_json(line) for line in lines), scope=scope)
+            preparation_id = f"prep-local-{report.state_hash[:12]}"
+            _write_json(out / COVERAGE_FILE, cov.model_dump(mode="json"))
+            record: dict[str, Any] = {
+                "preparation_id": preparation_id,
+                "benchmark": runs[0].benchmark,
+                "spec": spec.model_dump(mode="json"),
+                "runs": {run.source.run_id: str(folder) for run, folder in zip(runs, args.run, strict=True)},
+                "report": report.model_dump(mode="json"),
             }
             _write_json(out / PREPARATION_FILE, record)
-            print(f"package {package.package_id} ({package.profile}): {package.path}")
-            print(f"  sha256 {package.sha256}")
-            for note in package.rewrites:
-                print(f"  {note}")
+            _print_report(preparation_id, report, out)
+            _print_coverage(cov)
+            if args.profile:
+                info = PreparationInfo(
+                    state_hash=report.state_hash,
+                    method=method,
+                    environment_id=spec.environment_id,
+                    environment_version=spec.environment_version,
+                    benchmark=runs[0].benchmark,
+                    base_model=report.base_model,
+                    suggested_hyperparams=report.suggested_hyperparams,
+                    spec=record["spec"],
+                )
+                package = build_package(out, info, args.profile, out, cases=case_questions(env))
+                record["package"] = package.model_dump(mode="json", exclude={"path"}) | {
+                    "file": package.path.name
+                }
+                _write_json(out / PREPARATION_FILE, record)
+                print(f"package {package.package_id} ({package.profile}): {package.path}")
+                print(f"  sha256 {package.sha256}")
+                for note in package.rewrites:
+                    print(f"  {note}")
     except (BenchGenError, PrepareError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

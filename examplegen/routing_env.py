@@ -91,7 +91,7 @@ class RoutingEnvironment(EnvironmentGenerator):
                 )
             ],
             "criteria": criteria(
-                ("capable-route", "The chosen route can handle the request."),
+                ("right-route", "The chosen route is the one the request needs."),
                 ("cost-aware", "No more expensive route is chosen than needed."),
             ),
             "finetune": {

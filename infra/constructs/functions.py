@@ -302,9 +302,15 @@ SPECS: tuple[FunctionSpec, ...] = (
         # the held-out cases: a large preparation takes minutes, so it gets Lambda's longest timeout.
         timeout=Duration.minutes(15),
         ephemeral_storage_mib=4096,
-        # Of a preparation, only the examples and the held-out list; the package pipeline hands it the
-        # preparation's description, so of the tables it writes only the package it records.
-        reads=(f"{PREPARATIONS_PREFIX}*/{EXAMPLES_NAME}", f"{PREPARATIONS_PREFIX}*/{HELD_OUT_NAME}"),
+        # Of a preparation, only the examples and the held-out list, and the registered bundle (at its
+        # validated version) for the held-out cases' questions the contamination report compares; the
+        # package pipeline hands it the preparation's description, so of the tables it writes only the
+        # package it records.
+        reads=(
+            ENVIRONMENTS_PREFIX,
+            f"{PREPARATIONS_PREFIX}*/{EXAMPLES_NAME}",
+            f"{PREPARATIONS_PREFIX}*/{HELD_OUT_NAME}",
+        ),
         writes=(PACKAGES_PREFIX,),
         tables={DataTable.PACKAGES: TableAccess.READ_WRITE},
     ),

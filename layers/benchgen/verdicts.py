@@ -17,7 +17,7 @@ class CriterionResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: str
-    passed: bool
+    passed: bool | None  # None: the scoring did not judge this criterion on its own
 
 
 class Verdict(BaseModel):
@@ -29,7 +29,9 @@ class Verdict(BaseModel):
     prediction: str | None  # None: the model gave no (extractable) answer
     raw_prediction: str = ""
     passed: bool
-    answered: bool
+    # Whether the grader could read an answer at all (math: a final answer was extracted). The built-in
+    # templates always say; a scoring program's verdict that leaves it out means not known (None).
+    answered: bool | None = None
     near_miss: bool = False
     score: float = 0.0  # per-case credit in [0, 1] (F1 for qa, 1/0 elsewhere)
     criteria: list[CriterionResult] = Field(default_factory=list)
@@ -42,7 +44,7 @@ class Verdict(BaseModel):
 
 class CriterionMark(msgspec.Struct, frozen=True):
     id: str
-    passed: bool
+    passed: bool | None
 
 
 class VerdictRecord(msgspec.Struct, kw_only=True):

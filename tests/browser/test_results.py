@@ -137,6 +137,13 @@ def test_the_results_tab_shows_the_training_run_with_its_job_status_and_authoriz
         stranger.page.context.close()
 
 
+def _shown(value: float | None) -> str:
+    """A number as the console writes it: four decimals at most, trailing zeros dropped; a dash for none."""
+    if value is None:
+        return "—"
+    return str(int(value)) if float(value).is_integer() else f"{value:.4f}".rstrip("0")
+
+
 def test_authorizing_from_the_results_tab_shows_the_evaluation_and_its_paired_comparison_report(
     results_tab: Page, trained: Trained
 ) -> None:
@@ -165,6 +172,12 @@ def test_authorizing_from_the_results_tab_shows_the_evaluation_and_its_paired_co
     expect(comparison).to_contain_text(f"verdict {evaluation['verdict']}: {evaluation['verdict_reason']}")
     c = report["comparison"]
     expect(comparison).to_contain_text(f"Fixed {c['fixed_count']}, broken {c['broken_count']}")
+    # and the answer rate and the accuracy among answered, before and after, as the report gives them
+    before, after = c["answering_before"], c["answering_after"]
+    expect(comparison).to_contain_text(
+        f"Answer rate {_shown(before['answer_rate'])} → {_shown(after['answer_rate'])}; accuracy among "
+        f"answered {_shown(before['accuracy_among_answered'])} → {_shown(after['accuracy_among_answered'])}"
+    )
     # and the report link opens the evaluation's HTML report
     with urllib.request.urlopen(report_link.get_attribute("href")) as answer:
         assert answer.status == 200 and b"<html" in answer.read().lower()

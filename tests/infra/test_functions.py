@@ -100,7 +100,7 @@ EXPECTED_ACTIONS = {
     | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
     | READ_WRITE
     | IDEMPOTENCY,
-    "build_package": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
+    "build_package": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"} | READ_WRITE,
     "dead_letters": (BASELINE - {"sqs:SendMessage"}) | CONSUME | {"events:PutEvents"} | READ_WRITE,
     "api": BASELINE
     | {"s3:GetObject", "s3:PutObject", "states:StartExecution"}
@@ -167,6 +167,9 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:PutObject", "runs/"),
     },
     "build_package": {
+        # the registered bundle, for the held-out cases' questions the contamination report compares
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
         # of a preparation, only what a package is built from
         ("s3:GetObject", "preparations/*/examples.jsonl"),
         ("s3:GetObject", "preparations/*/held_out.jsonl"),

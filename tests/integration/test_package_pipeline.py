@@ -8,7 +8,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import tempfile
 import zipfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.settings import load_settings
 from benchgen.steps.keys import package_key, preparation_key
 from benchgen.steps.package import PackageTask
+from benchgen.steps.prepare import BundleRef
 from benchgen.training.examples import (
     EXAMPLES_NAME,
     HELD_OUT_NAME,
@@ -32,22 +35,45 @@ from benchgen.training.examples import (
 )
 from benchgen.training.package import PreparationInfo, package_id
 from benchgen.vocabulary import Method
+from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 
 STATE_HASH = "5" * 64
 PREPARATION_ID = "prep-1"
+BUNDLE_KEY = "environments/gsm8k-tr/v1/bundle.zip"
+
+
+def question(number: int) -> str:
+    return f"A basket holds {number} apples and {number} pears. How many fruits are in it?"
+
+
+def write_bundle(cloud: LocalCloud, numbers: list[int]) -> None:
+    """The registered bundle of the environment whose cases ``case-<number>`` the preparation drew from."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "bundle"
+        (folder / "reference").mkdir(parents=True)
+        cases = [{"id": f"case-{n}", "question": question(n), "answer": str(2 * n)} for n in numbers]
+        (folder / "reference" / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+        (folder / "competition.yaml").write_text(
+            "version: 2\ntitle: GSM8K-TR\ntemplate: math\n"
+            "tasks:\n  - index: 0\n    reference_data: reference\n"
+            "phases:\n  - index: 0\n    tasks: [0]\n"
+            "leaderboards:\n  - columns:\n      - {title: Accuracy, key: accuracy, index: 0}\n"
+        )
+        body = write_bundle_zip(folder, Path(tmp) / "bundle.zip").read_bytes()
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=BUNDLE_KEY, Body=body)
 
 
 def example(number: int, split: Split) -> PreparedExample:
-    question = f"A basket holds {number} apples and {number} pears. How many fruits are in it?"
+    question_text = question(number)
     return PreparedExample(
         example_id=f"case-{number}-0",
         split=split,
         kind=Kind.SEED,
-        prompt=question,
+        prompt=question_text,
         chosen=f"{number} + {number} = {2 * number}. The answer is {2 * number}.",
         source=SourceContext(case_id=f"case-{number}", run_id="run-1", layer=Source.SEED),
-        source_text_hash=text_hash(question),
+        source_text_hash=text_hash(question_text),
     )
 
 
@@ -65,6 +91,7 @@ def write_preparation(cloud: LocalCloud, train_rows: int) -> None:
         cloud.client("s3").put_object(
             Bucket=cloud.bucket, Key=preparation_key(PREPARATION_ID, name), Body=text.encode()
         )
+    write_bundle(cloud, [*range(train_rows), 500, 501, 900])
 
 
 def start_package(cloud: LocalCloud, profile: str) -> tuple[str, dict[str, Any]]:
@@ -94,6 +121,7 @@ def start_package(cloud: LocalCloud, profile: str) -> tuple[str, dict[str, Any]]
             suggested_hyperparams={"epochs": 3},
             spec={},
         ),
+        bundle=BundleRef(key=BUNDLE_KEY),
     )
     machine = cloud.state_machine_arns["PackagePipeline"]
     cloud.client("stepfunctions").start_execution(

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
 import time
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -167,6 +169,12 @@ def test_a_requested_package_is_built_and_downloads_as_the_bytes_its_digest_name
     assert len(download.content) == package["size"]
     assert set(package["files"]) == {"train.jsonl", "validation.jsonl", "test.jsonl"}
     assert package["files"]["train.jsonl"]["rows"] == world.demonstration["splits"]["train"]
+    # and its contamination report compared every held-out case, read from the registered bundle
+    with zipfile.ZipFile(io.BytesIO(download.content)) as archive:
+        manifest = json.loads(archive.read("manifest.json"))
+    checked = manifest["contamination"]["held_out_cases_checked"]
+    assert checked + manifest["contamination"]["held_out_cases_too_short"] == manifest["held_out"]["count"]
+    assert checked == world.demonstration["held_out_count"] > 0
     # and PackageReady went to the bus with the package, its preparation, profile and digest
     announced = [
         detail for kind, detail in received_events(world.cloud, world.events) if kind == "PackageReady"
@@ -289,6 +297,38 @@ def test_a_preparation_that_is_not_ready_is_refused_with_409(world: World) -> No
     assert status == 409
     assert "Generating" in answer["message"]
     assert world.owner.expect("GET", "/preparations/prep-still-generating/packages", 200)["items"] == []
+
+
+def test_a_preparation_of_an_environment_version_no_longer_registered_is_refused_with_409(
+    world: World,
+) -> None:
+    # given a Ready preparation of the owner's whose environment version is not registered
+    PreparationsRepo(load_settings().preparations_table).create(
+        PreparationRecord.model_validate(
+            {
+                **world.demonstration,
+                "preparation_id": "prep-unregistered",
+                "owner": world.owner_id,
+                "environment_version": "unregistered",
+                "examples_key": "preparations/prep-unregistered/examples.jsonl",
+                "held_out_key": "preparations/prep-unregistered/held_out.jsonl",
+                "coverage_key": "preparations/prep-unregistered/coverage.json",
+            }
+        )
+    )
+
+    # when a package of it is asked for
+    status, answer = world.owner.call(
+        "POST", "/preparations/prep-unregistered/packages", {"profile": "trl-sft"}
+    )
+
+    # then it is refused, saying why (its held-out questions are in the bundle), and nothing was recorded
+    assert status == 409
+    assert answer["message"] == (
+        f"environment {EXAMPLE} version unregistered of preparation prep-unregistered is no longer "
+        "registered: register it again to package"
+    )
+    assert world.owner.expect("GET", "/preparations/prep-unregistered/packages", 200)["items"] == []
 
 
 def test_a_package_whose_build_failed_is_built_again_when_asked_again(world: World) -> None:

@@ -16,7 +16,7 @@ from benchgen.training.examples import (
     SourceContext,
     text_hash,
 )
-from benchgen.training.package import PreparationInfo
+from benchgen.training.package import PackageReport, PreparationInfo, build_package
 from benchgen.vocabulary import Method
 
 SYSTEM = "You are a careful maths tutor."
@@ -86,6 +86,25 @@ def write_preparation(
     with (folder / HELD_OUT_NAME).open("w", encoding="utf-8") as stream:
         stream.writelines(c.model_dump_json() + "\n" for c in sorted(held_out, key=lambda c: c.case_id))
     return folder
+
+
+def environment_cases(prep: Path) -> list[tuple[str, str]]:
+    """The environment's ``(case id, question)`` of a preparation written here: every held-out case with
+    its :func:`question`."""
+    lines = (prep / HELD_OUT_NAME).read_text(encoding="utf-8").splitlines()
+    return [(case.case_id, question(case.case_id)) for case in map(HeldOutCase.model_validate_json, lines)]
+
+
+def package_of(
+    prep: Path,
+    info: PreparationInfo,
+    profile: str,
+    out: Path,
+    *,
+    cases: Iterable[tuple[str, str]] | None = None,
+) -> PackageReport:
+    """The package of ``prep``, its environment's cases :func:`environment_cases` unless given."""
+    return build_package(prep, info, profile, out, cases=environment_cases(prep) if cases is None else cases)
 
 
 def standard(

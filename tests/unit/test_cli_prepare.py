@@ -308,3 +308,21 @@ def test_compare_reads_a_prepared_package_and_pairs_its_held_out_cases(
     assert comparison["package_id"] == package.stem
     assert comparison["package_sha256"] == hashlib.sha256(package.read_bytes()).hexdigest()
     assert comparison["paired_cases"] == held_out["count"] == len(held_out["cases"]) > 0
+
+
+def test_the_gsm8k_tr_package_checks_every_held_out_case_for_contamination(tmp_path: Path) -> None:
+    # given the gsm8k-tr example: 4 held-out cases, only 1 of them with a test row (the model got it wrong)
+    run = _score("gsm8k-tr", tmp_path / "run")
+    code = _prepare("--run", str(run), "--profile", "trl-sft", "--out", str(tmp_path / "prep"))
+    assert code == 0
+
+    # then all 4 are compared, and 5 of the 73 training rows share 13 words with 2 of them
+    with zipfile.ZipFile(next((tmp_path / "prep").glob("pkg-*.zip"))) as archive:
+        report = json.loads(archive.read("contamination.json"))
+        held_out = json.loads(archive.read("manifest.json"))["held_out"]["count"]
+    assert (held_out, report["held_out_cases_checked"], report["held_out_cases_too_short"]) == (4, 4, 0)
+    assert (report["rows_checked"], report["rows_with_overlap"], report["held_out_cases_overlapped"]) == (
+        73,
+        5,
+        2,
+    )

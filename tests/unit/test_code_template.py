@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.scoring.code import CodeAggregator, PatchError, apply_patch, make_judge, parse_diff
 from benchgen.scoring.templates import Judge
@@ -136,3 +137,27 @@ def test_a_difflib_diff_applied_to_the_old_file_gives_the_new_file(old: list[str
     (patch,) = parse_diff(diff)
     # then the result is the new version exactly
     assert apply_patch(patch, before) == after
+
+
+@pytest.mark.parametrize(
+    ("diff", "applies", "green"),
+    [
+        (GOOD_DIFF, True, True),
+        (WRONG_FIX, True, False),
+        (STALE_DIFF, False, False),
+        ("Use plus.", False, False),
+    ],
+)
+def test_each_criterion_judges_what_it_names(
+    case: Case, judge: Judge, diff: str, applies: bool, green: bool
+) -> None:
+    criteria = [Criterion(id="patch-applies"), Criterion(id="tests-pass"), Criterion(id="readable")]
+
+    verdict = judge(case, Prediction(id="fix-add", prediction_text=diff), criteria)
+
+    # a wrong fix still applies; a criterion the template does not know is recorded unjudged
+    assert [(c.id, c.passed) for c in verdict.criteria] == [
+        ("patch-applies", applies),
+        ("tests-pass", green),
+        ("readable", None),
+    ]

@@ -24,6 +24,13 @@ def _verdicts(run: Path) -> dict[str, bool]:
     return {record["case_id"]: record["passed"] for record in map(json.loads, lines)}
 
 
+def _answered(run: Path) -> int:
+    """How many of the run's verdicts say the grader read an answer."""
+    with zipfile.ZipFile(run / "scoring_output.zip") as archive:
+        lines = archive.read("verdicts.jsonl").decode("utf-8").splitlines()
+    return sum(json.loads(line)["answered"] for line in lines)
+
+
 def _trained_submission(before: Path, target: Path) -> tuple[list[str], list[str]]:
     """The example submission with FIXED wrong answers corrected and BROKEN right ones spoiled."""
     gold = {
@@ -87,12 +94,15 @@ def test_compare_prints_the_verdict_and_writes_the_report(
     assert code == 0
     # 35 of 50 passed before (the example's 15 meant to fail); 12 fixed and 2 broken make 45.
     # McNemar: P[X <= 2], X ~ Bin(14, 1/2) = 106 / 16384, doubled = 0.01294
-    assert out.splitlines()[:4] == [
+    assert out.splitlines()[:5] == [
         "verdict: improved (12 fixed against 2 broken, McNemar p = 0.01294 < 0.05)",
         "  50 paired cases: accuracy 70.0% -> 90.0% (+20.0 pts)",
         "  fixed 12, broken 2, McNemar exact p = 0.01294",
+        # 45 answers read before, 35 right; the rewritten ones all state "Cevap:": 49 read after, 45 right
+        "  answer rate 90.0% -> 98.0%; accuracy among answered 77.8% -> 91.8%",
         "  95% bootstrap CI of the difference: [+6.0, +34.0] pts",
     ]
+    assert (_answered(before), _answered(after)) == (45, 49)
     assert "  minimum detectable effect at 80% power: 20.5 pts" in out
     assert "not restricted to a package's held-out set (give --package-manifest)" in out
     assert "Training completion alone does not establish benchmark improvement." in out

@@ -40,6 +40,46 @@ def test_model_output_shows_as_text_never_as_markup(tmp_path: Path) -> None:
     assert "pkg-&lt;i&gt;7&lt;/i&gt;" in page
 
 
+def test_the_page_shows_the_answer_rate_and_the_accuracy_among_answered(tmp_path: Path) -> None:
+    # before: 3 of 4 answers read, 1 of them right; after: all 4 read, 2 right
+    before = [
+        verdict("a", True),
+        verdict("b", False),
+        verdict("c", False),
+        verdict("d", False, answered=False),
+    ]
+    after = [verdict("a", True), verdict("b", True), verdict("c", False), verdict("d", False)]
+    comparison = compare_runs(
+        BEFORE,
+        scoring_output(tmp_path / "b.zip", before),
+        AFTER,
+        scoring_output(tmp_path / "a.zip", after),
+        resamples=50,
+    )
+
+    page = render_comparison(comparison)
+
+    assert "<tr><td>before</td><td>75.0%</td><td>33.3% (1 of 3)</td></tr>" in page
+    assert "<tr><td>after</td><td>100.0%</td><td>50.0% (2 of 4)</td></tr>" in page
+    assert "is a gain in format, not in substance" in page
+
+
+def test_rates_the_verdicts_do_not_record_show_as_not_known(tmp_path: Path) -> None:
+    cases = [verdict("a", True, answered=None), verdict("b", False, answered=None)]
+    comparison = compare_runs(
+        BEFORE,
+        scoring_output(tmp_path / "b.zip", cases),
+        AFTER,
+        scoring_output(tmp_path / "a.zip", cases),
+        resamples=50,
+    )
+
+    page = render_comparison(comparison)
+
+    assert "<tr><td>before</td><td>not known</td><td>not known</td></tr>" in page
+    assert "Not known: the scoring did not record whether it could read each answer." in page
+
+
 def test_the_page_makes_no_network_reference(tmp_path: Path) -> None:
     page = render_comparison(_hostile_comparison(tmp_path))
 

@@ -196,6 +196,90 @@ def test_a_criterion_judged_in_one_run_only_is_left_out_of_its_row(tmp_path: Pat
     ]
 
 
+def test_a_criterion_left_unjudged_counts_only_where_both_runs_judged_it(tmp_path: Path) -> None:
+    # given answer-format judged on a and b in both runs, but unjudged (None) on c before
+    def marks(passed: bool | None, answer_format: bool | None) -> list[CriterionResult]:
+        return [
+            CriterionResult(id="final-answer", passed=passed),
+            CriterionResult(id="answer-format", passed=answer_format),
+        ]
+
+    before = scoring_output(
+        tmp_path / "b.zip",
+        [
+            verdict("a", False, criteria=marks(False, False)),
+            verdict("b", False, criteria=marks(False, True)),
+            verdict("c", False, criteria=marks(False, None)),
+        ],
+    )
+    after = scoring_output(
+        tmp_path / "a.zip",
+        [
+            verdict("a", False, criteria=marks(False, True)),
+            verdict("b", True, criteria=marks(True, True)),
+            verdict("c", False, criteria=marks(False, True)),
+        ],
+    )
+
+    comparison = compare_runs(BEFORE, before, AFTER, after, resamples=50)
+
+    # then answer-format's row has a and b (a fixed: its format, not its value), final-answer all three
+    rows = {row.value: row for row in comparison.subgroups if row.kind == "criterion"}
+    assert (rows["answer-format"].cases, rows["answer-format"].fixed, rows["answer-format"].broken) == (
+        2,
+        1,
+        0,
+    )
+    assert (rows["answer-format"].accuracy_before, rows["answer-format"].accuracy_after) == (0.5, 1.0)
+    assert (rows["final-answer"].cases, rows["final-answer"].fixed) == (3, 1)
+
+
+def _answering_runs(tmp_path: Path, *, after_known: bool = True) -> tuple[Path, Path]:
+    """Ten cases. Before: 4 answers read, 2 of them right; the other 6 unread. After: all 10 read, 5 right
+    (the same 2 and 3 of the formerly unread)."""
+    before = [verdict(f"c{i}", i < 2, answered=i < 4) for i in range(10)]
+    after = [verdict(f"c{i}", i < 2 or 4 <= i < 7, answered=True if after_known else None) for i in range(10)]
+    return scoring_output(tmp_path / "b.zip", before), scoring_output(tmp_path / "a.zip", after)
+
+
+def test_the_report_gives_the_answer_rate_and_the_accuracy_among_answered(tmp_path: Path) -> None:
+    before, after = _answering_runs(tmp_path)
+
+    comparison = compare_runs(BEFORE, before, AFTER, after, resamples=50)
+
+    # accuracy went 2/10 -> 5/10, all of it from answers read: 4/10 -> 10/10 read, 2/4 -> 5/10 right
+    assert (comparison.accuracy_before, comparison.accuracy_after) == (0.2, 0.5)
+    first, second = comparison.answering_before, comparison.answering_after
+    assert (first.answered, first.answer_rate, first.passed_among_answered) == (4, 0.4, 2)
+    assert (second.answered, second.answer_rate, second.passed_among_answered) == (10, 1.0, 5)
+    assert first.accuracy_among_answered == second.accuracy_among_answered == 0.5
+
+
+def test_a_run_whose_verdicts_do_not_say_what_was_answered_has_its_rates_not_known(tmp_path: Path) -> None:
+    before, after = _answering_runs(tmp_path, after_known=False)
+
+    comparison = compare_runs(BEFORE, before, AFTER, after, resamples=50)
+
+    assert comparison.answering_before.answer_rate == 0.4
+    assert comparison.answering_after.model_dump() == {
+        "answered": None,
+        "answer_rate": None,
+        "passed_among_answered": None,
+        "accuracy_among_answered": None,
+    }
+
+
+def test_a_run_that_answered_nothing_has_no_accuracy_among_answered(tmp_path: Path) -> None:
+    before = scoring_output(tmp_path / "b.zip", [verdict(f"c{i}", False, answered=False) for i in range(3)])
+    after = scoring_output(tmp_path / "a.zip", [verdict(f"c{i}", True) for i in range(3)])
+
+    comparison = compare_runs(BEFORE, before, AFTER, after, resamples=50)
+
+    assert (comparison.answering_before.answered, comparison.answering_before.answer_rate) == (0, 0.0)
+    assert comparison.answering_before.accuracy_among_answered is None
+    assert comparison.answering_after.accuracy_among_answered == 1.0
+
+
 def test_variants_of_one_case_are_resampled_as_one_source_case(tmp_path: Path) -> None:
     before = {"q1~00": False, "q1~01": False, "q1~02": False, "q2": True, "q3~00": True}
     after = {"q1~00": True, "q1~01": True, "q1~02": False, "q2": True, "q3~00": True}

@@ -60,6 +60,16 @@ def test_summary_counts_passed_failed_and_answered(tmp_path: Path) -> None:
     assert data["summary"] == {"total": 5, "passed": 3, "failed": 2, "answered": 4}
 
 
+def test_a_verdict_that_does_not_say_whether_it_was_answered_is_not_counted_answered(tmp_path: Path) -> None:
+    # given a scoring program's verdict that leaves "answered" out, beside one that says it
+    unsaid = Verdict.model_validate({"case_id": "q1", "gold": "1", "prediction": "1", "passed": True})
+    data, _ = write(tmp_path, [unsaid, verdict("q2", passed=True)])
+
+    # then the row says null (not known), and only the stated answer counts
+    assert [case["answered"] for case in data["cases"]] == [None, True]
+    assert data["summary"]["answered"] == 1
+
+
 def test_breakdowns_count_and_rate_per_value(tmp_path: Path) -> None:
     # given five verdicts across three difficulties and two domains
     data, _ = write(tmp_path, sample())

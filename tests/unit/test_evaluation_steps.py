@@ -32,11 +32,13 @@ from tests.unit.compare_inputs import outcomes
 
 PACKAGE_ID = "pkg-1"
 HELD_OUT = ("c1", "c2", "c3", "c4")
+BENCHMARK = "GSM8K-TR"
 
 
 def _package() -> bytes:
     manifest = {
         "package_id": PACKAGE_ID,
+        "preparation": {"benchmark": BENCHMARK, "environment": {"id": "gsm8k-tr", "version": "v1"}},
         "held_out": {"cases": [{"case_id": case_id, "text_hash": "0" * 64} for case_id in HELD_OUT]},
     }
     buffer = io.BytesIO()
@@ -267,6 +269,19 @@ def test_compare_writes_the_paired_report_and_answers_what_the_evaluation_record
     assert (compared.paired_cases, compared.accuracy_before, compared.accuracy_after) == (4, 0.25, 0.75)
     assert compared.verdict is Conclusion(report["comparison"]["verdict"])
     assert compared.verdict_reason == report["comparison"]["verdict_reason"]
+
+
+def test_the_report_names_the_benchmark_its_package_was_prepared_from(tmp_path: Path) -> None:
+    world = _compared_world(tmp_path)
+
+    compared = _compare(world, tmp_path / "compare")
+
+    # then both sides carry the benchmark's title, and the page is titled by it
+    report = json.loads(world.store.objects[compared.report_key])
+    assert report["comparison"]["before"]["benchmark"] == BENCHMARK
+    assert report["comparison"]["after"]["benchmark"] == BENCHMARK
+    page = world.store.objects[compared.report_html_key].decode("utf-8")
+    assert "<title>GSM8K-TR · m → m · comparison</title>" in page
 
 
 def test_compare_records_the_evaluation_completed_with_what_it_found(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.scoring.math import MathAggregator, judge
@@ -64,14 +66,44 @@ def test_a_missing_prediction_is_unanswered_and_failed() -> None:
     )
 
 
-def test_every_governing_criterion_carries_the_case_verdict() -> None:
-    verdict = judge(_case("12"), _says("#### 12"), CRITERIA)
-    assert [(c.id, c.passed) for c in verdict.criteria] == [("arithmetic", True), ("units", True)]
+GOVERNING = [Criterion(id="final-answer"), Criterion(id="answer-format"), Criterion(id="units")]
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "final_answer", "answer_format"),
+    [
+        ("293", "8 × 30 = 240 öğrenci.\nCevap: 240", False, True),  # well formatted, wrong
+        ("12", "#### 12", True, True),
+        ("12", "They have 7 and 5, so 12", True, False),  # right, but only a last number
+        ("12", "The answer is either 12 or 15.", False, False),  # hedged: no one final answer
+        ("12", "I cannot tell.", False, False),  # nothing to read
+    ],
+)
+def test_each_criterion_judges_what_it_names(
+    gold: str, response: str, final_answer: bool, answer_format: bool
+) -> None:
+    verdict = judge(_case(gold), _says(response), GOVERNING)
+
+    # then final-answer is the value, answer-format the form, and units (not judged by math) says so
+    assert [(c.id, c.passed) for c in verdict.criteria] == [
+        ("final-answer", final_answer),
+        ("answer-format", answer_format),
+        ("units", None),
+    ]
 
 
 def test_a_case_listing_its_own_criteria_records_only_those() -> None:
-    verdict = judge(_case("12", criteria=["units"]), _says("#### 11"), CRITERIA)
-    assert [(c.id, c.passed) for c in verdict.criteria] == [("units", False)]
+    verdict = judge(_case("12", criteria=["answer-format"]), _says("#### 11"), GOVERNING)
+    assert [(c.id, c.passed) for c in verdict.criteria] == [("answer-format", True)]
+
+
+def test_no_prediction_fails_both_criteria_math_judges() -> None:
+    verdict = judge(_case("12"), None, GOVERNING)
+    assert [(c.id, c.passed) for c in verdict.criteria] == [
+        ("final-answer", False),
+        ("answer-format", False),
+        ("units", None),
+    ]
 
 
 def test_a_textual_gold_answer_compares_case_insensitively() -> None:

@@ -13,9 +13,18 @@ import pytest
 from benchgen.finetune.split import Split
 from benchgen.training.examples import Kind
 from benchgen.training.export_profiles import PROFILES, profiles_for
-from benchgen.training.package import PackageRefused, build_package, package_id
+from benchgen.training.package import HeldOutMismatch, PackageRefused, package_id
 from benchgen.vocabulary import Method
-from tests.unit.preparations import example, held, info, question, standard, write_preparation
+from tests.unit.preparations import (
+    environment_cases,
+    example,
+    held,
+    info,
+    package_of,
+    question,
+    standard,
+    write_preparation,
+)
 
 MEMBERS = [
     "README.md",
@@ -45,7 +54,7 @@ def test_a_package_holds_the_split_files_manifest_readme_and_contamination(
     profile = profiles_for(method)[0]
 
     # when it is packaged
-    report = build_package(prep, info(method), profile, tmp_path / "out")
+    report = package_of(prep, info(method), profile, tmp_path / "out")
 
     # then the zip holds one file per split in the profile's rows, with the manifest's hashes and counts
     members = _open(report.path)
@@ -74,7 +83,7 @@ def test_a_package_holds_the_split_files_manifest_readme_and_contamination(
 
 def test_the_manifest_lists_the_held_out_cases_by_id_and_hash_without_answers(tmp_path: Path) -> None:
     prep = standard(tmp_path / "prep", test=2, extra_held_out=3)
-    report = build_package(prep, info(), "trl-sft", tmp_path / "out")
+    report = package_of(prep, info(), "trl-sft", tmp_path / "out")
 
     members = _open(report.path)
     manifest = json.loads(members["manifest.json"])
@@ -89,8 +98,8 @@ def test_the_manifest_lists_the_held_out_cases_by_id_and_hash_without_answers(tm
 def test_the_same_state_and_profile_give_the_same_bytes_and_id(tmp_path: Path) -> None:
     prep = standard(tmp_path / "prep")
 
-    first = build_package(prep, info(), "bedrock-conversation", tmp_path / "one")
-    second = build_package(prep, info(), "bedrock-conversation", tmp_path / "two")
+    first = package_of(prep, info(), "bedrock-conversation", tmp_path / "one")
+    second = package_of(prep, info(), "bedrock-conversation", tmp_path / "two")
 
     assert first.package_id == second.package_id
     assert first.sha256 == second.sha256
@@ -112,7 +121,7 @@ def test_a_train_row_from_a_held_out_case_is_refused(tmp_path: Path) -> None:
     prep = write_preparation(tmp_path / "prep", examples, [held("h001")])
 
     with pytest.raises(PackageRefused) as refused:
-        build_package(prep, info(), "trl-sft", tmp_path / "out")
+        package_of(prep, info(), "trl-sft", tmp_path / "out")
 
     assert str(refused.value) == (
         "1 training or validation examples come from the held-out test cases (train example h001~00 comes "
@@ -130,7 +139,7 @@ def test_a_validation_row_repeating_a_held_out_text_is_refused(tmp_path: Path) -
     prep = write_preparation(tmp_path / "prep", examples, [held("h001")])
 
     with pytest.raises(PackageRefused, match="validation example v001~00 repeats the text of a held-out"):
-        build_package(prep, info(), "trl-sft", tmp_path / "out")
+        package_of(prep, info(), "trl-sft", tmp_path / "out")
 
 
 def test_a_pool_row_repeating_a_held_out_text_is_refused_by_its_text(tmp_path: Path) -> None:
@@ -138,14 +147,14 @@ def test_a_pool_row_repeating_a_held_out_text_is_refused_by_its_text(tmp_path: P
     prep = write_preparation(tmp_path / "prep", [example("t001", Split.TRAIN), pool], [held("h001")])
 
     with pytest.raises(PackageRefused, match="train example p001~00 repeats the text of a held-out case"):
-        build_package(prep, info(), "trl-sft", tmp_path / "out")
+        package_of(prep, info(), "trl-sft", tmp_path / "out")
 
 
 def test_a_method_the_profile_does_not_take_is_refused_naming_the_profiles_that_do(tmp_path: Path) -> None:
     prep = standard(tmp_path / "prep")
 
     with pytest.raises(PackageRefused) as refused:
-        build_package(prep, info(Method.PREFERENCE), "bedrock-conversation", tmp_path / "out")
+        package_of(prep, info(Method.PREFERENCE), "bedrock-conversation", tmp_path / "out")
 
     assert str(refused.value) == (
         "profile bedrock-conversation does not take preference preparations; for preference choose one of: "
@@ -155,7 +164,7 @@ def test_a_method_the_profile_does_not_take_is_refused_naming_the_profiles_that_
 
 def test_an_unknown_profile_is_refused_naming_the_profiles(tmp_path: Path) -> None:
     with pytest.raises(PackageRefused, match="no export profile 'alpaca'; choose one of: openai-chat, "):
-        build_package(standard(tmp_path / "prep"), info(), "alpaca", tmp_path / "out")
+        package_of(standard(tmp_path / "prep"), info(), "alpaca", tmp_path / "out")
 
 
 def test_too_few_rows_are_refused_with_the_count_the_limit_and_what_to_change(tmp_path: Path) -> None:
@@ -163,7 +172,7 @@ def test_too_few_rows_are_refused_with_the_count_the_limit_and_what_to_change(tm
     prep = standard(tmp_path / "prep", train=5)
 
     with pytest.raises(PackageRefused) as refused:
-        build_package(prep, info(), "openai-chat", tmp_path / "out")
+        package_of(prep, info(), "openai-chat", tmp_path / "out")
 
     assert str(refused.value) == (
         "profile openai-chat needs at least 10 train rows and this preparation gives 5: raise the "
@@ -177,7 +186,7 @@ def test_too_many_rows_are_refused_counting_train_and_validation(tmp_path: Path)
     prep = standard(tmp_path / "prep", train=9_995, validation=6)
 
     with pytest.raises(PackageRefused) as refused:
-        build_package(prep, info(), "bedrock-prompt-completion", tmp_path / "out")
+        package_of(prep, info(), "bedrock-prompt-completion", tmp_path / "out")
 
     assert str(refused.value) == (
         "profile bedrock-prompt-completion takes at most 10,000 train and validation rows and this "
@@ -196,7 +205,7 @@ def test_nova_reserved_strings_are_rewritten_and_reported(tmp_path: Path) -> Non
     ]
     prep = write_preparation(tmp_path / "prep", examples, [])
 
-    report = build_package(prep, info(), "bedrock-conversation", tmp_path / "out")
+    report = package_of(prep, info(), "bedrock-conversation", tmp_path / "out")
 
     members = _open(report.path)
     rows = _rows(members["train.jsonl"])
@@ -216,7 +225,7 @@ def test_other_profiles_keep_the_reserved_strings(tmp_path: Path) -> None:
     examples.append(example("u001", Split.TRAIN, prompt="User: how many sheep?"))
     prep = write_preparation(tmp_path / "prep", examples, [])
 
-    report = build_package(prep, info(), "openai-chat", tmp_path / "out")
+    report = package_of(prep, info(), "openai-chat", tmp_path / "out")
 
     assert report.rewrites == []
     assert b"User: how many sheep?" in _open(report.path)["train.jsonl"]
@@ -228,7 +237,7 @@ def test_rows_over_the_token_limit_are_dropped_and_reported(tmp_path: Path) -> N
     examples.append(example("long", Split.TRAIN, prompt="word " * 56_000))
     prep = write_preparation(tmp_path / "prep", examples, [])
 
-    report = build_package(prep, info(), "openai-chat", tmp_path / "out")
+    report = package_of(prep, info(), "openai-chat", tmp_path / "out")
 
     assert report.files["train.jsonl"]["rows"] == 10
     assert len(report.rewrites) == 1
@@ -248,7 +257,7 @@ def test_dropped_long_rows_count_against_the_row_minimum(tmp_path: Path) -> None
     prep = write_preparation(tmp_path / "prep", examples, [])
 
     with pytest.raises(PackageRefused, match="needs at least 10 train rows and this preparation gives 9"):
-        build_package(prep, info(), "openai-chat", tmp_path / "out")
+        package_of(prep, info(), "openai-chat", tmp_path / "out")
 
 
 def test_the_package_carries_a_contamination_report_of_a_planted_overlap(tmp_path: Path) -> None:
@@ -259,14 +268,14 @@ def test_the_package_carries_a_contamination_report_of_a_planted_overlap(tmp_pat
     examples.append(example("h001", Split.TEST))
     prep = write_preparation(tmp_path / "prep", examples, [held("h001"), held("h002")])
 
-    report = build_package(prep, info(), "trl-sft", tmp_path / "out")
+    report = package_of(prep, info(), "trl-sft", tmp_path / "out")
 
     members = _open(report.path)
     full = json.loads(members["contamination.json"])
     assert full["rows_checked"] == 4
     assert full["rows_with_overlap"] == 1
     assert full["overlap_ratio"] == 0.25
-    assert full["held_out_cases_checked"] == 1  # h002 has no example, so no text to compare
+    assert full["held_out_cases_checked"] == 2  # h002 has no example: its question is the environment's
     assert [(p["row_id"], p["case_id"]) for p in full["pairs"]] == [("t999~00", "h001")]
     assert report.contamination == {key: value for key, value in full.items() if key != "pairs"}
     assert json.loads(members["manifest.json"])["contamination"] == report.contamination
@@ -274,11 +283,60 @@ def test_the_package_carries_a_contamination_report_of_a_planted_overlap(tmp_pat
 
 def test_a_clean_package_reports_no_contamination(tmp_path: Path) -> None:
     # the standard cases' questions differ only in their ids: every 13-gram holds the id
-    report = build_package(standard(tmp_path / "prep"), info(), "trl-sft", tmp_path / "out")
+    report = package_of(standard(tmp_path / "prep"), info(), "trl-sft", tmp_path / "out")
 
     assert report.contamination["rows_checked"] == 14
-    assert report.contamination["held_out_cases_checked"] == 2
+    assert report.contamination["held_out_cases_checked"] == 5  # 2 with test rows, 3 the model passed
     assert report.contamination["rows_with_overlap"] == 0
+
+
+def test_contamination_is_found_with_held_out_cases_that_left_no_example(tmp_path: Path) -> None:
+    # given held-out h001 (a test row), h002 and h003 (passed by the model: no example, no text in the
+    # preparation), and two train rows repeating 13 words of h002, one of them also of h003
+    words = question("h002").split()
+    planted = example("t900", Split.TRAIN, prompt="Recall: " + " ".join(words[:14]) + " and so on.")
+    both = example("t901", Split.TRAIN, prompt=f"{question('h003')} Then: {question('h002')}")
+    examples = [example(f"t{n:03d}", Split.TRAIN) for n in range(3)] + [planted, both]
+    examples.append(example("h001", Split.TEST))
+    prep = write_preparation(tmp_path / "prep", examples, [held("h001"), held("h002"), held("h003")])
+
+    report = package_of(prep, info(), "trl-sft", tmp_path / "out")
+
+    # then all three held-out cases are compared, and both rows found: 2 of 5 train rows, 3 pairs
+    full = json.loads(_open(report.path)["contamination.json"])
+    assert (full["held_out_cases_checked"], full["held_out_cases_too_short"]) == (3, 0)
+    assert (full["rows_checked"], full["rows_with_overlap"], full["overlap_ratio"]) == (5, 2, 0.4)
+    assert (full["held_out_cases_overlapped"], full["pairs_total"]) == (2, 3)
+    assert [(p["row_id"], p["case_id"]) for p in full["pairs"]] == [
+        ("t900~00", "h002"),
+        ("t901~00", "h002"),
+        ("t901~00", "h003"),
+    ]
+    assert full["pairs"][0]["shared_ngrams"] == 2  # words 1-13 and 2-14 of h002's question
+
+
+def test_a_held_out_case_missing_from_the_environment_is_not_packaged(tmp_path: Path) -> None:
+    prep = standard(tmp_path / "prep")
+    cases = [case for case in environment_cases(prep) if case[0] != "h003"]
+
+    with pytest.raises(
+        HeldOutMismatch, match=r"1 held-out cases of the preparation are not cases .*\(h003\)"
+    ):
+        package_of(prep, info(), "trl-sft", tmp_path / "out", cases=cases)
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.zip"))
+
+
+def test_a_held_out_question_that_changed_is_not_packaged(tmp_path: Path) -> None:
+    prep = standard(tmp_path / "prep")
+    cases = [
+        (case_id, text + " (edited)" if case_id == "h001" else text)
+        for case_id, text in environment_cases(prep)
+    ]
+
+    with pytest.raises(
+        HeldOutMismatch, match="held-out case h001's question in the environment is not the one"
+    ):
+        package_of(prep, info(), "trl-sft", tmp_path / "out", cases=cases)
 
 
 def test_a_preference_package_needs_rejected_answers(tmp_path: Path) -> None:
@@ -287,12 +345,12 @@ def test_a_preference_package_needs_rejected_answers(tmp_path: Path) -> None:
     prep = write_preparation(tmp_path / "prep", examples, [])
 
     with pytest.raises(PackageRefused, match="1 examples of this preference preparation have no rejected"):
-        build_package(prep, info(Method.PREFERENCE), "trl-dpo", tmp_path / "out")
+        package_of(prep, info(Method.PREFERENCE), "trl-dpo", tmp_path / "out")
 
 
 def test_a_missing_preparation_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(PackageRefused, match=r"the preparation has no held_out\.jsonl"):
-        build_package(tmp_path, info(), "trl-sft", tmp_path / "out")
+        package_of(tmp_path, info(), "trl-sft", tmp_path / "out", cases=[])
 
 
 def test_a_broken_example_line_is_refused_with_its_line(tmp_path: Path) -> None:
@@ -301,7 +359,7 @@ def test_a_broken_example_line_is_refused_with_its_line(tmp_path: Path) -> None:
         stream.write('{"example_id": "x"}\n')
 
     with pytest.raises(PackageRefused, match=r"examples.jsonl line 17 is not a prepared example \(split: "):
-        build_package(prep, info(), "trl-sft", tmp_path / "out")
+        package_of(prep, info(), "trl-sft", tmp_path / "out")
 
 
 def test_every_profile_builds_a_package_for_its_method(tmp_path: Path) -> None:
@@ -309,7 +367,7 @@ def test_every_profile_builds_a_package_for_its_method(tmp_path: Path) -> None:
     ids = set()
     for profile in PROFILES.values():
         method = next(iter(profile.methods))
-        report = build_package(prep, info(method), profile.id, tmp_path / profile.id)
+        report = package_of(prep, info(method), profile.id, tmp_path / profile.id)
         ids.add(report.package_id)
         assert report.files["train.jsonl"]["rows"] == 100
     assert len(ids) == len(PROFILES)
@@ -321,7 +379,7 @@ def test_the_profiles_offered_instead_are_judged_by_their_own_row_count(tmp_path
     prep = standard(tmp_path / "prep", train=5, validation=100)
 
     with pytest.raises(PackageRefused) as refused:
-        build_package(prep, info(), "bedrock-conversation", tmp_path / "out")
+        package_of(prep, info(), "bedrock-conversation", tmp_path / "out")
 
     assert str(refused.value).endswith(
         "choose a profile whose limits these rows meet (trl-sft, bedrock-prompt-completion, sagemaker-sft, "
@@ -334,7 +392,7 @@ def test_a_refusal_names_the_first_five_leaks_and_counts_the_rest(tmp_path: Path
     prep = write_preparation(tmp_path / "prep", examples, [held(f"h{n:03d}") for n in range(7)])
 
     with pytest.raises(PackageRefused) as refused:
-        build_package(prep, info(), "trl-sft", tmp_path / "out")
+        package_of(prep, info(), "trl-sft", tmp_path / "out")
 
     message = str(refused.value)
     assert message.startswith("7 training or validation examples come from the held-out test cases (")
@@ -343,11 +401,14 @@ def test_a_refusal_names_the_first_five_leaks_and_counts_the_rest(tmp_path: Path
 
 
 def test_the_readme_says_how_many_held_out_cases_the_contamination_report_compared(tmp_path: Path) -> None:
-    # 2 held-out cases have test rows (their text), 3 more were passed and left no example
-    report = build_package(standard(tmp_path / "prep"), info(), "trl-sft", tmp_path / "out")
+    # 2 held-out cases have test rows, 3 more were passed and left no example: all 5 questions are compared
+    report = package_of(standard(tmp_path / "prep"), info(), "trl-sft", tmp_path / "out")
 
     readme = _open(report.path)["README.md"].decode("utf-8")
-    assert "0 of 14 rows overlap, over the 2 of 5 held-out cases whose text the preparation holds" in readme
+    assert (
+        "0 of 14 rows overlap, over the 5 of 5 held-out cases whose question is at least 13 words long "
+        "(the other 0 have no 13-gram to share)"
+    ) in readme
 
 
 def test_openai_validation_rows_repeating_a_training_prompt_are_dropped_and_reported(tmp_path: Path) -> None:
@@ -358,8 +419,8 @@ def test_openai_validation_rows_repeating_a_training_prompt_are_dropped_and_repo
     examples += [example("b001", Split.VALIDATION, prompt=shared), example("v001", Split.VALIDATION)]
     prep = write_preparation(tmp_path / "prep", examples, [])
 
-    openai = build_package(prep, info(), "openai-chat", tmp_path / "openai")
-    trl = build_package(prep, info(), "trl-sft", tmp_path / "trl")
+    openai = package_of(prep, info(), "openai-chat", tmp_path / "openai")
+    trl = package_of(prep, info(), "trl-sft", tmp_path / "trl")
 
     # then OpenAI's validation file leaves it out and says so; TRL has no such rule
     assert openai.files["validation.jsonl"]["rows"] == 1

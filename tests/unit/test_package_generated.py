@@ -4,6 +4,7 @@ out of the training files, and packaging refuses nothing but a preparation with 
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 import zipfile
 from pathlib import Path
@@ -14,12 +15,13 @@ from hypothesis import strategies as st
 
 from benchgen.environment import Environment
 from benchgen.finetune.split import SplitShares
-from benchgen.training.examples import Kind, text_hash
+from benchgen.training.examples import text_hash
+from benchgen.training.held_out import case_questions
 from benchgen.training.package import PackageRefused, PreparationInfo, build_package
 from benchgen.training.preparation import RunSource, generate
 from benchgen.vocabulary import Method
 from tests.unit.finetune_inputs import case, forty_wrong_of_fifty, make_env
-from tests.unit.preparation_inputs import make_spec, read_examples, read_held_out, run_source
+from tests.unit.preparation_inputs import make_spec, read_held_out, run_source
 
 CASES = 50
 FINETUNE = {"augmentation": {"factor": 3}, "pool": {"path": "pool.jsonl", "share": 0.5}}
@@ -65,7 +67,6 @@ def test_generated_preparations_package_without_held_out_text_in_training(
         prep = Path(tmp) / "prep"
         report = generate(spec, env, [run], prep)
         held_out = read_held_out(prep)
-        examples = read_examples(prep)
         info = PreparationInfo(
             state_hash=report.state_hash,
             method=method,
@@ -79,9 +80,9 @@ def test_generated_preparations_package_without_held_out_text_in_training(
         if not report.splits["train"]:
             # Large test and validation shares can leave the train buckets without a case: refused, not empty
             with pytest.raises(PackageRefused, match=f"profile {profile} needs at least 1 train row and"):
-                build_package(prep, info, profile, Path(tmp) / "out")
+                build_package(prep, info, profile, Path(tmp) / "out", cases=case_questions(env))
             return
-        package = build_package(prep, info, profile, Path(tmp) / "out")
+        package = build_package(prep, info, profile, Path(tmp) / "out", cases=case_questions(env))
         with zipfile.ZipFile(package.path) as archive:
             manifest = json.loads(archive.read("manifest.json"))
             trained = [
@@ -101,8 +102,13 @@ def test_generated_preparations_package_without_held_out_text_in_training(
         prompt = row["messages"] if method is Method.DEMONSTRATION else row["prompt"]
         user = next(m["content"] for m in prompt if m["role"] == "user")
         assert text_hash(user) not in questions
-    # the contamination report compared every held-out question the test split holds, and found that no
-    # training row shares 13 words with one (the instruction wordings of the variants are not questions)
-    tested = {e.source.case_id for e in examples if e.split.value == "test" and e.kind is Kind.SEED}
-    assert package.contamination["held_out_cases_checked"] == len(tested & held_ids)
+    # the contamination report compared the question of every held-out case, with or without a test row,
+    # and found that no training row shares 13 words with one (the variants' wordings are not questions)
+    long_enough = [
+        i
+        for i in range(CASES)
+        if case(i)["id"] in held_ids and len(re.findall(r"\w+", case(i)["question"])) >= 13
+    ]
+    assert package.contamination["held_out_cases_checked"] == len(long_enough)
+    assert package.contamination["held_out_cases_too_short"] == len(held_ids) - len(long_enough)
     assert package.contamination["rows_with_overlap"] == 0

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from benchgen.finetune.split import Split
 from benchgen.training.examples import Kind, PreparedExample, text_hash
-from benchgen.training.package import PackageRefused, build_package
-from tests.unit.preparations import example, held, info, question, write_preparation
+from benchgen.training.package import PackageRefused
+from tests.unit.preparations import example, held, info, package_of, question, write_preparation
 
 CASES = [f"c{n:02d}" for n in range(12)]
 
@@ -59,7 +59,7 @@ def test_held_out_cases_never_reach_training_files(drawn: tuple[list[PreparedExa
     with tempfile.TemporaryDirectory() as tmp:
         prep = write_preparation(Path(tmp) / "prep", examples, [held(case_id) for case_id in held_out])
         try:
-            report = build_package(prep, info(), "trl-sft", Path(tmp) / "out")
+            report = package_of(prep, info(), "trl-sft", Path(tmp) / "out")
         except PackageRefused as refused:
             # packaging refuses exactly when a held-out case was planted in training
             assert planted, str(refused)

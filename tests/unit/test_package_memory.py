@@ -6,8 +6,7 @@ import tracemalloc
 from pathlib import Path
 
 from benchgen.finetune.split import Split
-from benchgen.training.package import build_package
-from tests.unit.preparations import example, held, info, write_preparation
+from tests.unit.preparations import example, held, info, package_of, write_preparation
 
 # pydantic-core keeps the short strings (up to 64 characters) it parses in a cache of up to 16,384: ids
 # longer than that, and one source question for every row, keep that cache out of the measure.
@@ -25,7 +24,7 @@ def _peak(folder: Path, rows: int, profile: str) -> int:
     prep = write_preparation(folder / "prep", examples, [held(f"h{n:03d}") for n in range(20)])
     del examples
     tracemalloc.start()
-    report = build_package(prep, info(), profile, folder / "out")
+    report = package_of(prep, info(), profile, folder / "out")
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert report.files["train.jsonl"]["rows"] == rows

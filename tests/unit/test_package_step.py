@@ -5,6 +5,7 @@ pipeline's failure recorded, and a package that left Building never rewritten.""
 from __future__ import annotations
 
 import hashlib
+import json
 import zipfile
 from pathlib import Path
 
@@ -20,23 +21,27 @@ from benchgen.steps.package import (
     build_package_step,
     record_package_failure,
 )
+from benchgen.steps.prepare import BundleRef
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from benchgen.training.package import package_id
 from tests.fakes import MemoryPackages, MemoryStore
-from tests.unit.preparations import info, standard
+from tests.unit.preparations import environment_cases, info, standard
+from tests.unit.run_world import BUNDLE_KEY, tiny_bundle
 
 PREPARATION = "prep-1"
 
 
 def _store(root: Path, *, train: int = 12) -> MemoryStore:
-    """The bucket holding a clean preparation's examples and held-out cases, as Generate left them."""
+    """The bucket holding a clean preparation's examples and held-out cases, as Generate left them, and
+    the registered bundle whose cases they were drawn from."""
     folder = standard(root / "preparation", train=train)
-    return MemoryStore(
-        {
-            preparation_key(PREPARATION, name): (folder / name).read_bytes()
-            for name in (EXAMPLES_NAME, HELD_OUT_NAME)
-        }
-    )
+    cases = [{"id": case_id, "question": text, "answer": "19"} for case_id, text in environment_cases(folder)]
+    objects = {
+        preparation_key(PREPARATION, name): (folder / name).read_bytes()
+        for name in (EXAMPLES_NAME, HELD_OUT_NAME)
+    }
+    objects[BUNDLE_KEY] = tiny_bundle(root / "environment", cases=cases)
+    return MemoryStore(objects)
 
 
 def _task(profile: str = "openai-chat", package: str | None = None) -> PackageTask:
@@ -46,6 +51,7 @@ def _task(profile: str = "openai-chat", package: str | None = None) -> PackageTa
         preparation_id=PREPARATION,
         profile=profile,
         preparation=prepared,
+        bundle=BundleRef(key=BUNDLE_KEY),
     )
 
 
@@ -87,6 +93,18 @@ def test_a_built_package_is_in_the_bucket_and_described_by_its_bytes(tmp_path: P
         train = archive.read("train.jsonl")
     assert build.package.files["train.jsonl"].rows == 12
     assert build.package.files["train.jsonl"].sha256 == hashlib.sha256(train).hexdigest()
+
+
+def test_the_contamination_report_reads_every_held_out_question_from_the_bundle(tmp_path: Path) -> None:
+    # given the standard preparation: 5 held-out cases, of which 2 left a test row
+    store = _store(tmp_path)
+    task = _task()
+
+    _build(task, store, tmp_path / "build")
+
+    with zipfile.ZipFile(store.download(package_key(task.package_id), tmp_path / "package.zip")) as archive:
+        report = json.loads(archive.read("contamination.json"))
+    assert (report["held_out_cases_checked"], report["held_out_cases_too_short"]) == (5, 0)
 
 
 def test_building_the_package_again_gives_the_same_bytes_and_the_same_answer(tmp_path: Path) -> None:

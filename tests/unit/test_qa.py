@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.scoring.qa import QaAggregator, f1_score, make_judge, normalize_answer
 
@@ -106,3 +107,52 @@ def test_an_answer_written_as_no_answer_still_counts_as_answerable() -> None:
     scores = aggregator.scores()
     assert (scores["has_answer_total"], scores["no_answer_total"]) == (1.0, 1.0)
     assert scores["has_answer_exact"] == 1.0
+
+
+QA_CRITERIA = [
+    Criterion(id="exact-answer"),
+    Criterion(id="grounded-answer"),
+    Criterion(id="abstain-when-unanswerable"),
+]
+CONTEXT = "The bridge was opened in 1932 by the mayor of Lorkaka."
+
+
+@pytest.mark.parametrize(
+    ("answers", "text", "judged"),
+    [
+        # right, and a span of the context; the case has an answer, so abstaining is not in question
+        (
+            ["1932"],
+            "1932",
+            [("exact-answer", True), ("grounded-answer", True), ("abstain-when-unanswerable", None)],
+        ),
+        # wrong, yet taken from the context
+        (
+            ["1932"],
+            "the mayor",
+            [("exact-answer", False), ("grounded-answer", True), ("abstain-when-unanswerable", None)],
+        ),
+        # wrong and made up
+        (
+            ["1932"],
+            "1933",
+            [("exact-answer", False), ("grounded-answer", False), ("abstain-when-unanswerable", None)],
+        ),
+        # unanswerable, and the model abstained: nothing to ground
+        ([], "", [("exact-answer", True), ("grounded-answer", None), ("abstain-when-unanswerable", True)]),
+        # unanswerable, and the model answered from the context anyway
+        (
+            [],
+            "Lorkaka",
+            [("exact-answer", False), ("grounded-answer", True), ("abstain-when-unanswerable", False)],
+        ),
+    ],
+)
+def test_each_criterion_judges_what_it_names(
+    answers: list[str], text: str, judged: list[tuple[str, bool | None]]
+) -> None:
+    case = Case(id="q1", question="When?", context=CONTEXT, answers=answers)
+
+    verdict = judge(case, Prediction(id="q1", prediction_text=text), QA_CRITERIA)
+
+    assert [(c.id, c.passed) for c in verdict.criteria] == judged

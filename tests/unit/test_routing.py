@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.scoring.routing import RoutingAggregator, case_cost, judge
 
@@ -57,3 +58,28 @@ def test_the_aggregate_reports_accuracy_costs_and_a_per_route_breakdown() -> Non
     breakdowns = aggregator.breakdowns()
     assert breakdowns["route"]["large"] == {"total": 2.0, "passed": 1.0, "rate": 0.5}
     assert breakdowns["chosen_route"]["small"] == {"total": 2.0, "cost_usd": 0.002}
+
+
+@pytest.mark.parametrize(
+    ("chosen", "right_route", "cost_aware"),
+    [("large", True, True), ("small", False, True), (None, False, None)],
+)
+def test_each_criterion_judges_what_it_names(
+    chosen: str | None, right_route: bool, cost_aware: bool | None
+) -> None:
+    criteria = [Criterion(id="right-route"), Criterion(id="cost-aware"), Criterion(id="capable-route")]
+    prediction = None if chosen is None else Prediction(id="t1", route=chosen)
+
+    verdict = judge(_case("t1", "large"), prediction, criteria)
+
+    # the cheap wrong route is wrong but spends no more than needed; capability is not the template's to judge
+    assert [(c.id, c.passed) for c in verdict.criteria] == [
+        ("right-route", right_route),
+        ("cost-aware", cost_aware),
+        ("capable-route", None),
+    ]
+
+
+def test_a_costlier_route_than_the_right_one_is_not_cost_aware() -> None:
+    verdict = judge(_case("t1", "small"), Prediction(id="t1", route="large"), [Criterion(id="cost-aware")])
+    assert [(c.id, c.passed) for c in verdict.criteria] == [("cost-aware", False)]

@@ -75,7 +75,7 @@ def _prediction_output(tmp_path: Path, env: Environment, records: Sequence[Mappi
 
 
 def test_a_math_run_scores_against_the_leaderboard_columns(tmp_path: Path) -> None:
-    env = _env(tmp_path, MATH_CASES, extra="criteria:\n  - {id: arithmetic}\n")
+    env = _env(tmp_path, MATH_CASES, extra="criteria:\n  - {id: final-answer}\n  - {id: arithmetic}\n")
     records = [
         {"id": "q1", "prediction_text": "1+1 = 2\n#### 2"},
         {"id": "q2", "prediction_text": "The answer is 5."},
@@ -108,7 +108,7 @@ def test_scores_json_lists_the_columns_first(tmp_path: Path) -> None:
 
 
 def test_the_scoring_output_holds_one_verdict_per_case(tmp_path: Path) -> None:
-    env = _env(tmp_path, MATH_CASES, extra="criteria:\n  - {id: arithmetic}\n")
+    env = _env(tmp_path, MATH_CASES, extra="criteria:\n  - {id: final-answer}\n  - {id: arithmetic}\n")
     output = _prediction_output(tmp_path, env, [{"id": "q4", "prediction_text": "Final answer: −3"}])
     score_predictions(env, output, tmp_path / "out", workdir=tmp_path / "w")
     with zipfile.ZipFile(tmp_path / "out" / "scoring_output.zip") as archive:
@@ -116,7 +116,11 @@ def test_the_scoring_output_holds_one_verdict_per_case(tmp_path: Path) -> None:
         verdicts = [json.loads(line) for line in archive.read("verdicts.jsonl").decode().splitlines()]
     assert [v["case_id"] for v in verdicts] == ["q1", "q2", "q3", "q4"]
     assert verdicts[3]["passed"] is True
-    assert verdicts[3]["criteria"] == [{"id": "arithmetic", "passed": True}]
+    # final-answer is the math template's to judge; arithmetic is not, and is recorded unjudged
+    assert verdicts[3]["criteria"] == [
+        {"id": "final-answer", "passed": True},
+        {"id": "arithmetic", "passed": None},
+    ]
     assert verdicts[0]["prediction"] is None
 
 

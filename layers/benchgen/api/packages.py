@@ -22,6 +22,7 @@ from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord
 from benchgen.steps.keys import package_execution_name, package_key
 from benchgen.steps.package import PackageTask
+from benchgen.steps.prepare import BundleRef
 from benchgen.training.export_profiles import PROFILES
 from benchgen.training.package import PreparationInfo
 from benchgen.training.package import package_id as package_id_for
@@ -80,7 +81,20 @@ def preparation_info(record: PreparationRecord) -> PreparationInfo:
     )
 
 
-def _start_build(package: PackageRecord, info: PreparationInfo, services: ApiServices) -> None:
+def _bundle(preparation: PreparationRecord, services: ApiServices) -> BundleRef:
+    """The registered bundle of the preparation's environment version, whose cases the package reads."""
+    environment = services.environments.get(preparation.environment_id, preparation.environment_version)
+    if environment is None:
+        raise Conflict(
+            f"environment {preparation.environment_id} version {preparation.environment_version} of "
+            f"preparation {preparation.preparation_id} is no longer registered: register it again to package"
+        )
+    return BundleRef(key=environment.bundle_key, version_id=environment.bundle_version_id)
+
+
+def _start_build(
+    package: PackageRecord, info: PreparationInfo, bundle: BundleRef, services: ApiServices
+) -> None:
     """Start the execution of the package's current attempt, named by its id (and the attempt after one).
 
     Whether this call started it is not read from the answer: Step Functions answers a repeated name with
@@ -100,6 +114,7 @@ def _start_build(package: PackageRecord, info: PreparationInfo, services: ApiSer
             preparation_id=package.preparation_id,
             profile=package.profile,
             preparation=info,
+            bundle=bundle,
         )
         starter.start_once(
             package_execution_name(package.package_id, package.attempt), task.model_dump(mode="json")
@@ -129,6 +144,7 @@ def request_package(
         raise ApiError(f"there is no export profile {profile!r}: choose one of {', '.join(PROFILES)}")
     preparation = ready_preparation(preparation_id, owner=owner, services=services)
     info = preparation_info(preparation)
+    bundle = _bundle(preparation, services)
     pid = package_id_for(info.state_hash, profile)
     package = PackageRecord(
         package_id=pid,
@@ -139,7 +155,7 @@ def request_package(
         package_key=package_key(pid),
     )
     if services.packages.put_if_absent(package):
-        _start_build(package, info, services)
+        _start_build(package, info, bundle, services)
         services.record_event("PackageRequested")
         return package, True
     existing = services.packages.get(pid)
@@ -152,13 +168,13 @@ def request_package(
             retried = existing.model_copy(
                 update={"status": PackageStatus.BUILDING, "attempt": existing.attempt + 1, "reason": None}
             )
-            _start_build(retried, info, services)
+            _start_build(retried, info, bundle, services)
             services.record_event("PackageRequested")
             return retried, True
         # Another request retried it first: answer the package as that request left it.
         existing = services.packages.get(pid) or existing
     if existing.status is PackageStatus.BUILDING:
-        _start_build(existing, info, services)
+        _start_build(existing, info, bundle, services)
     return existing, False
 
 

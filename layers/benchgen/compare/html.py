@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from benchgen.compare.report import JSON_NAME, Comparison, Flip, Subgroup
+from benchgen.compare.report import ANSWERING_NOT_KNOWN, JSON_NAME, Answering, Comparison, Flip, Subgroup
 from benchgen.report.html import CSS, clip, tile
 
 _EXTRA_CSS = """
@@ -26,6 +26,36 @@ def _points(value: float) -> str:
 
 def _percent(value: float) -> str:
     return f"{100 * value:.1f}%"
+
+
+def _rate(value: float | None, known: bool) -> str:
+    if not known:
+        return "not known"
+    return "n/a (none answered)" if value is None else _percent(value)
+
+
+def _answering(c: Comparison) -> str:
+    """The answer rate and the accuracy among answered, before and after, beside the verdict."""
+
+    def cells(side: Answering) -> str:
+        known = side.answered is not None
+        counts = f" ({side.passed_among_answered} of {side.answered})" if known else ""
+        return (
+            f"<td>{_rate(side.answer_rate, known)}</td>"
+            f"<td>{_rate(side.accuracy_among_answered, known)}{counts}</td>"
+        )
+
+    not_known = c.answering_before.answered is None or c.answering_after.answered is None
+    return "\n".join(
+        [
+            "<h2>Answered, and right among answered</h2>",
+            "<table><thead><tr><th>run</th><th>answer rate</th><th>accuracy among answered</th></tr></thead>",
+            f"<tbody><tr><td>before</td>{cells(c.answering_before)}</tr>",
+            f"<tr><td>after</td>{cells(c.answering_after)}</tr></tbody></table>",
+            f'<p class="note">{escape(c.answering_note)}</p>',
+            *([f'<p class="note">{escape(ANSWERING_NOT_KNOWN.capitalize())}.</p>'] if not_known else []),
+        ]
+    )
 
 
 def _result(passed: bool) -> str:
@@ -160,7 +190,15 @@ def render_comparison(
         tile("McNemar p (exact)", f"{c.mcnemar_p:.4g}"),
         tile(f"{c.bootstrap.level:.0%} CI of the difference", interval),
         tile("Minimum detectable effect", mde),
+        tile(
+            "Answer rate before",
+            _rate(c.answering_before.answer_rate, c.answering_before.answered is not None),
+        ),
+        tile(
+            "Answer rate after", _rate(c.answering_after.answer_rate, c.answering_after.answered is not None)
+        ),
         "</div>",
+        _answering(c),
         "<h2>How these numbers are made</h2>",
         "<ul>",
         *(f"<li>{escape(note)}</li>" for note in c.notes),

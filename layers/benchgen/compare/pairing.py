@@ -21,14 +21,16 @@ from benchgen.verdicts import VERDICTS_NAME, Verdict
 @dataclass(frozen=True, slots=True)
 class Outcome:
     passed: bool
+    answered: bool | None  # whether the grader could read an answer; None: the scoring did not say
     gold: str
-    criteria: tuple[tuple[str, bool], ...]
+    criteria: tuple[tuple[str, bool | None], ...]  # None: not judged on its own
     breakdown: tuple[tuple[str, str], ...]  # (field, value) for each breakdown field the case has
 
     @classmethod
     def of(cls, verdict: Verdict) -> Outcome:
         return cls(
             passed=verdict.passed,
+            answered=verdict.answered,
             gold=verdict.gold,
             criteria=tuple((criterion.id, criterion.passed) for criterion in verdict.criteria),
             breakdown=tuple(

@@ -51,6 +51,14 @@ PAIRED_TESTS = (
     "Paired on case id: only cases both runs judged count. McNemar's exact test uses the cases whose "
     "outcome changed (fixed: failed before, passed after; broken: passed before, failed after)."
 )
+ANSWER_RATE_NOTE = (
+    "Accuracy counts an answer right only when the grader can read it: a model that learns to state its "
+    "final answer the way the grader reads it gains accuracy without learning the task. The answer rate is "
+    "the share of paired cases whose answer the grader could read at all, and accuracy among answered the "
+    "share of those that were right; an accuracy gain that the answer rate carries, with accuracy among "
+    "answered unchanged, is a gain in format, not in substance."
+)
+ANSWERING_NOT_KNOWN = "not known: the scoring did not record whether it could read each answer"
 HOLM_RULE = (
     "Per-criterion and per-breakdown rows are one family of tests: their McNemar p-values are adjusted "
     "together by Holm's step-down method, so reading down the tables for a significant row keeps the "
@@ -85,7 +93,7 @@ class Side(BaseModel):
     prediction: str | None  # the answer read from it; None when none could be read
     passed: bool
     detail: str
-    criteria: dict[str, bool]
+    criteria: dict[str, bool | None]  # None: the scoring did not judge the criterion on its own
 
 
 class Flip(BaseModel):
@@ -111,6 +119,17 @@ class Subgroup(BaseModel):
     broken: int
     p_value: float
     p_holm: float
+
+
+class Answering(BaseModel):
+    """One run's answers as the grader read them, on the paired cases: how many it could read at all (math:
+    a final answer was extracted) and how many of those were right. Every field is None (not known) when
+    the run's scoring did not record, for every paired case, whether it could read an answer."""
+
+    answered: int | None
+    answer_rate: float | None  # answered / paired cases
+    passed_among_answered: int | None
+    accuracy_among_answered: float | None  # passed among answered / answered; None when none was answered
 
 
 class Bootstrap(BaseModel):
@@ -143,6 +162,9 @@ class Comparison(BaseModel):
     both_passed: int
     both_failed: int
     mcnemar_p: float
+    answering_before: Answering
+    answering_after: Answering
+    answering_note: str = ANSWER_RATE_NOTE
     bootstrap: Bootstrap
     minimum_detectable_effect: float | None
     mde_rule: str = MDE_RULE
@@ -199,8 +221,9 @@ def _subgroup_cells(
     for first, second in pairs:
         after_criteria = dict(second.criteria)
         for criterion, passed in first.criteria:
-            if criterion in after_criteria:  # judged on this criterion in both runs
-                groups[("criterion", criterion)][(passed, after_criteria[criterion])] += 1
+            after = after_criteria.get(criterion)
+            if passed is not None and after is not None:  # judged on this criterion in both runs
+                groups[("criterion", criterion)][(passed, after)] += 1
         # Breakdown values describe the case (its reference data), the same in both runs of one benchmark.
         for name, value in first.breakdown:
             groups[(name, value)][(first.passed, second.passed)] += 1
@@ -242,6 +265,23 @@ def _sources(pairs: dict[str, tuple[Outcome, Outcome]]) -> list[SourceCase]:
         total[1] += first.passed
         total[2] += second.passed
     return [SourceCase(*totals[key]) for key in sorted(totals)]
+
+
+def answering(outcomes: Sequence[Outcome]) -> Answering:
+    """The answer rate and the accuracy among answered of one run's paired outcomes (not known when any
+    outcome does not say whether its answer could be read)."""
+    if not outcomes or any(outcome.answered is None for outcome in outcomes):
+        return Answering(
+            answered=None, answer_rate=None, passed_among_answered=None, accuracy_among_answered=None
+        )
+    answered = sum(bool(outcome.answered) for outcome in outcomes)
+    right = sum(bool(outcome.answered) and outcome.passed for outcome in outcomes)
+    return Answering(
+        answered=answered,
+        answer_rate=answered / len(outcomes),
+        passed_among_answered=right,
+        accuracy_among_answered=right / answered if answered else None,
+    )
 
 
 def _side(verdict: Verdict) -> Side:
@@ -323,6 +363,8 @@ def compare_runs(
         both_passed=sum(first.passed and second.passed for first, second in pairs.values()),
         both_failed=sum(not first.passed and not second.passed for first, second in pairs.values()),
         mcnemar_p=p_value,
+        answering_before=answering([first for first, _ in pairs.values()]),
+        answering_after=answering([second for _, second in pairs.values()]),
         bootstrap=Bootstrap(
             low=interval.low,
             high=interval.high,

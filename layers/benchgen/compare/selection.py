@@ -30,6 +30,7 @@ class PackageRef(BaseModel):
     package_id: str
     sha256: str | None
     held_out: tuple[str, ...]
+    benchmark: str | None = None  # the title of the benchmark the package's preparation drew from
 
 
 def _named(ids: list[str]) -> str:
@@ -67,7 +68,14 @@ def read_package(path: Path, sha256: str | None = None) -> PackageRef:
         ) from exc
     if not isinstance(package_id, str) or not all(isinstance(case_id, str) for case_id in held_out):
         raise SelectionError(f"{path.name}: package_id and every held-out case_id must be strings")
-    return PackageRef(package_id=package_id, sha256=sha256, held_out=held_out)
+    preparation = manifest.get("preparation")
+    benchmark = preparation.get("benchmark") if isinstance(preparation, dict) else None
+    return PackageRef(
+        package_id=package_id,
+        sha256=sha256,
+        held_out=held_out,
+        benchmark=benchmark if isinstance(benchmark, str) and benchmark else None,
+    )
 
 
 def read_case_list(path: Path) -> list[str]:

@@ -57,7 +57,7 @@ class VerdictSummary(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     passed: bool
-    answered: bool
+    answered: bool | None  # None: the scoring did not say whether it could read an answer
     prediction: str | None
 
 

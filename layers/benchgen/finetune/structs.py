@@ -45,7 +45,7 @@ class SummaryRecord(msgspec.Struct, frozen=True):
     """What the judge said about the source case (``seed.VerdictSummary``)."""
 
     passed: bool
-    answered: bool
+    answered: bool | None  # None: the scoring did not say
     prediction: str | None
 
 

@@ -38,6 +38,7 @@ _DIFFICULTY_ORDER = {
     "expert": 5,
 }
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_ANSWERED = {True: b', "answered": true', False: b', "answered": false', None: b', "answered": null'}
 
 
 @dataclass
@@ -59,7 +60,7 @@ class Summary:
     def add(self, verdict: AnyVerdict) -> None:
         self.total += 1
         self.passed += verdict.passed
-        self.answered += verdict.answered
+        self.answered += verdict.answered is True
         for name in BREAKDOWN_FIELDS:
             value = getattr(verdict, name)
             if value is None:
@@ -144,7 +145,7 @@ def case_json(verdict: AnyVerdict) -> bytes:
             b', "prediction": ',
             text(verdict.prediction),
             b', "passed": true' if verdict.passed else b', "passed": false',
-            b', "answered": true' if verdict.answered else b', "answered": false',
+            _ANSWERED[verdict.answered],
             b', "difficulty": ',
             text(verdict.difficulty),
             b', "domain": ',

@@ -10,6 +10,9 @@
   environment without credentials, the phase time limit).
 - Near miss: the patch applied but the tests failed.
 
+Criteria it judges, by id (any other criterion id is recorded unjudged): ``patch-applies``, the diff is
+well formed and applies to the case's files; ``tests-pass``, the tests pass after it (the case's pass).
+
 Metrics: ``patches_generated`` (count), ``patch_generated_rate``, ``resolved_rate``, ``total_tasks``.
 """
 
@@ -33,6 +36,9 @@ from benchgen.verdicts import VerdictRecord
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _FENCE = re.compile(r"```(?:diff|patch)?[ \t]*\n(.*?)```", re.DOTALL)
 DEV_NULL = "/dev/null"
+PATCH_APPLIES = "patch-applies"
+TESTS_GREEN = "tests-pass"
+JUDGED = (PATCH_APPLIES, TESTS_GREEN)
 # GNU patch's default: a hunk whose context no longer matches may drop up to two outer context lines.
 MAX_FUZZ = 2
 
@@ -394,6 +400,7 @@ def make_judge(
             answered=patch_ok,
             near_miss=applied and not passed,
             detail=detail,
+            judged=(JUDGED, (applied, passed)),
         )
 
     return judge

@@ -10,6 +10,11 @@
 - answer_rate: an answer could be extracted at all.
 - duration: the prediction output's ``execution_time`` (seconds), 0 when it gives none.
 
+Criteria it judges, by id (any other criterion id is recorded unjudged):
+- ``final-answer``: the final answer equals the gold value (the case's pass);
+- ``answer-format``: the response states one final answer after a marker ("####", \\boxed{}, an answer
+  word such as "Answer:" or "Cevap:"), whatever its value: not hedged, and not only a last number.
+
 Near miss (used by the ``failed_and_near_miss`` selection): a case that *passed* although its answer was
 only found by the lenient last-number fallback (no "####", \\boxed or answer marker), or a case that
 *failed* with a numeric answer within 1% of the gold value (relative error < 0.01; for a gold value of 0,
@@ -30,6 +35,9 @@ from benchgen.scoring.templates import Aggregator, case_verdict, rate
 from benchgen.verdicts import VerdictRecord
 
 NEAR_MISS_RELATIVE_ERROR = Decimal("0.01")
+FINAL_ANSWER = "final-answer"
+ANSWER_FORMAT = "answer-format"
+JUDGED = (FINAL_ANSWER, ANSWER_FORMAT)
 _WHERE = {
     "boxed": "from \\boxed{}",
     "hashes": "after ####",
@@ -105,6 +113,7 @@ def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterio
         answered=answer is not None,
         near_miss=near_miss,
         detail=detail,
+        judged=(JUDGED, (passed, answer is not None and not answer.hedged and not answer.lenient)),
     )
 
 

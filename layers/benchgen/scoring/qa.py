@@ -7,6 +7,13 @@ prediction whose ``no_answer_probability`` is above the threshold (0.5 by defaul
 A case without ``answers`` falls back to its ``answer`` (empty = unanswerable).
 
 A case passes on exact match; its score is its F1. Near miss: failed, but F1 >= 0.5.
+
+Criteria it judges, by id (any other criterion id is recorded unjudged):
+- ``exact-answer``: the answer matches a gold answer exactly (the case's pass);
+- ``grounded-answer``: the answer, normalised, is a run of whole words of the normalised context (unjudged
+  when there is no answer or no context);
+- ``abstain-when-unanswerable``: on an unanswerable case, the model gave no answer (unjudged on a case that
+  has an answer).
 """
 
 from __future__ import annotations
@@ -25,6 +32,10 @@ from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
 from benchgen.verdicts import VerdictRecord
 
 NEAR_MISS_F1 = 0.5
+EXACT_ANSWER = "exact-answer"
+GROUNDED_ANSWER = "grounded-answer"
+ABSTAINS = "abstain-when-unanswerable"
+JUDGED = (EXACT_ANSWER, GROUNDED_ANSWER, ABSTAINS)
 NO_ANSWER = "(no answer)"  # the gold of an unanswerable case
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _ASCII_PUNCTUATION = set(string.punctuation)
@@ -63,6 +74,14 @@ def gold_answers(case: Case) -> list[str]:
     return [case.answer] if normalize_answer(case.answer) else []
 
 
+def grounded(answer: str, context: str | None) -> bool | None:
+    """Whether the normalised ``answer`` is a run of whole words of the normalised ``context``."""
+    words = normalize_answer(answer)
+    if not words or not context:
+        return None
+    return f" {words} " in f" {normalize_answer(context)} "
+
+
 def make_judge(no_answer_threshold: float = 0.5) -> Judge:
     def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> VerdictRecord:
         raw = prediction.prediction_text if prediction is not None else ""
@@ -72,7 +91,8 @@ def make_judge(no_answer_threshold: float = 0.5) -> Judge:
             and prediction.no_answer_probability > no_answer_threshold
         )
         given = "" if abstains else raw
-        golds = gold_answers(case) or [""]
+        answerable = gold_answers(case)
+        golds = answerable or [""]
         exact = max(exact_score(given, gold) for gold in golds)
         f1 = max(f1_score(given, gold) for gold in golds)
         passed = exact == 1.0
@@ -95,6 +115,7 @@ def make_judge(no_answer_threshold: float = 0.5) -> Judge:
             near_miss=not passed and f1 >= NEAR_MISS_F1,
             score=f1,
             detail=detail,
+            judged=(JUDGED, (passed, grounded(given, case.context), None if answerable else not answered)),
         )
 
     return judge

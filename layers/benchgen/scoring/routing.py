@@ -3,6 +3,10 @@
 The chosen route is the prediction's ``route`` field, else its ``prediction_text``; routes compare
 case-insensitively, ignoring surrounding whitespace. The cost of a case is the prediction's ``cost_usd``
 when given, else the case's ``costs`` entry for the chosen route, else 0 (unanswered cases cost nothing).
+
+Criteria it judges, by id (any other criterion id is recorded unjudged): ``right-route``, the chosen route
+is the case's (its pass); ``cost-aware``, the chosen route costs no more than the right one by the case's
+``costs`` (unjudged when no route was chosen or the costs do not price both).
 """
 
 from __future__ import annotations
@@ -15,6 +19,10 @@ from benchgen.cases import Case, Prediction
 from benchgen.scoring.exact import ExactSum
 from benchgen.scoring.templates import Aggregator, capped, case_verdict, rate
 from benchgen.verdicts import VerdictRecord
+
+RIGHT_ROUTE = "right-route"
+COST_AWARE = "cost-aware"
+JUDGED = (RIGHT_ROUTE, COST_AWARE)
 
 
 def chosen_route(prediction: Prediction | None) -> str | None:
@@ -31,8 +39,20 @@ def case_cost(case: Case, prediction: Prediction | None) -> float:
     if prediction.cost_usd is not None:
         return prediction.cost_usd
     route = chosen_route(prediction)
-    costs = {name.strip().casefold(): value for name, value in (case.costs or {}).items()}
-    return costs.get(route.casefold(), 0.0) if route is not None else 0.0
+    return _route_costs(case).get(route.casefold(), 0.0) if route is not None else 0.0
+
+
+def _route_costs(case: Case) -> dict[str, float]:
+    return {name.strip().casefold(): value for name, value in (case.costs or {}).items()}
+
+
+def cost_aware(case: Case, route: str | None, gold: str) -> bool | None:
+    """Whether the chosen route costs no more than the right one, by the case's ``costs``; None when no
+    route was chosen or the costs do not price both."""
+    costs = _route_costs(case)
+    if route is None or route.casefold() not in costs or gold.casefold() not in costs:
+        return None
+    return costs[route.casefold()] <= costs[gold.casefold()]
 
 
 def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> VerdictRecord:
@@ -50,6 +70,7 @@ def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterio
         answered=route is not None,
         route=gold or None,
         detail="no prediction" if prediction is None else f"cost ${cost:.6f}",
+        judged=(JUDGED, (passed, cost_aware(case, route, gold))),
     )
 
 

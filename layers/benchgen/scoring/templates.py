@@ -37,18 +37,26 @@ class ScoringOptions:
     runtime: str = MINIMAL.name  # code: the runtime the case tests run in (the environment's)
 
 
+Judged = tuple[tuple[str, ...], tuple[bool | None, ...]]
+"""What a template judged of one case: the criterion ids it judges (a constant of the template, see its
+docstring) and, in their order, its judgment of each (None: not judged for this case). A governing criterion
+whose id is not among them is recorded unjudged (``passed`` None)."""
+
+
 @functools.lru_cache(maxsize=256)
-def _marks(ids: tuple[str, ...], passed: bool) -> tuple[CriterionMark, ...]:
-    # Every case of a benchmark names the same few criteria: one set of marks serves them all.
-    return tuple(CriterionMark(criterion_id, passed) for criterion_id in ids)
+def _marks(ids: tuple[str, ...], judged: Judged) -> tuple[CriterionMark, ...]:
+    # Every case of a benchmark names the same few criteria, judged one of a few ways: one set of marks
+    # serves them all, and the per-case path only builds the key.
+    found = dict(zip(*judged, strict=True))
+    return tuple(CriterionMark(name, found.get(name)) for name in ids)
 
 
-def criteria_results(case: Case, criteria: Sequence[Criterion], passed: bool) -> tuple[CriterionMark, ...]:
-    """Each governing criterion judged with the case; a case's own ``criteria`` ids narrow the list."""
+def criteria_results(case: Case, criteria: Sequence[Criterion], judged: Judged) -> tuple[CriterionMark, ...]:
+    """Each governing criterion with the template's own judgment of what it names, None where the template
+    has none; a case's own ``criteria`` ids narrow the list."""
     own = case.criteria
-    if isinstance(own, list) and own:
-        return _marks(tuple(map(str, own)), passed)
-    return _marks(tuple(criterion.id for criterion in criteria), passed)
+    ids = tuple(map(str, own)) if isinstance(own, list) and own else tuple(c.id for c in criteria)
+    return _marks(ids, judged)
 
 
 def case_verdict(
@@ -61,12 +69,15 @@ def case_verdict(
     passed: bool,
     answered: bool,
     detail: str,
+    judged: Judged,
     near_miss: bool = False,
     score: float | None = None,
     route: str | None = None,
 ) -> VerdictRecord:
     """What a template decided about a case, with what every verdict carries from the case itself.
 
+    ``judged`` holds the template's judgment of each criterion it knows, never the case's pass or fail
+    copied: a criterion names one thing (the answer's format, its value) and is judged on it alone.
     ``score`` defaults to full or no credit; ``route`` to the case's own.
     """
     return VerdictRecord(
@@ -79,7 +90,7 @@ def case_verdict(
         answered=answered,
         near_miss=near_miss,
         score=(1.0 if passed else 0.0) if score is None else float(score),
-        criteria=criteria_results(case, criteria, passed),
+        criteria=criteria_results(case, criteria, judged),
         difficulty=case.difficulty,
         domain=case.domain,
         route=case.route if route is None else route,
@@ -118,7 +129,7 @@ class Aggregator:
         """Fold in what the verdict alone tells (also used for a scoring program's own verdicts)."""
         self.total += 1
         self.passed += verdict.passed
-        self.answered += verdict.answered
+        self.answered += verdict.answered is True  # not known counts as no answer read
         self.near_misses += verdict.near_miss
         for dimension, value in (
             ("difficulty", verdict.difficulty),

@@ -182,6 +182,14 @@ def _scoring_output(run: RunRecord | None, side: str, *, store: ObjectStorage, w
     return store.download(key, RunOutput.SCORING_OUTPUT.path_in(workdir / side))
 
 
+def _identity(run: RunRecord, package: PackageRef) -> RunIdentity:
+    """The run as the report names it; the benchmark's title is the one the package's preparation recorded
+    (the environment both runs judged: the runs themselves do not record it)."""
+    return RunIdentity(
+        run_id=run.run_id, model=run.model, benchmark=package.benchmark, environment_id=run.environment_id
+    )
+
+
 def compare(
     evaluation_id: str, *, evaluations: EvaluationsStore, runs: RunsStore, store: ObjectStorage, workdir: Path
 ) -> Compared:
@@ -194,9 +202,9 @@ def compare(
     tuned_scoring = _scoring_output(tuned_run, "trained", store=store, workdir=workdir)
     assert tuned_run is not None and base_run is not None
     comparison = compare_runs(
-        RunIdentity(run_id=base_run.run_id, model=base_run.model, environment_id=base_run.environment_id),
+        _identity(base_run, package),
         base_scoring,
-        RunIdentity(run_id=tuned_run.run_id, model=tuned_run.model, environment_id=tuned_run.environment_id),
+        _identity(tuned_run, package),
         tuned_scoring,
         cases=list(package.held_out),
         package=package,

@@ -11,23 +11,28 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from benchgen.environment import open_environment
 from benchgen.errors import BenchGenError
 from benchgen.ports.packages import PackagesStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.bounds import clip_text
 from benchgen.records.packages import PackageFiles, PackageStatus
 from benchgen.steps.keys import package_key, preparation_key
+from benchgen.steps.prepare import BundleRef
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
+from benchgen.training.held_out import case_questions
 from benchgen.training.package import PackageRefused, PreparationInfo, build_package
 
 
 class PackageTask(BaseModel):
-    """The execution's input, as the API starts it: the package to build and the preparation it is of."""
+    """The execution's input, as the API starts it: the package to build, the preparation it is of, and the
+    environment version's registered bundle (whose cases the contamination report reads)."""
 
     package_id: str
     preparation_id: str
     profile: str
     preparation: PreparationInfo
+    bundle: BundleRef
 
 
 class BuiltPackage(BaseModel):
@@ -67,8 +72,12 @@ def build_package_step(
     prepared = workdir / "preparation"
     for name in (EXAMPLES_NAME, HELD_OUT_NAME):
         store.download(preparation_key(task.preparation_id, name), prepared / name)
+    bundle = store.download(task.bundle.key, workdir / "bundle.zip", version_id=task.bundle.version_id)
+    env = open_environment(bundle, workdir / "env")
     try:
-        report = build_package(prepared, task.preparation, task.profile, workdir / "package")
+        report = build_package(
+            prepared, task.preparation, task.profile, workdir / "package", cases=case_questions(env)
+        )
     except PackageRefused as refusal:
         reason = clip_text(str(refusal))
         refused = packages.transition(

@@ -16,6 +16,12 @@ from benchgen.finetune.split import SplitShares, in_test_bucket
 from benchgen.training.examples import HeldOutCase, text_hash
 
 
+def case_questions(env: Environment) -> Iterator[tuple[str, str]]:
+    """Each case of ``env`` as ``(case id, question)``, streamed: what the held-out set is drawn from."""
+    for case_id, question, _, _ in references(env):
+        yield case_id, question
+
+
 class HeldOutStore:
     """The held-out cases by case id, with an index on their text hashes."""
 
@@ -29,7 +35,7 @@ class HeldOutStore:
             "INSERT OR IGNORE INTO held_out (case_id, text_hash) VALUES (?, ?)",
             (
                 (case_id, text_hash(question))
-                for case_id, question, _, _ in references(env)
+                for case_id, question in case_questions(env)
                 if in_test_bucket(case_id, shares)
             ),
         )

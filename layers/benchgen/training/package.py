@@ -2,7 +2,8 @@
 
 ``build_package`` reads a preparation's ``examples.jsonl`` and ``held_out.jsonl`` as a stream, renders each
 example in the profile's row format into ``train.jsonl``, ``validation.jsonl`` and ``test.jsonl``, and adds
-``manifest.json``, ``README.md`` and ``contamination.json``. Nothing in it depends on the clock or the
+``manifest.json``, ``README.md`` and ``contamination.json`` (the training rows against the question of every
+held-out case, read from the environment's cases). Nothing in it depends on the clock or the
 machine, so the same state and profile give the same bytes under the same package id.
 
 It refuses (``PackageRefused``, with a message that says what to change) rather than write a package a
@@ -16,7 +17,7 @@ import hashlib
 import json
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -332,24 +333,40 @@ def _training_texts(examples: Path, dropped: set[str]) -> Iterator[RowText]:
             yield RowText(example.example_id, example.split.value, texts)
 
 
-def _held_out_texts(examples: Path, ids: set[str]) -> Iterator[tuple[str, str]]:
-    """The question of each held-out case the preparation holds: the prompt of its test example whose text
-    is the question itself (its hash is the source text hash).
+class HeldOutMismatch(BenchGenError):
+    """The environment's cases are not the ones the preparation held out."""
 
-    Rewordings are left out: their instruction prefixes and suffixes are shared by every case, so they
-    would match every training row that got the same wording. held_out.jsonl holds ids and hashes only, and
-    a package is built from the preparation alone (the same state gives the same bytes wherever it is
-    built), so the held-out cases with no test example are checked by id and text hash only; the report
-    counts the cases it compared.
+
+def held_out_questions(
+    held_out: list[HeldOutCase], cases: Iterable[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The question of every held-out case, read from the environment's ``(case id, question)`` pairs (the
+    first of a repeated id, as the preparation took it), in held-out order.
+
+    Only the questions are compared: a rewording's instruction prefixes and suffixes are shared by every
+    case, so they would match every training row that got the same wording. Each question must hash to what
+    the preparation recorded, or the report would check other text than the one kept out of training.
     """
-    for example in _examples(examples):
-        if (
-            example.split is Split.TEST
-            and example.kind is not Kind.POOL
-            and example.source.case_id in ids
-            and text_hash(example.prompt) == example.source_text_hash
-        ):
-            yield example.source.case_id, example.prompt
+    wanted = {case.case_id: case.text_hash for case in held_out}
+    found: dict[str, str] = {}
+    for case_id, question in cases:
+        digest = wanted.get(case_id)
+        if digest is None or case_id in found:
+            continue
+        if text_hash(question) != digest:
+            raise HeldOutMismatch(
+                f"held-out case {case_id}'s question in the environment is not the one the preparation held "
+                "out (its text hash differs): package a preparation of this environment version as it is"
+            )
+        found[case_id] = question
+    missing = [case.case_id for case in held_out if case.case_id not in found]
+    if missing:
+        raise HeldOutMismatch(
+            f"{len(missing)} held-out cases of the preparation are not cases of the environment "
+            f"({', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}): package a preparation of this "
+            "environment version"
+        )
+    return [(case.case_id, found[case.case_id]) for case in held_out]
 
 
 def _json(value: Any) -> bytes:
@@ -434,8 +451,9 @@ def _readme(manifest: dict[str, Any], profile: Profile) -> str:
         f"- `{CONTAMINATION_NAME}`: the {contamination['n']}-gram overlap between the training rows and the "
         f"held-out cases: {contamination['rows_with_overlap']} of {contamination['rows_checked']} rows "
         f"overlap, over the {contamination['held_out_cases_checked']} of {manifest['held_out']['count']} "
-        "held-out cases whose text the preparation holds (in its test rows); the others are kept out by "
-        "case id and text hash.",
+        f"held-out cases whose question is at least {contamination['n']} words long (the other "
+        f"{contamination['held_out_cases_too_short']} have no {contamination['n']}-gram to share); every "
+        "held-out case is also kept out of training by case id and text hash.",
         "",
         "## What not to train on",
         "- `test.jsonl` holds the held-out cases' rows. Never train or validate on it: the evaluation of the "
@@ -453,8 +471,14 @@ def _readme(manifest: dict[str, Any], profile: Profile) -> str:
     return "\n".join(lines)
 
 
-def build_package(prep_dir: Path, info: PreparationInfo, profile: str, out_dir: Path) -> PackageReport:
-    """Write ``out_dir/<package_id>.zip`` from the preparation in ``prep_dir``, or refuse with the reason."""
+def build_package(
+    prep_dir: Path, info: PreparationInfo, profile: str, out_dir: Path, *, cases: Iterable[tuple[str, str]]
+) -> PackageReport:
+    """Write ``out_dir/<package_id>.zip`` from the preparation in ``prep_dir``, or refuse with the reason.
+
+    ``cases`` are the environment version's ``(case id, question)`` pairs: the contamination report compares
+    the training rows with the question of every held-out case.
+    """
     chosen = choose_profile(profile, info.method)
     examples = prep_dir / EXAMPLES_NAME
     held_out = _held_out(prep_dir / HELD_OUT_NAME)
@@ -465,9 +489,8 @@ def build_package(prep_dir: Path, info: PreparationInfo, profile: str, out_dir: 
         written = _write_rows(examples, chosen, held_out, root, info.method)
         _refuse_unsafe(written)
         _check_rows(chosen, info.method, written)
-        ids = {case.case_id for case in held_out}
         report = contamination_report(
-            _training_texts(examples, written.dropped), _held_out_texts(examples, ids)
+            _training_texts(examples, written.dropped), held_out_questions(held_out, cases)
         )
         summary = report.summary()
         files = {SPLIT_FILES[split]: written.files[split].as_dict() for split in SPLITS}

@@ -321,6 +321,14 @@ function authorizeForm(
   );
 }
 
+type Answering = Schemas["Answering"];
+
+// A rate of the answers the grader read; "not known" when the run's scoring did not record which it could read.
+function answered(side: Answering, rate: "answer_rate" | "accuracy_among_answered"): string {
+  if (side.answered === null || side.answered === undefined) return "not known";
+  return formatNumber(side[rate]);
+}
+
 async function evaluationView(context: Context, found: Schemas["EvaluationView"]): Promise<HTMLElement> {
   const summary = h(
     "p",
@@ -338,6 +346,13 @@ async function evaluationView(context: Context, found: Schemas["EvaluationView"]
     { class: "comparison" },
     summary,
     h("p", {}, `Fixed ${c.fixed_count}, broken ${c.broken_count}, McNemar p ${formatNumber(c.mcnemar_p)}`),
+    h(
+      "p",
+      {},
+      `Answer rate ${answered(c.answering_before, "answer_rate")} → ${answered(c.answering_after, "answer_rate")}; ` +
+        `accuracy among answered ${answered(c.answering_before, "accuracy_among_answered")} → ` +
+        `${answered(c.answering_after, "accuracy_among_answered")}`,
+    ),
     h("a", { class: "button", href: report.html_url, target: "_blank", rel: "noopener noreferrer" }, "Paired comparison report"),
   );
 }
