@@ -1,7 +1,7 @@
 """The self-hosted model server (``benchgen model serve``) as a child process of the real loop.
 
 It is started with the interpreter running this command, on a free loopback port, its output going to a
-log file; it is ready when ``GET /v1/models`` answers. Leaving the block stops it (SIGTERM, then kill)
+log file; it is ready when ``GET /v1/models`` lists its model. Leaving the block stops it (SIGTERM, then kill)
 and its log stays for the reader.
 """
 
@@ -38,7 +38,7 @@ def free_port() -> int:
 
 
 class ModelServerProcess:
-    """``benchgen model serve --model MODEL`` in a subprocess, from start until it answers, until stopped."""
+    """``benchgen model serve --model MODEL`` in a subprocess, from the block's start until its end."""
 
     def __init__(
         self,
@@ -58,6 +58,7 @@ class ModelServerProcess:
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.log_path = work / "server.log"
         self.startup_s: float | None = None
+        self._started = 0.0
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
 
@@ -81,21 +82,17 @@ class ModelServerProcess:
         ]
 
     def __enter__(self) -> ModelServerProcess:
+        """Starts the server without waiting for it: it loads its weights while the caller does other work
+        (the real loop synthesizes the CDK app), and :meth:`wait_until_ready` waits."""
         self.work.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("wb")
-        started = time.monotonic()
+        self._started = time.monotonic()
         self._process = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments, no shell
             self.command(),
             stdout=self._log,
             stderr=subprocess.STDOUT,
             cwd=Path(__file__).resolve().parents[1],
         )
-        try:
-            self._wait_until_ready()
-        except BaseException:
-            self.stop()
-            raise
-        self.startup_s = time.monotonic() - started
         return self
 
     def __exit__(
@@ -113,9 +110,19 @@ class ModelServerProcess:
             listed: dict[str, Any] = json.loads(answer.read())
         return [str(item["id"]) for item in listed.get("data", [])]
 
+    def wait_until_ready(self) -> float:
+        """Seconds from the start until the server listed its model; it is stopped if it never does."""
+        try:
+            self._wait_until_ready()
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_s = time.monotonic() - self._started
+        return self.startup_s
+
     def _wait_until_ready(self) -> None:
         assert self._process is not None
-        deadline = time.monotonic() + self.ready_timeout_s
+        deadline = self._started + self.ready_timeout_s
         while time.monotonic() < deadline:
             code = self._process.poll()
             if code is not None:

