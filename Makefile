@@ -30,7 +30,7 @@ demo: install web
 demo-loop: install web
 	$(BIN)/benchgen demo --loop --out out/demo-loop
 
-# The loop with a real model (SmolLM2-135M-Instruct on this machine's CPU): about 15 minutes on 2 cores.
+# The loop with a real model (SmolLM2-135M-Instruct on this machine's CPU); generation takes most of its time.
 demo-real: install web
 	$(BIN)/benchgen demo --loop --real --out out/demo-real
 
@@ -48,7 +48,7 @@ bench: install
 	$(BIN)/python bench/score_bench.py
 	$(BIN)/python bench/cold_start_bench.py
 
-# The real loop measured (about 15 minutes on 2 cores): each step's time and memory, tokens per second,
+# The real loop measured: each step's time and memory, tokens per second,
 # and the evaluation's verdict, written to real-loop-bench.json.
 bench-real: install
 	$(BIN)/python bench/real_loop_bench.py --json real-loop-bench.json

@@ -7,7 +7,7 @@ resident memory of this process (the local cloud and the in-process Lambda handl
 server, and files each sample under the step under way. Tokens per second are the completion tokens the
 server reported (``usage`` in each answer of the inference logs) over the run's wall time.
 
-    .venv/bin/python bench/real_loop_bench.py --json real-loop-bench.json     # about 15 minutes, 2 cores
+    .venv/bin/python bench/real_loop_bench.py --json real-loop-bench.json
 
 The goal: ``improved`` at p < 0.01 on the held-out cases. Numbers from a busy machine are slower, not
 different in kind: the verdict and accuracies do not depend on the machine's speed (greedy decoding,

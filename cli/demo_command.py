@@ -47,7 +47,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="with --loop: the loop with a real model, nothing simulated: SmolLM2-135M-Instruct served by "
         "`benchgen model serve` in a subprocess, a live run of it, a training run on that server and the "
-        "evaluation of the trained checkpoint (needs the model extra; about 15 minutes on 2 CPU cores)",
+        "evaluation of the trained checkpoint (needs the model extra)",
     )
     demo.set_defaults(func=run)
 
