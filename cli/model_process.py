@@ -104,6 +104,10 @@ class ModelServerProcess:
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
     def models(self) -> list[str]:
         """The model ids the server lists now."""
         with urllib.request.urlopen(f"{self.base_url}/models", timeout=10) as answer:  # noqa: S310 - loopback
