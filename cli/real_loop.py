@@ -45,9 +45,9 @@ PACKAGE_PROFILE = "together-sft"
 SPLITS = {"train": 60, "validation": 5, "test": 35}
 # One epoch of full SFT, as measured to teach this model the benchmark's answer format on a CPU.
 HYPERPARAMETERS: dict[str, str | int | float] = {"n_epochs": 1, "batch_size": 8, "learning_rate": 0.0001}
-# Greedy answers; a worked answer to these problems takes 20-40 tokens, so 128 leaves room for the base
-# model's longer ones without letting a rambling answer hold a batch for long.
-SAMPLING = {"temperature": 0, "max_tokens": 128}
+# As the evaluation asks the trained model (temperature 0, the server's default length), so that this
+# run can be the evaluation's base side and the comparison measures the models, not the sampling.
+SAMPLING: dict[str, Any] = {"temperature": 0}
 # How many cases the live runs ask at once (the server batches them) and per inference shard.
 CONCURRENCY = 16
 SHARD_SIZE = 8
