@@ -70,6 +70,7 @@ class RealLoopPlan:
     sampling: dict[str, Any] = field(default_factory=lambda: dict(SAMPLING))
     hyperparameters: dict[str, str | int | float] = field(default_factory=lambda: dict(HYPERPARAMETERS))
     splits: dict[str, int] = field(default_factory=lambda: dict(SPLITS))
+    shard_size: int = SHARD_SIZE
     run_timeout_s: float = 3600.0
     training_timeout_s: float = 3600.0
 
@@ -105,7 +106,7 @@ def real_loop(plan: RealLoopPlan, watch: Callable[[RealLoop], None] | None = Non
         watch(loop)
     context = {
         INFERENCE_CONCURRENCY: CONCURRENCY,
-        INFERENCE_SHARD_SIZE: SHARD_SIZE,
+        INFERENCE_SHARD_SIZE: plan.shard_size,
         # A training run is read every 5 s for up to an hour; an evaluation checks its runs as often.
         TRAINING_POLL_SECONDS: 5,
         TRAINING_MAX_POLLS: 720,

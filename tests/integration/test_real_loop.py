@@ -67,6 +67,8 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
         example=tmp_path / "arithmetic-en",
         out=tmp_path / "out",
         hyperparameters=HYPERPARAMETERS,
+        # two cases a shard, so that all of them are asked at once and the server batches them
+        shard_size=2,
         run_timeout_s=1800,
         training_timeout_s=1800,
     )
