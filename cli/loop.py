@@ -266,7 +266,7 @@ class Loop:
         (self.out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         html = self.out / "report.html"
         cloud.client("s3").download_file(
-            cloud.bucket, _object_key(answer["html_url"], cloud.bucket), str(html)
+            cloud.bucket, object_key(answer["html_url"], cloud.bucket), str(html)
         )
         self.found["report_files"] = [str(self.out / "report.json"), str(html)]
         print(
@@ -310,7 +310,7 @@ class Loop:
         }
 
 
-def _object_key(url: str, bucket: str) -> str:
+def object_key(url: str, bucket: str) -> str:
     """The S3 key a presigned URL points at, in the virtual-hosted or the path style."""
     path = unquote(urlsplit(url).path).lstrip("/")
     return path.removeprefix(f"{bucket}/") if not urlsplit(url).netloc.startswith(f"{bucket}.") else path

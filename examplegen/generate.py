@@ -7,6 +7,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from examplegen.arithmetic_env import ArithmeticEnvironment
 from examplegen.base import REFERENCE_DIR, EnvironmentGenerator
 from examplegen.codabench_style import generate_codabench_style
 from examplegen.code_env import CodeEnvironment
@@ -18,7 +19,19 @@ from examplegen.routing_env import RoutingEnvironment
 from examplegen.writing import JsonlWriter, PredictionsWriter, SubmissionFormat, write_text, write_yaml
 
 EXAMPLES_SEED = 20260601
-EXAMPLE_SIZES = {"gsm8k-tr": 50, "gsm8k-en": 40, "qa": 45, "routing": 40, "code": 30, "custom-program": 36}
+EXAMPLE_SIZES = {
+    "gsm8k-tr": 50,
+    "gsm8k-en": 40,
+    "qa": 45,
+    "routing": 40,
+    "code": 30,
+    "custom-program": 36,
+    # The real loop's benchmark: enough cases that a third held out can decide whether training helped.
+    "arithmetic-en": 450,
+}
+# The Codabench-style bundles' seed offset, fixed at the environment count it had when they were first
+# written, so that adding an environment above leaves their bytes as they were.
+CODABENCH_SEED_OFFSET = 6
 
 
 def generators() -> dict[str, EnvironmentGenerator]:
@@ -30,6 +43,7 @@ def generators() -> dict[str, EnvironmentGenerator]:
         RoutingEnvironment(),
         CodeEnvironment(),
         CustomProgramEnvironment(),
+        ArithmeticEnvironment(),
     ]
     return {generator.name: generator for generator in found}
 
@@ -110,7 +124,7 @@ def generate_examples(out: Path, *, seed: int = EXAMPLES_SEED) -> list[Generated
         if target.exists():
             shutil.rmtree(target)
         made.append(generate_environment(name, target, cases=size, seed=seed + offset))
-    generate_codabench_style(out, seed=seed + len(EXAMPLE_SIZES))
+    generate_codabench_style(out, seed=seed + CODABENCH_SEED_OFFSET)
     write_text(out / "README.md", examples_readme(made, out, seed))
     return made
 

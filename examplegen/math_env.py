@@ -93,14 +93,16 @@ class MathEnvironment(EnvironmentGenerator):
         self.title = f"GSM8K-{lang.upper()}"
         self.submission_format = "json"
 
-    def competition(self) -> dict[str, Any]:
+    def description(self) -> str:
         if self.lang == "tr":
-            description = (
+            return (
                 "Türkçe, GSM8K tarzı çok adımlı matematik problemleri. "
                 "Son cevap sayısal olarak karşılaştırılır."
             )
-        else:
-            description = "Grade-school math word problems in English; final answers are compared as numbers."
+        return "Grade-school math word problems in English; final answers are compared as numbers."
+
+    def competition(self) -> dict[str, Any]:
+        description = self.description()
         return {
             "version": 2,
             "title": self.title,
@@ -121,10 +123,10 @@ class MathEnvironment(EnvironmentGenerator):
                 ("answer-format", "The response ends with one clearly marked final answer."),
                 ("units", "The answer is given in the unit the question asks for."),
             ),
-            "finetune": self._finetune(),
+            "finetune": self.finetune(),
         }
 
-    def _finetune(self) -> dict[str, Any]:
+    def finetune(self) -> dict[str, Any]:
         if self.lang == "tr":
             return {
                 "selection_criterion": "wrong_plus_augmented",
@@ -177,9 +179,15 @@ class MathEnvironment(EnvironmentGenerator):
             "suggested_hyperparams": {"method": "sft", "learning_rate": 0.0002, "epochs": 2, "lora_rank": 16},
         }
 
+    def problem(self, rng: random.Random) -> Problem:
+        return make_problem(rng, self.lang)
+
+    def case_id(self, index: int) -> str:
+        return f"{self.lang}-{index:06d}"
+
     def make_case(self, rng: random.Random, index: int, fail: bool) -> tuple[Record, Record]:
-        problem = make_problem(rng, self.lang)
-        case_id = f"{self.lang}-{index:06d}"
+        problem = self.problem(rng)
+        case_id = self.case_id(index)
         case = {
             "id": case_id,
             "question": problem.question,

@@ -33,12 +33,17 @@ def _config(service_name: str) -> Config:
     return Config(retries={"mode": "standard"})
 
 
+# How long a model call may wait for its answer, whatever the provider: a long answer may take minutes to
+# generate, and a self-hosted server batching requests on a CPU answers each after the whole batch.
+MODEL_READ_TIMEOUT_S = 300
+
+
 def _model_config() -> Config:
     from botocore.config import Config
 
     # Model calls: the inference step retries with its own backoff and records every attempt, so
-    # botocore makes one attempt; a long answer may take minutes to generate.
-    return Config(read_timeout=300, connect_timeout=10, retries={"total_max_attempts": 1})
+    # botocore makes one attempt.
+    return Config(read_timeout=MODEL_READ_TIMEOUT_S, connect_timeout=10, retries={"total_max_attempts": 1})
 
 
 def client(service_name: str) -> Any:

@@ -19,6 +19,7 @@ from email.message import Message
 from typing import Any, TypeVar
 from urllib.parse import quote
 
+from benchgen.aws.clients import MODEL_READ_TIMEOUT_S
 from benchgen.aws.providers.faults import missing
 from benchgen.aws.secrets import api_key
 from benchgen.inference.model import Answer, Model, ModelCallError
@@ -55,7 +56,7 @@ class ChatCompletions:
         sampling: Sampling,
         *,
         api_key: str | None = None,
-        timeout_s: float = 60.0,
+        timeout_s: float = MODEL_READ_TIMEOUT_S,
     ) -> None:
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._model_id = model_id
