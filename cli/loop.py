@@ -230,16 +230,8 @@ class Loop:
         training_run_id = self.found["training_run_id"]
         self.step(4, "an authorized evaluation on the package's held-out cases")
         print(STAND_IN.format(result_model=self.found["result_model"]))
-        created = api.expect(
-            "POST",
-            f"/training-runs/{training_run_id}/evaluations",
-            202,
-            {
-                "tuned": {"connection_id": self.found["models_connection_id"], "model_id": TUNED_MODEL},
-                # The live run of step 1 judged every case, the held-out ones among them: it is reused.
-                "base_run_id": self.found["base_run_id"],
-            },
-            headers={"Idempotency-Key": f"loop-{training_run_id}"},
+        created = authorize_evaluation(
+            api, training_run_id, self.found["models_connection_id"], TUNED_MODEL, self.found["base_run_id"]
         )
         evaluation_id = created["evaluation_id"]
         self.found["evaluation_id"] = evaluation_id
@@ -308,6 +300,22 @@ class Loop:
             "simulated_models": SIMULATED,
             "stopped": self.stopped,
         }
+
+
+def authorize_evaluation(
+    api: Api, training_run_id: str, connection_id: str, model_id: str, base_run_id: str
+) -> dict[str, Any]:
+    """Authorize the evaluation of ``model_id`` (through ``connection_id``) on the training run's held-out
+    cases; the loop's first live run judged every case, the held-out ones among them, so it is reused as
+    the base side. Its idempotency key is the training run's, so a repeated step starts nothing new."""
+    created: dict[str, Any] = api.expect(
+        "POST",
+        f"/training-runs/{training_run_id}/evaluations",
+        202,
+        {"tuned": {"connection_id": connection_id, "model_id": model_id}, "base_run_id": base_run_id},
+        headers={"Idempotency-Key": f"loop-{training_run_id}"},
+    )
+    return created
 
 
 def object_key(url: str, bucket: str) -> str:

@@ -34,7 +34,13 @@ from cli.demo import (
     register_example,
 )
 from cli.local import DEMO_USER, demo_password, sign_in_demo_user
-from cli.loop import EVALUATION_TERMINAL, TRAINING_TERMINAL, follow_statuses, object_key
+from cli.loop import (
+    EVALUATION_TERMINAL,
+    TRAINING_TERMINAL,
+    authorize_evaluation,
+    follow_statuses,
+    object_key,
+)
 from cli.model_process import INSTALL_HINT, ModelServerProcess, missing_model_modules
 
 REAL_EXAMPLE = "arithmetic-en"
@@ -302,16 +308,8 @@ class RealLoop:
         training_run_id = self.found["training_run_id"]
         tuned = self.found["result_model"]
         self.step(4, f"an authorized evaluation of {tuned} on the package's held-out cases")
-        created = api.expect(
-            "POST",
-            f"/training-runs/{training_run_id}/evaluations",
-            202,
-            {
-                "tuned": {"connection_id": self.found["connection_id"], "model_id": tuned},
-                # The base run of step 1 judged every case, the held-out ones among them: it is reused.
-                "base_run_id": self.found["base_run_id"],
-            },
-            headers={"Idempotency-Key": f"real-loop-{training_run_id}"},
+        created = authorize_evaluation(
+            api, training_run_id, self.found["connection_id"], tuned, self.found["base_run_id"]
         )
         evaluation_id = created["evaluation_id"]
         self.found["evaluation_id"] = evaluation_id
