@@ -4,6 +4,11 @@ same model and sampling, pads them on the left, and generates for all of them in
 The worker waits ``batch_wait_s`` after the first request of a batch for others to join it, so requests
 that arrive together share a batch; requests arriving while a batch generates form the next one. A
 temperature of 0 (the default) decodes greedily; otherwise the batch samples at its temperature and top_p.
+
+A caller that goes away (a client whose timeout ran out closes its connection) abandons its request: a
+waiting request leaves the queue, and a batch stops generating once every request in it is abandoned. A
+client retrying after its timeout would otherwise queue the same work again behind the copy nobody waits
+for, and a busy server would never catch up.
 """
 
 from __future__ import annotations
@@ -18,6 +23,12 @@ from typing import Any
 DEFAULT_MAX_BATCH = 8
 DEFAULT_BATCH_WAIT_S = 0.02
 DEFAULT_MAX_TOKENS = 256
+# How often a waiting caller's connection is looked at.
+GONE_POLL_S = 0.2
+
+
+def _present() -> bool:
+    return False
 
 
 @dataclass(frozen=True)
@@ -47,9 +58,11 @@ class Request:
     max_tokens: int = DEFAULT_MAX_TOKENS
     sampling: Sampling = field(default_factory=Sampling)
     stop: tuple[str, ...] = ()
+    gone: Callable[[], bool] = _present  # whether the caller has gone away
     done: threading.Event = field(default_factory=threading.Event)
     result: Completion | None = None
     error: Exception | None = None
+    abandoned: bool = False
 
     @property
     def key(self) -> tuple[str, Sampling]:
@@ -66,6 +79,7 @@ class Counters:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     generation_s: float = 0.0
+    abandoned: int = 0
 
     def view(self) -> dict[str, Any]:
         rate = self.completion_tokens / self.generation_s if self.generation_s else 0.0
@@ -77,7 +91,12 @@ class Counters:
             "completion_tokens": self.completion_tokens,
             "generation_seconds": round(self.generation_s, 3),
             "completion_tokens_per_second": round(rate, 2),
+            "abandoned": self.abandoned,
         }
+
+
+class CallerGone(Exception):
+    """The caller went away before its completion was ready; nobody is left to answer."""
 
 
 class UnknownModel(LookupError):
@@ -141,39 +160,54 @@ class Generator:
             self._thread = None
 
     def complete(self, request: Request) -> Completion:
-        """``request``'s completion, once the worker has generated it (raises what generation raised)."""
+        """``request``'s completion, once the worker has generated it (raises what generation raised, and
+        :class:`CallerGone` when ``request.gone`` says its caller left first)."""
         with self._changed:
             if self._stopped:
                 raise RuntimeError("the server is stopping")
             self._pending.append(request)
             self._changed.notify_all()
-        request.done.wait()
+        while not request.done.wait(GONE_POLL_S):
+            if request.gone():
+                self._abandon(request)
+                raise CallerGone("the caller closed its connection before its answer was ready")
         if request.error is not None:
             raise request.error
         assert request.result is not None
         return request.result
+
+    def _abandon(self, request: Request) -> None:
+        with self._changed:
+            request.abandoned = True
+            if request in self._pending:
+                self._pending.remove(request)
+                self._changed.notify_all()
+            self.counters.abandoned += 1
 
     def waiting(self) -> int:
         with self._changed:
             return len(self._pending)
 
     def _next_batch(self) -> list[Request]:
+        """The oldest waiting request and those that can join it, once the batch is full or its wait is
+        over; [] when the server stops. Requests abandoned while the batch waits leave it."""
         with self._changed:
-            while not self._pending and not self._stopped:
-                self._changed.wait()
-            if self._stopped:
-                return []
-            key = self._pending[0].key
-            deadline = time.monotonic() + self.batch_wait_s
-            while True:
-                batch = [r for r in self._pending if r.key == key][: self.max_batch]
-                left = deadline - time.monotonic()
-                if len(batch) >= self.max_batch or left <= 0 or self._stopped:
-                    break
-                self._changed.wait(timeout=left)
-            for request in batch:
-                self._pending.remove(request)
-            return batch
+            while not self._stopped:
+                if not self._pending:
+                    self._changed.wait()
+                    continue
+                key = self._pending[0].key
+                deadline = time.monotonic() + self.batch_wait_s
+                while not self._stopped:
+                    batch = [r for r in self._pending if r.key == key][: self.max_batch]
+                    if not batch:  # every request of this batch was abandoned: start again
+                        break
+                    if len(batch) >= self.max_batch or deadline - time.monotonic() <= 0:
+                        for request in batch:
+                            self._pending.remove(request)
+                        return batch
+                    self._changed.wait(timeout=deadline - time.monotonic())
+            return []
 
     def _work(self) -> None:
         while batch := self._next_batch():
@@ -195,6 +229,7 @@ class Generator:
 
     def _generate(self, batch: list[Request]) -> list[Completion]:
         import torch
+        from transformers import StoppingCriteriaList
 
         model, tokenizer = self._models.get(batch[0].model)
         texts = [
@@ -216,6 +251,7 @@ class Generator:
                 **encoded,
                 max_new_tokens=max(r.max_tokens for r in batch),
                 pad_token_id=tokenizer.pad_token_id,
+                stopping_criteria=StoppingCriteriaList([abandoned_rows(batch)]),
                 **options,
             )
         elapsed = time.monotonic() - started
@@ -242,6 +278,19 @@ class Generator:
         counters.completion_tokens += sum(r.completion_tokens for r in results)
         counters.generation_s += elapsed
         return results
+
+
+def abandoned_rows(batch: list[Request]) -> Any:
+    """A stopping criterion that ends each row of ``batch`` whose request was abandoned, so a batch that
+    nobody waits for any more stops generating at its next token."""
+    import torch
+    from transformers import StoppingCriteria
+
+    class Abandoned(StoppingCriteria):
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            return torch.tensor([r.abandoned for r in batch], dtype=torch.bool, device=input_ids.device)
+
+    return Abandoned()
 
 
 def _end_tokens(model: Any, tokenizer: Any) -> set[int]:

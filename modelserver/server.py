@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import hmac
 import json
+import select
+import socket
 from collections.abc import Callable
+from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from ipaddress import ip_address
@@ -24,13 +27,32 @@ from localcloud.threaded_server import ThreadedServer
 from modelserver import weights
 from modelserver.catalog import Catalog
 from modelserver.chat import BadRequest, completion_body, read_request
-from modelserver.generation import DEFAULT_BATCH_WAIT_S, DEFAULT_MAX_BATCH, Generator, LoadedModels
+from modelserver.generation import (
+    DEFAULT_BATCH_WAIT_S,
+    DEFAULT_MAX_BATCH,
+    CallerGone,
+    Generator,
+    LoadedModels,
+)
 from modelserver.jobs import FineTuneJobs
 
 MAX_JSON_BYTES = 4 * 2**20
 MAX_UPLOAD_BYTES = 512 * 2**20
 
 Answer = tuple[int, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request as a route sees it: its body, its headers (lower-cased names), and whether its caller
+    has closed the connection since."""
+
+    body: bytes
+    headers: dict[str, str]
+    gone: Callable[[], bool]
+
+
+Route = Callable[[Call], Answer]
 
 
 class ModelServer(ThreadedServer):
@@ -70,15 +92,15 @@ class ModelServer(ThreadedServer):
         self.fine_tunes = FineTuneJobs(work, self.catalog)
         self._api_key = api_key
         jobs = self.fine_tunes
-        self._routes: dict[tuple[str, str], Callable[[bytes, dict[str, str]], Answer]] = {
-            ("GET", "/v1/models"): lambda _body, _headers: self.list_models(),
-            ("GET", "/v1/stats"): lambda _body, _headers: (200, self.stats()),
-            ("POST", "/v1/chat/completions"): lambda body, _headers: self.chat(_json(body)),
-            ("POST", "/v1/files"): lambda body, headers: jobs.upload(
-                *form_file(headers.get("content-type"), body)
+        self._routes: dict[tuple[str, str], Route] = {
+            ("GET", "/v1/models"): lambda _call: self.list_models(),
+            ("GET", "/v1/stats"): lambda _call: (200, self.stats()),
+            ("POST", "/v1/chat/completions"): lambda call: self.chat(_json(call.body), call.gone),
+            ("POST", "/v1/files"): lambda call: jobs.upload(
+                *form_file(call.headers.get("content-type"), call.body)
             ),
-            ("POST", "/v1/fine-tunes"): lambda body, _headers: jobs.create(_json(body)),
-            ("GET", "/v1/fine-tunes"): lambda _body, _headers: jobs.listing(),
+            ("POST", "/v1/fine-tunes"): lambda call: jobs.create(_json(call.body)),
+            ("GET", "/v1/fine-tunes"): lambda _call: jobs.listing(),
         }
         super().__init__(self._handler_class(), host=host, port=port, name="model-server")
 
@@ -120,24 +142,28 @@ class ModelServer(ThreadedServer):
             "device": self.device,
         }
 
-    def chat(self, body: Any) -> Answer:
+    def chat(self, body: Any, gone: Callable[[], bool]) -> Answer:
         request = read_request(body, self.catalog.ids())
+        request.gone = gone
         return 200, completion_body(request, self.generator.complete(request))
 
     # HTTP
 
-    def _answer(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> Answer:
+    def _answer(self, method: str, path: str, call: Call) -> Answer:
+        """The answer to ``call`` (raises :class:`CallerGone` when there is nobody left to answer)."""
         if self._api_key is not None:
-            given = headers.get("authorization", "")
+            given = call.headers.get("authorization", "")
             if not hmac.compare_digest(given.encode(), f"Bearer {self._api_key}".encode()):
                 return _error(401, "missing or wrong API key: send Authorization: Bearer <key>")
         route = self._routes.get((method, path.rstrip("/"))) or self._job_route(method, path.rstrip("/"))
         if route is None:
             return _error(404, f"no route {method} {path}")
         try:
-            return route(body, headers)
+            return route(call)
         except BadRequest as refused:
             return _error(refused.status, str(refused))
+        except CallerGone:
+            raise
         except Exception as error:  # the caller hears why, and the server goes on
             if isinstance(error, MemoryError) or "out of memory" in str(error).lower():
                 return _error(
@@ -145,16 +171,16 @@ class ModelServer(ThreadedServer):
                 )
             return _error(500, f"generation failed: {type(error).__name__}: {error}")
 
-    def _job_route(self, method: str, path: str) -> Callable[[bytes, dict[str, str]], Answer] | None:
+    def _job_route(self, method: str, path: str) -> Route | None:
         """``GET /v1/fine-tunes/{id}`` and ``POST /v1/fine-tunes/{id}/cancel``."""
         rest = path.removeprefix("/v1/fine-tunes/")
         if rest == path or not rest:
             return None
         if method == "GET" and "/" not in rest:
-            return lambda _body, _headers: self.fine_tunes.read(unquote(rest))
+            return lambda _call: self.fine_tunes.read(unquote(rest))
         job_id, _, action = rest.partition("/")
         if method == "POST" and action == "cancel":
-            return lambda _body, _headers: self.fine_tunes.cancel(unquote(job_id))
+            return lambda _call: self.fine_tunes.cancel(unquote(job_id))
         return None
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -176,7 +202,13 @@ class ModelServer(ThreadedServer):
 
             def _serve(self, method: str, body: bytes) -> None:
                 headers = {name.lower(): value for name, value in self.headers.items()}
-                self._send(*server._answer(method, self.path, body, headers))
+                call = Call(body, headers, lambda: _closed(self.connection))
+                try:
+                    answer = server._answer(method, self.path, call)
+                except CallerGone:
+                    self.close_connection = True
+                    return
+                self._send(*answer)
 
             def _send(self, status: int, answer: dict[str, Any]) -> None:
                 data = json.dumps(answer).encode()
@@ -193,6 +225,15 @@ class ModelServer(ThreadedServer):
 
     def max_body_bytes(self, path: str) -> int:
         return MAX_UPLOAD_BYTES if path.rstrip("/") == "/v1/files" else MAX_JSON_BYTES
+
+
+def _closed(connection: socket.socket) -> bool:
+    """Whether the peer has closed ``connection``: it reads as ready and a peek finds no byte."""
+    try:
+        ready, _, _ = select.select([connection], [], [], 0)
+        return bool(ready) and connection.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
 
 
 def _json(body: bytes) -> Any:
