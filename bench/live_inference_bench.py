@@ -16,6 +16,12 @@ each as it answers the example. Every function runs in this process: the figures
 
     PYTHONPATH=layers:. python bench/live_inference_bench.py                    # the default grid
     PYTHONPATH=layers:. python bench/live_inference_bench.py --grid 2000:0.2:32 --json live.json
+    PYTHONPATH=layers:. python bench/live_inference_bench.py --shard-size 100   # deployed with shards of 100
+
+Every shard costs a child execution, a function invocation and its reads and writes besides its rounds
+of model calls, so the deploy-time shard size (20 by default, kept small so that a slow model at one
+request in flight still answers a shard within Lambda's 15 minutes) sets how much of the run is that
+overhead.
 """
 
 from __future__ import annotations
@@ -108,15 +114,17 @@ def _state_seconds(history: list[dict[str, Any]], state: str) -> float:
     return float((exited - entered).total_seconds())
 
 
-def measure(points: list[Point]) -> list[Measured]:
+def measure(points: list[Point], shard_size: int | None = None) -> list[Measured]:
     from benchgen.aws.tables.runs import RunsRepo
     from benchgen.records.runs import InferenceLimits, LiveModel, RunRecord
     from benchgen.vocabulary import Sampling
+    from infra.constructs.inference import INFERENCE_SHARD_SIZE
     from localcloud.cloud import LocalCloud
     from localcloud.model_server import BASE_MODEL, ExampleModelServer
 
     results: list[Measured] = []
-    with LocalCloud() as cloud:
+    context = {INFERENCE_SHARD_SIZE: shard_size} if shard_size else None
+    with LocalCloud(context=context) as cloud:
         runs = RunsRepo(next(name for lid, name in cloud.table_names.items() if lid.startswith("Runs")))
         sfn = cloud.client("stepfunctions")
         machine = cloud.state_machine_arns["InferencePipeline"]
@@ -210,12 +218,14 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--grid", nargs="+", default=list(DEFAULT_GRID), help="points N:L:C (L in seconds)")
+    parser.add_argument("--shard-size", type=int, help="deploy with -c benchgen:inferenceShardSize=<this>")
     parser.add_argument("--json", type=Path, help="write the measurements here")
     args = parser.parse_args(argv)
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     started = time.monotonic()
-    results = measure([Point.parse(text) for text in args.grid])
+    results = measure([Point.parse(text) for text in args.grid], args.shard_size)
+    print(f"\nshards of {args.shard_size or 'the default'} cases")
     print("\n| N | L ms | C | N·L/C s | inference s | ratio | shards s | most in flight | refused |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:

@@ -40,6 +40,7 @@ from benchgen.steps.keys import (
     run_key,
     submission_key,
 )
+from benchgen.steps.transfers import Uploads, downloads
 from benchgen.vocabulary import Sampling
 
 # The reachability call: as short a question and answer as a model allows.
@@ -117,24 +118,25 @@ def plan(
     )
     shards = 0
     batch: list[dict[str, Any]] = []
-
-    def flush() -> None:
-        nonlocal shards
-        path = workdir / f"cases-{shards:05d}.jsonl"
-        path.write_text("".join(json.dumps(case, ensure_ascii=False) + "\n" for case in batch), "utf-8")
-        store.upload(path, inference_shard_key(run_id, "cases", shards), content_type="application/jsonl")
-        path.unlink()
-        shards += 1
-        batch.clear()
-
     cases = 0
-    for case in _cases(environment.cases_path):
-        batch.append(case)
-        cases += 1
-        if len(batch) == shard_size:
+    with Uploads(store) as uploads:
+
+        def flush() -> None:
+            nonlocal shards
+            path = workdir / f"cases-{shards:05d}.jsonl"
+            path.write_text("".join(json.dumps(case, ensure_ascii=False) + "\n" for case in batch), "utf-8")
+            key = inference_shard_key(run_id, "cases", shards)
+            uploads.put(path, key, content_type="application/jsonl")
+            shards += 1
+            batch.clear()
+
+        for case in _cases(environment.cases_path):
+            batch.append(case)
+            cases += 1
+            if len(batch) == shard_size:
+                flush()
+        if batch:
             flush()
-    if batch:
-        flush()
     if shards == 0:
         raise LiveRunError(f"the environment of run {run_id} has no cases to ask the model")
     spread = fanout(shards, shard_size, live.limits.max_in_flight)
@@ -257,8 +259,8 @@ def assemble(
     latency_ms = 0
     with log_path.open("w", encoding="utf-8") as log, predictions_path.open("w", encoding="utf-8") as out:
         out.write('{"predictions": [\n')
-        for shard in range(shard_count):
-            answers = store.download(inference_shard_key(run_id, "answers", shard), workdir / "answers.jsonl")
+        keys = (inference_shard_key(run_id, "answers", shard) for shard in range(shard_count))
+        for answers in downloads(store, keys, workdir):
             with answers.open(encoding="utf-8") as lines:
                 for line in lines:
                     record = json.loads(line)
