@@ -27,10 +27,12 @@ from infra.constructs import error_readers, logged_state_machine, record_failure
 from infra.constructs.pipeline import LAMBDA_SERVICE_ERRORS
 from infra.constructs.sharded_scoring import StrictDistributedMap
 
-# `cdk deploy -c benchgen:inferenceShardSize=50`: how many cases one shard asks. How many requests are in
-# flight at once is the run's own (`max_in_flight` of its model configuration), split by Plan.
+# `cdk deploy -c benchgen:inferenceShardSize=50`: the most cases one shard asks (Plan cuts smaller shards
+# for a run asking few requests at once, so that no shard asks more than 20 rounds of calls). How many
+# requests are in flight at once is the run's own (`max_in_flight` of its model configuration), split by
+# Plan.
 INFERENCE_SHARD_SIZE = "benchgen:inferenceShardSize"
-DEFAULT_SHARD_SIZE = 20
+DEFAULT_SHARD_SIZE = 100
 _RETRY_INTERVAL = Duration.seconds(1)
 _RETRY_ATTEMPTS = 3
 

@@ -121,7 +121,7 @@ def test_a_live_run_of_the_example_base_model_completes_with_the_example_submiss
     assert json.loads(log[0]["raw"])["choices"][0]["message"]["content"] == log[0]["prediction_text"]
     assert run.inference is not None
     assert (run.inference.cases, run.inference.answered, run.inference.unanswered) == (40, 40, 0)
-    # each of the 2 shards of 20 cases was asked once per case, plus the reachability call
+    # each case was asked once (in one shard of 40 at 4 in flight), plus the reachability call
     assert len(models.faults.requests) == 41
     # and the run's page names the model asked and how its cases were answered
     with cloud.serve_api(access_log=False) as server:

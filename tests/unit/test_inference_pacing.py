@@ -11,39 +11,45 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchgen.inference.pacing import Budget, Fanout, Pacer, fanout
+from benchgen.inference.pacing import ROUNDS_PER_SHARD, Budget, Fanout, Pacer, fanout
 
 
 @given(
-    shard_count=st.integers(min_value=1, max_value=6000),
-    shard_size=st.integers(min_value=1, max_value=200),
+    cases=st.integers(min_value=1, max_value=200_000),
+    max_shard_size=st.integers(min_value=1, max_value=1000),
     max_in_flight=st.integers(min_value=1, max_value=1000),
 )
-def test_a_fanout_never_asks_more_at_once_than_max_in_flight(
-    shard_count: int, shard_size: int, max_in_flight: int
+def test_a_fanout_never_asks_more_at_once_than_max_in_flight_nor_more_rounds_a_shard_than_its_bound(
+    cases: int, max_shard_size: int, max_in_flight: int
 ) -> None:
-    spread = fanout(shard_count, shard_size, max_in_flight)
+    spread = fanout(cases, max_shard_size, max_in_flight)
+    shards = math.ceil(cases / spread.shard_size)
     assert spread.in_flight <= max_in_flight
-    assert 1 <= spread.shards <= shard_count
-    assert 1 <= spread.per_shard <= shard_size
-    # and it is never slower than asking one shard at a time with every request it may have
-    one_at_a_time = shard_count * math.ceil(shard_size / min(max_in_flight, shard_size))
-    rounds = math.ceil(shard_count / spread.shards) * math.ceil(shard_size / spread.per_shard)
+    assert 1 <= spread.shards <= shards
+    assert 1 <= spread.shard_size <= max_shard_size
+    assert math.ceil(spread.shard_size / spread.per_shard) <= ROUNDS_PER_SHARD
+    # and it is never slower than shards of the most cases, asked one at a time with every request
+    widest = min(max_in_flight, max_shard_size)
+    size = min(max_shard_size, widest * ROUNDS_PER_SHARD, cases)
+    one_at_a_time = math.ceil(cases / size) * math.ceil(size / widest)
+    rounds = math.ceil(shards / spread.shards) * math.ceil(spread.shard_size / spread.per_shard)
     assert rounds <= one_at_a_time
 
 
-def test_a_fanout_picks_the_split_with_the_fewest_rounds() -> None:
-    # 100 shards of 20 at 32 in flight: 8 shards of 4 take 13 x 5 = 65 rounds; 2 shards of 16 would take
-    # 50 x 2 = 100, one shard of 20 100, 32 shards of 1 80
-    assert fanout(100, 20, 32) == Fanout(shards=8, per_shard=4)
-    # one shard: all its cases at once
-    assert fanout(1, 20, 32) == Fanout(shards=1, per_shard=20)
-    # a bound of one: one request at a time
-    assert fanout(5, 20, 1) == Fanout(shards=1, per_shard=1)
+def test_a_fanout_picks_the_cut_and_split_with_the_fewest_rounds() -> None:
+    # 2,000 cases in shards of at most 20 at 32 in flight: 8 shards of 4 take 13 x 5 = 65 rounds; 2 shards
+    # of 16 would take 50 x 2 = 100, one shard of 20 100, 32 shards of 1 80
+    assert fanout(2000, 20, 32) == Fanout(shards=8, per_shard=4, shard_size=20)
+    # in shards of at most 100: 4 shards of 100 with 8 requests each, 5 x 13 = 65 rounds in 20 shards
+    assert fanout(2000, 100, 32) == Fanout(shards=4, per_shard=8, shard_size=100)
+    # few cases: one shard, all its cases at once
+    assert fanout(20, 100, 32) == Fanout(shards=1, per_shard=20, shard_size=20)
+    # a bound of one: one request at a time, in shards of 20 cases (20 rounds) whatever the largest
+    assert fanout(500, 100, 1) == Fanout(shards=1, per_shard=1, shard_size=20)
 
 
 def test_a_fanout_refuses_nothing_to_ask() -> None:
-    with pytest.raises(ValueError, match="at least one shard"):
+    with pytest.raises(ValueError, match="at least one case"):
         fanout(0, 20, 4)
 
 

@@ -1,13 +1,13 @@
 """How fast a live run asks its model: the fan-out over shards, and the pacing inside one shard.
 
 A run states how many requests may be in flight at once (``max_in_flight``) and, optionally, how many
-requests and tokens a minute its provider allows. :func:`fanout` splits the first bound between shards
-running at once (the Distributed Map's MaxConcurrency) and requests in flight inside each shard, so that
-their product never exceeds it. A :class:`Pacer` holds one shard to its share: at most its window of
-requests in flight, its share of the per-minute budgets, and, when the provider throttles, a pause every
-request of the shard waits out and a window halved, then widened again one request at a time as answers
-come back (additive increase, multiplicative decrease), so that throttling slows the run down instead of
-failing its cases.
+requests and tokens a minute its provider allows. :func:`fanout` cuts the cases into shards and splits
+the first bound between shards running at once (the Distributed Map's MaxConcurrency) and requests in
+flight inside each shard, so that their product never exceeds it. A :class:`Pacer` holds one shard to
+its share: at most its window of requests in flight, its share of the per-minute budgets, and, when the
+provider throttles, a pause every request of the shard waits out and a window halved, then widened
+again one request at a time as answers come back (additive increase, multiplicative decrease), so that
+throttling slows the run down instead of failing its cases.
 """
 
 from __future__ import annotations
@@ -20,33 +20,44 @@ from dataclasses import dataclass
 
 # A Distributed Map runs at most this many child executions at once.
 MAX_SHARDS_AT_ONCE = 10_000
+# A shard asks its cases in at most this many rounds of calls (its requests in flight x this many cases),
+# so that its time is bounded the same whatever the run's concurrency: at one request in flight, 20
+# cases one after another, within one function's 15 minutes for a model answering in 40 s or less.
+ROUNDS_PER_SHARD = 20
 
 
 @dataclass(frozen=True)
 class Fanout:
-    """``shards`` shards at once, each with at most ``per_shard`` requests in flight."""
+    """Shards of ``shard_size`` cases, ``shards`` of them at once, each with at most ``per_shard``
+    requests in flight."""
 
     shards: int
     per_shard: int
+    shard_size: int
 
     @property
     def in_flight(self) -> int:
         return self.shards * self.per_shard
 
 
-def fanout(shard_count: int, shard_size: int, max_in_flight: int) -> Fanout:
-    """The split of ``max_in_flight`` that asks ``shard_count`` shards of ``shard_size`` cases in the fewest
-    rounds of model calls (a shard of ``size`` cases at ``per`` in flight takes ``ceil(size / per)``
-    rounds); of equal ones, the one with fewer requests in flight, then the one with fewer shards."""
-    if shard_count < 1 or shard_size < 1 or max_in_flight < 1:
-        raise ValueError("a fan-out needs at least one shard, one case a shard and one request in flight")
+def fanout(
+    cases: int, max_shard_size: int, max_in_flight: int, *, rounds_per_shard: int = ROUNDS_PER_SHARD
+) -> Fanout:
+    """The cut of ``cases`` into shards (of at most ``max_shard_size`` cases and ``rounds_per_shard``
+    rounds) and the split of ``max_in_flight`` between shards at once and requests per shard that asks
+    every case in the fewest rounds of model calls; of equal ones, the one with fewer requests in flight,
+    then the one with fewer shards (each shard costs an execution and an invocation besides its calls)."""
+    if cases < 1 or max_shard_size < 1 or max_in_flight < 1:
+        raise ValueError("a fan-out needs at least one case, one case a shard and one request in flight")
     best: tuple[tuple[int, int, int], Fanout] | None = None
-    for per in range(1, min(max_in_flight, shard_size) + 1):
-        shards = min(max_in_flight // per, shard_count, MAX_SHARDS_AT_ONCE)
-        rounds = math.ceil(shard_count / shards) * math.ceil(shard_size / per)
-        key = (rounds, shards * per, shards)
+    for per in range(1, min(max_in_flight, max_shard_size) + 1):
+        size = min(max_shard_size, per * rounds_per_shard, cases)
+        count = math.ceil(cases / size)
+        shards = min(max_in_flight // per, count, MAX_SHARDS_AT_ONCE)
+        rounds = math.ceil(count / shards) * math.ceil(size / per)
+        key = (rounds, shards * per, count)
         if best is None or key < best[0]:
-            best = (key, Fanout(shards=shards, per_shard=per))
+            best = (key, Fanout(shards=shards, per_shard=per, shard_size=size))
     assert best is not None  # per = 1 is always a candidate
     return best[1]
 

@@ -1,11 +1,12 @@
 """The steps of a live run, as the InferencePipeline state machine runs them.
 
 Deploy (the model answers a cheap call; the run is Deploying) -> Plan (the environment's cases, cut
-into shards of the deploy-time size, and the items list of the shards, each with its share of the run's
-``max_in_flight``; the run is Running) -> InferShard for each shard, in a Distributed Map that reads the
-items from S3 (the shard's cases asked concurrently, paced to its share, with retries; throttling slows
-the shard down; a case that keeps failing is answered empty and recorded with its reason) -> Assemble
-(the inference log, then the generated submission, whose upload starts the existing ingest).
+into shards of at most the deploy-time size, and the items list of the shards, each with its share of
+the run's ``max_in_flight``; the run is Running) -> InferShard for each shard, in a Distributed Map
+that reads the items from S3 (the shard's cases asked concurrently, paced to its share, with retries;
+throttling slows the shard down; a case that keeps failing is answered empty and recorded with its
+reason) -> Assemble (the inference log, then the generated submission, whose upload starts the existing
+ingest).
 
 Each step reads the run and its environment again rather than trusting the state machine's data, so a
 retried step redoes its work from the source. Failures raise :class:`LiveRunError` with a sentence the
@@ -110,15 +111,19 @@ def plan(
     workdir: Path,
     shard_size: int,
 ) -> dict[str, Any]:
-    """Cut the environment's cases into shards of ``shard_size`` and write the items list the Map reads,
-    each shard with its share of the run's ``max_in_flight``; the run is Running from here."""
+    """Cut the environment's cases into shards of at most ``shard_size`` (fewer when the run asks few
+    requests at once: see :func:`fanout`) and write the items list the Map reads, each shard with its
+    share of the run's ``max_in_flight``; the run is Running from here."""
     run, live = _live_run(runs, run_id, RunStatus.DEPLOYING, RunStatus.RUNNING)
     environment = open_run_environment(
         run, registered_version(run, environments), store=store, workdir=workdir
     )
+    cases = sum(1 for _ in _cases(environment.cases_path))
+    if cases == 0:
+        raise LiveRunError(f"the environment of run {run_id} has no cases to ask the model")
+    spread = fanout(cases, shard_size, live.limits.max_in_flight)
     shards = 0
     batch: list[dict[str, Any]] = []
-    cases = 0
     with Uploads(store) as uploads:
 
         def flush() -> None:
@@ -132,14 +137,10 @@ def plan(
 
         for case in _cases(environment.cases_path):
             batch.append(case)
-            cases += 1
-            if len(batch) == shard_size:
+            if len(batch) == spread.shard_size:
                 flush()
         if batch:
             flush()
-    if shards == 0:
-        raise LiveRunError(f"the environment of run {run_id} has no cases to ask the model")
-    spread = fanout(shards, shard_size, live.limits.max_in_flight)
     items_path = workdir / "items.json"
     with items_path.open("w", encoding="utf-8") as items:
         items.write("[")
