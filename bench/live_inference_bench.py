@@ -19,9 +19,8 @@ each as it answers the example. Every function runs in this process: the figures
     PYTHONPATH=layers:. python bench/live_inference_bench.py --shard-size 100   # deployed with shards of 100
 
 Every shard costs a child execution, a function invocation and its reads and writes besides its rounds
-of model calls, so the deploy-time shard size (20 by default, kept small so that a slow model at one
-request in flight still answers a shard within Lambda's 15 minutes) sets how much of the run is that
-overhead.
+of model calls, so the shard size Plan cuts (at most the deploy-time size, 100 by default, and at most
+20 rounds of calls) sets how much of the run is that overhead.
 """
 
 from __future__ import annotations
