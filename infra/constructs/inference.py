@@ -84,7 +84,7 @@ class InferencePipeline(Construct):
             )
             return task
 
-        def guard(state: sfn.TaskStateBase | sfn.Map) -> None:
+        def guard(state: sfn.TaskStateBase | sfn.DistributedMap) -> None:
             state.add_catch(read_service_error, errors=[sfn.Errors.TIMEOUT], result_path="$.error")
             state.add_catch(read_function_error, errors=[sfn.Errors.ALL], result_path="$.error")
 
