@@ -132,6 +132,7 @@ def test_a_lambda_result_above_256_kib_fails_the_execution_and_is_not_retried(aw
     assert len(calls) == 1
 
 
+@pytest.mark.slow
 def test_an_execution_whose_history_passes_25000_events_fails_with_the_history_limit(aws: None) -> None:
     # Given a loop of Pass and Choice states that would write about 4 events per turn for 7,000 turns
     definition = {
