@@ -98,7 +98,7 @@ def real_loop(plan: RealLoopPlan, watch: Callable[[RealLoop], None] | None = Non
     if missing:
         print(f"the real loop needs {', '.join(missing)}, which this environment lacks: run {INSTALL_HINT}")
         return 2
-    from infra.constructs.inference import INFERENCE_CONCURRENCY, INFERENCE_SHARD_SIZE
+    from infra.constructs.inference import INFERENCE_SHARD_SIZE
     from infra.constructs.training import TRAINING_MAX_POLLS, TRAINING_POLL_SECONDS
     from infra.stack import EVALUATION_WAIT_SECONDS
     from localcloud.cloud import LocalCloud
@@ -111,7 +111,6 @@ def real_loop(plan: RealLoopPlan, watch: Callable[[RealLoop], None] | None = Non
     if watch is not None:
         watch(loop)
     context = {
-        INFERENCE_CONCURRENCY: CONCURRENCY,
         INFERENCE_SHARD_SIZE: plan.shard_size,
         # A training run is read every 5 s for up to an hour; an evaluation checks its runs as often.
         TRAINING_POLL_SECONDS: 5,
@@ -217,6 +216,7 @@ class RealLoop:
                     "connection_id": connection["connection_id"],
                     "model_id": SERVED_MODEL,
                     "sampling": self.plan.sampling,
+                    "limits": {"max_in_flight": CONCURRENCY},
                 },
             },
         )

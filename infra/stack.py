@@ -14,13 +14,7 @@ from infra.constructs.console import CONSOLE_ASSETS, Console, allow_console_orig
 from infra.constructs.evaluation import EvaluationPipeline
 from infra.constructs.events import Events
 from infra.constructs.functions import SPECS, Functions, FunctionSpec, sized
-from infra.constructs.inference import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_SHARD_SIZE,
-    INFERENCE_CONCURRENCY,
-    INFERENCE_SHARD_SIZE,
-    InferencePipeline,
-)
+from infra.constructs.inference import DEFAULT_SHARD_SIZE, INFERENCE_SHARD_SIZE, InferencePipeline
 from infra.constructs.layer import Layer
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.packages import PackagePipeline
@@ -174,7 +168,7 @@ class BenchGenStack(Stack):
             plan=by_name["plan_inference"],
             infer_shard=by_name["infer_shard"],
             assemble=by_name["assemble_predictions"],
-            max_concurrency=int(self.node.try_get_context(INFERENCE_CONCURRENCY) or DEFAULT_CONCURRENCY),
+            bucket=self.storage.bucket,
         )
         # POST /runs with a model configuration starts the live run's execution.
         api = by_name["api"]

@@ -27,6 +27,7 @@ from localcloud.lambda_hook import Handler, LambdaHook
 from localcloud.provider_clock import ProviderClock
 from localcloud.provision import Provisioner
 from localcloud.stack_template import Route, StackTemplate, lazy_handler
+from localcloud.step_limits import StepLimits
 
 Mode = Literal["in-process", "server"]
 
@@ -81,6 +82,8 @@ class LocalCloud:
         self.provider_clock = ProviderClock()
         self._atomic_writes = AtomicItemWrites()
         self._function_logs = FunctionLogs()
+        # AWS's Step Functions quotas, enforced on moto's interpreter (see step_limits.py).
+        self.step_limits = StepLimits()
         self.endpoint_url: str | None = f"http://127.0.0.1:{port}" if mode == "server" else None
         self.bucket = ""
         self.table_names: dict[str, str] = {}
@@ -138,6 +141,7 @@ class LocalCloud:
             self.hook.__enter__()
             self._atomic_writes.__enter__()
             self._function_logs.__enter__()
+            self.step_limits.__enter__()
             self._create_resources()
         except BaseException:
             self.stop()
@@ -160,6 +164,7 @@ class LocalCloud:
                 self.provider_clock.uninstall()
             self._atomic_writes.__exit__(None, None, None)
             self._function_logs.__exit__(None, None, None)
+            self.step_limits.__exit__(None, None, None)
             if self._server is not None:
                 self._server.stop()
                 self._server = None

@@ -37,6 +37,8 @@ from localcloud.stack_template import ACCOUNT_ID
 Handler = Callable[[Any, Any], Any]
 
 DEFAULT_TIMEOUT_S = 900
+# Lambda's own limit: no function runs longer, whatever its configuration says.
+MAX_TIMEOUT_S = 900
 DEFAULT_MEMORY_MB = 128
 EXIT_WAIT_S = 60.0
 # Lambda retries a failed asynchronous invocation twice unless the function's event invoke configuration
@@ -47,6 +49,8 @@ DEFAULT_RETRY_ATTEMPTS = 2
 LOCAL_RETRY_DELAYS_S = (0.05, 0.1)
 # What Lambda reports for an invocation whose runtime process died (killed out of memory, exited).
 RUNTIME_EXIT = "Runtime.ExitError"
+# What Lambda reports for an invocation that ran past its function's timeout.
+TIMED_OUT = "Sandbox.Timedout"
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,12 @@ def error_payload(exc: BaseException) -> dict[str, Any]:
         "errorType": type(exc).__name__,
         "stackTrace": traceback.format_exception(type(exc), exc, exc.__traceback__),
     }
+
+
+def timed_out(request_id: str, timeout_s: float) -> dict[str, Any]:
+    """The error payload of an invocation that ran past its function's timeout, as Lambda words it."""
+    message = f"RequestId: {request_id} Error: Task timed out after {timeout_s:.2f} seconds"
+    return {"errorType": TIMED_OUT, "errorMessage": message}
 
 
 def call_handler(handler: Handler, event: Any, context: LambdaContext) -> tuple[str, bool]:
@@ -171,7 +181,7 @@ class LambdaHook:
             function_name,
             region=self.region,
             memory_limit_in_mb=memory_mb,
-            timeout_s=timeout_s,
+            timeout_s=min(timeout_s, MAX_TIMEOUT_S),
             request_id=request_id,
         )
         if handler is None:
@@ -180,8 +190,14 @@ class LambdaHook:
                 f"registered: {sorted(self.handlers)}"
             )
             return json.dumps(error_payload(missing)), True, context.aws_request_id
+        limit_s = min(timeout_s, MAX_TIMEOUT_S)
+        started = time.monotonic()
         with running_as(self.services.get(function_name)):
             payload, errored = call_handler(handler, _as_event(event), context)
+        if time.monotonic() - started > limit_s:
+            # Lambda would have stopped the handler at its timeout; in-process it ran on, so what it
+            # answered is dropped and the caller sees the timeout Lambda reports.
+            return json.dumps(timed_out(context.aws_request_id, limit_s)), True, context.aws_request_id
         return payload, errored, context.aws_request_id
 
     def _invoke_async(

@@ -10,6 +10,10 @@ generator writes for it, so no real model is involved and nothing here measures 
 The same model id and question always give the same answer. A question that belongs to no example gets
 a fixed "I do not know" answer. It listens on the loopback interface only, and can inject faults for
 tests: a 429 with Retry-After, a 500, or a slow answer, for chosen cases and a chosen number of times.
+It can also stand for a model of a given speed and capacity (``latency_s``, ``slots``): every answer
+takes ``latency_s``, at most ``slots`` requests are served at once, and one beyond them is refused with
+a 429 and counted, as a serving stack at capacity does; it records the most requests it ever had in
+flight (``capacity``).
 
 It also SIMULATES Together-style fine-tuning (``/v1/files``, ``/v1/fine-tunes``; see
 ``providers/openai_compatible.py``): a job ends after a few reads naming ``example-tuned``, and nothing is
@@ -125,16 +129,56 @@ class Faults:
             return None
 
 
+@dataclass
+class Capacity:
+    """How many chat completions are in flight, the most there ever were, and how many were refused
+    because ``slots`` were taken."""
+
+    slots: int | None = None
+    in_flight: int = 0
+    most_in_flight: int = 0
+    served: int = 0
+    refused: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def enter(self) -> bool:
+        """Count one more request in flight; False (and counted refused) when every slot is taken."""
+        with self._lock:
+            if self.slots is not None and self.in_flight >= self.slots:
+                self.refused += 1
+                return False
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            return True
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            self.served += 1
+
+
 class ExampleModelServer(ThreadedServer):
     """The simulated models over HTTP on 127.0.0.1; ``base_url`` is what a connection records.
 
     ``api_key``, when given, must come as ``Authorization: Bearer <key>`` (a 401 otherwise), so a test
     can tell that the caller read the key it was meant to."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        api_key: str | None = None,
+        latency_s: float = 0.0,
+        slots: int | None = None,
+    ) -> None:
         if not ip_address(host).is_loopback:
             raise ValueError(f"the example model server listens on loopback only, not {host}")
+        if slots is not None and slots < 1:
+            raise ValueError("a model server with slots needs at least one")
         self.faults = Faults()
+        self.capacity = Capacity(slots=slots)
+        self.latency_s = latency_s
         self.fine_tunes = FineTunes(tuned_model=TUNED_MODEL)
         self._answers = dict(_example_answers())
         self._api_key = api_key
@@ -145,7 +189,19 @@ class ExampleModelServer(ThreadedServer):
         return self.url + "/v1"
 
     def completion(self, body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
-        """The status, JSON answer and extra headers for one chat completions request body."""
+        """The status, JSON answer and extra headers for one chat completions request body, answered
+        within the server's capacity."""
+        if not self.capacity.enter():
+            status, answer, _ = _error(429, f"all {self.capacity.slots} slots are busy: try again shortly")
+            return status, answer, {"Retry-After": "0.05"}
+        try:
+            if self.latency_s:
+                time.sleep(self.latency_s)
+            return self._completion(body)
+        finally:
+            self.capacity.leave()
+
+    def _completion(self, body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return _error(400, "the body must be a JSON object with a messages list")
         model = body.get("model")

@@ -8,13 +8,19 @@ from types import TracebackType
 from typing import Self
 
 
+class _Listener(ThreadingHTTPServer):
+    # socketserver's default backlog of 5 refuses (and makes clients retry seconds later) the connections
+    # a run opens at once when it asks dozens of requests concurrently.
+    request_queue_size = 1024
+
+
 class ThreadedServer:
     """Serves ``handler_class`` on ``host:port`` (``port=0`` picks a free one) once started."""
 
     def __init__(
         self, handler_class: type[BaseHTTPRequestHandler], *, host: str, port: int, name: str
     ) -> None:
-        self._httpd = ThreadingHTTPServer((host, port), handler_class)
+        self._httpd = _Listener((host, port), handler_class)
         self._httpd.daemon_threads = True
         self._name = name
         self._thread: threading.Thread | None = None

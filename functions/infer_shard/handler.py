@@ -8,13 +8,13 @@ from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.providers.registry import model_for
 from benchgen.aws.wiring import Adapters
 from benchgen.steps.inference import infer_shard
-from benchgen.tasks import ShardTask
+from benchgen.tasks import InferShardTask
 
 function = LambdaFunction("infer_shard", counts=True)
 
 
-@function.task(ShardTask, correlation="run_id", keys=("shard",))
-def handler(task: ShardTask, wired: Adapters) -> dict[str, Any]:
+@function.task(InferShardTask, correlation="run_id", keys=("shard",))
+def handler(task: InferShardTask, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         answer = infer_shard(
             task.run_id,
@@ -24,6 +24,8 @@ def handler(task: ShardTask, wired: Adapters) -> dict[str, Any]:
             workdir=workdir,
             model_for=model_for,
             backoff=wired.model_backoff,
+            in_flight=task.in_flight,
+            shards_at_once=task.shards_at_once,
         )
     function.count("CasesUnanswered", answer["unanswered"])
     function.logger.info("shard answered", extra=answer)

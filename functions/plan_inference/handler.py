@@ -1,4 +1,4 @@
-"""State machine task: cut a live run's cases into shards for the inference Map."""
+"""State machine task: cut a live run's cases into shards and write the items list the inference Map reads."""
 
 from __future__ import annotations
 

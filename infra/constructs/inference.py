@@ -1,9 +1,15 @@
 """The InferencePipeline: a Standard state machine that generates a live run's submission.
 
-Deploy -> Plan -> InferShards (an inline Map over the plan's shards, at most `max_concurrency` at once,
-each an InferShard task) -> Assemble. Any failure has Deploy's function mark the run Failed with the
+Deploy -> Plan -> InferShards (a Distributed Map over the items list Plan wrote to S3, each item a
+Standard child execution running one InferShard task; as many at once as Plan's split of the run's
+``max_in_flight`` says) -> Assemble. Any failure has Deploy's function mark the run Failed with the
 step's sentence (one writer per record). The upload Assemble makes starts the existing ingest and score,
 unchanged.
+
+Why a Distributed Map reading S3, not an inline Map over Plan's result: a run-time list of shards in the
+state grows with the run (a state holds 256 KiB), every inline iteration writes events to the one
+execution's history (25,000 at most), and an inline Map runs 40 iterations at once at most. A child
+execution has a history of its own, and the state only ever carries counts and a key.
 """
 
 from __future__ import annotations
@@ -12,19 +18,21 @@ from typing import Any
 
 from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from infra.constructs import error_readers, logged_state_machine, record_failure
 from infra.constructs.pipeline import LAMBDA_SERVICE_ERRORS
+from infra.constructs.sharded_scoring import StrictDistributedMap
 
-# `cdk deploy -c benchgen:inferenceConcurrency=8 -c benchgen:inferenceShardSize=50`: how many shards call
-# the model at once (the provider's rate limit is the usual bound), and how many cases one shard asks.
-INFERENCE_CONCURRENCY = "benchgen:inferenceConcurrency"
+# `cdk deploy -c benchgen:inferenceShardSize=50`: the most cases one shard asks (Plan cuts smaller shards
+# for a run asking few requests at once, so that no shard asks more than 20 rounds of calls). How many
+# requests are in flight at once is the run's own (`max_in_flight` of its model configuration), split by
+# Plan.
 INFERENCE_SHARD_SIZE = "benchgen:inferenceShardSize"
-DEFAULT_CONCURRENCY = 4
-DEFAULT_SHARD_SIZE = 20
+DEFAULT_SHARD_SIZE = 100
 _RETRY_INTERVAL = Duration.seconds(1)
 _RETRY_ATTEMPTS = 3
 
@@ -39,7 +47,7 @@ class InferencePipeline(Construct):
         plan: lambda_.IFunction,
         infer_shard: lambda_.IFunction,
         assemble: lambda_.IFunction,
-        max_concurrency: int = DEFAULT_CONCURRENCY,
+        bucket: s3.IBucket,
     ) -> None:
         super().__init__(scope, construct_id)
 
@@ -76,33 +84,40 @@ class InferencePipeline(Construct):
             )
             return task
 
-        def guard(state: sfn.TaskStateBase | sfn.Map) -> None:
+        def guard(state: sfn.TaskStateBase | sfn.DistributedMap) -> None:
             state.add_catch(read_service_error, errors=[sfn.Errors.TIMEOUT], result_path="$.error")
             state.add_catch(read_function_error, errors=[sfn.Errors.ALL], result_path="$.error")
 
         run_id = {"run_id": sfn.JsonPath.string_at("$.run_id")}
         deploy_step = step("Deploy", deploy, run_id, "$.deploy")
         plan_step = step("Plan", plan, run_id, "$.plan")
+        item = sfn.JsonPath.string_at
         shard_step = step(
             "InferShard",
             infer_shard,
-            {"run_id": sfn.JsonPath.string_at("$.run_id"), "shard": sfn.JsonPath.number_at("$.shard")},
-            "$",
+            {
+                "run_id": item("$.run_id"),
+                "shard": sfn.JsonPath.number_at("$.shard"),
+                "in_flight": sfn.JsonPath.number_at("$.in_flight"),
+                "shards_at_once": sfn.JsonPath.number_at("$.shards_at_once"),
+            },
+            sfn.JsonPath.DISCARD,
         )
-        shards = sfn.Map(
+        shards = StrictDistributedMap(
             self,
             "InferShards",
-            items_path="$.plan.shards",
-            max_concurrency=max_concurrency,
-            result_path="$.answered",
+            item_reader=sfn.S3JsonItemReader(bucket=bucket, key=item("$.plan.items_key")),
+            map_execution_type=sfn.StateMachineType.STANDARD,
+            max_concurrency_path=item("$.plan.shards_at_once"),
+            result_path=sfn.JsonPath.DISCARD,
         )
         shards.item_processor(shard_step)
         assemble_step = step(
             "Assemble",
             assemble,
             {
-                "run_id": sfn.JsonPath.string_at("$.run_id"),
-                "shard_count": sfn.JsonPath.array_length(sfn.JsonPath.list_at("$.plan.shards")),
+                "run_id": item("$.run_id"),
+                "shard_count": sfn.JsonPath.number_at("$.plan.shard_count"),
             },
             "$.assembled",
         )

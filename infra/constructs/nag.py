@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from aws_cdk import Acknowledgment, App, Stack, Validations
+from aws_cdk import aws_stepfunctions as sfn
 from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
@@ -58,7 +59,7 @@ STATE_MACHINE_WILDCARD_REASON = (
 )
 ITEM_READER_REASON = (
     "The Distributed Map's item reader reads the items list at the key each execution names (a run's "
-    "predictions/<run_id>/shards/items.json); CDK grants GetObject on the bucket's objects for a key given "
+    "{key}); CDK grants GetObject on the bucket's objects for a key given "
     "at run time. The state machine reads nothing else: its tasks' functions hold their own narrow grants."
 )
 MAP_RUN_REASON = (
@@ -255,18 +256,26 @@ def _acknowledge_pipeline(pipeline: Pipeline) -> None:
     )
 
 
+def _acknowledge_distributed_map(state_machine: sfn.StateMachine, logical_id: str, items_key: str) -> None:
+    """What every Distributed Map over an items list in the data bucket is granted, and why."""
+    policy = state_machine.role.node.find_child("DefaultPolicy")
+    objects = f"arn:<AWS::Partition>:s3:::<{DATA_BUCKET_ID}>/*"
+    _acknowledge(policy, f"IAM5[Resource::{objects}]", ITEM_READER_REASON.format(key=items_key))
+    executions = (
+        "arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
+        f'{{"Fn::Select":[6,{{"Fn::Split":[":",{{"Ref":"{logical_id}"}}]}}]}}'
+    )
+    map_policy = state_machine.node.find_child("DistributedMapPolicy")
+    for suffix in (":*", "/*:*"):
+        _acknowledge(map_policy, f"IAM5[Resource::{executions}{suffix}]", MAP_RUN_REASON)
+
+
 def _acknowledge_sharded_scoring(sharded: ShardedScoring) -> None:
     policy = sharded.state_machine.role.node.find_child("DefaultPolicy")
     _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
-    objects = f"arn:<AWS::Partition>:s3:::<{DATA_BUCKET_ID}>/*"
-    _acknowledge(policy, f"IAM5[Resource::{objects}]", ITEM_READER_REASON)
-    executions = (
-        "arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
-        '{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"ShardedScoring"}]}]}'
+    _acknowledge_distributed_map(
+        sharded.state_machine, "ShardedScoring", "predictions/<run_id>/shards/items.json"
     )
-    map_policy = sharded.state_machine.node.find_child("DistributedMapPolicy")
-    for suffix in (":*", "/*:*"):
-        _acknowledge(map_policy, f"IAM5[Resource::{executions}{suffix}]", MAP_RUN_REASON)
     for name, logical_id in (
         ("score_shard", "ScoreShardFunction"),
         ("build_shard_artifact", "BuildShardArtifactFunction"),
@@ -302,6 +311,9 @@ def _acknowledge_package_pipeline(pipeline: PackagePipeline) -> None:
 def _acknowledge_inference(inference: InferencePipeline) -> None:
     policy = inference.state_machine.role.node.find_child("DefaultPolicy")
     _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
+    _acknowledge_distributed_map(
+        inference.state_machine, "InferencePipeline", "runs/<run_id>/inference/items.json"
+    )
     for logical_id in LIVE_RUN_FUNCTIONS:
         _acknowledge(policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", LIVE_FUNCTION_VERSIONS_REASON)
 

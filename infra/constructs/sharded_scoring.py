@@ -35,7 +35,7 @@ REDUCE_FAILED_REASON = (
 )
 
 
-class _StrictDistributedMap(sfn.DistributedMap):
+class StrictDistributedMap(sfn.DistributedMap):
     """A Distributed Map that states its tolerated failure count even when it is 0: CDK leaves a 0 out, and
     the definition should say, not imply, that one failed shard fails the run."""
 
@@ -92,7 +92,7 @@ class ShardedScoring(Construct):
             return task
 
         item = {"run_id": sfn.JsonPath.string_at("$.run_id"), "shard": sfn.JsonPath.number_at("$.shard")}
-        shards = _StrictDistributedMap(
+        shards = StrictDistributedMap(
             self,
             "Shards",
             item_reader=sfn.S3JsonItemReader(bucket=bucket, key=sfn.JsonPath.string_at("$.items_key")),

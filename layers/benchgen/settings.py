@@ -76,7 +76,7 @@ class Settings(BaseSettings):
     inference_state_machine_arn: str | None = Field(
         default=None, validation_alias="INFERENCE_STATE_MACHINE_ARN"
     )
-    inference_shard_size: int = Field(default=20, ge=1, le=1000, validation_alias="INFERENCE_SHARD_SIZE")
+    inference_shard_size: int = Field(default=100, ge=1, le=1000, validation_alias="INFERENCE_SHARD_SIZE")
     model_call_attempts: int = Field(default=5, ge=1, le=20, validation_alias="MODEL_CALL_ATTEMPTS")
     model_retry_base_seconds: float = Field(
         default=1.0, ge=0, le=60, validation_alias="MODEL_RETRY_BASE_SECONDS"

@@ -16,6 +16,13 @@ class ShardTask(BaseModel):
     shard: int
 
 
+class InferShardTask(ShardTask):
+    """One shard of a live run, with its share of the run's bounds as the plan split them."""
+
+    in_flight: int = Field(default=1, ge=1, le=1000)
+    shards_at_once: int = Field(default=1, ge=1, le=10_000)
+
+
 class EvaluationTask(BaseModel):
     evaluation_id: str
 

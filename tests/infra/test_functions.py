@@ -803,7 +803,7 @@ def test_only_the_api_and_the_evaluation_start_step_start_live_runs(
     variables = functions["api"]["Properties"]["Environment"]["Variables"]
     assert variables["INFERENCE_STATE_MACHINE_ARN"] == {"Ref": "InferencePipeline"}
     assert (
-        functions["plan_inference"]["Properties"]["Environment"]["Variables"]["INFERENCE_SHARD_SIZE"] == "20"
+        functions["plan_inference"]["Properties"]["Environment"]["Variables"]["INFERENCE_SHARD_SIZE"] == "100"
     )
 
 

@@ -1,4 +1,4 @@
-"""The InferencePipeline state machine: its states, the Map's concurrency cap, and failure handling."""
+"""The InferencePipeline state machine: its states, its Distributed Map over S3, and failure handling."""
 
 from __future__ import annotations
 
@@ -16,18 +16,32 @@ def test_a_live_run_goes_deploy_plan_map_assemble(inference_definition: Definiti
     assert states["Assemble"]["Next"] == "Generated"
 
 
-def test_the_map_runs_infer_shard_over_the_plans_shards_with_a_concurrency_cap(
+def test_the_map_is_distributed_over_the_items_plan_wrote_to_s3_at_plans_concurrency(
     inference_definition: Definition,
 ) -> None:
     shards = inference_definition["States"]["InferShards"]
     assert shards["Type"] == "Map"
-    assert shards["ItemsPath"] == "$.plan.shards"
-    assert shards["MaxConcurrency"] == 4
+    # Items come from S3, never from the state: no run-time list grows the state's payload or the history
+    assert "ItemsPath" not in shards
+    assert shards["ItemReader"]["Resource"] == "arn:${AWS::Partition}:states:::s3:getObject"
+    assert shards["ItemReader"]["ReaderConfig"] == {"InputType": "JSON"}
+    assert shards["ItemReader"]["Parameters"]["Key.$"] == "$.plan.items_key"
+    # as many shards at once as Plan's split of the run's max_in_flight says, and no failed shard tolerated
+    assert shards["MaxConcurrencyPath"] == "$.plan.shards_at_once"
+    assert "MaxConcurrency" not in shards
+    assert shards["ToleratedFailureCount"] == 0
+    assert shards["ResultPath"] is None
     processor = shards["ItemProcessor"]
-    assert processor["ProcessorConfig"]["Mode"] == "INLINE"
+    assert processor["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
     assert processor["States"]["InferShard"]["Parameters"] == {
         "run_id.$": "$.run_id",
         "shard.$": "$.shard",
+        "in_flight.$": "$.in_flight",
+        "shards_at_once.$": "$.shards_at_once",
+    }
+    assert inference_definition["States"]["Assemble"]["Parameters"] == {
+        "run_id.$": "$.run_id",
+        "shard_count.$": "$.plan.shard_count",
     }
 
 

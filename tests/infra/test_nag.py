@@ -78,7 +78,12 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/packages/*]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/preparations/*/examples.jsonl]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/preparations/*/held_out.jsonl]",
-        # Live runs: each step function's versions, and the models and secrets named at run time.
+        # Live runs: the Map's child executions (its items list is read under the bucket grant above),
+        # each step function's versions, and the models and secrets named at run time.
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
+        '{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"InferencePipeline"}]}]}:*]',
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
+        '{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"InferencePipeline"}]}]}/*:*]',
         "AwsSolutions-IAM5[Resource::<DeployModelFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<PlanInferenceFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<InferShardFunction.Arn>:*]",

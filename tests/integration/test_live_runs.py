@@ -121,7 +121,7 @@ def test_a_live_run_of_the_example_base_model_completes_with_the_example_submiss
     assert json.loads(log[0]["raw"])["choices"][0]["message"]["content"] == log[0]["prediction_text"]
     assert run.inference is not None
     assert (run.inference.cases, run.inference.answered, run.inference.unanswered) == (40, 40, 0)
-    # each of the 2 shards of 20 cases was asked once per case, plus the reachability call
+    # each case was asked once (in one shard of 40 at 4 in flight), plus the reachability call
     assert len(models.faults.requests) == 41
     # and the run's page names the model asked and how its cases were answered
     with cloud.serve_api(access_log=False) as server:
@@ -401,3 +401,33 @@ def test_post_runs_refuses_another_users_connection_and_a_secret_passed_in_the_c
     assert "OPENAI_API_KEY looks like a secret" in json.dumps(answer_key)
     assert "sk-x1" not in json.dumps(answer_key)
     assert api.expect("GET", "/runs", 200)["items"] == []
+
+
+def test_post_runs_keeps_the_runs_limits_and_refuses_limits_out_of_bounds_naming_them(
+    cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path, users: tuple[Api, str, Api]
+) -> None:
+    # Given the owner's connection
+    api, owner, _ = users
+    _register(cloud, tmp_path, "gsm8k-en")
+    _connect(cloud, owner, "conn-owned", models.base_url)
+
+    # When the owner asks for no request at all in flight, for more than a run may have, or an unknown bound
+    refused = [
+        _post_live_run(api, "conn-owned", limits=limits)
+        for limits in ({"max_in_flight": 0}, {"max_in_flight": 5000}, {"max_in_flight": 8, "burst": 1})
+    ]
+    # Then each is a 422 naming the field, and no run was recorded
+    for (status, answer), field in zip(refused, ("max_in_flight", "max_in_flight", "burst"), strict=True):
+        assert status == 422, answer
+        assert field in json.dumps(answer)
+    assert api.expect("GET", "/runs", 200)["items"] == []
+
+    # And a run within the bounds keeps them for its shards
+    status, created = _post_live_run(
+        api, "conn-owned", limits={"max_in_flight": 32, "requests_per_minute": 600}
+    )
+    assert status == 201, created
+    cloud.settle()
+    run = _runs(cloud).get(created["run"]["run_id"])
+    assert run is not None and run.live_model is not None
+    assert (run.live_model.limits.max_in_flight, run.live_model.limits.requests_per_minute) == (32, 600)

@@ -39,7 +39,9 @@ ANSWERS = {"1+1": "#### 2", "2+2": "#### 4", "30*40": "#### 1200", "5-8": "#### 
 
 
 def _throttled() -> ModelCallError:
-    return ModelCallError("example-base answered HTTP 429: slow down", retryable=True, retry_after=1)
+    return ModelCallError(
+        "example-base answered HTTP 429: slow down", retryable=False, retry_after=0, throttled=True
+    )
 
 
 class LiveRun:
@@ -221,11 +223,21 @@ def test_plan_writes_the_cases_in_shards_and_the_run_is_running_on_its_generated
 
     answer = world.plan(shard_size=3)
 
+    # the state carries counts and a key; the shards are listed in S3, each with its share of the run's
+    # max_in_flight (4 by default: one shard at a time asking its 3 cases at once takes 2 rounds, as 2
+    # shards at once of 2 requests each would, with fewer requests in flight)
     assert answer == {
         "run_id": RUN_ID,
         "cases": 4,
-        "shards": [{"run_id": RUN_ID, "shard": 0}, {"run_id": RUN_ID, "shard": 1}],
+        "shard_count": 2,
+        "items_key": f"runs/{RUN_ID}/inference/items.json",
+        "shards_at_once": 1,
+        "in_flight_per_shard": 3,
     }
+    assert json.loads(world.store.objects[answer["items_key"]]) == [
+        {"run_id": RUN_ID, "shard": 0, "in_flight": 3, "shards_at_once": 1},
+        {"run_id": RUN_ID, "shard": 1, "in_flight": 3, "shards_at_once": 1},
+    ]
     asked = [world.lines(inference_shard_key(RUN_ID, "cases", shard)) for shard in (0, 1)]
     assert asked == [
         [{"id": "q1", "prompt": "1+1"}, {"id": "q2", "prompt": "2+2"}, {"id": "q3", "prompt": "30*40"}],
@@ -273,7 +285,7 @@ def test_plan_of_a_run_that_is_not_waiting_for_its_model_is_refused(tmp_path: Pa
 def test_infer_shard_asks_each_case_with_the_runs_sampling_and_writes_its_answers(running: LiveRun) -> None:
     answer = running.infer_shard(0)
 
-    assert answer == {"shard": 0, "answered": 3, "unanswered": 0}
+    assert answer == {"shard": 0, "answered": 3, "unanswered": 0, "throttled": 0, "most_in_flight": 1}
     assert running.model.prompts[-3:] == ["1+1", "2+2", "30*40"]
     assert running.model.configured[-1] == ("example-base", SAMPLING)
     written = running.lines(inference_shard_key(RUN_ID, "answers", 0))
@@ -303,6 +315,21 @@ def test_a_throttled_case_is_asked_again_and_answered(tmp_path: Path) -> None:
     assert world.model.prompts.count("2+2") == 3
 
 
+def test_throttling_uses_none_of_a_cases_attempts(tmp_path: Path) -> None:
+    # Given a case throttled more times than it may fail (3 attempts)
+    world = LiveRun(tmp_path, model=MemoryModel(ANSWERS, faults={"2+2": [_throttled()] * 6}))
+    world.deploy()
+    world.plan()
+
+    # When its shard is asked
+    answer = world.infer_shard(0)
+
+    # Then the case was answered on its seventh call: throttling slowed it, it did not fail it
+    assert (answer["answered"], answer["unanswered"], answer["throttled"]) == (3, 0, 6)
+    by_id = {line["id"]: line for line in world.lines(inference_shard_key(RUN_ID, "answers", 0))}
+    assert (by_id["q2"]["answered"], by_id["q2"]["attempts"]) == (True, 7)
+
+
 def test_a_case_that_keeps_failing_is_answered_empty_with_its_reason(tmp_path: Path) -> None:
     failing = ModelCallError("example-base answered HTTP 500: internal error", retryable=True)
     world = LiveRun(tmp_path, model=MemoryModel(ANSWERS, faults={"30*40": [failing] * 3}))
@@ -311,7 +338,7 @@ def test_a_case_that_keeps_failing_is_answered_empty_with_its_reason(tmp_path: P
 
     answer = world.infer_shard(0)
 
-    assert answer == {"shard": 0, "answered": 2, "unanswered": 1}
+    assert answer == {"shard": 0, "answered": 2, "unanswered": 1, "throttled": 0, "most_in_flight": 1}
     (line,) = [line for line in world.lines(inference_shard_key(RUN_ID, "answers", 0)) if line["id"] == "q3"]
     assert (line["answered"], line["prediction_text"], line["attempts"], line["raw"]) == (False, "", 3, None)
     assert line["error"] == "example-base answered HTTP 500: internal error (after 3 attempts)"

@@ -109,6 +109,7 @@ def test_the_run_keeps_where_the_model_is_and_the_secrets_arn_never_a_key() -> N
         "messages_api": False,
         "base_url": "https://api.together.xyz/v1",
         "secret_arn": SECRET_ARN,
+        "limits": {"max_in_flight": 4, "requests_per_minute": None, "tokens_per_minute": None},
     }
 
 
@@ -131,3 +132,40 @@ def test_a_live_run_starts_one_execution_named_for_the_run() -> None:
         second = start_live_run("run-1", state_machine_arn=MACHINE, client=client)
 
     assert (first, second) == (True, False)
+
+
+def test_the_runs_limits_go_to_the_live_model_it_keeps() -> None:
+    config = ModelConfigRequest.model_validate(
+        {
+            "connection_id": "conn-1",
+            "model_id": "example-base",
+            "limits": {"max_in_flight": 64, "requests_per_minute": 3000, "tokens_per_minute": 900_000},
+        }
+    )
+
+    live = live_model_for(config, owner="alice", connection=_connection())
+
+    assert (live.limits.max_in_flight, live.limits.requests_per_minute, live.limits.tokens_per_minute) == (
+        64,
+        3000,
+        900_000,
+    )
+
+
+@pytest.mark.parametrize(
+    ("limits", "field"),
+    [
+        ({"max_in_flight": 0}, "max_in_flight"),
+        ({"max_in_flight": 1001}, "max_in_flight"),
+        ({"max_in_flight": "many"}, "max_in_flight"),
+        ({"requests_per_minute": -5}, "requests_per_minute"),
+        ({"tokens_per_minute": 0}, "tokens_per_minute"),
+        ({"max_in_flight": 8, "burst": 100}, "burst"),
+    ],
+)
+def test_limits_out_of_bounds_or_unknown_are_refused_naming_the_field(
+    limits: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(ValidationError) as refused:
+        ModelConfigRequest.model_validate({"connection_id": "conn-1", "model_id": "m", "limits": limits})
+    assert any(error["loc"][-1] == field for error in refused.value.errors())

@@ -17,7 +17,7 @@ from benchgen.aws.executions import ExecutionStarter
 from benchgen.providers.capabilities import Unsupported
 from benchgen.providers.checks import check_request
 from benchgen.providers.connections import ConnectionRecord
-from benchgen.records.runs import LiveModel
+from benchgen.records.runs import InferenceLimits, LiveModel
 from benchgen.steps.keys import live_execution_name
 from benchgen.vocabulary import Sampling
 
@@ -38,6 +38,10 @@ class ModelConfigRequest(BaseModel):
     connection_id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,159}$")
     model_id: str = Field(min_length=1, max_length=256, examples=["example-base"])
     sampling: Sampling = Field(default_factory=Sampling)
+    limits: InferenceLimits = Field(
+        default_factory=InferenceLimits,
+        description="how hard the run may ask the model: requests at once, and the provider's quotas",
+    )
     environment_variables: dict[str, StrictStr] = Field(
         default_factory=dict,
         max_length=MAX_VARIABLES,
@@ -84,6 +88,7 @@ def live_model_for(
         provider=connection.provider,
         model_id=config.model_id,
         sampling=config.sampling,
+        limits=config.limits,
         region=connection.region,
         endpoint_name=connection.endpoint_name,
         base_url=connection.base_url,

@@ -1,4 +1,6 @@
-"""Calling a model with retries: exponential backoff on throttling, 5xx and network failures."""
+"""Calling a model with retries: exponential backoff on 5xx and network failures, and on throttling,
+which slows a case down (and, through its shard's pacer, every case of the shard) without using up its
+attempts: a throttled case gives up only when it has been throttled for ``Backoff.throttled_s``."""
 
 from __future__ import annotations
 
@@ -8,15 +10,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from benchgen.inference.model import Answer, ModelCallError
+from benchgen.inference.pacing import Pacer
 
 
 @dataclass(frozen=True)
 class Backoff:
-    """How hard to try: ``attempts`` calls at most, waits doubling from ``base_s`` up to ``cap_s``."""
+    """How hard to try: ``attempts`` failed calls at most, waits doubling from ``base_s`` up to ``cap_s``;
+    throttled calls for ``throttled_s`` at most (within the 15 minutes of the function asking)."""
 
     attempts: int = 5
     base_s: float = 0.5
     cap_s: float = 20.0
+    throttled_s: float = 600.0
 
     def delay(self, attempt: int, asked: float | None) -> float:
         """The wait before attempt ``attempt + 1``: the provider's Retry-After when it said one (never
@@ -41,20 +46,51 @@ def ask(
     call: Callable[[], Answer],
     backoff: Backoff,
     *,
+    pacer: Pacer | None = None,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> Outcome:
-    """Call until an answer, a failure that retrying cannot fix, or the last attempt."""
-    for attempt in range(1, backoff.attempts + 1):
+    """Call until an answer, a failure that retrying cannot fix, the last attempt, or the end of the
+    time a case may be throttled. With a ``pacer``, each call waits for its turn, and a throttled call
+    pauses the pacer (every call of the shard) instead of sleeping alone."""
+    first = clock()
+    failures = throttles = calls = 0
+    while True:
+        calls += 1
+        if pacer is not None:
+            pacer.acquire()
         started = clock()
         try:
             answer = call()
         except ModelCallError as error:
             latency_ms = round((clock() - started) * 1000)
-            if not error.retryable or attempt == backoff.attempts:
-                tries = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
-                return Outcome(None, latency_ms, attempt, f"{error} ({tries})")
-            sleep(backoff.delay(attempt - 1, error.retry_after))
+            tries = f"after {calls} attempt{'s' if calls > 1 else ''}"
+            if error.throttled:
+                wait = backoff.delay(throttles, error.retry_after)
+                throttles += 1
+                if clock() + wait - first > backoff.throttled_s:
+                    if pacer is not None:
+                        pacer.throttled(wait)
+                    limit = f"still throttled after {backoff.throttled_s:.0f} s"
+                    return Outcome(None, latency_ms, calls, f"{error} ({limit}, {tries})")
+                if pacer is not None:
+                    pacer.throttled(wait)
+                else:
+                    sleep(wait)
+                continue
+            if pacer is not None:
+                pacer.failed()
+            failures += 1
+            if not error.retryable or failures == backoff.attempts:
+                return Outcome(None, latency_ms, calls, f"{error} ({tries})")
+            sleep(backoff.delay(failures - 1, error.retry_after))
             continue
-        return Outcome(answer, round((clock() - started) * 1000), attempt)
-    raise AssertionError("unreachable: the loop returns on its last attempt")
+        if pacer is not None:
+            pacer.answered(_tokens(answer))
+        return Outcome(answer, round((clock() - started) * 1000), calls)
+
+
+def _tokens(answer: Answer) -> int | None:
+    if answer.input_tokens is None and answer.output_tokens is None:
+        return None
+    return (answer.input_tokens or 0) + (answer.output_tokens or 0)

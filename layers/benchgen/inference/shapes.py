@@ -66,3 +66,23 @@ def chat_text(body: Any) -> str:
         raise unreadable("chat completions", "choices[0].message.content", body) from None
     # A model may answer with no content at all (a refusal, or only a tool call): that is an empty answer.
     return content if isinstance(content, str) else ""
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def chat_usage(body: Any) -> tuple[int | None, int | None]:
+    """The prompt and completion tokens a chat completion's ``usage`` counts, where it counts them."""
+    usage = body.get("usage") if isinstance(body, dict) else None
+    if not isinstance(usage, dict):
+        return None, None
+    return _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+
+
+def converse_usage(body: Any) -> tuple[int | None, int | None]:
+    """The input and output tokens of a Bedrock Converse answer's ``usage``."""
+    usage = body.get("usage") if isinstance(body, dict) else None
+    if not isinstance(usage, dict):
+        return None, None
+    return _count(usage.get("inputTokens")), _count(usage.get("outputTokens"))

@@ -43,6 +43,32 @@ class RunConfig(BaseModel):
     environment_variables: dict[str, str] = Field(default_factory=dict)
 
 
+DEFAULT_MAX_IN_FLIGHT = 4
+MAX_IN_FLIGHT = 1000
+
+
+class InferenceLimits(BaseModel):
+    """How hard a live run may ask its model: the provider's quotas for it, as the user states them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_in_flight: int = Field(
+        default=DEFAULT_MAX_IN_FLIGHT,
+        ge=1,
+        le=MAX_IN_FLIGHT,
+        description="the most requests the model is asked at once, across every shard of the run",
+    )
+    requests_per_minute: int | None = Field(
+        default=None, ge=1, le=10_000_000, description="the provider's requests-per-minute quota, if any"
+    )
+    tokens_per_minute: int | None = Field(
+        default=None,
+        ge=1,
+        le=1_000_000_000,
+        description="the provider's tokens-per-minute quota (input and output tokens), if any",
+    )
+
+
 class LiveModel(BaseModel):
     """The model a live run asks, as its connection reached it when the run was created.
 
@@ -60,6 +86,7 @@ class LiveModel(BaseModel):
     messages_api: bool = False  # the endpoint speaks the Messages API, not {"inputs"}
     base_url: str | None = None
     secret_arn: str | None = None
+    limits: InferenceLimits = Field(default_factory=InferenceLimits)
 
 
 class InferenceSummary(BaseModel):

@@ -1,9 +1,12 @@
 """The steps of a live run, as the InferencePipeline state machine runs them.
 
 Deploy (the model answers a cheap call; the run is Deploying) -> Plan (the environment's cases, cut
-into shards of the deploy-time size; the run is Running) -> InferShard for each shard, in a Map (every
-case asked with retries; a case that keeps failing is answered empty and recorded with its reason) ->
-Assemble (the inference log, then the generated submission, whose upload starts the existing ingest).
+into shards of at most the deploy-time size, and the items list of the shards, each with its share of
+the run's ``max_in_flight``; the run is Running) -> InferShard for each shard, in a Distributed Map
+that reads the items from S3 (the shard's cases asked concurrently, paced to its share, with retries;
+throttling slows the shard down; a case that keeps failing is answered empty and recorded with its
+reason) -> Assemble (the inference log, then the generated submission, whose upload starts the existing
+ingest).
 
 Each step reads the run and its environment again rather than trusting the state machine's data, so a
 retried step redoes its work from the source. Failures raise :class:`LiveRunError` with a sentence the
@@ -14,10 +17,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from benchgen.errors import BenchGenError
+from benchgen.inference.model import Model
+from benchgen.inference.pacing import Budget, Pacer, fanout
 from benchgen.inference.prompts import prompt_for
 from benchgen.inference.retry import Backoff, Outcome, ask
 from benchgen.outputs import RunOutput
@@ -30,10 +36,12 @@ from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunSta
 from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.keys import (
     GENERATED_SUBMISSION,
+    inference_items_key,
     inference_shard_key,
     run_key,
     submission_key,
 )
+from benchgen.steps.transfers import Uploads, downloads
 from benchgen.vocabulary import Sampling
 
 # The reachability call: as short a question and answer as a model allows.
@@ -103,31 +111,50 @@ def plan(
     workdir: Path,
     shard_size: int,
 ) -> dict[str, Any]:
-    """Cut the environment's cases into shards of ``shard_size``; the run is Running from here."""
-    run, _ = _live_run(runs, run_id, RunStatus.DEPLOYING, RunStatus.RUNNING)
+    """Cut the environment's cases into shards of at most ``shard_size`` (fewer when the run asks few
+    requests at once: see :func:`fanout`) and write the items list the Map reads, each shard with its
+    share of the run's ``max_in_flight``; the run is Running from here."""
+    run, live = _live_run(runs, run_id, RunStatus.DEPLOYING, RunStatus.RUNNING)
     environment = open_run_environment(
         run, registered_version(run, environments), store=store, workdir=workdir
     )
+    cases = sum(1 for _ in _cases(environment.cases_path))
+    if cases == 0:
+        raise LiveRunError(f"the environment of run {run_id} has no cases to ask the model")
+    spread = fanout(cases, shard_size, live.limits.max_in_flight)
     shards = 0
     batch: list[dict[str, Any]] = []
+    with Uploads(store) as uploads:
 
-    def flush() -> None:
-        nonlocal shards
-        path = workdir / f"cases-{shards:05d}.jsonl"
-        path.write_text("".join(json.dumps(case, ensure_ascii=False) + "\n" for case in batch), "utf-8")
-        store.upload(path, inference_shard_key(run_id, "cases", shards), content_type="application/jsonl")
-        path.unlink()
-        shards += 1
-        batch.clear()
+        def flush() -> None:
+            nonlocal shards
+            path = workdir / f"cases-{shards:05d}.jsonl"
+            path.write_text("".join(json.dumps(case, ensure_ascii=False) + "\n" for case in batch), "utf-8")
+            key = inference_shard_key(run_id, "cases", shards)
+            uploads.put(path, key, content_type="application/jsonl")
+            shards += 1
+            batch.clear()
 
-    cases = 0
-    for case in _cases(environment.cases_path):
-        batch.append(case)
-        cases += 1
-        if len(batch) == shard_size:
+        for case in _cases(environment.cases_path):
+            batch.append(case)
+            if len(batch) == spread.shard_size:
+                flush()
+        if batch:
             flush()
-    if batch:
-        flush()
+    items_path = workdir / "items.json"
+    with items_path.open("w", encoding="utf-8") as items:
+        items.write("[")
+        for shard in range(shards):
+            item = {
+                "run_id": run_id,
+                "shard": shard,
+                "in_flight": spread.per_shard,
+                "shards_at_once": spread.shards,
+            }
+            items.write(("," if shard else "") + json.dumps(item, separators=(",", ":")))
+        items.write("]")
+    items_key = inference_items_key(run_id)
+    store.upload(items_path, items_key, content_type="application/json")
     moved = runs.start(
         run_id,
         submission_key=submission_key(run_id, GENERATED_SUBMISSION),
@@ -137,8 +164,15 @@ def plan(
     )
     if not moved:
         raise LiveRunError(f"run {run_id} stopped waiting for its model while its cases were planned")
-    items = [{"run_id": run_id, "shard": shard} for shard in range(shards)]
-    return {"run_id": run_id, "cases": cases, "shards": items}
+    # Only counts and a key: the state's payload stays the same size whatever the run's (256 KiB at most).
+    return {
+        "run_id": run_id,
+        "cases": cases,
+        "shard_count": shards,
+        "items_key": items_key,
+        "shards_at_once": spread.shards,
+        "in_flight_per_shard": spread.per_shard,
+    }
 
 
 def _answer_line(case_id: str, outcome: Outcome) -> dict[str, Any]:
@@ -149,9 +183,23 @@ def _answer_line(case_id: str, outcome: Outcome) -> dict[str, Any]:
         "answered": answer is not None,
         "latency_ms": outcome.latency_ms,
         "attempts": outcome.attempts,
+        "input_tokens": answer.input_tokens if answer else None,
+        "output_tokens": answer.output_tokens if answer else None,
         "error": outcome.error,
         "raw": answer.raw if answer else None,
     }
+
+
+def shard_budget(live: LiveModel, in_flight: int, shards_at_once: int) -> Budget:
+    """One shard's share of the run's bounds: ``in_flight`` requests (the plan's split), and the
+    per-minute quotas divided between the ``shards_at_once`` shards asking together."""
+    limits = live.limits
+    share = max(1, shards_at_once)
+    return Budget(
+        in_flight=max(1, min(in_flight, limits.max_in_flight)),
+        requests_per_minute=limits.requests_per_minute / share if limits.requests_per_minute else None,
+        tokens_per_minute=limits.tokens_per_minute / share if limits.tokens_per_minute else None,
+    )
 
 
 def infer_shard(
@@ -163,24 +211,41 @@ def infer_shard(
     workdir: Path,
     model_for: ModelFactory,
     backoff: Backoff,
+    in_flight: int = 1,
+    shards_at_once: int = 1,
 ) -> dict[str, Any]:
-    """Ask the model every case of one shard; each answer, or why there is none, goes to its file."""
+    """Ask the model every case of one shard, up to ``in_flight`` at once (paced to the shard's share of
+    the run's quotas); each answer, or why there is none, goes to its file in the cases' order."""
     _, live = _live_run(runs, run_id, RunStatus.RUNNING)
     model = model_for(live, live.sampling)
-    cases = store.download(inference_shard_key(run_id, "cases", shard), workdir / "cases.jsonl")
+    cases_path = store.download(inference_shard_key(run_id, "cases", shard), workdir / "cases.jsonl")
+    with cases_path.open(encoding="utf-8") as lines:
+        cases = [json.loads(line) for line in lines if line.strip()]
+    budget = shard_budget(live, in_flight, shards_at_once)
+    pacer = Pacer(budget)
+    with ThreadPoolExecutor(max_workers=budget.in_flight, thread_name_prefix=f"shard-{shard}") as pool:
+        outcomes = list(pool.map(lambda case: _ask_case(model, case, backoff, pacer), cases))
     answers_path = workdir / "answers.jsonl"
     answered = unanswered = 0
-    with cases.open(encoding="utf-8") as lines, answers_path.open("w", encoding="utf-8") as out:
-        for line in lines:
-            case = json.loads(line)
-            prompt = str(case["prompt"])
-            outcome = ask(lambda prompt=prompt: model.complete(prompt), backoff)  # type: ignore[misc]
+    with answers_path.open("w", encoding="utf-8") as out:
+        for case, outcome in zip(cases, outcomes, strict=True):
             answered += outcome.answer is not None
             unanswered += outcome.answer is None
             out.write(json.dumps(_answer_line(str(case["id"]), outcome), ensure_ascii=False) + "\n")
     key = inference_shard_key(run_id, "answers", shard)
     store.upload(answers_path, key, content_type="application/jsonl")
-    return {"shard": shard, "answered": answered, "unanswered": unanswered}
+    return {
+        "shard": shard,
+        "answered": answered,
+        "unanswered": unanswered,
+        "throttled": pacer.throttles,
+        "most_in_flight": pacer.most_in_flight,
+    }
+
+
+def _ask_case(model: Model, case: dict[str, Any], backoff: Backoff, pacer: Pacer) -> Outcome:
+    prompt = str(case["prompt"])
+    return ask(lambda: model.complete(prompt), backoff, pacer=pacer)
 
 
 def assemble(
@@ -195,8 +260,8 @@ def assemble(
     latency_ms = 0
     with log_path.open("w", encoding="utf-8") as log, predictions_path.open("w", encoding="utf-8") as out:
         out.write('{"predictions": [\n')
-        for shard in range(shard_count):
-            answers = store.download(inference_shard_key(run_id, "answers", shard), workdir / "answers.jsonl")
+        keys = (inference_shard_key(run_id, "answers", shard) for shard in range(shard_count))
+        for answers in downloads(store, keys, workdir):
             with answers.open(encoding="utf-8") as lines:
                 for line in lines:
                     record = json.loads(line)

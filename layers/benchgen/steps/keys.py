@@ -229,6 +229,11 @@ def correlation_id(key: str) -> str:
         return key
 
 
+def inference_items_key(run_id: str) -> str:
+    """The items list the InferencePipeline's Distributed Map reads: one object per shard."""
+    return run_key(run_id, "inference/items.json")
+
+
 def inference_shard_key(run_id: str, kind: str, shard: int) -> str:
     """A live run's working file: the ``cases`` a shard asks, or the ``answers`` it got."""
     return run_key(run_id, f"inference/{kind}-{shard:05d}.jsonl")

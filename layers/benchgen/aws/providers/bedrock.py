@@ -15,6 +15,7 @@ from benchgen.aws.providers.faults import (
     needs_role,
 )
 from benchgen.inference.model import Answer, Model, ModelCallError
+from benchgen.inference.shapes import converse_usage
 from benchgen.ports.providers import TrainingJobs
 from benchgen.providers import bedrock
 from benchgen.providers.connections import ConnectionRecord
@@ -80,7 +81,13 @@ class BedrockConverse:
         except MODEL_CALL_ERRORS as error:
             raise model_error(f"Bedrock model {self._model_id}", error) from None
         response.pop("ResponseMetadata", None)
-        return Answer(text=bedrock.converse_text(response), raw=json.dumps(response, default=str))
+        input_tokens, output_tokens = converse_usage(response)
+        return Answer(
+            text=bedrock.converse_text(response),
+            raw=json.dumps(response, default=str),
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+        )
 
 
 class Adapter:

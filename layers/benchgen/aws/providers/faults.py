@@ -38,6 +38,10 @@ RETRYABLE_CODES = frozenset(
 )
 
 
+# Of those, the ones that say the caller went over its rate: they slow a run down, never fail a case.
+THROTTLING_CODES = frozenset({"ThrottlingException", "TooManyRequestsException"})
+
+
 def missing(connection_id: str, kind: str, what: str) -> str:
     """The sentence for a connection that lacks a field its kind is called with."""
     return f"connection {connection_id} ({kind}) lacks what its provider needs ({what}): fix the connection"
@@ -53,8 +57,11 @@ def model_error(what: str, error: ClientError | BotoCoreError) -> ModelCallError
     # A SageMaker ModelError carries the container's own status: a 429 or 5xx there is transient too.
     original = error.response.get("OriginalStatusCode")
     container = int(original) if isinstance(original, int | str) and str(original).isdigit() else 0
-    retryable = code in RETRYABLE_CODES or status >= 500 or container == 429 or container >= 500
-    return ModelCallError(f"{what} answered {code}: {details.get('Message', '')}", retryable=retryable)
+    retryable = code in RETRYABLE_CODES or status >= 500 or container >= 500
+    throttled = code in THROTTLING_CODES or status == 429 or container == 429
+    return ModelCallError(
+        f"{what} answered {code}: {details.get('Message', '')}", retryable=retryable, throttled=throttled
+    )
 
 
 def fault(what: str, error: Exception) -> ProviderFault:

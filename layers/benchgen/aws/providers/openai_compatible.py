@@ -24,7 +24,7 @@ from benchgen.aws.providers.faults import missing
 from benchgen.aws.secrets import api_key
 from benchgen.inference.model import Answer, Model, ModelCallError
 from benchgen.inference.retry import Backoff
-from benchgen.inference.shapes import chat_request, chat_text, parse_json
+from benchgen.inference.shapes import chat_request, chat_text, chat_usage, parse_json
 from benchgen.ports.providers import TrainingJobs
 from benchgen.providers import openai_compatible
 from benchgen.providers.connections import ConnectionRecord
@@ -76,18 +76,20 @@ class ChatCompletions:
                 raw = response.read().decode("utf-8", errors="replace")
         except urllib.error.HTTPError as error:
             detail = error.read().decode("utf-8", errors="replace")[:_ERROR_PREVIEW]
-            retryable = error.code == 429 or error.code >= 500
-            what = "throttled the request" if error.code == 429 else f"answered HTTP {error.code}"
+            throttled = error.code == 429
+            what = "throttled the request" if throttled else f"answered HTTP {error.code}"
             raise ModelCallError(
                 f"{self._url} {what}: {detail}",
-                retryable=retryable,
+                retryable=error.code >= 500,
                 retry_after=retry_after_seconds(error.headers),
+                throttled=throttled,
             ) from None
         except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
             reason = getattr(error, "reason", error)
             raise ModelCallError(f"could not reach {self._url}: {reason}", retryable=True) from None
         parsed = parse_json(raw, self._url, ": check the base URL")
-        return Answer(text=chat_text(parsed), raw=raw)
+        input_tokens, output_tokens = chat_usage(parsed)
+        return Answer(text=chat_text(parsed), raw=raw, input_tokens=input_tokens, output_tokens=output_tokens)
 
 
 class _Throttled(ProviderFault):

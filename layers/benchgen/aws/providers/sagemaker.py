@@ -16,7 +16,7 @@ from benchgen.aws.providers.faults import (
     needs_role,
 )
 from benchgen.inference.model import Answer, Model, ModelCallError
-from benchgen.inference.shapes import chat_request, chat_text, parse_json
+from benchgen.inference.shapes import chat_request, chat_text, chat_usage, parse_json
 from benchgen.ports.providers import TrainingJobs
 from benchgen.providers import sagemaker
 from benchgen.providers.connections import ConnectionRecord
@@ -94,8 +94,10 @@ class SageMakerEndpoint:
         except MODEL_CALL_ERRORS as error:
             raise model_error(f"SageMaker endpoint {self._endpoint_name}", error) from None
         parsed = parse_json(raw, f"SageMaker endpoint {self._endpoint_name}")
-        text = chat_text(parsed) if self._messages_api else sagemaker.generated_text(parsed)
-        return Answer(text=text, raw=raw)
+        if self._messages_api:
+            input_tokens, output_tokens = chat_usage(parsed)
+            return Answer(chat_text(parsed), raw, input_tokens=input_tokens, output_tokens=output_tokens)
+        return Answer(text=sagemaker.generated_text(parsed), raw=raw)
 
 
 class Adapter:
