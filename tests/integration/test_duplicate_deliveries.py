@@ -1,0 +1,186 @@
+"""Duplicate deliveries on the local cloud: a second event for work in progress never fails the run.
+
+S3 delivers every notification at least once, and Lambda retries a failed asynchronous invocation under
+the same request id before it dead-letters the event. A duplicate that finds the first delivery still at
+work ends quietly; the dead-letter consumer leaves alone a run that another delivery is at work on.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchgen.ingest import ingest
+from benchgen.records.runs import RunStatus
+from benchgen.steps import ingest as ingest_step
+from benchgen.steps.keys import execution_name
+from localcloud.cloud import LocalCloud
+from tests.integration.factories import EXAMPLES, example_submission, received_events, watch_events
+from tests.integration.test_pipeline import (
+    Killed,
+    all_datasets,
+    executions,
+    function_name,
+    get_run,
+    s3_notification,
+    upload_bundle,
+)
+
+WAIT_S = 60.0
+
+
+class HeldIngest:
+    """The ingest step's reading of a submission, held at its start until the test lets it go, so that
+    other deliveries arrive while it is at work; ``kill_first`` kills the process of the first call."""
+
+    def __init__(self, *, kill_first: bool = False) -> None:
+        self.real = ingest
+        self.kill_first = kill_first
+        self.calls = 0
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self._lock = threading.Lock()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            self.calls += 1
+            number = self.calls
+        if self.kill_first and number == 1:
+            raise Killed("out of memory")
+        self.entered.set()
+        assert self.release.wait(WAIT_S), "the test never let the held ingest go"
+        return self.real(*args, **kwargs)
+
+
+class Watched:
+    """Every invocation of a function from now on: its request id, its event and whether it errored."""
+
+    def __init__(self, cloud: LocalCloud, function: str) -> None:
+        self.name = function_name(cloud, function)
+        self.handler: Callable[[Any, Any], Any] = cloud.hook.handlers[self.name]
+        self.calls: list[tuple[str, Any]] = []
+        self.errors: list[str] = []
+        self.running = 0
+        self.last_change = time.monotonic()
+        self._lock = threading.Lock()
+        cloud.hook.register(self.name, self._call)
+
+    def _call(self, event: Any, context: Any) -> Any:
+        with self._lock:
+            self.calls.append((context.aws_request_id, event))
+            self.running += 1
+            self.last_change = time.monotonic()
+        try:
+            return self.handler(event, context)
+        except BaseException as error:
+            self.errors.append(type(error).__name__)
+            raise
+        finally:
+            with self._lock:
+                self.running -= 1
+                self.last_change = time.monotonic()
+
+
+def wait_until_quiet(watched: list[Watched], *, running: int, calls: int, quiet_s: float = 1.0) -> None:
+    """Until the functions have been called ``calls`` times, and for ``quiet_s`` (past Lambda's local retry
+    delays) exactly ``running`` invocations were at work and none started or ended."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        settled = time.monotonic() - max(function.last_change for function in watched) > quiet_s
+        if (
+            settled
+            and sum(function.running for function in watched) == running
+            and sum(len(function.calls) for function in watched) >= calls
+        ):
+            return
+        time.sleep(0.05)
+    raise TimeoutError("the deliveries never came to rest")
+
+
+def upload(cloud: LocalCloud, key: str, body: bytes) -> str:
+    """A direct upload naming its run in object metadata; not waited for (the held ingest would block)."""
+    put = cloud.client("s3").put_object(
+        Bucket=cloud.bucket,
+        Key=key,
+        Body=body,
+        Metadata={"environment": "gsm8k-en", "version": "v1", "model": "Qwen2.5-7B-LoRA"},
+    )
+    return str(put["VersionId"])
+
+
+def test_100_deliveries_of_one_submission_while_the_first_is_at_work_end_quietly(
+    cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a submission whose ingest is at work (held at its start)
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    queue = watch_events(cloud)
+    held = HeldIngest()
+    monkeypatch.setattr(ingest_step, "ingest", held)
+    ingests = Watched(cloud, "Ingest")
+    letters = Watched(cloud, "DeadLetters")
+    submission = example_submission("gsm8k-en")
+    key = f"submissions/run-crowd/{submission.name}"
+    upload(cloud, key, submission.read_bytes())
+    assert held.entered.wait(WAIT_S)
+
+    # when S3 delivers the same notification (same version and ETag) 99 more times at once
+    event = json.dumps(s3_notification(cloud, key))
+    for _ in range(99):
+        cloud.client("lambda").invoke(FunctionName=ingests.name, InvocationType="Event", Payload=event)
+    wait_until_quiet([ingests, letters], running=1, calls=100)
+    held.release.set()
+    cloud.settle()
+
+    # then every duplicate ended at its first delivery, without an error: nothing was retried or
+    # dead-lettered, and the run went through once, to one execution and one dataset
+    assert (len(ingests.calls), ingests.errors, letters.calls) == (100, [], [])
+    assert held.calls == 1
+    cloud.wait_for_execution(execution_name("run-crowd"))
+    run = get_run(cloud, "run-crowd")
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert len(executions(cloud)) == 1
+    assert len(all_datasets(cloud)) == 1
+    assert sorted(kind for kind, _ in received_events(cloud, queue)) == ["DatasetSaved", "RunCompleted"]
+
+
+def test_a_dead_letter_leaves_alone_a_run_another_delivery_is_at_work_on(
+    cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a submission whose first ingest is killed (its event is retried, then dead-lettered: its
+    # idempotency record stays in progress), and Lambda's retries a second apart
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    queue = watch_events(cloud)
+    held = HeldIngest(kill_first=True)
+    monkeypatch.setattr(ingest_step, "ingest", held)
+    cloud.hook.retry_delays_s = (1.0, 1.0)
+    ingests = Watched(cloud, "Ingest")
+    letters = Watched(cloud, "DeadLetters")
+    submission = example_submission("gsm8k-en")
+    key = f"submissions/run-again/{submission.name}"
+    upload(cloud, key, submission.read_bytes())
+    wait_until_quiet([ingests], running=0, calls=1, quiet_s=0.0)
+
+    # when the submission is uploaded again before the retries come, and that upload's ingest takes the
+    # run over and is still at work when the first event's dead letter arrives
+    upload(cloud, key, submission.read_bytes())
+    assert held.entered.wait(WAIT_S)
+    wait_until_quiet([ingests, letters], running=1, calls=5)
+    assert len(letters.calls) == 1
+    run = get_run(cloud, "run-again")
+    held.release.set()
+    cloud.settle()
+
+    # then the dead letter changed nothing, and the second upload's ingest finished the run
+    assert run.status is RunStatus.RUNNING, run.failure_reason
+    cloud.wait_for_execution(execution_name("run-again"))
+    first_request = ingests.calls[0][0]
+    assert [request for request, _ in ingests.calls].count(first_request) == 3
+    completed = get_run(cloud, "run-again")
+    assert completed.status is RunStatus.COMPLETED, completed.failure_reason
+    assert sorted(kind for kind, _ in received_events(cloud, queue)) == ["DatasetSaved", "RunCompleted"]
