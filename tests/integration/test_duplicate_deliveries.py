@@ -8,8 +8,10 @@ work ends quietly; the dead-letter consumer leaves alone a run that another deli
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -183,4 +185,35 @@ def test_a_dead_letter_leaves_alone_a_run_another_delivery_is_at_work_on(
     assert [request for request, _ in ingests.calls].count(first_request) == 3
     completed = get_run(cloud, "run-again")
     assert completed.status is RunStatus.COMPLETED, completed.failure_reason
+    assert sorted(kind for kind, _ in received_events(cloud, queue)) == ["DatasetSaved", "RunCompleted"]
+
+
+def test_a_submission_uploaded_in_parts_is_announced_once_and_runs_through(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given a 9 MiB submission zip (its predictions beside a notes file), which boto3 uploads in parts
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    queue = watch_events(cloud)
+    ingests = Watched(cloud, "Ingest")
+    archive = tmp_path / "submission.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.write(example_submission("gsm8k-en"), "predictions.json")
+        bundle.writestr("notes.bin", os.urandom(9 * 1024 * 1024))
+
+    # when it is uploaded as `aws s3 cp` and boto3's upload_file upload it
+    cloud.client("s3").upload_file(
+        str(archive),
+        cloud.bucket,
+        "submissions/run-parts/submission.zip",
+        ExtraArgs={"Metadata": {"environment": "gsm8k-en", "version": "v1", "model": "Qwen2.5-7B-LoRA"}},
+    )
+    cloud.settle()
+
+    # then S3 announced it once, as the completion of a multipart upload, and the run went through once
+    names = [record["eventName"] for _, event in ingests.calls for record in event["Records"]]
+    assert names == ["ObjectCreated:CompleteMultipartUpload"]
+    assert ingests.errors == []
+    cloud.wait_for_execution(execution_name("run-parts"))
+    run = get_run(cloud, "run-parts")
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
     assert sorted(kind for kind, _ in received_events(cloud, queue)) == ["DatasetSaved", "RunCompleted"]
