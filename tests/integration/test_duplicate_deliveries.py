@@ -18,10 +18,15 @@ from typing import Any
 
 import pytest
 
+from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.ingest import ingest
+from benchgen.records.environments import EnvironmentStatus
 from benchgen.records.runs import RunStatus
 from benchgen.steps import ingest as ingest_step
+from benchgen.steps import register as register_step
+from benchgen.steps import score as score_step
 from benchgen.steps.keys import execution_name
+from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 from tests.integration.factories import EXAMPLES, example_submission, received_events, watch_events
 from tests.integration.test_pipeline import (
@@ -31,18 +36,19 @@ from tests.integration.test_pipeline import (
     function_name,
     get_run,
     s3_notification,
+    table,
     upload_bundle,
 )
 
 WAIT_S = 60.0
 
 
-class HeldIngest:
-    """The ingest step's reading of a submission, held at its start until the test lets it go, so that
-    other deliveries arrive while it is at work; ``kill_first`` kills the process of the first call."""
+class Held:
+    """A step's work (``real``, as the step calls it), held at its start until the test lets it go, so
+    that other deliveries arrive while it is at work; ``kill_first`` kills the process of the first call."""
 
-    def __init__(self, *, kill_first: bool = False) -> None:
-        self.real = ingest
+    def __init__(self, real: Callable[..., Any], *, kill_first: bool = False) -> None:
+        self.real = real
         self.kill_first = kill_first
         self.calls = 0
         self.entered = threading.Event()
@@ -56,7 +62,7 @@ class HeldIngest:
         if self.kill_first and number == 1:
             raise Killed("out of memory")
         self.entered.set()
-        assert self.release.wait(WAIT_S), "the test never let the held ingest go"
+        assert self.release.wait(WAIT_S), "the test never let the held step go"
         return self.real(*args, **kwargs)
 
 
@@ -122,7 +128,7 @@ def test_100_deliveries_of_one_submission_while_the_first_is_at_work_end_quietly
     # given a submission whose ingest is at work (held at its start)
     upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
     queue = watch_events(cloud)
-    held = HeldIngest()
+    held = Held(ingest)
     monkeypatch.setattr(ingest_step, "ingest", held)
     ingests = Watched(cloud, "Ingest")
     letters = Watched(cloud, "DeadLetters")
@@ -158,7 +164,7 @@ def test_a_dead_letter_leaves_alone_a_run_another_delivery_is_at_work_on(
     # idempotency record stays in progress), and Lambda's retries a second apart
     upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
     queue = watch_events(cloud)
-    held = HeldIngest(kill_first=True)
+    held = Held(ingest, kill_first=True)
     monkeypatch.setattr(ingest_step, "ingest", held)
     cloud.hook.retry_delays_s = (1.0, 1.0)
     ingests = Watched(cloud, "Ingest")
@@ -216,4 +222,64 @@ def test_a_submission_uploaded_in_parts_is_announced_once_and_runs_through(
     cloud.wait_for_execution(execution_name("run-parts"))
     run = get_run(cloud, "run-parts")
     assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert sorted(kind for kind, _ in received_events(cloud, queue)) == ["DatasetSaved", "RunCompleted"]
+
+
+def test_duplicates_of_a_bundle_upload_while_it_registers_leave_it_registered(
+    cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a bundle whose registration is at work (held while it checks the bundle)
+    held = Held(register_step.check_bundle)
+    monkeypatch.setattr(register_step, "check_bundle", held)
+    registrations = Watched(cloud, "RegisterEnvironment")
+    letters = Watched(cloud, "DeadLetters")
+    key = "environments/gsm8k-en/v1/bundle.zip"
+    archive = write_bundle_zip(EXAMPLES / "gsm8k-en" / "bundle", tmp_path / "bundle.zip")
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=archive.read_bytes())
+    assert held.entered.wait(WAIT_S)
+
+    # when S3 delivers its notification 20 more times meanwhile
+    event = json.dumps(s3_notification(cloud, key))
+    for _ in range(20):
+        cloud.client("lambda").invoke(FunctionName=registrations.name, InvocationType="Event", Payload=event)
+    wait_until_quiet([registrations, letters], running=1, calls=21)
+    held.release.set()
+    cloud.settle()
+
+    # then the duplicates ended at once, and the version is registered, checked once
+    assert (len(registrations.calls), registrations.errors, letters.calls) == (21, [], [])
+    assert held.calls == 1
+    record = EnvironmentsRepo(table(cloud, "Environments")).get("gsm8k-en", "v1")
+    assert record is not None and record.status is EnvironmentStatus.REGISTERED, record and record.problems
+
+
+def test_duplicates_of_a_prediction_output_while_it_is_scored_leave_one_completed_run(
+    cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a run whose scoring is at work (held as it starts to score)
+    upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
+    queue = watch_events(cloud)
+    held = Held(score_step.score_predictions)
+    monkeypatch.setattr(score_step, "score_predictions", held)
+    scores = Watched(cloud, "Score")
+    letters = Watched(cloud, "DeadLetters")
+    submission = example_submission("gsm8k-en")
+    upload(cloud, f"submissions/run-scored/{submission.name}", submission.read_bytes())
+    assert held.entered.wait(WAIT_S)
+
+    # when S3 delivers the prediction output's notification 20 more times meanwhile
+    event = json.dumps(s3_notification(cloud, "predictions/run-scored/prediction_output.zip"))
+    for _ in range(20):
+        cloud.client("lambda").invoke(FunctionName=scores.name, InvocationType="Event", Payload=event)
+    wait_until_quiet([scores, letters], running=1, calls=21)
+    held.release.set()
+    cloud.settle()
+
+    # then the duplicates ended at once, and the run was scored once, to one execution and one dataset
+    assert (len(scores.calls), scores.errors, letters.calls) == (21, [], [])
+    assert held.calls == 1
+    cloud.wait_for_execution(execution_name("run-scored"))
+    run = get_run(cloud, "run-scored")
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert len(executions(cloud)) == 1
     assert sorted(kind for kind, _ in received_events(cloud, queue)) == ["DatasetSaved", "RunCompleted"]
