@@ -19,9 +19,11 @@ from typing import Any
 import pytest
 
 from benchgen.aws.tables.environments import EnvironmentsRepo
+from benchgen.environment import check_bundle
 from benchgen.ingest import ingest
 from benchgen.records.environments import EnvironmentStatus
 from benchgen.records.runs import RunStatus
+from benchgen.scoring.engine import score_predictions
 from benchgen.steps import ingest as ingest_step
 from benchgen.steps import register as register_step
 from benchgen.steps import score as score_step
@@ -229,7 +231,7 @@ def test_duplicates_of_a_bundle_upload_while_it_registers_leave_it_registered(
     cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # given a bundle whose registration is at work (held while it checks the bundle)
-    held = Held(register_step.check_bundle)
+    held = Held(check_bundle)
     monkeypatch.setattr(register_step, "check_bundle", held)
     registrations = Watched(cloud, "RegisterEnvironment")
     letters = Watched(cloud, "DeadLetters")
@@ -259,7 +261,7 @@ def test_duplicates_of_a_prediction_output_while_it_is_scored_leave_one_complete
     # given a run whose scoring is at work (held as it starts to score)
     upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
     queue = watch_events(cloud)
-    held = Held(score_step.score_predictions)
+    held = Held(score_predictions)
     monkeypatch.setattr(score_step, "score_predictions", held)
     scores = Watched(cloud, "Score")
     letters = Watched(cloud, "DeadLetters")
