@@ -22,7 +22,7 @@ from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.environment import check_bundle
 from benchgen.ingest import ingest
 from benchgen.records.environments import EnvironmentStatus
-from benchgen.records.runs import RunStatus
+from benchgen.records.runs import ArtifactStatus, RunStatus
 from benchgen.scoring.engine import score_predictions
 from benchgen.steps import ingest as ingest_step
 from benchgen.steps import register as register_step
@@ -37,6 +37,7 @@ from tests.integration.test_pipeline import (
     executions,
     function_name,
     get_run,
+    run_to_completion,
     s3_notification,
     table,
     upload_bundle,
@@ -285,3 +286,28 @@ def test_duplicates_of_a_prediction_output_while_it_is_scored_leave_one_complete
     assert run.status is RunStatus.COMPLETED, run.failure_reason
     assert len(executions(cloud)) == 1
     assert sorted(kind for kind, _ in received_events(cloud, queue)) == ["DatasetSaved", "RunCompleted"]
+
+
+def test_a_failure_recorded_after_the_dataset_was_saved_leaves_the_run_saved(
+    cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # given a run whose dataset the ArtifactPipeline saved
+    before = run_to_completion(cloud, tmp_path, "gsm8k-en", "run-saved")
+    assert before.artifact_status is ArtifactStatus.SAVED
+
+    # when the pipeline's failure reaches the artifact function after all, as MarkArtifactFailed sends it
+    # (a failure caught after the save, in announcing it, or a failure event delivered late)
+    answer = cloud.client("lambda").invoke(
+        FunctionName=function_name(cloud, "BuildArtifact"),
+        Payload=json.dumps({"failed": {"id": "run-saved", "reason": "the DatasetSaved event was not put"}}),
+    )
+    assert "FunctionError" not in answer
+
+    # then the run keeps its saved dataset and its status
+    after = get_run(cloud, "run-saved")
+    assert (after.artifact_status, after.artifact_reason, after.dataset_id) == (
+        ArtifactStatus.SAVED,
+        before.artifact_reason,
+        before.dataset_id,
+    )
+    assert len(all_datasets(cloud)) == 1
