@@ -173,7 +173,7 @@ class CodeEnvironment(EnvironmentGenerator):
             "description": description,
             "template": "code",
             "tasks": [task("Bugfix", description)],
-            "phases": [phase("Apply each diff and run the repository's tests.", time_limit=900)],
+            "phases": [phase("Apply each diff and run the repository's tests.")],
             "leaderboards": [
                 leaderboard(
                     ("Resolved rate", "resolved_rate", "desc"),

@@ -15,7 +15,10 @@ message as Lambda's poller would.
 S3 notifications are made as AWS makes them: moto sends them from inside the request, before it stores
 the object's metadata, so the hook holds them back until the S3 request that caused them has finished
 (``S3Response.key_response`` / ``bucket_response``), and adds the ``versionId`` of the object version
-that a versioned bucket's events carry.
+that a versioned bucket's events carry. A multipart upload is announced once, by
+``ObjectCreated:CompleteMultipartUpload``, as S3 announces it: moto completes it by storing the object
+through its ``put_object`` (which sends ``ObjectCreated:Put``) and tagging it (``ObjectTagging:Put``), and
+the hook holds back every event but the completion's while moto completes the upload.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -317,6 +321,7 @@ class LambdaHook:
         from moto.awslambda.models import LambdaBackend, LambdaFunction
         from moto.awslambda_simple.models import LambdaSimpleBackend
         from moto.s3 import notifications
+        from moto.s3.models import S3Backend
         from moto.s3.responses import S3Response
 
         with LambdaHook._active_lock:
@@ -334,6 +339,7 @@ class LambdaHook:
             )
 
         original_invoke = LambdaFunction.__dict__["invoke"]
+        original_complete = S3Backend.__dict__["complete_multipart_upload"]
         original_notify = notifications._invoke_awslambda
         original_send_event = notifications.send_event
         original_s3_event = notifications._get_s3_event
@@ -352,8 +358,16 @@ class LambdaHook:
                 lambda: original_notify(account_id, event_body, fn_arn, region_name), fn_arn.split(":")[-1]
             )
 
+        completion = notifications.S3NotificationEvent.OBJECT_CREATED_COMPLETE_MULTIPART_UPLOAD_EVENT
+
         def send_event(account_id: str, event_name: Any, bucket: Any, key: Any) -> None:
+            if hook._s3_requests.completing_multipart and event_name != completion:
+                return
             hook._s3_requests.defer(lambda: original_send_event(account_id, event_name, bucket, key))
+
+        def complete_multipart_upload(backend: Any, *args: Any, **kwargs: Any) -> Any:
+            with hook._s3_requests.multipart_completion():
+                return original_complete(backend, *args, **kwargs)
 
         def s3_event(event_name: str, bucket: Any, key: Any, notification_id: str) -> dict[str, Any]:
             event: dict[str, Any] = original_s3_event(event_name, bucket, key, notification_id)
@@ -376,6 +390,7 @@ class LambdaHook:
             (LambdaSimpleBackend, "invoke", LambdaBackend.invoke),
             (notifications, "_invoke_awslambda", notify),
             (notifications, "send_event", send_event),
+            (S3Backend, "complete_multipart_upload", complete_multipart_upload),
             (notifications, "_get_s3_event", s3_event),
             (S3Response, "key_response", finishing_notifications(S3Response.key_response)),
             (S3Response, "bucket_response", finishing_notifications(S3Response.bucket_response)),
@@ -462,6 +477,19 @@ class _S3Requests:
                 deferred, state.deferred = state.deferred, []
                 for send in deferred:
                     send()
+
+    @property
+    def completing_multipart(self) -> bool:
+        """This thread is inside moto's completion of a multipart upload."""
+        return bool(getattr(self._local, "completing", False))
+
+    @contextmanager
+    def multipart_completion(self) -> Iterator[None]:
+        self._local.completing = True
+        try:
+            yield
+        finally:
+            self._local.completing = False
 
     def defer(self, send: Callable[[], None]) -> None:
         if getattr(self._local, "depth", 0):

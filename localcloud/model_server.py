@@ -95,13 +95,19 @@ def _example_answers() -> Iterator[tuple[str, ExampleAnswers]]:
 @dataclass
 class Fault:
     """Answer ``status`` (after ``delay_s``) to the next ``times`` requests about ``case_id``
-    (every case when None); ``times`` None never stops."""
+    (every case when None); ``times`` None never stops.
+
+    ``cut_short``: the answer's headers promise its whole body, and the connection closes halfway through
+    it (a short read). ``answer_chars``: a 200 whose answer is that many characters long.
+    """
 
     status: int = 200
     case_id: str | None = None
     times: int | None = 1
     retry_after_s: float | None = None
     delay_s: float = 0.0
+    cut_short: bool = False
+    answer_chars: int | None = None
 
 
 @dataclass
@@ -191,9 +197,14 @@ class ExampleModelServer(ThreadedServer):
     def completion(self, body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
         """The status, JSON answer and extra headers for one chat completions request body, answered
         within the server's capacity."""
+        status, answer, headers, _ = self._paced(body)
+        return status, answer, headers
+
+    def _paced(self, body: Any) -> tuple[int, dict[str, Any], dict[str, str], bool]:
+        """:meth:`completion`, and whether the answer is to be cut short."""
         if not self.capacity.enter():
             status, answer, _ = _error(429, f"all {self.capacity.slots} slots are busy: try again shortly")
-            return status, answer, {"Retry-After": "0.05"}
+            return status, answer, {"Retry-After": "0.05"}, False
         try:
             if self.latency_s:
                 time.sleep(self.latency_s)
@@ -201,12 +212,13 @@ class ExampleModelServer(ThreadedServer):
         finally:
             self.capacity.leave()
 
-    def _completion(self, body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _completion(self, body: Any) -> tuple[int, dict[str, Any], dict[str, str], bool]:
+        """One answer as the example models give it, and whether it is to be cut short."""
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            return _error(400, "the body must be a JSON object with a messages list")
+            return (*_error(400, "the body must be a JSON object with a messages list"), False)
         model = body.get("model")
         if model not in MODELS:
-            return _error(404, f"no model {model!r}: this server serves {', '.join(MODELS)}")
+            return (*_error(404, f"no model {model!r}: this server serves {', '.join(MODELS)}"), False)
         users = [m for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"]
         prompt = str(users[-1].get("content", "")) if users else ""
         example = self._answers.get(prompt)
@@ -216,8 +228,11 @@ class ExampleModelServer(ThreadedServer):
             if fault.status != 200:
                 headers = {"Retry-After": str(fault.retry_after_s)} if fault.retry_after_s is not None else {}
                 status, answer, _ = _error(fault.status, f"injected fault {fault.status}")
-                return status, answer, headers
+                return status, answer, headers, False
         text = example.answer(str(model)) if example else UNKNOWN_ANSWER
+        if fault is not None and fault.answer_chars is not None:
+            text = (text + " ") * (fault.answer_chars // (len(text) + 1) + 1)
+            text = text[: fault.answer_chars]
         digest = hashlib.sha256(f"{model}\n{prompt}".encode()).hexdigest()[:24]
         return (
             200,
@@ -233,6 +248,7 @@ class ExampleModelServer(ThreadedServer):
                 "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split())},
             },
             {},
+            fault is not None and fault.cut_short,
         )
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -281,7 +297,8 @@ class ExampleModelServer(ThreadedServer):
                 if path == "/v1/fine-tunes":
                     self._send(*server.fine_tunes.create(body), {})
                 else:
-                    self._send(*server.completion(body))
+                    status, answer, headers, cut_short = server._paced(body)
+                    self._send(status, answer, headers, cut_short=cut_short)
 
             def _injected(self, method: str) -> bool:
                 """Whether an outage the fine-tuning simulation was told of answered this request."""
@@ -299,7 +316,9 @@ class ExampleModelServer(ThreadedServer):
                 self._send(*_error(401, "missing or wrong API key"))
                 return False
 
-            def _send(self, status: int, answer: dict[str, Any], headers: dict[str, str]) -> None:
+            def _send(
+                self, status: int, answer: dict[str, Any], headers: dict[str, str], *, cut_short: bool = False
+            ) -> None:
                 data = json.dumps(answer).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -308,6 +327,11 @@ class ExampleModelServer(ThreadedServer):
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
+                if cut_short:
+                    # Half the promised body, then the connection closes: the client reads short.
+                    self.wfile.write(data[: len(data) // 2])
+                    self.close_connection = True
+                    return
                 self.wfile.write(data)
 
             def log_message(self, format: str, *args: Any) -> None:

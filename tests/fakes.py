@@ -131,7 +131,15 @@ class MemoryRuns(RunsStore):
         return self.runs[run_id]
 
     def claim(
-        self, run: RunRecord, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
+        self,
+        run: RunRecord,
+        *,
+        step: str,
+        holder: str,
+        expires_at: float,
+        now: float,
+        status: RunStatus,
+        request_id: str | None = None,
     ) -> int | None:
         stored = self.runs.get(run.run_id)
         if stored is None or stored.status is not status or run.status is not status:
@@ -143,7 +151,9 @@ class MemoryRuns(RunsStore):
         if previous is not None and previous.expires_at > now:
             return None
         attempt = previous.attempt + 1 if previous is not None else 1
-        claim = RunClaim(step=step, holder=holder, expires_at=expires_at, attempt=attempt)
+        claim = RunClaim(
+            step=step, holder=holder, expires_at=expires_at, attempt=attempt, request_id=request_id
+        )
         self.runs[run.run_id] = stored.model_copy(update={"claim": claim})
         return attempt
 

@@ -28,7 +28,7 @@ def extract_safely(submission: Path, target: Path) -> None:
         shutil.copy2(submission, target / submission.name)
         return
     try:
-        extract_zip(submission, target, label=submission.name, budget=Budget())
+        extract_zip(submission, target, label=f"the submission {submission.name}", budget=Budget())
     except BundleError as error:
         raise SubmissionError(str(error)) from None
 

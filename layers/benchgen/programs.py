@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 from collections.abc import Collection
 from pathlib import Path
 
@@ -90,6 +91,15 @@ def load_command(program_dir: Path, *, label: str | None = None) -> str:
             "missing; write the command that runs the program, e.g. python $program/score.py $input $output",
             field="command",
         )
+    # Split as the sandbox splits it before the run, so that registration refuses what no run could start.
+    try:
+        shlex.split(command)
+    except ValueError as exc:
+        raise BundleError(
+            file,
+            f"cannot be split into words ({exc}); close the quote, or escape it with a backslash",
+            "command",
+        ) from exc
     return command
 
 

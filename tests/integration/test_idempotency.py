@@ -59,10 +59,10 @@ def test_two_functions_given_the_same_upload_each_process_it_once(aws: Settings)
         answers = for_each_upload(_notification(aws), _context(function_name), step, LOGGER)
         assert answers == [{"key": KEY}]
 
-    # then each function processed it once, under records of its own
+    # then each function processed it once, under records of its own (beside each, the delivery that held it)
     assert ran == ["benchgen-score", "benchgen-audit"]
     prefixes = [record.split(".", 1)[0] for record in _record_ids(aws)]
-    assert prefixes == ["benchgen-audit", "benchgen-score"]
+    assert prefixes == ["benchgen-audit", "benchgen-score", "holder:benchgen-audit", "holder:benchgen-score"]
 
 
 def test_an_idempotent_call_after_an_upload_step_is_keyed_by_its_own_expression(aws: Settings) -> None:

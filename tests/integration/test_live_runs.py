@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import re
 import secrets
 import shutil
 from collections.abc import Iterator
@@ -431,3 +432,63 @@ def test_post_runs_keeps_the_runs_limits_and_refuses_limits_out_of_bounds_naming
     run = _runs(cloud).get(created["run"]["run_id"])
     assert run is not None and run.live_model is not None
     assert (run.live_model.limits.max_in_flight, run.live_model.limits.requests_per_minute) == (32, 600)
+
+
+def test_an_answer_cut_short_is_retried_and_a_case_always_cut_short_is_unanswered_with_a_sentence(
+    fast_retries: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given the model's answers to one case are cut short twice, and to another every time
+    _register(cloud, tmp_path, "gsm8k-en")
+    models.faults.add(Fault(cut_short=True, case_id="en-000005", times=2))
+    models.faults.add(Fault(cut_short=True, case_id="en-000009", times=None))
+
+    # When the live run goes through
+    execution = _live_run(cloud, "live-short", models.base_url)
+
+    # Then the run completes: the first case was answered on its third attempt
+    assert execution["status"] == "SUCCEEDED"
+    run = _runs(cloud).get("live-short")
+    assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
+    log = {entry["id"]: entry for entry in _object_lines(cloud, run.files[RunOutput.INFERENCE_LOG])}
+    assert (log["en-000005"]["answered"], log["en-000005"]["attempts"]) == (True, 3)
+    # and the other is unanswered after every attempt, saying the answer was cut short
+    failing = log["en-000009"]
+    assert (failing["answered"], failing["attempts"]) == (False, 5)
+    assert re.fullmatch(
+        rf"{re.escape(models.base_url)}/chat/completions cut its answer short \(\d+ bytes of \d+ read\): the "
+        r"connection closed before the answer ended \(after 5 attempts\)",
+        failing["error"],
+    )
+    assert run.inference is not None and run.inference.unanswered == 1
+
+
+def test_a_live_run_whose_answers_pass_the_prediction_limit_fails_with_the_limits_message(
+    fast_retries: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given a model whose answers to two cases are 4.5 MiB each (the generated submission passes 8 MiB,
+    # so it is uploaded in parts)
+    _register(cloud, tmp_path, "gsm8k-en")
+    for case_id in ("en-000002", "en-000004"):
+        models.faults.add(Fault(case_id=case_id, times=None, answer_chars=4608 * 1024))
+    ingest = next(name for lid, name in cloud.functions.items() if lid.startswith("Ingest"))
+    handler = cloud.hook.handlers[ingest]
+    announced: list[str] = []
+
+    def watched(event: Any, context: Any) -> Any:
+        announced.extend(record["eventName"] for record in event["Records"])
+        return handler(event, context)
+
+    cloud.hook.register(ingest, watched)
+
+    # When the live run goes through
+    _live_run(cloud, "live-huge", models.base_url)
+
+    # Then its submission, over 8 MiB, was announced once, as the completion of a multipart upload
+    head = cloud.client("s3").head_object(Bucket=cloud.bucket, Key="submissions/live-huge/predictions.json")
+    assert head["ContentLength"] > 8 * 1024 * 1024
+    assert announced == ["ObjectCreated:CompleteMultipartUpload"]
+    # and the run fails with the limit's own sentence
+    run = _runs(cloud).get("live-huge")
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    assert "is larger than the limit of 4 MiB for one prediction" in run.failure_reason, run.failure_reason

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from benchgen.aws.tables.runs import RunsRepo
     from benchgen.aws.tables.training_runs import TrainingRunsRepo
     from benchgen.inference.retry import Backoff
+    from benchgen.ports.storage import UploadedObject
     from benchgen.sandbox.job import Sandbox
 
 
@@ -122,9 +123,15 @@ class Adapters:
         """``step(upload=...)`` run once per uploaded object version; a redelivery gets the stored answer.
 
         A first layer against duplicate events; the steps' conditional writes are the second, for the
-        deliveries this cannot see (two events for one run, events out of order).
+        deliveries this cannot see (two events for one run, events out of order). A duplicate that finds
+        another delivery at work on the version ends at once, answered as such; a retry of this
+        delivery's own event, whose earlier attempt died at work, raises powertools' in-progress error
+        for Lambda to deliver it again (see ``benchgen.aws.deliveries``).
         """
         from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
+        from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
+
+        from benchgen.aws.deliveries import DeliveryHolders, holder_id
 
         # S3 delivers at least once; the same object version and content is processed once a day at most.
         config = IdempotencyConfig(
@@ -135,13 +142,30 @@ class Adapters:
         # The prefix powertools derives from AWS_LAMBDA_FUNCTION_NAME, taken from the invocation instead:
         # in-process every function shares one environment, and each must keep its own records.
         prefix = f"{context.function_name}.{step.__module__}.{step.__qualname__}"
-        once: Callable[..., dict[str, Any]] = idempotent_function(
-            step,
+        holders = DeliveryHolders(self.settings.idempotency_table)
+        request_id = context.aws_request_id
+
+        def holding(*, upload: UploadedObject, **arguments: Any) -> dict[str, Any]:
+            holders.hold(holder_id(prefix, upload), request_id)
+            return step(upload=upload, **arguments)
+
+        first: Callable[..., dict[str, Any]] = idempotent_function(
+            holding,
             data_keyword_argument="upload",
             persistence_store=self.idempotency,
             config=config,
             key_prefix=prefix,
         )
+
+        def once(*, upload: UploadedObject, **arguments: Any) -> dict[str, Any]:
+            try:
+                return first(upload=upload, **arguments)
+            except IdempotencyAlreadyInProgressError:
+                holder = holders.holder(holder_id(prefix, upload))
+                if holder is None or holder == request_id:
+                    raise
+                return {"key": upload.key, "duplicate": f"delivery {holder} is at work on this upload"}
+
         return once
 
     @cached_property

@@ -98,7 +98,9 @@ def _check_entries(infos: list[zipfile.ZipInfo], label: str, budget: Budget) -> 
         problem = path_problem(info.filename)
         if problem:
             raise BundleError(
-                label, f"entry '{info.filename}' {problem} and would land outside the bundle folder"
+                label,
+                f"entry '{info.filename}' {problem} and would land outside the folder it is unpacked into; "
+                "rebuild the zip with paths inside it",
             )
         if _is_symlink(info):
             raise BundleError(
@@ -149,7 +151,9 @@ def _extract_all(archive: zipfile.ZipFile, dest: Path, label: str, budget: Budge
         target = root.joinpath(*PurePosixPath(info.filename.replace("\\", "/")).parts)
         # The name checks above already forbid escaping; this guards against anything they missed.
         if not target.resolve().is_relative_to(root):
-            raise BundleError(label, f"entry '{info.filename}' would land outside the bundle folder")
+            raise BundleError(
+                label, f"entry '{info.filename}' would land outside the folder it is unpacked into"
+            )
         if info.is_dir():
             target.mkdir(parents=True, exist_ok=True)
             continue

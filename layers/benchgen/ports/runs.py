@@ -40,7 +40,15 @@ class RunsStore(ABC):
 
     @abstractmethod
     def claim(
-        self, run: RunRecord, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
+        self,
+        run: RunRecord,
+        *,
+        step: str,
+        holder: str,
+        expires_at: float,
+        now: float,
+        status: RunStatus,
+        request_id: str | None = None,
     ) -> int | None:
         """Take ``run`` (as the step last read or wrote it) for ``step`` until ``expires_at``; the attempt
         number, or None if it is not free. The write is conditioned on the claim ``run`` holds, so a run

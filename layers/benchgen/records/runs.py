@@ -103,12 +103,15 @@ class RunClaim(BaseModel):
 
     It lapses at ``expires_at`` (the holder's deadline): a holder that died cannot block the run's retry.
     ``attempt`` counts the invocations that took the step, so the last one knows it is the last.
+    ``request_id`` names the event the holder delivers (Lambda keeps it across an event's retries): a dead
+    letter of another event leaves a run alone while this claim is live.
     """
 
     step: str
     holder: str
     expires_at: float  # epoch seconds
     attempt: int = Field(ge=1)
+    request_id: str | None = None
 
 
 class CaseScope(BaseModel):

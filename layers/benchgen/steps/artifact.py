@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from aws_lambda_powertools import Logger
 from pydantic import BaseModel
 
 from benchgen.datasets import dataset_record
@@ -21,10 +22,12 @@ from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.datasets import DatasetRecord
 from benchgen.records.environments import EnvironmentRecord
-from benchgen.records.runs import RunInfo, RunRecord, RunStatus
+from benchgen.records.runs import ArtifactStatus, RunInfo, RunRecord, RunStatus
 from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.keys import ARTIFACT_PART, run_key
 from benchgen.steps.shard_parts import download_parts
+
+logger = Logger(child=True)
 
 
 class ArtifactBuild(BaseModel):
@@ -112,7 +115,15 @@ def _build(
 
 
 def record_artifact_failure(run_id: str, reason: str, *, runs: RunsStore) -> None:
-    """The pipeline's caught failure, as the run's artifact status and reason."""
+    """The pipeline's caught failure, as the run's artifact status and reason; a run whose dataset is
+    saved keeps it (a failure caught after the save, announcing it, or a late or repeated failure event)."""
+    run = runs.get(run_id)
+    if run is not None and run.artifact_status is ArtifactStatus.SAVED:
+        logger.warning(
+            "artifact failure after its dataset was saved: the run keeps it",
+            extra={"run_id": run_id, "dataset_id": run.dataset_id, "reason": reason},
+        )
+        return
     if not runs.artifact_failed(run_id, reason):
         raise RunMissing(
             f"run {run_id} does not exist: its artifact's failure ({reason}) has no run to go on"

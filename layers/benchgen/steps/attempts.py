@@ -55,6 +55,7 @@ def claim_run(runs: RunsStore, run: RunRecord, *, step: str, invocation: Invocat
         run,
         step=step,
         holder=invocation.holder,
+        request_id=invocation.request_id,
         expires_at=invocation.deadline,
         now=time.time(),
         status=RunStatus.RUNNING,

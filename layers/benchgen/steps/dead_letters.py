@@ -11,11 +11,13 @@ status: 200 for an error of the function) and ErrorMessage (the first 1 KB of th
 A message this settles is deleted (Lambda's poller deletes what the batch did not report failed): the
 upload itself stays in the versioned bucket, the run or version keeps the reason and request id, and the
 log keeps the message; keeping it would only have it delivered again and again. Every write is
-conditional, so a message handled twice, or one for a run that has since finished, changes nothing.
+conditional, so a message handled twice, or one for a run that has since finished, changes nothing; a
+run that another event's delivery holds (its claim live, under another request id) is left to that one.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from aws_lambda_powertools import Logger
@@ -110,6 +112,17 @@ def _run_step(key: str) -> tuple[str, str | None]:
 
 
 def _fail_run(run_id: str, step: str, letter: DeadLetter, runs: RunsStore, publisher: Publisher) -> str:
+    run = runs.get(run_id)
+    claim = run.claim if run is not None else None
+    # Another event's delivery at work on the run (a duplicate that took over, a re-upload, the next
+    # step) carries it to its end; only the dead event's own claim, left live by its killed attempt, is no
+    # sign of life.
+    if claim is not None and claim.expires_at > time.time() and claim.request_id != letter.request_id:
+        logger.info(
+            "dead letter for a run another delivery is at work on: left alone",
+            extra={"run_id": run_id, "step": claim.step, "holder_request_id": claim.request_id},
+        )
+        return f"{run_id}: at work in request {claim.request_id}"
     reason = run_failure_reason(step, letter)
     # A run the step finished (or failed itself, on its last attempt) is left as it is.
     if not runs.fail(run_id, reason, expected=UNFINISHED):

@@ -9,6 +9,7 @@ suffix.
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 import urllib.error
@@ -44,6 +45,14 @@ def retry_after_seconds(headers: Message | None) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None  # an HTTP date: fall back to our own backoff
+
+
+def cut_short(url: str, error: http.client.IncompleteRead) -> str:
+    """The sentence for an answer whose connection closed before the body its headers promised."""
+    read = len(error.partial)
+    of = f" of {read + error.expected}" if isinstance(error.expected, int) else ""
+    closed = "the connection closed before the answer ended"
+    return f"{url} cut its answer short ({read} bytes{of} read): {closed}"
 
 
 class ChatCompletions:
@@ -87,6 +96,9 @@ class ChatCompletions:
         except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
             reason = getattr(error, "reason", error)
             raise ModelCallError(f"could not reach {self._url}: {reason}", retryable=True) from None
+        except http.client.IncompleteRead as error:
+            # The connection closed mid-answer: a network fault, which the same call may not meet again.
+            raise ModelCallError(cut_short(self._url, error), retryable=True) from None
         parsed = parse_json(raw, self._url, ": check the base URL")
         input_tokens, output_tokens = chat_usage(parsed)
         return Answer(text=chat_text(parsed), raw=raw, input_tokens=input_tokens, output_tokens=output_tokens)
@@ -228,6 +240,8 @@ class OpenAICompatibleJobs:
             raise ProviderFault(
                 f"could not reach {self._base} when {what}: {reason}", retryable=True
             ) from None
+        except http.client.IncompleteRead as error:
+            raise ProviderFault(f"{cut_short(self._base, error)}, when {what}", retryable=True) from None
         try:
             answer = json.loads(raw)
         except json.JSONDecodeError:

@@ -89,7 +89,15 @@ class RunsRepo(Table, RunsStore):
         return RunRecord.model_validate(after | written)
 
     def claim(
-        self, run: RunRecord, *, step: str, holder: str, expires_at: float, now: float, status: RunStatus
+        self,
+        run: RunRecord,
+        *,
+        step: str,
+        holder: str,
+        expires_at: float,
+        now: float,
+        status: RunStatus,
+        request_id: str | None = None,
     ) -> int | None:
         """Take ``run`` for ``step`` until ``expires_at``; the attempt number, or None if it is not free.
 
@@ -104,7 +112,9 @@ class RunsRepo(Table, RunsStore):
         if previous is not None and same_step and previous.expires_at > now:
             return None
         attempt = previous.attempt + 1 if previous is not None and same_step else 1
-        claim = RunClaim(step=step, holder=holder, expires_at=expires_at, attempt=attempt)
+        claim = RunClaim(
+            step=step, holder=holder, expires_at=expires_at, attempt=attempt, request_id=request_id
+        )
         names = {"#claim": "claim", "#status": "status"}
         values: dict[str, Any] = {
             ":claim": to_attribute(claim.model_dump(mode="json")),
