@@ -444,3 +444,41 @@ def test_concurrent_users_each_see_only_their_own_run_configuration(api_cloud: L
         if (status, body.get("sampling")) != ((200, own[user]) if user == run_owner else (403, None))
     ]
     assert wrong == []
+
+
+def test_a_burst_of_concurrent_posts_is_queued_and_every_request_is_answered(api_cloud: LocalCloud) -> None:
+    # given a signed-in user and the four POST routes that start work
+    token = api_cloud.create_user("burst@example.com", PASSWORD)
+    run = {"environment_id": "gsm8k", "version": "v1", "model": "m", "submission_filename": "p.json"}
+    bodies = [
+        ("/runs", run),
+        ("/preparations", {"environment_id": "gsm8k", "version": "v1", "run_ids": ["run-1"]}),
+        ("/preparations/prep-none/packages", {"profile": "openai-chat"}),
+        ("/training-runs", {"package_id": "pkg-none", "connection_id": "conn-none"}),
+    ]
+
+    with api_cloud.serve_api(access_log=False) as server:
+
+        def post(index: int) -> int | str:
+            path, body = bodies[index % len(bodies)]
+            try:
+                answer = _request(
+                    server,
+                    "POST",
+                    path,
+                    headers={"Authorization": token, "Content-Type": "application/json"},
+                    body=json.dumps(body).encode(),
+                )
+            except OSError as error:  # a reset connection: what API Gateway never does to a burst
+                return f"{type(error).__name__}: {error}"
+            return answer.status
+
+        # when 10 rounds of 20 requests each arrive at once (more than socketserver's backlog of 5)
+        outcomes: list[int | str] = []
+        for _ in range(10):
+            with ThreadPoolExecutor(max_workers=20) as pool:
+                outcomes.extend(pool.map(post, range(20)))
+
+    # then every request got an HTTP answer of the API's (none of these exists, so each is refused)
+    assert [outcome for outcome in outcomes if not isinstance(outcome, int)] == []
+    assert set(outcomes) <= {404, 422}, set(outcomes)
