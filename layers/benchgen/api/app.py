@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.event_handler.middlewares.openapi_validation import (
     OpenAPIRequestValidationMiddleware,
 )
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 
 from benchgen.api import (
     ApiServices,
@@ -25,21 +28,36 @@ from benchgen.api import (
 from benchgen.api.cors import ConsoleOrigin
 from benchgen.api.errors import register_error_handlers
 
+_JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true or false"}
+
 
 class _JsonBodiesOnly(OpenAPIRequestValidationMiddleware):
-    """Request validation that reads a body as JSON or not at all.
+    """Request validation that reads a body as a JSON object or not at all.
 
     Powertools also parses form and multipart bodies, and a malformed multipart body escapes its
     validation as a bare ValueError (a 500). This API takes JSON only, so any other declared content
-    type is refused up front with a 415 that says what to send.
+    type is refused up front with a 415 that says what to send. Every body of this API is an object, and
+    powertools would validate the first element of an array as the body (it reads form fields that way):
+    any other JSON value is refused with a 422 saying so.
     """
 
     def _get_body(self, app: Any) -> dict[str, Any]:
         content_type = app.current_event.headers.get("content-type", "").strip()
         if content_type and not content_type.lower().startswith("application/json"):
             raise RequestUnsupportedContentType("Unsupported content type", errors=[])
-        body: dict[str, Any] = super()._get_body(app)
-        return body
+        body: Any = super()._get_body(app)
+        if body is None or isinstance(body, dict):
+            # None when there is no body at all (powertools' own annotation leaves it out): the route says
+            # whether it needs one.
+            return cast(dict[str, Any], body)
+        kind = _JSON_KINDS.get(type(body), "not an object")
+        problem = {
+            "type": "body_not_an_object",
+            "loc": ("body",),
+            "msg": f"the body must be one JSON object ({{...}}), and this one is {kind}",
+            "input": {},
+        }
+        raise RequestValidationError([problem])
 
 
 def _console_origin() -> str | None:

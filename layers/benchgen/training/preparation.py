@@ -112,6 +112,9 @@ class RunOnVersion(Protocol):
 RunT = TypeVar("RunT", bound=RunOnVersion)
 
 
+MAX_SEED = 2**32 - 1
+
+
 class GenerationSettings(BaseModel):
     """How rows are generated; None takes the value of the bundle's ``finetune:`` section."""
 
@@ -119,7 +122,8 @@ class GenerationSettings(BaseModel):
 
     augmentation_factor: int | None = Field(default=None, ge=0, le=50)  # counts the seed, as the artifact
     pool_share: float | None = Field(default=None, ge=0.0, le=1.0)  # 0 = no pool rows
-    seed: int = Field(default=0, ge=0)  # mixed into the augmentation and pool choices; 0 = the artifact's
+    # Mixed into the augmentation and pool choices; 0 = the artifact's. 32 bits, as a record keeps it.
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
     splits: SplitShares = SplitShares()
 
 
