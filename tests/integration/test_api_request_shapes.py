@@ -184,3 +184,14 @@ def test_a_hyperparameter_beyond_its_documented_range_is_refused_by_the_schema(
     assert answer.body["errors"][0]["message"] == (
         "must be a number between -1e+12 and 1e+12, or text of at most 64 characters"
     )
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["[" * 100_000 + "]" * 100_000, '{"a":' * 50_000 + "1" + "}" * 50_000],
+    ids=["arrays", "objects"],  # the test's id goes into the environment of every process it starts
+)
+def test_a_body_nested_past_what_python_decodes_is_refused_not_a_500(call: Call, raw: str) -> None:
+    answer = call("POST", "/runs", body=raw)
+    assert answer.status == 422, answer.body
+    assert answer.body["errors"][0]["message"].startswith("the body is nested too deeply")

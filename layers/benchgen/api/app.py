@@ -27,6 +27,7 @@ from benchgen.api import (
 )
 from benchgen.api.cors import ConsoleOrigin
 from benchgen.api.errors import register_error_handlers
+from benchgen.errors import too_deep
 
 _JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true or false"}
 
@@ -38,26 +39,28 @@ class _JsonBodiesOnly(OpenAPIRequestValidationMiddleware):
     validation as a bare ValueError (a 500). This API takes JSON only, so any other declared content
     type is refused up front with a 415 that says what to send. Every body of this API is an object, and
     powertools would validate the first element of an array as the body (it reads form fields that way):
-    any other JSON value is refused with a 422 saying so.
+    any other JSON value is refused with a 422 saying so, as is JSON nested past what Python decodes.
     """
 
     def _get_body(self, app: Any) -> dict[str, Any]:
         content_type = app.current_event.headers.get("content-type", "").strip()
         if content_type and not content_type.lower().startswith("application/json"):
             raise RequestUnsupportedContentType("Unsupported content type", errors=[])
-        body: Any = super()._get_body(app)
+        try:
+            body: Any = super()._get_body(app)
+        except RecursionError:
+            raise _refused_body(f"the body {too_deep()}") from None
         if body is None or isinstance(body, dict):
             # None when there is no body at all (powertools' own annotation leaves it out): the route says
             # whether it needs one.
             return cast(dict[str, Any], body)
         kind = _JSON_KINDS.get(type(body), "not an object")
-        problem = {
-            "type": "body_not_an_object",
-            "loc": ("body",),
-            "msg": f"the body must be one JSON object ({{...}}), and this one is {kind}",
-            "input": {},
-        }
-        raise RequestValidationError([problem])
+        raise _refused_body(f"the body must be one JSON object ({{...}}), and this one is {kind}")
+
+
+def _refused_body(message: str) -> RequestValidationError:
+    """The 422 of a body that is no JSON object this API can read, saying why."""
+    return RequestValidationError([{"type": "body_refused", "loc": ("body",), "msg": message, "input": {}}])
 
 
 def _console_origin() -> str | None:
