@@ -379,6 +379,23 @@ def test_a_malformed_chunked_body_gets_a_400_that_says_so(
     assert stand_in.events == []
 
 
+def test_a_body_over_api_gateways_limit_gets_a_413_the_client_reads(
+    api: tuple[ApiServer, StandInApi], pool: Pool
+) -> None:
+    # Given a client that sends all of an 11 MiB body before it reads the answer (as http.client does)
+    server, stand_in = api
+    body = b"x" * (11 * 1024 * 1024)
+
+    # When it is posted
+    answer = _request(
+        server, "POST", "/runs", headers={"Authorization": pool.tokens("alice")["IdToken"]}, body=body
+    )
+
+    # Then the client reads API Gateway's 413 (the server used to close on the unread body: a broken pipe)
+    assert (answer.status, answer.json()) == (413, {"message": "Request Too Long"})
+    assert stand_in.events == []
+
+
 def test_handler_failure_gets_502(api: tuple[ApiServer, StandInApi], pool: Pool) -> None:
     server, stand_in = api
     stand_in.fail = True
