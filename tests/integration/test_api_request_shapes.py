@@ -195,3 +195,60 @@ def test_a_body_nested_past_what_python_decodes_is_refused_not_a_500(call: Call,
     answer = call("POST", "/runs", body=raw)
     assert answer.status == 422, answer.body
     assert answer.body["errors"][0]["message"].startswith("the body is nested too deeply")
+
+
+@pytest.mark.parametrize(
+    ("path", "raw"),
+    [
+        ("/runs", '{"environment_id": "gsm8k", "version": "1", "model": "a\\ud800b"}'),
+        ("/connections", '{"name": "\\udfff", "provider": "bedrock", "region": "us-east-1"}'),
+    ],
+)
+def test_a_surrogate_escaped_alone_is_refused_before_it_reaches_a_table(
+    aws: Settings, call: Call, path: str, raw: str
+) -> None:
+    # Given a registered environment, so that the run would otherwise be created
+    _register(aws)
+
+    # When a body escapes half of a character ("\ud800"), which no UTF-8 can hold
+    answer = call("POST", path, body=raw)
+
+    # Then it is a 422 saying so (it was a 500 where DynamoDB got it), and nothing was stored
+    assert answer.status == 422, answer.body
+    assert answer.body["errors"][0]["message"].startswith("the body holds a \\ud800-\\udfff escape")
+    assert _items(aws, aws.runs_table) == [] and _items(aws, aws.connections_table) == []
+
+
+def test_a_character_escaped_as_its_pair_of_surrogates_is_taken(aws: Settings, call: Call) -> None:
+    _register(aws)
+    answer = call(
+        "POST", "/runs", body='{"environment_id": "gsm8k", "version": "1", "model": "m \\ud83d\\ude00"}'
+    )
+    assert answer.status == 201, answer.body
+    assert answer.body["run"]["model"] == "m \U0001f600"
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"criteria": ["c"] * 201}, "criteria"),
+        ({"criteria": ["c" * 201]}, "criteria.0"),
+        ({"run_ids": ["r" * 201]}, "run_ids.0"),
+        ({"environment_id": "e" * 201}, "environment_id"),
+    ],
+)
+def test_a_preparation_with_more_or_longer_ids_than_a_record_keeps_is_refused(
+    aws: Settings, call: Call, changes: dict[str, Any], field: str
+) -> None:
+    _register(aws)
+    _completed_run(aws, "run-1")
+    body = {
+        "environment_id": "gsm8k",
+        "environment_version": "1",
+        "method": "demonstration",
+        "run_ids": ["run-1"],
+    }
+    answer = call("POST", "/preparations", body=body | changes)
+    assert answer.status == 422, answer.body
+    assert [problem["field"] for problem in answer.body["errors"]] == [field]
+    assert _items(aws, aws.preparations_table) == []

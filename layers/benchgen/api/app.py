@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
@@ -51,11 +52,29 @@ class _JsonBodiesOnly(OpenAPIRequestValidationMiddleware):
         except RecursionError:
             raise _refused_body(f"the body {too_deep()}") from None
         if body is None or isinstance(body, dict):
+            if body is not None and _holds_lone_surrogate(app.current_event.decoded_body, body):
+                raise _refused_body(
+                    "the body holds a \\ud800-\\udfff escape that is half of a character: escape a character "
+                    "outside the Basic Multilingual Plane as its pair of surrogates, or send it as UTF-8"
+                )
             # None when there is no body at all (powertools' own annotation leaves it out): the route says
             # whether it needs one.
             return cast(dict[str, Any], body)
         kind = _JSON_KINDS.get(type(body), "not an object")
         raise _refused_body(f"the body must be one JSON object ({{...}}), and this one is {kind}")
+
+
+def _holds_lone_surrogate(text: str, body: dict[str, Any]) -> bool:
+    """Whether ``body``, decoded from JSON ``text``, holds a string with a surrogate escaped alone
+    (``"\\ud800"``): no UTF-8, and so no table, object or log line, can hold it, and it failed the request
+    where it was stored."""
+    if "\\u" not in text:  # only an escape can make one
+        return False
+    try:
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _refused_body(message: str) -> RequestValidationError:
