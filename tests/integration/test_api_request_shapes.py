@@ -252,3 +252,15 @@ def test_a_preparation_with_more_or_longer_ids_than_a_record_keeps_is_refused(
     assert answer.status == 422, answer.body
     assert [problem["field"] for problem in answer.body["errors"]] == [field]
     assert _items(aws, aws.preparations_table) == []
+
+
+def test_a_refused_map_key_is_named_in_the_answer_not_echoed_whole(call: Call) -> None:
+    # Given a hyperparameter whose name is a megabyte long
+    body = {"package_id": "pkg-1", "connection_id": "conn-1", "hyperparameters": {"n" * 1_000_000: 1}}
+
+    # When it is refused, then the answer names the field by its start only
+    answer = call("POST", "/training-runs", body=body)
+    assert answer.status == 422
+    (problem,) = answer.body["errors"]
+    assert problem["field"].startswith("hyperparameters.nnnn") and len(problem["field"]) == 200
+    assert len(answer.body["message"]) < 2000
