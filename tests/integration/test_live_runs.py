@@ -10,7 +10,6 @@ import logging
 import secrets
 import shutil
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +27,7 @@ from cli.demo import Api
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, ExampleModelServer, Fault
-from localcloud.threaded_server import ThreadedServer
-from tests.integration.factories import everything_stored
+from tests.integration.factories import KeyQuotingServer, everything_stored
 
 OPENAI_COMPATIBLE = ProviderKind("openai-compatible")
 
@@ -405,27 +403,6 @@ def test_post_runs_refuses_another_users_connection_and_a_secret_passed_in_the_c
     assert api.expect("GET", "/runs", 200)["items"] == []
 
 
-class _KeyQuotingServer(ThreadedServer):
-    """A model server that refuses every request by quoting its Authorization header back, as some do."""
-
-    def __init__(self) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # http.server's naming
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                said = f"invalid API key: {self.headers.get('Authorization')}"
-                data = json.dumps({"error": {"message": said, "type": "invalid_request_error"}}).encode()
-                self.send_response(401)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                """Quiet."""
-
-        super().__init__(Handler, host="127.0.0.1", port=0, name="key-quoting-models")
-
-
 def test_a_providers_message_quoting_the_key_reaches_no_record_answer_or_log_line_with_it(
     fast_retries: None,
     cloud: LocalCloud,
@@ -444,7 +421,7 @@ def test_a_providers_message_quoting_the_key_reaches_no_record_answer_or_log_lin
         Tags=[{"Key": "benchgen:access", "Value": "inference"}],
     )["ARN"]
     _register(cloud, tmp_path, "gsm8k-en")
-    with _KeyQuotingServer() as models:
+    with KeyQuotingServer() as models:
         connection = api.expect(
             "POST",
             "/connections",
