@@ -12,6 +12,7 @@ import base64
 import io
 import json
 import re
+import socket
 import sys
 import threading
 import time
@@ -35,6 +36,9 @@ TOO_LARGE_BODY = {"message": "Request Too Long"}
 # API Gateway's own payload limit.
 MAX_BODY_BYTES = 10 * 1024 * 1024
 SOCKET_TIMEOUT_S = 30
+# What is read of a refused body before its connection is closed, and how long a quiet client is waited for.
+DISCARD_MAX_BYTES = 64 * 1024 * 1024
+DISCARD_QUIET_S = 1.0
 _TEXT_TYPES = ("text/", "application/json", "application/x-www-form-urlencoded", "application/xml")
 
 
@@ -225,11 +229,32 @@ def _event_body(body: bytes, content_type: str) -> tuple[str | None, bool]:
 
 
 class _Refused(Exception):
-    """A request body that cannot be read; ``answer`` says why."""
+    """A request body that cannot be read; ``answer`` says why, and ``unread`` is how many of its bytes are
+    still on the connection (None when the request does not say)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, unread: int | None = None) -> None:
         super().__init__(message)
         self.answer = _Answer.json(status, {"message": message})
+        self.unread = unread
+
+
+def _discard(connection: socket.socket, stream: io.BufferedIOBase, unread: int | None) -> None:
+    """Read and drop what is left of a refused body, at most ``DISCARD_MAX_BYTES``.
+
+    Closing a connection that still holds unread bytes makes the kernel reset it, and a client still
+    sending its body then never reads the answer (a 413 arrives as a broken pipe). API Gateway answers a
+    body too large with a 413 the client reads, so the rest is read first; a body of unknown length is
+    read until the client has been quiet for ``DISCARD_QUIET_S``."""
+    left = DISCARD_MAX_BYTES if unread is None else min(unread, DISCARD_MAX_BYTES)
+    connection.settimeout(DISCARD_QUIET_S)
+    try:
+        while left > 0:
+            chunk = stream.read1(min(left, 1 << 16))
+            if not chunk:
+                return
+            left -= len(chunk)
+    except TimeoutError:
+        return
 
 
 def _read_body(headers: Any, stream: io.BufferedIOBase) -> bytes:
@@ -244,7 +269,7 @@ def _read_body(headers: Any, stream: io.BufferedIOBase) -> bytes:
         raise _Refused(400, f"Content-Length must be a number of bytes, not {declared!r}")
     length = int(declared)
     if length > MAX_BODY_BYTES:
-        raise _Refused(413, TOO_LARGE_BODY["message"])
+        raise _Refused(413, TOO_LARGE_BODY["message"], unread=length)
     return stream.read(length) if length else b""
 
 
@@ -282,6 +307,8 @@ def _request_handler_for(server: ApiServer) -> type[BaseHTTPRequestHandler]:
                 # The rest of the body is still on the connection: it cannot carry another request.
                 self.close_connection = True
                 self._send(refused.answer)
+                self.wfile.flush()
+                _discard(self.connection, self.rfile, refused.unread)
                 return
             answer = server.respond(self.command, self.path, list(self.headers.items()), body)
             self._send(answer)

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Self
 
 
-class _Listener(ThreadingHTTPServer):
-    # socketserver's default backlog of 5 refuses (and makes clients retry seconds later) the connections
-    # a run opens at once when it asks dozens of requests concurrently.
-    request_queue_size = 1024
+class _QueueingHTTPServer(ThreadingHTTPServer):
+    """A ThreadingHTTPServer whose listen backlog holds a burst of connections.
+
+    socketserver listens with a backlog of 5: a burst of more connections than that overflows the kernel's
+    queues, and Linux answers the overflow with a reset (its SYN cookies fail against the full accept
+    queue). API Gateway queues a burst or answers 429; it never resets one, so neither may this server."""
+
+    request_queue_size = socket.SOMAXCONN
 
 
 class ThreadedServer:
@@ -20,7 +25,7 @@ class ThreadedServer:
     def __init__(
         self, handler_class: type[BaseHTTPRequestHandler], *, host: str, port: int, name: str
     ) -> None:
-        self._httpd = _Listener((host, port), handler_class)
+        self._httpd = _QueueingHTTPServer((host, port), handler_class)
         self._httpd.daemon_threads = True
         self._name = name
         self._thread: threading.Thread | None = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, cast
 
@@ -13,6 +14,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from benchgen.records.datasets import DatasetRecord
 from localcloud.cloud import LocalCloud
+from localcloud.threaded_server import ThreadedServer
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -163,3 +165,24 @@ def everything_stored(cloud: LocalCloud) -> str:
             history = sfn.get_execution_history(executionArn=execution["executionArn"])["events"]
             parts.append(json.dumps(history, default=str))
     return "\n".join(parts)
+
+
+class KeyQuotingServer(ThreadedServer):
+    """A model server that refuses every request by quoting its Authorization header back, as some do."""
+
+    def __init__(self) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # http.server's naming
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                said = f"invalid API key: {self.headers.get('Authorization')}"
+                data = json.dumps({"error": {"message": said, "type": "invalid_request_error"}}).encode()
+                self.send_response(401)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Quiet."""
+
+        super().__init__(Handler, host="127.0.0.1", port=0, name="key-quoting-models")

@@ -379,6 +379,23 @@ def test_a_malformed_chunked_body_gets_a_400_that_says_so(
     assert stand_in.events == []
 
 
+def test_a_body_over_api_gateways_limit_gets_a_413_the_client_reads(
+    api: tuple[ApiServer, StandInApi], pool: Pool
+) -> None:
+    # Given a client that sends all of an 11 MiB body before it reads the answer (as http.client does)
+    server, stand_in = api
+    body = b"x" * (11 * 1024 * 1024)
+
+    # When it is posted
+    answer = _request(
+        server, "POST", "/runs", headers={"Authorization": pool.tokens("alice")["IdToken"]}, body=body
+    )
+
+    # Then the client reads API Gateway's 413 (the server used to close on the unread body: a broken pipe)
+    assert (answer.status, answer.json()) == (413, {"message": "Request Too Long"})
+    assert stand_in.events == []
+
+
 def test_handler_failure_gets_502(api: tuple[ApiServer, StandInApi], pool: Pool) -> None:
     server, stand_in = api
     stand_in.fail = True
@@ -444,3 +461,41 @@ def test_concurrent_users_each_see_only_their_own_run_configuration(api_cloud: L
         if (status, body.get("sampling")) != ((200, own[user]) if user == run_owner else (403, None))
     ]
     assert wrong == []
+
+
+def test_a_burst_of_concurrent_posts_is_queued_and_every_request_is_answered(api_cloud: LocalCloud) -> None:
+    # given a signed-in user and the four POST routes that start work
+    token = api_cloud.create_user("burst@example.com", PASSWORD)
+    run = {"environment_id": "gsm8k", "version": "v1", "model": "m", "submission_filename": "p.json"}
+    bodies = [
+        ("/runs", run),
+        ("/preparations", {"environment_id": "gsm8k", "version": "v1", "run_ids": ["run-1"]}),
+        ("/preparations/prep-none/packages", {"profile": "openai-chat"}),
+        ("/training-runs", {"package_id": "pkg-none", "connection_id": "conn-none"}),
+    ]
+
+    with api_cloud.serve_api(access_log=False) as server:
+
+        def post(index: int) -> int | str:
+            path, body = bodies[index % len(bodies)]
+            try:
+                answer = _request(
+                    server,
+                    "POST",
+                    path,
+                    headers={"Authorization": token, "Content-Type": "application/json"},
+                    body=json.dumps(body).encode(),
+                )
+            except OSError as error:  # a reset connection: what API Gateway never does to a burst
+                return f"{type(error).__name__}: {error}"
+            return answer.status
+
+        # when 10 rounds of 20 requests each arrive at once (more than socketserver's backlog of 5)
+        outcomes: list[int | str] = []
+        for _ in range(10):
+            with ThreadPoolExecutor(max_workers=20) as pool:
+                outcomes.extend(pool.map(post, range(20)))
+
+    # then every request got an HTTP answer of the API's (none of these exists, so each is refused)
+    assert [outcome for outcome in outcomes if not isinstance(outcome, int)] == []
+    assert set(outcomes) <= {404, 422}, set(outcomes)

@@ -184,8 +184,31 @@ def test_an_openai_compatible_connection_over_plain_http_elsewhere_than_loopback
     answer = call("POST", "/connections", body={**TOGETHER, "base_url": "http://api.together.xyz/v1"})
     assert answer.status == 422
     assert answer.body["errors"][0]["message"] == (
-        "base_url must use https (plain http is accepted only for a server on this machine's loopback)"
+        "base_url must use https (plain http is accepted only for a server on this machine's loopback: "
+        "localhost, an address in 127.0.0.0/8, or [::1])"
     )
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    ["http://127.evil.example/v1", "http://127.0.0.1.nip.io/v1", "http://localhost.evil.example/v1"],
+)
+def test_plain_http_to_a_name_that_only_looks_like_loopback_is_refused(call: Call, base_url: str) -> None:
+    # Given a host whose name starts like a loopback address (anyone's DNS can point it anywhere)
+    answer = call("POST", "/connections", body={**TOGETHER, "base_url": base_url})
+
+    # Then it is refused as plain http elsewhere than loopback, and nothing is recorded
+    assert answer.status == 422
+    assert answer.body["errors"][0]["message"].startswith("base_url must use https")
+    assert call("GET", "/connections").body["items"] == []
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    ["http://127.0.0.1:8000/v1", "http://127.8.9.10/v1", "http://[::1]:8000/v1", "http://localhost/v1"],
+)
+def test_plain_http_to_a_loopback_address_or_localhost_is_accepted(call: Call, base_url: str) -> None:
+    assert _create(call, {**TOGETHER, "base_url": base_url})["base_url"] == base_url
 
 
 def test_the_filters_keep_the_connections_whose_profile_accepts_the_request(call: Call) -> None:

@@ -6,6 +6,7 @@ two runs' verdicts."""
 from __future__ import annotations
 
 import json
+import secrets
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +30,7 @@ from tests.integration.evaluation_setup import (
     subject,
     user,
 )
-from tests.integration.factories import received_events, watch_events
+from tests.integration.factories import KeyQuotingServer, everything_stored, received_events, watch_events
 
 TRAINING = "train-0000000000000000000000e2"
 
@@ -240,3 +241,52 @@ def test_a_trained_model_that_does_not_answer_fails_the_evaluation_with_its_runs
     # and EvaluationFailed went to the bus with the reason
     failed = [detail for kind, detail in received_events(cloud, events) if kind == "EvaluationFailed"]
     assert failed == [{"evaluation_id": created["evaluation_id"], "reason": evaluation["failure_reason"]}]
+
+
+def test_a_model_quoting_the_key_fails_the_evaluation_without_the_key_in_its_reason(
+    quick: None, cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # Given a succeeded training run whose connection's key, in a tagged secret, the model server quotes
+    # back in every 401 ("invalid API key: Bearer <key>")
+    key = "sk-planted-" + secrets.token_hex(12)
+    arn = cloud.client("secretsmanager").create_secret(
+        Name="benchgen/evaluation-quoting",
+        SecretString=key,
+        Tags=[{"Key": "benchgen:access", "Value": "inference"}],
+    )["ARN"]
+    register(cloud, tmp_path)
+    with KeyQuotingServer() as models, cloud.serve_api(access_log=False) as server:
+        token = user(cloud, "owner@example.com", group="evaluators")
+        api = Api(server.url, token)
+        connection = api.expect(
+            "POST",
+            "/connections",
+            201,
+            {
+                "name": "quoting",
+                "provider": "openai-compatible",
+                "base_url": models.url + "/v1",
+                "secret_arn": arn,
+            },
+        )["connection_id"]
+        put_training_run(
+            cloud, TRAINING, owner=subject(token), connection_id=connection, package_sha256=put_package(cloud)
+        )
+
+        # When the evaluation asks the trained model and its base
+        created = api.expect(
+            "POST",
+            f"/training-runs/{TRAINING}/evaluations",
+            202,
+            {"tuned": {"connection_id": connection, "model_id": "example-tuned"}},
+        )
+        assert _wait(cloud, created["evaluation_id"])["status"] == "FAILED"
+        evaluation = api.expect("GET", f"/evaluations/{created['evaluation_id']}", 200)
+
+    # Then it failed with its run's reason, which keeps the provider's words without the key
+    assert evaluation["status"] == "Failed"
+    assert key not in json.dumps(evaluation)
+    assert "invalid API key: Bearer [redacted]" in evaluation["failure_reason"]
+    # and the key is in no item, object or execution history
+    stored = everything_stored(cloud)
+    assert arn in stored and key not in stored

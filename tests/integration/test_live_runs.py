@@ -28,7 +28,7 @@ from cli.demo import Api
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, ExampleModelServer, Fault
-from tests.integration.factories import everything_stored
+from tests.integration.factories import KeyQuotingServer, everything_stored
 
 OPENAI_COMPATIBLE = ProviderKind("openai-compatible")
 
@@ -492,3 +492,59 @@ def test_a_live_run_whose_answers_pass_the_prediction_limit_fails_with_the_limit
     assert run is not None and run.status is RunStatus.FAILED
     assert run.failure_reason is not None
     assert "is larger than the limit of 4 MiB for one prediction" in run.failure_reason, run.failure_reason
+
+
+def test_a_providers_message_quoting_the_key_reaches_no_record_answer_or_log_line_with_it(
+    fast_retries: None,
+    cloud: LocalCloud,
+    tmp_path: Path,
+    users: tuple[Api, str, Api],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    # Given the owner's connection (POST /connections) whose key, in a tagged secret, the model server
+    # quotes back in its 401 ("invalid API key: Bearer <key>")
+    api, _, other = users
+    key = "sk-planted-" + secrets.token_hex(12)
+    arn = cloud.client("secretsmanager").create_secret(
+        Name="benchgen/quoting-models",
+        SecretString=key,
+        Tags=[{"Key": "benchgen:access", "Value": "inference"}],
+    )["ARN"]
+    _register(cloud, tmp_path, "gsm8k-en")
+    with KeyQuotingServer() as models:
+        connection = api.expect(
+            "POST",
+            "/connections",
+            201,
+            {
+                "name": "quoting",
+                "provider": "openai-compatible",
+                "base_url": models.url + "/v1",
+                "secret_arn": arn,
+            },
+        )
+
+        # When a live run asks that model
+        status, created = _post_live_run(api, connection["connection_id"])
+        assert status == 201, created
+        run_id = created["run"]["run_id"]
+        machine = cloud.state_machine_arns["InferencePipeline"]
+        execution = cloud.wait_for_execution(f"live-{run_id}", timeout=120, state_machine_arn=machine)
+        cloud.settle()
+
+    # Then the run failed, and the answer another user gets (runs are readable by every user) lacks the key
+    assert execution["status"] == "FAILED"
+    detail = other.expect("GET", f"/runs/{run_id}", 200)
+    assert detail["status"] == "Failed"
+    assert key not in json.dumps(detail)
+    # but keeps the provider's own words, the key taken out of them
+    assert "answered HTTP 401" in detail["failure_reason"]
+    assert "invalid API key: Bearer [redacted]" in detail["failure_reason"]
+    # and the key is in no item, object or execution history, no log line
+    stored = everything_stored(cloud)
+    assert arn in stored and "invalid API key: Bearer [redacted]" in stored
+    assert key not in stored
+    logged = "\n".join(json.dumps(record.__dict__, default=str) for record in caplog.records)
+    assert run_id in logged
+    assert key not in logged

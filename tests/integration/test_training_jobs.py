@@ -10,6 +10,7 @@ import pytest
 from moto import mock_aws
 
 from benchgen.aws.clients import reset_clients
+from benchgen.aws.providers import registry
 from benchgen.aws.providers.bedrock import BedrockJobs
 from benchgen.aws.providers.registry import jobs_for
 from benchgen.aws.providers.sagemaker import SageMakerJobs
@@ -118,7 +119,7 @@ def test_each_aws_connection_gets_its_providers_jobs(provider: ProviderKind, ada
         role_arn=ROLE,
         profile=narrow(provider, None),
     )
-    assert isinstance(jobs_for(connection), adapter)
+    assert isinstance(registry.adapter(provider).training_jobs(connection), adapter)
 
 
 def test_an_openai_compatible_connection_reads_its_key_from_secrets_manager_at_each_call(moto: None) -> None:

@@ -607,6 +607,46 @@ def test_an_openai_compatible_run_sends_train_and_validation_only_and_keeps_the_
     assert key not in logged
 
 
+def test_a_job_failure_quoting_the_key_is_recorded_and_shown_without_it(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    from localcloud.model_server import ExampleModelServer
+
+    caplog.set_level(logging.INFO)
+    # Given an OpenAI-compatible provider (the real adapter) whose job fails with a message quoting the key
+    # it was called with, as some services quote a request back
+    key = "sk-planted-" + secrets.token_hex(12)
+    arn = world.cloud.client("secretsmanager").create_secret(
+        Name=f"benchgen/training-{secrets.token_hex(4)}",
+        SecretString=key,
+        Tags=[{"Key": "benchgen:access", "Value": "inference"}],
+    )["ARN"]
+    with ExampleModelServer(api_key=key) as server:
+        server.fine_tunes.fail(f"training file rejected for api_key={key} (Authorization: Bearer {key})")
+        package_id, connection_id = world.seed(
+            provider=OPENAI_COMPATIBLE, base_model="example-base", secret_arn=arn, base_url=server.base_url
+        )
+
+        # When a training run is launched on it and followed to its end
+        run = world.launch(package_id, connection_id)["training_run"]
+        assert world.wait(run["training_run_id"])["status"] == "SUCCEEDED"
+
+    # Then the run is Failed, and what its owner reads of it lacks the key
+    status, shown = world.owner.call("GET", f"/training-runs/{run['training_run_id']}")
+    assert status == 200 and shown["status"] == "Failed"
+    assert key not in json.dumps(shown)
+    # but keeps the provider's own words, the key taken out of them, in the record and its timeline
+    said = "training file rejected for api_key=[redacted] (Authorization: Bearer [redacted])"
+    assert shown["failure_reason"] == said
+    assert shown["timeline"][-1]["message"] == said
+    # and the key is in no item, object, execution history or log line
+    stored = everything_stored(world.cloud)
+    assert said in stored and key not in stored
+    logged = "\n".join(json.dumps(record.__dict__, default=str) for record in caplog.records)
+    assert run["training_run_id"] in logged
+    assert key not in logged
+
+
 def test_an_override_warns_naming_both_models_and_profile_refusals_say_what_is_unsupported(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from benchgen.environment import Environment
 from benchgen.training.coverage import check_held_out
 from benchgen.training.examples import text_hash
-from benchgen.training.preparation import RunSource, generate
+from benchgen.training.preparation import MAX_SEED, RunSource, generate
 from tests.unit.finetune_inputs import case, make_env, verdict
 from tests.unit.preparation_inputs import make_spec, read_examples, read_held_out, run_source
 
@@ -81,7 +81,7 @@ def split_shares(draw: st.DrawFn) -> dict[str, int]:
     shares=split_shares(),
     factor=st.integers(min_value=0, max_value=6),
     pool_share=st.one_of(st.none(), st.floats(min_value=0.0, max_value=1.0)),
-    seed=st.integers(min_value=0, max_value=2**32),
+    seed=st.integers(min_value=0, max_value=MAX_SEED),
     method=st.sampled_from(["demonstration", "preference"]),
     selection=st.sampled_from(["wrong_plus_augmented", "all_items", "failed_and_near_miss"]),
     run_ids=st.lists(st.sampled_from(["run-0", "run-1", "run-2"]), min_size=1, max_size=3, unique=True),

@@ -21,6 +21,7 @@ from benchgen.api import Unauthenticated
 from benchgen.aws.pages import InvalidNextToken
 from benchgen.errors import BenchGenError
 from benchgen.providers.capabilities import Unsupported
+from benchgen.records.bounds import MAX_KEY_CHARS, clip_text
 
 logger = Logger(child=True)
 
@@ -110,7 +111,9 @@ def _field_problem(error: Any) -> FieldProblem:
     if kind == "value_error" and context_error is not None:
         # The validator's own sentence, without pydantic's "Value error, " prefix.
         message = str(context_error)
-    return FieldProblem(location=location, field=".".join(path) or location, message=message)
+    # A field's name can be a key the request chose (a map's), as long as the body: it is named, not echoed.
+    field = clip_text(".".join(path), MAX_KEY_CHARS) or location
+    return FieldProblem(location=location, field=field, message=message)
 
 
 def validation_answer(error: RequestValidationError) -> Response[Any]:

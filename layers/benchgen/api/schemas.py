@@ -44,9 +44,12 @@ MAX_SAMPLING_ENTRIES = 16
 MAX_SAMPLING_TEXT = 256
 MAX_VARIABLES = 32
 MAX_VARIABLE_VALUE = 1024
-# DynamoDB numbers hold 38 digits between 1e-130 and 1e126: sampling numbers stay well inside.
-MAX_SAMPLING_NUMBER = 10**12
+# DynamoDB numbers hold 38 digits between 1e-130 and 1e126: a number a request carries stays well inside,
+# within ±1e12 where no narrower bound of its own applies (tests/unit/test_openapi_bounds.py checks that
+# every number of every request schema has both ends).
+MAX_REQUEST_NUMBER = 10**12
 SAMPLING_DECIMALS = 12
+MAX_HYPERPARAMETER_TEXT = 64
 
 
 def _matching(pattern: str, rule: str) -> Callable[[str], str]:
@@ -114,14 +117,14 @@ Text = Annotated[
 def _sampling_value(value: object) -> int | float | str:
     """A number within ±1e12 (floats kept to 12 decimals: 1e-200 is valid JSON but no DynamoDB number),
     or text of at most 256 characters; booleans and anything else are refused, as the document says."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_SAMPLING_NUMBER:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_REQUEST_NUMBER:
         return value
-    if isinstance(value, float) and abs(value) <= MAX_SAMPLING_NUMBER:  # NaN and infinities fail this too
+    if isinstance(value, float) and abs(value) <= MAX_REQUEST_NUMBER:  # NaN and infinities fail this too
         return round(value, SAMPLING_DECIMALS)
     if isinstance(value, str) and len(value) <= MAX_SAMPLING_TEXT:
         return value
     raise ValueError(
-        f"must be a number between -{MAX_SAMPLING_NUMBER:.0e} and {MAX_SAMPLING_NUMBER:.0e}, "
+        f"must be a number between -{MAX_REQUEST_NUMBER:.0e} and {MAX_REQUEST_NUMBER:.0e}, "
         f"or text of at most {MAX_SAMPLING_TEXT} characters"
     )
 
@@ -132,13 +135,41 @@ SamplingValue = Annotated[
     WithJsonSchema(
         {
             "anyOf": [
-                {"type": "number", "minimum": -MAX_SAMPLING_NUMBER, "maximum": MAX_SAMPLING_NUMBER},
+                {"type": "number", "minimum": -MAX_REQUEST_NUMBER, "maximum": MAX_REQUEST_NUMBER},
                 {"type": "string", "maxLength": MAX_SAMPLING_TEXT},
             ]
         }
     ),
 ]
 SamplingKey = Annotated[str, Field(pattern=SAMPLING_KEY_PATTERN)]
+
+
+def _hyperparameter_value(value: object) -> int | float | str:
+    """A finite number within ±1e12, or text of at most 64 characters, as the provider's own range is
+    checked later (booleans and anything else are refused, as the document says)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) <= MAX_REQUEST_NUMBER:
+        return value  # NaN and infinities fail the comparison
+    if isinstance(value, str) and len(value) <= MAX_HYPERPARAMETER_TEXT:
+        return value
+    raise ValueError(
+        f"must be a number between -{MAX_REQUEST_NUMBER:.0e} and {MAX_REQUEST_NUMBER:.0e}, "
+        f"or text of at most {MAX_HYPERPARAMETER_TEXT} characters"
+    )
+
+
+HyperparameterValue = Annotated[
+    int | float | str,
+    PlainValidator(_hyperparameter_value),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "number", "minimum": -MAX_REQUEST_NUMBER, "maximum": MAX_REQUEST_NUMBER},
+                {"type": "string", "maxLength": MAX_HYPERPARAMETER_TEXT},
+            ]
+        }
+    ),
+]
+HyperparameterName = Annotated[str, Field(pattern=SAMPLING_KEY_PATTERN)]
 VariableName = Annotated[str, Field(pattern=VARIABLE_NAME_PATTERN)]
 
 

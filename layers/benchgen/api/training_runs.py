@@ -18,7 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchgen.api import ApiServices, Owner, Services
 from benchgen.api.errors import Conflict, NotFound, responses
 from benchgen.api.idempotency import once_per_key
-from benchgen.api.schemas import ID_PATTERN, NextToken, ResourceId, TrainingRunIdempotencyKey
+from benchgen.api.schemas import (
+    ID_PATTERN,
+    HyperparameterName,
+    HyperparameterValue,
+    NextToken,
+    ResourceId,
+    TrainingRunIdempotencyKey,
+)
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.finetune.split import Split
 from benchgen.providers.checks import check_request
@@ -53,10 +60,12 @@ class CreateTrainingRunRequest(BaseModel):
         max_length=256,
         description="overrides the base model recorded with the package's preparation (with a warning)",
     )
-    hyperparameters: dict[str, str | int | float] = Field(
+    hyperparameters: dict[HyperparameterName, HyperparameterValue] = Field(
         default_factory=dict,
         max_length=20,
-        description="the provider's own names and values; the package's suggestions are never applied",
+        description="the provider's own names and values (numbers within ±1e12, text up to 64 characters), "
+        "checked against the provider's own ranges; the package's suggestions are never applied",
+        json_schema_extra={"additionalProperties": False},
     )
 
 

@@ -9,6 +9,7 @@ the Secrets Manager secret that holds one, which any kind may name.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from ipaddress import ip_address
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, model_validator
@@ -27,7 +28,6 @@ SECRET_ARN_PATTERN = (
     r"[A-Za-z0-9/_+=.@-]{1,512}$"
 )
 ENDPOINT_NAME_PATTERN = r"^[A-Za-z0-9](?:-*[A-Za-z0-9]){0,62}$"
-_LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 #: The fields whose use depends on the kind, in the order a connection is checked.
 KIND_FIELDS = ("region", "role_arn", "base_url", "endpoint_name")
@@ -58,6 +58,18 @@ def _refusal(kind: str, field: str) -> str:
     return _REFUSALS.get(field, _REFUSAL).format(a_kind=_a(kind), field=field, takers=_and(takers(field)))
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (as a URL gives it, lowercased) is this machine's loopback: ``localhost``, or an IP
+    address in 127.0.0.0/8 or ``::1``. Read as an address, never by its first letters: 127.evil.example is
+    a name anyone's DNS can point anywhere."""
+    if host == "localhost":
+        return True
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def base_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a provider's base URL, or None if it can."""
     parts = urlsplit(url)
@@ -69,10 +81,11 @@ def base_url_problem(url: str) -> str | None:
             "base_url must hold no user name, password, query or fragment: put an API key in AWS Secrets "
             "Manager and pass its ARN as secret_arn"
         )
-    host = parts.hostname
-    loopback = host in _LOOPBACK_HOSTS or host.startswith("127.")
-    if parts.scheme == "http" and not loopback:
-        return "base_url must use https (plain http is accepted only for a server on this machine's loopback)"
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
+        return (
+            "base_url must use https (plain http is accepted only for a server on this machine's loopback: "
+            "localhost, an address in 127.0.0.0/8, or [::1])"
+        )
     return None
 
 

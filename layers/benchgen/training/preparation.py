@@ -23,7 +23,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -50,6 +50,7 @@ from benchgen.finetune.seed import (
 )
 from benchgen.finetune.split import SPLITS, Split, SplitShares, split_for
 from benchgen.finetune.store import OrderedExamples, SelectedCases, choose_pool_rows, scratch_db
+from benchgen.records.bounds import MAX_CRITERIA, MAX_KEY_CHARS
 from benchgen.report.detailed import BREAKDOWN_FIELDS
 from benchgen.training.examples import (
     EXAMPLES_NAME,
@@ -64,6 +65,7 @@ from benchgen.verdicts import VERDICTS_NAME, Verdict
 from benchgen.vocabulary import Method
 
 MAX_RUNS = 20
+_Id = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS)]
 STATE_VERSION = "benchgen-preparation-1"  # changes whenever the meaning of the hashed bytes changes
 
 OUTSIDE_SCOPE = "rows whose governing criteria are outside the preparation's criteria scope"
@@ -112,6 +114,9 @@ class RunOnVersion(Protocol):
 RunT = TypeVar("RunT", bound=RunOnVersion)
 
 
+MAX_SEED = 2**32 - 1
+
+
 class GenerationSettings(BaseModel):
     """How rows are generated; None takes the value of the bundle's ``finetune:`` section."""
 
@@ -119,7 +124,8 @@ class GenerationSettings(BaseModel):
 
     augmentation_factor: int | None = Field(default=None, ge=0, le=50)  # counts the seed, as the artifact
     pool_share: float | None = Field(default=None, ge=0.0, le=1.0)  # 0 = no pool rows
-    seed: int = Field(default=0, ge=0)  # mixed into the augmentation and pool choices; 0 = the artifact's
+    # Mixed into the augmentation and pool choices; 0 = the artifact's. 32 bits, as a record keeps it.
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
     splits: SplitShares = SplitShares()
 
 
@@ -128,12 +134,14 @@ class PreparationSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    environment_id: str = Field(min_length=1)
-    environment_version: str = Field(min_length=1)
+    # Each text as long as a record keeps it, and no more criteria than an environment records.
+    environment_id: str = Field(min_length=1, max_length=MAX_KEY_CHARS)
+    environment_version: str = Field(min_length=1, max_length=MAX_KEY_CHARS)
     method: Method
-    criteria: list[str] = Field(default_factory=list)  # ids of the environment's `criteria:`; [] = all
+    # Ids of the environment's `criteria:`; [] = all.
+    criteria: list[_Id] = Field(default_factory=list, max_length=MAX_CRITERIA)
     selection: SelectionCriterion = SelectionCriterion.WRONG_PLUS_AUGMENTED
-    run_ids: list[str] = Field(min_length=1, max_length=MAX_RUNS)
+    run_ids: list[_Id] = Field(min_length=1, max_length=MAX_RUNS)
     settings: GenerationSettings = GenerationSettings()
 
 

@@ -1,0 +1,156 @@
+"""What a provider says, with the secrets BenchGen sent it taken out, before any of it is kept or shown.
+
+A provider's words reach run records, training run timelines, execution histories, logs and API answers,
+and other users read some of those. Some servers quote the request back, key included (``401 invalid API
+key: Bearer sk-...``). So every answer and every failure of a provider's model or training jobs passes
+:func:`redact` once, where it leaves the adapters (:func:`redacted_model`, :func:`redacted_jobs`, which the
+registry applies to every kind): the connection's own key wherever it appears, and anything shaped like a
+credential (a bearer token, an ``api_key=...`` pair, an OpenAI-style, AWS, GitHub or Hugging Face key, a
+JWT) whoever's it is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+from urllib.parse import quote
+
+from benchgen.aws.secrets import api_key
+from benchgen.errors import BenchGenError
+from benchgen.inference.model import Answer, Model, ModelCallError
+from benchgen.ports.providers import TrainingJobs
+from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
+
+REDACTED = "[redacted]"
+_T = TypeVar("_T")
+
+# Shapes of credentials, whoever's they are. Each keeps what names the credential and replaces its value.
+_SHAPES = [
+    # A bearer token: "Bearer sk-...".
+    (re.compile(r"(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{6,}"), rf"\1\2{REDACTED}"),
+    # A named value, after its scheme if it has one: api_key=..., "x-api-key": "...", Authorization: Basic
+    # ..., password=..., secret: ...
+    (
+        re.compile(
+            r"""(?ix)
+            \b((?:x-)?api[_-]?key|access[_-]?key(?:[_-]?id)?|secret(?:[_-]?(?:access[_-]?)?key)?|password
+               |passwd|token|access[_-]?token|refresh[_-]?token|authorization|auth)
+            (["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token)\s+)?+)
+            (?!\[redacted\])[^\s"',;&)}]+"""
+        ),
+        rf"\1\2{REDACTED}",
+    ),
+    # Keys recognisable by their prefix: OpenAI-style (sk-, sk-proj-...), AWS access key ids, GitHub,
+    # Hugging Face, Slack; and JSON Web Tokens.
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), REDACTED),
+    (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), REDACTED),
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
+    (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), REDACTED),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), REDACTED),
+]
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with every value of ``secrets`` (as sent, JSON-escaped or URL-encoded) and anything shaped
+    like a credential replaced by ``[redacted]``."""
+    for secret in secrets:
+        if not secret.strip():
+            continue
+        for form in {secret, json.dumps(secret)[1:-1], quote(secret, safe="")}:
+            text = text.replace(form, REDACTED)
+    for shape, replacement in _SHAPES:
+        text = shape.sub(replacement, text)
+    return text
+
+
+Secrets = Callable[[], tuple[str, ...]]
+
+
+def connection_secrets(secret_arn: str | None, *, keep: bool) -> Secrets:
+    """The values a connection's secret holds, read from Secrets Manager when asked for. With ``keep``,
+    read once and kept for the life of what they redact (a model, which was given its key once); without,
+    read each time (training jobs, which read their key at each call, so a rotated key is redacted too)."""
+    kept: list[tuple[str, ...]] = []
+
+    def values() -> tuple[str, ...]:
+        if secret_arn is None:
+            return ()
+        if kept:
+            return kept[0]
+        try:
+            value = (api_key(secret_arn),)
+        except BenchGenError:
+            return ()  # unreadable now: the shapes still apply, and the next call tries again
+        if keep:
+            kept.append(value)
+        return value
+
+    return values
+
+
+class _RedactedModel:
+    def __init__(self, model: Model, secrets: Secrets) -> None:
+        self._model = model
+        self._secrets = secrets
+
+    def complete(self, prompt: str) -> Answer:
+        try:
+            answer = self._model.complete(prompt)
+        except ModelCallError as error:
+            raise ModelCallError(
+                redact(str(error), self._secrets()), retryable=error.retryable, retry_after=error.retry_after
+            ) from None
+        secrets = self._secrets()
+        return Answer(text=redact(answer.text, secrets), raw=redact(answer.raw, secrets))
+
+
+class _RedactedJobs:
+    def __init__(self, jobs: TrainingJobs, secrets: Secrets) -> None:
+        self._jobs = jobs
+        self._secrets = secrets
+
+    def upload(self, name: str, data: bytes) -> str | None:
+        return self._call(lambda: self._jobs.upload(name, data))
+
+    def start(self, spec: JobSpec) -> JobState:
+        return self._state(self._call(lambda: self._jobs.start(spec)))
+
+    def describe(self, spec: JobSpec, job_id: str | None) -> JobState:
+        return self._state(self._call(lambda: self._jobs.describe(spec, job_id)))
+
+    def stop(self, spec: JobSpec, job_id: str | None) -> JobState:
+        return self._state(self._call(lambda: self._jobs.stop(spec, job_id)))
+
+    def _call(self, call: Callable[[], _T]) -> _T:
+        try:
+            return call()
+        except ProviderFault as fault:
+            raise ProviderFault(
+                redact(str(fault), self._secrets()), retryable=fault.retryable, retry_after=fault.retry_after
+            ) from None
+
+    def _state(self, state: JobState) -> JobState:
+        secrets = self._secrets()
+        said = {
+            name: redact(value, secrets)
+            for name, value in (
+                ("provider_status", state.provider_status),
+                ("failure_reason", state.failure_reason),
+                ("message", state.message),
+            )
+            if value is not None
+        }
+        return state.model_copy(update=said)
+
+
+def redacted_model(model: Model, secrets: Secrets) -> Model:
+    """``model``, whose answers and failures come out with ``secrets`` and credential shapes redacted."""
+    return _RedactedModel(model, secrets)
+
+
+def redacted_jobs(jobs: TrainingJobs, secrets: Secrets) -> TrainingJobs:
+    """``jobs``, whose faults and job states come out with ``secrets`` and credential shapes redacted."""
+    return _RedactedJobs(jobs, secrets)
