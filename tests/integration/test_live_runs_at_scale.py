@@ -1,6 +1,6 @@
 """Live runs at the model's speed and at AWS's limits, on the local cloud (whose Step Functions enforce
 the history, payload and Map concurrency quotas, see localcloud/step_limits.py): a run of 100,000 cases
-asks every case and writes its submission, and a server that refuses requests beyond its capacity slows
+asks every case, writes its submission and is scored from it, and a server that refuses requests beyond its capacity slows
 a run down without losing a case.
 
 The cases are gsm8k-en's 40 questions asked again and again under new ids, so that the example server
@@ -146,8 +146,10 @@ def test_a_live_run_of_100000_cases_is_answered_on_the_local_cloud_within_aws_li
     submission = scale_cloud.client("s3").get_object(Bucket=scale_cloud.bucket, Key=run.submission_key)
     predictions = json.loads(submission["Body"].read())["predictions"]
     assert [p["id"] for p in predictions] == [f"case-{number:06d}" for number in range(SCALE_CASES)]
-    # (scoring it is ingest's and score's work, not checked here: a submission this size is uploaded in
-    # parts, and moto notifies a multipart upload twice where S3 notifies once)
+    # and the run was scored from it (a submission this size is uploaded in parts, announced once) as the
+    # example scores gsm8k-en's answers, every case answered as its original was
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert run.overall_score == pytest.approx(0.7)
 
 
 def test_a_server_at_capacity_slows_the_run_down_and_no_case_is_lost(
