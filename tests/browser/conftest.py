@@ -184,7 +184,7 @@ class Page:
         self.page.get_by_label("Email or user name").fill(user)
         self.page.get_by_label("Password").fill(self.console.password)
         self.page.get_by_role("button", name="Sign in").click()
-        self.page.get_by_role("link", name="Runs").wait_for()
+        self.page.get_by_role("link", name="Runs", exact=True).wait_for()
 
     def open(self, route: str) -> Any:
         self.page.goto(f"{self.console.url}/#{route}")

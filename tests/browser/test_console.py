@@ -23,7 +23,7 @@ def test_a_wrong_password_is_refused_with_the_pools_message(tab: Page, console: 
     page.get_by_label("Password").fill(console.password + "-wrong")
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("alert")).to_have_text("Incorrect username or password.")
-    expect(page.get_by_role("link", name="Runs")).to_have_count(0)
+    expect(page.get_by_role("link", name="Runs", exact=True)).to_have_count(0)
     # The pool's 400 answer is the only console error.
     assert len(tab.errors) == 1 and "400" in tab.errors[0], tab.errors
 

@@ -9,6 +9,7 @@ import { runPage } from "./pages/run";
 import { runsPage } from "./pages/runs";
 import { signInPage } from "./pages/signin";
 import { trainPage } from "./pages/train";
+import { trainingRunPage, trainingRunsPage } from "./pages/training";
 import { workspacePage, workspacesPage } from "./pages/workspace";
 
 const ROUTES: [RegExp, Page][] = [
@@ -17,6 +18,8 @@ const ROUTES: [RegExp, Page][] = [
   [/^\/datasets$/, datasetsPage],
   [/^\/datasets\/([^/]+)$/, datasetPage],
   [/^\/train$/, trainPage],
+  [/^\/training-runs$/, trainingRunsPage],
+  [/^\/training-runs\/([^/]+)$/, trainingRunPage],
   [/^\/workspace$/, workspacesPage],
   [/^\/workspace\/([^/]+)(?:\/(\w+))?$/, workspacePage],
 ];
@@ -25,6 +28,7 @@ const NAV: [string, string][] = [
   ["#/runs", "Runs"],
   ["#/datasets", "Datasets"],
   ["#/train", "Train"],
+  ["#/training-runs", "Training runs"],
   ["#/workspace", "Workspace"],
 ];
 
