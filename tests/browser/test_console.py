@@ -89,7 +89,9 @@ def test_the_run_detail_shows_the_apis_tiles_files_and_report(tab: Page, console
         run["dataset_name"]
     )
     write_screenshot(
-        page, "console-run-detail.png", "test_the_run_detail_shows_the_apis_tiles_files_and_report"
+        page,
+        "console-run-detail.png",
+        "test_console.py::test_the_run_detail_shows_the_apis_tiles_files_and_report",
     )
     assert tab.errors == []
 
@@ -199,7 +201,9 @@ def test_the_workspace_tabs_show_the_preparation(tab: Page, console: Console) ->
             str(splits.get(s, 0)) for s in ("train", "validation", "test")
         ]
     expect(page.locator("ul.gaps li")).to_have_count(len(coverage["gaps"]))
-    write_screenshot(page, "console-coverage.png", "test_the_workspace_tabs_show_the_preparation")
+    write_screenshot(
+        page, "console-coverage.png", "test_console.py::test_the_workspace_tabs_show_the_preparation"
+    )
 
     page.get_by_role("link", name="Results").click()
     expect(page.get_by_role("tabpanel")).to_contain_text("Training runs")

@@ -100,7 +100,8 @@ def tab(browser: Any, trainer: Trainer) -> Iterator[Page]:
 
 
 def choose_bedrock_model(page: Any) -> None:
-    """On Train with the dataset picked: the base model overridden to a Bedrock one, whose connections show."""
+    """On Train with the dataset picked: the base model overridden with a Bedrock one, whose connections
+    then show."""
     page.get_by_label("Base model").fill(BEDROCK_BASE_MODEL)
     page.get_by_label("Base model").press("Tab")
     page.locator("#train-connections .choice").first.wait_for()
@@ -109,6 +110,9 @@ def choose_bedrock_model(page: Any) -> None:
 def launched_run_id(page: Any) -> str:
     page.wait_for_url(re.compile(r".*#/training-runs/train-[0-9a-f]+$"))
     return str(page.url.rsplit("/", 1)[1])
+
+
+THIS_TEST = "test_a_run_launched_from_train_is_followed_to_succeeded"
 
 
 def test_a_run_launched_from_train_is_followed_to_succeeded(tab: Page, trainer: Trainer) -> None:
@@ -123,12 +127,13 @@ def test_a_run_launched_from_train_is_followed_to_succeeded(tab: Page, trainer: 
 
     # When the base model is overridden with a Bedrock one, the connections that take it appear
     choose_bedrock_model(page)
-    expect(page.locator("#base-model-note")).to_contain_text(f"Overrides the dataset's base model {DATASET_MODEL}")
+    note = page.locator("#base-model-note")
+    expect(note).to_contain_text(f"Overrides the dataset's base model {DATASET_MODEL}")
     connections = page.locator("#train-connections .choice")
     expect(connections).to_have_count(2)
     expect(connections.first).to_contain_text("model families nova")
     page.get_by_label(re.compile(r"^bedrock \(bedrock\)")).check()
-    # and the Ready bedrock-conversation package of the dataset's run is offered, with the author's suggestions
+    # and the Ready bedrock-conversation package of the dataset's run is offered, with the suggestions
     package = page.locator("#train-material .choice")
     expect(package).to_have_count(1)
     expect(package).to_contain_text(PACKAGE_PROFILE)
@@ -139,7 +144,7 @@ def test_a_run_launched_from_train_is_followed_to_succeeded(tab: Page, trainer: 
     page.get_by_role("button", name="Add hyperparameter").click()
     page.locator("#hyper-name-0").fill("epochCount")
     page.locator("#hyper-value-0").fill("1")
-    write_screenshot(page, "console-train-launch.png", "test_a_run_launched_from_train_is_followed_to_succeeded")
+    write_screenshot(page, "console-train-launch.png", f"test_train.py::{THIS_TEST}")
     page.get_by_role("button", name="Launch training run").click()
 
     # Then the run's page shows the API's warning and follows the run to Succeeded
@@ -155,7 +160,7 @@ def test_a_run_launched_from_train_is_followed_to_succeeded(tab: Page, trainer: 
     assert run["package_id"] == trainer.package_id
     timeline = page.locator("ol.timeline li")
     expect(timeline).to_have_count(len(run["timeline"]))
-    assert [c["status"] for c in run["timeline"]][0] == "Queued"
+    assert run["timeline"][0]["status"] == "Queued"
     assert run["timeline"][-1]["status"] == "Succeeded"
     for item, change in zip(timeline.all(), run["timeline"], strict=True):
         expect(item).to_have_attribute("data-status", change["status"])
@@ -165,7 +170,7 @@ def test_a_run_launched_from_train_is_followed_to_succeeded(tab: Page, trainer: 
     expect(details).to_contain_text(run["result_model"])
     expect(details).to_contain_text("not reported by the provider")
     expect(page.get_by_role("button", name="Cancel training run")).to_have_count(0)
-    write_screenshot(page, "console-training-run.png", "test_a_run_launched_from_train_is_followed_to_succeeded")
+    write_screenshot(page, "console-training-run.png", f"test_train.py::{THIS_TEST}")
     # and the list of training runs links it
     page = tab.open("/training-runs")
     expect(page.get_by_role("link", name=training_run_id)).to_be_visible()
@@ -258,11 +263,17 @@ def test_the_launch_workflow_completes_with_the_keyboard_alone(tab: Page, traine
     page.keyboard.press("Tab")
     page.locator("#train-material .choice").wait_for()
     tab_until(page, lambda e: e["name"] == "train-connection")
+    # the arrow keys move through the connections (newest first) to the one without a row limit
+    for _ in range(3):
+        if page.evaluate("() => document.activeElement.value") == trainer.bedrock_connection:
+            break
+        page.keyboard.press("ArrowDown")
+    expect(page.locator("input[name=train-connection]:focus")).to_have_value(trainer.bedrock_connection)
     expect(page.locator("input[name=train-connection]:focus")).to_be_checked()
+    expect(page.locator("#train-material")).to_contain_text("in a profile bedrock reads")
     tab_until(page, lambda e: e["text"] == "Add hyperparameter")
     page.keyboard.press("Enter")
     page.keyboard.type("epochCount")
-    page.keyboard.press("Tab")
     page.keyboard.press("Tab")
     page.keyboard.type("1")
     tab_until(page, lambda e: e["id"] == "train-launch")
@@ -288,7 +299,11 @@ def test_the_train_page_and_a_training_run_page_have_no_serious_accessibility_vi
         "POST",
         "/training-runs",
         202,
-        {"package_id": trainer.package_id, "connection_id": trainer.bedrock_connection, "base_model": BEDROCK_BASE_MODEL},
+        {
+            "package_id": trainer.package_id,
+            "connection_id": trainer.bedrock_connection,
+            "base_model": BEDROCK_BASE_MODEL,
+        },
     )
     page = tab.open(f"/training-runs/{launched['training_run']['training_run_id']}")
     page.get_by_role("heading", name=re.compile("Training run train-")).wait_for()
