@@ -36,8 +36,17 @@ export function statusBadge(status: string): HTMLElement {
   return h("span", { class: `status status-${status.toLowerCase()}` }, status);
 }
 
+/** The error's sentence and, for an invalid request, each field to fix as the API named it. */
 export function errorBox(error: unknown): HTMLElement {
-  return h("p", { class: "error", role: "alert" }, error instanceof Error ? error.message : String(error));
+  const message = error instanceof Error ? error.message : String(error);
+  const problems = (error as { problems?: { field: string; message: string }[] }).problems ?? [];
+  if (!problems.length) return h("p", { class: "error", role: "alert" }, message);
+  return h(
+    "div",
+    { class: "error", role: "alert" },
+    h("p", {}, message),
+    h("ul", {}, problems.map((p) => h("li", {}, h("strong", {}, p.field), `: ${p.message}`))),
+  );
 }
 
 /** Appends children to an existing element, skipping the absent ones, as `h` does. */

@@ -4,6 +4,7 @@ import { Session } from "./auth";
 import { loadConfig } from "./config";
 import type { Context, Page } from "./context";
 import { errorBox, h } from "./dom";
+import { connectionPage, connectionsPage } from "./pages/connections";
 import { datasetPage, datasetsPage } from "./pages/datasets";
 import { runPage } from "./pages/run";
 import { runsPage } from "./pages/runs";
@@ -21,6 +22,8 @@ const ROUTES: [RegExp, Page][] = [
   [/^\/training-runs$/, trainingRunsPage],
   [/^\/training-runs\/([^/]+)$/, trainingRunPage],
   [/^\/workspace$/, workspacesPage],
+  [/^\/connections$/, connectionsPage],
+  [/^\/connections\/([^/]+)$/, connectionPage],
   [/^\/workspace\/([^/]+)(?:\/(\w+))?$/, workspacePage],
 ];
 
@@ -30,6 +33,7 @@ const NAV: [string, string][] = [
   ["#/train", "Train"],
   ["#/training-runs", "Training runs"],
   ["#/workspace", "Workspace"],
+  ["#/connections", "Connections"],
 ];
 
 async function start(): Promise<void> {

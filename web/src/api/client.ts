@@ -37,6 +37,7 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly problems: Schemas["FieldProblem"][] = [],
   ) {
     super(message);
   }
@@ -78,7 +79,11 @@ export class Api {
     const answer = text ? JSON.parse(text) : null;
     if (response.status === 401) this.onUnauthorized();
     if (!response.ok) {
-      throw new ApiError(response.status, (answer && answer.message) || `${method} ${template}: ${response.status}`);
+      throw new ApiError(
+        response.status,
+        (answer && answer.message) || `${method} ${template}: ${response.status}`,
+        Array.isArray(answer?.errors) ? answer.errors : [],
+      );
     }
     return answer as T;
   }
