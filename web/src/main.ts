@@ -6,6 +6,7 @@ import type { Context, Page } from "./context";
 import { errorBox, h } from "./dom";
 import { connectionPage, connectionsPage } from "./pages/connections";
 import { datasetPage, datasetsPage } from "./pages/datasets";
+import { environmentsPage } from "./pages/environments";
 import { runPage } from "./pages/run";
 import { runsPage } from "./pages/runs";
 import { signInPage } from "./pages/signin";
@@ -22,6 +23,7 @@ const ROUTES: [RegExp, Page][] = [
   [/^\/training-runs$/, trainingRunsPage],
   [/^\/training-runs\/([^/]+)$/, trainingRunPage],
   [/^\/workspace$/, workspacesPage],
+  [/^\/environments$/, environmentsPage],
   [/^\/connections$/, connectionsPage],
   [/^\/connections\/([^/]+)$/, connectionPage],
   [/^\/workspace\/([^/]+)(?:\/(\w+))?$/, workspacePage],
@@ -34,6 +36,7 @@ const NAV: [string, string][] = [
   ["#/training-runs", "Training runs"],
   ["#/workspace", "Workspace"],
   ["#/connections", "Connections"],
+  ["#/environments", "Environments"],
 ];
 
 async function start(): Promise<void> {
