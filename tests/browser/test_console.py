@@ -164,7 +164,7 @@ def test_picking_a_benchmark_dataset_shows_the_banner_and_the_accepting_connecti
     page.get_by_label("Dataset", exact=True).select_option(console.dataset_id)
     expect(page.get_by_text(BANNER)).to_be_visible()
     expect(page.get_by_label("Base model")).to_have_value(dataset["base_model"])
-    connections = page.locator("#train-connections li")
+    connections = page.locator("#train-connections .choice")
     expect(connections).to_have_count(1)
     expect(connections).to_have_attribute("data-connection", console.accepting_connection)
     assert tab.errors == []
@@ -269,7 +269,11 @@ def test_a_going_run_updates_live_and_a_failed_one_shows_its_reason_and_logs(
     expect(sidebar.locator(".status")).to_have_text("Failed", timeout=30_000)
     failed = console.owner.expect("GET", f"/runs/{run_id}", 200)
     assert failed["status"] == "Failed" and failed["failure_reason"]
-    expect(page.locator(".failure-reason")).to_have_text(failed["failure_reason"])
+    # The reason is the page's headline, and the Fine-tune panel says why there is no dataset
+    expect(page.locator("h1 + .failure-reason.headline")).to_have_text(failed["failure_reason"])
+    expect(page.locator(".finetune-state")).to_have_text(
+        "No dataset: the run failed before it was scored, so no fine-tune artifact was built."
+    )
     expect(page.get_by_text("score breakdown isn't available for that run")).to_be_visible()
     expect(page.locator("iframe.report")).to_have_count(0)
     files = console.owner.expect("GET", f"/runs/{run_id}/files", 200)["files"]

@@ -308,3 +308,49 @@ def test_the_train_page_and_a_training_run_page_have_no_serious_accessibility_vi
     page = tab.open(f"/training-runs/{launched['training_run']['training_run_id']}")
     page.get_by_role("heading", name=re.compile("Training run train-")).wait_for()
     assert tab.axe_violations() == []
+
+
+def test_the_results_tab_pages_the_preparations_training_runs(tab: Page, trainer: Trainer) -> None:
+    # Given the preparation's training runs, as many as the earlier tests launched
+    package = trainer.owner.expect("GET", f"/packages/{trainer.package_id}", 200)
+    runs = [
+        run
+        for run in trainer.owner.expect("GET", "/training-runs?limit=100", 200)["items"]
+        if run["preparation_id"] == package["preparation_id"]
+    ]
+    assert len(runs) >= 2, "the earlier tests launched training runs of this preparation"
+    # When the Results tab shows one a page
+    page = tab.open(f"/workspace/{package['preparation_id']}/results?limit=1")
+    count = page.get_by_role("navigation", name="Pages of training runs").locator(".count")
+    # Then it says how many there are, and the next page shows the next one, newest first
+    expect(count).to_have_text(f"Training runs 1–1 of {len(runs)}")
+    expect(page.locator("li.training-run")).to_have_attribute(
+        "aria-label", f"Training run {runs[0]['training_run_id']}"
+    )
+    page.get_by_role("button", name="Next page").click()
+    expect(count).to_have_text(f"Training runs 2–2 of {len(runs)}")
+    expect(page.locator("li.training-run")).to_have_attribute(
+        "aria-label", f"Training run {runs[1]['training_run_id']}"
+    )
+
+
+def test_train_and_a_training_run_page_fit_a_phone(browser: Any, trainer: Trainer) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 900})
+    try:
+        tab = Page(context.new_page(), trainer)
+        tab.sign_in(DEMO_USER)
+        page = tab.open(f"/train?dataset={trainer.dataset_id}")
+        choose_bedrock_model(page)
+        page.locator("#train-material .choice").wait_for()
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+        training_run_id = trainer.owner.expect("GET", "/training-runs?limit=1", 200)["items"][0][
+            "training_run_id"
+        ]
+        page = tab.open(f"/training-runs/{training_run_id}")
+        page.get_by_role("heading", name=re.compile("Training run train-")).wait_for()
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+        page = tab.open("/training-runs")
+        page.get_by_role("table", name="Training runs").wait_for()
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    finally:
+        context.close()

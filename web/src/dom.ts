@@ -75,12 +75,19 @@ export function formatBytes(bytes: number | null | undefined): string {
 export interface PageState {
   token: string;
   number: number;
+  /** Items a page: the route's `limit` (1 to 100, as the API takes), else the list's own size. */
+  size: number;
 }
 
-export function pageState(query: URLSearchParams): PageState {
+export function pageState(query: URLSearchParams, fallbackSize = 20): PageState {
   const number = Number(query.get("n") ?? "1");
   const token = query.get("page") ?? "";
-  return { token, number: token && Number.isInteger(number) && number > 1 ? number : 1 };
+  const limit = Number(query.get("limit"));
+  return {
+    token,
+    number: token && Number.isInteger(number) && number > 1 ? number : 1,
+    size: Number.isInteger(limit) && limit >= 1 && limit <= 100 ? limit : fallbackSize,
+  };
 }
 
 /** The query of another page of a list, the list's other parameters kept. */
@@ -102,16 +109,15 @@ export function pageQuery(query: URLSearchParams, token: string, number: number)
 export function pager(
   noun: string,
   shown: number,
-  pageSize: number,
   page: PageState,
   nextToken: string | null | undefined,
   go: (token: string, number: number) => void,
 ): HTMLElement {
-  const first = (page.number - 1) * pageSize + 1;
+  const first = (page.number - 1) * page.size + 1;
   const last = first + shown - 1;
   const text =
     page.number === 1 && !nextToken
-      ? `${shown} ${noun}`
+      ? `${shown} ${shown === 1 ? noun.replace(/s$/, "") : noun}`
       : shown === 0
         ? `No more ${noun}`
         : nextToken

@@ -1,5 +1,5 @@
 import "./style.css";
-import { Api } from "./api/client";
+import { Api, ApiError } from "./api/client";
 import { Session } from "./auth";
 import { loadConfig } from "./config";
 import type { Context, Page } from "./context";
@@ -78,7 +78,11 @@ async function start(): Promise<void> {
     try {
       await page(context, view, match!.slice(1).filter((part) => part !== undefined));
     } catch (error) {
-      view.append(errorBox(error));
+      // A page that cannot be shown (an unknown id, a refusal) still leads somewhere: its section's list.
+      const section = NAV.find(([href]) => href === `#/${path.split("/")[1]}`) ?? NAV[0];
+      const missing = error instanceof ApiError && error.status === 404;
+      if (!view.querySelector("h1")) view.append(h("h1", {}, missing ? "Not found" : "This page cannot be shown"));
+      view.append(errorBox(error), h("p", {}, h("a", { href: section[0] }, `Back to ${section[1]}`)));
     }
   }
 

@@ -2,7 +2,6 @@ import type { Schemas } from "../api/client";
 import type { Context } from "../context";
 import { errorBox, fill, formatTime, h, pageQuery, pageState, pager } from "../dom";
 
-const PAGE_SIZE = 20;
 type Provider = Schemas["ProviderKind"];
 type Connection = Schemas["ConnectionRecord"];
 
@@ -24,7 +23,7 @@ const LABELS: Record<string, [string, string]> = {
 export async function connectionsPage(context: Context, main: HTMLElement): Promise<void> {
   const query = new URLSearchParams(location.hash.split("?")[1] ?? "");
   const page = pageState(query);
-  const found = await context.api.get("/connections", { query: { limit: PAGE_SIZE, next_token: page.token || null } });
+  const found = await context.api.get("/connections", { query: { limit: page.size, next_token: page.token || null } });
   fill(
     main,
     h("h1", {}, "Connections"),
@@ -58,7 +57,7 @@ export async function connectionsPage(context: Context, main: HTMLElement): Prom
       : page.token
         ? null
         : h("p", {}, "No connections yet."),
-    pager("connections", found.items.length, PAGE_SIZE, page, found.next_token, (token, number) => {
+    pager("connections", found.items.length, page, found.next_token, (token, number) => {
       location.hash = `#/connections?${pageQuery(query, token, number)}`;
     }),
     createForm(context),

@@ -2,7 +2,6 @@ import type { Schemas } from "../api/client";
 import type { Context } from "../context";
 import { errorBox, fill, formatTime, h, pageQuery, pageState, pager, statusBadge } from "../dom";
 
-const PAGE_SIZE = 20;
 const POLL_MS = 1500;
 const REGISTRATION_TIMEOUT_MS = 120_000;
 type Environment = Schemas["EnvironmentRecord"];
@@ -17,14 +16,14 @@ interface PhaseView {
 export async function environmentsPage(context: Context, main: HTMLElement): Promise<void> {
   const query = new URLSearchParams(location.hash.split("?")[1] ?? "");
   const page = pageState(query);
-  const found = await context.api.get("/environments", { query: { limit: PAGE_SIZE, next_token: page.token || null } });
+  const found = await context.api.get("/environments", { query: { limit: page.size, next_token: page.token || null } });
   fill(
     main,
     h("h1", {}, "Environments"),
     publishForm(context),
     h("h2", {}, "Versions"),
     found.items.length ? h("div", { class: "environments" }, found.items.map(environmentCard)) : page.token ? null : h("p", {}, "No environments yet."),
-    pager("environment versions", found.items.length, PAGE_SIZE, page, found.next_token, (token, number) => {
+    pager("environment versions", found.items.length, page, found.next_token, (token, number) => {
       location.hash = `#/environments?${pageQuery(query, token, number)}`;
     }),
   );

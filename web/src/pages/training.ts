@@ -4,7 +4,6 @@ import { type Child, errorBox, fill, formatTime, h, pageQuery, pageState, pager,
 
 const TERMINAL: Schemas["TrainingStatus"][] = ["Succeeded", "Failed", "Cancelled"];
 const POLL_MS = 2000;
-const PAGE_SIZE = 20;
 /** Where Train leaves what the API said at launch (notices, warnings) for the run's page to show. */
 export const LAUNCH_MESSAGES_KEY = "benchgen.launchMessages";
 
@@ -18,7 +17,7 @@ export interface LaunchMessages {
 export async function trainingRunsPage({ api }: Context, main: HTMLElement): Promise<void> {
   const query = new URLSearchParams(location.hash.split("?")[1] ?? "");
   const page = pageState(query);
-  const found = await api.get("/training-runs", { query: { limit: PAGE_SIZE, next_token: page.token || null } });
+  const found = await api.get("/training-runs", { query: { limit: page.size, next_token: page.token || null } });
   fill(
     main,
     h("h1", {}, "Training runs"),
@@ -27,7 +26,7 @@ export async function trainingRunsPage({ api }: Context, main: HTMLElement): Pro
       : page.token
         ? null
         : h("p", {}, "No training runs yet: launch one from ", h("a", { href: "#/train" }, "Train"), "."),
-    pager("training runs", found.items.length, PAGE_SIZE, page, found.next_token, (token, number) => {
+    pager("training runs", found.items.length, page, found.next_token, (token, number) => {
       location.hash = `#/training-runs?${pageQuery(query, token, number)}`;
     }),
   );
