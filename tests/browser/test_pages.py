@@ -253,7 +253,8 @@ def test_every_page_fits_a_phone_and_a_wide_screen_and_passes_axe(browser: Any, 
             for route in routes:
                 page = tab.open(route)
                 page.locator("main h1").first.wait_for()
-                page.wait_for_load_state("networkidle")
+                # the pages fill in after their first answers (Train's connections, a run's report)
+                page.wait_for_timeout(500)
                 scroll = page.evaluate("() => document.documentElement.scrollWidth")
                 if scroll > width:
                     overflowing[f"{route} at {width}px"] = scroll
