@@ -16,7 +16,7 @@ type Preparation = Schemas["PreparationDetail"];
 type Package = Schemas["PackageRecord"];
 
 /** What tells apart datasets that share a generated name: when, from which run, how many examples. */
-export function datasetLabel(dataset: Dataset): string {
+function datasetLabel(dataset: Dataset): string {
   return `${dataset.name} · ${formatTime(dataset.created_at)} · run ${dataset.run_id} · ${dataset.example_count} examples`;
 }
 

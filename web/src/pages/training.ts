@@ -32,7 +32,7 @@ export async function trainingRunsPage({ api }: Context, main: HTMLElement): Pro
   );
 }
 
-export function trainingRunTable(items: Schemas["TrainingRunRecord"][], label: string): HTMLElement {
+function trainingRunTable(items: Schemas["TrainingRunRecord"][], label: string): HTMLElement {
   return h(
     "div",
     { class: "table-scroll" },
