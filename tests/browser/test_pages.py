@@ -157,6 +157,11 @@ def test_every_list_pages_past_its_first_page_and_says_how_many(tab: Page, conso
     expect(row).to_contain_text(dataset["run_id"])
     expect(row).to_contain_text(str(dataset["example_count"]))
     expect(_count(page, "datasets")).to_contain_text("dataset")
+    # and Train's picker too
+    page = tab.open("/train")
+    option = page.locator(f"#train-dataset option[value='{dataset['dataset_id']}']")
+    expect(option).to_contain_text(f"{dataset['name']} · ")
+    expect(option).to_contain_text(f"run {dataset['run_id']} · {dataset['example_count']} examples")
 
     # The workspace's packages keep their Download link when the page is loaded again
     page = tab.open(f"/workspace/{console.preparation_id}/overview")
