@@ -254,7 +254,7 @@ def test_every_page_fits_a_phone_and_a_wide_screen_and_passes_axe(browser: Any, 
             tab.sign_in(DEMO_USER)
             # the signed-in user's address is on screen at every width
             expect(tab.page.locator("#who")).to_contain_text(DEMO_USER)
-            assert tab.page.locator("#who").bounding_box()["x"] + 10 < width  # type: ignore[index]
+            assert tab.page.locator("#who").bounding_box()["x"] + 10 < width
             for route in routes:
                 page = tab.open(route)
                 page.locator("main h1").first.wait_for()
