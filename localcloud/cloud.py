@@ -183,8 +183,12 @@ class LocalCloud:
             self._mock = mock_aws(config=MOTO_CONFIG)  # type: ignore[call-overload]
             self._mock.start()
             return
+        from moto.moto_server import werkzeug_app
         from moto.server import ThreadedMotoServer
 
+        # moto's server answers every origin's cross-origin calls; AWS answers only what a bucket's CORS
+        # rules allow, which moto's S3 applies once its global CORS is off (a module global: moto is pinned).
+        werkzeug_app.DISABLE_GLOBAL_CORS = True  # type: ignore[attr-defined]
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port)
         self._server.start()
         # The executing Step Functions backend must be chosen before any state machine exists.

@@ -61,10 +61,11 @@ class ConsoleServer(ThreadedServer):
         self.user_pool_id = user_pool_id
         self.client_id = client_id
         self.access_log = access_log
-        # The page may embed reports from the data bucket (presigned URLs) and nothing else.
+        # The page may embed reports from the data bucket and upload bundles to it (presigned URLs), and
+        # reach nothing else.
         self.security_headers = {
             "Content-Security-Policy": (
-                "default-src 'self'; connect-src 'self'; img-src 'self' data:; "
+                f"default-src 'self'; connect-src 'self' {frame_origin}; img-src 'self' data:; "
                 f"frame-src {frame_origin}; frame-ancestors 'none'; base-uri 'self'; form-action 'self'; "
                 "object-src 'none'"
             ),

@@ -237,9 +237,14 @@ class Provisioner:
                 s3.create_bucket(Bucket=name)
             else:
                 s3.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": self.region})
-            status = self.template.properties(lid).get("VersioningConfiguration", {}).get("Status")
+            properties = self.template.properties(lid)
+            status = properties.get("VersioningConfiguration", {}).get("Status")
             if status:
                 s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": status})
+            rules = properties.get("CorsConfiguration", {}).get("CorsRules")
+            if rules:
+                cors = {"CORSRules": [_cors_rule(rule) for rule in rules]}
+                s3.put_bucket_cors(Bucket=name, CORSConfiguration=cors)
         self.resources.bucket = self._data_bucket()
 
     def _data_bucket(self) -> str:
@@ -431,3 +436,9 @@ def _placeholder_zip() -> bytes:
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("handler.py", "def handler(event, context):\n    return event\n")
     return buffer.getvalue()
+
+
+def _cors_rule(rule: dict[str, Any]) -> dict[str, Any]:
+    """A template's CORS rule (CloudFormation's names) as S3's PutBucketCors takes it."""
+    names = {"MaxAge": "MaxAgeSeconds"}
+    return {names.get(name, name): value for name, value in rule.items()}

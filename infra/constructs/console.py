@@ -52,17 +52,18 @@ def console_assets(given: str | None) -> Path:
 
 
 def content_security_policy(*, api_origin: str, cognito_origin: str, frame_origins: list[str]) -> str:
-    """The console's CSP: its own files only, calls to the API and Cognito, frames from the data bucket.
+    """The console's CSP: its own files only, calls to the API, Cognito and the data bucket, frames from
+    the data bucket.
 
-    The run page embeds Detailed Results from a presigned URL of the data bucket; S3 may answer one host
-    with a redirect to the other, so the frame allows both of the bucket's hosts.
+    The run page embeds Detailed Results from a presigned URL of the data bucket, and the Environments page
+    uploads a bundle to one; S3 may answer one host with a redirect to the other, so both are allowed.
     """
     directives = {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
         "style-src": ["'self'"],
         "img-src": ["'self'", "data:"],
-        "connect-src": ["'self'", api_origin, cognito_origin],
+        "connect-src": ["'self'", api_origin, cognito_origin, *frame_origins],
         "frame-src": frame_origins,
         "object-src": ["'none'"],
         "base-uri": ["'self'"],

@@ -10,6 +10,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from benchgen.aws.sandbox import SANDBOX_PREFIX
+from benchgen.ownership import PUBLISHER_GROUP_KEY, PUBLISHER_KEY
 from infra.constructs import set_logical_id
 
 # Prefixes of the data bucket; each trigger prefix belongs to exactly one function.
@@ -29,6 +30,15 @@ EVALUATIONS_PREFIX = "evaluations/"
 __all__ = ["SANDBOX_PREFIX"]
 
 DATA_BUCKET_ID = "DataBucket"
+# The console PUTs a bundle to the presigned URL the API answers, with the stamp's signed headers. The URL's
+# signature is what authorizes the write, so any origin may send it: naming the console's would make the
+# bucket depend on the distribution, whose security headers already name the bucket.
+UPLOAD_CORS = s3.CorsRule(
+    allowed_methods=[s3.HttpMethods.PUT],
+    allowed_origins=["*"],
+    allowed_headers=["content-type", *(f"x-amz-meta-{key}" for key in (PUBLISHER_KEY, PUBLISHER_GROUP_KEY))],
+    max_age=600,
+)
 
 _STRING = dynamodb.AttributeType.STRING
 
@@ -119,6 +129,7 @@ class Storage(Construct):
             self,
             DATA_BUCKET_ID,
             versioned=True,
+            cors=[UPLOAD_CORS],
             server_access_logs_bucket=self.logs_bucket,
             server_access_logs_prefix="data-bucket/",
             lifecycle_rules=[

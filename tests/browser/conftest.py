@@ -184,7 +184,7 @@ class Page:
         self.page.get_by_label("Email or user name").fill(user)
         self.page.get_by_label("Password").fill(self.console.password)
         self.page.get_by_role("button", name="Sign in").click()
-        self.page.get_by_role("link", name="Runs").wait_for()
+        self.page.get_by_role("link", name="Runs", exact=True).wait_for()
 
     def open(self, route: str) -> Any:
         self.page.goto(f"{self.console.url}/#{route}")
@@ -210,12 +210,13 @@ SCREENSHOT_SOURCE = "BenchGen browser test"
 
 
 def write_screenshot(page: Any, name: str, test: str) -> Path:
-    """The page as a PNG under out/browser/, and under docs/ too when BENCHGEN_UPDATE_SCREENSHOTS=1.
+    """The page as a PNG under out/browser/, and under docs/ too when BENCHGEN_UPDATE_SCREENSHOTS=1;
+    ``test`` names the test that took it, as ``test_<module>.py::<test function>``.
 
     A tEXt chunk names the test that took it (tests/unit/test_console_screenshots.py checks the committed
     ones carry it), after the IHDR chunk as PNG requires."""
     png = page.screenshot(full_page=True)
-    text = f"{SCREENSHOT_SOURCE}\0tests/browser/test_console.py::{test}".encode("latin-1")
+    text = f"{SCREENSHOT_SOURCE}\0tests/browser/{test}".encode("latin-1")
     chunk = struct.pack(">I", len(text)) + b"tEXt" + text + struct.pack(">I", zlib.crc32(b"tEXt" + text))
     header_end = 8 + 8 + 13 + 4  # signature, IHDR length and type, IHDR data, CRC
     tagged = png[:header_end] + chunk + png[header_end:]

@@ -23,7 +23,7 @@ def test_a_wrong_password_is_refused_with_the_pools_message(tab: Page, console: 
     page.get_by_label("Password").fill(console.password + "-wrong")
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("alert")).to_have_text("Incorrect username or password.")
-    expect(page.get_by_role("link", name="Runs")).to_have_count(0)
+    expect(page.get_by_role("link", name="Runs", exact=True)).to_have_count(0)
     # The pool's 400 answer is the only console error.
     assert len(tab.errors) == 1 and "400" in tab.errors[0], tab.errors
 
@@ -89,7 +89,9 @@ def test_the_run_detail_shows_the_apis_tiles_files_and_report(tab: Page, console
         run["dataset_name"]
     )
     write_screenshot(
-        page, "console-run-detail.png", "test_the_run_detail_shows_the_apis_tiles_files_and_report"
+        page,
+        "console-run-detail.png",
+        "test_console.py::test_the_run_detail_shows_the_apis_tiles_files_and_report",
     )
     assert tab.errors == []
 
@@ -162,7 +164,7 @@ def test_picking_a_benchmark_dataset_shows_the_banner_and_the_accepting_connecti
     page.get_by_label("Dataset", exact=True).select_option(console.dataset_id)
     expect(page.get_by_text(BANNER)).to_be_visible()
     expect(page.get_by_label("Base model")).to_have_value(dataset["base_model"])
-    connections = page.locator("#train-connections li")
+    connections = page.locator("#train-connections .choice")
     expect(connections).to_have_count(1)
     expect(connections).to_have_attribute("data-connection", console.accepting_connection)
     assert tab.errors == []
@@ -199,7 +201,9 @@ def test_the_workspace_tabs_show_the_preparation(tab: Page, console: Console) ->
             str(splits.get(s, 0)) for s in ("train", "validation", "test")
         ]
     expect(page.locator("ul.gaps li")).to_have_count(len(coverage["gaps"]))
-    write_screenshot(page, "console-coverage.png", "test_the_workspace_tabs_show_the_preparation")
+    write_screenshot(
+        page, "console-coverage.png", "test_console.py::test_the_workspace_tabs_show_the_preparation"
+    )
 
     page.get_by_role("link", name="Results").click()
     expect(page.get_by_role("tabpanel")).to_contain_text("Training runs")
@@ -265,7 +269,11 @@ def test_a_going_run_updates_live_and_a_failed_one_shows_its_reason_and_logs(
     expect(sidebar.locator(".status")).to_have_text("Failed", timeout=30_000)
     failed = console.owner.expect("GET", f"/runs/{run_id}", 200)
     assert failed["status"] == "Failed" and failed["failure_reason"]
-    expect(page.locator(".failure-reason")).to_have_text(failed["failure_reason"])
+    # The reason is the page's headline, and the Fine-tune panel says why there is no dataset
+    expect(page.locator("h1 + .failure-reason.headline")).to_have_text(failed["failure_reason"])
+    expect(page.locator(".finetune-state")).to_have_text(
+        "No dataset: the run failed before it was scored, so no fine-tune artifact was built."
+    )
     expect(page.get_by_text("score breakdown isn't available for that run")).to_be_visible()
     expect(page.locator("iframe.report")).to_have_count(0)
     files = console.owner.expect("GET", f"/runs/{run_id}/files", 200)["files"]

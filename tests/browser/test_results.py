@@ -158,7 +158,7 @@ def test_authorizing_from_the_results_tab_shows_the_evaluation_and_its_paired_co
     form.get_by_role("button", name="Authorize evaluation").click()
 
     # Then the evaluation runs to Completed and the page shows what the API reports for it
-    report_link = page.get_by_role("link", name="Paired comparison report")
+    report_link = page.get_by_role("link", name=re.compile("^Download the report of eval-"))
     expect(report_link).to_be_visible(timeout=EVALUATION_TIMEOUT_MS)
     comparison = page.locator(".comparison")
     found = re.search(r"Evaluation (eval-[0-9a-f]+)", comparison.inner_text())
@@ -178,9 +178,12 @@ def test_authorizing_from_the_results_tab_shows_the_evaluation_and_its_paired_co
         f"Answer rate {_shown(before['answer_rate'])} → {_shown(after['answer_rate'])}; accuracy among "
         f"answered {_shown(before['accuracy_among_answered'])} → {_shown(after['accuracy_among_answered'])}"
     )
-    # and the report link opens the evaluation's HTML report
+    # and the report is shown in place, with Download beside it giving the same page as a file
+    shown = page.frame_locator("iframe.report").locator("body")
+    expect(shown).to_contain_text("Training completion alone does not establish benchmark improvement")
     with urllib.request.urlopen(report_link.get_attribute("href")) as answer:
         assert answer.status == 200 and b"<html" in answer.read().lower()
+        assert "attachment" in answer.headers.get("Content-Disposition", "")
 
     # and once the page is loaded again, the evaluation is listed under its training run with its report
     page.reload()
@@ -188,5 +191,6 @@ def test_authorizing_from_the_results_tab_shows_the_evaluation_and_its_paired_co
     expect(listed).to_contain_text(f"Evaluation {found.group(1)}")
     expect(listed).to_contain_text(f"verdict {evaluation['verdict']}")
     expect(listed).to_contain_text(f"Fixed {c['fixed_count']}, broken {c['broken_count']}")
-    expect(listed.get_by_role("link", name="Paired comparison report")).to_be_visible()
+    expect(listed.get_by_role("link", name=f"Download the report of {found.group(1)}")).to_be_visible()
+    expect(listed.locator("iframe.report")).to_have_count(1)
     assert results_tab.errors == []

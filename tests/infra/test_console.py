@@ -196,6 +196,9 @@ def test_the_content_security_policy_allows_the_app_the_api_cognito_and_the_data
             "'self'",
             "https://${RestApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}",
             "https://cognito-idp.${AWS::Region}.${AWS::URLSuffix}",
+            # the Environments page PUTs a bundle to a presigned URL of the data bucket
+            "https://${DataBucket.DomainName}",
+            "https://${DataBucket.RegionalDomainName}",
         ],
         # Detailed Results is a presigned URL of the data bucket, on either of its hosts.
         "frame-src": ["https://${DataBucket.DomainName}", "https://${DataBucket.RegionalDomainName}"],

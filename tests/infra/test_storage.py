@@ -72,6 +72,22 @@ def test_data_bucket_writes_access_logs_to_the_log_bucket(resources: dict[str, R
     assert logging == {"DestinationBucketName": {"Ref": "AccessLogsBucket"}, "LogFilePrefix": "data-bucket/"}
 
 
+def test_data_bucket_takes_a_cross_origin_put_with_the_publisher_stamp_and_nothing_else(
+    resources: dict[str, Resource],
+) -> None:
+    # The console uploads a bundle to its presigned URL; reading stays a same-origin download or a frame.
+    assert resources["DataBucket"]["Properties"]["CorsConfiguration"] == {
+        "CorsRules": [
+            {
+                "AllowedMethods": ["PUT"],
+                "AllowedOrigins": ["*"],
+                "AllowedHeaders": ["content-type", "x-amz-meta-publisher", "x-amz-meta-publisher-group"],
+                "MaxAge": 600,
+            }
+        ]
+    }
+
+
 def test_data_bucket_survives_stack_deletion(resources: dict[str, Resource]) -> None:
     assert resources["DataBucket"]["DeletionPolicy"] == "Retain"
 

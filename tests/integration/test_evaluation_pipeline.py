@@ -171,6 +171,10 @@ def test_an_evaluation_compares_the_trained_model_with_its_base_on_the_held_out_
     # moto answers the presigned URL in-process (through requests, which it intercepts)
     html = requests.get(report["html_url"], timeout=30).text
     assert "Training completion alone does not establish benchmark improvement" in html
+    # and the page to show in place is the same page, not sent as a download
+    shown = requests.get(report["view_url"], timeout=30)
+    assert shown.text == html
+    assert "attachment" not in shown.headers.get("Content-Disposition", "")
     assert sha256 in html and "example-tuned" in html and "group evaluators" in html
     assert report["expires_in"] <= 3600
     # and EvaluationCompleted went to the bus with the verdict

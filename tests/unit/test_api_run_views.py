@@ -7,7 +7,7 @@ import time
 from benchgen.api.runs import labelled_files, metric_tiles, new_run_id
 from benchgen.api.schemas import RunSummary
 from benchgen.outputs import RunOutput
-from benchgen.records.runs import RunConfig, RunRecord, RunStatus
+from benchgen.records.runs import CaseScope, RunConfig, RunRecord, RunStatus
 
 COLUMNS = [
     {"title": "Exact match", "key": "exact_match", "index": 1, "precision": 3},
@@ -93,6 +93,12 @@ def test_a_summary_never_carries_the_run_config() -> None:
     summary = RunSummary.of(run)
     assert "run_config" not in summary.model_dump()
     assert "secret" not in summary.model_dump_json()
+
+
+def test_a_summary_says_how_many_cases_a_scoped_run_covers() -> None:
+    scoped = _run(case_scope=CaseScope(key="runs/r1/case_scope.json", count=4))
+    assert RunSummary.of(scoped).case_scope == 4
+    assert RunSummary.of(_run()).case_scope is None
 
 
 def test_run_ids_are_32_hex_digits_that_sort_by_creation() -> None:

@@ -11,8 +11,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # Which test writes each picture (tests/browser/conftest.py: write_screenshot), at the tests' viewport width.
 SCREENSHOTS = {
-    "console-run-detail.png": "test_the_run_detail_shows_the_apis_tiles_files_and_report",
-    "console-coverage.png": "test_the_workspace_tabs_show_the_preparation",
+    "console-run-detail.png": "test_console.py::test_the_run_detail_shows_the_apis_tiles_files_and_report",
+    "console-coverage.png": "test_console.py::test_the_workspace_tabs_show_the_preparation",
+    "console-train-launch.png": "test_train.py::test_a_run_launched_from_train_is_followed_to_succeeded",
+    "console-training-run.png": "test_train.py::test_a_run_launched_from_train_is_followed_to_succeeded",
 }
 VIEWPORT_WIDTH = 1280
 
@@ -35,6 +37,6 @@ def test_a_console_screenshot_was_written_by_its_browser_test(name: str) -> None
     chunks = _chunks((ROOT / "docs" / name).read_bytes())
     width, _height = struct.unpack(">II", chunks[0][1][:8])
     texts = [data for kind, data in chunks if kind == b"tEXt"]
-    assert texts == [f"BenchGen browser test\0tests/browser/test_console.py::{SCREENSHOTS[name]}".encode()]
+    assert texts == [f"BenchGen browser test\0tests/browser/{SCREENSHOTS[name]}".encode()]
     assert width == VIEWPORT_WIDTH
     assert f"docs/{name}" in (ROOT / "README.md").read_text(encoding="utf-8")

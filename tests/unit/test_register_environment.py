@@ -51,7 +51,7 @@ def test_a_valid_bundle_is_registered_with_what_the_console_shows_of_it(tmp_path
     assert record.status is EnvironmentStatus.REGISTERED and record.problems == []
     assert (record.title, record.template, record.criteria) == ("Tiny math", "math", ["final-answer"])
     assert [column["key"] for column in record.columns] == ["accuracy"]
-    assert record.phases == [{"index": 0, "name": "Main"}]
+    assert record.phases == [{"index": 0, "name": "Main", "tasks": [{"index": 0, "name": ""}]}]
     assert (record.bundle_key, record.bundle_version_id, record.published_by) == (KEY, "ver-1", OPERATOR)
     assert environments.get("tiny", "v1") == record
     assert environments.owners["tiny"].owner == OPERATOR

@@ -1,14 +1,17 @@
 import "./style.css";
-import { Api } from "./api/client";
+import { Api, ApiError } from "./api/client";
 import { Session } from "./auth";
 import { loadConfig } from "./config";
 import type { Context, Page } from "./context";
 import { errorBox, h } from "./dom";
+import { connectionPage, connectionsPage } from "./pages/connections";
 import { datasetPage, datasetsPage } from "./pages/datasets";
+import { environmentsPage } from "./pages/environments";
 import { runPage } from "./pages/run";
 import { runsPage } from "./pages/runs";
 import { signInPage } from "./pages/signin";
 import { trainPage } from "./pages/train";
+import { trainingRunPage, trainingRunsPage } from "./pages/training";
 import { workspacePage, workspacesPage } from "./pages/workspace";
 
 const ROUTES: [RegExp, Page][] = [
@@ -17,7 +20,12 @@ const ROUTES: [RegExp, Page][] = [
   [/^\/datasets$/, datasetsPage],
   [/^\/datasets\/([^/]+)$/, datasetPage],
   [/^\/train$/, trainPage],
+  [/^\/training-runs$/, trainingRunsPage],
+  [/^\/training-runs\/([^/]+)$/, trainingRunPage],
   [/^\/workspace$/, workspacesPage],
+  [/^\/environments$/, environmentsPage],
+  [/^\/connections$/, connectionsPage],
+  [/^\/connections\/([^/]+)$/, connectionPage],
   [/^\/workspace\/([^/]+)(?:\/(\w+))?$/, workspacePage],
 ];
 
@@ -25,7 +33,10 @@ const NAV: [string, string][] = [
   ["#/runs", "Runs"],
   ["#/datasets", "Datasets"],
   ["#/train", "Train"],
+  ["#/training-runs", "Training runs"],
   ["#/workspace", "Workspace"],
+  ["#/connections", "Connections"],
+  ["#/environments", "Environments"],
 ];
 
 async function start(): Promise<void> {
@@ -67,7 +78,11 @@ async function start(): Promise<void> {
     try {
       await page(context, view, match!.slice(1).filter((part) => part !== undefined));
     } catch (error) {
-      view.append(errorBox(error));
+      // A page that cannot be shown (an unknown id, a refusal) still leads somewhere: its section's list.
+      const section = NAV.find(([href]) => href === `#/${path.split("/")[1]}`) ?? NAV[0];
+      const missing = error instanceof ApiError && error.status === 404;
+      if (!view.querySelector("h1")) view.append(h("h1", {}, missing ? "Not found" : "This page cannot be shown"));
+      view.append(errorBox(error), h("p", {}, h("a", { href: section[0] }, `Back to ${section[1]}`)));
     }
   }
 

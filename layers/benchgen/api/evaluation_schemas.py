@@ -98,7 +98,8 @@ class EvaluationView(BaseModel):
 
 class ReportView(BaseModel):
     report: EvaluationReport
-    html_url: str = Field(description="the self-contained HTML page, through a short-lived URL")
+    html_url: str = Field(description="the self-contained HTML page to download, through a short-lived URL")
+    view_url: str = Field(description="the same page for a browser to show in place (a sandboxed frame)")
     expires_in: int
 
 

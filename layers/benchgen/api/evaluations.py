@@ -262,7 +262,8 @@ def report_view(evaluation_id: str, *, user: str, services: ApiServices) -> Repo
     url = services.store.presigned_get_url(
         record.report_html_key, expires_in=services.ttl, download_name=f"{evaluation_id}.html"
     )
-    return ReportView(report=report, html_url=url, expires_in=services.ttl)
+    view_url = services.store.presigned_get_url(record.report_html_key, expires_in=services.ttl)
+    return ReportView(report=report, html_url=url, view_url=view_url, expires_in=services.ttl)
 
 
 # ---- routes ----------------------------------------------------------------------------------------------

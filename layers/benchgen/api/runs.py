@@ -249,7 +249,6 @@ def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
         dataset=dataset,
         live_model=LiveModelView.model_validate(run.live_model.model_dump()) if run.live_model else None,
         inference=run.inference,
-        case_scope=run.case_scope.count if run.case_scope else None,
     )
 
 

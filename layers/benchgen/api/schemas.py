@@ -319,10 +319,17 @@ class RunSummary(BaseModel):
     artifact_status: ArtifactStatus | None = None
     dataset_id: str | None = None
     dataset_name: str | None = None
+    case_scope: int | None = Field(
+        default=None,
+        description="how many cases the run is restricted to (an evaluation's held-out cases); "
+        "null: every case",
+    )
 
     @classmethod
     def of(cls, run: RunRecord) -> RunSummary:
-        return cls.model_validate(run.model_dump(include=set(cls.model_fields)))
+        fields = set(cls.model_fields) - {"case_scope"}
+        scope = run.case_scope.count if run.case_scope else None
+        return cls.model_validate(run.model_dump(include=fields) | {"case_scope": scope})
 
 
 class RunList(Listing):
@@ -375,11 +382,6 @@ class RunDetail(RunSummary):
     )
     inference: InferenceSummary | None = Field(
         default=None, description="for a live run: how its cases were answered (details in its Inference Log)"
-    )
-    case_scope: int | None = Field(
-        default=None,
-        description="how many cases the run is restricted to (an evaluation's held-out cases); "
-        "null: every case",
     )
 
 

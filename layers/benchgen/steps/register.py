@@ -7,6 +7,7 @@ from pathlib import Path
 
 from aws_lambda_powertools import Logger
 
+from benchgen.bundle.spec import Phase, Task
 from benchgen.environment import Environment, check_bundle, open_environment
 from benchgen.errors import BenchGenError
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY, stamp_refusal
@@ -104,7 +105,7 @@ def register_environment(
                     "template": env.template.value if env.template else None,
                     "has_finetune": env.spec.finetune is not None,
                     "columns": [column.model_dump() for column in env.spec.columns],
-                    "phases": [{"index": phase.index, "name": phase.name} for phase in env.spec.phases],
+                    "phases": [_phase(phase, env.spec.tasks) for phase in env.spec.phases],
                     "criteria": [criterion.id for criterion in env.spec.criteria],
                     "docker_image": env.spec.docker_image,
                     "runtime": env.runtime.describe(),
@@ -118,6 +119,16 @@ def register_environment(
         return stored if stored is not None else record
     logger.info("environment recorded", extra={"status": record.status, "problems": len(record.problems)})
     return record
+
+
+def _phase(phase: Phase, tasks: list[Task]) -> dict[str, object]:
+    """A phase as the console lists it: its index, name and the tasks it runs, by index and name."""
+    names = {task.index: task.name for task in tasks}
+    return {
+        "index": phase.index,
+        "name": phase.name,
+        "tasks": [{"index": index, "name": names.get(index, "")} for index in phase.tasks],
+    }
 
 
 def _case_shards(

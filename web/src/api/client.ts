@@ -4,7 +4,7 @@ import type { components, paths } from "./schema";
 
 export type Schemas = components["schemas"];
 
-type Method = "get" | "post";
+type Method = "get" | "post" | "delete";
 type Operation<P extends keyof paths, M extends Method> = NonNullable<paths[P][M]>;
 type PathsWith<M extends Method> = {
   [P in keyof paths]: paths[P][M] extends undefined | never ? never : P;
@@ -28,6 +28,8 @@ export interface Request<O> {
   path?: Params<O> extends { path: infer A } ? A : never;
   query?: Params<O> extends { query?: infer Q } ? Q : never;
   body?: Body<O>;
+  /** Extra request headers, e.g. an Idempotency-Key so that a retried launch is the same launch. */
+  headers?: Record<string, string>;
 }
 
 /** An answer other than 2xx: the API's message (and field problems) say what to fix. */
@@ -35,6 +37,7 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly problems: Schemas["FieldProblem"][] = [],
   ) {
     super(message);
   }
@@ -55,13 +58,17 @@ export class Api {
     return this.call("POST", path, request);
   }
 
+  delete<P extends PathsWith<"delete">>(path: P, request: Request<Operation<P, "delete">> = {}): Promise<void> {
+    return this.call("DELETE", path, request);
+  }
+
   private async call<T>(
     method: string,
     template: string,
-    request: { path?: unknown; query?: unknown; body?: unknown },
+    request: { path?: unknown; query?: unknown; body?: unknown; headers?: Record<string, string> },
   ): Promise<T> {
     const url = this.baseUrl.replace(/\/$/, "") + fillPath(template, request.path) + queryString(request.query);
-    const headers: Record<string, string> = { Authorization: this.token() ?? "" };
+    const headers: Record<string, string> = { ...request.headers, Authorization: this.token() ?? "" };
     if (request.body !== undefined) headers["Content-Type"] = "application/json";
     const response = await fetch(url, {
       method,
@@ -72,7 +79,11 @@ export class Api {
     const answer = text ? JSON.parse(text) : null;
     if (response.status === 401) this.onUnauthorized();
     if (!response.ok) {
-      throw new ApiError(response.status, (answer && answer.message) || `${method} ${template}: ${response.status}`);
+      throw new ApiError(
+        response.status,
+        (answer && answer.message) || `${method} ${template}: ${response.status}`,
+        Array.isArray(answer?.errors) ? answer.errors : [],
+      );
     }
     return answer as T;
   }

@@ -1,6 +1,6 @@
 import type { Schemas } from "../api/client";
 import type { Context } from "../context";
-import { fill, formatTime, h } from "../dom";
+import { fill, formatTime, h, pageQuery, pageState, pager } from "../dom";
 
 const FINETUNE = "finetune";
 
@@ -12,14 +12,14 @@ export function benchmarkBadge(dataset: Schemas["DatasetRecord"]): HTMLElement |
 export async function datasetsPage({ api }: Context, main: HTMLElement): Promise<void> {
   const query = new URLSearchParams(location.hash.split("?")[1] ?? "");
   const finetuneOnly = query.get("kind") === FINETUNE;
-  const token = query.get("page") ?? "";
+  const page = pageState(query);
   const datasets = await api.get("/datasets", {
-    query: { kind: finetuneOnly ? FINETUNE : null, limit: 20, next_token: token || null },
+    query: { kind: finetuneOnly ? FINETUNE : null, limit: page.size, next_token: page.token || null },
   });
-  const go = (kind: boolean, page = "") => {
+  const go = (kind: boolean) => {
     const next = new URLSearchParams();
     if (kind) next.set("kind", FINETUNE);
-    if (page) next.set("page", page);
+    if (query.get("limit")) next.set("limit", query.get("limit")!);
     location.hash = `#/datasets?${next}`;
   };
   const filter = h("input", {
@@ -33,9 +33,12 @@ export async function datasetsPage({ api }: Context, main: HTMLElement): Promise
     h("div", { class: "filters" }, filter, h("label", { for: "filter-finetune" }, "Fine-tune")),
     datasets.items.length
       ? h(
+          "div",
+          { class: "table-scroll" },
+          h(
           "table",
           { class: "list", "aria-label": "Datasets" },
-          h("thead", {}, h("tr", {}, ["Dataset", "Kind", "Base model", "Examples", "Created"].map((t) => h("th", { scope: "col" }, t)))),
+          h("thead", {}, h("tr", {}, ["Dataset", "Kind", "Base model", "Examples", "Run", "Created"].map((t) => h("th", { scope: "col" }, t)))),
           h(
             "tbody",
             {},
@@ -47,15 +50,19 @@ export async function datasetsPage({ api }: Context, main: HTMLElement): Promise
                 h("td", {}, dataset.kind ?? "—"),
                 h("td", {}, dataset.base_model),
                 h("td", { class: "number" }, String(dataset.example_count)),
+                h("td", {}, h("a", { href: `#/runs/${encodeURIComponent(dataset.run_id)}`, class: "wrap" }, dataset.run_id)),
                 h("td", {}, formatTime(dataset.created_at)),
               ),
             ),
           ),
+          ),
         )
-      : h("p", {}, "No datasets yet: a run whose benchmark emits a fine-tune artifact saves one."),
-    datasets.next_token
-      ? h("nav", { class: "pager", "aria-label": "Pages" }, h("button", { type: "button", onclick: () => go(finetuneOnly, datasets.next_token!) }, "Next page"))
-      : null,
+      : page.token
+        ? null
+        : h("p", {}, "No datasets yet: a run whose benchmark emits a fine-tune artifact saves one."),
+    pager("datasets", datasets.items.length, page, datasets.next_token, (token, number) => {
+      location.hash = `#/datasets?${pageQuery(query, token, number)}`;
+    }),
   );
 }
 

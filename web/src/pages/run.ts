@@ -1,6 +1,6 @@
 import { ApiError, type Schemas } from "../api/client";
 import type { Context } from "../context";
-import { errorBox, fill, formatNumber, formatTime, h, statusBadge } from "../dom";
+import { type Child, errorBox, fill, formatBytes, formatNumber, formatTime, h, statusBadge } from "../dom";
 
 const FINAL = ["Completed", "Failed"];
 const POLL_MS = 2000;
@@ -17,7 +17,8 @@ export async function runPage(context: Context, main: HTMLElement, [runId]: stri
       context.api.get("/runs/{run_id}", { path: { run_id: runId } }),
       context.api.get("/runs/{run_id}/files", { path: { run_id: runId } }),
     ]);
-    main.replaceChildren(...view(context, run, files.files, refresh));
+    main.replaceChildren();
+    fill(main, ...view(context, run, files.files, refresh));
     if (!FINAL.includes(run.status) && main.isConnected) timer = window.setTimeout(() => void refresh().catch(showError), POLL_MS);
   };
   const showError = (error: unknown) => main.append(errorBox(error));
@@ -29,13 +30,18 @@ function view(
   run: Schemas["RunDetail"],
   files: Schemas["RunFile"][],
   refresh: () => Promise<void>,
-): HTMLElement[] {
+): Child[] {
   const identity = context.session.identity();
   const isOwner = identity?.sub === run.owner;
   const byLabel = new Map(files.map((file) => [file.label, file]));
   const going = !FINAL.includes(run.status);
   return [
+    h("p", {}, h("a", { href: "#/runs" }, "All runs")),
     h("h1", {}, `Run ${run.run_id}`),
+    run.status === "Failed" ? h("p", { class: "failure-reason headline", role: "alert" }, run.failure_reason ?? "It failed, and no reason was recorded.") : null,
+    run.case_scope
+      ? h("p", { class: "banner scope" }, `This run covers only ${run.case_scope} held-out cases (an evaluation's), not every case of the environment: its score is theirs alone.`)
+      : null,
     h(
       "div",
       { class: "run-layout" },
@@ -47,7 +53,7 @@ function view(
           : null,
         tiles(run),
         run.warnings?.length ? h("ul", { class: "warnings", "aria-label": "Warnings" }, run.warnings.map((w) => h("li", {}, w))) : null,
-        run.status === "Failed" ? failure(run, byLabel) : detailedResults(byLabel.get(DETAILED_LABEL)),
+        run.status === "Failed" ? failure(byLabel) : detailedResults(byLabel.get(DETAILED_LABEL)),
         going ? stepLogs(byLabel) : null,
         filesTable(files),
         finetunePanel(context, run, byLabel.has(ARTIFACT_LABEL), isOwner, refresh),
@@ -99,12 +105,11 @@ function detailedResults(report: Schemas["RunFile"] | undefined): HTMLElement {
   );
 }
 
-function failure(run: Schemas["RunDetail"], byLabel: Map<string, Schemas["RunFile"]>): HTMLElement {
+function failure(byLabel: Map<string, Schemas["RunFile"]>): HTMLElement {
   return h(
     "section",
     { class: "failure", "aria-labelledby": "failure-title" },
-    h("h2", { id: "failure-title" }, "Why it failed"),
-    h("p", { class: "failure-reason" }, run.failure_reason ?? "no reason was recorded"),
+    h("h2", { id: "failure-title" }, "Why it failed: its logs"),
     logFrames(byLabel, "The run kept no logs: the reason above is its whole record."),
   );
 }
@@ -144,7 +149,7 @@ function filesTable(files: Schemas["RunFile"][]): HTMLElement {
                 "tr",
                 { "data-label": file.label },
                 h("td", {}, file.label),
-                h("td", { class: "number" }, `${file.size} bytes`),
+                h("td", { class: "number" }, formatBytes(file.size)),
                 h(
                   "td",
                   {},
@@ -196,15 +201,19 @@ function finetunePanel(
       isOwner ? save : h("p", {}, "Only the run's owner can save it."),
       problem,
     );
-  } else if (!FINAL.includes(run.status) || run.artifact_status === "Pending") {
-    fill(panel, h("p", {}, "The artifact is built once the run is scored."));
   } else {
-    fill(panel, 
-      h("p", {}, "No dataset: the benchmark's scoring program did not emit one."),
-      run.artifact_reason ? h("p", { class: "muted" }, run.artifact_reason) : null,
-    );
+    fill(panel, h("p", { class: "finetune-state" }, finetuneState(run)));
   }
   return panel;
+}
+
+/** Why a run has no dataset, in the one sentence that is true of its state. */
+function finetuneState(run: Schemas["RunDetail"]): string {
+  if (run.status === "Failed") return "No dataset: the run failed before it was scored, so no fine-tune artifact was built.";
+  if (!FINAL.includes(run.status) || run.artifact_status === "Pending") return "The artifact is built once the run is scored.";
+  if (run.artifact_status === "Failed") return `No dataset: building the fine-tune artifact failed (${run.artifact_reason ?? "no reason was recorded"}).`;
+  if (run.artifact_reason) return `No dataset: ${run.artifact_reason}.`;
+  return "No dataset was recorded for this run.";
 }
 
 function sidebar(context: Context, run: Schemas["RunDetail"], isOwner: boolean): HTMLElement {

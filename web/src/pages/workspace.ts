@@ -1,6 +1,6 @@
 import type { Schemas } from "../api/client";
 import type { Context } from "../context";
-import { errorBox, fill, formatNumber, formatTime, h, statusBadge } from "../dom";
+import { errorBox, fill, formatBytes, formatNumber, formatTime, h, pageQuery, pageState, pager, statusBadge } from "../dom";
 
 const TABS = [
   ["overview", "Overview"],
@@ -15,7 +15,9 @@ const POLL_MS = 1500;
 
 /** The preparations a trainer can open as a workspace, newest first. */
 export async function workspacesPage({ api }: Context, main: HTMLElement): Promise<void> {
-  const preparations = await api.get("/preparations", { query: { limit: 50 } });
+  const query = new URLSearchParams(location.hash.split("?")[1] ?? "");
+  const page = pageState(query);
+  const preparations = await api.get("/preparations", { query: { limit: page.size, next_token: page.token || null } });
   fill(main, 
     h("h1", {}, "Weights training workspaces"),
     preparations.items.length
@@ -40,7 +42,12 @@ export async function workspacesPage({ api }: Context, main: HTMLElement): Promi
             ),
           ),
         )
-      : h("p", {}, "No preparations yet: prepare training material from a run (POST /preparations)."),
+      : page.token
+        ? null
+        : h("p", {}, "No preparations yet: Train prepares training material from a dataset's run."),
+    pager("preparations", preparations.items.length, page, preparations.next_token, (token, number) => {
+      location.hash = `#/workspace?${pageQuery(query, token, number)}`;
+    }),
   );
 }
 
@@ -67,10 +74,21 @@ export async function workspacePage(context: Context, main: HTMLElement, [prepar
 
 async function overview(context: Context, panel: HTMLElement, p: Schemas["PreparationDetail"]): Promise<void> {
   const field = (label: string, value: Node | string) => [h("dt", {}, label), h("dd", {}, value)];
+  const query = new URLSearchParams(location.hash.split("?")[1] ?? "");
+  const page = pageState(query);
   const [packages, profiles] = await Promise.all([
-    context.api.get("/preparations/{preparation_id}/packages", { path: { preparation_id: p.preparation_id } }),
+    context.api.get("/preparations/{preparation_id}/packages", {
+      path: { preparation_id: p.preparation_id },
+      query: { limit: page.size, next_token: page.token || null },
+    }),
     context.api.get("/export-profiles"),
   ]);
+  // The list holds records; a Ready package's view carries its (short-lived) download URL.
+  const views = await Promise.all(
+    packages.items.map((item) =>
+      item.status === "Ready" ? context.api.get("/packages/{package_id}", { path: { package_id: item.package_id } }) : item,
+    ),
+  );
   // Only the profiles that take the preparation's method: the API refuses the others.
   const profile = h(
     "select",
@@ -130,9 +148,10 @@ async function overview(context: Context, panel: HTMLElement, p: Schemas["Prepar
     h("p", {}, "An exact package of this state, in one export profile: the same state gives the same bytes."),
     h("div", { class: "filters" }, h("label", { for: "package-profile" }, "Package profile"), profile, prepare),
     outcome,
-    packages.items.length
-      ? h("ul", { class: "packages", "aria-label": "Packages" }, packages.items.map((item) => h("li", {}, packageLine(item))))
-      : null,
+    views.length ? h("ul", { class: "packages", "aria-label": "Packages" }, views.map((item) => h("li", {}, packageLine(item)))) : null,
+    pager("packages", views.length, page, packages.next_token, (token, number) => {
+      location.hash = `#/workspace/${encodeURIComponent(p.preparation_id)}/overview?${pageQuery(query, token, number)}`;
+    }),
   );
 }
 
@@ -143,7 +162,8 @@ function packageLine(item: Schemas["PackageView"] | Schemas["PackageRecord"]): H
     {},
     `${item.profile}: `,
     statusBadge(item.status ?? "Building"),
-    item.size ? ` ${item.size} bytes, sha256 ${item.sha256}` : "",
+    item.size ? ` ${formatBytes(item.size)}, sha256 ` : "",
+    item.size ? h("code", {}, item.sha256 ?? "") : null,
     item.reason ? ` ${item.reason}` : "",
     url ? [" ", h("a", { href: url, class: "button" }, "Download package")] : null,
   );
@@ -152,9 +172,10 @@ function packageLine(item: Schemas["PackageView"] | Schemas["PackageRecord"]): H
 async function dataset(context: Context, panel: HTMLElement, p: Schemas["PreparationDetail"]): Promise<void> {
   const query = new URLSearchParams(location.hash.split("?")[1] ?? "");
   const split = (query.get("split") ?? "train") as Schemas["Split"];
+  const position = pageState(query, 25);
   const page = await context.api.get("/preparations/{preparation_id}/examples", {
     path: { preparation_id: p.preparation_id },
-    query: { split, limit: 25 },
+    query: { split, limit: position.size, next_token: position.token || null },
   });
   const base = `#/workspace/${encodeURIComponent(p.preparation_id)}/dataset`;
   fill(panel, 
@@ -181,7 +202,12 @@ async function dataset(context: Context, panel: HTMLElement, p: Schemas["Prepara
             h("pre", { class: "chosen" }, example.chosen),
           ),
         )
-      : h("p", {}, `No ${split} examples.`),
+      : position.token
+        ? null
+        : h("p", {}, `No ${split} examples.`),
+    pager(`${split} examples`, page.items.length, position, page.next_token, (token, number) => {
+      location.hash = `${base}?${pageQuery(query, token, number)}`;
+    }),
   );
 }
 
@@ -215,28 +241,76 @@ async function coverage(context: Context, panel: HTMLElement, p: Schemas["Prepar
   );
 }
 
+const TRAINING_RUNS_PAGE = 10;
+const EVALUATIONS_PAGE = 5;
+
+/** Every training run of the user's that trained this preparation's material, newest first. */
+async function trainingRunsOf(context: Context, preparationId: string): Promise<Schemas["TrainingRunRecord"][]> {
+  // The API lists a user's training runs, not a preparation's: every page is read, then filtered.
+  const found: Schemas["TrainingRunRecord"][] = [];
+  let token: string | null | undefined = null;
+  do {
+    const page: Schemas["TrainingRunList"] = await context.api.get("/training-runs", { query: { limit: 100, next_token: token } });
+    found.push(...page.items.filter((run) => run.preparation_id === preparationId));
+    token = page.next_token;
+  } while (token);
+  return found;
+}
+
 async function results(context: Context, panel: HTMLElement, p: Schemas["PreparationDetail"]): Promise<void> {
-  const runs = (await context.api.get("/training-runs", { query: { limit: 100 } })).items.filter(
-    (run) => run.preparation_id === p.preparation_id,
-  );
+  const query = new URLSearchParams(location.hash.split("?")[1] ?? "");
+  const all = await trainingRunsOf(context, p.preparation_id);
+  const size = pageState(query, TRAINING_RUNS_PAGE).size;
+  const pages = Math.max(1, Math.ceil(all.length / size));
+  const number = Math.min(pages, Math.max(1, Number(query.get("n")) || 1));
+  const runs = all.slice((number - 1) * size, number * size);
   const identity = context.session.identity();
   const connections = runs.length ? (await context.api.get("/connections", { query: { limit: 100 } })).items : [];
-  const items = await Promise.all(
-    runs.map(async (run) => {
-      const evaluations = await context.api.get("/training-runs/{training_run_id}/evaluations", {
-        path: { training_run_id: run.training_run_id },
-        query: { limit: 20 },
-      });
-      const views = await Promise.all(evaluations.items.map((found) => evaluationView(context, found)));
-      return trainingRun(context, run, identity, connections, views);
-    }),
-  );
-  fill(panel, 
+  const items = await Promise.all(runs.map(async (run) => trainingRun(context, run, identity, connections, await evaluationsOf(context, run))));
+  const go = (to: number) => {
+    const next = new URLSearchParams(query);
+    next.set("n", String(to));
+    location.hash = `#/workspace/${encodeURIComponent(p.preparation_id)}/results?${next}`;
+  };
+  const first = (number - 1) * size + 1;
+  fill(
+    panel,
     h("h2", {}, "Training runs"),
-    runs.length
+    all.length
       ? h("ul", { class: "training-runs" }, items)
-      : h("p", {}, "No training runs of this preparation yet: launching one is a separate, deliberate step."),
+      : h("p", {}, "No training runs of this preparation yet: launch one from ", h("a", { href: "#/train" }, "Train"), "."),
+    all.length
+      ? h(
+          "nav",
+          { class: "pager", "aria-label": "Pages of training runs" },
+          h("span", { class: "count" }, pages === 1 ? `${all.length} training run${all.length === 1 ? "" : "s"}` : `Training runs ${first}–${first + runs.length - 1} of ${all.length}`),
+          number > 1 ? h("button", { type: "button", onclick: () => go(number - 1) }, "Previous page") : null,
+          number < pages ? h("button", { type: "button", onclick: () => go(number + 1) }, "Next page") : null,
+        )
+      : null,
   );
+}
+
+/** A training run's evaluations, a page at a time, paged in place. */
+async function evaluationsOf(context: Context, run: Schemas["TrainingRunRecord"]): Promise<HTMLElement | null> {
+  const box = h("div", { class: "evaluations" });
+  const show = async (token: string, number: number): Promise<boolean> => {
+    const found = await context.api.get("/training-runs/{training_run_id}/evaluations", {
+      path: { training_run_id: run.training_run_id },
+      query: { limit: EVALUATIONS_PAGE, next_token: token || null },
+    });
+    if (!found.items.length && number === 1) return false;
+    const views = await Promise.all(found.items.map((item) => evaluationView(context, item)));
+    box.replaceChildren(
+      h("h3", {}, "Evaluations"),
+      ...views,
+      pager("evaluations", found.items.length, { token, number, size: EVALUATIONS_PAGE }, found.next_token, (next, to) => {
+        void show(next, to).catch((error) => box.append(errorBox(error)));
+      }),
+    );
+    return true;
+  };
+  return (await show("", 1)) ? box : null;
 }
 
 function trainingRun(
@@ -244,14 +318,14 @@ function trainingRun(
   run: Schemas["TrainingRunRecord"],
   identity: ReturnType<Context["session"]["identity"]>,
   connections: Schemas["ConnectionRecord"][],
-  evaluations: HTMLElement[],
+  evaluations: HTMLElement | null,
 ): HTMLElement {
   const evaluation = h("div", { "aria-live": "polite" });
   const allowed = identity !== null && identity.sub === run.owner && identity.groups.includes(EVALUATORS_GROUP);
   return h(
     "li",
     { class: "training-run", "aria-label": `Training run ${run.training_run_id}` },
-    h("strong", {}, run.training_run_id),
+    h("a", { href: `#/training-runs/${encodeURIComponent(run.training_run_id)}` }, h("strong", {}, run.training_run_id)),
     " ",
     statusBadge(run.status ?? "Pending"),
     ` ${run.provider}, job ${run.job_id ?? "not started"}, base ${run.base_model}`,
@@ -259,7 +333,7 @@ function trainingRun(
     run.failure_reason ? h("p", { class: "error" }, run.failure_reason) : null,
     allowed && run.status === "Succeeded" ? authorizeForm(context, run, connections, evaluation) : null,
     evaluation,
-    evaluations.length ? h("div", { class: "evaluations" }, h("h3", {}, "Evaluations"), evaluations) : null,
+    evaluations,
   );
 }
 
@@ -304,7 +378,7 @@ function authorizeForm(
   return h(
     "form",
     {
-      class: "filters",
+      class: "evaluate-form",
       "aria-label": `Evaluate ${run.training_run_id}`,
       onsubmit: (event: Event) => {
         event.preventDefault();
@@ -353,6 +427,13 @@ async function evaluationView(context: Context, found: Schemas["EvaluationView"]
         `accuracy among answered ${answered(c.answering_before, "accuracy_among_answered")} → ` +
         `${answered(c.answering_after, "accuracy_among_answered")}`,
     ),
-    h("a", { class: "button", href: report.html_url, target: "_blank", rel: "noopener noreferrer" }, "Paired comparison report"),
+    h(
+      "div",
+      { class: "section-head" },
+      h("h4", {}, "Paired comparison report"),
+      h("a", { class: "button", href: report.html_url, "aria-label": `Download the report of ${found.evaluation_id}` }, "Download"),
+    ),
+    // No allow-same-origin: the report runs as an opaque origin, like Detailed Results.
+    h("iframe", { src: report.view_url, sandbox: "", title: `Paired comparison report of ${found.evaluation_id}`, class: "report" }),
   );
 }

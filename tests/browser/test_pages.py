@@ -1,0 +1,272 @@
+"""The console's pages beyond the run: connections, environments, paged lists, every state a page can be in,
+and every page at a phone's width and a wide screen."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import expect
+
+from benchgen.outputs import RunOutput
+from cli.demo import EXAMPLES
+from cli.local import DEMO_USER
+from examplegen.writing import write_bundle_zip
+from tests.browser.conftest import SECRET_ARN, Console, Page
+
+A_KEY = "sk-live-0123456789abcdef"
+REGISTRATION_MS = 120_000
+
+
+def test_a_connection_is_created_read_and_deleted_from_its_pages(tab: Page, console: Console) -> None:
+    # Given the connections page, which lists the user's connections with their profiles
+    tab.sign_in(DEMO_USER)
+    page = tab.open("/connections")
+    listed = page.get_by_role("table", name="Connections")
+    expect(listed.get_by_role("link", name="together", exact=True)).to_be_visible()
+    expect(listed.locator("tbody tr")).to_have_count(2)
+    expect(page.get_by_role("navigation", name="Pages of connections")).to_contain_text("2 connections")
+
+    # When a key is put where the secret's ARN goes, the API refuses it and the page names the field
+    page.get_by_label("Name", exact=True).fill("lab")
+    page.get_by_label("Provider", exact=True).select_option("openai-compatible")
+    page.get_by_label("Base URL (https)").fill("https://api.example.com/v1")
+    page.get_by_label(re.compile("Secrets Manager secret ARN")).fill(A_KEY)
+    page.get_by_role("button", name="Create connection").click()
+    refusal = page.locator("#connection-outcome [role=alert]")
+    expect(refusal).to_contain_text("secret_arn")
+    assert A_KEY not in (refusal.text_content() or "")
+    assert len(console.owner.expect("GET", "/connections?limit=100", 200)["items"]) == 2
+
+    # and with the secret's ARN it is created, and its page shows what its profile accepts
+    page.get_by_label(re.compile("Secrets Manager secret ARN")).fill(SECRET_ARN)
+    page.get_by_role("button", name="Create connection").click()
+    page.wait_for_url(re.compile(r".*#/connections/conn-[0-9a-f]+$"))
+    connection_id = page.url.rsplit("/", 1)[1]
+    created = console.owner.expect("GET", f"/connections/{connection_id}", 200)
+    assert created["name"] == "lab" and created["secret_arn"] == SECRET_ARN
+    facts = page.locator("dl.facts")
+    for label, values in (
+        ("Training methods", created["profile"]["methods"]),
+        ("Model families", created["profile"]["model_families"]),
+        ("Export profiles", created["profile"]["export_profiles"]),
+    ):
+        expect(facts.locator("dt", has_text=label).locator("+ dd")).to_have_text(", ".join(values))
+    expect(facts).to_contain_text(SECRET_ARN)
+
+    # Then Delete, confirmed, removes it: the list no longer has it and the API answers 404
+    page.get_by_role("button", name="Delete connection").click()
+    page.get_by_role("button", name="Confirm delete").click()
+    page.wait_for_url(re.compile(r".*#/connections$"))
+    expect(page.get_by_role("table", name="Connections").locator("tbody tr")).to_have_count(2)
+    assert console.owner.call("GET", f"/connections/{connection_id}")[0] == 404
+
+
+def _publish(page: Any, environment_id: str, version: str, bundle: Path) -> None:
+    page.get_by_label("Environment id").fill(environment_id)
+    page.get_by_label("Version", exact=True).fill(version)
+    page.get_by_label("Bundle (zip)").set_input_files(str(bundle))
+    page.get_by_role("button", name="Publish version").click()
+
+
+def test_a_version_is_published_from_the_environments_page(
+    tab: Page, console: Console, tmp_path: Path
+) -> None:
+    # Given the example's bundle as a zip, and the environment its owner published before
+    bundle = write_bundle_zip(EXAMPLES / "gsm8k-tr" / "bundle", tmp_path / "bundle.zip")
+    tab.sign_in(DEMO_USER)
+    page = tab.open("/environments")
+    expect(page.get_by_role("article", name="gsm8k-tr v1")).to_contain_text("Registered")
+    # When a new version is published from the page (its file picker, the API's upload URL)
+    _publish(page, "gsm8k-tr", "v2", bundle)
+    # Then the browser's upload is registered, and the page shows it with what the API records
+    outcome = page.locator("#publish-outcome")
+    expect(outcome.get_by_role("status")).to_have_text("gsm8k-tr v2 is Registered.", timeout=REGISTRATION_MS)
+    versions = console.owner.expect("GET", "/environments?limit=100", 200)["items"]
+    record = next(e for e in versions if (e["environment_id"], e["version"]) == ("gsm8k-tr", "v2"))
+    assert record["status"] == "Registered"
+    owner = console.owner.expect("GET", f"/connections/{console.accepting_connection}", 200)["owner"]
+    assert record["published_by"] == owner
+    card = outcome.get_by_role("article", name="gsm8k-tr v2")
+    expect(card).to_contain_text(", ".join(record["criteria"]))
+    expect(card).to_contain_text(record["columns"][0]["title"])
+    expect(card).to_contain_text(f"0: {record['phases'][0]['name']}")
+    page = tab.open("/environments")
+    expect(page.get_by_role("article", name="gsm8k-tr v2")).to_contain_text("Registered")
+    assert tab.errors == []
+
+
+def test_a_rejected_bundle_shows_its_reason(tab: Page, console: Console, tmp_path: Path) -> None:
+    # Given a bundle whose competition.yaml is not YAML
+    bundle = tmp_path / "broken.zip"
+    with zipfile.ZipFile(bundle, "w") as archive:
+        archive.writestr("competition.yaml", "title: [unclosed\n")
+    tab.sign_in(DEMO_USER)
+    page = tab.open("/environments")
+    # When it is published from the page
+    _publish(page, "broken-bundle", "v1", bundle)
+    # Then the page says it was rejected, with the API's reasons as its headline
+    outcome = page.locator("#publish-outcome")
+    expect(outcome.get_by_role("status")).to_have_text(
+        "broken-bundle v1 is Rejected.", timeout=REGISTRATION_MS
+    )
+    versions = console.owner.expect("GET", "/environments?limit=100", 200)["items"]
+    record = next(e for e in versions if e["environment_id"] == "broken-bundle")
+    assert record["status"] == "Rejected" and record["problems"]
+    problems = outcome.locator("ul.problems li")
+    expect(problems).to_have_text(record["problems"])
+    page = tab.open("/environments")
+    expect(page.get_by_role("article", name="broken-bundle v1").locator(".headline")).to_contain_text(
+        record["problems"][0]
+    )
+
+
+def _count(page: Any, noun: str) -> Any:
+    return page.get_by_role("navigation", name=f"Pages of {noun}").locator(".count")
+
+
+def test_every_list_pages_past_its_first_page_and_says_how_many(tab: Page, console: Console) -> None:
+    tab.sign_in(DEMO_USER)
+    # Runs, one a page: the first page says there are more, the next shows another run
+    page = tab.open("/runs?limit=1")
+    expect(_count(page, "runs")).to_have_text("Runs 1–1, more on the next page")
+    first = page.get_by_role("table", name="Runs").locator("tbody td:first-child").inner_text()
+    page.get_by_role("button", name="Next page").click()
+    expect(_count(page, "runs")).to_contain_text("Runs 2–2")
+    expect(page.get_by_role("table", name="Runs").locator("tbody td:first-child")).not_to_have_text(first)
+    page.get_by_role("button", name="First page").click()
+    expect(_count(page, "runs")).to_have_text("Runs 1–1, more on the next page")
+
+    # The Dataset tab's examples, 25 a page, with the split's count in its tabs
+    preparation = console.owner.expect("GET", f"/preparations/{console.preparation_id}", 200)
+    train = preparation["splits"]["train"]
+    assert train > 25, "the demo's preparation has more train examples than a page"
+    page = tab.open(f"/workspace/{console.preparation_id}/dataset")
+    expect(_count(page, "train examples")).to_have_text("Train examples 1–25, more on the next page")
+    first_example = page.locator("article.example h3").first.inner_text()
+    page.get_by_role("button", name="Next page").click()
+    expect(_count(page, "train examples")).to_contain_text("Train examples 26–")
+    expect(page.locator("article.example h3").first).not_to_have_text(first_example)
+
+    # The datasets tell apart those of one generated name: run and created time beside the name
+    dataset = console.owner.expect("GET", f"/datasets/{console.dataset_id}", 200)
+    page = tab.open("/datasets")
+    row = page.get_by_role("table", name="Datasets").locator("tbody tr").first
+    expect(row).to_contain_text(dataset["run_id"])
+    expect(row).to_contain_text(str(dataset["example_count"]))
+    expect(_count(page, "datasets")).to_contain_text("dataset")
+    # and Train's picker too
+    page = tab.open("/train")
+    option = page.locator(f"#train-dataset option[value='{dataset['dataset_id']}']")
+    expect(option).to_contain_text(f"{dataset['name']} · ")
+    expect(option).to_contain_text(f"run {dataset['run_id']} · {dataset['example_count']} examples")
+
+    # The workspace's packages keep their Download link when the page is loaded again
+    page = tab.open(f"/workspace/{console.preparation_id}/overview")
+    page.reload()
+    packages = page.get_by_role("list", name="Packages")
+    expect(packages.get_by_role("link", name="Download package")).to_have_count(1)
+    expect(packages).to_contain_text(re.compile(r"\d+(\.\d)? KB"))
+    assert tab.errors == []
+
+
+def _run_copy(console: Console, suffix: str, **fields: str | None) -> str:
+    """A copy of the demo's run without its artifact, in another artifact state, written where the
+    pipeline writes runs; ``suffix`` (four hex digits) ends its id."""
+    dynamodb = console.cloud.client("dynamodb")
+    table = console.cloud.environment["RUNS_TABLE"]
+    item = dynamodb.get_item(TableName=table, Key={"run_id": {"S": console.run_id}})["Item"]
+    copy_id = console.run_id[:-4] + suffix
+    item["run_id"] = {"S": copy_id}
+    for name in ("dataset_id", "dataset_name"):
+        item.pop(name, None)
+    item["files"]["M"].pop(RunOutput.FINETUNE_ARTIFACT.value, None)
+    # Created a moment later, as another run would be (two items with one GSI sort key confuse moto).
+    item["created_at"] = {"S": item["created_at"]["S"].replace("Z", "").rstrip("0") + f"{int(suffix, 16)}Z"}
+    for name, value in fields.items():
+        if value is None:
+            item.pop(name, None)
+        else:
+            item[name] = {"S": value}
+    dynamodb.put_item(TableName=table, Item=item)
+    return copy_id
+
+
+def test_each_fine_tune_panel_state_has_its_own_sentence(tab: Page, console: Console) -> None:
+    nothing_wrong = (
+        "the run left no case to train on: the model got none wrong and the selection adds no others"
+    )
+    states = {
+        _run_copy(console, "0e01", artifact_status="NotEmitted", artifact_reason=nothing_wrong): (
+            f"No dataset: {nothing_wrong}."
+        ),
+        _run_copy(
+            console, "0e02", artifact_status="Failed", artifact_reason="the artifact could not be uploaded"
+        ): "No dataset: building the fine-tune artifact failed (the artifact could not be uploaded).",
+        _run_copy(console, "0e03", artifact_status=None, artifact_reason=None): (
+            "No dataset was recorded for this run."
+        ),
+    }
+    tab.sign_in(DEMO_USER)
+    for run_id, sentence in states.items():
+        page = tab.open(f"/runs/{run_id}")
+        panel = page.get_by_role("region", name="Fine-tune Dataset")
+        expect(panel.locator("p")).to_have_text([sentence])
+
+
+def test_an_unknown_run_says_so_and_leads_back_to_the_runs(tab: Page, console: Console) -> None:
+    tab.sign_in(DEMO_USER)
+    page = tab.open("/runs/0123456789abcdef0123456789abcdef")
+    expect(page.get_by_role("alert")).to_contain_text("0123456789abcdef0123456789abcdef")
+    page.get_by_role("link", name="Back to Runs").click()
+    expect(page.get_by_role("heading", name="Runs", exact=True)).to_be_visible()
+
+
+WIDTHS = (390, 1440)
+
+
+def test_every_page_fits_a_phone_and_a_wide_screen_and_passes_axe(browser: Any, console: Console) -> None:
+    routes = (
+        "/runs",
+        f"/runs/{console.run_id}",
+        "/runs/0123456789abcdef0123456789abcdef",
+        "/datasets",
+        f"/datasets/{console.dataset_id}",
+        f"/train?dataset={console.dataset_id}",
+        "/training-runs",
+        "/workspace",
+        f"/workspace/{console.preparation_id}/overview",
+        f"/workspace/{console.preparation_id}/dataset",
+        f"/workspace/{console.preparation_id}/coverage",
+        f"/workspace/{console.preparation_id}/results",
+        "/connections",
+        f"/connections/{console.accepting_connection}",
+        "/environments",
+    )
+    overflowing: dict[str, int] = {}
+    violations: dict[str, list[str]] = {}
+    for width in WIDTHS:
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        try:
+            tab = Page(context.new_page(), console)
+            tab.sign_in(DEMO_USER)
+            # the signed-in user's address is on screen at every width
+            expect(tab.page.locator("#who")).to_contain_text(DEMO_USER)
+            assert tab.page.locator("#who").bounding_box()["x"] + 10 < width
+            for route in routes:
+                page = tab.open(route)
+                page.locator("main h1").first.wait_for()
+                # the pages fill in after their first answers (Train's connections, a run's report)
+                page.wait_for_timeout(500)
+                scroll = page.evaluate("() => document.documentElement.scrollWidth")
+                if scroll > width:
+                    overflowing[f"{route} at {width}px"] = scroll
+                found = tab.axe_violations()
+                if found:
+                    violations[f"{route} at {width}px"] = [v["id"] for v in found]
+        finally:
+            context.close()
+    assert overflowing == {}
+    assert violations == {}
