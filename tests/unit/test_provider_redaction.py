@@ -66,8 +66,8 @@ class _Quoting:
 
     def complete(self, prompt: str) -> Answer:
         if self.fail:
-            raise ModelCallError(f"401: Bearer {KEY}", retryable=True, retry_after=2.0)
-        return Answer(text=f"my key is {KEY}", raw=f'{{"echo": "{KEY}"}}')
+            raise ModelCallError(f"429: Bearer {KEY}", retryable=True, retry_after=2.0, throttled=True)
+        return Answer(text=f"my key is {KEY}", raw=f'{{"echo": "{KEY}"}}', input_tokens=7, output_tokens=3)
 
     def upload(self, name: str, data: bytes) -> str | None:
         raise ProviderFault(f"upload refused for {KEY}", retryable=False)
@@ -98,14 +98,17 @@ SPEC = JobSpec(
 )
 
 
-def test_a_models_failure_and_answer_come_out_redacted_and_keep_whether_to_retry() -> None:
+def test_a_models_failure_and_answer_come_out_redacted_and_keep_everything_else() -> None:
     with pytest.raises(ModelCallError) as failed:
         redacted_model(_Quoting(fail=True), lambda: (KEY,)).complete("q")
-    assert str(failed.value) == "401: Bearer [redacted]"
-    assert (failed.value.retryable, failed.value.retry_after) == (True, 2.0)
+    assert str(failed.value) == "429: Bearer [redacted]"
+    # whether to retry, how long to wait, and that it was throttling (which uses none of a case's attempts)
+    assert (failed.value.retryable, failed.value.retry_after, failed.value.throttled) == (True, 2.0, True)
 
     answer = redacted_model(_Quoting(fail=False), lambda: (KEY,)).complete("q")
-    assert answer == Answer(text="my key is [redacted]", raw='{"echo": "[redacted]"}')
+    assert answer == Answer(
+        text="my key is [redacted]", raw='{"echo": "[redacted]"}', input_tokens=7, output_tokens=3
+    )
 
 
 def test_training_jobs_faults_and_states_come_out_redacted() -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import TypeVar
 from urllib.parse import quote
 
@@ -101,10 +102,13 @@ class _RedactedModel:
             answer = self._model.complete(prompt)
         except ModelCallError as error:
             raise ModelCallError(
-                redact(str(error), self._secrets()), retryable=error.retryable, retry_after=error.retry_after
+                redact(str(error), self._secrets()),
+                retryable=error.retryable,
+                retry_after=error.retry_after,
+                throttled=error.throttled,
             ) from None
         secrets = self._secrets()
-        return Answer(text=redact(answer.text, secrets), raw=redact(answer.raw, secrets))
+        return replace(answer, text=redact(answer.text, secrets), raw=redact(answer.raw, secrets))
 
 
 class _RedactedJobs:
