@@ -27,27 +27,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from measure import state_seconds
+
 ENVIRONMENT = "gsm8k-tr"
 SEED = 1234
 RUN_ID = "bench-run"
 # Generous: at a million cases a run takes minutes even on a fast machine.
 WAIT_S = 4 * 3600
-
-
-def _seconds(history: list[dict[str, Any]], state: str) -> float:
-    """Seconds between a state's entry and its exit in an execution history."""
-    entered = exited = None
-    for event in history:
-        details = event.get("stateEnteredEventDetails") or event.get("stateExitedEventDetails") or {}
-        if details.get("name") != state:
-            continue
-        if event["type"].endswith("StateEntered"):
-            entered = event["timestamp"]
-        elif event["type"].endswith("StateExited"):
-            exited = event["timestamp"]
-    if entered is None or exited is None:
-        return float("nan")
-    return float((exited - entered).total_seconds())
 
 
 def _history(sfn: Any, arn: str) -> list[dict[str, Any]]:
@@ -145,8 +131,8 @@ def run(cases: int, shard_cases: int, root: Path) -> dict[str, Any]:
             "ingest_s": ingest_s,
             "sharded_status": sharded["status"],
             "shards": shards,
-            "reduce_s": _seconds(parent, "ReduceScores"),
-            "build_artifact_s": _seconds(pipeline, "BuildArtifact"),
+            "reduce_s": state_seconds(parent, "ReduceScores"),
+            "build_artifact_s": state_seconds(pipeline, "BuildArtifact"),
             "map_items": {key: items[key] for key in ("total", "succeeded", "failed")},
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         }

@@ -36,6 +36,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from measure import state_seconds
+
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gsm8k-en" / "bundle"
 DEFAULT_GRID = ("2000:0.2:32", "2000:0.1:64", "500:0.2:8", "1000:0.05:16")
 # The goal: N = 2,000, L = 200 ms, C = 32 within 1.3 times N·L/C.
@@ -98,21 +100,6 @@ def bundle(cases: int) -> bytes:
     return buffer.getvalue()
 
 
-def _state_seconds(history: list[dict[str, Any]], state: str) -> float:
-    entered = exited = None
-    for event in history:
-        details = event.get("stateEnteredEventDetails") or event.get("stateExitedEventDetails") or {}
-        if details.get("name") != state:
-            continue
-        if event["type"].endswith("StateEntered"):
-            entered = event["timestamp"]
-        elif event["type"].endswith("StateExited"):
-            exited = event["timestamp"]
-    if entered is None or exited is None:
-        return float("nan")
-    return float((exited - entered).total_seconds())
-
-
 def measure(points: list[Point], shard_size: int | None = None) -> list[Measured]:
     from benchgen.aws.tables.runs import RunsRepo
     from benchgen.records.runs import InferenceLimits, LiveModel, RunRecord
@@ -173,7 +160,7 @@ def measure(points: list[Point], shard_size: int | None = None) -> list[Measured
                     slots=point.slots,
                     limit_s=point.limit_s,
                     inference_s=(execution["stopDate"] - execution["startDate"]).total_seconds(),
-                    shards_s=_state_seconds(history, "InferShards"),
+                    shards_s=state_seconds(history, "InferShards"),
                     status=finished.status.value if finished else "missing",
                     answered=finished.inference.answered if finished and finished.inference else 0,
                     served=capacity.served,

@@ -155,3 +155,19 @@ def bench_main(
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0
+
+
+def state_seconds(history: list[dict[str, Any]], state: str) -> float:
+    """Seconds between a state's entry and its exit in an execution history."""
+    entered = exited = None
+    for event in history:
+        details = event.get("stateEnteredEventDetails") or event.get("stateExitedEventDetails") or {}
+        if details.get("name") != state:
+            continue
+        if event["type"].endswith("StateEntered"):
+            entered = event["timestamp"]
+        elif event["type"].endswith("StateExited"):
+            exited = event["timestamp"]
+    if entered is None or exited is None:
+        return float("nan")
+    return float((exited - entered).total_seconds())

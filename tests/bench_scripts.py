@@ -12,6 +12,9 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 
 def bench_script(name: str) -> ModuleType:
+    # A script imports what the bench shares (measure) from its own folder, as it does when run.
+    if str(BENCH) not in sys.path:
+        sys.path.append(str(BENCH))
     spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

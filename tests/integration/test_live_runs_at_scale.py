@@ -1,7 +1,7 @@
 """Live runs at the model's speed and at AWS's limits, on the local cloud (whose Step Functions enforce
 the history, payload and Map concurrency quotas, see localcloud/step_limits.py): a run of 100,000 cases
-asks every case, writes its submission and is scored from it, and a server that refuses requests beyond its capacity slows
-a run down without losing a case.
+asks every case, writes its submission and is scored from it, and a server that refuses requests beyond
+its capacity slows a run down without losing a case.
 
 The cases are gsm8k-en's 40 questions asked again and again under new ids, so that the example server
 answers each as it answers the example (its score stays 0.7 only if every case got its own answer)."""
@@ -9,9 +9,7 @@ answers each as it answers the example (its score stays 0.7 only if every case g
 from __future__ import annotations
 
 import copy
-import io
 import json
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,30 +23,14 @@ from benchgen.vocabulary import Sampling
 from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, ExampleModelServer
 from localcloud.step_limits import HISTORY_LIMIT
+from tests.bench_scripts import bench_script
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gsm8k-en" / "bundle"
+# gsm8k-en's bundle with as many cases as asked, as the live-inference bench makes it
+live_inference_bench = bench_script("live_inference_bench")
+
 SCALE_CASES = 100_000
 # `cdk deploy -c benchgen:inferenceShardSize=500`: the context sets the plan function's variable only.
 SCALE_SHARD_SIZE = 500
-
-
-def _bundle(cases: int) -> bytes:
-    """gsm8k-en's bundle with ``cases`` cases (its own repeated under new ids) and no finetune section."""
-    spec = (EXAMPLE / "competition.yaml").read_text(encoding="utf-8")
-    spec = spec[: spec.index("\nfinetune:")] + "\n"
-    originals = [
-        json.loads(line) for line in (EXAMPLE / "reference" / "cases.jsonl").read_text().splitlines() if line
-    ]
-    lines = []
-    for number in range(cases):
-        case = dict(originals[number % len(originals)])
-        case["id"] = f"case-{number:06d}"
-        lines.append(json.dumps(case, ensure_ascii=False))
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("competition.yaml", spec)
-        archive.writestr("reference/cases.jsonl", "\n".join(lines) + "\n")
-    return buffer.getvalue()
 
 
 def _with_shard_size(template: dict[str, Any], size: int) -> dict[str, Any]:
@@ -73,7 +55,7 @@ def _runs(cloud: LocalCloud) -> RunsRepo:
 
 def _register(cloud: LocalCloud, environment: str, cases: int) -> None:
     key = f"environments/{environment}/v1/bundle.zip"
-    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=_bundle(cases))
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=live_inference_bench.bundle(cases))
     cloud.settle(timeout=600)
 
 
