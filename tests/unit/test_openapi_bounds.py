@@ -118,3 +118,19 @@ def test_the_walk_finds_an_unbounded_number_wherever_a_request_schema_puts_it() 
         "POST /things body (application/json)<Spec>.free: admits any value",
         "POST /things body (application/json)<Spec>.loose: an object that admits any member",
     ]
+
+
+def test_a_map_whose_names_follow_a_pattern_is_stated_as_property_names_with_its_values() -> None:
+    # patternProperties with no other member allowed reads, to the console's type generator, as an object
+    # that holds nothing: the hyperparameters it sends would not type-check
+    document = json.loads(render())
+    hyperparameters = document["components"]["schemas"]["CreateTrainingRunRequest"]["properties"][
+        "hyperparameters"
+    ]
+
+    assert "patternProperties" not in json.dumps(document)
+    assert hyperparameters["propertyNames"] == {"pattern": "^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"}
+    assert {branch["type"] for branch in hyperparameters["additionalProperties"]["anyOf"]} == {
+        "number",
+        "string",
+    }

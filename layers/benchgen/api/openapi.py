@@ -6,6 +6,7 @@ import argparse
 import json
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn
 
@@ -32,7 +33,27 @@ def render() -> str:
         security_schemes={_SCHEME: cognito},
         security=[{_SCHEME: []}],
     )
-    return json.dumps(json.loads(document), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    stated = _names_as_property_names(json.loads(document))
+    return json.dumps(stated, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _names_as_property_names(schema: Any) -> Any:
+    """``schema`` with each map whose member names follow one pattern (pydantic writes it as that pattern
+    under ``patternProperties`` and no other member) stated as ``propertyNames`` and
+    ``additionalProperties``: the same constraint, in the form the console's type generator reads as a
+    map of those values rather than as an object that holds nothing."""
+    if isinstance(schema, list):
+        return [_names_as_property_names(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    stated = {key: _names_as_property_names(value) for key, value in schema.items()}
+    patterns = stated.get("patternProperties")
+    if isinstance(patterns, dict) and len(patterns) == 1 and stated.get("additionalProperties") is False:
+        ((pattern, values),) = patterns.items()
+        del stated["patternProperties"]
+        stated["propertyNames"] = {"pattern": pattern}
+        stated["additionalProperties"] = values
+    return stated
 
 
 def main(argv: list[str] | None = None) -> int:
