@@ -191,9 +191,15 @@ class LocalCloud:
         werkzeug_app.DISABLE_GLOBAL_CORS = True  # type: ignore[attr-defined]
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port)
         self._server.start()
-        # The executing Step Functions backend must be chosen before any state machine exists.
-        url = f"{self.endpoint_url}/moto-api/config"
-        body = json.dumps(MOTO_CONFIG).encode()
+        # moto's server keeps its resources in the process's backends, which outlive a stopped server: a
+        # second local cloud in one process would find the first one's tables. It starts empty, as the
+        # in-process mock does. Then the executing Step Functions backend is chosen, before any state
+        # machine exists.
+        self._moto_api("reset", b"")
+        self._moto_api("config", json.dumps(MOTO_CONFIG).encode())
+
+    def _moto_api(self, action: str, body: bytes) -> None:
+        url = f"{self.endpoint_url}/moto-api/{action}"
         request = urllib.request.Request(url, data=body, method="POST")  # noqa: S310 (loopback http URL)
         request.add_header("Content-Type", "application/json")
         with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 (same URL)
