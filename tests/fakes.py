@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from benchgen.inference.model import Answer, ModelCallError
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
-from benchgen.ports.runs import RunLister, RunsStore
+from benchgen.ports.runs import Holder, RunLister, RunsStore
 from benchgen.ports.storage import MissingObject
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
@@ -105,13 +105,20 @@ class MemoryRuns(RunsStore):
         self.runs = {run.run_id: run for run in runs}
 
     def _update(
-        self, run_id: str, expected: RunStatus | Iterable[RunStatus] | None, **fields: Any
+        self,
+        run_id: str,
+        expected: RunStatus | Iterable[RunStatus] | None,
+        *,
+        holder: str | Holder | None = Holder.ANY,
+        **fields: Any,
     ) -> RunRecord | None:
         run = self.runs.get(run_id)
         if run is None:
             return None
         allowed = [expected] if isinstance(expected, RunStatus) else expected
         if allowed is not None and run.status not in list(allowed):
+            return None
+        if holder is not Holder.ANY and (run.claim.holder if run.claim is not None else None) != holder:
             return None
         # Validated as a whole, as the table's write is: the record's bounds hold for what is stored.
         self.runs[run_id] = RunRecord.model_validate(run.model_dump() | fields)

@@ -205,6 +205,25 @@ def test_a_released_claim_is_taken_again_as_the_next_attempt(runs: RunsRepo) -> 
     assert (stored.claim.holder, stored.claim.attempt, stored.claim.expires_at) == ("retry", 2, 200.0)
 
 
+@pytest.mark.parametrize("seen", [None, "first"], ids=["unclaimed when read", "claimed when read"])
+def test_failing_a_run_as_its_claim_was_read_fails_it_only_if_nobody_took_it_since(
+    runs: RunsRepo, seen: str | None
+) -> None:
+    # given a running run, read with no claim or with the first holder's, that the retry then took
+    runs.create(_run("r1", _stamp(1), status=RunStatus.RUNNING))
+    if seen is not None:
+        assert _claim(runs, seen) == 1
+    assert _claim(runs, "retry", now=250.0, expires_at=400.0) is not None
+
+    # when it is failed on the condition of the claim as read, then on the claim it has now
+    stale = runs.fail("r1", "dead", holder=seen)
+    current = runs.fail("r1", "dead", holder="retry")
+
+    # then the stale write changed nothing, and the current one failed the run
+    assert stale is None
+    assert current is not None and current.status is RunStatus.FAILED and current.claim is None
+
+
 def test_a_run_that_is_not_running_cannot_be_claimed(runs: RunsRepo) -> None:
     runs.create(_run("r1", _stamp(1), status=RunStatus.COMPLETED))
 

@@ -8,8 +8,8 @@ import pytest
 
 from benchgen.aws.s3_events import uploaded_objects
 from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
-from benchgen.records.runs import RunRecord, RunStatus
-from benchgen.steps.dead_letters import DeadLetter, settle_dead_letter
+from benchgen.records.runs import RunClaim, RunRecord, RunStatus
+from benchgen.steps.dead_letters import CLAIM_READS, DeadLetter, settle_dead_letter
 from tests.fakes import MemoryEnvironments, MemoryRuns, Published
 
 REQUEST_ID = "8e1c7a40-1f6e-4b1e-9a51-2f0d3c4b5a69"
@@ -119,6 +119,38 @@ def test_a_second_copy_of_the_message_changes_nothing() -> None:
 
     assert runs.runs["run-1"] == after_first
     assert len(first) == 1 and second == []
+
+
+class TakenAfterRead(MemoryRuns):
+    """Runs that a duplicate delivery claims each time the consumer has read the run, before it writes."""
+
+    def __init__(self, record: RunRecord, takeovers: int) -> None:
+        super().__init__(record)
+        self.takeovers = takeovers
+
+    def get(self, run_id: str) -> RunRecord | None:
+        read = super().get(run_id)
+        if read is not None and self.takeovers > 0:
+            self.takeovers -= 1
+            # A claim that lapsed by now, so that the consumer's next read does not see it live.
+            claim = RunClaim(step="score", holder=f"h-{self.takeovers}", expires_at=0.0, attempt=1)
+            self.runs[run_id] = read.model_copy(update={"claim": claim})
+        return read
+
+
+@pytest.mark.parametrize(("takeovers", "status"), [(1, RunStatus.FAILED), (CLAIM_READS, RunStatus.RUNNING)])
+def test_a_run_another_delivery_takes_between_the_read_and_the_write_is_read_again(
+    takeovers: int, status: RunStatus
+) -> None:
+    # given a running run that another delivery takes right after the consumer reads it, once or each time
+    runs = TakenAfterRead(run(RunStatus.RUNNING), takeovers)
+
+    # when the dead event comes out of the queue
+    published = settle(letter("predictions/run-1/prediction_output.zip"), runs)
+
+    # then a run taken once is read again and failed; one taken on every read is left to its takers
+    assert runs.runs["run-1"].status is status
+    assert len(published) == (1 if status is RunStatus.FAILED else 0)
 
 
 def test_lambdas_error_message_stays_out_of_the_reason(caplog: pytest.LogCaptureFixture) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
+from enum import Enum
 from typing import Any, Protocol
 
 from benchgen.outputs import RunOutput
@@ -15,6 +16,12 @@ from benchgen.ports.pages import Page
 from benchgen.records.environments import ShardPlan
 from benchgen.records.runs import ArtifactStatus, InferenceSummary, RunRecord, RunStatus
 from benchgen.records.timestamps import utc_now
+
+
+class Holder(Enum):
+    """``_update``'s claim condition when it has none: whoever holds the run, or nobody."""
+
+    ANY = "any"
 
 
 class RunsStore(ABC):
@@ -60,11 +67,17 @@ class RunsStore(ABC):
 
     @abstractmethod
     def _update(
-        self, run_id: str, expected: RunStatus | Iterable[RunStatus] | None, **fields: Any
+        self,
+        run_id: str,
+        expected: RunStatus | Iterable[RunStatus] | None,
+        *,
+        holder: str | Holder | None = Holder.ANY,
+        **fields: Any,
     ) -> RunRecord | None:
         """Set ``fields`` on an existing run (a ``None`` value removes the field), validated as the record
-        validates them, if its status is one of ``expected`` (when given): the run as the write left it;
-        else ``None``, nothing changed."""
+        validates them, if its status is one of ``expected`` (when given) and its claim is ``holder``'s
+        (``None``: no claim; ``Holder.ANY``: whatever it is): the run as the write left it; else ``None``,
+        nothing changed."""
 
     def deploy(self, run_id: str) -> RunRecord | None:
         """A live run waits for its model: ``Pending`` -> ``Deploying``; ``None`` unless it was Pending."""
@@ -149,13 +162,21 @@ class RunsStore(ABC):
         )
 
     def fail(
-        self, run_id: str, reason: str, *, expected: RunStatus | Iterable[RunStatus] = RunStatus.RUNNING
+        self,
+        run_id: str,
+        reason: str,
+        *,
+        expected: RunStatus | Iterable[RunStatus] = RunStatus.RUNNING,
+        holder: str | Holder | None = Holder.ANY,
     ) -> RunRecord | None:
         """``expected`` -> ``Failed`` for ``reason``, its claim let go; ``None`` (nothing changed) unless
-        the run was in ``expected``, so a run that finished meanwhile keeps its outcome."""
+        the run was in ``expected``, so a run that finished meanwhile keeps its outcome, and (when
+        ``holder`` is given) unless its claim is still the one ``holder`` names, so a run another delivery
+        took meanwhile is left to it."""
         return self._update(
             run_id,
             expected,
+            holder=holder,
             status=RunStatus.FAILED,
             finished_at=utc_now(),
             failure_reason=reason,

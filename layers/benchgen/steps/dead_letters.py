@@ -12,7 +12,8 @@ A message this settles is deleted (Lambda's poller deletes what the batch did no
 upload itself stays in the versioned bucket, the run or version keeps the reason and request id, and the
 log keeps the message; keeping it would only have it delivered again and again. Every write is
 conditional, so a message handled twice, or one for a run that has since finished, changes nothing; a
-run that another event's delivery holds (its claim live, under another request id) is left to that one.
+run that another event's delivery holds (its claim live, under another request id), or takes between
+this read and this write, is left to that one.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ from benchgen.steps.register import reject_version
 logger = Logger(child=True)
 
 UNFINISHED = (RunStatus.PENDING, RunStatus.DEPLOYING, RunStatus.RUNNING)
+# How many times a run that changes hands between the read and the write is read again.
+CLAIM_READS = 3
 
 
 @dataclass(frozen=True)
@@ -112,25 +115,35 @@ def _run_step(key: str) -> tuple[str, str | None]:
 
 
 def _fail_run(run_id: str, step: str, letter: DeadLetter, runs: RunsStore, publisher: Publisher) -> str:
-    run = runs.get(run_id)
-    claim = run.claim if run is not None else None
-    # Another event's delivery at work on the run (a duplicate that took over, a re-upload, the next
-    # step) carries it to its end; only the dead event's own claim, left live by its killed attempt, is no
-    # sign of life.
-    if claim is not None and claim.expires_at > time.time() and claim.request_id != letter.request_id:
-        logger.info(
-            "dead letter for a run another delivery is at work on: left alone",
-            extra={"run_id": run_id, "step": claim.step, "holder_request_id": claim.request_id},
-        )
-        return f"{run_id}: at work in request {claim.request_id}"
     reason = run_failure_reason(step, letter)
-    # A run the step finished (or failed itself, on its last attempt) is left as it is.
-    if not runs.fail(run_id, reason, expected=UNFINISHED):
-        logger.info("dead letter for a run that has finished: left alone", extra={"run_id": run_id})
-        return f"{run_id}: already finished"
-    logger.error("run failed after every delivery of its event", extra={"run_id": run_id, "step": step})
-    publisher.publish("RunFailed", {"run_id": run_id, "reason": reason})
-    return f"{run_id}: failed"
+    for _ in range(CLAIM_READS):
+        run = runs.get(run_id)
+        if run is None or run.status not in UNFINISHED:
+            # A run the step finished (or failed itself, on its last attempt) is left as it is.
+            logger.info("dead letter for a run that has finished: left alone", extra={"run_id": run_id})
+            return f"{run_id}: already finished"
+        claim = run.claim
+        # Another event's delivery at work on the run (a duplicate that took over, a re-upload, the next
+        # step) carries it to its end; only the dead event's own claim, left live by its killed attempt,
+        # is no sign of life.
+        if claim is not None and claim.expires_at > time.time() and claim.request_id != letter.request_id:
+            logger.info(
+                "dead letter for a run another delivery is at work on: left alone",
+                extra={"run_id": run_id, "step": claim.step, "holder_request_id": claim.request_id},
+            )
+            return f"{run_id}: at work in request {claim.request_id}"
+        # Failed only if nobody took the run between the read and the write: a delivery that claims it
+        # meanwhile changes the holder, and the run is read again.
+        holder = claim.holder if claim is not None else None
+        if runs.fail(run_id, reason, expected=UNFINISHED, holder=holder) is not None:
+            logger.error(
+                "run failed after every delivery of its event", extra={"run_id": run_id, "step": step}
+            )
+            publisher.publish("RunFailed", {"run_id": run_id, "reason": reason})
+            return f"{run_id}: failed"
+    # Taken again on every read: deliveries are at work on it, and carry it to its end.
+    logger.info("dead letter for a run that keeps changing hands: left alone", extra={"run_id": run_id})
+    return f"{run_id}: changing hands"
 
 
 def _reject_bundle(

@@ -11,7 +11,7 @@ from benchgen.aws.tables.base import EqualsFilter, Table
 from benchgen.aws.transitions import log_transitions
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
-from benchgen.ports.runs import RunsStore
+from benchgen.ports.runs import Holder, RunsStore
 from benchgen.records.runs import RunClaim, RunRecord, RunStatus
 
 
@@ -35,7 +35,12 @@ class RunsRepo(Table, RunsStore):
         return self._get(RunRecord, {"run_id": run_id})
 
     def _update(
-        self, run_id: str, expected: RunStatus | Iterable[RunStatus] | None, **fields: Any
+        self,
+        run_id: str,
+        expected: RunStatus | Iterable[RunStatus] | None,
+        *,
+        holder: str | Holder | None = Holder.ANY,
+        **fields: Any,
     ) -> RunRecord | None:
         names: dict[str, str] = {"#run_id": "run_id"}
         values: dict[str, Any] = {}
@@ -68,6 +73,14 @@ class RunsRepo(Table, RunsStore):
                 values[f":s{position}"] = {"S": RunStatus(status).value}
                 placeholders.append(f":s{position}")
             conditions.append(f"#status IN ({', '.join(placeholders)})")
+        if holder is None:
+            names["#claim"] = "claim"
+            conditions.append("attribute_not_exists(#claim)")
+        elif holder is not Holder.ANY:
+            names["#claim"] = "claim"
+            names["#holder"] = "holder"
+            values[":holder"] = {"S": holder}
+            conditions.append("#claim.#holder = :holder")
         request: dict[str, Any] = {
             "TableName": self.table_name,
             "Key": {"run_id": {"S": run_id}},
