@@ -6,9 +6,16 @@ method or a run's sampling without importing the training or inference code that
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    StringConstraints,
+)
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
@@ -20,6 +27,11 @@ class Method(StrEnum):
     PREFERENCE = "preference"
 
 
+# A stop sequence: what the model's answer ends before; a few characters in practice, and sent with every
+# request of a run, so bounded well below what a provider would take.
+StopSequence = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
 class Sampling(BaseModel):
     """Sampling parameters, named once here and translated to each provider's own names."""
 
@@ -28,7 +40,7 @@ class Sampling(BaseModel):
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1, le=32768)
     top_p: float | None = Field(default=None, gt=0, le=1)
-    stop: list[str] | None = Field(default=None, max_length=4)
+    stop: list[StopSequence] | None = Field(default=None, max_length=4)
 
 
 #: Every kind of training and inference provider, in the order lists show them. A kind is defined by

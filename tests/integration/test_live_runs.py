@@ -412,13 +412,15 @@ def test_post_runs_keeps_the_runs_limits_and_refuses_limits_out_of_bounds_naming
     _register(cloud, tmp_path, "gsm8k-en")
     _connect(cloud, owner, "conn-owned", models.base_url)
 
-    # When the owner asks for no request at all in flight, for more than a run may have, or an unknown bound
+    # When the owner asks for no request at all in flight, for more than a run may have, or an unknown bound,
+    # or gives an empty stop sequence or one longer than any answer's ending needs
     refused = [
         _post_live_run(api, "conn-owned", limits=limits)
         for limits in ({"max_in_flight": 0}, {"max_in_flight": 5000}, {"max_in_flight": 8, "burst": 1})
-    ]
+    ] + [_post_live_run(api, "conn-owned", sampling={"stop": stop}) for stop in ([""], ["#" * 65])]
     # Then each is a 422 naming the field, and no run was recorded
-    for (status, answer), field in zip(refused, ("max_in_flight", "max_in_flight", "burst"), strict=True):
+    fields = ("max_in_flight", "max_in_flight", "burst", "stop", "stop")
+    for (status, answer), field in zip(refused, fields, strict=True):
         assert status == 422, answer
         assert field in json.dumps(answer)
     assert api.expect("GET", "/runs", 200)["items"] == []
