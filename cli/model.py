@@ -63,6 +63,12 @@ def register(subparsers: Any) -> None:
         help="how long the first request of a batch waits for others to join it "
         f"(default {DEFAULT_BATCH_WAIT_S * 1000:g} ms)",
     )
+    serve.add_argument(
+        "--parent-pid",
+        type=int,
+        help="stop when the process with this id ends (for a program that runs the server as its child, "
+        "so that a parent killed without a chance to stop it does not leave the server running)",
+    )
     serve.set_defaults(func=run_serve)
 
 
@@ -113,7 +119,10 @@ def run_serve(args: argparse.Namespace) -> int:
         )
         try:
             while not stop.wait(0.5):
-                pass
+                # A parent that ended leaves its children to another process (init, or a subreaper).
+                if args.parent_pid is not None and os.getppid() != args.parent_pid:
+                    print(f"The parent process {args.parent_pid} ended: stopping.", flush=True)
+                    break
         except KeyboardInterrupt:
             pass
     return 0

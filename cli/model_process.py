@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -79,6 +80,8 @@ class ModelServerProcess:
             str(self.work),
             "--max-batch",
             str(self.max_batch),
+            "--parent-pid",
+            str(os.getpid()),
         ]
 
     def __enter__(self) -> ModelServerProcess:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -49,6 +51,48 @@ def test_the_command_serves_until_stopped_and_never_prints_the_key(tiny_model: P
     assert [m["id"] for m in listed["data"]] == ["tiny-chat"]
     assert process.returncode == 0
     assert KEY not in "".join(lines) + rest + errors.read_text()
+
+
+# A program that runs the server as its child (as the real loop does), prints where it serves, and waits.
+PARENT = """
+import sys, time
+from pathlib import Path
+from cli.model_process import ModelServerProcess
+server = ModelServerProcess(sys.argv[1], name="tiny-chat", work=Path(sys.argv[2]), max_batch=1).__enter__()
+server.wait_until_ready()
+print(server.base_url, flush=True)
+time.sleep(600)
+"""
+
+
+def _answers(base_url: str) -> bool:
+    try:
+        with urllib.request.urlopen(base_url + "/models", timeout=5):
+            return True
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+def test_a_server_whose_parent_is_killed_stops_rather_than_serve_on(tiny_model: Path, tmp_path: Path) -> None:
+    # given a program serving the model as its child
+    work = tmp_path / "work"
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, str(tiny_model), str(work)], stdout=subprocess.PIPE, text=True
+    )
+    assert parent.stdout is not None
+    base_url = parent.stdout.readline().strip()
+    assert _answers(base_url)
+
+    # when the program is killed, with no chance to stop its child
+    parent.kill()
+    parent.wait(timeout=60)
+
+    # then the server notices, says so in its log, and stops answering
+    deadline = time.monotonic() + 60
+    while _answers(base_url) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _answers(base_url)
+    assert f"The parent process {parent.pid} ended: stopping." in (work / "server.log").read_text()
 
 
 def test_a_hub_id_fails_at_once_with_what_to_pass(tmp_path: Path) -> None:
