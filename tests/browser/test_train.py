@@ -127,7 +127,7 @@ def test_a_run_launched_from_train_is_followed_to_succeeded(tab: Page, trainer: 
 
     # When the base model is overridden with a Bedrock one, the connections that take it appear
     choose_bedrock_model(page)
-    note = page.locator("#base-model-note")
+    note = page.locator("#train-base-model-note")
     expect(note).to_contain_text(f"Overrides the dataset's base model {DATASET_MODEL}")
     connections = page.locator("#train-connections .choice")
     expect(connections).to_have_count(2)
@@ -142,8 +142,8 @@ def test_a_run_launched_from_train_is_followed_to_succeeded(tab: Page, trainer: 
     expect(suggested).to_contain_text("learning_rate")
     expect(suggested).to_contain_text("0.0002")
     page.get_by_role("button", name="Add hyperparameter").click()
-    page.locator("#hyper-name-0").fill("epochCount")
-    page.locator("#hyper-value-0").fill("1")
+    page.locator("#train-hyper-name-0").fill("epochCount")
+    page.locator("#train-hyper-value-0").fill("1")
     write_screenshot(page, "console-train-launch.png", f"test_train.py::{THIS_TEST}")
     page.get_by_role("button", name="Launch training run").click()
 
