@@ -253,7 +253,9 @@ def test_every_list_pages_past_its_first_page_and_says_how_many(tab: Page, conso
     # The datasets tell apart those of one generated name: run and created time beside the name
     dataset = console.owner.expect("GET", f"/datasets/{console.dataset_id}", 200)
     page = tab.open("/datasets")
-    row = page.get_by_role("table", name="Datasets").locator("tbody tr").first
+    # (found by its link: a run started by an earlier test may have saved a newer one)
+    link = page.locator(f"a[href='#/datasets/{dataset['dataset_id']}']")
+    row = page.get_by_role("table", name="Datasets").locator("tbody tr").filter(has=link)
     expect(row).to_contain_text(dataset["run_id"])
     expect(row).to_contain_text(str(dataset["example_count"]))
     expect(_count(page, "datasets")).to_contain_text("dataset")
