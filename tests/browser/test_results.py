@@ -211,7 +211,7 @@ def test_a_run_started_from_a_version_with_a_live_model_is_followed_to_completed
     # When a live model is chosen through the user's connection, with its sampling and limits
     form.get_by_label("A live model through one of your connections").check()
     form.get_by_label("Model name").fill("example base, asked live")
-    form.get_by_label("Connection").select_option(trained.models_connection_id)
+    form.get_by_label("Connection", exact=True).select_option(trained.models_connection_id)
     form.get_by_label("Model id").fill(BASE_MODEL)
     form.get_by_label("Temperature").fill("0")
     form.get_by_label("Max tokens").fill("64")
@@ -226,15 +226,13 @@ def test_a_run_started_from_a_version_with_a_live_model_is_followed_to_completed
     # and the run is the live one the form described, its sampling and limits its owner's configuration
     run = trained.owner.expect("GET", f"/runs/{run_id}", 200)
     assert run["status"] == "Completed" and run["model"] == "example base, asked live"
-    assert (run["live"]["connection_id"], run["live"]["model_id"]) == (
-        trained.models_connection_id,
-        BASE_MODEL,
-    )
+    live = run["live_model"]
+    assert (live["connection_id"], live["model_id"]) == (trained.models_connection_id, BASE_MODEL)
     config = trained.owner.expect("GET", f"/runs/{run_id}/config", 200)
     assert config["sampling"] == {"temperature": 0, "max_tokens": 64}
     stored = RunsRepo(trained.cloud.environment["RUNS_TABLE"]).get(run_id)
-    assert stored is not None and stored.live is not None
-    assert stored.live.limits.max_in_flight == 2
+    assert stored is not None and stored.live_model is not None
+    assert stored.live_model.limits.max_in_flight == 2
     assert results_tab.errors == []
 
 

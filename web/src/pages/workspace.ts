@@ -279,9 +279,11 @@ async function results(context: Context, panel: HTMLElement, p: Schemas["Prepara
       : page.token
         ? null
         : h("p", {}, "No training runs of this preparation yet: launch one above, or from ", h("a", { href: "#/train" }, "Train"), "."),
-    pager("training runs", items.length, page, found.next_token, (token, number) => {
-      location.hash = `#/workspace/${encodeURIComponent(p.preparation_id)}/results?${pageQuery(query, token, number)}`;
-    }),
+    items.length || page.token
+      ? pager("training runs", items.length, page, found.next_token, (token, number) => {
+          location.hash = `#/workspace/${encodeURIComponent(p.preparation_id)}/results?${pageQuery(query, token, number)}`;
+        })
+      : null,
   );
 }
 
