@@ -117,6 +117,8 @@ export async function trainPage(context: Context, main: HTMLElement): Promise<vo
       await chooseMaterial(mine);
       return;
     }
+    // Cleared at once, so no earlier base model's connections stay on show while the new ones load.
+    connectionStep.replaceChildren(h("legend", {}, "2. Connection"));
     const offered = h("fieldset", {});
     const first = await connectionChoices(context, offered, "train", "2. Connection", { method: ARTIFACT_METHOD, baseModel: baseModel.value() }, (item) => {
       connection = item;

@@ -347,6 +347,7 @@ async function launchFromPackage(context: Context, p: Schemas["PreparationDetail
       connectionStep.replaceChildren(h("legend", {}, "Connection"), h("p", { class: "muted" }, "Name a base model first."));
       return;
     }
+    connectionStep.replaceChildren(h("legend", {}, "Connection"));
     const offered = h("fieldset", {});
     const first = await connectionChoices(
       context,
