@@ -257,9 +257,14 @@ def test_a_live_run_the_api_refuses_shows_its_sentence(results_tab: Page, traine
     assert [error for error in results_tab.errors if "422 (Unprocessable Entity)" not in error] == []
 
 
+EVALUATIONS_PER_PAGE = 5  # the Results tab's page of a training run's evaluations
+
+
 def test_a_training_runs_evaluations_page_past_the_first_page(results_tab: Page, trained: Trained) -> None:
-    # Given two more evaluations of the training run, authorized through the API and run to their end
-    for _ in range(2):
+    # Given more evaluations of the training run than a page holds, authorized through the API and ended
+    listed = f"/training-runs/{trained.training_run_id}/evaluations?limit=100"
+    existing = len(trained.owner.expect("GET", listed, 200)["items"])
+    for _ in range(max(0, EVALUATIONS_PER_PAGE + 1 - existing)):
         trained.owner.expect(
             "POST",
             f"/training-runs/{trained.training_run_id}/evaluations",
@@ -269,27 +274,32 @@ def test_a_training_runs_evaluations_page_past_the_first_page(results_tab: Page,
                 "base_run_id": trained.base_run_id,
             },
         )
-    listed = f"/training-runs/{trained.training_run_id}/evaluations?limit=100"
     deadline = time.monotonic() + EVALUATION_TIMEOUT_MS / 1000
     while any(e["status"] == "Running" for e in trained.owner.expect("GET", listed, 200)["items"]):
         assert time.monotonic() < deadline, "the evaluations did not end"
         time.sleep(2)
-    evaluations = trained.owner.expect("GET", listed, 200)["items"]
-    assert len(evaluations) >= 2
+    evaluations = [e["evaluation_id"] for e in trained.owner.expect("GET", listed, 200)["items"]]
+    assert len(evaluations) > EVALUATIONS_PER_PAGE
 
-    # When the Results tab shows them one a page
+    # When the Results tab shows them
     page = _open_results(results_tab, trained, DEMO_USER)
-    page = results_tab.open(f"/workspace/{trained.preparation_id}/results?evaluations=1")
     pages = page.get_by_role("navigation", name="Pages of evaluations")
-    # Then the first page shows the newest and says there are more; the next page shows the one after it
-    expect(pages.locator(".count")).to_have_text("Evaluations 1–1, more on the next page")
-    shown = page.locator(".evaluations > div p").first
-    expect(shown).to_contain_text(f"Evaluation {evaluations[0]['evaluation_id']}")
+    summaries = page.locator(".evaluations > div > p:first-child")
+
+    # Then the first page shows the newest five and says there are more
+    expect(pages.locator(".count")).to_have_text("Evaluations 1–5, more on the next page")
+    expect(summaries).to_have_count(EVALUATIONS_PER_PAGE)
+    for summary, evaluation_id in zip(summaries.all(), evaluations, strict=False):
+        expect(summary).to_contain_text(f"Evaluation {evaluation_id}:")
+    # and the next page goes on from the sixth, as the API lists them
     pages.get_by_role("button", name="Next page").click()
-    expect(pages.locator(".count")).to_contain_text("Evaluations 2–2")
-    expect(page.locator(".evaluations > div p").first).to_contain_text(
-        f"Evaluation {evaluations[1]['evaluation_id']}"
-    )
+    expect(pages.locator(".count")).to_contain_text("Evaluations 6–")
+    expect(summaries.first).to_contain_text(f"Evaluation {evaluations[EVALUATIONS_PER_PAGE]}:")
+    # and `evaluations=N` in the address sets the page's size
+    page = results_tab.open(f"/workspace/{trained.preparation_id}/results?evaluations=1")
+    expect(pages.locator(".count")).to_have_text("Evaluations 1–1, more on the next page")
+    expect(summaries).to_have_count(1)
+    expect(summaries.first).to_contain_text(f"Evaluation {evaluations[0]}:")
     assert results_tab.errors == []
 
 
