@@ -48,7 +48,10 @@ DATASETS_INDEXES = {"by_kind": ("kind", "created_at")}
 PACKAGES_INDEXES = {"by_preparation": ("preparation_id", "created_at")}
 CONNECTIONS_INDEXES = {"by_owner": ("owner", "created_at")}
 PREPARATIONS_INDEXES = {"by_owner": ("owner", "created_at")}
-TRAINING_RUNS_INDEXES = {"by_owner": ("owner", "created_at")}
+TRAINING_RUNS_INDEXES = {
+    "by_owner": ("owner", "created_at"),
+    "by_preparation": ("preparation_id", "created_at"),
+}
 # Sorted on authorized_at, which only evaluations carry: the grants beside them stay out of the index.
 EVALUATIONS_INDEXES = {"by_training_run": ("training_run_id", "authorized_at")}
 

@@ -14,7 +14,7 @@ from benchgen.outputs import RunOutput
 from cli.demo import EXAMPLES
 from cli.local import DEMO_USER
 from examplegen.writing import write_bundle_zip
-from tests.browser.conftest import SECRET_ARN, Console, Page
+from tests.browser.conftest import SECRET_ARN, STRANGER, Console, Page
 
 A_KEY = "sk-live-0123456789abcdef"
 REGISTRATION_MS = 120_000
@@ -123,6 +123,106 @@ def test_a_rejected_bundle_shows_its_reason(tab: Page, console: Console, tmp_pat
     )
 
 
+def test_the_environments_list_names_each_owner_and_publisher_group(
+    tab: Page, console: Console, browser: Any
+) -> None:
+    # Given the example environment its owner published, now naming a publisher group
+    owner = console.owner.expect("GET", f"/connections/{console.accepting_connection}", 200)["owner"]
+    console.owner.expect(
+        "POST",
+        "/environments",
+        201,
+        {"environment_id": "gsm8k-tr", "version": "v-unpublished", "publisher_group": "math-team"},
+    )
+    listed = console.owner.expect("GET", "/environments?limit=100", 200)["items"]
+    record = next(e for e in listed if (e["environment_id"], e["version"]) == ("gsm8k-tr", "v1"))
+    assert (record["owner"], record["publisher_group"]) == (owner, "math-team")
+
+    # When its owner opens the Environments page
+    tab.sign_in(DEMO_USER)
+    card = tab.open("/environments").get_by_role("article", name="gsm8k-tr v1")
+
+    # Then the card names the owner (as you) and the group the API returns
+    facts = card.locator("dl.facts")
+    expect(facts.locator("dt", has_text="Owner").locator("+ dd")).to_have_text(f"you ({owner})")
+    expect(facts.locator("dt", has_text="Publisher group").locator("+ dd")).to_have_text("math-team")
+    # and another signed-in user sees the same owner, by id
+    other = Page(browser.new_context().new_page(), console)
+    try:
+        other.sign_in(STRANGER)
+        card = other.open("/environments").get_by_role("article", name="gsm8k-tr v1")
+        expect(card.locator("dt", has_text="Owner").locator("+ dd")).to_have_text(owner)
+        expect(card.locator("dt", has_text="Publisher group").locator("+ dd")).to_have_text("math-team")
+    finally:
+        other.page.context.close()
+    assert tab.errors == []
+
+
+def test_a_run_started_from_a_version_with_an_uploaded_submission_is_followed_to_completed(
+    tab: Page, console: Console
+) -> None:
+    # Given the registered example version on the Environments page, and the demo's submission file
+    submission = EXAMPLES / "gsm8k-tr" / "submission" / "predictions.json"
+    demo_run = console.owner.expect("GET", f"/runs/{console.run_id}", 200)
+    tab.sign_in(DEMO_USER)
+    page = tab.open("/environments")
+    # When a run is started from it with the file chosen in the page's picker
+    page.get_by_role("link", name="Start a run of gsm8k-tr v1").click()
+    page.get_by_role("heading", name="Start a run of gsm8k-tr v1").wait_for()
+    page.get_by_label("Model name").fill("uploaded-from-the-console")
+    page.get_by_label("Submission file").set_input_files(submission)
+    page.get_by_role("button", name="Start run").click()
+
+    # Then the browser's upload is ingested and scored, and the run's page follows it to Completed
+    page.wait_for_url(re.compile(r".*#/runs/[0-9a-f]{32}$"))
+    run_id = page.url.rsplit("/", 1)[1]
+    sidebar = page.get_by_role("complementary", name="Run details")
+    expect(sidebar.locator(".status")).to_have_text("Completed", timeout=REGISTRATION_MS)
+    run = console.owner.expect("GET", f"/runs/{run_id}", 200)
+    assert run["status"] == "Completed"
+    assert (run["model"], run["submission_filename"]) == ("uploaded-from-the-console", "predictions.json")
+    # the same file as the demo's run scores the same
+    assert run["overall_score"] == demo_run["overall_score"]
+    assert tab.errors == []
+
+
+def test_a_run_the_api_refuses_shows_its_sentence_and_starts_nothing(
+    tab: Page, console: Console, tmp_path: Path
+) -> None:
+    # Given a submission whose file name the API does not take
+    badly_named = tmp_path / "my predictions.json"
+    badly_named.write_bytes((EXAMPLES / "gsm8k-tr" / "submission" / "predictions.json").read_bytes())
+    before = console.owner.expect("GET", "/runs?environment_id=gsm8k-tr&limit=100", 200)["items"]
+    tab.sign_in(DEMO_USER)
+    page = tab.open("/environments/gsm8k-tr/v1/run")
+    page.get_by_label("Model name").fill("refused")
+    page.get_by_label("Submission file").set_input_files(badly_named)
+    # When Start run is pressed
+    page.get_by_role("button", name="Start run").click()
+    # Then the API's sentence and the field it names are shown, and no run was created
+    status, answer = console.owner.call(
+        "POST",
+        "/runs",
+        {"environment_id": "gsm8k-tr", "version": "v1", "model": "refused", "filename": badly_named.name},
+    )
+    assert status == 422
+    alert = page.locator("#run-outcome [role=alert]")
+    expect(alert).to_contain_text(answer["message"])
+    expect(alert.locator("li")).to_contain_text(["filename"])
+    assert console.owner.expect("GET", "/runs?environment_id=gsm8k-tr&limit=100", 200)["items"] == before
+    assert "/run" in page.url and "#/runs/" not in page.url
+
+
+def test_a_rejected_version_offers_no_run(tab: Page, console: Console) -> None:
+    tab.sign_in(DEMO_USER)
+    page = tab.open("/environments/broken-bundle/v1/run")
+    expect(page.get_by_role("alert")).to_have_text(
+        "broken-bundle v1 is Rejected: runs start only from a registered version"
+    )
+    expect(page.get_by_role("button", name="Start run")).to_have_count(0)
+    expect(page.get_by_role("link", name="Back to Environments")).to_be_visible()
+
+
 def _count(page: Any, noun: str) -> Any:
     return page.get_by_role("navigation", name=f"Pages of {noun}").locator(".count")
 
@@ -153,7 +253,9 @@ def test_every_list_pages_past_its_first_page_and_says_how_many(tab: Page, conso
     # The datasets tell apart those of one generated name: run and created time beside the name
     dataset = console.owner.expect("GET", f"/datasets/{console.dataset_id}", 200)
     page = tab.open("/datasets")
-    row = page.get_by_role("table", name="Datasets").locator("tbody tr").first
+    # (found by its link: a run started by an earlier test may have saved a newer one)
+    link = page.locator(f"a[href='#/datasets/{dataset['dataset_id']}']")
+    row = page.get_by_role("table", name="Datasets").locator("tbody tr").filter(has=link)
     expect(row).to_contain_text(dataset["run_id"])
     expect(row).to_contain_text(str(dataset["example_count"]))
     expect(_count(page, "datasets")).to_contain_text("dataset")
@@ -244,6 +346,7 @@ def test_every_page_fits_a_phone_and_a_wide_screen_and_passes_axe(browser: Any, 
         "/connections",
         f"/connections/{console.accepting_connection}",
         "/environments",
+        "/environments/gsm8k-tr/v1/run",
     )
     overflowing: dict[str, int] = {}
     violations: dict[str, list[str]] = {}

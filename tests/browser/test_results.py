@@ -4,6 +4,7 @@ Succeeded training run, and the browser takes the deliberate step of authorizing
 from __future__ import annotations
 
 import re
+import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,14 +14,15 @@ import pytest
 from moto.moto_api._internal.models import moto_api_backend
 from playwright.sync_api import expect
 
+from benchgen.aws.tables.runs import RunsRepo
 from benchgen.settings import EVALUATORS_GROUP
-from cli.demo import EXAMPLES, Api, Progress, register_example
+from cli.demo import ENVIRONMENT_VERSION, EXAMPLES, Api, Progress, register_example
 from cli.local import DEMO_USER, demo_password
 from cli.loop import Loop
 from infra.stack import EVALUATION_WAIT_SECONDS
 from localcloud.cloud import LocalCloud
 from localcloud.console_server import serve_console
-from localcloud.model_server import TUNED_MODEL, ExampleModelServer
+from localcloud.model_server import BASE_MODEL, TUNED_MODEL, ExampleModelServer
 from tests.browser.conftest import STRANGER, Page, _free_port, require_current_build
 
 EVALUATION_TIMEOUT_MS = 240_000
@@ -36,6 +38,7 @@ class Trained:
     training_run_id: str
     base_run_id: str
     models_connection_id: str
+    environment_id: str
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +77,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trained]:
                     training_run_id=loop.found["training_run_id"],
                     base_run_id=loop.found["base_run_id"],
                     models_connection_id=loop.found["models_connection_id"],
+                    environment_id=environment_id,
                 )
 
 
@@ -194,3 +198,127 @@ def test_authorizing_from_the_results_tab_shows_the_evaluation_and_its_paired_co
     expect(listed.get_by_role("link", name=f"Download the report of {found.group(1)}")).to_be_visible()
     expect(listed.locator("iframe.report")).to_have_count(1)
     assert results_tab.errors == []
+
+
+def test_a_run_started_from_a_version_with_a_live_model_is_followed_to_completed(
+    results_tab: Page, trained: Trained
+) -> None:
+    # Given the registered version's Start a run page, opened from the Environments page
+    results_tab.sign_in(DEMO_USER)
+    page = results_tab.open("/environments")
+    page.get_by_role("link", name=f"Start a run of {trained.environment_id} {ENVIRONMENT_VERSION}").click()
+    form = page.get_by_role("form", name="Start a run")
+    # When a live model is chosen through the user's connection, with its sampling and limits
+    form.get_by_label("A live model through one of your connections").check()
+    form.get_by_label("Model name").fill("example base, asked live")
+    form.get_by_label("Connection", exact=True).select_option(trained.models_connection_id)
+    form.get_by_label("Model id").fill(BASE_MODEL)
+    form.get_by_label("Temperature").fill("0")
+    form.get_by_label("Max tokens").fill("64")
+    form.get_by_label("Requests at once").fill("2")
+    form.get_by_role("button", name="Start run").click()
+
+    # Then the run's page follows it to Completed
+    page.wait_for_url(re.compile(r".*#/runs/[0-9a-f]{32}$"))
+    run_id = page.url.rsplit("/", 1)[1]
+    sidebar = page.get_by_role("complementary", name="Run details")
+    expect(sidebar.locator(".status")).to_have_text("Completed", timeout=EVALUATION_TIMEOUT_MS)
+    # and the run is the live one the form described, its sampling and limits its owner's configuration
+    run = trained.owner.expect("GET", f"/runs/{run_id}", 200)
+    assert run["status"] == "Completed" and run["model"] == "example base, asked live"
+    live = run["live_model"]
+    assert (live["connection_id"], live["model_id"]) == (trained.models_connection_id, BASE_MODEL)
+    config = trained.owner.expect("GET", f"/runs/{run_id}/config", 200)
+    assert config["sampling"] == {"temperature": 0, "max_tokens": 64}
+    stored = RunsRepo(trained.cloud.environment["RUNS_TABLE"]).get(run_id)
+    assert stored is not None and stored.live_model is not None
+    assert stored.live_model.limits.max_in_flight == 2
+    assert results_tab.errors == []
+
+
+def test_a_live_run_the_api_refuses_shows_its_sentence(results_tab: Page, trained: Trained) -> None:
+    # Given the Start a run page with a live model whose temperature is out of the API's range
+    results_tab.sign_in(DEMO_USER)
+    page = results_tab.open(f"/environments/{trained.environment_id}/{ENVIRONMENT_VERSION}/run")
+    form = page.get_by_role("form", name="Start a run")
+    form.get_by_label("A live model through one of your connections").check()
+    form.get_by_label("Model name").fill("too hot")
+    form.get_by_label("Model id").fill(BASE_MODEL)
+    form.get_by_label("Temperature").fill("5")
+    before = trained.owner.expect("GET", "/runs?limit=100", 200)["items"]
+    # When Start run is pressed (the browser's own range check is not what refuses it)
+    form.evaluate("form => { form.noValidate = true; }")
+    form.get_by_role("button", name="Start run").click()
+    # Then the API's sentence names the field, and no run was created
+    alert = page.locator("#run-outcome [role=alert]")
+    expect(alert.locator("li")).to_contain_text(["temperature"])
+    assert trained.owner.expect("GET", "/runs?limit=100", 200)["items"] == before
+    # the browser reports the refused request itself, and nothing else went wrong
+    assert [error for error in results_tab.errors if "422 (Unprocessable Entity)" not in error] == []
+
+
+EVALUATIONS_PER_PAGE = 5  # the Results tab's page of a training run's evaluations
+
+
+def test_a_training_runs_evaluations_page_past_the_first_page(results_tab: Page, trained: Trained) -> None:
+    # Given more evaluations of the training run than a page holds, authorized through the API and ended
+    listed = f"/training-runs/{trained.training_run_id}/evaluations?limit=100"
+    existing = len(trained.owner.expect("GET", listed, 200)["items"])
+    for _ in range(max(0, EVALUATIONS_PER_PAGE + 1 - existing)):
+        trained.owner.expect(
+            "POST",
+            f"/training-runs/{trained.training_run_id}/evaluations",
+            202,
+            {
+                "tuned": {"connection_id": trained.models_connection_id, "model_id": TUNED_MODEL},
+                "base_run_id": trained.base_run_id,
+            },
+        )
+    deadline = time.monotonic() + EVALUATION_TIMEOUT_MS / 1000
+    while any(e["status"] == "Running" for e in trained.owner.expect("GET", listed, 200)["items"]):
+        assert time.monotonic() < deadline, "the evaluations did not end"
+        time.sleep(2)
+    evaluations = [e["evaluation_id"] for e in trained.owner.expect("GET", listed, 200)["items"]]
+    assert len(evaluations) > EVALUATIONS_PER_PAGE
+
+    # When the Results tab shows them
+    page = _open_results(results_tab, trained, DEMO_USER)
+    pages = page.get_by_role("navigation", name="Pages of evaluations")
+    summaries = page.locator(".evaluations > div > p:first-child")
+
+    # Then the first page shows the newest five and says there are more
+    expect(pages.locator(".count")).to_have_text("Evaluations 1–5, more on the next page")
+    expect(summaries).to_have_count(EVALUATIONS_PER_PAGE)
+    for summary, evaluation_id in zip(summaries.all(), evaluations, strict=False):
+        expect(summary).to_contain_text(f"Evaluation {evaluation_id}:")
+    # and the next page goes on from the sixth, as the API lists them
+    pages.get_by_role("button", name="Next page").click()
+    expect(pages.locator(".count")).to_contain_text("Evaluations 6–")
+    expect(summaries.first).to_contain_text(f"Evaluation {evaluations[EVALUATIONS_PER_PAGE]}:")
+    # and `evaluations=N` in the address sets the page's size
+    page = results_tab.open(f"/workspace/{trained.preparation_id}/results?evaluations=1")
+    expect(pages.locator(".count")).to_have_text("Evaluations 1–1, more on the next page")
+    expect(summaries).to_have_count(1)
+    expect(summaries.first).to_contain_text(f"Evaluation {evaluations[0]}:")
+    assert results_tab.errors == []
+
+
+@pytest.mark.parametrize("width", [390, 1440])
+def test_the_start_a_run_page_fits_the_window_and_has_no_serious_accessibility_violation(
+    browser: Any, trained: Trained, width: int
+) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        tab = Page(context.new_page(), trained)
+        tab.sign_in(DEMO_USER)
+        page = tab.open(f"/environments/{trained.environment_id}/{ENVIRONMENT_VERSION}/run")
+        page.get_by_label("A live model through one of your connections").check()
+        page.get_by_label("Model id").wait_for()
+        assert page.evaluate("() => document.documentElement.scrollWidth") == width
+        assert tab.axe_violations() == []
+        page = tab.open(f"/workspace/{trained.preparation_id}/results?evaluations=1")
+        page.get_by_role("navigation", name="Pages of evaluations").wait_for()
+        assert page.evaluate("() => document.documentElement.scrollWidth") == width
+        assert tab.axe_violations() == []
+    finally:
+        context.close()

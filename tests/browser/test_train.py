@@ -127,7 +127,7 @@ def test_a_run_launched_from_train_is_followed_to_succeeded(tab: Page, trainer: 
 
     # When the base model is overridden with a Bedrock one, the connections that take it appear
     choose_bedrock_model(page)
-    note = page.locator("#base-model-note")
+    note = page.locator("#train-base-model-note")
     expect(note).to_contain_text(f"Overrides the dataset's base model {DATASET_MODEL}")
     connections = page.locator("#train-connections .choice")
     expect(connections).to_have_count(2)
@@ -142,8 +142,8 @@ def test_a_run_launched_from_train_is_followed_to_succeeded(tab: Page, trainer: 
     expect(suggested).to_contain_text("learning_rate")
     expect(suggested).to_contain_text("0.0002")
     page.get_by_role("button", name="Add hyperparameter").click()
-    page.locator("#hyper-name-0").fill("epochCount")
-    page.locator("#hyper-value-0").fill("1")
+    page.locator("#train-hyper-name-0").fill("epochCount")
+    page.locator("#train-hyper-value-0").fill("1")
     write_screenshot(page, "console-train-launch.png", f"test_train.py::{THIS_TEST}")
     page.get_by_role("button", name="Launch training run").click()
 
@@ -236,7 +236,8 @@ def tab_until(page: Any, found: Callable[[dict[str, Any]], bool], most: int = 60
         page.keyboard.press("Tab")
         focused = page.evaluate(
             "() => { const e = document.activeElement; return {tag: e.tagName.toLowerCase(), id: e.id,"
-            " type: e.getAttribute('type'), text: e.textContent.trim(), name: e.getAttribute('name')}; }"
+            " type: e.getAttribute('type'), text: e.textContent.trim(), name: e.getAttribute('name'),"
+            " href: e.getAttribute('href')}; }"
         )
         if found(focused):
             return
@@ -311,27 +312,27 @@ def test_the_train_page_and_a_training_run_page_have_no_serious_accessibility_vi
 
 
 def test_the_results_tab_pages_the_preparations_training_runs(tab: Page, trainer: Trainer) -> None:
-    # Given the preparation's training runs, as many as the earlier tests launched
-    package = trainer.owner.expect("GET", f"/packages/{trainer.package_id}", 200)
-    runs = [
-        run
-        for run in trainer.owner.expect("GET", "/training-runs?limit=100", 200)["items"]
-        if run["preparation_id"] == package["preparation_id"]
-    ]
+    # Given the preparation's training runs, as many as the earlier tests launched, as the API lists them
+    preparation_id = trainer.owner.expect("GET", f"/packages/{trainer.package_id}", 200)["preparation_id"]
+    listed = trainer.owner.expect("GET", f"/training-runs?preparation_id={preparation_id}&limit=100", 200)
+    runs = listed["items"]
     assert len(runs) >= 2, "the earlier tests launched training runs of this preparation"
     # When the Results tab shows one a page
-    page = tab.open(f"/workspace/{package['preparation_id']}/results?limit=1")
+    page = tab.open(f"/workspace/{preparation_id}/results?limit=1")
     count = page.get_by_role("navigation", name="Pages of training runs").locator(".count")
-    # Then it says how many there are, and the next page shows the next one, newest first
-    expect(count).to_have_text(f"Training runs 1–1 of {len(runs)}")
+    # Then it says where it is, and the next page shows the next one, newest first
+    expect(count).to_have_text("Training runs 1–1, more on the next page")
     expect(page.locator("li.training-run")).to_have_attribute(
         "aria-label", f"Training run {runs[0]['training_run_id']}"
     )
     page.get_by_role("button", name="Next page").click()
-    expect(count).to_have_text(f"Training runs 2–2 of {len(runs)}")
+    expect(count).to_have_text(re.compile("^Training runs 2–2(, more on the next page| of 2)$"))
     expect(page.locator("li.training-run")).to_have_attribute(
         "aria-label", f"Training run {runs[1]['training_run_id']}"
     )
+    # and the First page button leads back to the newest
+    page.get_by_role("button", name="First page").click()
+    expect(count).to_have_text("Training runs 1–1, more on the next page")
 
 
 def test_train_and_a_training_run_page_fit_a_phone(browser: Any, trainer: Trainer) -> None:
@@ -352,5 +353,157 @@ def test_train_and_a_training_run_page_fit_a_phone(browser: Any, trainer: Traine
         page = tab.open("/training-runs")
         page.get_by_role("table", name="Training runs").wait_for()
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    finally:
+        context.close()
+
+
+def open_results_launch(tab: Page, trainer: Trainer) -> Any:
+    """The workspace's Results tab of the package's preparation, its bedrock-conversation package chosen."""
+    preparation_id = trainer.owner.expect("GET", f"/packages/{trainer.package_id}", 200)["preparation_id"]
+    page = tab.open(f"/workspace/{preparation_id}/results")
+    page.get_by_label("Ready package").select_option(trainer.package_id)
+    return page
+
+
+RESULTS_TEST = "test_a_run_launched_from_a_package_in_results_is_followed_to_its_page"
+
+
+def test_a_run_launched_from_a_package_in_results_is_followed_to_its_page(
+    tab: Page, trainer: Trainer
+) -> None:
+    # Given the preparation's Results tab with its bedrock-conversation package chosen
+    page = open_results_launch(tab, trainer)
+    form = page.get_by_role("form", name="Launch a training run from a package")
+    base_model = form.get_by_label("Base model")
+    expect(base_model).to_have_value(DATASET_MODEL)
+    # no connection of this user trains the preparation's own base model from these files
+    connections = page.locator("#results-connections")
+    expect(connections).to_contain_text(
+        f"trains demonstration on {DATASET_MODEL} from {PACKAGE_PROFILE} files"
+    )
+    expect(form.get_by_role("button", name="Launch training run")).to_be_disabled()
+    # and the benchmark author's suggestions are shown beside the (empty) hyperparameters
+    expect(form.locator(".suggestions dl")).to_contain_text("learning_rate")
+
+    # When the base model is overridden with a Bedrock one, the connections whose profile takes it appear
+    base_model.fill(BEDROCK_BASE_MODEL)
+    base_model.press("Tab")
+    expect(page.locator("#results-base-model-note")).to_contain_text(
+        f"Overrides the preparation's base model {DATASET_MODEL}"
+    )
+    expect(connections.locator(".choice")).to_have_count(2)
+    expect(connections.locator(".choice").first).to_contain_text("model families nova")
+    form.get_by_label(re.compile(r"^bedrock \(bedrock\)")).check()
+    form.get_by_role("button", name="Add hyperparameter").click()
+    page.locator("#results-hyper-name-0").fill("epochCount")
+    page.locator("#results-hyper-value-0").fill("1")
+    write_screenshot(page, "console-results-launch.png", f"test_train.py::{RESULTS_TEST}")
+    form.get_by_role("button", name="Launch training run").click()
+
+    # Then the training run's page shows the API's warning and follows the run to Succeeded
+    training_run_id = launched_run_id(page)
+    expect(page.get_by_role("list", name="Launch warnings")).to_contain_text(
+        f"base model {BEDROCK_BASE_MODEL} overrides {DATASET_MODEL}"
+    )
+    details = page.get_by_role("complementary", name="Training run details")
+    expect(details.locator("dd").first).to_have_text("Succeeded", timeout=TRAINING_TIMEOUT_MS)
+    run = trainer.owner.expect("GET", f"/training-runs/{training_run_id}", 200)
+    assert run["package_id"] == trainer.package_id
+    assert run["connection_id"] == trainer.bedrock_connection
+    assert (run["base_model"], run["base_model_source"]) == (BEDROCK_BASE_MODEL, "request")
+    assert run["hyperparameters"] == {"epochCount": "1"}
+    assert "learning_rate" not in run["hyperparameters"]
+    # and the Results tab lists it, newest first
+    page = tab.open(f"/workspace/{run['preparation_id']}/results")
+    newest = page.locator("li.training-run").first
+    expect(newest).to_have_attribute("aria-label", f"Training run {training_run_id}")
+    assert tab.errors == []
+
+
+def test_a_results_launch_the_profile_refuses_shows_the_apis_sentence(tab: Page, trainer: Trainer) -> None:
+    # Given the connection limited to one training row, chosen on Results for the Bedrock base model
+    page = open_results_launch(tab, trainer)
+    form = page.get_by_role("form", name="Launch a training run from a package")
+    form.get_by_label("Base model").fill(BEDROCK_BASE_MODEL)
+    form.get_by_label("Base model").press("Tab")
+    form.get_by_label(re.compile(re.escape(trainer.limited_name))).check()
+    before = trainer.owner.expect("GET", "/training-runs?limit=100", 200)["items"]
+    # When Launch is pressed
+    form.get_by_role("button", name="Launch training run").click()
+    # Then the API's own sentence is shown under the button, and nothing was launched
+    status, answer = trainer.owner.call(
+        "POST",
+        "/training-runs",
+        {
+            "package_id": trainer.package_id,
+            "connection_id": trainer.limited_connection,
+            "base_model": BEDROCK_BASE_MODEL,
+            "hyperparameters": {},
+        },
+    )
+    assert status == 400
+    expect(page.locator("#results-outcome [role=alert]")).to_have_text(answer["message"])
+    assert trainer.owner.expect("GET", "/training-runs?limit=100", 200)["items"] == before
+    assert "/results" in page.url
+    # the browser reports the refused request itself, and nothing else went wrong
+    assert [error for error in tab.errors if "400 (Bad Request)" not in error] == []
+
+
+def test_the_results_launch_completes_with_the_keyboard_alone(tab: Page, trainer: Trainer) -> None:
+    # Given the Results tab, reached from the Overview's Launch training link with the keyboard
+    preparation_id = trainer.owner.expect("GET", f"/packages/{trainer.package_id}", 200)["preparation_id"]
+    page = tab.open(f"/workspace/{preparation_id}/overview")
+    page.get_by_role("list", name="Packages").wait_for()
+    link = f"/results?package={trainer.package_id}"
+    tab_until(page, lambda e: e["text"] == "Launch training" and link in (e["href"] or ""))
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r".*/results\?package="))
+    # the link chose its package
+    expect(page.get_by_label("Ready package")).to_have_value(trainer.package_id)
+    # When the base model is overridden, the unlimited connection kept, a hyperparameter typed, Launch pressed
+    tab_until(page, lambda e: e["id"] == "results-base-model")
+    page.keyboard.press("Control+A")
+    page.keyboard.type(BEDROCK_BASE_MODEL)
+    page.keyboard.press("Tab")
+    page.locator("#results-connections .choice").first.wait_for()
+    tab_until(page, lambda e: e["name"] == "results-connection")
+    for _ in range(3):
+        if page.evaluate("() => document.activeElement.value") == trainer.bedrock_connection:
+            break
+        page.keyboard.press("ArrowDown")
+    expect(page.locator("input[name=results-connection]:focus")).to_be_checked()
+    expect(page.locator("input[name=results-connection]:focus")).to_have_value(trainer.bedrock_connection)
+    tab_until(page, lambda e: e["text"] == "Add hyperparameter")
+    page.keyboard.press("Enter")
+    page.keyboard.type("epochCount")
+    page.keyboard.press("Tab")
+    page.keyboard.type("1")
+    tab_until(page, lambda e: e["id"] == "results-launch")
+    page.keyboard.press("Enter")
+    # Then the run is launched with what was typed, and its page follows it
+    training_run_id = launched_run_id(page)
+    details = page.get_by_role("complementary", name="Training run details")
+    expect(details.locator("dd").first).to_have_text("Succeeded", timeout=TRAINING_TIMEOUT_MS)
+    run = trainer.owner.expect("GET", f"/training-runs/{training_run_id}", 200)
+    assert (run["package_id"], run["base_model"]) == (trainer.package_id, BEDROCK_BASE_MODEL)
+    assert run["connection_id"] == trainer.bedrock_connection
+    assert run["hyperparameters"] == {"epochCount": "1"}
+    assert tab.errors == []
+
+
+@pytest.mark.parametrize("width", [390, 1440])
+def test_the_results_launch_fits_the_window_and_has_no_serious_accessibility_violation(
+    browser: Any, trainer: Trainer, width: int
+) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        tab = Page(context.new_page(), trainer)
+        tab.sign_in(DEMO_USER)
+        page = open_results_launch(tab, trainer)
+        page.get_by_label("Base model").fill(BEDROCK_BASE_MODEL)
+        page.get_by_label("Base model").press("Tab")
+        page.locator("#results-connections .choice").first.wait_for()
+        assert page.evaluate("() => document.documentElement.scrollWidth") == width
+        assert tab.axe_violations() == []
     finally:
         context.close()

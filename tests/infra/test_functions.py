@@ -286,6 +286,10 @@ EXPECTED_TABLE_ACCESS = {
 }
 
 RUNS_INDEXES = {"${RunsTable.Arn}/index/by_environment", "${RunsTable.Arn}/index/by_status"}
+TRAINING_RUNS_INDEXES = {
+    "${TrainingRunsTable.Arn}/index/by_owner",
+    "${TrainingRunsTable.Arn}/index/by_preparation",
+}
 EXPECTED_INDEXES = {
     "register_environment": set(),
     "ingest": RUNS_INDEXES,
@@ -299,7 +303,7 @@ EXPECTED_INDEXES = {
         "${ConnectionsTable.Arn}/index/by_owner",
         "${PreparationsTable.Arn}/index/by_owner",
         "${PackagesTable.Arn}/index/by_preparation",
-        "${TrainingRunsTable.Arn}/index/by_owner",
+        *TRAINING_RUNS_INDEXES,
         "${EvaluationsTable.Arn}/index/by_training_run",
     },
     **{name: set() for name in SANDBOXES.values()},
@@ -307,12 +311,12 @@ EXPECTED_INDEXES = {
     "prepare_check": {"${PreparationsTable.Arn}/index/by_owner"},
     **dict.fromkeys(LIVE_RUN_STEPS, RUNS_INDEXES),
     "validate_training": {
-        "${TrainingRunsTable.Arn}/index/by_owner",
+        *TRAINING_RUNS_INDEXES,
         "${ConnectionsTable.Arn}/index/by_owner",
         "${PackagesTable.Arn}/index/by_preparation",
     },
-    "upload_training": {"${TrainingRunsTable.Arn}/index/by_owner", "${ConnectionsTable.Arn}/index/by_owner"},
-    "training_job": {"${TrainingRunsTable.Arn}/index/by_owner", "${ConnectionsTable.Arn}/index/by_owner"},
+    "upload_training": TRAINING_RUNS_INDEXES | {"${ConnectionsTable.Arn}/index/by_owner"},
+    "training_job": TRAINING_RUNS_INDEXES | {"${ConnectionsTable.Arn}/index/by_owner"},
     **dict.fromkeys(EVALUATION_STEPS, RUNS_INDEXES | {"${EvaluationsTable.Arn}/index/by_training_run"}),
     **dict.fromkeys(SHARD_STEPS, RUNS_INDEXES),
 }

@@ -132,7 +132,10 @@ def test_tables_are_on_demand_with_point_in_time_recovery(
         ("PackagesTable", {"by_preparation": ("preparation_id", "created_at")}),
         ("EnvironmentsTable", {}),
         ("ConnectionsTable", {"by_owner": ("owner", "created_at")}),
-        ("TrainingRunsTable", {"by_owner": ("owner", "created_at")}),
+        (
+            "TrainingRunsTable",
+            {"by_owner": ("owner", "created_at"), "by_preparation": ("preparation_id", "created_at")},
+        ),
         ("EvaluationsTable", {"by_training_run": ("training_run_id", "authorized_at")}),
     ],
 )

@@ -158,6 +158,13 @@ def test_an_environment_published_before_owners_existed_cannot_be_claimed(aws: S
     assert EnvironmentsRepo(aws.environments_table).owner_of("gsm8k") is None
 
 
+def test_a_version_published_before_owners_existed_is_listed_with_no_owner(aws: Settings, call: Call) -> None:
+    register(aws, version="1")
+    listed = call("GET", "/environments").body["items"]
+    shown = [(e["environment_id"], e["owner"], e["publisher_group"]) for e in listed]
+    assert shown == [("gsm8k", None, None)]
+
+
 def test_an_existing_environment_version_cannot_be_uploaded_again(aws: Settings, call: Call) -> None:
     assert call("POST", "/environments", body={"environment_id": "gsm8k", "version": "1"}).status == 201
     register(aws, version="1")

@@ -158,3 +158,25 @@ def test_the_owner_item_is_not_listed_as_a_version(cloud: LocalCloud, bundle: by
     assert [(r.environment_id, r.version) for r in repo.list().items] == [("gsm8k-tr", "1")]
     assert [r.version for r in repo.versions("gsm8k-tr")] == ["1"]
     assert json.dumps(repo.list().items[0].model_dump()).count("#owner") == 0
+
+
+def test_the_list_of_versions_names_each_environments_owner_and_publisher_group(
+    cloud: LocalCloud, user_api: Any, bundle: bytes
+) -> None:
+    # Given an environment its author published with a publisher group, and one put in the bucket directly
+    api, author = user_api("author")
+    body = {"environment_id": "gsm8k-tr", "version": "1", "publisher_group": "math-team"}
+    put_as_told(cloud, api.expect("POST", "/environments", 201, body), bundle)
+    direct = "environments/by-operator/1/bundle.zip"
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=direct, Body=bundle)
+    cloud.settle()
+
+    # When another signed-in user lists the versions
+    reader, _ = user_api("reader")
+    listed = reader.expect("GET", "/environments", 200)["items"]
+
+    # Then each version names its environment's owner and publisher group, as the owner item holds them
+    shown = {(item["environment_id"], item["owner"], item["publisher_group"]) for item in listed}
+    assert shown == {("gsm8k-tr", author, "math-team"), ("by-operator", OPERATOR, None)}
+    # and the owner item itself is no version of the list
+    assert sorted(item["version"] for item in listed) == ["1", "1"]

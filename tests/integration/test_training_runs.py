@@ -739,3 +739,42 @@ def test_a_run_cancelled_before_its_job_starts_never_starts_one(
     assert stored.status is TrainingStatus.CANCELLED
     assert fake.uploads and fake.started == []
     assert stored.timeline[-1].message == "cancelled at the owner's request before the provider job started"
+
+
+def test_the_list_filtered_by_preparation_holds_only_its_training_runs_in_pages_and_only_the_owners(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given two training runs of one preparation's package and one of another preparation's
+    _use(monkeypatch, lambda connection: FakeJobs([DONE]))
+    package_id, connection_id = world.seed()
+    other_package, other_connection = world.seed()
+    launched = [world.launch(package_id, connection_id)["training_run"] for _ in range(2)]
+    other = world.launch(other_package, other_connection)["training_run"]
+    for run in [*launched, other]:
+        world.wait(run["training_run_id"])
+    preparation_id = launched[0]["preparation_id"]
+    assert other["preparation_id"] != preparation_id
+
+    # When the owner lists the first preparation's training runs one a page
+    first = world.owner.call("GET", f"/training-runs?preparation_id={preparation_id}&limit=1")
+    assert first[0] == 200, first
+    last = world.owner.call(
+        "GET", f"/training-runs?preparation_id={preparation_id}&limit=1&next_token={first[1]['next_token']}"
+    )
+
+    # Then the pages hold exactly its two runs, newest first, and the last page says it is the last
+    pages = [[item["training_run_id"] for item in page[1]["items"]] for page in (first, last)]
+    assert pages == [[launched[1]["training_run_id"]], [launched[0]["training_run_id"]]]
+    assert last[1].get("next_token") is None
+    # and the other preparation's run is listed under its own preparation only
+    listed = world.owner.call("GET", f"/training-runs?preparation_id={other['preparation_id']}")[1]
+    assert [item["training_run_id"] for item in listed["items"]] == [other["training_run_id"]]
+    # and another user filtering on the same preparation sees none of the owner's runs
+    assert world.stranger.call("GET", f"/training-runs?preparation_id={preparation_id}") == (
+        200,
+        {"items": [], "next_token": None},
+    )
+    # and a preparation id that cannot be one is refused with the field named
+    status, refused = world.owner.call("GET", "/training-runs?preparation_id=not%20an%20id")
+    assert status == 422
+    assert [problem["field"] for problem in refused["errors"]] == ["preparation_id"]

@@ -9,6 +9,7 @@ import { datasetPage, datasetsPage } from "./pages/datasets";
 import { environmentsPage } from "./pages/environments";
 import { runPage } from "./pages/run";
 import { runsPage } from "./pages/runs";
+import { startRunPage } from "./pages/startrun";
 import { signInPage } from "./pages/signin";
 import { trainPage } from "./pages/train";
 import { trainingRunPage, trainingRunsPage } from "./pages/training";
@@ -24,6 +25,7 @@ const ROUTES: [RegExp, Page][] = [
   [/^\/training-runs\/([^/]+)$/, trainingRunPage],
   [/^\/workspace$/, workspacesPage],
   [/^\/environments$/, environmentsPage],
+  [/^\/environments\/([^/]+)\/([^/]+)\/run$/, startRunPage],
   [/^\/connections$/, connectionsPage],
   [/^\/connections\/([^/]+)$/, connectionPage],
   [/^\/workspace\/([^/]+)(?:\/(\w+))?$/, workspacePage],

@@ -9,7 +9,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from benchgen.api import ApiServices, Owner, Services, SignedIn
 from benchgen.api.errors import Conflict, Forbidden, responses
-from benchgen.api.schemas import CreateEnvironmentRequest, EnvironmentList, EnvironmentUpload, NextToken
+from benchgen.api.schemas import (
+    CreateEnvironmentRequest,
+    EnvironmentList,
+    EnvironmentUpload,
+    EnvironmentView,
+    NextToken,
+)
 from benchgen.ownership import OWNER_GRANT, Caller, publishing_grant, refusal, upload_stamp
 from benchgen.records.environments import EnvironmentOwner
 from benchgen.steps.keys import bundle_key
@@ -96,7 +102,8 @@ def post_environment(
 @router.get(
     "/environments",
     tags=["environments"],
-    summary="List environment versions (registered and rejected)",
+    summary="List environment versions (registered and rejected), each with its environment's owner and "
+    "publisher group",
     responses=responses(200, 400),
 )
 def get_environments(
@@ -106,4 +113,19 @@ def get_environments(
     next_token: NextToken = None,
 ) -> EnvironmentList:
     page = services.environments.list(limit=limit, next_token=next_token)
-    return EnvironmentList(items=page.items, next_token=page.next_token)
+    # One read per environment on the page, not per version: its versions share one owner item.
+    owners = {
+        environment_id: services.environments.owner_of(environment_id)
+        for environment_id in {record.environment_id for record in page.items}
+    }
+    items = []
+    for record in page.items:
+        owner = owners[record.environment_id]
+        items.append(
+            EnvironmentView(
+                **record.model_dump(),
+                owner=owner.owner if owner is not None else None,
+                publisher_group=owner.publisher_group if owner is not None else None,
+            )
+        )
+    return EnvironmentList(items=items, next_token=page.next_token)

@@ -240,8 +240,22 @@ class EnvironmentUpload(BaseModel):
     expires_in: int = Field(description="seconds the upload URL stays valid")
 
 
+class EnvironmentView(EnvironmentRecord):
+    """A version as lists show it, with who may publish the environment's next versions."""
+
+    owner: str | None = Field(
+        default=None,
+        description="the user id of the environment's owner (`operator` for one first published by a direct "
+        "bucket upload); none for one published before environments had owners",
+    )
+    publisher_group: str | None = Field(
+        default=None,
+        description="the Cognito group whose members publish versions too, if the owner named one",
+    )
+
+
 class EnvironmentList(Listing):
-    items: list[EnvironmentRecord]
+    items: list[EnvironmentView]
 
 
 # ---- runs -------------------------------------------------------------------------------------------------

@@ -277,15 +277,21 @@ def post_training_run(
     "/training-runs",
     tags=["training runs"],
     summary="List your training runs, newest first",
+    description="With preparation_id, only those that trained a package of that preparation.",
     responses=responses(200, 400),
 )
 def get_training_runs(
     owner: Owner,
     services: Services,
+    preparation_id: Annotated[
+        str | None, Query(pattern=ID_PATTERN, description="only training runs of this preparation's packages")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=100, description="training runs per page")] = 20,
     next_token: NextToken = None,
 ) -> TrainingRunList:
-    page = services.training_runs.list(owner=owner, limit=limit, next_token=next_token)
+    page = services.training_runs.list(
+        owner=owner, preparation_id=preparation_id, limit=limit, next_token=next_token
+    )
     return TrainingRunList(items=page.items, next_token=page.next_token)
 
 

@@ -4,7 +4,7 @@ import { errorBox, fill, formatTime, h, pageQuery, pageState, pager, statusBadge
 
 const POLL_MS = 1500;
 const REGISTRATION_TIMEOUT_MS = 120_000;
-type Environment = Schemas["EnvironmentRecord"];
+type Environment = Schemas["EnvironmentView"];
 
 interface PhaseView {
   index?: number;
@@ -14,6 +14,7 @@ interface PhaseView {
 
 /** Environment versions, registered and rejected, a page at a time, and the form that publishes one. */
 export async function environmentsPage(context: Context, main: HTMLElement): Promise<void> {
+  const you = context.session.identity()?.sub;
   const query = new URLSearchParams(location.hash.split("?")[1] ?? "");
   const page = pageState(query);
   const found = await context.api.get("/environments", { query: { limit: page.size, next_token: page.token || null } });
@@ -22,14 +23,20 @@ export async function environmentsPage(context: Context, main: HTMLElement): Pro
     h("h1", {}, "Environments"),
     publishForm(context),
     h("h2", {}, "Versions"),
-    found.items.length ? h("div", { class: "environments" }, found.items.map(environmentCard)) : page.token ? null : h("p", {}, "No environments yet."),
+    found.items.length ? h("div", { class: "environments" }, found.items.map((env) => environmentCard(env, you))) : page.token ? null : h("p", {}, "No environments yet."),
     pager("environment versions", found.items.length, page, found.next_token, (token, number) => {
       location.hash = `#/environments?${pageQuery(query, token, number)}`;
     }),
   );
 }
 
-function environmentCard(env: Environment): HTMLElement {
+/** A user id as the page names it: "you" for the signed-in user. */
+function who(user: string | null | undefined, you: string | undefined): string {
+  if (!user) return "—";
+  return user === you ? `you (${user})` : user;
+}
+
+function environmentCard(env: Environment, you: string | undefined): HTMLElement {
   const field = (label: string, ...value: (Node | string)[]) => [h("dt", {}, label), h("dd", {}, ...value)];
   const phases = env.phases as PhaseView[];
   const columns = env.columns as { key?: string; title?: string }[];
@@ -49,7 +56,9 @@ function environmentCard(env: Environment): HTMLElement {
     h(
       "dl",
       { class: "facts" },
-      field("Published by", env.published_by ?? "—"),
+      field("Owner", env.owner ? who(env.owner, you) : "none (published before environments had owners)"),
+      field("Publisher group", env.publisher_group ?? "none: only its owner publishes"),
+      field("Published by", who(env.published_by, you)),
       field("Created", formatTime(env.created_at)),
       ...(rejected
         ? []
@@ -79,11 +88,26 @@ function environmentCard(env: Environment): HTMLElement {
           ]),
     ),
     env.warnings?.length ? h("ul", { class: "warnings", "aria-label": "Warnings" }, env.warnings.map((w) => h("li", {}, w))) : null,
+    rejected
+      ? null
+      : h(
+          "p",
+          {},
+          h(
+            "a",
+            {
+              class: "button",
+              href: `#/environments/${encodeURIComponent(env.environment_id)}/${encodeURIComponent(env.version)}/run`,
+              "aria-label": `Start a run of ${env.environment_id} ${env.version}`,
+            },
+            "Start a run",
+          ),
+        ),
   );
 }
 
 /** Ask the API for an upload URL, PUT the chosen bundle to it with the signed headers, and wait for its record. */
-function publishForm({ api }: Context): HTMLElement {
+function publishForm({ api, session }: Context): HTMLElement {
   const environmentId = h("input", { id: "publish-environment", type: "text", autocomplete: "off", required: true, placeholder: "gsm8k" });
   const version = h("input", { id: "publish-version", type: "text", autocomplete: "off", required: true, placeholder: "1" });
   const group = h("input", { id: "publish-group", type: "text", autocomplete: "off", placeholder: "optional" });
@@ -113,7 +137,7 @@ function publishForm({ api }: Context): HTMLElement {
       const record = await registered(api, upload.environment_id, upload.version);
       outcome.replaceChildren(
         h("p", { role: "status" }, `${record.environment_id} ${record.version} is ${record.status}.`),
-        environmentCard(record),
+        environmentCard(record, session.identity()?.sub),
       );
     } catch (error) {
       outcome.replaceChildren(errorBox(error));
@@ -150,16 +174,23 @@ function publishForm({ api }: Context): HTMLElement {
   );
 }
 
+/** One version as the list holds it (the API has no route for one version), or none when it is not listed. */
+export async function findVersion(api: Context["api"], environmentId: string, version: string): Promise<Environment | undefined> {
+  let token: string | null | undefined = null;
+  do {
+    const page: Schemas["EnvironmentList"] = await api.get("/environments", { query: { limit: 100, next_token: token } });
+    const found = page.items.find((e: Environment) => e.environment_id === environmentId && e.version === version);
+    if (found) return found;
+    token = page.next_token;
+  } while (token);
+  return undefined;
+}
+
 async function registered(api: Context["api"], environmentId: string, version: string): Promise<Environment> {
   const deadline = Date.now() + REGISTRATION_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    let token: string | null | undefined = null;
-    do {
-      const page: Schemas["EnvironmentList"] = await api.get("/environments", { query: { limit: 100, next_token: token } });
-      const found = page.items.find((e: Environment) => e.environment_id === environmentId && e.version === version);
-      if (found) return found;
-      token = page.next_token;
-    } while (token);
+    const found = await findVersion(api, environmentId, version);
+    if (found) return found;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   throw new Error(`${environmentId} ${version} was uploaded but not registered within two minutes: reload the page later`);

@@ -1,14 +1,13 @@
 import type { Schemas } from "../api/client";
 import type { Context } from "../context";
 import { errorBox, fill, formatBytes, formatTime, h } from "../dom";
-import { LAUNCH_MESSAGES_KEY, type LaunchMessages } from "./training";
+import { baseModelField, connectionChoices, hyperparameterEditor, launchControl } from "./launch";
 
 export const BENCHMARK_BANNER =
   "Benchmark fine-tune dataset selected: training will reuse the saved BenchGen artifact and its recorded base model.";
 // A benchmark's fine-tune artifact teaches the correct answer: demonstration (SFT) material.
 const ARTIFACT_METHOD: Schemas["Method"] = "demonstration";
 const POLL_MS = 1500;
-const NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$/;
 
 type Dataset = Schemas["DatasetRecord"];
 type Connection = Schemas["ConnectionRecord"];
@@ -39,50 +38,30 @@ export async function trainPage(context: Context, main: HTMLElement): Promise<vo
     h("option", { value: "" }, "Choose a dataset"),
     datasets.map((d) => h("option", { value: d.dataset_id, selected: d.dataset_id === query.get("dataset") }, datasetLabel(d))),
   );
-  const baseModel = h("input", { id: "train-base-model", type: "text", autocomplete: "off", "aria-describedby": "base-model-note" });
-  const baseModelNote = h("p", { id: "base-model-note", class: "muted" });
+  const baseModel = baseModelField("train");
   const banner = h("div", { "aria-live": "polite" });
   const connectionStep = h("fieldset", { id: "train-connections", class: "step-part" });
   const materialStep = h("fieldset", { id: "train-material", class: "step-part" });
-  const hyperStep = h("fieldset", { id: "train-hyperparameters", class: "step-part" });
-  const rows = h("div", { class: "hyper-rows" });
-  const suggestions = h("div", { class: "suggestions" });
-  const launch = h("button", { type: "submit", id: "train-launch", disabled: true }, "Launch training run");
-  const outcome = h("div", { "aria-live": "polite", id: "train-outcome" });
+  const control = launchControl(context, "train");
+  const hyper = hyperparameterEditor("train", "4. Hyperparameters", () => control.changed());
 
   let dataset: Dataset | undefined;
   let connection: Connection | undefined;
   let packages: { item: Package; preparation: Preparation }[] = [];
   let chosen: { item: Package; preparation: Preparation } | undefined;
-  let launchKey: string | null = null;
   // Each change starts a new generation: an answer that arrives for an older one is dropped.
   let generation = 0;
 
   const ready = () => {
-    launch.disabled = !(dataset && connection && chosen && baseModel.value.trim());
-    launchKey = null;
-  };
-
-  const showSuggestions = () => {
-    const suggested = Object.entries(chosen?.preparation.suggested_hyperparams ?? {});
-    suggestions.replaceChildren(
-      h("h3", { id: "suggested-title" }, "The benchmark author's suggestions"),
-      suggested.length
-        ? h(
-            "dl",
-            { class: "facts", "aria-labelledby": "suggested-title" },
-            suggested.flatMap(([name, value]) => [h("dt", {}, name), h("dd", {}, String(value))]),
-          )
-        : h("p", {}, chosen ? "The benchmark suggests none." : "Choose a package to see them."),
-      h("p", { class: "muted" }, "Shown for reference: nothing is sent that you did not enter, in the provider's own names."),
-    );
+    control.button.disabled = !(dataset && connection && chosen && baseModel.value());
+    control.changed();
   };
 
   const chooseMaterial = async (mine: number) => {
     materialStep.replaceChildren(h("legend", {}, "3. Training material"));
     packages = [];
     chosen = undefined;
-    showSuggestions();
+    hyper.suggest(undefined);
     ready();
     if (!dataset || !connection) {
       materialStep.append(h("p", { class: "muted" }, "Choose a dataset and a connection first."));
@@ -102,7 +81,7 @@ export async function trainPage(context: Context, main: HTMLElement): Promise<vo
           const radio = h("input", { type: "radio", name: "train-package", id, value: item.package_id, checked: index === 0 });
           radio.addEventListener("change", () => {
             chosen = packages[index];
-            showSuggestions();
+            hyper.suggest(chosen.preparation.suggested_hyperparams);
             ready();
           });
           return h(
@@ -127,165 +106,68 @@ export async function trainPage(context: Context, main: HTMLElement): Promise<vo
         }),
       );
     }
-    showSuggestions();
+    hyper.suggest(chosen?.preparation.suggested_hyperparams);
     ready();
   };
 
   const chooseConnection = async (mine: number) => {
-    connectionStep.replaceChildren(h("legend", {}, "2. Connection"));
     connection = undefined;
-    if (!dataset || !baseModel.value.trim()) {
-      connectionStep.append(h("p", { class: "muted" }, "Choose a dataset first."));
+    if (!dataset || !baseModel.value()) {
+      connectionStep.replaceChildren(h("legend", {}, "2. Connection"), h("p", { class: "muted" }, "Choose a dataset first."));
       await chooseMaterial(mine);
       return;
     }
-    const found = await api.get("/connections", {
-      query: { method: ARTIFACT_METHOD, base_model: baseModel.value.trim(), limit: 100 },
+    // Cleared at once, so no earlier base model's connections stay on show while the new ones load.
+    connectionStep.replaceChildren(h("legend", {}, "2. Connection"));
+    const offered = h("fieldset", {});
+    const first = await connectionChoices(context, offered, "train", "2. Connection", { method: ARTIFACT_METHOD, baseModel: baseModel.value() }, (item) => {
+      connection = item;
+      generation += 1;
+      void chooseMaterial(generation).catch(showError);
     });
     if (mine !== generation) return;
-    if (!found.items.length) {
-      connectionStep.append(
-        h(
-          "p",
-          {},
-          `None of your connections trains ${ARTIFACT_METHOD} on ${baseModel.value.trim()}. `,
-          h("a", { href: "#/connections" }, "Connect a provider"),
-          " whose profile does, or name another base model.",
-        ),
-      );
-    }
-    connectionStep.append(
-      ...found.items.map((item, index) => {
-        const id = `train-connection-${index}`;
-        const radio = h("input", { type: "radio", name: "train-connection", id, value: item.connection_id, checked: index === 0 });
-        radio.addEventListener("change", () => {
-          connection = item;
-          generation += 1;
-          void chooseMaterial(generation).catch(showError);
-        });
-        return h(
-          "div",
-          { class: "choice", "data-connection": item.connection_id },
-          radio,
-          h(
-            "label",
-            { for: id },
-            h("strong", {}, item.name),
-            ` (${item.provider}) · methods ${item.profile.methods.join(", ")} · model families ${item.profile.model_families.join(", ")}`,
-          ),
-        );
-      }),
-    );
-    connection = found.items[0];
+    connectionStep.replaceChildren(...offered.childNodes);
+    connection = first;
     await chooseMaterial(mine);
   };
 
-  const showError = (error: unknown) => outcome.replaceChildren(errorBox(error));
+  const showError = (error: unknown) => control.outcome.replaceChildren(errorBox(error));
 
   const chooseDataset = async () => {
     generation += 1;
     const mine = generation;
-    outcome.replaceChildren();
+    control.outcome.replaceChildren();
     dataset = datasets.find((d) => d.dataset_id === datasetSelect.value);
-    if (dataset) baseModel.value = dataset.base_model;
+    if (dataset) baseModel.input.value = dataset.base_model;
     noteBaseModel();
     await chooseConnection(mine);
   };
 
   const noteBaseModel = () => {
-    const typed = baseModel.value.trim();
     // The banner holds while the recorded base model is the one trained; an override has its own note.
-    const reused = dataset?.source === "benchmark" && typed === dataset.base_model;
+    const reused = dataset?.source === "benchmark" && baseModel.value() === dataset.base_model;
     if (reused !== Boolean(banner.firstChild)) {
       banner.replaceChildren(reused ? h("p", { class: "banner", role: "status" }, BENCHMARK_BANNER) : "");
     }
-    baseModelNote.textContent =
-      dataset && typed && typed !== dataset.base_model
-        ? `Overrides the dataset's base model ${dataset.base_model}: the API trains ${typed} and warns at launch.`
-        : dataset
-          ? "The dataset's recorded base model. Type another to override it."
-          : "";
+    baseModel.describe(dataset?.base_model, "the dataset's");
   };
 
   datasetSelect.addEventListener("change", () => void chooseDataset().catch(showError));
-  baseModel.addEventListener("input", noteBaseModel);
-  baseModel.addEventListener("change", () => {
+  baseModel.input.addEventListener("input", noteBaseModel);
+  baseModel.input.addEventListener("change", () => {
     generation += 1;
     void chooseConnection(generation).catch(showError);
   });
 
-  const addRow = (name = "", value = "") => {
-    const index = rows.children.length;
-    const nameInput = h("input", { type: "text", id: `hyper-name-${index}`, autocomplete: "off", value: name, class: "hyper-name" });
-    const valueInput = h("input", { type: "text", id: `hyper-value-${index}`, autocomplete: "off", value, class: "hyper-value" });
-    const row = h(
-      "div",
-      { class: "hyper-row" },
-      h("label", { for: `hyper-name-${index}` }, "Name"),
-      nameInput,
-      h("label", { for: `hyper-value-${index}` }, "Value"),
-      valueInput,
-    );
-    row.append(
-      h(
-        "button",
-        {
-          type: "button",
-          "aria-label": `Remove hyperparameter ${index + 1}`,
-          onclick: () => {
-            row.remove();
-            launchKey = null;
-          },
-        },
-        "Remove",
-      ),
-    );
-    for (const input of [nameInput, valueInput]) input.addEventListener("input", () => (launchKey = null));
-    rows.append(row);
-    nameInput.focus();
-  };
-  fill(
-    hyperStep,
-    h("legend", {}, "4. Hyperparameters"),
-    h("p", { class: "muted" }, "In the provider's own names (Bedrock's epochCount, for one); none leaves the provider's defaults."),
-    h("div", { class: "hyper-layout" }, h("div", {}, rows, h("button", { type: "button", onclick: () => addRow() }, "Add hyperparameter")), suggestions),
-  );
-  showSuggestions();
-
   const submit = async () => {
     if (!dataset || !connection || !chosen) return;
-    const hyperparameters: Record<string, string | number> = {};
-    for (const row of rows.querySelectorAll(".hyper-row")) {
-      const name = (row.querySelector(".hyper-name") as HTMLInputElement).value.trim();
-      const value = (row.querySelector(".hyper-value") as HTMLInputElement).value.trim();
-      if (name) hyperparameters[name] = NUMBER.test(value) ? Number(value) : value;
-    }
-    const typed = baseModel.value.trim();
-    launchKey ??= crypto.randomUUID();
-    launch.disabled = true;
-    outcome.replaceChildren(h("p", { role: "status" }, "Launching..."));
-    try {
-      const launched = await api.post("/training-runs", {
-        body: {
-          package_id: chosen.item.package_id,
-          connection_id: connection.connection_id,
-          // The package's own base model is sent as none, so the API's notice says it was reused.
-          base_model: typed === chosen.preparation.base_model ? null : typed,
-          hyperparameters,
-        },
-        headers: { "Idempotency-Key": launchKey },
-      });
-      const messages: LaunchMessages = {
-        training_run_id: launched.training_run.training_run_id,
-        notices: launched.notices ?? [],
-        warnings: launched.warnings ?? [],
-      };
-      sessionStorage.setItem(LAUNCH_MESSAGES_KEY, JSON.stringify(messages));
-      location.hash = `#/training-runs/${encodeURIComponent(launched.training_run.training_run_id)}`;
-    } catch (error) {
-      launch.disabled = false;
-      outcome.replaceChildren(errorBox(error));
-    }
+    await control.launch({
+      package: chosen.item,
+      recorded: chosen.preparation.base_model,
+      connection,
+      baseModel: baseModel.value(),
+      hyperparameters: hyper.values(),
+    });
   };
 
   fill(
@@ -305,13 +187,22 @@ export async function trainPage(context: Context, main: HTMLElement): Promise<vo
         "fieldset",
         { class: "step-part" },
         h("legend", {}, "1. Model & Dataset"),
-        h("div", { class: "step" }, h("label", { for: "train-dataset" }, "Dataset"), datasetSelect, h("label", { for: "train-base-model" }, "Base model"), baseModel, baseModelNote, banner),
+        h(
+          "div",
+          { class: "step" },
+          h("label", { for: "train-dataset" }, "Dataset"),
+          datasetSelect,
+          h("label", { for: "train-base-model" }, "Base model"),
+          baseModel.input,
+          baseModel.note,
+          banner,
+        ),
       ),
       connectionStep,
       materialStep,
-      hyperStep,
-      h("p", {}, launch, h("span", { class: "muted" }, "Launching starts a provider job that may cost money.")),
-      outcome,
+      hyper.element,
+      control.element,
+      control.outcome,
     ),
   );
   await chooseDataset();

@@ -1,6 +1,7 @@
 import type { Schemas } from "../api/client";
 import type { Context } from "../context";
 import { errorBox, fill, formatBytes, formatNumber, formatTime, h, pageQuery, pageState, pager, statusBadge } from "../dom";
+import { baseModelField, connectionChoices, hyperparameterEditor, launchControl } from "./launch";
 
 const TABS = [
   ["overview", "Overview"],
@@ -166,6 +167,16 @@ function packageLine(item: Schemas["PackageView"] | Schemas["PackageRecord"]): H
     item.size ? h("code", {}, item.sha256 ?? "") : null,
     item.reason ? ` ${item.reason}` : "",
     url ? [" ", h("a", { href: url, class: "button" }, "Download package")] : null,
+    item.status === "Ready"
+      ? [
+          " ",
+          h(
+            "a",
+            { href: `#/workspace/${encodeURIComponent(item.preparation_id)}/results?package=${encodeURIComponent(item.package_id)}` },
+            "Launch training",
+          ),
+        ]
+      : null,
   );
 }
 
@@ -244,67 +255,183 @@ async function coverage(context: Context, panel: HTMLElement, p: Schemas["Prepar
 const TRAINING_RUNS_PAGE = 10;
 const EVALUATIONS_PAGE = 5;
 
-/** Every training run of the user's that trained this preparation's material, newest first. */
-async function trainingRunsOf(context: Context, preparationId: string): Promise<Schemas["TrainingRunRecord"][]> {
-  // The API lists a user's training runs, not a preparation's: every page is read, then filtered.
-  const found: Schemas["TrainingRunRecord"][] = [];
-  let token: string | null | undefined = null;
-  do {
-    const page: Schemas["TrainingRunList"] = await context.api.get("/training-runs", { query: { limit: 100, next_token: token } });
-    found.push(...page.items.filter((run) => run.preparation_id === preparationId));
-    token = page.next_token;
-  } while (token);
-  return found;
-}
-
 async function results(context: Context, panel: HTMLElement, p: Schemas["PreparationDetail"]): Promise<void> {
   const query = new URLSearchParams(location.hash.split("?")[1] ?? "");
-  const all = await trainingRunsOf(context, p.preparation_id);
-  const size = pageState(query, TRAINING_RUNS_PAGE).size;
-  const pages = Math.max(1, Math.ceil(all.length / size));
-  const number = Math.min(pages, Math.max(1, Number(query.get("n")) || 1));
-  const runs = all.slice((number - 1) * size, number * size);
+  const page = pageState(query, TRAINING_RUNS_PAGE);
+  const evaluationsPage = pageState(new URLSearchParams({ limit: query.get("evaluations") ?? "" }), EVALUATIONS_PAGE).size;
+  const [found, launch] = await Promise.all([
+    context.api.get("/training-runs", {
+      query: { preparation_id: p.preparation_id, limit: page.size, next_token: page.token || null },
+    }),
+    launchFromPackage(context, p, query.get("package")),
+  ]);
   const identity = context.session.identity();
-  const connections = runs.length ? (await context.api.get("/connections", { query: { limit: 100 } })).items : [];
-  const items = await Promise.all(runs.map(async (run) => trainingRun(context, run, identity, connections, await evaluationsOf(context, run))));
-  const go = (to: number) => {
-    const next = new URLSearchParams(query);
-    next.set("n", String(to));
-    location.hash = `#/workspace/${encodeURIComponent(p.preparation_id)}/results?${next}`;
-  };
-  const first = (number - 1) * size + 1;
+  const connections = found.items.length ? (await context.api.get("/connections", { query: { limit: 100 } })).items : [];
+  const items = await Promise.all(
+    found.items.map(async (run) => trainingRun(context, run, identity, connections, await evaluationsOf(context, run, evaluationsPage))),
+  );
   fill(
     panel,
+    launch,
     h("h2", {}, "Training runs"),
-    all.length
+    items.length
       ? h("ul", { class: "training-runs" }, items)
-      : h("p", {}, "No training runs of this preparation yet: launch one from ", h("a", { href: "#/train" }, "Train"), "."),
-    all.length
-      ? h(
-          "nav",
-          { class: "pager", "aria-label": "Pages of training runs" },
-          h("span", { class: "count" }, pages === 1 ? `${all.length} training run${all.length === 1 ? "" : "s"}` : `Training runs ${first}–${first + runs.length - 1} of ${all.length}`),
-          number > 1 ? h("button", { type: "button", onclick: () => go(number - 1) }, "Previous page") : null,
-          number < pages ? h("button", { type: "button", onclick: () => go(number + 1) }, "Next page") : null,
-        )
+      : page.token
+        ? null
+        : h("p", {}, "No training runs of this preparation yet: launch one above, or from ", h("a", { href: "#/train" }, "Train"), "."),
+    items.length || page.token
+      ? pager("training runs", items.length, page, found.next_token, (token, number) => {
+          location.hash = `#/workspace/${encodeURIComponent(p.preparation_id)}/results?${pageQuery(query, token, number)}`;
+        })
       : null,
   );
 }
 
+/**
+ * Send one of the preparation's Ready packages to training: the same parts as Train (a connection whose
+ * profile takes the preparation's method, the base model's family and the package's files; the base model
+ * with its override note; hyperparameters beside the suggestions) and a deliberate Launch.
+ */
+async function launchFromPackage(context: Context, p: Schemas["PreparationDetail"], wanted: string | null): Promise<HTMLElement> {
+  const listed = await context.api.get("/preparations/{preparation_id}/packages", {
+    path: { preparation_id: p.preparation_id },
+    query: { limit: 100 },
+  });
+  const ready = listed.items.filter((item) => item.status === "Ready");
+  const title = h("h2", { id: "results-launch-title" }, "Launch training from a package");
+  if (!ready.length) {
+    return h(
+      "section",
+      { "aria-labelledby": "results-launch-title" },
+      title,
+      h(
+        "p",
+        {},
+        "No Ready package of this preparation yet: ",
+        h("a", { href: `#/workspace/${encodeURIComponent(p.preparation_id)}/overview` }, "Prepare download"),
+        " builds one in an export profile.",
+      ),
+    );
+  }
+  const packageSelect = h(
+    "select",
+    { id: "results-package" },
+    ready.map((item) =>
+      h(
+        "option",
+        { value: item.package_id, selected: item.package_id === wanted },
+        `${item.profile} · ${formatBytes(item.size)} · ${formatTime(item.created_at)}`,
+      ),
+    ),
+  );
+  const baseModel = baseModelField("results");
+  baseModel.input.value = p.base_model;
+  const connectionStep = h("fieldset", { id: "results-connections", class: "step-part" }, h("legend", {}, "Connection"));
+  const control = launchControl(context, "results");
+  const hyper = hyperparameterEditor("results", "Hyperparameters", () => control.changed());
+  hyper.suggest(p.suggested_hyperparams);
+  let connection: Schemas["ConnectionRecord"] | undefined;
+  let generation = 0;
+  const chosen = () => ready.find((item) => item.package_id === packageSelect.value);
+  const refresh = () => {
+    control.button.disabled = !(connection && chosen() && baseModel.value());
+    control.changed();
+  };
+  const chooseConnection = async () => {
+    generation += 1;
+    const mine = generation;
+    connection = undefined;
+    refresh();
+    const item = chosen();
+    if (!item || !baseModel.value()) {
+      connectionStep.replaceChildren(h("legend", {}, "Connection"), h("p", { class: "muted" }, "Name a base model first."));
+      return;
+    }
+    connectionStep.replaceChildren(h("legend", {}, "Connection"));
+    const offered = h("fieldset", {});
+    const first = await connectionChoices(
+      context,
+      offered,
+      "results",
+      "Connection",
+      { method: p.method, baseModel: baseModel.value(), exportProfile: item.profile },
+      (picked) => {
+        connection = picked;
+        refresh();
+      },
+    );
+    if (mine !== generation) return;
+    connectionStep.replaceChildren(...offered.childNodes);
+    connection = first;
+    refresh();
+  };
+  const showError = (error: unknown) => control.outcome.replaceChildren(errorBox(error));
+  packageSelect.addEventListener("change", () => void chooseConnection().catch(showError));
+  baseModel.input.addEventListener("input", () => baseModel.describe(p.base_model, "the preparation's"));
+  baseModel.input.addEventListener("change", () => void chooseConnection().catch(showError));
+  baseModel.describe(p.base_model, "the preparation's");
+  await chooseConnection();
+  const submit = async () => {
+    const item = chosen();
+    if (!item || !connection) return;
+    await control.launch({
+      package: item,
+      recorded: p.base_model,
+      connection,
+      baseModel: baseModel.value(),
+      hyperparameters: hyper.values(),
+    });
+  };
+  return h(
+    "section",
+    { "aria-labelledby": "results-launch-title" },
+    title,
+    h(
+      "form",
+      {
+        class: "wizard",
+        "aria-label": "Launch a training run from a package",
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          void submit();
+        },
+      },
+      h(
+        "fieldset",
+        { class: "step-part" },
+        h("legend", {}, "Package and base model"),
+        h(
+          "div",
+          { class: "step" },
+          h("label", { for: "results-package" }, "Ready package"),
+          packageSelect,
+          h("label", { for: "results-base-model" }, "Base model"),
+          baseModel.input,
+          baseModel.note,
+        ),
+      ),
+      connectionStep,
+      hyper.element,
+      control.element,
+      control.outcome,
+    ),
+  );
+}
+
 /** A training run's evaluations, a page at a time, paged in place. */
-async function evaluationsOf(context: Context, run: Schemas["TrainingRunRecord"]): Promise<HTMLElement | null> {
+async function evaluationsOf(context: Context, run: Schemas["TrainingRunRecord"], size: number): Promise<HTMLElement | null> {
   const box = h("div", { class: "evaluations" });
   const show = async (token: string, number: number): Promise<boolean> => {
     const found = await context.api.get("/training-runs/{training_run_id}/evaluations", {
       path: { training_run_id: run.training_run_id },
-      query: { limit: EVALUATIONS_PAGE, next_token: token || null },
+      query: { limit: size, next_token: token || null },
     });
     if (!found.items.length && number === 1) return false;
     const views = await Promise.all(found.items.map((item) => evaluationView(context, item)));
     box.replaceChildren(
       h("h3", {}, "Evaluations"),
       ...views,
-      pager("evaluations", found.items.length, { token, number, size: EVALUATIONS_PAGE }, found.next_token, (next, to) => {
+      pager("evaluations", found.items.length, { token, number, size }, found.next_token, (next, to) => {
         void show(next, to).catch((error) => box.append(errorBox(error)));
       }),
     );

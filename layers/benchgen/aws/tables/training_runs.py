@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchgen.aws.items import field_attribute, to_attribute
-from benchgen.aws.tables.base import Table
+from benchgen.aws.tables.base import EqualsFilter, Table
 from benchgen.aws.transitions import log_training_transition
 from benchgen.ports.pages import Page
 from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
@@ -22,7 +22,8 @@ def _terminal_placeholders(values: dict[str, Any]) -> str:
 
 
 class TrainingRunsRepo(Table):
-    """Training runs (pk ``training_run_id``; GSI ``by_owner`` sorted by ``created_at``).
+    """Training runs (pk ``training_run_id``; GSIs ``by_owner`` and ``by_preparation``, sorted by
+    ``created_at``).
 
     Created Queued by the API; every later status is a conditional :meth:`transition` that appends one
     :class:`StatusChange` to the timeline, so a duplicate poll or a late step changes nothing, and a run
@@ -36,17 +37,37 @@ class TrainingRunsRepo(Table):
     def get(self, training_run_id: str) -> TrainingRunRecord | None:
         return self._get(TrainingRunRecord, {"training_run_id": training_run_id})
 
-    def list(self, *, owner: str, limit: int = 20, next_token: str | None = None) -> Page[TrainingRunRecord]:
-        """The owner's training runs, newest first."""
-        return self._newest_page(
-            TrainingRunRecord,
-            index="by_owner",
-            partition_attribute="owner",
-            partitions=[owner],
+    def list(
+        self,
+        *,
+        owner: str,
+        preparation_id: str | None = None,
+        limit: int = 20,
+        next_token: str | None = None,
+    ) -> Page[TrainingRunRecord]:
+        """The owner's training runs, newest first; with ``preparation_id``, only those that trained its
+        material (a query of ``by_preparation`` filtered on the owner, so no one else's run is returned)."""
+        if preparation_id is None:
+            return self._newest_page(
+                TrainingRunRecord,
+                index="by_owner",
+                partition_attribute="owner",
+                partitions=[owner],
+                key_attribute="training_run_id",
+                limit=limit,
+                next_token=next_token,
+            )
+        items, token = self._newest_first(
+            index="by_preparation",
+            partition_attribute="preparation_id",
+            partitions=[preparation_id],
+            sort_attribute="created_at",
             key_attribute="training_run_id",
             limit=limit,
             next_token=next_token,
+            where=EqualsFilter("owner", owner),
         )
+        return Page(items=[TrainingRunRecord.model_validate(item) for item in items], next_token=token)
 
     def transition(
         self,
