@@ -181,7 +181,7 @@ def live_cost(cases: int, counted: list[dict[str, Any]], facts: dict[str, Any]) 
 
     def per_case(step: str) -> float:
         grown = many["handler_seconds"][step] - few["handler_seconds"][step]
-        return float(grown) / (many["cases"] - few["cases"])
+        return float(grown) / (int(many["cases"]) - int(few["cases"]))
 
     # With the model answering at once, an InferShard invocation's seconds are its overhead alone.
     shard_overhead_s = many["handler_seconds"]["InferShard"] / many["shards"]

@@ -8,7 +8,7 @@ ones). A run copies the prices onto itself when it is created, so its cost is th
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,8 +26,7 @@ class InferenceMode(StrEnum):
     BATCH = "batch"
 
 
-def _price(description: str) -> float:
-    return Field(ge=0, le=MAX_PRICE_PER_MILLION, allow_inf_nan=False, description=description)
+Price = Annotated[float, Field(ge=0, le=MAX_PRICE_PER_MILLION, allow_inf_nan=False)]
 
 
 class TokenPrices(BaseModel):
@@ -35,8 +34,8 @@ class TokenPrices(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    input_per_million: float = _price("USD per million input (prompt) tokens")
-    output_per_million: float = _price("USD per million output (completion) tokens")
+    input_per_million: Price = Field(description="USD per million input (prompt) tokens")
+    output_per_million: Price = Field(description="USD per million output (completion) tokens")
 
 
 class ModelPrices(BaseModel):
