@@ -634,6 +634,8 @@ def test_a_live_run_costs_its_reported_tokens_at_the_prices_its_connection_named
         ({"on_demand": {"input_per_million": 1, "output_per_million": 1, "cached": 1}}, "cached"),
         ({"batch": {"input_per_million": 1, "output_per_million": 1}}, "on_demand"),
         ({"on_demand": {"input_per_million": "cheap", "output_per_million": 1}}, "input_per_million"),
+        ({"on_demand": {"input_per_million": "0.5", "output_per_million": 1}}, "input_per_million"),
+        ({"on_demand": {"input_per_million": True, "output_per_million": 1}}, "input_per_million"),
     ],
 )
 def test_post_connections_refuses_prices_out_of_bounds_naming_the_field(
@@ -717,12 +719,16 @@ def test_a_connections_limits_are_its_runs_defaults_and_a_run_asking_more_is_ref
         ({"requests_per_minute": -5}, "requests_per_minute"),
         ({"tokens_per_minute": 10**10}, "tokens_per_minute"),
         ({"burst": 3}, "burst"),
+        ({"max_in_flight": "8"}, "max_in_flight"),
+        ({"max_in_flight": True}, "max_in_flight"),
     ],
 )
 def test_post_connections_refuses_limits_out_of_bounds_naming_the_field(
     cloud: LocalCloud, users: tuple[Api, str, Api], limits: dict[str, Any], field: str
 ) -> None:
+    # Given a user
     api, _, _ = users
+    # When the user states limits out of bounds, unknown, or not numbers
     status, answer = api.call(
         "POST",
         "/connections",
@@ -733,6 +739,7 @@ def test_post_connections_refuses_limits_out_of_bounds_naming_the_field(
             "limits": limits,
         },
     )
+    # Then the connection is refused naming the field, and none was kept
     assert status == 422, answer
     assert field in json.dumps(answer)
     assert api.expect("GET", "/connections", 200)["items"] == []

@@ -26,7 +26,8 @@ class InferenceMode(StrEnum):
     BATCH = "batch"
 
 
-Price = Annotated[float, Field(ge=0, le=MAX_PRICE_PER_MILLION, allow_inf_nan=False)]
+# Strict: a price is a number, never a string or a boolean read as one.
+Price = Annotated[float, Field(strict=True, ge=0, le=MAX_PRICE_PER_MILLION, allow_inf_nan=False)]
 
 
 class TokenPrices(BaseModel):

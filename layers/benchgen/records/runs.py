@@ -56,7 +56,8 @@ LIMIT_FIELDS = ("max_in_flight", "requests_per_minute", "tokens_per_minute")
 class InferenceLimits(BaseModel):
     """How hard a live run may ask its model: the provider's quotas for it, as the user states them."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a bound is a number, never a string or a boolean read as one.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     max_in_flight: int = Field(
         default=DEFAULT_MAX_IN_FLIGHT,
@@ -81,7 +82,8 @@ class InferenceLimits(BaseModel):
 class ConnectionLimits(BaseModel):
     """The most a connection's live runs may ask of its provider; a run's limits default to these."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a bound is a number, never a string or a boolean read as one.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     max_in_flight: int | None = Field(
         default=None, ge=1, le=MAX_IN_FLIGHT, description="the most requests in flight at once, per run"
