@@ -699,8 +699,10 @@ def test_a_connections_limits_are_its_runs_defaults_and_a_run_asking_more_is_ref
     # the connection leaves open is the run's to state
     defaulted = _post_live_run(api, connection_id)
     within = _post_live_run(api, connection_id, limits={"max_in_flight": 2, "tokens_per_minute": 50_000})
+    # and a quota sent as null is left out, not lifted
+    unlifted = _post_live_run(api, connection_id, limits={"requests_per_minute": None})
     kept = []
-    for status, created in (defaulted, within):
+    for status, created in (defaulted, within, unlifted):
         assert status == 201, created
         run = _runs(cloud).get(created["run"]["run_id"])
         assert run is not None and run.live_model is not None
@@ -709,6 +711,7 @@ def test_a_connections_limits_are_its_runs_defaults_and_a_run_asking_more_is_ref
     assert kept == [
         {"max_in_flight": 8, "requests_per_minute": 600, "tokens_per_minute": None},
         {"max_in_flight": 2, "requests_per_minute": 600, "tokens_per_minute": 50_000},
+        {"max_in_flight": 8, "requests_per_minute": 600, "tokens_per_minute": None},
     ]
 
 
