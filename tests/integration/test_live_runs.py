@@ -393,6 +393,8 @@ def test_post_runs_with_a_model_config_generates_the_submission_and_completes_wi
     assert config == {
         "sampling": {"temperature": 0.0, "max_tokens": 256},
         "environment_variables": {"LOG_LEVEL": "info"},
+        "limits": {"max_in_flight": 4, "requests_per_minute": None, "tokens_per_minute": None},
+        "prices": None,
     }
 
 
@@ -622,6 +624,10 @@ def test_a_live_run_costs_its_reported_tokens_at_the_prices_its_connection_named
     assert cost["output_cost"] == pytest.approx(output_tokens * 0.24 / 1e6)
     assert cost["total"] == pytest.approx(cost["input_cost"] + cost["output_cost"])
     assert cost["total"] > 0
+    # and the prices it was costed at are its owner's to read, not another user's
+    assert api.expect("GET", f"/runs/{run_id}/config", 200)["prices"] == PRICES
+    assert other.call("GET", f"/runs/{run_id}/config")[0] == 403
+    assert "per_million" not in json.dumps(detail)
 
 
 @pytest.mark.parametrize(
