@@ -17,6 +17,8 @@ file's size for that many cases (a part file of a shard, whose size the bench do
 A sharded run's S3 requests are those of the same run counted in two numbers of shards: what one more
 shard adds is per shard, the rest per run. State transitions are the states an execution enters on its
 success path, walked in the synthesized definitions, with a Distributed Map's child executions.
+A live run's tokens (on demand against batch) and its InferencePipeline are ``live_cost.py``'s, by the
+same method.
 
     python bench/run_requests.py --json whole.json
     python bench/run_requests.py --shard-cases 1000 --json shards-2.json

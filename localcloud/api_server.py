@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from localcloud.auth import TokenVerifier, Unauthorized, authorizer_claims
 from localcloud.function_logs import running_as
-from localcloud.lambda_hook import Handler, LambdaContext
+from localcloud.lambda_hook import MAX_SYNC_RESPONSE_BYTES, Handler, LambdaContext, response_too_large
 from localcloud.stack_template import ACCOUNT_ID, Route
 from localcloud.threaded_server import ThreadedServer
 
@@ -125,6 +125,13 @@ class ApiServer(ThreadedServer):
         try:
             with self._environment, running_as(self.function_name):
                 result = self.handler(event, context)
+            size = len(json.dumps(result, default=str).encode())
+            if size > MAX_SYNC_RESPONSE_BYTES:
+                # Lambda refuses to return it and API Gateway answers for the failed integration.
+                sys.stderr.write(f"{self.function_name}: {json.dumps(response_too_large(size))}\n")
+                return _Answer.json(
+                    502, INTERNAL_ERROR_BODY, {"x-amzn-ErrorType": "InternalServerErrorException"}
+                )
             return _Answer.from_proxy_result(result)
         except Exception:
             traceback.print_exc(file=sys.stderr)

@@ -23,6 +23,7 @@ from localcloud.api_server import ApiServer
 from localcloud.atomic_writes import AtomicItemWrites
 from localcloud.auth import TokenVerifier, moto_jwks
 from localcloud.function_logs import FunctionLogs
+from localcloud.item_limits import ItemSizeLimit
 from localcloud.lambda_hook import Handler, LambdaHook
 from localcloud.provider_clock import ProviderClock
 from localcloud.provision import Provisioner
@@ -80,6 +81,8 @@ class LocalCloud:
         self.hook = LambdaHook(region=region)
         # Training jobs on moto run for a few reads, then end (see provider_clock.py).
         self.provider_clock = ProviderClock()
+        # DynamoDB's 400 KB per item on every update (see item_limits.py); inside the atomic writes' lock.
+        self._item_limits = ItemSizeLimit()
         self._atomic_writes = AtomicItemWrites()
         self._function_logs = FunctionLogs()
         # AWS's Step Functions quotas, enforced on moto's interpreter (see step_limits.py).
@@ -139,6 +142,7 @@ class LocalCloud:
             _forget_library_clients()
             self.provider_clock.install()
             self.hook.__enter__()
+            self._item_limits.__enter__()
             self._atomic_writes.__enter__()
             self._function_logs.__enter__()
             self.step_limits.__enter__()
@@ -163,6 +167,7 @@ class LocalCloud:
             if self.provider_clock.installed:
                 self.provider_clock.uninstall()
             self._atomic_writes.__exit__(None, None, None)
+            self._item_limits.__exit__(None, None, None)
             self._function_logs.__exit__(None, None, None)
             self.step_limits.__exit__(None, None, None)
             if self._server is not None:

@@ -55,6 +55,14 @@ LOCAL_RETRY_DELAYS_S = (0.05, 0.1)
 RUNTIME_EXIT = "Runtime.ExitError"
 # What Lambda reports for an invocation that ran past its function's timeout.
 TIMED_OUT = "Sandbox.Timedout"
+# Lambda's invocation payload quotas, in bytes, as its errors state them: a synchronous request must be
+# smaller than 6 MiB, a synchronous response at most 6 MiB and 100 bytes, an asynchronous (Event)
+# request at most 1 MiB (256 KiB until October 2025).
+MAX_SYNC_REQUEST_BYTES = 6_291_456
+MAX_SYNC_RESPONSE_BYTES = 6_291_556
+MAX_ASYNC_REQUEST_BYTES = 1_048_576
+# What Lambda reports for a synchronous invocation whose handler answered more than it may return.
+RESPONSE_TOO_LARGE = "Function.ResponseSizeTooLarge"
 
 
 @dataclass(frozen=True)
@@ -107,6 +115,26 @@ def timed_out(request_id: str, timeout_s: float) -> dict[str, Any]:
     """The error payload of an invocation that ran past its function's timeout, as Lambda words it."""
     message = f"RequestId: {request_id} Error: Task timed out after {timeout_s:.2f} seconds"
     return {"errorType": TIMED_OUT, "errorMessage": message}
+
+
+def response_too_large(size: int) -> dict[str, Any]:
+    """The error payload of a synchronous invocation whose answer is over the limit, as Lambda words it."""
+    message = (
+        f"Response payload size ({size} bytes) exceeded maximum allowed payload size "
+        f"({MAX_SYNC_RESPONSE_BYTES} bytes)."
+    )
+    return {"errorType": RESPONSE_TOO_LARGE, "errorMessage": message}
+
+
+def request_too_large(size: int, *, asynchronous: bool) -> str | None:
+    """Lambda's refusal of a request payload of ``size`` bytes (its 413 RequestEntityTooLargeException), or
+    None when Lambda takes it."""
+    if asynchronous and size > MAX_ASYNC_REQUEST_BYTES:
+        limit = MAX_ASYNC_REQUEST_BYTES
+        return f"{size} byte payload is too large for the Event invocation type (limit {limit} bytes)"
+    if not asynchronous and size >= MAX_SYNC_REQUEST_BYTES:
+        return f"Request must be smaller than {MAX_SYNC_REQUEST_BYTES} bytes for the InvokeFunction operation"
+    return None
 
 
 def call_handler(handler: Handler, event: Any, context: LambdaContext) -> tuple[str, bool]:
@@ -175,6 +203,10 @@ class LambdaHook:
         payload, errored, request_id = self._invoke_once(
             function_name, event, memory_mb=memory_mb, timeout_s=timeout_s
         )
+        size = len(payload.encode())
+        if size > MAX_SYNC_RESPONSE_BYTES:
+            # Lambda refuses to hand back what the handler answered; the caller sees only the error.
+            return json.dumps(response_too_large(size)), True, f"RequestId: {request_id}\n"
         return payload, errored, f"RequestId: {request_id}\n"
 
     def _invoke_once(
@@ -345,7 +377,12 @@ class LambdaHook:
         original_s3_event = notifications._get_s3_event
 
         def invoke(function: Any, body: str, request_headers: Any, response_headers: Any) -> str | bytes:
-            if request_headers.get("x-amz-invocation-type") != "Event":
+            asynchronous = request_headers.get("x-amz-invocation-type") == "Event"
+            size = len(body.encode() if isinstance(body, str) else body or b"")
+            refusal = request_too_large(size, asynchronous=asynchronous)
+            if refusal is not None:
+                raise _request_entity_too_large(refusal)
+            if not asynchronous:
                 result: str | bytes = original_invoke(function, body, request_headers, response_headers)
                 return result
             hook.dispatch(
@@ -496,6 +533,15 @@ class _S3Requests:
             self._local.deferred.append(send)
         else:
             send()
+
+
+def _request_entity_too_large(message: str) -> Exception:
+    """Lambda's 413 answer to an invocation request over its payload quota."""
+    from moto.core.exceptions import JsonRESTError
+
+    error = JsonRESTError("RequestEntityTooLargeException", message)
+    error.code = 413
+    return error
 
 
 def _as_event(event: Any) -> Any:

@@ -3,11 +3,14 @@ and every page at a phone's width and a wide screen."""
 
 from __future__ import annotations
 
+import json
 import re
 import zipfile
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from boto3.dynamodb.types import TypeSerializer
 from playwright.sync_api import expect
 
 from benchgen.outputs import RunOutput
@@ -316,6 +319,46 @@ def test_each_fine_tune_panel_state_has_its_own_sentence(tab: Page, console: Con
         page = tab.open(f"/runs/{run_id}")
         panel = page.get_by_role("region", name="Fine-tune Dataset")
         expect(panel.locator("p")).to_have_text([sentence])
+
+
+def _with_inference(console: Console, run_id: str, inference: dict[str, Any]) -> None:
+    """Give the run the inference summary a live run's Assemble step records."""
+    dynamodb = console.cloud.client("dynamodb")
+    table = console.cloud.environment["RUNS_TABLE"]
+    value = TypeSerializer().serialize(json.loads(json.dumps(inference), parse_float=Decimal))
+    dynamodb.update_item(
+        TableName=table,
+        Key={"run_id": {"S": run_id}},
+        UpdateExpression="SET inference = :inference",
+        ExpressionAttributeValues={":inference": value},
+    )
+
+
+def test_a_live_runs_page_shows_its_tokens_and_their_cost_or_that_its_connection_names_no_prices(
+    tab: Page, console: Console
+) -> None:
+    # Given two live runs' summaries: one priced on demand, one whose connection named no prices
+    counts = {"cases": 40, "answered": 39, "unanswered": 1, "unanswered_reasons": ["en-3: timed out"]}
+    tokens = {"input_tokens": 12_345, "output_tokens": 6_789, "cases_without_tokens": 1}
+    priced = _run_copy(console, "0f01")
+    cost = {"currency": "USD", "mode": "on_demand", "input_cost": 0.5, "output_cost": 1.25, "total": 1.75}
+    _with_inference(console, priced, {**counts, **tokens, "cost": cost})
+    unpriced = _run_copy(console, "0f02")
+    _with_inference(console, unpriced, {**counts, **tokens, "cost_note": "no prices on the connection"})
+    tab.sign_in(DEMO_USER)
+
+    # When each run's page is opened, then its Inference panel says what was asked and what it cost
+    page = tab.open(f"/runs/{priced}")
+    panel = page.get_by_role("region", name="Inference")
+    expect(panel.locator("dd")).to_have_text(["39 of 40", "12,345", "6,789", "1", "$1.75 (on-demand, USD)"])
+    page = tab.open(f"/runs/{unpriced}")
+    panel = page.get_by_role("region", name="Inference")
+    expect(panel.locator("dd").last).to_have_text("no prices on the connection")
+    # and a run that asked no model has no such panel
+    page = tab.open(f"/runs/{console.run_id}")
+    expect(page.get_by_role("region", name="Fine-tune Dataset")).to_be_visible()
+    expect(page.get_by_role("region", name="Inference")).to_have_count(0)
+    assert tab.errors == []
 
 
 def test_an_unknown_run_says_so_and_leads_back_to_the_runs(tab: Page, console: Console) -> None:

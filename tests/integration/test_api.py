@@ -521,7 +521,12 @@ def test_the_owner_reads_the_run_config(aws: Settings, call: Call) -> None:
         "GET", "/runs/r1/config", resource="/runs/{run_id}/config", path_parameters={"run_id": "r1"}
     )
     assert answer.status == 200
-    assert answer.body == {"sampling": {"temperature": 0.2}, "environment_variables": {"API_KEY": "secret"}}
+    assert answer.body == {
+        "sampling": {"temperature": 0.2},
+        "environment_variables": {"API_KEY": "secret"},
+        "limits": None,
+        "prices": None,
+    }
 
 
 def test_another_user_cannot_read_the_run_config(aws: Settings, call: Call) -> None:

@@ -499,3 +499,21 @@ def test_a_burst_of_concurrent_posts_is_queued_and_every_request_is_answered(api
     # then every request got an HTTP answer of the API's (none of these exists, so each is refused)
     assert [outcome for outcome in outcomes if not isinstance(outcome, int)] == []
     assert set(outcomes) <= {404, 422}, set(outcomes)
+
+
+def test_an_answer_over_lambdas_6_mb_response_quota_is_a_502_as_api_gateway_gives_it(pool: Pool) -> None:
+    # Given an API function whose answer for one route is 7 MB, and 5 MB for another
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        size = 7_000_000 if event["path"] == "/runs" else 5_000_000
+        return {"statusCode": 200, "headers": {}, "body": "x" * size, "isBase64Encoded": False}
+
+    token = pool.tokens("alice")["IdToken"]
+    with ApiServer(ROUTES, handler, pool.verifier()) as server:
+        # When each is called
+        too_large = _request(server, "GET", "/runs", headers={"Authorization": token})
+        within = _request(server, "GET", "/runs/latest", headers={"Authorization": token})
+
+    # Then the first is API Gateway's answer to a failed integration, and the second comes back whole
+    assert too_large.status == 502
+    assert too_large.json() == {"message": "Internal server error"}
+    assert (within.status, len(within.body)) == (200, 5_000_000)

@@ -12,6 +12,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from localcloud.cloud import MOTO_CONFIG
@@ -282,3 +283,104 @@ def test_a_versioned_buckets_notification_names_the_object_version_it_announces(
     # then each event carries the version it is about, as S3 sends it
     announced = sorted(event["Records"][0]["s3"]["object"]["versionId"] for event in ingest.events)
     assert announced == sorted(versions)
+
+
+# ---- Lambda's payload quotas -----------------------------------------------------------------------------
+
+SYNC_RESPONSE_LIMIT = 6_291_556
+
+
+def _invoke(name: str, payload: bytes, invocation_type: str = "RequestResponse") -> dict[str, Any]:
+    answer: dict[str, Any] = boto3.client("lambda").invoke(
+        FunctionName=name, InvocationType=invocation_type, Payload=payload
+    )
+    return answer
+
+
+def test_a_synchronous_response_over_6_mb_fails_as_lambda_reports_it_and_a_5_mb_one_passes(aws: None) -> None:
+    # Given a function whose handler answers a string of the size its event asks for
+    _function("echo-size")
+    with LambdaHook({"echo-size": lambda event, context: "x" * event["chars"]}):
+        # When it answers one byte more than Lambda returns (the JSON string adds its two quotes), and 5 MB
+        over = _invoke("echo-size", json.dumps({"chars": SYNC_RESPONSE_LIMIT - 1}).encode())
+        under = _invoke("echo-size", json.dumps({"chars": 5_000_000}).encode())
+
+    # Then the first is Lambda's function error, naming both sizes, and its answer is gone
+    assert over["FunctionError"]
+    assert json.loads(over["Payload"].read()) == {
+        "errorType": "Function.ResponseSizeTooLarge",
+        "errorMessage": "Response payload size (6291557 bytes) exceeded maximum allowed payload size "
+        "(6291556 bytes).",
+    }
+    # and the second comes back whole
+    assert "FunctionError" not in under
+    assert len(under["Payload"].read()) == 5_000_002
+
+
+def test_a_state_machine_task_whose_lambda_answers_over_6_mb_fails_with_lambdas_error(aws: None) -> None:
+    # moto's own response check (sys.getsizeof over 6,000,000) names this error too: this keeps it so.
+    # Given a state machine whose Lambda task answers 7 MB, and a Catch on Lambda's error
+    arn = _function("too-much")
+    definition = {
+        "StartAt": "Answer",
+        "States": {
+            "Answer": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::lambda:invoke",
+                "Parameters": {"FunctionName": arn, "Payload": {}},
+                "Catch": [{"ErrorEquals": ["Function.ResponseSizeTooLarge"], "Next": "TooLarge"}],
+                "End": True,
+            },
+            "TooLarge": {"Type": "Pass", "Result": {"caught": True}, "ResultPath": "$.outcome", "End": True},
+        },
+    }
+    with LambdaHook({"too-much": lambda event, context: "x" * 7_000_000}):
+        # When it runs, then the task's error is Lambda's and the Catch takes it
+        execution = _run_state_machine(definition, {})
+    assert execution["status"] == "SUCCEEDED", execution
+    assert json.loads(execution["output"])["outcome"] == {"caught": True}
+
+
+def test_a_synchronous_request_of_6_mib_is_refused_with_413_before_the_handler_runs(aws: None) -> None:
+    # Given a function
+    _function("takes-events")
+    recorder = Recorder(result="ok")
+    with LambdaHook({"takes-events": recorder}):
+        # When it is invoked with 6 MiB (Lambda takes less), and with just under
+        body = json.dumps({"blob": "x" * (6_291_456 - 12)}).encode()
+        assert len(body) == 6_291_456
+        with pytest.raises(ClientError) as refused:
+            _invoke("takes-events", body)
+        under = _invoke("takes-events", body[:-13] + b'"}')
+
+    # Then the first is Lambda's 413 with its sentence, and only the second reached the handler
+    error = refused.value.response
+    assert error["Error"]["Code"] == "RequestEntityTooLargeException"
+    assert error["ResponseMetadata"]["HTTPStatusCode"] == 413
+    assert error["Error"]["Message"] == (
+        "Request must be smaller than 6291456 bytes for the InvokeFunction operation"
+    )
+    assert json.loads(under["Payload"].read()) == "ok"
+    assert len(recorder.events) == 1
+
+
+def test_an_asynchronous_request_over_1_mib_is_refused_with_413_and_never_delivered(aws: None) -> None:
+    # Given a function
+    _function("takes-events")
+    recorder = Recorder(result="ok")
+    with LambdaHook({"takes-events": recorder}) as hook:
+        # When it is invoked asynchronously with one byte over 1 MiB, and with exactly 1 MiB
+        over = json.dumps({"blob": "x" * (1_048_576 - 11)}).encode()
+        assert len(over) == 1_048_577
+        with pytest.raises(ClientError) as refused:
+            _invoke("takes-events", over, "Event")
+        accepted = _invoke("takes-events", over[:-3] + b'"}', "Event")
+        assert hook.wait_idle(10)
+
+    # Then the first is Lambda's 413 naming the Event limit, and only the second was delivered
+    assert refused.value.response["Error"]["Code"] == "RequestEntityTooLargeException"
+    assert refused.value.response["Error"]["Message"] == (
+        "1048577 byte payload is too large for the Event invocation type (limit 1048576 bytes)"
+    )
+    assert accepted["StatusCode"] == 202
+    assert len(recorder.events) == 1

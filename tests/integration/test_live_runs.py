@@ -133,7 +133,19 @@ def test_a_live_run_of_the_example_base_model_completes_with_the_example_submiss
         "provider": "openai-compatible",
         "model_id": "example-base",
     }
-    assert detail["inference"] == {"cases": 40, "answered": 40, "unanswered": 0, "unanswered_reasons": []}
+    # with the tokens the model reported, and no cost: the run's connection names no prices
+    assert detail["inference"] == {
+        "cases": 40,
+        "answered": 40,
+        "unanswered": 0,
+        "unanswered_reasons": [],
+        "input_tokens": sum(entry["input_tokens"] for entry in log),
+        "output_tokens": sum(entry["output_tokens"] for entry in log),
+        "cases_without_tokens": 0,
+        "cost": None,
+        "cost_note": "no prices on the connection",
+    }
+    assert detail["inference"]["input_tokens"] > 0
     assert "Inference Log" in detail["files"]
 
 
@@ -283,6 +295,9 @@ def test_a_live_run_of_a_sagemaker_endpoint_goes_through_invoke_endpoint(
     log = _object_lines(cloud, run.files[RunOutput.INFERENCE_LOG])
     assert {entry["prediction_text"] for entry in log} == {"The answer is 42."}
     assert {entry["raw"] for entry in log} == {answer}
+    # and the endpoint's answers count no tokens, which the run says rather than calling them free
+    assert run.inference is not None
+    assert (run.inference.input_tokens, run.inference.cases_without_tokens) == (0, 40)
 
 
 # ---- through the API -------------------------------------------------------------------------------------
@@ -378,6 +393,8 @@ def test_post_runs_with_a_model_config_generates_the_submission_and_completes_wi
     assert config == {
         "sampling": {"temperature": 0.0, "max_tokens": 256},
         "environment_variables": {"LOG_LEVEL": "info"},
+        "limits": {"max_in_flight": 4, "requests_per_minute": None, "tokens_per_minute": None},
+        "prices": None,
     }
 
 
@@ -550,3 +567,190 @@ def test_a_providers_message_quoting_the_key_reaches_no_record_answer_or_log_lin
     logged = "\n".join(json.dumps(record.__dict__, default=str) for record in caplog.records)
     assert run_id in logged
     assert key not in logged
+
+
+# ---- cost and the connection's limits --------------------------------------------------------------------
+
+PRICES = {
+    "currency": "USD",
+    "on_demand": {"input_per_million": 0.06, "output_per_million": 0.24},
+    "batch": {"input_per_million": 0.03, "output_per_million": 0.12},
+}
+
+
+def test_a_live_run_costs_its_reported_tokens_at_the_prices_its_connection_named_when_it_was_created(
+    fast_retries: None,
+    cloud: LocalCloud,
+    models: ExampleModelServer,
+    tmp_path: Path,
+    users: tuple[Api, str, Api],
+) -> None:
+    # Given the owner's connection naming its model's prices, and a live run created on it
+    api, _, other = users
+    _register(cloud, tmp_path, "gsm8k-en")
+    connection = api.expect(
+        "POST",
+        "/connections",
+        201,
+        {"name": "priced", "provider": "openai-compatible", "base_url": models.base_url, "prices": PRICES},
+    )
+    assert connection["prices"] == PRICES
+    status, created = _post_live_run(api, connection["connection_id"])
+    assert status == 201, created
+    run_id = created["run"]["run_id"]
+
+    # When the connection is deleted while the run is being answered
+    api.expect("DELETE", f"/connections/{connection['connection_id']}", 204)
+    machine = cloud.state_machine_arns["InferencePipeline"]
+    assert cloud.wait_for_execution(f"live-{run_id}", timeout=120, state_machine_arn=machine)["status"] == (
+        "SUCCEEDED"
+    )
+    cloud.settle()
+
+    # Then the run's page (anyone's to read) shows its tokens and their on-demand cost at the prices the
+    # run was created with, summed from its inference log
+    detail = other.expect("GET", f"/runs/{run_id}", 200)
+    assert detail["status"] == "Completed"
+    run = _runs(cloud).get(run_id)
+    assert run is not None
+    log = _object_lines(cloud, run.files[RunOutput.INFERENCE_LOG])
+    input_tokens = sum(entry["input_tokens"] for entry in log)
+    output_tokens = sum(entry["output_tokens"] for entry in log)
+    inference = detail["inference"]
+    assert (inference["input_tokens"], inference["output_tokens"]) == (input_tokens, output_tokens)
+    assert inference["cases_without_tokens"] == 0
+    assert inference["cost_note"] is None
+    cost = inference["cost"]
+    assert (cost["currency"], cost["mode"]) == ("USD", "on_demand")
+    assert cost["input_cost"] == pytest.approx(input_tokens * 0.06 / 1e6)
+    assert cost["output_cost"] == pytest.approx(output_tokens * 0.24 / 1e6)
+    assert cost["total"] == pytest.approx(cost["input_cost"] + cost["output_cost"])
+    assert cost["total"] > 0
+    # and the prices it was costed at are its owner's to read, not another user's
+    assert api.expect("GET", f"/runs/{run_id}/config", 200)["prices"] == PRICES
+    assert other.call("GET", f"/runs/{run_id}/config")[0] == 403
+    assert "per_million" not in json.dumps(detail)
+
+
+@pytest.mark.parametrize(
+    ("prices", "field"),
+    [
+        ({"on_demand": {"input_per_million": -1, "output_per_million": 1}}, "input_per_million"),
+        ({"on_demand": {"input_per_million": 1, "output_per_million": 20_000}}, "output_per_million"),
+        ({"currency": "EUR", "on_demand": {"input_per_million": 1, "output_per_million": 1}}, "currency"),
+        ({"on_demand": {"input_per_million": 1}}, "output_per_million"),
+        ({"on_demand": {"input_per_million": 1, "output_per_million": 1, "cached": 1}}, "cached"),
+        ({"batch": {"input_per_million": 1, "output_per_million": 1}}, "on_demand"),
+        ({"on_demand": {"input_per_million": "cheap", "output_per_million": 1}}, "input_per_million"),
+        ({"on_demand": {"input_per_million": "0.5", "output_per_million": 1}}, "input_per_million"),
+        ({"on_demand": {"input_per_million": True, "output_per_million": 1}}, "input_per_million"),
+    ],
+)
+def test_post_connections_refuses_prices_out_of_bounds_naming_the_field(
+    cloud: LocalCloud, users: tuple[Api, str, Api], prices: dict[str, Any], field: str
+) -> None:
+    # Given a user
+    api, _, _ = users
+    # When the user names prices that are negative, absurd, not in USD, incomplete or unknown
+    status, answer = api.call(
+        "POST",
+        "/connections",
+        {
+            "name": "bad",
+            "provider": "openai-compatible",
+            "base_url": "https://api.example.com/v1",
+            "prices": prices,
+        },
+    )
+    # Then the connection is refused naming the field, and none was kept
+    assert status == 422, answer
+    assert field in json.dumps(answer)
+    assert api.expect("GET", "/connections", 200)["items"] == []
+
+
+def test_a_connections_limits_are_its_runs_defaults_and_a_run_asking_more_is_refused_naming_the_bound(
+    cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path, users: tuple[Api, str, Api]
+) -> None:
+    # Given the owner's connection whose provider allows 8 requests at once and 600 a minute
+    api, _, _ = users
+    _register(cloud, tmp_path, "gsm8k-en")
+    connection = api.expect(
+        "POST",
+        "/connections",
+        201,
+        {
+            "name": "bounded",
+            "provider": "openai-compatible",
+            "base_url": models.base_url,
+            "limits": {"max_in_flight": 8, "requests_per_minute": 600},
+        },
+    )
+    connection_id = connection["connection_id"]
+    assert connection["limits"] == {"max_in_flight": 8, "requests_per_minute": 600, "tokens_per_minute": None}
+
+    # When runs ask for more requests at once, or a faster rate, than the connection allows
+    refused = [
+        _post_live_run(api, connection_id, limits=limits)
+        for limits in ({"max_in_flight": 9}, {"max_in_flight": 4, "requests_per_minute": 601})
+    ]
+    # Then each is a 400 whose sentence names the connection's bound, and no run was recorded
+    assert refused[0][0] == 400, refused[0]
+    assert refused[0][1]["message"] == (
+        f"limits.max_in_flight is 9, above the bound of 8 that connection {connection_id} sets: ask for at "
+        "most 8, or leave it out to use 8"
+    )
+    assert refused[1][0] == 400, refused[1]
+    assert "limits.requests_per_minute is 601, above the bound of 600" in refused[1][1]["message"]
+    assert api.expect("GET", "/runs", 200)["items"] == []
+
+    # And a run that states no limits takes the connection's; one within them keeps its own, and a quota
+    # the connection leaves open is the run's to state
+    defaulted = _post_live_run(api, connection_id)
+    within = _post_live_run(api, connection_id, limits={"max_in_flight": 2, "tokens_per_minute": 50_000})
+    # and a quota sent as null is left out, not lifted
+    unlifted = _post_live_run(api, connection_id, limits={"requests_per_minute": None})
+    kept = []
+    for status, created in (defaulted, within, unlifted):
+        assert status == 201, created
+        run = _runs(cloud).get(created["run"]["run_id"])
+        assert run is not None and run.live_model is not None
+        kept.append(run.live_model.limits.model_dump())
+    cloud.settle()
+    assert kept == [
+        {"max_in_flight": 8, "requests_per_minute": 600, "tokens_per_minute": None},
+        {"max_in_flight": 2, "requests_per_minute": 600, "tokens_per_minute": 50_000},
+        {"max_in_flight": 8, "requests_per_minute": 600, "tokens_per_minute": None},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("limits", "field"),
+    [
+        ({"max_in_flight": 0}, "max_in_flight"),
+        ({"requests_per_minute": -5}, "requests_per_minute"),
+        ({"tokens_per_minute": 10**10}, "tokens_per_minute"),
+        ({"burst": 3}, "burst"),
+        ({"max_in_flight": "8"}, "max_in_flight"),
+        ({"max_in_flight": True}, "max_in_flight"),
+    ],
+)
+def test_post_connections_refuses_limits_out_of_bounds_naming_the_field(
+    cloud: LocalCloud, users: tuple[Api, str, Api], limits: dict[str, Any], field: str
+) -> None:
+    # Given a user
+    api, _, _ = users
+    # When the user states limits out of bounds, unknown, or not numbers
+    status, answer = api.call(
+        "POST",
+        "/connections",
+        {
+            "name": "bad",
+            "provider": "openai-compatible",
+            "base_url": "https://api.example.com/v1",
+            "limits": limits,
+        },
+    )
+    # Then the connection is refused naming the field, and none was kept
+    assert status == 422, answer
+    assert field in json.dumps(answer)
+    assert api.expect("GET", "/connections", 200)["items"] == []

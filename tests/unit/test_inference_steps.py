@@ -142,6 +142,8 @@ def _answer(case_id: str, text: str, *, latency_ms: int = 250, error: str | None
         "answered": error is None,
         "latency_ms": latency_ms,
         "attempts": 1 if error is None else 3,
+        "input_tokens": 12 if error is None else None,
+        "output_tokens": 30 if error is None else None,
         "error": error,
         "raw": json.dumps({"text": text}) if error is None else None,
     }
@@ -378,7 +380,14 @@ def test_assemble_writes_the_predictions_submission_under_the_runs_submissions_p
 
     answer = running.assemble(2)
 
-    assert answer == {"run_id": RUN_ID, "cases": 4, "answered": 4, "unanswered": 0}
+    assert answer == {
+        "run_id": RUN_ID,
+        "cases": 4,
+        "answered": 4,
+        "unanswered": 0,
+        "input_tokens": 48,
+        "output_tokens": 120,
+    }
     assert json.loads(running.store.objects[SUBMISSION]) == {
         "predictions": [
             {"id": "q1", "prediction_text": "#### 2"},
@@ -409,7 +418,14 @@ def test_assemble_keeps_every_answer_in_the_inference_log_the_run_links(running:
     assert run.files[RunOutput.INFERENCE_LOG] == log_key
     assert running.lines(log_key) == answers
     assert run.inference == InferenceSummary(
-        cases=2, answered=1, unanswered=1, unanswered_reasons=["q2: HTTP 500 (after 3 attempts)"]
+        cases=2,
+        answered=1,
+        unanswered=1,
+        unanswered_reasons=["q2: HTTP 500 (after 3 attempts)"],
+        input_tokens=12,
+        output_tokens=30,
+        cases_without_tokens=1,
+        cost_note="no prices on the connection",
     )
     assert json.loads(running.store.objects[SUBMISSION])["metadata"]["unanswered_cases"] == 1
 

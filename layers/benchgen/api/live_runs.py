@@ -17,7 +17,7 @@ from benchgen.aws.executions import ExecutionStarter
 from benchgen.providers.capabilities import Unsupported
 from benchgen.providers.checks import check_request
 from benchgen.providers.connections import ConnectionRecord
-from benchgen.records.runs import InferenceLimits, LiveModel
+from benchgen.records.runs import LIMIT_FIELDS, ConnectionLimits, InferenceLimits, LiveModel
 from benchgen.steps.keys import live_execution_name
 from benchgen.vocabulary import Sampling
 
@@ -40,7 +40,8 @@ class ModelConfigRequest(BaseModel):
     sampling: Sampling = Field(default_factory=Sampling)
     limits: InferenceLimits = Field(
         default_factory=InferenceLimits,
-        description="how hard the run may ask the model: requests at once, and the provider's quotas",
+        description="how hard the run may ask the model: requests at once, and the provider's quotas; "
+        "what is left out comes from the connection's limits, and none may exceed them",
     )
     environment_variables: dict[str, StrictStr] = Field(
         default_factory=dict,
@@ -66,6 +67,28 @@ class ModelConfigRequest(BaseModel):
         return variables
 
 
+def run_limits(requested: InferenceLimits, connection: ConnectionRecord) -> InferenceLimits:
+    """The run's limits: those it states, the connection's where it states none, and never above them.
+
+    A limit above the connection's bound is refused (400) with a sentence naming the bound.
+    """
+    bounds = connection.limits or ConnectionLimits()
+    stated = requested.model_fields_set
+    limits: dict[str, int | None] = {}
+    for field in LIMIT_FIELDS:
+        bound: int | None = getattr(bounds, field)
+        asked: int | None = getattr(requested, field) if field in stated else None
+        if bound is not None and asked is not None and asked > bound:
+            raise ApiError(
+                f"limits.{field} is {asked}, above the bound of {bound} that connection "
+                f"{connection.connection_id} sets: ask for at most {bound}, or leave it out to use {bound}"
+            )
+        if asked is None:
+            asked = bound if bound is not None else getattr(requested, field)
+        limits[field] = asked
+    return InferenceLimits.model_validate(limits)
+
+
 def live_model_for(
     config: ModelConfigRequest, *, owner: str, connection: ConnectionRecord | None
 ) -> LiveModel:
@@ -88,11 +111,12 @@ def live_model_for(
         provider=connection.provider,
         model_id=config.model_id,
         sampling=config.sampling,
-        limits=config.limits,
+        limits=run_limits(config.limits, connection),
         region=connection.region,
         endpoint_name=connection.endpoint_name,
         base_url=connection.base_url,
         secret_arn=connection.secret_arn,
+        prices=connection.prices,
     )
 
 

@@ -27,6 +27,7 @@ from benchgen.api.schemas import (
     MetricTile,
     NextToken,
     ResourceId,
+    RunConfiguration,
     RunDetail,
     RunFile,
     RunFiles,
@@ -285,12 +286,12 @@ def detailed_results(run_id: str, *, services: ApiServices) -> DetailedResults:
     return DetailedResults(run_id=run.run_id, url=url, expires_in=services.ttl, **head)
 
 
-def run_config(run_id: str, *, owner: str, services: ApiServices) -> RunConfig:
+def run_config(run_id: str, *, owner: str, services: ApiServices) -> RunConfiguration:
     """The run's configuration, for its owner only."""
     run = run_or_404(services, run_id)
     if run.owner != owner:
         raise Forbidden("only the run's owner can read its configuration")
-    return run.run_config
+    return RunConfiguration.of(run)
 
 
 # ---- routes ----------------------------------------------------------------------------------------------
@@ -370,5 +371,5 @@ def get_detailed_results(run_id: ResourceId, services: Services, _owner: Owner) 
     summary="The run's configuration (its owner only)",
     responses=responses(200, 403, 404),
 )
-def get_run_config(run_id: ResourceId, owner: Owner, services: Services) -> RunConfig:
+def get_run_config(run_id: ResourceId, owner: Owner, services: Services) -> RunConfiguration:
     return run_config(run_id, owner=owner, services=services)

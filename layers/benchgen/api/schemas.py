@@ -21,7 +21,15 @@ from pydantic import (
 from benchgen.api.live_runs import ModelConfigRequest
 from benchgen.records.datasets import DatasetRecord
 from benchgen.records.environments import EnvironmentRecord
-from benchgen.records.runs import ArtifactStatus, InferenceSummary, RunConfig, RunRecord, RunStatus
+from benchgen.records.prices import ModelPrices
+from benchgen.records.runs import (
+    ArtifactStatus,
+    InferenceLimits,
+    InferenceSummary,
+    RunConfig,
+    RunRecord,
+    RunStatus,
+)
 
 ENVIRONMENT_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
 VERSION_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,30}[A-Za-z0-9])?$"
@@ -397,6 +405,23 @@ class RunDetail(RunSummary):
     inference: InferenceSummary | None = Field(
         default=None, description="for a live run: how its cases were answered (details in its Inference Log)"
     )
+
+
+class RunConfiguration(RunConfig):
+    """The run's configuration as its owner reads it; for a live run, also the limits it asked within and
+    the prices its cost is counted at (its connection's, copied when the run was created)."""
+
+    limits: InferenceLimits | None = Field(default=None, description="a live run's only")
+    prices: ModelPrices | None = Field(default=None, description="a live run's only; absent: none named")
+
+    @classmethod
+    def of(cls, run: RunRecord) -> RunConfiguration:
+        live = run.live_model
+        return cls(
+            **run.run_config.model_dump(),
+            limits=live.limits if live else None,
+            prices=live.prices if live else None,
+        )
 
 
 class LiveModelView(BaseModel):

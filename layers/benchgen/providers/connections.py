@@ -17,6 +17,8 @@ from pydantic import BaseModel, Field, model_validator
 from benchgen.providers.capabilities import ConnectionProfile
 from benchgen.providers.registry import provider, providers
 from benchgen.records.bounds import Text
+from benchgen.records.prices import ModelPrices
+from benchgen.records.runs import ConnectionLimits
 from benchgen.records.timestamps import utc_now
 from benchgen.vocabulary import ProviderKind
 
@@ -116,6 +118,15 @@ class ConnectionTarget(BaseModel):
         default=None,
         pattern=ENDPOINT_NAME_PATTERN,
         description=f"{_and(takers('endpoint_name'))}: the endpoint live runs call",
+    )
+    prices: ModelPrices | None = Field(
+        default=None,
+        description="what the provider charges per token; a live run copies them and records its cost",
+    )
+    limits: ConnectionLimits | None = Field(
+        default=None,
+        description="the provider's quotas for this connection: a live run's limits default to them and "
+        "may not exceed them",
     )
 
     @model_validator(mode="after")

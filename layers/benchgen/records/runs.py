@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from benchgen.outputs import RunOutput, output_for_label
 from benchgen.records.bounds import MAX_ITEMS, Key, Text, Texts, first_entries
 from benchgen.records.environments import ShardPlan
+from benchgen.records.prices import ModelPrices, RunCost
 from benchgen.records.timestamps import utc_now
 from benchgen.vocabulary import ProviderKind, Sampling
 
@@ -47,10 +48,16 @@ DEFAULT_MAX_IN_FLIGHT = 4
 MAX_IN_FLIGHT = 1000
 
 
+MAX_REQUESTS_PER_MINUTE = 10_000_000
+MAX_TOKENS_PER_MINUTE = 1_000_000_000
+LIMIT_FIELDS = ("max_in_flight", "requests_per_minute", "tokens_per_minute")
+
+
 class InferenceLimits(BaseModel):
     """How hard a live run may ask its model: the provider's quotas for it, as the user states them."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Strict: a bound is a number, never a string or a boolean read as one.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     max_in_flight: int = Field(
         default=DEFAULT_MAX_IN_FLIGHT,
@@ -59,13 +66,36 @@ class InferenceLimits(BaseModel):
         description="the most requests the model is asked at once, across every shard of the run",
     )
     requests_per_minute: int | None = Field(
-        default=None, ge=1, le=10_000_000, description="the provider's requests-per-minute quota, if any"
+        default=None,
+        ge=1,
+        le=MAX_REQUESTS_PER_MINUTE,
+        description="the provider's requests-per-minute quota, if any",
     )
     tokens_per_minute: int | None = Field(
         default=None,
         ge=1,
-        le=1_000_000_000,
+        le=MAX_TOKENS_PER_MINUTE,
         description="the provider's tokens-per-minute quota (input and output tokens), if any",
+    )
+
+
+class ConnectionLimits(BaseModel):
+    """The most a connection's live runs may ask of its provider; a run's limits default to these."""
+
+    # Strict: a bound is a number, never a string or a boolean read as one.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    max_in_flight: int | None = Field(
+        default=None, ge=1, le=MAX_IN_FLIGHT, description="the most requests in flight at once, per run"
+    )
+    requests_per_minute: int | None = Field(
+        default=None, ge=1, le=MAX_REQUESTS_PER_MINUTE, description="the provider's requests-per-minute quota"
+    )
+    tokens_per_minute: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TOKENS_PER_MINUTE,
+        description="the provider's tokens-per-minute quota (input and output tokens)",
     )
 
 
@@ -87,6 +117,8 @@ class LiveModel(BaseModel):
     base_url: str | None = None
     secret_arn: str | None = None
     limits: InferenceLimits = Field(default_factory=InferenceLimits)
+    # The connection's prices when the run was created: later changes to the connection leave them.
+    prices: ModelPrices | None = None
 
 
 class InferenceSummary(BaseModel):
@@ -96,6 +128,13 @@ class InferenceSummary(BaseModel):
     answered: int = 0
     unanswered: int = 0
     unanswered_reasons: Texts = Field(default_factory=list)  # "<case id>: <reason>", the first few
+    input_tokens: int = Field(default=0, description="input tokens the provider reported, over every case")
+    output_tokens: int = Field(default=0, description="output tokens the provider reported, over every case")
+    cases_without_tokens: int = Field(
+        default=0, description="cases with no token count from the provider (unanswered ones among them)"
+    )
+    cost: RunCost | None = Field(default=None, description="the reported tokens' cost; absent: see cost_note")
+    cost_note: Text | None = Field(default=None, description="why the run has no cost, when it has none")
 
 
 class RunClaim(BaseModel):

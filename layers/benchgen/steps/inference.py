@@ -32,6 +32,7 @@ from benchgen.ports.providers import ModelFactory
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.providers.registry import provider
+from benchgen.records.prices import InferenceMode, RunCost, run_cost
 from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunStatus
 from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.keys import (
@@ -248,10 +249,36 @@ def _ask_case(model: Model, case: dict[str, Any], backoff: Backoff, pacer: Pacer
     return ask(lambda: model.complete(prompt), backoff, pacer=pacer)
 
 
+def _tally_tokens(summary: InferenceSummary, record: dict[str, Any]) -> None:
+    input_tokens, output_tokens = record.get("input_tokens"), record.get("output_tokens")
+    if isinstance(input_tokens, int) and isinstance(output_tokens, int):
+        summary.input_tokens += input_tokens
+        summary.output_tokens += output_tokens
+    else:
+        summary.cases_without_tokens += 1
+
+
+def priced(summary: InferenceSummary, live: LiveModel, mode: InferenceMode) -> InferenceSummary:
+    """The summary with the cost of its tokens at the run's prices in ``mode``, or why it has none."""
+    cost = run_cost(
+        live.prices, input_tokens=summary.input_tokens, output_tokens=summary.output_tokens, mode=mode
+    )
+    if isinstance(cost, RunCost):
+        return summary.model_copy(update={"cost": cost, "cost_note": None})
+    return summary.model_copy(update={"cost": None, "cost_note": cost})
+
+
 def assemble(
-    run_id: str, shard_count: int, *, runs: RunsStore, store: ObjectStorage, workdir: Path
+    run_id: str,
+    shard_count: int,
+    *,
+    runs: RunsStore,
+    store: ObjectStorage,
+    workdir: Path,
+    mode: InferenceMode = InferenceMode.ON_DEMAND,
 ) -> dict[str, Any]:
-    """Write the inference log, record it on the run, then upload the generated submission."""
+    """Write the inference log, record it (tokens and cost included) on the run, then upload the
+    generated submission."""
     run, live = _live_run(runs, run_id, RunStatus.RUNNING)
     log_path = RunOutput.INFERENCE_LOG.path_in(workdir)
     predictions_path = workdir / GENERATED_SUBMISSION
@@ -268,6 +295,7 @@ def assemble(
                     log.write(line)
                     summary.cases += 1
                     latency_ms += int(record["latency_ms"])
+                    _tally_tokens(summary, record)
                     if record["answered"]:
                         summary.answered += 1
                     else:
@@ -288,6 +316,7 @@ def assemble(
     if summary.cases == 0:
         raise LiveRunError(f"run {run_id} has no answers to assemble: its environment's cases were not asked")
     summary.unanswered_reasons = reasons
+    summary = priced(summary, live, mode)
     log_key = run_key(run_id, RunOutput.INFERENCE_LOG.file_name)
     store.upload(log_path, log_key, content_type="application/jsonl")
     runs.add_files(run_id, {RunOutput.INFERENCE_LOG: log_key})
@@ -296,4 +325,5 @@ def assemble(
     # Last: the upload starts ingest. A retried Assemble leaves the first upload as it is.
     if store.size(target) is None:
         store.upload(predictions_path, target, content_type="application/json")
-    return {"run_id": run_id, **summary.model_dump(exclude={"unanswered_reasons"})}
+    counts = summary.model_dump(include={"cases", "answered", "unanswered", "input_tokens", "output_tokens"})
+    return {"run_id": run_id, **counts}

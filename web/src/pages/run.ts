@@ -55,6 +55,7 @@ function view(
         run.warnings?.length ? h("ul", { class: "warnings", "aria-label": "Warnings" }, run.warnings.map((w) => h("li", {}, w))) : null,
         run.status === "Failed" ? failure(byLabel) : detailedResults(byLabel.get(DETAILED_LABEL)),
         going ? stepLogs(byLabel) : null,
+        run.inference ? inferencePanel(run.inference) : null,
         filesTable(files),
         finetunePanel(context, run, byLabel.has(ARTIFACT_LABEL), isOwner, refresh),
       ),
@@ -168,6 +169,33 @@ function filesTable(files: Schemas["RunFile"][]): HTMLElement {
         )
       : h("p", {}, "No files yet."),
   );
+}
+
+/** How a live run's model was asked: answers, the tokens it reported, and what they cost. */
+function inferencePanel(inference: Schemas["InferenceSummary"]): HTMLElement {
+  const field = (label: string, value: string) => [h("dt", {}, label), h("dd", {}, value)];
+  const count = (value: number | undefined) => (value ?? 0).toLocaleString("en-US");
+  const cost = inference.cost;
+  const mode = cost?.mode === "batch" ? "batch" : "on-demand";
+  return h(
+    "section",
+    { class: "panel inference", "aria-labelledby": "inference-title" },
+    h("h2", { id: "inference-title" }, "Inference"),
+    h(
+      "dl",
+      {},
+      field("Cases answered", `${count(inference.answered)} of ${count(inference.cases)}`),
+      field("Input tokens", count(inference.input_tokens)),
+      field("Output tokens", count(inference.output_tokens)),
+      inference.cases_without_tokens ? field("Cases without a token count", count(inference.cases_without_tokens)) : [],
+      field("Cost", cost ? `${usd(cost.total)} (${mode}, ${cost.currency})` : (inference.cost_note ?? "no prices on the connection")),
+    ),
+  );
+}
+
+/** Dollars to the cent, and to four significant digits below a cent, where small runs cost. */
+function usd(amount: number): string {
+  return amount >= 0.01 || amount === 0 ? `$${amount.toFixed(2)}` : `$${amount.toPrecision(4)}`;
 }
 
 function finetunePanel(
