@@ -187,18 +187,21 @@ def test_an_execution_under_the_history_limit_succeeds(aws: None) -> None:
 
 def test_an_inline_map_runs_at_most_40_iterations_at_once_whatever_its_max_concurrency(aws: None) -> None:
     # Given an inline Map over 60 items with MaxConcurrency 0 (no limit asked), each iteration a
-    # Lambda task that notes how many iterations are running with it
+    # Lambda task that notes how many iterations are running with it, and waits until 40 have run
+    # together (however slowly a loaded machine starts them) before it takes its time and returns
     running = 0
     most = 0
-    lock = threading.Lock()
+    gathered = threading.Condition()
 
     def slow(event: Any, context: Any) -> int:
         nonlocal running, most
-        with lock:
+        with gathered:
             running += 1
             most = max(most, running)
+            gathered.notify_all()
+            gathered.wait_for(lambda: most >= INLINE_MAP_CONCURRENCY, timeout=60)
         time.sleep(0.3)
-        with lock:
+        with gathered:
             running -= 1
         return int(event["item"])
 
