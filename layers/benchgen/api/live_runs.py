@@ -17,7 +17,7 @@ from benchgen.aws.executions import ExecutionStarter
 from benchgen.providers.capabilities import Unsupported
 from benchgen.providers.checks import check_request
 from benchgen.providers.connections import ConnectionRecord
-from benchgen.records.runs import LIMIT_FIELDS, ConnectionLimits, InferenceLimits, LiveModel
+from benchgen.records.runs import LIMIT_FIELDS, ConnectionQuotas, InferenceLimits, LiveModel
 from benchgen.steps.keys import live_execution_name
 from benchgen.vocabulary import Sampling
 
@@ -72,7 +72,7 @@ def run_limits(requested: InferenceLimits, connection: ConnectionRecord) -> Infe
 
     A limit above the connection's bound is refused (400) with a sentence naming the bound.
     """
-    bounds = connection.limits or ConnectionLimits()
+    bounds = connection.limits or ConnectionQuotas()
     stated = requested.model_fields_set
     limits: dict[str, int | None] = {}
     for field in LIMIT_FIELDS:

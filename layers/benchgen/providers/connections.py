@@ -18,7 +18,7 @@ from benchgen.providers.capabilities import ConnectionProfile
 from benchgen.providers.registry import provider, providers
 from benchgen.records.bounds import Text
 from benchgen.records.prices import ModelPrices
-from benchgen.records.runs import ConnectionLimits
+from benchgen.records.runs import ConnectionQuotas
 from benchgen.records.timestamps import utc_now
 from benchgen.vocabulary import ProviderKind
 
@@ -123,7 +123,7 @@ class ConnectionTarget(BaseModel):
         default=None,
         description="what the provider charges per token; a live run copies them and records its cost",
     )
-    limits: ConnectionLimits | None = Field(
+    limits: ConnectionQuotas | None = Field(
         default=None,
         description="the provider's quotas for this connection: a live run's limits default to them and "
         "may not exceed them",

@@ -79,7 +79,7 @@ class InferenceLimits(BaseModel):
     )
 
 
-class ConnectionLimits(BaseModel):
+class ConnectionQuotas(BaseModel):
     """The most a connection's live runs may ask of its provider; a run's limits default to these."""
 
     # Strict: a bound is a number, never a string or a boolean read as one.
