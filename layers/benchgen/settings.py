@@ -81,6 +81,12 @@ class Settings(BaseSettings):
     model_retry_base_seconds: float = Field(
         default=1.0, ge=0, le=60, validation_alias="MODEL_RETRY_BASE_SECONDS"
     )
+    # Live runs on a provider's batch inference: the wait between two looks at the run's jobs, and how many
+    # looks before the run fails for time (48 hours at the defaults: Bedrock ends a job after 24); the
+    # role Bedrock assumes to read the jobs' records and write their output (set by the stack).
+    batch_poll_seconds: int = Field(default=300, ge=1, le=3600, validation_alias="BATCH_POLL_SECONDS")
+    batch_max_polls: int = Field(default=576, ge=1, le=5000, validation_alias="BATCH_MAX_POLLS")
+    bedrock_batch_role_arn: str | None = Field(default=None, validation_alias="BEDROCK_BATCH_ROLE_ARN")
     # Evaluations and the owners' evaluation grants; the Cognito group whose members may evaluate their
     # own training runs; the API starts the evaluation state machine.
     evaluations_table: str = Field(min_length=1, validation_alias="EVALUATIONS_TABLE")

@@ -126,6 +126,7 @@ class Bedrock(ProviderDefinition):
     requires = frozenset({"region"})
     accepts = frozenset({"role_arn"})
     iam = IAM
+    batch_module = "bedrock_batch"
 
     def check_hyperparameters(
         self, base_model: str, values: Mapping[str, str | int | float]
