@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from benchgen import vocabulary
 from benchgen.vocabulary import ProviderKind
+from localcloud.providers.bedrock_batch import ModelInvocationJobs
 
 DEFAULT_POLLS_TO_COMPLETE = 2
 FAKES = "localcloud.providers"
@@ -36,6 +37,8 @@ class ProviderClock:
         self._reads: dict[str, int] = {}
         self._lock = threading.Lock()
         self._originals: list[_Patch] = []
+        # Bedrock's batch inference jobs, which moto lacks (see providers/bedrock_batch.py).
+        self.bedrock_batches = ModelInvocationJobs()
 
     # what tests and the demo ask of it
 

@@ -87,6 +87,9 @@ class Settings(BaseSettings):
     batch_poll_seconds: int = Field(default=300, ge=1, le=3600, validation_alias="BATCH_POLL_SECONDS")
     batch_max_polls: int = Field(default=576, ge=1, le=5000, validation_alias="BATCH_MAX_POLLS")
     bedrock_batch_role_arn: str | None = Field(default=None, validation_alias="BEDROCK_BATCH_ROLE_ARN")
+    # The most records a batch job holds when the account's quota is below the provider's documented
+    # maximum (Bedrock's "Records per batch inference job" is adjustable); unset, the documented maximum.
+    batch_max_records: int | None = Field(default=None, ge=1, validation_alias="BATCH_MAX_RECORDS")
     # Evaluations and the owners' evaluation grants; the Cognito group whose members may evaluate their
     # own training runs; the API starts the evaluation state machine.
     evaluations_table: str = Field(min_length=1, validation_alias="EVALUATIONS_TABLE")

@@ -49,6 +49,8 @@ class IamNeeds:
     runs_jobs: tuple[Grant, ...] = ()
     #: the service the connection's role is passed to, when the provider assumes it to read the files
     assumes_role: str | None = None
+    #: the functions that submit and read its batch inference jobs
+    runs_batches: tuple[Grant, ...] = ()
 
 
 class ProviderDefinition(ABC):

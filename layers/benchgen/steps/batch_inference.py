@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,6 +33,7 @@ from benchgen.providers.batch import (
     RecordResult,
     job_size,
 )
+from benchgen.providers.jobs import ProviderFault
 from benchgen.providers.registry import provider
 from benchgen.records.runs import BatchJob, BatchSummary, InferenceSummary, LiveModel, RunRecord, RunStatus
 from benchgen.steps.attempts import Invocation, claim_run
@@ -93,13 +95,18 @@ def submit(
     batch_for: BatchFactory,
     bucket: str,
     role_arn: str | None,
+    max_records: int | None = None,
 ) -> dict[str, Any]:
-    """Cut the run's cases into jobs within its provider's limits, upload each job's records and submit
-    the jobs not yet accepted (a retried step submits none twice); every job is on the run from here."""
+    """Cut the run's cases into jobs within its provider's limits (``max_records`` a job when the
+    account's quota is lower), upload each job's records and submit the jobs not yet accepted (a retried
+    step submits none twice); every job is on the run from here."""
     run, live = live_run(runs, run_id, RunStatus.RUNNING)
     api = _api(live)
+    limits = api.limits
+    if max_records is not None and max_records < limits.max_records:
+        limits = replace(limits, max_records=max(max_records, limits.min_records))
     try:
-        cutter = JobCutter(job_size(cases, api.limits), api.limits)
+        cutter = JobCutter(job_size(cases, limits), limits)
         paths = _write_records(_shard_cases(store, run_id, shard_count), api, live, cutter, workdir)
         cutter.check()
     except BatchRefused as refused:
@@ -172,7 +179,14 @@ def poll(
         if job.job_id is None or api.status(job.status) is not BatchStatus.RUNNING:
             continue
         spec = _spec(job, run_id, live, bucket, None)
-        state = provider_jobs.describe(spec, job.job_id)
+        try:
+            state = provider_jobs.describe(spec, job.job_id)
+        except ProviderFault as fault:
+            if not fault.retryable:
+                raise
+            # The provider could not say this time (throttled, its own fault): the next look asks again.
+            job.message = str(fault)
+            continue
         job.status, job.succeeded, job.failed = state.provider_status, state.succeeded, state.failed
         job.message = state.message
         if state.status is BatchStatus.ENDED and (state.output_file or state.error_file):
