@@ -1,5 +1,6 @@
 """SIMULATED Bedrock batch inference: model invocation jobs, which moto 5.2.5 lacks, answered by the local
-example model server.
+example model server (as is Converse, which moto lacks too, so that a Bedrock live run's reachability
+check and its on-demand cases answer).
 
 While the provider clock is installed, ``CreateModelInvocationJob`` and ``GetModelInvocationJob`` answer
 on moto's Bedrock. A job moves one status per read (``Submitted``, ``Validating``, ``Scheduled``,
@@ -326,6 +327,7 @@ def _record_problem(line: str, invocation_type: str) -> str | None:
 def install(clock: ProviderClock) -> None:
     """Answer CreateModelInvocationJob and GetModelInvocationJob on moto's Bedrock from ``clock``'s jobs."""
     from moto.bedrock.responses import BedrockResponse
+    from moto.bedrockruntime.responses import BedrockRuntimeResponse
 
     jobs = clock.bedrock_batches
 
@@ -342,5 +344,28 @@ def install(clock: ProviderClock) -> None:
         identifier = unquote(response.path.split("/model-invocation-job/", 1)[-1])
         return json.dumps(jobs.read(response.current_account, identifier))
 
+    def converse(response: Any) -> str:
+        from urllib.parse import unquote
+
+        from moto.core.exceptions import JsonRESTError
+
+        model_id = unquote(response.path.split("/model/", 1)[-1].rsplit("/converse", 1)[0])
+        request = json.loads(response.body or b"{}")
+        if jobs.answer is None:
+            error = JsonRESTError("ServiceUnavailableException", "no model server serves simulated Bedrock")
+            error.code = 503
+            raise error
+        status, output = jobs.answer(model_id, request)
+        if status != 200:
+            message = (output.get("error") or {}).get("message") if isinstance(output, dict) else output
+            code = "ThrottlingException" if status == 429 else "ValidationException"
+            error = JsonRESTError(code if status < 500 else "InternalServerException", str(message))
+            error.code = status
+            raise error
+        return json.dumps({**output, "metrics": {"latencyMs": 0}})
+
     clock.patch(BedrockResponse, "create_model_invocation_job", create_model_invocation_job)
     clock.patch(BedrockResponse, "get_model_invocation_job", get_model_invocation_job)
+    # Bedrock's on-demand calls too (moto 5.2.5 raises NotImplementedError): a live run's reachability
+    # check and its on-demand cases reach the same simulated models as its batch jobs.
+    clock.patch(BedrockRuntimeResponse, "converse", converse)
