@@ -146,3 +146,254 @@ def test_a_bedrock_batch_run_completes_scored_on_the_answers_of_its_model_invoca
     assert (run.inference.cases, run.inference.answered, run.inference.unanswered) == (450, 450, 0)
     # and no case was asked on demand: the only chat completions were the job's 450 and the deploy check
     assert len(models.faults.requests) == 451
+
+
+def _openai_model(base_url: str, mode: InferenceMode = InferenceMode.BATCH, above: int = 10_000) -> LiveModel:
+    return LiveModel(
+        connection_id="conn-local",
+        provider="openai-compatible",
+        model_id=BASE_MODEL,
+        base_url=base_url,
+        sampling=Sampling(temperature=0, max_tokens=256),
+        inference_mode=mode,
+        batch_above_cases=above,
+    )
+
+
+def test_an_openai_batch_run_completes_and_its_output_files_are_copied_into_the_runs_prefix(
+    fast_batches: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given the gsm8k-en example (40 cases) and the example server's Batch API
+    _register(cloud, tmp_path, "gsm8k-en")
+
+    # When a live run sends its cases to the Batch API
+    execution = _live_run(cloud, "batch-openai", _openai_model(models.base_url), example="gsm8k-en")
+
+    # Then the run completed on the batch's answers: the example submission's, scored as on demand (0.7)
+    assert execution["status"] == "SUCCEEDED"
+    run = _runs(cloud).get("batch-openai")
+    assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
+    assert run.overall_score == pytest.approx(0.7)
+    assert _generated_predictions(cloud, run) == _example_predictions("gsm8k-en")
+    # one batch of 40 requests, created as the Batch API documents it
+    (body,) = models.batches.bodies
+    assert (body["endpoint"], body["completion_window"]) == ("/v1/chat/completions", "24h")
+    assert run.batch is not None
+    (job,) = run.batch.jobs
+    assert (job.job_id, job.status, job.records, job.succeeded, job.failed) == (
+        "batch_000001",
+        "completed",
+        40,
+        40,
+        0,
+    )
+    # and its output, which the provider keeps, was copied into the job's output folder, manifest last
+    folder = f"batch-output/batch-openai/{job.name}/batch_000001/"
+    listed = cloud.client("s3").list_objects_v2(Bucket=cloud.bucket, Prefix=folder)
+    assert sorted(item["Key"] for item in listed["Contents"]) == [
+        folder + "manifest.json.out",
+        folder + "output.jsonl.out",
+    ]
+    # the only chat completions asked on demand: the deploy check; the batch's 40 came through the batch
+    assert len(models.faults.requests) == 41
+
+
+def test_records_the_provider_failed_are_unanswered_cases_with_the_providers_reason(
+    fast_batches: None, bedrock: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given simulated Bedrock whose model refuses two cases of the arithmetic example, every time
+    _register(bedrock, tmp_path)
+    first, second = sorted(_example_predictions())[3], sorted(_example_predictions())[7]
+    for case_id in (first, second):
+        models.faults.add(Fault(status=400, case_id=case_id, times=None))
+
+    # When a batch run goes through
+    execution = _live_run(bedrock, "batch-partial", _bedrock_model(bedrock.region))
+
+    # Then the job ended partially completed, and the run completed with those two cases unanswered
+    assert execution["status"] == "SUCCEEDED"
+    run = _runs(bedrock).get("batch-partial")
+    assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
+    assert run.batch is not None
+    (job,) = run.batch.jobs
+    assert (job.status, job.succeeded, job.failed) == ("PartiallyCompleted", 448, 2)
+    assert run.inference is not None
+    assert (run.inference.answered, run.inference.unanswered) == (448, 2)
+    reason = "Bedrock batch inference: injected fault 400 (error code 400)"
+    assert sorted(run.inference.unanswered_reasons) == [f"{first}: {reason}", f"{second}: {reason}"]
+    # each answered empty in the submission, and logged with the provider's reason
+    log = {entry["id"]: entry for entry in _lines(bedrock, run.files[RunOutput.INFERENCE_LOG])}
+    assert (log[first]["answered"], log[first]["prediction_text"], log[first]["error"]) == (False, "", reason)
+    assert _generated_predictions(bedrock, run)[second] == ""
+
+
+def test_a_run_above_the_record_limit_is_split_into_jobs_each_within_it(
+    fast_batches: None,
+    bedrock: LocalCloud,
+    models: ExampleModelServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given an account whose quota is 200 records a job, which simulated Bedrock enforces too
+    monkeypatch.setenv("BATCH_MAX_RECORDS", "200")
+    bedrock.provider_clock.bedrock_batches.max_records = 200
+    _register(bedrock, tmp_path)
+
+    # When a batch run of the 450 cases goes through
+    execution = _live_run(bedrock, "batch-split", _bedrock_model(bedrock.region))
+
+    # Then it went as three jobs of 150 records, in the cases' order, each completed
+    assert execution["status"] == "SUCCEEDED"
+    run = _runs(bedrock).get("batch-split")
+    assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
+    assert run.batch is not None
+    assert [(job.first_record, job.records, job.status) for job in run.batch.jobs] == [
+        (0, 150, "Completed"),
+        (150, 150, "Completed"),
+        (300, 150, "Completed"),
+    ]
+    assert len({job.job_id for job in run.batch.jobs}) == 3
+    # and the three jobs' answers make the one submission, in order
+    assert _generated_predictions(bedrock, run) == _example_predictions()
+    assert run.inference is not None and run.inference.answered == 450
+
+
+def test_a_duplicate_output_event_changes_nothing(
+    fast_batches: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given a batch run that completed
+    _register(cloud, tmp_path, "gsm8k-en")
+    _live_run(cloud, "batch-duplicate", _openai_model(models.base_url), example="gsm8k-en")
+    before = _runs(cloud).get("batch-duplicate")
+    assert before is not None and before.status is RunStatus.COMPLETED and before.batch is not None
+    job = before.batch.jobs[0]
+    manifest = f"batch-output/batch-duplicate/{job.name}/{job.job_id}/manifest.json.out"
+    s3 = cloud.client("s3")
+    body = s3.get_object(Bucket=cloud.bucket, Key=manifest)["Body"].read()
+
+    # When its manifest's event is delivered again, and the manifest lands a second time
+    name = next(name for lid, name in cloud.functions.items() if lid.startswith("AssembleBatch"))
+    head = s3.head_object(Bucket=cloud.bucket, Key=manifest)
+    event = _notification(cloud, manifest, head)
+    cloud.client("lambda").invoke(FunctionName=name, InvocationType="Event", Payload=json.dumps(event))
+    s3.put_object(Bucket=cloud.bucket, Key=manifest, Body=body)
+    cloud.settle()
+
+    # Then the run is as it was, and its submission was uploaded once
+    after = _runs(cloud).get("batch-duplicate")
+    assert after is not None
+    assert after.model_dump(exclude={"claim"}) == before.model_dump(exclude={"claim"})
+    versions = s3.list_object_versions(Bucket=cloud.bucket, Prefix="submissions/batch-duplicate/")
+    assert len(versions["Versions"]) == 1
+
+
+def _notification(cloud: LocalCloud, key: str, head: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "Records": [
+            {
+                "eventVersion": "2.1",
+                "eventSource": "aws:s3",
+                "awsRegion": cloud.region,
+                "eventTime": "2026-11-30T05:00:00.000Z",
+                "eventName": "ObjectCreated:Put",
+                "s3": {
+                    "s3SchemaVersion": "1.0",
+                    "bucket": {"name": cloud.bucket, "arn": f"arn:aws:s3:::{cloud.bucket}"},
+                    "object": {
+                        "key": key,
+                        "size": head["ContentLength"],
+                        "eTag": head["ETag"].strip('"'),
+                        "versionId": head.get("VersionId"),
+                    },
+                },
+            }
+        ]
+    }
+
+
+def test_an_explicit_batch_run_below_the_providers_minimum_fails_saying_what_to_do(
+    fast_batches: None, bedrock: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given the 40-case gsm8k-en example: fewer than the 100 records a Bedrock batch job needs
+    _register(bedrock, tmp_path, "gsm8k-en")
+
+    # When a run asks explicitly for batch inference
+    execution = _live_run(bedrock, "batch-small", _bedrock_model(bedrock.region), example="gsm8k-en")
+
+    # Then it fails before anything is submitted, with the sentence
+    assert execution["status"] == "FAILED"
+    run = _runs(bedrock).get("batch-small")
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason == (
+        "this run asks 40 cases, and Bedrock batch inference needs at least 100 records in a job: set "
+        "inference_mode to on_demand (or auto, which asks a run this small on demand)"
+    )
+    assert bedrock.provider_clock.bedrock_batches.requests == []
+
+
+@pytest.mark.parametrize(("above", "batched"), [(39, True), (40, False)])
+def test_auto_sends_a_run_to_batch_only_above_its_size(
+    fast_batches: None,
+    cloud: LocalCloud,
+    models: ExampleModelServer,
+    tmp_path: Path,
+    above: int,
+    batched: bool,
+) -> None:
+    # Given the 40-case example and a run in auto mode going to batch above `above` cases
+    _register(cloud, tmp_path, "gsm8k-en")
+    live = _openai_model(models.base_url, InferenceMode.AUTO, above=above)
+
+    # When the run goes through
+    execution = _live_run(cloud, f"batch-auto-{above}", live, example="gsm8k-en")
+
+    # Then it went to the Batch API only when it had more cases than that, and completed either way
+    assert execution["status"] == "SUCCEEDED"
+    run = _runs(cloud).get(f"batch-auto-{above}")
+    assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
+    assert (run.batch is not None) is batched
+    assert len(models.batches.bodies) == (1 if batched else 0)
+    assert run.overall_score == pytest.approx(0.7)
+
+
+def test_a_failed_job_fails_the_run_with_the_providers_message(
+    fast_batches: None, bedrock: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given simulated Bedrock failing every job
+    _register(bedrock, tmp_path)
+    bedrock.provider_clock.bedrock_batches.fail("the model is not available for batch inference here")
+
+    # When a batch run goes through
+    execution = _live_run(bedrock, "batch-failed", _bedrock_model(bedrock.region))
+
+    # Then it fails with the job's status and Bedrock's own words, and nothing was submitted for ingest
+    assert execution["status"] == "FAILED"
+    run = _runs(bedrock).get("batch-failed")
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    assert "ended Failed at Bedrock batch inference: the model is not available" in run.failure_reason
+    listed = bedrock.client("s3").list_objects_v2(Bucket=bedrock.bucket, Prefix="submissions/batch-failed/")
+    assert listed.get("KeyCount", 0) == 0
+
+
+def test_jobs_that_never_end_fail_the_run_after_the_last_look(
+    fast_batches: None,
+    bedrock: LocalCloud,
+    models: ExampleModelServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given jobs that stay in progress, and a run that looks three times
+    monkeypatch.setenv("BATCH_MAX_POLLS", "3")
+    _register(bedrock, tmp_path)
+    bedrock.provider_clock.bedrock_batches.hold()
+
+    # When a batch run goes through
+    execution = _live_run(bedrock, "batch-held", _bedrock_model(bedrock.region))
+
+    # Then it fails saying it stopped waiting, and the run records how many looks it took
+    assert execution["status"] == "FAILED"
+    run = _runs(bedrock).get("batch-held")
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    assert run.failure_reason.startswith("the run's batch jobs had not all ended after 3 looks")

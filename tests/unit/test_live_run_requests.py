@@ -110,6 +110,8 @@ def test_the_run_keeps_where_the_model_is_and_the_secrets_arn_never_a_key() -> N
         "base_url": "https://api.together.xyz/v1",
         "secret_arn": SECRET_ARN,
         "limits": {"max_in_flight": 4, "requests_per_minute": None, "tokens_per_minute": None},
+        "inference_mode": "auto",
+        "batch_above_cases": 10_000,
     }
 
 
