@@ -16,6 +16,7 @@ from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import InferenceMode, LiveModel, RunRecord, RunStatus
 from benchgen.vocabulary import Sampling
+from cli.demo import Api
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, ExampleModelServer, Fault
@@ -397,3 +398,102 @@ def test_jobs_that_never_end_fail_the_run_after_the_last_look(
     assert run is not None and run.status is RunStatus.FAILED
     assert run.failure_reason is not None
     assert run.failure_reason.startswith("the run's batch jobs had not all ended after 3 looks")
+
+
+# ---- through the API -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def api(cloud: LocalCloud) -> Iterator[Api]:
+    with cloud.serve_api(access_log=False) as server:
+        yield Api(server.url, cloud.create_user("owner@example.com", "Owner-Passw0rd!x"))
+
+
+def _post_run(api: Api, connection_id: str, **config: Any) -> tuple[int, Any]:
+    body = {
+        "environment_id": EXAMPLE,
+        "version": "v1",
+        "model": "tuned",
+        "model_config": {"connection_id": connection_id, "model_id": "tuned-llama", **config},
+    }
+    return api.call("POST", "/runs", body)
+
+
+def test_post_runs_refuses_batch_for_a_sagemaker_endpoint_saying_what_would_serve(
+    cloud: LocalCloud, tmp_path: Path, api: Api
+) -> None:
+    # Given the owner's SageMaker endpoint connection
+    _register(cloud, tmp_path)
+    connection = api.expect(
+        "POST",
+        "/connections",
+        201,
+        {
+            "name": "endpoint",
+            "provider": "sagemaker",
+            "region": cloud.region,
+            "endpoint_name": "tuned-llama-endpoint",
+        },
+    )
+
+    # When a run asks for batch inference through it, or for a mode that does not exist
+    status, answer = _post_run(api, connection["connection_id"], inference_mode="batch")
+    unknown_status, unknown = _post_run(api, connection["connection_id"], inference_mode="overnight")
+
+    # Then both are refused, the first with the sentence naming what would serve, and no run was recorded
+    assert status == 400, answer
+    assert answer["message"] == (
+        "inference_mode batch: a SageMaker endpoint has no batch inference API for live runs: set "
+        "inference_mode to on_demand (its cases are asked concurrently, up to limits.max_in_flight), or "
+        "serve the model on Bedrock or an OpenAI-compatible host with a Batch API for batch runs"
+    )
+    assert unknown_status == 422
+    assert "inference_mode" in json.dumps(unknown)
+    assert api.expect("GET", "/runs", 200)["items"] == []
+
+
+def test_post_runs_keeps_the_inference_mode_and_get_runs_shows_the_batch_jobs(
+    fast_batches: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path, api: Api
+) -> None:
+    # Given the owner's connection to the example server's Batch API
+    _register(cloud, tmp_path, "gsm8k-en")
+    connection = api.expect(
+        "POST",
+        "/connections",
+        201,
+        {"name": "example models", "provider": "openai-compatible", "base_url": models.base_url},
+    )
+
+    # When the owner creates a run in auto mode going to batch above 10 cases
+    body = {
+        "environment_id": "gsm8k-en",
+        "version": "v1",
+        "model": "example-base",
+        "model_config": {
+            "connection_id": connection["connection_id"],
+            "model_id": BASE_MODEL,
+            "inference_mode": "auto",
+            "batch_above_cases": 10,
+        },
+    }
+    status, created = api.call("POST", "/runs", body)
+    assert status == 201, created
+    run_id = created["run"]["run_id"]
+    machine = cloud.state_machine_arns["InferencePipeline"]
+    execution = cloud.wait_for_execution(f"live-{run_id}", timeout=180, state_machine_arn=machine)
+    cloud.settle()
+
+    # Then the run went to batch, and its page shows the job, its provider id, status and counts
+    assert execution["status"] == "SUCCEEDED"
+    detail = api.expect("GET", f"/runs/{run_id}", 200)
+    assert detail["status"] == "Completed"
+    assert detail["batch"]["polls"] >= 1
+    (job,) = detail["batch"]["jobs"]
+    assert {key: job[key] for key in ("job_id", "status", "records", "succeeded", "failed")} == {
+        "job_id": "batch_000001",
+        "status": "completed",
+        "records": 40,
+        "succeeded": 40,
+        "failed": 0,
+    }
+    assert detail["inference"]["answered"] == 40
