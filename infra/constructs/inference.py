@@ -27,7 +27,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from benchgen.records.runs import InferenceMode
-from infra.constructs import error_readers, logged_state_machine, record_failure
+from infra.constructs import error_readers, logged_state_machine, record_failure, set_logical_id
 from infra.constructs.pipeline import LAMBDA_SERVICE_ERRORS
 from infra.constructs.sharded_scoring import StrictDistributedMap
 from infra.constructs.storage import BATCH_OUTPUT_PREFIX, RUNS_PREFIX
@@ -206,6 +206,7 @@ class InferencePipeline(Construct):
                 },
             ),
         )
+        set_logical_id(role, "BedrockBatchRole")
         role.add_to_policy(
             iam.PolicyStatement(
                 actions=["s3:GetObject"], resources=[bucket.arn_for_objects(BATCH_RECORDS_PATTERN)]
