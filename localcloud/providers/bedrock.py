@@ -18,7 +18,7 @@ from localcloud.providers import bedrock_batch
 def install(clock: ProviderClock) -> None:
     from moto.bedrock import models as bedrock
 
-    bedrock_batch.install(clock)
+    bedrock_batch.install(bedrock_batch.jobs_of(clock), clock.patch)
 
     get_job = bedrock.BedrockBackend.get_model_customization_job
     job_view = bedrock.ModelCustomizationJob.to_dict

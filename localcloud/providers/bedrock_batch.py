@@ -25,11 +25,11 @@ import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from localcloud.model_server import ExampleModelServer
-    from localcloud.provider_clock import ProviderClock
+# What the example model server's ``completion`` is: a chat completions body in, status and answer out.
+Completion = Callable[[Any], tuple[int, dict[str, Any], dict[str, str]]]
+Patch = Callable[[Any, str, Callable[..., Any]], None]
 
 _REQUEST_FIELDS = frozenset(
     {
@@ -104,9 +104,9 @@ class ModelInvocationJobs:
     _held: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def serve(self, server: ExampleModelServer, models: dict[str, str]) -> None:
-        """Answer records with ``server``'s chat completions, the Bedrock model id ``models`` maps to an
-        example model asked in its place."""
+    def serve(self, completion: Completion, models: dict[str, str]) -> None:
+        """Answer records with the example server's chat ``completion``, the Bedrock model id ``models``
+        maps to an example model asked in its place."""
 
         def answer(model_id: str, converse: dict[str, Any]) -> tuple[int, dict[str, Any]]:
             text = "".join(
@@ -122,7 +122,7 @@ class ModelInvocationJobs:
             }
             if "maxTokens" in config:
                 body["max_tokens"] = config["maxTokens"]
-            status, chat, _ = server.completion(body)
+            status, chat, _ = completion(body)
             if status != 200:
                 return status, chat
             content = chat["choices"][0]["message"]["content"]
@@ -265,21 +265,22 @@ class ModelInvocationJobs:
 
         _, key, data = self._input(account, job)
         assert data is not None  # validated
-        out = []
+        out: list[dict[str, Any]] = []
         errors = 0
         for line in data.decode("utf-8").splitlines():
             if not line.strip():
                 continue
             record = json.loads(line)
+            output: dict[str, Any]
             if self.answer is None:
-                status, output = 503, {"message": "no model server serves these simulated jobs"}
+                status, output = 503, {"error": {"message": "no model server serves these simulated jobs"}}
             else:
                 status, output = self.answer(job.request["modelId"], record["modelInput"])
             if status == 200:
                 out.append({**record, "modelOutput": output})
             else:
                 errors += 1
-                message = (output.get("error") or {}).get("message") if isinstance(output, dict) else None
+                message = (output.get("error") or {}).get("message")
                 out.append({**record, "error": {"errorCode": status, "errorMessage": str(message or output)}})
         match = _S3_URI.fullmatch(job.request["outputDataConfig"]["s3OutputDataConfig"]["s3Uri"])
         assert match is not None
@@ -324,12 +325,17 @@ def _record_problem(line: str, invocation_type: str) -> str | None:
     return None
 
 
-def install(clock: ProviderClock) -> None:
-    """Answer CreateModelInvocationJob and GetModelInvocationJob on moto's Bedrock from ``clock``'s jobs."""
+def jobs_of(clock: Any) -> ModelInvocationJobs:
+    """The simulated jobs a provider clock keeps (``clock.state``), which tests tune and read."""
+    jobs: ModelInvocationJobs = clock.state("bedrock_batches", ModelInvocationJobs)
+    return jobs
+
+
+def install(jobs: ModelInvocationJobs, patch: Patch) -> None:
+    """Answer CreateModelInvocationJob, GetModelInvocationJob and Converse on moto's Bedrock from
+    ``jobs``, through the provider clock's ``patch``."""
     from moto.bedrock.responses import BedrockResponse
     from moto.bedrockruntime.responses import BedrockRuntimeResponse
-
-    jobs = clock.bedrock_batches
 
     def create_model_invocation_job(response: Any) -> str:
         try:
@@ -364,8 +370,8 @@ def install(clock: ProviderClock) -> None:
             raise error
         return json.dumps({**output, "metrics": {"latencyMs": 0}})
 
-    clock.patch(BedrockResponse, "create_model_invocation_job", create_model_invocation_job)
-    clock.patch(BedrockResponse, "get_model_invocation_job", get_model_invocation_job)
+    patch(BedrockResponse, "create_model_invocation_job", create_model_invocation_job)
+    patch(BedrockResponse, "get_model_invocation_job", get_model_invocation_job)
     # Bedrock's on-demand calls too (moto 5.2.5 raises NotImplementedError): a live run's reachability
     # check and its on-demand cases reach the same simulated models as its batch jobs.
-    clock.patch(BedrockRuntimeResponse, "converse", converse)
+    patch(BedrockRuntimeResponse, "converse", converse)

@@ -172,7 +172,8 @@ class Batches:
         return None
 
     def _run(self, batch: _Batch) -> None:
-        output, errors = [], []
+        output: list[dict[str, Any]] = []
+        errors: list[dict[str, Any]] = []
         for line in self._requests(batch):
             request = json.loads(line)
             status, answer, _ = self.answer(request["body"])

@@ -20,6 +20,7 @@ from cli.demo import Api
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, ExampleModelServer, Fault
+from localcloud.providers.bedrock_batch import jobs_of
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NOVA = "amazon.nova-micro-v1:0"
@@ -43,7 +44,7 @@ def models() -> Iterator[ExampleModelServer]:
 @pytest.fixture
 def bedrock(cloud: LocalCloud, models: ExampleModelServer) -> LocalCloud:
     """The local cloud whose simulated Bedrock answers Nova Micro as the example base model."""
-    cloud.provider_clock.bedrock_batches.serve(models, {NOVA: BASE_MODEL})
+    jobs_of(cloud.provider_clock).serve(models.completion, {NOVA: BASE_MODEL})
     return cloud
 
 
@@ -131,7 +132,7 @@ def test_a_bedrock_batch_run_completes_scored_on_the_answers_of_its_model_invoca
     assert job.job_id is not None and job.job_id.startswith("arn:aws:bedrock:")
     assert (job.status, job.records, job.succeeded, job.failed) == ("Completed", 450, 450, 0)
     # sent as Bedrock takes it: the records in S3, Converse input, the stack's batch role
-    (request,) = bedrock.provider_clock.bedrock_batches.requests
+    (request,) = jobs_of(bedrock.provider_clock).requests
     assert request["modelInvocationType"] == "Converse"
     assert request["roleArn"].startswith("arn:aws:iam::") and "BedrockBatchRole" in request["roleArn"]
     assert request["inputDataConfig"]["s3InputDataConfig"]["s3Uri"].startswith(f"s3://{bedrock.bucket}/runs/")
@@ -237,7 +238,7 @@ def test_a_run_above_the_record_limit_is_split_into_jobs_each_within_it(
 ) -> None:
     # Given an account whose quota is 200 records a job, which simulated Bedrock enforces too
     monkeypatch.setenv("BATCH_MAX_RECORDS", "200")
-    bedrock.provider_clock.bedrock_batches.max_records = 200
+    jobs_of(bedrock.provider_clock).max_records = 200
     _register(bedrock, tmp_path)
 
     # When a batch run of the 450 cases goes through
@@ -329,7 +330,7 @@ def test_an_explicit_batch_run_below_the_providers_minimum_fails_saying_what_to_
         "this run asks 40 cases, and Bedrock batch inference needs at least 100 records in a job: set "
         "inference_mode to on_demand (or auto, which asks a run this small on demand)"
     )
-    assert bedrock.provider_clock.bedrock_batches.requests == []
+    assert jobs_of(bedrock.provider_clock).requests == []
 
 
 @pytest.mark.parametrize(("above", "batched"), [(39, True), (40, False)])
@@ -362,7 +363,7 @@ def test_a_failed_job_fails_the_run_with_the_providers_message(
 ) -> None:
     # Given simulated Bedrock failing every job
     _register(bedrock, tmp_path)
-    bedrock.provider_clock.bedrock_batches.fail("the model is not available for batch inference here")
+    jobs_of(bedrock.provider_clock).fail("the model is not available for batch inference here")
 
     # When a batch run goes through
     execution = _live_run(bedrock, "batch-failed", _bedrock_model(bedrock.region))
@@ -387,7 +388,7 @@ def test_jobs_that_never_end_fail_the_run_after_the_last_look(
     # Given jobs that stay in progress, and a run that looks three times
     monkeypatch.setenv("BATCH_MAX_POLLS", "3")
     _register(bedrock, tmp_path)
-    bedrock.provider_clock.bedrock_batches.hold()
+    jobs_of(bedrock.provider_clock).hold()
 
     # When a batch run goes through
     execution = _live_run(bedrock, "batch-held", _bedrock_model(bedrock.region))

@@ -21,7 +21,14 @@ from pydantic import (
 from benchgen.api.live_runs import ModelConfigRequest
 from benchgen.records.datasets import DatasetRecord
 from benchgen.records.environments import EnvironmentRecord
-from benchgen.records.runs import ArtifactStatus, BatchSummary, InferenceSummary, RunConfig, RunRecord, RunStatus
+from benchgen.records.runs import (
+    ArtifactStatus,
+    BatchSummary,
+    InferenceSummary,
+    RunConfig,
+    RunRecord,
+    RunStatus,
+)
 
 ENVIRONMENT_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
 VERSION_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,30}[A-Za-z0-9])?$"
