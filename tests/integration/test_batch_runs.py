@@ -498,3 +498,82 @@ def test_post_runs_keeps_the_inference_mode_and_get_runs_shows_the_batch_jobs(
         "failed": 0,
     }
     assert detail["inference"]["answered"] == 40
+
+
+# ---- the simulated Bedrock jobs are stricter than Bedrock ----------------------------------------------
+
+
+def _submit_job(cloud: LocalCloud, name: str, records: list[Any], token: str | None = None) -> str:
+    key = f"runs/fake/batch/{name}/records.jsonl"
+    body = "".join(json.dumps(record) + "\n" for record in records)
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=key, Body=body.encode())
+    request: dict[str, Any] = {
+        "jobName": name,
+        "roleArn": "arn:aws:iam::123456789012:role/batch",
+        "modelId": NOVA,
+        "inputDataConfig": {"s3InputDataConfig": {"s3Uri": f"s3://{cloud.bucket}/{key}"}},
+        "outputDataConfig": {
+            "s3OutputDataConfig": {"s3Uri": f"s3://{cloud.bucket}/batch-output/fake/{name}/"}
+        },
+        "modelInvocationType": "Converse",
+    }
+    if token is not None:
+        request["clientRequestToken"] = token
+    return str(cloud.client("bedrock").create_model_invocation_job(**request)["jobArn"])
+
+
+def _read_until_ended(cloud: LocalCloud, arn: str) -> dict[str, Any]:
+    for _ in range(8):
+        job: dict[str, Any] = cloud.client("bedrock").get_model_invocation_job(jobIdentifier=arn)
+        if job["status"] not in ("Submitted", "Validating", "Scheduled", "InProgress"):
+            return job
+    raise AssertionError("the simulated job never ended")
+
+
+def _record(index: int, **extra: Any) -> dict[str, Any]:
+    converse = {"messages": [{"role": "user", "content": [{"text": f"What is {index} + 1?"}]}]}
+    return {"recordId": f"R{index:010d}", "modelInput": converse, **extra}
+
+
+def test_the_simulated_job_fails_a_record_of_the_wrong_shape_at_its_line_and_a_job_below_the_minimum(
+    bedrock: LocalCloud,
+) -> None:
+    jobs = jobs_of(bedrock.provider_clock)
+    jobs.min_records = 3
+    shaped = [_record(0), _record(1, modelOutput={}), _record(2)]
+    named = [_record(0), {**_record(1), "recordId": "case-1"}, _record(2)]
+
+    misshaped = _read_until_ended(bedrock, _submit_job(bedrock, "misshaped", shaped))
+    misnamed = _read_until_ended(bedrock, _submit_job(bedrock, "misnamed", named))
+    small = _read_until_ended(bedrock, _submit_job(bedrock, "small", [_record(0), _record(1)]))
+
+    assert misshaped["status"] == "Failed"
+    assert misshaped["message"] == (
+        "line 2 of the input: a record is exactly {recordId, modelInput}, this one has "
+        "['modelInput', 'modelOutput', 'recordId']"
+    )
+    assert (
+        misnamed["message"]
+        == "line 2 of the input: recordId 'case-1' is not an 11-character alphanumeric string"
+    )
+    assert small["message"] == "the job has 2 records; a job takes between 3 and 50000"
+
+
+def test_the_simulated_job_is_one_per_name_and_token_and_writes_its_output_and_manifest_last(
+    bedrock: LocalCloud,
+) -> None:
+    jobs_of(bedrock.provider_clock).min_records = 1
+    arn = _submit_job(bedrock, "once", [_record(0)], token="once")
+
+    again = _submit_job(bedrock, "once", [_record(0)], token="once")
+    with pytest.raises(bedrock.client("bedrock").exceptions.ConflictException):
+        _submit_job(bedrock, "once", [_record(0)], token="another")
+    ended = _read_until_ended(bedrock, arn)
+
+    assert again == arn
+    assert (ended["status"], ended["successRecordCount"], ended["errorRecordCount"]) == ("Completed", 1, 0)
+    folder = f"batch-output/fake/once/{arn.rsplit('/', 1)[1]}/"
+    listed = bedrock.client("s3").list_objects_v2(Bucket=bedrock.bucket, Prefix=folder)["Contents"]
+    assert [item["Key"] for item in listed] == [folder + "manifest.json.out", folder + "records.jsonl.out"]
+    (line,) = _lines(bedrock, folder + "records.jsonl.out")
+    assert line["recordId"] == "R0000000000" and "modelOutput" in line
