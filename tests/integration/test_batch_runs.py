@@ -15,6 +15,7 @@ import pytest
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import InferenceMode, LiveModel, RunRecord, RunStatus
+from benchgen.steps import batch_inference
 from benchgen.vocabulary import Sampling
 from cli.demo import Api
 from examplegen.writing import write_bundle_zip
@@ -577,3 +578,34 @@ def test_the_simulated_job_is_one_per_name_and_token_and_writes_its_output_and_m
     assert [item["Key"] for item in listed] == [folder + "manifest.json.out", folder + "records.jsonl.out"]
     (line,) = _lines(bedrock, folder + "records.jsonl.out")
     assert line["recordId"] == "R0000000000" and "modelOutput" in line
+
+
+def test_an_assembly_that_keeps_failing_fails_the_run_on_its_last_delivery(
+    fast_batches: None,
+    cloud: LocalCloud,
+    models: ExampleModelServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given an assembly step that breaks on every delivery (the state machine has ended by then)
+    _register(cloud, tmp_path, "gsm8k-en")
+    deliveries: list[str] = []
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        deliveries.append("assembly")
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(batch_inference, "_results", broken)
+
+    # When a batch run's output lands
+    execution = _live_run(cloud, "batch-broken", _openai_model(models.base_url), example="gsm8k-en")
+
+    # Then Lambda delivered the manifest's event three times, and the last failed the run with a sentence
+    assert execution["status"] == "SUCCEEDED"
+    assert len(deliveries) == 3
+    run = _runs(cloud).get("batch-broken")
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    assert run.failure_reason.startswith(
+        "internal error while assembling the answers of the run's batch jobs (RuntimeError, attempt 3 of 3"
+    )

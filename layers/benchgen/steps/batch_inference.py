@@ -36,7 +36,7 @@ from benchgen.providers.batch import (
 from benchgen.providers.jobs import ProviderFault
 from benchgen.providers.registry import provider
 from benchgen.records.runs import BatchJob, BatchSummary, InferenceSummary, LiveModel, RunRecord, RunStatus
-from benchgen.steps.attempts import Invocation, claim_run
+from benchgen.steps.attempts import Invocation, claim_run, fail_if_last_attempt
 from benchgen.steps.inference import LiveRunError, live_run, record_answers, upload_submission
 from benchgen.steps.keys import (
     BATCH_MANIFEST,
@@ -267,12 +267,23 @@ def assemble_batch(
         return {"key": key, "run_id": run.run_id, "waiting_for": waiting}
     # Concurrent manifests of the last jobs: the one that claims the run writes its answers. The claim is
     # let go before the upload, so that the ingest it starts finds the run free.
-    if claim_run(runs, run, step=ASSEMBLE_STEP, invocation=invocation) is None:
+    attempt = claim_run(runs, run, step=ASSEMBLE_STEP, invocation=invocation)
+    if attempt is None:
         return {"key": key, "ignored": "another delivery is assembling this run"}
     try:
         claimed, summary, predictions_path = _assemble(
             run, api, folders, store=store, runs=runs, workdir=workdir
         )
+    except LiveRunError as error:
+        runs.fail(run.run_id, str(error), expected=RunStatus.RUNNING)
+        return {"key": key, "run_id": run.run_id, "failed": str(error)}
+    except Exception as error:
+        # The state machine has ended: the last delivery fails the run rather than leave it Running.
+        if not fail_if_last_attempt(
+            runs, run.run_id, step=ASSEMBLE_STEP, attempt=attempt, invocation=invocation, error=error
+        ):
+            raise
+        return {"key": key, "run_id": run.run_id, "failed": "internal error"}
     finally:
         runs.release_claim(run.run_id, holder=invocation.holder)
     upload_submission(claimed, predictions_path, store=store)
