@@ -171,7 +171,15 @@ class _RedactedBatches:
         return replace(state, provider_status=redact(state.provider_status, secrets), message=message)
 
     def download(self, file_id: str, path: Path) -> Path:
-        return _redacted_call(lambda: self._jobs.download(file_id, path), self._secrets)
+        """The file, each line redacted: a provider's error records may quote the request, key included."""
+        raw = path.with_name(path.name + ".raw")
+        _redacted_call(lambda: self._jobs.download(file_id, raw), self._secrets)
+        secrets = self._secrets()
+        with raw.open(encoding="utf-8", errors="replace") as lines, path.open("w", encoding="utf-8") as out:
+            for line in lines:
+                out.write(redact(line, secrets))
+        raw.unlink()
+        return path
 
 
 def redacted_batches(jobs: BatchJobs, secrets: Secrets) -> BatchJobs:
