@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 from benchgen.aws.providers import bedrock as bedrock_adapter
 from benchgen.providers import bedrock_batch, openai_batch
 from benchgen.providers.batch import BatchJobSpec, BatchLimits, BatchRefused, BatchStatus, JobCutter, job_size
+from benchgen.records.runs import InferenceMode, LiveModel
+from benchgen.steps.inference import LiveRunError, inference_mode
 from benchgen.vocabulary import Sampling
 from tests.unit.test_inference_requests import CHAT_REQUEST_SCHEMA
 
@@ -301,3 +303,35 @@ def test_records_too_large_for_one_job_are_refused_with_the_sizes() -> None:
         cutter.starts_job(0, 101)
 
     assert json.dumps(_cut(10, limits, 30)) == "[[0, 3], [3, 3], [6, 3], [9, 1]]"
+
+
+def _live(provider: str, mode: InferenceMode, above: int = 1000) -> LiveModel:
+    return LiveModel(
+        connection_id="c", provider=provider, model_id="m", inference_mode=mode, batch_above_cases=above
+    )
+
+
+@pytest.mark.parametrize(
+    ("provider", "mode", "cases", "chosen"),
+    [
+        ("bedrock", InferenceMode.AUTO, 1000, InferenceMode.ON_DEMAND),  # not above the run's size
+        ("bedrock", InferenceMode.AUTO, 1001, InferenceMode.BATCH),
+        ("openai-compatible", InferenceMode.AUTO, 1001, InferenceMode.BATCH),
+        ("sagemaker", InferenceMode.AUTO, 100_000, InferenceMode.ON_DEMAND),  # no batch API
+        ("bedrock", InferenceMode.ON_DEMAND, 1_000_000, InferenceMode.ON_DEMAND),
+        ("bedrock", InferenceMode.BATCH, 100, InferenceMode.BATCH),
+    ],
+)
+def test_the_plan_chooses_how_a_run_asks_its_model(
+    provider: str, mode: InferenceMode, cases: int, chosen: InferenceMode
+) -> None:
+    assert inference_mode(_live(provider, mode), cases) is chosen
+
+
+def test_auto_asks_on_demand_a_run_below_the_providers_minimum_even_above_its_size() -> None:
+    assert inference_mode(_live("bedrock", InferenceMode.AUTO, above=10), 50) is InferenceMode.ON_DEMAND
+
+
+def test_an_explicit_batch_run_on_a_kind_without_batch_inference_fails_with_what_would_serve() -> None:
+    with pytest.raises(LiveRunError, match="a SageMaker endpoint has no batch inference API for live runs"):
+        inference_mode(_live("sagemaker", InferenceMode.BATCH), 100_000)
