@@ -223,6 +223,7 @@ def test_records_the_provider_failed_are_unanswered_cases_with_the_providers_rea
     assert run.inference is not None
     assert (run.inference.answered, run.inference.unanswered) == (448, 2)
     reason = "Bedrock batch inference: injected fault 400 (error code 400)"
+    # the records' errors, the first few, where on-demand runs keep theirs (GET /runs/{id} shows them)
     assert sorted(run.inference.unanswered_reasons) == [f"{first}: {reason}", f"{second}: {reason}"]
     # each answered empty in the submission, and logged with the provider's reason
     log = {entry["id"]: entry for entry in _lines(bedrock, run.files[RunOutput.INFERENCE_LOG])}
