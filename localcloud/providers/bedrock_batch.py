@@ -4,9 +4,11 @@ check and its on-demand cases answer).
 
 While the provider clock is installed, ``CreateModelInvocationJob`` and ``GetModelInvocationJob`` answer
 on moto's Bedrock. A job moves one status per read (``Submitted``, ``Validating``, ``Scheduled``,
-``InProgress``) and ends on the read after: its records, read from moto's S3, are each asked of the
-example server (:meth:`ModelInvocationJobs.serve`), and the output is written to moto's S3 as Bedrock
-writes it, ``<output>/<job id>/<input file>.out`` and then ``manifest.json.out``, so the S3 events fire.
+``InProgress``); on the read after, its records, read from moto's S3, are each asked of the example
+server (:meth:`ModelInvocationJobs.serve`), and the output is written to moto's S3 as Bedrock writes it,
+``<output>/<job id>/<input file>.out`` and then ``manifest.json.out``, so the S3 events fire, while the
+job still reads ``InProgress``: only the read after that says it ended, so whoever polls hears of the end
+after the output's event (as can happen on AWS, where the two are not ordered).
 A record the server refuses (a fault injected for its case) is an ``error`` record, and the job ends
 ``PartiallyCompleted``.
 
@@ -68,6 +70,7 @@ class _Job:
     reads: int = 0
     message: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    ending: str | None = None  # the status it ends with, once its output has landed
 
     def view(self) -> dict[str, Any]:
         view: dict[str, Any] = {
@@ -223,6 +226,11 @@ class ModelInvocationJobs:
         if self._failure is not None:
             job.status, job.message = "Failed", self._failure
             return
+        if job.ending is not None:
+            job.status = job.ending
+            return
+        # The output lands while the job still reads InProgress, and the next read says it ended: the
+        # provider writes before whoever polls it hears, so the run may be assembled (even scored) by then.
         self._run(account, job)
 
     def _input(self, account: str, job: _Job) -> tuple[str, str, bytes | None]:
@@ -298,7 +306,7 @@ class ModelInvocationJobs:
         backend.put_object(out_bucket, folder + key.rsplit("/", 1)[-1] + ".out", body)
         manifest = {**job.counts, "inputTokenCount": 0, "outputTokenCount": 0}
         backend.put_object(out_bucket, folder + MANIFEST, json.dumps(manifest).encode())
-        job.status = "PartiallyCompleted" if errors else "Completed"
+        job.ending = "PartiallyCompleted" if errors else "Completed"
 
 
 def _record_problem(line: str, invocation_type: str) -> str | None:

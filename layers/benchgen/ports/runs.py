@@ -118,8 +118,9 @@ class RunsStore(ABC):
         return self._update(run_id, None, inference=summary)
 
     def record_batch(self, run_id: str, batch: BatchSummary) -> RunRecord | None:
-        """The run's batch jobs as the provider last reported them, while the run is Running."""
-        return self._update(run_id, RunStatus.RUNNING, batch=batch)
+        """The run's batch jobs as the provider last reported them (whatever the run's status: a job's
+        end may be heard after its output was scored)."""
+        return self._update(run_id, None, batch=batch)
 
     def complete(
         self,

@@ -168,8 +168,11 @@ def poll(
 ) -> dict[str, Any]:
     """One look at every job not yet ended, recorded on the run; a job that ended with its output at the
     provider has it copied into its output folder. Fails the run when a job failed, or when the jobs have
-    not all ended after ``max_polls`` looks."""
-    run, live = live_run(runs, run_id, RunStatus.RUNNING)
+    not all ended after ``max_polls`` looks; a run already assembled from their output is done."""
+    # A run may be assembled, even scored, before a look hears its jobs end: a provider writes the output
+    # (whose event assembles the run) before, or as, it says so.
+    run, live = live_run(runs, run_id, RunStatus.RUNNING, RunStatus.COMPLETED, RunStatus.FAILED)
+    finished = run.status is not RunStatus.RUNNING
     api = _api(live)
     if run.batch is None:
         raise LiveRunError(f"run {run_id} has no batch jobs to follow: its jobs were never submitted")
@@ -193,6 +196,8 @@ def poll(
             _copy_output(provider_jobs, state, job, api, run_id, store=store, workdir=workdir)
     summary.polls = polls + 1
     runs.record_batch(run_id, summary)
+    if finished:
+        return {"run_id": run_id, "jobs": len(summary.jobs), "polls": summary.polls, "done": True}
     failed = [job for job in summary.jobs if api.status(job.status) is BatchStatus.FAILED]
     if failed:
         job = failed[0]
