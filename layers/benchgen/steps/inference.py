@@ -55,6 +55,7 @@ class LiveRunError(BenchGenError):
 
 
 def live_run(runs: RunsStore, run_id: str, *statuses: RunStatus) -> tuple[RunRecord, LiveModel]:
+    """The live run ``run_id`` and its model, read again; a LiveRunError unless it is in ``statuses``."""
     run = runs.get(run_id)
     if run is None:
         raise LiveRunError(f"run {run_id} does not exist: create it with POST /runs and a model_config")
@@ -134,7 +135,8 @@ def plan(
 ) -> dict[str, Any]:
     """Cut the environment's cases into shards of at most ``shard_size`` (fewer when the run asks few
     requests at once: see :func:`fanout`) and write the items list the Map reads, each shard with its
-    share of the run's ``max_in_flight``; the run is Running from here."""
+    share of the run's ``max_in_flight``, and say whether the run goes to its provider's batch inference
+    instead (:func:`inference_mode`); the run is Running from here."""
     run, live = live_run(runs, run_id, RunStatus.DEPLOYING, RunStatus.RUNNING)
     environment = open_run_environment(
         run, registered_version(run, environments), store=store, workdir=workdir
