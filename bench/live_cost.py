@@ -156,17 +156,23 @@ def function_ids(facts: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def token_cost(cases: int, mode: str) -> float:
-    from benchgen.records.prices import InferenceMode, ModelPrices, RunCost, run_cost
+def token_costs(cases: int) -> dict[str, float]:
+    """What ``cases`` cases' tokens cost on demand and in batch."""
+    from benchgen.records.prices import AskedMode, ModelPrices, RunCost, run_cost
+    from benchgen.vocabulary import InferenceMode
 
-    cost = run_cost(
-        ModelPrices.model_validate(MODEL_PRICES),
-        input_tokens=cases * TOKENS_PER_CASE[0],
-        output_tokens=cases * TOKENS_PER_CASE[1],
-        mode=InferenceMode(mode),
-    )
-    assert isinstance(cost, RunCost)
-    return cost.total
+    modes: tuple[AskedMode, ...] = (InferenceMode.ON_DEMAND, InferenceMode.BATCH)
+    costs = {}
+    for mode in modes:
+        cost = run_cost(
+            ModelPrices.model_validate(MODEL_PRICES),
+            input_tokens=cases * TOKENS_PER_CASE[0],
+            output_tokens=cases * TOKENS_PER_CASE[1],
+            mode=mode,
+        )
+        assert isinstance(cost, RunCost)
+        costs[mode.value] = cost.total
+    return costs
 
 
 def live_cost(cases: int, counted: list[dict[str, Any]], facts: dict[str, Any]) -> dict[str, Any]:
@@ -219,7 +225,7 @@ def live_cost(cases: int, counted: list[dict[str, Any]], facts: dict[str, Any]) 
         "state_transitions": entered,
         "s3_requests": s3,
         "aws_dollars": {**aws, "total": sum(aws.values())},
-        "tokens_dollars": {"on_demand": token_cost(cases, "on_demand"), "batch": token_cost(cases, "batch")},
+        "tokens_dollars": token_costs(cases),
     }
 
 

@@ -168,6 +168,8 @@ class BenchGenStack(Stack):
             plan=by_name["plan_inference"],
             infer_shard=by_name["infer_shard"],
             assemble=by_name["assemble_predictions"],
+            submit_batch=by_name["submit_batch"],
+            poll_batch=by_name["poll_batch"],
             bucket=self.storage.bucket,
         )
         # POST /runs with a model configuration starts the live run's execution.

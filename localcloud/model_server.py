@@ -17,7 +17,8 @@ flight (``capacity``).
 
 It also SIMULATES Together-style fine-tuning (``/v1/files``, ``/v1/fine-tunes``; see
 ``providers/openai_compatible.py``): a job ends after a few reads naming ``example-tuned``, and nothing is
-trained.
+trained; and OpenAI's Batch API (``/v1/files`` of purpose batch, ``/v1/batches``; see
+``providers/openai_batches.py``), whose requests the simulated models answer.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from benchgen.inference.prompts import prompt_for
 from examplegen.failures import failure_plan
 from examplegen.generate import EXAMPLE_SIZES, EXAMPLES_SEED, generators
 from localcloud.multipart import form_file
+from localcloud.providers.openai_batches import Batches
 from localcloud.providers.openai_compatible import FineTunes
 from localcloud.threaded_server import ThreadedServer
 
@@ -186,6 +188,7 @@ class ExampleModelServer(ThreadedServer):
         self.capacity = Capacity(slots=slots)
         self.latency_s = latency_s
         self.fine_tunes = FineTunes(tuned_model=TUNED_MODEL)
+        self.batches = Batches(answer=self.completion)
         self._answers = dict(_example_answers())
         self._api_key = api_key
         super().__init__(self._handler_class(), host=host, port=port, name="example-models")
@@ -256,7 +259,7 @@ class ExampleModelServer(ThreadedServer):
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # http.server's naming
-                path = self.path.rstrip("/")
+                path = self.path.split("?", 1)[0].rstrip("/")
                 if path == "/v1/models":
                     models = [{"id": m, "object": "model", "owned_by": SIMULATED_NOTICE} for m in MODELS]
                     self._send(200, {"object": "list", "data": models}, {})
@@ -266,6 +269,12 @@ class ExampleModelServer(ThreadedServer):
                     self._send(200, server.fine_tunes.listing(), {})
                 elif path.startswith("/v1/fine-tunes/"):
                     self._send(*server.fine_tunes.read(path.removeprefix("/v1/fine-tunes/")), {})
+                elif path == "/v1/batches":
+                    self._send(200, server.batches.listing(), {})
+                elif path.startswith("/v1/batches/"):
+                    self._send(*server.batches.read(path.removeprefix("/v1/batches/")), {})
+                elif path.startswith("/v1/files/") and path.endswith("/content"):
+                    self._content(path.removeprefix("/v1/files/").removesuffix("/content"))
                 else:
                     self._send(*_error(404, f"no route GET {self.path}"))
 
@@ -278,15 +287,17 @@ class ExampleModelServer(ThreadedServer):
                 if path != "/v1/chat/completions" and self._injected("POST"):
                     return
                 if path == "/v1/files":
-                    self._send(
-                        *server.fine_tunes.upload(*form_file(self.headers.get("Content-Type"), data)), {}
-                    )
+                    filename, purpose, content = form_file(self.headers.get("Content-Type"), data)
+                    if purpose == "batch":
+                        self._send(*server.batches.upload(filename, content), {})
+                    else:
+                        self._send(*server.fine_tunes.upload(filename, purpose, content), {})
                     return
                 if path.startswith("/v1/fine-tunes/") and path.endswith("/cancel"):
                     job_id = path.removeprefix("/v1/fine-tunes/").removesuffix("/cancel")
                     self._send(*server.fine_tunes.cancel(job_id), {})
                     return
-                if path not in ("/v1/chat/completions", "/v1/fine-tunes"):
+                if path not in ("/v1/chat/completions", "/v1/fine-tunes", "/v1/batches"):
                     self._send(*_error(404, f"no route POST {self.path}"))
                     return
                 try:
@@ -296,9 +307,22 @@ class ExampleModelServer(ThreadedServer):
                     return
                 if path == "/v1/fine-tunes":
                     self._send(*server.fine_tunes.create(body), {})
+                elif path == "/v1/batches":
+                    self._send(*server.batches.create(body), {})
                 else:
                     status, answer, headers, cut_short = server._paced(body)
                     self._send(status, answer, headers, cut_short=cut_short)
+
+            def _content(self, file_id: str) -> None:
+                data = server.batches.content(file_id)
+                if data is None:
+                    self._send(*_error(404, f"no file {file_id!r}"))
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "application/jsonl")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _injected(self, method: str) -> bool:
                 """Whether an outage the fine-tuning simulation was told of answered this request."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from importlib import import_module
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from benchgen import vocabulary
 from benchgen.vocabulary import ProviderKind
@@ -24,6 +24,7 @@ DEFAULT_POLLS_TO_COMPLETE = 2
 FAKES = "localcloud.providers"
 
 _Patch = tuple[Any, str, Any]
+T = TypeVar("T")
 
 
 class ProviderClock:
@@ -36,6 +37,7 @@ class ProviderClock:
         self._reads: dict[str, int] = {}
         self._lock = threading.Lock()
         self._originals: list[_Patch] = []
+        self._states: dict[str, Any] = {}
 
     # what tests and the demo ask of it
 
@@ -48,6 +50,15 @@ class ProviderClock:
         """The job named ``job_name`` stays ``InProgress`` however often it is read."""
         with self._lock:
             self._held.add(job_name)
+
+    def state(self, name: str, make: Callable[[], T]) -> T:
+        """The state a fake keeps under ``name`` (made by ``make`` when first asked for), which tests
+        tune and read: it lives as long as the clock, across installs."""
+        with self._lock:
+            if name not in self._states:
+                self._states[name] = make()
+            found: T = self._states[name]
+            return found
 
     def reads(self, job_name: str) -> int:
         """How many times the job named ``job_name`` has been read."""

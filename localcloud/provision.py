@@ -150,6 +150,11 @@ class Provisioner:
             # browser is ever on, so the API allows no cross-origin call from it.
             domain = f"{self._name(lid, 63).lower()}.cloudfront.invalid"
             tpl.record(lid, domain, DomainName=domain)
+        for lid in tpl.of_type("AWS::IAM::Role"):
+            # Named only, never created: the handlers run with the local credentials, and a role ARN a
+            # function is handed (the one Bedrock assumes for batch jobs) only travels in requests.
+            name = self._physical_name(lid, "RoleName", 64)
+            tpl.record(lid, name, Arn=f"arn:aws:iam::{ACCOUNT_ID}:role/{name}")
         for lid in tpl.of_type("AWS::StepFunctions::StateMachine"):
             name = self._physical_name(lid, "StateMachineName", 80)
             arn = self._arn("states", f"stateMachine:{name}")

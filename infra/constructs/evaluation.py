@@ -129,6 +129,7 @@ class EvaluationPipeline(Construct):
             self,
             "EvaluationPipeline",
             definition,
-            # The runs' own limit (the InferencePipeline's 12 hours), and the comparison after them.
+            # 12 hours of checks (an on-demand run's time; a batch run may take the InferencePipeline's 50),
+            # and the comparison after them.
             timeout=Duration.hours(13),
         )

@@ -26,6 +26,7 @@ from benchgen.providers.registry import providers
 from benchgen.settings import METRICS_NAMESPACE
 from benchgen.steps.keys import (
     ARTIFACT_PART,
+    BATCH_MANIFEST,
     CASE_SCOPE,
     CASE_SHARDS,
     PARTS,
@@ -37,6 +38,7 @@ from infra.constructs import set_logical_id
 from infra.constructs.layer import ARCHITECTURE, REPO_ROOT, RUNTIME
 from infra.constructs.sandbox_image import sandbox_image_code
 from infra.constructs.storage import (
+    BATCH_OUTPUT_PREFIX,
     CONNECTIONS_INDEXES,
     DATASETS_INDEXES,
     ENVIRONMENTS_PREFIX,
@@ -167,6 +169,9 @@ class FunctionSpec:
     trains_models: bool = False
     # Reads the API keys of connections tagged for BenchGen (for a provider's own file upload).
     reads_provider_keys: bool = False
+    # Submits and reads live runs' provider batch jobs (each kind's IAM needs for it, and passing the
+    # stack's Bedrock batch role to Bedrock).
+    runs_batches: bool = False
 
 
 def sandbox_specs() -> tuple[FunctionSpec, ...]:
@@ -398,6 +403,49 @@ SPECS: tuple[FunctionSpec, ...] = (
         writes=(RUNS_PREFIX, SUBMISSIONS_PREFIX),
         tables={DataTable.RUNS: TableAccess.READ_WRITE},
     ),
+    # The batch branch of a live run. Submit streams the case shards into job files on disk (a job holds
+    # at most 1 GB of records, Bedrock's input file limit) and hands each to its provider; Poll copies out a
+    # finished job's output that the provider keeps (at most the 200 MB of an OpenAI-style batch's input,
+    # and its answers); the manifest that lands last assembles the run, reading one job's records at once.
+    FunctionSpec(
+        name="submit_batch",
+        logical_id="SubmitBatchFunction",
+        description="Cuts a live run's cases into its provider's batch jobs and submits them",
+        memory_mb=1024,
+        timeout=Duration.minutes(15),
+        ephemeral_storage_mib=4096,
+        reads=(RUNS_PREFIX,),
+        writes=(RUNS_PREFIX,),
+        tables={DataTable.RUNS: TableAccess.READ_WRITE},
+        runs_batches=True,
+        reads_provider_keys=True,
+    ),
+    FunctionSpec(
+        name="poll_batch",
+        logical_id="PollBatchFunction",
+        description="Looks at a live run's batch jobs and copies out the output a provider keeps",
+        memory_mb=512,
+        timeout=Duration.minutes(15),
+        ephemeral_storage_mib=4096,
+        reads=(BATCH_OUTPUT_PREFIX,),
+        writes=(BATCH_OUTPUT_PREFIX,),
+        tables={DataTable.RUNS: TableAccess.READ_WRITE},
+        runs_batches=True,
+        reads_provider_keys=True,
+    ),
+    FunctionSpec(
+        name="assemble_batch",
+        logical_id="AssembleBatchFunction",
+        description="Writes a batch live run's answers and generated submission once its jobs' output landed",
+        memory_mb=2048,
+        timeout=Duration.minutes(15),
+        ephemeral_storage_mib=4096,
+        trigger=Trigger(BATCH_OUTPUT_PREFIX, BATCH_MANIFEST),
+        reads=(BATCH_OUTPUT_PREFIX, RUNS_PREFIX),
+        writes=(RUNS_PREFIX, SUBMISSIONS_PREFIX),
+        tables={DataTable.RUNS: TableAccess.READ_WRITE},
+        idempotent=True,
+    ),
     # Sized for a preparation over 100k judged cases (bench/preparation_bench.py: 35 s and a peak RSS of
     # 52 MB at 100,000 cases on two shared cores, flat from 10,000). Generation runs on one core, so it gets
     # 1769 MB, where Lambda gives a whole vCPU; more would buy nothing. Up to 20 runs read 20 times the
@@ -511,6 +559,11 @@ def model_call_grants() -> list[Grant]:
 def training_job_grants() -> list[Grant]:
     """What the function that follows training jobs needs, from every provider kind's IAM needs."""
     return [grant for definition in providers() for grant in definition.iam.runs_jobs]
+
+
+def batch_grants() -> list[Grant]:
+    """What the functions that submit and read batch jobs need, from every provider kind's IAM needs."""
+    return [grant for definition in providers() for grant in definition.iam.runs_batches]
 
 
 def role_services() -> list[str]:
@@ -726,6 +779,9 @@ class Functions(Construct):
             self._grant_provider_keys(role)
         if spec.trains_models:
             self._grant_training_jobs(role)
+        if spec.runs_batches:
+            for grant in batch_grants():
+                Functions._allow(role, grant)
 
     @staticmethod
     def _grant_model_calls(role: iam.Role) -> None:

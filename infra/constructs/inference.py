@@ -2,9 +2,11 @@
 
 Deploy -> Plan -> InferShards (a Distributed Map over the items list Plan wrote to S3, each item a
 Standard child execution running one InferShard task; as many at once as Plan's split of the run's
-``max_in_flight`` says) -> Assemble. Any failure has Deploy's function mark the run Failed with the
-step's sentence (one writer per record). The upload Assemble makes starts the existing ingest and score,
-unchanged.
+``max_in_flight`` says) -> Assemble. A run Plan sends to its provider's batch inference takes the other
+branch: SubmitBatch -> Wait -> PollBatch, looping until the provider's jobs have ended; their output
+landing in S3 assembles the submission (``benchgen.steps.batch_inference``). Any failure has Deploy's
+function mark the run Failed with the step's sentence (one writer per record). The upload Assemble makes
+starts the existing ingest and score, unchanged.
 
 Why a Distributed Map reading S3, not an inline Map over Plan's result: a run-time list of shards in the
 state grows with the run (a state holds 256 KiB), every inline iteration writes events to the one
@@ -16,16 +18,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from infra.constructs import error_readers, logged_state_machine, record_failure
+from benchgen.vocabulary import InferenceMode
+from infra.constructs import error_readers, logged_state_machine, record_failure, set_logical_id
 from infra.constructs.pipeline import LAMBDA_SERVICE_ERRORS
 from infra.constructs.sharded_scoring import StrictDistributedMap
+from infra.constructs.storage import BATCH_OUTPUT_PREFIX, RUNS_PREFIX
 
 # `cdk deploy -c benchgen:inferenceShardSize=50`: the most cases one shard asks (Plan cuts smaller shards
 # for a run asking few requests at once, so that no shard asks more than 20 rounds of calls). How many
@@ -33,6 +38,9 @@ from infra.constructs.sharded_scoring import StrictDistributedMap
 # Plan.
 INFERENCE_SHARD_SIZE = "benchgen:inferenceShardSize"
 DEFAULT_SHARD_SIZE = 100
+BEDROCK_SERVICE = "bedrock.amazonaws.com"
+# The records of a live run's batch jobs (benchgen.steps.keys.batch_input_key).
+BATCH_RECORDS_PATTERN = f"{RUNS_PREFIX}*/batch/*"
 _RETRY_INTERVAL = Duration.seconds(1)
 _RETRY_ATTEMPTS = 3
 
@@ -47,9 +55,21 @@ class InferencePipeline(Construct):
         plan: lambda_.IFunction,
         infer_shard: lambda_.IFunction,
         assemble: lambda_.IFunction,
+        submit_batch: lambda_.Function,
+        poll_batch: lambda_.IFunction,
         bucket: s3.IBucket,
     ) -> None:
         super().__init__(scope, construct_id)
+        self.bedrock_batch_role = self._bedrock_batch_role(bucket)
+        submit_batch.add_environment("BEDROCK_BATCH_ROLE_ARN", self.bedrock_batch_role.role_arn)
+        # Handed to Bedrock only, and only this role: the one that reads the jobs' records and writes output.
+        submit_batch.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["iam:PassRole"],
+                resources=[self.bedrock_batch_role.role_arn],
+                conditions={"StringEquals": {"iam:PassedToService": BEDROCK_SERVICE}},
+            )
+        )
 
         failed = sfn.Fail(self, "LiveRunFailed", error="LiveRunFailed", cause="A live run step failed")
         # Only a run that waits for its model or is being answered: a failure never overwrites a finished run.
@@ -121,11 +141,40 @@ class InferencePipeline(Construct):
             },
             "$.assembled",
         )
-        for state in (deploy_step, plan_step, shards, assemble_step):
-            guard(state)
-        definition = (
-            deploy_step.next(plan_step).next(shards).next(assemble_step).next(sfn.Succeed(self, "Generated"))
+        # The batch branch: submit the jobs, then look at them every wait until they have all ended (the
+        # poll step fails the run once it has looked its most). Their output landing in S3 assembles the run.
+        submit_step = step(
+            "SubmitBatch",
+            submit_batch,
+            {
+                "run_id": item("$.run_id"),
+                "shard_count": sfn.JsonPath.number_at("$.plan.shard_count"),
+                "cases": sfn.JsonPath.number_at("$.plan.cases"),
+            },
+            "$.batch",
         )
+        wait = sfn.Wait(self, "WaitForBatch", time=sfn.WaitTime.seconds_path("$.batch.wait_seconds"))
+        poll_step = step(
+            "PollBatch",
+            poll_batch,
+            {"run_id": item("$.run_id"), "polls": sfn.JsonPath.number_at("$.batch.polls")},
+            "$.batch",
+        )
+        ended = (
+            sfn.Choice(self, "BatchEnded?")
+            .when(sfn.Condition.boolean_equals("$.batch.done", True), sfn.Succeed(self, "BatchEnded"))
+            .otherwise(wait)
+        )
+        for state in (deploy_step, plan_step, shards, assemble_step, submit_step, poll_step):
+            guard(state)
+        on_demand = shards.next(assemble_step).next(sfn.Succeed(self, "Generated"))
+        batch = submit_step.next(wait).next(poll_step).next(ended)
+        mode = (
+            sfn.Choice(self, "Batch?")
+            .when(sfn.Condition.string_equals("$.plan.mode", InferenceMode.BATCH.value), batch)
+            .otherwise(on_demand)
+        )
+        definition = deploy_step.next(plan_step).next(mode)
 
         self.state_machine = logged_state_machine(
             self,
@@ -133,5 +182,46 @@ class InferencePipeline(Construct):
             definition,
             # Execution data would carry model answers into the logs; the steps keep those in S3 instead.
             include_execution_data=False,
-            timeout=Duration.hours(12),
+            # A batch run waits for its provider's jobs: up to the poll step's looks (48 hours by default).
+            timeout=Duration.hours(50),
         )
+
+    def _bedrock_batch_role(self, bucket: s3.IBucket) -> iam.Role:
+        """The role Bedrock assumes for this account's batch inference jobs: it reads the jobs' records
+        and writes their output, nothing else of the bucket."""
+        stack = Stack.of(self)
+        role = iam.Role(
+            self,
+            "BedrockBatchRole",
+            description="Assumed by Bedrock to read live runs' batch records and write their output",
+            assumed_by=iam.ServicePrincipal(
+                BEDROCK_SERVICE,
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": stack.account},
+                    "ArnLike": {
+                        "aws:SourceArn": (
+                            f"arn:{stack.partition}:bedrock:{stack.region}:{stack.account}:model-invocation-job/*"
+                        )
+                    },
+                },
+            ),
+        )
+        set_logical_id(role, "BedrockBatchRole")
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["s3:GetObject"], resources=[bucket.arn_for_objects(BATCH_RECORDS_PATTERN)]
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["s3:PutObject"], resources=[bucket.arn_for_objects(f"{BATCH_OUTPUT_PREFIX}*")]
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["s3:ListBucket"],
+                resources=[bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [BATCH_RECORDS_PATTERN, f"{BATCH_OUTPUT_PREFIX}*"]}},
+            )
+        )
+        return role

@@ -20,17 +20,18 @@ from infra.constructs.console import Console
 from infra.constructs.evaluation import EvaluationPipeline
 from infra.constructs.functions import (
     Functions,
+    batch_grants,
     model_call_grants,
     object_pattern,
     role_services,
     training_job_grants,
 )
-from infra.constructs.inference import InferencePipeline
+from infra.constructs.inference import BATCH_RECORDS_PATTERN, InferencePipeline
 from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.preparations import PreparationPipeline
 from infra.constructs.sharded_scoring import ShardedScoring
-from infra.constructs.storage import DATA_BUCKET_ID
+from infra.constructs.storage import BATCH_OUTPUT_PREFIX, DATA_BUCKET_ID
 from infra.constructs.training import TrainingPipeline
 
 RULE_PACK = "AwsSolutions"
@@ -83,6 +84,13 @@ LIVE_RUN_FUNCTIONS = (
     "PlanInferenceFunction",
     "InferShardFunction",
     "AssemblePredictionsFunction",
+    "SubmitBatchFunction",
+    "PollBatchFunction",
+)
+BATCH_ROLE_REASON = (
+    "Bedrock's batch inference role reads the records of live runs' jobs ({records}) and writes their "
+    "output ({output}) in the data bucket; the run ids and Bedrock's job ids in those keys exist only at "
+    "run time."
 )
 ROLE_HANDOVER_REASON = (
     "A connection names the role its provider assumes to read the training files at run time; passing it "
@@ -217,6 +225,8 @@ def _acknowledge_functions(functions: Functions) -> None:
             _acknowledge(policy, f"IAM5[Resource::{secrets}]", TRAINING_SECRETS_REASON)
         if spec.trains_models:
             _acknowledge_training_jobs(policy)
+        if spec.runs_batches:
+            _acknowledge_grants(policy, batch_grants())
 
 
 def _acknowledge_grants(policy: IConstruct, grants: list[Grant]) -> None:
@@ -316,6 +326,10 @@ def _acknowledge_inference(inference: InferencePipeline) -> None:
     )
     for logical_id in LIVE_RUN_FUNCTIONS:
         _acknowledge(policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", LIVE_FUNCTION_VERSIONS_REASON)
+    batch_policy = inference.bedrock_batch_role.node.find_child("DefaultPolicy")
+    reason = BATCH_ROLE_REASON.format(records=BATCH_RECORDS_PATTERN, output=f"{BATCH_OUTPUT_PREFIX}*")
+    for pattern in (BATCH_RECORDS_PATTERN, f"{BATCH_OUTPUT_PREFIX}*"):
+        _acknowledge(batch_policy, f"IAM5[Resource::<{DATA_BUCKET_ID}.Arn>/{pattern}]", reason)
 
 
 def _acknowledge_training(training: TrainingPipeline) -> None:

@@ -18,6 +18,8 @@ ENVIRONMENTS_PREFIX = "environments/"
 SUBMISSIONS_PREFIX = "submissions/"
 PREDICTIONS_PREFIX = "predictions/"
 RUNS_PREFIX = "runs/"
+# Where providers' batch jobs leave their output (see benchgen.steps.keys.BATCH_OUTPUT).
+BATCH_OUTPUT_PREFIX = "batch-output/"
 # What the preparation state machine writes; no trigger watches it.
 PREPARATIONS_PREFIX = "preparations/"
 # What the package build writes; no trigger watches it.

@@ -81,6 +81,15 @@ class Settings(BaseSettings):
     model_retry_base_seconds: float = Field(
         default=1.0, ge=0, le=60, validation_alias="MODEL_RETRY_BASE_SECONDS"
     )
+    # Live runs on a provider's batch inference: the wait between two looks at the run's jobs, and how many
+    # looks before the run fails for time (48 hours at the defaults: Bedrock ends a job after 24); the
+    # role Bedrock assumes to read the jobs' records and write their output (set by the stack).
+    batch_poll_seconds: int = Field(default=300, ge=1, le=3600, validation_alias="BATCH_POLL_SECONDS")
+    batch_max_polls: int = Field(default=576, ge=1, le=5000, validation_alias="BATCH_MAX_POLLS")
+    bedrock_batch_role_arn: str | None = Field(default=None, validation_alias="BEDROCK_BATCH_ROLE_ARN")
+    # The most records a batch job holds when the account's quota is below the provider's documented
+    # maximum (Bedrock's "Records per batch inference job" is adjustable); unset, the documented maximum.
+    batch_max_records: int | None = Field(default=None, ge=1, validation_alias="BATCH_MAX_RECORDS")
     # Evaluations and the owners' evaluation grants; the Cognito group whose members may evaluate their
     # own training runs; the API starts the evaluation state machine.
     evaluations_table: str = Field(min_length=1, validation_alias="EVALUATIONS_TABLE")
@@ -89,7 +98,7 @@ class Settings(BaseSettings):
         default=None, validation_alias="EVALUATION_STATE_MACHINE_ARN"
     )
     # How long the EvaluationPipeline waits between checks of its two runs, and how many checks it makes
-    # before it gives up (12 hours at the defaults, the InferencePipeline's own limit).
+    # before it gives up (12 hours at the defaults; a batch run's jobs may take longer).
     evaluation_wait_seconds: int = Field(
         default=60, ge=1, le=3600, validation_alias="EVALUATION_WAIT_SECONDS"
     )

@@ -41,3 +41,16 @@ class Failure(BaseModel):
 
     id: str = Field(min_length=1)
     reason: str = Field(min_length=1)
+
+
+class SubmitBatchTask(RunTask):
+    """A live run's cases to its provider's batch inference: the case shards Plan wrote, and their count."""
+
+    shard_count: int = Field(ge=1)
+    cases: int = Field(ge=1)
+
+
+class PollBatchTask(RunTask):
+    """One look at a live run's batch jobs, and how many looks came before it."""
+
+    polls: int = Field(default=0, ge=0)

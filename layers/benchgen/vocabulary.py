@@ -27,6 +27,14 @@ class Method(StrEnum):
     PREFERENCE = "preference"
 
 
+class InferenceMode(StrEnum):
+    """How a live run asks its model: a call per case, the provider's batch inference, or by size."""
+
+    ON_DEMAND = "on_demand"
+    BATCH = "batch"
+    AUTO = "auto"
+
+
 # A stop sequence: what the model's answer ends before; a few characters in practice, and sent with every
 # request of a run, so bounded well below what a provider would take.
 StopSequence = Annotated[str, StringConstraints(min_length=1, max_length=64)]

@@ -1,4 +1,5 @@
-"""The bedrock kind's local fake: moto's model customization jobs, run by the provider clock.
+"""The bedrock kind's local fake: moto's model customization jobs, run by the provider clock, and the
+batch inference jobs moto lacks (``bedrock_batch.py``).
 
 moto 5.2.5 keeps a customization job ``InProgress`` forever, with its output model already named and a
 failure message already set. While installed, a job is read through the clock (``InProgress`` until it
@@ -11,10 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from localcloud.provider_clock import ProviderClock
+from localcloud.providers import bedrock_batch
 
 
 def install(clock: ProviderClock) -> None:
     from moto.bedrock import models as bedrock
+
+    bedrock_batch.install(bedrock_batch.jobs_of(clock), clock.patch)
 
     get_job = bedrock.BedrockBackend.get_model_customization_job
     job_view = bedrock.ModelCustomizationJob.to_dict

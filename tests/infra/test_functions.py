@@ -31,6 +31,8 @@ NAMES = [
 SANDBOXES = {"minimal": "sandbox", "scientific": "sandbox_scientific"}
 NAMES += SANDBOXES.values()
 LIVE_RUN_STEPS = ["deploy_model", "plan_inference", "infer_shard", "assemble_predictions"]
+BATCH_STEPS = ["submit_batch", "poll_batch", "assemble_batch"]
+NAMES += BATCH_STEPS
 NAMES += LIVE_RUN_STEPS
 TRAINING_STEPS = ["validate_training", "upload_training", "training_job"]
 NAMES += TRAINING_STEPS
@@ -79,6 +81,12 @@ TRAINING_JOBS = {
     "iam:PassRole",
     "secretsmanager:GetSecretValue",
 }
+# What the functions that submit and follow batch inference jobs may do besides: the jobs, and the keys.
+BATCH_JOBS = {
+    "bedrock:CreateModelInvocationJob",
+    "bedrock:GetModelInvocationJob",
+    "secretsmanager:GetSecretValue",
+}
 # The functions whose failed asynchronous events the dead-letter consumer settles.
 DRAINED = ["register_environment", "ingest", "score"]
 
@@ -116,6 +124,10 @@ EXPECTED_ACTIONS = {
     "plan_inference": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"} | READ_WRITE,
     "infer_shard": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ | MODEL_CALLS,
     "assemble_predictions": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
+    # submit hands the stack's Bedrock batch role to Bedrock (iam:PassRole on that role only)
+    "submit_batch": BASELINE | {"s3:GetObject", "s3:PutObject", "iam:PassRole"} | READ_WRITE | BATCH_JOBS,
+    "poll_batch": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE | BATCH_JOBS,
+    "assemble_batch": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE | IDEMPOTENCY,
     "validate_training": BASELINE | READ,
     "upload_training": BASELINE | {"s3:GetObject", "s3:PutObject", "secretsmanager:GetSecretValue"} | READ,
     "training_job": BASELINE | READ_WRITE | TRAINING_JOBS,
@@ -209,6 +221,14 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:PutObject", "runs/"),
         ("s3:PutObject", "submissions/"),
     },
+    "submit_batch": {("s3:GetObject", "runs/"), ("s3:PutObject", "runs/")},
+    "poll_batch": {("s3:GetObject", "batch-output/"), ("s3:PutObject", "batch-output/")},
+    "assemble_batch": {
+        ("s3:GetObject", "batch-output/"),
+        ("s3:GetObject", "runs/"),
+        ("s3:PutObject", "runs/"),
+        ("s3:PutObject", "submissions/"),
+    },
     "score_shard": {
         ("s3:GetObject", "environments/"),
         ("s3:GetObjectVersion", "environments/"),
@@ -276,6 +296,9 @@ EXPECTED_TABLE_ACCESS = {
     "plan_inference": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ},
     "infer_shard": {"RunsTable": READ},
     "assemble_predictions": {"RunsTable": READ_WRITE},
+    "submit_batch": {"RunsTable": READ_WRITE},
+    "poll_batch": {"RunsTable": READ_WRITE},
+    "assemble_batch": {"RunsTable": READ_WRITE, "IdempotencyTable": IDEMPOTENCY},
     "validate_training": {"TrainingRunsTable": READ, "ConnectionsTable": READ, "PackagesTable": READ},
     "upload_training": {"TrainingRunsTable": READ, "ConnectionsTable": READ},
     "training_job": {"TrainingRunsTable": READ_WRITE, "ConnectionsTable": READ},
@@ -310,6 +333,7 @@ EXPECTED_INDEXES = {
     "prepare_generate": set(),
     "prepare_check": {"${PreparationsTable.Arn}/index/by_owner"},
     **dict.fromkeys(LIVE_RUN_STEPS, RUNS_INDEXES),
+    **dict.fromkeys(BATCH_STEPS, RUNS_INDEXES),
     "validate_training": {
         *TRAINING_RUNS_INDEXES,
         "${ConnectionsTable.Arn}/index/by_owner",
@@ -325,6 +349,8 @@ EXPECTED_TRIGGERS = {
     "register_environment": {"prefix": "environments/", "suffix": ".zip"},
     "ingest": {"prefix": "submissions/"},
     "score": {"prefix": "predictions/", "suffix": "prediction_output.zip"},
+    # the manifest a batch job's output ends with (Bedrock's, or the copy the poll step writes last)
+    "assemble_batch": {"prefix": "batch-output/", "suffix": "manifest.json.out"},
 }
 
 
@@ -773,13 +799,16 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         "prepare_generate": None,
         "prepare_check": None,
         **dict.fromkeys(LIVE_RUN_STEPS),
+        **dict.fromkeys(BATCH_STEPS),
         **dict.fromkeys(TRAINING_STEPS),
         **dict.fromkeys(EVALUATION_STEPS),
         **dict.fromkeys(SHARD_STEPS),
     }
 
 
-@pytest.mark.parametrize("name", ["deploy_model", "infer_shard", "upload_training", "training_job"])
+@pytest.mark.parametrize(
+    "name", ["deploy_model", "infer_shard", "upload_training", "training_job", "submit_batch", "poll_batch"]
+)
 def test_model_callers_read_only_secrets_tagged_for_inference(
     role_statements: dict[str, list[Statement]], name: str
 ) -> None:
@@ -818,7 +847,7 @@ def test_only_the_training_job_function_reaches_training_jobs_and_only_benchgens
         name
         for name, statements in role_statements.items()
         for action, _ in _pairs(statements)
-        if action in TRAINING_JOBS - {"secretsmanager:GetSecretValue"}
+        if action in TRAINING_JOBS - {"secretsmanager:GetSecretValue", "iam:PassRole"}
     }
     assert reaching == {"training_job"}
     pairs = _pairs(role_statements["training_job"])
@@ -868,3 +897,36 @@ def test_only_the_api_starts_evaluations(
         if "EVALUATION_STATE_MACHINE_ARN" in f["Properties"]["Environment"]["Variables"]
     }
     assert starters == holders == {"api"}
+
+
+def test_only_submit_passes_a_role_and_only_the_bedrock_batch_role_to_bedrock(
+    role_statements: dict[str, list[Statement]],
+) -> None:
+    passing = {
+        name: [s for s in statements if "iam:PassRole" in _actions(s)]
+        for name, statements in role_statements.items()
+    }
+    (statement,) = passing["submit_batch"]
+    assert statement["Resource"] == ["${BedrockBatchRole.Arn}"]
+    assert statement["Condition"] == {"StringEquals": {"iam:PassedToService": "bedrock.amazonaws.com"}}
+    assert {name for name, found in passing.items() if found} == {"submit_batch", "training_job"}
+
+
+def test_only_the_batch_steps_reach_batch_jobs(role_statements: dict[str, list[Statement]]) -> None:
+    reaching = {
+        name
+        for name, statements in role_statements.items()
+        for action, _ in _pairs(statements)
+        if action in BATCH_JOBS - {"secretsmanager:GetSecretValue"}
+    }
+    assert reaching == {"submit_batch", "poll_batch"}
+
+
+def test_submit_is_told_the_bedrock_batch_role(functions: dict[str, Resource]) -> None:
+    variables = functions["submit_batch"]["Properties"]["Environment"]["Variables"]
+    assert variables["BEDROCK_BATCH_ROLE_ARN"] == {"Fn::GetAtt": ["BedrockBatchRole", "Arn"]}
+
+
+def _actions(statement: Statement) -> list[str]:
+    action = statement["Action"]
+    return [action] if isinstance(action, str) else list(action)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from benchgen.providers import bedrock_batch
+from benchgen.settings import Settings
+from infra.deployed import render as render_value
 
 Definition = dict[str, Any]
 
@@ -11,7 +16,8 @@ def test_a_live_run_goes_deploy_plan_map_assemble(inference_definition: Definiti
     states = inference_definition["States"]
     assert inference_definition["StartAt"] == "Deploy"
     assert states["Deploy"]["Next"] == "Plan"
-    assert states["Plan"]["Next"] == "InferShards"
+    assert states["Plan"]["Next"] == "Batch?"
+    assert states["Batch?"]["Default"] == "InferShards"
     assert states["InferShards"]["Next"] == "Assemble"
     assert states["Assemble"]["Next"] == "Generated"
 
@@ -61,3 +67,71 @@ def test_every_step_failure_marks_the_run_failed_with_its_message(inference_defi
 def test_executions_do_not_log_model_answers(resources: dict[str, Any]) -> None:
     logging = resources["InferencePipeline"]["Properties"]["LoggingConfiguration"]
     assert logging["IncludeExecutionData"] is False
+
+
+def test_plan_sends_a_batch_run_to_submit_then_a_wait_and_poll_loop(inference_definition: Definition) -> None:
+    states = inference_definition["States"]
+    assert states["Plan"]["Next"] == "Batch?"
+    (batch,) = states["Batch?"]["Choices"]
+    assert (batch["Variable"], batch["StringEquals"], batch["Next"]) == (
+        "$.plan.mode",
+        "batch",
+        "SubmitBatch",
+    )
+    assert states["Batch?"]["Default"] == "InferShards"
+    assert states["SubmitBatch"]["Parameters"] == {
+        "run_id.$": "$.run_id",
+        "shard_count.$": "$.plan.shard_count",
+        "cases.$": "$.plan.cases",
+    }
+    assert states["SubmitBatch"]["Next"] == "WaitForBatch"
+    # the wait is the poll step's own setting, the loop bounded by the poll step (it fails the run at last)
+    assert states["WaitForBatch"] == {
+        "Type": "Wait",
+        "SecondsPath": "$.batch.wait_seconds",
+        "Next": "PollBatch",
+    }
+    assert states["PollBatch"]["Parameters"] == {"run_id.$": "$.run_id", "polls.$": "$.batch.polls"}
+    (ended,) = states["BatchEnded?"]["Choices"]
+    assert (ended["Variable"], ended["BooleanEquals"], ended["Next"]) == ("$.batch.done", True, "BatchEnded")
+    assert states["BatchEnded?"]["Default"] == "WaitForBatch"
+    assert states["BatchEnded"]["Type"] == "Succeed"
+    for name in ("SubmitBatch", "PollBatch"):
+        targets = {error: c["Next"] for c in states[name]["Catch"] for error in c["ErrorEquals"]}
+        assert targets == {"States.Timeout": "ReadServiceError", "States.ALL": "ReadFunctionError"}, name
+
+
+def test_bedrock_assumes_its_batch_role_for_this_accounts_jobs_only_and_reads_and_writes_only_batch_keys(
+    resources: dict[str, Any],
+) -> None:
+    role = resources["BedrockBatchRole"]["Properties"]
+    (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"Service": "bedrock.amazonaws.com"}
+    assert trust["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    assert "model-invocation-job/*" in json.dumps(trust["Condition"]["ArnLike"])
+    assert role.get("ManagedPolicyArns") is None
+    (policy,) = [
+        p["Properties"]
+        for p in resources.values()
+        if p["Type"] == "AWS::IAM::Policy" and {"Ref": "BedrockBatchRole"} in p["Properties"]["Roles"]
+    ]
+    statements = {
+        statement["Action"]: render_value(statement["Resource"])
+        for statement in policy["PolicyDocument"]["Statement"]
+    }
+    assert statements == {
+        "s3:GetObject": "${DataBucket.Arn}/runs/*/batch/*",
+        "s3:PutObject": "${DataBucket.Arn}/batch-output/*",
+        "s3:ListBucket": "${DataBucket.Arn}",
+    }
+    (listing,) = [s for s in policy["PolicyDocument"]["Statement"] if s["Action"] == "s3:ListBucket"]
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": ["runs/*/batch/*", "batch-output/*"]}}
+
+
+def test_the_execution_outlasts_the_batch_polls_which_outlast_bedrocks_job_timeout(
+    inference_definition: Definition,
+) -> None:
+    defaults = Settings.model_fields
+    polling = defaults["batch_poll_seconds"].default * defaults["batch_max_polls"].default
+    assert polling >= bedrock_batch.TIMEOUT_HOURS * 3600
+    assert inference_definition["TimeoutSeconds"] > polling

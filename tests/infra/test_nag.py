@@ -57,6 +57,13 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/sandbox/*]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/preparations/*]",
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*/scoring_output.zip]",
+        # Batch inference: the jobs' records and output (the functions' and Bedrock's batch role), the jobs
+        # (named by Bedrock's ids) and the batch steps' versions
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/batch-output/*]",
+        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*/batch/*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:model-invocation-job/*]",
+        "AwsSolutions-IAM5[Resource::<SubmitBatchFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<PollBatchFunction.Arn>:*]",
         # Sharded scoring: the shard files, each shard's parts, the failure log its steps may write, the
         # Map's items list and child executions, and each step function's versions.
         "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/case-shards/*]",

@@ -19,9 +19,10 @@ import pytest
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import InferenceLimits, LiveModel, RunRecord, RunStatus
-from benchgen.vocabulary import Sampling
+from benchgen.vocabulary import InferenceMode, Sampling
 from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, ExampleModelServer
+from localcloud.providers.bedrock_batch import jobs_of
 from localcloud.step_limits import HISTORY_LIMIT
 from tests.bench_scripts import bench_script
 
@@ -29,6 +30,7 @@ from tests.bench_scripts import bench_script
 live_inference_bench = bench_script("live_inference_bench")
 
 SCALE_CASES = 100_000
+NOVA = "amazon.nova-micro-v1:0"
 # `cdk deploy -c benchgen:inferenceShardSize=500`: the context sets the plan function's variable only.
 SCALE_SHARD_SIZE = 500
 
@@ -164,3 +166,49 @@ def test_a_server_at_capacity_slows_the_run_down_and_no_case_is_lost(
     assert all(entry["input_tokens"] > 0 and entry["output_tokens"] >= 0 for entry in log)
     assert sum(entry["attempts"] for entry in log) == 120 + models.capacity.refused
     assert max(entry["attempts"] for entry in log) > 1
+
+
+@pytest.mark.slow
+def test_a_batch_run_of_100000_cases_goes_as_two_bedrock_jobs_of_50000_and_is_scored(
+    scale_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an environment of 100,000 cases, and simulated Bedrock answering Nova Micro as example-base
+    monkeypatch.setenv("BATCH_POLL_SECONDS", "1")
+    _register(scale_cloud, "scale", SCALE_CASES)
+    with ExampleModelServer() as models:
+        jobs_of(scale_cloud.provider_clock).serve(models.completion, {NOVA: BASE_MODEL})
+        live = LiveModel(
+            connection_id="conn-bedrock",
+            provider="bedrock",
+            model_id=NOVA,
+            region=scale_cloud.region,
+            sampling=Sampling(temperature=0, max_tokens=256),
+            inference_mode=InferenceMode.BATCH,
+        )
+        run = RunRecord(
+            run_id="batch-scale", environment_id="scale", environment_version="v1", model=NOVA, owner="alice"
+        )
+        assert _runs(scale_cloud).create(run.model_copy(update={"live_model": live}))
+        machine = scale_cloud.state_machine_arns["InferencePipeline"]
+        scale_cloud.client("stepfunctions").start_execution(
+            stateMachineArn=machine, name="live-batch-scale", input=json.dumps({"run_id": "batch-scale"})
+        )
+        execution = scale_cloud.wait_for_execution(
+            "live-batch-scale", timeout=1800, state_machine_arn=machine
+        )
+        scale_cloud.settle(timeout=1800)
+
+    # Then two jobs of Bedrock's most records carried it, every case answered in order, and it was scored
+    assert execution["status"] == "SUCCEEDED", execution.get("cause")
+    done = _runs(scale_cloud).get("batch-scale")
+    assert done is not None and done.batch is not None
+    assert [(job.first_record, job.records, job.status) for job in done.batch.jobs] == [
+        (0, 50_000, "Completed"),
+        (50_000, 50_000, "Completed"),
+    ]
+    assert done.inference is not None and done.inference.answered == SCALE_CASES
+    submission = scale_cloud.client("s3").get_object(Bucket=scale_cloud.bucket, Key=done.submission_key)
+    predictions = json.loads(submission["Body"].read())["predictions"]
+    assert [p["id"] for p in predictions] == [f"case-{number:06d}" for number in range(SCALE_CASES)]
+    assert done.status is RunStatus.COMPLETED, done.failure_reason
+    assert done.overall_score == pytest.approx(0.7)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -153,6 +154,9 @@ class TestRealStack:
                 "PlanInferenceFunction",
                 "InferShardFunction",
                 "AssemblePredictionsFunction",
+                "SubmitBatchFunction",
+                "PollBatchFunction",
+                "AssembleBatchFunction",
                 "PrepareGenerateFunction",
                 "PrepareCheckFunction",
                 "ValidateTrainingFunction",
@@ -174,6 +178,11 @@ class TestRealStack:
             == real_cloud.state_machine_arn
         )
         assert real_cloud.conflicting_variables == []
+        # and Bedrock's batch role, which the submit step hands to Bedrock, resolves to its ARN
+        assert re.fullmatch(
+            r"arn:aws:iam::\d{12}:role/benchgen-local-BedrockBatchRole",
+            _function_environment(real_cloud, "SubmitBatchFunction")["BEDROCK_BATCH_ROLE_ARN"],
+        )
 
     def test_real_stack_routes_each_upload_prefix_to_its_function(self, real_cloud: LocalCloud) -> None:
         configuration = real_cloud.client("s3").get_bucket_notification_configuration(
@@ -189,6 +198,7 @@ class TestRealStack:
             "environments/": real_cloud.functions["RegisterEnvironmentFunction"],
             "submissions/": real_cloud.functions["IngestFunction"],
             "predictions/": real_cloud.functions["ScoreFunction"],
+            "batch-output/": real_cloud.functions["AssembleBatchFunction"],
         }
 
     def test_real_stack_api_routes_are_the_contracts(self, real_cloud: LocalCloud) -> None:

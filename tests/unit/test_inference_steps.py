@@ -235,6 +235,8 @@ def test_plan_writes_the_cases_in_shards_and_the_run_is_running_on_its_generated
         "items_key": f"runs/{RUN_ID}/inference/items.json",
         "shards_at_once": 1,
         "in_flight_per_shard": 3,
+        # 4 cases are far below the size auto sends to batch inference
+        "mode": "on_demand",
     }
     assert json.loads(world.store.objects[answer["items_key"]]) == [
         {"run_id": RUN_ID, "shard": 0, "in_flight": 3, "shards_at_once": 1},

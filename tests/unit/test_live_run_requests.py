@@ -111,6 +111,8 @@ def test_the_run_keeps_where_the_model_is_and_the_secrets_arn_never_a_key() -> N
         "secret_arn": SECRET_ARN,
         "limits": {"max_in_flight": 4, "requests_per_minute": None, "tokens_per_minute": None},
         "prices": None,
+        "inference_mode": "auto",
+        "batch_above_cases": 10_000,
     }
 
 

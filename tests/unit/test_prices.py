@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from benchgen.records.prices import NO_PRICES, InferenceMode, ModelPrices, RunCost, TokenPrices, run_cost
+from benchgen.records.prices import NO_PRICES, ModelPrices, RunCost, TokenPrices, run_cost
+from benchgen.vocabulary import InferenceMode
 
 # Amazon Nova Micro's published on-demand and batch prices (USD per million tokens, us-east-1).
 NOVA_MICRO = ModelPrices(

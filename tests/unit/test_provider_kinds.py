@@ -41,7 +41,10 @@ def throwaway() -> Iterator[ProviderDefinition]:
 
 def _own_files(kind: str) -> set[Path]:
     module = ProviderKind(kind).module
-    return {
+    # A kind's batch inference, where it has one, is in the module its definition names.
+    batch = registry.provider(kind).batch_module
+    batch_files = {ROOT / "layers" / "benchgen" / "providers" / f"{batch}.py"} if batch else set()
+    return batch_files | {
         ROOT / "layers" / "benchgen" / "providers" / f"{module}.py",
         ROOT / "layers" / "benchgen" / "aws" / "providers" / f"{module}.py",
         ROOT / "localcloud" / "providers" / f"{module}.py",

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from benchgen.aws.providers.redaction import redact, redacted_jobs, redacted_model
+from benchgen.aws.providers.redaction import redact, redacted_batches, redacted_jobs, redacted_model
 from benchgen.inference.model import Answer, ModelCallError
+from benchgen.providers.batch import BatchJobSpec, BatchState, BatchStatus
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method
@@ -128,3 +131,42 @@ def test_training_jobs_faults_and_states_come_out_redacted() -> None:
         None,
     )
     assert (state.status, state.job_id) == (TrainingStatus.FAILED, "ft-1")
+
+
+class _QuotingBatches:
+    """A provider's batch jobs that quote the key back in their faults, states and output files."""
+
+    def submit(self, spec: BatchJobSpec, records: Path) -> str:
+        raise ProviderFault(f"refused Bearer {KEY}", retryable=False)
+
+    def describe(self, spec: BatchJobSpec, job_id: str) -> BatchState:
+        return BatchState(provider_status="failed", status=BatchStatus.FAILED, message=f"bad key {KEY}")
+
+    def download(self, file_id: str, path: Path) -> Path:
+        path.write_text(f'{{"custom_id": "R0000000001", "error": {{"message": "invalid key {KEY}"}}}}\n')
+        return path
+
+
+BATCH_SPEC = BatchJobSpec(
+    name="benchgen-x-000",
+    model_id="m",
+    records=1,
+    input_key="k",
+    input_uri="s3://b/k",
+    output_uri="s3://b/o/",
+)
+
+
+def test_batch_jobs_faults_states_and_output_files_come_out_redacted(tmp_path: Path) -> None:
+    jobs = redacted_batches(_QuotingBatches(), lambda: (KEY,))
+    with pytest.raises(ProviderFault) as refused:
+        jobs.submit(BATCH_SPEC, tmp_path / "records.jsonl")
+    assert str(refused.value) == "refused Bearer [redacted]"
+    assert jobs.describe(BATCH_SPEC, "batch_1").message == "bad key [redacted]"
+
+    saved = jobs.download("file-errors", tmp_path / "errors.jsonl")
+
+    assert (
+        saved.read_text() == '{"custom_id": "R0000000001", "error": {"message": "invalid key [redacted]"}}\n'
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["errors.jsonl"]

@@ -17,9 +17,16 @@ from benchgen.aws.executions import ExecutionStarter
 from benchgen.providers.capabilities import Unsupported
 from benchgen.providers.checks import check_request
 from benchgen.providers.connections import ConnectionRecord
-from benchgen.records.runs import LIMIT_FIELDS, ConnectionQuotas, InferenceLimits, LiveModel
+from benchgen.providers.registry import provider
+from benchgen.records.runs import (
+    DEFAULT_BATCH_ABOVE_CASES,
+    LIMIT_FIELDS,
+    ConnectionQuotas,
+    InferenceLimits,
+    LiveModel,
+)
 from benchgen.steps.keys import live_execution_name
-from benchgen.vocabulary import Sampling
+from benchgen.vocabulary import InferenceMode, Sampling
 
 SECRETS_MANAGER_ARN = r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@!-]+$"
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
@@ -42,6 +49,18 @@ class ModelConfigRequest(BaseModel):
         default_factory=InferenceLimits,
         description="how hard the run may ask the model: requests at once, and the provider's quotas; "
         "what is left out comes from the connection's limits, and none may exceed them",
+    )
+    inference_mode: InferenceMode = Field(
+        default=InferenceMode.AUTO,
+        description="on_demand asks each case; batch sends the cases to the provider's batch inference "
+        "(Bedrock model invocation jobs, an OpenAI-compatible Batch API: about half the token price, "
+        "answered within hours); auto uses batch above batch_above_cases, when the provider has one",
+    )
+    batch_above_cases: int = Field(
+        default=DEFAULT_BATCH_ABOVE_CASES,
+        ge=1,
+        le=100_000_000,
+        description="with inference_mode auto: runs of more cases than this go to batch inference",
     )
     environment_variables: dict[str, StrictStr] = Field(
         default_factory=dict,
@@ -106,12 +125,17 @@ def live_model_for(
         check_request(connection, inference=True)
     except Unsupported as error:
         raise ApiError(str(error)) from None
+    definition = provider(connection.provider)
+    if config.inference_mode is InferenceMode.BATCH and definition.batch() is None:
+        raise ApiError(f"inference_mode batch: {definition.batch_gap}")
     return LiveModel(
         connection_id=connection.connection_id,
         provider=connection.provider,
         model_id=config.model_id,
         sampling=config.sampling,
         limits=run_limits(config.limits, connection),
+        inference_mode=config.inference_mode,
+        batch_above_cases=config.batch_above_cases,
         region=connection.region,
         endpoint_name=connection.endpoint_name,
         base_url=connection.base_url,

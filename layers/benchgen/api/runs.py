@@ -250,6 +250,7 @@ def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
         dataset=dataset,
         live_model=LiveModelView.model_validate(run.live_model.model_dump()) if run.live_model else None,
         inference=run.inference,
+        batch=run.batch,
     )
 
 

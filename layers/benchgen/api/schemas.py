@@ -24,6 +24,7 @@ from benchgen.records.environments import EnvironmentRecord
 from benchgen.records.prices import ModelPrices
 from benchgen.records.runs import (
     ArtifactStatus,
+    BatchSummary,
     InferenceLimits,
     InferenceSummary,
     RunConfig,
@@ -404,6 +405,11 @@ class RunDetail(RunSummary):
     )
     inference: InferenceSummary | None = Field(
         default=None, description="for a live run: how its cases were answered (details in its Inference Log)"
+    )
+    batch: BatchSummary | None = Field(
+        default=None,
+        description="for a live run answered by its provider's batch inference: each job's provider id, "
+        "status and record counts (the records a job could not answer are the run's unanswered cases)",
     )
 
 

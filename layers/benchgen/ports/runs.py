@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
 from benchgen.records.environments import ShardPlan
-from benchgen.records.runs import ArtifactStatus, InferenceSummary, RunRecord, RunStatus
+from benchgen.records.runs import ArtifactStatus, BatchSummary, InferenceSummary, RunRecord, RunStatus
 from benchgen.records.timestamps import utc_now
 
 
@@ -129,6 +129,11 @@ class RunsStore(ABC):
     def record_inference(self, run_id: str, summary: InferenceSummary) -> RunRecord | None:
         """What asking a live model for the run's answers came to."""
         return self._update(run_id, None, inference=summary)
+
+    def record_batch(self, run_id: str, batch: BatchSummary) -> RunRecord | None:
+        """The run's batch jobs as the provider last reported them (whatever the run's status: a job's
+        end may be heard after its output was scored)."""
+        return self._update(run_id, None, batch=batch)
 
     def complete(
         self,

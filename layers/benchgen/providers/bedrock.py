@@ -96,6 +96,23 @@ IAM = IamNeeds(
         ),
     ),
     assumes_role="bedrock.amazonaws.com",
+    # Batch inference jobs are named by ids Bedrock gives them; a job is created on the run's model (a
+    # foundation model, or a profile, deployment or provisioned model of this account).
+    runs_batches=(
+        Grant(
+            actions=("bedrock:CreateModelInvocationJob", "bedrock:GetModelInvocationJob"),
+            resources=(
+                FOUNDATION_MODELS,
+                "arn:{partition}:bedrock:*:{account}:model-invocation-job/*",
+                *(f"arn:{{partition}}:bedrock:*:{{account}}:{kind}/*" for kind in MODEL_RESOURCE_KINDS),
+            ),
+            reason=(
+                "A live run names its Bedrock model and region when it is created, and Bedrock names its "
+                "batch inference jobs by ids that exist only when they are created; the grant stays on "
+                "model invocation jobs in this account (and on foundation models, which have no account)."
+            ),
+        ),
+    ),
 )
 
 
@@ -126,6 +143,7 @@ class Bedrock(ProviderDefinition):
     requires = frozenset({"region"})
     accepts = frozenset({"role_arn"})
     iam = IAM
+    batch_module = "bedrock_batch"
 
     def check_hyperparameters(
         self, base_model: str, values: Mapping[str, str | int | float]

@@ -13,8 +13,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import import_module
 from types import MappingProxyType
 
+from benchgen.providers.batch import BatchApi
 from benchgen.providers.capabilities import ConnectionProfile
 from benchgen.records.runs import LiveModel
 from benchgen.records.training_runs import TrainingStatus
@@ -47,6 +49,8 @@ class IamNeeds:
     runs_jobs: tuple[Grant, ...] = ()
     #: the service the connection's role is passed to, when the provider assumes it to read the files
     assumes_role: str | None = None
+    #: the functions that submit and read its batch inference jobs
+    runs_batches: tuple[Grant, ...] = ()
 
 
 class ProviderDefinition(ABC):
@@ -75,6 +79,17 @@ class ProviderDefinition(ABC):
     #: bucket, whose S3 URIs it reads
     uploads_files: bool = False
     iam: IamNeeds = IamNeeds()
+    #: the module (``benchgen.providers.<name>``) whose ``BATCH`` is its batch inference, if it has one;
+    #: without, why a live run cannot go to batch and what would serve instead
+    batch_module: str | None = None
+    batch_gap: str = ""
+
+    def batch(self) -> BatchApi | None:
+        """Its batch inference (imported when first asked for: it builds on the kind's own shapes)."""
+        if self.batch_module is None:
+            return None
+        found: BatchApi = import_module(f"benchgen.providers.{self.batch_module}").BATCH
+        return found
 
     def status(self, provider_status: str) -> TrainingStatus:
         """Our status for one of its own: case and spacing do not matter, and a value it did not document

@@ -54,6 +54,7 @@ class OpenAICompatible(ProviderDefinition):
         export_profiles=["openai-chat", "openai-preference", "together-sft", "together-dpo"],
     )
     inference_path = "chat completions ({base_url}/chat/completions)"
+    batch_module = "openai_batch"
     # Together's values, and OpenAI's (validating_files, succeeded, failed), which other OpenAI-style
     # services also use. "cancel_requested" is still running: the job may yet finish before the stop takes.
     statuses = MappingProxyType(
@@ -111,12 +112,13 @@ def fine_tune_request(spec: JobSpec) -> dict[str, Any]:
     return body
 
 
-def upload_body(boundary: str, filename: str, data: bytes) -> bytes:
-    """The ``POST /files`` body: multipart/form-data of purpose ``fine-tune`` and the file."""
+def upload_body(boundary: str, filename: str, data: bytes, purpose: str = "fine-tune") -> bytes:
+    """The ``POST /files`` body: multipart/form-data of ``purpose`` (``fine-tune``, or ``batch`` for the
+    Batch API's requests) and the file."""
     safe_name = filename.replace('"', "").replace("\r", "").replace("\n", "")
     return b"".join(
         (
-            f'--{boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nfine-tune\r\n'.encode(),
+            f'--{boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\n{purpose}\r\n'.encode(),
             f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{safe_name}"\r\n'
             "Content-Type: application/octet-stream\r\n\r\n".encode()
             + data

@@ -90,6 +90,11 @@ class SageMaker(ProviderDefinition):
     inference_field = "endpoint_name"
     inference_gap = f"names no endpoint, and live runs on SageMaker call {INFERENCE_PATH}"
     iam = IAM
+    batch_gap = (
+        "a SageMaker endpoint has no batch inference API for live runs: set inference_mode to on_demand "
+        "(its cases are asked concurrently, up to limits.max_in_flight), or serve the model on Bedrock or "
+        "an OpenAI-compatible host with a Batch API for batch runs"
+    )
 
     def check_hyperparameters(
         self, base_model: str, values: Mapping[str, str | int | float]

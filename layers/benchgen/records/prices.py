@@ -7,10 +7,11 @@ ones). A run copies the prices onto itself when it is created, so its cost is th
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from benchgen.vocabulary import InferenceMode
 
 # Far above any published per-million price (the dearest are a few hundred dollars): a bound that
 # catches a price typed per thousand tokens or in cents, not one that judges the provider.
@@ -19,11 +20,8 @@ TOKENS_PER_PRICE = 1_000_000
 NO_PRICES = "no prices on the connection"
 
 
-class InferenceMode(StrEnum):
-    """How a live run's cases are asked: one request each, or as the provider's batch inference job."""
-
-    ON_DEMAND = "on_demand"
-    BATCH = "batch"
+# How a run's tokens were asked, once ``auto`` has chosen: the two ways a provider prices them.
+AskedMode = Literal[InferenceMode.ON_DEMAND, InferenceMode.BATCH]
 
 
 # Strict: a price is a number, never a string or a boolean read as one.
@@ -54,14 +52,14 @@ class RunCost(BaseModel):
     run's owner, as the connection's do)."""
 
     currency: Literal["USD"] = "USD"
-    mode: InferenceMode
+    mode: AskedMode
     input_cost: float
     output_cost: float
     total: float
 
 
 def run_cost(
-    prices: ModelPrices | None, *, input_tokens: int, output_tokens: int, mode: InferenceMode
+    prices: ModelPrices | None, *, input_tokens: int, output_tokens: int, mode: AskedMode
 ) -> RunCost | str:
     """The cost of ``input_tokens`` and ``output_tokens`` asked in ``mode``, or why there is none."""
     if prices is None:

@@ -13,7 +13,7 @@ from benchgen.records.bounds import MAX_ITEMS, Key, Text, Texts, first_entries
 from benchgen.records.environments import ShardPlan
 from benchgen.records.prices import ModelPrices, RunCost
 from benchgen.records.timestamps import utc_now
-from benchgen.vocabulary import ProviderKind, Sampling
+from benchgen.vocabulary import InferenceMode, ProviderKind, Sampling
 
 Scores = Annotated[dict[Key, float], AfterValidator(first_entries(MAX_ITEMS))]
 Breakdowns = Annotated[
@@ -99,6 +99,10 @@ class ConnectionQuotas(BaseModel):
     )
 
 
+# `auto` sends a run to the provider's batch inference above this many cases (unless the run says another).
+DEFAULT_BATCH_ABOVE_CASES = 10_000
+
+
 class LiveModel(BaseModel):
     """The model a live run asks, as its connection reached it when the run was created.
 
@@ -119,6 +123,30 @@ class LiveModel(BaseModel):
     limits: InferenceLimits = Field(default_factory=InferenceLimits)
     # The connection's prices when the run was created: later changes to the connection leave them.
     prices: ModelPrices | None = None
+    inference_mode: InferenceMode = InferenceMode.AUTO
+    batch_above_cases: int = Field(default=DEFAULT_BATCH_ABOVE_CASES, ge=1)
+
+
+class BatchJob(BaseModel):
+    """One provider batch job of a live run: the cases it carries (``first_record`` on, in the run's case
+    order), the provider's id and status for it, and its record counts once the provider reports them."""
+
+    name: str
+    first_record: int = Field(ge=0)
+    records: int = Field(ge=1)
+    job_id: str | None = None  # None until the provider accepted it
+    status: str = "NotSubmitted"
+    succeeded: int | None = None
+    failed: int | None = None
+    message: Text | None = None
+
+
+class BatchSummary(BaseModel):
+    """A live run answered by its provider's batch inference: every job, and how many polls it took."""
+
+    jobs: list[BatchJob] = Field(default_factory=list)
+    case_shards: int = Field(default=0, ge=0)  # the shards of the run's cases Plan wrote, in case order
+    polls: int = 0
 
 
 class InferenceSummary(BaseModel):
@@ -204,6 +232,7 @@ class RunRecord(BaseModel):
     claim: RunClaim | None = None
     live_model: LiveModel | None = None  # set when the platform generates the submission from a model
     inference: InferenceSummary | None = None
+    batch: BatchSummary | None = None  # set when the run's cases went to the provider's batch inference
     # Set for a run of chosen cases only (an evaluation's held-out cases); None: every case.
     case_scope: CaseScope | None = None
     # Set by ingest when the run is scored in shards (see benchgen.steps.shard_inputs); None: whole.

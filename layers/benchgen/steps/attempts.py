@@ -25,7 +25,11 @@ from benchgen.records.runs import RunRecord, RunStatus
 
 logger = Logger(child=True)
 
-_DOING = {"ingest": "reading the submission", "score": "scoring the predictions"}
+_DOING = {
+    "ingest": "reading the submission",
+    "score": "scoring the predictions",
+    "assemble_batch": "assembling the answers of the run's batch jobs",
+}
 # How long before its deadline the last attempt records that it ran out of time: a DynamoDB write's worth.
 TIMEOUT_MARGIN_S = 10.0
 

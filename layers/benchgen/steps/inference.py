@@ -32,7 +32,7 @@ from benchgen.ports.providers import ModelFactory
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.providers.registry import provider
-from benchgen.records.prices import InferenceMode, RunCost, run_cost
+from benchgen.records.prices import AskedMode, RunCost, run_cost
 from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunStatus
 from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.keys import (
@@ -43,7 +43,7 @@ from benchgen.steps.keys import (
     submission_key,
 )
 from benchgen.steps.transfers import Uploads, downloads
-from benchgen.vocabulary import Sampling
+from benchgen.vocabulary import InferenceMode, Sampling
 
 # The reachability call: as short a question and answer as a model allows.
 PROBE_PROMPT = "Reply with OK."
@@ -55,7 +55,8 @@ class LiveRunError(BenchGenError):
     """A live run cannot go on; the message is the run's failure reason."""
 
 
-def _live_run(runs: RunsStore, run_id: str, *statuses: RunStatus) -> tuple[RunRecord, LiveModel]:
+def live_run(runs: RunsStore, run_id: str, *statuses: RunStatus) -> tuple[RunRecord, LiveModel]:
+    """The live run ``run_id`` and its model, read again; a LiveRunError unless it is in ``statuses``."""
     run = runs.get(run_id)
     if run is None:
         raise LiveRunError(f"run {run_id} does not exist: create it with POST /runs and a model_config")
@@ -72,7 +73,7 @@ def _live_run(runs: RunsStore, run_id: str, *statuses: RunStatus) -> tuple[RunRe
 def deploy(run_id: str, *, runs: RunsStore, model_for: ModelFactory, backoff: Backoff) -> dict[str, Any]:
     """Mark the run Deploying and wait, within ``backoff``, until the model answers one cheap call."""
     runs.deploy(run_id)
-    _, live = _live_run(runs, run_id, RunStatus.DEPLOYING)
+    _, live = live_run(runs, run_id, RunStatus.DEPLOYING)
     probe = model_for(live, PROBE_SAMPLING)
     outcome = ask(lambda: probe.complete(PROBE_PROMPT), backoff)
     if outcome.answer is None:
@@ -103,6 +104,27 @@ def _cases(path: Path) -> Iterator[dict[str, Any]]:
                 yield {"id": str(case["id"]), "prompt": prompt}
 
 
+def inference_mode(live: LiveModel, cases: int) -> AskedMode:
+    """How a run of ``cases`` cases asks its model: ``auto`` goes to the provider's batch inference above
+    the run's ``batch_above_cases`` (when the provider has one and the run fills a job); an explicit
+    ``batch`` the provider cannot take fails the run saying why."""
+    definition = provider(live.provider)
+    api = definition.batch()
+    if live.inference_mode is InferenceMode.ON_DEMAND:
+        return InferenceMode.ON_DEMAND
+    if live.inference_mode is InferenceMode.AUTO:
+        fits = api is not None and cases >= api.limits.min_records
+        return InferenceMode.BATCH if fits and cases > live.batch_above_cases else InferenceMode.ON_DEMAND
+    if api is None:
+        raise LiveRunError(definition.batch_gap)
+    if cases < api.limits.min_records:
+        raise LiveRunError(
+            f"this run asks {cases} cases, and {api.title} needs at least {api.limits.min_records} records "
+            "in a job: set inference_mode to on_demand (or auto, which asks a run this small on demand)"
+        )
+    return InferenceMode.BATCH
+
+
 def plan(
     run_id: str,
     *,
@@ -114,14 +136,16 @@ def plan(
 ) -> dict[str, Any]:
     """Cut the environment's cases into shards of at most ``shard_size`` (fewer when the run asks few
     requests at once: see :func:`fanout`) and write the items list the Map reads, each shard with its
-    share of the run's ``max_in_flight``; the run is Running from here."""
-    run, live = _live_run(runs, run_id, RunStatus.DEPLOYING, RunStatus.RUNNING)
+    share of the run's ``max_in_flight``, and say whether the run goes to its provider's batch inference
+    instead (:func:`inference_mode`); the run is Running from here."""
+    run, live = live_run(runs, run_id, RunStatus.DEPLOYING, RunStatus.RUNNING)
     environment = open_run_environment(
         run, registered_version(run, environments), store=store, workdir=workdir
     )
     cases = sum(1 for _ in _cases(environment.cases_path))
     if cases == 0:
         raise LiveRunError(f"the environment of run {run_id} has no cases to ask the model")
+    mode = inference_mode(live, cases)
     spread = fanout(cases, shard_size, live.limits.max_in_flight)
     shards = 0
     batch: list[dict[str, Any]] = []
@@ -173,6 +197,7 @@ def plan(
         "items_key": items_key,
         "shards_at_once": spread.shards,
         "in_flight_per_shard": spread.per_shard,
+        "mode": mode.value,
     }
 
 
@@ -217,7 +242,7 @@ def infer_shard(
 ) -> dict[str, Any]:
     """Ask the model every case of one shard, up to ``in_flight`` at once (paced to the shard's share of
     the run's quotas); each answer, or why there is none, goes to its file in the cases' order."""
-    _, live = _live_run(runs, run_id, RunStatus.RUNNING)
+    _, live = live_run(runs, run_id, RunStatus.RUNNING)
     model = model_for(live, live.sampling)
     cases_path = store.download(inference_shard_key(run_id, "cases", shard), workdir / "cases.jsonl")
     with cases_path.open(encoding="utf-8") as lines:
@@ -258,7 +283,7 @@ def _tally_tokens(summary: InferenceSummary, record: dict[str, Any]) -> None:
         summary.cases_without_tokens += 1
 
 
-def priced(summary: InferenceSummary, live: LiveModel, mode: InferenceMode) -> InferenceSummary:
+def priced(summary: InferenceSummary, live: LiveModel, mode: AskedMode) -> InferenceSummary:
     """The summary with the cost of its tokens at the run's prices in ``mode``, or why it has none."""
     cost = run_cost(
         live.prices, input_tokens=summary.input_tokens, output_tokens=summary.output_tokens, mode=mode
@@ -275,11 +300,38 @@ def assemble(
     runs: RunsStore,
     store: ObjectStorage,
     workdir: Path,
-    mode: InferenceMode = InferenceMode.ON_DEMAND,
 ) -> dict[str, Any]:
     """Write the inference log, record it (tokens and cost included) on the run, then upload the
     generated submission."""
-    run, live = _live_run(runs, run_id, RunStatus.RUNNING)
+    run, summary, predictions_path = record_answers(
+        run_id, shard_count, runs=runs, store=store, workdir=workdir, mode=InferenceMode.ON_DEMAND
+    )
+    upload_submission(run, predictions_path, store=store)
+    counts = summary.model_dump(include={"cases", "answered", "unanswered", "input_tokens", "output_tokens"})
+    return {"run_id": run_id, **counts}
+
+
+def upload_submission(run: RunRecord, predictions_path: Path, *, store: ObjectStorage) -> None:
+    """Upload the generated submission, whose upload starts ingest; one already there is left as it is
+    (a retried step does not start ingest twice)."""
+    target = run.submission_key or submission_key(run.run_id, GENERATED_SUBMISSION)
+    if store.size(target) is None:
+        store.upload(predictions_path, target, content_type="application/json")
+
+
+def record_answers(
+    run_id: str,
+    shard_count: int,
+    *,
+    runs: RunsStore,
+    store: ObjectStorage,
+    workdir: Path,
+    mode: AskedMode,
+) -> tuple[RunRecord, InferenceSummary, Path]:
+    """Write the inference log from the shards' answers and record it on the run, its tokens priced as
+    asked in ``mode``; the run, what its answers came to, and the generated submission, written beside
+    them (not uploaded yet)."""
+    run, live = live_run(runs, run_id, RunStatus.RUNNING)
     log_path = RunOutput.INFERENCE_LOG.path_in(workdir)
     predictions_path = workdir / GENERATED_SUBMISSION
     summary = InferenceSummary()
@@ -321,9 +373,4 @@ def assemble(
     store.upload(log_path, log_key, content_type="application/jsonl")
     runs.add_files(run_id, {RunOutput.INFERENCE_LOG: log_key})
     runs.record_inference(run_id, summary)
-    target = run.submission_key or submission_key(run_id, GENERATED_SUBMISSION)
-    # Last: the upload starts ingest. A retried Assemble leaves the first upload as it is.
-    if store.size(target) is None:
-        store.upload(predictions_path, target, content_type="application/json")
-    counts = summary.model_dump(include={"cases", "answered", "unanswered", "input_tokens", "output_tokens"})
-    return {"run_id": run_id, **counts}
+    return run, summary, predictions_path

@@ -21,6 +21,11 @@ PACKAGES = "packages/"
 TRAINING = "training/"
 # Written by the evaluation pipeline's Compare step only; no trigger watches it.
 EVALUATIONS = "evaluations/"
+# Where a live run's provider batch jobs leave their output (Bedrock writes it; for a kind that hands it
+# out through its own API, the poll step copies it here): its manifests start the batch assembly. Written
+# by the provider and the poll step only; read by the assembly, which writes under runs/ and submissions/.
+BATCH_OUTPUT = "batch-output/"
+BATCH_MANIFEST = "manifest.json.out"
 # A registered version's cases cut into shards, for runs scored in shards; written by registration only,
 # no trigger watches it.
 CASE_SHARDS = "case-shards/"
@@ -237,6 +242,36 @@ def inference_items_key(run_id: str) -> str:
 def inference_shard_key(run_id: str, kind: str, shard: int) -> str:
     """A live run's working file: the ``cases`` a shard asks, or the ``answers`` it got."""
     return run_key(run_id, f"inference/{kind}-{shard:05d}.jsonl")
+
+
+def batch_input_key(run_id: str, job_name: str) -> str:
+    """The records one of a live run's batch jobs asks, as the provider reads them."""
+    return run_key(run_id, f"batch/{job_name}/records.jsonl")
+
+
+def batch_output_prefix(run_id: str, job_name: str) -> str:
+    """Where one of a live run's batch jobs leaves its output (in a folder of the provider's naming)."""
+    return f"{BATCH_OUTPUT}{run_id}/{job_name}/"
+
+
+@dataclass(frozen=True)
+class BatchOutputKey:
+    run_id: str
+    job_name: str
+    folder: str
+
+
+def parse_batch_manifest_key(key: str) -> BatchOutputKey:
+    """The run and job of a batch job's manifest:
+    ``batch-output/<run_id>/<job>/<folder>/manifest.json.out``."""
+    match = re.fullmatch(
+        rf"{BATCH_OUTPUT}({_SEGMENT})/({_SEGMENT})/({_SEGMENT})/{re.escape(BATCH_MANIFEST)}", key
+    )
+    if not match:
+        raise ObjectKeyError(
+            f"{key}: a batch job's manifest lands at {BATCH_OUTPUT}<run_id>/<job>/<folder>/{BATCH_MANIFEST}"
+        )
+    return BatchOutputKey(match[1], match[2], match[3])
 
 
 def live_execution_name(run_id: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from benchgen.aws.clients import regional
@@ -16,8 +17,9 @@ from benchgen.aws.providers.faults import (
 )
 from benchgen.inference.model import Answer, Model, ModelCallError
 from benchgen.inference.shapes import converse_usage
-from benchgen.ports.providers import TrainingJobs
-from benchgen.providers import bedrock
+from benchgen.ports.providers import BatchJobs, TrainingJobs
+from benchgen.providers import bedrock, bedrock_batch
+from benchgen.providers.batch import BatchJobSpec, BatchState
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
 from benchgen.records.runs import LiveModel
@@ -90,7 +92,50 @@ class BedrockConverse:
         )
 
 
+class BedrockBatchJobs:
+    """Bedrock model invocation jobs (batch inference) in one region; Bedrock writes their output to S3."""
+
+    def __init__(self, region: str) -> None:
+        self._region = region
+
+    def _client(self) -> Any:
+        return regional("bedrock", self._region)
+
+    def submit(self, spec: BatchJobSpec, records: Path) -> str:
+        if not spec.role_arn:
+            raise ProviderFault(
+                "Bedrock batch inference reads the records with the stack's batch role, and this deployment "
+                "names none (BEDROCK_BATCH_ROLE_ARN): deploy the stack again",
+                retryable=False,
+            )
+        request = bedrock_batch.create_invocation_job_request(spec, spec.role_arn)
+        # The client request token is the job's name: a second submit answers the first job's ARN.
+        answer = call(
+            f"Bedrock CreateModelInvocationJob for {spec.name}",
+            lambda: self._client().create_model_invocation_job(**request),
+        )
+        return str(answer["jobArn"])
+
+    def describe(self, spec: BatchJobSpec, job_id: str) -> BatchState:
+        job = call(
+            f"Bedrock GetModelInvocationJob for {spec.name}",
+            lambda: self._client().get_model_invocation_job(jobIdentifier=job_id),
+        )
+        return bedrock_batch.job_state(job)
+
+    def download(self, file_id: str, path: Path) -> Path:
+        raise ProviderFault(
+            f"Bedrock batch inference writes its output to S3 itself; there is no file {file_id} to fetch",
+            retryable=False,
+        )
+
+
 class Adapter:
+    def batch_jobs(self, live: LiveModel) -> BatchJobs:
+        if live.region is None:
+            raise ProviderFault(missing(live.connection_id, live.provider, "a region"), retryable=False)
+        return BedrockBatchJobs(live.region)
+
     def training_jobs(self, connection: ConnectionRecord) -> TrainingJobs:
         if connection.region is None:
             raise ProviderFault(

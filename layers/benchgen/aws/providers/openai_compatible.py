@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import http.client
 import json
+import shutil
 import time
 import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable
 from email.message import Message
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -26,8 +28,9 @@ from benchgen.aws.secrets import api_key
 from benchgen.inference.model import Answer, Model, ModelCallError
 from benchgen.inference.retry import Backoff
 from benchgen.inference.shapes import chat_request, chat_text, chat_usage, parse_json
-from benchgen.ports.providers import TrainingJobs
-from benchgen.providers import openai_compatible
+from benchgen.ports.providers import BatchJobs, TrainingJobs
+from benchgen.providers import openai_batch, openai_compatible
+from benchgen.providers.batch import BatchJobSpec, BatchState
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
 from benchgen.records.runs import LiveModel
@@ -254,7 +257,98 @@ class OpenAICompatibleJobs:
         return answer
 
 
+class OpenAIBatchJobs:
+    """Batch API jobs on one OpenAI-compatible base URL, through the same requests as its fine-tunes."""
+
+    def __init__(self, http: OpenAICompatibleJobs) -> None:
+        self._http = http
+
+    def submit(self, spec: BatchJobSpec, records: Path) -> str:
+        existing = self._find(spec.name)
+        if existing is not None:
+            return existing
+        http = self._http
+        # A job's records go to the provider whole: at most the 200 MB its Batch API takes in one file.
+        boundary = f"benchgen-{uuid.uuid4().hex}"
+        body = openai_compatible.upload_body(
+            boundary, f"{spec.name}.jsonl", records.read_bytes(), purpose="batch"
+        )
+        content_type = f"multipart/form-data; boundary={boundary}"
+        uploaded = http._retried(
+            lambda: http._request("POST", "/files", body, content_type, what=f"uploading {spec.name}"),
+            only_throttling=True,
+        )
+        file_id = uploaded.get("id")
+        if not isinstance(file_id, str) or not file_id:
+            raise ProviderFault(f"{http._base}/files answered no file id for {spec.name}", retryable=False)
+        request = json.dumps(openai_batch.create_batch_request(file_id, spec.name)).encode()
+        batch = http._retried(
+            lambda: http._request("POST", "/batches", request, what=f"creating batch {spec.name}"),
+            only_throttling=True,
+        )
+        batch_id = batch.get("id")
+        if not isinstance(batch_id, str) or not batch_id:
+            raise ProviderFault(f"{http._base}/batches answered no batch id for {spec.name}", retryable=False)
+        return batch_id
+
+    def describe(self, spec: BatchJobSpec, job_id: str) -> BatchState:
+        http = self._http
+        path = f"/batches/{quote(job_id, safe='')}"
+        batch = http._retried(lambda: http._request("GET", path, what=f"reading batch {spec.name}"))
+        provider_status, status, details = openai_batch.batch_state(batch)
+        return BatchState(provider_status=provider_status, status=status, **details)
+
+    def download(self, file_id: str, path: Path) -> Path:
+        http = self._http
+        url = f"{http._base}/files/{quote(file_id, safe='')}/content"
+        headers = {}
+        key = http._api_key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        # The base URL was checked to be https (or loopback) when the connection was recorded.
+        request = urllib.request.Request(url, headers=headers, method="GET")  # noqa: S310
+        try:
+            with (
+                urllib.request.urlopen(request, timeout=http._timeout_s) as answer,  # noqa: S310
+                path.open("wb") as out,
+            ):
+                shutil.copyfileobj(answer, out)
+        except urllib.error.HTTPError as error:
+            detail = error.read().decode("utf-8", errors="replace")[:_ERROR_PREVIEW]
+            raise ProviderFault(
+                f"{http._base} answered HTTP {error.code} when fetching {file_id}: {detail}",
+                retryable=error.code >= 500 or error.code == 429,
+            ) from None
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+            reason = getattr(error, "reason", error)
+            raise ProviderFault(
+                f"could not reach {http._base} when fetching {file_id}: {reason}", retryable=True
+            ) from None
+        return path
+
+    def _find(self, job_name: str) -> str | None:
+        """The batch a submit of ``job_name`` made before (its step retried), found by its metadata."""
+        http = self._http
+        listed = http._retried(lambda: http._request("GET", "/batches?limit=100", what="listing batches"))
+        batches = listed.get("data")
+        for batch in batches if isinstance(batches, list) else []:
+            metadata = batch.get("metadata") if isinstance(batch, dict) else None
+            if isinstance(metadata, dict) and metadata.get("benchgen_job") == job_name:
+                return str(batch["id"])
+        return None
+
+
 class Adapter:
+    def batch_jobs(self, live: LiveModel) -> BatchJobs:
+        if live.base_url is None:
+            raise ProviderFault(missing(live.connection_id, live.provider, "a base URL"), retryable=False)
+        secret_arn = live.secret_arn
+        return OpenAIBatchJobs(
+            OpenAICompatibleJobs(
+                live.base_url, api_key=(lambda: _read_key(secret_arn)) if secret_arn else lambda: None
+            )
+        )
+
     def training_jobs(self, connection: ConnectionRecord) -> TrainingJobs:
         if connection.base_url is None:
             raise ProviderFault(

@@ -15,13 +15,15 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from pathlib import Path
 from typing import TypeVar
 from urllib.parse import quote
 
 from benchgen.aws.secrets import api_key
 from benchgen.errors import BenchGenError
 from benchgen.inference.model import Answer, Model, ModelCallError
-from benchgen.ports.providers import TrainingJobs
+from benchgen.ports.providers import BatchJobs, TrainingJobs
+from benchgen.providers.batch import BatchJobSpec, BatchState
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
 
 REDACTED = "[redacted]"
@@ -111,6 +113,15 @@ class _RedactedModel:
         return replace(answer, text=redact(answer.text, secrets), raw=redact(answer.raw, secrets))
 
 
+def _redacted_call(call: Callable[[], _T], secrets: Secrets) -> _T:
+    try:
+        return call()
+    except ProviderFault as fault:
+        raise ProviderFault(
+            redact(str(fault), secrets()), retryable=fault.retryable, retry_after=fault.retry_after
+        ) from None
+
+
 class _RedactedJobs:
     def __init__(self, jobs: TrainingJobs, secrets: Secrets) -> None:
         self._jobs = jobs
@@ -129,12 +140,7 @@ class _RedactedJobs:
         return self._state(self._call(lambda: self._jobs.stop(spec, job_id)))
 
     def _call(self, call: Callable[[], _T]) -> _T:
-        try:
-            return call()
-        except ProviderFault as fault:
-            raise ProviderFault(
-                redact(str(fault), self._secrets()), retryable=fault.retryable, retry_after=fault.retry_after
-            ) from None
+        return _redacted_call(call, self._secrets)
 
     def _state(self, state: JobState) -> JobState:
         secrets = self._secrets()
@@ -148,6 +154,37 @@ class _RedactedJobs:
             if value is not None
         }
         return state.model_copy(update=said)
+
+
+class _RedactedBatches:
+    def __init__(self, jobs: BatchJobs, secrets: Secrets) -> None:
+        self._jobs = jobs
+        self._secrets = secrets
+
+    def submit(self, spec: BatchJobSpec, records: Path) -> str:
+        return _redacted_call(lambda: self._jobs.submit(spec, records), self._secrets)
+
+    def describe(self, spec: BatchJobSpec, job_id: str) -> BatchState:
+        state = _redacted_call(lambda: self._jobs.describe(spec, job_id), self._secrets)
+        secrets = self._secrets()
+        message = redact(state.message, secrets) if state.message is not None else None
+        return replace(state, provider_status=redact(state.provider_status, secrets), message=message)
+
+    def download(self, file_id: str, path: Path) -> Path:
+        """The file, each line redacted: a provider's error records may quote the request, key included."""
+        raw = path.with_name(path.name + ".raw")
+        _redacted_call(lambda: self._jobs.download(file_id, raw), self._secrets)
+        secrets = self._secrets()
+        with raw.open(encoding="utf-8", errors="replace") as lines, path.open("w", encoding="utf-8") as out:
+            for line in lines:
+                out.write(redact(line, secrets))
+        raw.unlink()
+        return path
+
+
+def redacted_batches(jobs: BatchJobs, secrets: Secrets) -> BatchJobs:
+    """``jobs``, whose faults and job states come out with ``secrets`` and credential shapes redacted."""
+    return _RedactedBatches(jobs, secrets)
 
 
 def redacted_model(model: Model, secrets: Secrets) -> Model:

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from benchgen.aws.providers.redaction import connection_secrets, redacted_jobs, redacted_model
+from benchgen.aws.providers.redaction import (
+    connection_secrets,
+    redacted_batches,
+    redacted_jobs,
+    redacted_model,
+)
 from benchgen.inference.model import Model
-from benchgen.ports.providers import ProviderAdapter, TrainingJobs
+from benchgen.ports.providers import BatchJobs, ProviderAdapter, TrainingJobs
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.runs import LiveModel
 from benchgen.vocabulary import ProviderKind, Sampling
@@ -37,3 +42,9 @@ def model_for(live: LiveModel, sampling: Sampling) -> Model:
     here, now."""
     model = adapter(live.provider).model(live, sampling)
     return redacted_model(model, connection_secrets(live.secret_arn, keep=True))
+
+
+def batch_for(live: LiveModel) -> BatchJobs:
+    """The batch jobs of a live run's provider; an API key is read from Secrets Manager at each call."""
+    jobs = adapter(live.provider).batch_jobs(live)
+    return redacted_batches(jobs, connection_secrets(live.secret_arn, keep=False))

@@ -17,7 +17,7 @@ from benchgen.aws.providers.faults import (
 )
 from benchgen.inference.model import Answer, Model, ModelCallError
 from benchgen.inference.shapes import chat_request, chat_text, chat_usage, parse_json
-from benchgen.ports.providers import TrainingJobs
+from benchgen.ports.providers import BatchJobs, TrainingJobs
 from benchgen.providers import sagemaker
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
@@ -101,6 +101,9 @@ class SageMakerEndpoint:
 
 
 class Adapter:
+    def batch_jobs(self, live: LiveModel) -> BatchJobs:
+        raise ProviderFault(sagemaker.PROVIDER.batch_gap, retryable=False)
+
     def training_jobs(self, connection: ConnectionRecord) -> TrainingJobs:
         if connection.region is None:
             raise ProviderFault(

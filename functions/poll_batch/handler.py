@@ -1,0 +1,29 @@
+"""State machine task: look at a live run's batch jobs once, and copy out the output a provider keeps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchgen.aws.handlers import LambdaFunction, scratch
+from benchgen.aws.providers.registry import batch_for
+from benchgen.aws.wiring import Adapters
+from benchgen.steps.batch_inference import poll
+from benchgen.tasks import PollBatchTask
+
+function = LambdaFunction("poll_batch")
+
+
+@function.task(PollBatchTask, correlation="run_id")
+def handler(task: PollBatchTask, wired: Adapters) -> dict[str, Any]:
+    with scratch() as workdir:
+        answer = poll(
+            task.run_id,
+            task.polls,
+            runs=wired.runs,
+            store=wired.store,
+            workdir=workdir,
+            batch_for=batch_for,
+            bucket=wired.settings.data_bucket,
+            max_polls=wired.settings.batch_max_polls,
+        )
+    return {**answer, "wait_seconds": wired.settings.batch_poll_seconds}

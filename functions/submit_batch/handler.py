@@ -1,0 +1,31 @@
+"""State machine task: cut a live run's cases into its provider's batch jobs and submit them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchgen.aws.handlers import LambdaFunction, scratch
+from benchgen.aws.providers.registry import batch_for
+from benchgen.aws.wiring import Adapters
+from benchgen.steps.batch_inference import submit
+from benchgen.tasks import SubmitBatchTask
+
+function = LambdaFunction("submit_batch")
+
+
+@function.task(SubmitBatchTask, correlation="run_id")
+def handler(task: SubmitBatchTask, wired: Adapters) -> dict[str, Any]:
+    with scratch() as workdir:
+        answer = submit(
+            task.run_id,
+            task.shard_count,
+            task.cases,
+            runs=wired.runs,
+            store=wired.store,
+            workdir=workdir,
+            batch_for=batch_for,
+            bucket=wired.settings.data_bucket,
+            role_arn=wired.settings.bedrock_batch_role_arn,
+            max_records=wired.settings.batch_max_records,
+        )
+    return {**answer, "wait_seconds": wired.settings.batch_poll_seconds}

@@ -1,0 +1,389 @@
+"""The batch branch of a live run: its cases go to the provider's batch inference instead of being asked
+one by one.
+
+SubmitBatch (the case shards Plan wrote, cut into jobs within the provider's limits, each job's records
+uploaded and the job submitted) -> Wait -> PollBatch (each job's status and counts recorded on the run; a
+job whose output the provider keeps is copied into the job's output folder, its manifest last), looping
+a bounded number of times. The last manifest to land is the S3 event that assembles the submission
+(``assemble_batch``): the cases answered from the records, a record with an error an unanswered case
+with the provider's reason, the inference log and the generated submission written as on demand, whose
+upload starts the existing ingest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import IO, Any
+
+from benchgen.inference.model import Answer
+from benchgen.ports.providers import BatchFactory, BatchJobs
+from benchgen.ports.runs import RunsStore
+from benchgen.ports.storage import ObjectStorage
+from benchgen.providers.batch import (
+    BatchApi,
+    BatchJobSpec,
+    BatchRefused,
+    BatchState,
+    BatchStatus,
+    JobCutter,
+    RecordResult,
+    job_size,
+)
+from benchgen.providers.jobs import ProviderFault
+from benchgen.providers.registry import provider
+from benchgen.records.runs import BatchJob, BatchSummary, InferenceSummary, LiveModel, RunRecord, RunStatus
+from benchgen.steps.attempts import Invocation, claim_run, fail_if_last_attempt
+from benchgen.steps.inference import LiveRunError, live_run, record_answers, upload_submission
+from benchgen.steps.keys import (
+    BATCH_MANIFEST,
+    GENERATED_SUBMISSION,
+    batch_input_key,
+    batch_output_prefix,
+    inference_shard_key,
+    parse_batch_manifest_key,
+    submission_key,
+)
+from benchgen.vocabulary import InferenceMode
+
+ASSEMBLE_STEP = "assemble_batch"
+
+
+def _api(live: LiveModel) -> BatchApi:
+    definition = provider(live.provider)
+    api = definition.batch()
+    if api is None:
+        raise LiveRunError(definition.batch_gap)
+    return api
+
+
+def job_name(run_id: str, number: int) -> str:
+    """A job's fixed name, within every provider's name rules (Bedrock's: 63 characters at most)."""
+    return f"benchgen-{hashlib.sha256(run_id.encode()).hexdigest()[:16]}-{number:03d}"
+
+
+def _spec(job: BatchJob, run_id: str, live: LiveModel, bucket: str, role_arn: str | None) -> BatchJobSpec:
+    input_key = batch_input_key(run_id, job.name)
+    return BatchJobSpec(
+        name=job.name,
+        model_id=live.model_id,
+        records=job.records,
+        input_key=input_key,
+        input_uri=f"s3://{bucket}/{input_key}",
+        output_uri=f"s3://{bucket}/{batch_output_prefix(run_id, job.name)}",
+        role_arn=role_arn,
+    )
+
+
+def _shard_cases(store: ObjectStorage, run_id: str, shard_count: int) -> Iterator[dict[str, Any]]:
+    for shard in range(shard_count):
+        for line in store.lines(inference_shard_key(run_id, "cases", shard)):
+            if line.strip():
+                yield json.loads(line)
+
+
+def submit(
+    run_id: str,
+    shard_count: int,
+    cases: int,
+    *,
+    runs: RunsStore,
+    store: ObjectStorage,
+    workdir: Path,
+    batch_for: BatchFactory,
+    bucket: str,
+    role_arn: str | None,
+    max_records: int | None = None,
+) -> dict[str, Any]:
+    """Cut the run's cases into jobs within its provider's limits (``max_records`` a job when the
+    account's quota is lower), upload each job's records and submit the jobs not yet accepted (a retried
+    step submits none twice); every job is on the run from here."""
+    run, live = live_run(runs, run_id, RunStatus.RUNNING)
+    api = _api(live)
+    limits = api.limits
+    if max_records is not None and max_records < limits.max_records:
+        limits = replace(limits, max_records=max(max_records, limits.min_records))
+    try:
+        cutter = JobCutter(job_size(cases, limits), limits)
+        paths = _write_records(_shard_cases(store, run_id, shard_count), api, live, cutter, workdir)
+        cutter.check()
+    except BatchRefused as refused:
+        raise LiveRunError(
+            f"{api.title} cannot take this run: {refused}; set inference_mode to on_demand"
+        ) from None
+    known = {job.name: job for job in run.batch.jobs} if run.batch else {}
+    jobs = [
+        known.get(name) or BatchJob(name=name, first_record=first, records=records)
+        for name, (first, records) in ((job_name(run_id, n), cut) for n, cut in enumerate(cutter.jobs))
+    ]
+    summary = BatchSummary(jobs=jobs, case_shards=shard_count)
+    runs.record_batch(run_id, summary)
+    provider_jobs = batch_for(live)
+    for job, path in zip(jobs, paths, strict=True):
+        if job.job_id is not None:
+            continue
+        spec = _spec(job, run_id, live, bucket, role_arn)
+        store.upload(path, spec.input_key, content_type="application/jsonl")
+        job.job_id = provider_jobs.submit(spec, path)
+        job.status = "Submitted"
+        runs.record_batch(run_id, summary)
+    return {"run_id": run_id, "jobs": len(jobs), "polls": 0, "done": False}
+
+
+def _write_records(
+    cases: Iterator[dict[str, Any]], api: BatchApi, live: LiveModel, cutter: JobCutter, workdir: Path
+) -> list[Path]:
+    paths: list[Path] = []
+    out: IO[str] | None = None
+    try:
+        for index, case in enumerate(cases):
+            line = json.dumps(
+                api.record(index, live.model_id, str(case["prompt"]), live.sampling), ensure_ascii=False
+            )
+            if cutter.starts_job(index, len(line.encode()) + 1):
+                if out is not None:
+                    out.close()
+                paths.append(workdir / f"records-{len(paths):03d}.jsonl")
+                out = paths[-1].open("w", encoding="utf-8")
+            assert out is not None  # the first record starts a job
+            out.write(line + "\n")
+    finally:
+        if out is not None:
+            out.close()
+    return paths
+
+
+def poll(
+    run_id: str,
+    polls: int,
+    *,
+    runs: RunsStore,
+    store: ObjectStorage,
+    workdir: Path,
+    batch_for: BatchFactory,
+    bucket: str,
+    max_polls: int,
+) -> dict[str, Any]:
+    """One look at every job not yet ended, recorded on the run; a job that ended with its output at the
+    provider has it copied into its output folder. Fails the run when a job failed, or when the jobs have
+    not all ended after ``max_polls`` looks; a run already assembled from their output is done."""
+    # A run may be assembled, even scored, before a look hears its jobs end: a provider writes the output
+    # (whose event assembles the run) before, or as, it says so.
+    run, live = live_run(runs, run_id, RunStatus.RUNNING, RunStatus.COMPLETED, RunStatus.FAILED)
+    finished = run.status is not RunStatus.RUNNING
+    api = _api(live)
+    if run.batch is None:
+        raise LiveRunError(f"run {run_id} has no batch jobs to follow: its jobs were never submitted")
+    summary = run.batch
+    provider_jobs = batch_for(live)
+    for job in summary.jobs:
+        if job.job_id is None or api.status(job.status) is not BatchStatus.RUNNING:
+            continue
+        spec = _spec(job, run_id, live, bucket, None)
+        try:
+            state = provider_jobs.describe(spec, job.job_id)
+        except ProviderFault as fault:
+            if not fault.retryable:
+                raise
+            # The provider could not say this time (throttled, its own fault): the next look asks again.
+            job.message = str(fault)
+            continue
+        job.status, job.succeeded, job.failed = state.provider_status, state.succeeded, state.failed
+        job.message = state.message
+        if state.status is BatchStatus.ENDED and (state.output_file or state.error_file):
+            _copy_output(provider_jobs, state, job, api, run_id, store=store, workdir=workdir)
+    summary.polls = polls + 1
+    runs.record_batch(run_id, summary)
+    if finished:
+        return {"run_id": run_id, "jobs": len(summary.jobs), "polls": summary.polls, "done": True}
+    failed = [job for job in summary.jobs if api.status(job.status) is BatchStatus.FAILED]
+    if failed:
+        job = failed[0]
+        raise LiveRunError(
+            f"batch job {job.name} ({job.job_id}) ended {job.status} at {api.title}: "
+            f"{job.message or 'it gave no reason'}. Create the run again (inference_mode on_demand asks "
+            "the cases one by one)"
+        )
+    done = all(api.status(job.status) is BatchStatus.ENDED for job in summary.jobs)
+    if not done and summary.polls >= max_polls:
+        running = [job.name for job in summary.jobs if api.status(job.status) is BatchStatus.RUNNING]
+        raise LiveRunError(
+            f"the run's batch jobs had not all ended after {summary.polls} looks ({', '.join(running)} "
+            f"still running at {api.title}): the run stops waiting; create it again, or with inference_mode "
+            "on_demand"
+        )
+    return {"run_id": run_id, "jobs": len(summary.jobs), "polls": summary.polls, "done": done}
+
+
+def _copy_output(
+    provider_jobs: BatchJobs,
+    state: BatchState,
+    job: BatchJob,
+    api: BatchApi,
+    run_id: str,
+    *,
+    store: ObjectStorage,
+    workdir: Path,
+) -> None:
+    """The job's output and error files, from the provider into its output folder, then its manifest
+    (the event that assembles the run). A manifest already there means they were copied before."""
+    assert job.job_id is not None
+    folder = batch_output_prefix(run_id, job.name) + api.output_folder(job.job_id) + "/"
+    if store.size(folder + BATCH_MANIFEST) is not None:
+        return
+    for file_id, name in zip((state.output_file, state.error_file), api.output_files, strict=True):
+        if file_id:
+            path = provider_jobs.download(file_id, workdir / name)
+            store.upload(path, folder + name, content_type="application/jsonl")
+    manifest = workdir / BATCH_MANIFEST
+    manifest.write_text(
+        json.dumps(
+            {
+                "totalRecordCount": job.records,
+                "processedRecordCount": (state.succeeded or 0) + (state.failed or 0),
+                "successRecordCount": state.succeeded,
+                "errorRecordCount": state.failed,
+            }
+        ),
+        encoding="utf-8",
+    )
+    store.upload(manifest, folder + BATCH_MANIFEST, content_type="application/json")
+
+
+def assemble_batch(
+    key: str, *, runs: RunsStore, store: ObjectStorage, workdir: Path, invocation: Invocation
+) -> dict[str, Any]:
+    """A job's manifest landed: once every job of the run has its output, write the run's answers from
+    the records and upload its generated submission. Anything else (a run that has moved on, jobs still
+    running, an assembly already done) changes nothing."""
+    landed = parse_batch_manifest_key(key)
+    run = runs.get(landed.run_id)
+    if run is None or run.live_model is None or run.batch is None or run.status is not RunStatus.RUNNING:
+        return {"key": key, "ignored": "no live run waits for this batch output"}
+    target = run.submission_key or submission_key(run.run_id, GENERATED_SUBMISSION)
+    if store.size(target) is not None:
+        return {"key": key, "ignored": "the run's answers were assembled already"}
+    api = _api(run.live_model)
+    folders = _output_folders(run, api)
+    waiting = [name for name, folder in folders.items() if folder is None or not _landed(store, folder)]
+    if waiting:
+        return {"key": key, "run_id": run.run_id, "waiting_for": waiting}
+    # Concurrent manifests of the last jobs: the one that claims the run writes its answers. The claim is
+    # let go before the upload, so that the ingest it starts finds the run free.
+    attempt = claim_run(runs, run, step=ASSEMBLE_STEP, invocation=invocation)
+    if attempt is None:
+        return {"key": key, "ignored": "another delivery is assembling this run"}
+    try:
+        claimed, summary, predictions_path = _assemble(
+            run, api, folders, store=store, runs=runs, workdir=workdir
+        )
+    except LiveRunError as error:
+        runs.fail(run.run_id, str(error), expected=RunStatus.RUNNING)
+        return {"key": key, "run_id": run.run_id, "failed": str(error)}
+    except Exception as error:
+        # The state machine has ended: the last delivery fails the run rather than leave it Running.
+        if not fail_if_last_attempt(
+            runs, run.run_id, step=ASSEMBLE_STEP, attempt=attempt, invocation=invocation, error=error
+        ):
+            raise
+        return {"key": key, "run_id": run.run_id, "failed": "internal error"}
+    finally:
+        runs.release_claim(run.run_id, holder=invocation.holder)
+    upload_submission(claimed, predictions_path, store=store)
+    return {"key": key, "run_id": run.run_id, **summary.model_dump(exclude={"unanswered_reasons"})}
+
+
+def _output_folders(run: RunRecord, api: BatchApi) -> dict[str, str | None]:
+    assert run.batch is not None
+    return {
+        job.name: None
+        if job.job_id is None
+        else batch_output_prefix(run.run_id, job.name) + api.output_folder(job.job_id) + "/"
+        for job in run.batch.jobs
+    }
+
+
+def _landed(store: ObjectStorage, folder: str) -> bool:
+    return store.size(folder + BATCH_MANIFEST) is not None
+
+
+def _assemble(
+    run: RunRecord,
+    api: BatchApi,
+    folders: dict[str, str | None],
+    *,
+    store: ObjectStorage,
+    runs: RunsStore,
+    workdir: Path,
+) -> tuple[RunRecord, InferenceSummary, Path]:
+    assert run.batch is not None
+    jobs = run.batch.jobs
+    job_index, loaded = 0, -1
+    results: dict[int, RecordResult] = {}
+    index = 0
+    for shard in range(run.batch.case_shards):
+        answers = workdir / f"answers-{shard:05d}.jsonl"
+        with answers.open("w", encoding="utf-8") as out:
+            for line in store.lines(inference_shard_key(run.run_id, "cases", shard)):
+                if not line.strip():
+                    continue
+                case = json.loads(line)
+                while index >= jobs[job_index].first_record + jobs[job_index].records:
+                    job_index += 1
+                job = jobs[job_index]
+                if loaded != job_index:
+                    # One job's records at a time: a job holds at most its provider's maximum.
+                    results, loaded = _results(store, api, folders[job.name]), job_index
+                found = results.get(index)
+                out.write(json.dumps(_answer_line(str(case["id"]), job, found), ensure_ascii=False) + "\n")
+                index += 1
+        store.upload(
+            answers, inference_shard_key(run.run_id, "answers", shard), content_type="application/jsonl"
+        )
+    return record_answers(
+        run.run_id, run.batch.case_shards, runs=runs, store=store, workdir=workdir, mode=InferenceMode.BATCH
+    )
+
+
+def _results(store: ObjectStorage, api: BatchApi, folder: str | None) -> dict[int, RecordResult]:
+    """Every record of one job's output files, by case index."""
+    assert folder is not None
+    found: dict[int, RecordResult] = {}
+    for name in api.output_files:
+        if store.size(folder + name) is None:
+            continue
+        for line in store.lines(folder + name):
+            if not line.strip():
+                continue
+            try:
+                parsed = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(parsed, dict):
+                for result in api.results(parsed):
+                    found.setdefault(result.index, result)
+    return found
+
+
+def _answer_line(case_id: str, job: BatchJob, result: RecordResult | None) -> dict[str, Any]:
+    answer: Answer | None = result.answer if result else None
+    error = None
+    if result is None:
+        error = f"batch job {job.name} returned no record for this case"
+    elif answer is None:
+        error = result.error
+    return {
+        "id": case_id,
+        "prediction_text": answer.text if answer else "",
+        "answered": answer is not None,
+        "latency_ms": 0,
+        "attempts": 1,
+        "input_tokens": answer.input_tokens if answer else None,
+        "output_tokens": answer.output_tokens if answer else None,
+        "error": error,
+        "raw": answer.raw if answer else None,
+        "batch_job": job.name,
+    }
