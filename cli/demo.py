@@ -163,8 +163,7 @@ def _drive(
         print(f"No dataset: {details['artifact_reason']}")
     preparation = package = None
     if details["status"] == "Completed":
-        cases = example / "bundle" / "reference" / "cases.jsonl"
-        wrong = WrongCases.of_run(cases, out / RunOutput.DETAILED_JSON.file_name)
+        wrong = WrongCases.of_run(example_cases(example), out / RunOutput.DETAILED_JSON.file_name)
         preparation = prepare(api, environment_id, run_id, progress, wrong_cases=wrong)
         if preparation["status"] == "Ready":
             package = package_of(api, preparation["preparation_id"], progress)
@@ -186,6 +185,11 @@ def _drive(
         "package": package,
         "s3_keys": keys,
     }
+
+
+def example_cases(example: Path) -> Path:
+    """The example bundle's reference cases (their criteria)."""
+    return example / "bundle" / "reference" / "cases.jsonl"
 
 
 def register_example(cloud: Any, api: Api, example: Path, out: Path, progress: Progress) -> str:

@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from benchgen.outputs import RunOutput
 from cli.demo import (
     ENVIRONMENT_VERSION,
     EXAMPLES,
     Api,
     Progress,
+    example_cases,
     examples_available,
     follow_execution,
     follow_run,
@@ -35,6 +37,7 @@ from cli.demo import (
     prepare,
     register_example,
 )
+from cli.gap_reasons import WrongCases
 from cli.local import DEMO_USER, demo_password, sign_in_demo_user
 
 PACKAGE_PROFILE = "bedrock-conversation"
@@ -105,11 +108,12 @@ class Loop:
         self.progress = progress
         self.found: dict[str, Any] = {}
         self.stopped: str | None = None
+        self.wrong_cases: WrongCases | None = None
 
     def run(self, cloud: Any, api: Api, example: Path, base_url: str) -> None:
         try:
             environment_id = register_example(cloud, api, example, self.out, self.progress)
-            self.base_run(cloud, api, environment_id, base_url)
+            self.base_run(cloud, api, example, environment_id, base_url)
             self.package(api, environment_id)
             self.train(api)
             self.evaluate(cloud, api)
@@ -119,7 +123,7 @@ class Loop:
     def step(self, number: int, text: str) -> None:
         self.progress.step(f"step {number}/5: {text}")
 
-    def base_run(self, cloud: Any, api: Api, environment_id: str, base_url: str) -> None:
+    def base_run(self, cloud: Any, api: Api, example: Path, environment_id: str, base_url: str) -> None:
         from localcloud.model_server import BASE_MODEL
 
         self.step(1, f"a live run of {BASE_MODEL} through an openai-compatible connection")
@@ -154,6 +158,12 @@ class Loop:
         run = api.expect("GET", f"/runs/{run_id}", 200)
         self.found["base_score"] = run.get("overall_score")
         print(f"Run {run_id} of {BASE_MODEL}: overall score {run.get('overall_score')}")
+        # Which cases it got wrong, for the reasons of the preparation's coverage gaps.
+        files = api.expect("GET", f"/runs/{run_id}/files", 200)["files"]
+        key = next(file["key"] for file in files if file["label"] == RunOutput.DETAILED_JSON.label)
+        detailed = self.out / RunOutput.DETAILED_JSON.file_name
+        cloud.client("s3").download_file(cloud.bucket, key, str(detailed))
+        self.wrong_cases = WrongCases.of_run(example_cases(example), detailed)
 
     def package(self, api: Api, environment_id: str) -> None:
         run_id = self.found["base_run_id"]
@@ -164,7 +174,7 @@ class Loop:
         dataset = api.expect("GET", f"/datasets/{run['dataset_id']}", 200)
         self.found["dataset_id"] = dataset["dataset_id"]
         print(f"Saved dataset: {dataset['name']} ({dataset['example_count']} examples)")
-        preparation = prepare(api, environment_id, run_id, self.progress)
+        preparation = prepare(api, environment_id, run_id, self.progress, wrong_cases=self.wrong_cases)
         self.found["preparation_id"] = preparation["preparation_id"]
         if preparation["status"] != "Ready":
             raise RuntimeError(f"the preparation failed: {preparation['failure_reason']}")
