@@ -113,7 +113,8 @@ class Loop:
     def run(self, cloud: Any, api: Api, example: Path, base_url: str) -> None:
         try:
             environment_id = register_example(cloud, api, example, self.out, self.progress)
-            self.base_run(cloud, api, example, environment_id, base_url)
+            self.base_run(cloud, api, environment_id, base_url)
+            self.wrong_cases = self.base_runs_mistakes(cloud, api, example)
             self.package(api, environment_id)
             self.train(api)
             self.evaluate(cloud, api)
@@ -123,7 +124,7 @@ class Loop:
     def step(self, number: int, text: str) -> None:
         self.progress.step(f"step {number}/5: {text}")
 
-    def base_run(self, cloud: Any, api: Api, example: Path, environment_id: str, base_url: str) -> None:
+    def base_run(self, cloud: Any, api: Api, environment_id: str, base_url: str) -> None:
         from localcloud.model_server import BASE_MODEL
 
         self.step(1, f"a live run of {BASE_MODEL} through an openai-compatible connection")
@@ -158,12 +159,14 @@ class Loop:
         run = api.expect("GET", f"/runs/{run_id}", 200)
         self.found["base_score"] = run.get("overall_score")
         print(f"Run {run_id} of {BASE_MODEL}: overall score {run.get('overall_score')}")
-        # Which cases it got wrong, for the reasons of the preparation's coverage gaps.
-        files = api.expect("GET", f"/runs/{run_id}/files", 200)["files"]
+
+    def base_runs_mistakes(self, cloud: Any, api: Api, example: Path) -> WrongCases:
+        """The cases the base run got wrong, which the preparation's coverage gaps follow from."""
+        files = api.expect("GET", f"/runs/{self.found['base_run_id']}/files", 200)["files"]
         key = next(file["key"] for file in files if file["label"] == RunOutput.DETAILED_JSON.label)
         detailed = self.out / RunOutput.DETAILED_JSON.file_name
         cloud.client("s3").download_file(cloud.bucket, key, str(detailed))
-        self.wrong_cases = WrongCases.of_run(example_cases(example), detailed)
+        return WrongCases.of_run(example_cases(example), detailed)
 
     def package(self, api: Api, environment_id: str) -> None:
         run_id = self.found["base_run_id"]
