@@ -60,20 +60,22 @@ def refusal(environ: dict[str, Any], secrets: dict[str, str], now: float) -> tup
         return "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records."
     if now > timegm(signed_at) + expires:
         return "AccessDenied", "Request has expired"
-    unsigned_query = "&".join(part for part in query.split("&") if not part.startswith(f"{_SIGNATURE}="))
-    path = str(environ.get("RAW_URI") or environ.get("PATH_INFO", "/")).split("?", 1)[0]
     headers = {name: _header(environ, name) for name in signed_headers}
+    if day != params["X-Amz-Date"][:8] or None in headers.values():
+        # A scope of another day, or a signed header the request does not send.
+        return _MISMATCH
+    unsigned_query = "&".join(part for part in query.split("&") if not part.startswith(f"{_SIGNATURE}="))
+    # The path as the client sent it, still percent-encoded: S3 signs it so.
+    path = str(environ.get("RAW_URI") or environ.get("PATH_INFO", "/")).split("?", 1)[0]
     request = AWSRequest(
         method=str(environ.get("REQUEST_METHOD", "GET")),
         url=f"http://{headers.get('host') or ''}{path}?{unsigned_query}",
-        headers={name: value for name, value in headers.items() if value is not None},
+        headers=headers,
     )
     request.context["timestamp"] = params["X-Amz-Date"]
     signer = S3SigV4QueryAuth(
         Credentials(access_key, secret, params.get("X-Amz-Security-Token")), "s3", region, expires
     )
-    if day != params["X-Amz-Date"][:8] or None in headers.values():
-        return _MISMATCH
     expected = signer.signature(signer.string_to_sign(request, signer.canonical_request(request)), request)
     if not hmac.compare_digest(expected, params[_SIGNATURE]):
         return _MISMATCH

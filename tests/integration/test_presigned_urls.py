@@ -148,3 +148,11 @@ def test_a_cors_preflight_of_a_presigned_url_is_answered_by_the_bucket_rules(ser
 
     # then the answer is the bucket's CORS rule (it allows PUT from any origin), not a signature error
     assert status == 200
+
+
+@pytest.mark.parametrize(
+    "key", ["signed/my predictions.json", "signed/tahmin-ğüş.json", "signed/a+b=c&d.json"]
+)
+def test_a_url_for_a_key_that_needs_encoding_is_taken_as_signed(server: LocalCloud, key: str) -> None:
+    assert _send(_put_url(server, key), body=b"{}")[0] == 200
+    assert _exists(server, key)
