@@ -90,6 +90,7 @@ class Walkthrough:
     output: str
     errors: str
     returncode: int
+    stopped_with: int | None
 
 
 def _read_into(stream: IO[str], lines: list[str]) -> None:
@@ -156,6 +157,7 @@ def walkthrough(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Walkthroug
         output=ran.stdout,
         errors=ran.stderr,
         returncode=ran.returncode,
+        stopped_with=process.returncode,
     )
 
 
@@ -179,3 +181,8 @@ def test_local_up_keeps_access_logs_and_byte_reprs_off_the_terminal(walkthrough:
         r'"PUT /[^ ]+/environments/gsm8k-tr/v1/bundle\.zip\?[^ ]+ HTTP/1\.1" 200', walkthrough.log
     )
     assert '"POST /runs HTTP/1.1" 201' in walkthrough.log
+
+
+def test_ctrl_c_stops_local_up_after_draining(walkthrough: Walkthrough) -> None:
+    assert walkthrough.stopped_with == 0
+    assert "Stopping: waiting for running executions..." in walkthrough.terminal
