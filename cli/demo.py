@@ -18,6 +18,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from benchgen.outputs import RunOutput
+from cli.gap_reasons import WrongCases
 from cli.local import DEMO_USER, console_for, demo_password
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -161,7 +163,8 @@ def _drive(
         print(f"No dataset: {details['artifact_reason']}")
     preparation = package = None
     if details["status"] == "Completed":
-        preparation = prepare(api, environment_id, run_id, progress)
+        wrong = WrongCases.of_run(example_cases(example), out / RunOutput.DETAILED_JSON.file_name)
+        preparation = prepare(api, environment_id, run_id, progress, wrong_cases=wrong)
         if preparation["status"] == "Ready":
             package = package_of(api, preparation["preparation_id"], progress)
             if package["status"] == "Ready":
@@ -184,6 +187,11 @@ def _drive(
     }
 
 
+def example_cases(example: Path) -> Path:
+    """The example bundle's reference cases (their criteria)."""
+    return example / "bundle" / "reference" / "cases.jsonl"
+
+
 def register_example(cloud: Any, api: Api, example: Path, out: Path, progress: Progress) -> str:
     """Publish the example's bundle through the API and an upload, and wait until it is registered."""
     from examplegen.writing import write_bundle_zip
@@ -202,10 +210,16 @@ def register_example(cloud: Any, api: Api, example: Path, out: Path, progress: P
 
 
 def prepare(
-    api: Api, environment_id: str, run_id: str, progress: Progress, settings: dict[str, Any] | None = None
+    api: Api,
+    environment_id: str,
+    run_id: str,
+    progress: Progress,
+    settings: dict[str, Any] | None = None,
+    wrong_cases: WrongCases | None = None,
 ) -> dict[str, Any]:
     """A demonstration preparation of the run (with generation ``settings``, the bundle's by default),
-    followed until it is generated, and its coverage gaps."""
+    followed until it is generated, and its coverage gaps; with the example's ``wrong_cases``, each gap
+    its size explains is printed with that reason."""
     created = api.expect(
         "POST",
         "/preparations",
@@ -228,13 +242,18 @@ def prepare(
         "example_count": found.get("example_count"),
         "failure_reason": found.get("failure_reason"),
         "coverage_gaps": [],
+        "coverage_gap_reasons": [],
     }
     if found["status"] == "Ready":
         gaps = api.expect("GET", f"/preparations/{preparation_id}/coverage", 200)["gaps"]
         summary["coverage_gaps"] = [gap["message"] for gap in gaps]
+        reasons = [wrong_cases.reason(gap) if wrong_cases else None for gap in gaps]
+        summary["coverage_gap_reasons"] = reasons
         print(f"Preparation {preparation_id}: {found['example_count']} examples, state {found['state_hash']}")
-        for message in summary["coverage_gaps"]:
+        for message, reason in zip(summary["coverage_gaps"], reasons, strict=True):
             print(f"  gap: {message}")
+            if reason:
+                print(f"       ({reason})")
     else:
         print(f"Preparation {preparation_id} failed: {found.get('failure_reason')}")
     return summary

@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from benchgen.outputs import RunOutput
 from cli.demo import (
     ENVIRONMENT_VERSION,
     EXAMPLES,
     Api,
     Progress,
+    example_cases,
     examples_available,
     follow_execution,
     follow_run,
@@ -35,6 +37,7 @@ from cli.demo import (
     prepare,
     register_example,
 )
+from cli.gap_reasons import WrongCases
 from cli.local import DEMO_USER, demo_password, sign_in_demo_user
 
 PACKAGE_PROFILE = "bedrock-conversation"
@@ -105,11 +108,13 @@ class Loop:
         self.progress = progress
         self.found: dict[str, Any] = {}
         self.stopped: str | None = None
+        self.wrong_cases: WrongCases | None = None
 
     def run(self, cloud: Any, api: Api, example: Path, base_url: str) -> None:
         try:
             environment_id = register_example(cloud, api, example, self.out, self.progress)
             self.base_run(cloud, api, environment_id, base_url)
+            self.wrong_cases = self.base_runs_mistakes(cloud, api, example)
             self.package(api, environment_id)
             self.train(api)
             self.evaluate(cloud, api)
@@ -155,6 +160,14 @@ class Loop:
         self.found["base_score"] = run.get("overall_score")
         print(f"Run {run_id} of {BASE_MODEL}: overall score {run.get('overall_score')}")
 
+    def base_runs_mistakes(self, cloud: Any, api: Api, example: Path) -> WrongCases:
+        """The cases the base run got wrong, which the preparation's coverage gaps follow from."""
+        files = api.expect("GET", f"/runs/{self.found['base_run_id']}/files", 200)["files"]
+        key = next(file["key"] for file in files if file["label"] == RunOutput.DETAILED_JSON.label)
+        detailed = self.out / RunOutput.DETAILED_JSON.file_name
+        cloud.client("s3").download_file(cloud.bucket, key, str(detailed))
+        return WrongCases.of_run(example_cases(example), detailed)
+
     def package(self, api: Api, environment_id: str) -> None:
         run_id = self.found["base_run_id"]
         self.step(2, "the saved dataset, a preparation and a package for Bedrock")
@@ -164,7 +177,7 @@ class Loop:
         dataset = api.expect("GET", f"/datasets/{run['dataset_id']}", 200)
         self.found["dataset_id"] = dataset["dataset_id"]
         print(f"Saved dataset: {dataset['name']} ({dataset['example_count']} examples)")
-        preparation = prepare(api, environment_id, run_id, self.progress)
+        preparation = prepare(api, environment_id, run_id, self.progress, wrong_cases=self.wrong_cases)
         self.found["preparation_id"] = preparation["preparation_id"]
         if preparation["status"] != "Ready":
             raise RuntimeError(f"the preparation failed: {preparation['failure_reason']}")

@@ -22,7 +22,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from infra.node_notices import silence_node_release_banners
+
     args = build_parser().parse_args(argv)
+    # Before a command imports CDK, whose Node.js process announces its release on start (as b'...' lines).
+    silence_node_release_banners()
     code: int = args.func(args)
     return code
 

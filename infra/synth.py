@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from infra.node_notices import silence_node_release_banners
 
 if TYPE_CHECKING:
     from infra.stack import BenchGenStack
@@ -44,8 +45,7 @@ def synthesize(
     the infra tests report findings one by one. CDK is imported lazily (it starts a Node.js process) and
     nothing is cached between calls. `customize` may add constructs to the stack before synthesis.
     """
-    # Node 20 is supported by CDK but announces its end of life on every start.
-    os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
+    silence_node_release_banners()
     from infra.app import build_app
     from infra.constructs.console import CONSOLE_ASSETS, ENTRY_PAGE
 

@@ -25,6 +25,8 @@ from localcloud.auth import TokenVerifier, moto_jwks
 from localcloud.function_logs import FunctionLogs
 from localcloud.item_limits import ItemSizeLimit
 from localcloud.lambda_hook import Handler, LambdaHook
+from localcloud.object_bodies import RawPutBodies
+from localcloud.presigned_urls import PresignedUrlChecks
 from localcloud.provider_clock import ProviderClock
 from localcloud.provision import Provisioner
 from localcloud.stack_template import Route, StackTemplate, lazy_handler
@@ -85,6 +87,10 @@ class LocalCloud:
         self._item_limits = ItemSizeLimit()
         self._atomic_writes = AtomicItemWrites()
         self._function_logs = FunctionLogs()
+        # A PUT's body is stored as sent, whatever its Content-Type (see object_bodies.py).
+        self._raw_put_bodies = RawPutBodies()
+        # S3's checks of a presigned URL's signature and expiry, which moto's server skips.
+        self._presigned_checks = PresignedUrlChecks({LOCAL_KEY: LOCAL_KEY})
         # AWS's Step Functions quotas, enforced on moto's interpreter (see step_limits.py).
         self.step_limits = StepLimits()
         self.endpoint_url: str | None = f"http://127.0.0.1:{port}" if mode == "server" else None
@@ -145,6 +151,8 @@ class LocalCloud:
             self._item_limits.__enter__()
             self._atomic_writes.__enter__()
             self._function_logs.__enter__()
+            self._raw_put_bodies.__enter__()
+            self._presigned_checks.__enter__()
             self.step_limits.__enter__()
             self._create_resources()
         except BaseException:
@@ -169,6 +177,9 @@ class LocalCloud:
             self._atomic_writes.__exit__(None, None, None)
             self._item_limits.__exit__(None, None, None)
             self._function_logs.__exit__(None, None, None)
+            # Both wrap the moto server's entry point: the later one is undone first.
+            self._presigned_checks.__exit__(None, None, None)
+            self._raw_put_bodies.__exit__(None, None, None)
             self.step_limits.__exit__(None, None, None)
             if self._server is not None:
                 self._server.stop()

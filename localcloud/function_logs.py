@@ -23,6 +23,11 @@ UNNAMED_SERVICE = "service_undefined"
 _running = threading.local()
 
 
+def library_logger() -> logging.Logger:
+    """The logger the library's child loggers hang under in-process."""
+    return logging.getLogger(os.environ.get("POWERTOOLS_SERVICE_NAME", UNNAMED_SERVICE))
+
+
 @contextmanager
 def running_as(service: str | None) -> Iterator[None]:
     """Mark ``service`` (a function's folder, its logger's name) as running on this thread."""
@@ -44,7 +49,7 @@ class FunctionLogs(logging.Handler):
 
     def __init__(self) -> None:
         super().__init__()
-        self._library = logging.getLogger(os.environ.get("POWERTOOLS_SERVICE_NAME", UNNAMED_SERVICE))
+        self._library = library_logger()
 
     def __enter__(self) -> FunctionLogs:
         self._library.addHandler(self)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 
-os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
+from infra.node_notices import silence_node_release_banners
+
+silence_node_release_banners()
 
 
 @pytest.fixture(scope="session")

@@ -69,5 +69,21 @@ def test_the_demo_follows_a_run_to_a_saved_dataset_and_writes_its_files(
     assert f"Package {package['package_id']}: {len(written)} bytes, sha256 {package['sha256']}" in printed
     for message in preparation["coverage_gaps"]:
         assert f"  gap: {message}" in printed
+    # and each gap says why an example this small has it: none of its 15 wrong cases (30% of 50, the 70%
+    # scored above) falls in the validation split
+    wrong = sum(
+        1
+        for case in json.loads((tmp_path / "detailed_results.json").read_text())["cases"]
+        if not case["passed"]
+    )
+    assert wrong == 15
+    reasons = preparation["coverage_gap_reasons"]
+    assert len(reasons) == len(preparation["coverage_gaps"]) and all(reasons)
+    for message, reason in zip(preparation["coverage_gaps"], reasons, strict=True):
+        assert f"  gap: {message}\n       ({reason})\n" in printed
+    assert (
+        "expected for this 50-case example with 15 wrong cases: 0 of them hash into validation, "
+        "the split of 10% of the cases"
+    ) in reasons
     # and nothing but the demo's own lines: no state machine evaluation noise from moto
     assert [record.getMessage() for record in caplog.records if record.name.startswith("moto.")] == []

@@ -118,3 +118,8 @@ def test_demo_loop_trains_evaluates_and_names_every_id_it_made_without_claiming_
     assert all(
         "simulated" in line for line in printed.lower().splitlines() if re.search(r"\bimproved\b", line)
     )
+    # and each coverage gap of the small example says why it is expected there
+    gaps = [index for index, line in enumerate(lines) if line.startswith("  gap: ")]
+    assert gaps
+    for index in gaps:
+        assert lines[index + 1].startswith("       (expected for this 50-case example with 15 wrong cases: ")

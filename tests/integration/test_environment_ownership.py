@@ -57,8 +57,9 @@ def user_api(cloud: LocalCloud) -> Any:
 def put_as_told(cloud: LocalCloud, upload: dict[str, Any], body: bytes) -> None:
     """Upload a bundle to the key the API named, with the x-amz-meta headers it said to send.
 
-    On AWS the headers are signed into the URL, so S3 refuses a PUT that changes or drops them; moto
-    does not check presigned signatures, so this test sends them the way the signed URL requires.
+    The headers are signed into the URL, so S3 refuses a PUT that changes or drops them (the local cloud
+    in server mode too: test_presigned_urls.py); in-process no server answers the URL, so this test
+    uploads what the signed URL requires directly.
     """
     prefix = "x-amz-meta-"
     metadata = {name.removeprefix(prefix): value for name, value in upload["upload_headers"].items()}
