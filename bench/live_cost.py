@@ -67,7 +67,7 @@ def count_live_runs(sizes: tuple[int, ...]) -> list[dict[str, Any]]:
     from benchgen.outputs import RunOutput
     from benchgen.records.runs import InferenceLimits, LiveModel, RunRecord
     from benchgen.steps.keys import live_execution_name
-    from benchgen.vocabulary import Sampling
+    from benchgen.vocabulary import InferenceMode, Sampling
     from localcloud.cloud import LocalCloud
     from localcloud.model_server import BASE_MODEL, ExampleModelServer
 
@@ -93,6 +93,7 @@ def count_live_runs(sizes: tuple[int, ...]) -> list[dict[str, Any]]:
                 sampling=Sampling(temperature=0, max_tokens=64),
                 base_url=models.base_url,
                 limits=InferenceLimits(max_in_flight=MAX_IN_FLIGHT),
+                inference_mode=InferenceMode.ON_DEMAND,  # what this bench measures, at any size
             )
             record = RunRecord(
                 run_id=run_id,

@@ -103,7 +103,7 @@ def bundle(cases: int) -> bytes:
 def measure(points: list[Point], shard_size: int | None = None) -> list[Measured]:
     from benchgen.aws.tables.runs import RunsRepo
     from benchgen.records.runs import InferenceLimits, LiveModel, RunRecord
-    from benchgen.vocabulary import Sampling
+    from benchgen.vocabulary import InferenceMode, Sampling
     from infra.constructs.inference import INFERENCE_SHARD_SIZE
     from localcloud.cloud import LocalCloud
     from localcloud.model_server import BASE_MODEL, ExampleModelServer
@@ -129,6 +129,7 @@ def measure(points: list[Point], shard_size: int | None = None) -> list[Measured
                     sampling=Sampling(temperature=0, max_tokens=64),
                     base_url=models.base_url,
                     limits=InferenceLimits(max_in_flight=point.slots),
+                    inference_mode=InferenceMode.ON_DEMAND,  # what this bench measures, at any size
                 )
                 record = RunRecord(
                     run_id=run_id,

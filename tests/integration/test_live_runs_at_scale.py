@@ -71,6 +71,8 @@ def _live_run(
         sampling=Sampling(temperature=0, max_tokens=256),
         base_url=base_url,
         limits=limits,
+        # Asked case by case: auto would send a run this size to the provider's batch inference.
+        inference_mode=InferenceMode.ON_DEMAND,
     )
     run = RunRecord(
         run_id=run_id,
