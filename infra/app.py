@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import aws_cdk as cdk
+from infra.node_notices import silence_node_release_banners
 
-from infra.constructs.nag import apply_nag
-from infra.stack import STACK_NAME, BenchGenStack
+# Before aws_cdk starts jsii's Node.js: `cdk synth` runs this module directly, through no command that
+# could have done it first.
+silence_node_release_banners()
+
+import aws_cdk as cdk  # noqa: E402
+
+from infra.constructs.nag import apply_nag  # noqa: E402
+from infra.stack import STACK_NAME, BenchGenStack  # noqa: E402
 
 # Feature flags live here rather than in cdk.json so that `cdk synth` and the in-process synthesis used by
 # the local cloud and the tests produce the same template.

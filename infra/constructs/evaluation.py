@@ -129,7 +129,7 @@ class EvaluationPipeline(Construct):
             self,
             "EvaluationPipeline",
             definition,
-            # 12 hours of checks (an on-demand run's time; a batch run may take the InferencePipeline's 50),
+            # 12 hours of checks (an on-demand run's time: an evaluation asks its models on demand),
             # and the comparison after them.
             timeout=Duration.hours(13),
         )

@@ -98,7 +98,7 @@ class Settings(BaseSettings):
         default=None, validation_alias="EVALUATION_STATE_MACHINE_ARN"
     )
     # How long the EvaluationPipeline waits between checks of its two runs, and how many checks it makes
-    # before it gives up (12 hours at the defaults; a batch run's jobs may take longer).
+    # before it gives up (12 hours at the defaults: an evaluation asks its models on demand).
     evaluation_wait_seconds: int = Field(
         default=60, ge=1, le=3600, validation_alias="EVALUATION_WAIT_SECONDS"
     )

@@ -43,13 +43,30 @@ def test_a_connection_is_created_read_and_deleted_from_its_pages(tab: Page, cons
     assert A_KEY not in (refusal.text_content() or "")
     assert len(console.owner.expect("GET", "/connections?limit=100", 200)["items"]) == 2
 
-    # and with the secret's ARN it is created, and its page shows what its profile accepts
+    # and with the secret's ARN but an on-demand input price without its output price, the API names it
     page.get_by_label(re.compile("Secrets Manager secret ARN")).fill(SECRET_ARN)
+    page.get_by_label("On demand, input").fill("0.06")
+    page.get_by_label("Requests at once").fill("8")
+    page.get_by_role("button", name="Create connection").click()
+    expect(refusal).to_contain_text("output_per_million")
+    assert len(console.owner.expect("GET", "/connections?limit=100", 200)["items"]) == 2
+
+    # and with both prices, batch ones too, it is created with them and the quota, and its page shows
+    # them beside what its profile accepts
+    page.get_by_label("On demand, output").fill("0.24")
+    page.get_by_label("Batch, input").fill("0.03")
+    page.get_by_label("Batch, output").fill("0.12")
     page.get_by_role("button", name="Create connection").click()
     page.wait_for_url(re.compile(r".*#/connections/conn-[0-9a-f]+$"))
     connection_id = page.url.rsplit("/", 1)[1]
     created = console.owner.expect("GET", f"/connections/{connection_id}", 200)
     assert created["name"] == "lab" and created["secret_arn"] == SECRET_ARN
+    assert created["prices"] == {
+        "currency": "USD",
+        "on_demand": {"input_per_million": 0.06, "output_per_million": 0.24},
+        "batch": {"input_per_million": 0.03, "output_per_million": 0.12},
+    }
+    assert created["limits"] == {"max_in_flight": 8, "requests_per_minute": None, "tokens_per_minute": None}
     facts = page.locator("dl.facts")
     for label, values in (
         ("Training methods", created["profile"]["methods"]),
@@ -58,6 +75,12 @@ def test_a_connection_is_created_read_and_deleted_from_its_pages(tab: Page, cons
     ):
         expect(facts.locator("dt", has_text=label).locator("+ dd")).to_have_text(", ".join(values))
     expect(facts).to_contain_text(SECRET_ARN)
+    expect(facts.locator("dt", has_text="Prices").locator("+ dd")).to_have_text(
+        "per million tokens: on demand $0.06 in, $0.24 out; batch $0.03 in, $0.12 out"
+    )
+    expect(facts.locator("dt", has_text="Live-run quotas").locator("+ dd")).to_have_text(
+        "requests at once: 8"
+    )
 
     # Then Delete, confirmed, removes it: the list no longer has it and the API answers 404
     page.get_by_role("button", name="Delete connection").click()
@@ -321,16 +344,17 @@ def test_each_fine_tune_panel_state_has_its_own_sentence(tab: Page, console: Con
         expect(panel.locator("p")).to_have_text([sentence])
 
 
-def _with_inference(console: Console, run_id: str, inference: dict[str, Any]) -> None:
-    """Give the run the inference summary a live run's Assemble step records."""
+def _with_summary(console: Console, run_id: str, name: str, summary: dict[str, Any]) -> None:
+    """Give the run the summary a live run's steps record under ``name`` (``inference``, ``batch``)."""
     dynamodb = console.cloud.client("dynamodb")
     table = console.cloud.environment["RUNS_TABLE"]
-    value = TypeSerializer().serialize(json.loads(json.dumps(inference), parse_float=Decimal))
+    value = TypeSerializer().serialize(json.loads(json.dumps(summary), parse_float=Decimal))
     dynamodb.update_item(
         TableName=table,
         Key={"run_id": {"S": run_id}},
-        UpdateExpression="SET inference = :inference",
-        ExpressionAttributeValues={":inference": value},
+        UpdateExpression="SET #summary = :summary",
+        ExpressionAttributeNames={"#summary": name},
+        ExpressionAttributeValues={":summary": value},
     )
 
 
@@ -342,9 +366,11 @@ def test_a_live_runs_page_shows_its_tokens_and_their_cost_or_that_its_connection
     tokens = {"input_tokens": 12_345, "output_tokens": 6_789, "cases_without_tokens": 1}
     priced = _run_copy(console, "0f01")
     cost = {"currency": "USD", "mode": "on_demand", "input_cost": 0.5, "output_cost": 1.25, "total": 1.75}
-    _with_inference(console, priced, {**counts, **tokens, "cost": cost})
+    _with_summary(console, priced, "inference", {**counts, **tokens, "cost": cost})
     unpriced = _run_copy(console, "0f02")
-    _with_inference(console, unpriced, {**counts, **tokens, "cost_note": "no prices on the connection"})
+    _with_summary(
+        console, unpriced, "inference", {**counts, **tokens, "cost_note": "no prices on the connection"}
+    )
     tab.sign_in(DEMO_USER)
 
     # When each run's page is opened, then its Inference panel says what was asked and what it cost
@@ -358,6 +384,52 @@ def test_a_live_runs_page_shows_its_tokens_and_their_cost_or_that_its_connection
     page = tab.open(f"/runs/{console.run_id}")
     expect(page.get_by_role("region", name="Fine-tune Dataset")).to_be_visible()
     expect(page.get_by_role("region", name="Inference")).to_have_count(0)
+    assert tab.errors == []
+
+
+def test_a_batch_runs_page_lists_its_provider_jobs_with_their_status_and_counts(
+    tab: Page, console: Console
+) -> None:
+    # Given a live run answered by two Bedrock batch jobs, one done with a failed record, one not yet sent
+    run_id = _run_copy(console, "0f03")
+    job_arn = "arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/abc123def456"
+    done = {
+        "name": "run-0f03-1",
+        "first_record": 0,
+        "records": 150,
+        "job_id": job_arn,
+        "status": "PartiallyCompleted",
+    }
+    _with_summary(
+        console,
+        run_id,
+        "batch",
+        {
+            "jobs": [
+                {**done, "succeeded": 149, "failed": 1, "message": "1 record failed"},
+                {"name": "run-0f03-2", "first_record": 150, "records": 150, "status": "NotSubmitted"},
+            ],
+            "case_shards": 3,
+            "polls": 4,
+        },
+    )
+    tab.sign_in(DEMO_USER)
+
+    # When its page is opened, then the Batch jobs panel lists each job as the provider reported it
+    page = tab.open(f"/runs/{run_id}")
+    panel = page.get_by_role("region", name="Batch jobs")
+    expect(panel.locator("p").first).to_have_text("2 jobs at the provider, looked at 4 times.")
+    rows = panel.locator("tbody tr")
+    expect(rows.nth(0).locator("td")).to_have_text(
+        ["run-0f03-1", job_arn, "PartiallyCompleted: 1 record failed", "150", "149", "1"]
+    )
+    expect(rows.nth(1).locator("td")).to_have_text(
+        ["run-0f03-2", "not submitted", "NotSubmitted", "150", "not yet", "not yet"]
+    )
+    # and a run asked on demand has no such panel
+    page = tab.open(f"/runs/{console.run_id}")
+    expect(page.get_by_role("region", name="Fine-tune Dataset")).to_be_visible()
+    expect(page.get_by_role("region", name="Batch jobs")).to_have_count(0)
     assert tab.errors == []
 
 

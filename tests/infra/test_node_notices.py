@@ -15,13 +15,19 @@ ROOT = Path(__file__).resolve().parents[2]
 START_CDK = "from infra.node_notices import silence_node_release_banners as s; s(); import aws_cdk"
 
 
-def test_starting_cdk_prints_no_byte_reprs_and_no_release_banner() -> None:
+@pytest.mark.parametrize(
+    "command",
+    [["-c", START_CDK], ["-m", "infra.app"]],
+    ids=["as the commands start it", "as cdk synth runs the app"],
+)
+def test_starting_cdk_prints_no_byte_reprs_and_no_release_banner(command: list[str], tmp_path: Path) -> None:
     # given a shell that has chosen nothing about jsii's banners
     environment = {name: value for name, value in os.environ.items() if not name.startswith("JSII_")}
+    environment["CDK_OUTDIR"] = str(tmp_path / "cdk.out")
 
     # when CDK's Node.js process is started the way synthesis starts it
     started = subprocess.run(
-        [sys.executable, "-c", START_CDK], cwd=ROOT, env=environment, capture_output=True, timeout=300
+        [sys.executable, *command], cwd=ROOT, env=environment, capture_output=True, timeout=300
     )
 
     # then it started, and stderr holds no b'...' line and no banner

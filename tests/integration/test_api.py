@@ -524,6 +524,7 @@ def test_the_owner_reads_the_run_config(aws: Settings, call: Call) -> None:
     assert answer.body == {
         "sampling": {"temperature": 0.2},
         "environment_variables": {"API_KEY": "secret"},
+        "inference_mode": None,
         "limits": None,
         "prices": None,
     }

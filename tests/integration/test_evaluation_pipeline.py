@@ -121,6 +121,9 @@ def test_an_evaluation_compares_the_trained_model_with_its_base_on_the_held_out_
         for side in ("tuned", "base"):
             run = api.expect("GET", f"/runs/{evaluation[side]['run_id']}", 200)
             assert (run["status"], run["case_scope"], run["counts"]["total"]) == ("Completed", 4, 4)
+            # asked on demand, whatever their size: the evaluation waits as long as an on-demand run takes
+            config = api.expect("GET", f"/runs/{evaluation[side]['run_id']}/config", 200)
+            assert config["inference_mode"] == "on_demand"
 
         # And the report is benchgen.compare's comparison of the two runs' verdicts on the held-out cases
         report = api.expect("GET", f"/evaluations/{created['evaluation_id']}/report", 200)

@@ -48,7 +48,7 @@ from benchgen.records.timestamps import utc_now
 from benchgen.records.training_runs import TrainingRunRecord
 from benchgen.steps.base_run import BaseRunProblem, covers_held_out, reusable_base_run
 from benchgen.steps.evaluation import EvaluationError, held_out_package
-from benchgen.vocabulary import Sampling
+from benchgen.vocabulary import InferenceMode, Sampling
 
 logger = Logger(child=True)
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
@@ -85,8 +85,13 @@ def grant_evaluation(
 
 
 def _connection_model(choice: ModelChoice, *, owner: str, services: ApiServices) -> LiveModel:
+    # On demand whatever the size: the evaluation waits for its runs as long as an on-demand run takes
+    # (12 hours), and a provider's batch jobs may take days.
     config = ModelConfigRequest(
-        connection_id=choice.connection_id, model_id=choice.model_id, sampling=EVALUATION_SAMPLING
+        connection_id=choice.connection_id,
+        model_id=choice.model_id,
+        sampling=EVALUATION_SAMPLING,
+        inference_mode=InferenceMode.ON_DEMAND,
     )
     return live_model_for(config, owner=owner, connection=services.connections.get(choice.connection_id))
 

@@ -31,6 +31,7 @@ from benchgen.records.runs import (
     RunRecord,
     RunStatus,
 )
+from benchgen.vocabulary import InferenceMode
 
 ENVIRONMENT_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
 VERSION_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,30}[A-Za-z0-9])?$"
@@ -414,9 +415,13 @@ class RunDetail(RunSummary):
 
 
 class RunConfiguration(RunConfig):
-    """The run's configuration as its owner reads it; for a live run, also the limits it asked within and
-    the prices its cost is counted at (its connection's, copied when the run was created)."""
+    """The run's configuration as its owner reads it; for a live run, also how it asked its model (the
+    inference mode and the limits it asked within) and the prices its cost is counted at (its
+    connection's, copied when the run was created)."""
 
+    inference_mode: InferenceMode | None = Field(
+        default=None, description="a live run's only, as asked: auto chooses by size when the run is planned"
+    )
     limits: InferenceLimits | None = Field(default=None, description="a live run's only")
     prices: ModelPrices | None = Field(default=None, description="a live run's only; absent: none named")
 
@@ -425,6 +430,7 @@ class RunConfiguration(RunConfig):
         live = run.live_model
         return cls(
             **run.run_config.model_dump(),
+            inference_mode=live.inference_mode if live else None,
             limits=live.limits if live else None,
             prices=live.prices if live else None,
         )

@@ -89,6 +89,17 @@ function createForm({ api }: Context): HTMLElement {
   };
   provider.addEventListener("change", showFields);
   showFields();
+  const numbers = new Map(
+    [...PRICE_FIELDS, ...QUOTA_FIELDS].map(([id, , step]) => [
+      id,
+      h("input", { id: `connection-${id}`, type: "number", min: "0", step, inputmode: "decimal", autocomplete: "off" }),
+    ]),
+  );
+  // An empty field is left out; a typed one is sent as typed, so the API names what it refuses.
+  const read = (id: string) => {
+    const text = numbers.get(id)!.value.trim();
+    return text === "" ? undefined : Number(text);
+  };
   const create = h("button", { type: "submit" }, "Create connection");
   const submit = async () => {
     create.disabled = true;
@@ -97,6 +108,10 @@ function createForm({ api }: Context): HTMLElement {
       const value = inputs.get(field)!.value.trim();
       if (value) Object.assign(body, { [field]: value });
     }
+    const prices = pricesOf(read);
+    if (prices) body.prices = prices;
+    const quotas = Object.fromEntries(QUOTA_FIELDS.map(([id]) => [id, read(id)]).filter(([, value]) => value !== undefined));
+    if (Object.keys(quotas).length) body.limits = quotas;
     try {
       const created = await api.post("/connections", { body });
       location.hash = `#/connections/${encodeURIComponent(created.connection_id)}`;
@@ -118,9 +133,45 @@ function createForm({ api }: Context): HTMLElement {
     h("h2", { id: "new-connection-title" }, "Connect a provider"),
     h("div", { class: "step" }, h("label", { for: "connection-name" }, "Name"), name, h("label", { for: "connection-provider" }, "Provider"), provider),
     fields,
+    numberGroup("Prices, USD per million tokens (optional: a live run then records its cost)", PRICE_FIELDS, numbers),
+    numberGroup("Quotas for live runs (optional: a run's limits default to them and may not exceed them)", QUOTA_FIELDS, numbers),
     h("p", {}, create),
     outcome,
   );
+}
+
+// [field id, label, step] of the number inputs; prices are "<mode>-<input|output>".
+const PRICE_FIELDS: [string, string, string][] = [
+  ["on_demand-input", "On demand, input", "any"],
+  ["on_demand-output", "On demand, output", "any"],
+  ["batch-input", "Batch, input", "any"],
+  ["batch-output", "Batch, output", "any"],
+];
+const QUOTA_FIELDS: [keyof Schemas["ConnectionQuotas"], string, string][] = [
+  ["max_in_flight", "Requests at once", "1"],
+  ["requests_per_minute", "Requests per minute", "1"],
+  ["tokens_per_minute", "Tokens per minute", "1"],
+];
+
+function numberGroup(legend: string, fields: [string, string, string][], inputs: Map<string, HTMLInputElement>): HTMLElement {
+  return h(
+    "fieldset",
+    { class: "step" },
+    h("legend", {}, legend),
+    fields.flatMap(([id, label]) => [h("label", { for: `connection-${id}` }, label), inputs.get(id)!]),
+  );
+}
+
+/** The prices typed, by mode; a mode with neither price typed is left out, one with a single price is
+ * sent as it is, for the API to say which is missing. */
+function pricesOf(read: (id: string) => number | undefined): Schemas["ModelPrices"] | undefined {
+  const mode = (name: string) => {
+    const [input, output] = [read(`${name}-input`), read(`${name}-output`)];
+    return input === undefined && output === undefined ? undefined : { input_per_million: input, output_per_million: output };
+  };
+  const [onDemand, batch] = [mode("on_demand"), mode("batch")];
+  if (!onDemand && !batch) return undefined;
+  return { on_demand: onDemand, ...(batch ? { batch } : {}) } as Schemas["ModelPrices"];
 }
 
 /** One connection: what it reaches and what its profile accepts, with Delete. */
@@ -178,6 +229,20 @@ function details(connection: Connection): HTMLElement {
         .filter(Boolean)
         .join(", ") || "none",
     ),
+    field("Prices", pricesText(connection.prices)),
+    field(
+      "Live-run quotas",
+      QUOTA_FIELDS.map(([id, label]) => (connection.limits?.[id] ? `${label.toLowerCase()}: ${connection.limits[id]}` : null))
+        .filter(Boolean)
+        .join(", ") || "none",
+    ),
     field("Created", formatTime(connection.created_at)),
   );
+}
+
+function pricesText(prices: Schemas["ModelPrices"] | null | undefined): string {
+  if (!prices) return "none (its live runs record tokens, not cost)";
+  const pair = (unit: Schemas["TokenPrices"]) => `$${unit.input_per_million} in, $${unit.output_per_million} out`;
+  const batch = prices.batch ? `; batch ${pair(prices.batch)}` : "";
+  return `per million tokens: on demand ${pair(prices.on_demand)}${batch}`;
 }

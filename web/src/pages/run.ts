@@ -56,6 +56,7 @@ function view(
         run.status === "Failed" ? failure(byLabel) : detailedResults(byLabel.get(DETAILED_LABEL)),
         going ? stepLogs(byLabel) : null,
         run.inference ? inferencePanel(run.inference) : null,
+        run.batch ? batchPanel(run.batch) : null,
         filesTable(files),
         finetunePanel(context, run, byLabel.has(ARTIFACT_LABEL), isOwner, refresh),
       ),
@@ -189,6 +190,44 @@ function inferencePanel(inference: Schemas["InferenceSummary"]): HTMLElement {
       field("Output tokens", count(inference.output_tokens)),
       inference.cases_without_tokens ? field("Cases without a token count", count(inference.cases_without_tokens)) : [],
       field("Cost", cost ? `${usd(cost.total)} (${mode}, ${cost.currency})` : (inference.cost_note ?? "no prices on the connection")),
+    ),
+  );
+}
+
+/** A batch run's provider jobs: each one's id, status and record counts. */
+function batchPanel(batch: Schemas["BatchSummary"]): HTMLElement {
+  const count = (value: number | null | undefined) => (value === null || value === undefined ? "not yet" : value.toLocaleString("en-US"));
+  const jobs = batch.jobs ?? [];
+  const polls = batch.polls ?? 0;
+  return h(
+    "section",
+    { class: "panel batch", "aria-labelledby": "batch-title" },
+    h("h2", { id: "batch-title" }, "Batch jobs"),
+    h("p", {}, `${jobs.length} ${jobs.length === 1 ? "job" : "jobs"} at the provider, looked at ${polls} ${polls === 1 ? "time" : "times"}.`),
+    h(
+      "div",
+      { class: "table-scroll" },
+      h(
+        "table",
+        {},
+        h("thead", {}, h("tr", {}, ["Job", "Provider job id", "Status", "Records", "Answered", "Failed"].map((t) => h("th", { scope: "col" }, t)))),
+        h(
+          "tbody",
+          {},
+          jobs.map((job) =>
+            h(
+              "tr",
+              {},
+              h("td", {}, job.name),
+              h("td", { class: "wrap" }, job.job_id ? h("code", {}, job.job_id) : "not submitted"),
+              h("td", {}, job.message ? `${job.status}: ${job.message}` : job.status),
+              h("td", { class: "number" }, count(job.records)),
+              h("td", { class: "number" }, count(job.succeeded)),
+              h("td", { class: "number" }, count(job.failed)),
+            ),
+          ),
+        ),
+      ),
     ),
   );
 }
