@@ -14,13 +14,14 @@ tests/integration/test_object_bodies.py proves them through real HTTP PUTs to pr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
+from localcloud.server_dispatch import Dispatch, DispatchHook
+
 _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 _FORM_SWITCH = "want_form_data_parsed"
-_WSGI_ENTRY = "__call__"
 
 
 def _is_form_put(environ: dict[str, Any]) -> bool:
@@ -28,35 +29,29 @@ def _is_form_put(environ: dict[str, Any]) -> bool:
     return environ.get("REQUEST_METHOD") == "PUT" and content_type.startswith(_FORM_TYPES)
 
 
-class RawPutBodies:
+class RawPutBodies(DispatchHook):
     """Context manager: while active, moto stores the exact bytes of every PUT."""
-
-    def __init__(self) -> None:
-        self._dispatch: Callable[..., Iterable[bytes]] | None = None
-
-    @property
-    def active(self) -> bool:
-        return self._dispatch is not None
 
     def __enter__(self) -> RawPutBodies:
         from moto.core.request import Request
-        from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
         if self.active:
             return self
-        dispatch = DomainDispatcherApplication.__dict__[_WSGI_ENTRY]
         # werkzeug's switch (a property: "is a Content-Type sent"), which moto's request inherits.
         parses_forms = getattr(Request, _FORM_SWITCH).fget
 
         def want_form_data_parsed(request: Any) -> bool:
             return request.method != "PUT" and bool(parses_forms(request))
 
+        setattr(Request, _FORM_SWITCH, property(want_form_data_parsed))
+        return super().__enter__()
+
+    def wrap(self, dispatch: Dispatch) -> Dispatch:
         def route_without_reading_the_body(
             dispatcher: Any, environ: dict[str, Any], start_response: Any
         ) -> Iterable[bytes]:
             if not _is_form_put(environ):
-                answer: Iterable[bytes] = dispatch(dispatcher, environ, start_response)
-                return answer
+                return dispatch(dispatcher, environ, start_response)
             content_type = environ.pop("CONTENT_TYPE")
             try:
                 application = dispatcher.get_application(environ)
@@ -65,10 +60,7 @@ class RawPutBodies:
             routed: Iterable[bytes] = application(environ, start_response)
             return routed
 
-        setattr(Request, _FORM_SWITCH, property(want_form_data_parsed))
-        setattr(DomainDispatcherApplication, _WSGI_ENTRY, route_without_reading_the_body)
-        self._dispatch = dispatch
-        return self
+        return route_without_reading_the_body
 
     def __exit__(
         self,
@@ -77,10 +69,8 @@ class RawPutBodies:
         tb: TracebackType | None,
     ) -> None:
         from moto.core.request import Request
-        from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
-        if self._dispatch is None:
+        if not self.active:
             return
         delattr(Request, _FORM_SWITCH)
-        setattr(DomainDispatcherApplication, _WSGI_ENTRY, self._dispatch)
-        self._dispatch = None
+        super().__exit__(exc_type, exc, tb)

@@ -15,11 +15,11 @@ import hmac
 import time
 from calendar import timegm
 from collections.abc import Callable, Iterable
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs
 
-_WSGI_ENTRY = "__call__"
+from localcloud.server_dispatch import Dispatch, DispatchHook
+
 _SIGNATURE = "X-Amz-Signature"
 _TIMESTAMP = "%Y%m%dT%H%M%SZ"
 
@@ -95,43 +95,21 @@ def _header(environ: dict[str, Any], name: str) -> str | None:
     return None if value is None else str(value)
 
 
-class PresignedUrlChecks:
+class PresignedUrlChecks(DispatchHook):
     """Context manager: while active, the moto server refuses presigned requests S3 would refuse.
 
     ``secrets`` maps each access key the local cloud signs with to its secret."""
 
     def __init__(self, secrets: dict[str, str], clock: Callable[[], float] = time.time) -> None:
+        super().__init__()
         self.secrets = dict(secrets)
         self._clock = clock
-        self._dispatch: Callable[..., Iterable[bytes]] | None = None
 
-    def __enter__(self) -> PresignedUrlChecks:
-        from moto.moto_server.werkzeug_app import DomainDispatcherApplication
-
-        if self._dispatch is not None:
-            return self
-        dispatch = DomainDispatcherApplication.__dict__[_WSGI_ENTRY]
-
+    def wrap(self, dispatch: Dispatch) -> Dispatch:
         def checked(dispatcher: Any, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
             refused = refusal(environ, self.secrets, self._clock())
             if refused is not None:
                 return _error(start_response, *refused)
-            answer: Iterable[bytes] = dispatch(dispatcher, environ, start_response)
-            return answer
+            return dispatch(dispatcher, environ, start_response)
 
-        setattr(DomainDispatcherApplication, _WSGI_ENTRY, checked)
-        self._dispatch = dispatch
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        from moto.moto_server.werkzeug_app import DomainDispatcherApplication
-
-        if self._dispatch is None:
-            return
-        setattr(DomainDispatcherApplication, _WSGI_ENTRY, self._dispatch)
-        self._dispatch = None
+        return checked
