@@ -634,25 +634,44 @@ def test_a_live_run_costs_its_reported_tokens_at_the_prices_its_connection_named
 
 
 @pytest.mark.parametrize(
-    ("prices", "field"),
+    ("member", "value", "field"),
     [
-        ({"on_demand": {"input_per_million": -1, "output_per_million": 1}}, "input_per_million"),
-        ({"on_demand": {"input_per_million": 1, "output_per_million": 20_000}}, "output_per_million"),
-        ({"currency": "EUR", "on_demand": {"input_per_million": 1, "output_per_million": 1}}, "currency"),
-        ({"on_demand": {"input_per_million": 1}}, "output_per_million"),
-        ({"on_demand": {"input_per_million": 1, "output_per_million": 1, "cached": 1}}, "cached"),
-        ({"batch": {"input_per_million": 1, "output_per_million": 1}}, "on_demand"),
-        ({"on_demand": {"input_per_million": "cheap", "output_per_million": 1}}, "input_per_million"),
-        ({"on_demand": {"input_per_million": "0.5", "output_per_million": 1}}, "input_per_million"),
-        ({"on_demand": {"input_per_million": True, "output_per_million": 1}}, "input_per_million"),
+        ("prices", {"on_demand": {"input_per_million": -1, "output_per_million": 1}}, "input_per_million"),
+        (
+            "prices",
+            {"on_demand": {"input_per_million": 1, "output_per_million": 20_000}},
+            "output_per_million",
+        ),
+        (
+            "prices",
+            {"currency": "EUR", "on_demand": {"input_per_million": 1, "output_per_million": 1}},
+            "currency",
+        ),
+        ("prices", {"on_demand": {"input_per_million": 1}}, "output_per_million"),
+        ("prices", {"on_demand": {"input_per_million": 1, "output_per_million": 1, "cached": 1}}, "cached"),
+        ("prices", {"batch": {"input_per_million": 1, "output_per_million": 1}}, "on_demand"),
+        (
+            "prices",
+            {"on_demand": {"input_per_million": "cheap", "output_per_million": 1}},
+            "input_per_million",
+        ),
+        ("prices", {"on_demand": {"input_per_million": "0.5", "output_per_million": 1}}, "input_per_million"),
+        ("prices", {"on_demand": {"input_per_million": True, "output_per_million": 1}}, "input_per_million"),
+        ("limits", {"max_in_flight": 0}, "max_in_flight"),
+        ("limits", {"requests_per_minute": -5}, "requests_per_minute"),
+        ("limits", {"tokens_per_minute": 10**10}, "tokens_per_minute"),
+        ("limits", {"burst": 3}, "burst"),
+        ("limits", {"max_in_flight": "8"}, "max_in_flight"),
+        ("limits", {"max_in_flight": True}, "max_in_flight"),
     ],
 )
-def test_post_connections_refuses_prices_out_of_bounds_naming_the_field(
-    cloud: LocalCloud, users: tuple[Api, str, Api], prices: dict[str, Any], field: str
+def test_post_connections_refuses_prices_and_limits_out_of_bounds_naming_the_field(
+    cloud: LocalCloud, users: tuple[Api, str, Api], member: str, value: dict[str, Any], field: str
 ) -> None:
     # Given a user
     api, _, _ = users
-    # When the user names prices that are negative, absurd, not in USD, incomplete or unknown
+    # When the user names prices that are negative, absurd, not in USD, incomplete or unknown, or limits
+    # out of bounds, unknown, or not numbers
     status, answer = api.call(
         "POST",
         "/connections",
@@ -660,7 +679,7 @@ def test_post_connections_refuses_prices_out_of_bounds_naming_the_field(
             "name": "bad",
             "provider": "openai-compatible",
             "base_url": "https://api.example.com/v1",
-            "prices": prices,
+            member: value,
         },
     )
     # Then the connection is refused naming the field, and none was kept
@@ -722,36 +741,3 @@ def test_a_connections_limits_are_its_runs_defaults_and_a_run_asking_more_is_ref
         {"max_in_flight": 2, "requests_per_minute": 600, "tokens_per_minute": 50_000},
         {"max_in_flight": 8, "requests_per_minute": 600, "tokens_per_minute": None},
     ]
-
-
-@pytest.mark.parametrize(
-    ("limits", "field"),
-    [
-        ({"max_in_flight": 0}, "max_in_flight"),
-        ({"requests_per_minute": -5}, "requests_per_minute"),
-        ({"tokens_per_minute": 10**10}, "tokens_per_minute"),
-        ({"burst": 3}, "burst"),
-        ({"max_in_flight": "8"}, "max_in_flight"),
-        ({"max_in_flight": True}, "max_in_flight"),
-    ],
-)
-def test_post_connections_refuses_limits_out_of_bounds_naming_the_field(
-    cloud: LocalCloud, users: tuple[Api, str, Api], limits: dict[str, Any], field: str
-) -> None:
-    # Given a user
-    api, _, _ = users
-    # When the user states limits out of bounds, unknown, or not numbers
-    status, answer = api.call(
-        "POST",
-        "/connections",
-        {
-            "name": "bad",
-            "provider": "openai-compatible",
-            "base_url": "https://api.example.com/v1",
-            "limits": limits,
-        },
-    )
-    # Then the connection is refused naming the field, and none was kept
-    assert status == 422, answer
-    assert field in json.dumps(answer)
-    assert api.expect("GET", "/connections", 200)["items"] == []
