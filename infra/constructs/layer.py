@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,26 +98,30 @@ def runtime_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list
 def resolve(requirements: list[str], target: PipTarget) -> list[str]:
     """Every distribution the requirements install on `target`, as name==version, pinned by constraints.txt.
 
-    pip resolves without installing and reports what it would install (it downloads only metadata).
+    pip resolves without installing and reports what it would install (it downloads only metadata). The
+    report goes to a file, not stdout: pip prints a report on stdout through rich, which colours it
+    whenever FORCE_COLOR is set, to any value, and the CDK CLI runs its app with FORCE_COLOR=0.
     """
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "--disable-pip-version-check",
-        "--quiet",
-        "--dry-run",
-        "--ignore-installed",
-        "--report",
-        "-",
-        "-c",
-        str(CONSTRAINTS),
-        *target.options(),
-        *requirements,
-    ]
-    done = subprocess.run(command, check=True, capture_output=True, text=True)  # noqa: S603
-    report = json.loads(done.stdout)
+    with tempfile.TemporaryDirectory(prefix="benchgen-resolve-") as scratch:
+        report_file = Path(scratch) / "report.json"
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--quiet",
+            "--dry-run",
+            "--ignore-installed",
+            "--report",
+            str(report_file),
+            "-c",
+            str(CONSTRAINTS),
+            *target.options(),
+            *requirements,
+        ]
+        subprocess.run(command, check=True, capture_output=True, text=True)  # noqa: S603
+        report = json.loads(report_file.read_text(encoding="utf-8"))
     return sorted(
         f"{canonical_name(item['metadata']['name'])}=={item['metadata']['version']}"
         for item in report["install"]
