@@ -39,7 +39,9 @@ def stand_in(resources: dict[str, Any]) -> Callable[[str], str]:
             return PSEUDO_PARAMETERS[reference]
         logical_id, _, attribute = reference.partition(".")
         if attribute == "Arn":
-            _, service, kind = resources[logical_id]["Type"].split("::")
+            # AWS::Lambda::Function, or Custom::Name for a custom resource.
+            parts = resources[logical_id]["Type"].split("::")
+            service, kind = parts[1], parts[-1]
             return (
                 f"arn:aws:{service.lower()}:{STAND_IN_REGION}:{STAND_IN_ACCOUNT}:{kind.lower()}:{logical_id}"
             )
