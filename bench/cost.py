@@ -130,7 +130,7 @@ def transitions(definition: dict[str, Any], choices: dict[str, str], items: int)
 
 def stack_facts() -> dict[str, Any]:
     """Each function's memory and the state machines' definitions, from the synthesized template."""
-    from infra.deployed import render
+    from infra.references import render
     from infra.synth import synth_template
 
     resources = synth_template()["Resources"]

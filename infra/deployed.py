@@ -10,7 +10,6 @@ Python by the same resolution as the deployed layer (infra/constructs/layer.py).
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from aws_cdk import CopyOptions, FileSystem
 
 from infra.constructs.functions import ASSET_EXCLUDE, FUNCTIONS_ROOT, SPECS
 from infra.constructs.layer import PipTarget, pip_install_command, resolve, runtime_requirements
+from infra.references import render
 
 # Set by the Lambda runtime in every execution environment; the values here are placeholders (no
 # credentials: importing a handler must not need them).
@@ -47,22 +47,6 @@ def stage_asset(name: str, directory: Path) -> Path:
         str(FUNCTIONS_ROOT / name), str(directory), options=CopyOptions(exclude=list(ASSET_EXCLUDE))
     )
     return directory
-
-
-def render(value: Any) -> str:
-    """A CloudFormation value as text: a reference resolved only at deploy time becomes a placeholder such
-    as ${DataBucket.Arn}."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict) and "Ref" in value:
-        return "${" + str(value["Ref"]) + "}"
-    if isinstance(value, dict) and "Fn::GetAtt" in value:
-        logical_id, attribute = value["Fn::GetAtt"]
-        return "${" + f"{logical_id}.{attribute}" + "}"
-    if isinstance(value, dict) and "Fn::Join" in value:
-        separator, parts = value["Fn::Join"]
-        return str(separator).join(render(part) for part in parts)
-    raise ValueError(f"cannot render {json.dumps(value)}")
 
 
 @dataclass(frozen=True)

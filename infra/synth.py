@@ -65,7 +65,7 @@ def synthesize(
                 raise
         root = Path(outdir)
         template: dict[str, Any] = json.loads((root / stack.template_file).read_text(encoding="utf-8"))
-        findings = _read_findings(root / "validation-report.json")
+        findings = read_findings(root / "validation-report.json")
     return Synthesis(template=template, findings=findings)
 
 
@@ -74,7 +74,7 @@ def synth_template(context: dict[str, Any] | None = None) -> dict[str, Any]:
     return synthesize(context).template
 
 
-def _read_findings(report: Path) -> list[NagFinding]:
+def read_findings(report: Path) -> list[NagFinding]:
     if not report.exists():
         return []
     findings: list[NagFinding] = []

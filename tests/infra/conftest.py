@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from infra.deployed import render as render_value
+from infra.references import render as render_value
 
 Template = dict[str, Any]
 Resource = dict[str, Any]

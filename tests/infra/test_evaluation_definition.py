@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from infra.deployed import render as render_value
+from infra.references import render as render_value
 
 Definition = dict[str, Any]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from benchgen.providers import bedrock_batch
 from benchgen.settings import Settings
-from infra.deployed import render as render_value
+from infra.references import render as render_value
 
 Definition = dict[str, Any]
 

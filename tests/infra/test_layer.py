@@ -36,9 +36,10 @@ def test_an_unpinned_dependency_is_refused_with_the_file_to_fix(tmp_path: Path) 
         layer_requirements(pyproject)
 
 
-def _report(*pins: str) -> str:
+def _report(command: list[str], *pins: str) -> None:
+    """What pip's resolution writes to the file its --report option names."""
     install = [{"metadata": dict(zip(("name", "version"), pin.split("=="), strict=True))} for pin in pins]
-    return json.dumps({"install": install})
+    Path(command[command.index("--report") + 1]).write_text(json.dumps({"install": install}))
 
 
 def test_the_layer_is_built_from_arm64_cpython_313_wheels_without_what_the_runtime_ships(
@@ -55,8 +56,9 @@ def test_the_layer_is_built_from_arm64_cpython_313_wheels_without_what_the_runti
 
     def pip(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
         commands.append(command)
-        resolved = _report("PyYAML==6.0.3", "aws-xray-sdk==2.15.0", "wrapt==2.5.2", "botocore==1.43.127")
-        return subprocess.CompletedProcess(command, 0, stdout=resolved if "--dry-run" in command else "")
+        if "--dry-run" in command:
+            _report(command, "PyYAML==6.0.3", "aws-xray-sdk==2.15.0", "wrapt==2.5.2", "botocore==1.43.127")
+        return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr("infra.constructs.layer.subprocess.run", pip)
 
@@ -110,7 +112,8 @@ def _layer_asset_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, resolved: 
         if "pip" not in command:  # the bytecode compiler: these packages have no module to compile
             return subprocess.CompletedProcess(command, 0)
         if "--dry-run" in command:
-            return subprocess.CompletedProcess(command, 0, stdout=_report(*resolved))
+            _report(command, *resolved)
+            return subprocess.CompletedProcess(command, 0)
         target = Path(command[command.index("--target") + 1])
         for pin in command[command.index("--target") + 2 :]:
             (target / pin.split("==")[0]).mkdir(parents=True)

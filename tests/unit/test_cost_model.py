@@ -17,7 +17,7 @@ MIB = 1024 * 1024
 def test_an_emitted_artifact_takes_the_artifact_pipeline_through_six_states(
     stack_template: dict[str, Any],
 ) -> None:
-    from infra.deployed import render
+    from infra.references import render
 
     # Given the artifact pipeline as the stack synthesizes it
     definition = json.loads(
