@@ -69,6 +69,10 @@ ASSET_EXCLUDE = ("__pycache__", "*.pyc", "tests")
 # Lambda's own retries of a failed asynchronous invocation; the functions are told the total number of
 # deliveries, so that a run step's last attempt fails the run rather than leaving it Running.
 RETRY_ATTEMPTS = 2
+# A queue feeding a function must hide a received message for at least the function's timeout (Lambda
+# refuses the event source otherwise); AWS recommends six times it, so that a batch the poller retries
+# after throttling is not handed out again while the first attempt still holds it.
+EVENT_SOURCE_VISIBILITY_FACTOR = 6
 
 # The tag a Secrets Manager secret carries for the inference functions to read it.
 INFERENCE_TAG = "benchgen:access"
@@ -576,6 +580,15 @@ def object_pattern(prefix_or_pattern: str) -> str:
     return f"{prefix_or_pattern}*" if prefix_or_pattern.endswith("/") else prefix_or_pattern
 
 
+def queue_visibility_timeout(specs: Iterable[FunctionSpec], source: str) -> Duration | None:
+    """How long the dead-letter queue of ``source`` hides a message it handed to the functions that drain
+    it, from their longest timeout; None (SQS's default) for a queue no function drains."""
+    timeouts = [spec.timeout.to_seconds() for spec in specs if source in spec.drains]
+    if not timeouts:
+        return None
+    return Duration.seconds(EVENT_SOURCE_VISIBILITY_FACTOR * max(timeouts))
+
+
 def _check_no_self_trigger(spec: FunctionSpec) -> None:
     if spec.trigger is not None and spec.trigger.prefix in spec.writes:
         raise ValueError(f"{spec.name} would re-trigger itself by writing under {spec.trigger.prefix}")
@@ -688,6 +701,7 @@ class Functions(Construct):
                 encryption=sqs.QueueEncryption.SQS_MANAGED,
                 enforce_ssl=True,
                 retention_period=Duration.days(14),
+                visibility_timeout=queue_visibility_timeout(self.specs, spec.name),
             )
             set_logical_id(dead_letters, f"{spec.logical_id}DeadLetterQueue")
             self.dead_letter_queues[spec.name] = dead_letters

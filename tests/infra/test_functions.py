@@ -708,6 +708,23 @@ def test_the_dead_letter_consumer_reads_the_run_steps_and_registrations_queues_o
     assert "DeadLetterConfig" not in functions["dead_letters"]["Properties"]
 
 
+def test_every_queue_feeding_a_function_hides_a_message_six_times_that_functions_timeout(
+    resources: dict[str, Resource], of_type: Callable[[str], dict[str, Resource]]
+) -> None:
+    # Given every SQS queue that is an event source of a function, with the function it feeds
+    fed = [
+        (m["Properties"]["EventSourceArn"]["Fn::GetAtt"][0], m["Properties"]["FunctionName"]["Ref"])
+        for m in of_type("AWS::Lambda::EventSourceMapping").values()
+    ]
+    fed = [(queue, function) for queue, function in fed if resources[queue]["Type"] == "AWS::SQS::Queue"]
+    # Then each hides a received message for six times that function's timeout (Lambda refuses a queue
+    # hiding it for less than the timeout; six times is AWS's advice), in seconds
+    hidden = {pair: resources[pair[0]]["Properties"].get("VisibilityTimeout") for pair in fed}
+    advised = {pair: 6 * resources[pair[1]]["Properties"]["Timeout"] for pair in fed}
+    assert len(fed) == len(DRAINED)
+    assert hidden == advised
+
+
 def test_ingest_cannot_touch_step_functions(role_statements: dict[str, list[Statement]]) -> None:
     assert not [action for action, _ in _pairs(role_statements["ingest"]) if action.startswith("states:")]
 
