@@ -22,6 +22,7 @@ from typing import Any, Literal
 from localcloud.api_server import ApiServer
 from localcloud.atomic_writes import AtomicItemWrites
 from localcloud.auth import TokenVerifier, moto_jwks
+from localcloud.deploy_checks import check_deployable
 from localcloud.function_logs import FunctionLogs
 from localcloud.item_limits import ItemSizeLimit
 from localcloud.lambda_hook import Handler, LambdaHook
@@ -136,6 +137,10 @@ class LocalCloud:
             # Training jobs are polled every second here, not every few minutes: moto's Wait really sleeps.
             body = synth_template({**LOCAL_TRAINING_CONTEXT, **(self._context or {})})
         self.timings = {"synthesis_s": time.monotonic() - started}
+        from infra.stack import STACK_NAME
+
+        # What AWS would refuse to deploy is refused here, before moto creates any of it.
+        check_deployable({STACK_NAME: body})
         self.template = StackTemplate(body, region=self.region)
         started = time.monotonic()
         self._set_environ(self._base_environ())

@@ -389,15 +389,9 @@ class Provisioner:
         tpl = self.template
         for lid in self.resources.state_machine_arns:
             props = tpl.properties(lid)
-            if "DefinitionString" in props:
-                definition = tpl.resolve_str(props["DefinitionString"])
-            else:
-                definition = json.dumps(tpl.resolve(props["Definition"]))
-            for key, value in tpl.resolve(props.get("DefinitionSubstitutions", {})).items():
-                definition = definition.replace("${" + key + "}", str(value))
             self.client("stepfunctions").create_state_machine(
                 name=tpl.physical[lid].attributes["Name"],
-                definition=definition,
+                definition=tpl.state_machine_definition(lid),
                 roleArn=role_arn,
                 type=props.get("StateMachineType", "STANDARD"),
             )

@@ -8,6 +8,7 @@ a guessed name would make the local application silently differ from the deploye
 from __future__ import annotations
 
 import importlib
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -175,6 +176,18 @@ class StackTemplate:
             return self._ref(name)
 
         return _SUB_VARIABLE.sub(replace, text)
+
+    def state_machine_definition(self, logical_id: str) -> str:
+        """The definition a state machine resource deploys: its DefinitionString (or Definition) with
+        its DefinitionSubstitutions made."""
+        props = self.properties(logical_id)
+        if "DefinitionString" in props:
+            definition = self.resolve_str(props["DefinitionString"])
+        else:
+            definition = json.dumps(self.resolve(props["Definition"]))
+        for key, value in self.resolve(props.get("DefinitionSubstitutions", {})).items():
+            definition = definition.replace("${" + key + "}", str(value))
+        return definition
 
     def _why_missing(self, logical_id: str) -> str:
         if logical_id in self.resources:

@@ -18,6 +18,7 @@ import pytest
 
 from localcloud.auth import TokenVerifier
 from localcloud.cloud import LocalCloud
+from localcloud.deploy_checks import DeployRefusedError
 from localcloud.stack_template import UnresolvedReferenceError
 
 
@@ -216,6 +217,36 @@ def test_start_refuses_an_unresolvable_reference_and_leaves_the_process_as_it_wa
     assert "DATA_BUCKET" not in os.environ
     with LocalCloud(small_stack_template, handlers=stand_ins.handlers()) as cloud:
         assert cloud.state_machine_arn.endswith(":stateMachine:benchgen-local-" + machine)
+
+
+def test_start_refuses_a_template_aws_would_not_deploy_in_aws_words_before_creating_anything(
+    stand_ins: StandIns, small_stack_template: dict[str, Any]
+) -> None:
+    # given a template where the ingest function (60 s) consumes a queue that hides a message for 30 s
+    template = copy.deepcopy(small_stack_template)
+    resources = template["Resources"]
+    ingest = next(
+        lid
+        for lid, res in resources.items()
+        if lid.startswith("IngestFunction") and res["Type"] == "AWS::Lambda::Function"
+    )
+    resources[ingest]["Properties"]["Timeout"] = 60
+    resources["Jobs"] = {"Type": "AWS::SQS::Queue", "Properties": {}}
+    resources["IngestJobs"] = {
+        "Type": "AWS::Lambda::EventSourceMapping",
+        "Properties": {"EventSourceArn": {"Fn::GetAtt": ["Jobs", "Arn"]}, "FunctionName": {"Ref": ingest}},
+    }
+    cloud = LocalCloud(template, handlers=stand_ins.handlers())
+
+    # when the cloud starts, then it refuses as Lambda would, naming the stack and the mapping
+    with pytest.raises(DeployRefusedError) as refused:
+        cloud.start()
+    assert [str(refusal) for refusal in refused.value.refusals] == [
+        "BenchGenStack IngestJobs: Queue visibility timeout: 30 seconds is less than Function timeout: "
+        "60 seconds"
+    ]
+    # and it created nothing
+    assert (cloud.bucket, cloud.functions, cloud.table_names) == ("", {}, {})
 
 
 def test_of_two_concurrent_conditional_writes_to_one_item_exactly_one_succeeds(
