@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from infra.node_notices import silence_node_release_banners
@@ -13,7 +14,10 @@ silence_node_release_banners()
 import aws_cdk as cdk  # noqa: E402
 
 from infra.constructs.nag import apply_nag  # noqa: E402
-from infra.stack import STACK_NAME, BenchGenStack  # noqa: E402
+from infra.stacks.api import ApiStack  # noqa: E402
+from infra.stacks.data import DataStack  # noqa: E402
+from infra.stacks.monitoring import MonitoringStack  # noqa: E402
+from infra.stacks.pipelines import PipelinesStack  # noqa: E402
 
 # Feature flags live here rather than in cdk.json so that `cdk synth` and the in-process synthesis used by
 # the local cloud and the tests produce the same template.
@@ -28,15 +32,34 @@ FEATURE_FLAGS: dict[str, Any] = {
 }
 
 
+@dataclass(frozen=True)
+class BenchGenStacks:
+    """The application's stacks; each depends only on those before it."""
+
+    data: DataStack
+    pipelines: PipelinesStack
+    api: ApiStack
+    monitoring: MonitoringStack
+
+    @property
+    def in_order(self) -> tuple[cdk.Stack, ...]:
+        """In deployment order."""
+        return (self.data, self.pipelines, self.api, self.monitoring)
+
+
 def build_app(
     context: dict[str, Any] | None = None, outdir: str | None = None
-) -> tuple[cdk.App, BenchGenStack]:
+) -> tuple[cdk.App, BenchGenStacks]:
     app = cdk.App(context={**FEATURE_FLAGS, **(context or {})}, outdir=outdir)
-    stack = BenchGenStack(
-        app, STACK_NAME, description="BenchGen: benchmark environments that emit training data"
+    data = DataStack(app, description="BenchGen data: buckets, tables, event bus, user pool (all kept)")
+    pipelines = PipelinesStack(
+        app, data, description="BenchGen pipelines: the library layer, run-step functions, state machines"
     )
-    apply_nag(app, stack)
-    return app, stack
+    api = ApiStack(app, data, pipelines, description="BenchGen API and web console")
+    monitoring = MonitoringStack(app, pipelines, api, description="BenchGen alarms and dashboard")
+    stacks = BenchGenStacks(data=data, pipelines=pipelines, api=api, monitoring=monitoring)
+    apply_nag(app, stacks)
+    return app, stacks
 
 
 def main() -> None:

@@ -27,8 +27,8 @@ def _logical_id(template: dict[str, Any], resource_type: str, prefix: str) -> st
 
 
 @pytest.fixture(scope="class")
-def small_cloud(small_stack_template: dict[str, Any]) -> Iterator[LocalCloud]:
-    with LocalCloud(small_stack_template, handlers=stand_in_handlers()) as cloud:
+def small_cloud(small_stacks: dict[str, dict[str, Any]]) -> Iterator[LocalCloud]:
+    with LocalCloud(small_stacks, handlers=stand_in_handlers()) as cloud:
         yield cloud
 
 
@@ -118,8 +118,8 @@ class TestSmallStack:
 
 
 @pytest.fixture(scope="class")
-def real_cloud(stack_template: dict[str, Any]) -> Iterator[LocalCloud]:
-    with LocalCloud(stack_template, handlers=stand_in_handlers()) as cloud:
+def real_cloud(stack_templates: dict[str, dict[str, Any]]) -> Iterator[LocalCloud]:
+    with LocalCloud(stack_templates, handlers=stand_in_handlers()) as cloud:
         yield cloud
 
 
