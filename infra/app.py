@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from infra.node_notices import silence_node_release_banners
@@ -13,11 +12,8 @@ silence_node_release_banners()
 
 import aws_cdk as cdk  # noqa: E402
 
-from infra.constructs.nag import apply_nag  # noqa: E402
-from infra.stacks.api import ApiStack  # noqa: E402
-from infra.stacks.data import DataStack  # noqa: E402
-from infra.stacks.monitoring import MonitoringStack  # noqa: E402
-from infra.stacks.pipelines import PipelinesStack  # noqa: E402
+from infra.nag import apply_nag  # noqa: E402
+from infra.stacks.application import BenchGenStacks, build_stacks  # noqa: E402
 
 # Feature flags live here rather than in cdk.json so that `cdk synth` and the in-process synthesis used by
 # the local cloud and the tests produce the same template.
@@ -29,35 +25,17 @@ FEATURE_FLAGS: dict[str, Any] = {
     "@aws-cdk/aws-apigateway:disableCloudWatchRole": False,
     "@aws-cdk/core:checkSecretUsage": True,
     "@aws-cdk/core:target-partitions": ["aws", "aws-cn"],
+    # The later stacks' references to the pipelines (state machines, functions) are CloudFormation exports,
+    # so that CloudFormation refuses to remove what the API or the alarms still name.
+    "@aws-cdk/core:defaultCrossStackReferences": "strong",
 }
-
-
-@dataclass(frozen=True)
-class BenchGenStacks:
-    """The application's stacks; each depends only on those before it."""
-
-    data: DataStack
-    pipelines: PipelinesStack
-    api: ApiStack
-    monitoring: MonitoringStack
-
-    @property
-    def in_order(self) -> tuple[cdk.Stack, ...]:
-        """In deployment order."""
-        return (self.data, self.pipelines, self.api, self.monitoring)
 
 
 def build_app(
     context: dict[str, Any] | None = None, outdir: str | None = None
 ) -> tuple[cdk.App, BenchGenStacks]:
     app = cdk.App(context={**FEATURE_FLAGS, **(context or {})}, outdir=outdir)
-    data = DataStack(app, description="BenchGen data: buckets, tables, event bus, user pool (all kept)")
-    pipelines = PipelinesStack(
-        app, data, description="BenchGen pipelines: the library layer, run-step functions, state machines"
-    )
-    api = ApiStack(app, data, pipelines, description="BenchGen API and web console")
-    monitoring = MonitoringStack(app, pipelines, api, description="BenchGen alarms and dashboard")
-    stacks = BenchGenStacks(data=data, pipelines=pipelines, api=api, monitoring=monitoring)
+    stacks = build_stacks(app)
     apply_nag(app, stacks)
     return app, stacks
 

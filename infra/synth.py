@@ -14,7 +14,7 @@ from infra.merge import merge_stacks
 from infra.node_notices import silence_node_release_banners
 
 if TYPE_CHECKING:
-    from infra.app import BenchGenStacks
+    from infra.stacks.application import BenchGenStacks
 
 # Skips asset bundling (the layer's pip install): the template is all that is wanted here.
 NO_BUNDLING: dict[str, Any] = {"aws:cdk:bundling-stacks": []}

@@ -210,7 +210,7 @@ def sized(sizing: Sizing) -> dict[str, Any]:
     }
 
 
-# At the default shard size; the stack applies the deployed one (see BenchGenStack._specs).
+# At the default shard size; the pipelines stack applies the deployed one (see PipelinesStack._specs).
 _SIZES = run_step_sizes()
 
 SPECS: tuple[FunctionSpec, ...] = (

@@ -36,7 +36,7 @@ from infra.constructs.training import TrainingPipeline
 from infra.stacks.data import BUCKET_ARN, BUCKET_NAME, export_name
 
 if TYPE_CHECKING:
-    from infra.app import BenchGenStacks
+    from infra.stacks.application import BenchGenStacks
 
 RULE_PACK = "AwsSolutions"
 # cdk-nag names an imported value by its export name: the data bucket's, as every stack but its own sees it.
