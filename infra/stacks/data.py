@@ -1,9 +1,10 @@
 """The data stack: the data bucket, the tables, the event bus and the user pool.
 
-Everything here is kept when a stack is deleted, and the stack itself is protected from termination. The
-other stacks reach it only through the exports below, whose names are stable: CloudFormation refuses to
-change or remove an export another stack imports, so an export named after a construct's hash (CDK's
-default for a direct reference) would pin the data stack to whatever its consumers once used.
+Its buckets, tables and user pool are kept when the stack is deleted, and the stack itself is protected
+from termination. The other stacks reach it only through the exports below, whose names are stable:
+CloudFormation refuses to change or remove an export another stack imports, so an export named after a
+construct's hash (CDK's default for a direct reference) would pin the data stack to whatever its consumers
+once used.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ class DataStack(Stack):
             bucket_domain_name=_imported(BUCKET_DOMAIN),
             bucket_regional_domain_name=_imported(BUCKET_REGIONAL_DOMAIN),
         )
-        # By ARN, which grants name; CDK reads the table's name out of it.
+        # By ARN, which grants name; the functions are told each table's name from its own export.
         tables = {
             field: dynamodb.Table.from_table_arn(
                 scope, _table_key(field, ""), _imported(_table_key(field, "Arn"))
