@@ -79,7 +79,10 @@ class LocalCloud:
         self.port = port
         self.region = region
         self.name_prefix = name_prefix
-        self.stacks: dict[str, dict[str, Any]] | None = copy.deepcopy(dict(stacks)) if stacks else None
+        # The templates as deployed, one per stack; start() synthesizes them when none were given.
+        self.stacks: dict[str, dict[str, Any]] | None = (
+            None if stacks is None else copy.deepcopy(dict(stacks))
+        )
         self._context = context
         self._handler_overrides = dict(handlers or {})
         self.template = StackTemplate({}, region=region)
