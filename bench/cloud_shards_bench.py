@@ -70,16 +70,16 @@ def run(cases: int, shard_cases: int, root: Path) -> dict[str, Any]:
     from examplegen import generate_environment
     from examplegen.writing import write_bundle_zip
     from infra.sizing import SHARD_CASES
-    from infra.synth import synthesize
+    from infra.synth import synth_stacks
     from localcloud.cloud import LocalCloud
 
     started = time.perf_counter()
     made = generate_environment(ENVIRONMENT, root / "generated", cases=cases, seed=SEED)
     bundle = write_bundle_zip(made.bundle_dir, root / "bundle.zip")
     generated_s = time.perf_counter() - started
-    template = synthesize({SHARD_CASES: str(shard_cases)}).template
+    stacks = synth_stacks({SHARD_CASES: str(shard_cases)})
     score, artifact = _Timed("score_shard"), _Timed("build_shard_artifact")
-    with LocalCloud(template, handlers={"score_shard": score, "build_shard_artifact": artifact}) as cloud:
+    with LocalCloud(stacks, handlers={"score_shard": score, "build_shard_artifact": artifact}) as cloud:
         s3 = cloud.client("s3")
         sfn = cloud.client("stepfunctions")
         started = time.perf_counter()

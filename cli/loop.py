@@ -63,7 +63,7 @@ STAND_IN = (
 
 
 def run_loop(args: argparse.Namespace) -> int:
-    from infra.stack import EVALUATION_WAIT_SECONDS
+    from infra.stacks.api import EVALUATION_WAIT_SECONDS
     from localcloud.cloud import LocalCloud
     from localcloud.model_server import ExampleModelServer
 

@@ -100,7 +100,7 @@ def real_loop(plan: RealLoopPlan, watch: Callable[[RealLoop], None] | None = Non
         return 2
     from infra.constructs.inference import INFERENCE_SHARD_SIZE
     from infra.constructs.training import TRAINING_MAX_POLLS, TRAINING_POLL_SECONDS
-    from infra.stack import EVALUATION_WAIT_SECONDS
+    from infra.stacks.api import EVALUATION_WAIT_SECONDS
     from localcloud.cloud import LocalCloud
 
     plan.out.mkdir(parents=True, exist_ok=True)

@@ -12,8 +12,8 @@ silence_node_release_banners()
 
 import aws_cdk as cdk  # noqa: E402
 
-from infra.constructs.nag import apply_nag  # noqa: E402
-from infra.stack import STACK_NAME, BenchGenStack  # noqa: E402
+from infra.nag import apply_nag  # noqa: E402
+from infra.stacks.application import BenchGenStacks, build_stacks  # noqa: E402
 
 # Feature flags live here rather than in cdk.json so that `cdk synth` and the in-process synthesis used by
 # the local cloud and the tests produce the same template.
@@ -25,18 +25,19 @@ FEATURE_FLAGS: dict[str, Any] = {
     "@aws-cdk/aws-apigateway:disableCloudWatchRole": False,
     "@aws-cdk/core:checkSecretUsage": True,
     "@aws-cdk/core:target-partitions": ["aws", "aws-cn"],
+    # The later stacks' references to the pipelines (state machines, functions) are CloudFormation exports,
+    # so that CloudFormation refuses to remove what the API or the alarms still name.
+    "@aws-cdk/core:defaultCrossStackReferences": "strong",
 }
 
 
 def build_app(
     context: dict[str, Any] | None = None, outdir: str | None = None
-) -> tuple[cdk.App, BenchGenStack]:
+) -> tuple[cdk.App, BenchGenStacks]:
     app = cdk.App(context={**FEATURE_FLAGS, **(context or {})}, outdir=outdir)
-    stack = BenchGenStack(
-        app, STACK_NAME, description="BenchGen: benchmark environments that emit training data"
-    )
-    apply_nag(app, stack)
-    return app, stack
+    stacks = build_stacks(app)
+    apply_nag(app, stacks)
+    return app, stacks
 
 
 def main() -> None:

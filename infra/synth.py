@@ -1,4 +1,4 @@
-"""In-process synthesis of the BenchGen stack, for the local cloud and the infra tests."""
+"""In-process synthesis of the BenchGen stacks, for the local cloud and the infra tests."""
 
 from __future__ import annotations
 
@@ -6,13 +6,15 @@ import json
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from infra.merge import merge_stacks
 from infra.node_notices import silence_node_release_banners
 
 if TYPE_CHECKING:
-    from infra.stack import BenchGenStack
+    from infra.stacks.application import BenchGenStacks
 
 # Skips asset bundling (the layer's pip install): the template is all that is wanted here.
 NO_BUNDLING: dict[str, Any] = {"aws:cdk:bundling-stacks": []}
@@ -31,19 +33,25 @@ class NagFinding:
 
 @dataclass(frozen=True)
 class Synthesis:
-    template: dict[str, Any]
+    stacks: dict[str, dict[str, Any]]
+    """Each stack's template by stack name, in deployment order."""
     findings: list[NagFinding]
-    """cdk-nag findings nobody acknowledged; empty when the stack is clean."""
+    """cdk-nag findings nobody acknowledged; empty when the stacks are clean."""
+
+    @cached_property
+    def template(self) -> dict[str, Any]:
+        """The application as one template, its cross-stack references resolved (``infra.merge``)."""
+        return merge_stacks(self.stacks)
 
 
 def synthesize(
-    context: dict[str, Any] | None = None, customize: Callable[[BenchGenStack], None] | None = None
+    context: dict[str, Any] | None = None, customize: Callable[[BenchGenStacks], None] | None = None
 ) -> Synthesis:
-    """Build the app in a temporary directory and return its template and unacknowledged nag findings.
+    """Build the app in a temporary directory and return its templates and unacknowledged nag findings.
 
-    Unlike `cdk synth`, a nag finding does not raise here: the local cloud only needs the template, and
+    Unlike `cdk synth`, a nag finding does not raise here: the local cloud only needs the templates, and
     the infra tests report findings one by one. CDK is imported lazily (it starts a Node.js process) and
-    nothing is cached between calls. `customize` may add constructs to the stack before synthesis.
+    nothing is cached between calls. `customize` may add constructs to the stacks before synthesis.
     """
     silence_node_release_banners()
     from infra.app import build_app
@@ -55,22 +63,35 @@ def synthesize(
     ):
         (Path(stand_in) / ENTRY_PAGE).write_text(STAND_IN_PAGE, encoding="utf-8")
         defaults = {**NO_BUNDLING, CONSOLE_ASSETS: stand_in}
-        app, stack = build_app({**defaults, **(context or {})}, outdir=outdir)
+        app, stacks = build_app({**defaults, **(context or {})}, outdir=outdir)
         if customize is not None:
-            customize(stack)
+            customize(stacks)
         try:
             app.synth()
         except RuntimeError as error:
             if _VALIDATION_FAILED not in str(error):
                 raise
         root = Path(outdir)
-        template: dict[str, Any] = json.loads((root / stack.template_file).read_text(encoding="utf-8"))
+        templates = read_templates(root, stacks)
         findings = read_findings(root / "validation-report.json")
-    return Synthesis(template=template, findings=findings)
+    return Synthesis(stacks=templates, findings=findings)
+
+
+def read_templates(outdir: Path, stacks: BenchGenStacks) -> dict[str, dict[str, Any]]:
+    """Each stack's template from the cloud assembly in `outdir`, by stack name in deployment order."""
+    return {
+        stack.stack_name: json.loads((outdir / stack.template_file).read_text(encoding="utf-8"))
+        for stack in stacks.in_order
+    }
+
+
+def synth_stacks(context: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Each BenchGen stack's CloudFormation template as a dict, by stack name in deployment order."""
+    return synthesize(context).stacks
 
 
 def synth_template(context: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The BenchGen stack's CloudFormation template as a dict."""
+    """The BenchGen application as one CloudFormation template (its stacks merged)."""
     return synthesize(context).template
 
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal
 
+from infra.merge import merge_stacks
 from localcloud.api_server import ApiServer
 from localcloud.atomic_writes import AtomicItemWrites
 from localcloud.auth import TokenVerifier, moto_jwks
@@ -54,17 +55,19 @@ def _not_the_tolerated_failures_note(record: logging.LogRecord) -> bool:
 
 
 class LocalCloud:
-    """Context manager that stands the synthesized stack up on moto.
+    """Context manager that stands the synthesized application up on moto.
 
-    ``template``: a synthesized template dict (tests share one: synthesis takes seconds), copied so the
-    caller's stays as it was; when omitted, ``infra.synth.synth_template(context)`` is called.
+    ``stacks``: each stack's synthesized template by stack name, in deployment order (tests share one
+    synthesis: it takes seconds), copied so the caller's stay as they were; when omitted,
+    ``infra.synth.synth_stacks(context)`` is called. The stacks are provisioned as one template
+    (``infra.merge``), ``template``.
     ``handlers`` maps a function folder name (POWERTOOLS_SERVICE_NAME) to a callable, replacing the
     default lazy import of ``functions.<name>.handler``.
     """
 
     def __init__(
         self,
-        template: dict[str, Any] | None = None,
+        stacks: Mapping[str, dict[str, Any]] | None = None,
         *,
         mode: Mode = "in-process",
         port: int = 5000,
@@ -77,7 +80,10 @@ class LocalCloud:
         self.port = port
         self.region = region
         self.name_prefix = name_prefix
-        self._template_body = copy.deepcopy(template)
+        # The templates as deployed, one per stack; start() synthesizes them when none were given.
+        self.stacks: dict[str, dict[str, Any]] | None = (
+            None if stacks is None else copy.deepcopy(dict(stacks))
+        )
         self._context = context
         self._handler_overrides = dict(handlers or {})
         self.template = StackTemplate({}, region=region)
@@ -129,19 +135,16 @@ class LocalCloud:
 
     def start(self) -> None:
         started = time.monotonic()
-        body = self._template_body
-        if body is None:
+        if self.stacks is None:
             from infra.constructs.training import LOCAL_TRAINING_CONTEXT
-            from infra.synth import synth_template
+            from infra.synth import synth_stacks
 
             # Training jobs are polled every second here, not every few minutes: moto's Wait really sleeps.
-            body = synth_template({**LOCAL_TRAINING_CONTEXT, **(self._context or {})})
+            self.stacks = synth_stacks({**LOCAL_TRAINING_CONTEXT, **(self._context or {})})
         self.timings = {"synthesis_s": time.monotonic() - started}
-        from infra.stack import STACK_NAME
-
         # What AWS would refuse to deploy is refused here, before moto creates any of it.
-        check_deployable({STACK_NAME: body})
-        self.template = StackTemplate(body, region=self.region)
+        check_deployable(self.stacks)
+        self.template = StackTemplate(merge_stacks(self.stacks), region=self.region)
         started = time.monotonic()
         self._set_environ(self._base_environ())
         logging.getLogger(_MOTO_EVALUATION_LOG).setLevel(logging.CRITICAL)

@@ -1,4 +1,4 @@
-"""What every test layer shares: one in-process synthesis of the BenchGen stack per test session."""
+"""What every test layer shares: one in-process synthesis of the BenchGen stacks per test session."""
 
 from __future__ import annotations
 
@@ -13,13 +13,21 @@ silence_node_release_banners()
 
 @pytest.fixture(scope="session")
 def synthesis() -> Any:
-    """The stack's template and cdk-nag findings (synthesis starts Node.js and takes seconds: once)."""
+    """The stacks' templates and cdk-nag findings (synthesis starts Node.js and takes seconds: once)."""
     from infra.synth import synthesize
 
     return synthesize()
 
 
 @pytest.fixture(scope="session")
+def stack_templates(synthesis: Any) -> dict[str, dict[str, Any]]:
+    """Each stack's template by stack name, in deployment order: what `cdk deploy --all` deploys."""
+    templates: dict[str, dict[str, Any]] = synthesis.stacks
+    return templates
+
+
+@pytest.fixture(scope="session")
 def stack_template(synthesis: Any) -> dict[str, Any]:
+    """The application as one template, its stacks merged: resources by logical id, wherever they live."""
     template: dict[str, Any] = synthesis.template
     return template

@@ -1,17 +1,16 @@
-"""The REST API: API Gateway proxying every route to the api function, behind a Cognito user pool."""
+"""The REST API: API Gateway proxying every route to the api function, behind the Cognito user pool."""
 
 from __future__ import annotations
 
 import json
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import RemovalPolicy
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from benchgen.settings import EVALUATORS_GROUP
 from infra.constructs import set_logical_id
 
 # What an OpenAPI path item may hold besides its operations (summary, parameters, servers...) is no route.
@@ -35,48 +34,14 @@ THROTTLING_BURST_LIMIT = 100
 
 
 class Api(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, handler: lambda_.IFunction) -> None:
+    """The REST API, its access logs and its authorizer on ``user_pool`` (which lives with the data)."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, handler: lambda_.IFunction, user_pool: cognito.IUserPool
+    ) -> None:
         super().__init__(scope, construct_id)
 
-        self.user_pool = cognito.UserPool(
-            self,
-            "UserPool",
-            # Accounts are created by an administrator: benchmark authors and model owners are invited.
-            self_sign_up_enabled=False,
-            sign_in_aliases=cognito.SignInAliases(email=True, username=True),
-            password_policy=cognito.PasswordPolicy(
-                min_length=14,
-                require_lowercase=True,
-                require_uppercase=True,
-                require_digits=True,
-                require_symbols=True,
-                temp_password_validity=Duration.days(3),
-            ),
-            mfa=cognito.Mfa.OPTIONAL,
-            mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),
-            account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
-            feature_plan=cognito.FeaturePlan.PLUS,
-            standard_threat_protection_mode=cognito.StandardThreatProtectionMode.FULL_FUNCTION,
-            removal_policy=RemovalPolicy.RETAIN,
-        )
-        set_logical_id(self.user_pool, "UserPool")
-        self.user_pool_client = self.user_pool.add_client(
-            "CommandLineClient",
-            auth_flows=cognito.AuthFlow(user_srp=True, user_password=True),
-            generate_secret=False,
-            prevent_user_existence_errors=True,
-        )
-        set_logical_id(self.user_pool_client, "UserPoolClient")
-        # Evaluating a trained model is its own permission: an administrator adds users to this group.
-        self.evaluators_group = cognito.CfnUserPoolGroup(
-            self,
-            "EvaluatorsGroup",
-            user_pool_id=self.user_pool.user_pool_id,
-            group_name=EVALUATORS_GROUP,
-            description="Members may evaluate the models they trained on their packages' held-out cases",
-        )
-        self.evaluators_group.override_logical_id("EvaluatorsGroup")
-        authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[self.user_pool])
+        authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[user_pool])
 
         access_logs = logs.LogGroup(
             self, "AccessLogs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY

@@ -8,7 +8,6 @@ from aws_cdk import Aws, Duration, RemovalPolicy
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
-from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_deployment as s3deploy
@@ -17,7 +16,7 @@ from constructs import Construct
 from benchgen.api.cors import CONSOLE_HEADERS
 from infra.constructs import set_logical_id
 from infra.constructs.api import Api
-from infra.constructs.storage import private_bucket
+from infra.constructs.storage import access_logs_bucket, private_bucket
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # `make web` builds the app here; `-c benchgen:consoleAssets=<folder>` deploys another build instead.
@@ -74,7 +73,8 @@ def content_security_policy(*, api_origin: str, cognito_origin: str, frame_origi
 
 
 class Console(Construct):
-    """The console's bucket, distribution, security headers, deployment and Cognito app client.
+    """The console's buckets, distribution, security headers and deployment; it signs in to the user pool
+    ``user_pool_id`` through the app client ``client_id``.
 
     ``origin`` is the https origin browsers load the console from: the API allows it (CORS).
     """
@@ -85,28 +85,16 @@ class Console(Construct):
         construct_id: str,
         *,
         api: Api,
+        user_pool_id: str,
+        client_id: str,
         data_bucket: s3.IBucket,
-        logs_bucket: s3.IBucket,
         assets: Path,
     ) -> None:
         super().__init__(scope, construct_id)
 
-        # The console signs in with InitiateAuth's USER_PASSWORD_AUTH, sending the password over TLS to
-        # Cognito alone, and nothing else; no secret, since a page cannot keep one.
-        self.user_pool_client = api.user_pool.add_client(
-            "ConsoleClient",
-            auth_flows=cognito.AuthFlow(user_password=True),
-            generate_secret=False,
-            prevent_user_existence_errors=True,
-            # The console signs in with InitiateAuth, not the hosted UI: no OAuth flow, no callback URL.
-            disable_o_auth=True,
-            access_token_validity=Duration.hours(1),
-            id_token_validity=Duration.hours(1),
-            refresh_token_validity=Duration.hours(12),
-            enable_token_revocation=True,
-        )
-        set_logical_id(self.user_pool_client, "ConsoleUserPoolClient")
-
+        # The console's own: a bucket policy of the data stack's log bucket naming these buckets would make
+        # the data depend on the console. Its buckets only log here, so nothing logs this one's accesses.
+        logs_bucket = access_logs_bucket(self, "ConsoleAccessLogsBucket")
         self.bucket = private_bucket(
             self,
             "Bucket",
@@ -197,8 +185,8 @@ class Console(Construct):
         config = {
             "apiUrl": api.rest_api.url,
             "region": Aws.REGION,
-            "userPoolId": api.user_pool.user_pool_id,
-            "userPoolClientId": self.user_pool_client.user_pool_client_id,
+            "userPoolId": user_pool_id,
+            "userPoolClientId": client_id,
         }
         deployment_logs = logs.LogGroup(
             self,

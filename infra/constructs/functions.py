@@ -55,7 +55,7 @@ from infra.constructs.storage import (
     SUBMISSIONS_PREFIX,
     TRAINING_PREFIX,
     TRAINING_RUNS_INDEXES,
-    Storage,
+    StoredData,
 )
 from infra.sizing import Sizing, run_step_sizes
 from infra.timeouts import MAX_PROGRAM_SECONDS
@@ -214,7 +214,7 @@ def sized(sizing: Sizing) -> dict[str, Any]:
     }
 
 
-# At the default shard size; the stack applies the deployed one (see BenchGenStack._specs).
+# At the default shard size; the pipelines stack applies the deployed one (see PipelinesStack._specs).
 _SIZES = run_step_sizes()
 
 SPECS: tuple[FunctionSpec, ...] = (
@@ -602,7 +602,7 @@ class Functions(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        storage: Storage,
+        storage: StoredData,
         bus: events.IEventBus,
         layer: lambda_.ILayerVersion,
         specs: tuple[FunctionSpec, ...] = SPECS,
@@ -611,7 +611,7 @@ class Functions(Construct):
         self._storage = storage
         self._bus = bus
         self._layer = layer
-        self._tables: dict[DataTable, dynamodb.Table] = {
+        self._tables: dict[DataTable, dynamodb.ITable] = {
             DataTable.CONNECTIONS: storage.connections_table,
             DataTable.ENVIRONMENTS: storage.environments_table,
             DataTable.RUNS: storage.runs_table,
@@ -647,21 +647,14 @@ class Functions(Construct):
         storage = self._storage
         return {
             "DATA_BUCKET": storage.bucket.bucket_name,
-            "ENVIRONMENTS_TABLE": storage.environments_table.table_name,
-            "RUNS_TABLE": storage.runs_table.table_name,
-            "DATASETS_TABLE": storage.datasets_table.table_name,
-            "IDEMPOTENCY_TABLE": storage.idempotency_table.table_name,
-            "PACKAGES_TABLE": storage.packages_table.table_name,
-            "CONNECTIONS_TABLE": storage.connections_table.table_name,
+            # ENVIRONMENTS_TABLE, RUNS_TABLE, ...: each table's name under its field's name.
+            **{field.upper(): name for field, name in storage.table_names.items()},
             # Secrets Manager ARNs a connection names must be of this account (Lambda sets AWS_REGION).
             "ACCOUNT_ID": Aws.ACCOUNT_ID,
             "EVENT_BUS_NAME": self._bus.event_bus_name,
             "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
             "STEP_ATTEMPTS": str(RETRY_ATTEMPTS + 1),
             "MAX_PROGRAM_SECONDS": str(MAX_PROGRAM_SECONDS),
-            "PREPARATIONS_TABLE": storage.preparations_table.table_name,
-            "TRAINING_RUNS_TABLE": storage.training_runs_table.table_name,
-            "EVALUATIONS_TABLE": storage.evaluations_table.table_name,
         }
 
     def _hand_programs_to(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 from aws_cdk import Duration, RemovalPolicy
@@ -80,6 +82,19 @@ def private_bucket(
     )
 
 
+def access_logs_bucket(scope: Construct, construct_id: str) -> s3.Bucket:
+    """A bucket that receives other buckets' server access logs, kept a year; `construct_id` is also its
+    logical id."""
+    bucket = private_bucket(
+        scope,
+        construct_id,
+        lifecycle_rules=[s3.LifecycleRule(id="expire-access-logs", expiration=Duration.days(365))],
+        removal_policy=RemovalPolicy.RETAIN,
+    )
+    set_logical_id(bucket, construct_id)
+    return bucket
+
+
 def _table(
     scope: Construct,
     construct_id: str,
@@ -100,6 +115,7 @@ def _table(
         encryption=dynamodb.TableEncryption.AWS_MANAGED,
         time_to_live_attribute=time_to_live_attribute,
         removal_policy=RemovalPolicy.RETAIN,
+        deletion_protection=True,
     )
     # Stable logical ids: the local cloud and readers of the template find tables by these names.
     set_logical_id(table, construct_id)
@@ -116,19 +132,37 @@ def _add_indexes(table: dynamodb.Table, indexes: dict[str, tuple[str, str]]) -> 
         )
 
 
+@dataclass(frozen=True)
+class StoredData:
+    """The data bucket and the tables as the functions use them, from whichever stack they are in.
+
+    A table imported from another stack is known by its ARN, which grants name; ``table_names`` gives
+    each table's name (by field name) as its own stack declares it, for the functions' environment.
+    """
+
+    bucket: s3.IBucket
+    table_names: Mapping[str, str]
+    environments_table: dynamodb.ITable
+    runs_table: dynamodb.ITable
+    datasets_table: dynamodb.ITable
+    packages_table: dynamodb.ITable
+    idempotency_table: dynamodb.ITable
+    connections_table: dynamodb.ITable
+    preparations_table: dynamodb.ITable
+    training_runs_table: dynamodb.ITable
+    evaluations_table: dynamodb.ITable
+
+
+TABLE_FIELDS = tuple(field.name for field in fields(StoredData) if field.name.endswith("_table"))
+
+
 class Storage(Construct):
     """The data bucket and the tables: user data lives here and survives deleting the stack."""
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
 
-        self.logs_bucket = private_bucket(
-            self,
-            "AccessLogsBucket",
-            lifecycle_rules=[s3.LifecycleRule(id="expire-access-logs", expiration=Duration.days(365))],
-            removal_policy=RemovalPolicy.RETAIN,
-        )
-        set_logical_id(self.logs_bucket, "AccessLogsBucket")
+        self.logs_bucket = access_logs_bucket(self, "AccessLogsBucket")
 
         self.bucket = private_bucket(
             self,
@@ -177,3 +211,8 @@ class Storage(Construct):
         # Evaluations and, under keys of their own, the grants that authorize them.
         self.evaluations_table = _table(self, "EvaluationsTable", partition_key="evaluation_id")
         _add_indexes(self.evaluations_table, EVALUATIONS_INDEXES)
+
+    @property
+    def tables(self) -> dict[str, dynamodb.Table]:
+        """Each table by its StoredData field name."""
+        return {name: getattr(self, name) for name in TABLE_FIELDS}

@@ -96,14 +96,16 @@ def require_current_build() -> None:
 
 
 @pytest.fixture(scope="module")
-def console(stack_template: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+def console(
+    stack_templates: dict[str, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Console]:
     require_current_build()
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
         os.environ.pop(name, None)
     out = tmp_path_factory.mktemp("demo")
     example = EXAMPLES / "gsm8k-tr"
     submission = sorted((example / "submission").glob("predictions.*"))[0]
-    with LocalCloud(stack_template, mode="server", port=_free_port()) as cloud:
+    with LocalCloud(stack_templates, mode="server", port=_free_port()) as cloud:
         password = demo_password()
         owner_token = cloud.create_user(DEMO_USER, password, groups=[EVALUATORS_GROUP])
         stranger_token = cloud.create_user(STRANGER, password)

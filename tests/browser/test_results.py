@@ -19,7 +19,7 @@ from benchgen.settings import EVALUATORS_GROUP
 from cli.demo import ENVIRONMENT_VERSION, EXAMPLES, Api, Progress, register_example
 from cli.local import DEMO_USER, demo_password
 from cli.loop import Loop
-from infra.stack import EVALUATION_WAIT_SECONDS
+from infra.stacks.api import EVALUATION_WAIT_SECONDS
 from localcloud.cloud import LocalCloud
 from localcloud.console_server import serve_console
 from localcloud.model_server import BASE_MODEL, TUNED_MODEL, ExampleModelServer

@@ -44,17 +44,17 @@ class Assembly:
 @pytest.fixture(scope="module")
 def assembly(tmp_path_factory: pytest.TempPathFactory) -> Assembly:
     from infra.app import build_app
-    from infra.synth import NO_BUNDLING
+    from infra.merge import merge_stacks
+    from infra.synth import NO_BUNDLING, read_templates
 
     dist = tmp_path_factory.mktemp("dist")
     (dist / "index.html").write_text(APP_PAGE, encoding="utf-8")
     (dist / "assets").mkdir()
     (dist / "assets" / "app.js").write_text(APP_SCRIPT, encoding="utf-8")
     outdir = tmp_path_factory.mktemp("cdk.out")
-    app, stack = build_app({**NO_BUNDLING, CONSOLE_ASSETS: str(dist)}, outdir=str(outdir))
+    app, stacks = build_app({**NO_BUNDLING, CONSOLE_ASSETS: str(dist)}, outdir=str(outdir))
     app.synth()
-    template = json.loads((outdir / stack.template_file).read_text(encoding="utf-8"))
-    return Assembly(template=template, outdir=outdir)
+    return Assembly(template=merge_stacks(read_templates(outdir, stacks)), outdir=outdir)
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +96,7 @@ def test_the_bucket_is_private_encrypted_and_logged(bucket: Resource) -> None:
     (rule,) = properties["BucketEncryption"]["ServerSideEncryptionConfiguration"]
     assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "AES256"
     assert properties["OwnershipControls"]["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}]
-    assert properties["LoggingConfiguration"]["DestinationBucketName"] == {"Ref": "AccessLogsBucket"}
+    assert properties["LoggingConfiguration"]["DestinationBucketName"] == {"Ref": "ConsoleAccessLogsBucket"}
     assert "WebsiteConfiguration" not in properties
 
 
@@ -293,7 +293,7 @@ def test_the_app_without_a_built_console_fails_before_writing_a_template(tmp_pat
 
     with pytest.raises(ConsoleAssetsMissing, match="make web"):
         build_app({CONSOLE_ASSETS: str(tmp_path)}, outdir=str(tmp_path / "cdk.out"))
-    assert not (tmp_path / "cdk.out" / "BenchGenStack.template.json").exists()
+    assert not list((tmp_path / "cdk.out").glob("*.template.json"))
 
 
 def _api_paths(assembly: Assembly) -> dict[str, str]:

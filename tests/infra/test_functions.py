@@ -762,7 +762,7 @@ def test_a_function_writing_under_its_own_trigger_prefix_is_refused() -> None:
     from infra.constructs.events import Events
     from infra.constructs.functions import Functions, FunctionSpec, Trigger
     from infra.constructs.layer import Layer
-    from infra.constructs.storage import Storage
+    from infra.constructs.storage import Storage, StoredData
     from infra.synth import NO_BUNDLING
 
     looping = FunctionSpec(
@@ -776,13 +776,18 @@ def test_a_function_writing_under_its_own_trigger_prefix_is_refused() -> None:
     )
     # No bundling: building the layer would pip-install its dependencies, which this check does not need.
     stack = Stack(App(context={**FEATURE_FLAGS, **NO_BUNDLING}), "Loop")
+    storage = Storage(stack, "Storage")
 
     # When the functions are built / Then the stack refuses it, naming the prefix
     with pytest.raises(ValueError, match="re-trigger itself by writing under submissions/"):
         Functions(
             stack,
             "Functions",
-            storage=Storage(stack, "Storage"),
+            storage=StoredData(
+                bucket=storage.bucket,
+                table_names={field: table.table_name for field, table in storage.tables.items()},
+                **storage.tables,
+            ),
             bus=Events(stack, "Events").bus,
             layer=Layer(stack, "Layer").layer,
             specs=(looping,),

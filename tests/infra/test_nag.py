@@ -48,30 +48,30 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         "AwsSolutions-IAM5[Resource::<StartEvaluationFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<CheckEvaluationFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<CompareEvaluationFunction.Arn>:*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*/case_scope.json]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/evaluations/*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/environments/*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/submissions/*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/predictions/*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/sandbox/*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/preparations/*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*/scoring_output.zip]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/runs/*/case_scope.json]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/evaluations/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/environments/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/submissions/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/predictions/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/runs/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/sandbox/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/preparations/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/runs/*/scoring_output.zip]",
         # Batch inference: the jobs' records and output (the functions' and Bedrock's batch role), the jobs
         # (named by Bedrock's ids) and the batch steps' versions
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/batch-output/*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*/batch/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/batch-output/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/runs/*/batch/*]",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:model-invocation-job/*]",
         "AwsSolutions-IAM5[Resource::<SubmitBatchFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<PollBatchFunction.Arn>:*]",
         # Sharded scoring: the shard files, each shard's parts, the failure log its steps may write, the
         # Map's items list and child executions, and each step function's versions.
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/case-shards/*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/predictions/*/shards/*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*/parts/score/*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*/parts/artifact/*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/runs/*/logs/failure.log]",
-        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::<DataBucket>/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/case-shards/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/predictions/*/shards/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/runs/*/parts/score/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/runs/*/parts/artifact/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/runs/*/logs/failure.log]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::BenchGenData-DataBucketName/*]",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
         '{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"ShardedScoring"}]}]}:*]',
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
@@ -82,9 +82,9 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         "AwsSolutions-IAM5[Resource::<PrepareGenerateFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<PrepareCheckFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<BuildPackageFunction.Arn>:*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/packages/*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/preparations/*/examples.jsonl]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/preparations/*/held_out.jsonl]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/packages/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/preparations/*/examples.jsonl]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/preparations/*/held_out.jsonl]",
         # Live runs: the Map's child executions (its items list is read under the bucket grant above),
         # each step function's versions, and the models and secrets named at run time.
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
@@ -106,7 +106,7 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         "AwsSolutions-IAM5[Resource::<ValidateTrainingFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<UploadTrainingFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<TrainingJobFunction.Arn>:*]",
-        "AwsSolutions-IAM5[Resource::<DataBucket.Arn>/training/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/training/*]",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:model-customization-job/*]",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:custom-model/*]",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sagemaker:*:<AWS::AccountId>:training-job/benchgen-*]",
@@ -124,13 +124,13 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
 
 @pytest.mark.slow
 def test_the_checks_catch_a_non_compliant_resource() -> None:
-    # Given the app with an extra bucket that has no TLS-only policy and no access logs
+    # Given the app with an extra bucket in its data stack that has no TLS-only policy and no access logs
     from aws_cdk import aws_s3 as s3
 
     from infra.synth import synthesize
 
-    def add_unlogged_bucket(stack: Any) -> None:
-        s3.Bucket(stack, "UnloggedBucket")
+    def add_unlogged_bucket(stacks: Any) -> None:
+        s3.Bucket(stacks.data, "UnloggedBucket")
 
     # When it is synthesized
     synthesis = synthesize(customize=add_unlogged_bucket)
@@ -138,6 +138,6 @@ def test_the_checks_catch_a_non_compliant_resource() -> None:
     # Then cdk-nag reports exactly that bucket
     reported = {(f.rule, f.construct_path) for f in synthesis.findings}
     assert reported == {
-        ("AwsSolutions-S1", "BenchGenStack/UnloggedBucket/Resource"),
-        ("AwsSolutions-S10", "BenchGenStack/UnloggedBucket/Resource"),
+        ("AwsSolutions-S1", "BenchGenData/UnloggedBucket/Resource"),
+        ("AwsSolutions-S10", "BenchGenData/UnloggedBucket/Resource"),
     }

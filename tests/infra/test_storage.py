@@ -20,7 +20,7 @@ def _bucket_policy(of_type: Callable[[str], dict[str, Resource]], bucket_id: str
     return statements
 
 
-@pytest.mark.parametrize("bucket_id", ["DataBucket", "AccessLogsBucket"])
+@pytest.mark.parametrize("bucket_id", ["DataBucket", "AccessLogsBucket", "ConsoleAccessLogsBucket"])
 def test_buckets_block_every_kind_of_public_access(resources: dict[str, Resource], bucket_id: str) -> None:
     # Given the synthesized stack / When reading the bucket / Then all four public-access switches are on
     block = resources[bucket_id]["Properties"]["PublicAccessBlockConfiguration"]
@@ -32,13 +32,13 @@ def test_buckets_block_every_kind_of_public_access(resources: dict[str, Resource
     }
 
 
-@pytest.mark.parametrize("bucket_id", ["DataBucket", "AccessLogsBucket"])
+@pytest.mark.parametrize("bucket_id", ["DataBucket", "AccessLogsBucket", "ConsoleAccessLogsBucket"])
 def test_buckets_encrypt_objects_at_rest(resources: dict[str, Resource], bucket_id: str) -> None:
     encryption = resources[bucket_id]["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"]
     assert [rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] for rule in encryption] == ["AES256"]
 
 
-@pytest.mark.parametrize("bucket_id", ["DataBucket", "AccessLogsBucket"])
+@pytest.mark.parametrize("bucket_id", ["DataBucket", "AccessLogsBucket", "ConsoleAccessLogsBucket"])
 def test_buckets_refuse_requests_without_tls(
     of_type: Callable[[str], dict[str, Resource]], bucket_id: str
 ) -> None:

@@ -1,4 +1,4 @@
-"""The local cloud for integration tests: the synthesized stack's resources on moto, and a small stack."""
+"""The local cloud for integration tests: the synthesized stacks' resources on moto, and a small stack."""
 
 from __future__ import annotations
 
@@ -57,12 +57,12 @@ def _empty(cloud: LocalCloud) -> None:
 
 
 @pytest.fixture(scope="module")
-def _api_only_cloud(stack_template: dict[str, Any]) -> Iterator[LocalCloud]:
+def _api_only_cloud(stack_templates: dict[str, dict[str, Any]]) -> Iterator[LocalCloud]:
     """One local cloud per test module whose event-driven functions do nothing (starting one takes
     seconds); each test that takes it gets it emptied, as a fresh one would be."""
     with pytest.MonkeyPatch.context() as monkeypatch:
         _forget_outside_settings(monkeypatch)
-        with LocalCloud(stack_template, handlers=dict.fromkeys(EVENT_DRIVEN, _idle)) as started:
+        with LocalCloud(stack_templates, handlers=dict.fromkeys(EVENT_DRIVEN, _idle)) as started:
             yield started
 
 
@@ -75,11 +75,13 @@ def api_cloud(_api_only_cloud: LocalCloud) -> Iterator[LocalCloud]:
 
 
 @pytest.fixture
-def fresh_api_cloud(stack_template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalCloud]:
+def fresh_api_cloud(
+    stack_templates: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[LocalCloud]:
     """A local cloud of the test's own, for what emptying does not reset: moto's training jobs and the
     provider clock's count of their reads."""
     _forget_outside_settings(monkeypatch)
-    with LocalCloud(stack_template, handlers=dict.fromkeys(EVENT_DRIVEN, _idle)) as started:
+    with LocalCloud(stack_templates, handlers=dict.fromkeys(EVENT_DRIVEN, _idle)) as started:
         yield started
 
 
@@ -107,19 +109,24 @@ def call(aws: Settings) -> Call:
 
 
 @pytest.fixture
-def cloud(stack_template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalCloud]:
+def cloud(
+    stack_templates: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[LocalCloud]:
     """A fresh local cloud running the real handlers: uploads flow through the whole pipeline."""
     _forget_outside_settings(monkeypatch)
-    with LocalCloud(stack_template) as started:
+    with LocalCloud(stack_templates) as started:
         yield started
 
 
+SMALL_STACK = "LocalCloudTest"
+
+
 @pytest.fixture(scope="session")
-def small_stack_template() -> dict[str, Any]:
-    """A stack with the shapes the real one uses: data bucket with notifications, tables, an event bus,
-    a secret, two functions, a from_chainable state machine (LambdaInvoke, DynamoPutItem,
-    EventBridgePutEvents), a Cognito pool and a REST API. Synthesized once per session (it takes
-    seconds), so tests share it: copy it before changing it."""
+def small_stacks() -> dict[str, dict[str, Any]]:
+    """One stack, by name as the local cloud takes an application's stacks, with the shapes the real ones
+    use: data bucket with notifications, tables, an event bus, a secret, two functions, a from_chainable
+    state machine (LambdaInvoke, DynamoPutItem, EventBridgePutEvents), a Cognito pool and a REST API.
+    Synthesized once per session (it takes seconds), so tests share it: copy it before changing it."""
     import aws_cdk as cdk
     from aws_cdk import aws_apigateway as apigw
     from aws_cdk import aws_cognito as cognito
@@ -133,7 +140,7 @@ def small_stack_template() -> dict[str, Any]:
     from aws_cdk import aws_stepfunctions_tasks as tasks
 
     app = cdk.App(context={"aws:cdk:bundling-stacks": []})
-    stack = cdk.Stack(app, "LocalCloudTest")
+    stack = cdk.Stack(app, SMALL_STACK)
     bucket = s3.Bucket(stack, "DataBucket", versioned=True)
     string = dynamodb.AttributeType.STRING
     runs = dynamodb.TableV2(
@@ -239,5 +246,5 @@ def small_stack_template() -> dict[str, Any]:
     runs_resource = api.root.add_resource("runs")
     runs_resource.add_method("GET")
     runs_resource.add_resource("{run_id}").add_method("GET")
-    template: dict[str, Any] = app.synth().get_stack_by_name("LocalCloudTest").template
-    return template
+    template: dict[str, Any] = app.synth().get_stack_by_name(SMALL_STACK).template
+    return {SMALL_STACK: template}

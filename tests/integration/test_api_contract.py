@@ -56,13 +56,13 @@ def _idle(event: Any, context: Any) -> None:
 
 
 @pytest.fixture(scope="module")
-def served(stack_template: dict[str, Any]) -> Iterator[tuple[str, dict[str, str]]]:
+def served(stack_templates: dict[str, dict[str, Any]]) -> Iterator[tuple[str, dict[str, str]]]:
     """The API on loopback over a fresh local cloud with one registered environment, and a user's token."""
     with pytest.MonkeyPatch.context() as patch:
         for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
             patch.delenv(name, raising=False)
         handlers = dict.fromkeys(("register_environment", "ingest", "score", "build_artifact"), _idle)
-        with LocalCloud(stack_template, handlers=handlers) as cloud:
+        with LocalCloud(stack_templates, handlers=handlers) as cloud:
             EnvironmentsRepo(load_settings().environments_table).put_if_absent(
                 EnvironmentRecord(
                     environment_id="gsm8k",

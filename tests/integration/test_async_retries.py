@@ -10,17 +10,18 @@ from typing import Any
 import pytest
 
 from localcloud.cloud import LocalCloud
+from tests.stacks import resources
 
 
 def test_a_failing_asynchronous_invocation_is_retried_as_configured_then_dead_lettered(
-    stack_template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    stack_templates: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # given a template that allows the artifact function one retry (Lambda's default is two)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    template = copy.deepcopy(stack_template)
+    stacks = copy.deepcopy(stack_templates)
     (config,) = [
         resource["Properties"]
-        for resource in template["Resources"].values()
+        for _, resource in resources(stacks)
         if resource["Type"] == "AWS::Lambda::EventInvokeConfig"
         and resource["Properties"]["FunctionName"] == {"Ref": "BuildArtifactFunction"}
     ]
@@ -31,7 +32,7 @@ def test_a_failing_asynchronous_invocation_is_retried_as_configured_then_dead_le
         seen.append(context.aws_request_id)
         raise RuntimeError("the artifact could not be built")
 
-    with LocalCloud(template, handlers={"build_artifact": failing}) as cloud:
+    with LocalCloud(stacks, handlers={"build_artifact": failing}) as cloud:
         name = cloud.functions["BuildArtifactFunction"]
 
         # when the function is invoked asynchronously and fails every time

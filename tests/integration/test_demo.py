@@ -19,11 +19,11 @@ def test_the_demo_follows_a_run_to_a_saved_dataset_and_writes_its_files(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
-    stack_template: dict[str, Any],
+    stack_templates: dict[str, dict[str, Any]],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # given the session's synthesis of the stack, the same one the demo would make again
-    monkeypatch.setattr("infra.synth.synth_template", lambda context=None: copy.deepcopy(stack_template))
+    # given the session's synthesis of the stacks, the same one the demo would make again
+    monkeypatch.setattr("infra.synth.synth_stacks", lambda context=None: copy.deepcopy(stack_templates))
     # and the quiet handler logging the demo asks for, set here so that it ends with this test
     monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "WARNING")
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")

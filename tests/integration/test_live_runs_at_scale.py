@@ -25,6 +25,7 @@ from localcloud.model_server import BASE_MODEL, ExampleModelServer
 from localcloud.providers.bedrock_batch import jobs_of
 from localcloud.step_limits import HISTORY_LIMIT
 from tests.bench_scripts import bench_script
+from tests.stacks import resource
 
 # gsm8k-en's bundle with as many cases as asked, as the live-inference bench makes it
 live_inference_bench = bench_script("live_inference_bench")
@@ -35,19 +36,21 @@ NOVA = "amazon.nova-micro-v1:0"
 SCALE_SHARD_SIZE = 500
 
 
-def _with_shard_size(template: dict[str, Any], size: int) -> dict[str, Any]:
-    changed = copy.deepcopy(template)
-    variables = changed["Resources"]["PlanInferenceFunction"]["Properties"]["Environment"]["Variables"]
+def _with_shard_size(stacks: dict[str, dict[str, Any]], size: int) -> dict[str, dict[str, Any]]:
+    changed = copy.deepcopy(stacks)
+    variables = resource(changed, "PlanInferenceFunction")["Properties"]["Environment"]["Variables"]
     variables["INFERENCE_SHARD_SIZE"] = str(size)
     return changed
 
 
 @pytest.fixture
-def scale_cloud(stack_template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalCloud]:
+def scale_cloud(
+    stack_templates: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[LocalCloud]:
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "WARNING")
-    with LocalCloud(_with_shard_size(stack_template, SCALE_SHARD_SIZE)) as started:
+    with LocalCloud(_with_shard_size(stack_templates, SCALE_SHARD_SIZE)) as started:
         yield started
 
 

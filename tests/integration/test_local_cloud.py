@@ -56,8 +56,8 @@ def stand_ins() -> StandIns:
 
 
 @pytest.fixture
-def cloud(stand_ins: StandIns, small_stack_template: dict[str, Any]) -> Iterator[LocalCloud]:
-    with LocalCloud(small_stack_template, handlers=stand_ins.handlers()) as started:
+def cloud(stand_ins: StandIns, small_stacks: dict[str, dict[str, Any]]) -> Iterator[LocalCloud]:
+    with LocalCloud(small_stacks, handlers=stand_ins.handlers()) as started:
         yield started
 
 
@@ -147,14 +147,14 @@ def test_created_user_gets_an_id_token_for_the_pool_and_client(cloud: LocalCloud
 
 
 def test_stopping_restores_the_process_environment(
-    stand_ins: StandIns, monkeypatch: pytest.MonkeyPatch, small_stack_template: dict[str, Any]
+    stand_ins: StandIns, monkeypatch: pytest.MonkeyPatch, small_stacks: dict[str, dict[str, Any]]
 ) -> None:
     # given a process with its own DATA_BUCKET and no RUNS_TABLE
     monkeypatch.setenv("DATA_BUCKET", "my-own-bucket")
     monkeypatch.delenv("RUNS_TABLE", raising=False)
 
     # when a local cloud starts and stops
-    with LocalCloud(small_stack_template, handlers=stand_ins.handlers()) as started:
+    with LocalCloud(small_stacks, handlers=stand_ins.handlers()) as started:
         inside = (os.environ["DATA_BUCKET"], os.environ["RUNS_TABLE"])
 
     # then the cloud's settings were visible only while it ran
@@ -174,11 +174,11 @@ def _free_port() -> int:
 
 
 def test_server_mode_serves_other_clients_and_runs_the_pipeline(
-    stand_ins: StandIns, small_stack_template: dict[str, Any]
+    stand_ins: StandIns, small_stacks: dict[str, dict[str, Any]]
 ) -> None:
     # given the local cloud in server mode on a free port
     port = _free_port()
-    with LocalCloud(small_stack_template, mode="server", port=port, handlers=stand_ins.handlers()) as server:
+    with LocalCloud(small_stacks, mode="server", port=port, handlers=stand_ins.handlers()) as server:
         # when a separate client (as the AWS CLI would) uploads a submission through the endpoint
         outside = boto3.client(
             "s3",
@@ -197,11 +197,12 @@ def test_server_mode_serves_other_clients_and_runs_the_pipeline(
 
 
 def test_start_refuses_an_unresolvable_reference_and_leaves_the_process_as_it_was(
-    stand_ins: StandIns, monkeypatch: pytest.MonkeyPatch, small_stack_template: dict[str, Any]
+    stand_ins: StandIns, monkeypatch: pytest.MonkeyPatch, small_stacks: dict[str, dict[str, Any]]
 ) -> None:
     # given a template whose state machine refers to a table that is not in it
     monkeypatch.delenv("DATA_BUCKET", raising=False)
-    template = copy.deepcopy(small_stack_template)
+    stacks = copy.deepcopy(small_stacks)
+    (template,) = stacks.values()
     machine = next(
         lid for lid, res in template["Resources"].items() if res["Type"] == "AWS::StepFunctions::StateMachine"
     )
@@ -211,11 +212,11 @@ def test_start_refuses_an_unresolvable_reference_and_leaves_the_process_as_it_wa
 
     # when the cloud starts, then it refuses, naming the reference
     with pytest.raises(UnresolvedReferenceError, match="'GhostTable1234'"):
-        LocalCloud(template, handlers=stand_ins.handlers()).start()
+        LocalCloud(stacks, handlers=stand_ins.handlers()).start()
 
     # and it left no settings behind, and another cloud can start after it
     assert "DATA_BUCKET" not in os.environ
-    with LocalCloud(small_stack_template, handlers=stand_ins.handlers()) as cloud:
+    with LocalCloud(small_stacks, handlers=stand_ins.handlers()) as cloud:
         assert cloud.state_machine_arn.endswith(":stateMachine:benchgen-local-" + machine)
 
 

@@ -119,11 +119,13 @@ def _ready_preparation(api: Api, run_id: str, method: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def world(stack_template: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+def world(
+    stack_templates: dict[str, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[World]:
     with pytest.MonkeyPatch.context() as patch:
         for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
             patch.delenv(name, raising=False)
-        with LocalCloud(stack_template) as cloud:
+        with LocalCloud(stack_templates) as cloud:
             owner_token = cloud.create_user("trainer@example.com", "Correct-Horse-9-Battery!")
             stranger_token = cloud.create_user("someone@example.com", "Correct-Horse-9-Battery!")
             with cloud.serve_api(access_log=False) as server:

@@ -105,11 +105,13 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(stack_template: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+def world(
+    stack_templates: dict[str, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[World]:
     with pytest.MonkeyPatch.context() as patch:
         for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
             patch.delenv(name, raising=False)
-        with LocalCloud(stack_template) as cloud:
+        with LocalCloud(stack_templates) as cloud:
             world = World(cloud, tmp_path_factory.mktemp("preparations"))
             world.register("v1")
             world.register("v2")

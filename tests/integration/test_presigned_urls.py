@@ -25,11 +25,11 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(stack_template: dict[str, Any]) -> Iterator[LocalCloud]:
+def server(stack_templates: dict[str, dict[str, Any]]) -> Iterator[LocalCloud]:
     with pytest.MonkeyPatch.context() as monkeypatch:
         for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
             monkeypatch.delenv(name, raising=False)
-        with LocalCloud(stack_template, mode="server", port=_free_port()) as started:
+        with LocalCloud(stack_templates, mode="server", port=_free_port()) as started:
             yield started
 
 

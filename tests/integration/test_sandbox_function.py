@@ -43,10 +43,12 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def server(stack_template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalCloud]:
+def server(
+    stack_templates: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[LocalCloud]:
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
         monkeypatch.delenv(name, raising=False)
-    with LocalCloud(stack_template, mode="server", port=_free_port()) as started:
+    with LocalCloud(stack_templates, mode="server", port=_free_port()) as started:
         yield started
 
 

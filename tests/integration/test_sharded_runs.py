@@ -36,12 +36,11 @@ RUN_FILES = (
 
 
 @pytest.fixture(scope="module")
-def sharded_template() -> dict[str, Any]:
-    """The stack deployed with `cdk deploy -c benchgen:shardCases=7`."""
-    from infra.synth import synthesize
+def sharded_stacks() -> dict[str, dict[str, Any]]:
+    """The stacks deployed with `cdk deploy -c benchgen:shardCases=7`."""
+    from infra.synth import synth_stacks
 
-    template: dict[str, Any] = synthesize({SHARD_CASES: str(SHARD_SIZE)}).template
-    return template
+    return synth_stacks({SHARD_CASES: str(SHARD_SIZE)})
 
 
 def _forget_outside_settings(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,9 +49,11 @@ def _forget_outside_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def sharded_cloud(sharded_template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalCloud]:
+def sharded_cloud(
+    sharded_stacks: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[LocalCloud]:
     _forget_outside_settings(monkeypatch)
-    with LocalCloud(sharded_template) as started:
+    with LocalCloud(sharded_stacks) as started:
         yield started
 
 
@@ -131,19 +132,19 @@ def _run_through(cloud: LocalCloud, tmp_path: Path, run_id: str) -> tuple[RunRec
 
 
 def test_a_run_scored_in_shards_writes_the_same_files_as_the_run_scored_whole(
-    sharded_template: dict[str, Any],
-    stack_template: dict[str, Any],
+    sharded_stacks: dict[str, dict[str, Any]],
+    stack_templates: dict[str, dict[str, Any]],
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
     _forget_outside_settings(monkeypatch)
     # Given the same environment and submission, once on a stack that shards above 7 cases
-    with LocalCloud(sharded_template) as cloud:
+    with LocalCloud(sharded_stacks) as cloud:
         sharded, sharded_files = _run_through(cloud, tmp_path, "run-1")
         map_events = _map_events(cloud, "run-1")
         items = _map_items(cloud, "run-1")
     # and once on the default stack, where 50 cases run whole
-    with LocalCloud(stack_template) as cloud:
+    with LocalCloud(stack_templates) as cloud:
         whole, whole_files = _run_through(cloud, tmp_path, "run-1")
 
     # Then the first was cut into 8 shards that the Distributed Map ran, the second was not

@@ -27,8 +27,8 @@ def _logical_id(template: dict[str, Any], resource_type: str, prefix: str) -> st
 
 
 @pytest.fixture(scope="class")
-def small_cloud(small_stack_template: dict[str, Any]) -> Iterator[LocalCloud]:
-    with LocalCloud(small_stack_template, handlers=stand_in_handlers()) as cloud:
+def small_cloud(small_stacks: dict[str, dict[str, Any]]) -> Iterator[LocalCloud]:
+    with LocalCloud(small_stacks, handlers=stand_in_handlers()) as cloud:
         yield cloud
 
 
@@ -118,13 +118,13 @@ class TestSmallStack:
 
 
 @pytest.fixture(scope="class")
-def real_cloud(stack_template: dict[str, Any]) -> Iterator[LocalCloud]:
-    with LocalCloud(stack_template, handlers=stand_in_handlers()) as cloud:
+def real_cloud(stack_templates: dict[str, dict[str, Any]]) -> Iterator[LocalCloud]:
+    with LocalCloud(stack_templates, handlers=stand_in_handlers()) as cloud:
         yield cloud
 
 
 class TestRealStack:
-    """The application's own stack (infra.synth), created once for the class."""
+    """The application's own stacks (infra.synth), created once for the class."""
 
     def test_real_stack_gives_every_function_the_same_resolved_settings(self, real_cloud: LocalCloud) -> None:
         expected = {
@@ -182,6 +182,35 @@ class TestRealStack:
         assert re.fullmatch(
             r"arn:aws:iam::\d{12}:role/benchgen-local-BedrockBatchRole",
             _function_environment(real_cloud, "SubmitBatchFunction")["BEDROCK_BATCH_ROLE_ARN"],
+        )
+
+    def test_the_api_stacks_function_reaches_the_pipelines_and_the_data_of_the_stacks_before_it(
+        self, real_cloud: LocalCloud
+    ) -> None:
+        # Given the application provisioned from its four stacks, the api function in the API stack
+        variables = _function_environment(real_cloud, "ApiFunction")
+        # Then the state machines it starts, in the pipelines stack, are the ones the cloud created
+        machines = real_cloud.state_machine_arns
+        assert {
+            variable: variables[variable]
+            for variable in (
+                "PREPARATION_STATE_MACHINE_ARN",
+                "PACKAGE_STATE_MACHINE_ARN",
+                "INFERENCE_STATE_MACHINE_ARN",
+                "TRAINING_STATE_MACHINE_ARN",
+                "EVALUATION_STATE_MACHINE_ARN",
+            )
+        } == {
+            "PREPARATION_STATE_MACHINE_ARN": machines["PreparationPipeline"],
+            "PACKAGE_STATE_MACHINE_ARN": machines["PackagePipeline"],
+            "INFERENCE_STATE_MACHINE_ARN": machines["InferencePipeline"],
+            "TRAINING_STATE_MACHINE_ARN": machines["TrainingPipeline"],
+            "EVALUATION_STATE_MACHINE_ARN": machines["EvaluationPipeline"],
+        }
+        # and the table and bucket it imports from the data stack are the ones the other functions use
+        assert (variables["RUNS_TABLE"], variables["DATA_BUCKET"]) == (
+            real_cloud.table_names["RunsTable"],
+            real_cloud.bucket,
         )
 
     def test_real_stack_routes_each_upload_prefix_to_its_function(self, real_cloud: LocalCloud) -> None:

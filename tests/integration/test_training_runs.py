@@ -219,13 +219,13 @@ class World:
 
 @pytest.fixture(scope="module")
 def world() -> Iterator[World]:
-    from infra.synth import synth_template
+    from infra.synth import synth_stacks
 
-    template = synth_template({**LOCAL_TRAINING_CONTEXT, TRAINING_MAX_POLLS: MAX_POLLS})
+    stacks = synth_stacks({**LOCAL_TRAINING_CONTEXT, TRAINING_MAX_POLLS: MAX_POLLS})
     with pytest.MonkeyPatch.context() as patch:
         for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
             patch.delenv(name, raising=False)
-        with LocalCloud(template) as cloud:
+        with LocalCloud(stacks) as cloud:
             owner = cloud.create_user("trainer@example.com", "Correct-Horse-9-Battery!")
             stranger = cloud.create_user("someone@example.com", "Correct-Horse-9-Battery!")
             with cloud.serve_api(access_log=False) as server:

@@ -78,12 +78,14 @@ class OneRun:
 
 @pytest.fixture(scope="module", params=list(OPENS_THE_BUNDLE))
 def one_run(
-    request: pytest.FixtureRequest, stack_template: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    stack_templates: dict[str, dict[str, Any]],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> OneRun:
     """The calls of one whole run of the example (not of the registration before it)."""
     example: str = request.param
     bundle = write_bundle_zip(EXAMPLES / example / "bundle", tmp_path_factory.mktemp("work") / "bundle.zip")
-    with pytest.MonkeyPatch.context() as monkeypatch, LocalCloud(stack_template) as cloud:
+    with pytest.MonkeyPatch.context() as monkeypatch, LocalCloud(stack_templates) as cloud:
         # A profile or an endpoint from the developer's shell would change what the cloud does.
         for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
             monkeypatch.delenv(name, raising=False)

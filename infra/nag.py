@@ -7,7 +7,7 @@ the narrowest construct that produces it.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from aws_cdk import Acknowledgment, App, Stack, Validations
 from aws_cdk import aws_stepfunctions as sfn
@@ -31,10 +31,17 @@ from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.preparations import PreparationPipeline
 from infra.constructs.sharded_scoring import ShardedScoring
-from infra.constructs.storage import BATCH_OUTPUT_PREFIX, DATA_BUCKET_ID
+from infra.constructs.storage import BATCH_OUTPUT_PREFIX
 from infra.constructs.training import TrainingPipeline
+from infra.stacks.data import BUCKET_ARN, BUCKET_NAME, export_name
+
+if TYPE_CHECKING:
+    from infra.stacks.application import BenchGenStacks
 
 RULE_PACK = "AwsSolutions"
+# cdk-nag names an imported value by its export name: the data bucket's, as every stack but its own sees it.
+DATA_BUCKET_ARN = export_name(BUCKET_ARN)
+DATA_BUCKET_NAME = export_name(BUCKET_NAME)
 
 _Construct = TypeVar("_Construct")
 
@@ -154,24 +161,28 @@ DEPLOYMENT_WILDCARDS = (
 )
 
 
-def apply_nag(app: App, stack: Stack) -> None:
-    """Run the AwsSolutions pack on the app and acknowledge the accepted findings of the BenchGen stack."""
+def apply_nag(app: App, stacks: BenchGenStacks) -> None:
+    """Run the AwsSolutions pack on the app and acknowledge the accepted findings of its stacks."""
     # The acknowledgments are also written into the template metadata: an audit trail next to each resource.
     Validations.of(app).add_plugins(
         AwsSolutionsChecks(app, verbose=True, write_suppressions_to_cloud_formation=True)
     )
-    _acknowledge_functions(_child(stack, "Functions", Functions))
-    _acknowledge_pipeline(_child(stack, "Pipeline", Pipeline))
-    _acknowledge_sharded_scoring(_child(stack, "ShardedScoring", ShardedScoring))
-    _acknowledge_preparations(_child(stack, "Preparations", PreparationPipeline))
-    _acknowledge_package_pipeline(_child(stack, "Packages", PackagePipeline))
-    _acknowledge_inference(_child(stack, "Inference", InferencePipeline))
-    _acknowledge_training(_child(stack, "Training", TrainingPipeline))
-    _acknowledge_evaluation(_child(stack, "Evaluation", EvaluationPipeline))
-    _acknowledge_api(_child(stack, "Api", Api))
-    _acknowledge_console(stack, _child(stack, "Console", Console))
+    pipelines = stacks.pipelines
+    _acknowledge_functions(_child(pipelines, "Functions", Functions))
+    _acknowledge_pipeline(_child(pipelines, "Pipeline", Pipeline))
+    _acknowledge_sharded_scoring(_child(pipelines, "ShardedScoring", ShardedScoring))
+    _acknowledge_preparations(_child(pipelines, "Preparations", PreparationPipeline))
+    _acknowledge_package_pipeline(_child(pipelines, "Packages", PackagePipeline))
+    _acknowledge_inference(_child(pipelines, "Inference", InferencePipeline))
+    _acknowledge_training(_child(pipelines, "Training", TrainingPipeline))
+    _acknowledge_evaluation(_child(pipelines, "Evaluation", EvaluationPipeline))
+    # The S3 trigger subscriptions are written by CDK's handler in the stack of the functions they name.
     notifications_handler = next(
-        (child for child in stack.node.children if child.node.id.startswith("BucketNotificationsHandler")),
+        (
+            child
+            for child in pipelines.node.children
+            if child.node.id.startswith("BucketNotificationsHandler")
+        ),
         None,
     )
     if notifications_handler is not None:
@@ -180,6 +191,11 @@ def apply_nag(app: App, stack: Stack) -> None:
             "IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
             NOTIFICATIONS_HANDLER_REASON,
         )
+    _acknowledge(_resource(stacks.data.users.user_pool), "COG2", MFA_REASON)
+    api = stacks.api
+    _acknowledge_functions(_child(api, "Functions", Functions))
+    _acknowledge_api(_child(api, "Api", Api))
+    _acknowledge_console(api, _child(api, "Console", Console))
 
 
 def _child(stack: Stack, construct_id: str, kind: type[_Construct]) -> _Construct:
@@ -202,8 +218,7 @@ def _acknowledge(scope: IConstruct, finding: str, reason: str) -> None:
 
 
 def _acknowledge_functions(functions: Functions) -> None:
-    # cdk-nag names a resource by its logical id: the data bucket's is fixed (DATA_BUCKET_ID).
-    bucket_arn = f"<{DATA_BUCKET_ID}.Arn>"
+    bucket_arn = DATA_BUCKET_ARN
     for spec in functions.specs:
         function = functions.by_name[spec.name]
         _acknowledge(_resource(function), "L1", RUNTIME_REASON)
@@ -269,7 +284,7 @@ def _acknowledge_pipeline(pipeline: Pipeline) -> None:
 def _acknowledge_distributed_map(state_machine: sfn.StateMachine, logical_id: str, items_key: str) -> None:
     """What every Distributed Map over an items list in the data bucket is granted, and why."""
     policy = state_machine.role.node.find_child("DefaultPolicy")
-    objects = f"arn:<AWS::Partition>:s3:::<{DATA_BUCKET_ID}>/*"
+    objects = f"arn:<AWS::Partition>:s3:::{DATA_BUCKET_NAME}/*"
     _acknowledge(policy, f"IAM5[Resource::{objects}]", ITEM_READER_REASON.format(key=items_key))
     executions = (
         "arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
@@ -329,7 +344,7 @@ def _acknowledge_inference(inference: InferencePipeline) -> None:
     batch_policy = inference.bedrock_batch_role.node.find_child("DefaultPolicy")
     reason = BATCH_ROLE_REASON.format(records=BATCH_RECORDS_PATTERN, output=f"{BATCH_OUTPUT_PREFIX}*")
     for pattern in (BATCH_RECORDS_PATTERN, f"{BATCH_OUTPUT_PREFIX}*"):
-        _acknowledge(batch_policy, f"IAM5[Resource::<{DATA_BUCKET_ID}.Arn>/{pattern}]", reason)
+        _acknowledge(batch_policy, f"IAM5[Resource::{DATA_BUCKET_ARN}/{pattern}]", reason)
 
 
 def _acknowledge_training(training: TrainingPipeline) -> None:
@@ -353,7 +368,6 @@ def _acknowledge_evaluation(evaluation: EvaluationPipeline) -> None:
 
 
 def _acknowledge_api(api: Api) -> None:
-    _acknowledge(_resource(api.user_pool), "COG2", MFA_REASON)
     _acknowledge(_resource(api.rest_api.deployment_stage), "APIG3", WAF_REASON)
     _acknowledge(
         api.rest_api.node.find_child("CloudWatchRole"),

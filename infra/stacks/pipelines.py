@@ -1,27 +1,26 @@
-"""The BenchGen stack: storage, events, the layer, the functions, the pipeline, the API, the console
-and monitoring."""
+"""The pipelines stack: the library layer, every function but the API's, and the state machines.
+
+The functions that S3 uploads trigger are subscribed here, on the data bucket imported from the data
+stack: the notification configuration names these functions, so it belongs to the stack that has them.
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
-from aws_cdk import CfnOutput, Stack
+from aws_cdk import Stack
+from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from infra.constructs.api import Api
-from infra.constructs.console import CONSOLE_ASSETS, Console, allow_console_origin, console_assets
 from infra.constructs.evaluation import EvaluationPipeline
-from infra.constructs.events import Events
 from infra.constructs.functions import SPECS, Functions, FunctionSpec, sized
 from infra.constructs.inference import DEFAULT_SHARD_SIZE, INFERENCE_SHARD_SIZE, InferencePipeline
 from infra.constructs.layer import Layer
-from infra.constructs.monitoring import Monitoring
 from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.preparations import PreparationPipeline
 from infra.constructs.sharded_scoring import ShardedScoring
-from infra.constructs.storage import Storage
 from infra.constructs.training import (
     DEFAULT_MAX_POLLS,
     DEFAULT_POLL_SECONDS,
@@ -38,38 +37,38 @@ from infra.sizing import (
     SHARD_CONCURRENCY,
     run_step_sizes,
 )
+from infra.stacks import PIPELINES_STACK
+from infra.stacks.data import DataStack
 
-STACK_NAME = "BenchGenStack"
 # `cdk deploy -c benchgen:scoreConcurrency=10` caps how many scoring programs (untrusted code, up to 15
 # minutes each) run at once. Off by default: reserving concurrency fails in accounts whose Lambda limit is
 # still the new-account minimum.
 SCORE_CONCURRENCY = "benchgen:scoreConcurrency"
-# `cdk deploy -c benchgen:evaluationWaitSeconds=30`: how long an evaluation waits between checks of its
-# runs (the functions' default, 60 seconds, when not given).
-EVALUATION_WAIT_SECONDS = "benchgen:evaluationWaitSeconds"
+# The function behind API Gateway, which the API stack builds.
+API_FUNCTION = "api"
 
 
-class BenchGenStack(Stack):
+class PipelinesStack(Stack):
     """Environment-agnostic: no lookups, so it synthesizes offline with no account."""
 
-    def __init__(self, scope: Construct, construct_id: str = STACK_NAME, **kwargs: Any) -> None:
+    def __init__(
+        self, scope: Construct, data: DataStack, construct_id: str = PIPELINES_STACK, **kwargs: Any
+    ) -> None:
         super().__init__(scope, construct_id, **kwargs)
-        self.storage = Storage(self, "Storage")
-        self.events = Events(self, "Events")
+        self.add_stack_dependency(data)
+        self.data = data.imports(self)
         self.layer = Layer(self, "Layer")
         self.functions = Functions(
             self,
             "Functions",
-            storage=self.storage,
-            bus=self.events.bus,
+            storage=self.data.stored,
+            bus=self.data.bus,
             layer=self.layer.layer,
             specs=self._specs(),
         )
+        bus = self.data.bus
         self.pipeline = Pipeline(
-            self,
-            "Pipeline",
-            build_artifact=self.functions.by_name["build_artifact"],
-            bus=self.events.bus,
+            self, "Pipeline", build_artifact=self.functions.by_name["build_artifact"], bus=bus
         )
         score = self.functions.by_name["score"]
         score.add_environment("STATE_MACHINE_ARN", self.pipeline.state_machine.state_machine_arn)
@@ -80,58 +79,26 @@ class BenchGenStack(Stack):
             "Preparations",
             generate=self.functions.by_name["prepare_generate"],
             check=self.functions.by_name["prepare_check"],
-            bus=self.events.bus,
+            bus=bus,
         )
-        api = self.functions.by_name["api"]
-        api.add_environment(
-            "PREPARATION_STATE_MACHINE_ARN", self.preparations.state_machine.state_machine_arn
-        )
-        self.preparations.state_machine.grant_start_execution(api)
         self.packages = PackagePipeline(
-            self,
-            "Packages",
-            build_package=self.functions.by_name["build_package"],
-            bus=self.events.bus,
+            self, "Packages", build_package=self.functions.by_name["build_package"], bus=bus
         )
-        api.add_environment("PACKAGE_STATE_MACHINE_ARN", self.packages.state_machine.state_machine_arn)
-        self.packages.state_machine.grant_start_execution(api)
         self.inference = self._inference_pipeline()
         self.training = self._training_pipeline()
         self.evaluation = self._evaluation_pipeline()
-        self.api = Api(self, "Api", handler=api)
-        api.add_environment("EVALUATORS_GROUP", str(self.api.evaluators_group.group_name))
-        self.console = Console(
-            self,
-            "Console",
-            api=self.api,
-            data_bucket=self.storage.bucket,
-            logs_bucket=self.storage.logs_bucket,
-            assets=console_assets(self.node.try_get_context(CONSOLE_ASSETS)),
-        )
-        allow_console_origin(self.api.rest_api, self.console.origin)
-        api.add_environment("CONSOLE_ORIGIN", self.console.origin)
-        self.monitoring = Monitoring(
-            self,
-            "Monitoring",
-            functions=self.functions.by_name,
-            state_machines=[
-                self.pipeline.state_machine,
-                self.sharded_scoring.state_machine,
-                self.preparations.state_machine,
-                self.packages.state_machine,
-                self.inference.state_machine,
-                self.training.state_machine,
-                self.evaluation.state_machine,
-            ],
-        )
-        # What an operator subscribes to and opens after `cdk deploy`, and where users sign in and upload.
-        CfnOutput(self, "AlarmTopicArn", value=self.monitoring.topic.topic_arn, description="Alarm topic")
-        CfnOutput(self, "DashboardName", value=self.monitoring.dashboard.dashboard_name)
-        CfnOutput(self, "UserPoolId", value=self.api.user_pool.user_pool_id)
-        CfnOutput(self, "UserPoolClientId", value=self.api.user_pool_client.user_pool_client_id)
-        CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
-        CfnOutput(self, "DataBucketName", value=self.storage.bucket.bucket_name)
-        CfnOutput(self, "ConsoleUrl", value=self.console.origin, description="The web console")
+
+    @property
+    def state_machines(self) -> list[sfn.StateMachine]:
+        return [
+            self.pipeline.state_machine,
+            self.sharded_scoring.state_machine,
+            self.preparations.state_machine,
+            self.packages.state_machine,
+            self.inference.state_machine,
+            self.training.state_machine,
+            self.evaluation.state_machine,
+        ]
 
     def _shard_cases(self) -> int:
         return int(self.node.try_get_context(SHARD_CASES) or DEFAULT_SHARD_CASES)
@@ -145,7 +112,7 @@ class BenchGenStack(Stack):
             score_shard=by_name["score_shard"],
             build_shard_artifact=by_name["build_shard_artifact"],
             reduce_scores=by_name["reduce_scores"],
-            bucket=self.storage.bucket,
+            bucket=self.data.stored.bucket,
             max_concurrency=int(self.node.try_get_context(SHARD_CONCURRENCY) or DEFAULT_SHARD_CONCURRENCY),
         )
         # The score function hands a sharded run to it; its last step starts the artifact pipeline.
@@ -161,7 +128,7 @@ class BenchGenStack(Stack):
         by_name = self.functions.by_name
         shard_size = self.node.try_get_context(INFERENCE_SHARD_SIZE) or DEFAULT_SHARD_SIZE
         by_name["plan_inference"].add_environment("INFERENCE_SHARD_SIZE", str(int(shard_size)))
-        inference = InferencePipeline(
+        return InferencePipeline(
             self,
             "Inference",
             deploy=by_name["deploy_model"],
@@ -170,13 +137,8 @@ class BenchGenStack(Stack):
             assemble=by_name["assemble_predictions"],
             submit_batch=by_name["submit_batch"],
             poll_batch=by_name["poll_batch"],
-            bucket=self.storage.bucket,
+            bucket=self.data.stored.bucket,
         )
-        # POST /runs with a model configuration starts the live run's execution.
-        api = by_name["api"]
-        api.add_environment("INFERENCE_STATE_MACHINE_ARN", inference.state_machine.state_machine_arn)
-        inference.state_machine.grant_start_execution(api)
-        return inference
 
     def _training_pipeline(self) -> TrainingPipeline:
         by_name = self.functions.by_name
@@ -184,22 +146,17 @@ class BenchGenStack(Stack):
         def setting(key: str, default: int) -> int:
             return int(self.node.try_get_context(key) or default)
 
-        training = TrainingPipeline(
+        return TrainingPipeline(
             self,
             "Training",
             validate=by_name["validate_training"],
             upload=by_name["upload_training"],
             job=by_name["training_job"],
-            bus=self.events.bus,
+            bus=self.data.bus,
             poll_seconds=setting(TRAINING_POLL_SECONDS, DEFAULT_POLL_SECONDS),
             max_polls=setting(TRAINING_MAX_POLLS, DEFAULT_MAX_POLLS),
             retry_seconds=setting(TRAINING_RETRY_SECONDS, DEFAULT_RETRY_SECONDS),
         )
-        # POST /training-runs starts the training run's execution.
-        api = by_name["api"]
-        api.add_environment("TRAINING_STATE_MACHINE_ARN", training.state_machine.state_machine_arn)
-        training.state_machine.grant_start_execution(api)
-        return training
 
     def _evaluation_pipeline(self) -> EvaluationPipeline:
         by_name = self.functions.by_name
@@ -209,26 +166,21 @@ class BenchGenStack(Stack):
             start=by_name["start_evaluation"],
             check=by_name["check_evaluation"],
             compare=by_name["compare_evaluation"],
-            bus=self.events.bus,
+            bus=self.data.bus,
         )
         # Start creates the evaluation's live runs and starts their InferencePipelines.
         start = by_name["start_evaluation"]
         start.add_environment("INFERENCE_STATE_MACHINE_ARN", self.inference.state_machine.state_machine_arn)
         self.inference.state_machine.grant_start_execution(start)
-        # POST /training-runs/{id}/evaluations starts the evaluation's execution.
-        api = by_name["api"]
-        api.add_environment("EVALUATION_STATE_MACHINE_ARN", evaluation.state_machine.state_machine_arn)
-        evaluation.state_machine.grant_start_execution(api)
-        wait = self.node.try_get_context(EVALUATION_WAIT_SECONDS)
-        if wait is not None:
-            api.add_environment("EVALUATION_WAIT_SECONDS", str(int(wait)))
         return evaluation
 
     def _specs(self) -> tuple[FunctionSpec, ...]:
         # Every run-step function sized for the deployed shard size (see infra/sizing.py).
         sizes = run_step_sizes(self._shard_cases())
         specs = tuple(
-            replace(spec, **sized(sizes[spec.name])) if spec.name in sizes else spec for spec in SPECS
+            replace(spec, **sized(sizes[spec.name])) if spec.name in sizes else spec
+            for spec in SPECS
+            if spec.name != API_FUNCTION
         )
         cap = self.node.try_get_context(SCORE_CONCURRENCY)
         if cap is None:
