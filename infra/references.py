@@ -12,6 +12,10 @@ from typing import Any
 _SUB_REFERENCE = re.compile(r"\$\{(!?)([^}]+)\}")
 
 
+# How a value another stack exports is handed to a resolver: this prefix, then the export's name.
+IMPORTED = "ImportValue:"
+
+
 def placeholder(reference: str) -> str:
     """``Name`` (a Ref) or ``Name.Attribute`` (a GetAtt) as ``${...}``."""
     return "${" + reference + "}"
@@ -19,7 +23,8 @@ def placeholder(reference: str) -> str:
 
 def render(value: Any, resolve: Callable[[str], str] = placeholder) -> str:
     """A CloudFormation value as text: each Ref and Fn::GetAtt, also inside Fn::Join and Fn::Sub, becomes
-    ``resolve`` of ``Name`` or ``Name.Attribute`` (by default a placeholder such as ${DataBucket.Arn})."""
+    ``resolve`` of ``Name`` or ``Name.Attribute`` (by default a placeholder such as ${DataBucket.Arn}), and
+    each Fn::ImportValue ``resolve`` of ``IMPORTED`` and the export's name."""
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and "Ref" in value:
@@ -27,6 +32,8 @@ def render(value: Any, resolve: Callable[[str], str] = placeholder) -> str:
     if isinstance(value, dict) and "Fn::GetAtt" in value:
         logical_id, attribute = value["Fn::GetAtt"]
         return resolve(f"{logical_id}.{attribute}")
+    if isinstance(value, dict) and "Fn::ImportValue" in value:
+        return resolve(IMPORTED + render(value["Fn::ImportValue"], resolve))
     if isinstance(value, dict) and "Fn::Join" in value:
         separator, parts = value["Fn::Join"]
         return str(separator).join(render(part, resolve) for part in parts)

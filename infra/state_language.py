@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.node_packages import installed_package, node_tool
-from infra.references import render
+from infra.references import IMPORTED, render
 
 ASL_VALIDATOR = Path(__file__).resolve().parent / "asl_validator"
 STATE_MACHINE = "AWS::StepFunctions::StateMachine"
@@ -32,11 +32,17 @@ _INVALID = 1
 def stand_in(resources: dict[str, Any]) -> Callable[[str], str]:
     """What each reference of a template stands for: a pseudo parameter's usual value; a resource's ARN
     (``arn:aws:lambda:us-east-1:123456789012:function:IngestFunction``), or its logical id in lower case
-    for a name or another attribute."""
+    for a name or another attribute; another stack's export named ``...Arn`` an ARN, any other its name in
+    lower case."""
 
     def resolve(reference: str) -> str:
         if reference in PSEUDO_PARAMETERS:
             return PSEUDO_PARAMETERS[reference]
+        if reference.startswith(IMPORTED):
+            export = reference.removeprefix(IMPORTED)
+            if export.endswith("Arn"):
+                return f"arn:aws:imported:{STAND_IN_REGION}:{STAND_IN_ACCOUNT}:export:{export}"
+            return export.lower()
         logical_id, _, attribute = reference.partition(".")
         if attribute == "Arn":
             # AWS::Lambda::Function, or Custom::Name for a custom resource.

@@ -102,19 +102,43 @@ def check_deployable(stacks: Mapping[str, Mapping[str, Any]]) -> None:
 def deploy_refusals(stacks: Mapping[str, Mapping[str, Any]]) -> list[Refusal]:
     """Every rule of CloudFormation's and the services' that ``stacks`` break, in stack order."""
     refusals: list[Refusal] = []
+    exports = _Exports(stacks)
     for stack, body in stacks.items():
-        template = _DeployedNames(stack, body)
+        template = _DeployedNames(stack, body, exports)
         refusals.extend(refusal for check in STACK_CHECKS for refusal in check(stack, template))
     refusals.extend(_reserved_concurrency(stacks))
     return refusals
 
 
+class _Exports:
+    """The value each stack's exports will have, resolved in the stack that makes it, by export name."""
+
+    def __init__(self, stacks: Mapping[str, Mapping[str, Any]]) -> None:
+        self._stacks = stacks
+        self._made_by = {
+            str(output["Export"]["Name"]): (stack, output["Value"])
+            for stack, body in stacks.items()
+            for output in body.get("Outputs", {}).values()
+            if isinstance(output.get("Export", {}).get("Name"), str)
+        }
+
+    def value(self, export: str) -> str:
+        if export not in self._made_by:
+            raise UnresolvedReferenceError(export, "no stack of the application exports it")
+        stack, value = self._made_by[export]
+        return _DeployedNames(stack, self._stacks[stack], self).resolve_str(value)
+
+
 class _DeployedNames(StackTemplate):
     """The template with each reference resolved to a name or ARN of the length AWS would give it."""
 
-    def __init__(self, stack: str, body: Mapping[str, Any]) -> None:
+    def __init__(self, stack: str, body: Mapping[str, Any], exports: _Exports) -> None:
         super().__init__(dict(body))
         self.stack = stack
+        self._exports = exports
+
+    def _import_value(self, export: str) -> str:
+        return self._exports.value(export)
 
     def _ref(self, name: str) -> str:
         pseudo = self.pseudo_parameters()

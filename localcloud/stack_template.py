@@ -127,6 +127,8 @@ class StackTemplate:
             if key == "Fn::Split":
                 separator, text = value[key]
                 return str(self.resolve(text)).split(separator)
+            if key == "Fn::ImportValue":
+                return self._import_value(self.resolve_str(value[key]))
             if key.startswith("Fn::"):
                 raise UnresolvedReferenceError(key, "this intrinsic function is not supported locally")
         return {key: self.resolve(item) for key, item in value.items()}
@@ -136,6 +138,11 @@ class StackTemplate:
         if not isinstance(resolved, str):
             raise TypeError(f"expected a string, the template gives {resolved!r}")
         return resolved
+
+    def _import_value(self, export: str) -> str:
+        # The application's stacks are merged before they are provisioned (infra/merge.py), which replaces
+        # every import; one left here names an export no stack of the application makes.
+        raise UnresolvedReferenceError(export, "no stack of the application exports it")
 
     def _ref(self, name: str) -> str:
         pseudo = self.pseudo_parameters()

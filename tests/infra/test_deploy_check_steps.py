@@ -221,6 +221,35 @@ def test_references_in_a_definition_stand_in_as_arns_and_names() -> None:
     }
 
 
+def test_values_another_stack_exports_stand_in_as_an_arn_or_a_name() -> None:
+    # Given a definition naming an event bus and a table that another stack exports
+    template = _machine(
+        {
+            "Fn::Join": [
+                "",
+                [
+                    '{"Bus":"',
+                    {"Fn::ImportValue": "Data-EventBusArn"},
+                    '","Table":"',
+                    {"Fn::ImportValue": "Data-RunsTableName"},
+                    '"}',
+                ],
+            ]
+        }
+    )
+
+    # When the references are stood in for
+    text = render(
+        template["Resources"]["Machine"]["Properties"]["DefinitionString"], stand_in(template["Resources"])
+    )
+
+    # Then the exported ARN is an ARN and the exported name a name
+    assert json.loads(text) == {
+        "Bus": "arn:aws:imported:us-east-1:123456789012:export:Data-EventBusArn",
+        "Table": "data-runstablename",
+    }
+
+
 def test_a_valid_definition_passes_asl_validator_with_its_references_stood_in_for() -> None:
     # Given a task state invoking a function, in an ARN of the stack's partition, then a final state
     template = _machine(_task_then("Done"))

@@ -221,10 +221,11 @@ def test_start_refuses_an_unresolvable_reference_and_leaves_the_process_as_it_wa
 
 
 def test_start_refuses_a_template_aws_would_not_deploy_in_aws_words_before_creating_anything(
-    stand_ins: StandIns, small_stack_template: dict[str, Any]
+    stand_ins: StandIns, small_stacks: dict[str, dict[str, Any]]
 ) -> None:
     # given a template where the ingest function (60 s) consumes a queue that hides a message for 30 s
-    template = copy.deepcopy(small_stack_template)
+    stacks = copy.deepcopy(small_stacks)
+    ((stack, template),) = stacks.items()
     resources = template["Resources"]
     ingest = next(
         lid
@@ -237,14 +238,13 @@ def test_start_refuses_a_template_aws_would_not_deploy_in_aws_words_before_creat
         "Type": "AWS::Lambda::EventSourceMapping",
         "Properties": {"EventSourceArn": {"Fn::GetAtt": ["Jobs", "Arn"]}, "FunctionName": {"Ref": ingest}},
     }
-    cloud = LocalCloud(template, handlers=stand_ins.handlers())
+    cloud = LocalCloud(stacks, handlers=stand_ins.handlers())
 
     # when the cloud starts, then it refuses as Lambda would, naming the stack and the mapping
     with pytest.raises(DeployRefusedError) as refused:
         cloud.start()
     assert [str(refusal) for refusal in refused.value.refusals] == [
-        "BenchGenStack IngestJobs: Queue visibility timeout: 30 seconds is less than Function timeout: "
-        "60 seconds"
+        f"{stack} IngestJobs: Queue visibility timeout: 30 seconds is less than Function timeout: 60 seconds"
     ]
     # and it created nothing
     assert (cloud.bucket, cloud.functions, cloud.table_names) == ("", {}, {})

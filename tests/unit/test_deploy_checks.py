@@ -208,6 +208,31 @@ def test_a_reference_in_the_environment_counts_as_the_name_cloudformation_genera
     )
 
 
+def test_a_value_another_stack_exports_counts_as_what_that_stack_resolves_it_to() -> None:
+    # Given a data stack exporting its table's name, and a function of another stack importing it
+    data = _body(
+        {"Runs": {"Type": "AWS::DynamoDB::Table"}},
+        Outputs={"RunsTableName": {"Value": {"Ref": "Runs"}, "Export": {"Name": "Data-RunsTableName"}}},
+    )
+    code = _environment({"TABLE": {"Fn::ImportValue": "Data-RunsTableName"}, "PAD": "v" * 4070})
+
+    # When both stacks are checked
+    refusals = deploy_refusals({"Data": data, "Code": code})
+
+    # Then the import is measured as the name the data stack's table gets
+    (refusal,) = refusals
+    assert (refusal.stack, refusal.logical_id) == ("Code", "Worker")
+    assert refusal.message.endswith(
+        'String measured: {"TABLE":"Data-Runs-XXXXXXXXXXXX","PAD":"' + "v" * 4070 + '"}'
+    )
+
+
+def test_an_import_of_an_export_no_stack_makes_is_refused_naming_it() -> None:
+    code = _environment({"TABLE": {"Fn::ImportValue": "Data-Missing"}})
+    with pytest.raises(LookupError, match="Data-Missing"):
+        deploy_refusals({"Code": code})
+
+
 def test_a_function_name_over_64_characters_is_refused_and_one_of_64_deploys() -> None:
     name = "f" * 65
     assert _messages(_body({"Worker": _function(FunctionName=name)})) == [
