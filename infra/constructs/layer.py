@@ -17,6 +17,8 @@ from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from infra.node_packages import installed_node_package, node_tool
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LAYER_SOURCE = REPO_ROOT / "layers"
 LIBRARY_PACKAGE = "benchgen"
@@ -153,24 +155,9 @@ def pip_install_command(directory: Path, packages: list[str], target: PipTarget)
     ]
 
 
-def _tool(name: str) -> str:
-    found = shutil.which(name)
-    if found is None:
-        raise RuntimeError(
-            f"{name} is not on PATH: the layer's bytecode is compiled with Node.js, which CDK needs too"
-        )
-    return found
-
-
 def _installed_compiler() -> Path:
     """infra/bytecode's compiler, its pinned Pyodide installed first where it is missing or another one."""
-    wanted = json.loads((BYTECODE_COMPILER / "package.json").read_text(encoding="utf-8"))["dependencies"]
-    installed = BYTECODE_COMPILER / "node_modules" / "pyodide" / "package.json"
-    current = json.loads(installed.read_text(encoding="utf-8"))["version"] if installed.exists() else None
-    if current != wanted["pyodide"]:
-        subprocess.run(  # noqa: S603
-            [_tool("npm"), "ci", "--no-audit", "--no-fund", "--prefix", str(BYTECODE_COMPILER)], check=True
-        )
+    installed_node_package(BYTECODE_COMPILER, "pyodide")
     return BYTECODE_COMPILER / "compile.mjs"
 
 
@@ -195,7 +182,7 @@ def compile_command(directory: Path, target: PipTarget) -> list[str]:
             "unchecked-hash",
             str(directory),
         ]
-    return [_tool("node"), str(_installed_compiler()), str(directory), LAYER_PATH, target.python_version]
+    return [node_tool("node"), str(_installed_compiler()), str(directory), LAYER_PATH, target.python_version]
 
 
 def build_layer(output_dir: Path, target: PipTarget, source: Path = LAYER_SOURCE) -> Path:

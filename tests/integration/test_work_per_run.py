@@ -21,8 +21,8 @@ import pytest
 from benchgen.aws.storage import ObjectStore
 from benchgen.steps.keys import execution_name
 from examplegen.writing import write_bundle_zip
+from localcloud.callers import running_service
 from localcloud.cloud import LocalCloud
-from localcloud.function_logs import running_service
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 RUN_STEPS = ("ingest", "score", "build_artifact")
