@@ -66,9 +66,8 @@ class IamEnforcement:
     of functions and state machines are authorized.
 
     ``client``: the operator's client factory (a service name -> boto3 client), which secrets' tags are
-    read with. ``checked`` counts the calls authorized against a role's policies
-    and ``refused`` those refused; ``total_checked`` and ``total_refused`` count them over every local cloud of
-    the process.
+    read with. ``checked`` counts the calls authorized against a role's policies and ``refused`` those
+    refused; ``total_checked`` and ``total_refused`` count them over every local cloud of the process.
     """
 
     total_checked: ClassVar[int] = 0
