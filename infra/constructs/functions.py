@@ -29,6 +29,7 @@ from benchgen.steps.keys import (
     BATCH_MANIFEST,
     CASE_SCOPE,
     CASE_SHARDS,
+    GENERATED_SUBMISSION,
     PARTS,
     RUN_SHARDS,
     SCORE_PART,
@@ -199,6 +200,9 @@ SCOPE_PATTERN = f"{RUNS_PREFIX}*/{CASE_SCOPE}"
 SHARD_INPUTS_PATTERN = f"{PREDICTIONS_PREFIX}*/{RUN_SHARDS}*"
 SCORE_PARTS_PATTERN = f"{RUNS_PREFIX}*/{PARTS}{SCORE_PART}/*"
 ARTIFACT_PARTS_PATTERN = f"{RUNS_PREFIX}*/{PARTS}{ARTIFACT_PART}/*"
+# A live run's generated submission, which its assembling step looks for before uploading it (a retried
+# step does not start ingest twice). Without a read of it S3 answers that look with 403, not 404.
+GENERATED_SUBMISSION_PATTERN = f"{SUBMISSIONS_PREFIX}*/{GENERATED_SUBMISSION}"
 
 
 def sized(sizing: Sizing) -> dict[str, Any]:
@@ -399,7 +403,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         memory_mb=1024,
         timeout=Duration.minutes(5),
         ephemeral_storage_mib=2048,
-        reads=(RUNS_PREFIX,),
+        reads=(RUNS_PREFIX, GENERATED_SUBMISSION_PATTERN),
         writes=(RUNS_PREFIX, SUBMISSIONS_PREFIX),
         tables={DataTable.RUNS: TableAccess.READ_WRITE},
     ),
@@ -441,7 +445,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.minutes(15),
         ephemeral_storage_mib=4096,
         trigger=Trigger(BATCH_OUTPUT_PREFIX, BATCH_MANIFEST),
-        reads=(BATCH_OUTPUT_PREFIX, RUNS_PREFIX),
+        reads=(BATCH_OUTPUT_PREFIX, RUNS_PREFIX, GENERATED_SUBMISSION_PATTERN),
         writes=(RUNS_PREFIX, SUBMISSIONS_PREFIX),
         tables={DataTable.RUNS: TableAccess.READ_WRITE},
         idempotent=True,
@@ -804,13 +808,13 @@ class Functions(Construct):
         stack = Stack.of(role)
         # A connection names its secret at run time; only secrets tagged for BenchGen inference are readable.
         # Training reads the same key the connection's live runs use: one tag, so one key serves both.
+        # The global aws:ResourceTag key, which Secrets Manager supports for secrets: the local cloud's policy
+        # evaluator knows it, not the service's own secretsmanager:ResourceTag spelling.
         role.add_to_principal_policy(
             iam.PolicyStatement(
                 actions=["secretsmanager:GetSecretValue"],
                 resources=[f"arn:{stack.partition}:secretsmanager:*:{stack.account}:secret:*"],
-                conditions={
-                    "StringEquals": {f"secretsmanager:ResourceTag/{INFERENCE_TAG}": INFERENCE_TAG_VALUE}
-                },
+                conditions={"StringEquals": {f"aws:ResourceTag/{INFERENCE_TAG}": INFERENCE_TAG_VALUE}},
             )
         )
 

@@ -282,15 +282,15 @@ SQS: dict[str, Requests] = {
 }
 
 
-# Secrets Manager: a secret's tags are condition keys under both prefixes.
+# Secrets Manager: a secret's tags are its aws:ResourceTag condition keys. (Its own spelling,
+# secretsmanager:ResourceTag/<key>, is one the evaluator's data lacks: a policy using it never matches here.)
 
 
 def _secret(action: str) -> Requests:
     def requests(params: Params, where: Where) -> list[Request]:
         secret = where.secret(str(params["SecretId"]))
         context = [("secretsmanager:SecretId", secret.arn)]
-        for key, value in secret.tags.items():
-            context += [(f"secretsmanager:ResourceTag/{key}", value), (f"aws:ResourceTag/{key}", value)]
+        context += [(f"aws:ResourceTag/{key}", value) for key, value in secret.tags.items()]
         return [Request(action, secret.arn, tuple(context))]
 
     return requests

@@ -66,8 +66,8 @@ class IamEnforcement:
     of functions and state machines are authorized.
 
     ``client``: the operator's client factory (a service name -> boto3 client), which secrets' tags are
-    read with. ``checked`` counts the calls authorized against a role's policies and ``refused`` those
-    refused; ``total_checked`` and ``total_refused`` count them over every local cloud of the process.
+    read with. ``checked`` counts the calls authorized against a role's policies; ``refusals`` holds AWS's
+    message for each one refused; ``total_checked`` and ``total_refused`` count them over every local cloud of the process.
     """
 
     total_checked: ClassVar[int] = 0
@@ -79,7 +79,7 @@ class IamEnforcement:
         self._client = client
         self.roles = Roles({}, {})
         self.checked = 0
-        self.refused = 0
+        self.refusals: list[str] = []
         self._count = threading.Lock()
         self._simulator: PolicySimulator | None = None
         self._where = Where(region="", account=ACCOUNT_ID, secret=self._secret)
@@ -134,13 +134,14 @@ class IamEnforcement:
         for request in requests:
             decision = self._simulator.decide(role, request)
             if decision != ALLOWED:
+                message = refusal(role, request, decision)
                 with self._count:
-                    self.refused += 1
+                    self.refusals.append(message)
                     IamEnforcement.total_refused += 1
                 code = _DENIED_CODES.get(service, _DEFAULT_DENIED_CODE)
                 status = _DENIED_STATUS.get(service, _DEFAULT_DENIED_STATUS)
                 response = {
-                    "Error": {"Code": code, "Message": refusal(role, request, decision)},
+                    "Error": {"Code": code, "Message": message},
                     "ResponseMetadata": {"HTTPStatusCode": status},
                 }
                 raise client.exceptions.from_code(code)(response, operation)

@@ -218,6 +218,8 @@ EXPECTED_OBJECT_ACCESS = {
     "infer_shard": {("s3:GetObject", "runs/"), ("s3:PutObject", "runs/")},
     "assemble_predictions": {
         ("s3:GetObject", "runs/"),
+        # whether the generated submission is there already
+        ("s3:GetObject", "submissions/*/predictions.json"),
         ("s3:PutObject", "runs/"),
         ("s3:PutObject", "submissions/"),
     },
@@ -226,6 +228,7 @@ EXPECTED_OBJECT_ACCESS = {
     "assemble_batch": {
         ("s3:GetObject", "batch-output/"),
         ("s3:GetObject", "runs/"),
+        ("s3:GetObject", "submissions/*/predictions.json"),
         ("s3:PutObject", "runs/"),
         ("s3:PutObject", "submissions/"),
     },
@@ -814,9 +817,7 @@ def test_model_callers_read_only_secrets_tagged_for_inference(
 ) -> None:
     (secrets,) = [s for s in role_statements[name] if "secretsmanager:GetSecretValue" in s["Action"]]
     assert secrets["Action"] == ["secretsmanager:GetSecretValue"]
-    assert secrets["Condition"] == {
-        "StringEquals": {"secretsmanager:ResourceTag/benchgen:access": "inference"}
-    }
+    assert secrets["Condition"] == {"StringEquals": {"aws:ResourceTag/benchgen:access": "inference"}}
 
 
 def test_only_the_api_and_the_evaluation_start_step_start_live_runs(
