@@ -67,7 +67,8 @@ class IamEnforcement:
 
     ``client``: the operator's client factory (a service name -> boto3 client), which secrets' tags are
     read with. ``checked`` counts the calls authorized against a role's policies; ``refusals`` holds AWS's
-    message for each one refused; ``total_checked`` and ``total_refused`` count them over every local cloud of the process.
+    message for each one refused; ``total_checked`` and ``total_refused`` count them over every local
+    cloud of the process.
     """
 
     total_checked: ClassVar[int] = 0

@@ -116,8 +116,8 @@ def test_the_api_without_its_read_of_run_files_answers_500_refused_in_aws_words(
     assert quiet_functions_cloud.iam.refusals == [
         f"User: arn:aws:sts::{ACCOUNT_ID}:assumed-role/benchgen-local-ApiFunctionRole/"
         f"{quiet_functions_cloud.functions['ApiFunction']} is not authorized to perform: s3:GetObject on "
-        f"resource: arn:aws:s3:::{quiet_functions_cloud.bucket}/{key} because no identity-based policy allows "
-        "the s3:GetObject action"
+        f"resource: arn:aws:s3:::{quiet_functions_cloud.bucket}/{key} because no identity-based policy "
+        "allows the s3:GetObject action"
     ]
 
 
