@@ -27,6 +27,7 @@ from benchgen.settings import METRICS_NAMESPACE
 from benchgen.steps.keys import (
     ARTIFACT_PART,
     BATCH_MANIFEST,
+    BUNDLE,
     CASE_SCOPE,
     CASE_SHARDS,
     GENERATED_SUBMISSION,
@@ -203,6 +204,9 @@ ARTIFACT_PARTS_PATTERN = f"{RUNS_PREFIX}*/{PARTS}{ARTIFACT_PART}/*"
 # A live run's generated submission, which its assembling step looks for before uploading it (a retried
 # step does not start ingest twice). Without a read of it S3 answers that look with 403, not 404.
 GENERATED_SUBMISSION_PATTERN = f"{SUBMISSIONS_PREFIX}*/{GENERATED_SUBMISSION}"
+# Environment bundles, which the API looks for before handing out an upload URL (an upload not registered
+# yet is the same version in flight): S3 answers that look with 403 without a read.
+BUNDLE_PATTERN = f"{ENVIRONMENTS_PREFIX}*/{BUNDLE}"
 
 
 def sized(sizing: Sizing) -> dict[str, Any]:
@@ -342,7 +346,8 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.seconds(29),
         # Presigned GET urls for the run's files (submission, prediction output, runs/...) and for packages;
         # presigned PUT urls are signed with this role, so it needs PutObject on the two upload prefixes.
-        # An evaluation's report is read (its JSON) and handed out (its HTML) from evaluations/.
+        # An evaluation's report is read (its JSON) and handed out (its HTML) from evaluations/. Bundles are
+        # only looked for (BUNDLE_PATTERN).
         reads=(
             SUBMISSIONS_PREFIX,
             PREDICTIONS_PREFIX,
@@ -350,6 +355,7 @@ SPECS: tuple[FunctionSpec, ...] = (
             PREPARATIONS_PREFIX,
             PACKAGES_PREFIX,
             EVALUATIONS_PREFIX,
+            BUNDLE_PATTERN,
         ),
         writes=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX),
         tables={

@@ -196,6 +196,8 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObject", "packages/"),
         # an evaluation's report: its JSON read, its HTML handed out as a presigned url
         ("s3:GetObject", "evaluations/"),
+        # whether a version's bundle was uploaded already
+        ("s3:GetObject", "environments/*/bundle.zip"),
         ("s3:PutObject", "submissions/"),
         ("s3:PutObject", "environments/"),
     },
