@@ -338,9 +338,9 @@ def _bedrock_job(action: str, kind: str) -> Requests:
 
 
 def _create_customization_job(params: Params, where: Where) -> list[Request]:
+    """Authorized on the base model and the custom model it makes (the job is no resource of it)."""
     action = "bedrock:CreateModelCustomizationJob"
     return [
-        Request(action, _bedrock_arn("model-customization-job", str(params["jobName"]), where)),
         Request(action, _model_arn(str(params["baseModelIdentifier"]), where)),
         Request(action, _bedrock_arn("custom-model", str(params["customModelName"]), where)),
         _passes_role(str(params["roleArn"]), "bedrock"),

@@ -224,6 +224,8 @@ def small_stack_template() -> dict[str, Any]:
         ),
     )
     ingest.add_environment("STATE_MACHINE_ARN", machine.state_machine_arn)
+    # The local cloud holds each function to its role, as AWS does.
+    machine.grant_start_execution(ingest)
     pool = cognito.UserPool(stack, "Users")
     pool.add_client("Web", auth_flows=cognito.AuthFlow(user_password=True))
     api = apigw.LambdaRestApi(
