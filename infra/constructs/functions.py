@@ -370,6 +370,8 @@ SPECS: tuple[FunctionSpec, ...] = (
         },
         # POST /runs with an Idempotency-Key answers a retry with the run the first request created.
         idempotent=True,
+        # A manual dataset save announces DatasetSaved, as the pipeline does for an automatic one.
+        puts_events=True,
     ),
     FunctionSpec(
         name="deploy_model",

@@ -10,6 +10,7 @@ import pytest
 
 from benchgen.aws import wiring
 from benchgen.settings import Settings, load_settings
+from localcloud.callers import running_as
 from localcloud.cloud import LocalCloud
 from tests.integration.factories import Answer, Call, api_context, proxy_event
 
@@ -98,7 +99,9 @@ def call(aws: Settings) -> Call:
     from functions.api import handler as api_handler
 
     def invoke(method: str, path: str, **kwargs: Any) -> Answer:
-        answer = api_handler.handler(proxy_event(method, path, **kwargs), api_context())
+        # As the API function: its calls are held to its role, as the API server's are.
+        with running_as("api"):
+            answer = api_handler.handler(proxy_event(method, path, **kwargs), api_context())
         return Answer(
             status=answer["statusCode"], body=json.loads(answer["body"]) if answer["body"] else None
         )
