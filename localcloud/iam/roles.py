@@ -103,7 +103,9 @@ def _role(template: StackTemplate, reference: Any, *, session: str) -> Role:
     for policy_type in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
         for policy_lid in template.of_type(policy_type):
             policy_props = template.properties(policy_lid)
-            if {"Ref": lid} in policy_props.get("Roles", []):
+            # By name, not by logical id: a policy may name its role by a reference or, in a template
+            # merged from several stacks, by the value imported from another stack.
+            if name in template.resolve(policy_props.get("Roles", [])):
                 policies.append((policy_lid, _resolved(template, policy_props["PolicyDocument"])))
     for managed in props.get("ManagedPolicyArns", []):
         managed_arn = template.resolve_str(managed)
