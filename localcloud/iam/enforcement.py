@@ -13,6 +13,7 @@ before anything is sent) and:
   evaluation (``simulator.py``), and a call any part of which is not allowed is refused as AWS refuses
   it: ``AccessDenied`` from S3, ``AccessDeniedException`` from the others, with AWS's sentence;
 - an operation ``actions.py`` does not know is refused too, loudly, never let through;
+- a presigned URL a caller signs is authorized as the call it stands for, when it is signed;
 - a call with no caller is the operator's (tests, fixtures, the command line: the account's
   administrator) and is not checked.
 
@@ -165,21 +166,34 @@ class IamEnforcement:
 
 def _install() -> list[tuple[Any, str, Any]]:
     import botocore.client
+    import botocore.signers
     from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 
     originals: list[tuple[Any, str, Any]] = [
         (botocore.client.BaseClient, "_make_api_call", botocore.client.BaseClient._make_api_call),
+        # Clients made from now on sign presigned URLs with this (botocore adds it to each client class).
+        (botocore.signers, "generate_presigned_url", botocore.signers.generate_presigned_url),
         (threading.Thread, "start", threading.Thread.start),
         (ThreadPoolExecutor, "submit", ThreadPoolExecutor.submit),
         (ExecutionWorker, "_execution_logic", ExecutionWorker._execution_logic),
     ]
-    make_api_call, start, submit, execution_logic = (original for _, _, original in originals)
+    make_api_call, presign, start, submit, execution_logic = (original for _, _, original in originals)
 
     def authorized_call(client: Any, operation: str, params: dict[str, Any]) -> Any:
         enforcement = IamEnforcement._active
         if enforcement is not None:
             enforcement.authorize(client, operation, params)
         return make_api_call(client, operation, params)
+
+    def authorized_presign(client: Any, *args: Any, **kwargs: Any) -> Any:
+        # AWS authorizes a presigned URL when it is used, against the role that signed it; locally it is
+        # checked when signed, against the signing caller's role: a URL its signer may not use is refused.
+        enforcement = IamEnforcement._active
+        if enforcement is not None:
+            method = kwargs.get("ClientMethod", args[0] if args else None)
+            params = kwargs.get("Params", args[1] if len(args) > 1 else None) or {}
+            enforcement.authorize(client, client._PY_TO_OP_NAME[method], params)
+        return presign(client, *args, **kwargs)
 
     def start_as_caller(thread: threading.Thread) -> None:
         if current_caller() is not None:
@@ -200,7 +214,13 @@ def _install() -> list[tuple[Any, str, Any]]:
         with running_state_machine(str(worker._evaluation_details.state_machine_details.arn)):
             return execution_logic(worker)
 
-    replacements = (authorized_call, start_as_caller, submit_as_caller, execution_as_state_machine)
+    replacements = (
+        authorized_call,
+        authorized_presign,
+        start_as_caller,
+        submit_as_caller,
+        execution_as_state_machine,
+    )
     for (owner, name, _), replacement in zip(originals, replacements, strict=True):
         setattr(owner, name, replacement)
     return originals

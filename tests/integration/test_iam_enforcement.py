@@ -121,6 +121,30 @@ def test_the_api_without_its_read_of_run_files_answers_500_refused_in_aws_words(
     ]
 
 
+@pytest.mark.parametrize(
+    "quiet_functions_cloud", [("ApiFunctionRole", "s3:PutObject", "/environments/*")], indirect=True
+)
+def test_the_api_without_its_write_of_bundles_signs_no_upload_url_for_one(
+    quiet_functions_cloud: LocalCloud,
+) -> None:
+    # given an API function whose role lost s3:PutObject on environments/*
+    event = proxy_event("POST", "/environments", body={"environment_id": "gsm8k", "version": "1"})
+
+    # when a publisher asks for a bundle's upload URL
+    with running_as("api"):
+        answer = api_handler.handler(event, api_context())
+
+    # then no URL is handed out that S3 would refuse, and the refusal names the signing role
+    assert answer["statusCode"] == 500
+    (refusal,) = quiet_functions_cloud.iam.refusals
+    assert refusal.startswith(f"User: arn:aws:sts::{ACCOUNT_ID}:assumed-role/benchgen-local-ApiFunctionRole/")
+    bundle = f"arn:aws:s3:::{quiet_functions_cloud.bucket}/environments/gsm8k/1/bundle.zip"
+    assert (
+        f"perform: s3:PutObject on resource: {bundle} because no identity-based policy allows the "
+        "s3:PutObject action"
+    ) in refusal
+
+
 def test_a_state_machine_without_its_grant_to_announce_the_dataset_fails_the_execution_with_access_denied(
     stack_template: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
