@@ -13,7 +13,10 @@ def node_tool(name: str) -> str:
     """The path of `node` or `npm`."""
     found = shutil.which(name)
     if found is None:
-        raise RuntimeError(f"{name} is not on PATH: install Node.js, which the CDK CLI needs too")
+        raise RuntimeError(
+            f"{name} is not on PATH: install Node.js, which the CDK CLI, the layer's bytecode and the local "
+            "cloud's policy checks run on"
+        )
     return found
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from localcloud.auth import TokenVerifier, Unauthorized, authorizer_claims
-from localcloud.function_logs import running_as
+from localcloud.callers import running_as
 from localcloud.lambda_hook import MAX_SYNC_RESPONSE_BYTES, Handler, LambdaContext, response_too_large
 from localcloud.stack_template import ACCOUNT_ID, Route
 from localcloud.threaded_server import ThreadedServer

@@ -25,6 +25,7 @@ from localcloud.atomic_writes import AtomicItemWrites
 from localcloud.auth import TokenVerifier, moto_jwks
 from localcloud.deploy_checks import check_deployable
 from localcloud.function_logs import FunctionLogs
+from localcloud.iam.enforcement import IamEnforcement
 from localcloud.item_limits import ItemSizeLimit
 from localcloud.lambda_hook import Handler, LambdaHook
 from localcloud.object_bodies import RawPutBodies
@@ -100,6 +101,8 @@ class LocalCloud:
         self._presigned_checks = PresignedUrlChecks({LOCAL_KEY: LOCAL_KEY})
         # AWS's Step Functions quotas, enforced on moto's interpreter (see step_limits.py).
         self.step_limits = StepLimits()
+        # Each function's and state machine's calls under its own role's policies (see iam/enforcement.py).
+        self.iam = IamEnforcement(self.client)
         self.endpoint_url: str | None = f"http://127.0.0.1:{port}" if mode == "server" else None
         self.bucket = ""
         self.table_names: dict[str, str] = {}
@@ -163,6 +166,7 @@ class LocalCloud:
             self._presigned_checks.__enter__()
             self.step_limits.__enter__()
             self._create_resources()
+            self.iam.start(self.template)
         except BaseException:
             self.stop()
             raise
@@ -178,6 +182,7 @@ class LocalCloud:
             if "resources_s" in self.timings and (self._mock is not None or self._server is not None):
                 abandoned = self._quiesce(drain_timeout)
         finally:
+            self.iam.stop()
             if self.hook.active:
                 self.hook.__exit__(None, None, None)
             if self.provider_clock.installed:

@@ -12,36 +12,17 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import TracebackType
+
+from localcloud.callers import running_service
 
 # What powertools names a logger when POWERTOOLS_SERVICE_NAME is unset.
 UNNAMED_SERVICE = "service_undefined"
-
-_running = threading.local()
 
 
 def library_logger() -> logging.Logger:
     """The logger the library's child loggers hang under in-process."""
     return logging.getLogger(os.environ.get("POWERTOOLS_SERVICE_NAME", UNNAMED_SERVICE))
-
-
-@contextmanager
-def running_as(service: str | None) -> Iterator[None]:
-    """Mark ``service`` (a function's folder, its logger's name) as running on this thread."""
-    previous = running_service()
-    _running.service = service
-    try:
-        yield
-    finally:
-        _running.service = previous
-
-
-def running_service() -> str | None:
-    """The service of the function running on this thread; None outside every function."""
-    return getattr(_running, "service", None)
 
 
 class FunctionLogs(logging.Handler):

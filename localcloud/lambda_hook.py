@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from localcloud.function_logs import running_as
+from localcloud.callers import running_as
 from localcloud.stack_template import ACCOUNT_ID
 
 Handler = Callable[[Any, Any], Any]
@@ -261,7 +261,9 @@ class LambdaHook:
                 f"{payload}\n"
             )
         if config.dead_letter_queue is not None:
-            self._dead_letter(config.dead_letter_queue, event, request_id, payload)
+            # Lambda sends the dead letter with the function's own role, as it is configured to.
+            with running_as(self.services.get(function_name)):
+                self._dead_letter(config.dead_letter_queue, event, request_id, payload)
         return payload, True, f"RequestId: {request_id}\n"
 
     def _dead_letter(self, queue_url: str, event: Any, request_id: str, payload: str) -> None:
@@ -289,7 +291,9 @@ class LambdaHook:
         )
         consumer = self.queue_consumers.get(queue_url)
         if consumer is not None:
-            self._poll(queue_url, consumer)
+            # Lambda's poller reads and deletes the messages with the consuming function's role.
+            with running_as(self.services.get(consumer.function_name)):
+                self._poll(queue_url, consumer)
 
     def _poll(self, queue_url: str, consumer: QueueConsumer) -> None:
         """One batch from the queue to its consumer, invoked synchronously as Lambda's poller does.

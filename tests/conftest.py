@@ -31,3 +31,15 @@ def stack_template(synthesis: Any) -> dict[str, Any]:
     """The application as one template, its stacks merged: resources by logical id, wherever they live."""
     template: dict[str, Any] = synthesis.template
     return template
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """How many AWS calls of functions and state machines the local clouds authorized against their
+    roles' policies in this session (see localcloud/iam/enforcement.py)."""
+    from localcloud.iam.enforcement import IamEnforcement
+
+    if IamEnforcement.total_checked:
+        terminalreporter.write_line(
+            f"IAM: {IamEnforcement.total_checked} AWS calls checked against their caller's role "
+            f"({IamEnforcement.total_refused} refused)"
+        )

@@ -27,8 +27,10 @@ from benchgen.settings import METRICS_NAMESPACE
 from benchgen.steps.keys import (
     ARTIFACT_PART,
     BATCH_MANIFEST,
+    BUNDLE,
     CASE_SCOPE,
     CASE_SHARDS,
+    GENERATED_SUBMISSION,
     PARTS,
     RUN_SHARDS,
     SCORE_PART,
@@ -203,6 +205,12 @@ SCOPE_PATTERN = f"{RUNS_PREFIX}*/{CASE_SCOPE}"
 SHARD_INPUTS_PATTERN = f"{PREDICTIONS_PREFIX}*/{RUN_SHARDS}*"
 SCORE_PARTS_PATTERN = f"{RUNS_PREFIX}*/{PARTS}{SCORE_PART}/*"
 ARTIFACT_PARTS_PATTERN = f"{RUNS_PREFIX}*/{PARTS}{ARTIFACT_PART}/*"
+# A live run's generated submission, which its assembling step looks for before uploading it (a retried
+# step does not start ingest twice). Without a read of it S3 answers that look with 403, not 404.
+GENERATED_SUBMISSION_PATTERN = f"{SUBMISSIONS_PREFIX}*/{GENERATED_SUBMISSION}"
+# Environment bundles, which the API looks for before handing out an upload URL (an upload not registered
+# yet is the same version in flight): S3 answers that look with 403 without a read.
+BUNDLE_PATTERN = f"{ENVIRONMENTS_PREFIX}*/{BUNDLE}"
 
 
 def sized(sizing: Sizing) -> dict[str, Any]:
@@ -342,7 +350,8 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.seconds(29),
         # Presigned GET urls for the run's files (submission, prediction output, runs/...) and for packages;
         # presigned PUT urls are signed with this role, so it needs PutObject on the two upload prefixes.
-        # An evaluation's report is read (its JSON) and handed out (its HTML) from evaluations/.
+        # An evaluation's report is read (its JSON) and handed out (its HTML) from evaluations/. Bundles are
+        # only looked for (BUNDLE_PATTERN).
         reads=(
             SUBMISSIONS_PREFIX,
             PREDICTIONS_PREFIX,
@@ -350,6 +359,7 @@ SPECS: tuple[FunctionSpec, ...] = (
             PREPARATIONS_PREFIX,
             PACKAGES_PREFIX,
             EVALUATIONS_PREFIX,
+            BUNDLE_PATTERN,
         ),
         writes=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX),
         tables={
@@ -364,6 +374,8 @@ SPECS: tuple[FunctionSpec, ...] = (
         },
         # POST /runs with an Idempotency-Key answers a retry with the run the first request created.
         idempotent=True,
+        # A manual dataset save announces DatasetSaved, as the pipeline does for an automatic one.
+        puts_events=True,
     ),
     FunctionSpec(
         name="deploy_model",
@@ -403,7 +415,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         memory_mb=1024,
         timeout=Duration.minutes(5),
         ephemeral_storage_mib=2048,
-        reads=(RUNS_PREFIX,),
+        reads=(RUNS_PREFIX, GENERATED_SUBMISSION_PATTERN),
         writes=(RUNS_PREFIX, SUBMISSIONS_PREFIX),
         tables={DataTable.RUNS: TableAccess.READ_WRITE},
     ),
@@ -445,7 +457,7 @@ SPECS: tuple[FunctionSpec, ...] = (
         timeout=Duration.minutes(15),
         ephemeral_storage_mib=4096,
         trigger=Trigger(BATCH_OUTPUT_PREFIX, BATCH_MANIFEST),
-        reads=(BATCH_OUTPUT_PREFIX, RUNS_PREFIX),
+        reads=(BATCH_OUTPUT_PREFIX, RUNS_PREFIX, GENERATED_SUBMISSION_PATTERN),
         writes=(RUNS_PREFIX, SUBMISSIONS_PREFIX),
         tables={DataTable.RUNS: TableAccess.READ_WRITE},
         idempotent=True,
@@ -811,13 +823,13 @@ class Functions(Construct):
         stack = Stack.of(role)
         # A connection names its secret at run time; only secrets tagged for BenchGen inference are readable.
         # Training reads the same key the connection's live runs use: one tag, so one key serves both.
+        # The global aws:ResourceTag key, which Secrets Manager supports for secrets: the local cloud's policy
+        # evaluator knows it, not the service's own secretsmanager:ResourceTag spelling.
         role.add_to_principal_policy(
             iam.PolicyStatement(
                 actions=["secretsmanager:GetSecretValue"],
                 resources=[f"arn:{stack.partition}:secretsmanager:*:{stack.account}:secret:*"],
-                conditions={
-                    "StringEquals": {f"secretsmanager:ResourceTag/{INFERENCE_TAG}": INFERENCE_TAG_VALUE}
-                },
+                conditions={"StringEquals": {f"aws:ResourceTag/{INFERENCE_TAG}": INFERENCE_TAG_VALUE}},
             )
         )
 

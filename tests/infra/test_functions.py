@@ -111,7 +111,7 @@ EXPECTED_ACTIONS = {
     "build_package": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"} | READ_WRITE,
     "dead_letters": (BASELINE - {"sqs:SendMessage"}) | CONSUME | {"events:PutEvents"} | READ_WRITE,
     "api": BASELINE
-    | {"s3:GetObject", "s3:PutObject", "states:StartExecution"}
+    | {"s3:GetObject", "s3:PutObject", "states:StartExecution", "events:PutEvents"}
     | READ_WRITE
     | IDEMPOTENCY
     | CREATE_DELETE,
@@ -196,6 +196,8 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObject", "packages/"),
         # an evaluation's report: its JSON read, its HTML handed out as a presigned url
         ("s3:GetObject", "evaluations/"),
+        # whether a version's bundle was uploaded already
+        ("s3:GetObject", "environments/*/bundle.zip"),
         ("s3:PutObject", "submissions/"),
         ("s3:PutObject", "environments/"),
     },
@@ -218,6 +220,8 @@ EXPECTED_OBJECT_ACCESS = {
     "infer_shard": {("s3:GetObject", "runs/"), ("s3:PutObject", "runs/")},
     "assemble_predictions": {
         ("s3:GetObject", "runs/"),
+        # whether the generated submission is there already
+        ("s3:GetObject", "submissions/*/predictions.json"),
         ("s3:PutObject", "runs/"),
         ("s3:PutObject", "submissions/"),
     },
@@ -226,6 +230,7 @@ EXPECTED_OBJECT_ACCESS = {
     "assemble_batch": {
         ("s3:GetObject", "batch-output/"),
         ("s3:GetObject", "runs/"),
+        ("s3:GetObject", "submissions/*/predictions.json"),
         ("s3:PutObject", "runs/"),
         ("s3:PutObject", "submissions/"),
     },
@@ -673,7 +678,7 @@ def test_sandbox_jobs_expire_after_a_day(resources: dict[str, Resource]) -> None
     assert rule["Status"] == "Enabled"
 
 
-def test_score_alone_starts_the_pipeline_and_only_it_and_the_dead_letter_consumer_emit_events(
+def test_score_alone_starts_the_pipeline_and_only_the_steps_that_announce_emit_events(
     role_statements: dict[str, list[Statement]],
 ) -> None:
     starts = {
@@ -681,7 +686,8 @@ def test_score_alone_starts_the_pipeline_and_only_it_and_the_dead_letter_consume
     }
     emits = {n for n, s in role_statements.items() if ("events:PutEvents", "${EventBus.Arn}") in _pairs(s)}
     assert starts == {"score", "reduce_scores"}
-    assert emits == {"score", "dead_letters", *SHARD_STEPS}
+    # the API announces a manual dataset save
+    assert emits == {"score", "dead_letters", "api", *SHARD_STEPS}
 
 
 def test_the_dead_letter_consumer_reads_the_run_steps_and_registrations_queues_only(
@@ -836,9 +842,7 @@ def test_model_callers_read_only_secrets_tagged_for_inference(
 ) -> None:
     (secrets,) = [s for s in role_statements[name] if "secretsmanager:GetSecretValue" in s["Action"]]
     assert secrets["Action"] == ["secretsmanager:GetSecretValue"]
-    assert secrets["Condition"] == {
-        "StringEquals": {"secretsmanager:ResourceTag/benchgen:access": "inference"}
-    }
+    assert secrets["Condition"] == {"StringEquals": {"aws:ResourceTag/benchgen:access": "inference"}}
 
 
 def test_only_the_api_and_the_evaluation_start_step_start_live_runs(

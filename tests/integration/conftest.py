@@ -10,6 +10,7 @@ import pytest
 
 from benchgen.aws import wiring
 from benchgen.settings import Settings, load_settings
+from localcloud.callers import running_as
 from localcloud.cloud import LocalCloud
 from tests.integration.factories import Answer, Call, api_context, proxy_event
 
@@ -100,7 +101,9 @@ def call(aws: Settings) -> Call:
     from functions.api import handler as api_handler
 
     def invoke(method: str, path: str, **kwargs: Any) -> Answer:
-        answer = api_handler.handler(proxy_event(method, path, **kwargs), api_context())
+        # As the API function: its calls are held to its role, as the API server's are.
+        with running_as("api"):
+            answer = api_handler.handler(proxy_event(method, path, **kwargs), api_context())
         return Answer(
             status=answer["statusCode"], body=json.loads(answer["body"]) if answer["body"] else None
         )
@@ -231,6 +234,8 @@ def small_stacks() -> dict[str, dict[str, Any]]:
         ),
     )
     ingest.add_environment("STATE_MACHINE_ARN", machine.state_machine_arn)
+    # The local cloud holds each function to its role, as AWS does.
+    machine.grant_start_execution(ingest)
     pool = cognito.UserPool(stack, "Users")
     pool.add_client("Web", auth_flows=cognito.AuthFlow(user_password=True))
     api = apigw.LambdaRestApi(

@@ -38,6 +38,7 @@ from benchgen.steps.keys import package_key, training_execution_name
 from benchgen.training.examples import text_hash
 from benchgen.vocabulary import ProviderKind
 from infra.constructs.training import LOCAL_TRAINING_CONTEXT, TRAINING_MAX_POLLS
+from localcloud.callers import running_as
 from localcloud.cloud import LocalCloud
 from tests.integration.factories import everything_stored, received_events, watch_events
 from tests.training_material import HELD_OUT_QUESTION, TEST, TRAIN, VALIDATION, conversation_row
@@ -722,7 +723,9 @@ def test_a_run_cancelled_before_its_job_starts_never_starts_one(
         def upload(self, name: str, data: bytes) -> str | None:
             # the file is named by the job name, "benchgen-<training run id>", then the file's own name
             training_run_id = name.removeprefix("benchgen-").rsplit("-", 1)[0]
-            world.training_runs.request_cancel(training_run_id, owner=world.owner.user)
+            # the owner's cancel, not the upload step's: made outside the function's role
+            with running_as(None):
+                world.training_runs.request_cancel(training_run_id, owner=world.owner.user)
             return super().upload(name, data)
 
     fake = CancelledDuringUpload([DONE])

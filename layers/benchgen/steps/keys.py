@@ -32,6 +32,8 @@ CASE_SHARDS = "case-shards/"
 
 # A live run's generated submission.
 GENERATED_SUBMISSION = "predictions.json"
+# An environment version's bundle, as uploaded: environments/<environment_id>/<version>/bundle.zip.
+BUNDLE = "bundle.zip"
 # The case ids a run is restricted to (see benchgen.steps.case_scope), beside its outputs.
 CASE_SCOPE = "case_scope.json"
 # A preparation's coverage report, beside its examples.jsonl and held_out.jsonl.
@@ -123,7 +125,7 @@ def parse_prediction_key(key: str) -> str:
 
 
 def bundle_key(environment_id: str, version: str) -> str:
-    return f"{ENVIRONMENTS}{environment_id}/{version}/bundle.zip"
+    return f"{ENVIRONMENTS}{environment_id}/{version}/{BUNDLE}"
 
 
 def submission_key(run_id: str, filename: str) -> str:
