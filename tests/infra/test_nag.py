@@ -57,6 +57,10 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/sandbox/*]",
         "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/preparations/*]",
         "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/runs/*/scoring_output.zip]",
+        # The API looks for a version's bundle before handing out its upload URL; the assembling steps
+        # look for the submission they generate before writing it.
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/environments/*/bundle.zip]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/submissions/*/predictions.json]",
         # Batch inference: the jobs' records and output (the functions' and Bedrock's batch role), the jobs
         # (named by Bedrock's ids) and the batch steps' versions
         "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/batch-output/*]",

@@ -30,12 +30,15 @@ from tests.integration.conftest import EVENT_DRIVEN, _idle
 from tests.integration.factories import EXAMPLES, OWNER, api_context, example_submission, proxy_event
 
 
-def without_grant(template: dict[str, Any], role: str, action: str, resource_part: str) -> dict[str, Any]:
-    """A copy of ``template`` whose role ``role`` (a logical id) no longer has ``action`` on the resources
-    whose resolved form would contain ``resource_part`` (a table's or a prefix's name)."""
-    changed = copy.deepcopy(template)
+def without_grant(
+    stacks: dict[str, dict[str, Any]], role: str, action: str, resource_part: str
+) -> dict[str, dict[str, Any]]:
+    """A copy of the application's ``stacks`` whose role ``role`` (a logical id) no longer has ``action``
+    on the resources whose resolved form would contain ``resource_part`` (a table's or a prefix's name)."""
+    changed = copy.deepcopy(stacks)
     removed = 0
-    for policy in changed["Resources"].values():
+    policies = (resource for template in changed.values() for resource in template["Resources"].values())
+    for policy in policies:
         props = policy.get("Properties", {})
         if policy["Type"] != "AWS::IAM::Policy" or {"Ref": role} not in props.get("Roles", []):
             continue
@@ -60,12 +63,12 @@ def without_grant(template: dict[str, Any], role: str, action: str, resource_par
 
 @pytest.fixture
 def quiet_functions_cloud(
-    stack_template: dict[str, Any], request: pytest.FixtureRequest
+    stack_templates: dict[str, dict[str, Any]], request: pytest.FixtureRequest
 ) -> Iterator[LocalCloud]:
-    """A local cloud of the template the test asks for (``request.param``: role, action, resource part)."""
+    """A local cloud of the stacks the test asks for (``request.param``: role, action, resource part)."""
     role, action, resource_part = request.param
-    template = without_grant(stack_template, role, action, resource_part)
-    with LocalCloud(template, handlers=dict.fromkeys(EVENT_DRIVEN, _idle)) as started:
+    stacks = without_grant(stack_templates, role, action, resource_part)
+    with LocalCloud(stacks, handlers=dict.fromkeys(EVENT_DRIVEN, _idle)) as started:
         yield started
 
 
@@ -146,14 +149,14 @@ def test_the_api_without_its_write_of_bundles_signs_no_upload_url_for_one(
 
 
 def test_a_state_machine_without_its_grant_to_announce_the_dataset_fails_the_execution_with_access_denied(
-    stack_template: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    stack_templates: dict[str, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # given an artifact pipeline whose role lost events:PutEvents on the event bus
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    template = without_grant(
-        stack_template, "PipelineStateMachineRole61BEBDFF", "events:PutEvents", "EventBus"
+    stacks = without_grant(
+        stack_templates, "PipelineStateMachineRole61BEBDFF", "events:PutEvents", "EventBus"
     )
-    with LocalCloud(template) as cloud:
+    with LocalCloud(stacks) as cloud:
         archive = write_bundle_zip(EXAMPLES / "gsm8k-en" / "bundle", tmp_path / "bundle.zip")
         s3 = cloud.client("s3")
         s3.put_object(
