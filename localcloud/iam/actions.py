@@ -4,15 +4,18 @@ The action is not always the operation's name (S3's HeadObject is ``s3:GetObject
 ``s3:ListBucket``), one operation may need several (CopyObject reads its source and writes its target;
 TransactWriteItems needs each item's own action on each item's table; creating a job that runs under a
 role also passes that role), and the resource comes from the request's parameters. This is the one table
-of them, keyed by botocore's service name and the API's operation name. An operation missing here is
-refused, never allowed: add it with the action and resource that AWS's Service Authorization Reference
-gives it.
+of them, keyed by botocore's service name and the API's operation name; the services a provider kind
+calls (Bedrock's, SageMaker's) are in that kind's local fake, where the kind is named, and are read from
+there. An operation missing from both is refused, never allowed: add it with the action and resource
+that AWS's Service Authorization Reference gives it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import import_module
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -53,16 +56,34 @@ class UnknownOperationError(LookupError):
     def __init__(self, service: str, operation: str) -> None:
         super().__init__(
             f"the local cloud knows no IAM action for {service}:{operation}: add it to {__name__} "
-            "(localcloud/iam/actions.py)"
+            "(localcloud/iam/actions.py), or to IAM_OPERATIONS in the local fake of the provider kind that "
+            "calls that service (localcloud/providers/)"
         )
 
 
 def requests_for(service: str, operation: str, params: Params, where: Where) -> list[Request]:
     """The authorizations ``operation`` of ``service`` needs with these parameters."""
-    found = OPERATIONS.get(service, {}).get(operation)
+    found = OPERATIONS.get(service, {}).get(operation) or _provider_operations().get(service, {}).get(
+        operation
+    )
     if found is None:
         raise UnknownOperationError(service, operation)
     return found(params, where)
+
+
+@cache
+def _provider_operations() -> dict[str, dict[str, Requests]]:
+    """The operations of the services a provider kind calls (its models, its jobs), from each kind's local
+    fake (``localcloud/providers/<kind>.py``, its ``IAM_OPERATIONS``), where a kind is named; a kind that
+    calls no AWS service has none."""
+    from benchgen.vocabulary import PROVIDER_KINDS, ProviderKind
+    from localcloud.provider_clock import FAKES
+
+    found: dict[str, dict[str, Requests]] = {}
+    for kind in PROVIDER_KINDS:
+        fake = import_module(f"{FAKES}.{ProviderKind(kind).module}")
+        found.update(getattr(fake, "IAM_OPERATIONS", {}))
+    return found
 
 
 # S3
@@ -296,81 +317,9 @@ def _secret(action: str) -> Requests:
     return requests
 
 
-# Bedrock and SageMaker
-
-
-def _model_arn(model: str, where: Where) -> str:
-    """A model identifier as IAM sees it: an ARN as given; a cross-region inference profile's id (a
-    geography prefix such as ``us.``) as this account's profile; any other id as a foundation model."""
-    if model.startswith("arn:"):
-        return model
-    if model.split(".", 1)[0] in _PROFILE_GEOGRAPHIES:
-        return f"arn:aws:bedrock:{where.region}:{where.account}:inference-profile/{model}"
-    return f"arn:aws:bedrock:{where.region}::foundation-model/{model}"
-
-
-_PROFILE_GEOGRAPHIES = frozenset({"us", "eu", "apac", "us-gov", "jp", "au", "ca", "global"})
-
-
-def _bedrock_arn(kind: str, identifier: str, where: Where) -> str:
-    if identifier.startswith("arn:"):
-        return identifier
-    return f"arn:aws:bedrock:{where.region}:{where.account}:{kind}/{identifier}"
-
-
-def _passes_role(role_arn: str, service: str) -> Request:
+def passes_role(role_arn: str, service: str) -> Request:
     """Creating a job that runs under a role passes the role to the service: IAM checks ``iam:PassRole``."""
     return Request("iam:PassRole", role_arn, (("iam:PassedToService", f"{service}.amazonaws.com"),))
-
-
-def _invoke_model(action: str) -> Requests:
-    def requests(params: Params, where: Where) -> list[Request]:
-        return [Request(action, _model_arn(str(params["modelId"]), where))]
-
-    return requests
-
-
-def _bedrock_job(action: str, kind: str) -> Requests:
-    def requests(params: Params, where: Where) -> list[Request]:
-        return [Request(action, _bedrock_arn(kind, str(params["jobIdentifier"]), where))]
-
-    return requests
-
-
-def _create_customization_job(params: Params, where: Where) -> list[Request]:
-    """Authorized on the base model and the custom model it makes (the job is no resource of it)."""
-    action = "bedrock:CreateModelCustomizationJob"
-    return [
-        Request(action, _model_arn(str(params["baseModelIdentifier"]), where)),
-        Request(action, _bedrock_arn("custom-model", str(params["customModelName"]), where)),
-        _passes_role(str(params["roleArn"]), "bedrock"),
-    ]
-
-
-def _create_invocation_job(params: Params, where: Where) -> list[Request]:
-    action = "bedrock:CreateModelInvocationJob"
-    return [
-        Request(action, _bedrock_arn("model-invocation-job", str(params["jobName"]), where)),
-        Request(action, _model_arn(str(params["modelId"]), where)),
-        _passes_role(str(params["roleArn"]), "bedrock"),
-    ]
-
-
-def _sagemaker(action: str, kind: str, name: str) -> Requests:
-    """SageMaker's resource names are case-insensitive and lower case in ARNs."""
-
-    def requests(params: Params, where: Where) -> list[Request]:
-        arn = f"arn:aws:sagemaker:{where.region}:{where.account}:{kind}/{str(params[name]).lower()}"
-        return [Request(action, arn)]
-
-    return requests
-
-
-def _create_training_job(params: Params, where: Where) -> list[Request]:
-    return [
-        *_sagemaker("sagemaker:CreateTrainingJob", "training-job", "TrainingJobName")(params, where),
-        _passes_role(str(params["RoleArn"]), "sagemaker"),
-    ]
 
 
 def _nothing(params: Params, where: Where) -> list[Request]:
@@ -388,32 +337,6 @@ OPERATIONS: dict[str, dict[str, Requests]] = {
     "secretsmanager": {
         "GetSecretValue": _secret("secretsmanager:GetSecretValue"),
         "DescribeSecret": _secret("secretsmanager:DescribeSecret"),
-    },
-    "bedrock-runtime": {
-        "InvokeModel": _invoke_model("bedrock:InvokeModel"),
-        "Converse": _invoke_model("bedrock:InvokeModel"),
-        "InvokeModelWithResponseStream": _invoke_model("bedrock:InvokeModelWithResponseStream"),
-        "ConverseStream": _invoke_model("bedrock:InvokeModelWithResponseStream"),
-    },
-    "bedrock": {
-        "CreateModelCustomizationJob": _create_customization_job,
-        "GetModelCustomizationJob": _bedrock_job(
-            "bedrock:GetModelCustomizationJob", "model-customization-job"
-        ),
-        "StopModelCustomizationJob": _bedrock_job(
-            "bedrock:StopModelCustomizationJob", "model-customization-job"
-        ),
-        "CreateModelInvocationJob": _create_invocation_job,
-        "GetModelInvocationJob": _bedrock_job("bedrock:GetModelInvocationJob", "model-invocation-job"),
-        "StopModelInvocationJob": _bedrock_job("bedrock:StopModelInvocationJob", "model-invocation-job"),
-    },
-    "sagemaker": {
-        "CreateTrainingJob": _create_training_job,
-        "DescribeTrainingJob": _sagemaker("sagemaker:DescribeTrainingJob", "training-job", "TrainingJobName"),
-        "StopTrainingJob": _sagemaker("sagemaker:StopTrainingJob", "training-job", "TrainingJobName"),
-    },
-    "sagemaker-runtime": {
-        "InvokeEndpoint": _sagemaker("sagemaker:InvokeEndpoint", "endpoint", "EndpointName"),
     },
     "xray": {
         "PutTraceSegments": _anything("xray:PutTraceSegments"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from localcloud.iam.actions import Params, Request, Requests, Where, passes_role
 from localcloud.provider_clock import ProviderClock
 
 # SageMaker's default limit for serverless customization jobs, which AWS reports as the job's
@@ -100,3 +101,33 @@ def _advance(clock: ProviderClock, job: Any, artifacts: dict[str, Any]) -> None:
         from moto.core.utils import utcnow
 
         job.training_end_time = job.last_modified_time = utcnow()
+
+
+def _sagemaker(action: str, kind: str, name: str) -> Requests:
+    """SageMaker's resource names are case-insensitive and lower case in ARNs."""
+
+    def requests(params: Params, where: Where) -> list[Request]:
+        arn = f"arn:aws:sagemaker:{where.region}:{where.account}:{kind}/{str(params[name]).lower()}"
+        return [Request(action, arn)]
+
+    return requests
+
+
+def _create_training_job(params: Params, where: Where) -> list[Request]:
+    return [
+        *_sagemaker("sagemaker:CreateTrainingJob", "training-job", "TrainingJobName")(params, where),
+        passes_role(str(params["RoleArn"]), "sagemaker"),
+    ]
+
+
+# What IAM authorizes for the calls this kind makes: its endpoints (live runs) and its training jobs.
+IAM_OPERATIONS: dict[str, dict[str, Requests]] = {
+    "sagemaker": {
+        "CreateTrainingJob": _create_training_job,
+        "DescribeTrainingJob": _sagemaker("sagemaker:DescribeTrainingJob", "training-job", "TrainingJobName"),
+        "StopTrainingJob": _sagemaker("sagemaker:StopTrainingJob", "training-job", "TrainingJobName"),
+    },
+    "sagemaker-runtime": {
+        "InvokeEndpoint": _sagemaker("sagemaker:InvokeEndpoint", "endpoint", "EndpointName"),
+    },
+}
