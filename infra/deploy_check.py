@@ -164,7 +164,7 @@ class DeployCheck:
             *(problem for stack in self.stacks for problem in stack.problems()),
             *(
                 f"cdk-nag {finding.rule} ({finding.severity}) on {finding.construct_path}: fix it, or "
-                "acknowledge it with its reason in infra/constructs/nag.py"
+                "acknowledge it with its reason in infra/nag.py"
                 for finding in self.nag
             ),
         ]

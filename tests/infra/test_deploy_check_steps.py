@@ -179,11 +179,11 @@ def test_a_stack_above_the_resource_limit_is_refused_and_one_at_it_is_not() -> N
     assert RESOURCE_LIMIT == 300
 
     # Then one resource more is refused, saying what to do, and the limit itself passes
-    assert resource_count_problem("BenchGenStack", 301) == (
-        "BenchGenStack has 301 resources, above 300 (CloudFormation allows 500 per stack; each keeps room "
-        "to grow): move some into a stack of their own"
+    assert resource_count_problem("BenchGenPipelines", 301) == (
+        "BenchGenPipelines has 301 resources, above 300 (CloudFormation allows 500 per stack; each keeps "
+        "room to grow): move some into a stack of their own"
     )
-    assert resource_count_problem("BenchGenStack", 300) is None
+    assert resource_count_problem("BenchGenPipelines", 300) is None
 
 
 def test_the_check_of_an_assembly_refuses_a_stack_of_301_resources_and_reports_its_count(
@@ -301,5 +301,5 @@ def test_an_unacknowledged_nag_finding_fails_the_check_naming_its_rule_and_const
     assert check.summary().splitlines()[-1] == "cdk-nag unacknowledged findings: 1 error"
     assert check.problems() == [
         "cdk-nag AwsSolutions-SQS3 (error) on Flow/Queue/Resource: fix it, or acknowledge it with its reason "
-        "in infra/constructs/nag.py"
+        "in infra/nag.py"
     ]
