@@ -97,6 +97,21 @@ def runtime_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list
     return [pin for pin in _pinned_dependencies(pyproject) if _is_runtime_provided(pin)]
 
 
+def _pip_install(*arguments: str) -> list[str]:
+    """This Python's pip installing quietly, pinned by constraints.txt, with `arguments`."""
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--quiet",
+        "-c",
+        str(CONSTRAINTS),
+        *arguments,
+    ]
+
+
 def resolve(requirements: list[str], target: PipTarget) -> list[str]:
     """Every distribution the requirements install on `target`, as name==version, pinned by constraints.txt.
 
@@ -106,22 +121,9 @@ def resolve(requirements: list[str], target: PipTarget) -> list[str]:
     """
     with tempfile.TemporaryDirectory(prefix="benchgen-resolve-") as scratch:
         report_file = Path(scratch) / "report.json"
-        command = [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            "--quiet",
-            "--dry-run",
-            "--ignore-installed",
-            "--report",
-            str(report_file),
-            "-c",
-            str(CONSTRAINTS),
-            *target.options(),
-            *requirements,
-        ]
+        command = _pip_install(
+            "--dry-run", "--ignore-installed", "--report", str(report_file), *target.options(), *requirements
+        )
         subprocess.run(command, check=True, capture_output=True, text=True)  # noqa: S603
         report = json.loads(report_file.read_text(encoding="utf-8"))
     return sorted(
@@ -137,22 +139,7 @@ def layer_packages(target: PipTarget) -> list[str]:
 
 def pip_install_command(directory: Path, packages: list[str], target: PipTarget) -> list[str]:
     """pip installing exactly `packages` (an already resolved set, hence --no-deps) into `directory`."""
-    return [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "--disable-pip-version-check",
-        "--quiet",
-        "--no-compile",
-        "--no-deps",
-        "-c",
-        str(CONSTRAINTS),
-        *target.options(),
-        "--target",
-        str(directory),
-        *packages,
-    ]
+    return _pip_install("--no-compile", "--no-deps", *target.options(), "--target", str(directory), *packages)
 
 
 def _installed_compiler() -> Path:
