@@ -1,9 +1,9 @@
-"""Every command in README.md is a tested one.
+"""Every command in README.md and in its walkthrough (docs/walkthrough.md) is a tested one.
 
-README.md's fenced blocks each say what they hold: `text` (a picture, not commands), `sh` (commands shown:
+Their fenced blocks each say what they hold: `text` (a picture, not commands), `sh` (commands shown:
 each must name a make target the Makefile has, or a `benchgen` command that parses) and `sh local-cloud`
 (run here, in order, against `benchgen local up` started as a user starts it, with the two variables it
-tells the user to export). A README command that drifts from the code fails one of these tests.
+tells the user to export). A command shown that drifts from the code fails one of these tests.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+# The pages whose commands are shown to a newcomer: the README, then the walkthrough it links to.
+PAGES = (README, ROOT / "docs" / "walkthrough.md")
 BENCHGEN = ROOT / ".venv" / "bin" / "benchgen"
 FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 KINDS = {"text", "sh", "sh local-cloud"}
@@ -32,8 +34,13 @@ SETTINGS_THAT_CHANGE_THE_CLOUD = ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TT
 STARTED = "Ctrl-C stops it"
 
 
+def fences() -> list[tuple[str, str]]:
+    """(info string, body) of every fenced block of the pages, in order."""
+    return [fence for page in PAGES for fence in FENCE.findall(page.read_text(encoding="utf-8"))]
+
+
 def blocks(kind: str) -> list[str]:
-    return [body for info, body in FENCE.findall(README.read_text(encoding="utf-8")) if info.strip() == kind]
+    return [body for info, body in fences() if info.strip() == kind]
 
 
 def commands(block: str) -> list[str]:
@@ -48,8 +55,8 @@ def make_targets() -> set[str]:
 
 
 def test_every_fenced_block_says_what_it_holds() -> None:
-    infos = [info.strip() for info, _ in FENCE.findall(README.read_text(encoding="utf-8"))]
-    assert infos, "README.md has no fenced block"
+    infos = [info.strip() for info, _ in fences()]
+    assert blocks("sh local-cloud"), "neither page has a local-cloud block to run"
     assert [info for info in infos if info not in KINDS] == []
 
 
@@ -60,17 +67,26 @@ def test_the_set_up_is_exactly_two_commands() -> None:
     assert [command.split()[:2] for command in commands(shown[0])] == [["make", "demo"], ["make", "test"]]
 
 
+def test_the_two_commands_are_on_the_first_screen() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    first = next(number for number, line in enumerate(lines, 1) if line.startswith("make demo"))
+    assert first <= 30, f"`make demo` is on line {first} of README.md; a newcomer should see it unscrolled"
+
+
+def test_the_readme_leaves_the_detail_one_link_away() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines; move the detail to docs/walkthrough.md"
+
+
 def test_every_command_shown_exists() -> None:
     targets = make_targets()
     for block in blocks("sh"):
         for command in commands(block):
             words = shlex.split(command)
             if words[0] == "make":
-                assert words[1] in targets, (
-                    f"README runs `{command}`: the Makefile has no {words[1]!r} target"
-                )
+                assert words[1] in targets, f"`{command}` is shown: the Makefile has no {words[1]!r} target"
                 continue
-            assert words[0] == ".venv/bin/benchgen", f"README shows `{command}`, which no test checks"
+            assert words[0] == ".venv/bin/benchgen", f"`{command}` is shown, and no test checks it"
             parsed = subprocess.run(
                 [str(BENCHGEN), *words[1:], "--help"], capture_output=True, text=True, timeout=120
             )
@@ -99,7 +115,7 @@ def _read_into(stream: IO[str], lines: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def walkthrough(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Walkthrough]:
-    """`benchgen local up` started as the README says, the README's local-cloud blocks run against it in a
+    """`benchgen local up` started as the walkthrough says, the pages' local-cloud blocks run against it in a
     scratch folder holding the checkout's examples, then local up stopped with Ctrl-C."""
     scratch = tmp_path_factory.mktemp("readme")
     (scratch / "examples").symlink_to(ROOT / "examples")
@@ -130,7 +146,7 @@ def walkthrough(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Walkthroug
             assert time.monotonic() < deadline, "local up did not start in 300 s:\n" + "".join(printed)
             time.sleep(0.2)
         exports = dict(re.findall(r"^\s*export (TOKEN|API)=(\S+)$", "".join(printed), re.MULTILINE))
-        assert set(exports) == {"TOKEN", "API"}, "local up no longer prints the exports the README names"
+        assert set(exports) == {"TOKEN", "API"}, "local up no longer prints the exports the walkthrough names"
         script = "set -euo pipefail\n" + "\n".join(blocks("sh local-cloud"))
         ran = subprocess.run(
             ["bash", "-c", script],
