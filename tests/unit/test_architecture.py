@@ -80,7 +80,7 @@ LAYERS = (
         ),
     ),
     Layer(4, "ports", ("benchgen.ports",)),
-    Layer(5, "steps", ("benchgen.steps",)),
+    Layer(5, "steps", ("benchgen.requests", "benchgen.steps")),
     Layer(6, "adapters", ("benchgen.aws",)),
     Layer(7, "entry", ("benchgen.api", "benchgen.aws.handlers", "benchgen.aws.wiring", "benchgen.tasks")),
 )
