@@ -1,8 +1,9 @@
 """``/training-runs/{id}/evaluation-grants``, ``/training-runs/{id}/evaluations`` and ``/evaluations/{id}``:
 authorize, request and read the evaluation of a trained model against its base on held-out cases.
 
-Which models and runs an evaluation compares is settled here, where a bad request can still be answered
-with a 4xx; the EvaluationPipeline then creates the runs this chose, waits for them and compares them.
+Which models and runs an evaluation compares is settled before it is recorded
+(``benchgen.requests.evaluations``), where a bad request can still be answered with a 4xx; the
+EvaluationPipeline then creates the runs chosen, waits for them and compares them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``/connections``: a user's connections to training and inference providers, and what each accepts.
+"""What ``/connections`` does: a user's connections to training and inference providers, and what each
+accepts.
 
 A connection never holds a key. A body that carries one (a field named like ``api_key`` or ``token``) is
 refused before it is validated, read or stored, and the answer says to put the key in Secrets Manager and

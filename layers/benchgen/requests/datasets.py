@@ -1,4 +1,4 @@
-"""``/datasets`` and the manual save of a run's finetune artifact as a dataset."""
+"""What ``/datasets`` does, and the manual save of a run's finetune artifact as a dataset."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``/environments``: ask for a bundle upload URL, and list registered environment versions."""
+"""What ``/environments`` does: ask for a bundle upload URL, and list registered environment versions."""
 
 from __future__ import annotations
 

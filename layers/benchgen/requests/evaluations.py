@@ -1,5 +1,6 @@
-"""``/training-runs/{id}/evaluation-grants``, ``/training-runs/{id}/evaluations`` and ``/evaluations/{id}``:
-authorize, request and read the evaluation of a trained model against its base on held-out cases.
+"""What ``/training-runs/{id}/evaluation-grants``, ``/training-runs/{id}/evaluations`` and
+``/evaluations/{id}`` do: authorize, request and read the evaluation of a trained model against its
+base on held-out cases.
 
 Which models and runs an evaluation compares is settled here, where a bad request can still be answered
 with a 4xx; the EvaluationPipeline then creates the runs this chose, waits for them and compares them.

@@ -1,5 +1,5 @@
-"""``/export-profiles``: the export profiles a package can be built in, so that clients list them from the
-API instead of keeping their own copy."""
+"""What ``/export-profiles`` does: the export profiles a package can be built in, so that clients list
+them from the API instead of keeping their own copy."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``/preparations/{id}/packages`` and ``/packages/{id}``: request an exact package, list them, download one.
+"""What ``/preparations/{id}/packages`` and ``/packages/{id}`` do: request an exact package, list them,
+download one.
 
 A package is one export profile over one preparation state, so its id derives from the state hash and the
 profile: the same request finds the package the first one made (200) instead of building another.

@@ -1,4 +1,5 @@
-"""``/preparations``: prepare training material from your judged runs; read it, its examples, its coverage.
+"""What ``/preparations`` does: prepare training material from your judged runs; read it, its examples,
+its coverage.
 
 A preparation is its owner's: only they read it. Creating one checks what can be checked from the records
 (the runs, their environment version, the scope), records it ``Generating`` and starts the preparation

@@ -1,4 +1,5 @@
-"""``/runs``: create a run (and its upload URL), list runs, and read one run, its files and results."""
+"""What ``/runs`` does: create a run (and its upload URL), list runs, and read one run, its files and
+results."""
 
 from __future__ import annotations
 

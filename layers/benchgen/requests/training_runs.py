@@ -1,4 +1,4 @@
-"""``/training-runs``: launch a provider training job over a package, follow it, cancel it.
+"""What ``/training-runs`` does: launch a provider training job over a package, follow it, cancel it.
 
 A training run is launched deliberately (never as a side effect of a package or dataset), for its owner
 only: another user's training run, package or connection is answered 404 alike, so ids reveal nothing.
