@@ -7,10 +7,20 @@ the table would store it, a missing object raises what the bucket adapter raises
 
 from __future__ import annotations
 
+import builtins
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from aws_lambda_powertools.utilities.idempotency import BasePersistenceLayer
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyItemAlreadyExistsError,
+    IdempotencyItemNotFoundError,
+)
+from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
+from pydantic import BaseModel
 
 from benchgen.inference.model import Answer, ModelCallError
 from benchgen.outputs import RunOutput
@@ -22,7 +32,7 @@ from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
 from benchgen.providers.registry import provider
 from benchgen.records.datasets import DatasetRecord
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord
-from benchgen.records.evaluations import EvaluationRecord, EvaluationStatus
+from benchgen.records.evaluations import EvaluationGrant, EvaluationRecord, EvaluationStatus
 from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.records.runs import LiveModel, RunClaim, RunRecord, RunStatus
@@ -33,6 +43,26 @@ from benchgen.vocabulary import Sampling
 
 class FlakyUpload(ConnectionError):
     """The network dropped during an upload."""
+
+
+Listed = TypeVar("Listed", bound=BaseModel)
+
+
+def _page(found: Iterable[Listed], *, limit: int, next_token: str | None) -> Page[Listed]:
+    """A page of ``found`` (in listing order); the token is the position after the page, as opaque to the
+    caller as a table's."""
+    items = list(found)
+    start = int(next_token) if next_token is not None else 0
+    after = start + limit
+    return Page(items=items[start:after], next_token=str(after) if after < len(items) else None)
+
+
+def _newest_page(
+    found: Iterable[Listed], *, limit: int, next_token: str | None, by: str = "created_at"
+) -> Page[Listed]:
+    """A page of ``found``, newest first by its ``by`` timestamp, as a table's index sorts it."""
+    ordered = sorted(found, key=lambda record: str(getattr(record, by)), reverse=True)
+    return _page(ordered, limit=limit, next_token=next_token)
 
 
 class MemoryStore:
@@ -66,7 +96,7 @@ class MemoryStore:
         self.objects[key] = path.read_bytes()
         self.uploads.append(key)
 
-    def lines(self, key: str, *, start: int = 0, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+    def lines(self, key: str, *, start: int = 0, chunk_size: int = 1 << 20) -> Generator[bytes, None, None]:
         if key not in self.objects:
             raise MissingObject(f"{key} is not in the bucket")
         yield from self.objects[key][start:].splitlines(keepends=True)
@@ -79,6 +109,26 @@ class MemoryStore:
 
     def size(self, key: str) -> int | None:
         return len(self.objects[key]) if key in self.objects else None
+
+    def chunks(self, key: str, *, chunk_size: int = 1 << 20) -> Generator[bytes, None, None] | None:
+        if key not in self.objects:
+            return None
+        data = self.objects[key]
+        return (data[start : start + chunk_size] for start in range(0, len(data), chunk_size))
+
+    def presigned_get_url(self, key: str, *, expires_in: int, download_name: str | None = None) -> str:
+        """A URL that says what the bucket's would let its holder do: get ``key``, for ``expires_in``
+        seconds, saved as ``download_name``."""
+        saved = f"&download={download_name}" if download_name else ""
+        return f"https://bucket.test/{key}?get&expires={expires_in}{saved}"
+
+    def presigned_put_url(
+        self, key: str, *, expires_in: int, metadata: Mapping[str, str] | None = None
+    ) -> str:
+        """A URL that says what the bucket's would let its holder do: put ``key``, for ``expires_in``
+        seconds, with these headers."""
+        headers = "".join(f"&{name}={value}" for name, value in sorted((metadata or {}).items()))
+        return f"https://bucket.test/{key}?put&expires={expires_in}{headers}"
 
 
 class MemoryEnvironments:
@@ -96,6 +146,24 @@ class MemoryEnvironments:
 
     def claim_owner(self, owner: EnvironmentOwner) -> EnvironmentOwner:
         return self.owners.setdefault(owner.environment_id, owner)
+
+    def owner_of(self, environment_id: str) -> EnvironmentOwner | None:
+        return self.owners.get(environment_id)
+
+    def set_publisher_group(self, environment_id: str, group: str, *, owner: str) -> bool:
+        standing = self.owners.get(environment_id)
+        if standing is None or standing.owner != owner:
+            return False
+        self.owners[environment_id] = standing.model_copy(update={"publisher_group": group})
+        return True
+
+    def versions(self, environment_id: str) -> builtins.list[EnvironmentRecord]:
+        found = [record for record in self.records.values() if record.environment_id == environment_id]
+        return sorted(found, key=lambda record: record.created_at)
+
+    def list(self, *, limit: int = 20, next_token: str | None = None) -> Page[EnvironmentRecord]:
+        ordered = [self.records[position] for position in sorted(self.records)]
+        return _page(ordered, limit=limit, next_token=next_token)
 
 
 class MemoryRuns(RunsStore):
@@ -188,20 +256,20 @@ class MemoryRuns(RunsStore):
             key=lambda run: (run.created_at, run.run_id),
             reverse=True,
         )
-        # The token is the position after the page, as opaque to the caller as the table's.
-        start = int(next_token) if next_token is not None else 0
-        page = found[start : start + limit]
-        after = start + limit
-        return Page(items=page, next_token=str(after) if after < len(found) else None)
+        return _page(found, limit=limit, next_token=next_token)
 
 
 class MemoryStarter:
-    """A state machine's executions by name: a name is started once, as Step Functions allows."""
+    """A state machine's executions by name: a name is started once, as Step Functions allows; ``down``
+    is raised by every start instead, as by a state machine that cannot be reached."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, down: Exception | None = None) -> None:
         self.started: dict[str, dict[str, Any]] = {}
+        self.down = down
 
     def start_once(self, name: str, payload: dict[str, Any]) -> bool:
+        if self.down is not None:
+            raise self.down
         if name in self.started:
             return False
         self.started[name] = payload
@@ -216,13 +284,30 @@ class Published(list[tuple[str, dict[str, Any]]]):
 
 
 class MemoryEvaluations:
-    """Evaluations by id; their runs are named only while they are Running, as the table's update is."""
+    """Evaluations by id, each stored once, and their grants, the first one of a user kept; their runs are
+    named only while they are Running, as the table's update is."""
 
     def __init__(self, *records: EvaluationRecord) -> None:
         self.records = {record.evaluation_id: record for record in records}
+        self.grants: dict[tuple[str, str], EvaluationGrant] = {}
 
     def get(self, evaluation_id: str) -> EvaluationRecord | None:
         return self.records.get(evaluation_id)
+
+    def create(self, record: EvaluationRecord) -> bool:
+        return self.records.setdefault(record.evaluation_id, record) is record
+
+    def list_for_training_run(
+        self, training_run_id: str, *, limit: int = 20, next_token: str | None = None
+    ) -> Page[EvaluationRecord]:
+        found = (record for record in self.records.values() if record.training_run_id == training_run_id)
+        return _newest_page(found, limit=limit, next_token=next_token, by="authorized_at")
+
+    def put_grant(self, grant: EvaluationGrant) -> bool:
+        return self.grants.setdefault((grant.training_run_id, grant.user), grant) is grant
+
+    def grant_for(self, training_run_id: str, user: str) -> EvaluationGrant | None:
+        return self.grants.get((training_run_id, user))
 
     def set_runs(
         self, evaluation_id: str, *, tuned_run_id: str, base_run_id: str, held_out_count: int
@@ -258,7 +343,8 @@ class MemoryEvaluations:
 
 
 class MemoryTrainingRuns:
-    """Training runs, each status reached once and a terminal one never left, its timeline appended to."""
+    """Training runs, each stored once, each status reached once and a terminal one never left, its
+    timeline appended to; a cancel is asked only by the owner of a run that has not ended."""
 
     def __init__(self, *records: TrainingRunRecord) -> None:
         self.records = {record.training_run_id: record for record in records}
@@ -306,9 +392,34 @@ class MemoryTrainingRuns:
         self.records[training_run_id] = record.model_copy(update={"cost": dict(cost)})
         return True
 
+    def put_if_absent(self, record: TrainingRunRecord) -> bool:
+        return self.records.setdefault(record.training_run_id, record) is record
+
+    def request_cancel(self, training_run_id: str, *, owner: str) -> bool:
+        record = self.records.get(training_run_id)
+        if record is None or record.owner != owner or record.status in TRAINING_TERMINAL:
+            return False
+        self.records[training_run_id] = record.model_copy(update={"cancel_requested": True})
+        return True
+
+    def list(
+        self,
+        *,
+        owner: str,
+        preparation_id: str | None = None,
+        limit: int = 20,
+        next_token: str | None = None,
+    ) -> Page[TrainingRunRecord]:
+        found = (
+            record
+            for record in self.records.values()
+            if record.owner == owner and preparation_id in (None, record.preparation_id)
+        )
+        return _newest_page(found, limit=limit, next_token=next_token)
+
 
 class MemoryConnections:
-    """Provider connections by id."""
+    """Provider connections by id, each stored once, deleted only by their owner."""
 
     def __init__(self, *records: ConnectionRecord) -> None:
         self.records = {record.connection_id: record for record in records}
@@ -316,9 +427,35 @@ class MemoryConnections:
     def get(self, connection_id: str) -> ConnectionRecord | None:
         return self.records.get(connection_id)
 
+    def put(self, record: ConnectionRecord) -> bool:
+        return self.records.setdefault(record.connection_id, record) is record
+
+    def list(
+        self,
+        *,
+        owner: str,
+        limit: int = 20,
+        next_token: str | None = None,
+        keep: Callable[[ConnectionRecord], bool] | None = None,
+    ) -> Page[ConnectionRecord]:
+        found = (
+            record
+            for record in self.records.values()
+            if record.owner == owner and (keep is None or keep(record))
+        )
+        return _newest_page(found, limit=limit, next_token=next_token)
+
+    def delete(self, connection_id: str, *, owner: str) -> bool:
+        record = self.records.get(connection_id)
+        if record is None or record.owner != owner:
+            return False
+        del self.records[connection_id]
+        return True
+
 
 class MemoryPackages:
-    """Packages by id; each move out of a status only from that status, as the table's conditions say."""
+    """Packages by id, each stored once; each move out of a status only from that status (a retry only
+    from the failed attempt it names), as the table's conditions say."""
 
     def __init__(self, *records: PackageRecord) -> None:
         self.records = {record.package_id: record for record in records}
@@ -351,15 +488,39 @@ class MemoryPackages:
             files=files,
         )
 
+    def put_if_absent(self, record: PackageRecord) -> bool:
+        return self.records.setdefault(record.package_id, record) is record
+
+    def retry(self, package_id: str, *, attempt: int) -> bool:
+        record = self.records.get(package_id)
+        if record is None or record.attempt != attempt:
+            return False
+        return self._move(
+            package_id, PackageStatus.FAILED, status=PackageStatus.BUILDING, attempt=attempt + 1, reason=None
+        )
+
+    def list(
+        self, preparation_id: str, *, limit: int = 20, next_token: str | None = None
+    ) -> Page[PackageRecord]:
+        found = (record for record in self.records.values() if record.preparation_id == preparation_id)
+        return _newest_page(found, limit=limit, next_token=next_token)
+
 
 class MemoryPreparations:
-    """Preparations by id; each leaves Generating once, as the table's conditions say."""
+    """Preparations by id, each stored once; each leaves Generating once, as the table's conditions say."""
 
     def __init__(self, *records: PreparationRecord) -> None:
         self.records = {record.preparation_id: record for record in records}
 
     def get(self, preparation_id: str) -> PreparationRecord | None:
         return self.records.get(preparation_id)
+
+    def create(self, record: PreparationRecord) -> bool:
+        return self.records.setdefault(record.preparation_id, record) is record
+
+    def list(self, *, owner: str, limit: int = 20, next_token: str | None = None) -> Page[PreparationRecord]:
+        found = (record for record in self.records.values() if record.owner == owner)
+        return _newest_page(found, limit=limit, next_token=next_token)
 
     def _finish(self, preparation_id: str, **fields: Any) -> bool:
         record = self.records.get(preparation_id)
@@ -397,6 +558,12 @@ class MemoryDatasets:
 
     def put_if_absent(self, record: DatasetRecord) -> bool:
         return self.records.setdefault(record.dataset_id, record) is record
+
+    def list(
+        self, *, kind: str | None = None, limit: int = 20, next_token: str | None = None
+    ) -> Page[DatasetRecord]:
+        found = (record for record in self.records.values() if kind in (None, record.kind))
+        return _newest_page(found, limit=limit, next_token=next_token)
 
 
 class MemoryJobs:
@@ -510,20 +677,55 @@ class MemoryModel:
         return Answer(text=text, raw=json.dumps({"text": text}))
 
 
+class MemoryIdempotency(BasePersistenceLayer):
+    """powertools' idempotency records in a dict: a record is put only where none stands, or where the one
+    standing has expired (or was left in progress past its deadline), as the table's conditional put is;
+    a put refused for another payload says so, as the table's adapter does."""
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]  # powertools leaves it unannotated
+        self.records: dict[str, DataRecord] = {}
+
+    def _get_record(self, idempotency_key: str) -> DataRecord:
+        try:
+            return self.records[idempotency_key]
+        except KeyError:
+            raise IdempotencyItemNotFoundError() from None
+
+    def _put_record(self, data_record: DataRecord) -> None:
+        standing = self.records.get(data_record.idempotency_key)
+        if standing is not None and not standing.is_expired and not _abandoned(standing):
+            # As the table's adapter does with the record its refused put returns: another body is refused.
+            self._validate_payload(data_payload=data_record, stored_data_record=standing)
+            raise IdempotencyItemAlreadyExistsError(old_data_record=standing)
+        self.records[data_record.idempotency_key] = data_record
+
+    def _update_record(self, data_record: DataRecord) -> None:
+        self.records[data_record.idempotency_key] = data_record
+
+    def _delete_record(self, data_record: DataRecord) -> None:
+        self.records.pop(data_record.idempotency_key, None)
+
+
+def _abandoned(record: DataRecord) -> bool:
+    deadline = record.in_progress_expiry_timestamp
+    return record.status == "INPROGRESS" and deadline is not None and deadline < time.time() * 1000
+
+
 if TYPE_CHECKING:
     # mypy holds each fake to its port: a fake that no longer takes its port's calls fails the type check.
     from benchgen.inference.model import Model
-    from benchgen.ports.connections import ConnectionsReader
-    from benchgen.ports.datasets import DatasetsStore
-    from benchgen.ports.environments import EnvironmentsStore
-    from benchgen.ports.evaluations import EvaluationsStore
+    from benchgen.ports.connections import ConnectionsReader, ConnectionsStore
+    from benchgen.ports.datasets import DatasetsCatalog, DatasetsStore
+    from benchgen.ports.environments import EnvironmentsCatalog, EnvironmentsStore
+    from benchgen.ports.evaluations import EvaluationsCatalog, EvaluationsStore
     from benchgen.ports.events import Publisher
     from benchgen.ports.executions import Starter
-    from benchgen.ports.packages import PackagesReader, PackagesStore
-    from benchgen.ports.preparations import PreparationsStore
+    from benchgen.ports.packages import PackagesCatalog, PackagesReader, PackagesStore
+    from benchgen.ports.preparations import PreparationsCatalog, PreparationsStore
     from benchgen.ports.providers import JobsFor, ModelFactory, TrainingJobs
-    from benchgen.ports.storage import ObjectStorage
-    from benchgen.ports.training_runs import TrainingRunsStore
+    from benchgen.ports.storage import ObjectStorage, SharedStorage
+    from benchgen.ports.training_runs import TrainingRunsCatalog, TrainingRunsStore
 
     _store: ObjectStorage = MemoryStore()
     _environments: EnvironmentsStore = MemoryEnvironments()
@@ -541,3 +743,11 @@ if TYPE_CHECKING:
     _jobs_for: JobsFor = MemoryJobs("bedrock").for_connection
     _model: Model = MemoryModel()
     _model_for: ModelFactory = MemoryModel().for_run
+    _shared_store: SharedStorage = MemoryStore()
+    _environments_catalog: EnvironmentsCatalog = MemoryEnvironments()
+    _evaluations_catalog: EvaluationsCatalog = MemoryEvaluations()
+    _training_runs_catalog: TrainingRunsCatalog = MemoryTrainingRuns()
+    _connections_store: ConnectionsStore = MemoryConnections()
+    _packages_catalog: PackagesCatalog = MemoryPackages()
+    _preparations_catalog: PreparationsCatalog = MemoryPreparations()
+    _datasets_catalog: DatasetsCatalog = MemoryDatasets()

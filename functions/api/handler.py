@@ -7,10 +7,10 @@ from typing import Any
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from benchgen.api import ApiServices
 from benchgen.api.app import app
 from benchgen.aws.handlers import LambdaFunction
 from benchgen.aws.wiring import adapters
+from benchgen.requests.services import ApiServices
 
 function = LambdaFunction("api", counts=True, correlation_id_path=correlation_paths.API_GATEWAY_REST)
 
@@ -32,8 +32,10 @@ def services() -> ApiServices:
         preparations=wired.preparations,
         preparation_starter=wired.preparation_starter,
         training_runs=wired.training_runs,
+        training_starter=wired.training_starter,
         evaluations=wired.evaluations,
         evaluation_starter=wired.evaluation_starter,
+        inference_starter=wired.live_run_starter,
         record_event=function.count,
     )
 

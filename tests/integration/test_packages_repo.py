@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchgen.aws.pages import InvalidNextToken
 from benchgen.aws.tables.packages import PackagesRepo
+from benchgen.ports.pages import InvalidNextToken
 from benchgen.records.bounds import MAX_TEXT_CHARS
 from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.settings import Settings

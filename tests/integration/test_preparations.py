@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from benchgen.aws import wiring
-from benchgen.aws.pages import encode_token
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.preparations import PreparationsRepo
+from benchgen.ports.pages import encode_token
 from benchgen.records.preparations import PreparationStatus
 from benchgen.steps.keys import execution_name
 from examplegen.writing import write_bundle_zip

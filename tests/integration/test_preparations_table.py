@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from benchgen.aws.pages import InvalidNextToken
 from benchgen.aws.tables.preparations import PreparationsRepo
+from benchgen.ports.pages import InvalidNextToken
 from benchgen.records.bounds import MAX_ITEMS, MAX_TEXT_CHARS
 from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.settings import Settings

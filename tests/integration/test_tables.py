@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from benchgen.aws.pages import InvalidNextToken
 from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
+from benchgen.ports.pages import InvalidNextToken
 from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus, ShardPlan
 from benchgen.records.runs import ArtifactStatus, RunConfig, RunRecord, RunStatus
 from benchgen.settings import Settings

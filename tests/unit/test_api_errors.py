@@ -7,7 +7,8 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
-from benchgen.api.errors import Conflict, Forbidden, NotFound, responses, validation_answer
+from benchgen.api.errors import responses, validation_answer
+from benchgen.requests.errors import Conflict, Forbidden, NotFound
 
 
 def _body(error: RequestValidationError) -> Any:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
-from benchgen.api.runs import labelled_files, metric_tiles, new_run_id
-from benchgen.api.schemas import RunSummary
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import CaseScope, RunConfig, RunRecord, RunStatus
+from benchgen.requests.runs import labelled_files, metric_tiles, new_run_id
+from benchgen.requests.schemas.runs import RunSummary
 
 COLUMNS = [
     {"title": "Exact match", "key": "exact_match", "index": 1, "precision": 3},

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from benchgen.api.schemas import CreateEnvironmentRequest, CreateRunRequest
+from benchgen.requests.schemas.environments import CreateEnvironmentRequest
+from benchgen.requests.schemas.runs import CreateRunRequest
 
 OPENAPI = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 

@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from benchgen.aws.items import from_item, to_item
-from benchgen.aws.pages import InvalidNextToken, decode_token, encode_token
+from benchgen.ports.pages import InvalidNextToken, decode_token, encode_token
 from benchgen.records.runs import RunConfig, RunRecord
 from benchgen.settings import Settings, SettingsError, load_settings
 

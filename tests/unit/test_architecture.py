@@ -80,7 +80,7 @@ LAYERS = (
         ),
     ),
     Layer(4, "ports", ("benchgen.ports",)),
-    Layer(5, "steps", ("benchgen.steps",)),
+    Layer(5, "steps", ("benchgen.requests", "benchgen.steps")),
     Layer(6, "adapters", ("benchgen.aws",)),
     Layer(7, "entry", ("benchgen.api", "benchgen.aws.handlers", "benchgen.aws.wiring", "benchgen.tasks")),
 )
@@ -89,6 +89,9 @@ LAYERS = (
 # side is not deployed and may use it (the local cloud drives moto with it).
 AWS_SDK = ("boto3", "botocore")
 AWS_SDK_HOME = "benchgen.aws"
+# The REST API's routers parse and answer; what a request does is in benchgen.requests, over the ports.
+API_ROUTERS = "benchgen.api"
+ADAPTERS = "benchgen.aws"
 # The model extra: only the model server imports it, so nothing else needs it installed.
 MODEL_STACK = ("torch", "transformers", "trl", "datasets", "accelerate", "tokenizers", "gguf", "safetensors")
 MODEL_STACK_HOME = "modelserver"
@@ -334,6 +337,18 @@ def test_only_the_adapters_import_the_aws_sdk() -> None:
         and not any(_within(module, package) for package in OPERATOR_SIDE)
     ]
     assert not wrong, f"boto3 is imported outside {AWS_SDK_HOME}:\n" + "\n".join(wrong)
+
+
+def test_the_api_routers_import_no_adapter() -> None:
+    wrong = [
+        str(imported)
+        for imported in _imports()
+        if _within(imported.source, API_ROUTERS) and _within(imported.target, ADAPTERS)
+    ]
+    assert not wrong, (
+        f"the API imports adapters ({ADAPTERS}): reach them through the ports of ApiServices, in a "
+        "function of benchgen.requests:\n" + "\n".join(wrong)
+    )
 
 
 def test_only_the_model_server_imports_the_model_stack() -> None:

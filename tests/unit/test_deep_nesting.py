@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from benchgen.aws.pages import InvalidNextToken, decode_token
 from benchgen.bundle.load import read_yaml
 from benchgen.environment import case_problems
 from benchgen.errors import BundleError, ScoringError
 from benchgen.jsonhead import pick_top_level_fields
+from benchgen.ports.pages import InvalidNextToken, decode_token
 from benchgen.programs import load_command, read_scores
 from benchgen.scoring.join import iter_cases
 

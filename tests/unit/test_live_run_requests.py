@@ -1,27 +1,24 @@
 """A live run's model configuration: secrets only by reference, the caller's own connection, checked
-for inference, and one InferencePipeline execution per run."""
+for inference."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import boto3
 import pytest
-from botocore.stub import Stubber
 from pydantic import ValidationError
 
-from benchgen.api.errors import ApiError, NotFound
-from benchgen.api.live_runs import ModelConfigRequest, live_model_for, start_live_run
 from benchgen.providers import registry
 from benchgen.providers.connections import ConnectionRecord
+from benchgen.requests.errors import ApiError, NotFound
+from benchgen.requests.live_runs import live_model_for
+from benchgen.requests.schemas.runs import ModelConfigRequest
 from benchgen.vocabulary import ProviderKind
 
 SAGEMAKER = ProviderKind("sagemaker")
 OPENAI_COMPATIBLE = ProviderKind("openai-compatible")
 
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:benchgen/together-AbCdEf"
-MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:InferencePipeline"
 
 
 def _connection(owner: str = "alice", **fields: Any) -> ConnectionRecord:
@@ -114,27 +111,6 @@ def test_the_run_keeps_where_the_model_is_and_the_secrets_arn_never_a_key() -> N
         "inference_mode": "auto",
         "batch_above_cases": 10_000,
     }
-
-
-def test_a_live_run_starts_one_execution_named_for_the_run() -> None:
-    client = boto3.client(
-        "stepfunctions", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
-    )
-    with Stubber(client) as stub:
-        expected = {
-            "stateMachineArn": MACHINE,
-            "name": "live-run-1",
-            "input": json.dumps({"run_id": "run-1"}),
-        }
-        stub.add_response("start_execution", {"executionArn": "arn:x", "startDate": "2026-01-01"}, expected)
-        stub.add_client_error(
-            "start_execution", service_error_code="ExecutionAlreadyExists", expected_params=expected
-        )
-
-        first = start_live_run("run-1", state_machine_arn=MACHINE, client=client)
-        second = start_live_run("run-1", state_machine_arn=MACHINE, client=client)
-
-    assert (first, second) == (True, False)
 
 
 def test_the_runs_limits_go_to_the_live_model_it_keeps() -> None:

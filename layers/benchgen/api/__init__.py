@@ -1,36 +1,23 @@
 """The REST API: one router per resource, the services a request uses, and who is asking.
 
-The Lambda entry module builds :class:`ApiServices` from the function's adapters (made once per cold
-start) and hands it to the resolver with ``app.append_context(services=...)``; routes receive it (and the
-caller's identity) through ``Depends``, so tests can hand in their own.
+A router parses the request, calls the function of :mod:`benchgen.requests` that does it, and answers
+with what it returns. The Lambda entry module builds :class:`ApiServices` from the function's adapters
+(made once per cold start) and hands it to the resolver with ``app.append_context(services=...)``; routes
+receive it (and the caller's identity) through ``Depends``, so tests can hand in their own.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Request
 from aws_lambda_powertools.event_handler.depends import Depends
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
-from aws_lambda_powertools.utilities.idempotency import BasePersistenceLayer
 
-from benchgen.aws.events import EventPublisher
-from benchgen.aws.executions import ExecutionStarter
-from benchgen.aws.storage import ObjectStore
-from benchgen.aws.tables.connections import ConnectionsRepo
-from benchgen.aws.tables.datasets import DatasetsRepo
-from benchgen.aws.tables.environments import EnvironmentsRepo
-from benchgen.aws.tables.evaluations import EvaluationsRepo
-from benchgen.aws.tables.packages import PackagesRepo
-from benchgen.aws.tables.preparations import PreparationsRepo
-from benchgen.aws.tables.runs import RunsRepo
-from benchgen.aws.tables.training_runs import TrainingRunsRepo
 from benchgen.errors import BenchGenError
 from benchgen.ownership import Caller
-from benchgen.settings import Settings
+from benchgen.requests.services import ApiServices
 
 
 class Unauthenticated(BenchGenError):
@@ -38,41 +25,6 @@ class Unauthenticated(BenchGenError):
 
     def __init__(self) -> None:
         super().__init__("sign in first: the request carries no user identity (Cognito claims.sub)")
-
-
-def _ignore(_: str) -> None:
-    return None
-
-
-@dataclass(frozen=True)
-class ApiServices:
-    """What the routes reach: settings, and the adapters the pipeline steps use too (see ``aws.wiring``)."""
-
-    settings: Settings
-    connections: ConnectionsRepo
-    environments: EnvironmentsRepo
-    runs: RunsRepo
-    datasets: DatasetsRepo
-    store: ObjectStore
-    publisher: EventPublisher
-    #: Where POST /runs keeps its Idempotency-Keys (powertools' idempotency table).
-    idempotency: BasePersistenceLayer
-    packages: PackagesRepo
-    #: Starts the package state machine; None where the function is not told its ARN.
-    package_starter: ExecutionStarter | None
-    preparations: PreparationsRepo
-    #: Starts the preparation state machine; None where the function is not told its ARN.
-    preparation_starter: ExecutionStarter | None
-    training_runs: TrainingRunsRepo
-    evaluations: EvaluationsRepo
-    #: Starts the evaluation state machine; None where the function is not told its ARN.
-    evaluation_starter: ExecutionStarter | None
-    #: Called with a business event name ("RunCreated", ...) so the handler can count it as a metric.
-    record_event: Callable[[str], None] = field(default=_ignore)
-
-    @property
-    def ttl(self) -> int:
-        return self.settings.presign_ttl_seconds
 
 
 def get_services(request: Request) -> ApiServices:

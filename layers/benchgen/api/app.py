@@ -15,7 +15,6 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 
 from benchgen.api import (
-    ApiServices,
     connections,
     datasets,
     environments,
@@ -29,6 +28,7 @@ from benchgen.api import (
 from benchgen.api.cors import ConsoleOrigin
 from benchgen.api.errors import register_error_handlers
 from benchgen.errors import too_deep
+from benchgen.requests.services import ApiServices
 
 _JSON_KINDS = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true or false"}
 

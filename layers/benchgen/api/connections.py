@@ -8,133 +8,28 @@ will read it).
 
 from __future__ import annotations
 
-import re
-import secrets
-import time
-from typing import Annotated, Any
+from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from benchgen.api import ApiServices, Owner, Services
-from benchgen.api.errors import ApiError, Forbidden, NotFound, responses
-from benchgen.api.schemas import ID_PATTERN, NextToken, ResourceId, Text
-from benchgen.providers.capabilities import ConnectionProfile, Unsupported
-from benchgen.providers.checks import check_request, narrow
-from benchgen.providers.connections import ConnectionRecord, ConnectionTarget
-from benchgen.settings import Settings
+from benchgen.api import Owner, Services
+from benchgen.api.errors import responses
+from benchgen.api.parameters import NextToken, ResourceId
+from benchgen.providers.connections import ConnectionRecord
+from benchgen.requests.connections import (
+    create_connection,
+    list_connections,
+    owned_connection,
+    remove_connection,
+)
+from benchgen.requests.schemas.common import ID_PATTERN
+from benchgen.requests.schemas.connections import BASE_MODEL_PATTERN, ConnectionList, CreateConnectionRequest
 from benchgen.training.export_profiles import PROFILES
 from benchgen.vocabulary import Method
 
 router = Router()  # type: ignore[no-untyped-call]  # powertools leaves Router.__init__ unannotated
-
-# Field names that say "a key is here": api_key, apiKey, key, secret, client_secret, password, token...
-_KEY_FIELD = re.compile(r"(?:key|secret|password|token)$")
-# Provider model ids: Bedrock's "amazon.nova-lite-v1:0", Hugging Face's "Qwen/Qwen2.5-7B-Instruct".
-BASE_MODEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,255}$"
-
-
-class KeyInRequest(ApiError):
-    """A key was sent in the body; it is not kept, logged or echoed."""
-
-
-def _names_a_key(field: str) -> bool:
-    return bool(_KEY_FIELD.search(field.lower().replace("_", "").replace("-", "")))
-
-
-class CreateConnectionRequest(ConnectionTarget):
-    """A new connection. Its key, if the provider needs one, stays in Secrets Manager: pass ``secret_arn``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: Annotated[Text, Field(min_length=1, max_length=128, examples=["together"])]
-    profile: ConnectionProfile | None = Field(
-        default=None,
-        description="what the connection accepts, within its provider's capabilities; absent takes them all",
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _refuse_keys(cls, data: Any) -> Any:
-        # Raised as an API error rather than a validation error, so that it is a 400 naming only the
-        # field, and so nothing (not even pydantic's error list) ever holds the value.
-        if isinstance(data, dict):
-            named = sorted(
-                str(field)
-                for field in data
-                if str(field) not in cls.model_fields and _names_a_key(str(field))
-            )
-            if named:
-                raise KeyInRequest(
-                    f"{', '.join(named)}: a connection never takes a key itself. Put the key in AWS Secrets "
-                    "Manager (in this deployment's account and region) and pass the secret's ARN as "
-                    "secret_arn; the key sent was not kept"
-                )
-        return data
-
-
-class ConnectionList(BaseModel):
-    items: list[ConnectionRecord]
-    next_token: str | None = Field(default=None, description="absent on the last page")
-
-
-def new_connection_id() -> str:
-    """``conn-`` and 32 hex digits: milliseconds since the epoch, then 80 random bits."""
-    return f"conn-{time.time_ns() // 1_000_000:012x}{secrets.token_hex(10)}"
-
-
-def check_secret_arn(secret_arn: str, settings: Settings) -> None:
-    """Refuse a secret outside the deployment's account and region: the functions could not read it."""
-    if settings.account_id is None or settings.region is None:
-        raise RuntimeError("ACCOUNT_ID and AWS_REGION must be set to check a connection's secret_arn")
-    _, _, _, region, account, *_ = secret_arn.split(":")
-    if (account, region) != (settings.account_id, settings.region):
-        raise ApiError(
-            f"secret_arn names a secret of account {account} in {region}: the secret must be in this "
-            f"deployment's account {settings.account_id} and region {settings.region}, where the platform "
-            "reads it; create it there and pass that ARN"
-        )
-
-
-def create_connection(
-    request: CreateConnectionRequest, *, owner: str, services: ApiServices
-) -> ConnectionRecord:
-    """Record ``owner``'s connection with its profile narrowed from its provider's capabilities."""
-    if request.secret_arn is not None:
-        check_secret_arn(request.secret_arn, services.settings)
-    record = ConnectionRecord(
-        connection_id=new_connection_id(),
-        owner=owner,
-        profile=narrow(request.provider, request.profile),
-        **request.model_dump(include=set(ConnectionTarget.model_fields)),
-    )
-    if not services.connections.put(record):
-        raise RuntimeError(f"connection id {record.connection_id} was taken: 80 random bits collided")
-    services.record_event("ConnectionCreated")
-    return record
-
-
-def owned_connection(connection_id: str, *, owner: str, services: ApiServices) -> ConnectionRecord:
-    """The caller's connection: 404 when there is none, 403 when it is someone else's."""
-    connection = services.connections.get(connection_id)
-    if connection is None:
-        raise NotFound(f"no connection {connection_id!r}: check the id (GET /connections lists yours)")
-    if connection.owner != owner:
-        raise Forbidden("only the connection's owner can read or delete it")
-    return connection
-
-
-def _accepts(connection: ConnectionRecord, **request: Any) -> bool:
-    try:
-        check_request(connection, **request)
-    except Unsupported:
-        return False
-    return True
-
-
-# ---- routes ----------------------------------------------------------------------------------------------
 
 
 @router.post(
@@ -172,20 +67,16 @@ def get_connections(
     limit: Annotated[int, Query(ge=1, le=100, description="connections per page")] = 20,
     next_token: NextToken = None,
 ) -> ConnectionList:
-    request: dict[str, Any] = {
-        "method": method,
-        "export_profile": export_profile,
-        "base_model": base_model,
-        "inference": inference,
-    }
-    filtered = any(value not in (None, False) for value in request.values())
-    page = services.connections.list(
+    return list_connections(
         owner=owner,
+        services=services,
+        method=method,
+        export_profile=export_profile,
+        base_model=base_model,
+        inference=inference,
         limit=limit,
         next_token=next_token,
-        keep=(lambda connection: _accepts(connection, **request)) if filtered else None,
     )
-    return ConnectionList(items=page.items, next_token=page.next_token)
 
 
 @router.get(
@@ -206,8 +97,5 @@ def get_connection(connection_id: ResourceId, owner: Owner, services: Services) 
     responses=responses(204, 403, 404),
 )
 def delete_connection(connection_id: ResourceId, owner: Owner, services: Services) -> Response[None]:
-    owned_connection(connection_id, owner=owner, services=services)
-    if not services.connections.delete(connection_id, owner=owner):
-        raise NotFound(f"no connection {connection_id!r}: it was deleted meanwhile")
-    services.record_event("ConnectionDeleted")
+    remove_connection(connection_id, owner=owner, services=services)
     return Response(status_code=204)

@@ -1,11 +1,11 @@
-"""API errors and the one place that turns every error into an HTTP answer with a message."""
+"""The one place that turns every error into an HTTP answer with a message."""
 
 from __future__ import annotations
 
 import binascii
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any, ClassVar
+from typing import Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -15,52 +15,15 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestValidationError,
 )
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
-from pydantic import BaseModel
 
 from benchgen.api import Unauthenticated
-from benchgen.aws.pages import InvalidNextToken
-from benchgen.errors import BenchGenError
+from benchgen.ports.pages import InvalidNextToken
 from benchgen.providers.capabilities import Unsupported
 from benchgen.records.bounds import MAX_KEY_CHARS, clip_text
+from benchgen.requests.errors import ApiError
+from benchgen.requests.schemas.errors import ErrorBody, FieldProblem
 
 logger = Logger(child=True)
-
-
-class ApiError(BenchGenError):
-    """An error whose message is the answer: the subclass fixes the HTTP status."""
-
-    status: ClassVar[HTTPStatus] = HTTPStatus.BAD_REQUEST
-
-
-class Forbidden(ApiError):
-    status = HTTPStatus.FORBIDDEN
-
-
-class NotFound(ApiError):
-    status = HTTPStatus.NOT_FOUND
-
-
-class Conflict(ApiError):
-    status = HTTPStatus.CONFLICT
-
-
-class Unprocessable(ApiError):
-    status = HTTPStatus.UNPROCESSABLE_ENTITY
-
-
-class FieldProblem(BaseModel):
-    """One field to fix: where it is (``body``, ``query``, ``path``), its name, and what is wrong."""
-
-    location: str
-    field: str
-    message: str
-
-
-class ErrorBody(BaseModel):
-    """Every error answer: a sentence for people, and for invalid requests the fields to fix."""
-
-    message: str
-    errors: list[FieldProblem] = []
 
 
 _DESCRIPTIONS = {

@@ -211,9 +211,20 @@ class Adapters:
         return _starter(self.settings.evaluation_state_machine_arn)
 
     @cached_property
+    def training_starter(self) -> ExecutionStarter | None:
+        """The TrainingPipeline's starter, where the function is told its ARN (the api function)."""
+        return _starter(self.settings.training_state_machine_arn)
+
+    @cached_property
+    def live_run_starter(self) -> ExecutionStarter | None:
+        """The InferencePipeline's starter, where the function is told its ARN (the api function, and the
+        evaluation's Start step)."""
+        return _starter(self.settings.inference_state_machine_arn)
+
+    @cached_property
     def inference_starter(self) -> ExecutionStarter:
         """The InferencePipeline's starter (the evaluation's Start step starts its live runs)."""
-        found = _starter(self.settings.inference_state_machine_arn)
+        found = self.live_run_starter
         if found is None:
             raise RuntimeError("INFERENCE_STATE_MACHINE_ARN is not set: this function starts no live runs")
         return found

@@ -1,9 +1,10 @@
-"""The datasets table, as saving a run's dataset uses it."""
+"""The datasets table, as saving a run's dataset uses it and the API lists it."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
+from benchgen.ports.pages import Page
 from benchgen.records.datasets import DatasetRecord
 
 
@@ -12,4 +13,12 @@ class DatasetsStore(Protocol):
 
     def put_if_absent(self, record: DatasetRecord) -> bool:
         """Store a dataset; ``False`` (and nothing changed) when that dataset id is already saved."""
+        ...
+
+
+class DatasetsCatalog(DatasetsStore, Protocol):
+    def list(
+        self, *, kind: str | None = None, limit: int = ..., next_token: str | None = None
+    ) -> Page[DatasetRecord]:
+        """Datasets newest first, of one kind or of every kind."""
         ...

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Protocol
 
+from benchgen.ports.pages import Page
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord
 
 
@@ -18,4 +20,22 @@ class EnvironmentsStore(EnvironmentsReader, Protocol):
 
     def claim_owner(self, owner: EnvironmentOwner) -> EnvironmentOwner:
         """Make ``owner`` the environment's owner unless it has one; the owner that stands."""
+        ...
+
+
+class EnvironmentsCatalog(EnvironmentsStore, Protocol):
+    """The versions as the API lists them, and who publishes each environment."""
+
+    def owner_of(self, environment_id: str) -> EnvironmentOwner | None: ...
+
+    def set_publisher_group(self, environment_id: str, group: str, *, owner: str) -> bool:
+        """Name the group whose members publish too; ``False`` (nothing changed) unless ``owner`` owns it."""
+        ...
+
+    def versions(self, environment_id: str) -> builtins.list[EnvironmentRecord]:
+        """Every recorded version of one environment, oldest registration first."""
+        ...
+
+    def list(self, *, limit: int = ..., next_token: str | None = None) -> Page[EnvironmentRecord]:
+        """All environment versions, a page at a time (a page may hold fewer than ``limit``)."""
         ...

@@ -1,10 +1,12 @@
-"""The packages table, as the training steps read it and the package pipeline's build records it."""
+"""The packages table, as the training steps read it, the package pipeline's build records it and the API
+requests packages."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Protocol
 
+from benchgen.ports.pages import Page
 from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
 
 
@@ -20,3 +22,21 @@ class PackagesStore(Protocol):
     ) -> bool: ...
 
     def ready(self, package_id: str, *, sha256: str, size: int, files: Mapping[str, PackageFile]) -> bool: ...
+
+
+class PackagesCatalog(PackagesReader, PackagesStore, Protocol):
+    """Packages as the API requests and lists them."""
+
+    def put_if_absent(self, record: PackageRecord) -> bool:
+        """Store a new package; ``False`` (and nothing changed) when the package id is taken."""
+        ...
+
+    def retry(self, package_id: str, *, attempt: int) -> bool:
+        """Failed at ``attempt`` -> Building at the next attempt, its reason cleared; ``False`` if not so."""
+        ...
+
+    def list(
+        self, preparation_id: str, *, limit: int = ..., next_token: str | None = None
+    ) -> Page[PackageRecord]:
+        """The packages of one preparation, newest first."""
+        ...

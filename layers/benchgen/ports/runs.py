@@ -41,6 +41,17 @@ class RunsStore(ABC):
     def get(self, run_id: str) -> RunRecord | None: ...
 
     @abstractmethod
+    def list(
+        self,
+        *,
+        environment_id: str | None = None,
+        status: RunStatus | None = None,
+        limit: int = 20,
+        next_token: str | None = None,
+    ) -> Page[RunRecord]:
+        """Runs newest first, optionally of one environment and/or in one status, a page at a time."""
+
+    @abstractmethod
     def add_files(self, run_id: str, files: Mapping[RunOutput, str]) -> RunRecord | None:
         """Record files the run produced (output -> key), each entry on its own; the run as it is then, or
         ``None`` if it is missing."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
+from benchgen.ports.pages import Page
 from benchgen.records.training_runs import TrainingRunRecord, TrainingStatus
 
 
@@ -31,4 +32,28 @@ class TrainingRunsStore(Protocol):
 
     def record_cost(self, training_run_id: str, cost: Mapping[str, float | str]) -> bool:
         """Set what the provider reports of the job's cost; ``False`` if the run is missing."""
+        ...
+
+
+class TrainingRunsCatalog(TrainingRunsStore, Protocol):
+    """Training runs as the API launches, lists and cancels them."""
+
+    def put_if_absent(self, record: TrainingRunRecord) -> bool:
+        """Store a new training run; ``False`` (and nothing changed) when the id is taken."""
+        ...
+
+    def request_cancel(self, training_run_id: str, *, owner: str) -> bool:
+        """Mark the run for cancelling; ``False`` unless ``owner`` owns it and it is not terminal yet."""
+        ...
+
+    def list(
+        self,
+        *,
+        owner: str,
+        preparation_id: str | None = None,
+        limit: int = ...,
+        next_token: str | None = None,
+    ) -> Page[TrainingRunRecord]:
+        """The owner's training runs, newest first; with ``preparation_id``, only those that trained its
+        material."""
         ...

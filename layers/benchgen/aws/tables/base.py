@@ -1,7 +1,7 @@
 """The plumbing every table's repository shares: conditional writes, reads by key, newest-first pages.
 
 Every item goes through :mod:`benchgen.aws.items` (``to_item`` and ``from_item``). Lists are newest
-first and paginated with an opaque ``next_token`` (see :mod:`benchgen.aws.pages`); a token a listing
+first and paginated with an opaque ``next_token`` (see :mod:`benchgen.ports.pages`); a token a listing
 did not hand out raises ``InvalidNextToken``.
 """
 
@@ -16,8 +16,7 @@ from pydantic import BaseModel
 
 from benchgen.aws import clients
 from benchgen.aws.items import ModelT, from_item, plain_item, to_item
-from benchgen.aws.pages import decode_token, encode_token
-from benchgen.ports.pages import Page
+from benchgen.ports.pages import Page, decode_token, encode_token
 
 
 def _is_condition_failure(error: ClientError) -> bool:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable
 
-from benchgen.aws.pages import encode_token
 from benchgen.aws.tables.base import Table
-from benchgen.ports.pages import Page
+from benchgen.ports.pages import Page, encode_token
 from benchgen.providers.connections import ConnectionRecord
 
 

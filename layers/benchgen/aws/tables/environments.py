@@ -7,9 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchgen.aws.items import from_item, to_item
-from benchgen.aws.pages import decode_token, encode_token
 from benchgen.aws.tables.base import Table
-from benchgen.ports.pages import Page
+from benchgen.ports.pages import Page, decode_token, encode_token
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 
 #: The sort key of an environment's owner item, kept beside its versions (a version never starts with '#').

@@ -1,13 +1,14 @@
-"""The request and answer shapes of the evaluation routes (``benchgen.api.evaluations``)."""
+"""The bodies of ``/training-runs/{id}/evaluation-grants``, ``/training-runs/{id}/evaluations`` and
+``/evaluations``."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchgen.api.schemas import ID_PATTERN
 from benchgen.compare.report import NOT_ESTABLISHED
 from benchgen.evaluation.report import EvaluationReport
 from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord, EvaluationStatus
+from benchgen.requests.schemas.common import ID_PATTERN
 
 
 class ModelChoice(BaseModel):

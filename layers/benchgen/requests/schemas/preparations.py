@@ -1,4 +1,4 @@
-"""Response bodies of ``/preparations`` (the OpenAPI document is generated from these)."""
+"""The bodies of ``/preparations``."""
 
 from __future__ import annotations
 

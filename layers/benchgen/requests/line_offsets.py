@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from benchgen.aws.pages import InvalidNextToken, decode_token, encode_token
+from benchgen.ports.pages import InvalidNextToken, decode_token, encode_token
 
 _POSITION = ("offset",)
 

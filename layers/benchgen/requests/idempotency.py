@@ -1,9 +1,13 @@
-"""Idempotency-Key: a create request that is retried gets what its first attempt created."""
+"""Idempotency-Key: a create request that is retried gets what its first attempt created.
+
+Every creating request (a run, a preparation, a training run, an evaluation) goes through
+:func:`create_once`, so the four keep their keys alike.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from aws_lambda_powertools.utilities.idempotency import (
     BasePersistenceLayer,
@@ -16,39 +20,56 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from benchgen.api.errors import Conflict, Unprocessable
+from benchgen.requests.errors import Conflict, Unprocessable
 
 #: How long an Idempotency-Key keeps answering with what its first request created.
 IDEMPOTENCY_WINDOW_S = 24 * 3600
 
+Created = TypeVar("Created")
 
-def once_per_key(
-    create: Callable[..., dict[str, str]],
+
+def create_once(
+    create: Callable[[], Created],
     *,
+    id_of: Callable[[Created], str],
+    read: Callable[[str], Created],
+    noun: str,
     caller: str,
-    key: str,
+    key: str | None,
     body: dict[str, Any],
     persistence: BasePersistenceLayer,
-    noun: str,
     context: LambdaContext | None = None,
-) -> dict[str, str]:
-    """``create(attempt=...)`` once per (caller, Idempotency-Key): a retry gets the first answer.
+) -> Created:
+    """``create()``; with an Idempotency-Key, once per (caller, key): a retry gets what the first request
+    created, read again with ``read`` from the id ``id_of`` gave.
 
-    The key is the caller's with the header's value, so two users' keys never meet; each call site keeps
-    its own records (powertools prefixes them with ``create``'s module and name). The same key with
-    another body is refused, and so is a retry while the first request is still being answered. Only
-    ``create``'s answer (ids) is kept with the key, never the body; a failed request keeps nothing.
+    The key is the caller's with the header's value, so two users' keys never meet, and each ``noun``
+    keeps its own records, so one key sent to create a run and a preparation creates both. The same key
+    with another body is refused, and so is a retry while the first request is still being answered.
+    Only the id is kept with the key, never the body; a failed request keeps nothing.
     """
+    if key is None:
+        return create()
     config = IdempotencyConfig(
         event_key_jmespath="[caller, key]",
         payload_validation_jmespath="body",
         expires_after_seconds=IDEMPOTENCY_WINDOW_S,
     )
+    function = "api"
     if context is not None:
         # A request cut short by the function's timeout holds the key only until that deadline.
         config.register_lambda_context(context)
+        function = context.function_name
+
+    def created_id(*, attempt: dict[str, Any]) -> dict[str, str]:
+        return {"id": id_of(create())}
+
     once = idempotent_function(
-        create, data_keyword_argument="attempt", persistence_store=persistence, config=config
+        created_id,
+        data_keyword_argument="attempt",
+        persistence_store=persistence,
+        config=config,
+        key_prefix=f"{function}.create {noun}",
     )
     try:
         created: dict[str, str] = once(attempt={"caller": caller, "key": key, "body": body})
@@ -61,4 +82,4 @@ def once_per_key(
         raise Conflict(
             f"a request with Idempotency-Key {key!r} is still being answered: retry in a moment"
         ) from None
-    return created
+    return read(created["id"])

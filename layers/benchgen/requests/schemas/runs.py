@@ -1,12 +1,10 @@
-"""Request and response bodies of the REST API (the OpenAPI document is generated from these)."""
+"""The bodies of ``/runs``, a live run's model configuration among them."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -15,14 +13,13 @@ from pydantic import (
     PlainValidator,
     StrictStr,
     WithJsonSchema,
+    field_validator,
     model_validator,
 )
 
-from benchgen.api.live_runs import ModelConfigRequest
-from benchgen.records.datasets import DatasetRecord
-from benchgen.records.environments import EnvironmentRecord
 from benchgen.records.prices import ModelPrices
 from benchgen.records.runs import (
+    DEFAULT_BATCH_ABOVE_CASES,
     ArtifactStatus,
     BatchSummary,
     InferenceLimits,
@@ -31,22 +28,11 @@ from benchgen.records.runs import (
     RunRecord,
     RunStatus,
 )
-from benchgen.vocabulary import InferenceMode
+from benchgen.requests.schemas.common import MAX_REQUEST_NUMBER, Listing, StrictRequest, Text, matching
+from benchgen.requests.schemas.environments import EnvironmentId, Version
+from benchgen.vocabulary import InferenceMode, Sampling
 
-ENVIRONMENT_ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
-VERSION_PATTERN = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,30}[A-Za-z0-9])?$"
 FILENAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}\.(?:json|jsonl|zip)$"
-IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_.:-]{1,255}$"
-# Cognito group names, less the characters that would not survive the authorizer's claim string.
-GROUP_PATTERN = r"^[A-Za-z0-9_.@+=-]{1,128}$"
-# Ids in paths and filters (run, dataset, environment as uploaded) and the listings' opaque tokens.
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,159}$"
-KIND_PATTERN = r"^[a-z][a-z0-9-]{0,31}$"
-NEXT_TOKEN_PATTERN = r"^[A-Za-z0-9_-]{1,1024}$"  # noqa: S105  (a pattern, not a secret)
-# Free text such as a model name: no control characters, and neither blank nor padded with spaces. The
-# ends exclude the characters whose "whitespace" status differs between Python's and ECMA's ``\s``
-# (C0/C1 controls, the BOM), so this document and the validator draw the same line.
-TEXT_PATTERN = r"^[^\s\x00-\x1f\x7f-\x9f\ufeff](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f\ufeff])?$"
 SAMPLING_KEY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
 VARIABLE_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
 #: Bounds of a run configuration; together they cap it at about 42,000 characters (see RunConfigRequest).
@@ -54,72 +40,22 @@ MAX_SAMPLING_ENTRIES = 16
 MAX_SAMPLING_TEXT = 256
 MAX_VARIABLES = 32
 MAX_VARIABLE_VALUE = 1024
-# DynamoDB numbers hold 38 digits between 1e-130 and 1e126: a number a request carries stays well inside,
-# within ±1e12 where no narrower bound of its own applies (tests/unit/test_openapi_bounds.py checks that
-# every number of every request schema has both ends).
-MAX_REQUEST_NUMBER = 10**12
 SAMPLING_DECIMALS = 12
-MAX_HYPERPARAMETER_TEXT = 64
+SECRETS_MANAGER_ARN = r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@!-]+$"
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+# Names that say their value is a credential, and values shaped like the keys providers hand out.
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+_KEY_SHAPED = re.compile(r"^(sk-|hf_|AKIA|ASIA|ghp_|gho_|xox[bp]-|Bearer\s)|^[A-Za-z0-9_\-]{32,}$")
 
 
-def _matching(pattern: str, rule: str) -> Callable[[str], str]:
-    compiled = re.compile(pattern)
-
-    def check(value: str) -> str:
-        if not compiled.fullmatch(value):
-            raise ValueError(rule)
-        return value
-
-    return check
-
-
-# The pattern is shown in the OpenAPI document; the validator enforces it with a sentence people can act on.
-EnvironmentId = Annotated[
-    str,
-    Field(json_schema_extra={"pattern": ENVIRONMENT_ID_PATTERN}, examples=["gsm8k"]),
-    AfterValidator(
-        _matching(
-            ENVIRONMENT_ID_PATTERN,
-            "must be 1-64 lowercase letters, digits and '-', starting and ending with a letter or digit",
-        )
-    ),
-]
-Version = Annotated[
-    str,
-    Field(json_schema_extra={"pattern": VERSION_PATTERN}, examples=["1", "2026.06"]),
-    AfterValidator(
-        _matching(
-            VERSION_PATTERN,
-            "must be 1-32 letters, digits, '.', '_' and '-', starting and ending with a letter or digit",
-        )
-    ),
-]
-GroupName = Annotated[
-    str,
-    Field(json_schema_extra={"pattern": GROUP_PATTERN}, examples=["gsm8k-maintainers"]),
-    AfterValidator(
-        _matching(
-            GROUP_PATTERN, "must be 1-128 letters, digits and '_', '.', '@', '+', '=', '-' (a Cognito group)"
-        )
-    ),
-]
 SubmissionFilename = Annotated[
     str,
     Field(json_schema_extra={"pattern": FILENAME_PATTERN}, examples=["predictions.zip"]),
     AfterValidator(
-        _matching(
+        matching(
             FILENAME_PATTERN,
             "must be letters, digits, '.', '_' and '-' only, ending in .json, .jsonl or .zip",
         )
-    ),
-]
-
-
-Text = Annotated[
-    str,
-    Field(json_schema_extra={"pattern": TEXT_PATTERN}),
-    AfterValidator(
-        _matching(TEXT_PATTERN, "must not be blank, start or end with a space, or hold control characters")
     ),
 ]
 
@@ -153,125 +89,59 @@ SamplingValue = Annotated[
 ]
 SamplingKey = Annotated[str, Field(pattern=SAMPLING_KEY_PATTERN)]
 
-
-def _hyperparameter_value(value: object) -> int | float | str:
-    """A finite number within ±1e12, or text of at most 64 characters, as the provider's own range is
-    checked later (booleans and anything else are refused, as the document says)."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) <= MAX_REQUEST_NUMBER:
-        return value  # NaN and infinities fail the comparison
-    if isinstance(value, str) and len(value) <= MAX_HYPERPARAMETER_TEXT:
-        return value
-    raise ValueError(
-        f"must be a number between -{MAX_REQUEST_NUMBER:.0e} and {MAX_REQUEST_NUMBER:.0e}, "
-        f"or text of at most {MAX_HYPERPARAMETER_TEXT} characters"
-    )
-
-
-HyperparameterValue = Annotated[
-    int | float | str,
-    PlainValidator(_hyperparameter_value),
-    WithJsonSchema(
-        {
-            "anyOf": [
-                {"type": "number", "minimum": -MAX_REQUEST_NUMBER, "maximum": MAX_REQUEST_NUMBER},
-                {"type": "string", "maxLength": MAX_HYPERPARAMETER_TEXT},
-            ]
-        }
-    ),
-]
-HyperparameterName = Annotated[str, Field(pattern=SAMPLING_KEY_PATTERN)]
 VariableName = Annotated[str, Field(pattern=VARIABLE_NAME_PATTERN)]
 
 
-class _Request(BaseModel):
-    # A misspelt field is an error, not silently ignored. Values are taken as sent (no trimming): what the
-    # OpenAPI document calls valid is exactly what is accepted.
+class ModelConfigRequest(BaseModel):
+    """The model a live run asks: one of the caller's connections and a model id it serves."""
+
     model_config = ConfigDict(extra="forbid")
 
-
-# Query and path parameters: an empty or malformed value is refused naming the parameter, never looked up.
-NextToken = Annotated[str | None, Query(pattern=NEXT_TOKEN_PATTERN, description="from the previous page")]
-ResourceId = Annotated[str, Path(pattern=ID_PATTERN)]
-
-
-def _idempotency_key(noun: str) -> Header:
-    """The optional Idempotency-Key header of a route that creates a ``noun``."""
-    return Header(
-        alias="Idempotency-Key",
-        pattern=IDEMPOTENCY_KEY_PATTERN,
-        description=(
-            f"any unique value (a UUID, say): a retry with the same key and body gets the same {noun} "
-            "for 24 hours; the same key with another body is refused (422)"
-        ),
+    connection_id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,159}$")
+    model_id: str = Field(min_length=1, max_length=256, examples=["example-base"])
+    sampling: Sampling = Field(default_factory=Sampling)
+    limits: InferenceLimits = Field(
+        default_factory=InferenceLimits,
+        description="how hard the run may ask the model: requests at once, and the provider's quotas; "
+        "what is left out comes from the connection's limits, and none may exceed them",
+    )
+    inference_mode: InferenceMode = Field(
+        default=InferenceMode.AUTO,
+        description="on_demand asks each case; batch sends the cases to the provider's batch inference "
+        "(Bedrock model invocation jobs, an OpenAI-compatible Batch API: about half the token price, "
+        "answered within hours); auto uses batch above batch_above_cases, when the provider has one",
+    )
+    batch_above_cases: int = Field(
+        default=DEFAULT_BATCH_ABOVE_CASES,
+        ge=1,
+        le=100_000_000,
+        description="with inference_mode auto: runs of more cases than this go to batch inference",
+    )
+    environment_variables: dict[str, StrictStr] = Field(
+        default_factory=dict,
+        max_length=MAX_VARIABLES,
+        description="owner-only; a value that looks like a secret must be a Secrets Manager ARN",
     )
 
-
-RunIdempotencyKey = Annotated[str | None, _idempotency_key("run")]
-PreparationIdempotencyKey = Annotated[str | None, _idempotency_key("preparation")]
-TrainingRunIdempotencyKey = Annotated[str | None, _idempotency_key("training run")]
-EvaluationIdempotencyKey = Annotated[str | None, _idempotency_key("evaluation")]
-
-
-class Listing(BaseModel):
-    """Present on every list: pass ``next_token`` back as a query parameter to get the next page."""
-
-    next_token: str | None = Field(default=None, description="absent on the last page")
-
-
-# ---- environments ---------------------------------------------------------------------------------------
-
-
-class CreateEnvironmentRequest(_Request):
-    environment_id: EnvironmentId
-    version: Version
-    publisher_group: GroupName | None = Field(
-        default=None,
-        description=(
-            "a Cognito group whose members may publish versions of this environment too; set by the "
-            "first publisher (who becomes the owner) and changed only by the owner; absent leaves it as is"
-        ),
-    )
+    @field_validator("environment_variables")
+    @classmethod
+    def _secrets_by_reference(cls, variables: dict[str, str]) -> dict[str, str]:
+        for name, value in variables.items():
+            if not _VARIABLE_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} is not a variable name: letters, digits and _, no leading digit")
+            if len(value) > MAX_VARIABLE_VALUE:
+                raise ValueError(f"{name}: the value is longer than {MAX_VARIABLE_VALUE} characters")
+            looks_secret = bool(_SECRET_NAME.search(name) or _KEY_SHAPED.search(value))
+            if looks_secret and not re.fullmatch(SECRETS_MANAGER_ARN, value):
+                # The message never repeats the value: it may be the secret itself.
+                raise ValueError(
+                    f"{name} looks like a secret: store its value in AWS Secrets Manager and pass the "
+                    "secret's ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>) instead"
+                )
+        return variables
 
 
-class EnvironmentUpload(BaseModel):
-    """Where to PUT the bundle zip, with which headers; registration starts when the upload lands."""
-
-    environment_id: str
-    version: str
-    bundle_key: str
-    upload_url: str
-    upload_method: str = "PUT"
-    upload_headers: dict[str, str] = Field(
-        description="send exactly these headers with the PUT: they are signed into the URL and name you "
-        "as the publisher"
-    )
-    owner: str = Field(description="the user id of the environment's owner")
-    publisher_group: str | None = Field(default=None, description="the group whose members publish too")
-    expires_in: int = Field(description="seconds the upload URL stays valid")
-
-
-class EnvironmentView(EnvironmentRecord):
-    """A version as lists show it, with who may publish the environment's next versions."""
-
-    owner: str | None = Field(
-        default=None,
-        description="the user id of the environment's owner (`operator` for one first published by a direct "
-        "bucket upload); none for one published before environments had owners",
-    )
-    publisher_group: str | None = Field(
-        default=None,
-        description="the Cognito group whose members publish versions too, if the owner named one",
-    )
-
-
-class EnvironmentList(Listing):
-    items: list[EnvironmentView]
-
-
-# ---- runs -------------------------------------------------------------------------------------------------
-
-
-class RunConfigRequest(_Request):
+class RunConfigRequest(StrictRequest):
     """How the model was run, as a request gives it: bounded, so one run stays a small item.
 
     At most 16 sampling entries (64-character names; numbers within ±1e12, kept to 12 decimals; text up
@@ -296,7 +166,7 @@ class RunConfigRequest(_Request):
         return RunConfig(sampling=self.sampling, environment_variables=self.environment_variables)
 
 
-class CreateRunRequest(_Request):
+class CreateRunRequest(StrictRequest):
     environment_id: EnvironmentId
     version: Version
     model: Annotated[Text, Field(min_length=1, max_length=200, examples=["Qwen2.5-7B-LoRA"])]
@@ -472,10 +342,3 @@ class DetailedResults(BaseModel):
     breakdowns: dict[str, Any] = Field(default_factory=dict)
     url: str = Field(description="presigned GET URL of the full detailed_results.json, short-lived")
     expires_in: int
-
-
-# ---- datasets ----------------------------------------------------------------------------------------
-
-
-class DatasetList(Listing):
-    items: list[DatasetRecord]
