@@ -157,7 +157,7 @@ class LocalCloud:
         try:
             self._start_moto()
             _forget_library_clients()
-            self.provider_clock.install()
+            self.provider_clock.__enter__()
             self.hook.__enter__()
             self._item_limits.__enter__()
             self._atomic_writes.__enter__()
@@ -185,8 +185,8 @@ class LocalCloud:
             self.iam.stop()
             if self.hook.active:
                 self.hook.__exit__(None, None, None)
-            if self.provider_clock.installed:
-                self.provider_clock.uninstall()
+            if self.provider_clock.active:
+                self.provider_clock.__exit__(None, None, None)
             self._atomic_writes.__exit__(None, None, None)
             self._item_limits.__exit__(None, None, None)
             self._function_logs.__exit__(None, None, None)
