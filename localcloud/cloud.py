@@ -27,11 +27,13 @@ from localcloud.deploy_checks import check_deployable
 from localcloud.function_logs import FunctionLogs
 from localcloud.iam.enforcement import IamEnforcement
 from localcloud.item_limits import ItemSizeLimit
-from localcloud.lambda_hook import Handler, LambdaHook
+from localcloud.lambda_hook import LambdaHook
+from localcloud.lambda_runtime import Handler
 from localcloud.object_bodies import RawPutBodies
 from localcloud.presigned_urls import PresignedUrlChecks
 from localcloud.provider_clock import ProviderClock
 from localcloud.provision import Provisioner
+from localcloud.s3_notifications import S3Notifications
 from localcloud.stack_template import Route, StackTemplate, lazy_handler
 from localcloud.step_limits import StepLimits
 
@@ -89,6 +91,8 @@ class LocalCloud:
         self._handler_overrides = dict(handlers or {})
         self.template = StackTemplate({}, region=region)
         self.hook = LambdaHook(region=region)
+        # S3 notifies once a request has stored the object (see s3_notifications.py).
+        self._s3_notifications = S3Notifications()
         # Training jobs on moto run for a few reads, then end (see provider_clock.py).
         self.provider_clock = ProviderClock()
         # DynamoDB's 400 KB per item on every update (see item_limits.py); inside the atomic writes' lock.
@@ -159,6 +163,7 @@ class LocalCloud:
             _forget_library_clients()
             self.provider_clock.__enter__()
             self.hook.__enter__()
+            self._s3_notifications.__enter__()
             self._item_limits.__enter__()
             self._atomic_writes.__enter__()
             self._function_logs.__enter__()
@@ -185,6 +190,7 @@ class LocalCloud:
             self.iam.stop()
             if self.hook.active:
                 self.hook.__exit__(None, None, None)
+            self._s3_notifications.__exit__(None, None, None)
             if self.provider_clock.active:
                 self.provider_clock.__exit__(None, None, None)
             self._atomic_writes.__exit__(None, None, None)
@@ -408,10 +414,10 @@ class LocalCloud:
     def _quiesce(self, timeout: float) -> list[str]:
         deadline = time.monotonic() + timeout
         while True:
-            if not self.hook.wait_idle(max(0.0, deadline - time.monotonic())):
+            if not self.hook.asynchronous.wait_idle(max(0.0, deadline - time.monotonic())):
                 return ["asynchronous Lambda invocations"]
             running = self.drain(max(0.0, deadline - time.monotonic()))
-            if running or not self.hook.busy:
+            if running or not self.hook.asynchronous.busy:
                 return running
 
     def drain(self, timeout: float = 30.0) -> list[str]:

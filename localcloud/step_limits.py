@@ -13,7 +13,7 @@ two cannot be told apart):
 - an inline Map runs at most 40 iterations at once whatever its MaxConcurrency says (moto starts one
   thread per item when MaxConcurrency is 0), and a Distributed Map at most 10,000 child executions.
 
-Lambda's limit of 15 minutes per invocation is the Lambda hook's (``lambda_hook.py``). The methods
+Lambda's limit of 15 minutes per invocation is the Lambda runtime's (``lambda_runtime.py``). The methods
 replaced are private to moto (pinned for this reason): this is the one module that touches them, and
 leaving puts them back (see patches.py).
 """
