@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from localcloud.auth import TokenVerifier, Unauthorized, authorizer_claims
 from localcloud.callers import running_as
-from localcloud.lambda_hook import MAX_SYNC_RESPONSE_BYTES, Handler, LambdaContext, response_too_large
+from localcloud.lambda_runtime import MAX_SYNC_RESPONSE_BYTES, Handler, LambdaContext, response_too_large
 from localcloud.stack_template import ACCOUNT_ID, Route
 from localcloud.threaded_server import ThreadedServer
 

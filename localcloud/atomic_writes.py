@@ -10,40 +10,27 @@ serializes moto's item writes (``DynamoDBBackend`` methods, private to moto: mot
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from types import TracebackType
+from collections.abc import Callable, Iterator
 from typing import Any
+
+from localcloud.patches import Patch, Patches
 
 WRITES = ("put_item", "update_item", "delete_item", "transact_write_items")
 
 
-class AtomicItemWrites:
+class AtomicItemWrites(Patches):
     """Context manager: one lock around every item write of moto's DynamoDB backend."""
 
     def __init__(self) -> None:
+        super().__init__()
         # Reentrant: a transaction's writes may go through the single-item methods.
         self._lock = threading.RLock()
-        self._originals: dict[str, Any] = {}
 
-    def __enter__(self) -> AtomicItemWrites:
+    def declare(self) -> Iterator[Patch]:
         from moto.dynamodb.models import DynamoDBBackend
 
         for name in WRITES:
-            self._originals[name] = DynamoDBBackend.__dict__[name]
-            setattr(DynamoDBBackend, name, self._atomic(self._originals[name]))
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        from moto.dynamodb.models import DynamoDBBackend
-
-        for name, original in self._originals.items():
-            setattr(DynamoDBBackend, name, original)
-        self._originals.clear()
+            yield Patch(DynamoDBBackend, name, self._atomic(getattr(DynamoDBBackend, name)))
 
     def _atomic(self, write: Callable[..., Any]) -> Callable[..., Any]:
         lock = self._lock

@@ -16,6 +16,7 @@ import os
 import time
 import urllib.request
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack
 from types import TracebackType
 from typing import Any, Literal
 
@@ -27,11 +28,13 @@ from localcloud.deploy_checks import check_deployable
 from localcloud.function_logs import FunctionLogs
 from localcloud.iam.enforcement import IamEnforcement
 from localcloud.item_limits import ItemSizeLimit
-from localcloud.lambda_hook import Handler, LambdaHook
+from localcloud.lambda_hook import LambdaHook
+from localcloud.lambda_runtime import Handler
 from localcloud.object_bodies import RawPutBodies
 from localcloud.presigned_urls import PresignedUrlChecks
 from localcloud.provider_clock import ProviderClock
 from localcloud.provision import Provisioner
+from localcloud.s3_notifications import S3Notifications
 from localcloud.stack_template import Route, StackTemplate, lazy_handler
 from localcloud.step_limits import StepLimits
 
@@ -91,16 +94,26 @@ class LocalCloud:
         self.hook = LambdaHook(region=region)
         # Training jobs on moto run for a few reads, then end (see provider_clock.py).
         self.provider_clock = ProviderClock()
-        # DynamoDB's 400 KB per item on every update (see item_limits.py); inside the atomic writes' lock.
-        self._item_limits = ItemSizeLimit()
-        self._atomic_writes = AtomicItemWrites()
-        self._function_logs = FunctionLogs()
-        # A PUT's body is stored as sent, whatever its Content-Type (see object_bodies.py).
-        self._raw_put_bodies = RawPutBodies()
-        # S3's checks of a presigned URL's signature and expiry, which moto's server skips.
-        self._presigned_checks = PresignedUrlChecks({LOCAL_KEY: LOCAL_KEY})
         # AWS's Step Functions quotas, enforced on moto's interpreter (see step_limits.py).
         self.step_limits = StepLimits()
+        # What the cloud changes in moto and the process while it runs: entered in this order when it
+        # starts, left in the reverse order when it stops.
+        self.changes: tuple[AbstractContextManager[Any], ...] = (
+            self.provider_clock,
+            self.hook,
+            # S3 notifies once a request has stored the object (see s3_notifications.py).
+            S3Notifications(),
+            # DynamoDB's 400 KB per item on every update (see item_limits.py); inside the atomic writes'
+            # lock, which is why it comes first.
+            ItemSizeLimit(),
+            AtomicItemWrites(),
+            FunctionLogs(),
+            # A PUT's body is stored as sent, whatever its Content-Type (see object_bodies.py).
+            RawPutBodies(),
+            # S3's checks of a presigned URL's signature and expiry, which moto's server skips.
+            PresignedUrlChecks({LOCAL_KEY: LOCAL_KEY}),
+            self.step_limits,
+        )
         # Each function's and state machine's calls under its own role's policies (see iam/enforcement.py).
         self.iam = IamEnforcement(self.client)
         self.endpoint_url: str | None = f"http://127.0.0.1:{port}" if mode == "server" else None
@@ -118,8 +131,8 @@ class LocalCloud:
         self._client_secret: str | None = None
         self._client_auth_flows: list[str] = []
         self._saved_environ: dict[str, str | None] = {}
-        self._mock: Any = None
-        self._server: Any = None
+        # What start() set up, undone by stop(): None while the cloud is not running.
+        self._running: ExitStack | None = None
         self._clients: dict[str, Any] = {}
 
     # lifecycle
@@ -149,68 +162,41 @@ class LocalCloud:
         check_deployable(self.stacks)
         self.template = StackTemplate(merge_stacks(self.stacks), region=self.region)
         started = time.monotonic()
-        self._set_environ(self._base_environ())
         logging.getLogger(_MOTO_EVALUATION_LOG).setLevel(logging.CRITICAL)
         preprocessor = logging.getLogger(_MOTO_PREPROCESSOR_LOG)
         if _not_the_tolerated_failures_note not in preprocessor.filters:
             preprocessor.addFilter(_not_the_tolerated_failures_note)
-        try:
-            self._start_moto()
+        # A failure part-way through undoes what was set up so far, last first, as stop() does.
+        with ExitStack() as running:
+            running.callback(self._restore_environ)
+            self._set_environ(self._base_environ())
+            running.callback(_forget_library_clients)
+            running.callback(self._clients.clear)
+            self._start_moto(running)
             _forget_library_clients()
-            self.provider_clock.install()
-            self.hook.__enter__()
-            self._item_limits.__enter__()
-            self._atomic_writes.__enter__()
-            self._function_logs.__enter__()
-            self._raw_put_bodies.__enter__()
-            self._presigned_checks.__enter__()
-            self.step_limits.__enter__()
+            for change in self.changes:
+                running.enter_context(change)
             self._create_resources()
             self.iam.start(self.template)
-        except BaseException:
-            self.stop()
-            raise
+            running.callback(self.iam.stop)
+            self._running = running.pop_all()
         self.timings["resources_s"] = time.monotonic() - started
 
     def stop(self, drain_timeout: float = 30.0) -> list[str]:
         """Let running invocations and executions finish, then stop moto and restore the environment.
 
         Returns what was still running after ``drain_timeout`` (abandoned)."""
-        abandoned: list[str] = []
-        try:
-            # Only a fully started cloud has every state machine to ask about.
-            if "resources_s" in self.timings and (self._mock is not None or self._server is not None):
-                abandoned = self._quiesce(drain_timeout)
-        finally:
-            self.iam.stop()
-            if self.hook.active:
-                self.hook.__exit__(None, None, None)
-            if self.provider_clock.installed:
-                self.provider_clock.uninstall()
-            self._atomic_writes.__exit__(None, None, None)
-            self._item_limits.__exit__(None, None, None)
-            self._function_logs.__exit__(None, None, None)
-            # Both wrap the moto server's entry point: the later one is undone first.
-            self._presigned_checks.__exit__(None, None, None)
-            self._raw_put_bodies.__exit__(None, None, None)
-            self.step_limits.__exit__(None, None, None)
-            if self._server is not None:
-                self._server.stop()
-                self._server = None
-            if self._mock is not None:
-                self._mock.stop()
-                self._mock = None
-            self._clients.clear()
-            _forget_library_clients()
-            self._restore_environ()
-        return abandoned
+        running, self._running = self._running, None
+        if running is None:
+            return []
+        with running:
+            return self._quiesce(drain_timeout)
 
-    def _start_moto(self) -> None:
+    def _start_moto(self, running: ExitStack) -> None:
         if self.mode == "in-process":
             from moto import mock_aws
 
-            self._mock = mock_aws(config=MOTO_CONFIG)  # type: ignore[call-overload]
-            self._mock.start()
+            running.enter_context(mock_aws(config=MOTO_CONFIG))  # type: ignore[call-overload]
             return
         from moto.moto_server import werkzeug_app
         from moto.server import ThreadedMotoServer
@@ -218,8 +204,9 @@ class LocalCloud:
         # moto's server answers every origin's cross-origin calls; AWS answers only what a bucket's CORS
         # rules allow, which moto's S3 applies once its global CORS is off (a module global: moto is pinned).
         werkzeug_app.DISABLE_GLOBAL_CORS = True  # type: ignore[attr-defined]
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port)
-        self._server.start()
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port)
+        server.start()
+        running.callback(server.stop)
         # moto's server keeps its resources in the process's backends, which outlive a stopped server: a
         # second local cloud in one process would find the first one's tables. It starts empty, as the
         # in-process mock does. Then the executing Step Functions backend is chosen, before any state
@@ -408,10 +395,10 @@ class LocalCloud:
     def _quiesce(self, timeout: float) -> list[str]:
         deadline = time.monotonic() + timeout
         while True:
-            if not self.hook.wait_idle(max(0.0, deadline - time.monotonic())):
+            if not self.hook.asynchronous.wait_idle(max(0.0, deadline - time.monotonic())):
                 return ["asynchronous Lambda invocations"]
             running = self.drain(max(0.0, deadline - time.monotonic()))
-            if running or not self.hook.busy:
+            if running or not self.hook.asynchronous.busy:
                 return running
 
     def drain(self, timeout: float = 30.0) -> list[str]:

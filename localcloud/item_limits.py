@@ -14,42 +14,26 @@ to update has exceeded the maximum allowed size".
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
-from types import TracebackType
+from collections.abc import Callable, Iterator
 from typing import Any
+
+from localcloud.patches import Patch, Patches
 
 # moto's bound for a put (moto.dynamodb.models.dynamo_type.LimitedSizeDict), so that every write meets
 # the same one; DynamoDB's own is 400 KiB, attribute names and values counted in UTF-8 bytes.
 MAX_ITEM_BYTES = 405_000
 
 
-class ItemSizeLimit:
+class ItemSizeLimit(Patches):
     """Context manager: while active, an update that makes an item too large fails and changes nothing.
 
     Enter it before :class:`localcloud.atomic_writes.AtomicItemWrites`, so that the check and the
     restore happen inside that lock, with no other write in between."""
 
-    def __init__(self) -> None:
-        self._original: Callable[..., Any] | None = None
-
-    def __enter__(self) -> ItemSizeLimit:
+    def declare(self) -> Iterator[Patch]:
         from moto.dynamodb.models import DynamoDBBackend
 
-        self._original = DynamoDBBackend.__dict__["update_item"]
-        DynamoDBBackend.update_item = _bounded(self._original)  # type: ignore[method-assign]
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        from moto.dynamodb.models import DynamoDBBackend
-
-        if self._original is not None:
-            DynamoDBBackend.update_item = self._original  # type: ignore[method-assign]
-            self._original = None
+        yield Patch(DynamoDBBackend, "update_item", _bounded(DynamoDBBackend.update_item))
 
 
 def _bounded(update_item: Callable[..., Any]) -> Callable[..., Any]:

@@ -14,10 +14,10 @@ tests/integration/test_object_bodies.py proves them through real HTTP PUTs to pr
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from types import TracebackType
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from localcloud.patches import Patch
 from localcloud.server_dispatch import Dispatch, DispatchHook
 
 _FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -32,19 +32,17 @@ def _is_form_put(environ: dict[str, Any]) -> bool:
 class RawPutBodies(DispatchHook):
     """Context manager: while active, moto stores the exact bytes of every PUT."""
 
-    def __enter__(self) -> RawPutBodies:
+    def declare(self) -> Iterator[Patch]:
         from moto.core.request import Request
 
-        if self.active:
-            return self
         # werkzeug's switch (a property: "is a Content-Type sent"), which moto's request inherits.
         parses_forms = getattr(Request, _FORM_SWITCH).fget
 
         def want_form_data_parsed(request: Any) -> bool:
             return request.method != "PUT" and bool(parses_forms(request))
 
-        setattr(Request, _FORM_SWITCH, property(want_form_data_parsed))
-        return super().__enter__()
+        yield Patch(Request, _FORM_SWITCH, property(want_form_data_parsed))
+        yield from super().declare()
 
     def wrap(self, dispatch: Dispatch) -> Dispatch:
         def route_without_reading_the_body(
@@ -61,16 +59,3 @@ class RawPutBodies(DispatchHook):
             return routed
 
         return route_without_reading_the_body
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        from moto.core.request import Request
-
-        if not self.active:
-            return
-        delattr(Request, _FORM_SWITCH)
-        super().__exit__(exc_type, exc, tb)

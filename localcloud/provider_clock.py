@@ -7,36 +7,37 @@ has been read ``polls_to_complete`` times, then ``Completed`` with its result, o
 message :meth:`ProviderClock.fail` gave it; one it was told to :meth:`~ProviderClock.hold` never ends
 (for timeout tests).
 
-The fakes replace moto methods (private, so moto is pinned) while installed; uninstalling puts them back.
+The fakes declare the moto methods they replace (private, so moto is pinned); entering the clock installs
+them, leaving puts them back (see patches.py).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import import_module
 from typing import Any, Literal, TypeVar
 
 from benchgen import vocabulary
 from benchgen.vocabulary import ProviderKind
+from localcloud.patches import Patch, Patches
 
 DEFAULT_POLLS_TO_COMPLETE = 2
 FAKES = "localcloud.providers"
 
-_Patch = tuple[Any, str, Any]
 T = TypeVar("T")
 
 
-class ProviderClock:
+class ProviderClock(Patches):
     """Advances moto's training jobs by the reads they get."""
 
     def __init__(self, polls_to_complete: int = DEFAULT_POLLS_TO_COMPLETE) -> None:
+        super().__init__()
         self.polls_to_complete = polls_to_complete
         self._failures: dict[str, str] = {}
         self._held: set[str] = set()
         self._reads: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._originals: list[_Patch] = []
         self._states: dict[str, Any] = {}
 
     # what tests and the demo ask of it
@@ -65,38 +66,12 @@ class ProviderClock:
         with self._lock:
             return self._reads.get(job_name, 0)
 
-    # installing
-
-    @property
-    def installed(self) -> bool:
-        return bool(self._originals)
-
-    def install(self) -> None:
-        """Install every provider kind's local fake."""
+    def declare(self) -> Iterator[Patch]:
+        """Every provider kind's local fake."""
         for kind in vocabulary.PROVIDER_KINDS:
-            import_module(f"{FAKES}.{ProviderKind(kind).module}").install(self)
-
-    def uninstall(self) -> None:
-        for owner, name, original in reversed(self._originals):
-            if original is _ABSENT:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, original)
-        self._originals.clear()
-
-    def __enter__(self) -> ProviderClock:
-        self.install()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.uninstall()
+            yield from import_module(f"{FAKES}.{ProviderKind(kind).module}").patches(self)
 
     # what the fakes ask of it
-
-    def patch(self, owner: Any, name: str, replacement: Callable[..., Any]) -> None:
-        """Replace ``owner.name`` with ``replacement`` until :meth:`uninstall`."""
-        self._originals.append((owner, name, owner.__dict__.get(name, _ABSENT)))
-        setattr(owner, name, replacement)
 
     def tick(self, job_name: str) -> Literal["Completed", "Failed"] | None:
         """Count one read of ``job_name``: "Completed" or "Failed" once it is due to end, else None."""
@@ -111,6 +86,3 @@ class ProviderClock:
         """The message the job named ``job_name`` fails with."""
         with self._lock:
             return self._failures[job_name]
-
-
-_ABSENT = object()

@@ -16,15 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from localcloud.lambda_hook import (
-    DEFAULT_MEMORY_MB,
-    DEFAULT_RETRY_ATTEMPTS,
-    DEFAULT_TIMEOUT_S,
-    AsyncConfig,
-    Handler,
-    LambdaHook,
-    QueueConsumer,
-)
+from localcloud.lambda_async import DEFAULT_RETRY_ATTEMPTS, AsyncConfig, QueueConsumer
+from localcloud.lambda_hook import LambdaHook
+from localcloud.lambda_runtime import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, Handler
 from localcloud.stack_template import (
     ACCOUNT_ID,
     SERVICE_NAME_VARIABLE,
@@ -337,7 +331,7 @@ class Provisioner:
         """Retries and dead-letter queues of failed asynchronous invocations, and the functions that
         consume queues, as the template configures them (the hook plays Lambda's part in both)."""
         tpl = self.template
-        self.hook.sqs = lambda: self.client("sqs")
+        self.hook.asynchronous.sqs = lambda: self.client("sqs")
         retries = {
             tpl.resolve_str(props["FunctionName"]): int(
                 props.get("MaximumRetryAttempts", DEFAULT_RETRY_ATTEMPTS)
@@ -349,7 +343,7 @@ class Provisioner:
             props = tpl.properties(lid)
             by_name[name] = props
             target = props.get("DeadLetterConfig", {}).get("TargetArn")
-            self.hook.async_configs[name] = AsyncConfig(
+            self.hook.asynchronous.configs[name] = AsyncConfig(
                 retry_attempts=retries.get(name, DEFAULT_RETRY_ATTEMPTS),
                 dead_letter_queue=self._queue_urls[tpl.resolve_str(target)] if target else None,
             )
@@ -360,7 +354,7 @@ class Provisioner:
                 continue
             function = tpl.resolve_str(props["FunctionName"])
             function_props = by_name.get(function, {})
-            self.hook.queue_consumers[self._queue_urls[source]] = QueueConsumer(
+            self.hook.asynchronous.queue_consumers[self._queue_urls[source]] = QueueConsumer(
                 function_name=function,
                 queue_arn=source,
                 batch_size=int(props.get("BatchSize", 10)),

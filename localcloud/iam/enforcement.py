@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from typing import Any, ClassVar
@@ -37,6 +37,7 @@ from localcloud.callers import Caller, current_caller, running_state_machine
 from localcloud.iam.actions import Request, Secret, Where, requests_for
 from localcloud.iam.roles import Role, Roles, template_roles
 from localcloud.iam.simulator import ALLOWED, EXPLICITLY_DENIED, PolicySimulator
+from localcloud.patches import Patch, Patches
 from localcloud.stack_template import ACCOUNT_ID, StackTemplate
 
 # S3 answers a refusal with its own code; the JSON and query services with AccessDeniedException.
@@ -75,7 +76,6 @@ class IamEnforcement:
     total_checked: ClassVar[int] = 0
     total_refused: ClassVar[int] = 0
     _active: ClassVar[IamEnforcement | None] = None
-    _originals: ClassVar[list[tuple[Any, str, Any]]] = []
 
     def __init__(self, client: Callable[[str], Any]) -> None:
         self._client = client
@@ -85,6 +85,7 @@ class IamEnforcement:
         self._count = threading.Lock()
         self._simulator: PolicySimulator | None = None
         self._where = Where(region="", account=ACCOUNT_ID, secret=self._secret)
+        self._checkpoints = _Checkpoints()
 
     @property
     def active(self) -> bool:
@@ -98,15 +99,13 @@ class IamEnforcement:
         self._simulator = PolicySimulator(
             [*self.roles.functions.values(), *self.roles.state_machines.values()], account=ACCOUNT_ID
         )
-        IamEnforcement._originals = _install()
+        self._checkpoints.__enter__()
         IamEnforcement._active = self
 
     def stop(self) -> None:
         if not self.active:
             return
-        for owner, name, original in reversed(IamEnforcement._originals):
-            setattr(owner, name, original)
-        IamEnforcement._originals = []
+        self._checkpoints.__exit__(None, None, None)
         IamEnforcement._active = None
         if self._simulator is not None:
             self._simulator.close()
@@ -164,27 +163,33 @@ class IamEnforcement:
         return Secret(str(described["ARN"]), tags)
 
 
-def _install() -> list[tuple[Any, str, Any]]:
-    import botocore.client
-    import botocore.signers
-    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+class _Checkpoints(Patches):
+    """Where calls are authorized, and where a caller is handed on to the threads it starts."""
 
-    originals: list[tuple[Any, str, Any]] = [
-        (botocore.client.BaseClient, "_make_api_call", botocore.client.BaseClient._make_api_call),
+    def declare(self) -> Iterator[Patch]:
+        import botocore.client
+        import botocore.signers
+        from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+
+        yield Patch.wrapping(botocore.client.BaseClient, "_make_api_call", _authorized_call)
         # Clients made from now on sign presigned URLs with this (botocore adds it to each client class).
-        (botocore.signers, "generate_presigned_url", botocore.signers.generate_presigned_url),
-        (threading.Thread, "start", threading.Thread.start),
-        (ThreadPoolExecutor, "submit", ThreadPoolExecutor.submit),
-        (ExecutionWorker, "_execution_logic", ExecutionWorker._execution_logic),
-    ]
-    make_api_call, presign, start, submit, execution_logic = (original for _, _, original in originals)
+        yield Patch.wrapping(botocore.signers, "generate_presigned_url", _authorized_presign)
+        yield Patch.wrapping(threading.Thread, "start", _start_as_caller)
+        yield Patch.wrapping(ThreadPoolExecutor, "submit", _submit_as_caller)
+        yield Patch.wrapping(ExecutionWorker, "_execution_logic", _execution_as_state_machine)
 
+
+def _authorized_call(make_api_call: Any) -> Any:
     def authorized_call(client: Any, operation: str, params: dict[str, Any]) -> Any:
         enforcement = IamEnforcement._active
         if enforcement is not None:
             enforcement.authorize(client, operation, params)
         return make_api_call(client, operation, params)
 
+    return authorized_call
+
+
+def _authorized_presign(presign: Any) -> Any:
     def authorized_presign(client: Any, *args: Any, **kwargs: Any) -> Any:
         # AWS authorizes a presigned URL when it is used, against the role that signed it; locally it is
         # checked when signed, against the signing caller's role: a URL its signer may not use is refused.
@@ -195,6 +200,10 @@ def _install() -> list[tuple[Any, str, Any]]:
             enforcement.authorize(client, client._PY_TO_OP_NAME[method], params)
         return presign(client, *args, **kwargs)
 
+    return authorized_presign
+
+
+def _start_as_caller(start: Any) -> Any:
     def start_as_caller(thread: threading.Thread) -> None:
         if current_caller() is not None:
             context = contextvars.copy_context()
@@ -203,24 +212,23 @@ def _install() -> list[tuple[Any, str, Any]]:
             thread.run = lambda: context.run(run)  # type: ignore[method-assign]
         start(thread)
 
+    return start_as_caller
+
+
+def _submit_as_caller(submit: Any) -> Any:
     def submit_as_caller(executor: ThreadPoolExecutor, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
         # A pool's threads outlive the task that started them: each task runs as the caller submitting it.
         if current_caller() is not None:
             return submit(executor, contextvars.copy_context().run, fn, *args, **kwargs)
         return submit(executor, fn, *args, **kwargs)
 
+    return submit_as_caller
+
+
+def _execution_as_state_machine(execution_logic: Any) -> Any:
     def execution_as_state_machine(worker: Any) -> Any:
         # The execution's thread was started by whoever started the execution: it runs as the machine.
         with running_state_machine(str(worker._evaluation_details.state_machine_details.arn)):
             return execution_logic(worker)
 
-    replacements = (
-        authorized_call,
-        authorized_presign,
-        start_as_caller,
-        submit_as_caller,
-        execution_as_state_machine,
-    )
-    for (owner, name, _), replacement in zip(originals, replacements, strict=True):
-        setattr(owner, name, replacement)
-    return originals
+    return execution_as_state_machine

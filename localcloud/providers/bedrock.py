@@ -12,14 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from localcloud.iam.actions import Params, Request, Requests, Where, passes_role
+from localcloud.patches import Patch
 from localcloud.provider_clock import ProviderClock
 from localcloud.providers import bedrock_batch
 
 
-def install(clock: ProviderClock) -> None:
+def patches(clock: ProviderClock) -> list[Patch]:
     from moto.bedrock import models as bedrock
-
-    bedrock_batch.install(bedrock_batch.jobs_of(clock), clock.patch)
 
     get_job = bedrock.BedrockBackend.get_model_customization_job
     job_view = bedrock.ModelCustomizationJob.to_dict
@@ -39,8 +38,11 @@ def install(clock: ProviderClock) -> None:
             view.pop("endTime", None)
         return view
 
-    clock.patch(bedrock.BedrockBackend, "get_model_customization_job", get_model_customization_job)
-    clock.patch(bedrock.ModelCustomizationJob, "to_dict", to_dict)
+    return [
+        *bedrock_batch.patches(bedrock_batch.jobs_of(clock)),
+        Patch(bedrock.BedrockBackend, "get_model_customization_job", get_model_customization_job),
+        Patch(bedrock.ModelCustomizationJob, "to_dict", to_dict),
+    ]
 
 
 def _advance(clock: ProviderClock, job: Any) -> None:

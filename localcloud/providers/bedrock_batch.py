@@ -29,9 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from localcloud.patches import Patch
+
 # What the example model server's ``completion`` is: a chat completions body in, status and answer out.
 Completion = Callable[[Any], tuple[int, dict[str, Any], dict[str, str]]]
-Patch = Callable[[Any, str, Callable[..., Any]], None]
 
 _REQUEST_FIELDS = frozenset(
     {
@@ -339,9 +340,9 @@ def jobs_of(clock: Any) -> ModelInvocationJobs:
     return jobs
 
 
-def install(jobs: ModelInvocationJobs, patch: Patch) -> None:
+def patches(jobs: ModelInvocationJobs) -> list[Patch]:
     """Answer CreateModelInvocationJob, GetModelInvocationJob and Converse on moto's Bedrock from
-    ``jobs``, through the provider clock's ``patch``."""
+    ``jobs``, while the provider clock is entered."""
     from moto.bedrock.responses import BedrockResponse
     from moto.bedrockruntime.responses import BedrockRuntimeResponse
 
@@ -378,8 +379,10 @@ def install(jobs: ModelInvocationJobs, patch: Patch) -> None:
             raise error
         return json.dumps({**output, "metrics": {"latencyMs": 0}})
 
-    patch(BedrockResponse, "create_model_invocation_job", create_model_invocation_job)
-    patch(BedrockResponse, "get_model_invocation_job", get_model_invocation_job)
-    # Bedrock's on-demand calls too (moto 5.2.5 raises NotImplementedError): a live run's reachability
-    # check and its on-demand cases reach the same simulated models as its batch jobs.
-    patch(BedrockRuntimeResponse, "converse", converse)
+    return [
+        Patch(BedrockResponse, "create_model_invocation_job", create_model_invocation_job),
+        Patch(BedrockResponse, "get_model_invocation_job", get_model_invocation_job),
+        # Bedrock's on-demand calls too (moto 5.2.5 raises NotImplementedError): a live run's reachability
+        # check and its on-demand cases reach the same simulated models as its batch jobs.
+        Patch(BedrockRuntimeResponse, "converse", converse),
+    ]

@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from localcloud.patches import Patch
 from localcloud.provider_clock import ProviderClock
 
 SIMULATED_TRAINING = "simulated fine-tune: nothing is trained; the result is the example server's tuned model"
@@ -166,6 +167,7 @@ def _error(message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "invalid_request_error"}}
 
 
-def install(clock: ProviderClock) -> None:
-    """Nothing to install: the service is reached at a base URL, not through moto, and its jobs move with
-    the reads :class:`FineTunes` gets."""
+def patches(clock: ProviderClock) -> list[Patch]:
+    """None: the service is reached at a base URL, not through moto, and its jobs move with the reads
+    :class:`FineTunes` gets."""
+    return []

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from localcloud.iam.actions import Params, Request, Requests, Where, passes_role
+from localcloud.patches import Patch
 from localcloud.provider_clock import ProviderClock
 
 # SageMaker's default limit for serverless customization jobs, which AWS reports as the job's
@@ -22,7 +23,7 @@ from localcloud.provider_clock import ProviderClock
 SERVERLESS_MAX_RUNTIME_S = 86_400
 
 
-def install(clock: ProviderClock) -> None:
+def patches(clock: ProviderClock) -> list[Patch]:
     from moto.core.responses import EmptyResult
     from moto.sagemaker import models as sagemaker
     from moto.sagemaker import responses as sagemaker_responses
@@ -76,10 +77,12 @@ def install(clock: ProviderClock) -> None:
             job.training_job_status, job.secondary_status = "Stopping", "Stopping"
         return EmptyResult()
 
-    clock.patch(sagemaker.SageMakerModelBackend, "create_training_job", create_training_job)
-    clock.patch(sagemaker.SageMakerModelBackend, "describe_training_job", describe_training_job)
-    clock.patch(sagemaker.FakeTrainingJob, "__init__", fake_training_job_init)
-    clock.patch(sagemaker_responses.SageMakerResponse, "stop_training_job", stop_training_job)
+    return [
+        Patch(sagemaker.SageMakerModelBackend, "create_training_job", create_training_job),
+        Patch(sagemaker.SageMakerModelBackend, "describe_training_job", describe_training_job),
+        Patch(sagemaker.FakeTrainingJob, "__init__", fake_training_job_init),
+        Patch(sagemaker_responses.SageMakerResponse, "stop_training_job", stop_training_job),
+    ]
 
 
 def _advance(clock: ProviderClock, job: Any, artifacts: dict[str, Any]) -> None:

@@ -41,7 +41,7 @@ def test_a_failing_asynchronous_invocation_is_retried_as_configured_then_dead_le
         )
         cloud.settle()
 
-        queue = cloud.hook.async_configs[name].dead_letter_queue
+        queue = cloud.hook.asynchronous.configs[name].dead_letter_queue
         assert queue is not None
         messages = cloud.client("sqs").receive_message(QueueUrl=queue, MessageAttributeNames=["All"])
         # (nothing consumes this queue: only the run steps' and registrations' are settled)

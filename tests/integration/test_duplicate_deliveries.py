@@ -169,7 +169,7 @@ def test_a_dead_letter_leaves_alone_a_run_another_delivery_is_at_work_on(
     queue = watch_events(cloud)
     held = Held(ingest, kill_first=True)
     monkeypatch.setattr(ingest_step, "ingest", held)
-    cloud.hook.retry_delays_s = (1.0, 1.0)
+    cloud.hook.asynchronous.retry_delays_s = (1.0, 1.0)
     ingests = Watched(cloud, "Ingest")
     letters = Watched(cloud, "DeadLetters")
     submission = example_submission("gsm8k-en")

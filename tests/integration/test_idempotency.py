@@ -13,7 +13,7 @@ from benchgen.aws import clients
 from benchgen.aws.wiring import adapters, for_each_upload
 from benchgen.ports.storage import UploadedObject
 from benchgen.settings import Settings
-from localcloud import lambda_hook
+from localcloud import lambda_runtime
 
 # powertools warns when an idempotent call finds no key; such a call must fail these tests instead.
 pytestmark = pytest.mark.filterwarnings("error:No idempotency key value found")
@@ -24,7 +24,7 @@ LOGGER = Logger(service="idempotency-test")
 
 def _context(function_name: str) -> LambdaContext:
     # The local cloud's context has every attribute the functions and powertools read.
-    return cast(LambdaContext, lambda_hook.LambdaContext(function_name))
+    return cast(LambdaContext, lambda_runtime.LambdaContext(function_name))
 
 
 def _notification(settings: Settings) -> dict[str, Any]:

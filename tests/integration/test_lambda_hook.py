@@ -16,7 +16,9 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from localcloud.cloud import MOTO_CONFIG
-from localcloud.lambda_hook import LambdaContext, LambdaHook
+from localcloud.lambda_hook import LambdaHook
+from localcloud.lambda_runtime import LambdaContext
+from localcloud.s3_notifications import S3Notifications
 
 REGION = "us-east-1"
 BUCKET = "hook-test-bucket"
@@ -254,7 +256,7 @@ def test_concurrent_uploads_with_metadata_each_notify_a_handler_that_sees_the_me
         seen[key] = s3.head_object(Bucket=BUCKET, Key=key)["Metadata"]
 
     uploads = 50
-    with LambdaHook({"metadata-fn": handler}) as hook:
+    with LambdaHook({"metadata-fn": handler}) as hook, S3Notifications():
         # when many objects with metadata are uploaded at the same time (as `aws s3 cp --metadata` does)
         with ThreadPoolExecutor(max_workers=10) as pool:
             list(
@@ -265,7 +267,7 @@ def test_concurrent_uploads_with_metadata_each_notify_a_handler_that_sees_the_me
                     range(uploads),
                 )
             )
-        assert hook.wait_idle(30)
+        assert hook.asynchronous.wait_idle(30)
 
     # then every handler ran after its object's metadata was stored
     assert seen == {f"run-{n}.zip": {"model": f"m{n}"} for n in range(uploads)}
@@ -275,10 +277,10 @@ def test_a_versioned_buckets_notification_names_the_object_version_it_announces(
     # given a versioned bucket notifying a function
     s3 = _notifying_bucket(_function("ingest-fn"), versioned=True)
     ingest = Recorder()
-    with LambdaHook({"ingest-fn": ingest}) as hook:
+    with LambdaHook({"ingest-fn": ingest}) as hook, S3Notifications():
         # when the same key is uploaded twice
         versions = [s3.put_object(Bucket=BUCKET, Key="k.zip", Body=b)["VersionId"] for b in (b"1", b"2")]
-        assert hook.wait_idle(10)
+        assert hook.asynchronous.wait_idle(10)
 
     # then each event carries the version it is about, as S3 sends it
     announced = sorted(event["Records"][0]["s3"]["object"]["versionId"] for event in ingest.events)
@@ -375,7 +377,7 @@ def test_an_asynchronous_request_over_1_mib_is_refused_with_413_and_never_delive
         with pytest.raises(ClientError) as refused:
             _invoke("takes-events", over, "Event")
         accepted = _invoke("takes-events", over[:-3] + b'"}', "Event")
-        assert hook.wait_idle(10)
+        assert hook.asynchronous.wait_idle(10)
 
     # Then the first is Lambda's 413 naming the Event limit, and only the second was delivered
     assert refused.value.response["Error"]["Code"] == "RequestEntityTooLargeException"

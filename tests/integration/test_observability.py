@@ -13,7 +13,7 @@ import pytest
 from benchgen.aws import clients
 from benchgen.settings import Settings
 from localcloud.cloud import LocalCloud
-from localcloud.lambda_hook import LambdaContext
+from localcloud.lambda_runtime import LambdaContext
 from localcloud.stack_template import StackTemplate, service_name
 
 

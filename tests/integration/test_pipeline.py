@@ -803,7 +803,7 @@ def test_a_score_step_killed_on_every_attempt_ends_the_run_failed_through_its_de
     upload_bundle(cloud, EXAMPLES / "gsm8k-en" / "bundle", tmp_path, "gsm8k-en")
     attempts = invocations(cloud, "Score")
     letters = invocations(cloud, "DeadLetters")
-    dead_letter_queue = cloud.hook.async_configs[function_name(cloud, "Score")].dead_letter_queue
+    dead_letter_queue = cloud.hook.asynchronous.configs[function_name(cloud, "Score")].dead_letter_queue
 
     # when a submission is uploaded
     started = time.monotonic()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from localcloud.patches import Patch
 from localcloud.provider_clock import ProviderClock
 
 INSTALLED: list[ProviderClock] = []
 
 
-def install(clock: ProviderClock) -> None:
+def patches(clock: ProviderClock) -> list[Patch]:
     """Nothing in moto stands for it; it notes that it was asked, for a test to see."""
     INSTALLED.append(clock)
+    return []

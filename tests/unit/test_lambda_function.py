@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 from benchgen.aws import handlers
 from benchgen.aws.handlers import LambdaFunction
 from benchgen.tasks import Failure
-from localcloud import lambda_hook
+from localcloud import lambda_runtime
 
 
 class ShardTask(BaseModel):
@@ -32,7 +32,7 @@ def wired(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _context(function_name: str) -> LambdaContext:
     # The local cloud's context has every attribute a handler and powertools read.
-    return cast(LambdaContext, lambda_hook.LambdaContext(function_name))
+    return cast(LambdaContext, lambda_runtime.LambdaContext(function_name))
 
 
 def _printed(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:

@@ -95,7 +95,7 @@ def test_every_kind_has_its_definition_adapter_and_local_fake(kind: str) -> None
     assert definition.kind == kind
     found = adapter(kind)
     assert callable(found.training_jobs) and callable(found.model)
-    assert callable(import_module(f"localcloud.providers.{ProviderKind(kind).module}").install)
+    assert callable(import_module(f"localcloud.providers.{ProviderKind(kind).module}").patches)
 
 
 def test_the_kinds_are_listed_in_the_order_of_the_list_of_kinds() -> None:
