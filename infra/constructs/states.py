@@ -1,7 +1,7 @@
 """The state-machine kit: what the seven state machines share, so each construct spells out only its states.
 
 A state machine (`logged_state_machine`), its Lambda tasks (`lambda_task`) and event tasks (`put_event`), the
-retries common to all (`retry`, `guard`), the states a caught failure passes through (`error_readers`,
+retries common to all (`Retry`, `guard`), the states a caught failure passes through (`error_readers`,
 `record_failure`) and the Distributed Map that says its tolerated failures (`StrictDistributedMap`).
 """
 
