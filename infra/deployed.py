@@ -18,7 +18,8 @@ from typing import Any
 
 from aws_cdk import CopyOptions, FileSystem
 
-from infra.constructs.functions import ASSET_EXCLUDE, FUNCTIONS_ROOT, SPECS
+from infra.constructs.catalog import SPECS
+from infra.constructs.functions import ASSET_EXCLUDE, FUNCTIONS_ROOT
 from infra.constructs.layer import PipTarget, pip_install_command, resolve, runtime_requirements
 from infra.references import render
 

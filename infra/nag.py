@@ -16,6 +16,28 @@ from constructs import IConstruct
 
 from benchgen.providers.definition import Grant
 from infra.constructs.api import Api
+from infra.constructs.catalog import (
+    ASSEMBLE_PREDICTIONS,
+    BUILD_ARTIFACT,
+    BUILD_PACKAGE,
+    BUILD_SHARD_ARTIFACT,
+    CHECK_EVALUATION,
+    COMPARE_EVALUATION,
+    DEPLOY_MODEL,
+    INFER_SHARD,
+    PLAN_INFERENCE,
+    POLL_BATCH,
+    PREPARE_CHECK,
+    PREPARE_GENERATE,
+    REDUCE_SCORES,
+    SCORE_SHARD,
+    START_EVALUATION,
+    SUBMIT_BATCH,
+    TRAINING_JOB,
+    UPLOAD_TRAINING,
+    VALIDATE_TRAINING,
+    FunctionSpec,
+)
 from infra.constructs.console import Console
 from infra.constructs.evaluation import EvaluationPipeline
 from infra.constructs.functions import (
@@ -87,12 +109,12 @@ LIVE_FUNCTION_VERSIONS_REASON = (
     "stays on that one function."
 )
 LIVE_RUN_FUNCTIONS = (
-    "DeployModelFunction",
-    "PlanInferenceFunction",
-    "InferShardFunction",
-    "AssemblePredictionsFunction",
-    "SubmitBatchFunction",
-    "PollBatchFunction",
+    DEPLOY_MODEL,
+    PLAN_INFERENCE,
+    INFER_SHARD,
+    ASSEMBLE_PREDICTIONS,
+    SUBMIT_BATCH,
+    POLL_BATCH,
 )
 BATCH_ROLE_REASON = (
     "Bedrock's batch inference role reads the records of live runs' jobs ({records}) and writes their "
@@ -112,7 +134,7 @@ TRAINING_FUNCTION_VERSIONS_REASON = (
     "LambdaInvoke also allows each training step function's qualified ARNs (versions, aliases); each grant "
     "stays on that one function."
 )
-TRAINING_FUNCTIONS = ("ValidateTrainingFunction", "UploadTrainingFunction", "TrainingJobFunction")
+TRAINING_FUNCTIONS = (VALIDATE_TRAINING, UPLOAD_TRAINING, TRAINING_JOB)
 NOTIFICATIONS_HANDLER_REASON = (
     "CDK's own deploy-time handler that writes the bucket's notification configuration; the basic "
     "execution policy only lets it write its own logs."
@@ -271,14 +293,16 @@ def _acknowledge_model_calls(policy: IConstruct) -> None:
     _acknowledge(policy, f"IAM5[Resource::{secrets}]", SECRETS_REASON)
 
 
+def _acknowledge_function_versions(policy: IConstruct, spec: FunctionSpec) -> None:
+    _acknowledge(
+        policy, f"IAM5[Resource::<{spec.logical_id}.Arn>:*]", FUNCTION_VERSIONS_REASON.format(name=spec.name)
+    )
+
+
 def _acknowledge_pipeline(pipeline: Pipeline) -> None:
     policy = pipeline.state_machine.role.node.find_child("DefaultPolicy")
     _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
-    _acknowledge(
-        policy,
-        "IAM5[Resource::<BuildArtifactFunction.Arn>:*]",
-        FUNCTION_VERSIONS_REASON.format(name="build_artifact"),
-    )
+    _acknowledge_function_versions(policy, BUILD_ARTIFACT)
 
 
 def _acknowledge_distributed_map(state_machine: sfn.StateMachine, logical_id: str, items_key: str) -> None:
@@ -301,36 +325,21 @@ def _acknowledge_sharded_scoring(sharded: ShardedScoring) -> None:
     _acknowledge_distributed_map(
         sharded.state_machine, "ShardedScoring", "predictions/<run_id>/shards/items.json"
     )
-    for name, logical_id in (
-        ("score_shard", "ScoreShardFunction"),
-        ("build_shard_artifact", "BuildShardArtifactFunction"),
-        ("reduce_scores", "ReduceScoresFunction"),
-    ):
-        _acknowledge(
-            policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", FUNCTION_VERSIONS_REASON.format(name=name)
-        )
+    for spec in (SCORE_SHARD, BUILD_SHARD_ARTIFACT, REDUCE_SCORES):
+        _acknowledge_function_versions(policy, spec)
 
 
 def _acknowledge_preparations(preparations: PreparationPipeline) -> None:
     policy = preparations.state_machine.role.node.find_child("DefaultPolicy")
     _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
-    for name, logical_id in (
-        ("prepare_generate", "PrepareGenerateFunction"),
-        ("prepare_check", "PrepareCheckFunction"),
-    ):
-        _acknowledge(
-            policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", FUNCTION_VERSIONS_REASON.format(name=name)
-        )
+    for spec in (PREPARE_GENERATE, PREPARE_CHECK):
+        _acknowledge_function_versions(policy, spec)
 
 
 def _acknowledge_package_pipeline(pipeline: PackagePipeline) -> None:
     policy = pipeline.state_machine.role.node.find_child("DefaultPolicy")
     _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
-    _acknowledge(
-        policy,
-        "IAM5[Resource::<BuildPackageFunction.Arn>:*]",
-        FUNCTION_VERSIONS_REASON.format(name="build_package"),
-    )
+    _acknowledge_function_versions(policy, BUILD_PACKAGE)
 
 
 def _acknowledge_inference(inference: InferencePipeline) -> None:
@@ -339,8 +348,8 @@ def _acknowledge_inference(inference: InferencePipeline) -> None:
     _acknowledge_distributed_map(
         inference.state_machine, "InferencePipeline", "runs/<run_id>/inference/items.json"
     )
-    for logical_id in LIVE_RUN_FUNCTIONS:
-        _acknowledge(policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", LIVE_FUNCTION_VERSIONS_REASON)
+    for spec in LIVE_RUN_FUNCTIONS:
+        _acknowledge(policy, f"IAM5[Resource::<{spec.logical_id}.Arn>:*]", LIVE_FUNCTION_VERSIONS_REASON)
     batch_policy = inference.bedrock_batch_role.node.find_child("DefaultPolicy")
     reason = BATCH_ROLE_REASON.format(records=BATCH_RECORDS_PATTERN, output=f"{BATCH_OUTPUT_PREFIX}*")
     for pattern in (BATCH_RECORDS_PATTERN, f"{BATCH_OUTPUT_PREFIX}*"):
@@ -350,21 +359,15 @@ def _acknowledge_inference(inference: InferencePipeline) -> None:
 def _acknowledge_training(training: TrainingPipeline) -> None:
     policy = training.state_machine.role.node.find_child("DefaultPolicy")
     _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
-    for logical_id in TRAINING_FUNCTIONS:
-        _acknowledge(policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", TRAINING_FUNCTION_VERSIONS_REASON)
+    for spec in TRAINING_FUNCTIONS:
+        _acknowledge(policy, f"IAM5[Resource::<{spec.logical_id}.Arn>:*]", TRAINING_FUNCTION_VERSIONS_REASON)
 
 
 def _acknowledge_evaluation(evaluation: EvaluationPipeline) -> None:
     policy = evaluation.state_machine.role.node.find_child("DefaultPolicy")
     _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
-    for name, logical_id in (
-        ("start_evaluation", "StartEvaluationFunction"),
-        ("check_evaluation", "CheckEvaluationFunction"),
-        ("compare_evaluation", "CompareEvaluationFunction"),
-    ):
-        _acknowledge(
-            policy, f"IAM5[Resource::<{logical_id}.Arn>:*]", FUNCTION_VERSIONS_REASON.format(name=name)
-        )
+    for spec in (START_EVALUATION, CHECK_EVALUATION, COMPARE_EVALUATION):
+        _acknowledge_function_versions(policy, spec)
 
 
 def _acknowledge_api(api: Api) -> None:

@@ -21,6 +21,7 @@ whole run is sized for ``MAX_RUN_CASES``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from infra.timeouts import INGEST_TIMEOUT_S, SCORE_TIMEOUT_S
@@ -66,77 +67,93 @@ class Sizing:
     ephemeral_storage_mib: int
 
 
+RunStepSizing = Callable[[int], Sizing]
+"""A run step's sizing at a deployed shard size (``benchgen:shardCases``)."""
+
+
 class SizingError(ValueError):
     """A step's need exceeds what Lambda allows: a smaller shard size (or run) is needed."""
 
 
-def _seconds(name: str, cases: int, s_per_case: float) -> int:
+def _seconds(step: str, cases: int, s_per_case: float, *, fixed: int | None = None) -> int:
+    """Seconds for ``cases`` at ``s_per_case``; a step that may run a custom program keeps its ``fixed``
+    timeout instead, as a bundle's execution_time_limit may take most of it (see infra/timeouts.py)."""
     needed = math.ceil(cases * s_per_case * LAMBDA_CPU_FACTOR * HEADROOM) + STEP_OVERHEAD_S
     if needed > LAMBDA_MAX_TIMEOUT_S:
         raise SizingError(
-            f"{name} needs about {needed} s for {cases} cases, more than Lambda's {LAMBDA_MAX_TIMEOUT_S} s; "
+            f"{step} needs about {needed} s for {cases} cases, more than Lambda's {LAMBDA_MAX_TIMEOUT_S} s; "
             f"deploy with a smaller -c {SHARD_CASES}"
         )
-    return _PROGRAM_STEP_TIMEOUTS.get(name, needed)
+    return needed if fixed is None else fixed
 
 
-def _disk(name: str, cases: int, bytes_per_case: float) -> int:
+def _disk(step: str, cases: int, bytes_per_case: float) -> int:
     needed = BUNDLE_MIB + math.ceil(cases * bytes_per_case * HEADROOM / 2**20)
     if needed > LAMBDA_MAX_EPHEMERAL_MIB:
         raise SizingError(
-            f"{name} needs about {needed} MiB of scratch disk for {cases} cases, more than Lambda's "
+            f"{step} needs about {needed} MiB of scratch disk for {cases} cases, more than Lambda's "
             f"{LAMBDA_MAX_EPHEMERAL_MIB} MiB; deploy with a smaller -c {SHARD_CASES}"
         )
     return max(LAMBDA_MIN_EPHEMERAL_MIB, needed)
 
 
-# Steps that may run a custom program keep their timeout: a bundle's execution_time_limit may take most of
-# it (see infra/timeouts.py).
-_PROGRAM_STEP_TIMEOUTS = {"ingest": INGEST_TIMEOUT_S, "score": SCORE_TIMEOUT_S}
+# Each run step's sizing when runs of more than ``shard_cases`` cases are sharded. A whole run (scoring,
+# the artifact) holds at most ``shard_cases`` cases of a shardable environment; registration, ingestion and
+# the merges see every case of a run of up to ``MAX_RUN_CASES``. The function each one sizes names it
+# (infra/constructs/catalog.py).
 
 
-def run_step_sizes(shard_cases: int = DEFAULT_SHARD_CASES) -> dict[str, Sizing]:
-    """Each run-step function's sizing when runs of more than ``shard_cases`` cases are sharded.
+def registration(shard_cases: int) -> Sizing:
+    return Sizing(ONE_VCPU_MB, _seconds("registration", MAX_RUN_CASES, SPLIT_S_PER_CASE), BUNDLE_MIB)
 
-    A whole run (score, build_artifact) holds at most ``shard_cases`` cases of a shardable environment;
-    registration, ingest and the merges see every case of a run of up to ``MAX_RUN_CASES``.
-    """
-    shard = shard_cases
-    whole = MAX_RUN_CASES
-    return {
-        "register_environment": Sizing(
-            ONE_VCPU_MB, _seconds("register_environment", whole, SPLIT_S_PER_CASE), BUNDLE_MIB
+
+def ingestion(shard_cases: int) -> Sizing:
+    return Sizing(
+        ONE_VCPU_MB,
+        _seconds("ingestion", MAX_RUN_CASES, INGEST_S_PER_CASE + SPLIT_S_PER_CASE, fixed=INGEST_TIMEOUT_S),
+        _disk("ingestion", MAX_RUN_CASES, 2 * SCORE_BYTES_PER_CASE),
+    )
+
+
+def scoring(shard_cases: int) -> Sizing:
+    return Sizing(
+        2048,
+        _seconds("scoring", shard_cases, SCORE_S_PER_CASE, fixed=SCORE_TIMEOUT_S),
+        _disk("scoring", shard_cases, SCORE_BYTES_PER_CASE),
+    )
+
+
+def shard_scoring(shard_cases: int) -> Sizing:
+    return Sizing(
+        ONE_VCPU_MB,
+        _seconds("scoring a shard", shard_cases, SCORE_PART_S_PER_CASE),
+        _disk("scoring a shard", shard_cases, SCORE_BYTES_PER_CASE),
+    )
+
+
+def shard_artifact(shard_cases: int) -> Sizing:
+    return Sizing(
+        ONE_VCPU_MB,
+        _seconds("a shard's artifact part", shard_cases, ARTIFACT_PART_S_PER_CASE),
+        _disk("a shard's artifact part", shard_cases, ARTIFACT_BYTES_PER_CASE),
+    )
+
+
+def score_merge(shard_cases: int) -> Sizing:
+    return Sizing(
+        ONE_VCPU_MB,
+        _seconds("merging the scores", MAX_RUN_CASES, MERGE_SCORES_S_PER_CASE),
+        _disk("merging the scores", MAX_RUN_CASES, SCORE_BYTES_PER_CASE),
+    )
+
+
+def artifact(shard_cases: int) -> Sizing:
+    """A whole run of up to one shard's cases, or the merge of a sharded run's parts."""
+    return Sizing(
+        ONE_VCPU_MB,
+        max(
+            _seconds("the artifact", shard_cases, ARTIFACT_S_PER_CASE),
+            _seconds("the artifact", MAX_RUN_CASES, MERGE_ARTIFACT_S_PER_CASE),
         ),
-        "ingest": Sizing(
-            ONE_VCPU_MB,
-            _seconds("ingest", whole, INGEST_S_PER_CASE + SPLIT_S_PER_CASE),
-            _disk("ingest", whole, 2 * SCORE_BYTES_PER_CASE),
-        ),
-        "score": Sizing(
-            2048, _seconds("score", shard, SCORE_S_PER_CASE), _disk("score", shard, SCORE_BYTES_PER_CASE)
-        ),
-        "score_shard": Sizing(
-            ONE_VCPU_MB,
-            _seconds("score_shard", shard, SCORE_PART_S_PER_CASE),
-            _disk("score_shard", shard, SCORE_BYTES_PER_CASE),
-        ),
-        "build_shard_artifact": Sizing(
-            ONE_VCPU_MB,
-            _seconds("build_shard_artifact", shard, ARTIFACT_PART_S_PER_CASE),
-            _disk("build_shard_artifact", shard, ARTIFACT_BYTES_PER_CASE),
-        ),
-        "reduce_scores": Sizing(
-            ONE_VCPU_MB,
-            _seconds("reduce_scores", whole, MERGE_SCORES_S_PER_CASE),
-            _disk("reduce_scores", whole, SCORE_BYTES_PER_CASE),
-        ),
-        # A whole run of up to one shard's cases, or the merge of a sharded run's parts.
-        "build_artifact": Sizing(
-            ONE_VCPU_MB,
-            max(
-                _seconds("build_artifact", shard, ARTIFACT_S_PER_CASE),
-                _seconds("build_artifact", whole, MERGE_ARTIFACT_S_PER_CASE),
-            ),
-            _disk("build_artifact", whole, ARTIFACT_BYTES_PER_CASE),
-        ),
-    }
+        _disk("the artifact", MAX_RUN_CASES, ARTIFACT_BYTES_PER_CASE),
+    )

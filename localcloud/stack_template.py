@@ -18,37 +18,6 @@ PARTITION = "aws"
 ACCOUNT_ID = "123456789012"
 URL_SUFFIX = "amazonaws.com"
 SERVICE_NAME_VARIABLE = "POWERTOOLS_SERVICE_NAME"
-# A function's resource metadata key naming the folder it runs, where that is not its service name.
-FOLDER_METADATA = "benchgen:folder"
-FUNCTION_FOLDERS = (
-    "register_environment",
-    "ingest",
-    "score",
-    "build_artifact",
-    "score_shard",
-    "build_shard_artifact",
-    "reduce_scores",
-    "build_package",
-    "dead_letters",
-    "api",
-    "sandbox",
-    "deploy_model",
-    "plan_inference",
-    "infer_shard",
-    "assemble_predictions",
-    "submit_batch",
-    "poll_batch",
-    "assemble_batch",
-    "prepare_generate",
-    "prepare_check",
-    "validate_training",
-    "upload_training",
-    "training_job",
-    "start_evaluation",
-    "check_evaluation",
-    "compare_evaluation",
-)
-
 _SUB_VARIABLE = re.compile(r"\$\{([^}]*)\}")
 
 
@@ -240,6 +209,9 @@ def _resource_path(resource_id: Any, resources: dict[str, dict[str, Any]]) -> st
 def service_name(function: dict[str, Any]) -> str | None:
     """The function folder (``functions/<name>``) a Lambda resource runs: the one its metadata names (each
     runtime's sandbox runs ``sandbox``), else its POWERTOOLS_SERVICE_NAME."""
+    # Here, not at the top: the builder and the catalog are CDK code, and importing CDK starts Node.js.
+    from infra.constructs.functions import FOLDER_METADATA
+
     folder = function.get("Metadata", {}).get(FOLDER_METADATA)
     if isinstance(folder, str):
         return folder
@@ -248,10 +220,18 @@ def service_name(function: dict[str, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def function_folders() -> tuple[str, ...]:
+    """The folders under functions/ that the catalog's functions run, in its order."""
+    from infra.constructs.catalog import SPECS
+
+    return tuple(dict.fromkeys(spec.folder for spec in SPECS))
+
+
 def lazy_handler(name: str) -> Callable[[Any, Any], Any]:
     """A callable that imports ``functions.<name>.handler`` on first use and calls its ``handler``."""
-    if name not in FUNCTION_FOLDERS:
-        raise ValueError(f"unknown function folder {name!r}; expected one of {', '.join(FUNCTION_FOLDERS)}")
+    folders = function_folders()
+    if name not in folders:
+        raise ValueError(f"unknown function folder {name!r}; expected one of {', '.join(folders)}")
 
     def invoke(event: Any, context: Any) -> Any:
         module = importlib.import_module(f"functions.{name}.handler")

@@ -18,9 +18,15 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from infra.constructs import error_readers, logged_state_machine, record_failure
-from infra.constructs.events import put_event
-from infra.constructs.pipeline import EVENTBRIDGE_TRANSIENT_ERRORS, LAMBDA_SERVICE_ERRORS, _guard
+from infra.constructs.states import (
+    EVENTBRIDGE_TRANSIENT_ERRORS,
+    error_readers,
+    guard,
+    lambda_task,
+    logged_state_machine,
+    put_event,
+    record_failure,
+)
 
 EVALUATION_COMPLETED = "EvaluationCompleted"
 EVALUATION_FAILED = "EvaluationFailed"
@@ -65,25 +71,17 @@ class EvaluationPipeline(Construct):
         emit_failed.next(failed)
         # Compare, which records the evaluation Completed, records its failure too; only while it is still
         # Running: an evaluation that left it is not announced as failed.
-        mark_failed = record_failure(self, "MarkEvaluationFailed", compare, "evaluation_id")
-        _guard(mark_failed, LAMBDA_SERVICE_ERRORS, failed, result_path="$.mark_failed_error")
+        mark_failed = record_failure(
+            self, "MarkEvaluationFailed", compare, "evaluation_id", unrecorded=failed
+        )
         mark_failed.next(emit_failed)
-        read_function_error, read_service_error = error_readers(self, "evaluation_id", mark_failed)
+        readers = error_readers(self, "evaluation_id", mark_failed)
 
         def step(
             name: str, function: lambda_.IFunction, payload: dict[str, object], result: str
-        ) -> tasks.LambdaInvoke:
-            task = tasks.LambdaInvoke(
-                self,
-                name,
-                lambda_function=function,
-                payload=sfn.TaskInput.from_object(payload),
-                payload_response_only=True,
-                retry_on_service_exceptions=False,
-                result_path=result,
-            )
-            task.add_catch(read_service_error, errors=[sfn.Errors.TIMEOUT], result_path="$.error")
-            _guard(task, LAMBDA_SERVICE_ERRORS, read_function_error)
+        ) -> sfn.TaskStateBase:
+            task = lambda_task(self, name, function, payload=payload, result_path=result)
+            readers.catch(task)
             return task
 
         start_step = step("Start", start, {"evaluation_id": evaluation_id}, "$.start")
@@ -110,7 +108,7 @@ class EvaluationPipeline(Construct):
             EVALUATION_COMPLETED,
             {"verdict": sfn.JsonPath.string_at(f"{_COMPARE}.verdict")},
         )
-        _guard(emit_completed, EVENTBRIDGE_TRANSIENT_ERRORS, read_service_error)
+        guard(emit_completed, EVENTBRIDGE_TRANSIENT_ERRORS, readers.service_error)
 
         finished = (
             sfn.Choice(self, "Finished?")

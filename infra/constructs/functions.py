@@ -1,11 +1,9 @@
-"""The Lambda functions, each built from one declarative spec with its own least-privilege role."""
+"""How a FunctionSpec of the catalog (infra/constructs/catalog.py) becomes CDK resources: the function, its
+own least-privilege role, its log group and its dead-letter queue."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any
 
 from aws_cdk import Aws, CfnResource, Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_dynamodb as dynamodb
@@ -19,52 +17,31 @@ from aws_cdk import aws_s3_notifications as s3n
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from benchgen.bundle.runtime import MINIMAL, RUNTIMES
-from benchgen.outputs import RunOutput
+from benchgen.bundle.runtime import MINIMAL
 from benchgen.providers.definition import Grant
 from benchgen.providers.registry import providers
 from benchgen.settings import METRICS_NAMESPACE
-from benchgen.steps.keys import (
-    ARTIFACT_PART,
-    BATCH_MANIFEST,
-    BUNDLE,
-    CASE_SCOPE,
-    CASE_SHARDS,
-    GENERATED_SUBMISSION,
-    PARTS,
-    RUN_SHARDS,
-    SCORE_PART,
-)
-from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from infra.constructs import set_logical_id
+from infra.constructs.catalog import SPECS, DataTable, FunctionSpec, TableAccess
 from infra.constructs.layer import ARCHITECTURE, REPO_ROOT, RUNTIME
 from infra.constructs.sandbox_image import sandbox_image_code
 from infra.constructs.storage import (
-    BATCH_OUTPUT_PREFIX,
     CONNECTIONS_INDEXES,
     DATASETS_INDEXES,
     ENVIRONMENTS_PREFIX,
     EVALUATIONS_INDEXES,
-    EVALUATIONS_PREFIX,
     PACKAGES_INDEXES,
-    PACKAGES_PREFIX,
-    PREDICTIONS_PREFIX,
     PREPARATIONS_INDEXES,
-    PREPARATIONS_PREFIX,
     RUNS_INDEXES,
-    RUNS_PREFIX,
-    SANDBOX_PREFIX,
-    SUBMISSIONS_PREFIX,
-    TRAINING_PREFIX,
     TRAINING_RUNS_INDEXES,
     StoredData,
 )
-from infra.sizing import Sizing, run_step_sizes
 from infra.timeouts import MAX_PROGRAM_SECONDS
-from localcloud.stack_template import FOLDER_METADATA
 
+# A function's resource metadata key naming the folder it runs, where that is not its service name: the
+# local cloud runs each function's handler in-process from that folder.
+FOLDER_METADATA = "benchgen:folder"
 FUNCTIONS_ROOT = REPO_ROOT / "functions"
-SANDBOX_FOLDER = "sandbox"
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 # What a function's code asset leaves out of its functions/<name> folder.
 ASSET_EXCLUDE = ("__pycache__", "*.pyc", "tests")
@@ -89,29 +66,12 @@ IDEMPOTENCY_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateI
 CREATE_DELETE_ACTIONS = ("dynamodb:PutItem", "dynamodb:DeleteItem")
 
 
-class TableAccess(Enum):
-    READ = "read"
-    READ_WRITE = "read_write"
-    READ_CREATE_DELETE = "read_create_delete"
-
-
 # What each access level adds to reading.
 _TABLE_ACTIONS: dict[TableAccess, tuple[str, ...]] = {
     TableAccess.READ: (),
     TableAccess.READ_WRITE: WRITE_ACTIONS,
     TableAccess.READ_CREATE_DELETE: CREATE_DELETE_ACTIONS,
 }
-
-
-class DataTable(Enum):
-    CONNECTIONS = "connections"
-    ENVIRONMENTS = "environments"
-    RUNS = "runs"
-    DATASETS = "datasets"
-    PREPARATIONS = "preparations"
-    PACKAGES = "packages"
-    TRAINING_RUNS = "training_runs"
-    EVALUATIONS = "evaluations"
 
 
 # A Query on a global secondary index is authorized on the index ARN: name each index, no wildcard.
@@ -124,447 +84,6 @@ TABLE_INDEXES: dict[DataTable, tuple[str, ...]] = {
     DataTable.TRAINING_RUNS: tuple(TRAINING_RUNS_INDEXES),
     DataTable.EVALUATIONS: tuple(EVALUATIONS_INDEXES),
 }
-
-
-@dataclass(frozen=True)
-class Trigger:
-    """An S3 ObjectCreated notification on the data bucket."""
-
-    prefix: str
-    suffix: str | None = None
-
-
-@dataclass(frozen=True)
-class FunctionSpec:
-    name: str
-    logical_id: str
-    description: str
-    memory_mb: int
-    timeout: Duration
-    ephemeral_storage_mib: int = 512
-    reserved_concurrency: int | None = None
-    trigger: Trigger | None = None
-    # Key prefixes ("runs/"), or key patterns for a narrower grant ("runs/*/scoring_output.zip").
-    reads: tuple[str, ...] = ()
-    writes: tuple[str, ...] = ()
-    tables: Mapping[DataTable, TableAccess] = field(default_factory=dict)
-    idempotent: bool = False
-    puts_events: bool = False
-    # Hands untrusted programs to the sandbox function (and passes their files through SANDBOX_PREFIX).
-    runs_programs: bool = False
-    # The functions whose dead-letter queues this one consumes (an SQS event source each). It is invoked
-    # synchronously by Lambda's poller, so it has no dead-letter queue of its own: a message it cannot
-    # handle stays in the queue it came from.
-    drains: tuple[str, ...] = ()
-    # The sandbox itself: no resource names in its environment, no grants at all (not even its logs: the
-    # synchronous caller receives its errors), no tracing, no dead-letter queue (it is never invoked
-    # asynchronously). One per runtime, each an image holding that runtime's environment.
-    sandbox: bool = False
-    runtime: str | None = None
-    # The folder under functions/ whose handler it runs, when not its name (every sandbox runs "sandbox").
-    code_folder: str | None = None
-
-    @property
-    def folder(self) -> str:
-        return self.code_folder or self.name
-
-    # Calls live models (each provider kind's IAM needs for it) and reads their connections' API keys.
-    calls_models: bool = False
-    # Starts, reads and stops provider training jobs (each kind's IAM needs for it, and passing the
-    # connection's role to the providers that assume it).
-    trains_models: bool = False
-    # Reads the API keys of connections tagged for BenchGen (for a provider's own file upload).
-    reads_provider_keys: bool = False
-    # Submits and reads live runs' provider batch jobs (each kind's IAM needs for it, and passing the
-    # stack's Bedrock batch role to Bedrock).
-    runs_batches: bool = False
-
-
-def sandbox_specs() -> tuple[FunctionSpec, ...]:
-    """A sandbox function per runtime: ``sandbox`` (SandboxFunction) for the minimal runtime, as before
-    runtimes, and ``sandbox_<runtime>`` for each other."""
-    return tuple(
-        FunctionSpec(
-            name=SANDBOX_FOLDER if runtime is MINIMAL else f"{SANDBOX_FOLDER}_{runtime.name}",
-            logical_id="SandboxFunction" if runtime is MINIMAL else f"Sandbox{runtime.name.title()}Function",
-            description=f"Runs one untrusted program in the {runtime.name} runtime; reaches no data",
-            memory_mb=2048,
-            timeout=Duration.minutes(15),
-            ephemeral_storage_mib=4096,
-            sandbox=True,
-            runtime=runtime.name,
-            code_folder=SANDBOX_FOLDER,
-        )
-        for runtime in RUNTIMES.values()
-    )
-
-
-# A run restricted to chosen cases names their list here: each step that opens its environment reads it.
-SCOPE_PATTERN = f"{RUNS_PREFIX}*/{CASE_SCOPE}"
-# A sharded run's inputs (ingest writes them beside the prediction output) and its shards' parts.
-SHARD_INPUTS_PATTERN = f"{PREDICTIONS_PREFIX}*/{RUN_SHARDS}*"
-SCORE_PARTS_PATTERN = f"{RUNS_PREFIX}*/{PARTS}{SCORE_PART}/*"
-ARTIFACT_PARTS_PATTERN = f"{RUNS_PREFIX}*/{PARTS}{ARTIFACT_PART}/*"
-# A live run's generated submission, which its assembling step looks for before uploading it (a retried
-# step does not start ingest twice). Without a read of it S3 answers that look with 403, not 404.
-GENERATED_SUBMISSION_PATTERN = f"{SUBMISSIONS_PREFIX}*/{GENERATED_SUBMISSION}"
-# Environment bundles, which the API looks for before handing out an upload URL (an upload not registered
-# yet is the same version in flight): S3 answers that look with 403 without a read.
-BUNDLE_PATTERN = f"{ENVIRONMENTS_PREFIX}*/{BUNDLE}"
-
-
-def sized(sizing: Sizing) -> dict[str, Any]:
-    """A FunctionSpec's memory, timeout and scratch disk from ``infra.sizing``."""
-    return {
-        "memory_mb": sizing.memory_mb,
-        "timeout": Duration.seconds(sizing.timeout_s),
-        "ephemeral_storage_mib": sizing.ephemeral_storage_mib,
-    }
-
-
-# At the default shard size; the pipelines stack applies the deployed one (see PipelinesStack._specs).
-_SIZES = run_step_sizes()
-
-SPECS: tuple[FunctionSpec, ...] = (
-    *sandbox_specs(),
-    FunctionSpec(
-        name="register_environment",
-        logical_id="RegisterEnvironmentFunction",
-        description="Validates an uploaded environment bundle and records the environment version",
-        **sized(_SIZES["register_environment"]),
-        trigger=Trigger(ENVIRONMENTS_PREFIX, ".zip"),
-        reads=(ENVIRONMENTS_PREFIX,),
-        # the cases of each task that runs may score in shards, cut into shard files
-        writes=(CASE_SHARDS,),
-        tables={DataTable.ENVIRONMENTS: TableAccess.READ_WRITE},
-        idempotent=True,
-    ),
-    FunctionSpec(
-        name="ingest",
-        logical_id="IngestFunction",
-        description=f"Turns a submission into {RunOutput.PREDICTION_OUTPUT.file_name} for the scoring step",
-        **sized(_SIZES["ingest"]),
-        trigger=Trigger(SUBMISSIONS_PREFIX),
-        reads=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX, SCOPE_PATTERN),
-        writes=(PREDICTIONS_PREFIX, SANDBOX_PREFIX),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
-        idempotent=True,
-        runs_programs=True,
-    ),
-    FunctionSpec(
-        name="score",
-        logical_id="ScoreFunction",
-        description="Runs the scoring program, records the run and starts the artifact pipeline",
-        **sized(_SIZES["score"]),
-        trigger=Trigger(PREDICTIONS_PREFIX, RunOutput.PREDICTION_OUTPUT.file_name),
-        reads=(PREDICTIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX, SCOPE_PATTERN),
-        writes=(RUNS_PREFIX, SANDBOX_PREFIX),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
-        idempotent=True,
-        puts_events=True,
-        runs_programs=True,
-    ),
-    FunctionSpec(
-        name="build_artifact",
-        logical_id="BuildArtifactFunction",
-        description="Builds the finetune artifact of a scored run and saves its dataset",
-        **sized(_SIZES["build_artifact"]),
-        reads=(RUNS_PREFIX, ENVIRONMENTS_PREFIX),
-        writes=(RUNS_PREFIX,),
-        tables={
-            DataTable.RUNS: TableAccess.READ_WRITE,
-            DataTable.ENVIRONMENTS: TableAccess.READ,
-            DataTable.DATASETS: TableAccess.READ_WRITE,
-        },
-        idempotent=True,
-    ),
-    # The ShardedScoring state machine's steps. Each reads the registered bundle and its own inputs, and
-    # writes only its parts (or, for the reduce step, the run's files); each fails the run it works on.
-    FunctionSpec(
-        name="score_shard",
-        logical_id="ScoreShardFunction",
-        description="Judges one shard of a sharded run and uploads its score part",
-        **sized(_SIZES["score_shard"]),
-        reads=(ENVIRONMENTS_PREFIX, CASE_SHARDS, SHARD_INPUTS_PATTERN),
-        writes=(SCORE_PARTS_PATTERN, f"{RUNS_PREFIX}*/{RunOutput.FAILURE_LOG.file_name}"),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
-        puts_events=True,
-    ),
-    FunctionSpec(
-        name="build_shard_artifact",
-        logical_id="BuildShardArtifactFunction",
-        description="Collects the finetune examples of one shard of a sharded run",
-        **sized(_SIZES["build_shard_artifact"]),
-        reads=(ENVIRONMENTS_PREFIX, CASE_SHARDS, SCORE_PARTS_PATTERN),
-        writes=(ARTIFACT_PARTS_PATTERN, f"{RUNS_PREFIX}*/{RunOutput.FAILURE_LOG.file_name}"),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
-        puts_events=True,
-    ),
-    FunctionSpec(
-        name="reduce_scores",
-        logical_id="ReduceScoresFunction",
-        description="Merges a sharded run's scores, records the run and starts the artifact pipeline",
-        **sized(_SIZES["reduce_scores"]),
-        reads=(ENVIRONMENTS_PREFIX, SCORE_PARTS_PATTERN),
-        writes=(RUNS_PREFIX,),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
-        puts_events=True,
-    ),
-    FunctionSpec(
-        name="build_package",
-        logical_id="BuildPackageFunction",
-        description="Builds one export package of a preparation and records it",
-        memory_mb=2048,
-        # A package streams over every example of its preparation, and checks each training row against
-        # the held-out cases: a large preparation takes minutes, so it gets Lambda's longest timeout.
-        timeout=Duration.minutes(15),
-        ephemeral_storage_mib=4096,
-        # Of a preparation, only the examples and the held-out list, and the registered bundle (at its
-        # validated version) for the held-out cases' questions the contamination report compares; the
-        # package pipeline hands it the preparation's description, so of the tables it writes only the
-        # package it records.
-        reads=(
-            ENVIRONMENTS_PREFIX,
-            f"{PREPARATIONS_PREFIX}*/{EXAMPLES_NAME}",
-            f"{PREPARATIONS_PREFIX}*/{HELD_OUT_NAME}",
-        ),
-        writes=(PACKAGES_PREFIX,),
-        tables={DataTable.PACKAGES: TableAccess.READ_WRITE},
-    ),
-    FunctionSpec(
-        name="dead_letters",
-        logical_id="DeadLettersFunction",
-        description="Fails the run or rejects the bundle whose event failed every delivery",
-        memory_mb=256,
-        timeout=Duration.seconds(60),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ_WRITE},
-        puts_events=True,
-        drains=("register_environment", "ingest", "score"),
-    ),
-    FunctionSpec(
-        name="api",
-        logical_id="ApiFunction",
-        description="The REST API behind API Gateway",
-        memory_mb=512,
-        # API Gateway gives up after 29 seconds; a longer timeout would only hide a stuck request.
-        timeout=Duration.seconds(29),
-        # Presigned GET urls for the run's files (submission, prediction output, runs/...) and for packages;
-        # presigned PUT urls are signed with this role, so it needs PutObject on the two upload prefixes.
-        # An evaluation's report is read (its JSON) and handed out (its HTML) from evaluations/. Bundles are
-        # only looked for (BUNDLE_PATTERN).
-        reads=(
-            SUBMISSIONS_PREFIX,
-            PREDICTIONS_PREFIX,
-            RUNS_PREFIX,
-            PREPARATIONS_PREFIX,
-            PACKAGES_PREFIX,
-            EVALUATIONS_PREFIX,
-            BUNDLE_PATTERN,
-        ),
-        writes=(SUBMISSIONS_PREFIX, ENVIRONMENTS_PREFIX),
-        tables={
-            DataTable.CONNECTIONS: TableAccess.READ_CREATE_DELETE,
-            DataTable.RUNS: TableAccess.READ_WRITE,
-            DataTable.DATASETS: TableAccess.READ_WRITE,
-            DataTable.ENVIRONMENTS: TableAccess.READ_WRITE,
-            DataTable.PREPARATIONS: TableAccess.READ_WRITE,
-            DataTable.PACKAGES: TableAccess.READ_WRITE,
-            DataTable.TRAINING_RUNS: TableAccess.READ_WRITE,
-            DataTable.EVALUATIONS: TableAccess.READ_WRITE,
-        },
-        # POST /runs with an Idempotency-Key answers a retry with the run the first request created.
-        idempotent=True,
-        # A manual dataset save announces DatasetSaved, as the pipeline does for an automatic one.
-        puts_events=True,
-    ),
-    FunctionSpec(
-        name="deploy_model",
-        logical_id="DeployModelFunction",
-        description="Marks a live run Deploying and waits until its model answers",
-        memory_mb=256,
-        timeout=Duration.minutes(5),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE},
-        calls_models=True,
-    ),
-    FunctionSpec(
-        name="plan_inference",
-        logical_id="PlanInferenceFunction",
-        description="Cuts a live run's cases into shards for the inference Map",
-        memory_mb=1024,
-        timeout=Duration.minutes(5),
-        ephemeral_storage_mib=2048,
-        reads=(ENVIRONMENTS_PREFIX, SCOPE_PATTERN),
-        writes=(RUNS_PREFIX,),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
-    ),
-    FunctionSpec(
-        name="infer_shard",
-        logical_id="InferShardFunction",
-        description="Asks a live model every case of one shard, with retries",
-        memory_mb=512,
-        timeout=Duration.minutes(15),
-        reads=(RUNS_PREFIX,),
-        writes=(RUNS_PREFIX,),
-        tables={DataTable.RUNS: TableAccess.READ},
-        calls_models=True,
-    ),
-    FunctionSpec(
-        name="assemble_predictions",
-        logical_id="AssemblePredictionsFunction",
-        description="Writes a live run's inference log and its generated submission",
-        memory_mb=1024,
-        timeout=Duration.minutes(5),
-        ephemeral_storage_mib=2048,
-        reads=(RUNS_PREFIX, GENERATED_SUBMISSION_PATTERN),
-        writes=(RUNS_PREFIX, SUBMISSIONS_PREFIX),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE},
-    ),
-    # The batch branch of a live run. Submit streams the case shards into job files on disk (a job holds
-    # at most 1 GB of records, Bedrock's input file limit) and hands each to its provider; Poll copies out a
-    # finished job's output that the provider keeps (at most the 200 MB of an OpenAI-style batch's input,
-    # and its answers); the manifest that lands last assembles the run, reading one job's records at once.
-    FunctionSpec(
-        name="submit_batch",
-        logical_id="SubmitBatchFunction",
-        description="Cuts a live run's cases into its provider's batch jobs and submits them",
-        memory_mb=1024,
-        timeout=Duration.minutes(15),
-        ephemeral_storage_mib=4096,
-        reads=(RUNS_PREFIX,),
-        writes=(RUNS_PREFIX,),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE},
-        runs_batches=True,
-        reads_provider_keys=True,
-    ),
-    FunctionSpec(
-        name="poll_batch",
-        logical_id="PollBatchFunction",
-        description="Looks at a live run's batch jobs and copies out the output a provider keeps",
-        memory_mb=512,
-        timeout=Duration.minutes(15),
-        ephemeral_storage_mib=4096,
-        reads=(BATCH_OUTPUT_PREFIX,),
-        writes=(BATCH_OUTPUT_PREFIX,),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE},
-        runs_batches=True,
-        reads_provider_keys=True,
-    ),
-    FunctionSpec(
-        name="assemble_batch",
-        logical_id="AssembleBatchFunction",
-        description="Writes a batch live run's answers and generated submission once its jobs' output landed",
-        memory_mb=2048,
-        timeout=Duration.minutes(15),
-        ephemeral_storage_mib=4096,
-        trigger=Trigger(BATCH_OUTPUT_PREFIX, BATCH_MANIFEST),
-        reads=(BATCH_OUTPUT_PREFIX, RUNS_PREFIX, GENERATED_SUBMISSION_PATTERN),
-        writes=(RUNS_PREFIX, SUBMISSIONS_PREFIX),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE},
-        idempotent=True,
-    ),
-    # Sized for a preparation over 100k judged cases (bench/preparation_bench.py: 35 s and a peak RSS of
-    # 52 MB at 100,000 cases on two shared cores, flat from 10,000). Generation runs on one core, so it gets
-    # 1769 MB, where Lambda gives a whole vCPU; more would buy nothing. Up to 20 runs read 20 times the
-    # verdicts: 10 minutes leaves that room. Disk holds the most: the bundle (up to 2 GiB unpacked, the
-    # registration limit), every run's scoring_output.zip (about 100 bytes a case: 10 MB a run), and
-    # examples.jsonl beside its SQLite scratch (0.8 KB a row for gsm8k-en; at 2 KB for longer texts,
-    # 100k cases x 5 variants is 1 GB, twice over while the scratch is read out in order).
-    FunctionSpec(
-        name="prepare_generate",
-        logical_id="PrepareGenerateFunction",
-        description="Generates a preparation's examples and held-out cases from judged runs",
-        memory_mb=1769,
-        timeout=Duration.minutes(10),
-        ephemeral_storage_mib=10240,
-        # the registered bundle (at its validated version) and each run's verdicts, nothing else of a run
-        reads=(ENVIRONMENTS_PREFIX, f"{RUNS_PREFIX}*/{RunOutput.SCORING_OUTPUT.file_name}"),
-        writes=(PREPARATIONS_PREFIX,),
-    ),
-    # Reads examples.jsonl and held_out.jsonl as streams (counts and the held-out hashes stay in memory,
-    # about 10k of them for 100k cases), so it needs no disk beyond the default. The same bench times the
-    # check at 13 s for 100,000 cases; at 1024 MB (about half a vCPU) 5 minutes leaves room for 20 runs.
-    FunctionSpec(
-        name="prepare_check",
-        logical_id="PrepareCheckFunction",
-        description="Writes a preparation's coverage, checks no held-out case reached training, records it",
-        memory_mb=1024,
-        timeout=Duration.minutes(5),
-        reads=(PREPARATIONS_PREFIX,),
-        writes=(PREPARATIONS_PREFIX,),
-        tables={DataTable.PREPARATIONS: TableAccess.READ_WRITE},
-    ),
-    # The training pipeline's tasks. Each reads the training run and writes it only through conditional
-    # transitions; only the two that reach a provider may read provider keys.
-    FunctionSpec(
-        name="validate_training",
-        logical_id="ValidateTrainingFunction",
-        description="Checks a training run against its connection's profile before anything is sent",
-        memory_mb=256,
-        timeout=Duration.seconds(60),
-        tables={
-            DataTable.TRAINING_RUNS: TableAccess.READ,
-            DataTable.CONNECTIONS: TableAccess.READ,
-            DataTable.PACKAGES: TableAccess.READ,
-        },
-    ),
-    # A package zip holds at most the profile's row limit (20,000 rows for Bedrock, a few tens of MB): it
-    # is read whole, checked row by row, and only its train and validation files are sent on.
-    FunctionSpec(
-        name="upload_training",
-        logical_id="UploadTrainingFunction",
-        description="Sends a training run's train and validation files once none carries a held-out case",
-        memory_mb=1024,
-        timeout=Duration.minutes(10),
-        ephemeral_storage_mib=2048,
-        reads=(PACKAGES_PREFIX,),
-        writes=(TRAINING_PREFIX,),
-        tables={DataTable.TRAINING_RUNS: TableAccess.READ, DataTable.CONNECTIONS: TableAccess.READ},
-        reads_provider_keys=True,
-    ),
-    FunctionSpec(
-        name="training_job",
-        logical_id="TrainingJobFunction",
-        description="Starts, polls, times out or fails a training run's provider job and records it",
-        memory_mb=256,
-        timeout=Duration.minutes(2),
-        tables={DataTable.TRAINING_RUNS: TableAccess.READ_WRITE, DataTable.CONNECTIONS: TableAccess.READ},
-        trains_models=True,
-        reads_provider_keys=True,
-    ),
-    # The evaluation pipeline's steps. Start reads the package (its held-out list), writes each new run's
-    # case scope, records the runs and starts their InferencePipelines (granted by the stack).
-    FunctionSpec(
-        name="start_evaluation",
-        logical_id="StartEvaluationFunction",
-        description="Creates or reuses an evaluation's two live runs on the held-out cases and starts them",
-        memory_mb=512,
-        timeout=Duration.minutes(2),
-        reads=(PACKAGES_PREFIX,),
-        writes=(SCOPE_PATTERN,),
-        tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.EVALUATIONS: TableAccess.READ_WRITE},
-    ),
-    FunctionSpec(
-        name="check_evaluation",
-        logical_id="CheckEvaluationFunction",
-        description="Tells whether both of an evaluation's runs are finished",
-        memory_mb=256,
-        timeout=Duration.seconds(30),
-        tables={DataTable.RUNS: TableAccess.READ, DataTable.EVALUATIONS: TableAccess.READ},
-    ),
-    # Reads the package and both runs' verdicts; writes the report and records the evaluation Completed
-    # (or, sent the pipeline's caught failure, Failed).
-    FunctionSpec(
-        name="compare_evaluation",
-        logical_id="CompareEvaluationFunction",
-        description="Compares an evaluation's two runs on the held-out cases, writes its report, records it",
-        memory_mb=1024,
-        timeout=Duration.minutes(5),
-        ephemeral_storage_mib=2048,
-        reads=(PACKAGES_PREFIX, f"{RUNS_PREFIX}*/{RunOutput.SCORING_OUTPUT.file_name}"),
-        writes=(EVALUATIONS_PREFIX,),
-        tables={DataTable.RUNS: TableAccess.READ, DataTable.EVALUATIONS: TableAccess.READ_WRITE},
-    ),
-)
 
 
 def model_call_grants() -> list[Grant]:

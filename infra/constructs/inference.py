@@ -16,20 +16,22 @@ execution has a history of its own, and the state only ever carries counts and a
 
 from __future__ import annotations
 
-from typing import Any
-
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from benchgen.vocabulary import InferenceMode
-from infra.constructs import error_readers, logged_state_machine, record_failure, set_logical_id
-from infra.constructs.pipeline import LAMBDA_SERVICE_ERRORS
-from infra.constructs.sharded_scoring import StrictDistributedMap
+from infra.constructs import set_logical_id
+from infra.constructs.states import (
+    StrictDistributedMap,
+    error_readers,
+    lambda_task,
+    logged_state_machine,
+    record_failure,
+)
 from infra.constructs.storage import BATCH_OUTPUT_PREFIX, RUNS_PREFIX
 
 # `cdk deploy -c benchgen:inferenceShardSize=50`: the most cases one shard asks (Plan cuts smaller shards
@@ -41,8 +43,6 @@ DEFAULT_SHARD_SIZE = 100
 BEDROCK_SERVICE = "bedrock.amazonaws.com"
 # The records of a live run's batch jobs (benchgen.steps.keys.batch_input_key).
 BATCH_RECORDS_PATTERN = f"{RUNS_PREFIX}*/batch/*"
-_RETRY_INTERVAL = Duration.seconds(1)
-_RETRY_ATTEMPTS = 3
 
 
 class InferencePipeline(Construct):
@@ -73,55 +73,25 @@ class InferencePipeline(Construct):
 
         failed = sfn.Fail(self, "LiveRunFailed", error="LiveRunFailed", cause="A live run step failed")
         # Only a run that waits for its model or is being answered: a failure never overwrites a finished run.
-        mark_failed = record_failure(self, "MarkRunFailed", deploy, "run_id")
-        mark_failed.add_retry(
-            errors=LAMBDA_SERVICE_ERRORS,
-            interval=_RETRY_INTERVAL,
-            max_attempts=_RETRY_ATTEMPTS,
-            backoff_rate=2,
-        )
-        mark_failed.add_catch(failed, errors=[sfn.Errors.ALL], result_path="$.mark_failed_error")
+        mark_failed = record_failure(self, "MarkRunFailed", deploy, "run_id", unrecorded=failed)
         mark_failed.next(failed)
-        read_function_error, read_service_error = error_readers(self, "run_id", mark_failed)
-
-        def step(
-            name: str, function: lambda_.IFunction, payload: dict[str, Any], result: str
-        ) -> tasks.LambdaInvoke:
-            task = tasks.LambdaInvoke(
-                self,
-                name,
-                lambda_function=function,
-                payload=sfn.TaskInput.from_object(payload),
-                payload_response_only=True,
-                retry_on_service_exceptions=False,
-                result_path=result,
-            )
-            task.add_retry(
-                errors=LAMBDA_SERVICE_ERRORS,
-                interval=_RETRY_INTERVAL,
-                max_attempts=_RETRY_ATTEMPTS,
-                backoff_rate=2,
-            )
-            return task
-
-        def guard(state: sfn.TaskStateBase | sfn.DistributedMap) -> None:
-            state.add_catch(read_service_error, errors=[sfn.Errors.TIMEOUT], result_path="$.error")
-            state.add_catch(read_function_error, errors=[sfn.Errors.ALL], result_path="$.error")
+        readers = error_readers(self, "run_id", mark_failed)
 
         run_id = {"run_id": sfn.JsonPath.string_at("$.run_id")}
-        deploy_step = step("Deploy", deploy, run_id, "$.deploy")
-        plan_step = step("Plan", plan, run_id, "$.plan")
+        deploy_step = lambda_task(self, "Deploy", deploy, payload=run_id, result_path="$.deploy")
+        plan_step = lambda_task(self, "Plan", plan, payload=run_id, result_path="$.plan")
         item = sfn.JsonPath.string_at
-        shard_step = step(
+        shard_step = lambda_task(
+            self,
             "InferShard",
             infer_shard,
-            {
+            payload={
                 "run_id": item("$.run_id"),
                 "shard": sfn.JsonPath.number_at("$.shard"),
                 "in_flight": sfn.JsonPath.number_at("$.in_flight"),
                 "shards_at_once": sfn.JsonPath.number_at("$.shards_at_once"),
             },
-            sfn.JsonPath.DISCARD,
+            result_path=sfn.JsonPath.DISCARD,
         )
         shards = StrictDistributedMap(
             self,
@@ -132,33 +102,36 @@ class InferencePipeline(Construct):
             result_path=sfn.JsonPath.DISCARD,
         )
         shards.item_processor(shard_step)
-        assemble_step = step(
+        assemble_step = lambda_task(
+            self,
             "Assemble",
             assemble,
-            {
+            payload={
                 "run_id": item("$.run_id"),
                 "shard_count": sfn.JsonPath.number_at("$.plan.shard_count"),
             },
-            "$.assembled",
+            result_path="$.assembled",
         )
         # The batch branch: submit the jobs, then look at them every wait until they have all ended (the
         # poll step fails the run once it has looked its most). Their output landing in S3 assembles the run.
-        submit_step = step(
+        submit_step = lambda_task(
+            self,
             "SubmitBatch",
             submit_batch,
-            {
+            payload={
                 "run_id": item("$.run_id"),
                 "shard_count": sfn.JsonPath.number_at("$.plan.shard_count"),
                 "cases": sfn.JsonPath.number_at("$.plan.cases"),
             },
-            "$.batch",
+            result_path="$.batch",
         )
         wait = sfn.Wait(self, "WaitForBatch", time=sfn.WaitTime.seconds_path("$.batch.wait_seconds"))
-        poll_step = step(
+        poll_step = lambda_task(
+            self,
             "PollBatch",
             poll_batch,
-            {"run_id": item("$.run_id"), "polls": sfn.JsonPath.number_at("$.batch.polls")},
-            "$.batch",
+            payload={"run_id": item("$.run_id"), "polls": sfn.JsonPath.number_at("$.batch.polls")},
+            result_path="$.batch",
         )
         ended = (
             sfn.Choice(self, "BatchEnded?")
@@ -166,7 +139,7 @@ class InferencePipeline(Construct):
             .otherwise(wait)
         )
         for state in (deploy_step, plan_step, shards, assemble_step, submit_step, poll_step):
-            guard(state)
+            readers.catch(state)
         on_demand = shards.next(assemble_step).next(sfn.Succeed(self, "Generated"))
         batch = submit_step.next(wait).next(poll_step).next(ended)
         mode = (

@@ -16,14 +16,15 @@ from constructs import Construct
 
 from benchgen.records.runs import RunStatus
 from benchgen.settings import METRICS_NAMESPACE
+from infra.constructs.catalog import INGEST, SCORE
 
 # A run ends as the business metric `Run<status>`: Completed or Failed by the score function, Failed by
 # the ingest function when it refuses a submission. Powertools adds the function's service name
 # (POWERTOOLS_SERVICE_NAME, its folder name) as the `service` dimension.
 RUN_ENDS: tuple[tuple[str, RunStatus], ...] = (
-    ("score", RunStatus.COMPLETED),
-    ("ingest", RunStatus.FAILED),
-    ("score", RunStatus.FAILED),
+    (SCORE.name, RunStatus.COMPLETED),
+    (INGEST.name, RunStatus.FAILED),
+    (SCORE.name, RunStatus.FAILED),
 )
 PERIOD = Duration.minutes(5)
 # Queue metrics are sampled each minute; one message sent to a dead-letter queue is enough to alarm.

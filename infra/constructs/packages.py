@@ -13,12 +13,17 @@ from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from infra.constructs import error_readers, logged_state_machine, record_failure
-from infra.constructs.events import put_event
-from infra.constructs.pipeline import EVENTBRIDGE_TRANSIENT_ERRORS, LAMBDA_SERVICE_ERRORS, _guard
+from infra.constructs.states import (
+    EVENTBRIDGE_TRANSIENT_ERRORS,
+    error_readers,
+    guard,
+    lambda_task,
+    logged_state_machine,
+    put_event,
+    record_failure,
+)
 
 PACKAGE_READY = "PackageReady"
 # Where the build's answer sits in the execution's JSON (see benchgen.steps.package).
@@ -41,10 +46,11 @@ class PackagePipeline(Construct):
         super().__init__(scope, construct_id)
 
         failed = sfn.Fail(self, "PackageFailed", error="PackageFailed", cause="The package build failed")
-        mark_failed = record_failure(self, "MarkPackageFailed", build_package, "package_id")
-        _guard(mark_failed, LAMBDA_SERVICE_ERRORS, failed, result_path="$.mark_failed_error")
+        mark_failed = record_failure(
+            self, "MarkPackageFailed", build_package, "package_id", unrecorded=failed
+        )
         mark_failed.next(failed)
-        read_function_error, read_service_error = error_readers(self, "package_id", mark_failed)
+        readers = error_readers(self, "package_id", mark_failed)
         no_answer = sfn.Pass(
             self,
             "NoBuildAnswer",
@@ -57,16 +63,8 @@ class PackagePipeline(Construct):
             },
         ).next(mark_failed)
 
-        build = tasks.LambdaInvoke(
-            self,
-            "BuildPackage",
-            lambda_function=build_package,
-            payload_response_only=True,
-            retry_on_service_exceptions=False,
-            result_path=_BUILD,
-        )
-        build.add_catch(read_service_error, errors=[sfn.Errors.TIMEOUT], result_path="$.error")
-        _guard(build, LAMBDA_SERVICE_ERRORS, read_function_error)
+        build = lambda_task(self, "BuildPackage", build_package, result_path=_BUILD)
+        readers.catch(build)
 
         emit = put_event(
             self,
@@ -80,7 +78,7 @@ class PackagePipeline(Construct):
                 "sha256": sfn.JsonPath.string_at(f"{_PACKAGE}.sha256"),
             },
         )
-        _guard(emit, EVENTBRIDGE_TRANSIENT_ERRORS, read_service_error)
+        guard(emit, EVENTBRIDGE_TRANSIENT_ERRORS, readers.service_error)
         emit.next(sfn.Succeed(self, "Ready"))
 
         # A Choice has no Catch: an answer without the fields a branch reads must not fail the execution

@@ -11,12 +11,17 @@ from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from infra.constructs import error_readers, logged_state_machine, record_failure
-from infra.constructs.events import put_event
-from infra.constructs.pipeline import EVENTBRIDGE_TRANSIENT_ERRORS, LAMBDA_SERVICE_ERRORS, _guard
+from infra.constructs.states import (
+    EVENTBRIDGE_TRANSIENT_ERRORS,
+    error_readers,
+    guard,
+    lambda_task,
+    logged_state_machine,
+    put_event,
+    record_failure,
+)
 
 _GENERATED = "$.generated"
 _REPORT = f"{_GENERATED}.report"
@@ -45,8 +50,9 @@ class PreparationPipeline(Construct):
         )
         # Check, which records the preparation Ready, records its failure too; only while it is still
         # Generating (the API may have failed it already).
-        mark_failed = record_failure(self, "MarkPreparationFailed", check, "preparation_id")
-        _guard(mark_failed, LAMBDA_SERVICE_ERRORS, failed, result_path="$.mark_failed_error")
+        mark_failed = record_failure(
+            self, "MarkPreparationFailed", check, "preparation_id", unrecorded=failed
+        )
         # A request that cannot be prepared (Generate's refusal) is the user's to fix, not an operator's:
         # the execution succeeds with the preparation Failed, and no alarm goes off.
         mark_failed.next(
@@ -63,36 +69,22 @@ class PreparationPipeline(Construct):
                 "failure": {"errorMessage.$": f"{_GENERATED}.refused"},
             },
         ).next(mark_failed)
-        read_function_error, read_service_error = error_readers(
-            self, "preparation_id", mark_failed, prefix="ReadPreparation"
-        )
+        readers = error_readers(self, "preparation_id", mark_failed, prefix="ReadPreparation")
 
-        def invoke(state_id: str, function: lambda_.IFunction, **options: object) -> tasks.LambdaInvoke:
-            task = tasks.LambdaInvoke(
-                self,
-                state_id,
-                lambda_function=function,
-                payload_response_only=True,
-                retry_on_service_exceptions=False,
-                **options,  # type: ignore[arg-type]
-            )
-            task.add_catch(read_service_error, errors=[sfn.Errors.TIMEOUT], result_path="$.error")
-            _guard(task, LAMBDA_SERVICE_ERRORS, read_function_error)
-            return task
-
-        generate_task = invoke("Generate", generate, result_path=_GENERATED)
-        check_task = invoke(
+        generate_task = lambda_task(self, "Generate", generate, result_path=_GENERATED)
+        check_task = lambda_task(
+            self,
             "Check",
             check,
-            payload=sfn.TaskInput.from_object(
-                {
-                    "preparation_id": sfn.JsonPath.string_at("$.preparation_id"),
-                    "scope": sfn.JsonPath.list_at(f"{_GENERATED}.scope"),
-                    "report": sfn.JsonPath.object_at(_REPORT),
-                }
-            ),
+            payload={
+                "preparation_id": sfn.JsonPath.string_at("$.preparation_id"),
+                "scope": sfn.JsonPath.list_at(f"{_GENERATED}.scope"),
+                "report": sfn.JsonPath.object_at(_REPORT),
+            },
             result_path="$.checked",
         )
+        for task in (generate_task, check_task):
+            readers.catch(task)
 
         emit = put_event(
             self,
@@ -105,7 +97,7 @@ class PreparationPipeline(Construct):
                 "example_count": sfn.JsonPath.number_at(f"{_REPORT}.example_count"),
             },
         )
-        _guard(emit, EVENTBRIDGE_TRANSIENT_ERRORS, read_service_error)
+        guard(emit, EVENTBRIDGE_TRANSIENT_ERRORS, readers.service_error)
 
         generated = (
             sfn.Choice(self, "Generated?")

@@ -18,11 +18,9 @@ from typing import Any
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from infra.constructs import logged_state_machine, record_failure
-from infra.constructs.pipeline import _RETRY_ATTEMPTS, _RETRY_INTERVAL, LAMBDA_SERVICE_ERRORS, _guard
+from infra.constructs.states import StrictDistributedMap, lambda_task, logged_state_machine, record_failure
 from infra.sizing import DEFAULT_SHARD_CONCURRENCY
 
 SHARD_FAILED_REASON = (
@@ -33,14 +31,6 @@ REDUCE_FAILED_REASON = (
     "merging the shards' scores stopped before it could record why (it ran out of time or memory); "
     "nothing you uploaded was changed: upload the submission again"
 )
-
-
-class StrictDistributedMap(sfn.DistributedMap):
-    """A Distributed Map that states its tolerated failure count even when it is 0: CDK leaves a 0 out, and
-    the definition should say, not imply, that one failed shard fails the run."""
-
-    def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> dict[str, Any]:
-        return {**super().to_state_json(query_language), "ToleratedFailureCount": 0}
 
 
 class ShardedScoring(Construct):
@@ -64,8 +54,7 @@ class ShardedScoring(Construct):
             cause="A step of sharded scoring failed",
         )
         # A run no longer Running keeps its outcome: the step that failed it wrote its own sentence.
-        mark_failed = record_failure(self, "MarkRunFailed", reduce_scores, "run_id")
-        _guard(mark_failed, LAMBDA_SERVICE_ERRORS, failed, result_path="$.mark_failed_error")
+        mark_failed = record_failure(self, "MarkRunFailed", reduce_scores, "run_id", unrecorded=failed)
         mark_failed.next(failed)
 
         def failure(name: str, reason: str) -> sfn.Chain:
@@ -73,23 +62,9 @@ class ShardedScoring(Construct):
                 self, name, parameters={"run_id.$": "$.run_id", "failure": {"errorMessage": reason}}
             ).next(mark_failed)
 
-        def step(name: str, function: lambda_.IFunction, payload: dict[str, Any]) -> tasks.LambdaInvoke:
-            task = tasks.LambdaInvoke(
-                self,
-                name,
-                lambda_function=function,
-                payload=sfn.TaskInput.from_object(payload),
-                payload_response_only=True,
-                retry_on_service_exceptions=False,
-                result_path=sfn.JsonPath.DISCARD,
-            )
-            task.add_retry(
-                errors=LAMBDA_SERVICE_ERRORS,
-                interval=_RETRY_INTERVAL,
-                max_attempts=_RETRY_ATTEMPTS,
-                backoff_rate=2,
-            )
-            return task
+        def step(name: str, function: lambda_.IFunction, payload: dict[str, Any]) -> sfn.TaskStateBase:
+            # Each step leaves its part in S3: the answer is discarded.
+            return lambda_task(self, name, function, payload=payload, result_path=sfn.JsonPath.DISCARD)
 
         item = {"run_id": sfn.JsonPath.string_at("$.run_id"), "shard": sfn.JsonPath.number_at("$.shard")}
         shards = StrictDistributedMap(

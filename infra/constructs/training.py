@@ -13,13 +13,16 @@ from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from benchgen.steps.training import ProviderBusy
-from infra.constructs import logged_state_machine
-from infra.constructs.events import put_event
-from infra.constructs.pipeline import EVENTBRIDGE_TRANSIENT_ERRORS, LAMBDA_SERVICE_ERRORS, _guard
+from infra.constructs.states import (
+    EVENTBRIDGE_TRANSIENT_ERRORS,
+    Retry,
+    lambda_task,
+    logged_state_machine,
+    put_event,
+)
 
 # `cdk deploy -c benchgen:trainingPollSeconds=300 -c benchgen:trainingMaxPolls=576`: how often a job is
 # looked at and for how many looks before the run times out. The defaults follow a job for 48 hours at
@@ -59,26 +62,24 @@ class TrainingPipeline(Construct):
         self.max_polls = max_polls
         run_id = sfn.JsonPath.string_at("$.training_run_id")
 
+        # A provider that throttles or answers 5xx is asked again, waiting longer each time.
+        provider_busy = Retry(
+            [ProviderBusy.__name__],
+            interval=Duration.seconds(retry_seconds),
+            attempts=PROVIDER_RETRY_ATTEMPTS,
+        )
+
         def invoke(
             state_id: str, function: lambda_.IFunction, payload: dict[str, object], result_path: str
-        ) -> tasks.LambdaInvoke:
-            task = tasks.LambdaInvoke(
+        ) -> sfn.TaskStateBase:
+            return lambda_task(
                 self,
                 state_id,
-                lambda_function=function,
-                payload=sfn.TaskInput.from_object({"training_run_id": run_id, **payload}),
-                payload_response_only=True,
-                retry_on_service_exceptions=False,
+                function,
+                payload={"training_run_id": run_id, **payload},
                 result_path=result_path,
+                first_retry=provider_busy,
             )
-            # A provider that throttles or answers 5xx is asked again, waiting longer each time.
-            task.add_retry(
-                errors=[ProviderBusy.__name__],
-                interval=Duration.seconds(retry_seconds),
-                max_attempts=PROVIDER_RETRY_ATTEMPTS,
-                backoff_rate=2,
-            )
-            return task
 
         emit = put_event(
             self,
@@ -105,7 +106,7 @@ class TrainingPipeline(Construct):
         record_failure = invoke(
             "RecordFailure", job, {"action": "fail", "error": sfn.JsonPath.object_at("$.error")}, _PROGRESS
         )
-        _guard(record_failure, LAMBDA_SERVICE_ERRORS, unrecorded, result_path="$.record_error")
+        record_failure.add_catch(unrecorded, errors=[sfn.Errors.ALL], result_path="$.record_error")
         record_failure.next(emit)
 
         validate_task = invoke("Validate", validate, {}, sfn.JsonPath.DISCARD)
@@ -130,7 +131,7 @@ class TrainingPipeline(Construct):
             _PROGRESS,
         )
         for task in (validate_task, upload_task, start, poll, time_out):
-            _guard(task, LAMBDA_SERVICE_ERRORS, record_failure)
+            task.add_catch(record_failure, errors=[sfn.Errors.ALL], result_path="$.error")
         time_out.next(emit)
 
         wait = sfn.Wait(self, "Wait", time=sfn.WaitTime.duration(Duration.seconds(poll_seconds)))

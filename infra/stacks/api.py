@@ -13,12 +13,13 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.constructs.api import Api
+from infra.constructs.catalog import API
 from infra.constructs.console import CONSOLE_ASSETS, Console, allow_console_origin, console_assets
-from infra.constructs.functions import SPECS, Functions
+from infra.constructs.functions import Functions
 from infra.constructs.layer import Layer
 from infra.stacks import API_STACK
 from infra.stacks.data import DataStack
-from infra.stacks.pipelines import API_FUNCTION, PipelinesStack
+from infra.stacks.pipelines import PipelinesStack
 
 # `cdk deploy -c benchgen:evaluationWaitSeconds=30`: how long an evaluation waits between checks of its
 # runs (the functions' default, 60 seconds, when not given).
@@ -46,9 +47,9 @@ class ApiStack(Stack):
             storage=imported.stored,
             bus=imported.bus,
             layer=self.layer.layer,
-            specs=tuple(spec for spec in SPECS if spec.name == API_FUNCTION),
+            specs=(API,),
         )
-        self.function = self.functions.by_name[API_FUNCTION]
+        self.function = self.functions.by_name[API.name]
         self._start(pipelines)
         self.function.add_environment("EVALUATORS_GROUP", str(data.users.evaluators_group.group_name))
         self.api = Api(self, "Api", handler=self.function, user_pool=imported.user_pool)

@@ -13,8 +13,34 @@ from aws_cdk import Stack
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from infra.constructs.catalog import (
+    API,
+    ASSEMBLE_PREDICTIONS,
+    BUILD_ARTIFACT,
+    BUILD_PACKAGE,
+    BUILD_SHARD_ARTIFACT,
+    CHECK_EVALUATION,
+    COMPARE_EVALUATION,
+    DEPLOY_MODEL,
+    INFER_SHARD,
+    PLAN_INFERENCE,
+    POLL_BATCH,
+    PREPARE_CHECK,
+    PREPARE_GENERATE,
+    REDUCE_SCORES,
+    REGISTER_ENVIRONMENT,
+    SCORE,
+    SCORE_SHARD,
+    SPECS,
+    START_EVALUATION,
+    SUBMIT_BATCH,
+    TRAINING_JOB,
+    UPLOAD_TRAINING,
+    VALIDATE_TRAINING,
+    FunctionSpec,
+)
 from infra.constructs.evaluation import EvaluationPipeline
-from infra.constructs.functions import SPECS, Functions, FunctionSpec, sized
+from infra.constructs.functions import Functions
 from infra.constructs.inference import DEFAULT_SHARD_SIZE, INFERENCE_SHARD_SIZE, InferencePipeline
 from infra.constructs.layer import Layer
 from infra.constructs.packages import PackagePipeline
@@ -35,7 +61,6 @@ from infra.sizing import (
     DEFAULT_SHARD_CONCURRENCY,
     SHARD_CASES,
     SHARD_CONCURRENCY,
-    run_step_sizes,
 )
 from infra.stacks import PIPELINES_STACK
 from infra.stacks.data import DataStack
@@ -44,8 +69,6 @@ from infra.stacks.data import DataStack
 # minutes each) run at once. Off by default: reserving concurrency fails in accounts whose Lambda limit is
 # still the new-account minimum.
 SCORE_CONCURRENCY = "benchgen:scoreConcurrency"
-# The function behind API Gateway, which the API stack builds.
-API_FUNCTION = "api"
 
 
 class PipelinesStack(Stack):
@@ -68,21 +91,21 @@ class PipelinesStack(Stack):
         )
         bus = self.data.bus
         self.pipeline = Pipeline(
-            self, "Pipeline", build_artifact=self.functions.by_name["build_artifact"], bus=bus
+            self, "Pipeline", build_artifact=self.functions.by_name[BUILD_ARTIFACT.name], bus=bus
         )
-        score = self.functions.by_name["score"]
+        score = self.functions.by_name[SCORE.name]
         score.add_environment("STATE_MACHINE_ARN", self.pipeline.state_machine.state_machine_arn)
         self.pipeline.state_machine.grant_start_execution(score)
         self.sharded_scoring = self._sharded_scoring()
         self.preparations = PreparationPipeline(
             self,
             "Preparations",
-            generate=self.functions.by_name["prepare_generate"],
-            check=self.functions.by_name["prepare_check"],
+            generate=self.functions.by_name[PREPARE_GENERATE.name],
+            check=self.functions.by_name[PREPARE_CHECK.name],
             bus=bus,
         )
         self.packages = PackagePipeline(
-            self, "Packages", build_package=self.functions.by_name["build_package"], bus=bus
+            self, "Packages", build_package=self.functions.by_name[BUILD_PACKAGE.name], bus=bus
         )
         self.inference = self._inference_pipeline()
         self.training = self._training_pipeline()
@@ -105,21 +128,21 @@ class PipelinesStack(Stack):
 
     def _sharded_scoring(self) -> ShardedScoring:
         by_name = self.functions.by_name
-        by_name["register_environment"].add_environment("SHARD_CASES", str(self._shard_cases()))
+        by_name[REGISTER_ENVIRONMENT.name].add_environment("SHARD_CASES", str(self._shard_cases()))
         sharded = ShardedScoring(
             self,
             "ShardedScoring",
-            score_shard=by_name["score_shard"],
-            build_shard_artifact=by_name["build_shard_artifact"],
-            reduce_scores=by_name["reduce_scores"],
+            score_shard=by_name[SCORE_SHARD.name],
+            build_shard_artifact=by_name[BUILD_SHARD_ARTIFACT.name],
+            reduce_scores=by_name[REDUCE_SCORES.name],
             bucket=self.data.stored.bucket,
             max_concurrency=int(self.node.try_get_context(SHARD_CONCURRENCY) or DEFAULT_SHARD_CONCURRENCY),
         )
         # The score function hands a sharded run to it; its last step starts the artifact pipeline.
-        score = by_name["score"]
+        score = by_name[SCORE.name]
         score.add_environment("SHARDED_SCORING_STATE_MACHINE_ARN", sharded.state_machine.state_machine_arn)
         sharded.state_machine.grant_start_execution(score)
-        reduce = by_name["reduce_scores"]
+        reduce = by_name[REDUCE_SCORES.name]
         reduce.add_environment("STATE_MACHINE_ARN", self.pipeline.state_machine.state_machine_arn)
         self.pipeline.state_machine.grant_start_execution(reduce)
         return sharded
@@ -127,16 +150,16 @@ class PipelinesStack(Stack):
     def _inference_pipeline(self) -> InferencePipeline:
         by_name = self.functions.by_name
         shard_size = self.node.try_get_context(INFERENCE_SHARD_SIZE) or DEFAULT_SHARD_SIZE
-        by_name["plan_inference"].add_environment("INFERENCE_SHARD_SIZE", str(int(shard_size)))
+        by_name[PLAN_INFERENCE.name].add_environment("INFERENCE_SHARD_SIZE", str(int(shard_size)))
         return InferencePipeline(
             self,
             "Inference",
-            deploy=by_name["deploy_model"],
-            plan=by_name["plan_inference"],
-            infer_shard=by_name["infer_shard"],
-            assemble=by_name["assemble_predictions"],
-            submit_batch=by_name["submit_batch"],
-            poll_batch=by_name["poll_batch"],
+            deploy=by_name[DEPLOY_MODEL.name],
+            plan=by_name[PLAN_INFERENCE.name],
+            infer_shard=by_name[INFER_SHARD.name],
+            assemble=by_name[ASSEMBLE_PREDICTIONS.name],
+            submit_batch=by_name[SUBMIT_BATCH.name],
+            poll_batch=by_name[POLL_BATCH.name],
             bucket=self.data.stored.bucket,
         )
 
@@ -149,9 +172,9 @@ class PipelinesStack(Stack):
         return TrainingPipeline(
             self,
             "Training",
-            validate=by_name["validate_training"],
-            upload=by_name["upload_training"],
-            job=by_name["training_job"],
+            validate=by_name[VALIDATE_TRAINING.name],
+            upload=by_name[UPLOAD_TRAINING.name],
+            job=by_name[TRAINING_JOB.name],
             bus=self.data.bus,
             poll_seconds=setting(TRAINING_POLL_SECONDS, DEFAULT_POLL_SECONDS),
             max_polls=setting(TRAINING_MAX_POLLS, DEFAULT_MAX_POLLS),
@@ -163,28 +186,26 @@ class PipelinesStack(Stack):
         evaluation = EvaluationPipeline(
             self,
             "Evaluation",
-            start=by_name["start_evaluation"],
-            check=by_name["check_evaluation"],
-            compare=by_name["compare_evaluation"],
+            start=by_name[START_EVALUATION.name],
+            check=by_name[CHECK_EVALUATION.name],
+            compare=by_name[COMPARE_EVALUATION.name],
             bus=self.data.bus,
         )
         # Start creates the evaluation's live runs and starts their InferencePipelines.
-        start = by_name["start_evaluation"]
+        start = by_name[START_EVALUATION.name]
         start.add_environment("INFERENCE_STATE_MACHINE_ARN", self.inference.state_machine.state_machine_arn)
         self.inference.state_machine.grant_start_execution(start)
         return evaluation
 
     def _specs(self) -> tuple[FunctionSpec, ...]:
-        # Every run-step function sized for the deployed shard size (see infra/sizing.py).
-        sizes = run_step_sizes(self._shard_cases())
-        specs = tuple(
-            replace(spec, **sized(sizes[spec.name])) if spec.name in sizes else spec
-            for spec in SPECS
-            if spec.name != API_FUNCTION
-        )
+        # Every run-step function sized for the deployed shard size (see infra/sizing.py); the API's
+        # function is the API stack's.
+        shard_cases = self._shard_cases()
+        specs = tuple(spec.at_shard_size(shard_cases) for spec in SPECS if spec.name != API.name)
         cap = self.node.try_get_context(SCORE_CONCURRENCY)
         if cap is None:
             return specs
         return tuple(
-            replace(spec, reserved_concurrency=int(cap)) if spec.name == "score" else spec for spec in specs
+            replace(spec, reserved_concurrency=int(cap)) if spec.name == SCORE.name else spec
+            for spec in specs
         )

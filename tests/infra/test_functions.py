@@ -10,36 +10,22 @@ from typing import Any
 import pytest
 
 from benchgen.bundle.runtime import SCIENTIFIC
+from infra.constructs.catalog import SPECS
 from infra.constructs.functions import FUNCTIONS_ROOT
 from infra.constructs.sandbox_image import stage_build_folder
 
 Resource = dict[str, Any]
 Statement = dict[str, Any]
 
-NAMES = [
-    "register_environment",
-    "ingest",
-    "score",
-    "build_artifact",
-    "build_package",
-    "dead_letters",
-    "api",
-    "prepare_generate",
-    "prepare_check",
-]
+# Every function the catalog declares: each per-function test below fails for one without its expected rows.
+NAMES = [spec.name for spec in SPECS]
 # One sandbox function per runtime, all running functions/sandbox.
 SANDBOXES = {"minimal": "sandbox", "scientific": "sandbox_scientific"}
-NAMES += SANDBOXES.values()
 LIVE_RUN_STEPS = ["deploy_model", "plan_inference", "infer_shard", "assemble_predictions"]
 BATCH_STEPS = ["submit_batch", "poll_batch", "assemble_batch"]
-NAMES += BATCH_STEPS
-NAMES += LIVE_RUN_STEPS
 TRAINING_STEPS = ["validate_training", "upload_training", "training_job"]
-NAMES += TRAINING_STEPS
 EVALUATION_STEPS = ["start_evaluation", "check_evaluation", "compare_evaluation"]
-NAMES += EVALUATION_STEPS
 SHARD_STEPS = ["score_shard", "build_shard_artifact", "reduce_scores"]
-NAMES += SHARD_STEPS
 # The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
 PIPELINE = [name for name in NAMES if name not in SANDBOXES.values()]
 # Invoked asynchronously (by S3, or by a state machine that may be retried); the dead-letter consumer is
@@ -393,6 +379,8 @@ def triggers(of_type: Callable[[str], dict[str, Resource]], function_ids: dict[s
 
 
 def test_there_is_one_function_per_handler_folder(functions: dict[str, Resource]) -> None:
+    folders = sorted(handler.parent.name for handler in FUNCTIONS_ROOT.glob("*/handler.py"))
+    assert sorted({spec.folder for spec in SPECS}) == folders
     assert sorted(functions) == sorted(NAMES)
 
 
@@ -765,8 +753,9 @@ def test_a_function_writing_under_its_own_trigger_prefix_is_refused() -> None:
     from aws_cdk import App, Duration, Stack
 
     from infra.app import FEATURE_FLAGS
+    from infra.constructs.catalog import FunctionSpec, Trigger
     from infra.constructs.events import Events
-    from infra.constructs.functions import Functions, FunctionSpec, Trigger
+    from infra.constructs.functions import Functions
     from infra.constructs.layer import Layer
     from infra.constructs.storage import Storage, StoredData
     from infra.synth import NO_BUNDLING

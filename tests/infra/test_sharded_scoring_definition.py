@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from infra.constructs.catalog import SPECS, FunctionSpec
 from infra.constructs.sharded_scoring import REDUCE_FAILED_REASON, SHARD_FAILED_REASON
-from infra.sizing import DEFAULT_SHARD_CASES, DEFAULT_SHARD_CONCURRENCY, run_step_sizes
+from infra.sizing import DEFAULT_SHARD_CASES, DEFAULT_SHARD_CONCURRENCY
 
 Definition = dict[str, Any]
 Resource = dict[str, Any]
@@ -85,12 +86,13 @@ def test_an_execution_has_no_timeout_that_could_leave_its_run_running(resources:
     assert "TimeoutSeconds" not in json.dumps(definition)
 
 
-@pytest.mark.parametrize("name", sorted(run_step_sizes()))
+@pytest.mark.parametrize("spec", [spec for spec in SPECS if spec.sizing], ids=lambda spec: spec.name)
 def test_every_run_step_function_is_sized_from_infra_sizing(
-    name: str, functions: dict[str, Resource]
+    spec: FunctionSpec, functions: dict[str, Resource]
 ) -> None:
-    sizing = run_step_sizes(DEFAULT_SHARD_CASES)[name]
-    props = functions[name]["Properties"]
+    assert spec.sizing is not None
+    sizing = spec.sizing(DEFAULT_SHARD_CASES)
+    props = functions[spec.name]["Properties"]
     assert props["MemorySize"] == sizing.memory_mb
     assert props["Timeout"] == sizing.timeout_s
     assert props["EphemeralStorage"] == {"Size": sizing.ephemeral_storage_mib}

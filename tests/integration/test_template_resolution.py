@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from localcloud.cloud import LocalCloud
-from localcloud.stack_template import FUNCTION_FOLDERS, UnresolvedReferenceError
+from localcloud.stack_template import UnresolvedReferenceError, function_folders
 
 
 def stand_in_handlers() -> dict[str, Any]:
-    return {folder: (lambda event, context: {"emitted": False}) for folder in FUNCTION_FOLDERS}
+    return {folder: (lambda event, context: {"emitted": False}) for folder in function_folders()}
 
 
 def _logical_id(template: dict[str, Any], resource_type: str, prefix: str) -> str:

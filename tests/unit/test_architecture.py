@@ -1,9 +1,10 @@
-"""The house's structure, measured from the code's own imports.
+"""The house's structure, measured from the code's own imports and names.
 
-Every import of the library (layers/benchgen), the handlers (functions/) and the operator side (infra/) is
-read with ``ast``, wherever it stands (module level, ``if TYPE_CHECKING:``, inside a function), and must
-keep to the rule of docs/architecture.md: imports point down, or sideways within a layer, never up, and
-never in a circle, neither between files nor between packages.
+Every import of the library (layers/benchgen), the handlers (functions/) and the operator side (infra/,
+cli/, localcloud/, examplegen/, modelserver/) is read with ``ast``, wherever it stands (module level,
+``if TYPE_CHECKING:``, inside a function), and must keep to the rule of docs/architecture.md: imports point
+down, or sideways within a layer, never up, and never in a circle, neither between files nor between
+packages. And a Lambda function is named in one place only, its declaration in the catalog.
 """
 
 from __future__ import annotations
@@ -28,6 +29,32 @@ SOURCES = {LIBRARY: ROOT / "layers" / LIBRARY, HANDLERS: ROOT / HANDLERS} | {
     package: ROOT / package for package in OPERATOR_SIDE
 }
 NOT_READ = ("tests",)  # the repo's other top-level package
+# The top-level packages, bottom to top: each imports only packages of the tiers below its own
+# (docs/architecture.md says the same). The library is the ground, the handlers stand on it; the CDK app and
+# the example generator know only the library; the local cloud provisions the app's templates and serves
+# models for the examples; the model server reuses the local cloud's HTTP parts; the command line drives
+# them all.
+PACKAGE_TIERS = (
+    (LIBRARY,),
+    (HANDLERS,),
+    ("examplegen", "infra"),
+    ("localcloud",),
+    ("modelserver",),
+    ("cli",),
+)
+
+# Where a Lambda function is declared: its FunctionSpec, whose name is its folder under functions/.
+CATALOG = "infra.constructs.catalog"
+# The code that builds and runs the functions, which must name them through the catalog. The command line
+# is not read: its words (the `benchgen score` command) may equal a function's name without naming the
+# function, and it reaches the functions only through the local cloud.
+NAMING_FUNCTIONS = ("infra", "localcloud")
+# Modules that still spell a function's name, each to read it from the catalog instead. An entry that no
+# longer matches fails the test, so that this can only shrink.
+NOT_YET_FROM_THE_CATALOG = {
+    "localcloud.api_server": {"api"},
+    "localcloud.cloud": {"api"},
+}
 
 
 @dataclass(frozen=True)
@@ -310,22 +337,69 @@ def test_no_library_module_imports_a_higher_layer() -> None:
     assert not upward, "imports that point up the layers:\n" + "\n".join(upward)
 
 
-def test_the_library_never_imports_the_handlers_or_the_operator_side() -> None:
-    wrong = [
-        str(imported)
-        for imported in _imports()
-        if _within(imported.source, LIBRARY) and not _within(imported.target, LIBRARY)
-    ]
-    assert not wrong, "the library imports functions/ or infra/:\n" + "\n".join(wrong)
+def _tier(module: str) -> int:
+    top = module.partition(".")[0]
+    return next(number for number, tier in enumerate(PACKAGE_TIERS) if top in tier)
 
 
-def test_the_handlers_never_import_the_operator_side() -> None:
+def test_every_top_level_package_has_a_tier() -> None:
+    untiered = [package for package in SOURCES if not any(package in tier for tier in PACKAGE_TIERS)]
+    assert not untiered, f"top-level packages in no tier of PACKAGE_TIERS: {untiered}"
+
+
+def test_no_top_level_package_imports_its_own_tier_or_one_above() -> None:
     wrong = [
-        str(imported)
+        f"  tier {_tier(imported.source)} imports tier {_tier(imported.target)}: {imported}"
         for imported in _imports()
-        if _within(imported.source, HANDLERS) and any(_within(imported.target, p) for p in OPERATOR_SIDE)
+        if imported.source.partition(".")[0] != imported.target.partition(".")[0]
+        and _tier(imported.target) >= _tier(imported.source)
     ]
-    assert not wrong, "handlers import operator-side code, which is not deployed:\n" + "\n".join(wrong)
+    assert not wrong, (
+        f"imports between top-level packages that do not point down {PACKAGE_TIERS}:\n" + "\n".join(wrong)
+    )
+
+
+def _function_names() -> set[str]:
+    return {handler.parent.name for handler in (ROOT / HANDLERS).glob("*/handler.py")}
+
+
+def _names_spelled_out(module: str) -> set[str]:
+    """The function names that ``module`` holds as a whole string literal (an f-string's parts included)."""
+    names = _function_names()
+    tree = ast.parse(_modules()[module].read_text(encoding="utf-8"))
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
+    }
+
+
+def test_a_function_is_named_only_in_the_catalog() -> None:
+    spelled = {
+        module: _names_spelled_out(module)
+        for module in _modules()
+        if any(_within(module, package) for package in NAMING_FUNCTIONS) and module != CATALOG
+    }
+    wrong = [
+        f"  {_path(module)}: {', '.join(sorted(names - NOT_YET_FROM_THE_CATALOG.get(module, set())))}"
+        for module, names in sorted(spelled.items())
+        if names - NOT_YET_FROM_THE_CATALOG.get(module, set())
+    ]
+    assert not wrong, (
+        f"modules that spell out a Lambda function's name (its folder under {HANDLERS}/): name it through "
+        f'its FunctionSpec in {CATALOG} (SCORE.name, not "score"):\n' + "\n".join(wrong)
+    )
+    stale = {
+        module: sorted(names - spelled.get(module, set()))
+        for module, names in NOT_YET_FROM_THE_CATALOG.items()
+        if names - spelled.get(module, set())
+    }
+    assert not stale, f"NOT_YET_FROM_THE_CATALOG lists names these modules no longer spell out: {stale}"
+
+
+def test_the_catalog_declares_every_function() -> None:
+    undeclared = sorted(_function_names() - _names_spelled_out(CATALOG))
+    assert not undeclared, f"folders under {HANDLERS}/ that {CATALOG} does not name: {undeclared}"
 
 
 def test_only_the_adapters_import_the_aws_sdk() -> None:
