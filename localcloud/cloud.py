@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager, ExitStack
 from types import TracebackType
 from typing import Any, Literal
 
+from infra.constructs.catalog import API
 from infra.merge import merge_stacks
 from localcloud.api_server import ApiServer
 from localcloud.atomic_writes import AtomicItemWrites
@@ -343,7 +344,7 @@ class LocalCloud:
         )
         return ApiServer(
             self.routes(),
-            self._handler_overrides.get("api") or lazy_handler("api"),
+            self._handler_overrides.get(API.name) or lazy_handler(API.name),
             verifier,
             port=port,
             stage=self.template.stage_name(),

@@ -49,12 +49,6 @@ CATALOG = "infra.constructs.catalog"
 # is not read: its words (the `benchgen score` command) may equal a function's name without naming the
 # function, and it reaches the functions only through the local cloud.
 NAMING_FUNCTIONS = ("infra", "localcloud")
-# Modules that still spell a function's name, each to read it from the catalog instead. An entry that no
-# longer matches fails the test, so that this can only shrink.
-NOT_YET_FROM_THE_CATALOG = {
-    "localcloud.api_server": {"api"},
-    "localcloud.cloud": {"api"},
-}
 
 
 @dataclass(frozen=True)
@@ -381,20 +375,12 @@ def test_a_function_is_named_only_in_the_catalog() -> None:
         if any(_within(module, package) for package in NAMING_FUNCTIONS) and module != CATALOG
     }
     wrong = [
-        f"  {_path(module)}: {', '.join(sorted(names - NOT_YET_FROM_THE_CATALOG.get(module, set())))}"
-        for module, names in sorted(spelled.items())
-        if names - NOT_YET_FROM_THE_CATALOG.get(module, set())
+        f"  {_path(module)}: {', '.join(sorted(names))}" for module, names in sorted(spelled.items()) if names
     ]
     assert not wrong, (
         f"modules that spell out a Lambda function's name (its folder under {HANDLERS}/): name it through "
         f'its FunctionSpec in {CATALOG} (SCORE.name, not "score"):\n' + "\n".join(wrong)
     )
-    stale = {
-        module: sorted(names - spelled.get(module, set()))
-        for module, names in NOT_YET_FROM_THE_CATALOG.items()
-        if names - spelled.get(module, set())
-    }
-    assert not stale, f"NOT_YET_FROM_THE_CATALOG lists names these modules no longer spell out: {stale}"
 
 
 def test_the_catalog_declares_every_function() -> None:
