@@ -24,10 +24,10 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from benchgen.outputs import RunOutput
+from cli.api_client import Api
 from cli.demo import (
     ENVIRONMENT_VERSION,
     EXAMPLES,
-    Api,
     Progress,
     example_cases,
     examples_available,

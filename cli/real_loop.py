@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cli.api_client import Api
 from cli.demo import (
     EXAMPLES,
-    Api,
     Progress,
     examples_available,
     follow_execution,

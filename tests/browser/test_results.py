@@ -16,7 +16,8 @@ from playwright.sync_api import expect
 
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.settings import EVALUATORS_GROUP
-from cli.demo import ENVIRONMENT_VERSION, EXAMPLES, Api, Progress, register_example
+from cli.api_client import Api
+from cli.demo import ENVIRONMENT_VERSION, EXAMPLES, Progress, register_example
 from cli.local import DEMO_USER, demo_password
 from cli.loop import Loop
 from infra.stacks.api import EVALUATION_WAIT_SECONDS

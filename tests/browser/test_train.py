@@ -16,7 +16,8 @@ from moto.moto_api._internal.models import moto_api_backend
 from playwright.sync_api import expect
 
 from benchgen.settings import EVALUATORS_GROUP
-from cli.demo import EXAMPLES, Api, Progress, _drive, package_of
+from cli.api_client import Api
+from cli.demo import EXAMPLES, Progress, _drive, package_of
 from cli.local import DEMO_USER, demo_password
 from cli.loop import BEDROCK_BASE_MODEL, TRAINING_ROLE
 from localcloud.cloud import LocalCloud

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from benchgen.verdicts import VERDICTS_NAME
-from cli.demo import Api
+from cli.api_client import Api
 from cli.local import sign_in_demo_user
 from cli.real_loop import PACKAGE_PROFILE, SERVED_MODEL, RealLoopPlan, real_loop
 from examplegen import generate_environment
