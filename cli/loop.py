@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from benchgen.finetune.split import DEFAULT_SHARES, SplitShares
 from benchgen.outputs import RunOutput
 from cli.api_client import Api
 from cli.demo import (
@@ -242,7 +243,9 @@ class Loop:
         key = next(file["key"] for file in files if file["label"] == RunOutput.DETAILED_JSON.label)
         detailed = self.out / RunOutput.DETAILED_JSON.file_name
         cloud.client("s3").download_file(cloud.bucket, key, str(detailed))
-        return WrongCases.of_run(example_cases(self.example), detailed)
+        splits = (self.source.preparation_settings or {}).get("splits")
+        shares = SplitShares(**splits) if splits else DEFAULT_SHARES
+        return WrongCases.of_run(example_cases(self.example), detailed, shares)
 
     def package(self, cloud: Any, api: Api, environment_id: str) -> None:
         run_id = self.found["base_run_id"]
