@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli.real_loop import REAL_EXAMPLE, RealLoop, RealLoopPlan, real_loop
+from cli.loop import Loop, run_loop
+from cli.self_hosted_model import REAL_EXAMPLE, SelfHostedModel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,11 +49,11 @@ class MemorySampler:
 
     def __init__(self) -> None:
         self.peaks: dict[str, dict[str, float]] = {}
-        self._loop: RealLoop | None = None
+        self._loop: Loop | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
-    def watch(self, loop: RealLoop) -> None:
+    def watch(self, loop: Loop) -> None:
         self._loop = loop
         self._thread.start()
 
@@ -92,10 +93,9 @@ def completion_tokens(cloud_out: Path) -> dict[str, int]:
 
 def measure(out: Path) -> dict[str, Any]:
     sampler = MemorySampler()
-    plan = RealLoopPlan(example=ROOT / "examples" / REAL_EXAMPLE, out=out)
     started = time.monotonic()
     try:
-        code = real_loop(plan, watch=sampler.watch)
+        code = run_loop(SelfHostedModel(), ROOT / "examples" / REAL_EXAMPLE, out, watch=sampler.watch)
     finally:
         sampler.stop()
     total_s = time.monotonic() - started

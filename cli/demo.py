@@ -1,5 +1,5 @@
 """`benchgen demo` (without ``--loop``): the whole pipeline on the local cloud, on an example environment the
-project ships; and the API client and the steps the loop (``cli.loop``) walks through as well.
+project ships; and the steps the loop (``cli.loop``) walks through as well.
 
 It drives the application the way a user would: through the REST API (with a Cognito ID token) and S3
 uploads, then follows the run through ingest, score and the artifact state machine, prepares training
@@ -13,12 +13,11 @@ import json
 import os
 import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 from benchgen.outputs import RunOutput
+from cli.api_client import Api
 from cli.gap_reasons import WrongCases
 from cli.local import DEMO_USER, console_for, demo_password
 
@@ -36,47 +35,6 @@ class Progress:
 
     def step(self, text: str) -> None:
         print(f"[{time.monotonic() - self.started:5.1f}s] {text}", flush=True)
-
-
-class Api:
-    """A small client of the local REST API, signed in as the demo user."""
-
-    def __init__(self, url: str, token: str) -> None:
-        self.url = url
-        self.token = token
-
-    def call(
-        self,
-        method: str,
-        path: str,
-        body: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, Any]:
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(  # noqa: S310 - the URL is the loopback server started here
-            self.url + path,
-            data=data,
-            method=method,
-            headers={"Authorization": self.token, "Content-Type": "application/json", **(headers or {})},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310
-                return response.status, json.loads(response.read() or b"null")
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"null")
-
-    def expect(
-        self,
-        method: str,
-        path: str,
-        status: int,
-        body: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> Any:
-        got, answer = self.call(method, path, body, headers)
-        if got != status:
-            raise RuntimeError(f"{method} {path} answered {got}, expected {status}: {answer}")
-        return answer
 
 
 def run_demo(args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
-"""`benchgen demo`: its arguments, and which demo they ask for (one run, with ``--loop`` the whole loop,
-with ``--loop --real`` the loop with a real model).
+"""`benchgen demo`: its arguments, and which demo they ask for (one run, with ``--loop`` the whole loop on
+the simulated models, with ``--loop --real`` the loop with a real model).
 
 The loop builds on the single-run demo's steps, so the choice between them lives here, above both.
 """
@@ -10,9 +10,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from cli.demo import run_demo
+from cli.demo import EXAMPLES, run_demo
 from cli.loop import run_loop
-from cli.real_loop import run_real_loop
+from cli.self_hosted_model import REAL_EXAMPLE, SelfHostedModel
+from cli.simulated_models import SimulatedModels
 
 DEFAULT_EXAMPLE = "gsm8k-tr"
 
@@ -57,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
         print("--real goes with --loop: run benchgen demo --loop --real")
         return 2
     if args.real:
-        return run_real_loop(args)
+        example = EXAMPLES / (args.example or REAL_EXAMPLE)
+        return run_loop(SelfHostedModel(), example, args.out or Path("out/demo-real"))
     args.example = args.example or DEFAULT_EXAMPLE
-    return run_loop(args) if args.loop else run_demo(args)
+    if args.loop:
+        return run_loop(SimulatedModels(), EXAMPLES / args.example, args.out or Path("out/demo-loop"))
+    return run_demo(args)

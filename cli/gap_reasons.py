@@ -29,13 +29,16 @@ class WrongCases:
         self.shares = shares
 
     @classmethod
-    def of_run(cls, cases_file: Path, detailed_results: Path) -> WrongCases:
-        """From the bundle's reference cases and the run's detailed results."""
+    def of_run(
+        cls, cases_file: Path, detailed_results: Path, shares: SplitShares = DEFAULT_SHARES
+    ) -> WrongCases:
+        """From the bundle's reference cases and the run's detailed results, hashed into splits by the
+        ``shares`` the preparation asks for."""
         criteria = {case["id"]: case.get("criteria", []) for case in _jsonl(cases_file)}
         verdicts = json.loads(detailed_results.read_text(encoding="utf-8"))["cases"]
         passed = {verdict["case_id"]: bool(verdict.get("passed")) for verdict in verdicts}
         wrong = {case_id: criteria.get(case_id, []) for case_id, right in passed.items() if not right}
-        return cls(wrong, total=len(passed))
+        return cls(wrong, total=len(passed), shares=shares)
 
     def per_split(self, criterion: str | None = None) -> Counter[str]:
         found = Counter({split.value: 0 for split in SPLITS})

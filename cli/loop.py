@@ -1,38 +1,39 @@
-"""`benchgen demo --loop`: evaluate a model, train on its mistakes, and measure the trained model again,
-every step on the local cloud and through the REST API, as a user would drive it.
+"""The loop of `benchgen demo --loop`: evaluate a model, train on its mistakes, and measure the trained model
+again, every step on the local cloud and through the REST API, as a user would drive it.
 
-The models are the example server's SIMULATED ones (``localcloud/model_server.py``), started in-process
-on a loopback port: ``example-base`` answers as the example submissions do and ``example-tuned`` gets two
-thirds of its mistakes right. Nothing the loop prints says anything about a real model, and it says so.
+What the models are is a :class:`ModelSource`: the example server's simulated ones
+(``cli.simulated_models``) or a real model served on this machine (``cli.self_hosted_model``). The steps are
+the same for every source:
 
-1. an openai-compatible connection to the example server, and a live run of ``example-base``;
-2. the dataset the run saved, a demonstration preparation of it, and its ``bedrock-conversation`` package;
-3. a Bedrock connection and a training run on moto's Bedrock model customization, whose job the local
-   cloud's provider clock moves to Completed;
-4. an evaluation of the trained model (the demo user is in the evaluators group);
+1. an openai-compatible connection to the served models, and a live run of the base model on every case;
+2. the dataset the run saved, a demonstration preparation of it (its coverage gaps explained by the run's
+   mistakes), and a package;
+3. a training run on the package;
+4. an authorized evaluation of the trained model on the package's held-out cases, beside the base run;
 5. the comparison report's verdict; ``summary.json`` names every id.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from benchgen.finetune.split import DEFAULT_SHARES, SplitShares
 from benchgen.outputs import RunOutput
+from cli.api_client import Api
 from cli.demo import (
     ENVIRONMENT_VERSION,
-    EXAMPLES,
-    Api,
     Progress,
     example_cases,
     examples_available,
     follow_execution,
-    follow_run,
     package_of,
     prepare,
     register_example,
@@ -40,59 +41,112 @@ from cli.demo import (
 from cli.gap_reasons import WrongCases
 from cli.local import DEMO_USER, demo_password, sign_in_demo_user
 
-PACKAGE_PROFILE = "bedrock-conversation"
-# A Bedrock base model that takes Nova conversation rows: the example base model is no Bedrock model,
-# so the training run names this one explicitly (and the API warns that it overrides the recorded one).
-BEDROCK_BASE_MODEL = "amazon.nova-micro-v1:0:128k"
-# The role Bedrock would assume to read the training files; on the local cloud nothing assumes it.
-TRAINING_ROLE = "arn:aws:iam::{account}:role/benchgen-local-training"
 TRAINING_TERMINAL = ("Succeeded", "Failed", "Cancelled")
 EVALUATION_TERMINAL = ("Completed", "Failed")
-SAMPLING = {"temperature": 0, "max_tokens": 512}
-
-SIMULATED = (
-    "The example models are simulated: example-base and example-tuned answer with texts the BenchGen "
-    "example generator wrote, no model is involved, and nothing measured here says anything about a real "
-    "model."
+# What the summary keeps of the comparison: its numbers, not its case lists (those are in report.json).
+COMPARISON_NUMBERS = (
+    "paired_cases",
+    "accuracy_before",
+    "accuracy_after",
+    "difference",
+    "fixed_count",
+    "broken_count",
+    "both_passed",
+    "both_failed",
+    "mcnemar_p",
+    "verdict",
 )
-STAND_IN = (
-    "A Bedrock custom model answers only once it is deployed (a custom model deployment or provisioned "
-    "throughput), and the local cloud has neither: the evaluation asks example-tuned, the example server's "
-    "stand-in for the trained model {result_model}."
-)
 
 
-def run_loop(args: argparse.Namespace) -> int:
-    from infra.stacks.api import EVALUATION_WAIT_SECONDS
+class ModelSource(ABC):
+    """Where the loop's models come from, and what differs with them: how they are served, what the base
+    run and the training ask for, what stands for the trained model, and what the summary tells."""
+
+    model: str  # the base model, as the served models name it
+    connection_name: str  # the name of the openai-compatible connection to them
+    package_profile: str
+    # The live run's model settings beside its connection and model (sampling, limits).
+    run_settings: dict[str, Any]
+    # The training run's request beside its package and connection (base model, hyperparameters).
+    training: dict[str, Any]
+    # The verdict as the loop prints it; ``{base}``, ``{tuned}`` and ``{verdict}`` are filled in.
+    verdict_line: str
+    preparation_settings: dict[str, Any] | None = None
+    run_timeout_s: float = 300.0
+    training_timeout_s: float = 300.0
+    evaluation_timeout_s: float = 600.0
+
+    def missing(self) -> str | None:
+        """What this environment lacks to serve the models, said as what to do about it."""
+        return None
+
+    @abstractmethod
+    def cloud_context(self) -> dict[str, Any]:
+        """The CDK context the local cloud is synthesized with for these models."""
+
+    @abstractmethod
+    def serve(self, loop: Loop) -> AbstractContextManager[Callable[[], str]]:
+        """Start the models (in the background where that takes a while) for as long as the context lasts;
+        what it gives waits until they answer, says what they are, and returns their base URL."""
+
+    def training_connection(self, loop: Loop, api: Api) -> str:
+        """The connection the training runs through; by default the one the models are served through."""
+        return str(loop.found["connection_id"])
+
+    def tuned_model(self, loop: Loop) -> str:
+        """The model the evaluation asks: the trained one, unless it cannot answer here (then say so)."""
+        return str(loop.found["result_model"])
+
+    @abstractmethod
+    def summary(self, loop: Loop) -> dict[str, Any]:
+        """What ``summary.json`` says of the loop, under keys fixed for this source."""
+
+
+def run_loop(
+    source: ModelSource, example: Path, out: Path, watch: Callable[[Loop], None] | None = None
+) -> int:
+    """The loop with ``source``'s models on ``example``; 0 when every step completed (whatever the verdict),
+    1 if one failed, 2 if it could not start. ``watch`` is handed the loop before it starts (the bench
+    samples its processes' memory through it)."""
     from localcloud.cloud import LocalCloud
-    from localcloud.model_server import ExampleModelServer
 
-    example = EXAMPLES / args.example
     if not (example / "bundle" / "competition.yaml").is_file():
         print(
             f"no example environment at {example}: run from a checkout, or pick one of {examples_available()}"
         )
         return 2
-    out: Path = args.out or Path("out/demo-loop")
+    missing = source.missing()
+    if missing:
+        print(missing)
+        return 2
     out.mkdir(parents=True, exist_ok=True)
+    # The handlers' structured logs and metrics are for CloudWatch; here the progress lines tell the story.
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     progress = Progress()
-    print(SIMULATED, flush=True)
-    progress.step("starting the local cloud (synthesizing the CDK app, creating its resources)")
-    loop = Loop(out, progress)
-    # The evaluation checks its runs every second here, not every minute: moto's Wait really sleeps.
-    with LocalCloud(context={EVALUATION_WAIT_SECONDS: 1}) as cloud, ExampleModelServer() as models:
-        progress.step(
-            f"local cloud up: synthesis {cloud.timings['synthesis_s']:.1f}s, "
-            f"resources {cloud.timings['resources_s']:.1f}s; simulated models at {models.base_url}"
-        )
-        token = sign_in_demo_user(cloud, demo_password())
-        with cloud.serve_api(access_log=False) as server:
-            progress.step(f"REST API on {server.url}, signed in as {DEMO_USER} (in the evaluators group)")
-            loop.run(cloud, Api(server.url, token), example, models.base_url)
-    summary = loop.summary()
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    loop = Loop(source, example, out, progress)
+    if watch is not None:
+        watch(loop)
+    try:
+        with source.serve(loop) as ready:
+            progress.step("starting the local cloud (synthesizing the CDK app, creating its resources)")
+            with LocalCloud(context=source.cloud_context()) as cloud:
+                progress.step(
+                    f"local cloud up: synthesis {cloud.timings['synthesis_s']:.1f}s, "
+                    f"resources {cloud.timings['resources_s']:.1f}s"
+                )
+                base_url = ready()
+                token = sign_in_demo_user(cloud, demo_password())
+                with cloud.serve_api(access_log=False) as server:
+                    progress.step(
+                        f"REST API on {server.url}, signed in as {DEMO_USER} (in the evaluators group)"
+                    )
+                    loop.run(cloud, Api(server.url, token), base_url)
+    except (RuntimeError, TimeoutError) as error:
+        loop.stopped = loop.stopped or str(error)
+    (out / "summary.json").write_text(
+        json.dumps(loop.summary(), indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
     progress.step(f"wrote {out / 'summary.json'}")
     if loop.stopped:
         print(f"The loop stopped: {loop.stopped}")
@@ -101,40 +155,53 @@ def run_loop(args: argparse.Namespace) -> int:
 
 
 class Loop:
-    """The loop's steps in order; what each found is kept for the summary, and the first failure stops it."""
+    """The loop's steps in order; what each found and how long it took is kept for the summary, and the
+    first failure stops it."""
 
-    def __init__(self, out: Path, progress: Progress) -> None:
+    def __init__(self, source: ModelSource, example: Path, out: Path, progress: Progress) -> None:
+        self.source = source
+        self.example = example
         self.out = out
         self.progress = progress
         self.found: dict[str, Any] = {}
+        self.timings: dict[str, float | None] = {}
         self.stopped: str | None = None
-        self.wrong_cases: WrongCases | None = None
+        self.current: str | None = None  # the step under way, named as its timing is
 
-    def run(self, cloud: Any, api: Api, example: Path, base_url: str) -> None:
+    def run(self, cloud: Any, api: Api, base_url: str) -> None:
         try:
-            environment_id = register_example(cloud, api, example, self.out, self.progress)
-            self.base_run(cloud, api, environment_id, base_url)
-            self.wrong_cases = self.base_runs_mistakes(cloud, api, example)
-            self.package(api, environment_id)
-            self.train(api)
-            self.evaluate(cloud, api)
+            environment_id = self.timed(
+                "register_s", lambda: register_example(cloud, api, self.example, self.out, self.progress)
+            )
+            self.timed("base_run_s", lambda: self.base_run(cloud, api, environment_id, base_url))
+            self.timed("package_s", lambda: self.package(cloud, api, environment_id))
+            self.timed("training_s", lambda: self.train(api))
+            self.timed("evaluation_s", lambda: self.evaluate(cloud, api))
         except (RuntimeError, TimeoutError) as error:
             self.stopped = str(error)
+
+    def timed(self, name: str, step: Callable[[], Any]) -> Any:
+        started = time.monotonic()
+        self.current = name
+        try:
+            return step()
+        finally:
+            self.timings[name] = round(time.monotonic() - started, 1)
+            self.current = None
 
     def step(self, number: int, text: str) -> None:
         self.progress.step(f"step {number}/5: {text}")
 
     def base_run(self, cloud: Any, api: Api, environment_id: str, base_url: str) -> None:
-        from localcloud.model_server import BASE_MODEL
-
-        self.step(1, f"a live run of {BASE_MODEL} through an openai-compatible connection")
+        model = self.source.model
+        self.step(1, f"a live run of {model} on every case, through an openai-compatible connection")
         connection = api.expect(
             "POST",
             "/connections",
             201,
-            {"name": "simulated example models", "provider": "openai-compatible", "base_url": base_url},
+            {"name": self.source.connection_name, "provider": "openai-compatible", "base_url": base_url},
         )
-        self.found["models_connection_id"] = connection["connection_id"]
+        self.found["connection_id"] = connection["connection_id"]
         created = api.expect(
             "POST",
             "/runs",
@@ -142,75 +209,86 @@ class Loop:
             {
                 "environment_id": environment_id,
                 "version": ENVIRONMENT_VERSION,
-                "model": BASE_MODEL,
+                "model": model,
                 "model_config": {
                     "connection_id": connection["connection_id"],
-                    "model_id": BASE_MODEL,
-                    "sampling": SAMPLING,
+                    "model_id": model,
+                    **self.source.run_settings,
                 },
             },
         )
         run_id = created["run"]["run_id"]
         self.found["base_run_id"] = run_id
         self.progress.step(f"run {run_id} created: {created['run']['status']}")
-        if follow_run(api, run_id, self.progress, timeout=300) != "Completed":
+        if follow_live_run(cloud, api, run_id, self.progress, self.source.run_timeout_s) != "Completed":
             raise RuntimeError(f"the live run {run_id} failed: {api.expect('GET', f'/runs/{run_id}', 200)}")
         follow_execution(cloud, run_id, self.progress)
-        run = api.expect("GET", f"/runs/{run_id}", 200)
-        self.found["base_score"] = run.get("overall_score")
-        print(f"Run {run_id} of {BASE_MODEL}: overall score {run.get('overall_score')}")
+        self.found["base_score"] = api.expect("GET", f"/runs/{run_id}", 200).get("overall_score")
+        self.found["base_metrics"] = self.run_metrics(cloud, api, run_id)
+        print(f"Run {run_id} of {model}: {_metrics(self.found['base_metrics'])}")
 
-    def base_runs_mistakes(self, cloud: Any, api: Api, example: Path) -> WrongCases:
+    def run_metrics(self, cloud: Any, api: Api, run_id: str) -> dict[str, Any]:
+        """The run's metrics; its inference log (every answer as the model gave it) is kept beside the
+        summary as ``<run id>.inference_log.jsonl``."""
+        run = api.expect("GET", f"/runs/{run_id}", 200)
+        for file in api.expect("GET", f"/runs/{run_id}/files", 200)["files"]:
+            if file["key"].endswith("/inference_log.jsonl"):
+                target = self.out / f"{run_id}.inference_log.jsonl"
+                cloud.client("s3").download_file(cloud.bucket, file["key"], str(target))
+        return {tile["key"]: tile["value"] for tile in run["metrics"]}
+
+    def base_runs_mistakes(self, cloud: Any, api: Api) -> WrongCases:
         """The cases the base run got wrong, which the preparation's coverage gaps follow from."""
         files = api.expect("GET", f"/runs/{self.found['base_run_id']}/files", 200)["files"]
         key = next(file["key"] for file in files if file["label"] == RunOutput.DETAILED_JSON.label)
         detailed = self.out / RunOutput.DETAILED_JSON.file_name
         cloud.client("s3").download_file(cloud.bucket, key, str(detailed))
-        return WrongCases.of_run(example_cases(example), detailed)
+        splits = (self.source.preparation_settings or {}).get("splits")
+        shares = SplitShares(**splits) if splits else DEFAULT_SHARES
+        return WrongCases.of_run(example_cases(self.example), detailed, shares)
 
-    def package(self, api: Api, environment_id: str) -> None:
+    def package(self, cloud: Any, api: Api, environment_id: str) -> None:
         run_id = self.found["base_run_id"]
-        self.step(2, "the saved dataset, a preparation and a package for Bedrock")
+        profile = self.source.package_profile
+        self.step(2, f"the saved dataset, a preparation and a {profile} package")
         run = api.expect("GET", f"/runs/{run_id}", 200)
         if not run.get("dataset_id"):
             raise RuntimeError(f"run {run_id} saved no dataset: {run.get('artifact_reason')}")
         dataset = api.expect("GET", f"/datasets/{run['dataset_id']}", 200)
         self.found["dataset_id"] = dataset["dataset_id"]
         print(f"Saved dataset: {dataset['name']} ({dataset['example_count']} examples)")
-        preparation = prepare(api, environment_id, run_id, self.progress, wrong_cases=self.wrong_cases)
+        preparation = prepare(
+            api,
+            environment_id,
+            run_id,
+            self.progress,
+            settings=self.source.preparation_settings,
+            wrong_cases=self.base_runs_mistakes(cloud, api),
+        )
         self.found["preparation_id"] = preparation["preparation_id"]
         if preparation["status"] != "Ready":
             raise RuntimeError(f"the preparation failed: {preparation['failure_reason']}")
-        built = package_of(api, preparation["preparation_id"], self.progress, PACKAGE_PROFILE)
+        detail = api.expect("GET", f"/preparations/{preparation['preparation_id']}", 200)
+        self.found["splits"] = detail["splits"]
+        self.found["held_out_cases"] = detail["held_out_count"]
+        print(f"Rows per split: {detail['splits']}; held-out cases: {detail['held_out_count']}")
+        built = package_of(api, preparation["preparation_id"], self.progress, profile)
         self.found["package_id"] = built["package_id"]
         self.found["package_sha256"] = built["sha256"]
         if built["status"] != "Ready":
-            raise RuntimeError(f"the {PACKAGE_PROFILE} package was {built['status']}: {built['reason']}")
+            raise RuntimeError(f"the {profile} package was {built['status']}: {built['reason']}")
 
     def train(self, api: Api) -> None:
-        from localcloud.stack_template import ACCOUNT_ID
-
-        self.step(3, f"a training run of {BEDROCK_BASE_MODEL} on the local cloud's (moto's) Bedrock")
-        connection = api.expect(
-            "POST",
-            "/connections",
-            201,
-            {
-                "name": "bedrock (local cloud)",
-                "provider": "bedrock",
-                "region": "us-east-1",
-                "role_arn": TRAINING_ROLE.format(account=ACCOUNT_ID),
-            },
-        )
-        self.found["bedrock_connection_id"] = connection["connection_id"]
+        training = self.source.training
+        self.step(3, f"a training run of {training['base_model']} on the package")
         launched = api.expect(
             "POST",
             "/training-runs",
             202,
             {
                 "package_id": self.found["package_id"],
-                "connection_id": connection["connection_id"],
-                "base_model": BEDROCK_BASE_MODEL,
+                "connection_id": self.source.training_connection(self, api),
+                **training,
             },
             headers={"Idempotency-Key": f"loop-{self.found['package_id']}"},
         )
@@ -222,7 +300,12 @@ class Loop:
         self.found["training_run_id"] = training_run_id
         self.progress.step(f"training run {training_run_id}: {launched['training_run']['status']}")
         run = follow_statuses(
-            api, f"/training-runs/{training_run_id}", TRAINING_TERMINAL, self.progress, "training run"
+            api,
+            f"/training-runs/{training_run_id}",
+            TRAINING_TERMINAL,
+            self.progress,
+            "training run",
+            timeout=self.source.training_timeout_s,
         )
         self.found["provider_job_id"] = run.get("job_id")
         self.found["provider_job_name"] = run.get("job_name")
@@ -234,17 +317,16 @@ class Loop:
             raise RuntimeError(
                 f"the training run {training_run_id} {run['status']}: {run.get('failure_reason')}"
             )
-        job, model = run.get("job_id"), run.get("result_model")
-        print(f"Training run {training_run_id}: provider job {job}, model {model}")
+        print(
+            f"Training run {training_run_id}: provider job {run.get('job_id')}, model {run['result_model']}"
+        )
 
     def evaluate(self, cloud: Any, api: Api) -> None:
-        from localcloud.model_server import BASE_MODEL, TUNED_MODEL
-
         training_run_id = self.found["training_run_id"]
         self.step(4, "an authorized evaluation on the package's held-out cases")
-        print(STAND_IN.format(result_model=self.found["result_model"]))
+        tuned = self.source.tuned_model(self)
         created = authorize_evaluation(
-            api, training_run_id, self.found["models_connection_id"], TUNED_MODEL, self.found["base_run_id"]
+            api, training_run_id, self.found["connection_id"], tuned, self.found["base_run_id"]
         )
         evaluation_id = created["evaluation_id"]
         self.found["evaluation_id"] = evaluation_id
@@ -258,61 +340,47 @@ class Loop:
             EVALUATION_TERMINAL,
             self.progress,
             "evaluation",
-            timeout=600,
+            timeout=self.source.evaluation_timeout_s,
         )
-        self.found["evaluation_base_run_id"] = found["base"]["run_id"]
-        self.found["tuned_run_id"] = found["tuned"]["run_id"]
+        self.found["evaluation_base_run_id"] = (found.get("base") or {}).get("run_id")
+        self.found["tuned_run_id"] = (found.get("tuned") or {}).get("run_id")
         if found["status"] != "Completed":
             raise RuntimeError(f"the evaluation {evaluation_id} failed: {found.get('failure_reason')}")
+        self.found["tuned_metrics"] = self.run_metrics(cloud, api, self.found["tuned_run_id"])
+        self.compare(cloud, api, evaluation_id, tuned)
+        if found.get("notice"):
+            print(f"  {found['notice']}")
+        print(f"Report: {self.out / 'report.json'} and {self.out / 'report.html'}")
+
+    def compare(self, cloud: Any, api: Api, evaluation_id: str, tuned: str) -> None:
         self.step(5, "the comparison")
         answer = api.expect("GET", f"/evaluations/{evaluation_id}/report", 200)
         report = answer["report"]
-        self.found["verdict"] = report["comparison"]["verdict"]
+        comparison = report["comparison"]
         (self.out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         html = self.out / "report.html"
         cloud.client("s3").download_file(
             cloud.bucket, object_key(answer["html_url"], cloud.bucket), str(html)
         )
         self.found["report_files"] = [str(self.out / "report.json"), str(html)]
+        self.found["comparison"] = {key: comparison[key] for key in COMPARISON_NUMBERS}
+        self.found["verdict"] = comparison["verdict"]
+        base = self.source.model
         print(
-            f"{found['paired_cases']} held-out cases: accuracy {found['accuracy_before']:.1%} "
-            f"({BASE_MODEL}, run {found['base']['run_id']}) -> {found['accuracy_after']:.1%} "
-            f"({TUNED_MODEL}, run {found['tuned']['run_id']})"
+            f"{comparison['paired_cases']} held-out cases: accuracy {comparison['accuracy_before']:.1%} "
+            f"({base}, run {self.found['base_run_id']}) -> {comparison['accuracy_after']:.1%} "
+            f"({tuned}, run {self.found['tuned_run_id']}); {comparison['fixed_count']} fixed, "
+            f"{comparison['broken_count']} broken, exact McNemar p = {comparison['mcnemar_p']:.2g}"
         )
-        print(
-            f"Verdict on the held-out cases, {BASE_MODEL} -> {TUNED_MODEL}: {self.found['verdict']} "
-            "(simulated models: this says nothing about a real model)"
-        )
-        print(f"  {found['verdict_reason']}")
-        print(f"  {found['notice']}")
-        print(f"Report: {self.out / 'report.json'} and {html}")
+        print(self.source.verdict_line.format(base=base, tuned=tuned, verdict=comparison["verdict"]))
+        print(f"  {comparison['verdict_reason']}")
 
     def summary(self) -> dict[str, Any]:
-        """Every id the loop made, under a fixed set of keys (None where the loop did not get that far)."""
-        keys = (
-            "models_connection_id",
-            "base_run_id",
-            "base_score",
-            "dataset_id",
-            "preparation_id",
-            "package_id",
-            "package_sha256",
-            "bedrock_connection_id",
-            "training_run_id",
-            "provider_job_id",
-            "provider_job_name",
-            "result_model",
-            "evaluation_id",
-            "evaluation_base_run_id",
-            "tuned_run_id",
-            "verdict",
-            "report_files",
-        )
-        return {
-            **{key: self.found.get(key) for key in keys},
-            "simulated_models": SIMULATED,
-            "stopped": self.stopped,
-        }
+        return {**self.source.summary(self), "stopped": self.stopped}
+
+    def kept(self, keys: tuple[str, ...]) -> dict[str, Any]:
+        """What the loop found under ``keys`` (None where it did not get that far)."""
+        return {key: self.found.get(key) for key in keys}
 
 
 def authorize_evaluation(
@@ -352,3 +420,34 @@ def follow_statuses(
             return dict(found)
         time.sleep(0.1)
     raise TimeoutError(f"the {what} at {path} was still {seen} after {timeout:.0f}s")
+
+
+def follow_live_run(cloud: Any, api: Api, run_id: str, progress: Progress, timeout: float) -> str:
+    """The run's statuses until it ends, and while the model answers, how many inference shards are done."""
+    from benchgen.steps.keys import run_key
+
+    prefix = run_key(run_id, "inference/answers-")
+    s3 = cloud.client("s3")
+    deadline = time.monotonic() + timeout
+    seen, done = None, -1
+    while time.monotonic() < deadline:
+        status = api.expect("GET", f"/runs/{run_id}", 200)["status"]
+        if status != seen:
+            progress.step(f"run {status}")
+            seen = status
+        if status in ("Completed", "Failed"):
+            return str(status)
+        answered = s3.list_objects_v2(Bucket=cloud.bucket, Prefix=prefix).get("KeyCount", 0)
+        if answered != done and status == "Running":
+            planned = s3.list_objects_v2(Bucket=cloud.bucket, Prefix=run_key(run_id, "inference/cases-"))
+            progress.step(f"inference shards answered: {answered}/{planned.get('KeyCount', 0)}")
+            done = answered
+        time.sleep(1)
+    raise TimeoutError(f"run {run_id} was still {seen} after {timeout:.0f}s")
+
+
+def _metrics(metrics: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{key} {value:.1%}" if isinstance(value, float) else f"{key} {value}"
+        for key, value in metrics.items()
+    )

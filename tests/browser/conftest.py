@@ -18,7 +18,8 @@ from typing import Any, Protocol
 import pytest
 
 from benchgen.settings import EVALUATORS_GROUP
-from cli.demo import EXAMPLES, Api, Progress, _drive
+from cli.api_client import Api
+from cli.demo import EXAMPLES, Progress, _drive
 from cli.local import DEMO_USER, demo_password
 from localcloud.cloud import LocalCloud
 from localcloud.console_server import WEB_DIST, missing_build_message, serve_console

@@ -16,9 +16,11 @@ from playwright.sync_api import expect
 
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.settings import EVALUATORS_GROUP
-from cli.demo import ENVIRONMENT_VERSION, EXAMPLES, Api, Progress, register_example
+from cli.api_client import Api
+from cli.demo import ENVIRONMENT_VERSION, EXAMPLES, Progress, register_example
 from cli.local import DEMO_USER, demo_password
 from cli.loop import Loop
+from cli.simulated_models import SimulatedModels
 from infra.stacks.api import EVALUATION_WAIT_SECONDS
 from localcloud.cloud import LocalCloud
 from localcloud.console_server import serve_console
@@ -63,10 +65,10 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trained]:
             with cloud.serve_api(access_log=False) as api_server, serve_console(cloud, api_server) as server:
                 owner = Api(api_server.url, owner_token)
                 # The loop up to its training run; the evaluation is what the browser asks for.
-                loop = Loop(out, progress)
-                environment_id = register_example(cloud, owner, EXAMPLES / "gsm8k-tr", out, progress)
+                loop = Loop(SimulatedModels(), EXAMPLES / "gsm8k-tr", out, progress)
+                environment_id = register_example(cloud, owner, loop.example, out, progress)
                 loop.base_run(cloud, owner, environment_id, models.base_url)
-                loop.package(owner, environment_id)
+                loop.package(cloud, owner, environment_id)
                 loop.train(owner)
                 yield Trained(
                     url=server.url,
@@ -76,7 +78,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trained]:
                     preparation_id=loop.found["preparation_id"],
                     training_run_id=loop.found["training_run_id"],
                     base_run_id=loop.found["base_run_id"],
-                    models_connection_id=loop.found["models_connection_id"],
+                    models_connection_id=loop.found["connection_id"],
                     environment_id=environment_id,
                 )
 

@@ -16,9 +16,10 @@ from moto.moto_api._internal.models import moto_api_backend
 from playwright.sync_api import expect
 
 from benchgen.settings import EVALUATORS_GROUP
-from cli.demo import EXAMPLES, Api, Progress, _drive, package_of
+from cli.api_client import Api
+from cli.demo import EXAMPLES, Progress, _drive, package_of
 from cli.local import DEMO_USER, demo_password
-from cli.loop import BEDROCK_BASE_MODEL, TRAINING_ROLE
+from cli.simulated_models import BEDROCK_BASE_MODEL, TRAINING_ROLE
 from localcloud.cloud import LocalCloud
 from localcloud.console_server import serve_console
 from localcloud.stack_template import ACCOUNT_ID

@@ -18,7 +18,7 @@ from benchgen.records.prices import ModelPrices, TokenPrices
 from benchgen.records.runs import LiveModel, RunRecord, RunStatus
 from benchgen.steps import batch_inference
 from benchgen.vocabulary import InferenceMode, Sampling
-from cli.demo import Api
+from cli.api_client import Api
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, ExampleModelServer, Fault

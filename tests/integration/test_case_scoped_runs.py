@@ -20,7 +20,7 @@ from benchgen.records.runs import LiveModel, RunRecord, RunStatus
 from benchgen.steps.case_scope import write_case_scope
 from benchgen.steps.keys import CASE_SCOPE, run_key
 from benchgen.vocabulary import Sampling
-from cli.demo import Api
+from cli.api_client import Api
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, ExampleModelServer

@@ -24,7 +24,7 @@ from benchgen.outputs import RunOutput
 from benchgen.records.datasets import DatasetRecord, dataset_id_for
 from benchgen.records.runs import ArtifactStatus, RunRecord
 from benchgen.steps.keys import execution_name
-from cli.demo import Api
+from cli.api_client import Api
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 

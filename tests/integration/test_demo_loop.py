@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from benchgen.compare.report import Conclusion
-from cli.demo import Api
+from cli.api_client import Api
 from cli.local import sign_in_demo_user
-from cli.loop import BEDROCK_BASE_MODEL, PACKAGE_PROFILE, SIMULATED, STAND_IN
 from cli.main import main
+from cli.simulated_models import BEDROCK_BASE_MODEL, PACKAGE_PROFILE, SIMULATED, STAND_IN
 from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, TUNED_MODEL
 

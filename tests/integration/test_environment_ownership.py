@@ -12,7 +12,7 @@ import pytest
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.ownership import OPERATOR
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
-from cli.demo import Api
+from cli.api_client import Api
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 

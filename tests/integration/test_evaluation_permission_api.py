@@ -16,7 +16,7 @@ from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import ProviderKind
-from cli.demo import Api
+from cli.api_client import Api
 from localcloud.cloud import LocalCloud
 from tests.integration.evaluation_setup import put_package, put_training_run, subject, user
 

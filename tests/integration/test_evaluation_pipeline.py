@@ -17,7 +17,7 @@ import requests
 
 from benchgen.compare.report import NOT_ESTABLISHED, RunIdentity, compare_runs
 from benchgen.compare.selection import PackageRef
-from cli.demo import Api
+from cli.api_client import Api
 from localcloud.cloud import LocalCloud
 from localcloud.model_server import ExampleModelServer
 from tests.integration.evaluation_setup import (

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from benchgen.training.export_profiles import PROFILES
-from cli.demo import Api
+from cli.api_client import Api
 from localcloud.cloud import LocalCloud
 
 PASSWORD = "Correct-Horse-9-Battery!"

@@ -24,7 +24,7 @@ from benchgen.providers import registry
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.runs import LiveModel, RunRecord, RunStatus
 from benchgen.vocabulary import ProviderKind, Sampling
-from cli.demo import Api
+from cli.api_client import Api
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, ExampleModelServer, Fault

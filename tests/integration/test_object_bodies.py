@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from cli.demo import EXAMPLES, Api
+from cli.api_client import Api
+from cli.demo import EXAMPLES
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 

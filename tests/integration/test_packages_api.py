@@ -28,7 +28,7 @@ from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.settings import load_settings
 from benchgen.steps.keys import package_execution_name, package_key
 from benchgen.training.package import package_id
-from cli.demo import Api
+from cli.api_client import Api
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 from tests.integration.factories import EXAMPLES, example_submission, received_events, watch_events

@@ -30,7 +30,7 @@ from benchgen.steps import register as register_module
 from benchgen.steps import score as score_step
 from benchgen.steps.keys import execution_name
 from benchgen.zipwrite import zip_folder
-from cli.demo import Api
+from cli.api_client import Api
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 from localcloud.stack_template import lazy_handler

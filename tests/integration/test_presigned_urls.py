@@ -14,7 +14,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from cli.demo import Api
+from cli.api_client import Api
 from localcloud.cloud import LocalCloud
 
 

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from benchgen.verdicts import VERDICTS_NAME
-from cli.demo import Api
+from cli.api_client import Api
 from cli.local import sign_in_demo_user
-from cli.real_loop import PACKAGE_PROFILE, SERVED_MODEL, RealLoopPlan, real_loop
+from cli.loop import run_loop
+from cli.self_hosted_model import PACKAGE_PROFILE, SERVED_MODEL, SelfHostedModel
 from examplegen import generate_environment
 from localcloud.cloud import LocalCloud
 
@@ -61,14 +62,13 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
         return tokens[-1]
 
     monkeypatch.setattr("localcloud.cloud.LocalCloud", KeptCloud)
-    monkeypatch.setattr("cli.real_loop.sign_in_demo_user", keep_token)
+    monkeypatch.setattr("cli.loop.sign_in_demo_user", keep_token)
     for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS", "EVALUATION_WAIT_SECONDS"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "WARNING")
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
-    plan = RealLoopPlan(
-        example=tmp_path / "arithmetic-en",
-        out=tmp_path / "out",
+    out = tmp_path / "out"
+    source = SelfHostedModel(
         sampling=SAMPLING,
         hyperparameters=HYPERPARAMETERS,
         # two cases a shard, so that all of them are asked at once and the server batches them
@@ -79,11 +79,11 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
 
     try:
         # When the real loop runs
-        code = real_loop(plan)
+        code = run_loop(source, tmp_path / "arithmetic-en", out)
 
         # Then every step completed and named what it made
         printed = capsys.readouterr().out
-        summary = json.loads((plan.out / "summary.json").read_text(encoding="utf-8"))
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
         assert (code, summary["stopped"]) == (0, None), printed
         assert summary["simulated"] is False
         assert "Nothing in this loop is simulated" in printed

@@ -8,7 +8,7 @@ from typing import Any
 from benchgen.aws.tables.evaluations import EvaluationsRepo
 from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord
 from benchgen.records.runs import LiveModel
-from cli.demo import Api
+from cli.api_client import Api
 from localcloud.cloud import LocalCloud
 from tests.integration.evaluation_setup import ENVIRONMENT, PACKAGE_ID, put_training_run, subject, user
 

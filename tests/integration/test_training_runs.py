@@ -14,8 +14,6 @@ import json
 import logging
 import secrets
 import time
-import urllib.error
-import urllib.request
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -37,6 +35,7 @@ from benchgen.settings import load_settings
 from benchgen.steps.keys import package_key, training_execution_name
 from benchgen.training.examples import text_hash
 from benchgen.vocabulary import ProviderKind
+from cli.api_client import Api
 from infra.constructs.training import LOCAL_TRAINING_CONTEXT, TRAINING_MAX_POLLS
 from localcloud.callers import running_as
 from localcloud.cloud import LocalCloud
@@ -53,33 +52,13 @@ ROLE = "arn:aws:iam::123456789012:role/benchgen-training"
 PIPELINE = "TrainingPipeline"
 
 
-class Caller:
-    """The REST API as one signed-in user, with the headers a request may carry."""
+class Caller(Api):
+    """The REST API as one signed-in user, known by the subject of their token."""
 
     def __init__(self, url: str, token: str) -> None:
-        self.url = url
-        self.token = token
+        super().__init__(url, token)
         payload = token.split(".")[1]
         self.user = str(json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))["sub"])
-
-    def call(
-        self,
-        method: str,
-        path: str,
-        body: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, Any]:
-        request = urllib.request.Request(
-            self.url + path,
-            data=json.dumps(body).encode() if body is not None else None,
-            method=method,
-            headers={"Authorization": self.token, "Content-Type": "application/json", **(headers or {})},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                return response.status, json.loads(response.read() or b"null")
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"null")
 
 
 @dataclass

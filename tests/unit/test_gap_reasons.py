@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from benchgen.finetune.split import SplitShares
 from cli.gap_reasons import WrongCases
 
 # c2 and c14 hash into validation, c9 into test, c0, c1 and c3 into train (benchgen.finetune.split).
@@ -60,3 +61,20 @@ def test_the_wrong_cases_are_read_from_the_run_and_the_bundle(tmp_path: Path) ->
 
     assert wrong.total == 3
     assert wrong.wrong == {"c1": ["units"], "c2": []}
+
+
+def test_the_wrong_cases_hash_into_the_splits_the_preparation_asks_for(tmp_path: Path) -> None:
+    # c2 and c14 hash into validation by the default shares, and into test by 60/5/35.
+    ids = ("c0", "c2", "c9", "c14")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps({"id": case_id}) + "\n" for case_id in ids), encoding="utf-8")
+    results = tmp_path / "detailed_results.json"
+    verdicts = [{"case_id": case_id, "passed": False} for case_id in ids]
+    results.write_text(json.dumps({"cases": verdicts}), encoding="utf-8")
+
+    wrong = WrongCases.of_run(cases, results, SplitShares(train=60, validation=5, test=35))
+
+    assert wrong.reason({"kind": "split_small", "subject": "test", "message": "..."}) == (
+        "expected for this 4-case example with 4 wrong cases: 3 of them hash into test, "
+        "the split of 35% of the cases"
+    )

