@@ -1,38 +1,13 @@
-"""The artifact's plain records read a line exactly as the models and json did before them."""
+"""The artifact's plain records read a case line exactly as json did before them."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from benchgen.errors import BundleError
-from benchgen.finetune.structs import decode_verdict, read_case_lines, read_cases
-from benchgen.verdicts import Verdict
-
-VERDICT = {"case_id": "q1", "gold": "72", "prediction": "68", "passed": False, "answered": True}
-
-
-def test_a_verdict_line_reads_as_the_model_reads_it() -> None:
-    # given a verdict with criteria and one with the model's lax values (1 for true, a float as text)
-    plain = json.dumps({**VERDICT, "criteria": [{"id": "arithmetic", "passed": False}]}).encode()
-    lax = json.dumps({**VERDICT, "passed": 1, "score": "0.5"}).encode()
-    for line in (plain, lax):
-        # when each is decoded
-        record = decode_verdict(line)
-        # then every field holds what the pydantic model reads
-        model = Verdict.model_validate_json(line)
-        assert {name: getattr(record, name) for name in Verdict.model_fields if name != "criteria"} == {
-            name: getattr(model, name) for name in Verdict.model_fields if name != "criteria"
-        }
-        assert [(c.id, c.passed) for c in record.criteria] == [(c.id, c.passed) for c in model.criteria]
-
-
-def test_a_line_that_is_not_a_verdict_is_refused_with_the_model_s_reason() -> None:
-    line = json.dumps({k: v for k, v in VERDICT.items() if k != "gold"}).encode()
-    with pytest.raises(ValueError, match="gold"):
-        decode_verdict(line)
+from benchgen.finetune.structs import read_case_lines, read_cases
 
 
 def test_cases_keep_objects_with_string_ids_in_file_order(tmp_path: Path) -> None:

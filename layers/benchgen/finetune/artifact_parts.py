@@ -43,11 +43,10 @@ from benchgen.finetune.structs import (
     ExampleRecord,
     SummaryRecord,
     decode_case,
-    decode_verdict,
     read_case_lines,
     read_cases,
 )
-from benchgen.verdicts import VERDICTS_NAME
+from benchgen.verdicts import decode_verdict, read_verdicts
 
 TALLY_NAME = "part.json"
 RUN_PREFIX = "examples-"
@@ -134,13 +133,7 @@ def collect(
         seen: set[str] = set()  # the first selected verdict of a case wins
         with ExitStack() as stack:
             texts = CaseTexts(cases, stack, unique=env.template is not None)
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    verdict = decode_verdict(line)
-                except ValueError as exc:
-                    raise ScoringError(f"{VERDICTS_NAME} line {number} is not a verdict: {exc}") from exc
+            for verdict, _ in read_verdicts(lines, decode_verdict):
                 source = select(verdict, criterion)
                 case_id = verdict.case_id
                 if source is None or case_id in seen:

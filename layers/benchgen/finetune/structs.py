@@ -1,8 +1,8 @@
 """The plain records the artifact's per-case loop carries: msgspec Structs instead of pydantic models.
 
-A verdict line and a case line are decoded straight into a Struct (one C call, no validation layer per
-field); whatever the Struct refuses goes through the same parser as before (``Verdict`` for verdicts,
-``json`` for cases), so a line is accepted, coerced or refused exactly as it always was.
+A case line is decoded straight into a Struct (one C call, no validation layer per field); whatever the
+Struct refuses goes through ``json``, so a line is accepted, coerced or refused exactly as json reads it.
+Verdict lines are read the same way, by ``benchgen.verdicts.decode_verdict``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import msgspec
 
 from benchgen.errors import BundleError
 from benchgen.finetune.seed import CaseText, Source
-from benchgen.verdicts import Verdict, VerdictRecord
 
 
 class CaseRecord(msgspec.Struct):
@@ -65,19 +64,8 @@ class ExampleRecord(msgspec.Struct, frozen=True, kw_only=True):
     criteria: list[str] = []
 
 
-_VERDICT = msgspec.json.Decoder(VerdictRecord)
 _CASE = msgspec.json.Decoder(CaseRecord)
 _CASE_ID = msgspec.json.Decoder(CaseId)
-
-
-def decode_verdict(line: bytes) -> VerdictRecord:
-    """The verdict of a line; a ValueError (pydantic's, as before) when it is not one."""
-    try:
-        return _VERDICT.decode(line)
-    except msgspec.DecodeError:
-        # The model's lax coercions (1 for true, "0.5" for a float) and its error messages stay the rule.
-        verdict = Verdict.model_validate_json(line)
-        return msgspec.convert(verdict.model_dump(), VerdictRecord)
 
 
 def decode_case(line: bytes) -> CaseRecord | None:
