@@ -4,14 +4,22 @@ Each exists twice: a pydantic model that validates what comes in (a bundle's lin
 and says what is wrong, and a plain record (a msgspec Struct) that the per-case loop carries, a million
 times over, at a fraction of a model's cost. :func:`case_record` and :func:`prediction_record` go from one
 to the other; a line that decodes straight into a record is one the model accepts with the same values.
+
+The finetune artifact and a preparation read cases without judging them: :func:`read_cases` keeps every
+object with a string id, its fields as JSON has them, and :func:`case_references` their text.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, NamedTuple
 
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field
+
+from benchgen.errors import BundleError
 
 
 class CaseModel(BaseModel):
@@ -120,3 +128,87 @@ def prediction_json(prediction: Prediction) -> str:
         if value is not None:
             record[name] = value
     return msgspec.json.encode(record).decode("utf-8")
+
+
+class CaseText(NamedTuple):
+    """The reference text of a case, as far as it is known (a tuple: one is made per selected case)."""
+
+    question: str
+    answer: str
+    solution: str | None = None
+
+
+Reference = tuple[str, str, str, str | None]  # case id, question, answer, solution
+
+
+class CaseRecord(msgspec.Struct):
+    """The fields of a ``cases.jsonl`` object that hold its text, each of any JSON type."""
+
+    id: Any = None
+    question: Any = None
+    answer: Any = None
+    solution: Any = None
+
+    def text(self) -> CaseText:
+        """Its question and answer as text (absent: empty), and its worked solution when it is text."""
+        solution = self.solution
+        return CaseText(
+            str(self.question or ""), str(self.answer or ""), solution if isinstance(solution, str) else None
+        )
+
+
+class CaseId(msgspec.Struct):
+    """Only the id of a ``cases.jsonl`` object: the rest of the line is checked, but nothing is kept."""
+
+    id: Any = None
+
+
+_CASE_RECORD = msgspec.json.Decoder(CaseRecord)
+_CASE_ID = msgspec.json.Decoder(CaseId)
+
+
+def decode_case(line: bytes) -> CaseRecord | None:
+    """The case of a line, or None when the line is valid JSON but not an object; a ValueError when it
+    is not JSON."""
+    try:
+        return _CASE_RECORD.decode(line)
+    except msgspec.DecodeError:
+        # What json reads and msgspec does not (NaN, integers beyond 64 bits, a non-object) is read by json.
+        record = json.loads(line)
+        return msgspec.convert(record, CaseRecord) if isinstance(record, dict) else None
+
+
+def read_case_lines(path: Path) -> Iterator[tuple[str, bytes]]:
+    """Each case line of a ``cases.jsonl`` with a string id, with that id, in file order; a BundleError on
+    a line that is not JSON. Lines that are not objects, or have no string id, are passed over. Only the
+    id is read: ``decode_case`` reads the rest of the lines wanted."""
+    with path.open("rb") as stream:
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                case_id = _CASE_ID.decode(line).id
+            except msgspec.DecodeError:
+                try:
+                    record = decode_case(line)
+                except ValueError as exc:
+                    raise BundleError(
+                        path.name, f"line {number} is not valid JSON; write one case object a line"
+                    ) from exc
+                case_id = None if record is None else record.id
+            if isinstance(case_id, str):
+                yield case_id, line
+
+
+def read_cases(path: Path) -> Iterator[tuple[str, CaseRecord]]:
+    """Each case of a ``cases.jsonl`` with a string id, in file order (see ``read_case_lines``)."""
+    for case_id, line in read_case_lines(path):
+        record = decode_case(line)
+        assert record is not None  # the line was read as an object with this id
+        yield case_id, record
+
+
+def case_references(path: Path) -> Iterator[Reference]:
+    """Id, question, answer and solution of every case of a ``cases.jsonl`` (see ``read_cases``)."""
+    for case_id, record in read_cases(path):
+        yield (case_id, *record.text())

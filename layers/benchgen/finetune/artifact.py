@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from benchgen.bundle.spec import Finetune
 from benchgen.datasets import ArtifactManifest
 from benchgen.environment import Environment
-from benchgen.errors import BundleError, ScoringError
+from benchgen.errors import ScoringError
 from benchgen.finetune.artifact_parts import PartTally, collect, read_tally
 from benchgen.finetune.augment import AugmentSettings
 from benchgen.finetune.formats import (
@@ -49,8 +49,7 @@ from benchgen.finetune.seed import (
 )
 from benchgen.finetune.split import SPLIT_RULE, SPLITS, split_for
 from benchgen.finetune.spool import MergeOrder, Run, SortedSpool, Tie
-from benchgen.finetune.store import Reference, choose_pool_rows, scratch_db
-from benchgen.finetune.structs import read_cases
+from benchgen.finetune.store import choose_pool_rows, scratch_db
 from benchgen.naming import dataset_name
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import RunInfo
@@ -113,24 +112,6 @@ class _Tally:
         for run in runs:
             for split, count in zip(SPLITS, run.counts, strict=True):
                 self.splits[split.value] += count
-
-
-def references(env: Environment) -> Iterator[Reference]:
-    """Question, answer and solution of every case, streamed from ``cases.jsonl`` when there is one."""
-    path = cases_file(env)
-    if path is None:
-        return
-    for case_id, record in read_cases(path):
-        yield (case_id, *record.text())
-
-
-def cases_file(env: Environment) -> Path | None:
-    """The environment's ``cases.jsonl``; None when it has none (a custom scoring program may judge
-    without it, and then the verdicts carry the text)."""
-    try:
-        return env.cases_path
-    except BundleError:
-        return None
 
 
 def _manifest(
@@ -244,7 +225,7 @@ def build_artifact(env: Environment, scoring_output: Path, out_dir: Path, *, run
             )
         out_dir.mkdir(parents=True, exist_ok=True)
         part = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=out_dir, prefix=".artifact-part-")))
-        collect(env, lines, cases_file(env), part, run_id=run.run_id)
+        collect(env, lines, env.cases_file, part, run_id=run.run_id)
         return finish_artifact(env, [part], out_dir, run=run)
 
 

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import msgspec
 
+from benchgen.cases import CaseText, case_references, decode_case, read_case_lines
 from benchgen.environment import Environment
 from benchgen.errors import ScoringError
 from benchgen.finetune.augment import AugmentSettings, variants
 from benchgen.finetune.formats import FORMATS, pieces, sizes
 from benchgen.finetune.seed import (
-    CaseText,
     Source,
     case_text,
     example_id,
@@ -39,13 +39,7 @@ from benchgen.finetune.seed import (
 from benchgen.finetune.split import SPLITS, split_for
 from benchgen.finetune.spool import Run, SortedSpool
 from benchgen.finetune.store import scratch_db
-from benchgen.finetune.structs import (
-    ExampleRecord,
-    SummaryRecord,
-    decode_case,
-    read_case_lines,
-    read_cases,
-)
+from benchgen.finetune.structs import ExampleRecord, SummaryRecord
 from benchgen.verdicts import decode_verdict, read_verdicts
 
 TALLY_NAME = "part.json"
@@ -105,7 +99,7 @@ class CaseTexts:
         )
         db.executemany(
             "INSERT OR IGNORE INTO reference VALUES (?, ?, ?, ?)",
-            ((case_id, *record.text()) for case_id, record in read_cases(path)),
+            case_references(path),
         )
         db.commit()
         return db

@@ -14,11 +14,12 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchgen.bundle.spec import SelectionCriterion
+from benchgen.cases import CaseText
 from benchgen.errors import BundleError
 from benchgen.verdicts import Verdict, read_verdicts
 
@@ -104,14 +105,6 @@ class Judged(Protocol):
     def gold(self) -> str: ...
     @property
     def solution(self) -> str | None: ...
-
-
-class CaseText(NamedTuple):
-    """The reference text of a case, as far as it is known (a tuple: one is made per selected case)."""
-
-    question: str
-    answer: str
-    solution: str | None = None
 
 
 def select(verdict: Judged, criterion: SelectionCriterion) -> Source | None:

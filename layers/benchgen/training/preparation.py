@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchgen.bundle.spec import Finetune, SelectionCriterion
 from benchgen.environment import Environment
 from benchgen.errors import BenchGenError, BundleError, ScoringError
-from benchgen.finetune.artifact import DEFAULT_HYPERPARAMS, references
+from benchgen.finetune.artifact import DEFAULT_HYPERPARAMS
 from benchgen.finetune.augment import AugmentSettings, augment
 from benchgen.finetune.seed import (
     Example,
@@ -424,7 +424,7 @@ def generate(
         held_out_count = held_out.fill(env, plan.shares)
         selected = SelectedCases(db)
         _select(spec, runs, selected)
-        selected.join_references(references(env))
+        selected.join_references(env.case_references())
         store = OrderedExamples(db)
         builder = _Builder(plan, held_out, store)
         for source, verdict, reference, run_id in selected:

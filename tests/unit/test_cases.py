@@ -1,4 +1,4 @@
-"""The artifact's plain records read a case line exactly as json did before them."""
+"""Cases read without being judged (the artifact's and a preparation's reads) keep what json reads."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from benchgen.cases import case_references, read_case_lines, read_cases
 from benchgen.errors import BundleError
-from benchgen.finetune.structs import read_case_lines, read_cases
 
 
 def test_cases_keep_objects_with_string_ids_in_file_order(tmp_path: Path) -> None:
@@ -32,3 +32,14 @@ def test_a_cases_line_that_is_not_json_names_its_line(tmp_path: Path) -> None:
     path.write_text('{"id": "a"}\n{"id": "b",\n', encoding="utf-8")
     with pytest.raises(BundleError, match="line 2 is not valid JSON"):
         list(read_case_lines(path))
+
+
+def test_case_references_give_each_case_s_text_as_text(tmp_path: Path) -> None:
+    # given a case with numbers for text and one with a solution that is not text
+    path = tmp_path / "cases.jsonl"
+    path.write_text(
+        '{"id": "a", "question": 12, "answer": 7, "solution": "Add."}\n{"id": "b", "solution": 3}\n',
+        encoding="utf-8",
+    )
+    # then the question and answer read as text, absent ones as empty, and only a solution that is text
+    assert list(case_references(path)) == [("a", "12", "7", "Add."), ("b", "", "", None)]
