@@ -1,9 +1,11 @@
 """Benchmark cases (one line of ``cases.jsonl``) and the predictions made for them.
 
-Each exists twice: a pydantic model that validates what comes in (a bundle's line, a submission's record)
-and says what is wrong, and a plain record (a msgspec Struct) that the per-case loop carries, a million
-times over, at a fraction of a model's cost. :func:`case_record` and :func:`prediction_record` go from one
-to the other; a line that decodes straight into a record is one the model accepts with the same values.
+Each is declared once, as a plain record (a msgspec Struct) that the per-case loop carries, a million times
+over, at a fraction of a pydantic model's cost. What comes in (a bundle's line, a submission's record) and
+does not decode straight into a record is validated by a pydantic model made from the record's own fields
+(``CaseModel``, ``PredictionModel``), which coerces as pydantic does and says what is wrong
+(:func:`validate_case`, :func:`validate_prediction`). A line that decodes straight into a record is one the
+model accepts with the same values.
 
 The finetune artifact and a preparation read cases without judging them: :func:`read_cases` keeps every
 object with a string id, its fields as JSON has them, and :func:`case_references` their text.
@@ -12,20 +14,22 @@ object with a string id, its fields as JSON has them, and :func:`case_references
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Iterator
+from functools import reduce
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple
+from types import UnionType
+from typing import Annotated, Any, NamedTuple, Union, get_args, get_origin
 
 import msgspec
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field, create_model
 
 from benchgen.errors import BundleError
 
 
-class CaseModel(BaseModel):
-    """One reference case. Template-specific fields are optional here and checked by the template."""
-
-    model_config = ConfigDict(extra="allow")
+class Case(msgspec.Struct, kw_only=True):
+    """One reference case, as the templates read it. Template-specific fields are optional here and checked
+    by the template; ``criteria`` is the case's own list of criterion ids."""
 
     id: str
     question: str = ""
@@ -42,58 +46,11 @@ class CaseModel(BaseModel):
     # code
     files: dict[str, str] | None = None
     test_command: str | None = None
-
-
-class Case(msgspec.Struct, kw_only=True):
-    """A validated case, as the templates read it; ``criteria`` is the case's own list of criterion ids."""
-
-    id: str
-    question: str = ""
-    answer: str = ""
-    solution: str | None = None
-    difficulty: str | None = None
-    domain: str | None = None
-    context: str | None = None
-    answers: list[str] | None = None
-    route: str | None = None
-    costs: dict[str, float] | None = None
-    files: dict[str, str] | None = None
-    test_command: str | None = None
     criteria: Any = None
 
 
-def case_record(model: CaseModel) -> Case:
-    return Case(
-        id=model.id,
-        question=model.question,
-        answer=model.answer,
-        solution=model.solution,
-        difficulty=model.difficulty,
-        domain=model.domain,
-        context=model.context,
-        answers=model.answers,
-        route=model.route,
-        costs=model.costs,
-        files=model.files,
-        test_command=model.test_command,
-        criteria=(model.model_extra or {}).get("criteria"),
-    )
-
-
-class PredictionModel(BaseModel):
-    """One record of ``predictions.json`` / ``predictions.jsonl``."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    id: str
-    prediction_text: str = ""
-    no_answer_probability: float | None = Field(default=None, ge=0.0, le=1.0)
-    route: str | None = None
-    cost_usd: float | None = Field(default=None, ge=0.0)
-
-
 class Prediction(msgspec.Struct, kw_only=True):
-    """A validated prediction, as the templates read it."""
+    """One record of ``predictions.json`` / ``predictions.jsonl``."""
 
     id: str
     prediction_text: str = ""
@@ -102,14 +59,52 @@ class Prediction(msgspec.Struct, kw_only=True):
     cost_usd: Annotated[float, msgspec.Meta(ge=0.0)] | None = None
 
 
-def prediction_record(model: PredictionModel) -> Prediction:
-    return Prediction(
-        id=model.id,
-        prediction_text=model.prediction_text,
-        no_answer_probability=model.no_answer_probability,
-        route=model.route,
-        cost_usd=model.cost_usd,
-    )
+# The constraints msgspec.Meta and pydantic's Field both take, under the same names.
+_CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of", "min_length", "max_length", "pattern")
+
+
+def _constraints(meta: object) -> object:
+    """A ``msgspec.Meta`` as pydantic's Field with the same constraints; other metadata as it is."""
+    if not isinstance(meta, msgspec.Meta):
+        return meta
+    return Field(**{name: getattr(meta, name) for name in _CONSTRAINTS if getattr(meta, name) is not None})
+
+
+def _pydantic_type(kind: Any) -> Any:
+    """A field's type with its constraints (on the type itself, or on a member of its union) as pydantic's."""
+    if get_origin(kind) is Annotated:
+        base, *metadata = get_args(kind)
+        return Annotated[base, *(_constraints(meta) for meta in metadata)]
+    if get_origin(kind) in (Union, UnionType):
+        return reduce(operator.or_, (_pydantic_type(member) for member in get_args(kind)))
+    return kind
+
+
+def _model_of(record: type[msgspec.Struct]) -> type[BaseModel]:
+    """The pydantic model of a record: its fields' names, types, constraints and defaults, in their order;
+    keys it does not know are ignored. It is named ``<record>Model``, as pydantic says of a value that is
+    not an object at all."""
+    fields: dict[str, Any] = {
+        field.name: (_pydantic_type(field.type), ... if field.required else field.default)
+        for field in msgspec.structs.fields(record)
+    }
+    return create_model(f"{record.__name__}Model", **fields)
+
+
+CaseModel = _model_of(Case)
+PredictionModel = _model_of(Prediction)
+
+
+def validate_case(record: object) -> Case:
+    """The case a decoded ``cases.jsonl`` line holds, as the model reads it (a ``"0.5"`` cost is 0.5); a
+    pydantic ValidationError names each field that is wrong."""
+    return Case(**dict(CaseModel.model_validate(record)))
+
+
+def validate_prediction(record: object) -> Prediction:
+    """The prediction a decoded record holds, as the model reads it; a pydantic ValidationError names each
+    field that is wrong."""
+    return Prediction(**dict(PredictionModel.model_validate(record)))
 
 
 # msgspec writes floats from 1e16 up as 1e16 where pydantic writes 1e+16 (a cost can be that large).
