@@ -1,4 +1,9 @@
-"""BenchGen: benchmark environments that judge a model and turn its mistakes into training data.
+"""BenchGen: benchmark environments that judge a model, turn its mistakes into training data, and evaluate
+the model trained on it against held-out cases.
 
-Pure domain modules live here beside the AWS adapters (``benchgen.aws``); only the adapters import boto3.
+The library is built in layers whose imports point down (docs/architecture.md, "Layers"): the ground
+(errors, names, settings), the formats (bundles, cases, verdicts), the records, the domain (scoring, the
+finetune artifact, training material, comparisons, the provider kinds), the ports, the steps, the adapters
+(``benchgen.aws``, the only code that imports boto3) and the entry points (the API, the handlers, their
+wiring, the task inputs).
 """

@@ -1,23 +1,35 @@
 """Benchmark cases (one line of ``cases.jsonl``) and the predictions made for them.
 
-Each exists twice: a pydantic model that validates what comes in (a bundle's line, a submission's record)
-and says what is wrong, and a plain record (a msgspec Struct) that the per-case loop carries, a million
-times over, at a fraction of a model's cost. :func:`case_record` and :func:`prediction_record` go from one
-to the other; a line that decodes straight into a record is one the model accepts with the same values.
+Each is declared once, as a plain record (a msgspec Struct) that the per-case loop carries, a million times
+over, at a fraction of a pydantic model's cost. What comes in (a bundle's line, a submission's record) and
+does not decode straight into a record is validated by a pydantic model made from the record's own fields
+(``CaseModel``, ``PredictionModel``), which coerces as pydantic does and says what is wrong
+(:func:`validate_case`, :func:`validate_prediction`). A line that decodes straight into a record is one the
+model accepts with the same values.
+
+The finetune artifact and a preparation read cases without judging them: :func:`read_cases` keeps every
+object with a string id, its fields as JSON has them, and :func:`case_references` their text.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import json
+import operator
+from collections.abc import Iterator
+from functools import reduce
+from pathlib import Path
+from types import UnionType
+from typing import Annotated, Any, NamedTuple, Union, get_args, get_origin
 
 import msgspec
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field, create_model
+
+from benchgen.errors import BundleError
 
 
-class CaseModel(BaseModel):
-    """One reference case. Template-specific fields are optional here and checked by the template."""
-
-    model_config = ConfigDict(extra="allow")
+class Case(msgspec.Struct, kw_only=True):
+    """One reference case, as the templates read it. Template-specific fields are optional here and checked
+    by the template; ``criteria`` is the case's own list of criterion ids."""
 
     id: str
     question: str = ""
@@ -34,58 +46,11 @@ class CaseModel(BaseModel):
     # code
     files: dict[str, str] | None = None
     test_command: str | None = None
-
-
-class Case(msgspec.Struct, kw_only=True):
-    """A validated case, as the templates read it; ``criteria`` is the case's own list of criterion ids."""
-
-    id: str
-    question: str = ""
-    answer: str = ""
-    solution: str | None = None
-    difficulty: str | None = None
-    domain: str | None = None
-    context: str | None = None
-    answers: list[str] | None = None
-    route: str | None = None
-    costs: dict[str, float] | None = None
-    files: dict[str, str] | None = None
-    test_command: str | None = None
     criteria: Any = None
 
 
-def case_record(model: CaseModel) -> Case:
-    return Case(
-        id=model.id,
-        question=model.question,
-        answer=model.answer,
-        solution=model.solution,
-        difficulty=model.difficulty,
-        domain=model.domain,
-        context=model.context,
-        answers=model.answers,
-        route=model.route,
-        costs=model.costs,
-        files=model.files,
-        test_command=model.test_command,
-        criteria=(model.model_extra or {}).get("criteria"),
-    )
-
-
-class PredictionModel(BaseModel):
-    """One record of ``predictions.json`` / ``predictions.jsonl``."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    id: str
-    prediction_text: str = ""
-    no_answer_probability: float | None = Field(default=None, ge=0.0, le=1.0)
-    route: str | None = None
-    cost_usd: float | None = Field(default=None, ge=0.0)
-
-
 class Prediction(msgspec.Struct, kw_only=True):
-    """A validated prediction, as the templates read it."""
+    """One record of ``predictions.json`` / ``predictions.jsonl``."""
 
     id: str
     prediction_text: str = ""
@@ -94,14 +59,55 @@ class Prediction(msgspec.Struct, kw_only=True):
     cost_usd: Annotated[float, msgspec.Meta(ge=0.0)] | None = None
 
 
-def prediction_record(model: PredictionModel) -> Prediction:
-    return Prediction(
-        id=model.id,
-        prediction_text=model.prediction_text,
-        no_answer_probability=model.no_answer_probability,
-        route=model.route,
-        cost_usd=model.cost_usd,
-    )
+# The constraints msgspec.Meta and pydantic's Field both take, under the same names.
+_CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of", "min_length", "max_length", "pattern")
+
+
+def _constraints(meta: object) -> object:
+    """A ``msgspec.Meta`` as pydantic's Field with the same constraints; other metadata as it is."""
+    if not isinstance(meta, msgspec.Meta):
+        return meta
+    return Field(**{name: getattr(meta, name) for name in _CONSTRAINTS if getattr(meta, name) is not None})
+
+
+def _pydantic_type(kind: Any) -> Any:
+    """A field's type with its constraints (on the type itself, or on a member of its union) as pydantic's."""
+    if get_origin(kind) is Annotated:
+        base, *metadata = get_args(kind)
+        return Annotated[base, *(_constraints(meta) for meta in metadata)]
+    if get_origin(kind) in (Union, UnionType):
+        return reduce(operator.or_, (_pydantic_type(member) for member in get_args(kind)))
+    return kind
+
+
+def _model_of(record: type[msgspec.Struct]) -> type[BaseModel]:
+    """The pydantic model of a record: its fields' names, types, constraints and defaults, in their order;
+    keys it does not know are ignored. It is named ``<record>Model``, as pydantic says of a value that is
+    not an object at all."""
+    fields: dict[str, Any] = {
+        field.name: (_pydantic_type(field.type), ... if field.required else field.default)
+        for field in msgspec.structs.fields(record)
+    }
+    return create_model(f"{record.__name__}Model", **fields)
+
+
+CaseModel = _model_of(Case)
+PredictionModel = _model_of(Prediction)
+
+# A validated model's fields are read from its __dict__ (extra keys were ignored, so it holds just them):
+# ``dict(model)`` goes through pydantic's iterator, twice the cost of the validation itself, per record.
+
+
+def validate_case(record: object) -> Case:
+    """The case a decoded ``cases.jsonl`` line holds, as the model reads it (a ``"0.5"`` cost is 0.5); a
+    pydantic ValidationError names each field that is wrong."""
+    return Case(**CaseModel.model_validate(record).__dict__)
+
+
+def validate_prediction(record: object) -> Prediction:
+    """The prediction a decoded record holds, as the model reads it; a pydantic ValidationError names each
+    field that is wrong."""
+    return Prediction(**PredictionModel.model_validate(record).__dict__)
 
 
 # msgspec writes floats from 1e16 up as 1e16 where pydantic writes 1e+16 (a cost can be that large).
@@ -120,3 +126,87 @@ def prediction_json(prediction: Prediction) -> str:
         if value is not None:
             record[name] = value
     return msgspec.json.encode(record).decode("utf-8")
+
+
+class CaseText(NamedTuple):
+    """The reference text of a case, as far as it is known (a tuple: one is made per selected case)."""
+
+    question: str
+    answer: str
+    solution: str | None = None
+
+
+Reference = tuple[str, str, str, str | None]  # case id, question, answer, solution
+
+
+class CaseRecord(msgspec.Struct):
+    """The fields of a ``cases.jsonl`` object that hold its text, each of any JSON type."""
+
+    id: Any = None
+    question: Any = None
+    answer: Any = None
+    solution: Any = None
+
+    def text(self) -> CaseText:
+        """Its question and answer as text (absent: empty), and its worked solution when it is text."""
+        solution = self.solution
+        return CaseText(
+            str(self.question or ""), str(self.answer or ""), solution if isinstance(solution, str) else None
+        )
+
+
+class CaseId(msgspec.Struct):
+    """Only the id of a ``cases.jsonl`` object: the rest of the line is checked, but nothing is kept."""
+
+    id: Any = None
+
+
+_CASE_RECORD = msgspec.json.Decoder(CaseRecord)
+_CASE_ID = msgspec.json.Decoder(CaseId)
+
+
+def decode_case(line: bytes) -> CaseRecord | None:
+    """The case of a line, or None when the line is valid JSON but not an object; a ValueError when it
+    is not JSON."""
+    try:
+        return _CASE_RECORD.decode(line)
+    except msgspec.DecodeError:
+        # What json reads and msgspec does not (NaN, integers beyond 64 bits, a non-object) is read by json.
+        record = json.loads(line)
+        return msgspec.convert(record, CaseRecord) if isinstance(record, dict) else None
+
+
+def read_case_lines(path: Path) -> Iterator[tuple[str, bytes]]:
+    """Each case line of a ``cases.jsonl`` with a string id, with that id, in file order; a BundleError on
+    a line that is not JSON. Lines that are not objects, or have no string id, are passed over. Only the
+    id is read: ``decode_case`` reads the rest of the lines wanted."""
+    with path.open("rb") as stream:
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                case_id = _CASE_ID.decode(line).id
+            except msgspec.DecodeError:
+                try:
+                    record = decode_case(line)
+                except ValueError as exc:
+                    raise BundleError(
+                        path.name, f"line {number} is not valid JSON; write one case object a line"
+                    ) from exc
+                case_id = None if record is None else record.id
+            if isinstance(case_id, str):
+                yield case_id, line
+
+
+def read_cases(path: Path) -> Iterator[tuple[str, CaseRecord]]:
+    """Each case of a ``cases.jsonl`` with a string id, in file order (see ``read_case_lines``)."""
+    for case_id, line in read_case_lines(path):
+        record = decode_case(line)
+        assert record is not None  # the line was read as an object with this id
+        yield case_id, record
+
+
+def case_references(path: Path) -> Iterator[Reference]:
+    """Id, question, answer and solution of every case of a ``cases.jsonl`` (see ``read_cases``)."""
+    for case_id, record in read_cases(path):
+        yield (case_id, *record.text())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from benchgen.bundle.archive import (
@@ -23,6 +23,7 @@ from benchgen.bundle.archive import (
 from benchgen.bundle.load import TASK_PATH_FIELDS, load_spec, resolve_in_bundle, spec_problems
 from benchgen.bundle.runtime import RuntimeChoice, select_runtime
 from benchgen.bundle.spec import CompetitionSpec, Phase, Task, TemplateName
+from benchgen.cases import Reference, case_references
 from benchgen.errors import BenchGenError, BundleError, too_deep
 from benchgen.programs import load_command
 
@@ -170,6 +171,21 @@ class Environment:
                 self.file, f"'{self.task.reference_data}' has no {CASES_FILE}; add one case per line", field
             )
         return path
+
+    @property
+    def cases_file(self) -> Path | None:
+        """``cases.jsonl`` in the reference data; None when there is none (a custom scoring program may
+        judge without it, and then the verdicts carry the text)."""
+        try:
+            return self.cases_path
+        except BundleError:
+            return None
+
+    def case_references(self) -> Iterator[Reference]:
+        """Id, question, answer and solution of every case, streamed from ``cases.jsonl``; none without it."""
+        path = self.cases_file
+        if path is not None:
+            yield from case_references(path)
 
     @property
     def pool_path(self) -> Path | None:

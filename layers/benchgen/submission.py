@@ -23,7 +23,7 @@ from typing import IO, Any, Literal
 from pydantic import ValidationError
 
 from benchgen.bundle.archive import is_junk
-from benchgen.cases import Prediction, PredictionModel, prediction_record
+from benchgen.cases import Prediction, validate_prediction
 from benchgen.errors import SubmissionError, too_deep
 
 PREDICTION_FILES = ("predictions.json", "predictions.jsonl")
@@ -57,7 +57,7 @@ def to_prediction(record: object, where: str) -> Prediction:
     if isinstance(ident, int) and not isinstance(ident, bool):
         record = {**record, "id": str(ident)}
     try:
-        return prediction_record(PredictionModel.model_validate(record))
+        return validate_prediction(record)
     except ValidationError as error:
         raise SubmissionError(describe_validation_error(where, error)) from error
 

@@ -1,16 +1,30 @@
 """Per-case judgments: what scoring leaves behind for reports and for the finetune artifact.
 
 :class:`Verdict` reads and checks a verdict line; the templates make :class:`VerdictRecord` s, which the
-per-case loop encodes with msgspec into the same bytes at a fraction of the cost.
+per-case loop encodes with msgspec into the same bytes at a fraction of the cost, and reads back with
+:func:`decode_verdict`. :func:`verdict_lines` opens the verdicts of a scoring output and
+:func:`read_verdicts` reads them, for every reader alike: the artifact, a preparation, a comparison.
 """
 
 from __future__ import annotations
 
+import io
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
 import msgspec
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchgen.errors import ScoringError
+
 # Where scoring_output.zip holds the verdicts, one a line.
 VERDICTS_NAME = "verdicts.jsonl"
+_READ_BUFFER = 1 << 20
+
+Read = TypeVar("Read")
 
 
 class CriterionResult(BaseModel):
@@ -84,3 +98,50 @@ def append_verdict(record: VerdictRecord, encoder: msgspec.json.Encoder, buffer:
     else:
         encoder.encode_into(record, buffer, -1)
     buffer += b"\n"
+
+
+_RECORD = msgspec.json.Decoder(VerdictRecord)
+
+
+def decode_verdict(line: bytes) -> VerdictRecord:
+    """The verdict of a line as a record; a ValueError (pydantic's) when it is not one."""
+    try:
+        return _RECORD.decode(line)
+    except msgspec.DecodeError:
+        # The model's lax coercions (1 for true, "0.5" for a float) and its error messages stay the rule.
+        verdict = Verdict.model_validate_json(line)
+        return msgspec.convert(verdict.model_dump(), VerdictRecord)
+
+
+@contextmanager
+def verdict_lines(scoring_output: Path) -> Iterator[Iterator[bytes] | None]:
+    """The lines of ``verdicts.jsonl`` in the scoring output zip (at its root, or else the shallowest);
+    None when it holds none."""
+    try:
+        archive = zipfile.ZipFile(scoring_output)
+    except zipfile.BadZipFile as exc:
+        raise ScoringError(f"{scoring_output.name} is not a zip archive holding {VERDICTS_NAME}") from exc
+    with archive:
+        names = [n for n in archive.namelist() if n == VERDICTS_NAME or n.endswith("/" + VERDICTS_NAME)]
+        if not names:
+            yield None
+            return
+        with archive.open(min(names, key=lambda n: (n.count("/"), n))) as stream:
+            # Lines split by the C reader: the member's own readline is Python, a call per line.
+            yield iter(io.BufferedReader(stream, _READ_BUFFER))  # type: ignore[type-var]
+
+
+def read_verdicts(
+    lines: Iterable[bytes], decode: Callable[[bytes], Read], *, where: str = VERDICTS_NAME
+) -> Iterator[tuple[Read, bytes]]:
+    """Each verdict among ``lines`` as ``decode`` reads it (``Verdict.model_validate_json`` or
+    :func:`decode_verdict`), with its line; blank lines are passed over. A line that ``decode`` refuses
+    raises a ScoringError naming it as line so-and-so of ``where``."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            verdict = decode(line)
+        except ValueError as exc:
+            raise ScoringError(f"{where} line {number} is not a verdict: {exc}") from exc
+        yield verdict, line

@@ -168,6 +168,19 @@ def test_cases_path_names_the_reference_folder_when_cases_are_missing(tmp_path: 
     assert str(raised.value) == (
         "competition.yaml: tasks.0.reference_data: 'reference' has no cases.jsonl; add one case per line"
     )
+    assert env.cases_file is None
+    assert list(env.case_references()) == []
+
+
+def test_case_references_stream_the_text_of_every_case(tmp_path: Path) -> None:
+    env = open_environment(good_folder(tmp_path), tmp_path / "work")
+
+    assert env.cases_file == env.cases_path
+    assert list(env.case_references()) == [
+        ("q1", "1+1?", "2", None),
+        ("q2", "2+2?", "4", None),
+        ("q3", "3+3?", "6", None),
+    ]
 
 
 def test_open_environment_says_how_many_more_problems_there_are(tmp_path: Path) -> None:

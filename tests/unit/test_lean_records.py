@@ -14,8 +14,16 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
-from benchgen.cases import Case, CaseModel, Prediction, PredictionModel, case_record, prediction_json
+from benchgen.cases import (
+    Case,
+    Prediction,
+    PredictionModel,
+    prediction_json,
+    validate_case,
+    validate_prediction,
+)
 from benchgen.errors import BundleError
 from benchgen.report.detailed import case_json
 from benchgen.scoring.join import iter_cases
@@ -114,8 +122,8 @@ def test_a_case_line_only_the_model_accepts_reads_as_the_model_reads_it(tmp_path
     found = list(iter_cases(path))
     # then
     expected = [
-        case_record(CaseModel.model_validate({**json.loads(lines[0][1:]), "id": "7"})),
-        case_record(CaseModel.model_validate(json.loads(lines[1]))),
+        validate_case({**json.loads(lines[0][1:]), "id": "7"}),
+        validate_case(json.loads(lines[1])),
     ]
     assert found == expected
     assert found[0].costs == {"a": 1.0, "b": 0.5}
@@ -135,7 +143,7 @@ def test_a_case_decoded_straight_into_a_record_equals_the_models(tmp_path: Path)
         '"files": {"a.py": "x"}, "test_command": "t"}'
     )
     found = list(iter_cases(_cases_file(tmp_path, line)))
-    assert found == [case_record(CaseModel.model_validate(json.loads(line)))]
+    assert found == [validate_case(json.loads(line))]
     assert isinstance(found[0], Case)
 
 
@@ -159,3 +167,33 @@ def test_a_bad_case_line_far_into_the_file_is_named_by_its_own_number(tmp_path: 
 def test_a_case_line_holds_exactly_one_object(tmp_path: Path, lines: list[str], problem: str) -> None:
     with pytest.raises(BundleError, match=problem):
         list(iter_cases(_cases_file(tmp_path, *lines)))
+
+
+@pytest.mark.parametrize(
+    ("record", "location", "message"),
+    [
+        ({"id": "a", "cost_usd": -1}, ("cost_usd",), "Input should be greater than or equal to 0"),
+        ({"id": "a", "no_answer_probability": 1.5}, ("no_answer_probability",), "less than or equal to 1"),
+        ({"id": "a", "route": 3}, ("route",), "Input should be a valid string"),
+        ([], (), "Input should be a valid dictionary or instance of PredictionModel"),
+    ],
+)
+def test_the_prediction_model_refuses_what_the_record_refuses_in_pydantic_s_words(
+    record: object, location: tuple[str, ...], message: str
+) -> None:
+    # the record's own bounds, made pydantic's: a value the record refuses, the model refuses too
+    if isinstance(record, dict):
+        with pytest.raises(msgspec.ValidationError):
+            msgspec.convert(record, Prediction)
+    with pytest.raises(ValidationError) as raised:
+        validate_prediction(record)
+    (problem,) = raised.value.errors()
+    assert problem["loc"] == location
+    assert message in problem["msg"]
+
+
+def test_a_case_line_that_is_no_object_is_named_as_the_model_names_it(tmp_path: Path) -> None:
+    with pytest.raises(
+        BundleError, match=r"line 2: Input should be a valid dictionary or instance of CaseModel"
+    ):
+        list(iter_cases(_cases_file(tmp_path, '{"id": "a"}', "[1]")))

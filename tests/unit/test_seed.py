@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from benchgen.bundle.spec import SelectionCriterion
+from benchgen.cases import CaseText
 from benchgen.finetune.seed import (
-    CaseText,
     Example,
     Source,
     case_text,

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchgen.errors import ScoringError
-from benchgen.finetune.artifact import verdict_lines
 from benchgen.report.detailed import BREAKDOWN_FIELDS
-from benchgen.verdicts import VERDICTS_NAME, Verdict
+from benchgen.verdicts import VERDICTS_NAME, Verdict, read_verdicts, verdict_lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,15 +57,9 @@ def _verdicts(scoring_output: Path, label: str) -> Iterator[Verdict]:
                 "there is nothing to pair; compare runs scored by a built-in template or by a scoring "
                 "program that writes verdicts"
             )
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield Verdict.model_validate_json(line)
-            except ValueError as exc:
-                raise ScoringError(
-                    f"the {label} run's {VERDICTS_NAME} line {number} is not a verdict: {exc}"
-                ) from exc
+        where = f"the {label} run's {VERDICTS_NAME}"
+        for verdict, _ in read_verdicts(lines, Verdict.model_validate_json, where=where):
+            yield verdict
 
 
 def outcomes(scoring_output: Path, label: str, wanted: Collection[str] | None = None) -> dict[str, Outcome]:

@@ -11,22 +11,20 @@ per shard, and ``finish_artifact`` merges them into the same bytes either way.
 
 from __future__ import annotations
 
-import io
 import json
 import tempfile
-import zipfile
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from benchgen.bundle.spec import Finetune, SelectionCriterion
+from benchgen.bundle.spec import Finetune
 from benchgen.datasets import ArtifactManifest
 from benchgen.environment import Environment
-from benchgen.errors import BundleError, ScoringError
+from benchgen.errors import ScoringError
 from benchgen.finetune.artifact_parts import PartTally, collect, read_tally
 from benchgen.finetune.augment import AugmentSettings
 from benchgen.finetune.formats import (
@@ -46,21 +44,18 @@ from benchgen.finetune.seed import (
     pool_count,
     pool_example,
     pool_rows,
-    select,
     source_case_id,
     target_template,
 )
 from benchgen.finetune.split import SPLIT_RULE, SPLITS, split_for
 from benchgen.finetune.spool import MergeOrder, Run, SortedSpool, Tie
-from benchgen.finetune.store import Reference, Selection, choose_pool_rows, scratch_db
-from benchgen.finetune.structs import read_cases
+from benchgen.finetune.store import choose_pool_rows, scratch_db
 from benchgen.naming import dataset_name
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import RunInfo
-from benchgen.verdicts import VERDICTS_NAME, Verdict
+from benchgen.verdicts import verdict_lines
 from benchgen.zipwrite import building_zip, entry, file_sha256
 
-_READ_BUFFER = 1 << 20
 NO_FINETUNE = "the benchmark's scoring program did not emit one"
 NO_VERDICTS = (
     "the scoring output holds no per-case verdicts (verdicts.jsonl), so there is nothing to learn from"
@@ -117,61 +112,6 @@ class _Tally:
         for run in runs:
             for split, count in zip(SPLITS, run.counts, strict=True):
                 self.splits[split.value] += count
-
-
-@contextmanager
-def verdict_lines(scoring_output: Path) -> Iterator[Iterator[bytes] | None]:
-    """The lines of ``verdicts.jsonl`` in the scoring output zip (at its root, or else the shallowest)."""
-    try:
-        archive = zipfile.ZipFile(scoring_output)
-    except zipfile.BadZipFile as exc:
-        raise ScoringError(f"{scoring_output.name} is not a zip archive holding {VERDICTS_NAME}") from exc
-    with archive:
-        names = [n for n in archive.namelist() if n == VERDICTS_NAME or n.endswith("/" + VERDICTS_NAME)]
-        if not names:
-            yield None
-            return
-        with archive.open(min(names, key=lambda n: (n.count("/"), n))) as stream:
-            # Lines split by the C reader: the member's own readline is Python, a call per line.
-            yield iter(io.BufferedReader(stream, _READ_BUFFER))  # type: ignore[type-var]
-
-
-def selections(
-    lines: Iterator[bytes],
-    criterion: SelectionCriterion,
-    *,
-    wanted: Callable[[Verdict], bool] | None = None,
-) -> Iterator[Selection]:
-    """Each verdict line that selects its case (and that ``wanted`` accepts), with the layer it joins; the
-    rest are read and dropped."""
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            verdict = Verdict.model_validate_json(line)
-        except ValueError as exc:
-            raise ScoringError(f"{VERDICTS_NAME} line {number} is not a verdict: {exc}") from exc
-        source = select(verdict, criterion)
-        if source is not None and (wanted is None or wanted(verdict)):
-            yield verdict.case_id, source, line
-
-
-def references(env: Environment) -> Iterator[Reference]:
-    """Question, answer and solution of every case, streamed from ``cases.jsonl`` when there is one."""
-    path = cases_file(env)
-    if path is None:
-        return
-    for case_id, record in read_cases(path):
-        yield (case_id, *record.text())
-
-
-def cases_file(env: Environment) -> Path | None:
-    """The environment's ``cases.jsonl``; None when it has none (a custom scoring program may judge
-    without it, and then the verdicts carry the text)."""
-    try:
-        return env.cases_path
-    except BundleError:
-        return None
 
 
 def _manifest(
@@ -285,7 +225,7 @@ def build_artifact(env: Environment, scoring_output: Path, out_dir: Path, *, run
             )
         out_dir.mkdir(parents=True, exist_ok=True)
         part = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=out_dir, prefix=".artifact-part-")))
-        collect(env, lines, cases_file(env), part, run_id=run.run_id)
+        collect(env, lines, env.cases_file, part, run_id=run.run_id)
         return finish_artifact(env, [part], out_dir, run=run)
 
 

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import msgspec
 
+from benchgen.cases import CaseText, case_references, decode_case, read_case_lines
 from benchgen.environment import Environment
 from benchgen.errors import ScoringError
 from benchgen.finetune.augment import AugmentSettings, variants
 from benchgen.finetune.formats import FORMATS, pieces, sizes
 from benchgen.finetune.seed import (
-    CaseText,
     Source,
     case_text,
     example_id,
@@ -39,15 +39,8 @@ from benchgen.finetune.seed import (
 from benchgen.finetune.split import SPLITS, split_for
 from benchgen.finetune.spool import Run, SortedSpool
 from benchgen.finetune.store import scratch_db
-from benchgen.finetune.structs import (
-    ExampleRecord,
-    SummaryRecord,
-    decode_case,
-    decode_verdict,
-    read_case_lines,
-    read_cases,
-)
-from benchgen.verdicts import VERDICTS_NAME
+from benchgen.finetune.structs import ExampleRecord, SummaryRecord
+from benchgen.verdicts import decode_verdict, read_verdicts
 
 TALLY_NAME = "part.json"
 RUN_PREFIX = "examples-"
@@ -106,7 +99,7 @@ class CaseTexts:
         )
         db.executemany(
             "INSERT OR IGNORE INTO reference VALUES (?, ?, ?, ?)",
-            ((case_id, *record.text()) for case_id, record in read_cases(path)),
+            case_references(path),
         )
         db.commit()
         return db
@@ -134,13 +127,7 @@ def collect(
         seen: set[str] = set()  # the first selected verdict of a case wins
         with ExitStack() as stack:
             texts = CaseTexts(cases, stack, unique=env.template is not None)
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    verdict = decode_verdict(line)
-                except ValueError as exc:
-                    raise ScoringError(f"{VERDICTS_NAME} line {number} is not a verdict: {exc}") from exc
+            for verdict, _ in read_verdicts(lines, decode_verdict):
                 source = select(verdict, criterion)
                 case_id = verdict.case_id
                 if source is None or case_id in seen:

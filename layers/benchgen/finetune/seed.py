@@ -1,7 +1,8 @@
 """Seed and pool examples: one per selected case or pool row, with a target written from the gold answer.
 
 The target is a short reasoning plus the gold final answer. It is never the model's prediction: the model's
-own wrong output is kept apart, as ``rejected``, for preference rows.
+own wrong output is kept apart, as ``rejected``, for preference rows. Which judged cases become examples,
+and in which layer, is ``select``'s to say (``selections`` over a run's verdict lines).
 """
 
 from __future__ import annotations
@@ -10,16 +11,17 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchgen.bundle.spec import SelectionCriterion
+from benchgen.cases import CaseText
 from benchgen.errors import BundleError
-from benchgen.verdicts import Verdict
+from benchgen.verdicts import Verdict, read_verdicts
 
 
 class Source(StrEnum):
@@ -33,6 +35,8 @@ class Source(StrEnum):
 
 
 LAYERS = tuple(Source)
+
+Selection = tuple[str, Source, bytes]  # case id, the layer it joins, its verdicts.jsonl line
 
 DEFAULT_TARGET_TEMPLATES = {
     "en": "{reasoning}\n\nFinal answer: {answer}",
@@ -103,14 +107,6 @@ class Judged(Protocol):
     def solution(self) -> str | None: ...
 
 
-class CaseText(NamedTuple):
-    """The reference text of a case, as far as it is known (a tuple: one is made per selected case)."""
-
-    question: str
-    answer: str
-    solution: str | None = None
-
-
 def select(verdict: Judged, criterion: SelectionCriterion) -> Source | None:
     """The layer a judged case joins under ``criterion``, or None when it is left out."""
     if not verdict.passed:
@@ -120,6 +116,20 @@ def select(verdict: Judged, criterion: SelectionCriterion) -> Source | None:
     if criterion is SelectionCriterion.FAILED_AND_NEAR_MISS and verdict.near_miss:
         return Source.NEAR_MISS
     return None
+
+
+def selections(
+    lines: Iterable[bytes],
+    criterion: SelectionCriterion,
+    *,
+    wanted: Callable[[Verdict], bool] | None = None,
+) -> Iterator[Selection]:
+    """Each verdict line that selects its case (and that ``wanted`` accepts), with the layer it joins; the
+    rest are read and dropped."""
+    for verdict, line in read_verdicts(lines, Verdict.model_validate_json):
+        source = select(verdict, criterion)
+        if source is not None and (wanted is None or wanted(verdict)):
+            yield verdict.case_id, source, line
 
 
 def example_id(case_id: str, variant: int) -> str:

@@ -15,15 +15,13 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from benchgen.finetune.seed import CaseText, Source, pool_rank
+from benchgen.cases import CaseText, Reference
+from benchgen.finetune.seed import Selection, Source, pool_rank
 from benchgen.finetune.split import SPLITS, Split
 from benchgen.verdicts import Verdict
 
 # Page cache in KiB (SQLite reads a negative cache_size as KiB): what SQLite may hold in memory, at any size.
 CACHE_KIB = 8192
-
-Selection = tuple[str, Source, bytes]  # case id, the layer it joins, its verdicts.jsonl line
-Reference = tuple[str, str, str, str | None]  # case id, question, answer, solution
 
 
 @contextmanager

@@ -1,44 +1,14 @@
 """The plain records the artifact's per-case loop carries: msgspec Structs instead of pydantic models.
 
-A verdict line and a case line are decoded straight into a Struct (one C call, no validation layer per
-field); whatever the Struct refuses goes through the same parser as before (``Verdict`` for verdicts,
-``json`` for cases), so a line is accepted, coerced or refused exactly as it always was.
+The loop reads its verdicts and cases as records too, through ``benchgen.verdicts.decode_verdict`` and
+``benchgen.cases.read_case_lines``.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
-
 import msgspec
 
-from benchgen.errors import BundleError
-from benchgen.finetune.seed import CaseText, Source
-from benchgen.verdicts import Verdict, VerdictRecord
-
-
-class CaseRecord(msgspec.Struct):
-    """The fields of a ``cases.jsonl`` object the artifact reads, each of any JSON type."""
-
-    id: Any = None
-    question: Any = None
-    answer: Any = None
-    solution: Any = None
-
-    def text(self) -> CaseText:
-        """Its question and answer as text (absent: empty), and its worked solution when it is text."""
-        solution = self.solution
-        return CaseText(
-            str(self.question or ""), str(self.answer or ""), solution if isinstance(solution, str) else None
-        )
-
-
-class CaseId(msgspec.Struct):
-    """Only the id of a ``cases.jsonl`` object: the rest of the line is checked, but nothing is kept."""
-
-    id: Any = None
+from benchgen.finetune.seed import Source
 
 
 class SummaryRecord(msgspec.Struct, frozen=True):
@@ -63,59 +33,3 @@ class ExampleRecord(msgspec.Struct, frozen=True, kw_only=True):
     rejected: str | None = None
     verdict: SummaryRecord | None = None
     criteria: list[str] = []
-
-
-_VERDICT = msgspec.json.Decoder(VerdictRecord)
-_CASE = msgspec.json.Decoder(CaseRecord)
-_CASE_ID = msgspec.json.Decoder(CaseId)
-
-
-def decode_verdict(line: bytes) -> VerdictRecord:
-    """The verdict of a line; a ValueError (pydantic's, as before) when it is not one."""
-    try:
-        return _VERDICT.decode(line)
-    except msgspec.DecodeError:
-        # The model's lax coercions (1 for true, "0.5" for a float) and its error messages stay the rule.
-        verdict = Verdict.model_validate_json(line)
-        return msgspec.convert(verdict.model_dump(), VerdictRecord)
-
-
-def decode_case(line: bytes) -> CaseRecord | None:
-    """The case of a line, or None when the line is valid JSON but not an object; a ValueError when it
-    is not JSON."""
-    try:
-        return _CASE.decode(line)
-    except msgspec.DecodeError:
-        # What json reads and msgspec does not (NaN, integers beyond 64 bits, a non-object) is read as before.
-        record = json.loads(line)
-        return msgspec.convert(record, CaseRecord) if isinstance(record, dict) else None
-
-
-def read_case_lines(path: Path) -> Iterator[tuple[str, bytes]]:
-    """Each case line of a ``cases.jsonl`` with a string id, with that id, in file order; a BundleError on
-    a line that is not JSON. Lines that are not objects, or have no string id, are passed over. Only the
-    id is read: ``decode_case`` reads the rest of the lines wanted."""
-    with path.open("rb") as stream:
-        for number, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            try:
-                case_id = _CASE_ID.decode(line).id
-            except msgspec.DecodeError:
-                try:
-                    record = decode_case(line)
-                except ValueError as exc:
-                    raise BundleError(
-                        path.name, f"line {number} is not valid JSON; write one case object a line"
-                    ) from exc
-                case_id = None if record is None else record.id
-            if isinstance(case_id, str):
-                yield case_id, line
-
-
-def read_cases(path: Path) -> Iterator[tuple[str, CaseRecord]]:
-    """Each case of a ``cases.jsonl`` with a string id, in file order (see ``read_case_lines``)."""
-    for case_id, line in read_case_lines(path):
-        record = decode_case(line)
-        assert record is not None  # the line was read as an object with this id
-        yield case_id, record

@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from pydantic import ValidationError
 
-from benchgen.cases import Case, CaseModel, Prediction, case_record, prediction_json
+from benchgen.cases import Case, Prediction, prediction_json, validate_case
 from benchgen.errors import BundleError, too_deep
 from benchgen.submission import describe_validation_error
 
@@ -45,7 +45,7 @@ def _case_of(line: bytes, number: int, label: str) -> Case | None:
     if isinstance(record, dict) and isinstance(record.get("id"), int):
         record["id"] = str(record["id"])
     try:
-        return case_record(CaseModel.model_validate(record))
+        return validate_case(record)
     except ValidationError as error:
         raise BundleError(label, describe_validation_error(f"line {number}", error)) from error
 

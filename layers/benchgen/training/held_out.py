@@ -11,14 +11,13 @@ import sqlite3
 from collections.abc import Iterator
 
 from benchgen.environment import Environment
-from benchgen.finetune.artifact import references
 from benchgen.finetune.split import SplitShares, in_test_bucket
 from benchgen.training.examples import HeldOutCase, text_hash
 
 
 def case_questions(env: Environment) -> Iterator[tuple[str, str]]:
     """Each case of ``env`` as ``(case id, question)``, streamed: what the held-out set is drawn from."""
-    for case_id, question, _, _ in references(env):
+    for case_id, question, _, _ in env.case_references():
         yield case_id, question
 
 

@@ -30,12 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchgen.bundle.spec import Finetune, SelectionCriterion
 from benchgen.environment import Environment
 from benchgen.errors import BenchGenError, BundleError, ScoringError
-from benchgen.finetune.artifact import (
-    DEFAULT_HYPERPARAMS,
-    references,
-    selections,
-    verdict_lines,
-)
+from benchgen.finetune.artifact import DEFAULT_HYPERPARAMS
 from benchgen.finetune.augment import AugmentSettings, augment
 from benchgen.finetune.seed import (
     Example,
@@ -46,6 +41,7 @@ from benchgen.finetune.seed import (
     pool_rows,
     rejected_output,
     seed_example,
+    selections,
     target_template,
 )
 from benchgen.finetune.split import SPLITS, Split, SplitShares, split_for
@@ -61,7 +57,7 @@ from benchgen.training.examples import (
     text_hash,
 )
 from benchgen.training.held_out import HeldOutStore
-from benchgen.verdicts import VERDICTS_NAME, Verdict
+from benchgen.verdicts import VERDICTS_NAME, Verdict, verdict_lines
 from benchgen.vocabulary import Method
 
 MAX_RUNS = 20
@@ -428,7 +424,7 @@ def generate(
         held_out_count = held_out.fill(env, plan.shares)
         selected = SelectedCases(db)
         _select(spec, runs, selected)
-        selected.join_references(references(env))
+        selected.join_references(env.case_references())
         store = OrderedExamples(db)
         builder = _Builder(plan, held_out, store)
         for source, verdict, reference, run_id in selected:
