@@ -66,7 +66,7 @@ class _Timed:
 
 def run(cases: int, shard_cases: int, root: Path) -> dict[str, Any]:
     from benchgen.aws.tables.runs import RunsRepo
-    from benchgen.steps.keys import execution_name, sharded_execution_name
+    from benchgen.bucket_layout import execution_name, sharded_execution_name
     from examplegen import generate_environment
     from examplegen.writing import write_bundle_zip
     from infra.sizing import SHARD_CASES

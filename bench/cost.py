@@ -200,8 +200,8 @@ def file_of(key: str) -> str:
     """The run file an object holds (for its size per case): a shard's cases are ``cases.jsonl`` lines, a
     shard's prediction output is a ``prediction_output.zip``; any other object is named by its key's last
     part, a shard's number in it replaced by ``<shard>``."""
+    from benchgen.bucket_layout import CASE_SHARDS, RUN_SHARDS
     from benchgen.outputs import RunOutput
-    from benchgen.steps.keys import CASE_SHARDS, RUN_SHARDS
 
     name = key.rsplit("/", 1)[-1]
     if key.startswith(CASE_SHARDS):

@@ -64,9 +64,9 @@ def count_live_runs(sizes: tuple[int, ...]) -> list[dict[str, Any]]:
     """The pipeline's S3 calls and its steps' handler seconds in live runs of ``sizes`` cases, on one local
     cloud after a warm-up run (so no count holds a cold start)."""
     from benchgen.aws.tables.runs import RunsRepo
+    from benchgen.bucket_layout import live_execution_name
     from benchgen.outputs import RunOutput
     from benchgen.records.runs import InferenceLimits, LiveModel, RunRecord
-    from benchgen.steps.keys import live_execution_name
     from benchgen.vocabulary import InferenceMode, Sampling
     from localcloud.cloud import LocalCloud
     from localcloud.model_server import BASE_MODEL, ExampleModelServer

@@ -61,7 +61,7 @@ def s3_calls(counts: Counter[tuple[str, str, str]]) -> list[dict[str, Any]]:
 def count_run(cases: int, root: Path, shard_cases: int | None = None) -> dict[str, Any]:
     """S3 calls of registering a generated environment and of one run of it, on a fresh local cloud
     (deployed with ``shard_cases`` as its shard size, when given)."""
-    from benchgen.steps.keys import execution_name
+    from benchgen.bucket_layout import execution_name
     from examplegen import generate_environment
     from examplegen.writing import write_bundle_zip
     from infra.sizing import SHARD_CASES

@@ -280,7 +280,7 @@ def follow_run(api: Api, run_id: str, progress: Progress, timeout: float = 120.0
 
 
 def follow_execution(cloud: Any, run_id: str, progress: Progress) -> str:
-    from benchgen.steps.keys import execution_name
+    from benchgen.bucket_layout import execution_name
 
     name = execution_name(run_id)
     described = cloud.wait_for_execution(name, timeout=60)

@@ -424,7 +424,7 @@ def follow_statuses(
 
 def follow_live_run(cloud: Any, api: Api, run_id: str, progress: Progress, timeout: float) -> str:
     """The run's statuses until it ends, and while the model answers, how many inference shards are done."""
-    from benchgen.steps.keys import run_key
+    from benchgen.bucket_layout import run_key
 
     prefix = run_key(run_id, "inference/answers-")
     s3 = cloud.client("s3")

@@ -13,12 +13,12 @@ from benchgen.steps.inference import assemble
 function = LambdaFunction("assemble_predictions")
 
 
-class AssembleTask(BaseModel):
+class AssembleInput(BaseModel):
     run_id: str
     shard_count: int
 
 
-@function.task(AssembleTask, correlation="run_id")
-def handler(task: AssembleTask, wired: Adapters) -> dict[str, Any]:
+@function.task(AssembleInput, correlation="run_id")
+def handler(task: AssembleInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         return assemble(task.run_id, task.shard_count, runs=wired.runs, store=wired.store, workdir=workdir)

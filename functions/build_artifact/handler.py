@@ -7,14 +7,14 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
+from benchgen.step_inputs import Failure, RunInput
 from benchgen.steps.artifact import build_run_artifact, record_artifact_failure
-from benchgen.tasks import Failure, RunTask
 
 function = LambdaFunction("build_artifact", counts=True)
 
 
-@function.task(RunTask, correlation="run_id")
-def handler(task: RunTask, wired: Adapters) -> dict[str, Any]:
+@function.task(RunInput, correlation="run_id")
+def handler(task: RunInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         build = build_run_artifact(
             task.run_id,

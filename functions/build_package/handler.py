@@ -7,14 +7,14 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.steps.package import PackageTask, build_package_step, record_package_failure
-from benchgen.tasks import Failure
+from benchgen.step_inputs import Failure
+from benchgen.steps.package import PackageInput, build_package_step, record_package_failure
 
 function = LambdaFunction("build_package", counts=True)
 
 
-@function.task(PackageTask, correlation="preparation_id", keys=("package_id",))
-def handler(task: PackageTask, wired: Adapters) -> dict[str, Any]:
+@function.task(PackageInput, correlation="preparation_id", keys=("package_id",))
+def handler(task: PackageInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         build = build_package_step(task, store=wired.store, packages=wired.packages, workdir=workdir)
     function.count("PackageRefused" if build.refused else "PackageBuilt")

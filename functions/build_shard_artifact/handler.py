@@ -6,14 +6,14 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
+from benchgen.step_inputs import ShardInput
 from benchgen.steps.shards import build_shard_artifact
-from benchgen.tasks import ShardTask
 
 function = LambdaFunction("build_shard_artifact", counts=True)
 
 
-@function.task(ShardTask, correlation="run_id", keys=("shard",))
-def handler(task: ShardTask, wired: Adapters) -> dict[str, Any]:
+@function.task(ShardInput, correlation="run_id", keys=("shard",))
+def handler(task: ShardInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         answer = build_shard_artifact(
             task.run_id,

@@ -13,14 +13,14 @@ from benchgen.steps.evaluation import check
 function = LambdaFunction("check_evaluation")
 
 
-class CheckTask(BaseModel):
+class CheckInput(BaseModel):
     evaluation_id: str
     polls: int = Field(ge=0)
     max_checks: int = Field(ge=1)
 
 
-@function.task(CheckTask, correlation="evaluation_id")
-def handler(task: CheckTask, wired: Adapters) -> dict[str, Any]:
+@function.task(CheckInput, correlation="evaluation_id")
+def handler(task: CheckInput, wired: Adapters) -> dict[str, Any]:
     return check(
         task.evaluation_id, task.polls, task.max_checks, evaluations=wired.evaluations, runs=wired.runs
     )

@@ -7,14 +7,14 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
+from benchgen.step_inputs import EvaluationInput, Failure
 from benchgen.steps.evaluation import compare, record_evaluation_failure
-from benchgen.tasks import EvaluationTask, Failure
 
 function = LambdaFunction("compare_evaluation", counts=True)
 
 
-@function.task(EvaluationTask, correlation="evaluation_id")
-def handler(task: EvaluationTask, wired: Adapters) -> dict[str, Any]:
+@function.task(EvaluationInput, correlation="evaluation_id")
+def handler(task: EvaluationInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         compared = compare(
             task.evaluation_id,

@@ -8,14 +8,14 @@ from typing import Any
 from benchgen.aws.handlers import LambdaFunction
 from benchgen.aws.providers.registry import model_for
 from benchgen.aws.wiring import Adapters
+from benchgen.step_inputs import Failure, RunInput
 from benchgen.steps.inference import deploy, record_live_run_failure
-from benchgen.tasks import Failure, RunTask
 
 function = LambdaFunction("deploy_model")
 
 
-@function.task(RunTask, correlation="run_id")
-def handler(task: RunTask, wired: Adapters) -> dict[str, Any]:
+@function.task(RunInput, correlation="run_id")
+def handler(task: RunInput, wired: Adapters) -> dict[str, Any]:
     return deploy(task.run_id, runs=wired.runs, model_for=model_for, backoff=wired.model_backoff)
 
 

@@ -7,14 +7,14 @@ from typing import Any
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.providers.registry import model_for
 from benchgen.aws.wiring import Adapters
+from benchgen.step_inputs import InferShardInput
 from benchgen.steps.inference import infer_shard
-from benchgen.tasks import InferShardTask
 
 function = LambdaFunction("infer_shard", counts=True)
 
 
-@function.task(InferShardTask, correlation="run_id", keys=("shard",))
-def handler(task: InferShardTask, wired: Adapters) -> dict[str, Any]:
+@function.task(InferShardInput, correlation="run_id", keys=("shard",))
+def handler(task: InferShardInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         answer = infer_shard(
             task.run_id,

@@ -6,14 +6,14 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
+from benchgen.step_inputs import RunInput
 from benchgen.steps.inference import plan
-from benchgen.tasks import RunTask
 
 function = LambdaFunction("plan_inference")
 
 
-@function.task(RunTask, correlation="run_id")
-def handler(task: RunTask, wired: Adapters) -> dict[str, Any]:
+@function.task(RunInput, correlation="run_id")
+def handler(task: RunInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         return plan(
             task.run_id,

@@ -7,14 +7,14 @@ from typing import Any
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.providers.registry import batch_for
 from benchgen.aws.wiring import Adapters
+from benchgen.step_inputs import PollBatchInput
 from benchgen.steps.batch_inference import poll
-from benchgen.tasks import PollBatchTask
 
 function = LambdaFunction("poll_batch")
 
 
-@function.task(PollBatchTask, correlation="run_id")
-def handler(task: PollBatchTask, wired: Adapters) -> dict[str, Any]:
+@function.task(PollBatchInput, correlation="run_id")
+def handler(task: PollBatchInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         answer = poll(
             task.run_id,

@@ -7,14 +7,14 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.steps.prepare import CheckTask, check_preparation, record_preparation_failure
-from benchgen.tasks import Failure
+from benchgen.step_inputs import Failure
+from benchgen.steps.prepare import CheckInput, check_preparation, record_preparation_failure
 
 function = LambdaFunction("prepare_check")
 
 
-@function.task(CheckTask, correlation="preparation_id")
-def handler(task: CheckTask, wired: Adapters) -> dict[str, Any]:
+@function.task(CheckInput, correlation="preparation_id")
+def handler(task: CheckInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         checked = check_preparation(task, store=wired.store, preparations=wired.preparations, workdir=workdir)
     answer = checked.model_dump(mode="json")

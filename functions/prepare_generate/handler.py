@@ -6,13 +6,13 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.steps.prepare import GenerateTask, generate_preparation
+from benchgen.steps.prepare import GenerateInput, generate_preparation
 
 function = LambdaFunction("prepare_generate", counts=True)
 
 
-@function.task(GenerateTask, correlation="preparation_id")
-def handler(task: GenerateTask, wired: Adapters) -> dict[str, Any]:
+@function.task(GenerateInput, correlation="preparation_id")
+def handler(task: GenerateInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         generation = generate_preparation(task, store=wired.store, workdir=workdir)
     refused = generation.report is None

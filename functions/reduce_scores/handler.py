@@ -7,14 +7,14 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
+from benchgen.step_inputs import Failure, RunInput
 from benchgen.steps.shards import record_sharded_failure, reduce_scores
-from benchgen.tasks import Failure, RunTask
 
 function = LambdaFunction("reduce_scores", counts=True)
 
 
-@function.task(RunTask, correlation="run_id")
-def handler(task: RunTask, wired: Adapters) -> dict[str, Any]:
+@function.task(RunInput, correlation="run_id")
+def handler(task: RunInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         answer = reduce_scores(
             task.run_id,

@@ -6,14 +6,14 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
+from benchgen.step_inputs import EvaluationInput
 from benchgen.steps.evaluation import start
-from benchgen.tasks import EvaluationTask
 
 function = LambdaFunction("start_evaluation", counts=True)
 
 
-@function.task(EvaluationTask, correlation="evaluation_id")
-def handler(task: EvaluationTask, wired: Adapters) -> dict[str, Any]:
+@function.task(EvaluationInput, correlation="evaluation_id")
+def handler(task: EvaluationInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         answer = start(
             task.evaluation_id,

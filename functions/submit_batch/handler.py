@@ -7,14 +7,14 @@ from typing import Any
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.providers.registry import batch_for
 from benchgen.aws.wiring import Adapters
+from benchgen.step_inputs import SubmitBatchInput
 from benchgen.steps.batch_inference import submit
-from benchgen.tasks import SubmitBatchTask
 
 function = LambdaFunction("submit_batch")
 
 
-@function.task(SubmitBatchTask, correlation="run_id")
-def handler(task: SubmitBatchTask, wired: Adapters) -> dict[str, Any]:
+@function.task(SubmitBatchInput, correlation="run_id")
+def handler(task: SubmitBatchInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         answer = submit(
             task.run_id,

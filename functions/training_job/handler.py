@@ -15,7 +15,7 @@ from benchgen.aws.providers.registry import jobs_for
 from benchgen.aws.wiring import Adapters
 from benchgen.steps.training import (
     JobContext,
-    TrainingTask,
+    TrainingInput,
     Uploaded,
     fail_step,
     poll_step,
@@ -26,7 +26,7 @@ from benchgen.steps.training import (
 function = LambdaFunction("training_job", counts=True)
 
 
-class JobTask(TrainingTask):
+class JobInput(TrainingInput):
     action: Literal["start", "poll", "time_out", "fail"]
     uploaded: Uploaded | None = None
     polls: int = Field(default=0, ge=0)
@@ -38,8 +38,8 @@ class _NeedsUpload(BaseModel):
     uploaded: Uploaded
 
 
-@function.task(JobTask, correlation="training_run_id")
-def handler(task: JobTask, wired: Adapters) -> dict[str, Any]:
+@function.task(JobInput, correlation="training_run_id")
+def handler(task: JobInput, wired: Adapters) -> dict[str, Any]:
     runs = wired.training_runs
     if task.action == "fail":
         answer = fail_step(task, task.error, runs=runs)

@@ -7,14 +7,14 @@ from typing import Any
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.providers.registry import jobs_for
 from benchgen.aws.wiring import Adapters
-from benchgen.steps.keys import package_key
-from benchgen.steps.training import TrainingTask, upload_step
+from benchgen.bucket_layout import package_key
+from benchgen.steps.training import TrainingInput, upload_step
 
 function = LambdaFunction("upload_training")
 
 
-@function.task(TrainingTask, correlation="training_run_id")
-def handler(task: TrainingTask, wired: Adapters) -> dict[str, Any]:
+@function.task(TrainingInput, correlation="training_run_id")
+def handler(task: TrainingInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         return upload_step(
             task,

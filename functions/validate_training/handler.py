@@ -6,13 +6,13 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction
 from benchgen.aws.wiring import Adapters
-from benchgen.steps.training import TrainingTask, validate_step
+from benchgen.steps.training import TrainingInput, validate_step
 
 function = LambdaFunction("validate_training")
 
 
-@function.task(TrainingTask, correlation="training_run_id")
-def handler(task: TrainingTask, wired: Adapters) -> dict[str, Any]:
+@function.task(TrainingInput, correlation="training_run_id")
+def handler(task: TrainingInput, wired: Adapters) -> dict[str, Any]:
     return validate_step(
         task, runs=wired.training_runs, connections=wired.connections, packages=wired.packages
     )

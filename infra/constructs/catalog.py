@@ -12,9 +12,7 @@ from typing import Any
 
 from aws_cdk import Duration
 
-from benchgen.bundle.runtime import MINIMAL, RUNTIMES
-from benchgen.outputs import RunOutput
-from benchgen.steps.keys import (
+from benchgen.bucket_layout import (
     ARTIFACT_PART,
     BATCH_MANIFEST,
     BUNDLE,
@@ -25,6 +23,8 @@ from benchgen.steps.keys import (
     RUN_SHARDS,
     SCORE_PART,
 )
+from benchgen.bundle.runtime import MINIMAL, RUNTIMES
+from benchgen.outputs import RunOutput
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from infra import sizing
 from infra.constructs.storage import (

@@ -41,7 +41,7 @@ from infra.constructs.storage import BATCH_OUTPUT_PREFIX, RUNS_PREFIX
 INFERENCE_SHARD_SIZE = "benchgen:inferenceShardSize"
 DEFAULT_SHARD_SIZE = 100
 BEDROCK_SERVICE = "bedrock.amazonaws.com"
-# The records of a live run's batch jobs (benchgen.steps.keys.batch_input_key).
+# The records of a live run's batch jobs (benchgen.bucket_layout.batch_input_key).
 BATCH_RECORDS_PATTERN = f"{RUNS_PREFIX}*/batch/*"
 
 

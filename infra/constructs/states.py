@@ -19,7 +19,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from benchgen.tasks import FAILED
+from benchgen.step_inputs import FAILED
 from infra.constructs import set_logical_id
 from infra.constructs.events import EVENT_SOURCE
 

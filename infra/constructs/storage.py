@@ -20,7 +20,7 @@ ENVIRONMENTS_PREFIX = "environments/"
 SUBMISSIONS_PREFIX = "submissions/"
 PREDICTIONS_PREFIX = "predictions/"
 RUNS_PREFIX = "runs/"
-# Where providers' batch jobs leave their output (see benchgen.steps.keys.BATCH_OUTPUT).
+# Where providers' batch jobs leave their output (see benchgen.bucket_layout.BATCH_OUTPUT).
 BATCH_OUTPUT_PREFIX = "batch-output/"
 # What the preparation state machine writes; no trigger watches it.
 PREPARATIONS_PREFIX = "preparations/"

@@ -11,9 +11,9 @@ import zipfile
 from pathlib import Path
 
 from benchgen.aws.tables.training_runs import TrainingRunsRepo
+from benchgen.bucket_layout import package_key
 from benchgen.finetune.split import in_test_bucket
 from benchgen.records.training_runs import TrainingRunRecord, TrainingStatus
-from benchgen.steps.keys import package_key
 from benchgen.vocabulary import Method
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud

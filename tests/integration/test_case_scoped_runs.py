@@ -15,10 +15,10 @@ import pytest
 
 from benchgen.aws.storage import ObjectStore
 from benchgen.aws.tables.runs import RunsRepo
+from benchgen.bucket_layout import CASE_SCOPE, run_key
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import LiveModel, RunRecord, RunStatus
 from benchgen.steps.case_scope import write_case_scope
-from benchgen.steps.keys import CASE_SCOPE, run_key
 from benchgen.vocabulary import Sampling
 from cli.api_client import Api
 from examplegen.writing import write_bundle_zip

@@ -20,10 +20,10 @@ import pytest
 
 from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.runs import RunsRepo
+from benchgen.bucket_layout import execution_name
 from benchgen.outputs import RunOutput
 from benchgen.records.datasets import DatasetRecord, dataset_id_for
 from benchgen.records.runs import ArtifactStatus, RunRecord
-from benchgen.steps.keys import execution_name
 from cli.api_client import Api
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from benchgen.aws.tables.environments import EnvironmentsRepo
+from benchgen.bucket_layout import execution_name
 from benchgen.environment import check_bundle
 from benchgen.ingest import ingest
 from benchgen.records.environments import EnvironmentStatus
@@ -27,7 +28,6 @@ from benchgen.scoring.engine import score_predictions
 from benchgen.steps import ingest as ingest_step
 from benchgen.steps import register as register_step
 from benchgen.steps import score as score_step
-from benchgen.steps.keys import execution_name
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 from tests.integration.factories import EXAMPLES, example_submission, received_events, watch_events

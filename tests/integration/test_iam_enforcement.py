@@ -17,9 +17,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from benchgen.aws.tables.runs import RunsRepo
+from benchgen.bucket_layout import execution_name
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import RunRecord, RunStatus
-from benchgen.steps.keys import execution_name
 from examplegen.writing import write_bundle_zip
 from functions.api import handler as api_handler
 from localcloud.callers import running_as

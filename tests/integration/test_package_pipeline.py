@@ -17,12 +17,12 @@ import pytest
 
 from benchgen.aws.executions import ExecutionStarter
 from benchgen.aws.tables.packages import PackagesRepo
+from benchgen.bucket_layout import package_key, preparation_key
 from benchgen.finetune.seed import Source
 from benchgen.finetune.split import Split
 from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.settings import load_settings
-from benchgen.steps.keys import package_key, preparation_key
-from benchgen.steps.package import PackageTask
+from benchgen.steps.package import PackageInput
 from benchgen.steps.prepare import BundleRef
 from benchgen.training.examples import (
     EXAMPLES_NAME,
@@ -107,7 +107,7 @@ def start_package(cloud: LocalCloud, profile: str) -> tuple[str, dict[str, Any]]
             package_key=package_key(pid),
         )
     )
-    task = PackageTask(
+    task = PackageInput(
         package_id=pid,
         preparation_id=PREPARATION_ID,
         profile=profile,

@@ -23,10 +23,10 @@ import requests
 
 from benchgen.aws.tables.packages import PackagesRepo
 from benchgen.aws.tables.preparations import PreparationsRepo
+from benchgen.bucket_layout import package_execution_name, package_key
 from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.settings import load_settings
-from benchgen.steps.keys import package_execution_name, package_key
 from benchgen.training.package import package_id
 from cli.api_client import Api
 from examplegen.writing import write_bundle_zip

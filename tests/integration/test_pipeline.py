@@ -22,13 +22,13 @@ import pytest
 from benchgen.aws.tables.datasets import DatasetsRepo
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
+from benchgen.bucket_layout import execution_name
 from benchgen.outputs import RunOutput
 from benchgen.records.environments import EnvironmentStatus
 from benchgen.records.runs import ArtifactStatus, RunRecord, RunStatus
 from benchgen.scoring.engine import score_predictions
 from benchgen.steps import register as register_module
 from benchgen.steps import score as score_step
-from benchgen.steps.keys import execution_name
 from benchgen.zipwrite import zip_folder
 from cli.api_client import Api
 from examplegen.writing import write_bundle_zip

@@ -15,9 +15,9 @@ import pytest
 from benchgen.aws import wiring
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.preparations import PreparationsRepo
+from benchgen.bucket_layout import execution_name
 from benchgen.ports.pages import encode_token
 from benchgen.records.preparations import PreparationStatus
-from benchgen.steps.keys import execution_name
 from examplegen.writing import write_bundle_zip
 from functions.api import handler as api_handler
 from localcloud.cloud import LocalCloud

@@ -16,9 +16,9 @@ import pytest
 
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
+from benchgen.bucket_layout import case_shard_key, execution_name, sharded_execution_name
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import ArtifactStatus, RunRecord, RunStatus
-from benchgen.steps.keys import case_shard_key, execution_name, sharded_execution_name
 from examplegen.writing import write_bundle_zip
 from infra.sizing import SHARD_CASES
 from localcloud.cloud import LocalCloud

@@ -25,6 +25,7 @@ from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.aws.tables.packages import PackagesRepo
 from benchgen.aws.tables.preparations import PreparationsRepo
 from benchgen.aws.tables.training_runs import TrainingRunsRepo
+from benchgen.bucket_layout import package_key, training_execution_name
 from benchgen.providers import registry
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
@@ -32,7 +33,6 @@ from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.settings import load_settings
-from benchgen.steps.keys import package_key, training_execution_name
 from benchgen.training.examples import text_hash
 from benchgen.vocabulary import ProviderKind
 from cli.api_client import Api

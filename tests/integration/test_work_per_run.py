@@ -19,7 +19,7 @@ import botocore.client
 import pytest
 
 from benchgen.aws.storage import ObjectStore
-from benchgen.steps.keys import execution_name
+from benchgen.bucket_layout import execution_name
 from examplegen.writing import write_bundle_zip
 from localcloud.callers import running_service
 from localcloud.cloud import LocalCloud

@@ -74,7 +74,7 @@ LAYERS = (
             "benchgen.zipwrite",
         ),
     ),
-    Layer(1, "formats", ("benchgen.bundle", "benchgen.cases", "benchgen.verdicts")),
+    Layer(1, "formats", ("benchgen.bucket_layout", "benchgen.bundle", "benchgen.cases", "benchgen.verdicts")),
     Layer(2, "records", ("benchgen.records",)),
     Layer(
         3,
@@ -103,7 +103,9 @@ LAYERS = (
     Layer(4, "ports", ("benchgen.ports",)),
     Layer(5, "steps", ("benchgen.requests", "benchgen.steps")),
     Layer(6, "adapters", ("benchgen.aws",)),
-    Layer(7, "entry", ("benchgen.api", "benchgen.aws.handlers", "benchgen.aws.wiring", "benchgen.tasks")),
+    Layer(
+        7, "entry", ("benchgen.api", "benchgen.aws.handlers", "benchgen.aws.wiring", "benchgen.step_inputs")
+    ),
 )
 
 # Where boto3 may be imported: the library's adapters only; the handlers reach AWS through them. The operator

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchgen.steps.keys import correlation_id, prediction_key, submission_key
+from benchgen.bucket_layout import correlation_id, prediction_key, submission_key
 
 
 @pytest.mark.parametrize(

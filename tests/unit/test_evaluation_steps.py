@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from benchgen.bucket_layout import live_execution_name, package_key
 from benchgen.compare.report import Conclusion
 from benchgen.outputs import RunOutput
 from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord, EvaluationStatus
@@ -26,7 +27,6 @@ from benchgen.steps.evaluation import (
     record_evaluation_failure,
     start,
 )
-from benchgen.steps.keys import live_execution_name, package_key
 from tests.fakes import MemoryEvaluations, MemoryRuns, MemoryStarter, MemoryStore
 from tests.unit.compare_inputs import outcomes
 

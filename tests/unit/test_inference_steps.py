@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from benchgen.bucket_layout import inference_shard_key
 from benchgen.inference.model import ModelCallError
 from benchgen.inference.retry import Backoff
 from benchgen.outputs import RunOutput
@@ -24,7 +25,6 @@ from benchgen.steps.inference import (
     infer_shard,
     plan,
 )
-from benchgen.steps.keys import inference_shard_key
 from benchgen.vocabulary import ProviderKind, Sampling
 from tests.fakes import MemoryEnvironments, MemoryModel, MemoryRuns, MemoryStore
 from tests.unit.run_world import BUNDLE_KEY, CASES, tiny_bundle

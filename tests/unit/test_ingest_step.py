@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 import benchgen.steps.ingest as ingest_step
+from benchgen.bucket_layout import prediction_key
 from benchgen.outputs import RunOutput
 from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
 from benchgen.records.runs import RunClaim, RunRecord, RunStatus
 from benchgen.steps.attempts import Invocation
 from benchgen.steps.ingest import ingest_submission
-from benchgen.steps.keys import prediction_key
 from examplegen.writing import write_bundle_zip
 from tests.fakes import FlakyUpload, MemoryEnvironments, MemoryRuns, MemoryStore
 

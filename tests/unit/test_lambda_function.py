@@ -11,11 +11,11 @@ from pydantic import BaseModel, ValidationError
 
 from benchgen.aws import handlers
 from benchgen.aws.handlers import LambdaFunction
-from benchgen.tasks import Failure
+from benchgen.step_inputs import Failure
 from localcloud import lambda_runtime
 
 
-class ShardTask(BaseModel):
+class ShardInput(BaseModel):
     run_id: str
     shard: int
 
@@ -44,8 +44,8 @@ def test_a_task_step_gets_the_parsed_event_and_logs_under_its_run(capsys: pytest
     function = LambdaFunction("unit_shard_task")
     seen: list[tuple[Any, Any]] = []
 
-    @function.task(ShardTask, correlation="run_id", keys=("shard",))
-    def handler(task: ShardTask, wired: Any) -> dict[str, Any]:
+    @function.task(ShardInput, correlation="run_id", keys=("shard",))
+    def handler(task: ShardInput, wired: Any) -> dict[str, Any]:
         seen.append((task, wired))
         function.logger.info("shard done")
         return {"run_id": task.run_id}
@@ -55,7 +55,7 @@ def test_a_task_step_gets_the_parsed_event_and_logs_under_its_run(capsys: pytest
 
     # Then the step got the typed task and the function's adapters, and its line names the run and shard
     assert answer == {"run_id": "run-7"}
-    assert seen == [(ShardTask(run_id="run-7", shard=3), WIRED)]
+    assert seen == [(ShardInput(run_id="run-7", shard=3), WIRED)]
     (line,) = [line for line in _printed(capsys) if line["message"] == "shard done"]
     assert (line["service"], line["function_name"]) == ("unit_shard_task", "benchgen-shard")
     assert (line["correlation_id"], line["run_id"], line["shard"]) == ("run-7", "run-7", 3)
@@ -67,8 +67,8 @@ def test_the_next_invocation_does_not_log_under_the_previous_ones_keys(
     # Given a function invoked once as a task for run-1
     function = LambdaFunction("unit_clean_state")
 
-    @function.task(ShardTask, correlation="run_id", keys=("shard",))
-    def task_handler(task: ShardTask, wired: Any) -> dict[str, Any]:
+    @function.task(ShardInput, correlation="run_id", keys=("shard",))
+    def task_handler(task: ShardInput, wired: Any) -> dict[str, Any]:
         return {}
 
     @function.entry
@@ -94,8 +94,8 @@ def test_a_failure_its_state_machine_caught_goes_to_the_functions_recorder_not_i
     function = LambdaFunction("unit_failure")
     recorded: list[tuple[Failure, Any]] = []
 
-    @function.task(ShardTask, correlation="run_id")
-    def handler(task: ShardTask, wired: Any) -> dict[str, Any]:
+    @function.task(ShardInput, correlation="run_id")
+    def handler(task: ShardInput, wired: Any) -> dict[str, Any]:
         raise AssertionError("the step must not run for a failure")
 
     @function.failure(correlation="run_id")
@@ -116,10 +116,10 @@ def test_a_failure_its_state_machine_caught_goes_to_the_functions_recorder_not_i
 def test_an_event_that_is_not_the_task_is_refused_before_the_step_runs() -> None:
     # Given a task function
     function = LambdaFunction("unit_refused")
-    ran: list[ShardTask] = []
+    ran: list[ShardInput] = []
 
-    @function.task(ShardTask, correlation="run_id")
-    def handler(task: ShardTask, wired: Any) -> dict[str, Any]:
+    @function.task(ShardInput, correlation="run_id")
+    def handler(task: ShardInput, wired: Any) -> dict[str, Any]:
         ran.append(task)
         return {}
 
@@ -137,8 +137,8 @@ def test_a_task_naming_a_field_its_model_lacks_fails_where_the_handler_is_define
 
     # When a handler asks to log under a field the model does not have
     # Then defining it fails, naming the model and the field
-    with pytest.raises(ValueError, match="ShardTask has no field runid to log under"):
-        function.task(ShardTask, correlation="runid")
+    with pytest.raises(ValueError, match="ShardInput has no field runid to log under"):
+        function.task(ShardInput, correlation="runid")
 
 
 def test_a_counted_event_is_flushed_with_the_invocation_under_the_functions_service(

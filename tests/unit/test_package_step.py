@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from benchgen.bucket_layout import package_key, preparation_key
 from benchgen.records.packages import PackageRecord, PackageStatus
-from benchgen.steps.keys import package_key, preparation_key
 from benchgen.steps.package import (
     PackageBuild,
     PackageIdMismatch,
+    PackageInput,
     PackageNotBuilding,
-    PackageTask,
     build_package_step,
     record_package_failure,
 )
@@ -44,9 +44,9 @@ def _store(root: Path, *, train: int = 12) -> MemoryStore:
     return MemoryStore(objects)
 
 
-def _task(profile: str = "openai-chat", package: str | None = None) -> PackageTask:
+def _task(profile: str = "openai-chat", package: str | None = None) -> PackageInput:
     prepared = info()
-    return PackageTask(
+    return PackageInput(
         package_id=package or package_id(prepared.state_hash, profile),
         preparation_id=PREPARATION,
         profile=profile,
@@ -55,7 +55,7 @@ def _task(profile: str = "openai-chat", package: str | None = None) -> PackageTa
     )
 
 
-def _building(task: PackageTask, status: PackageStatus = PackageStatus.BUILDING) -> MemoryPackages:
+def _building(task: PackageInput, status: PackageStatus = PackageStatus.BUILDING) -> MemoryPackages:
     """The packages table with the package recorded as the API records it before starting the build."""
     return MemoryPackages(
         PackageRecord(
@@ -71,7 +71,7 @@ def _building(task: PackageTask, status: PackageStatus = PackageStatus.BUILDING)
 
 
 def _build(
-    task: PackageTask, store: MemoryStore, workdir: Path, packages: MemoryPackages | None = None
+    task: PackageInput, store: MemoryStore, workdir: Path, packages: MemoryPackages | None = None
 ) -> PackageBuild:
     return build_package_step(
         task, store=store, packages=packages if packages is not None else _building(task), workdir=workdir

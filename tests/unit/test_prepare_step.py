@@ -16,8 +16,8 @@ from benchgen.records.bounds import MAX_ITEMS
 from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.steps.prepare import (
     BundleRef,
-    CheckTask,
-    GenerateTask,
+    CheckInput,
+    GenerateInput,
     Generation,
     HeldOutLeak,
     PreparationNotGenerating,
@@ -50,7 +50,7 @@ def _judged(root: Path) -> MemoryStore:
 
 
 def _generate(store: MemoryStore, workdir: Path, **spec: Any) -> Generation:
-    task = GenerateTask(
+    task = GenerateInput(
         preparation_id="prep-1",
         spec=make_spec(**spec),
         runs=[
@@ -130,8 +130,8 @@ def _generating(status: PreparationStatus = PreparationStatus.GENERATING) -> Mem
     )
 
 
-def _task() -> CheckTask:
-    return CheckTask(preparation_id="p1", scope=["final-answer"], report=REPORT)
+def _task() -> CheckInput:
+    return CheckInput(preparation_id="p1", scope=["final-answer"], report=REPORT)
 
 
 def _example(case_id: str, split: Split, question: str) -> PreparedExample:

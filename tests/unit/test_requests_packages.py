@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
+from benchgen.bucket_layout import package_key
 from benchgen.bundle.spec import SelectionCriterion
 from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
 from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.requests.errors import ApiError, Conflict, Forbidden
 from benchgen.requests.packages import package_view, request_package
-from benchgen.steps.keys import package_key
 from benchgen.training.package import package_id
 from benchgen.vocabulary import Method
 from tests.api_services import TTL, Events, memory_services

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from benchgen.bucket_layout import package_key
 from benchgen.bundle.spec import SelectionCriterion
 from benchgen.providers.checks import narrow
 from benchgen.providers.connections import ConnectionRecord
@@ -21,7 +22,6 @@ from benchgen.requests.training_runs import (
     launch_training_run,
     list_training_runs,
 )
-from benchgen.steps.keys import package_key
 from benchgen.vocabulary import Method, ProviderKind
 from tests.api_services import Events, memory_services
 from tests.fakes import (

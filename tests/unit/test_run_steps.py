@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from benchgen.bucket_layout import execution_name
 from benchgen.records.runs import RunStatus
 from benchgen.scoring.results import ScoreReport
 from benchgen.steps.artifact import ArtifactBuild, RunMissing, RunNotCompleted, record_artifact_failure
-from benchgen.steps.keys import execution_name
 from benchgen.steps.score import complete_scoring
 from tests.unit.run_world import PREDICTION_KEY, SUBMISSION_KEY, Run
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from benchgen.bucket_layout import execution_name, prediction_shard_key, sharded_execution_name
 from benchgen.records.runs import RunRecord, RunStatus
-from benchgen.steps.keys import execution_name, prediction_shard_key, sharded_execution_name
 from benchgen.steps.shards import ShardFailed, record_sharded_failure
 from tests.unit.run_world import Run
 

@@ -13,19 +13,19 @@ from typing import Any
 
 import pytest
 
+from benchgen.bucket_layout import package_key
 from benchgen.providers.capabilities import ConnectionLimits, Unsupported
 from benchgen.providers.checks import narrow
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import ProviderFault, job_name_for
 from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
 from benchgen.records.training_runs import StatusChange, TrainingRunRecord, TrainingStatus
-from benchgen.steps.keys import package_key
 from benchgen.steps.training import (
     CANCELLED_BY_OWNER,
     JobContext,
     ProviderBusy,
+    TrainingInput,
     TrainingRefused,
-    TrainingTask,
     Uploaded,
     fail_step,
     poll_step,
@@ -154,7 +154,7 @@ class Training:
 
     def validate(self) -> dict[str, Any]:
         return validate_step(
-            TrainingTask(training_run_id=RUN_ID),
+            TrainingInput(training_run_id=RUN_ID),
             runs=self.runs,
             connections=self.connections,
             packages=self.packages,
@@ -165,7 +165,7 @@ class Training:
         workdir = self.root / f"upload-{self.deliveries}"
         workdir.mkdir(parents=True)
         return upload_step(
-            TrainingTask(training_run_id=RUN_ID),
+            TrainingInput(training_run_id=RUN_ID),
             runs=self.runs,
             connections=self.connections,
             store=self.store,
@@ -176,16 +176,16 @@ class Training:
         )
 
     def start(self) -> dict[str, Any]:
-        return start_step(TrainingTask(training_run_id=RUN_ID), UPLOADED, on=self.on)
+        return start_step(TrainingInput(training_run_id=RUN_ID), UPLOADED, on=self.on)
 
     def poll(self, polls: int = 0) -> dict[str, Any]:
-        return poll_step(TrainingTask(training_run_id=RUN_ID), UPLOADED, polls, on=self.on)
+        return poll_step(TrainingInput(training_run_id=RUN_ID), UPLOADED, polls, on=self.on)
 
     def time_out(self, polls: int, poll_seconds: int) -> dict[str, Any]:
-        return time_out_step(TrainingTask(training_run_id=RUN_ID), UPLOADED, polls, poll_seconds, on=self.on)
+        return time_out_step(TrainingInput(training_run_id=RUN_ID), UPLOADED, polls, poll_seconds, on=self.on)
 
     def fail(self, error: dict[str, Any]) -> dict[str, Any]:
-        return fail_step(TrainingTask(training_run_id=RUN_ID), error, runs=self.runs)
+        return fail_step(TrainingInput(training_run_id=RUN_ID), error, runs=self.runs)
 
     def run(self) -> TrainingRunRecord:
         record = self.runs.get(RUN_ID)

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from benchgen.aws.wiring import Adapters, adapters, for_each_upload
 from benchgen.observability import handler_tracer
 from benchgen.settings import METRICS_NAMESPACE
-from benchgen.tasks import FAILED, Failure
+from benchgen.step_inputs import FAILED, Failure
 
 AnswerT = TypeVar("AnswerT")
 TaskT = TypeVar("TaskT", bound=BaseModel)

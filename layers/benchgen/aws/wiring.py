@@ -13,8 +13,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from benchgen.aws import clients
+from benchgen.bucket_layout import correlation_id, run_id_of
 from benchgen.settings import Settings, load_settings
-from benchgen.steps.keys import correlation_id, run_id_of
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Logger

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from benchgen.bucket_layout import bundle_key
 from benchgen.ownership import OWNER_GRANT, Caller, publishing_grant, refusal, upload_stamp
 from benchgen.records.environments import EnvironmentOwner
 from benchgen.requests.errors import Conflict, Forbidden
@@ -12,7 +13,6 @@ from benchgen.requests.schemas.environments import (
     EnvironmentView,
 )
 from benchgen.requests.services import ApiServices
-from benchgen.steps.keys import bundle_key
 
 
 def request_bundle_upload(

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from aws_lambda_powertools import Logger
 
+from benchgen.bucket_layout import package_execution_name, package_key
 from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord
 from benchgen.requests.errors import ApiError, Conflict, Forbidden, NotFound
 from benchgen.requests.preparations import preparation_of_owner, ready_preparation
 from benchgen.requests.schemas.packages import PackageList, PackageView
 from benchgen.requests.services import ApiServices
-from benchgen.steps.keys import package_execution_name, package_key
-from benchgen.steps.package import PackageTask
+from benchgen.steps.package import PackageInput
 from benchgen.steps.prepare import BundleRef
 from benchgen.training.export_profiles import PROFILES
 from benchgen.training.package import PreparationInfo
@@ -77,7 +77,7 @@ def _start_build(
     try:
         # The same package gives the same input, so a repeated start while the execution runs is answered
         # with that execution.
-        task = PackageTask(
+        task = PackageInput(
             package_id=package.package_id,
             preparation_id=package.preparation_id,
             profile=package.profile,

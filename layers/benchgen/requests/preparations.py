@@ -15,6 +15,7 @@ from contextlib import closing
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
+from benchgen.bucket_layout import COVERAGE, preparation_key
 from benchgen.finetune.split import Split
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import InvalidNextToken
@@ -33,8 +34,7 @@ from benchgen.requests.schemas.preparations import (
     PreparationSummary,
 )
 from benchgen.requests.services import ApiServices
-from benchgen.steps.keys import COVERAGE, preparation_key
-from benchgen.steps.prepare import BundleRef, GenerateTask, RunRef
+from benchgen.steps.prepare import BundleRef, GenerateInput, RunRef
 from benchgen.training.coverage import Coverage
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, Kind
 from benchgen.training.preparation import PreparationSpec, SourceProblem, SourcesRefused, check_sources
@@ -130,7 +130,7 @@ def new_preparation(spec: PreparationSpec, *, owner: str, services: ApiServices)
     )
     if not services.preparations.create(record):
         raise Conflict(f"preparation id {preparation_id} is already taken: send the request again")
-    task = GenerateTask(
+    task = GenerateInput(
         preparation_id=preparation_id,
         spec=spec,
         runs=[

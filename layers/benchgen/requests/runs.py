@@ -12,6 +12,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from benchgen.bucket_layout import live_execution_name, run_key, submission_key
 from benchgen.environment import PhaseError, phase_position
 from benchgen.jsonhead import pick_top_level_fields
 from benchgen.outputs import RunOutput
@@ -35,7 +36,6 @@ from benchgen.requests.schemas.runs import (
     RunSummary,
 )
 from benchgen.requests.services import ApiServices
-from benchgen.steps.keys import live_execution_name, run_key, submission_key
 
 DEFAULT_SUBMISSION_FILENAME = "submission.zip"
 # Files a browser can show in place (the stored content type says HTML or plain text): the console's

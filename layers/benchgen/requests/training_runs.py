@@ -11,6 +11,7 @@ import secrets
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from benchgen.bucket_layout import training_execution_name
 from benchgen.finetune.split import Split
 from benchgen.providers.checks import check_request
 from benchgen.providers.connections import ConnectionRecord
@@ -27,7 +28,6 @@ from benchgen.requests.schemas.training_runs import (
     TrainingRunList,
 )
 from benchgen.requests.services import ApiServices
-from benchgen.steps.keys import training_execution_name
 from benchgen.training.package import SPLIT_FILES
 
 logger = Logger(child=True)

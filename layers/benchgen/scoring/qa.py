@@ -27,7 +27,7 @@ from typing import Any
 
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
-from benchgen.scoring.exact import ExactSum
+from benchgen.scoring.float_sums import ExactSum
 from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
 from benchgen.verdicts import VerdictRecord
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel
 
+from benchgen.bucket_layout import ARTIFACT_PART, run_key
 from benchgen.datasets import dataset_record
 from benchgen.errors import BenchGenError
 from benchgen.finetune.artifact import NO_FINETUNE, ArtifactReport, build_artifact, finish_artifact
@@ -24,7 +25,6 @@ from benchgen.records.datasets import DatasetRecord
 from benchgen.records.environments import EnvironmentRecord
 from benchgen.records.runs import ArtifactStatus, RunInfo, RunRecord, RunStatus
 from benchgen.steps.context import open_run_environment, registered_version
-from benchgen.steps.keys import ARTIFACT_PART, run_key
 from benchgen.steps.shard_parts import download_parts
 
 logger = Logger(child=True)

@@ -19,6 +19,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
+from benchgen.bucket_layout import (
+    BATCH_MANIFEST,
+    GENERATED_SUBMISSION,
+    batch_input_key,
+    batch_output_prefix,
+    inference_shard_key,
+    parse_batch_manifest_key,
+    submission_key,
+)
 from benchgen.inference.model import Answer
 from benchgen.ports.providers import BatchFactory, BatchJobs
 from benchgen.ports.runs import RunsStore
@@ -38,15 +47,6 @@ from benchgen.providers.registry import provider
 from benchgen.records.runs import BatchJob, BatchSummary, InferenceSummary, LiveModel, RunRecord, RunStatus
 from benchgen.steps.attempts import Invocation, claim_run, fail_if_last_attempt
 from benchgen.steps.inference import LiveRunError, live_run, record_answers, upload_submission
-from benchgen.steps.keys import (
-    BATCH_MANIFEST,
-    GENERATED_SUBMISSION,
-    batch_input_key,
-    batch_output_prefix,
-    inference_shard_key,
-    parse_batch_manifest_key,
-    submission_key,
-)
 from benchgen.vocabulary import InferenceMode
 
 ASSEMBLE_STEP = "assemble_batch"

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from benchgen.bucket_layout import case_shard_key
 from benchgen.environment import Environment
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.environments import ShardPlan
-from benchgen.steps.keys import case_shard_key
 
 JSONL = "application/jsonl"
 

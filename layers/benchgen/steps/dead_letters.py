@@ -23,12 +23,7 @@ from dataclasses import dataclass
 
 from aws_lambda_powertools import Logger
 
-from benchgen.ports.environments import EnvironmentsStore
-from benchgen.ports.events import Publisher
-from benchgen.ports.runs import RunsStore
-from benchgen.ports.storage import UploadedObject
-from benchgen.records.runs import RunStatus
-from benchgen.steps.keys import (
+from benchgen.bucket_layout import (
     ENVIRONMENTS,
     PREDICTIONS,
     SUBMISSIONS,
@@ -37,6 +32,11 @@ from benchgen.steps.keys import (
     loose_run_id,
     parse_prediction_key,
 )
+from benchgen.ports.environments import EnvironmentsStore
+from benchgen.ports.events import Publisher
+from benchgen.ports.runs import RunsStore
+from benchgen.ports.storage import UploadedObject
+from benchgen.records.runs import RunStatus
 from benchgen.steps.register import reject_version
 
 logger = Logger(child=True)

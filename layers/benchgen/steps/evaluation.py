@@ -17,6 +17,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from benchgen.bucket_layout import (
+    CASE_SCOPE,
+    evaluation_key,
+    live_execution_name,
+    package_key,
+    run_key,
+)
 from benchgen.compare.report import Conclusion, RunIdentity, compare_runs
 from benchgen.compare.selection import PackageRef, read_package
 from benchgen.errors import BenchGenError
@@ -30,13 +37,6 @@ from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord, Evalu
 from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.records.timestamps import utc_now
 from benchgen.steps.case_scope import write_case_scope
-from benchgen.steps.keys import (
-    CASE_SCOPE,
-    evaluation_key,
-    live_execution_name,
-    package_key,
-    run_key,
-)
 
 
 class Compared(BaseModel):

@@ -21,6 +21,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from benchgen.bucket_layout import (
+    GENERATED_SUBMISSION,
+    inference_items_key,
+    inference_shard_key,
+    run_key,
+    submission_key,
+)
 from benchgen.errors import BenchGenError
 from benchgen.inference.model import Model
 from benchgen.inference.pacing import Budget, Pacer, fanout
@@ -35,13 +42,6 @@ from benchgen.providers.registry import provider
 from benchgen.records.prices import AskedMode, RunCost, run_cost
 from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunStatus
 from benchgen.steps.context import open_run_environment, registered_version
-from benchgen.steps.keys import (
-    GENERATED_SUBMISSION,
-    inference_items_key,
-    inference_shard_key,
-    run_key,
-    submission_key,
-)
 from benchgen.steps.transfers import Uploads, downloads
 from benchgen.vocabulary import InferenceMode, Sampling
 

@@ -6,6 +6,12 @@ from pathlib import Path
 
 from aws_lambda_powertools import Logger
 
+from benchgen.bucket_layout import (
+    ObjectKeyError,
+    loose_run_id,
+    parse_submission_key,
+    prediction_key,
+)
 from benchgen.errors import BenchGenError
 from benchgen.ingest import ingest
 from benchgen.outputs import RunOutput
@@ -18,12 +24,6 @@ from benchgen.sandbox.job import Sandbox
 from benchgen.steps.attempts import Invocation, take_turn
 from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.fulltext import keep_whole
-from benchgen.steps.keys import (
-    ObjectKeyError,
-    loose_run_id,
-    parse_submission_key,
-    prediction_key,
-)
 from benchgen.steps.shard_inputs import shard_plan, write_shard_inputs
 
 logger = Logger(child=True)

@@ -11,20 +11,20 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from benchgen.bucket_layout import package_key, preparation_key
 from benchgen.environment import open_environment
 from benchgen.errors import BenchGenError
 from benchgen.ports.packages import PackagesStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.bounds import clip_text
 from benchgen.records.packages import PackageFiles, PackageStatus
-from benchgen.steps.keys import package_key, preparation_key
 from benchgen.steps.prepare import BundleRef
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from benchgen.training.held_out import case_questions
 from benchgen.training.package import PackageRefused, PreparationInfo, build_package
 
 
-class PackageTask(BaseModel):
+class PackageInput(BaseModel):
     """The execution's input, as the API starts it: the package to build, the preparation it is of, and the
     environment version's registered bundle (whose cases the contamination report reads)."""
 
@@ -61,7 +61,7 @@ class PackageNotBuilding(BenchGenError):
 
 
 def build_package_step(
-    task: PackageTask, *, store: ObjectStorage, packages: PackagesStore, workdir: Path
+    task: PackageInput, *, store: ObjectStorage, packages: PackagesStore, workdir: Path
 ) -> PackageBuild:
     """Build the package and record it Ready, or record the profile's refusal; the answer says which.
 

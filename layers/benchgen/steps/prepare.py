@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from benchgen.bucket_layout import COVERAGE, preparation_key, run_key
 from benchgen.environment import open_environment
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
@@ -20,7 +21,6 @@ from benchgen.ports.preparations import PreparationsStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.bounds import clip_text
 from benchgen.records.timestamps import utc_now
-from benchgen.steps.keys import COVERAGE, preparation_key, run_key
 from benchgen.training.coverage import check_held_out, coverage
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME, HeldOutCase, PreparedExample
 from benchgen.training.preparation import (
@@ -51,7 +51,7 @@ class BundleRef(BaseModel):
     version_id: str | None = None
 
 
-class GenerateTask(BaseModel):
+class GenerateInput(BaseModel):
     """The execution's input, as the API starts it."""
 
     preparation_id: str
@@ -60,7 +60,7 @@ class GenerateTask(BaseModel):
     bundle: BundleRef
 
 
-class CheckTask(BaseModel):
+class CheckInput(BaseModel):
     preparation_id: str
     scope: list[str]  # the criteria in scope, resolved by Generate ([] in the spec means all of them)
     report: GenerationReport  # what Generate found: recorded once the check passes
@@ -90,7 +90,7 @@ class PreparationNotGenerating(BenchGenError):
     """The preparation has left Generating (the API failed it, or a step recorded it): it stays as it is."""
 
 
-def generate_preparation(task: GenerateTask, *, store: ObjectStorage, workdir: Path) -> Generation:
+def generate_preparation(task: GenerateInput, *, store: ObjectStorage, workdir: Path) -> Generation:
     """Generate the examples and held-out cases and upload them; or why the spec cannot be prepared."""
     bundle = store.download(task.bundle.key, workdir / "bundle.zip", version_id=task.bundle.version_id)
     env = open_environment(bundle, workdir / "env")
@@ -130,7 +130,7 @@ def _held_out(store: ObjectStorage, preparation_id: str) -> Iterator[HeldOutCase
 
 
 def check_preparation(
-    task: CheckTask, *, store: ObjectStorage, preparations: PreparationsStore, workdir: Path
+    task: CheckInput, *, store: ObjectStorage, preparations: PreparationsStore, workdir: Path
 ) -> Checked:
     """Write coverage.json and record the preparation Ready, once no held-out case reached training.
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from aws_lambda_powertools import Logger
 
+from benchgen.bucket_layout import BundleKey, ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
 from benchgen.bundle.spec import Phase, Task
 from benchgen.environment import Environment, check_bundle, open_environment
 from benchgen.errors import BenchGenError
@@ -15,7 +16,6 @@ from benchgen.ports.environments import EnvironmentsStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 from benchgen.steps.case_shards import cut_cases, shardable_tasks
-from benchgen.steps.keys import BundleKey, ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
 
 logger = Logger(child=True)
 

@@ -6,6 +6,14 @@ from pathlib import Path
 
 from aws_lambda_powertools import Logger
 
+from benchgen.bucket_layout import (
+    ObjectKeyError,
+    execution_name,
+    parse_prediction_key,
+    run_key,
+    shard_items_key,
+    sharded_execution_name,
+)
 from benchgen.errors import BenchGenError
 from benchgen.outputs import RunOutput
 from benchgen.ports.environments import EnvironmentsReader
@@ -19,14 +27,6 @@ from benchgen.scoring.engine import ScoreReport, score_predictions
 from benchgen.steps.attempts import Invocation, take_turn
 from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.fulltext import keep_whole
-from benchgen.steps.keys import (
-    ObjectKeyError,
-    execution_name,
-    parse_prediction_key,
-    run_key,
-    shard_items_key,
-    sharded_execution_name,
-)
 
 logger = Logger(child=True)
 

@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from benchgen.bucket_layout import prediction_shard_key, shard_items_key
 from benchgen.environment import Environment
 from benchgen.errors import BenchGenError
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.environments import EnvironmentRecord, ShardPlan
 from benchgen.records.runs import RunRecord
 from benchgen.steps.case_shards import case_lines, shardable
-from benchgen.steps.keys import prediction_shard_key, shard_items_key
 from benchgen.zipwrite import entry
 
 PREDICTIONS_MEMBER = "predictions.json"

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path, PurePosixPath
 
+from benchgen.bucket_layout import part_manifest_key, part_prefix
 from benchgen.errors import BenchGenError
 from benchgen.ports.storage import MissingObject, ObjectStorage
-from benchgen.steps.keys import part_manifest_key, part_prefix
 
 
 class MissingPart(BenchGenError):

@@ -19,6 +19,12 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
+from benchgen.bucket_layout import (
+    ARTIFACT_PART,
+    SCORE_PART,
+    case_shard_key,
+    prediction_shard_key,
+)
 from benchgen.errors import BenchGenError
 from benchgen.finetune.artifact_parts import collect_part
 from benchgen.outputs import RunOutput
@@ -32,12 +38,6 @@ from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.score_parts import finish_scores, score_part
 from benchgen.steps.context import open_run_environment, registered_version
-from benchgen.steps.keys import (
-    ARTIFACT_PART,
-    SCORE_PART,
-    case_shard_key,
-    prediction_shard_key,
-)
 from benchgen.steps.score import complete_scoring, fail_scoring
 from benchgen.steps.shard_parts import download_part, download_parts, upload_part
 from benchgen.verdicts import VERDICTS_NAME

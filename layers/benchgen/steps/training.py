@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from benchgen.bucket_layout import training_key, training_output_prefix
 from benchgen.errors import BenchGenError
 from benchgen.finetune.split import Split
 from benchgen.ports.connections import ConnectionsReader
@@ -33,7 +34,6 @@ from benchgen.providers.registry import provider
 from benchgen.records.bounds import clip_text
 from benchgen.records.packages import PackageStatus
 from benchgen.records.training_runs import TRAINING_TERMINAL, TrainingRunRecord, TrainingStatus
-from benchgen.steps.keys import training_key, training_output_prefix
 from benchgen.training.examples import HeldOutCase
 from benchgen.training.package import MANIFEST_NAME, SPLIT_FILES
 from benchgen.training.upload_guard import held_out_rows
@@ -69,7 +69,7 @@ class JobContext:
     bucket: str
 
 
-class TrainingTask(BaseModel):
+class TrainingInput(BaseModel):
     """The execution's input, as the API starts it."""
 
     training_run_id: str
@@ -139,7 +139,7 @@ def _call(action: Callable[[], _T]) -> _T:
 
 
 def validate_step(
-    task: TrainingTask, *, runs: TrainingRunsStore, connections: ConnectionsReader, packages: PackagesReader
+    task: TrainingInput, *, runs: TrainingRunsStore, connections: ConnectionsReader, packages: PackagesReader
 ) -> dict[str, Any]:
     """Check the run against its connection's profile again: the connection or package may have changed."""
     record = _record(task.training_run_id, runs)
@@ -178,7 +178,7 @@ def _sha256(path: Path) -> str:
 
 
 def upload_step(
-    task: TrainingTask,
+    task: TrainingInput,
     *,
     runs: TrainingRunsStore,
     connections: ConnectionsReader,
@@ -301,7 +301,7 @@ def _cancel(record: TrainingRunRecord, jobs: TrainingJobs, spec: JobSpec, runs: 
     )
 
 
-def start_step(task: TrainingTask, uploaded: Uploaded, *, on: JobContext) -> dict[str, Any]:
+def start_step(task: TrainingInput, uploaded: Uploaded, *, on: JobContext) -> dict[str, Any]:
     """Start the provider job (a second start of the same name finds the first job)."""
     runs = on.runs
     record = _record(task.training_run_id, runs)
@@ -321,7 +321,7 @@ def start_step(task: TrainingTask, uploaded: Uploaded, *, on: JobContext) -> dic
     return _progress(_record(task.training_run_id, runs), 0).model_dump(mode="json")
 
 
-def poll_step(task: TrainingTask, uploaded: Uploaded, polls: int, *, on: JobContext) -> dict[str, Any]:
+def poll_step(task: TrainingInput, uploaded: Uploaded, polls: int, *, on: JobContext) -> dict[str, Any]:
     """Look at the job once (or stop it, when its owner asked to cancel) and record what changed."""
     runs = on.runs
     record = _record(task.training_run_id, runs)
@@ -337,7 +337,7 @@ def poll_step(task: TrainingTask, uploaded: Uploaded, polls: int, *, on: JobCont
 
 
 def time_out_step(
-    task: TrainingTask, uploaded: Uploaded, polls: int, poll_seconds: int, *, on: JobContext
+    task: TrainingInput, uploaded: Uploaded, polls: int, poll_seconds: int, *, on: JobContext
 ) -> dict[str, Any]:
     """The job outlived the polls it was given: ask the provider to stop it, and record Failed."""
     runs = on.runs
@@ -372,7 +372,7 @@ def error_message(error: dict[str, Any]) -> str:
     return clip_text(cause or str(error.get("Error") or "the training pipeline failed without a message"))
 
 
-def fail_step(task: TrainingTask, error: dict[str, Any], *, runs: TrainingRunsStore) -> dict[str, Any]:
+def fail_step(task: TrainingInput, error: dict[str, Any], *, runs: TrainingRunsStore) -> dict[str, Any]:
     """Record the run Failed with the error's message (a run already ended keeps its end)."""
     message = error_message(error)
     runs.transition(task.training_run_id, TrainingStatus.FAILED, message=message, failure_reason=message)

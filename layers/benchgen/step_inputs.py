@@ -7,23 +7,23 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 
-class RunTask(BaseModel):
+class RunInput(BaseModel):
     run_id: str
 
 
-class ShardTask(BaseModel):
+class ShardInput(BaseModel):
     run_id: str
     shard: int
 
 
-class InferShardTask(ShardTask):
+class InferShardInput(ShardInput):
     """One shard of a live run, with its share of the run's bounds as the plan split them."""
 
     in_flight: int = Field(default=1, ge=1, le=1000)
     shards_at_once: int = Field(default=1, ge=1, le=10_000)
 
 
-class EvaluationTask(BaseModel):
+class EvaluationInput(BaseModel):
     evaluation_id: str
 
 
@@ -43,14 +43,14 @@ class Failure(BaseModel):
     reason: str = Field(min_length=1)
 
 
-class SubmitBatchTask(RunTask):
+class SubmitBatchInput(RunInput):
     """A live run's cases to its provider's batch inference: the case shards Plan wrote, and their count."""
 
     shard_count: int = Field(ge=1)
     cases: int = Field(ge=1)
 
 
-class PollBatchTask(RunTask):
+class PollBatchInput(RunInput):
     """One look at a live run's batch jobs, and how many looks came before it."""
 
     polls: int = Field(default=0, ge=0)
