@@ -19,6 +19,8 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
+from benchgen.records.bounds import Storable
+
 
 class Method(StrEnum):
     """What the learner is taught: the correct answer (SFT), or to prefer it over its own wrong one."""
@@ -45,9 +47,10 @@ class Sampling(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, ge=1, le=32768)
-    top_p: float | None = Field(default=None, gt=0, le=1)
+    # Strict: a number is a number, never a string or a boolean read as one.
+    temperature: Annotated[float, Field(ge=0, le=2, strict=True), Storable] | None = None
+    max_tokens: int | None = Field(default=None, ge=1, le=32768, strict=True)
+    top_p: Annotated[float, Field(gt=0, le=1, strict=True), Storable] | None = None
     stop: list[StopSequence] | None = Field(default=None, max_length=4)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import sys
 from typing import Any, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
@@ -82,13 +84,30 @@ def _refused_body(message: str) -> RequestValidationError:
     return RequestValidationError([{"type": "body_refused", "loc": ("body",), "msg": message, "input": {}}])
 
 
+def _json_body(text: str) -> Any:
+    """``text`` decoded as JSON, with an integer longer than Python parses read as infinity (below)."""
+    return json.loads(text, parse_int=_integer)
+
+
+def _integer(digits: str) -> int | float:
+    # Python refuses to parse an integer of more than 4,300 digits (sys.get_int_max_str_digits), which
+    # failed the whole request with a 500. One that long is far past every bound this API has, so it is
+    # read as the infinity it is nearest, and the schema refuses it naming its field.
+    limit = sys.get_int_max_str_digits()
+    if limit and len(digits.lstrip("-")) > limit:
+        return -math.inf if digits.startswith("-") else math.inf
+    return int(digits)
+
+
 def _console_origin() -> str | None:
     """The console's origin from the settings of the invocation being answered."""
     services = app.context.get("services")
     return services.settings.console_origin if isinstance(services, ApiServices) else None
 
 
-app = APIGatewayRestResolver(enable_validation=True, cors=ConsoleOrigin(_console_origin))
+app = APIGatewayRestResolver(
+    enable_validation=True, cors=ConsoleOrigin(_console_origin), json_body_deserializer=_json_body
+)
 # Powertools has no public hook for its request validation; the pinned version keeps it here.
 app._request_validation_middleware = _JsonBodiesOnly()  # type: ignore[no-untyped-call]
 register_error_handlers(app)

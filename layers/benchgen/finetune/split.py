@@ -27,12 +27,13 @@ BUCKETS = 100
 class SplitShares(BaseModel):
     """How many of the 100 hash buckets each split takes; they sum to 100."""
 
+    # Each share strict: a string or a boolean is refused, not read as one.
     model_config = ConfigDict(frozen=True)
 
-    train: int = Field(default=80, ge=1, le=BUCKETS)
-    validation: int = Field(default=10, ge=0, le=BUCKETS)
+    train: int = Field(default=80, ge=1, le=BUCKETS, strict=True)
+    validation: int = Field(default=10, ge=0, le=BUCKETS, strict=True)
     # At least one bucket, so every preparation holds cases back for its evaluation.
-    test: int = Field(default=10, ge=1, le=BUCKETS)
+    test: int = Field(default=10, ge=1, le=BUCKETS, strict=True)
 
     @model_validator(mode="after")
     def _whole(self) -> SplitShares:

@@ -59,9 +59,12 @@ class ConnectionLimits(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_rows: int | None = Field(default=None, ge=1, le=10_000_000, description="training rows per job")
+    # Strict: a limit is a number, never a string or a boolean read as one.
+    max_rows: int | None = Field(
+        default=None, ge=1, le=10_000_000, strict=True, description="training rows per job"
+    )
     max_row_tokens: int | None = Field(
-        default=None, ge=1, le=10_000_000, description="approximate tokens of one row"
+        default=None, ge=1, le=10_000_000, strict=True, description="approximate tokens of one row"
     )
 
 

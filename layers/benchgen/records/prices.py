@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchgen.records.bounds import Storable
 from benchgen.vocabulary import InferenceMode
 
 # Far above any published per-million price (the dearest are a few hundred dollars): a bound that
@@ -25,7 +26,7 @@ AskedMode = Literal[InferenceMode.ON_DEMAND, InferenceMode.BATCH]
 
 
 # Strict: a price is a number, never a string or a boolean read as one.
-Price = Annotated[float, Field(strict=True, ge=0, le=MAX_PRICE_PER_MILLION, allow_inf_nan=False)]
+Price = Annotated[float, Field(strict=True, ge=0, le=MAX_PRICE_PER_MILLION, allow_inf_nan=False), Storable]
 
 
 class TokenPrices(BaseModel):

@@ -46,7 +46,7 @@ from benchgen.finetune.seed import (
 )
 from benchgen.finetune.split import SPLITS, Split, SplitShares, split_for
 from benchgen.finetune.store import OrderedExamples, SelectedCases, choose_pool_rows, scratch_db
-from benchgen.records.bounds import MAX_CRITERIA, MAX_KEY_CHARS
+from benchgen.records.bounds import MAX_CRITERIA, MAX_KEY_CHARS, Storable
 from benchgen.report.detailed import BREAKDOWN_FIELDS
 from benchgen.training.examples import (
     EXAMPLES_NAME,
@@ -116,12 +116,17 @@ MAX_SEED = 2**32 - 1
 class GenerationSettings(BaseModel):
     """How rows are generated; None takes the value of the bundle's ``finetune:`` section."""
 
+    # Each number strict: a string or a boolean is refused, not read as one.
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    augmentation_factor: int | None = Field(default=None, ge=0, le=50)  # counts the seed, as the artifact
-    pool_share: float | None = Field(default=None, ge=0.0, le=1.0)  # 0 = no pool rows
+    augmentation_factor: int | None = Field(
+        default=None, ge=0, le=50, strict=True
+    )  # counts the seed, as the artifact
+    pool_share: Annotated[float, Field(ge=0.0, le=1.0, strict=True), Storable] | None = (
+        None  # 0 = no pool rows
+    )
     # Mixed into the augmentation and pool choices; 0 = the artifact's. 32 bits, as a record keeps it.
-    seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED, strict=True)
     splits: SplitShares = SplitShares()
 
 

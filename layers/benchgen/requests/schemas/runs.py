@@ -115,6 +115,7 @@ class ModelConfigRequest(BaseModel):
         default=DEFAULT_BATCH_ABOVE_CASES,
         ge=1,
         le=100_000_000,
+        strict=True,
         description="with inference_mode auto: runs of more cases than this go to batch inference",
     )
     environment_variables: dict[str, StrictStr] = Field(

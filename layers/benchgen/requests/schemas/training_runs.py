@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
 
+from benchgen.records.bounds import storable
 from benchgen.records.training_runs import TrainingRunRecord
 from benchgen.requests.schemas.common import ID_PATTERN, MAX_REQUEST_NUMBER
 from benchgen.requests.schemas.runs import SAMPLING_KEY_PATTERN
@@ -17,7 +18,8 @@ def _hyperparameter_value(value: object) -> int | float | str:
     """A finite number within ±1e12, or text of at most 64 characters, as the provider's own range is
     checked later (booleans and anything else are refused, as the document says)."""
     if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) <= MAX_REQUEST_NUMBER:
-        return value  # NaN and infinities fail the comparison
+        # NaN and infinities fail the comparison; a float too small to store is refused saying so.
+        return storable(value) if isinstance(value, float) else value
     if isinstance(value, str) and len(value) <= MAX_HYPERPARAMETER_TEXT:
         return value
     raise ValueError(
