@@ -32,7 +32,7 @@ from benchgen.bucket_layout import (
 from benchgen.inference.model import Answer
 from benchgen.ports.providers import BatchFactory, BatchJobs
 from benchgen.ports.runs import RunsStore
-from benchgen.ports.storage import ObjectStorage
+from benchgen.ports.storage import ObjectStorage, SharedStorage
 from benchgen.providers.batch import (
     BatchAnswerError,
     BatchApi,
@@ -274,7 +274,7 @@ def _copy_output(
 
 
 def assemble_batch(
-    key: str, *, runs: RunsStore, store: ObjectStorage, workdir: Path, invocation: Invocation
+    key: str, *, runs: RunsStore, store: SharedStorage, workdir: Path, invocation: Invocation
 ) -> dict[str, Any]:
     """A job's manifest landed: once every job of the run has its output, write the run's answers from
     the records and upload its generated submission. Anything else (a run that has moved on, jobs still
@@ -335,7 +335,7 @@ def _assemble(
     api: BatchApi,
     folders: dict[str, str | None],
     *,
-    store: ObjectStorage,
+    store: SharedStorage,
     runs: RunsStore,
     workdir: Path,
 ) -> tuple[RunRecord, InferenceSummary, Path]:
@@ -384,7 +384,7 @@ class _JobOutput:
     unread_count: int = 0
 
 
-def _results(store: ObjectStorage, api: BatchApi, folder: str | None) -> _JobOutput:
+def _results(store: SharedStorage, api: BatchApi, folder: str | None) -> _JobOutput:
     """Every record of one job's output files, by case index. A line that cannot be read is the failure
     of the record it names, never the run's."""
     assert folder is not None
