@@ -8,7 +8,8 @@ splits them. It is stricter than OpenAI where that is cheap: a request line must
 ``{"custom_id", "method", "url", "body"}`` (POST, the batch's endpoint, a unique id, one model for the
 file), within the documented limits (50,000 requests, 200 MB; lowered for tests through the knobs), and
 a create body takes only the fields OpenAI documents. A file that breaks a rule fails its batch at
-validation with the line, as OpenAI does. A test can fail every batch or keep them running.
+validation with the line, as OpenAI does. A test can fail every batch or keep them running, or make it
+a hostile provider: lay fields over what an ended batch answers, and rewrite the output file it writes.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ class Batches:
     _batches: dict[str, _Batch] = field(default_factory=dict)
     _failure: str | None = None
     _held: bool = False
+    _ended_answer: dict[str, Any] = field(default_factory=dict)
+    _rewrite_output: Callable[[bytes], bytes] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def fail(self, message: str) -> None:
@@ -81,6 +84,16 @@ class Batches:
     def hold(self) -> None:
         with self._lock:
             self._held = True
+
+    def answer_ended(self, fields: dict[str, Any]) -> None:
+        """Every ended batch answers with ``fields`` laid over what it would say."""
+        with self._lock:
+            self._ended_answer = dict(fields)
+
+    def rewrite_output(self, rewrite: Callable[[bytes], bytes]) -> None:
+        """Every batch's output file holds ``rewrite`` of the lines it would hold."""
+        with self._lock:
+            self._rewrite_output = rewrite
 
     def upload(self, filename: str, data: bytes) -> tuple[int, dict[str, Any]]:
         if not data:
@@ -130,7 +143,10 @@ class Batches:
             batch.reads += 1
             self._advance(batch)
         with self._lock:
-            return 200, batch.view()
+            view = batch.view()
+            if batch.status in _ENDED:
+                view.update(self._ended_answer)
+            return 200, view
 
     def content(self, file_id: str) -> bytes | None:
         with self._lock:
@@ -189,6 +205,8 @@ class Batches:
             for name, entries in (("output", output), ("error", errors)):
                 if entries:
                     data = "".join(json.dumps(entry) + "\n" for entry in entries).encode()
+                    if name == "output" and self._rewrite_output is not None:
+                        data = self._rewrite_output(data)
                     file_id = f"file-{name}-{batch.batch_id}"
                     self.files[file_id] = data
                     setattr(batch, f"{name}_file_id", file_id)

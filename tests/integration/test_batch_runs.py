@@ -624,3 +624,127 @@ def test_an_assembly_that_keeps_failing_fails_the_run_on_its_last_delivery(
     assert run.failure_reason.startswith(
         "internal error while assembling the answers of the run's batch jobs (RuntimeError, attempt 3 of 3"
     )
+
+
+# ---- a hostile Batch API ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("counts", "problem"),
+    [
+        ({"completed": 10**42, "failed": 0}, "completed <a number of more than 20 digits>, outside 0 to the"),
+        ({"completed": -(10**42), "failed": 0}, "completed -<a number of more than 20 digits>, outside 0"),
+        ({"completed": 40, "failed": "none"}, "failed 'none', which is not a whole number"),
+    ],
+)
+def test_a_batch_counting_what_cannot_be_fails_the_run_naming_the_provider_the_field_and_the_value(
+    fast_batches: None,
+    cloud: LocalCloud,
+    models: ExampleModelServer,
+    tmp_path: Path,
+    counts: dict[str, Any],
+    problem: str,
+) -> None:
+    # Given a Batch API whose ended batches count their requests as `counts`
+    _register(cloud, tmp_path, "gsm8k-en")
+    models.batches.answer_ended({"request_counts": {"total": 40, **counts}})
+
+    # When a batch run goes through
+    execution = _live_run(cloud, "batch-counts", _openai_model(models.base_url), example="gsm8k-en")
+
+    # Then the run failed, its reason naming the provider, the field and what is wrong with the value
+    assert execution["status"] == "FAILED"
+    run = _runs(cloud).get("batch-counts")
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    assert f"the OpenAI-compatible Batch API answered request_counts.{problem}" in run.failure_reason
+    assert "create the run again" in run.failure_reason
+
+
+def test_a_batch_that_completed_with_no_output_file_fails_the_run_at_once(
+    fast_batches: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given a Batch API whose batches end completed naming neither an output file nor an error file
+    _register(cloud, tmp_path, "gsm8k-en")
+    models.batches.answer_ended({"output_file_id": None, "error_file_id": None})
+
+    # When a batch run goes through
+    execution = _live_run(cloud, "batch-empty", _openai_model(models.base_url), example="gsm8k-en")
+
+    # Then the run failed on the look that saw it end, saying the batch answered nothing
+    assert execution["status"] == "FAILED"
+    run = _runs(cloud).get("batch-empty")
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    assert (
+        "ended completed at the OpenAI-compatible Batch API with neither an output file nor an error file: "
+        "none of its 40 records was answered"
+    ) in run.failure_reason
+    assert run.batch is not None and run.batch.polls == models.batches.polls_to_complete
+
+
+def _hostile_output(data: bytes) -> bytes:
+    """The batch's output lines, spoilt one way each for its first eight cases, with a stray line more."""
+    lines = {json.loads(line)["custom_id"]: line for line in data.decode().splitlines()}
+    spoilt = {
+        "R0000000000": lines["R0000000000"].replace('"R0000000000"', '"R0000000000", "note": "\udcff"'),
+        "R0000000001": lines["R0000000001"][:-1],
+        "R0000000002": "[" + lines["R0000000002"] + "]",
+        "R0000000003": json.dumps({"custom_id": "R0000000003", "response": {"status_code": 200, "body": []}}),
+        "R0000000004": lines["R0000000004"] + "\n" + lines["R0000000005"].replace("00005", "00004"),
+        "R0000000005": '{"custom_id": "R0000000005", "pad": "' + "x" * (9 * 1024 * 1024) + '"}',
+        "R0000000006": "\x00\x01 not a record",
+        "R0000000007": json.dumps(
+            {
+                "custom_id": "R0000000007",
+                "response": {
+                    "status_code": 200,
+                    "body": {
+                        "choices": [{"message": {"content": "42"}}],
+                        "usage": {"prompt_tokens": 10**42, "completion_tokens": 1},
+                    },
+                },
+            }
+        ),
+    }
+    stray = json.dumps({"custom_id": "R0000009999", "response": {"status_code": 200, "body": {}}})
+    kept = [spoilt.get(custom_id, line) for custom_id, line in lines.items()] + [stray]
+    return "\n".join(kept).encode("utf-8", errors="surrogateescape") + b"\n"
+
+
+def test_output_lines_that_cannot_be_read_leave_their_cases_unanswered_with_the_reason(
+    fast_batches: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given a Batch API whose output file spoils the lines of the first eight cases, one way each, and
+    # answers a record no case asked
+    _register(cloud, tmp_path, "gsm8k-en")
+    models.batches.rewrite_output(_hostile_output)
+
+    # When a batch run goes through
+    execution = _live_run(cloud, "batch-spoilt", _openai_model(models.base_url), example="gsm8k-en")
+
+    # Then the run completed on the 32 answers it could read, each spoilt case unanswered with its reason
+    assert execution["status"] == "SUCCEEDED"
+    run = _runs(cloud).get("batch-spoilt")
+    assert run is not None and run.status is RunStatus.COMPLETED, run and run.failure_reason
+    assert run.inference is not None
+    assert (run.inference.answered, run.inference.unanswered) == (32, 8)
+    log = _lines(cloud, run.files[RunOutput.INFERENCE_LOG])
+    errors = [entry["error"] for entry in log[:8]]
+    api = "the OpenAI-compatible Batch API answered a line that "
+    assert errors[0].startswith(api + "is not UTF-8 (byte ")
+    assert errors[1].startswith(api + "is not JSON (")
+    assert errors[2] == api + "is an array, not a JSON object"
+    assert errors[3] == "the Batch API: HTTP 200 and no answer"
+    assert errors[4].endswith("returned more than one record for this case")
+    huge = 9 * 1024 * 1024 + 39
+    assert errors[5] == api + f"is {huge} bytes, more than the 8388608 an output record may be"
+    assert errors[6].endswith(
+        "returned no record for this case (1 of its output lines could not be read, none naming a record: "
+        "line 8 of output.jsonl.out is not JSON (Expecting value: line 1 column 1 (char 0)))"
+    )
+    assert errors[7] == (
+        "the OpenAI-compatible Batch API counted <a number of more than 20 digits> input tokens for this "
+        "record, more than the 100000000 any model takes: its answer is not trusted"
+    )
+    assert all(entry["answered"] for entry in log[8:])

@@ -251,7 +251,8 @@ def test_an_openai_batch_answer_gives_its_status_counts_and_files() -> None:
             "status": "failed",
             "request_counts": {"total": 3, "completed": 0, "failed": 0},
             "errors": {"data": [{"code": "invalid_request", "message": "bad line", "line": 2}]},
-        }
+        },
+        3,
     )
 
     assert (provider_status, status) == ("failed", BatchStatus.FAILED)

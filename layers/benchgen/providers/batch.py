@@ -76,6 +76,50 @@ class BatchRefused(BenchGenError):
     """A run that cannot go to a provider's batch inference; the message says why and what would serve."""
 
 
+class BatchAnswerError(BenchGenError):
+    """A provider's answer about a job that cannot be true (a count out of bounds, a field of the wrong
+    type); the message names the provider, the field and what is wrong with its value."""
+
+
+def job_count(value: Any, *, title: str, field: str, records: int) -> int | None:
+    """A record count a provider reports for a job of ``records`` records: a whole number from 0 to
+    ``records``, or None where it says none. Anything else raises :class:`BatchAnswerError`."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BatchAnswerError(f"{title} answered {field} {_shown(value)}, which is not a whole number")
+    if not 0 <= value <= records:
+        raise BatchAnswerError(
+            f"{title} answered {field} {_shown(value)}, outside 0 to the {records} records the job holds"
+        )
+    return value
+
+
+# No model's context comes near a hundred million tokens: a count above it counts nothing real.
+MAX_RECORD_TOKENS = 100_000_000
+
+
+def answered(index: int, title: str, answer: Answer) -> RecordResult:
+    """The record's answer, or its failure when a token count it reports is beyond any model's."""
+    for what, tokens in (("input", answer.input_tokens), ("output", answer.output_tokens)):
+        if tokens is not None and tokens > MAX_RECORD_TOKENS:
+            return RecordResult(
+                index,
+                None,
+                f"{title} counted {_shown(tokens)} {what} tokens for this record, more than the "
+                f"{MAX_RECORD_TOKENS} any model takes: its answer is not trusted",
+            )
+    return RecordResult(index, answer, None)
+
+
+def _shown(value: Any) -> str:
+    """A provider's value as a message quotes it, short: a huge number by its size alone."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**20:
+        return f"{'-' if value < 0 else ''}<a number of more than 20 digits>"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 @dataclass(frozen=True)
 class BatchJobSpec:
     """One job as its adapter sends it: a fixed name (a retried submit finds the job it made), the
@@ -100,6 +144,11 @@ class BatchApi(ABC):
     statuses: Mapping[str, BatchStatus]
     #: the output files its jobs leave in the output folder (the kind's own, or the copies made of them)
     output_files: tuple[str, ...]
+    #: whether its output stays with the provider, named by file ids in the job's answer (a job that
+    #: ended naming none has no output at all); otherwise the provider writes it to S3 itself
+    hands_out_output: bool = False
+    #: the field of an input and output record that holds its record id
+    record_id_field: str
 
     def status(self, provider_status: str) -> BatchStatus:
         """Ours for one of its statuses; one it did not document counts as still running."""

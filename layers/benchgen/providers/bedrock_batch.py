@@ -23,6 +23,8 @@ from benchgen.providers.batch import (
     BatchState,
     BatchStatus,
     RecordResult,
+    answered,
+    job_count,
     record_id,
     record_index,
 )
@@ -57,6 +59,7 @@ class BedrockBatch(BatchApi):
         }
     )
     output_files = (INPUT_FILE + ".out",)
+    record_id_field = "recordId"
 
     def output_folder(self, job_id: str) -> str:
         # The job's id is the end of its ARN (arn:...:model-invocation-job/<id>).
@@ -83,7 +86,7 @@ class BedrockBatch(BatchApi):
             return
         input_tokens, output_tokens = converse_usage(output)
         raw = json.dumps(output, ensure_ascii=False)
-        yield RecordResult(index, Answer(text, raw, input_tokens, output_tokens), None)
+        yield answered(index, self.title, Answer(text, raw, input_tokens, output_tokens))
 
 
 def _error_text(error: Any) -> str:
@@ -111,19 +114,20 @@ def create_invocation_job_request(spec: BatchJobSpec, role_arn: str) -> dict[str
     }
 
 
-def job_state(job: Mapping[str, Any]) -> BatchState:
-    """What a GetModelInvocationJob answer says."""
+def job_state(job: Mapping[str, Any], records: int) -> BatchState:
+    """What a GetModelInvocationJob answer about a job of ``records`` records says; raises
+    :class:`BatchAnswerError` for a count that cannot be."""
     provider_status = str(job.get("status", ""))
     status = BATCH.status(provider_status)
     message = job.get("message")
     return BatchState(
         provider_status=provider_status,
         status=status,
-        succeeded=_count(job.get("successRecordCount")),
-        failed=_count(job.get("errorRecordCount")),
+        succeeded=_count(job, "successRecordCount", records),
+        failed=_count(job, "errorRecordCount", records),
         message=str(message) if message else None,
     )
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _count(job: Mapping[str, Any], field: str, records: int) -> int | None:
+    return job_count(job.get(field), title=BATCH.title, field=field, records=records)

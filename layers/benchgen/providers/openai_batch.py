@@ -18,13 +18,25 @@ from typing import Any
 
 from benchgen.inference.model import Answer, ModelCallError
 from benchgen.inference.shapes import chat_request, chat_text, chat_usage
-from benchgen.providers.batch import BatchApi, BatchLimits, BatchStatus, RecordResult, record_id, record_index
+from benchgen.providers.batch import (
+    BatchAnswerError,
+    BatchApi,
+    BatchLimits,
+    BatchStatus,
+    RecordResult,
+    answered,
+    job_count,
+    record_id,
+    record_index,
+)
 from benchgen.vocabulary import Sampling
 
 ENDPOINT = "/v1/chat/completions"
 COMPLETION_WINDOW = "24h"
 OUTPUT_FILE = "output.jsonl.out"
 ERROR_FILE = "errors.jsonl.out"
+# OpenAI's file ids are about 30 characters; one far longer is not an id a later request could name.
+_MAX_FILE_ID = 256
 _S = BatchStatus
 
 
@@ -44,6 +56,8 @@ class OpenAIBatch(BatchApi):
         }
     )
     output_files = (OUTPUT_FILE, ERROR_FILE)
+    record_id_field = "custom_id"
+    hands_out_output = True
 
     def record(self, index: int, model_id: str, prompt: str, sampling: Sampling) -> dict[str, Any]:
         return {
@@ -70,7 +84,7 @@ class OpenAIBatch(BatchApi):
             return
         input_tokens, output_tokens = chat_usage(body)
         raw = json.dumps(body, ensure_ascii=False)
-        yield RecordResult(index, Answer(text, raw, input_tokens, output_tokens), None)
+        yield answered(index, self.title, Answer(text, raw, input_tokens, output_tokens))
 
 
 def _error_text(error: Any, status: Any, body: Any) -> str:
@@ -94,11 +108,16 @@ def create_batch_request(input_file_id: str, job_name: str) -> dict[str, Any]:
     }
 
 
-def batch_state(batch: Mapping[str, Any]) -> tuple[str, BatchStatus, dict[str, Any]]:
-    """The provider's status, ours, and the counts and files of a ``GET /batches/{id}`` answer."""
+def batch_state(batch: Mapping[str, Any], records: int) -> tuple[str, BatchStatus, dict[str, Any]]:
+    """The provider's status, ours, and the counts and files of a ``GET /batches/{id}`` answer about a
+    batch of ``records`` requests; raises :class:`BatchAnswerError` for a count or file id that cannot be."""
     provider_status = str(batch.get("status", ""))
     counts = batch.get("request_counts")
     counts = counts if isinstance(counts, Mapping) else {}
+    succeeded, failed = (
+        job_count(counts.get(name), title=BATCH.title, field=f"request_counts.{name}", records=records)
+        for name in ("completed", "failed")
+    )
     errors = batch.get("errors")
     listed = errors.get("data") if isinstance(errors, Mapping) else None
     message = None
@@ -109,10 +128,22 @@ def batch_state(batch: Mapping[str, Any]) -> tuple[str, BatchStatus, dict[str, A
         provider_status,
         BATCH.status(provider_status),
         {
-            "succeeded": counts.get("completed"),
-            "failed": counts.get("failed"),
+            "succeeded": succeeded,
+            "failed": failed,
             "message": message,
-            "output_file": batch.get("output_file_id"),
-            "error_file": batch.get("error_file_id"),
+            "output_file": _file_id(batch, "output_file_id"),
+            "error_file": _file_id(batch, "error_file_id"),
         },
     )
+
+
+def _file_id(batch: Mapping[str, Any], field: str) -> str | None:
+    value = batch.get(field)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) > _MAX_FILE_ID:
+        raise BatchAnswerError(
+            f"{BATCH.title} answered {field} {str(value)[:60]!r}, which is not a file id (a string of at "
+            f"most {_MAX_FILE_ID} characters)"
+        )
+    return value

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -31,8 +32,9 @@ from benchgen.bucket_layout import (
 from benchgen.inference.model import Answer
 from benchgen.ports.providers import BatchFactory, BatchJobs
 from benchgen.ports.runs import RunsStore
-from benchgen.ports.storage import ObjectStorage
+from benchgen.ports.storage import ObjectStorage, SharedStorage
 from benchgen.providers.batch import (
+    BatchAnswerError,
     BatchApi,
     BatchJobSpec,
     BatchRefused,
@@ -41,6 +43,7 @@ from benchgen.providers.batch import (
     JobCutter,
     RecordResult,
     job_size,
+    record_index,
 )
 from benchgen.providers.jobs import ProviderFault
 from benchgen.providers.registry import provider
@@ -179,6 +182,7 @@ def poll(
         raise LiveRunError(f"run {run_id} has no batch jobs to follow: its jobs were never submitted")
     summary = run.batch
     provider_jobs = batch_for(live)
+    empty: list[BatchJob] = []  # ended with no output to read, which the provider will never hand out
     for job in summary.jobs:
         if job.job_id is None or api.status(job.status) is not BatchStatus.RUNNING:
             continue
@@ -191,14 +195,30 @@ def poll(
             # The provider could not say this time (throttled, its own fault): the next look asks again.
             job.message = str(fault)
             continue
+        except BatchAnswerError as impossible:
+            if finished:
+                continue
+            raise LiveRunError(
+                f"batch job {job.name} ({job.job_id}): {impossible}. The provider's answer cannot be "
+                f"trusted; create the run again, or with inference_mode on_demand"
+            ) from None
         job.status, job.succeeded, job.failed = state.provider_status, state.succeeded, state.failed
         job.message = state.message
         if state.status is BatchStatus.ENDED and (state.output_file or state.error_file):
             _copy_output(provider_jobs, state, job, api, run_id, store=store, workdir=workdir)
+        elif state.status is BatchStatus.ENDED and api.hands_out_output:
+            empty.append(job)
     summary.polls = polls + 1
     runs.record_batch(run_id, summary)
     if finished:
         return {"run_id": run_id, "jobs": len(summary.jobs), "polls": summary.polls, "done": True}
+    if empty:
+        job = empty[0]
+        raise LiveRunError(
+            f"batch job {job.name} ({job.job_id}) ended {job.status} at {api.title} with neither an "
+            f"output file nor an error file: none of its {job.records} records was answered. Create the "
+            "run again (inference_mode on_demand asks the cases one by one)"
+        )
     failed = [job for job in summary.jobs if api.status(job.status) is BatchStatus.FAILED]
     if failed:
         job = failed[0]
@@ -254,7 +274,7 @@ def _copy_output(
 
 
 def assemble_batch(
-    key: str, *, runs: RunsStore, store: ObjectStorage, workdir: Path, invocation: Invocation
+    key: str, *, runs: RunsStore, store: SharedStorage, workdir: Path, invocation: Invocation
 ) -> dict[str, Any]:
     """A job's manifest landed: once every job of the run has its output, write the run's answers from
     the records and upload its generated submission. Anything else (a run that has moved on, jobs still
@@ -315,14 +335,14 @@ def _assemble(
     api: BatchApi,
     folders: dict[str, str | None],
     *,
-    store: ObjectStorage,
+    store: SharedStorage,
     runs: RunsStore,
     workdir: Path,
 ) -> tuple[RunRecord, InferenceSummary, Path]:
     assert run.batch is not None
     jobs = run.batch.jobs
     job_index, loaded = 0, -1
-    results: dict[int, RecordResult] = {}
+    output = _JobOutput()
     index = 0
     for shard in range(run.batch.case_shards):
         answers = workdir / f"answers-{shard:05d}.jsonl"
@@ -336,9 +356,10 @@ def _assemble(
                 job = jobs[job_index]
                 if loaded != job_index:
                     # One job's records at a time: a job holds at most its provider's maximum.
-                    results, loaded = _results(store, api, folders[job.name]), job_index
-                found = results.get(index)
-                out.write(json.dumps(_answer_line(str(case["id"]), job, found), ensure_ascii=False) + "\n")
+                    output, loaded = _results(store, api, folders[job.name]), job_index
+                out.write(
+                    json.dumps(_answer_line(str(case["id"]), index, job, output), ensure_ascii=False) + "\n"
+                )
                 index += 1
         store.upload(
             answers, inference_shard_key(run.run_id, "answers", shard), content_type="application/jsonl"
@@ -348,31 +369,124 @@ def _assemble(
     )
 
 
-def _results(store: ObjectStorage, api: BatchApi, folder: str | None) -> dict[int, RecordResult]:
-    """Every record of one job's output files, by case index."""
+# An output record is one model answer and its JSON envelope: a line past this is not one to read whole.
+MAX_RECORD_BYTES = 8 * 1024 * 1024
+
+
+@dataclass
+class _JobOutput:
+    """One job's output files as read: each record by case index, the indexes answered by more than one
+    record, and the lines that could not be read and named no record (the first few)."""
+
+    found: dict[int, RecordResult] = field(default_factory=dict)
+    repeated: set[int] = field(default_factory=set)
+    unread: list[str] = field(default_factory=list)
+    unread_count: int = 0
+
+
+def _results(store: SharedStorage, api: BatchApi, folder: str | None) -> _JobOutput:
+    """Every record of one job's output files, by case index. A line that cannot be read is the failure
+    of the record it names, never the run's."""
     assert folder is not None
-    found: dict[int, RecordResult] = {}
+    output = _JobOutput()
     for name in api.output_files:
-        if store.size(folder + name) is None:
+        chunks = store.chunks(folder + name)
+        if chunks is None:
             continue
-        for line in store.lines(folder + name):
+        for number, (line, length) in enumerate(_output_lines(chunks, MAX_RECORD_BYTES), start=1):
             if not line.strip():
                 continue
-            try:
-                parsed = json.loads(line)
-            except json.JSONDecodeError:
-                continue
+            parsed = _parsed(line, length)
             if isinstance(parsed, dict):
                 for result in api.results(parsed):
-                    found.setdefault(result.index, result)
-    return found
+                    if result.index in output.found:
+                        output.repeated.add(result.index)
+                    else:
+                        output.found[result.index] = result
+                continue
+            index = _named_record(line, api)
+            if index in output.found:
+                output.repeated.add(index)
+                continue
+            if index is not None:
+                output.found[index] = RecordResult(index, None, f"{api.title} answered a line that {parsed}")
+                continue
+            output.unread_count += 1
+            if len(output.unread) < 3:
+                output.unread.append(f"line {number} of {name} {parsed}")
+    return output
 
 
-def _answer_line(case_id: str, job: BatchJob, result: RecordResult | None) -> dict[str, Any]:
+def _output_lines(chunks: Iterator[bytes], most: int) -> Iterator[tuple[bytes, int]]:
+    """Each line of a stream of chunks, without its end, and its length; a line longer than ``most``
+    bytes is cut to its first ``most`` bytes, so that no line is held whole beyond that."""
+    kept = bytearray()
+    length = 0
+    for chunk in chunks:
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            if len(kept) < most:
+                kept += piece[: most - len(kept)]
+            length += len(piece)
+            if end < 0:
+                break
+            yield bytes(kept), length
+            kept, length, start = bytearray(), 0, end + 1
+    if length:
+        yield bytes(kept), length
+
+
+def _parsed(line: bytes, length: int) -> dict[str, Any] | str:
+    """The JSON object a line holds, or what is wrong with it."""
+    if length > MAX_RECORD_BYTES:
+        return f"is {length} bytes, more than the {MAX_RECORD_BYTES} an output record may be"
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return f"is not UTF-8 (byte {error.start})"
+    try:
+        parsed = json.loads(text)
+    except RecursionError:
+        return "is nested too deep to read"
+    except ValueError as error:  # not JSON, or a number too long for Python to convert
+        return f"is not JSON ({error})"
+    if not isinstance(parsed, dict):
+        return f"is {_JSON_KINDS[type(parsed)]}, not a JSON object"
+    return parsed
+
+
+_JSON_KINDS: dict[type, str] = {
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "true or false",
+    type(None): "null",
+}
+
+
+def _named_record(line: bytes, api: BatchApi) -> int | None:
+    """The case index an unreadable line names in its record id field, where it names one."""
+    found = re.search(rb'"%s"\s*:\s*"(R\d{10})"' % api.record_id_field.encode(), line)
+    return record_index(found[1].decode()) if found else None
+
+
+def _answer_line(case_id: str, index: int, job: BatchJob, output: _JobOutput) -> dict[str, Any]:
+    result = output.found.get(index)
     answer: Answer | None = result.answer if result else None
     error = None
-    if result is None:
+    if index in output.repeated:
+        # Two records for one case may say different things: neither is taken as its answer.
+        answer, error = None, f"batch job {job.name} returned more than one record for this case"
+    elif result is None:
         error = f"batch job {job.name} returned no record for this case"
+        if output.unread_count:
+            error += (
+                f" ({output.unread_count} of its output lines could not be read, none naming a record: "
+                f"{'; '.join(output.unread)})"
+            )
     elif answer is None:
         error = result.error
     return {

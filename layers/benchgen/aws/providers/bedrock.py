@@ -121,7 +121,7 @@ class BedrockBatchJobs:
             f"Bedrock GetModelInvocationJob for {spec.name}",
             lambda: self._client().get_model_invocation_job(jobIdentifier=job_id),
         )
-        return bedrock_batch.job_state(job)
+        return bedrock_batch.job_state(job, spec.records)
 
     def download(self, file_id: str, path: Path) -> Path:
         raise ProviderFault(

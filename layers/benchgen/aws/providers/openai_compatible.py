@@ -247,7 +247,7 @@ class OpenAICompatibleJobs:
             raise ProviderFault(f"{cut_short(self._base, error)}, when {what}", retryable=True) from None
         try:
             answer = json.loads(raw)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, a number past Python's digit limit
             answer = None
         if not isinstance(answer, dict):
             raise ProviderFault(
@@ -295,7 +295,7 @@ class OpenAIBatchJobs:
         http = self._http
         path = f"/batches/{quote(job_id, safe='')}"
         batch = http._retried(lambda: http._request("GET", path, what=f"reading batch {spec.name}"))
-        provider_status, status, details = openai_batch.batch_state(batch)
+        provider_status, status, details = openai_batch.batch_state(batch, spec.records)
         return BatchState(provider_status=provider_status, status=status, **details)
 
     def download(self, file_id: str, path: Path) -> Path:

@@ -175,9 +175,12 @@ class _RedactedBatches:
         raw = path.with_name(path.name + ".raw")
         _redacted_call(lambda: self._jobs.download(file_id, raw), self._secrets)
         secrets = self._secrets()
-        with raw.open(encoding="utf-8", errors="replace") as lines, path.open("w", encoding="utf-8") as out:
+        with raw.open("rb") as lines, path.open("wb") as out:
             for line in lines:
-                out.write(redact(line, secrets))
+                # Bytes that are not UTF-8 go through as they came: the assembly makes such a line its
+                # record's failure, where replacement characters would pass for the model's answer.
+                text = line.decode("utf-8", errors="surrogateescape")
+                out.write(redact(text, secrets).encode("utf-8", errors="surrogateescape"))
         raw.unlink()
         return path
 
