@@ -13,6 +13,9 @@ ROLES = ("system", "user", "assistant")
 MAX_TOKENS_LIMIT = 4096
 MAX_STOPS = 4
 MAX_SEED = 2**63 - 1
+# Logits divided by a smaller temperature overflow to infinity and the sampler fails, so a temperature
+# below this decodes greedily, as its nearly all-or-nothing distribution would anyway (vLLM does the same).
+GREEDY_BELOW = 1e-5
 # OpenAI's penalties, which this server does not apply: 0 (no penalty) is all it can honour.
 UNAPPLIED = ("frequency_penalty", "presence_penalty")
 
@@ -45,7 +48,7 @@ def read_request(body: Any, served: list[str]) -> Request:
         messages=_messages(body.get("messages")),
         max_tokens=_max_tokens(body),
         sampling=Sampling(
-            temperature=_number(body, "temperature", 0.0, low=0.0, high=2.0),
+            temperature=_temperature(body),
             top_p=_number(body, "top_p", 1.0, low=0.0, high=1.0, low_open=True),
         ),
         stop=_stops(body.get("stop")),
@@ -74,6 +77,11 @@ def _max_tokens(body: dict[str, Any]) -> int:
     """OpenAI's newer name wins when both are given; each is checked either way."""
     tokens = _whole(body, "max_tokens", DEFAULT_MAX_TOKENS, low=1, high=MAX_TOKENS_LIMIT)
     return _whole(body, "max_completion_tokens", tokens, low=1, high=MAX_TOKENS_LIMIT)
+
+
+def _temperature(body: dict[str, Any]) -> float:
+    temperature = _number(body, "temperature", 0.0, low=0.0, high=2.0)
+    return 0.0 if temperature < GREEDY_BELOW else temperature
 
 
 def _only(body: dict[str, Any], name: str, allowed: int, why: str) -> None:

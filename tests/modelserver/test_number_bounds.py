@@ -134,6 +134,22 @@ def test_chat_numbers_at_their_bounds_are_answered(server: ModelServer) -> None:
     assert answer["usage"]["completion_tokens"] <= 1
 
 
+@pytest.mark.parametrize("temperature", [5e-324, 1e-320, 1e-40])
+def test_a_temperature_too_small_to_divide_by_decodes_greedily(
+    server: ModelServer, temperature: float
+) -> None:
+    # given the greedy answer to a prompt
+    status, greedy = _chat(server, max_tokens=6)
+    assert status == 200, greedy
+
+    # when it is asked for at a temperature above 0 that logits cannot be divided by without overflowing
+    status, answer = _chat(server, max_tokens=6, temperature=temperature, top_p=5e-324)
+
+    # then it is answered, greedily, rather than failing in the sampler
+    assert status == 200, answer
+    assert answer["choices"][0]["message"] == greedy["choices"][0]["message"]
+
+
 @pytest.mark.parametrize(
     ("numbers", "field"),
     [
