@@ -47,6 +47,9 @@ READ_TIMEOUT_S = 60.0
 # After a refusal sent while a body may still be arriving, how long the rest is read and discarded: closing
 # a socket with unread bytes resets the connection, and the client would see the reset, not the refusal.
 DISCARD_S = 5.0
+# A body must arrive at least this fast, beyond its read timeout: a client that sends a byte just before each
+# read timeout runs out would otherwise hold a thread for as long as it likes.
+MIN_BODY_BYTES_PER_S = 64 * 2**10
 DISCARD_QUIET_S = 0.5
 
 Answer = tuple[int, dict[str, Any]]
@@ -259,20 +262,7 @@ class ModelServer(ThreadedServer):
                     raise Unframed(
                         f"the body is over {limit:,} bytes: send at most that", status=413, discard=length
                     )
-                try:
-                    body = self.rfile.read(length)
-                except TimeoutError:
-                    raise Unframed(
-                        f"the body stopped arriving before the {length:,} bytes its Content-Length promised: "
-                        f"send all of it, with no pause of {server.read_timeout_s:g} s",
-                        status=408,
-                        discard=0,
-                    ) from None
-                if len(body) < length:
-                    raise Unframed(
-                        f"the body ended after {len(body):,} of its {length:,} bytes", status=400, discard=0
-                    )
-                return body
+                return _read_body(self.rfile, length, server.read_timeout_s)
 
             def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
                 """http.server's own refusals (a bad request line, an unknown method, headers too long) in
@@ -309,6 +299,32 @@ def _closed(connection: socket.socket) -> bool:
         return bool(ready) and connection.recv(1, socket.MSG_PEEK) == b""
     except (OSError, ValueError):
         return True
+
+
+def _read_body(rfile: io.BufferedIOBase, length: int, timeout_s: float) -> bytes:
+    """The ``length`` bytes of a body from ``rfile``, whose socket times a read out after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s + length / MIN_BODY_BYTES_PER_S
+    chunks: list[bytes] = []
+    left = length
+    try:
+        while left and time.monotonic() < deadline:
+            chunk = rfile.read1(min(left, 2**16))
+            if not chunk:
+                raise Unframed(
+                    f"the body ended after {length - left:,} of its {length:,} bytes", status=400, discard=0
+                )
+            chunks.append(chunk)
+            left -= len(chunk)
+    except TimeoutError:
+        pass
+    if left:
+        raise Unframed(
+            f"the body stopped arriving before the {length:,} bytes its Content-Length promised: send all of "
+            f"it within {timeout_s + length / MIN_BODY_BYTES_PER_S:g} s, with no pause of {timeout_s:g} s",
+            status=408,
+            discard=0,
+        )
+    return b"".join(chunks)
 
 
 def _discard(connection: socket.socket, rfile: io.BufferedIOBase, length: int | None) -> None:

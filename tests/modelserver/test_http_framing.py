@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
 import socket
 import time
 from collections.abc import Iterator
@@ -216,3 +217,23 @@ def test_http_refusals_of_the_request_line_carry_the_json_error_body(
     assert answered == status
     assert answer["error"]["code"] == status
     assert answer["error"]["message"]
+
+
+def test_a_body_trickling_in_slower_than_the_read_timeout_allows_is_a_408(server: ModelServer) -> None:
+    # given a client that sends its body a byte at a time, each byte well within the read timeout
+    started = time.monotonic()
+    with socket.create_connection(_address(server), timeout=30) as connection:
+        connection.sendall(_head(str(len(CHAT))).replace("\n", "\r\n").encode() + b"\r\n")
+
+        # when it goes on trickling for longer than the read timeout, until the server answers
+        for byte in CHAT:  # 88 bytes, 0.1 s apart: the whole body would take 8.8 s
+            if select.select([connection], [], [], 0)[0]:
+                break
+            connection.sendall(bytes([byte]))
+            time.sleep(0.1)
+        status, answer = _answer(connection)
+
+    # then the server gives up on the body once its time is out, answering 408
+    assert status == 408
+    assert "stopped arriving" in answer["error"]["message"]
+    assert time.monotonic() - started < READ_TIMEOUT_S + 5
