@@ -44,12 +44,12 @@ MAX_UPLOAD_BYTES = 512 * 2**20
 # How long a connection may send nothing (before its request, or in the middle of its body) before it is
 # closed, with 408 when a body was under way: a stalled client must not hold a thread forever.
 READ_TIMEOUT_S = 60.0
-# After a refusal sent while a body may still be arriving, how long the rest is read and discarded: closing
-# a socket with unread bytes resets the connection, and the client would see the reset, not the refusal.
-DISCARD_S = 5.0
 # A body must arrive at least this fast, beyond its read timeout: a client that sends a byte just before each
 # read timeout runs out would otherwise hold a thread for as long as it likes.
 MIN_BODY_BYTES_PER_S = 64 * 2**10
+# After a refusal sent while a body may still be arriving, how long the rest is read and discarded: closing
+# a socket with unread bytes resets the connection, and the client would see the reset, not the refusal.
+DISCARD_S = 5.0
 DISCARD_QUIET_S = 0.5
 
 Answer = tuple[int, dict[str, Any]]
