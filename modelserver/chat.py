@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from typing import Any
 
@@ -11,6 +12,12 @@ from modelserver.generation import DEFAULT_MAX_TOKENS, Completion, Request, Samp
 ROLES = ("system", "user", "assistant")
 MAX_TOKENS_LIMIT = 4096
 MAX_STOPS = 4
+MAX_SEED = 2**63 - 1
+# Logits divided by a smaller temperature overflow to infinity and the sampler fails, so a temperature
+# below this decodes greedily, as its nearly all-or-nothing distribution would anyway (vLLM does the same).
+GREEDY_BELOW = 1e-5
+# OpenAI's penalties, which this server does not apply: 0 (no penalty) is all it can honour.
+UNAPPLIED = ("frequency_penalty", "presence_penalty")
 
 
 class BadRequest(ValueError):
@@ -32,14 +39,16 @@ def read_request(body: Any, served: list[str]) -> Request:
         raise BadRequest(f"no model {model!r}: this server serves {', '.join(served)}", status=404)
     if body.get("stream"):
         raise BadRequest("streaming is not supported by this server: leave stream out or false")
-    if body.get("n", 1) != 1:
-        raise BadRequest("this server answers one choice per request: leave n out or 1")
+    _only(body, "n", 1, "this server answers one choice per request")
+    for name in UNAPPLIED:
+        _only(body, name, 0, f"{name} is not applied by this server")
+    _whole(body, "seed", 0, low=0, high=MAX_SEED)
     return Request(
         model=model,
         messages=_messages(body.get("messages")),
         max_tokens=_max_tokens(body),
         sampling=Sampling(
-            temperature=_number(body, "temperature", 0.0, low=0.0, high=2.0),
+            temperature=_temperature(body),
             top_p=_number(body, "top_p", 1.0, low=0.0, high=1.0, low_open=True),
         ),
         stop=_stops(body.get("stop")),
@@ -65,12 +74,27 @@ def _messages(messages: Any) -> list[dict[str, str]]:
 
 
 def _max_tokens(body: dict[str, Any]) -> int:
-    value = body.get("max_completion_tokens", body.get("max_tokens"))
-    if value is None:
-        return DEFAULT_MAX_TOKENS
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_TOKENS_LIMIT:
-        raise BadRequest(f"max_tokens must be a whole number from 1 to {MAX_TOKENS_LIMIT}, not {value!r}")
-    return value
+    """OpenAI's newer name wins when both are given; each is checked either way."""
+    tokens = _whole(body, "max_tokens", DEFAULT_MAX_TOKENS, low=1, high=MAX_TOKENS_LIMIT)
+    return _whole(body, "max_completion_tokens", tokens, low=1, high=MAX_TOKENS_LIMIT)
+
+
+def _temperature(body: dict[str, Any]) -> float:
+    temperature = _number(body, "temperature", 0.0, low=0.0, high=2.0)
+    return 0.0 if temperature < GREEDY_BELOW else temperature
+
+
+def _only(body: dict[str, Any], name: str, allowed: int, why: str) -> None:
+    value = body.get(name)
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or value != allowed
+    ):
+        raise BadRequest(f"{why}: leave {name} out or {allowed}, not {_shown(value)}")
+
+
+def _whole(body: dict[str, Any], name: str, default: int, *, low: int, high: int) -> int:
+    value = body.get(name)
+    return default if value is None else int(checked_number(name, value, low=low, high=high, whole=True))
 
 
 def _number(
@@ -79,12 +103,34 @@ def _number(
     value = body.get(name)
     if value is None:
         return default
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise BadRequest(f"{name} must be a number, not {value!r}")
-    if value > high or value < low or (low_open and value == low):
+    return float(checked_number(name, value, low=low, high=high, low_open=low_open))
+
+
+def checked_number(
+    name: str, value: Any, *, low: float, high: float, whole: bool = False, low_open: bool = False
+) -> int | float:
+    """``value`` of the field ``name`` if it is a number (a whole one if ``whole``) from ``low`` (above it if
+    ``low_open``) up to ``high``; else :class:`BadRequest` naming the field and its bounds."""
+    # NaN compares false with every bound, so it is refused before the comparisons could let it through.
+    refused = (
+        isinstance(value, bool)
+        or not isinstance(value, int if whole else int | float)
+        or (isinstance(value, float) and not math.isfinite(value))
+        or not low <= value <= high
+        or (low_open and value == low)
+    )
+    if refused:
+        kind = "a whole number" if whole else "a number"
         span = f"above {low}" if low_open else f"from {low}"
-        raise BadRequest(f"{name} must be {span} up to {high}, not {value}")
-    return float(value)
+        raise BadRequest(f"{name} must be {kind} {span} up to {high}, not {_shown(value)}")
+    return value  # type: ignore[no-any-return]
+
+
+def _shown(value: Any) -> str:
+    """``value`` as a refusal quotes it: at most 40 characters, so a number of thousands of digits is not
+    echoed back whole."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
 
 
 def _stops(stop: Any) -> tuple[str, ...]:

@@ -32,7 +32,7 @@ from typing import Any
 
 from modelserver import train
 from modelserver.catalog import Catalog
-from modelserver.chat import BadRequest
+from modelserver.chat import BadRequest, checked_number
 from modelserver.rows import BadRows, read_rows
 
 ENDED = ("completed", "error", "cancelled")
@@ -41,6 +41,13 @@ DEFAULTS: dict[str, float | int] = {
     "learning_rate": 1e-5,
     "batch_size": 8,
     "warmup_ratio": 0.0,
+}
+# Checked before a job is created, so a job that cannot train is never queued.
+BOUNDS: dict[str, tuple[float, float]] = {
+    "n_epochs": (1, 100),
+    "learning_rate": (0, 1),
+    "batch_size": (1, 1024),
+    "warmup_ratio": (0, 1),
 }
 _WHOLE = ("n_epochs", "batch_size")
 STOP_GRACE_S = 10.0
@@ -354,18 +361,13 @@ class FineTuneJobs:
 
 def _hyperparameters(body: dict[str, Any]) -> dict[str, float | int]:
     values = dict(DEFAULTS)
-    for name in DEFAULTS:
+    for name, (low, high) in BOUNDS.items():
         value = body.get(name)
-        if value is None:
-            continue
-        whole = name in _WHOLE
-        if isinstance(value, bool) or not isinstance(value, int if whole else int | float):
-            raise BadRequest(f"{name} must be {'a whole number' if whole else 'a number'}, not {value!r}")
-        if (whole and value < 1) or (not whole and value < 0) or (name == "warmup_ratio" and value > 1):
-            raise BadRequest(f"{name} {value} is out of range")
-        values[name] = value
-    if values["learning_rate"] == 0:
-        raise BadRequest("learning_rate must be above 0")
+        if value is not None:
+            # A learning rate of 0 trains nothing.
+            values[name] = checked_number(
+                name, value, low=low, high=high, whole=name in _WHOLE, low_open=name == "learning_rate"
+            )
     return values
 
 

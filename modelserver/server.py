@@ -9,10 +9,13 @@ API key, every route wants ``Authorization: Bearer <key>``.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
+import io
 import json
 import select
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -38,6 +41,16 @@ from modelserver.jobs import FineTuneJobs
 
 MAX_JSON_BYTES = 4 * 2**20
 MAX_UPLOAD_BYTES = 512 * 2**20
+# How long a connection may send nothing (before its request, or in the middle of its body) before it is
+# closed, with 408 when a body was under way: a stalled client must not hold a thread forever.
+READ_TIMEOUT_S = 60.0
+# A body must arrive at least this fast, beyond its read timeout: a client that sends a byte just before each
+# read timeout runs out would otherwise hold a thread for as long as it likes.
+MIN_BODY_BYTES_PER_S = 64 * 2**10
+# After a refusal sent while a body may still be arriving, how long the rest is read and discarded: closing
+# a socket with unread bytes resets the connection, and the client would see the reset, not the refusal.
+DISCARD_S = 5.0
+DISCARD_QUIET_S = 0.5
 
 Answer = tuple[int, dict[str, Any]]
 
@@ -53,6 +66,15 @@ class Call:
 
 
 Route = Callable[[Call], Answer]
+
+
+class Unframed(BadRequest):
+    """A request whose body cannot be read as framed; ``discard`` is how many bytes of it may still be
+    arriving (None: unknown), read and dropped after the refusal."""
+
+    def __init__(self, message: str, *, status: int, discard: int | None = None) -> None:
+        super().__init__(message, status)
+        self.discard = discard
 
 
 class ModelServer(ThreadedServer):
@@ -75,6 +97,7 @@ class ModelServer(ThreadedServer):
         max_batch: int = DEFAULT_MAX_BATCH,
         batch_wait_s: float = DEFAULT_BATCH_WAIT_S,
         keep_loaded: int = 2,
+        read_timeout_s: float = READ_TIMEOUT_S,
     ) -> None:
         if not ip_address(host).is_loopback and not api_key:
             raise ValueError(
@@ -91,6 +114,7 @@ class ModelServer(ThreadedServer):
         self.generator = Generator(self.models, max_batch=max_batch, batch_wait_s=batch_wait_s)
         self.fine_tunes = FineTuneJobs(work, self.catalog)
         self._api_key = api_key
+        self.read_timeout_s = read_timeout_s
         jobs = self.fine_tunes
         self._routes: dict[tuple[str, str], Route] = {
             ("GET", "/v1/models"): lambda _call: self.list_models(),
@@ -188,19 +212,23 @@ class ModelServer(ThreadedServer):
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            timeout = server.read_timeout_s
 
             def do_GET(self) -> None:  # http.server's naming
-                self._serve("GET", b"")
+                self._serve("GET", body_required=False)
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                if length > server.max_body_bytes(self.path):
-                    self._send(*_error(413, f"the body is over {server.max_body_bytes(self.path):,} bytes"))
-                    self.close_connection = True
-                    return
-                self._serve("POST", self.rfile.read(length))
+                self._serve("POST", body_required=True)
 
-            def _serve(self, method: str, body: bytes) -> None:
+            def _serve(self, method: str, *, body_required: bool) -> None:
+                try:
+                    body = self._body(required=body_required)
+                except Unframed as refused:
+                    self.close_connection = True
+                    self._send(*_error(refused.status, str(refused)))
+                    if refused.discard != 0:
+                        _discard(self.connection, self.rfile, refused.discard)
+                    return
                 headers = {name.lower(): value for name, value in self.headers.items()}
                 call = Call(body, headers, lambda: _closed(self.connection))
                 try:
@@ -210,11 +238,48 @@ class ModelServer(ThreadedServer):
                     return
                 self._send(*answer)
 
+            def _body(self, *, required: bool) -> bytes:
+                """The request's body as its Content-Length frames it."""
+                if "Transfer-Encoding" in self.headers:
+                    coding = self.headers["Transfer-Encoding"].split(",")[-1].strip().lower()
+                    raise Unframed(
+                        f"Transfer-Encoding {coding} is not supported by this server: send the body whole, "
+                        "with its length in Content-Length",
+                        status=411 if coding == "chunked" else 501,
+                    )
+                declared = {value.strip() for value in self.headers.get_all("Content-Length") or []}
+                if not declared:
+                    if required:
+                        raise Unframed("send the body's length in Content-Length", status=411)
+                    return b""
+                text = declared.pop()
+                if declared or not (text.isascii() and text.isdigit()):
+                    raise Unframed("Content-Length must be one whole number of bytes", status=400)
+                limit = server.max_body_bytes(self.path)
+                # More digits than the limit has is over it, and int() refuses strings of thousands of digits.
+                length = int(text) if len(text) <= len(str(limit)) else limit + 1
+                if length > limit:
+                    raise Unframed(
+                        f"the body is over {limit:,} bytes: send at most that", status=413, discard=length
+                    )
+                return _read_body(self.rfile, length, server.read_timeout_s)
+
+            def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+                """http.server's own refusals (a bad request line, an unknown method, headers too long) in
+                the JSON error body every other refusal has."""
+                # A request line too garbled to name its version leaves http.server at HTTP/0.9, whose
+                # answers have no status line: answer as HTTP/1.1, which every client reads.
+                self.request_version = self.protocol_version
+                self.close_connection = True
+                self._send(*_error(code, message or HTTPStatus(code).phrase))
+
             def _send(self, status: int, answer: dict[str, Any]) -> None:
                 data = json.dumps(answer).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                if self.close_connection:
+                    self.send_header("Connection", "close")
                 self.end_headers()
                 self.wfile.write(data)
 
@@ -236,11 +301,61 @@ def _closed(connection: socket.socket) -> bool:
         return True
 
 
+def _read_body(rfile: io.BufferedIOBase, length: int, timeout_s: float) -> bytes:
+    """The ``length`` bytes of a body from ``rfile``, whose socket times a read out after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s + length / MIN_BODY_BYTES_PER_S
+    chunks: list[bytes] = []
+    left = length
+    try:
+        while left and time.monotonic() < deadline:
+            chunk = rfile.read1(min(left, 2**16))
+            if not chunk:
+                raise Unframed(
+                    f"the body ended after {length - left:,} of its {length:,} bytes", status=400, discard=0
+                )
+            chunks.append(chunk)
+            left -= len(chunk)
+    except TimeoutError:
+        pass
+    if left:
+        raise Unframed(
+            f"the body stopped arriving before the {length:,} bytes its Content-Length promised: send all of "
+            f"it within {timeout_s + length / MIN_BODY_BYTES_PER_S:g} s, with no pause of {timeout_s:g} s",
+            status=408,
+            discard=0,
+        )
+    return b"".join(chunks)
+
+
+def _discard(connection: socket.socket, rfile: io.BufferedIOBase, length: int | None) -> None:
+    """Reads and drops ``length`` bytes (all that comes, if None) from ``connection``, stopping early once it
+    goes quiet for DISCARD_QUIET_S or DISCARD_S have passed, so that closing it sends no reset."""
+    deadline = time.monotonic() + DISCARD_S
+    left = length
+    with contextlib.suppress(OSError, ValueError):  # a timeout is an OSError: the client went quiet
+        while left is None or left > 0:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            connection.settimeout(min(remaining, DISCARD_QUIET_S))
+            chunk = rfile.read(2**16 if left is None else min(left, 2**16))
+            if not chunk:
+                return
+            if left is not None:
+                left -= len(chunk)
+
+
 def _json(body: bytes) -> Any:
     try:
         return json.loads(body or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise BadRequest("the body is not JSON") from None
+    except json.JSONDecodeError as bad:
+        raise BadRequest(f"the body is not JSON: {bad}") from None
+    except UnicodeDecodeError:
+        raise BadRequest("the body is not JSON: it is not UTF-8 text") from None
+    except ValueError:  # Python refuses to read integers of thousands of digits
+        raise BadRequest("the body holds a number of thousands of digits: no field takes one") from None
+    except RecursionError:
+        raise BadRequest("the body nests arrays or objects too deep: no field takes that") from None
 
 
 def _error(status: int, message: str) -> Answer:
