@@ -100,7 +100,9 @@ class Fault:
     (every case when None); ``times`` None never stops.
 
     ``cut_short``: the answer's headers promise its whole body, and the connection closes halfway through
-    it (a short read). ``answer_chars``: a 200 whose answer is that many characters long.
+    it (a short read). ``trickle_s``: the headers at once, then the body one byte every that many seconds
+    (a server that stalls mid-answer, yet never long enough for a socket's timeout). ``answer_chars``: a 200
+    whose answer is that many characters long.
     """
 
     status: int = 200
@@ -109,6 +111,7 @@ class Fault:
     retry_after_s: float | None = None
     delay_s: float = 0.0
     cut_short: bool = False
+    trickle_s: float | None = None
     answer_chars: int | None = None
 
 
@@ -203,11 +206,11 @@ class ExampleModelServer(ThreadedServer):
         status, answer, headers, _ = self._paced(body)
         return status, answer, headers
 
-    def _paced(self, body: Any) -> tuple[int, dict[str, Any], dict[str, str], bool]:
-        """:meth:`completion`, and whether the answer is to be cut short."""
+    def _paced(self, body: Any) -> tuple[int, dict[str, Any], dict[str, str], Fault | None]:
+        """:meth:`completion`, and the fault that shapes how the answer is sent, if any."""
         if not self.capacity.enter():
             status, answer, _ = _error(429, f"all {self.capacity.slots} slots are busy: try again shortly")
-            return status, answer, {"Retry-After": "0.05"}, False
+            return status, answer, {"Retry-After": "0.05"}, None
         try:
             if self.latency_s:
                 time.sleep(self.latency_s)
@@ -215,13 +218,13 @@ class ExampleModelServer(ThreadedServer):
         finally:
             self.capacity.leave()
 
-    def _completion(self, body: Any) -> tuple[int, dict[str, Any], dict[str, str], bool]:
-        """One answer as the example models give it, and whether it is to be cut short."""
+    def _completion(self, body: Any) -> tuple[int, dict[str, Any], dict[str, str], Fault | None]:
+        """One answer as the example models give it, and the fault that shapes how it is sent, if any."""
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            return (*_error(400, "the body must be a JSON object with a messages list"), False)
+            return (*_error(400, "the body must be a JSON object with a messages list"), None)
         model = body.get("model")
         if model not in MODELS:
-            return (*_error(404, f"no model {model!r}: this server serves {', '.join(MODELS)}"), False)
+            return (*_error(404, f"no model {model!r}: this server serves {', '.join(MODELS)}"), None)
         users = [m for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"]
         prompt = str(users[-1].get("content", "")) if users else ""
         example = self._answers.get(prompt)
@@ -231,7 +234,7 @@ class ExampleModelServer(ThreadedServer):
             if fault.status != 200:
                 headers = {"Retry-After": str(fault.retry_after_s)} if fault.retry_after_s is not None else {}
                 status, answer, _ = _error(fault.status, f"injected fault {fault.status}")
-                return status, answer, headers, False
+                return status, answer, headers, None
         text = example.answer(str(model)) if example else UNKNOWN_ANSWER
         if fault is not None and fault.answer_chars is not None:
             text = (text + " ") * (fault.answer_chars // (len(text) + 1) + 1)
@@ -251,7 +254,7 @@ class ExampleModelServer(ThreadedServer):
                 "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split())},
             },
             {},
-            fault is not None and fault.cut_short,
+            fault,
         )
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -310,8 +313,8 @@ class ExampleModelServer(ThreadedServer):
                 elif path == "/v1/batches":
                     self._send(*server.batches.create(body), {})
                 else:
-                    status, answer, headers, cut_short = server._paced(body)
-                    self._send(status, answer, headers, cut_short=cut_short)
+                    status, answer, headers, fault = server._paced(body)
+                    self._send(status, answer, headers, fault=fault)
 
             def _content(self, file_id: str) -> None:
                 data = server.batches.content(file_id)
@@ -341,7 +344,12 @@ class ExampleModelServer(ThreadedServer):
                 return False
 
             def _send(
-                self, status: int, answer: dict[str, Any], headers: dict[str, str], *, cut_short: bool = False
+                self,
+                status: int,
+                answer: dict[str, Any],
+                headers: dict[str, str],
+                *,
+                fault: Fault | None = None,
             ) -> None:
                 data = json.dumps(answer).encode()
                 self.send_response(status)
@@ -351,10 +359,20 @@ class ExampleModelServer(ThreadedServer):
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                if cut_short:
+                if fault is not None and fault.cut_short:
                     # Half the promised body, then the connection closes: the client reads short.
                     self.wfile.write(data[: len(data) // 2])
                     self.close_connection = True
+                    return
+                if fault is not None and fault.trickle_s is not None:
+                    self.wfile.flush()
+                    for byte in data:
+                        time.sleep(fault.trickle_s)
+                        try:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                        except OSError:
+                            return  # the client gave up waiting
                     return
                 self.wfile.write(data)
 

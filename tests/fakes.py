@@ -36,6 +36,7 @@ from benchgen.records.evaluations import EvaluationGrant, EvaluationRecord, Eval
 from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.records.runs import LiveModel, RunClaim, RunRecord, RunStatus
+from benchgen.records.timestamps import utc_now
 from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
 from benchgen.training.preparation import GenerationReport
 from benchgen.vocabulary import Sampling
@@ -194,6 +195,25 @@ class MemoryRuns(RunsStore):
 
     def create(self, record: RunRecord) -> bool:
         return self.runs.setdefault(record.run_id, record) is record
+
+    def add_progress(
+        self, run_id: str, *, asked: int, answered: int, unanswered: int, call_deadline: str | None
+    ) -> bool:
+        run = self.runs.get(run_id)
+        if run is None or run.status is not RunStatus.RUNNING or run.progress is None:
+            return False
+        was = run.progress
+        progress = was.model_copy(
+            update={
+                "asked": was.asked + asked,
+                "answered": was.answered + answered,
+                "unanswered": was.unanswered + unanswered,
+                "call_deadline": call_deadline or was.call_deadline,
+                "updated_at": utc_now(),
+            }
+        )
+        self.runs[run_id] = run.model_copy(update={"progress": progress})
+        return True
 
     def get(self, run_id: str) -> RunRecord | None:
         return self.runs.get(run_id)

@@ -16,7 +16,13 @@ function = LambdaFunction("deploy_model")
 
 @function.task(RunInput, correlation="run_id")
 def handler(task: RunInput, wired: Adapters) -> dict[str, Any]:
-    return deploy(task.run_id, runs=wired.runs, model_for=model_for, backoff=wired.model_backoff)
+    return deploy(
+        task.run_id,
+        runs=wired.runs,
+        model_for=model_for,
+        backoff=wired.model_backoff,
+        deadline=function.deadline(),
+    )
 
 
 @function.failure(correlation="run_id")

@@ -26,6 +26,7 @@ def handler(task: InferShardInput, wired: Adapters) -> dict[str, Any]:
             backoff=wired.model_backoff,
             in_flight=task.in_flight,
             shards_at_once=task.shards_at_once,
+            deadline=function.deadline(),
         )
     function.count("CasesUnanswered", answer["unanswered"])
     function.logger.info("shard answered", extra=answer)

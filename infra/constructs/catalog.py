@@ -333,7 +333,8 @@ DEPLOY_MODEL = FunctionSpec(
     logical_id="DeployModelFunction",
     description="Marks a live run Deploying and waits until its model answers",
     memory_mb=256,
-    timeout=Duration.minutes(5),
+    # The longest call a connection allows (300 s), its retries and the time to record the outcome.
+    timeout=Duration.minutes(15),
     tables={DataTable.RUNS: TableAccess.READ_WRITE},
     calls_models=True,
 )
@@ -358,7 +359,8 @@ INFER_SHARD = FunctionSpec(
     timeout=Duration.minutes(15),
     reads=(RUNS_PREFIX,),
     writes=(RUNS_PREFIX,),
-    tables={DataTable.RUNS: TableAccess.READ},
+    # Read-write for the run's progress, which each shard adds to as it goes.
+    tables={DataTable.RUNS: TableAccess.READ_WRITE},
     calls_models=True,
 )
 

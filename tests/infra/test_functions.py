@@ -108,7 +108,7 @@ EXPECTED_ACTIONS = {
     "prepare_check": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
     "deploy_model": BASELINE | READ_WRITE | MODEL_CALLS,
     "plan_inference": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"} | READ_WRITE,
-    "infer_shard": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ | MODEL_CALLS,
+    "infer_shard": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE | MODEL_CALLS,
     "assemble_predictions": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
     # submit hands the stack's Bedrock batch role to Bedrock (iam:PassRole on that role only)
     "submit_batch": BASELINE | {"s3:GetObject", "s3:PutObject", "iam:PassRole"} | READ_WRITE | BATCH_JOBS,
@@ -285,7 +285,7 @@ EXPECTED_TABLE_ACCESS = {
     "prepare_check": {"PreparationsTable": READ_WRITE},
     "deploy_model": {"RunsTable": READ_WRITE},
     "plan_inference": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ},
-    "infer_shard": {"RunsTable": READ},
+    "infer_shard": {"RunsTable": READ_WRITE},
     "assemble_predictions": {"RunsTable": READ_WRITE},
     "submit_batch": {"RunsTable": READ_WRITE},
     "poll_batch": {"RunsTable": READ_WRITE},

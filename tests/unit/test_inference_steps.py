@@ -5,6 +5,8 @@ retries and writes its answers, Assemble writes the inference log and the predic
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +17,17 @@ from benchgen.inference.model import ModelCallError
 from benchgen.inference.retry import Backoff
 from benchgen.outputs import RunOutput
 from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
-from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunStatus
+from benchgen.records.runs import (
+    DEFAULT_MODEL_TIMEOUT_S,
+    InferenceSummary,
+    LiveModel,
+    RunRecord,
+    RunStatus,
+)
 from benchgen.steps.inference import (
     PROBE_PROMPT,
     PROBE_SAMPLING,
+    RECORD_MARGIN_S,
     LiveRunError,
     assemble,
     deploy,
@@ -95,8 +104,10 @@ class LiveRun:
         workdir.mkdir()
         return workdir
 
-    def deploy(self) -> dict[str, Any]:
-        return deploy(RUN_ID, runs=self.runs, model_for=self.model.for_run, backoff=BACKOFF)
+    def deploy(self, *, backoff: Backoff = BACKOFF, deadline: float | None = None) -> dict[str, Any]:
+        return deploy(
+            RUN_ID, runs=self.runs, model_for=self.model.for_run, backoff=backoff, deadline=deadline
+        )
 
     def plan(self, shard_size: int = 3) -> dict[str, Any]:
         return plan(
@@ -108,7 +119,7 @@ class LiveRun:
             shard_size=shard_size,
         )
 
-    def infer_shard(self, shard: int) -> dict[str, Any]:
+    def infer_shard(self, shard: int, *, deadline: float | None = None) -> dict[str, Any]:
         return infer_shard(
             RUN_ID,
             shard,
@@ -117,6 +128,7 @@ class LiveRun:
             workdir=self._workdir(),
             model_for=self.model.for_run,
             backoff=BACKOFF,
+            deadline=deadline,
         )
 
     def assemble(self, shards: int) -> dict[str, Any]:
@@ -189,6 +201,28 @@ def test_a_model_that_never_answers_the_probe_fails_deploy_with_its_error(tmp_pa
     )
     assert world.model.prompts == [PROBE_PROMPT] * 3
     assert world.run().status is RunStatus.DEPLOYING
+
+
+def test_a_probe_that_keeps_failing_is_tried_only_while_a_whole_call_still_fits_in_the_step(
+    tmp_path: Path,
+) -> None:
+    # Given a model that is never reached, and a step whose Lambda time ends half a second after the last
+    # moment a whole call (the connection's timeout) and the recording of its outcome still fit
+    down = ModelCallError("could not reach http://127.0.0.1:1/v1: connection refused", retryable=True)
+    world = LiveRun(tmp_path, model=MemoryModel(down=down))
+    step_ends = time.monotonic() + DEFAULT_MODEL_TIMEOUT_S + RECORD_MARGIN_S + 0.5
+
+    # When Deploy probes it with attempts to spare
+    with pytest.raises(LiveRunError) as failed:
+        world.deploy(backoff=Backoff(attempts=10**9, base_s=0, cap_s=0), deadline=step_ends)
+
+    # Then it stops trying when no more time is left, and says so, before the step's time is up
+    assert time.monotonic() < step_ends
+    assert re.search(
+        r"connection refused \(after \d+ attempts; no time left for another before the step's Lambda "
+        r"timeout\)\. Check that",
+        str(failed.value),
+    )
 
 
 def test_a_probe_the_model_refuses_is_not_asked_again(tmp_path: Path) -> None:
@@ -346,6 +380,20 @@ def test_a_case_that_keeps_failing_is_answered_empty_with_its_reason(tmp_path: P
     (line,) = [line for line in world.lines(inference_shard_key(RUN_ID, "answers", 0)) if line["id"] == "q3"]
     assert (line["answered"], line["prediction_text"], line["attempts"], line["raw"]) == (False, "", 3, None)
     assert line["error"] == "example-base answered HTTP 500: internal error (after 3 attempts)"
+
+
+def test_cases_a_shard_has_no_time_left_to_ask_are_unanswered_saying_so(running: LiveRun) -> None:
+    # Given a shard whose step starts too late for one whole call before its Lambda timeout
+    step_ends = time.monotonic() + RECORD_MARGIN_S
+
+    # When it is asked
+    answer = running.infer_shard(0, deadline=step_ends)
+
+    # Then no case is sent, and each is unanswered with the reason, its answers written all the same
+    assert (answer["answered"], answer["unanswered"]) == (0, 3)
+    assert running.model.prompts == [PROBE_PROMPT]
+    errors = {line["error"] for line in running.lines(inference_shard_key(RUN_ID, "answers", 0))}
+    assert errors == {"not asked: the step ran out of time before its turn (its Lambda timeout was near)"}
 
 
 def test_a_case_the_model_refuses_is_not_asked_again(tmp_path: Path) -> None:

@@ -13,6 +13,8 @@ objects are handled once per object version (``for_each_upload``).
 from __future__ import annotations
 
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,6 +53,13 @@ class LambdaFunction:
         # Where an API Gateway event carries its request id; other events are correlated by the task.
         self.correlation_id_path = correlation_id_path
         self._failure: tuple[str, Callable[[Failure, Adapters], None]] | None = None
+        # Per thread: in-process, concurrent invocations of one function share this object.
+        self._invocation = threading.local()
+
+    def deadline(self) -> float:
+        """When (on ``time.monotonic``'s clock) the task this thread runs reaches its Lambda timeout."""
+        deadline: float = self._invocation.deadline
+        return deadline
 
     def count(self, name: str, value: float = 1) -> None:
         """One business event (or `value` of them), flushed with the invocation's metrics."""
@@ -84,6 +93,7 @@ class LambdaFunction:
             def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
                 if self._failure is not None and FAILED in event:
                     return self._record_failure(event[FAILED], *self._failure)
+                self._invocation.deadline = time.monotonic() + context.get_remaining_time_in_millis() / 1000
                 task = model.model_validate(event)
                 identity = getattr(task, correlation)
                 # Per thread: in-process, concurrent invocations of one function share its logger.

@@ -49,13 +49,18 @@ def ask(
     pacer: Pacer | None = None,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    deadline: float | None = None,
 ) -> Outcome:
-    """Call until an answer, a failure that retrying cannot fix, the last attempt, or the end of the
-    time a case may be throttled. With a ``pacer``, each call waits for its turn, and a throttled call
-    pauses the pacer (every call of the shard) instead of sleeping alone."""
+    """Call until an answer, a failure that retrying cannot fix, the last attempt, the end of the
+    time a case may be throttled, or ``deadline`` (on ``clock``), after which no call starts. With a
+    ``pacer``, each call waits for its turn, and a throttled call pauses the pacer (every call of the
+    shard) instead of sleeping alone."""
     first = clock()
-    failures = throttles = calls = 0
+    failures = throttles = calls = latency_ms = 0
+    last: str | None = None
     while True:
+        if deadline is not None and clock() >= deadline:
+            return Outcome(None, latency_ms, calls, _out_of_time(last, calls))
         calls += 1
         if pacer is not None:
             pacer.acquire()
@@ -64,6 +69,7 @@ def ask(
             answer = call()
         except ModelCallError as error:
             latency_ms = round((clock() - started) * 1000)
+            last = str(error)
             tries = f"after {calls} attempt{'s' if calls > 1 else ''}"
             if error.throttled:
                 wait = backoff.delay(throttles, error.retry_after)
@@ -88,6 +94,13 @@ def ask(
         if pacer is not None:
             pacer.answered(_tokens(answer))
         return Outcome(answer, round((clock() - started) * 1000), calls)
+
+
+def _out_of_time(last: str | None, calls: int) -> str:
+    if last is None:
+        return "not asked: the step ran out of time before its turn (its Lambda timeout was near)"
+    tries = f"after {calls} attempt{'s' if calls > 1 else ''}"
+    return f"{last} ({tries}; no time left for another before the step's Lambda timeout)"
 
 
 def _tokens(answer: Answer) -> int | None:

@@ -14,7 +14,14 @@ from typing import Any, Protocol
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
 from benchgen.records.environments import ShardPlan
-from benchgen.records.runs import ArtifactStatus, BatchSummary, InferenceSummary, RunRecord, RunStatus
+from benchgen.records.runs import (
+    ArtifactStatus,
+    BatchSummary,
+    InferenceProgress,
+    InferenceSummary,
+    RunRecord,
+    RunStatus,
+)
 from benchgen.records.timestamps import utc_now
 
 
@@ -136,6 +143,21 @@ class RunsStore(ABC):
         return self._update(
             run_id, None, counts=dict(counts), warnings=list(warnings), shards=shards, runtime=runtime
         )
+
+    def record_progress(
+        self, run_id: str, progress: InferenceProgress, *, expected: RunStatus
+    ) -> RunRecord | None:
+        """Where a live run's asking stands, set whole by the one step then asking (Deploy, Plan), while
+        the run is in ``expected``."""
+        return self._update(run_id, expected, progress=progress)
+
+    @abstractmethod
+    def add_progress(
+        self, run_id: str, *, asked: int, answered: int, unanswered: int, call_deadline: str | None
+    ) -> bool:
+        """Add one shard's counts since its last report to the Running run's progress (shards report
+        together, so the counts are added, never set), and the latest call's deadline it knows; ``False``
+        (nothing changed) unless the run is Running with a progress recorded."""
 
     def record_inference(self, run_id: str, summary: InferenceSummary) -> RunRecord | None:
         """What asking a live model for the run's answers came to."""

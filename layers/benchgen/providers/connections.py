@@ -18,7 +18,7 @@ from benchgen.providers.capabilities import ConnectionProfile
 from benchgen.providers.registry import provider, providers
 from benchgen.records.bounds import Text
 from benchgen.records.prices import ModelPrices
-from benchgen.records.runs import ConnectionQuotas
+from benchgen.records.runs import MAX_MODEL_TIMEOUT_S, ConnectionQuotas
 from benchgen.records.timestamps import utc_now
 from benchgen.vocabulary import ProviderKind
 
@@ -32,7 +32,7 @@ SECRET_ARN_PATTERN = (
 ENDPOINT_NAME_PATTERN = r"^[A-Za-z0-9](?:-*[A-Za-z0-9]){0,62}$"
 
 #: The fields whose use depends on the kind, in the order a connection is checked.
-KIND_FIELDS = ("region", "role_arn", "base_url", "endpoint_name")
+KIND_FIELDS = ("region", "role_arn", "base_url", "endpoint_name", "timeout_s")
 # What a kind that needs a field asks for, where its name alone would not say enough; and how a field is
 # refused where its kind does not take it, where that is not "<a kind> connection takes no <field>".
 _NEEDS = {"region": "its region, e.g. us-east-1", "base_url": "base_url, e.g. https://api.together.xyz/v1"}
@@ -118,6 +118,13 @@ class ConnectionTarget(BaseModel):
         default=None,
         pattern=ENDPOINT_NAME_PATTERN,
         description=f"{_and(takers('endpoint_name'))}: the endpoint live runs call",
+    )
+    timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_MODEL_TIMEOUT_S,
+        description=f"{_and(takers('timeout_s'))}: the seconds one call to the model may take, whole, before "
+        "the case is unanswered for it (60 when absent)",
     )
     prices: ModelPrices | None = Field(
         default=None,

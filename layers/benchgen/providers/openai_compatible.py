@@ -74,6 +74,7 @@ class OpenAICompatible(ProviderDefinition):
         }
     )
     requires = frozenset({"base_url"})
+    accepts = frozenset({"timeout_s"})
     uploads_files = True
 
     def check_hyperparameters(

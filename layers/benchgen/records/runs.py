@@ -103,6 +103,13 @@ class ConnectionQuotas(BaseModel):
 DEFAULT_BATCH_ABOVE_CASES = 10_000
 
 
+# How long one call to a live model may take, whole (connecting, waiting, reading the answer), before the
+# case counts as unanswered for it: a long answer may take minutes, and a server that never answers must not
+# hold a run past its steps' 15 minutes (see benchgen.steps.inference).
+DEFAULT_MODEL_TIMEOUT_S = 60.0
+MAX_MODEL_TIMEOUT_S = 300.0
+
+
 class LiveModel(BaseModel):
     """The model a live run asks, as its connection reached it when the run was created.
 
@@ -120,6 +127,7 @@ class LiveModel(BaseModel):
     messages_api: bool = False  # the endpoint speaks the Messages API, not {"inputs"}
     base_url: str | None = None
     secret_arn: str | None = None
+    timeout_s: float = Field(default=DEFAULT_MODEL_TIMEOUT_S, gt=0, le=MAX_MODEL_TIMEOUT_S)
     limits: InferenceLimits = Field(default_factory=InferenceLimits)
     # The connection's prices when the run was created: later changes to the connection leave them.
     prices: ModelPrices | None = None
@@ -147,6 +155,26 @@ class BatchSummary(BaseModel):
     jobs: list[BatchJob] = Field(default_factory=list)
     case_shards: int = Field(default=0, ge=0)  # the shards of the run's cases Plan wrote, in case order
     polls: int = 0
+
+
+class InferenceProgress(BaseModel):
+    """How far a live run's asking has come while it waits for its model, as its steps last reported it:
+    the cases whose first call went out, those answered and those given up on, and the moment the latest
+    call sent must have answered by (its connection's ``timeout_s`` after it went out)."""
+
+    waiting_for: Text | None = None
+    cases: int | None = Field(default=None, ge=0, description="the run's cases (once they are planned)")
+    asked: int = Field(
+        default=0,
+        ge=0,
+        description="cases taken up: their first call went out (or, the step's time over, none could)",
+    )
+    answered: int = Field(default=0, ge=0)
+    unanswered: int = Field(default=0, ge=0, description="cases given up on (their reasons come at the end)")
+    call_deadline: str | None = Field(
+        default=None, description="UTC time by which the latest call sent must have answered, or be given up"
+    )
+    updated_at: str | None = None
 
 
 class InferenceSummary(BaseModel):
@@ -232,6 +260,8 @@ class RunRecord(BaseModel):
     claim: RunClaim | None = None
     live_model: LiveModel | None = None  # set when the platform generates the submission from a model
     inference: InferenceSummary | None = None
+    # While a live run waits for its model: what it has asked and is waiting for (benchgen.steps.inference).
+    progress: InferenceProgress | None = None
     batch: BatchSummary | None = None  # set when the run's cases went to the provider's batch inference
     # Set for a run of chosen cases only (an evaluation's held-out cases); None: every case.
     case_scope: CaseScope | None = None

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+
+_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def utc_now() -> str:
     """ISO-8601 UTC timestamp with a fixed width, so that string order is time order in sort keys."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime(_FORMAT)
+
+
+def utc_in(seconds: float) -> str:
+    """The timestamp ``seconds`` from now, in :func:`utc_now`'s format."""
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).strftime(_FORMAT)

@@ -72,4 +72,5 @@ def live_model_for(
         base_url=connection.base_url,
         secret_arn=connection.secret_arn,
         prices=connection.prices,
+        **({"timeout_s": connection.timeout_s} if connection.timeout_s is not None else {}),
     )

@@ -26,6 +26,7 @@ from benchgen.requests.schemas.runs import (
     CreateRunRequest,
     DatasetLink,
     DetailedResults,
+    InferenceProgressView,
     LiveModelView,
     MetricTile,
     RunConfiguration,
@@ -253,6 +254,7 @@ def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
         dataset=dataset,
         live_model=LiveModelView.model_validate(run.live_model.model_dump()) if run.live_model else None,
         inference=run.inference,
+        progress=InferenceProgressView.model_validate(run.progress.model_dump()) if run.progress else None,
         batch=run.batch,
     )
 

@@ -15,8 +15,10 @@ state machine puts on the failed run.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -29,7 +31,7 @@ from benchgen.bucket_layout import (
     submission_key,
 )
 from benchgen.errors import BenchGenError
-from benchgen.inference.model import Model
+from benchgen.inference.model import Answer, Model
 from benchgen.inference.pacing import Budget, Pacer, fanout
 from benchgen.inference.prompts import prompt_for
 from benchgen.inference.retry import Backoff, Outcome, ask
@@ -40,7 +42,8 @@ from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.providers.registry import provider
 from benchgen.records.prices import AskedMode, RunCost, run_cost
-from benchgen.records.runs import InferenceSummary, LiveModel, RunRecord, RunStatus
+from benchgen.records.runs import InferenceProgress, InferenceSummary, LiveModel, RunRecord, RunStatus
+from benchgen.records.timestamps import utc_in, utc_now
 from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.transfers import Uploads, downloads
 from benchgen.vocabulary import InferenceMode, Sampling
@@ -49,6 +52,14 @@ from benchgen.vocabulary import InferenceMode, Sampling
 PROBE_PROMPT = "Reply with OK."
 PROBE_SAMPLING = Sampling(max_tokens=1, temperature=0)
 UNANSWERED_SHOWN = 5
+PROBE_WAIT = "the model's answer to one short call, before any case is asked"
+CASES_WAIT = "the model's answers to the run's cases"
+# What a step keeps of its Lambda time after its last call to the model could end: enough to write and
+# record what the calls gave, so a silent model ends in a recorded outcome, never in `Task timed out`.
+RECORD_MARGIN_S = 30.0
+# How often a shard adds what it asked and heard to the run's progress: often enough for a user watching
+# the run, seldom enough that a run's shards together make few writes.
+PROGRESS_EVERY_S = 2.0
 
 
 class LiveRunError(BenchGenError):
@@ -70,12 +81,34 @@ def live_run(runs: RunsStore, run_id: str, *statuses: RunStatus) -> tuple[RunRec
     return run, run.live_model
 
 
-def deploy(run_id: str, *, runs: RunsStore, model_for: ModelFactory, backoff: Backoff) -> dict[str, Any]:
-    """Mark the run Deploying and wait, within ``backoff``, until the model answers one cheap call."""
+def last_call_start(live: LiveModel, step_deadline: float | None) -> float | None:
+    """The latest moment (``time.monotonic``) a call to the model may start in a step that ends at
+    ``step_deadline``: its whole timeout, and the time to record what it gave, still fit."""
+    return None if step_deadline is None else step_deadline - live.timeout_s - RECORD_MARGIN_S
+
+
+def deploy(
+    run_id: str,
+    *,
+    runs: RunsStore,
+    model_for: ModelFactory,
+    backoff: Backoff,
+    deadline: float | None = None,
+) -> dict[str, Any]:
+    """Mark the run Deploying and wait, within ``backoff`` and the step's ``deadline``, until the model
+    answers one cheap call."""
     runs.deploy(run_id)
     _, live = live_run(runs, run_id, RunStatus.DEPLOYING)
     probe = model_for(live, PROBE_SAMPLING)
-    outcome = ask(lambda: probe.complete(PROBE_PROMPT), backoff)
+
+    def probe_call() -> Answer:
+        waiting = InferenceProgress(
+            waiting_for=PROBE_WAIT, call_deadline=utc_in(live.timeout_s), updated_at=utc_now()
+        )
+        runs.record_progress(run_id, waiting, expected=RunStatus.DEPLOYING)
+        return probe.complete(PROBE_PROMPT)
+
+    outcome = ask(probe_call, backoff, deadline=last_call_start(live, deadline))
     if outcome.answer is None:
         raise LiveRunError(
             f"the model {provider(live.provider).where(live)} did not answer: {outcome.error}. Check that "
@@ -189,6 +222,9 @@ def plan(
     )
     if not moved:
         raise LiveRunError(f"run {run_id} stopped waiting for its model while its cases were planned")
+    if mode is InferenceMode.ON_DEMAND:
+        started = InferenceProgress(waiting_for=CASES_WAIT, cases=cases, updated_at=utc_now())
+        runs.record_progress(run_id, started, expected=RunStatus.RUNNING)
     # Only counts and a key: the state's payload stays the same size whatever the run's (256 KiB at most).
     return {
         "run_id": run_id,
@@ -239,9 +275,11 @@ def infer_shard(
     backoff: Backoff,
     in_flight: int = 1,
     shards_at_once: int = 1,
+    deadline: float | None = None,
 ) -> dict[str, Any]:
     """Ask the model every case of one shard, up to ``in_flight`` at once (paced to the shard's share of
-    the run's quotas); each answer, or why there is none, goes to its file in the cases' order."""
+    the run's quotas), no call starting too late to end before the step's ``deadline``; each answer, or
+    why there is none, goes to its file in the cases' order."""
     _, live = live_run(runs, run_id, RunStatus.RUNNING)
     model = model_for(live, live.sampling)
     cases_path = store.download(inference_shard_key(run_id, "cases", shard), workdir / "cases.jsonl")
@@ -249,8 +287,15 @@ def infer_shard(
         cases = [json.loads(line) for line in lines if line.strip()]
     budget = shard_budget(live, in_flight, shards_at_once)
     pacer = Pacer(budget)
-    with ThreadPoolExecutor(max_workers=budget.in_flight, thread_name_prefix=f"shard-{shard}") as pool:
-        outcomes = list(pool.map(lambda case: _ask_case(model, case, backoff, pacer), cases))
+    last_start = last_call_start(live, deadline)
+    progress = ShardProgress(lambda **counts: runs.add_progress(run_id, **counts), timeout_s=live.timeout_s)
+    with (
+        progress.reporting(),
+        ThreadPoolExecutor(max_workers=budget.in_flight, thread_name_prefix=f"shard-{shard}") as pool,
+    ):
+        outcomes = list(
+            pool.map(lambda case: _ask_case(model, case, backoff, pacer, last_start, progress), cases)
+        )
     answers_path = workdir / "answers.jsonl"
     answered = unanswered = 0
     with answers_path.open("w", encoding="utf-8") as out:
@@ -269,9 +314,76 @@ def infer_shard(
     }
 
 
-def _ask_case(model: Model, case: dict[str, Any], backoff: Backoff, pacer: Pacer) -> Outcome:
+class ShardProgress:
+    """What one shard asked and heard since it last reported, added to the run's progress every
+    ``PROGRESS_EVERY_S`` by a thread of its own (a call that never answers still shows as waiting)."""
+
+    def __init__(self, report: Callable[..., bool], *, timeout_s: float) -> None:
+        self._report = report
+        self._timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._asked = self._answered = self._unanswered = 0
+        self._call_deadline: str | None = None
+
+    def calling(self, *, first: bool) -> None:
+        """A call goes out now (a case's ``first``, or a retry)."""
+        with self._lock:
+            self._asked += first
+            self._call_deadline = utc_in(self._timeout_s)
+
+    def ended(self, outcome: Outcome) -> None:
+        with self._lock:
+            self._asked += outcome.attempts == 0  # given up unsent: taken up all the same
+            self._answered += outcome.answer is not None
+            self._unanswered += outcome.answer is None
+
+    def flush(self) -> None:
+        with self._lock:
+            counts = {"asked": self._asked, "answered": self._answered, "unanswered": self._unanswered}
+            deadline, self._call_deadline = self._call_deadline, None
+            self._asked = self._answered = self._unanswered = 0
+        if any(counts.values()) or deadline is not None:
+            self._report(**counts, call_deadline=deadline)
+
+    @contextlib.contextmanager
+    def reporting(self) -> Iterator[None]:
+        """Report every ``PROGRESS_EVERY_S`` while the block runs, and once more as it ends."""
+        done = threading.Event()
+
+        def report() -> None:
+            while not done.wait(PROGRESS_EVERY_S):
+                self.flush()
+
+        reporter = threading.Thread(target=report, name="progress", daemon=True)
+        reporter.start()
+        try:
+            yield
+        finally:
+            done.set()
+            reporter.join()
+            self.flush()
+
+
+def _ask_case(
+    model: Model,
+    case: dict[str, Any],
+    backoff: Backoff,
+    pacer: Pacer,
+    last_start: float | None,
+    progress: ShardProgress,
+) -> Outcome:
     prompt = str(case["prompt"])
-    return ask(lambda: model.complete(prompt), backoff, pacer=pacer)
+    calls = 0
+
+    def call() -> Answer:
+        nonlocal calls
+        calls += 1
+        progress.calling(first=calls == 1)
+        return model.complete(prompt)
+
+    outcome = ask(call, backoff, pacer=pacer, deadline=last_start)
+    progress.ended(outcome)
+    return outcome
 
 
 def _tally_tokens(summary: InferenceSummary, record: dict[str, Any]) -> None:

@@ -9,9 +9,12 @@ suffix.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import shutil
+import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -20,7 +23,7 @@ from collections.abc import Callable
 from email.message import Message
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from benchgen.aws.clients import MODEL_READ_TIMEOUT_S
 from benchgen.aws.providers.faults import missing
@@ -81,30 +84,68 @@ class ChatCompletions:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        # The base URL was checked to be https (or loopback) when the connection was recorded.
-        request = urllib.request.Request(self._url, data=body, headers=headers, method="POST")  # noqa: S310
-        try:
-            with urllib.request.urlopen(request, timeout=self._timeout_s) as response:  # noqa: S310
-                raw = response.read().decode("utf-8", errors="replace")
-        except urllib.error.HTTPError as error:
-            detail = error.read().decode("utf-8", errors="replace")[:_ERROR_PREVIEW]
-            throttled = error.code == 429
-            what = "throttled the request" if throttled else f"answered HTTP {error.code}"
+        status, response_headers, raw = self._post(body, headers)
+        if status >= 400:
+            detail = raw[:_ERROR_PREVIEW]
+            throttled = status == 429
+            what = "throttled the request" if throttled else f"answered HTTP {status}"
             raise ModelCallError(
                 f"{self._url} {what}: {detail}",
-                retryable=error.code >= 500,
-                retry_after=retry_after_seconds(error.headers),
+                retryable=status >= 500,
+                retry_after=retry_after_seconds(response_headers),
                 throttled=throttled,
-            ) from None
-        except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
-            reason = getattr(error, "reason", error)
-            raise ModelCallError(f"could not reach {self._url}: {reason}", retryable=True) from None
-        except http.client.IncompleteRead as error:
-            # The connection closed mid-answer: a network fault, which the same call may not meet again.
-            raise ModelCallError(cut_short(self._url, error), retryable=True) from None
+            )
         parsed = parse_json(raw, self._url, ": check the base URL")
         input_tokens, output_tokens = chat_usage(parsed)
         return Answer(text=chat_text(parsed), raw=raw, input_tokens=input_tokens, output_tokens=output_tokens)
+
+    def _post(self, body: bytes, headers: dict[str, str]) -> tuple[int, Message, str]:
+        """The status, headers and body of one POST, the whole of it within ``timeout_s``.
+
+        A socket's timeout bounds each read only: a server that sends a byte now and then would hold the
+        call for ever. So a watchdog shuts the socket at the deadline, which ends any read under way.
+        """
+        # The base URL was checked to be https (or loopback) when the connection was recorded.
+        parts = urlsplit(self._url)
+        kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        connection = kind(parts.netloc, timeout=self._timeout_s)
+        deadline = time.monotonic() + self._timeout_s
+        watchdog: threading.Timer | None = None
+        try:
+            connection.connect()
+            # The socket itself: the connection lets go of it once an answer that closes it has begun.
+            watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), _shut, (connection.sock,))
+            watchdog.daemon = True
+            watchdog.start()
+            connection.request("POST", parts.path, body=body, headers=headers)
+            response = connection.getresponse()
+            raw = response.read().decode("utf-8", errors="replace")
+        except http.client.IncompleteRead as error:
+            if time.monotonic() >= deadline:
+                raise self._late() from None
+            # The connection closed mid-answer: a network fault, which the same call may not meet again.
+            raise ModelCallError(cut_short(self._url, error), retryable=True) from None
+        except (OSError, http.client.HTTPException) as error:
+            if time.monotonic() >= deadline:
+                raise self._late() from None
+            raise ModelCallError(f"could not reach {self._url}: {error}", retryable=True) from None
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+            connection.close()
+        return response.status, response.headers, raw
+
+    def _late(self) -> ModelCallError:
+        return ModelCallError(
+            f"{self._url} gave no whole answer within {self._timeout_s:g} s, the connection's timeout_s",
+            retryable=True,
+        )
+
+
+def _shut(sock: socket.socket) -> None:
+    """End the socket's reads and writes at once, from the watchdog's thread."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 class _Throttled(ProviderFault):
@@ -363,7 +404,7 @@ class Adapter:
         if live.base_url is None:
             raise ModelCallError(missing(live.connection_id, live.provider, "a base URL"), retryable=False)
         key = api_key(live.secret_arn) if live.secret_arn else None
-        return ChatCompletions(live.base_url, live.model_id, sampling, api_key=key)
+        return ChatCompletions(live.base_url, live.model_id, sampling, api_key=key, timeout_s=live.timeout_s)
 
 
 def _read_key(secret_arn: str) -> str:

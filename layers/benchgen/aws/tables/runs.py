@@ -13,6 +13,7 @@ from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
 from benchgen.ports.runs import Holder, RunsStore
 from benchgen.records.runs import RunClaim, RunRecord, RunStatus
+from benchgen.records.timestamps import utc_now
 
 
 def _run_field(name: str) -> str:
@@ -100,6 +101,44 @@ class RunsRepo(Table, RunsStore):
         log_transitions(run_id, before, fields)
         after = {name: value for name, value in before.items() if name not in fields or name in written}
         return RunRecord.model_validate(after | written)
+
+    def add_progress(
+        self, run_id: str, *, asked: int, answered: int, unanswered: int, call_deadline: str | None
+    ) -> bool:
+        names = {
+            "#run_id": "run_id",
+            "#status": "status",
+            "#p": "progress",
+            "#asked": "asked",
+            "#answered": "answered",
+            "#unanswered": "unanswered",
+            "#updated": "updated_at",
+        }
+        values: dict[str, Any] = {
+            ":asked": {"N": str(asked)},
+            ":answered": {"N": str(answered)},
+            ":unanswered": {"N": str(unanswered)},
+            ":updated": {"S": utc_now()},
+            ":running": {"S": RunStatus.RUNNING.value},
+        }
+        assignments = ["#p.#updated = :updated"]
+        if call_deadline is not None:
+            names["#deadline"] = "call_deadline"
+            values[":deadline"] = {"S": call_deadline}
+            assignments.append("#p.#deadline = :deadline")
+        response = self._conditional(
+            "update_item",
+            TableName=self.table_name,
+            Key={"run_id": {"S": run_id}},
+            UpdateExpression=(
+                "ADD #p.#asked :asked, #p.#answered :answered, #p.#unanswered :unanswered "
+                f"SET {', '.join(assignments)}"
+            ),
+            ConditionExpression="attribute_exists(#run_id) AND attribute_exists(#p) AND #status = :running",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+        )
+        return response is not None
 
     def claim(
         self,

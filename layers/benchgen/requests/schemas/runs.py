@@ -13,6 +13,7 @@ from pydantic import (
     PlainValidator,
     StrictStr,
     WithJsonSchema,
+    computed_field,
     field_validator,
     model_validator,
 )
@@ -23,6 +24,7 @@ from benchgen.records.runs import (
     ArtifactStatus,
     BatchSummary,
     InferenceLimits,
+    InferenceProgress,
     InferenceSummary,
     RunConfig,
     RunRecord,
@@ -278,6 +280,10 @@ class RunDetail(RunSummary):
     inference: InferenceSummary | None = Field(
         default=None, description="for a live run: how its cases were answered (details in its Inference Log)"
     )
+    progress: InferenceProgressView | None = Field(
+        default=None,
+        description="for a live run: what it asked its model and waits for, as its steps last reported",
+    )
     batch: BatchSummary | None = Field(
         default=None,
         description="for a live run answered by its provider's batch inference: each job's provider id, "
@@ -305,6 +311,15 @@ class RunConfiguration(RunConfig):
             limits=live.limits if live else None,
             prices=live.prices if live else None,
         )
+
+
+class InferenceProgressView(InferenceProgress):
+    """A live run's progress, with the cases it waits for now."""
+
+    @computed_field(description="cases asked and neither answered nor given up yet")  # type: ignore[prop-decorator]
+    @property
+    def waiting(self) -> int:
+        return max(0, self.asked - self.answered - self.unanswered)
 
 
 class LiveModelView(BaseModel):
