@@ -1,16 +1,18 @@
-"""Submissions no run takes, on the local cloud: each is answered on the bus and in the log, and changes no
-other run and no upload."""
+"""Submissions no run takes, on the local cloud: each is answered on the bus, in the log and by the API, and
+changes no other run and no upload."""
 
 from __future__ import annotations
 
 import importlib
 import logging
 from collections.abc import Iterator
+from urllib.parse import quote
 
 import pytest
 
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.records.runs import RunRecord, RunStatus
+from cli.api_client import Api
 from localcloud.cloud import LocalCloud
 from tests.integration.factories import received_events, watch_events
 
@@ -90,6 +92,23 @@ def test_a_refused_submission_is_one_log_line_with_the_key_and_the_reason(
     assert [(line.levelname, vars(line)["key"], vars(line)["reason"]) for line in refusals] == [
         ("WARNING", key, f"{key}: {LAYOUT}")
     ]
+
+
+def test_reading_a_run_id_no_run_can_have_says_why_its_upload_was_refused(cloud: LocalCloud) -> None:
+    # given a user signed in to the API
+    with cloud.serve_api(access_log=False) as server:
+        api = Api(server.url, cloud.create_user("uploader@example.com", "Uploader-Passw0rd!x"))
+
+        # when they read the run their upload under submissions/bad run/ named
+        status, answer = api.call("GET", "/runs/" + quote("bad run", safe=""))
+
+    # then the answer names the id, says why the upload was refused and what to do instead
+    assert status == 404
+    assert answer["message"] == (
+        "no run 'bad run': no run can have this id (a run id is 1-128 letters, digits, '.', '_' or '-', "
+        "starting with a letter or digit), so a submission uploaded under submissions/bad run/ is refused "
+        "and never scored; create a run with POST /runs and upload to the URL it returns"
+    )
 
 
 @pytest.mark.parametrize(
