@@ -25,6 +25,7 @@ def ingest(upload: UploadedObject, invocation: Invocation) -> dict[str, Any]:
             workdir=workdir,
             sandbox=wired.sandbox,
             invocation=invocation,
+            publisher=wired.publisher,
         )
     if run is None:
         return {"key": upload.key, "ignored": True}

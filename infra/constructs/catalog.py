@@ -191,6 +191,8 @@ INGEST = FunctionSpec(
     writes=(PREDICTIONS_PREFIX, SANDBOX_PREFIX),
     tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
     idempotent=True,
+    # announces an upload no run takes (SubmissionRefused)
+    puts_events=True,
     runs_programs=True,
 )
 

@@ -48,7 +48,9 @@ ARTIFACT_PART = "artifact"
 _PREDICTION_OUTPUT = RunOutput.PREDICTION_OUTPUT.file_name
 
 _SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
-_NAMES = "each name 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+# What every name in a key (a run id among them) may be.
+NAME_RULE = "1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+_NAMES = f"each name {NAME_RULE}"
 
 
 class ObjectKeyError(BenchGenError):
@@ -108,6 +110,11 @@ def parse_submission_key(key: str) -> SubmissionKey:
             f"({_NAMES})"
         )
     return SubmissionKey(match[1], match[2])
+
+
+def is_usable_run_id(run_id: str) -> bool:
+    """A submission key can name this run id (every id POST /runs issues is one)."""
+    return re.fullmatch(_SEGMENT, run_id) is not None
 
 
 def loose_run_id(key: str) -> str | None:

@@ -82,7 +82,7 @@ EXPECTED_ACTIONS = {
     | READ_WRITE
     | IDEMPOTENCY,
     "ingest": BASELINE
-    | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "lambda:InvokeFunction"}
+    | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "lambda:InvokeFunction", "events:PutEvents"}
     | READ_WRITE
     | IDEMPOTENCY,
     "score": BASELINE
@@ -674,8 +674,8 @@ def test_score_alone_starts_the_pipeline_and_only_the_steps_that_announce_emit_e
     }
     emits = {n for n, s in role_statements.items() if ("events:PutEvents", "${EventBus.Arn}") in _pairs(s)}
     assert starts == {"score", "reduce_scores"}
-    # the API announces a manual dataset save
-    assert emits == {"score", "dead_letters", "api", *SHARD_STEPS}
+    # the API announces a manual dataset save; ingest, an upload no run takes
+    assert emits == {"score", "ingest", "dead_letters", "api", *SHARD_STEPS}
 
 
 def test_the_dead_letter_consumer_reads_the_run_steps_and_registrations_queues_only(

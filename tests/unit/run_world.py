@@ -123,6 +123,7 @@ class Run:
             environments=self.environments,
             workdir=self._workdir(),
             invocation=invocation(),
+            publisher=self.published,
         )
 
     def score(self) -> RunRecord | None:

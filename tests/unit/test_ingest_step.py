@@ -16,7 +16,7 @@ from benchgen.records.runs import RunClaim, RunRecord, RunStatus
 from benchgen.steps.attempts import Invocation
 from benchgen.steps.ingest import ingest_submission
 from examplegen.writing import write_bundle_zip
-from tests.fakes import FlakyUpload, MemoryEnvironments, MemoryRuns, MemoryStore
+from tests.fakes import FlakyUpload, MemoryEnvironments, MemoryRuns, MemoryStore, Published
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BUNDLE_KEY = "environments/gsm8k-en/v1/bundle.zip"
@@ -56,7 +56,13 @@ def pending_run() -> RunRecord:
 def _ingest(key: str, store: MemoryStore, runs: MemoryRuns, workdir: Path) -> RunRecord | None:
     """One delivery of ``key`` to the ingest step, for the one environment these tests know."""
     return ingest_submission(
-        key, store=store, runs=runs, environments=registered(), workdir=workdir, invocation=delivery()
+        key,
+        store=store,
+        runs=runs,
+        environments=registered(),
+        workdir=workdir,
+        invocation=delivery(),
+        publisher=Published(),
     )
 
 
@@ -218,6 +224,7 @@ def test_the_last_attempt_fails_the_run_before_lambda_stops_it_for_time(
             environments=registered(),
             workdir=tmp_path,
             invocation=last,
+            publisher=Published(),
         )
 
     # then the run was failed before the deadline, saying it ran out of time

@@ -11,6 +11,9 @@ from benchgen.requests.schemas.common import ID_PATTERN, IDEMPOTENCY_KEY_PATTERN
 
 NextToken = Annotated[str | None, Query(pattern=NEXT_TOKEN_PATTERN, description="from the previous page")]
 ResourceId = Annotated[str, Path(pattern=ID_PATTERN)]
+# Any id, for the route that reads a run: an id no run can have is answered with why a submission uploaded
+# under it was refused (benchgen.requests.runs.run_detail), since whoever uploaded there asks about it.
+AnyRunId = Annotated[str, Path(min_length=1, max_length=1024)]
 
 
 def _idempotency_key(noun: str) -> Header:

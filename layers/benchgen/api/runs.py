@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from benchgen.api import Owner, Services
 from benchgen.api.errors import responses
-from benchgen.api.parameters import NextToken, ResourceId, RunIdempotencyKey
+from benchgen.api.parameters import AnyRunId, NextToken, ResourceId, RunIdempotencyKey
 from benchgen.records.runs import RunStatus
 from benchgen.requests.runs import (
     create_run,
@@ -68,8 +69,10 @@ def get_runs(
 
 
 @router.get("/runs/<run_id>", tags=["runs"], summary="Read a run", responses=responses(200, 404))
-def get_run(run_id: ResourceId, services: Services, _owner: Owner) -> RunDetail:
-    return run_detail(run_id, services=services)
+def get_run(run_id: AnyRunId, services: Services, _owner: Owner) -> RunDetail:
+    # The resolver hands the path segment as sent, percent-encoded; an id the API issued never holds '%',
+    # so only an id no run can have reads differently decoded, and is then named as its uploader wrote it.
+    return run_detail(unquote(run_id), services=services)
 
 
 @router.get(

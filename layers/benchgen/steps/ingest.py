@@ -16,6 +16,7 @@ from benchgen.errors import BenchGenError
 from benchgen.ingest import ingest
 from benchgen.outputs import RunOutput
 from benchgen.ports.environments import EnvironmentsReader
+from benchgen.ports.events import Publisher
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.runs import RunRecord, RunStatus
@@ -34,6 +35,10 @@ _METADATA_HINT = (
     "--metadata environment=<id>,version=<version>,model=<name> (and phase=<name or index> for another phase "
     "than the first)"
 )
+_SUBMISSION_LAYOUT = "submissions/<run_id>/<file name>"
+_NEW_RUN = "create a new run with POST /runs and upload to the URL it returns"
+# What the bus and the log call an upload that no run takes.
+SUBMISSION_REFUSED = "SubmissionRefused"
 
 
 def _run_for_upload(run_id: str, metadata: dict[str, str]) -> RunRecord:
@@ -69,16 +74,18 @@ def ingest_submission(
     environments: EnvironmentsReader,
     workdir: Path,
     invocation: Invocation,
+    publisher: Publisher,
     sandbox: Sandbox | None = None,
 ) -> RunRecord | None:
-    """Move the run Pending -> Running, build its prediction output; ``None`` for a duplicate event.
+    """Move the run Pending -> Running, build its prediction output; ``None`` for a duplicate event and
+    for an upload no run takes (announced as SubmissionRefused).
 
     An unexpected error is raised again for Lambda to retry, except on the last attempt, which fails the run.
     """
     try:
         submission = parse_submission_key(key)
     except ObjectKeyError as error:
-        return _refuse_misplaced(key, error, store=store, runs=runs)
+        return _refuse_misplaced(key, error, store=store, runs=runs, publisher=publisher)
     run_id = submission.run_id
     if runs.get(run_id) is None:
         runs.create(_run_for_upload(run_id, store.metadata(key)))
@@ -86,7 +93,10 @@ def ingest_submission(
     started = runs.start(run_id, submission_key=key, submission_filename=submission.filename)
     run = started or runs.get(run_id)
     if run is None or not (started or _interrupted(run, key)):
-        logger.info("run is not pending: duplicate or late event ignored", extra={"run_id": run_id})
+        if run is not None and run.submission_key != key:
+            _refuse(key, _taken(run), publisher=publisher, run_id=run_id)
+        else:
+            logger.info("run is not pending: duplicate or late event ignored", extra={"run_id": run_id})
         return None
     claimed = run
 
@@ -150,18 +160,44 @@ def _ingest_claimed(
     return runs.add_files(run_id, {RunOutput.PREDICTION_OUTPUT: prediction_key(run_id)})
 
 
+def _taken(run: RunRecord) -> str:
+    """Why a run that is not waiting for a submission takes no other."""
+    if run.submission_key is not None:
+        state = f"already took the submission {run.submission_key} (status {run.status.value})"
+    else:
+        why = run.failure_reason or "no reason recorded"
+        state = f"is {run.status.value}, not waiting for a submission ({why})"
+    return f"run {run.run_id} {state}: a run takes one submission; {_NEW_RUN}"
+
+
+def _refuse(key: str, reason: str, *, publisher: Publisher, run_id: str | None = None) -> None:
+    """One log line and one SubmissionRefused event, each with the key and the reason."""
+    detail = {"key": key, "reason": reason} | ({"run_id": run_id} if run_id else {})
+    logger.warning("submission refused", extra=detail)
+    publisher.publish(SUBMISSION_REFUSED, detail)
+
+
 def _refuse_misplaced(
-    key: str, error: ObjectKeyError, *, store: ObjectStorage, runs: RunsStore
+    key: str, error: ObjectKeyError, *, store: ObjectStorage, runs: RunsStore, publisher: Publisher
 ) -> RunRecord | None:
-    """A submission whose key is laid out wrongly fails the run its key names, if that run is pending.
+    """A submission whose key is laid out wrongly is refused on the bus and in the log, and fails the run
+    its key names, if that run is pending.
 
     A key that names no usable run id has no run to answer on (and a run under an id the API cannot
-    address would answer nobody): it is logged as an error, for the operator, and changes nothing.
+    address would answer nobody), and a folder is not a submission: neither changes any run.
     """
     run_id = loose_run_id(key)
     if run_id is None:
-        logger.error("submission key names no usable run id: nothing recorded", extra={"key": key})
+        reason = f"{error}; no run can have such an id: {_NEW_RUN}"
+        _refuse(key, reason, publisher=publisher)
         return None
+    if key.endswith("/"):
+        # A folder marker (the S3 console's "Create folder"): the file uploaded into it next is the
+        # submission, so the run must still be waiting for it.
+        reason = f"{key} is a folder, not a submission: upload the file itself as {_SUBMISSION_LAYOUT}"
+        _refuse(key, reason, publisher=publisher, run_id=run_id)
+        return None
+    _refuse(key, str(error), publisher=publisher, run_id=run_id)
     existing = runs.get(run_id)
     if existing is None:
         named = _run_for_upload(run_id, store.metadata(key))
