@@ -38,6 +38,7 @@ from localcloud.provision import Provisioner
 from localcloud.s3_notifications import S3Notifications
 from localcloud.stack_template import Route, StackTemplate, lazy_handler
 from localcloud.step_limits import StepLimits
+from localcloud.user_names import CaseInsensitiveUserNames
 
 Mode = Literal["in-process", "server"]
 
@@ -114,6 +115,8 @@ class LocalCloud:
             # S3's checks of a presigned URL's signature and expiry, which moto's server skips.
             PresignedUrlChecks({LOCAL_KEY: LOCAL_KEY}),
             self.step_limits,
+            # A pool created case-insensitive signs a user in whatever the case typed (see user_names.py).
+            CaseInsensitiveUserNames(),
         )
         # Each function's and state machine's calls under its own role's policies (see iam/enforcement.py).
         self.iam = IamEnforcement(self.client)

@@ -24,6 +24,8 @@ class Users(Construct):
             # Accounts are created by an administrator: benchmark authors and model owners are invited.
             self_sign_up_enabled=False,
             sign_in_aliases=cognito.SignInAliases(email=True, username=True),
+            # People type their email address in whatever case comes to hand: it names one user.
+            sign_in_case_sensitive=False,
             password_policy=cognito.PasswordPolicy(
                 min_length=14,
                 require_lowercase=True,

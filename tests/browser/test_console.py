@@ -28,6 +28,20 @@ def test_a_wrong_password_is_refused_with_the_pools_message(tab: Page, console: 
     assert len(tab.errors) == 1 and "400" in tab.errors[0], tab.errors
 
 
+def test_the_email_address_signs_in_whatever_its_case(tab: Page, console: Console) -> None:
+    # Given the demo user's email address typed in capitals
+    page = tab.page
+    page.goto(console.url + "/")
+    page.get_by_label("Email or user name").fill(DEMO_USER.upper())
+    page.get_by_label("Password").fill(console.password)
+    # When Sign in is pressed
+    page.get_by_role("button", name="Sign in").click()
+    # Then the user is signed in
+    expect(page.get_by_role("link", name="Runs", exact=True)).to_be_visible()
+    expect(page.locator("#who")).to_contain_text(DEMO_USER, ignore_case=True)
+    assert tab.errors == []
+
+
 def test_the_runs_list_shows_the_demo_run_and_filters_by_status(tab: Page, console: Console) -> None:
     tab.sign_in(DEMO_USER)
     expect(tab.page.locator("#who")).to_contain_text(DEMO_USER)
@@ -170,6 +184,37 @@ def test_picking_a_benchmark_dataset_shows_the_banner_and_the_accepting_connecti
     assert tab.errors == []
 
 
+def test_datasets_of_one_generated_name_are_told_apart_on_train_at_a_phones_width(
+    browser: Any, console: Console
+) -> None:
+    # Given two datasets of one generated name: the demo run's and its copy's, saved a moment later
+    status, answer = console.owner.call("POST", f"/runs/{console.unsaved_run_id}/dataset")
+    assert status in (201, 409), answer  # 409: an earlier test saved it already
+    name = console.owner.expect("GET", f"/datasets/{console.dataset_id}", 200)["name"]
+    shared = [
+        d for d in console.owner.expect("GET", "/datasets?limit=100", 200)["items"] if d["name"] == name
+    ]
+    assert len(shared) == 2
+    context = browser.new_context(viewport={"width": 390, "height": 900})
+    try:
+        tab = Page(context.new_page(), console)
+        tab.sign_in(DEMO_USER)
+        # When Train's dataset menu is read at a phone's width
+        page = tab.open("/train")
+        options = page.locator(f'#train-dataset optgroup[label="{name}"] option')
+        # Then they are grouped under their name, each option starting with what differs
+        expect(options).to_have_count(2)
+        texts = options.all_inner_texts()
+        assert len(set(texts)) == 2, texts
+        assert all(not text.startswith(name) for text in texts), texts
+        # and the one chosen is named beside the menu
+        page.get_by_label("Dataset", exact=True).select_option(console.dataset_id)
+        expect(page.locator("#train-dataset-name")).to_have_text(name)
+        assert tab.errors == []
+    finally:
+        context.close()
+
+
 def test_the_workspace_tabs_show_the_preparation(tab: Page, console: Console) -> None:
     preparation = console.owner.expect("GET", f"/preparations/{console.preparation_id}", 200)
     coverage = console.owner.expect("GET", f"/preparations/{console.preparation_id}/coverage", 200)
@@ -239,6 +284,24 @@ def test_every_page_passes_axe_and_works_from_the_keyboard(tab: Page, console: C
     page.keyboard.press("Tab")
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Datasets")).to_be_visible()
+    assert tab.errors == []
+
+
+def test_skip_to_content_moves_the_focus_into_the_page_it_is_on(tab: Page, console: Console) -> None:
+    # Given the runs page, its skip link the first stop of the keyboard
+    tab.sign_in(DEMO_USER)
+    page = tab.open("/runs")
+    page.reload()
+    expect(page.get_by_role("heading", name="Runs", exact=True)).to_be_visible()
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+    # When Enter follows it
+    page.keyboard.press("Enter")
+    # Then the focus is on the content, which is still the runs page at its own address
+    expect(page.locator("main")).to_be_focused()
+    expect(page.get_by_role("heading", name="Runs", exact=True)).to_be_visible()
+    expect(page.get_by_role("heading", name="Not found")).to_have_count(0)
+    assert page.url.endswith("#/runs")
     assert tab.errors == []
 
 

@@ -17,6 +17,7 @@ from benchgen.outputs import RunOutput
 from cli.demo import EXAMPLES
 from cli.local import DEMO_USER
 from examplegen.writing import write_bundle_zip
+from localcloud.stack_template import ACCOUNT_ID
 from tests.browser.conftest import SECRET_ARN, STRANGER, Console, Page
 
 A_KEY = "sk-live-0123456789abcdef"
@@ -32,14 +33,23 @@ def test_a_connection_is_created_read_and_deleted_from_its_pages(tab: Page, cons
     expect(listed.locator("tbody tr")).to_have_count(2)
     expect(page.get_by_role("navigation", name="Pages of connections")).to_contain_text("2 connections")
 
-    # When a key is put where the secret's ARN goes, the API refuses it and the page names the field
+    # When a key is put where the secret's ARN goes, the API refuses it and the page says once, by the
+    # field's label, what goes there instead
     page.get_by_label("Name", exact=True).fill("lab")
     page.get_by_label("Provider", exact=True).select_option("openai-compatible")
     page.get_by_label("Base URL (https)").fill("https://api.example.com/v1")
     page.get_by_label(re.compile("Secrets Manager secret ARN")).fill(A_KEY)
     page.get_by_role("button", name="Create connection").click()
     refusal = page.locator("#connection-outcome [role=alert]")
-    expect(refusal).to_contain_text("secret_arn")
+    expect(refusal.locator("li")).to_have_text(
+        [
+            "Secrets Manager secret ARN holding the key (never the key): this is not a Secrets Manager "
+            "secret's ARN, such as arn:aws:secretsmanager:us-east-1:123456789012:secret:together-key. Put "
+            "the key itself in Secrets Manager and give the secret's ARN here"
+        ]
+    )
+    expect(refusal).not_to_contain_text("pattern")
+    expect(refusal).not_to_contain_text("secret_arn")
     assert A_KEY not in (refusal.text_content() or "")
     assert len(console.owner.expect("GET", "/connections?limit=100", 200)["items"]) == 2
 
@@ -48,7 +58,7 @@ def test_a_connection_is_created_read_and_deleted_from_its_pages(tab: Page, cons
     page.get_by_label("On demand, input").fill("0.06")
     page.get_by_label("Requests at once").fill("8")
     page.get_by_role("button", name="Create connection").click()
-    expect(refusal).to_contain_text("output_per_million")
+    expect(refusal.locator("li strong")).to_have_text(["On demand, output price"])
     assert len(console.owner.expect("GET", "/connections?limit=100", 200)["items"]) == 2
 
     # and with both prices, batch ones too, it is created with them and the quota, and its page shows
@@ -225,18 +235,92 @@ def test_a_run_the_api_refuses_shows_its_sentence_and_starts_nothing(
     page.get_by_label("Submission file").set_input_files(badly_named)
     # When Start run is pressed
     page.get_by_role("button", name="Start run").click()
-    # Then the API's sentence and the field it names are shown, and no run was created
+    # Then the API's reason is shown once, under the label of the field it names, and no run was created
     status, answer = console.owner.call(
         "POST",
         "/runs",
         {"environment_id": "gsm8k-tr", "version": "v1", "model": "refused", "filename": badly_named.name},
     )
-    assert status == 422
+    assert status == 422 and [p["field"] for p in answer["errors"]] == ["filename"]
     alert = page.locator("#run-outcome [role=alert]")
-    expect(alert).to_contain_text(answer["message"])
-    expect(alert.locator("li")).to_contain_text(["filename"])
+    expect(alert.locator("li")).to_have_text([f"Submission file: {answer['errors'][0]['message']}"])
+    expect(alert).not_to_contain_text(answer["message"])
     assert console.owner.expect("GET", "/runs?environment_id=gsm8k-tr&limit=100", 200)["items"] == before
     assert "/run" in page.url and "#/runs/" not in page.url
+
+
+def test_a_refused_limit_is_named_by_its_label_and_the_connection_by_its_name(
+    tab: Page, console: Console
+) -> None:
+    # Given a connection whose quota allows two requests at once
+    capped = console.owner.expect(
+        "POST",
+        "/connections",
+        201,
+        {
+            "name": "capped",
+            "provider": "openai-compatible",
+            "base_url": "https://api.together.xyz/v1",
+            "secret_arn": SECRET_ARN,
+            "limits": {"max_in_flight": 2},
+        },
+    )
+    try:
+        tab.sign_in(DEMO_USER)
+        page = tab.open("/environments/gsm8k-tr/v1/run")
+        form = page.get_by_role("form", name="Start a run")
+        form.get_by_label("A live model through one of your connections").check()
+        form.get_by_label("Model name").fill("too eager")
+        form.get_by_label("Connection", exact=True).select_option(capped["connection_id"])
+        form.get_by_label("Model id").fill("meta-llama/Llama-3-8b-chat-hf")
+        # When a run through it asks for five
+        form.get_by_label("Requests at once").fill("5")
+        form.get_by_role("button", name="Start run").click()
+        # Then the refusal names the form's field and the connection as the page shows them
+        alert = page.locator("#run-outcome [role=alert]")
+        expect(alert).to_have_text(
+            "Requests at once is 5, above the bound of 2 that connection \u201ccapped\u201d sets: ask for at "
+            "most 2, or leave it out to use 2"
+        )
+    finally:
+        console.owner.expect("DELETE", f"/connections/{capped['connection_id']}", 204)
+
+
+def test_a_batch_run_is_asked_for_from_the_form_and_refused_by_a_provider_without_batch(
+    tab: Page, console: Console
+) -> None:
+    # Given a SageMaker connection, whose endpoints answer a request at a time
+    endpoint = console.owner.expect(
+        "POST",
+        "/connections",
+        201,
+        {
+            "name": "endpoint",
+            "provider": "sagemaker",
+            "region": "us-east-1",
+            "role_arn": f"arn:aws:iam::{ACCOUNT_ID}:role/benchgen-training",
+            "endpoint_name": "my-endpoint",
+        },
+    )
+    try:
+        tab.sign_in(DEMO_USER)
+        page = tab.open("/environments/gsm8k-tr/v1/run")
+        form = page.get_by_role("form", name="Start a run")
+        form.get_by_label("A live model through one of your connections").check()
+        form.get_by_label("Model name").fill("asked in batch")
+        form.get_by_label("Connection", exact=True).select_option(endpoint["connection_id"])
+        form.get_by_label("Model id").fill("my-model")
+        # When its run is asked for in batch
+        form.get_by_label("Inference mode").select_option("batch")
+        form.get_by_role("button", name="Start run").click()
+        # Then the API's refusal says why, in the form's words, and which option serves instead
+        expect(page.locator("#run-outcome [role=alert]")).to_have_text(
+            "Inference mode batch: a SageMaker endpoint has no batch inference API for live runs: set "
+            "Inference mode to on_demand (its cases are asked concurrently, up to Requests at once), or "
+            "serve the model on Bedrock or an OpenAI-compatible host with a Batch API for batch runs"
+        )
+    finally:
+        console.owner.expect("DELETE", f"/connections/{endpoint['connection_id']}", 204)
 
 
 def test_a_rejected_version_offers_no_run(tab: Page, console: Console) -> None:

@@ -191,8 +191,7 @@ def test_authorizing_from_the_results_tab_shows_the_evaluation_and_its_paired_co
         assert answer.status == 200 and b"<html" in answer.read().lower()
         assert "attachment" in answer.headers.get("Content-Disposition", "")
 
-    # and once the page is loaded again, the evaluation is listed under its training run with its report
-    page.reload()
+    # and, without a reload, the evaluation is listed under its training run with its report
     listed = page.locator(".evaluations .comparison")
     expect(listed).to_contain_text(f"Evaluation {found.group(1)}")
     expect(listed).to_contain_text(f"verdict {evaluation['verdict']}")
@@ -251,9 +250,9 @@ def test_a_live_run_the_api_refuses_shows_its_sentence(results_tab: Page, traine
     # When Start run is pressed (the browser's own range check is not what refuses it)
     form.evaluate("form => { form.noValidate = true; }")
     form.get_by_role("button", name="Start run").click()
-    # Then the API's sentence names the field, and no run was created
+    # Then the API's reason is shown under the field's label, and no run was created
     alert = page.locator("#run-outcome [role=alert]")
-    expect(alert.locator("li")).to_contain_text(["temperature"])
+    expect(alert.locator("li strong")).to_have_text(["Temperature"])
     assert trained.owner.expect("GET", "/runs?limit=100", 200)["items"] == before
     # the browser reports the refused request itself, and nothing else went wrong
     assert [error for error in results_tab.errors if "422 (Unprocessable Entity)" not in error] == []

@@ -36,17 +36,59 @@ export function statusBadge(status: string): HTMLElement {
   return h("span", { class: `status status-${status.toLowerCase()}` }, status);
 }
 
-/** The error's sentence and, for an invalid request, each field to fix as the API named it. */
-export function errorBox(error: unknown): HTMLElement {
+/**
+ * How a page says the API's words: the API names fields by their paths in the body and things by their ids,
+ * while the person reading sees the form's labels and the names they gave.
+ */
+export interface Wording {
+  /** A field's path as the API names it ("limits.max_in_flight") to the form's label ("Requests at once"). */
+  labels?: Record<string, string>;
+  /** A field's path to what its value must look like, said instead of the pattern the API checked it with. */
+  formats?: Record<string, string>;
+  /** An id to the name people know it by, such as a connection's. */
+  names?: Record<string, string>;
+}
+
+/**
+ * The error's sentence, in the page's words. For an invalid request, each field to fix by its label, with
+ * the API's reason; the API's sentence repeats those reasons, so it is not shown as well.
+ */
+export function errorBox(error: unknown, wording: Wording = {}): HTMLElement {
   const message = error instanceof Error ? error.message : String(error);
-  const problems = (error as { problems?: { field: string; message: string }[] }).problems ?? [];
-  if (!problems.length) return h("p", { class: "error", role: "alert" }, message);
+  const problems = (error as { problems?: { location: string; field: string; message: string }[] }).problems ?? [];
+  if (!problems.length) return h("p", { class: "error", role: "alert" }, reword(message, wording));
   return h(
     "div",
     { class: "error", role: "alert" },
-    h("p", {}, message),
-    h("ul", {}, problems.map((p) => h("li", {}, h("strong", {}, p.field), `: ${p.message}`))),
+    h("p", {}, problems.length === 1 ? "Check this:" : "Check these:"),
+    h(
+      "ul",
+      {},
+      problems.map((p) => {
+        // A pattern means nothing to a reader: the form says what the value looks like instead.
+        const reason = /should match pattern/.test(p.message)
+          ? (wording.formats?.[p.field] ?? "this is not in the form the field takes")
+          : reword(p.message, wording);
+        // A problem of the whole request (its field is where it came from) is its reason alone.
+        if (p.field === p.location) return h("li", {}, reason);
+        return h("li", {}, h("strong", {}, wording.labels?.[p.field] ?? p.field), `: ${reason}`);
+      }),
+    ),
   );
+}
+
+/**
+ * The sentence with each field path and id it holds replaced by its label or name, longest first. A field
+ * named by a plain word ("model") is left alone: in a sentence that word is more often English than a field.
+ */
+function reword(sentence: string, { labels = {}, names = {} }: Wording): string {
+  const paths = Object.entries(labels).filter(([path]) => /[._]/.test(path));
+  const words = { ...Object.fromEntries(paths), ...Object.fromEntries(Object.entries(names).map(([id, name]) => [id, `\u201c${name}\u201d`])) };
+  const found = Object.keys(words).sort((a, b) => b.length - a.length);
+  if (!found.length) return sentence;
+  const escaped = found.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  // A path is replaced only whole: "limits.max_in_flight" but not the "max_in_flight" inside it.
+  return sentence.replace(new RegExp(`(?<![\\w.-])(?:${escaped.join("|")})(?![\\w-]|\\.\\w)`, "g"), (word) => words[word]);
 }
 
 /** Appends children to an existing element, skipping the absent ones, as `h` does. */

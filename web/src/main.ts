@@ -88,6 +88,12 @@ async function start(): Promise<void> {
     }
   }
 
+  // The address's hash is the router's: followed as a link, "#main" would be read as a page that does not
+  // exist. The skip link moves the focus to the content and leaves the address as it is.
+  document.querySelector(".skip")?.addEventListener("click", (event) => {
+    event.preventDefault();
+    main.focus();
+  });
   window.addEventListener("hashchange", () => void render());
   await render();
 }

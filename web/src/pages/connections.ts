@@ -18,6 +18,15 @@ const LABELS: Record<string, [string, string]> = {
   base_url: ["Base URL (https)", "https://api.together.xyz/v1"],
   secret_arn: ["Secrets Manager secret ARN holding the key (never the key)", "arn:aws:secretsmanager:us-east-1:123456789012:secret:together-key"],
 };
+/** What each field's value looks like, said when the API finds it in another form. */
+const FORMATS: Record<string, string> = {
+  region: `this is not an AWS region, such as ${LABELS.region[1]}`,
+  role_arn: `this is not an IAM role's ARN, such as ${LABELS.role_arn[1]}`,
+  endpoint_name: "this is not a SageMaker endpoint's name: letters, digits and hyphens",
+  secret_arn:
+    `this is not a Secrets Manager secret's ARN, such as ${LABELS.secret_arn[1]}. ` +
+    "Put the key itself in Secrets Manager and give the secret's ARN here",
+};
 
 /** Your provider connections, a page at a time, and the form that connects a new one. */
 export async function connectionsPage(context: Context, main: HTMLElement): Promise<void> {
@@ -101,6 +110,16 @@ function createForm({ api }: Context): HTMLElement {
     return text === "" ? undefined : Number(text);
   };
   const create = h("button", { type: "submit" }, "Create connection");
+  const wording = {
+    labels: Object.fromEntries([
+      ["name", "Name"],
+      ["provider", "Provider"],
+      ...Object.entries(LABELS).map(([field, [label]]) => [field, label]),
+      ...PRICE_FIELDS.map(([id, label]) => [`prices.${id.replace("-", ".")}_per_million`, `${label} price`]),
+      ...QUOTA_FIELDS.map(([id, label]) => [`limits.${id}`, label]),
+    ]),
+    formats: FORMATS,
+  };
   const submit = async () => {
     create.disabled = true;
     const body: Schemas["CreateConnectionRequest"] = { name: name.value.trim(), provider: provider.value as Provider };
@@ -117,7 +136,7 @@ function createForm({ api }: Context): HTMLElement {
       location.hash = `#/connections/${encodeURIComponent(created.connection_id)}`;
     } catch (error) {
       create.disabled = false;
-      outcome.replaceChildren(errorBox(error));
+      outcome.replaceChildren(errorBox(error, wording));
     }
   };
   return h(

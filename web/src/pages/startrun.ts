@@ -53,6 +53,14 @@ export async function startRunPage(context: Context, main: HTMLElement, params: 
     connections.map((c) => h("option", { value: c.connection_id }, `${c.name} (${c.provider})`)),
   );
   const modelId = input("run-model-id");
+  // Named as the API names them, so that a refusal's "set inference_mode to on_demand" names an option.
+  const mode = h(
+    "select",
+    { id: "run-inference-mode" },
+    h("option", { value: "auto" }, "auto: batch for a run of many cases, when the provider has batch inference"),
+    h("option", { value: "on_demand" }, "on_demand: a request per case, answered as the run goes"),
+    h("option", { value: "batch" }, "batch: the provider's batch inference, cheaper, answered within hours"),
+  );
   const number = (id: string, attributes: Record<string, string | number>) => input(id, { type: "number", inputmode: "decimal", ...attributes });
   const temperature = number("run-temperature", { min: 0, max: 2, step: "any" });
   const maxTokens = number("run-max-tokens", { min: 1, max: 32768, step: 1 });
@@ -79,6 +87,7 @@ export async function startRunPage(context: Context, main: HTMLElement, params: 
           { class: "step" },
           field("Connection", connection),
           field("Model id", modelId),
+          field("Inference mode", mode),
           h("p", { class: "muted" }, "Sampling (empty leaves the provider's default)"),
           field("Temperature", temperature),
           field("Max tokens", maxTokens),
@@ -100,6 +109,33 @@ export async function startRunPage(context: Context, main: HTMLElement, params: 
       livePart.hidden = chosen() !== "live";
     });
   }
+  // The API names the body's paths (a sentence about the live model by its path within model_config) and
+  // the connection's id; the form has labels and the connection has the name its owner gave it.
+  const controls: [string, HTMLElement][] = [
+    ["model", model],
+    ["phase", phase],
+    ["filename", submission],
+    ["model_config.connection_id", connection],
+    ["model_config.model_id", modelId],
+    ["model_config.inference_mode", mode],
+    ["model_config.sampling.temperature", temperature],
+    ["model_config.sampling.max_tokens", maxTokens],
+    ["model_config.sampling.top_p", topP],
+    ["model_config.limits.max_in_flight", inFlight],
+    ["model_config.limits.requests_per_minute", perMinute],
+    ["model_config.limits.tokens_per_minute", tokensPerMinute],
+  ];
+  const labelOf = (control: HTMLElement) => main.querySelector(`label[for="${control.id}"]`)?.textContent ?? control.id;
+  const wording = () => ({
+    labels: Object.fromEntries(
+      controls.flatMap(([path, control]) => {
+        const label = labelOf(control);
+        const own = path.replace("model_config.", "");
+        return path === own ? [[path, label]] : [[path, label], [own, label]];
+      }),
+    ),
+    names: Object.fromEntries(connections.map((c) => [c.connection_id, c.name])),
+  });
   const say = (text: string) => outcome.replaceChildren(h("p", { role: "status" }, text));
   const optional = (control: HTMLInputElement) => (control.value.trim() === "" ? undefined : Number(control.value));
 
@@ -123,6 +159,7 @@ export async function startRunPage(context: Context, main: HTMLElement, params: 
             model_config: {
               connection_id: connection.value,
               model_id: modelId.value.trim(),
+              inference_mode: mode.value,
               sampling: { temperature: optional(temperature), max_tokens: optional(maxTokens), top_p: optional(topP) },
               limits: {
                 max_in_flight: optional(inFlight),
@@ -147,7 +184,7 @@ export async function startRunPage(context: Context, main: HTMLElement, params: 
       location.hash = `#/runs/${encodeURIComponent(created.run.run_id)}`;
     } catch (error) {
       start.disabled = false;
-      outcome.replaceChildren(errorBox(error));
+      outcome.replaceChildren(errorBox(error, wording()));
     }
   };
 

@@ -14,9 +14,28 @@ type Connection = Schemas["ConnectionRecord"];
 type Preparation = Schemas["PreparationDetail"];
 type Package = Schemas["PackageRecord"];
 
-/** What tells apart datasets that share a generated name: when, from which run, how many examples. */
-function datasetLabel(dataset: Dataset): string {
-  return `${dataset.name} · ${formatTime(dataset.created_at)} · run ${dataset.run_id} · ${dataset.example_count} examples`;
+/**
+ * The datasets under their generated names, each option saying first what tells it apart from the others
+ * of its name (when it was saved, how many examples, which run): a narrow menu cuts an option's end, and
+ * the shared name would fill it.
+ */
+function datasetOptions(datasets: Dataset[], wanted: string | null): HTMLElement[] {
+  const names = [...new Set(datasets.map((d) => d.name))];
+  return names.map((name) =>
+    h(
+      "optgroup",
+      { label: name },
+      datasets
+        .filter((d) => d.name === name)
+        .map((d) =>
+          h(
+            "option",
+            { value: d.dataset_id, selected: d.dataset_id === wanted },
+            `${formatTime(d.created_at)} · ${d.example_count} examples · run ${d.run_id.slice(0, 8)}`,
+          ),
+        ),
+    ),
+  );
 }
 
 /**
@@ -36,8 +55,10 @@ export async function trainPage(context: Context, main: HTMLElement): Promise<vo
     "select",
     { id: "train-dataset" },
     h("option", { value: "" }, "Choose a dataset"),
-    datasets.map((d) => h("option", { value: d.dataset_id, selected: d.dataset_id === query.get("dataset") }, datasetLabel(d))),
+    datasetOptions(datasets, query.get("dataset")),
   );
+  // A closed menu shows the chosen option alone: the name it is grouped under is said beside it.
+  const datasetName = h("p", { id: "train-dataset-name", class: "muted" });
   const baseModel = baseModelField("train");
   const banner = h("div", { "aria-live": "polite" });
   const connectionStep = h("fieldset", { id: "train-connections", class: "step-part" });
@@ -138,6 +159,7 @@ export async function trainPage(context: Context, main: HTMLElement): Promise<vo
     const mine = generation;
     control.outcome.replaceChildren();
     dataset = datasets.find((d) => d.dataset_id === datasetSelect.value);
+    datasetName.textContent = dataset ? dataset.name : "";
     if (dataset) baseModel.input.value = dataset.base_model;
     noteBaseModel();
     await chooseConnection(mine);
@@ -192,6 +214,7 @@ export async function trainPage(context: Context, main: HTMLElement): Promise<vo
           { class: "step" },
           h("label", { for: "train-dataset" }, "Dataset"),
           datasetSelect,
+          datasetName,
           h("label", { for: "train-base-model" }, "Base model"),
           baseModel.input,
           baseModel.note,

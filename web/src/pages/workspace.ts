@@ -418,15 +418,22 @@ async function launchFromPackage(context: Context, p: Schemas["PreparationDetail
   );
 }
 
+interface Evaluations {
+  /** The list, empty while the training run has no evaluation. */
+  element: HTMLElement;
+  /** Show the first page again, as it is now: an evaluation just authorized is on it. */
+  reload(): Promise<void>;
+}
+
 /** A training run's evaluations, a page at a time, paged in place. */
-async function evaluationsOf(context: Context, run: Schemas["TrainingRunRecord"], size: number): Promise<HTMLElement | null> {
+async function evaluationsOf(context: Context, run: Schemas["TrainingRunRecord"], size: number): Promise<Evaluations> {
   const box = h("div", { class: "evaluations" });
-  const show = async (token: string, number: number): Promise<boolean> => {
+  const show = async (token: string, number: number): Promise<void> => {
     const found = await context.api.get("/training-runs/{training_run_id}/evaluations", {
       path: { training_run_id: run.training_run_id },
       query: { limit: size, next_token: token || null },
     });
-    if (!found.items.length && number === 1) return false;
+    if (!found.items.length && number === 1) return;
     const views = await Promise.all(found.items.map((item) => evaluationView(context, item)));
     box.replaceChildren(
       h("h3", {}, "Evaluations"),
@@ -435,9 +442,9 @@ async function evaluationsOf(context: Context, run: Schemas["TrainingRunRecord"]
         void show(next, to).catch((error) => box.append(errorBox(error)));
       }),
     );
-    return true;
   };
-  return (await show("", 1)) ? box : null;
+  await show("", 1);
+  return { element: box, reload: () => show("", 1) };
 }
 
 function trainingRun(
@@ -445,7 +452,7 @@ function trainingRun(
   run: Schemas["TrainingRunRecord"],
   identity: ReturnType<Context["session"]["identity"]>,
   connections: Schemas["ConnectionRecord"][],
-  evaluations: HTMLElement | null,
+  evaluations: Evaluations,
 ): HTMLElement {
   const evaluation = h("div", { "aria-live": "polite" });
   const allowed = identity !== null && identity.sub === run.owner && identity.groups.includes(EVALUATORS_GROUP);
@@ -458,9 +465,9 @@ function trainingRun(
     ` ${run.provider}, job ${run.job_id ?? "not started"}, base ${run.base_model}`,
     run.result_model ? `, trained model ${run.result_model}` : "",
     run.failure_reason ? h("p", { class: "error" }, run.failure_reason) : null,
-    allowed && run.status === "Succeeded" ? authorizeForm(context, run, connections, evaluation) : null,
+    allowed && run.status === "Succeeded" ? authorizeForm(context, run, connections, evaluation, evaluations) : null,
     evaluation,
-    evaluations,
+    evaluations.element,
   );
 }
 
@@ -470,6 +477,7 @@ function authorizeForm(
   run: Schemas["TrainingRunRecord"],
   connections: Schemas["ConnectionRecord"][],
   evaluation: HTMLElement,
+  evaluations: Evaluations,
 ): HTMLElement {
   const id = (name: string) => `${name}-${run.training_run_id}`;
   const connection = h(
@@ -491,12 +499,15 @@ function authorizeForm(
           base_run_id: baseRun.value || null,
         },
       });
+      // The training run's list holds the evaluation from now on, first Running, then as it ended.
+      await evaluations.reload();
       while (found.status === "Running") {
         evaluation.replaceChildren(h("p", {}, `Evaluation ${found.evaluation_id} running...`));
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
         found = await context.api.get("/evaluations/{evaluation_id}", { path: { evaluation_id: found.evaluation_id } });
       }
-      evaluation.replaceChildren(await evaluationView(context, found));
+      evaluation.replaceChildren();
+      await evaluations.reload();
     } catch (error) {
       authorize.disabled = false;
       evaluation.replaceChildren(errorBox(error));
