@@ -19,7 +19,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
-from benchgen.records.bounds import Storable
+from benchgen.stored_numbers import Storable
 
 
 class Method(StrEnum):

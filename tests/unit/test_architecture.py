@@ -70,6 +70,7 @@ LAYERS = (
             "benchgen.observability",
             "benchgen.outputs",
             "benchgen.settings",
+            "benchgen.stored_numbers",
             "benchgen.vocabulary",
             "benchgen.zipwrite",
         ),

@@ -17,7 +17,6 @@ MAX_KEY_CHARS = 200  # one metric or breakdown key
 MAX_ITEMS = 50  # entries of one list or map
 MAX_CRITERIA = 200  # criteria ids an environment version records
 # DynamoDB numbers have magnitudes from 1e-130 to under 1e126: a smaller float failed the write (a 500).
-SMALLEST_STORED_NUMBER = 1e-130
 
 _T = TypeVar("_T")
 
@@ -60,19 +59,6 @@ def first_entries(limit: int) -> Callable[[dict[str, _T]], dict[str, _T]]:
     return first
 
 
-def storable(value: float) -> float:
-    """``value`` if DynamoDB can store it: 0, or a magnitude of at least 1e-130 (floats never reach 1e126
-    within the bounds requests keep to)."""
-    if value != 0 and abs(value) < SMALLEST_STORED_NUMBER:
-        raise ValueError(
-            f"must be 0 or at least {SMALLEST_STORED_NUMBER:g} in magnitude, the smallest number that can be "
-            "stored: send 0 instead"
-        )
-    return value
-
-
 Text = Annotated[str, AfterValidator(clip_text)]
-# Last in a float's Annotated, after its bounds: before them it would hide them from the JSON schema.
-Storable = AfterValidator(storable)
 Key = Annotated[str, AfterValidator(lambda key: clip_text(key, MAX_KEY_CHARS))]
 Texts = Annotated[list[Text], AfterValidator(first_items)]

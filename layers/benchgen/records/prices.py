@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchgen.records.bounds import Storable
+from benchgen.stored_numbers import Storable
 from benchgen.vocabulary import InferenceMode
 
 # Far above any published per-million price (the dearest are a few hundred dollars): a bound that

@@ -46,8 +46,9 @@ from benchgen.finetune.seed import (
 )
 from benchgen.finetune.split import SPLITS, Split, SplitShares, split_for
 from benchgen.finetune.store import OrderedExamples, SelectedCases, choose_pool_rows, scratch_db
-from benchgen.records.bounds import MAX_CRITERIA, MAX_KEY_CHARS, Storable
+from benchgen.records.bounds import MAX_CRITERIA, MAX_KEY_CHARS
 from benchgen.report.detailed import BREAKDOWN_FIELDS
+from benchgen.stored_numbers import Storable
 from benchgen.training.examples import (
     EXAMPLES_NAME,
     HELD_OUT_NAME,

@@ -6,10 +6,10 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
 
-from benchgen.records.bounds import storable
 from benchgen.records.training_runs import TrainingRunRecord
 from benchgen.requests.schemas.common import ID_PATTERN, MAX_REQUEST_NUMBER
 from benchgen.requests.schemas.runs import SAMPLING_KEY_PATTERN
+from benchgen.stored_numbers import storable
 
 MAX_HYPERPARAMETER_TEXT = 64
 
