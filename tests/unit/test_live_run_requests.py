@@ -110,6 +110,7 @@ def test_the_run_keeps_where_the_model_is_and_the_secrets_arn_never_a_key() -> N
         "prices": None,
         "inference_mode": "auto",
         "batch_above_cases": 10_000,
+        "timeout_s": 60.0,
     }
 
 
