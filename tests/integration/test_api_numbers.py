@@ -33,6 +33,7 @@ CARRIERS: dict[str, list[dict[str, Any]]] = {
             "provider": "openai-compatible",
             "base_url": "https://api.together.xyz/v1",
             "secret_arn": SECRET_ARN,
+            "timeout_s": 30,
             "profile": {
                 "methods": ["demonstration"],
                 "model_families": ["*"],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from ipaddress import ip_address
+from typing import Annotated
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, model_validator
@@ -20,6 +21,7 @@ from benchgen.records.bounds import Text
 from benchgen.records.prices import ModelPrices
 from benchgen.records.runs import MAX_MODEL_TIMEOUT_S, ConnectionQuotas
 from benchgen.records.timestamps import utc_now
+from benchgen.stored_numbers import Storable
 from benchgen.vocabulary import ProviderKind
 
 REGION_PATTERN = r"^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$"
@@ -119,10 +121,11 @@ class ConnectionTarget(BaseModel):
         pattern=ENDPOINT_NAME_PATTERN,
         description=f"{_and(takers('endpoint_name'))}: the endpoint live runs call",
     )
-    timeout_s: float | None = Field(
+    # Storable last, after the bounds, so that they stay in the JSON schema.
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_MODEL_TIMEOUT_S), Storable] | None = Field(
         default=None,
-        gt=0,
-        le=MAX_MODEL_TIMEOUT_S,
+        strict=True,
+        allow_inf_nan=False,
         description=f"{_and(takers('timeout_s'))}: the seconds one call to the model may take, whole, before "
         "the case is unanswered for it (60 when absent)",
     )
