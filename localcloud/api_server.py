@@ -23,7 +23,6 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from infra.constructs.catalog import API
 from localcloud.auth import TokenVerifier, Unauthorized, authorizer_claims
 from localcloud.callers import running_as
 from localcloud.lambda_runtime import MAX_SYNC_RESPONSE_BYTES, Handler, LambdaContext, response_too_large
@@ -77,7 +76,7 @@ class ApiServer(ThreadedServer):
         host: str = "127.0.0.1",
         port: int = 0,
         stage: str = "local",
-        function_name: str = API.name,
+        function_name: str,
         region: str = "us-east-1",
         access_log: bool = True,
     ) -> None:

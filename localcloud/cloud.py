@@ -20,7 +20,6 @@ from contextlib import AbstractContextManager, ExitStack
 from types import TracebackType
 from typing import Any, Literal
 
-from infra.constructs.catalog import API
 from infra.merge import merge_stacks
 from localcloud.api_server import ApiServer
 from localcloud.atomic_writes import AtomicItemWrites
@@ -342,6 +341,9 @@ class LocalCloud:
 
     def serve_api(self, port: int = 0, *, access_log: bool = True) -> ApiServer:
         """The REST API on loopback, behind the user pool's token checks, calling the real API function."""
+        # The catalog imports CDK, which starts Node.js: only serving the API needs the function's name.
+        from infra.constructs.catalog import API
+
         verifier = TokenVerifier(
             user_pool_id=self.user_pool_id, client_id=self.client_id, jwks=self.jwks(), region=self.region
         )
@@ -349,6 +351,7 @@ class LocalCloud:
             self.routes(),
             self._handler_overrides.get(API.name) or lazy_handler(API.name),
             verifier,
+            function_name=API.name,
             port=port,
             stage=self.template.stage_name(),
             region=self.region,

@@ -23,7 +23,8 @@ from benchgen.records.runs import ArtifactStatus, RunConfig, RunRecord, RunStatu
 from benchgen.report.detailed import write_detailed_results
 from benchgen.settings import Settings
 from benchgen.verdicts import Verdict
-from tests.integration.factories import OWNER, STRANGER, Answer, Call, dataset
+from tests.integration.factories import OWNER, STRANGER, Answer, Call
+from tests.records import dataset
 
 # GET requests count no business event; powertools warns about the empty metric set each time.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")

@@ -201,7 +201,7 @@ class Answer:
 @pytest.fixture
 def api(pool: Pool) -> Iterator[tuple[ApiServer, StandInApi]]:
     stand_in = StandInApi()
-    with ApiServer(ROUTES, stand_in, pool.verifier(), stage="prod") as server:
+    with ApiServer(ROUTES, stand_in, pool.verifier(), stage="prod", function_name="api") as server:
         yield server, stand_in
 
 
@@ -406,7 +406,7 @@ def test_handler_failure_gets_502(api: tuple[ApiServer, StandInApi], pool: Pool)
 
 def test_stopped_server_releases_its_port(pool: Pool) -> None:
     # given a server that was started and stopped
-    with ApiServer(ROUTES, StandInApi(), pool.verifier()) as server:
+    with ApiServer(ROUTES, StandInApi(), pool.verifier(), function_name="api") as server:
         url = server.url
 
     # then nothing listens on its port any more
@@ -508,7 +508,7 @@ def test_an_answer_over_lambdas_6_mb_response_quota_is_a_502_as_api_gateway_give
         return {"statusCode": 200, "headers": {}, "body": "x" * size, "isBase64Encoded": False}
 
     token = pool.tokens("alice")["IdToken"]
-    with ApiServer(ROUTES, handler, pool.verifier()) as server:
+    with ApiServer(ROUTES, handler, pool.verifier(), function_name="api") as server:
         # When each is called
         too_large = _request(server, "GET", "/runs", headers={"Authorization": token})
         within = _request(server, "GET", "/runs/latest", headers={"Authorization": token})

@@ -13,27 +13,13 @@ import pytest
 
 from benchgen.aws import clients
 from benchgen.settings import Settings
+from tests.connection_bodies import BEDROCK, SAGEMAKER, SECRET_ARN, TOGETHER
 from tests.integration.factories import OWNER, STRANGER, Call
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 
 # A key value that must never reach the table or the logs.
 PLANTED_KEY = "sk-planted-7f3a9c1e5b"
-# The local cloud's account (localcloud.stack_template.ACCOUNT_ID) and region.
-SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:together-key-AbCdEf"
-TOGETHER = {
-    "name": "together",
-    "provider": "openai-compatible",
-    "base_url": "https://api.together.xyz/v1",
-    "secret_arn": SECRET_ARN,
-}
-BEDROCK = {
-    "name": "bedrock us-east-1",
-    "provider": "bedrock",
-    "region": "us-east-1",
-    "role_arn": "arn:aws:iam::123456789012:role/bedrock-customization",
-}
-SAGEMAKER = {"name": "sagemaker", "provider": "sagemaker", "region": "us-east-1"}
 
 
 class _EveryField(logging.Formatter):

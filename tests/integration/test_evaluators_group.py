@@ -36,7 +36,7 @@ def _claims_seen(cloud: LocalCloud, token: str) -> dict[str, str]:
     verifier = TokenVerifier(
         user_pool_id=cloud.user_pool_id, client_id=cloud.client_id, jwks=cloud.jwks(), region=cloud.region
     )
-    with ApiServer(cloud.routes(), recorder, verifier) as server:
+    with ApiServer(cloud.routes(), recorder, verifier, function_name="api") as server:
         answer = requests.get(f"{server.url}/runs", headers={"Authorization": token}, timeout=10)
     assert answer.status_code == 200
     (claims,) = recorder.claims

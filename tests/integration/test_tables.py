@@ -14,7 +14,7 @@ from benchgen.ports.pages import InvalidNextToken
 from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus, ShardPlan
 from benchgen.records.runs import ArtifactStatus, RunConfig, RunRecord, RunStatus
 from benchgen.settings import Settings
-from tests.integration.factories import dataset
+from tests.records import dataset
 
 
 def _run(

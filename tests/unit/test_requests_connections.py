@@ -17,22 +17,8 @@ from benchgen.requests.errors import ApiError, Forbidden, NotFound
 from benchgen.requests.schemas.connections import CreateConnectionRequest, KeyInRequest
 from benchgen.vocabulary import Method
 from tests.api_services import Events, memory_services
+from tests.connection_bodies import BEDROCK, SAGEMAKER, SECRET_ARN, TOGETHER
 from tests.fakes import MemoryConnections
-
-SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:together-key-AbCdEf"
-TOGETHER = {
-    "name": "together",
-    "provider": "openai-compatible",
-    "base_url": "https://api.together.xyz/v1",
-    "secret_arn": SECRET_ARN,
-}
-BEDROCK = {
-    "name": "bedrock us-east-1",
-    "provider": "bedrock",
-    "region": "us-east-1",
-    "role_arn": "arn:aws:iam::123456789012:role/bedrock-customization",
-}
-SAGEMAKER = {"name": "sagemaker", "provider": "sagemaker", "region": "us-east-1"}
 
 
 def _create(body: dict[str, Any], *, owner: str = "alice", connections: MemoryConnections) -> str:

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from benchgen.outputs import RunOutput
-from benchgen.records.datasets import DatasetRecord
 from benchgen.records.runs import ArtifactStatus, RunRecord, RunStatus
 from benchgen.requests.datasets import dataset_or_404, list_datasets, save_dataset_for_run
 from benchgen.requests.errors import Conflict, Forbidden, NotFound
 from tests.api_services import Events, memory_services
 from tests.fakes import MemoryDatasets, MemoryRuns, MemoryStore, Published
+from tests.records import dataset
 
 ARTIFACT_KEY = "runs/r1/finetune_artifact.zip"
 
@@ -52,27 +52,6 @@ def _run(**fields: Any) -> RunRecord:
     return RunRecord.model_validate(values | fields)
 
 
-def _dataset(run_id: str, created_at: str, kind: str = "finetune") -> DatasetRecord:
-    return DatasetRecord(
-        dataset_id=f"ds-{run_id}",
-        kind=kind,
-        name=f"GSM8K ({run_id})",
-        run_id=run_id,
-        environment_id="gsm8k",
-        environment_version="1",
-        benchmark="GSM8K",
-        base_model="qwen",
-        selection_criterion="wrong_plus_augmented",
-        example_count=200,
-        train_count=160,
-        validation_count=20,
-        test_count=20,
-        artifact_key=f"runs/{run_id}/finetune_artifact.zip",
-        artifact_sha256="0" * 64,
-        created_at=created_at,
-    )
-
-
 def test_a_runs_dataset_is_saved_once_linked_to_the_run_and_announced() -> None:
     runs, published, events = MemoryRuns(_run()), Published(), Events()
     services = memory_services(
@@ -106,7 +85,7 @@ def test_a_run_without_an_artifact_is_refused_with_the_reason_it_has_none() -> N
     )
 
 
-def test_only_the_owner_saves_a_runs_dataset() -> None:
+def test_only_the_owner_saves_a_runsdataset() -> None:
     datasets = MemoryDatasets()
     services = memory_services(
         runs=MemoryRuns(_run()), datasets=datasets, store=MemoryStore({ARTIFACT_KEY: _artifact()})
@@ -121,9 +100,9 @@ def test_only_the_owner_saves_a_runs_dataset() -> None:
 def test_datasets_are_listed_newest_first_by_kind_and_read_by_id() -> None:
     datasets = MemoryDatasets()
     for record in (
-        _dataset("r1", "2026-06-01T10:01:00.000000Z"),
-        _dataset("r2", "2026-06-01T10:03:00.000000Z"),
-        _dataset("r3", "2026-06-01T10:02:00.000000Z", kind="preference"),
+        dataset("r1", "2026-06-01T10:01:00.000000Z"),
+        dataset("r2", "2026-06-01T10:03:00.000000Z"),
+        dataset("r3", "2026-06-01T10:02:00.000000Z", kind="preference"),
     ):
         datasets.put_if_absent(record)
     services = memory_services(datasets=datasets)
