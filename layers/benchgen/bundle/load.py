@@ -16,6 +16,7 @@ from pydantic_core import ErrorDetails
 
 from benchgen.bundle.archive import COMPETITION_FILES, competition_file, path_problem
 from benchgen.bundle.spec import CompetitionSpec, TemplateName
+from benchgen.bundle.v15 import Conversion, convert_v15, is_v15
 from benchgen.errors import BundleError, too_deep
 
 MAX_YAML_BYTES = 1024 * 1024
@@ -193,9 +194,10 @@ def _semantic_problems(spec: CompetitionSpec, file: str) -> list[BundleError]:
 
 
 def parse_spec(
-    data: object, *, file: str = "competition.yaml"
+    data: object, *, file: str = "competition.yaml", conversion: Conversion | None = None
 ) -> tuple[CompetitionSpec | None, list[BundleError]]:
-    """Validate parsed YAML; the spec is None when its shape is wrong (the problems say why)."""
+    """Validate parsed YAML (version 2); the spec is None when its shape is wrong (the problems say why).
+    ``conversion``: what the reader converted it from, if it did."""
     if not isinstance(data, dict):
         found = "an empty file" if data is None else f"a {type(data).__name__}"
         return None, [
@@ -204,7 +206,7 @@ def parse_spec(
             )
         ]
     try:
-        spec = CompetitionSpec.model_validate(data)
+        spec = CompetitionSpec.model_validate({**data, "conversion": conversion})
     except ValidationError as exc:
         return None, _translate(exc.errors(), data, file)
     return spec, _semantic_problems(spec, file)
@@ -266,10 +268,33 @@ def spec_problems(root: Path) -> tuple[CompetitionSpec | None, list[BundleError]
         data = read_yaml(path, file=file)
     except BundleError as exc:
         return None, [exc]
+    if isinstance(data, dict) and is_v15(data):
+        return _converted_spec(data, root, file=file)
     spec, problems = parse_spec(data, file=file)
     if spec is not None:
         problems += reference_problems(spec, root, file=file)
     return spec, problems
+
+
+def _converted_spec(
+    data: dict[str, Any], root: Path, *, file: str
+) -> tuple[CompetitionSpec | None, list[BundleError]]:
+    """A CodaLab v1.5 file, converted as Codabench converts it; problems name the 1.5 fields."""
+
+    def exists(value: str) -> bool:
+        try:
+            resolve_in_bundle(root, value, file=file, field="")
+        except BundleError:
+            return False
+        return True
+
+    converted, refused = convert_v15(data, file=file, exists=exists)
+    if converted is None:
+        return None, refused
+    spec, problems = parse_spec(converted.document, file=file, conversion=converted.conversion)
+    if spec is not None:
+        problems += reference_problems(spec, root, file=file)
+    return spec, [converted.relabel(problem) for problem in problems]
 
 
 def load_spec(root: Path) -> CompetitionSpec:

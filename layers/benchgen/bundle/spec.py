@@ -3,7 +3,8 @@
 BenchGen adds ``template``, ``criteria``, ``finetune`` and ``runtime`` (the runtime its programs run in,
 see :mod:`benchgen.bundle.runtime`). Codabench-only platform keys (``image``, ``terms``, ``pages``, ...)
 are accepted and ignored; ``docker_image`` is kept: it selects the runtime when ``runtime`` is not named.
-An optional field written as ``null`` (``computation_indexes: null``, common in published bundles) takes
+A CodaLab v1.5 file is converted to this shape first (:mod:`benchgen.bundle.v15`). An optional field written
+as ``null`` (``computation_indexes: null``, common in published bundles) takes
 its default, as Codabench reads it.
 """
 
@@ -13,6 +14,8 @@ from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from benchgen.bundle.v15 import Conversion
 
 
 class TemplateName(StrEnum):
@@ -116,6 +119,8 @@ class CompetitionSpec(_Lenient):
     runtime: str | None = None
     criteria: list[Criterion] = Field(default_factory=list)
     finetune: Finetune | None = None
+    # Set by the reader when it converted an older format (never read from the yaml itself).
+    conversion: Conversion | None = None
 
     @property
     def columns(self) -> list[Column]:
