@@ -25,6 +25,7 @@ from pathlib import Path
 from examplegen.codabench_scientific import write_plot, write_sklearn
 from examplegen.codabench_worker import write_handshake, write_lock
 from examplegen.codabench_yaml import column, competition, phase
+from examplegen.codalab_v15 import write_v15
 from examplegen.writing import write_text, write_yaml
 
 REVIEWS = 12
@@ -299,6 +300,7 @@ CODABENCH_STYLE = {
     "codabench-lock": write_lock,
     "codabench-sklearn": write_sklearn,
     "codabench-plot": write_plot,
+    "codalab-v15": write_v15,
 }
 
 

@@ -179,6 +179,9 @@ def examples_readme(made: list[GeneratedEnvironment], out: Path, seed: int) -> s
             "  (`submission/code`) and a results submission (`submission/results`); `--phase Final`.",
             "- `codabench-plot`: a scoring program that reads with pandas and plots with matplotlib into",
             "  its detailed results. These two name `docker_image: codalab/codalab-legacy:py312`.",
+            "- `codalab-v15`: a CodaLab-era bundle, its `competition.yaml` in version 1.5 (converted as",
+            "  Codabench imports it): two phases (`--phase Development`, `--phase Final`), each naming its",
+            "  programs and data as zips in the bundle, an ingestion program and a code submission.",
             "",
             "```",
             "benchgen score --bundle examples/codabench-multitask/bundle "

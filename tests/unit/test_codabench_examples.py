@@ -13,6 +13,7 @@ import base64
 import importlib.util
 import json
 import os
+import zipfile
 from pathlib import Path
 from types import ModuleType
 
@@ -234,3 +235,36 @@ def test_the_plot_example_scores_with_pandas_and_draws_its_detailed_results(tmp_
     assert base64.b64decode(encoded).startswith(b"\x89PNG\r\n\x1a\n")
     for category, value in by_category.items():
         assert f"<td>{category}</td><td>{value:.3f}</td>" in page
+
+
+def _zipped_words(path: Path, member: str) -> list[str]:
+    with zipfile.ZipFile(path) as archive:
+        return archive.read(member).decode("utf-8").split()
+
+
+def _prime(number: int) -> bool:
+    return number > 1 and not any(number % divisor == 0 for divisor in range(2, number))
+
+
+@pytest.mark.parametrize(("phase", "data"), [("Development", "development"), ("Final", "final")])
+def test_the_codalab_v15_example_runs_each_phase_on_its_own_data(
+    tmp_path: Path, phase: str, data: str
+) -> None:
+    example = EXAMPLES / "codalab-v15"
+    numbers = [int(n) for n in _zipped_words(example / f"bundle/input_data_{data}.zip", "numbers.txt")]
+    truth = ["prime" if _prime(n) else "composite" for n in numbers]
+    model = _model(example / "submission/model.py")
+    errors = sum(model.predict(n) != label for n, label in zip(numbers, truth, strict=True))
+
+    run = _score(example / "bundle", example / "submission", tmp_path / "run", "--phase", phase)
+
+    # the phase's own input and reference zips, its ingestion program running the submitted model
+    assert run["phase"] == phase
+    assert run["metrics"] == {"accuracy": (len(numbers) - errors) / len(numbers), "errors": errors}
+    # the first column by rank, though written second, is the overall score
+    assert (run["primary_metric"], run["overall_score"]) == (
+        "accuracy",
+        (len(numbers) - errors) / len(numbers),
+    )
+    # the example leaves errors to find: odd composites taken for primes
+    assert errors > 0
