@@ -42,6 +42,7 @@ class EnvironmentRecord(BaseModel):
     criteria: Annotated[list[Key] | None, AfterValidator(all_or_none(MAX_CRITERIA))] = None
     docker_image: str | None = None  # named by the bundle: it selects the runtime unless runtime: does
     runtime: Text | None = None  # the runtime its programs run in, and why
+    converted: Text | None = None  # how its competition.yaml was converted from an older format, if it was
     # Each task a run may score in shards, with its cases as registration cut them at the deploy-time
     # shard size (one shard: runs of it run whole); a run of any other task runs whole.
     case_shards: list[ShardPlan] = Field(default_factory=list)

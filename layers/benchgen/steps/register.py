@@ -109,6 +109,7 @@ def register_environment(
                     "criteria": [criterion.id for criterion in env.spec.criteria],
                     "docker_image": env.spec.docker_image,
                     "runtime": env.runtime.describe(),
+                    "converted": env.spec.conversion.describe() if env.spec.conversion else None,
                     "warnings": list(env.runtime.warnings),
                     "case_shards": _case_shards(env, bundle_key, shard_cases, store, workdir / "shards"),
                 }
