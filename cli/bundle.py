@@ -6,11 +6,18 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from benchgen.environment import Environment
+
+PROGRAM_KINDS = ("scoring_program", "ingestion_program")
 
 
 def register(subparsers: Any) -> None:
-    bundle = subparsers.add_parser("bundle", help="work with environment bundles (competition.yaml v2)")
+    bundle = subparsers.add_parser(
+        "bundle", help="work with environment bundles (competition.yaml v2, or CodaLab v1.5)"
+    )
     commands = bundle.add_subparsers(dest="bundle_command", required=True, metavar="COMMAND")
     check = commands.add_parser(
         "check",
@@ -41,11 +48,34 @@ def summary(path: Path) -> str:
             cases = "no cases.jsonl"
         finetune = "yes" if env.spec.finetune is not None else "no"
         choice = env.runtime
-        notes = "".join(f"\nwarning: {warning}" for warning in choice.warnings)
+        converted = f"\n{env.spec.conversion.describe()}" if env.spec.conversion else ""
+        warnings = [*choice.warnings, *import_warnings(env, choice.runtime)]
+        notes = "".join(f"\nwarning: {warning}" for warning in warnings)
         return (
             f"OK: {env.spec.title} · {kind} · {cases} · finetune {finetune} · runtime {choice.describe()}"
-            f"{notes}"
+            f"{converted}{notes}"
         )
+
+
+def import_warnings(env: Environment, runtime: str) -> list[str]:
+    """The modules the programs of every phase import that ``runtime``'s environment here lacks; or that
+    they could not be checked, when that environment is not built."""
+    from benchgen.bundle.imports import missing_imports
+    from benchgen.sandbox.runtimes import RuntimeMissing, importable_modules, runtime_environment
+
+    try:
+        environment = runtime_environment(runtime)
+    except RuntimeMissing as missing:
+        return [f"the programs' imports were not checked against runtime {runtime}: {missing}"]
+    programs: list[tuple[str, Path]] = []
+    for position in range(len(env.spec.phases)):
+        for view in env.phase_view(position).phase_tasks():
+            for name in PROGRAM_KINDS:
+                folder = view.part(name)
+                program = (name.replace("_", " "), folder) if folder is not None else None
+                if program is not None and program not in programs:
+                    programs.append(program)
+    return [each.describe(runtime) for each in missing_imports(programs, importable_modules(environment))]
 
 
 def run_check(args: argparse.Namespace) -> int:

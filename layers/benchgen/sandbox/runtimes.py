@@ -8,7 +8,9 @@ environment BenchGen itself runs in.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +18,15 @@ from benchgen.bundle.runtime import RUNTIMES
 from benchgen.settings import RuntimeSettings
 
 MAKE_TARGET = "make runtimes"
+# Run by a runtime's own interpreter, isolated: every top-level name it can import. Folders without
+# __init__.py count too (namespace packages such as mpl_toolkits), which pkgutil does not list.
+_LIST_MODULES = """
+import json, os, pkgutil, sys
+names = {module.name for module in pkgutil.iter_modules()} | set(sys.builtin_module_names)
+for folder in filter(os.path.isdir, sys.path):
+    names |= {name for name in os.listdir(folder) if name.isidentifier()}
+print(json.dumps(sorted(names)))
+"""
 
 
 class RuntimeMissing(RuntimeError):
@@ -61,3 +72,15 @@ def runtime_environment(name: str, folder: Path | None = None) -> RuntimeEnviron
             "(or point BENCHGEN_RUNTIMES at the folder that holds it)"
         )
     return environment
+
+
+def importable_modules(environment: RuntimeEnvironment) -> frozenset[str]:
+    """Every top-level module the environment's interpreter can import, asked of the interpreter itself."""
+    listed = subprocess.run(  # noqa: S603 - our own interpreter and script
+        [str(environment.interpreter), "-I", "-c", _LIST_MODULES],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return frozenset(json.loads(listed.stdout))
