@@ -41,19 +41,20 @@ with open(os.path.join(output_dir, "numbers.predict"), "w") as handle:
         handle.write(model.predict(number) + "\\n")
 """
 SCORING_METADATA = "command: python $program/score.py $input $output\n"
+# Written as CodaLab-era scoring programs were: argv, the ref and res folders named once, scores.txt.
 SCORE_PY = """\
 import os
-import sys
+from sys import argv
 
-input_dir, output_dir = sys.argv[1], sys.argv[2]
-with open(os.path.join(input_dir, "ref", "numbers.solution")) as handle:
-    truth = handle.read().split()
-with open(os.path.join(input_dir, "res", "numbers.predict")) as handle:
-    guess = handle.read().split()
-errors = sum(t != g for t, g in zip(truth, guess)) + abs(len(truth) - len(guess))
-with open(os.path.join(output_dir, "scores.txt"), "w") as handle:
-    handle.write("accuracy: %r\\n" % ((len(truth) - errors) / float(len(truth))))
-    handle.write("errors: %d\\n" % errors)
+solution_dir = os.path.join(argv[1], "ref")
+prediction_dir = os.path.join(argv[1], "res")
+truth = open(os.path.join(solution_dir, "numbers.solution")).read().split()
+guess = open(os.path.join(prediction_dir, "numbers.predict")).read().split()
+errors = len([1 for t, g in zip(truth, guess) if t != g]) + abs(len(truth) - len(guess))
+output = open(os.path.join(argv[2], "scores.txt"), "w")
+output.write("accuracy: %r\\n" % ((len(truth) - errors) / float(len(truth))))
+output.write("errors: %d\\n" % errors)
+output.close()
 """
 MODEL_PY = '''"""Prime or composite: every odd number is taken for a prime (9, 15, 21 ... are not)."""
 
