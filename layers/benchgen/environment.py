@@ -135,7 +135,7 @@ class Environment:
             return None
         key = (self.task_position, name)
         if key not in self._parts:
-            field = f"tasks.{self.task_position}.{name}"
+            field = self.spec.source_field(f"tasks.{self.task_position}.{name}")
             path = resolve_in_bundle(self.root, value, file=self.file, field=field)
             if self._workdir is None:
                 self._workdir = Path(tempfile.mkdtemp(prefix="benchgen-env-"))
@@ -297,7 +297,7 @@ def _task_part_problems(
     task = spec.tasks[position]
     for name in TASK_PATH_FIELDS:
         value = getattr(task, name)
-        field = f"tasks.{position}.{name}"
+        field = spec.source_field(f"tasks.{position}.{name}")
         if not value or field in skip:
             continue
         try:
@@ -329,7 +329,7 @@ def time_limit_problems(spec: CompetitionSpec, *, file: str, maximum: int) -> li
                 file,
                 f"{phase.execution_time_limit} s is more than the {maximum} s a program may run here "
                 f"(the run steps' own time limit); lower it to {maximum} or less",
-                f"phases.{position}.execution_time_limit",
+                spec.source_field(f"phases.{position}.execution_time_limit"),
             )
         )
         for position, phase in enumerate(spec.phases)

@@ -13,6 +13,7 @@ import pytest
 
 from benchgen.bundle.load import load_spec, spec_problems
 from benchgen.bundle.runtime import select_runtime
+from benchgen.environment import check_bundle
 from tests.unit.bad_bundles import good_folder, write_files
 
 V15_YAML = """\
@@ -225,3 +226,29 @@ def test_a_missing_zip_names_the_phase_that_names_it(tmp_path: Path) -> None:
         "competition.yaml: phases.2.reference_data: 'reference_final.zip' does not exist in the bundle; "
         "add it next to competition.yaml or fix the path"
     ]
+
+
+def test_the_checks_beyond_the_yaml_name_the_v15_fields_too(tmp_path: Path) -> None:
+    yaml_text = _with("    execution_time_limit: 90\n", "    execution_time_limit: 9000\n")
+
+    problems = check_bundle(_bundle(tmp_path, yaml_text), max_program_seconds=780)
+
+    # Development is phases.1 in the author's file, though it is the first phase after conversion
+    assert problems[0] == (
+        "competition.yaml: phases.1.execution_time_limit: 9000 s is more than the 780 s a program may run "
+        "here (the run steps' own time limit); lower it to 780 or less"
+    )
+
+
+def test_version_2_phases_under_version_1_5_are_refused_saying_which_version_writes_what(
+    tmp_path: Path,
+) -> None:
+    yaml_text = "version: 1.5\n" + V15_YAML.split("phases:")[0] + "phases:\n  - index: 0\n    name: Main\n"
+
+    problems = _problems(tmp_path, yaml_text)
+
+    assert problems[-2].startswith(
+        "competition.yaml: phases: is a list, as version 2 writes phases; version 1.5 keys each phase by its "
+        "number (1:, 2:, ...), or write the file as version 2"
+    )
+    assert problems[-1].startswith("competition.yaml: leaderboard: missing")

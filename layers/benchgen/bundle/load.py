@@ -288,13 +288,14 @@ def _converted_spec(
             return False
         return True
 
-    converted, refused = convert_v15(data, file=file, exists=exists)
-    if converted is None:
-        return None, refused
-    spec, problems = parse_spec(converted.document, file=file, conversion=converted.conversion)
+    converted = convert_v15(data, file=file, exists=exists)
+    if isinstance(converted, list):
+        return None, converted
+    document, conversion = converted
+    spec, problems = parse_spec(document, file=file, conversion=conversion)
     if spec is not None:
         problems += reference_problems(spec, root, file=file)
-    return spec, [converted.relabel(problem) for problem in problems]
+    return spec, [conversion.relabel(problem) for problem in problems]
 
 
 def load_spec(root: Path) -> CompetitionSpec:

@@ -130,3 +130,8 @@ class CompetitionSpec(_Lenient):
     def primary_column(self) -> Column:
         """The first leaderboard column: its value is the run's overall score."""
         return self.columns[0]
+
+    def source_field(self, field: str) -> str:
+        """How the author's file names ``field`` (``tasks.0.scoring_program``): as it is, or the 1.5
+        field it was converted from (``phases.1.scoring_program``)."""
+        return self.conversion.field_in_source(field) if self.conversion else field

@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from benchgen.errors import BundleError
 
@@ -44,17 +43,47 @@ _PHASE_NAMES = {"name": "label", "ingestion_only_during_scoring": "ingestion_pro
 _COLUMN_NAMES = {"title": "label", "sorting": "sort", "precision": "numeric_format"}
 
 
+class Origin(BaseModel):
+    """Where a version 2 field came from: ``tasks.0`` from ``phases.1``, with its keys' 1.5 names."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prefix: str
+    source: str
+    renames: dict[str, str] = Field(default_factory=dict)
+
+
 class Conversion(BaseModel):
-    """That a spec was converted, from what, and what the conversion did that an author should know."""
+    """That a spec was converted, from what, what the conversion did that an author should know, and
+    where each field came from (so a problem names the field the author wrote)."""
 
     model_config = ConfigDict(frozen=True)
 
     source: str = SOURCE
     notes: tuple[str, ...] = ()
+    origins: tuple[Origin, ...] = ()
 
     def describe(self) -> str:
         """One line for the environment's record and ``bundle check``."""
         return f"converted from {self.source} as Codabench imports it: " + "; ".join(self.notes)
+
+    def field_in_source(self, name: str) -> str:
+        """The 1.5 field a version 2 field came from: ``tasks.0.scoring_program`` ->
+        ``phases.1.scoring_program``; a field with no origin as it is."""
+        for origin in sorted(self.origins, key=lambda o: -len(o.prefix)):
+            if name == origin.prefix or name.startswith(origin.prefix + "."):
+                rest = name[len(origin.prefix) + 1 :].split(".") if name != origin.prefix else []
+                if rest:
+                    rest[0] = origin.renames.get(rest[0], rest[0])
+                return ".".join([origin.source, *rest])
+        return name
+
+    def relabel(self, problem: BundleError) -> BundleError:
+        """``problem``, naming the 1.5 field instead of the version 2 one."""
+        if problem.field is None:
+            return problem
+        message = str(problem).removeprefix(f"{problem.file}: {problem.field}: ")
+        return BundleError(problem.file, message, field=self.field_in_source(problem.field))
 
 
 def is_v15(data: Mapping[str, Any]) -> bool:
@@ -68,32 +97,6 @@ def is_v15(data: Mapping[str, Any]) -> bool:
     if version is not None:
         return str(version) in V15_VERSIONS
     return isinstance(data.get("phases"), dict) or ("leaderboard" in data and "tasks" not in data)
-
-
-@dataclass
-class Converted:
-    """The version 2 document, and where each of its fields came from in the version 1.5 one."""
-
-    document: dict[str, Any]
-    conversion: Conversion
-    # A version 2 field prefix ("tasks.0"), the 1.5 field it came from ("phases.1"), and its key renames.
-    origins: list[tuple[str, str, Mapping[str, str]]] = field(default_factory=list)
-
-    def field_in_source(self, name: str) -> str:
-        """The 1.5 field a version 2 field came from: ``tasks.0.scoring_program`` -> ``phases.1...``."""
-        for prefix, origin, renames in sorted(self.origins, key=lambda o: -len(o[0])):
-            if name == prefix or name.startswith(prefix + "."):
-                rest = name[len(prefix) + 1 :].split(".") if name != prefix else []
-                if rest:
-                    rest[0] = renames.get(rest[0], rest[0])
-                return ".".join([origin, *rest])
-        return name
-
-    def relabel(self, problem: BundleError) -> BundleError:
-        if problem.field is None:
-            return problem
-        message = str(problem).removeprefix(f"{problem.file}: {problem.field}: ")
-        return BundleError(problem.file, message, field=self.field_in_source(problem.field))
 
 
 class _Refusals:
@@ -145,6 +148,13 @@ def _phases(data: Mapping[str, Any], refuse: _Refusals) -> list[tuple[str, dict[
     """The phases in ``phasenumber`` order, as ``(their key in the yaml, the phase)``; [] when refused."""
     raw = data.get("phases")
     phases = _mapping(raw)
+    if isinstance(raw, list):
+        refuse.add(
+            "phases",
+            "is a list, as version 2 writes phases; version 1.5 keys each phase by its number (1:, 2:, ...), "
+            "or write the file as version 2 (`version: 2`, with `tasks:` and `leaderboards:`)",
+        )
+        return []
     if not phases:
         refuse.add("phases", "missing; add `phases:` with each phase under its number (1:, 2:, ...)")
         return []
@@ -236,20 +246,20 @@ def _columns(
 
 def convert_v15(
     data: Mapping[str, Any], *, file: str, exists: Callable[[str], bool]
-) -> tuple[Converted | None, list[BundleError]]:
-    """The version 2 document Codabench's importer would make of the 1.5 ``data``, or every reason it
-    refuses it. ``exists(path)``: whether a path in the bundle is there."""
+) -> tuple[dict[str, Any], Conversion] | list[BundleError]:
+    """The version 2 document Codabench's importer would make of the 1.5 ``data`` and how it was made,
+    or every reason it refuses it. ``exists(path)``: whether a path in the bundle is there."""
     refuse = _Refusals(file)
     _check_files(data, exists, refuse)
     phases = _phases(data, refuse)
     boards, column_notes = _columns(data, refuse)
     if refuse.problems:
-        return None, refuse.problems
+        return refuse.problems
     notes: list[str] = []
     if any(p.get("is_parallel_parent") or p.get("parent_phasenumber") for _, p in phases):
         dropped = phases.pop(0)
         notes.append(f"phase {dropped[0]} is the parent of the 1.8 layout and was dropped")
-    converted = Converted(document={}, conversion=Conversion())
+    origins = [Origin(prefix="docker_image", source="competition_docker_image")]
     tasks: list[dict[str, Any]] = []
     new_phases: list[dict[str, Any]] = []
     for index, (key, phase) in enumerate(phases):
@@ -267,23 +277,23 @@ def convert_v15(
         if phase.get("execution_time_limit"):
             new_phase["execution_time_limit"] = phase["execution_time_limit"]
         new_phases.append(new_phase | {"tasks": [index]})
-        converted.origins += [(f"tasks.{index}", f"phases.{key}", _PHASE_NAMES)]
-        converted.origins += [(f"phases.{index}", f"phases.{key}", _PHASE_NAMES)]
+        for prefix in (f"tasks.{index}", f"phases.{index}"):
+            origins.append(Origin(prefix=prefix, source=f"phases.{key}", renames=_PHASE_NAMES))
     leaderboards = []
     for position, (key, columns) in enumerate(boards):
         leaderboards.append({"title": key, "key": key, "columns": columns})
-        converted.origins.append((f"leaderboards.{position}", f"leaderboard.leaderboards.{key}", {}))
-        for j, column in enumerate(columns):
-            converted.origins.append(
-                (
-                    f"leaderboards.{position}.columns.{j}",
-                    f"leaderboard.columns.{column['key']}",
-                    _COLUMN_NAMES,
-                )
+        origins.append(Origin(prefix=f"leaderboards.{position}", source=f"leaderboard.leaderboards.{key}"))
+        origins += [
+            Origin(
+                prefix=f"leaderboards.{position}.columns.{j}",
+                source=f"leaderboard.columns.{column['key']}",
+                renames=_COLUMN_NAMES,
             )
+            for j, column in enumerate(columns)
+        ]
     first_key, first_columns = boards[0]
     if not first_columns:
-        return None, [
+        return [
             BundleError(
                 file,
                 f"no column names leaderboard {first_key}, the one the phases rank by; give it a column "
@@ -297,14 +307,13 @@ def convert_v15(
             f"the phases rank by leaderboard {first_key}; the columns of {', '.join(others)} are not shown"
         )
     image = data.get("competition_docker_image") or None
-    converted.origins.append(("docker_image", "competition_docker_image", {}))
     names = ", ".join(str(p["label"]) for _, p in phases)
     notes[:0] = [
         f"{len(phases)} phase{'s' if len(phases) != 1 else ''} ({names}), each a task of its own",
         f"leaderboard columns from leaderboard.columns ({', '.join(c['key'] for c in first_columns)})",
         f"docker_image {image}" if image else "no competition_docker_image: Codabench's default image",
     ]
-    converted.document = {
+    document = {
         "version": 2,
         "title": data.get("title"),
         "description": data.get("description") or "",
@@ -314,5 +323,4 @@ def convert_v15(
         "leaderboards": leaderboards,
         **{key: data[key] for key in BENCHGEN_KEYS if key in data},
     }
-    converted.conversion = Conversion(notes=(*notes, *column_notes))
-    return converted, []
+    return document, Conversion(notes=(*notes, *column_notes), origins=tuple(origins))
