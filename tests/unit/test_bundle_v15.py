@@ -199,6 +199,7 @@ def test_a_computed_column_is_a_plain_column_and_the_conversion_says_so(tmp_path
             "leaderboard.columns.errors.leaderboard: missing",
         ),
         ("phases:\n", "stages:\n", "", "phases: missing; add `phases:`"),
+        ("      rank: 3\n", "      rank: last\n", "", "leaderboard.columns.errors.rank: should be a number"),
     ],
 )
 def test_what_codabench_refuses_is_refused_naming_what_to_add(

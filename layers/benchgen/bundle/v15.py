@@ -208,13 +208,18 @@ def _columns(
         else:
             labels[str(key)] = label.lower()
     notes: list[str] = []
-    ordered = sorted(
-        ((str(key), column) for key, column in columns.items() if isinstance(column, dict)),
-        key=lambda item: item[1].get("rank", DEFAULT_RANK),
-    )
+    usable: list[tuple[str, dict[str, Any]]] = []
     for key, value in columns.items():
         if not isinstance(value, dict):
             refuse.add(f"leaderboard.columns.{key}", "should be a mapping (leaderboard, label, rank, sort)")
+        elif not isinstance(value.get("rank", DEFAULT_RANK), int | float):
+            refuse.add(
+                f"leaderboard.columns.{key}.rank",
+                f"should be a number, the column's place (found {value.get('rank')!r})",
+            )
+        else:
+            usable.append((str(key), value))
+    ordered = sorted(usable, key=lambda item: item[1].get("rank", DEFAULT_RANK))
     per_board: dict[str, list[dict[str, Any]]] = {key: [] for key in labels}
     for index, (key, column) in enumerate(ordered):
         owner = column.get("leaderboard")
