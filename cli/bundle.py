@@ -67,14 +67,14 @@ def import_warnings(env: Environment, runtime: str) -> list[str]:
         environment = runtime_environment(runtime)
     except RuntimeMissing as missing:
         return [f"the programs' imports were not checked against runtime {runtime}: {missing}"]
-    programs: list[tuple[str, Path]] = []
-    for position in range(len(env.spec.phases)):
-        for view in env.phase_view(position).phase_tasks():
-            for name in PROGRAM_KINDS:
-                folder = view.part(name)
-                program = (name.replace("_", " "), folder) if folder is not None else None
-                if program is not None and program not in programs:
-                    programs.append(program)
+    # Each (kind, folder) once, in phase order: phases often share one scoring program.
+    programs = {
+        (name.replace("_", " "), folder): None
+        for position in range(len(env.spec.phases))
+        for view in env.phase_view(position).phase_tasks()
+        for name in PROGRAM_KINDS
+        if (folder := view.part(name)) is not None
+    }
     return [each.describe(runtime) for each in missing_imports(programs, importable_modules(environment))]
 
 

@@ -24,7 +24,9 @@ _LIST_MODULES = """
 import json, os, pkgutil, sys
 names = {module.name for module in pkgutil.iter_modules()} | set(sys.builtin_module_names)
 for folder in filter(os.path.isdir, sys.path):
-    names |= {name for name in os.listdir(folder) if name.isidentifier()}
+    for name in os.listdir(folder):
+        if name.isidentifier() and os.path.isdir(os.path.join(folder, name)):
+            names.add(name)
 print(json.dumps(sorted(names)))
 """
 
