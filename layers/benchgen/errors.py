@@ -1,8 +1,19 @@
 """Errors a user can act on: each names what was wrong and what to do about it."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchgen.program_outcomes import ProgramOutcome
+
 
 class BenchGenError(Exception):
     """Base of every error whose message is meant for the user."""
+
+    # What each program that ran before the error did, for the run record: the traceback that explains
+    # a run's failure is most often in one of them.
+    programs: tuple[ProgramOutcome, ...] = ()
 
 
 class BundleError(BenchGenError):

@@ -353,7 +353,6 @@ def run_tests(
         res_dir=root,
         time_limit=time_limit,
         command=case.test_command,
-        writable_program=True,  # the case's own scratch copy: tests may write caches beside the code
         sandbox=sandbox,
         runtime=runtime,
     )
