@@ -213,10 +213,10 @@ def ingest_like_codabench(
         programs.append(outcome)
         fatal = removed_names_problem(INGESTION, ingestion, env.runtime)
         if fatal is not None or ingestion.timed_out:
-            error = SubmissionError(fatal or str(outcome.problem()))
+            error = SubmissionError(fatal or str(outcome.problem(stderr=ingestion.stderr)))
             error.programs = tuple(programs)
             raise error
-        problem = outcome.problem()
+        problem = outcome.problem(stderr=ingestion.stderr)
         if problem is not None:
             then = "the submitted files are" if results else "what it wrote is"
             warnings.append(

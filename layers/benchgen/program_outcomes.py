@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict
 
 from benchgen.bundle.runtime import RuntimeChoice, image_numpy
+from benchgen.programs import last_lines
 from benchgen.sandbox.job import ProgramResult
 
 TAIL_LINES = 20
@@ -34,7 +35,7 @@ REMOVED_IN = (1, 24)
 
 def stderr_tail(text: str) -> str:
     """The last ``TAIL_LINES`` lines of ``text``, at most their last ``TAIL_CHARS`` characters."""
-    tail = "\n".join(text.strip().splitlines()[-TAIL_LINES:])
+    tail = last_lines(text, TAIL_LINES)
     return tail if len(tail) <= TAIL_CHARS else f"[...] {tail[-TAIL_CHARS:]}"
 
 
@@ -64,14 +65,15 @@ class ProgramOutcome(BaseModel):
     def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out
 
-    def problem(self, *, where: str = "") -> str | None:
+    def problem(self, *, where: str = "", stderr: str | None = None) -> str | None:
         """What went wrong, for the run's warning or error; None when nothing did. ``where`` says how
-        the program ran when that matters (", run beside the scoring program,")."""
+        the program ran when that matters (", run beside the scoring program,"); ``stderr``, the whole
+        stderr when at hand, gives its last lines uncut (the run keeps a long reason whole in a file)."""
         if self.ok:
             return None
         if self.timed_out:
             return f"the {self.program}{where} passed the time limit of {self.time_limit_s} s and was stopped"
-        said = self.stderr_tail or "(nothing on stderr)"
+        said = (self.stderr_tail if stderr is None else last_lines(stderr)) or "(nothing on stderr)"
         return f"the {self.program}{where} exited with code {self.exit_code}:\n{said}"
 
 

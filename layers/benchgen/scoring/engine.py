@@ -167,7 +167,9 @@ def _score_with_program(
     scoring = ProgramOutcome.of(SCORING, result, time_limit=env.time_limit)
     beside = None if ingestion is None else ProgramOutcome.of(INGESTION, ingestion, time_limit=env.time_limit)
     programs = [scoring] if beside is None else [beside, scoring]
-    beside_problem = None if beside is None else beside.problem(where=BESIDE)
+    beside_problem = None
+    if beside is not None and ingestion is not None:
+        beside_problem = beside.problem(where=BESIDE, stderr=ingestion.stderr)
     # Only the scoring program's exit code decides the run, as on Codabench; an ingestion program's
     # failure is most often why the scoring program failed, so its error says both.
     ingestion_problems = [outcome.problem() for outcome in earlier if not outcome.ok] + [beside_problem]
@@ -180,7 +182,7 @@ def _score_with_program(
         if beside is not None and beside.timed_out:
             raise ScoringError(str(beside_problem))
         if not scoring.ok:
-            raise ScoringError(str(scoring.problem()))
+            raise ScoringError(str(scoring.problem(stderr=result.stderr)))
         written = [column.key for column in spec.columns if column.computation is None]
         metrics, other = match_columns(spec, read_scores(layout.output, written))
     except ScoringError as error:
