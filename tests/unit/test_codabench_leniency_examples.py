@@ -7,14 +7,13 @@ the submitted model run on the inputs), never by BenchGen.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import zipfile
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from cli.main import main
+from tests.example_files import submitted_model, words
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -26,26 +25,14 @@ def _run(example: Path, out: Path) -> tuple[int, dict[str, Any]]:
     return code, run
 
 
-def _words(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").split()
-
-
-def _model(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("submitted_model", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _tree(folder: Path) -> dict[str, bytes]:
     return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*")}
 
 
 def test_a_scoring_program_keeps_scratch_files_beside_itself(tmp_path: Path) -> None:
     example = EXAMPLES / "codabench-scratch"
-    truth = _words(example / "bundle/reference_data/labels.solution")
-    guess = _words(example / "submission/labels.predict")
+    truth = words(example / "bundle/reference_data/labels.solution")
+    guess = words(example / "submission/labels.predict")
     program_before = _tree(example / "bundle/scoring_program")
 
     code, run = _run(example, tmp_path / "run")
@@ -60,8 +47,8 @@ def test_a_scoring_program_keeps_scratch_files_beside_itself(tmp_path: Path) -> 
 def test_a_failing_ingestion_program_leaves_the_scoring_program_to_score(tmp_path: Path) -> None:
     example = EXAMPLES / "codabench-ingestion-fails"
     reviews = (example / "bundle/input_data/reviews.txt").read_text(encoding="utf-8").splitlines()
-    truth = _words(example / "bundle/reference_data/reviews.solution")
-    model = _model(example / "submission/model.py")
+    truth = words(example / "bundle/reference_data/reviews.solution")
+    model = submitted_model(example / "submission/model.py")
     # the model answers every review up to the first negation, where it raises
     answered = []
     for review in reviews:
@@ -93,7 +80,7 @@ def test_a_zipped_folder_is_unpacked_as_it_is_as_codabench_unpacks_it(tmp_path: 
         # the zip's one entry sits under a top folder, which Codabench keeps
         assert archive.namelist() == ["reference_data/values.solution"]
         truth = [float(value) for value in archive.read("reference_data/values.solution").split()]
-    guess = [float(value) for value in _words(example / "submission/values.predict")]
+    guess = [float(value) for value in words(example / "submission/values.predict")]
 
     code, run = _run(example, tmp_path / "run")
 
