@@ -156,3 +156,32 @@ def test_on_lambda_the_sandbox_leaves_nothing_in_tmp(
     assert result.ok, result.stderr
     assert list(lambda_tmp.iterdir()) == []
     assert len(sweeps) == 2
+
+
+def test_in_the_sandbox_function_a_program_may_write_its_folder_and_its_removed_numpy_names_come_back(
+    tmp_path: Path, objects: str
+) -> None:
+    # Given a program that keeps a scratch file beside itself, then uses np.float and catches the error
+    layout = prepare_layout(tmp_path / "run")
+    program = tmp_path / "program"
+    program.mkdir()
+    (program / "metadata.yaml").write_text("command: python $program/main.py $input $output\n")
+    (program / "main.py").write_text(
+        "import numpy as np\n"
+        "open('scratch.txt', 'w').write('kept beside the program')\n"
+        "try:\n"
+        "    np.float\n"
+        "except AttributeError:\n"
+        "    print('fallback')\n"
+    )
+
+    # When it runs in the sandbox function, in the scientific runtime (numpy 2)
+    result = run_in_layout(
+        program, layout, sandbox=RemoteSandbox(HandlerInvoker(objects)), runtime="scientific"
+    )
+
+    # Then it ran to its end, and the name it asked numpy for in vain came back with the result
+    assert (result.ok, result.stdout) == (True, "fallback\n"), result.stderr
+    assert result.removed_names == ("np.float",)
+    assert result.numpy_version is not None and result.numpy_version.startswith("2.")
+    assert not (program / "scratch.txt").exists()
