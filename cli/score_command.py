@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from benchgen.finetune.artifact import ArtifactReport
     from benchgen.ingest import IngestReport
     from benchgen.offline import OfflineRun
-    from benchgen.program_outcomes import ProgramOutcome
+    from benchgen.records.programs import ProgramOutcome
     from benchgen.scoring.engine import ScoreReport
 
 RUN_FILE = "run.json"

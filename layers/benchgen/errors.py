@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from benchgen.program_outcomes import ProgramOutcome
+from typing import Any
 
 
 class BenchGenError(Exception):
     """Base of every error whose message is meant for the user."""
 
-    # What each program that ran before the error did, for the run record: the traceback that explains
-    # a run's failure is most often in one of them.
-    programs: tuple[ProgramOutcome, ...] = ()
+    # How each program that ran before the error ended (benchgen.records.programs.ProgramOutcome, which
+    # this ground module does not know), for the run record: the traceback that explains a run's failure
+    # is most often in one of them.
+    programs: tuple[Any, ...] = ()
 
 
 class BundleError(BenchGenError):

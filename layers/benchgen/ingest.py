@@ -23,8 +23,9 @@ from benchgen.errors import BundleError, SubmissionError
 from benchgen.outputs import RunOutput
 from benchgen.phases import combine_zips, task_folder, task_label
 from benchgen.program_inputs import extract_safely, ingestion_job
-from benchgen.program_outcomes import INGESTION, ProgramOutcome, in_task, removed_names_problem
+from benchgen.program_outcomes import INGESTION, outcome_of, removed_names_problem
 from benchgen.programs import ProgramResult
+from benchgen.records.programs import ProgramOutcome, in_task
 from benchgen.sandbox.job import Sandbox
 from benchgen.sandbox.local import LocalSandbox
 from benchgen.scoring.ingested import MEMBER as PREDICTIONS_MEMBER
@@ -209,7 +210,7 @@ def ingest_like_codabench(
     if program_dir is not None:
         job = ingestion_job(env, program_dir, submitted, root, shared=root / "shared")
         ingestion = (sandbox or LocalSandbox()).run(job)
-        outcome = ProgramOutcome.of(INGESTION, ingestion, time_limit=env.time_limit)
+        outcome = outcome_of(INGESTION, ingestion, time_limit=env.time_limit)
         programs.append(outcome)
         fatal = removed_names_problem(INGESTION, ingestion, env.runtime)
         if fatal is not None or ingestion.timed_out:

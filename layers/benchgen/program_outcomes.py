@@ -11,75 +11,30 @@ in 1.24 (``np.float`` ...) in a runtime without it, where the bundle's image had
 fails or, worse, catches the AttributeError and writes a fallback score; either way its result is not
 the one the bundle's image gives.
 
-Every outcome keeps the end of its program's stderr (the traceback that explains it), bounded, so that
-the run record holds every program's and the record stays small.
+How each program ended is kept on the run (:mod:`benchgen.records.programs`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from pydantic import BaseModel, ConfigDict
-
 from benchgen.bundle.runtime import RuntimeChoice, image_numpy
-from benchgen.programs import last_lines
+from benchgen.records.programs import ProgramOutcome, stderr_tail
 from benchgen.sandbox.job import ProgramResult
 
-TAIL_LINES = 20
-TAIL_CHARS = 1500
 INGESTION = "ingestion program"
 SCORING = "scoring program"
 # The numpy release that removed np.float and its kin; an image whose numpy is older has them.
 REMOVED_IN = (1, 24)
 
 
-def stderr_tail(text: str) -> str:
-    """The last ``TAIL_LINES`` lines of ``text``, at most their last ``TAIL_CHARS`` characters."""
-    tail = last_lines(text, TAIL_LINES)
-    return tail if len(tail) <= TAIL_CHARS else f"[...] {tail[-TAIL_CHARS:]}"
-
-
-class ProgramOutcome(BaseModel):
-    """One program run of a run: which, in which task, how it ended and the end of its stderr."""
-
-    model_config = ConfigDict(frozen=True)
-
-    program: str  # INGESTION or SCORING, as a run's messages name it
-    task: str | None = None  # in a phase of several tasks, the task's label
-    exit_code: int
-    timed_out: bool = False
-    time_limit_s: int
-    stderr_tail: str = ""
-
-    @classmethod
-    def of(cls, program: str, result: ProgramResult, *, time_limit: int) -> ProgramOutcome:
-        return cls(
-            program=program,
-            exit_code=result.returncode,
-            timed_out=result.timed_out,
-            time_limit_s=time_limit,
-            stderr_tail=stderr_tail(result.stderr),
-        )
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
-
-    def problem(self, *, where: str = "", stderr: str | None = None) -> str | None:
-        """What went wrong, for the run's warning or error; None when nothing did. ``where`` says how
-        the program ran when that matters (", run beside the scoring program,"); ``stderr``, the whole
-        stderr when at hand, gives its last lines uncut (the run keeps a long reason whole in a file)."""
-        if self.ok:
-            return None
-        if self.timed_out:
-            return f"the {self.program}{where} passed the time limit of {self.time_limit_s} s and was stopped"
-        said = (self.stderr_tail if stderr is None else last_lines(stderr)) or "(nothing on stderr)"
-        return f"the {self.program}{where} exited with code {self.exit_code}:\n{said}"
-
-
-def in_task(label: str, outcomes: Iterable[ProgramOutcome]) -> list[ProgramOutcome]:
-    """``outcomes`` as of the task ``label`` of a phase of several tasks."""
-    return [outcome.model_copy(update={"task": label}) for outcome in outcomes]
+def outcome_of(program: str, result: ProgramResult, *, time_limit: int) -> ProgramOutcome:
+    """How ``program`` ended, as its run records it."""
+    return ProgramOutcome(
+        program=program,
+        exit_code=result.returncode,
+        timed_out=result.timed_out,
+        time_limit_s=time_limit,
+        stderr_tail=stderr_tail(result.stderr),
+    )
 
 
 def _older_than_removal(version: str) -> bool:

@@ -116,11 +116,6 @@ def load_command(program_dir: Path, *, label: str | None = None) -> str:
     return command
 
 
-def last_lines(text: str, count: int = 20) -> str:
-    """The last ``count`` lines of a program's output, for the message that says why it failed."""
-    return "\n".join(text.strip().splitlines()[-count:])
-
-
 def program_job(
     program_dir: Path,
     *,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from benchgen.bundle.runtime import Reason, RuntimeChoice
-from benchgen.program_outcomes import TAIL_CHARS, ProgramOutcome, removed_names_problem, stderr_tail
+from benchgen.program_outcomes import outcome_of, removed_names_problem
+from benchgen.records.programs import TAIL_CHARS, stderr_tail
 from benchgen.sandbox.job import ProgramResult
 
 USED_NP_FLOAT = ProgramResult(
@@ -59,7 +60,7 @@ def test_an_outcome_keeps_a_bounded_tail_of_stderr() -> None:
     stderr = "\n".join(f"line {number} " + "x" * 200 for number in range(100))
     result = USED_NP_FLOAT.model_copy(update={"returncode": 1, "stderr": stderr})
 
-    outcome = ProgramOutcome.of("scoring program", result, time_limit=60)
+    outcome = outcome_of("scoring program", result, time_limit=60)
 
     assert outcome.stderr_tail == stderr_tail(stderr)
     assert outcome.stderr_tail.endswith("line 99 " + "x" * 200)

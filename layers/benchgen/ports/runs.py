@@ -13,8 +13,8 @@ from typing import Any, Protocol
 
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
-from benchgen.program_outcomes import ProgramOutcome
 from benchgen.records.environments import ShardPlan
+from benchgen.records.programs import ProgramOutcome
 from benchgen.records.runs import (
     ArtifactStatus,
     BatchSummary,

@@ -9,10 +9,10 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from benchgen.outputs import RunOutput, output_for_label
-from benchgen.program_outcomes import ProgramOutcome
 from benchgen.records.bounds import MAX_ITEMS, Key, Text, Texts, first_entries, first_of
 from benchgen.records.environments import ShardPlan
 from benchgen.records.prices import ModelPrices, RunCost
+from benchgen.records.programs import ProgramOutcome
 from benchgen.records.timestamps import utc_now
 from benchgen.vocabulary import InferenceMode, ProviderKind, Sampling
 

@@ -27,7 +27,7 @@ from benchgen.phases import (
     task_label,
 )
 from benchgen.program_inputs import ingestion_job, stage
-from benchgen.program_outcomes import INGESTION, SCORING, ProgramOutcome, in_task, removed_names_problem
+from benchgen.program_outcomes import INGESTION, SCORING, outcome_of, removed_names_problem
 from benchgen.programs import (
     SCORING_APP,
     Layout,
@@ -36,6 +36,7 @@ from benchgen.programs import (
     read_scores,
     run_side_by_side,
 )
+from benchgen.records.programs import ProgramOutcome, in_task
 from benchgen.report.detailed import DetailedResults
 from benchgen.sandbox.job import ProgramJob, Sandbox
 from benchgen.sandbox.local import LocalSandbox
@@ -164,8 +165,8 @@ def _score_with_program(
     }
     zip_folder(output_copy, files[RunOutput.SCORING_OUTPUT])
     _write_log(files[RunOutput.SCORING_LOG], result.command, logs)
-    scoring = ProgramOutcome.of(SCORING, result, time_limit=env.time_limit)
-    beside = None if ingestion is None else ProgramOutcome.of(INGESTION, ingestion, time_limit=env.time_limit)
+    scoring = outcome_of(SCORING, result, time_limit=env.time_limit)
+    beside = None if ingestion is None else outcome_of(INGESTION, ingestion, time_limit=env.time_limit)
     programs = [scoring] if beside is None else [beside, scoring]
     beside_problem = None
     if beside is not None and ingestion is not None:

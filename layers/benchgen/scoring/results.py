@@ -12,7 +12,7 @@ from benchgen.bundle.spec import Column, CompetitionSpec
 from benchgen.errors import ScoringError
 from benchgen.outputs import RunOutput
 from benchgen.phases import compute_column
-from benchgen.program_outcomes import ProgramOutcome
+from benchgen.records.programs import ProgramOutcome
 
 if TYPE_CHECKING:
     from benchgen.scoring.templates import Aggregator

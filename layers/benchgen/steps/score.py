@@ -22,7 +22,7 @@ from benchgen.ports.events import Publisher
 from benchgen.ports.executions import Starter
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.program_outcomes import ProgramOutcome
+from benchgen.records.programs import ProgramOutcome
 from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.engine import ScoreReport, score_predictions

@@ -18,8 +18,8 @@ from pydantic import (
     model_validator,
 )
 
-from benchgen.program_outcomes import ProgramOutcome
 from benchgen.records.prices import ModelPrices
+from benchgen.records.programs import ProgramOutcome
 from benchgen.records.runs import (
     DEFAULT_BATCH_ABOVE_CASES,
     ArtifactStatus,
