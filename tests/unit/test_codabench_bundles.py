@@ -271,3 +271,28 @@ def test_participant_code_cannot_read_the_reference_data_during_ingestion(tmp_pa
     # then neither $input, $hidden, the submission's folder, the step's folders nor the folder around the
     # program's own hold the reference data
     assert _prediction_output(tmp_path / "out")["seen.txt"] == b""
+
+
+def test_an_ingestion_program_using_a_removed_numpy_name_fails_the_run_naming_it(tmp_path: Path) -> None:
+    # given an ingestion program that falls back when np.int is gone, in a bundle whose image's numpy has it
+    program = (
+        "import os, sys\n"
+        "import numpy as np\n"
+        "try:\n"
+        "    kind = np.int\n"
+        "except AttributeError:\n"
+        "    kind = None\n"
+        "open(os.path.join(sys.argv[2], 'iris.predict'), 'w').write('setosa\\n')\n"
+    )
+    env = open_environment(
+        write_bundle(tmp_path / "bundle", ingestion=True, ingestion_py=program), tmp_path / "e"
+    )
+
+    # when a code submission is ingested, in the scientific runtime (numpy 2)
+    with pytest.raises(SubmissionError) as caught:
+        ingest(env, code_submission(tmp_path / "s.zip", "setosa"), tmp_path / "out", workdir=tmp_path / "w")
+
+    # then the step fails naming the name and the image's numpy, and keeps how the program ended
+    assert str(caught.value).startswith("the ingestion program used np.int, which numpy removed in 1.24")
+    assert f"numpy 1.22.4 in the bundle's image ({DOCKER_IMAGE}) has it" in str(caught.value)
+    assert [(p.program, p.exit_code) for p in caught.value.programs] == [("ingestion program", 0)]
