@@ -72,6 +72,10 @@ def test_a_failing_ingestion_program_leaves_the_scoring_program_to_score(tmp_pat
     assert ended["ingestion program"]["exit_code"] == 1
     assert ended["ingestion program"]["stderr_tail"].startswith("Traceback (most recent call last):")
     assert (ended["scoring program"]["exit_code"], ended["scoring program"]["stderr_tail"]) == (0, "")
+    # as do the scoring output's logs, beside the scoring program's own
+    with zipfile.ZipFile(tmp_path / "run" / run["files"]["scoring_output"]) as archive:
+        logged = archive.read("logs/ingestion_stderr.txt").decode()
+    assert logged == ended["ingestion program"]["stderr_tail"]
 
 
 def test_a_zipped_folder_is_unpacked_as_it_is_as_codabench_unpacks_it(tmp_path: Path) -> None:

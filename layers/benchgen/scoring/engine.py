@@ -148,17 +148,18 @@ def _score_with_program(
     logs = {"stdout": result.stdout, "stderr": result.stderr}
     if ingestion is not None:
         logs |= {"ingestion stdout": ingestion.stdout, "ingestion stderr": ingestion.stderr}
+    # An ingestion program of the prediction step: the end of its stderr is what the run kept of it.
+    predicted = [outcome.stderr_tail for outcome in earlier if outcome.program == INGESTION]
+    if predicted:
+        logs["ingestion stderr"] = predicted[-1]
     out_dir.mkdir(parents=True, exist_ok=True)
     logs_dir = workdir / "scoring-logs"
     logs_dir.mkdir(parents=True, exist_ok=True)
     output_copy = logs_dir / "output"
     shutil.copytree(layout.output, output_copy, dirs_exist_ok=True)
     (output_copy / "logs").mkdir(exist_ok=True)
-    (output_copy / "logs" / "stdout.txt").write_text(result.stdout, encoding="utf-8")
-    (output_copy / "logs" / "stderr.txt").write_text(result.stderr, encoding="utf-8")
-    if ingestion is not None:
-        (output_copy / "logs" / "ingestion_stdout.txt").write_text(ingestion.stdout, encoding="utf-8")
-        (output_copy / "logs" / "ingestion_stderr.txt").write_text(ingestion.stderr, encoding="utf-8")
+    for name, text in logs.items():
+        (output_copy / "logs" / f"{name.replace(' ', '_')}.txt").write_text(text, encoding="utf-8")
     files = {
         RunOutput.SCORING_OUTPUT: RunOutput.SCORING_OUTPUT.path_in(out_dir),
         RunOutput.SCORING_LOG: RunOutput.SCORING_LOG.path_in(out_dir),
