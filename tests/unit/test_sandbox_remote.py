@@ -14,7 +14,7 @@ import pytest
 from benchgen.programs import prepare_layout, run_program
 from benchgen.sandbox.remote import RemoteSandbox
 from functions.sandbox import handler as sandbox_handler
-from tests.program_runs import run_in_layout
+from tests.program_runs import run_in_layout, write_program
 
 
 class Objects(http.server.BaseHTTPRequestHandler):
@@ -163,17 +163,15 @@ def test_in_the_sandbox_function_a_program_may_write_its_folder_and_its_removed_
 ) -> None:
     # Given a program that keeps a scratch file beside itself, then uses np.float and catches the error
     layout = prepare_layout(tmp_path / "run")
-    program = tmp_path / "program"
-    program.mkdir()
-    (program / "metadata.yaml").write_text("command: python $program/main.py $input $output\n")
-    (program / "main.py").write_text(
-        "import numpy as np\n"
-        "open('scratch.txt', 'w').write('kept beside the program')\n"
-        "try:\n"
-        "    np.float\n"
-        "except AttributeError:\n"
-        "    print('fallback')\n"
-    )
+    script = """
+    import numpy as np
+    open("scratch.txt", "w").write("kept beside the program")
+    try:
+        np.float
+    except AttributeError:
+        print("fallback")
+    """
+    program = write_program(tmp_path, script)
 
     # When it runs in the sandbox function, in the scientific runtime (numpy 2)
     result = run_in_layout(
