@@ -13,6 +13,7 @@ import json
 import re
 import sys
 import tempfile
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from benchgen.finetune.artifact import ArtifactReport
     from benchgen.ingest import IngestReport
     from benchgen.offline import OfflineRun
+    from benchgen.records.programs import ProgramOutcome
     from benchgen.scoring.engine import ScoreReport
 
 RUN_FILE = "run.json"
@@ -148,10 +150,16 @@ class _Console:
 
     def ingested(self, report: IngestReport) -> None:
         self.record.update(runtime=report.runtime)
+        self.programs(report.programs)
         print(f"runtime: {report.runtime}", file=sys.stderr)
         for warning in report.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         self.bar = ProgressBar(report.total_questions)
+
+    def programs(self, outcomes: Sequence[ProgramOutcome]) -> None:
+        """How each program that ran ended, as the run record keeps it."""
+        done = self.record.setdefault("programs", [])
+        done.extend(outcome.model_dump(mode="json") for outcome in outcomes)
 
     def scoring(self, done: int) -> None:
         if self.bar is not None:
@@ -215,6 +223,7 @@ def run_score(args: argparse.Namespace) -> int:
             )
     except BenchGenError as error:
         console.close()
+        console.programs(error.programs)
         record.update(status="Failed", failure_reason=str(error))
         record["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
         record["files"] = _files_present(out)
@@ -223,6 +232,7 @@ def run_score(args: argparse.Namespace) -> int:
         print(f"run {record['run_id']} failed; details in {out / RUN_FILE}", file=sys.stderr)
         return 2
     scored, artifact = done.scored, done.artifact
+    console.programs(scored.programs)
     record.update(
         status="Completed",
         finished_at=done.run.finished_at.isoformat(timespec="seconds"),

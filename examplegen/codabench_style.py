@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -304,9 +305,11 @@ CODABENCH_STYLE = {
 }
 
 
-def generate_codabench_style(out: Path, *, seed: int) -> None:
-    """Write every Codabench-style example under ``out``; the same seed gives the same bytes."""
-    for offset, (name, write) in enumerate(CODABENCH_STYLE.items()):
+def generate_codabench_style(
+    out: Path, *, seed: int, writers: Mapping[str, Callable[[Path, random.Random], None]] = CODABENCH_STYLE
+) -> None:
+    """Write each example of ``writers`` under ``out``; the same seed gives the same bytes."""
+    for offset, (name, write) in enumerate(writers.items()):
         target = out / name
         if target.exists():
             shutil.rmtree(target)

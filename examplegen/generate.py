@@ -9,7 +9,8 @@ from pathlib import Path
 
 from examplegen.arithmetic_env import ArithmeticEnvironment
 from examplegen.base import REFERENCE_DIR, EnvironmentGenerator
-from examplegen.codabench_style import generate_codabench_style
+from examplegen.codabench_leniency import CODABENCH_LENIENCY
+from examplegen.codabench_style import CODABENCH_STYLE, generate_codabench_style
 from examplegen.code_env import CodeEnvironment
 from examplegen.custom_program_env import CustomProgramEnvironment
 from examplegen.failures import failure_plan
@@ -125,6 +126,9 @@ def generate_examples(out: Path, *, seed: int = EXAMPLES_SEED) -> list[Generated
             shutil.rmtree(target)
         made.append(generate_environment(name, target, cases=size, seed=seed + offset))
     generate_codabench_style(out, seed=seed + CODABENCH_SEED_OFFSET)
+    # After the others, so that their seeds (and bytes) stay as they were.
+    leniency_seed = seed + CODABENCH_SEED_OFFSET + len(CODABENCH_STYLE)
+    generate_codabench_style(out, seed=leniency_seed, writers=CODABENCH_LENIENCY)
     write_text(out / "README.md", examples_readme(made, out, seed))
     return made
 
@@ -182,6 +186,15 @@ def examples_readme(made: list[GeneratedEnvironment], out: Path, seed: int) -> s
             "- `codalab-v15`: a CodaLab-era bundle, its `competition.yaml` in version 1.5 (converted as",
             "  Codabench imports it): two phases (`--phase Development`, `--phase Final`), each naming its",
             "  programs and data as zips in the bundle, an ingestion program and a code submission.",
+            "- `codabench-scratch`: a scoring program that writes scratch files in its own folder.",
+            "- `codabench-ingestion-fails`: the submitted model raises half-way; the ingestion program fails",
+            "  and the scoring program, reading its exit code in `input/res/metadata`, still scores: the run",
+            "  completes with a warning.",
+            "- `codabench-top-folder`: reference data zipped with its folder; unpacked as it is, as",
+            "  Codabench does, the scoring program reads `input/ref/reference_data/values.solution`.",
+            "- `codabench-removed-alias`: a CodaLab-era scoring program that uses `np.float` and writes a",
+            "  fallback score when that fails; numpy 1.24 removed the name, so in the scientific runtime the",
+            "  run fails and names it, rather than completing with the fallback as its score.",
             "",
             "```",
             "benchgen score --bundle examples/codabench-multitask/bundle "

@@ -9,12 +9,14 @@ from benchgen.programs import Layout, ProgramResult, run_program
 
 # The whole environment a program sees, wherever it runs: none of it comes from the host.
 PROGRAM_VARIABLES = [
+    "BENCHGEN_REMOVED_NAMES",
     "HOME",
     "LANG",
     "LC_ALL",
     "PATH",
     "PYTHONDONTWRITEBYTECODE",
     "PYTHONIOENCODING",
+    "PYTHONPATH",
     "PYTHONUNBUFFERED",
     "TMPDIR",
 ]

@@ -1,8 +1,17 @@
 """Errors a user can act on: each names what was wrong and what to do about it."""
 
+from __future__ import annotations
+
+from typing import Any
+
 
 class BenchGenError(Exception):
     """Base of every error whose message is meant for the user."""
+
+    # How each program that ran before the error ended (benchgen.records.programs.ProgramOutcome, which
+    # this ground module does not know), for the run record: the traceback that explains a run's failure
+    # is most often in one of them.
+    programs: tuple[Any, ...] = ()
 
 
 class BundleError(BenchGenError):

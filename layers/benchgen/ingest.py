@@ -23,7 +23,9 @@ from benchgen.errors import BundleError, SubmissionError
 from benchgen.outputs import RunOutput
 from benchgen.phases import combine_zips, task_folder, task_label
 from benchgen.program_inputs import extract_safely, ingestion_job
-from benchgen.programs import ProgramResult, last_lines
+from benchgen.program_outcomes import INGESTION, outcome_of, removed_names_problem
+from benchgen.programs import ProgramResult
+from benchgen.records.programs import ProgramOutcome, in_task
 from benchgen.sandbox.job import Sandbox
 from benchgen.sandbox.local import LocalSandbox
 from benchgen.scoring.ingested import MEMBER as PREDICTIONS_MEMBER
@@ -55,6 +57,7 @@ class IngestReport(BaseModel):
     status: str = "success"
     warnings: list[str] = Field(default_factory=list)
     runtime: str | None = None  # the runtime the bundle's programs run in, and why
+    programs: list[ProgramOutcome] = Field(default_factory=list)  # the ingestion program's, when it ran
 
     def counts(self) -> dict[str, int]:
         """What ingest counted, under the names a run records its counts by."""
@@ -178,8 +181,10 @@ def ingest_like_codabench(
     """Codabench's prediction step: a results submission is copied into the prediction output, then the
     ingestion program (if any) runs with the submission as ``$submission_program``.
 
-    A failing ingestion program fails a code submission. For a results submission it is only reported, as
-    on Codabench, where the prediction step goes on with the copied files; a time limit always fails.
+    A failing ingestion program is the run's warning, not its end: as on Codabench, the scoring program
+    runs next, reads the exit code in ``input/res/metadata`` and decides (a results submission's files
+    are its prediction output, a code submission's what the program wrote). A time limit passed, or a
+    name numpy removed asked for where the bundle's image had it, fails the run here.
     """
     root = Path(tempfile.mkdtemp(prefix="prediction-", dir=workdir))
     submitted = root / "program"
@@ -201,19 +206,23 @@ def ingest_like_codabench(
         )
     warnings: list[str] = []
     ingestion = None
+    programs: list[ProgramOutcome] = []
     if program_dir is not None:
         job = ingestion_job(env, program_dir, submitted, root, shared=root / "shared")
         ingestion = (sandbox or LocalSandbox()).run(job)
-        if ingestion.timed_out:
-            raise SubmissionError(f"the ingestion program passed the time limit of {env.time_limit} s")
-        if ingestion.returncode != 0:
-            problem = (
-                f"the ingestion program exited with code {ingestion.returncode}:\n"
-                f"{last_lines(ingestion.stderr)}"
+        outcome = outcome_of(INGESTION, ingestion, time_limit=env.time_limit)
+        programs.append(outcome)
+        fatal = removed_names_problem(INGESTION, ingestion, env.runtime)
+        if fatal is not None or ingestion.timed_out:
+            error = SubmissionError(fatal or str(outcome.problem(stderr=ingestion.stderr)))
+            error.programs = tuple(programs)
+            raise error
+        problem = outcome.problem(stderr=ingestion.stderr)
+        if problem is not None:
+            then = "the submitted files are" if results else "what it wrote is"
+            warnings.append(
+                f"{problem}\n{then} the prediction output, and the scoring program decides, as on Codabench"
             )
-            if not results:
-                raise SubmissionError(problem)
-            warnings.append(f"{problem}\nthe submitted files are the prediction output, as on Codabench")
     if not env.task.ingestion_only_during_scoring:
         # Nothing ran for such a task yet; a code submission's own metadata file stays where it is.
         write_output_metadata(output, ingestion)
@@ -229,6 +238,7 @@ def ingest_like_codabench(
         execution_time=ingestion.duration_s if ingestion is not None else 0.0,
         status="success" if answered == total else "partial",
         warnings=warnings + notes,
+        programs=programs,
     )
 
 
@@ -271,6 +281,7 @@ def _ingest_tasks(
     """The submission ingested for each task of the phase, each prediction output in its task's folder."""
     parts: dict[str, Path] = {}
     reports: list[IngestReport] = []
+    programs: list[ProgramOutcome] = []
     for view in tasks:
         folder = task_folder(view.task)
         try:
@@ -278,8 +289,11 @@ def _ingest_tasks(
                 view, submission, workdir / folder / "out", workdir=workdir / folder, sandbox=sandbox
             )
         except SubmissionError as error:
-            raise SubmissionError(f"task {task_label(view.task)}: {error}") from None
+            failed = SubmissionError(f"task {task_label(view.task)}: {error}")
+            failed.programs = (*programs, *in_task(task_label(view.task), error.programs))
+            raise failed from None
         reports.append(report)
+        programs.extend(in_task(task_label(view.task), report.programs))
         parts[folder] = report.prediction_output
         report.warnings[:] = [f"task {task_label(view.task)}: {warning}" for warning in report.warnings]
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -297,6 +311,7 @@ def _ingest_tasks(
         execution_time=sum(report.execution_time for report in reports),
         status="success" if answered == total else "partial",
         warnings=[warning for report in reports for warning in report.warnings],
+        programs=programs,
     )
 
 

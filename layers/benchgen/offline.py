@@ -94,7 +94,12 @@ def run_offline(
     ingested = ingest(env, submission, out, workdir=workdir / "ingest")
     watch.ingested(ingested)
     scored = score_predictions(
-        env, ingested.prediction_output, out, workdir=workdir / "score", progress=watch.scoring
+        env,
+        ingested.prediction_output,
+        out,
+        workdir=workdir / "score",
+        progress=watch.scoring,
+        earlier=ingested.programs,
     )
     watch.scored(scored)
     run = run_info(env, scored.overall_score)

@@ -69,13 +69,26 @@ def prepare_layout(workdir: Path) -> Layout:
     return layout
 
 
+def _nested_hint(program_dir: Path) -> str:
+    """Where a zipped folder put the metadata file one level down, if it did."""
+    nested = sorted({found.parent.name for name in METADATA_FILES for found in program_dir.glob(f"*/{name}")})
+    if not nested:
+        return ""
+    return (
+        f" at its top level (there is one in '{nested[0]}/': a zip is taken as it is, as Codabench takes it, "
+        "so zip the contents of that folder rather than the folder)"
+    )
+
+
 def load_command(program_dir: Path, *, label: str | None = None) -> str:
     """The ``command`` of the program folder's metadata file."""
     name = label or program_dir.name
     metadata = next((program_dir / f for f in METADATA_FILES if (program_dir / f).is_file()), None)
     if metadata is None:
         raise BundleError(
-            name, "has no metadata.yaml; add one with `command: python $program/<script>.py $input $output`"
+            name,
+            "has no metadata.yaml" + _nested_hint(program_dir) + "; add one with "
+            "`command: python $program/<script>.py $input $output`",
         )
     file = f"{name}/{metadata.name}"
     try:
@@ -103,11 +116,6 @@ def load_command(program_dir: Path, *, label: str | None = None) -> str:
     return command
 
 
-def last_lines(text: str, count: int = 20) -> str:
-    """The last ``count`` lines of a program's output, for the message that says why it failed."""
-    return "\n".join(text.strip().splitlines()[-count:])
-
-
 def program_job(
     program_dir: Path,
     *,
@@ -120,7 +128,6 @@ def program_job(
     extra: dict[str, Path] | None = None,
     output_cap: int = OUTPUT_CAP,
     command: str | None = None,
-    writable_program: bool = False,
     app: dict[str, str] | None = None,
     runtime: str = MINIMAL.name,
 ) -> ProgramJob:
@@ -129,10 +136,11 @@ def program_job(
 
     ``extra`` adds or overrides placeholders, e.g. ``{"ingestion_program": ..., "submission_program": ...}``.
     ``command`` is given when it does not come from the folder's metadata file (a code case's tests).
-    The program may write its output and shared folders, and its input folder as Codabench mounts
-    ``/app/input`` read-write (a scoring program locks files in ``input/res``); also its own folder when
-    ``writable_program``. It writes copies: what it writes to ``output_dir`` and ``shared_dir`` is copied
-    back, everything else is thrown away, the user's files untouched.
+    The program may write its output and shared folders, its input folder and its own folder, as Codabench
+    mounts ``/app/input`` and ``/app/program`` read-write (a scoring program locks files in ``input/res``
+    or keeps scratch files beside itself). It writes copies: what it writes to ``output_dir`` and
+    ``shared_dir`` is copied back, everything else is thrown away, the user's files and the bundle
+    untouched.
     ``app`` names the folders it also finds under ``/app`` (:data:`SCORING_APP`, :data:`INGESTION_APP`).
     ``runtime`` is the runtime whose ``python`` runs it (an environment's :attr:`Environment.runtime`).
     """
@@ -151,9 +159,7 @@ def program_job(
         "predictions": res_dir,
         **(extra or {}),
     }
-    writable = {"output", "tmp", "shared", "input", "hidden", "predictions"} | (
-        {"program"} if writable_program else set()
-    )
+    writable = {"output", "tmp", "shared", "input", "hidden", "predictions", "program"}
     return ProgramJob(
         command=command,
         runtime=runtime,
@@ -179,7 +185,6 @@ def run_program(
     output_cap: int = OUTPUT_CAP,
     command: str | None = None,
     sandbox: Sandbox | None = None,
-    writable_program: bool = False,
     runtime: str = MINIMAL.name,
 ) -> ProgramResult:
     """Run :func:`program_job` in ``sandbox`` (the local runner when None); never raises for what the
@@ -195,7 +200,6 @@ def run_program(
         extra=extra,
         output_cap=output_cap,
         command=command,
-        writable_program=writable_program,
         runtime=runtime,
     )
     return (sandbox or LocalSandbox()).run(job)

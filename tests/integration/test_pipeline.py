@@ -569,6 +569,42 @@ def test_a_codabench_bundle_and_a_results_zip_run_as_on_codabench(cloud: LocalCl
     assert run.warnings == environment.warnings
 
 
+def test_a_failed_run_shows_every_programs_traceback_through_the_api(
+    cloud: LocalCloud, tmp_path: Path, api_users: Any
+) -> None:
+    # given a code submission whose model cannot be imported, so the ingestion program fails, after which
+    # the scoring program finds no predictions and fails too
+    owner, _ = api_users
+    bundle = write_bundle(tmp_path / "iris" / "bundle", ingestion=True)
+    upload_bundle(cloud, bundle, tmp_path, "iris")
+    status, created = owner.call(
+        "POST", "/runs", {"environment_id": "iris", "version": "v1", "model": "m", "filename": "code.zip"}
+    )
+    assert status == 201, created
+    submission = tmp_path / "code.zip"
+    with zipfile.ZipFile(submission, "w") as archive:
+        archive.writestr("metadata", "description: broken model\n")
+        archive.writestr("model.py", "raise ImportError('weights.bin is missing')\n")
+
+    # when it is uploaded
+    cloud.client("s3").put_object(
+        Bucket=cloud.bucket, Key=created["upload_key"], Body=submission.read_bytes()
+    )
+    cloud.settle()
+
+    # then the scoring program decided the run, whose error names both programs, and the run page keeps
+    # each program's ending with its traceback
+    status, run = owner.call("GET", f"/runs/{created['run']['run_id']}")
+    assert status == 200 and run["status"] == "Failed"
+    assert run["failure_reason"].startswith("the scoring program exited with code 1:\nTraceback")
+    assert "the ingestion program exited with code 1:\nTraceback" in run["failure_reason"]
+    ended = {outcome["program"]: outcome for outcome in run["programs"]}
+    assert ended["ingestion program"]["exit_code"] == 1
+    assert ended["ingestion program"]["stderr_tail"].endswith("ImportError: weights.bin is missing")
+    assert ended["scoring program"]["exit_code"] == 1
+    assert "FileNotFoundError" in ended["scoring program"]["stderr_tail"]
+
+
 def test_a_column_the_scoring_program_leaves_empty_shows_no_score_on_the_run_page(
     cloud: LocalCloud, tmp_path: Path, api_users: Any
 ) -> None:

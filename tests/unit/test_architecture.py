@@ -92,6 +92,7 @@ LAYERS = (
             "benchgen.ownership",
             "benchgen.phases",
             "benchgen.program_inputs",
+            "benchgen.program_outcomes",
             "benchgen.programs",
             "benchgen.providers",
             "benchgen.report",

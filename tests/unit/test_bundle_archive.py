@@ -189,13 +189,15 @@ def test_archive_clutter_is_recognised(name: str, junk: bool) -> None:
     assert is_junk(name) is junk
 
 
-def test_a_zipped_part_holding_one_folder_yields_that_folder(tmp_path: Path) -> None:
+def test_a_zipped_part_holding_one_folder_is_unpacked_as_it_is(tmp_path: Path) -> None:
+    # given a program zipped with its folder, on a Mac (as Codabench's worker unpacks it: extractall)
     part = zip_entries(tmp_path / "scoring.zip", {"scoring/metadata.yaml": "command: x\n", "__MACOSX/x": "y"})
 
     folder = expand_part(part, tmp_path / "work", label="scoring.zip", budget=Budget())
 
-    assert folder.name == "scoring"
-    assert (folder / "metadata.yaml").read_text() == "command: x\n"
+    # then the folder stays a folder, and nothing is left out
+    assert sorted(path.name for path in folder.iterdir()) == ["__MACOSX", "scoring"]
+    assert (folder / "scoring" / "metadata.yaml").read_text() == "command: x\n"
 
 
 def test_a_folder_part_is_used_as_is(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 import yaml
 
 from benchgen.environment import check_bundle, open_environment
-from benchgen.errors import SubmissionError
+from benchgen.errors import ScoringError, SubmissionError
 from benchgen.ingest import ingest
 from benchgen.scoring.engine import score_predictions
 from tests.codabench_bundles import DOCKER_IMAGE, LABELS, code_submission, results_submission, write_bundle
@@ -109,14 +110,58 @@ def test_a_failing_ingestion_program_does_not_fail_a_results_submission(tmp_path
     assert scored.metrics["accuracy"] == 1.0
 
 
-def test_a_failing_ingestion_program_fails_a_code_submission(tmp_path: Path) -> None:
+def test_a_failing_ingestion_program_leaves_a_code_submission_to_the_scoring_program(tmp_path: Path) -> None:
+    # given an ingestion program that crashes on a code submission, and a scoring program that then finds
+    # no predictions
     bundle = write_bundle(tmp_path / "bundle", ingestion=True, ingestion_py="raise SystemExit('no model')\n")
     env = open_environment(bundle, tmp_path / "env")
 
-    with pytest.raises(SubmissionError) as caught:
-        ingest(env, code_submission(tmp_path / "s.zip", "setosa"), tmp_path / "out", workdir=tmp_path / "w")
+    # when it is ingested, the step goes on with a warning and the exit code for the scoring program
+    ingested = ingest(
+        env, code_submission(tmp_path / "s.zip", "setosa"), tmp_path / "out", workdir=tmp_path / "w"
+    )
+    assert ingested.warnings[1].startswith("the ingestion program exited with code 1:\nno model\n")
+    assert yaml.safe_load(_prediction_output(tmp_path / "out")["metadata"])["ingestionExitCode"] == 1
+    assert [(p.program, p.exit_code, p.stderr_tail) for p in ingested.programs] == [
+        ("ingestion program", 1, "no model")
+    ]
 
-    assert str(caught.value) == "the ingestion program exited with code 1:\nno model"
+    # then the scoring program decides: it fails, and the run's error names both programs
+    with pytest.raises(ScoringError) as caught:
+        score_predictions(
+            env,
+            tmp_path / "out" / "prediction_output.zip",
+            tmp_path / "scored",
+            workdir=tmp_path / "s",
+            earlier=ingested.programs,
+        )
+    reason = str(caught.value)
+    assert reason.startswith("the scoring program exited with code 1:\nTraceback (most recent call last):")
+    assert "FileNotFoundError" in reason
+    assert reason.endswith("\nthe ingestion program exited with code 1:\nno model")
+    assert [(p.program, p.exit_code) for p in caught.value.programs] == [("scoring program", 1)]
+
+
+def test_a_zipped_program_folder_is_refused_as_codabench_would_fail_it(tmp_path: Path) -> None:
+    # given a scoring program zipped with its folder (Codabench unpacks it as it is, and finds no metadata)
+    bundle = write_bundle(tmp_path / "bundle")
+    program = bundle / "scoring_program"
+    with zipfile.ZipFile(bundle / "scoring_program.zip", "w") as archive:
+        for path in sorted(program.iterdir()):
+            archive.write(path, f"scoring_program/{path.name}")
+    shutil.rmtree(program)
+    competition = bundle / "competition.yaml"
+    text = competition.read_text().replace(
+        "scoring_program: scoring_program", "scoring_program: scoring_program.zip"
+    )
+    competition.write_text(text)
+
+    # then the check says so, and how to zip it
+    assert check_bundle(bundle) == [
+        "scoring_program.zip: has no metadata.yaml at its top level (there is one in 'scoring_program/': a "
+        "zip is taken as it is, as Codabench takes it, so zip the contents of that folder rather than the "
+        "folder); add one with `command: python $program/<script>.py $input $output`"
+    ]
 
 
 def test_an_ingestion_program_may_not_write_the_step_metadata(tmp_path: Path) -> None:
@@ -226,3 +271,28 @@ def test_participant_code_cannot_read_the_reference_data_during_ingestion(tmp_pa
     # then neither $input, $hidden, the submission's folder, the step's folders nor the folder around the
     # program's own hold the reference data
     assert _prediction_output(tmp_path / "out")["seen.txt"] == b""
+
+
+def test_an_ingestion_program_using_a_removed_numpy_name_fails_the_run_naming_it(tmp_path: Path) -> None:
+    # given an ingestion program that falls back when np.int is gone, in a bundle whose image's numpy has it
+    program = (
+        "import os, sys\n"
+        "import numpy as np\n"
+        "try:\n"
+        "    kind = np.int\n"
+        "except AttributeError:\n"
+        "    kind = None\n"
+        "open(os.path.join(sys.argv[2], 'iris.predict'), 'w').write('setosa\\n')\n"
+    )
+    env = open_environment(
+        write_bundle(tmp_path / "bundle", ingestion=True, ingestion_py=program), tmp_path / "e"
+    )
+
+    # when a code submission is ingested, in the scientific runtime (numpy 2)
+    with pytest.raises(SubmissionError) as caught:
+        ingest(env, code_submission(tmp_path / "s.zip", "setosa"), tmp_path / "out", workdir=tmp_path / "w")
+
+    # then the step fails naming the name and the image's numpy, and keeps how the program ended
+    assert str(caught.value).startswith("the ingestion program used np.int, which numpy removed in 1.24")
+    assert f"numpy 1.22.4 in the bundle's image ({DOCKER_IMAGE}) has it" in str(caught.value)
+    assert [(p.program, p.exit_code) for p in caught.value.programs] == [("ingestion program", 0)]

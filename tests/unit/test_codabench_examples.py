@@ -10,16 +10,15 @@ columns it names.
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import os
 import zipfile
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from cli.main import main
+from tests.example_files import submitted_model, words
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 needs_root = pytest.mark.skipif(
@@ -27,20 +26,8 @@ needs_root = pytest.mark.skipif(
 )
 
 
-def _words(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").split()
-
-
 def _accuracy(truth: list[str], guess: list[str]) -> float:
     return sum(t == g for t, g in zip(truth, guess, strict=True)) / len(truth)
-
-
-def _model(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("submitted_model", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _score(bundle: Path, submission: Path, out: Path, *options: str) -> dict[str, object]:
@@ -55,12 +42,12 @@ def _score(bundle: Path, submission: Path, out: Path, *options: str) -> dict[str
 def test_the_multitask_example_ranks_by_the_sum_over_its_tasks(tmp_path: Path) -> None:
     example = EXAMPLES / "codabench-multitask"
     books = _accuracy(
-        _words(example / "bundle/reference_books/books.solution"),
-        _words(example / "submission/books.predict"),
+        words(example / "bundle/reference_books/books.solution"),
+        words(example / "submission/books.predict"),
     )
     films = _accuracy(
-        _words(example / "bundle/reference_films/films.solution"),
-        _words(example / "submission/films.predict"),
+        words(example / "bundle/reference_films/films.solution"),
+        words(example / "submission/films.predict"),
     )
 
     run = _score(example / "bundle", example / "submission", tmp_path / "run")
@@ -76,11 +63,11 @@ def test_the_multitask_example_ranks_by_the_sum_over_its_tasks(tmp_path: Path) -
 @needs_root
 def test_the_app_example_scores_a_code_and_a_results_submission(tmp_path: Path) -> None:
     example = EXAMPLES / "codabench-app"
-    truth = _words(example / "bundle/reference_data/reviews.solution")
+    truth = words(example / "bundle/reference_data/reviews.solution")
     reviews = (example / "bundle/input_data/reviews.txt").read_text(encoding="utf-8").splitlines()
-    model = _model(example / "submission/code/model.py")
+    model = submitted_model(example / "submission/code/model.py")
     by_model = [model.predict(review) for review in reviews]
-    submitted = _words(example / "submission/results/reviews.predict")
+    submitted = words(example / "submission/results/reviews.predict")
 
     code_run = _score(example / "bundle", example / "submission/code", tmp_path / "code")
     results_run = _score(example / "bundle", example / "submission/results", tmp_path / "results")
@@ -104,7 +91,7 @@ def test_the_interactive_example_scores_the_answers_given_during_scoring(tmp_pat
     rows = [
         line.split("\t") for line in (example / "bundle/reference_data/reviews.tsv").read_text().splitlines()
     ]
-    model = _model(example / "submission/model.py")
+    model = submitted_model(example / "submission/model.py")
     expected = _accuracy([label for _, label in rows], [model.predict(text) for text, _ in rows])
 
     run = _score(example / "bundle", example / "submission", tmp_path / "run")
@@ -129,7 +116,7 @@ def _handshake_accuracy(example: Path) -> float:
     for number in range(rounds):
         training = [row for index, row in enumerate(train) if index % rounds != number]
         testing = test[number::rounds]
-        model = _model(example / "submission/model.py").Model()
+        model = submitted_model(example / "submission/model.py").Model()
         model.fit([[float(x), float(y)] for x, y, _ in training], [label for *_, label in training])
         guesses = model.predict([[float(x), float(y)] for x, y, _ in testing])
         correct += sum(guess == row[2] for guess, row in zip(guesses, testing, strict=True))
@@ -155,8 +142,8 @@ def test_the_handshake_example_scores_its_true_accuracy_every_time(tmp_path: Pat
 @needs_root
 def test_the_lock_example_scores_with_its_lock_taken_in_input_res(tmp_path: Path) -> None:
     example = EXAMPLES / "codabench-lock"
-    truth = [float(value) for value in _words(example / "bundle/reference_data/values.solution")]
-    guess = [float(value) for value in _words(example / "submission/values.predict")]
+    truth = [float(value) for value in words(example / "bundle/reference_data/values.solution")]
+    guess = [float(value) for value in words(example / "submission/values.predict")]
     errors = [abs(t - g) for t, g in zip(truth, guess, strict=True)]
 
     run = _score(example / "bundle", example / "submission", tmp_path / "run")
@@ -197,9 +184,9 @@ def test_the_sklearn_example_scores_a_code_and_a_results_submission_in_both_phas
         # the labels a 3-nearest-neighbours model gives, worked out here without scikit-learn
         train = _floats(example / f"bundle/input_{name}/train.csv")
         test = _floats(example / f"bundle/input_{name}/test.csv")
-        truth = [int(label) for label in _words(example / f"bundle/reference_{name}/{name}.solution")]
+        truth = [int(label) for label in words(example / f"bundle/reference_{name}/{name}.solution")]
         by_model = [_nearest_neighbours(train, point) for point in test]
-        submitted = [int(label) for label in _words(example / f"submission/results/{name}.predict")]
+        submitted = [int(label) for label in words(example / f"submission/results/{name}.predict")]
 
         for kind, guess in (("code", by_model), ("results", submitted)):
             out = tmp_path / f"{name}-{kind}"

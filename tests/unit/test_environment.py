@@ -119,10 +119,8 @@ def test_open_environment_tolerates_an_enclosing_folder_and_macos_clutter(tmp_pa
 
 
 def test_open_environment_extracts_a_zipped_scoring_program(tmp_path: Path) -> None:
-    # given a bundle whose scoring program is a zip of its folder
-    program = zip_bytes(
-        {"scoring/metadata.yaml": SCORING_METADATA, "scoring/score.py": SCORING_SCRIPT}, tmp_path, "src.zip"
-    )
+    # given a bundle whose scoring program is a zip of its files
+    program = zip_bytes({"metadata.yaml": SCORING_METADATA, "score.py": SCORING_SCRIPT}, tmp_path, "src.zip")
     source = good_zip(tmp_path, CUSTOM_YAML, **{"scoring.zip": program})
 
     # when it is opened

@@ -273,11 +273,12 @@ def test_writes_outside_the_output_folder_do_not_survive(
     # When it runs
     result = run_in_layout(program, layout)
 
-    # Then what it may write came back; it wrote its input folder, as Codabench mounts it read-write, but
-    # in a copy: the reference data and the predictions are as they were; no other write is left
+    # Then what it may write came back; it wrote its input folder and its own, as Codabench mounts them
+    # read-write, but in a copy: the program, the reference data and the predictions are as they were; no
+    # other write is left
     assert result.ok, result.stderr
     said = dict(line.split(" ", 1) for line in result.stdout.splitlines())
-    assert said["output"] == "written"
+    assert (said["output"], said["program"]) == ("written", "written")
     assert (said["ref"], said["ref_new"], said["res"]) == ("written", "written", "written")
     assert (layout.output / "kept.txt").read_text() == token
     assert (layout.ref / "cases.jsonl").read_text() == "reference\n"

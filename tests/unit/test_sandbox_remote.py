@@ -14,7 +14,7 @@ import pytest
 from benchgen.programs import prepare_layout, run_program
 from benchgen.sandbox.remote import RemoteSandbox
 from functions.sandbox import handler as sandbox_handler
-from tests.program_runs import run_in_layout
+from tests.program_runs import run_in_layout, write_program
 
 
 class Objects(http.server.BaseHTTPRequestHandler):
@@ -156,3 +156,30 @@ def test_on_lambda_the_sandbox_leaves_nothing_in_tmp(
     assert result.ok, result.stderr
     assert list(lambda_tmp.iterdir()) == []
     assert len(sweeps) == 2
+
+
+def test_in_the_sandbox_function_a_program_may_write_its_folder_and_its_removed_numpy_names_come_back(
+    tmp_path: Path, objects: str
+) -> None:
+    # Given a program that keeps a scratch file beside itself, then uses np.float and catches the error
+    layout = prepare_layout(tmp_path / "run")
+    script = """
+    import numpy as np
+    open("scratch.txt", "w").write("kept beside the program")
+    try:
+        np.float
+    except AttributeError:
+        print("fallback")
+    """
+    program = write_program(tmp_path, script)
+
+    # When it runs in the sandbox function, in the scientific runtime (numpy 2)
+    result = run_in_layout(
+        program, layout, sandbox=RemoteSandbox(HandlerInvoker(objects)), runtime="scientific"
+    )
+
+    # Then it ran to its end, and the name it asked numpy for in vain came back with the result
+    assert (result.ok, result.stdout) == (True, "fallback\n"), result.stderr
+    assert result.removed_names == ("np.float",)
+    assert result.numpy_version is not None and result.numpy_version.startswith("2.")
+    assert not (program / "scratch.txt").exists()

@@ -4,7 +4,10 @@ A bundle comes from whoever uploaded it, so every zip entry is checked before a 
 nothing may escape the destination folder, symlinks are refused, and the expanded size and the number of
 files are bounded both by what the headers declare and by what is actually written (a header can lie).
 Archives made on macOS carry ``__MACOSX/`` and ``.DS_Store`` entries, and many people zip the folder that
-holds ``competition.yaml`` rather than its contents: both are tolerated.
+holds ``competition.yaml`` rather than its contents: in a bundle zip both are tolerated. A program or data
+zip inside the bundle is unpacked as it is, every entry where the zip puts it, as Codabench's worker
+unpacks it (``ZipFile.extractall`` into the program's or the data's folder): a zipped folder stays a
+folder, so a program that runs on Codabench finds its files at the same places here.
 """
 
 from __future__ import annotations
@@ -141,12 +144,12 @@ def _copy_bounded(
             dst.write(chunk)
 
 
-def _extract_all(archive: zipfile.ZipFile, dest: Path, label: str, budget: Budget) -> None:
+def _extract_all(archive: zipfile.ZipFile, dest: Path, label: str, budget: Budget, as_is: bool) -> None:
     infos = archive.infolist()
     _check_entries(infos, label, budget)
     root = dest.resolve()
     for info in infos:
-        if is_junk(info.filename):
+        if is_junk(info.filename) and not as_is:
             continue
         target = root.joinpath(*PurePosixPath(info.filename.replace("\\", "/")).parts)
         # The name checks above already forbid escaping; this guards against anything they missed.
@@ -165,10 +168,11 @@ def _extract_all(archive: zipfile.ZipFile, dest: Path, label: str, budget: Budge
             target.chmod(0o755)
 
 
-def extract_zip(archive: Path, dest: Path, *, label: str, budget: Budget) -> None:
+def extract_zip(archive: Path, dest: Path, *, label: str, budget: Budget, as_is: bool = False) -> None:
     """Extract ``archive`` into the empty folder ``dest``; on any refusal ``dest`` is left empty.
 
     ``label`` is how the archive is named in error messages (e.g. ``bundle.zip`` or ``scoring.zip``).
+    Archive clutter (:func:`is_junk`) is left out, unless ``as_is``.
     """
     if dest.exists() and any(dest.iterdir()):
         raise ValueError(f"{dest} is not empty; extract into a fresh folder")
@@ -177,7 +181,7 @@ def extract_zip(archive: Path, dest: Path, *, label: str, budget: Budget) -> Non
     dest.mkdir(parents=True, exist_ok=True)
     try:
         with zipfile.ZipFile(archive) as zf:
-            _extract_all(zf, dest, label, budget)
+            _extract_all(zf, dest, label, budget, as_is)
     except BundleError:
         _empty(dest)
         raise
@@ -271,13 +275,11 @@ def open_bundle(source: Path, workdir: Path, *, budget: Budget | None = None) ->
 
 
 def expand_part(path: Path, workdir: Path, *, label: str, budget: Budget) -> Path:
-    """A program or data folder named by competition.yaml: a folder as is, a zip extracted safely.
-
-    A zip holding a single top folder (a zipped folder rather than its contents) yields that folder.
-    """
+    """A program or data folder named by competition.yaml: a folder as is, a zip extracted safely and as
+    it is (a zipped folder stays a folder, clutter included), as Codabench's worker extracts it."""
     if path.is_dir():
         return path
     workdir.mkdir(parents=True, exist_ok=True)
     dest = Path(tempfile.mkdtemp(prefix="part-", dir=workdir))
-    extract_zip(path, dest, label=label, budget=budget)
-    return single_top_folder(dest)
+    extract_zip(path, dest, label=label, budget=budget, as_is=True)
+    return dest

@@ -264,6 +264,12 @@ def image_table_markdown() -> str:
     return "\n".join(lines)
 
 
+def image_numpy(image: str) -> str | None:
+    """The numpy version of ``image`` where the table knows it (a legacy image's pin); None otherwise."""
+    legacy = next((each for each in LEGACY_IMAGES if each.image == image), None)
+    return legacy.packages.get("numpy") if legacy is not None else None
+
+
 def _legacy(image: str) -> LegacyImage:
     return next(legacy for legacy in LEGACY_IMAGES if legacy.image == image)
 

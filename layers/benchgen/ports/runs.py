@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
 from benchgen.records.environments import ShardPlan
+from benchgen.records.programs import ProgramOutcome
 from benchgen.records.runs import (
     ArtifactStatus,
     BatchSummary,
@@ -137,11 +138,18 @@ class RunsStore(ABC):
         warnings: Sequence[str],
         shards: ShardPlan | None,
         runtime: str | None = None,
+        programs: Sequence[ProgramOutcome] = (),
     ) -> RunRecord | None:
-        """What ingest counted and noticed, the runtime its programs run in (and why), and the shards the
-        run is scored in (``None``: whole)."""
+        """What ingest counted and noticed, the runtime its programs run in (and why), how its programs
+        ended, and the shards the run is scored in (``None``: whole)."""
         return self._update(
-            run_id, None, counts=dict(counts), warnings=list(warnings), shards=shards, runtime=runtime
+            run_id,
+            None,
+            counts=dict(counts),
+            warnings=list(warnings),
+            shards=shards,
+            runtime=runtime,
+            programs=list(programs),
         )
 
     def record_progress(
@@ -179,10 +187,11 @@ class RunsStore(ABC):
         counts: Mapping[str, int],
         execution_name: str,
         warnings: Sequence[str] = (),
+        programs: Sequence[ProgramOutcome] = (),
     ) -> RunRecord | None:
-        """``Running`` -> ``Completed`` with its scores and ``warnings`` (all of them: ingest's too), its
-        artifact pending from the execution ``execution_name``, its claim let go; ``None`` (nothing changed)
-        unless the run was Running."""
+        """``Running`` -> ``Completed`` with its scores, ``warnings`` and ``programs`` (all of them: ingest's
+        too), its artifact pending from the execution ``execution_name``, its claim let go; ``None``
+        (nothing changed) unless the run was Running."""
         return self._update(
             run_id,
             RunStatus.RUNNING,
@@ -195,6 +204,7 @@ class RunsStore(ABC):
             counts=dict(counts),
             execution_name=execution_name,
             warnings=list(warnings),
+            programs=list(programs),
             artifact_status=ArtifactStatus.PENDING,
             claim=None,
         )
@@ -206,11 +216,13 @@ class RunsStore(ABC):
         *,
         expected: RunStatus | Iterable[RunStatus] = RunStatus.RUNNING,
         holder: str | Holder | None = Holder.ANY,
+        programs: Sequence[ProgramOutcome] | None = None,
     ) -> RunRecord | None:
         """``expected`` -> ``Failed`` for ``reason``, its claim let go; ``None`` (nothing changed) unless
         the run was in ``expected``, so a run that finished meanwhile keeps its outcome, and (when
         ``holder`` is given) unless its claim is still the one ``holder`` names, so a run another delivery
-        took meanwhile is left to it."""
+        took meanwhile is left to it. ``programs``, when given, is how every program of the run ended."""
+        ended = {} if programs is None else {"programs": list(programs)}
         return self._update(
             run_id,
             expected,
@@ -219,6 +231,7 @@ class RunsStore(ABC):
             finished_at=utc_now(),
             failure_reason=reason,
             claim=None,
+            **ended,
         )
 
     def artifact_not_emitted(self, run_id: str, reason: str) -> RunRecord | None:

@@ -50,6 +50,15 @@ def all_or_none(limit: int) -> Callable[[list[str] | None], list[str] | None]:
     return whole
 
 
+def first_of(limit: int) -> Callable[[list[_T]], list[_T]]:
+    """A list's first ``limit`` items, for a list whose items say what they are (no note is added)."""
+
+    def first(items: list[_T]) -> list[_T]:
+        return items[:limit]
+
+    return first
+
+
 def first_entries(limit: int) -> Callable[[dict[str, _T]], dict[str, _T]]:
     """A map's first ``limit`` entries, in their order."""
 

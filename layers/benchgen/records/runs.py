@@ -9,9 +9,10 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from benchgen.outputs import RunOutput, output_for_label
-from benchgen.records.bounds import MAX_ITEMS, Key, Text, Texts, first_entries
+from benchgen.records.bounds import MAX_ITEMS, Key, Text, Texts, first_entries, first_of
 from benchgen.records.environments import ShardPlan
 from benchgen.records.prices import ModelPrices, RunCost
+from benchgen.records.programs import ProgramOutcome
 from benchgen.records.timestamps import utc_now
 from benchgen.vocabulary import InferenceMode, ProviderKind, Sampling
 
@@ -224,6 +225,9 @@ def _files_by_output(files: Any) -> Any:
 
 
 RunFiles = Annotated[dict[RunOutput, str], BeforeValidator(_files_by_output)]
+# Each program keeps at most a few KB (its stderr's tail), so this many stay well inside an item's 400 KB.
+MAX_PROGRAMS = 20
+Programs = Annotated[list[ProgramOutcome], AfterValidator(first_of(MAX_PROGRAMS))]
 
 
 class RunRecord(BaseModel):
@@ -250,6 +254,8 @@ class RunRecord(BaseModel):
     warnings: Texts = Field(default_factory=list)  # what ingest (duplicate ids...) and scoring noticed
     # The runtime the bundle's programs run in, and why, e.g. "scientific (mapped from docker_image ...)".
     runtime: Text | None = None
+    # How each bundle program that ran ended, with the end of its stderr: the traceback behind an outcome.
+    programs: Programs = Field(default_factory=list)
     files: RunFiles = Field(default_factory=dict)  # output -> S3 key
     artifact_status: ArtifactStatus | None = None
     artifact_reason: Text | None = None

@@ -262,6 +262,7 @@ def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
         breakdowns=run.breakdowns,
         counts=run.counts,
         warnings=run.warnings,
+        programs=run.programs,
         files=list(labelled_files(run)),
         artifact_reason=run.artifact_reason,
         dataset=dataset,

@@ -69,6 +69,10 @@ class ProgramResult(BaseModel):
     stderr_bytes: int = 0
     # Processes the program left running when it ended (e.g. a daemon in a new session): all were killed.
     stray_processes: int = 0
+    # Names numpy removed in 1.24 (np.float ...) that the program's own code asked for and did not get,
+    # and the runtime's numpy version (see benchgen/sandbox/startup/sitecustomize.py).
+    removed_names: tuple[str, ...] = ()
+    numpy_version: str | None = None
 
     @property
     def ok(self) -> bool:

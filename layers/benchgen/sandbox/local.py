@@ -19,12 +19,14 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
 from pathlib import Path
 
 from benchgen.sandbox.job import ProgramJob, ProgramResult, StagedJob, build_argv, uses_app
 from benchgen.sandbox.runner import app_links_possible
 from benchgen.sandbox.runtimes import RuntimeEnvironment, runtime_environment
-from benchgen.sandbox.stage import HOME, copy_back, hand_over, stage
+from benchgen.sandbox.stage import HOME, REMOVED_NAMES, STARTUP, copy_back, hand_over, stage
+from benchgen.sandbox.startup.sitecustomize import REMOVED
 
 RUNNER = Path(__file__).with_name("runner.py")
 # Where the program sees its root inside the runner's private mount namespace (a fresh tmpfs /tmp).
@@ -41,6 +43,9 @@ APP_REFUSED = (
     "$program, $input, $output, $shared, $submission_program ... instead"
 )
 _SEARCH_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+# A few of the startup hook's lines are all a run needs.
+_MAX_NOTES = 100
+_MAX_VERSION = 40
 
 
 class RunnerError(RuntimeError):
@@ -54,11 +59,15 @@ def seal_process() -> None:
         raise RunnerError(f"prctl(PR_SET_DUMPABLE) failed: {os.strerror(ctypes.get_errno())}")
 
 
-def program_env(home: Path, runtime: RuntimeEnvironment) -> dict[str, str]:
+def program_env(base: Path, runtime: RuntimeEnvironment) -> dict[str, str]:
     """A fresh environment: nothing is inherited from the host, so no secret can leak into it. ``python``
-    on its PATH is the runtime's, which finds the runtime's packages itself (no PYTHONPATH)."""
+    on its PATH is the runtime's, which finds the runtime's packages itself; PYTHONPATH holds only the
+    startup hook, which notes where the program asks numpy for a name numpy removed."""
+    home = base / HOME
     search = [str(runtime.bin), *_SEARCH_PATH]
     return {
+        "PYTHONPATH": str(base / STARTUP),
+        "BENCHGEN_REMOVED_NAMES": str(home / REMOVED_NAMES),
         "PATH": os.pathsep.join(search),
         "HOME": str(home),
         "TMPDIR": str(home),
@@ -116,7 +125,7 @@ def run_staged(
     request = {
         "argv": argv,
         "cwd": str(base / staged.cwd),
-        "env": program_env(base / HOME, runtime),
+        "env": program_env(base, runtime),
         "time_limit": staged.time_limit,
         "output_cap": staged.output_cap,
         "uid": run_id,
@@ -159,8 +168,11 @@ def run_staged(
         stderr += (
             f"\n[sandbox] the program left {stray} process(es) running when it ended; they were stopped\n"
         )
+    names, numpy_version = _removed_names(root / HOME / REMOVED_NAMES)
     return ProgramResult(
         returncode=answer["returncode"],
+        removed_names=names,
+        numpy_version=numpy_version,
         stdout=_tail(stdout, answer.get("stdout_cut", 0)),
         stderr=_tail(stderr, answer.get("stderr_cut", 0)),
         timed_out=answer.get("timed_out", False),
@@ -170,6 +182,19 @@ def run_staged(
         stderr_bytes=answer.get("stderr_bytes", len(stderr)),
         stray_processes=stray,
     )
+
+
+def _removed_names(notes: Path) -> tuple[tuple[str, ...], str | None]:
+    """The names the startup hook noted (each once, in order) and the numpy version it saw; the program
+    could write the file itself, so only its first lines of the expected shape are read."""
+    try:
+        with notes.open(encoding="utf-8", errors="replace") as lines:
+            words = [line.split() for line in islice(lines, _MAX_NOTES)]
+    except OSError:
+        return (), None
+    kept = [pair for pair in words if len(pair) == 2 and pair[0] in REMOVED]
+    names = tuple(dict.fromkeys(f"np.{name}" for name, _ in kept))
+    return names, (kept[0][1][:_MAX_VERSION] if kept else None)
 
 
 def share_folder(folder: Path, owner: int) -> None:

@@ -15,6 +15,11 @@ from pathlib import Path
 from benchgen.sandbox.job import ProgramJob, StagedJob
 
 HOME = "home"  # the program's HOME and TMPDIR, under the root
+# The folder on the program's PYTHONPATH, under the root: the startup hook every program's Python runs.
+STARTUP = "startup"
+STARTUP_HOOK = Path(__file__).with_name("startup") / "sitecustomize.py"
+# Where the startup hook notes the names a program asked numpy for in vain (see the hook), under HOME.
+REMOVED_NAMES = ".removed-numpy-names"
 _CHUNK = 1 << 20
 
 
@@ -44,6 +49,8 @@ def stage(job: ProgramJob, root: Path) -> StagedJob:
         else:
             target.mkdir(parents=True)
     (root / HOME).mkdir()
+    (root / STARTUP).mkdir()
+    shutil.copyfile(STARTUP_HOOK, root / STARTUP / STARTUP_HOOK.name)
     return StagedJob(
         command=job.command,
         runtime=job.runtime,

@@ -28,7 +28,8 @@ from pathlib import Path, PurePosixPath
 from benchgen.bundle.runtime import MINIMAL
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
-from benchgen.programs import last_lines, run_program
+from benchgen.programs import run_program
+from benchgen.records.programs import last_lines
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
 from benchgen.verdicts import VerdictRecord
@@ -353,7 +354,6 @@ def run_tests(
         res_dir=root,
         time_limit=time_limit,
         command=case.test_command,
-        writable_program=True,  # the case's own scratch copy: tests may write caches beside the code
         sandbox=sandbox,
         runtime=runtime,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,15 +27,16 @@ from benchgen.phases import (
     task_label,
 )
 from benchgen.program_inputs import ingestion_job, stage
+from benchgen.program_outcomes import INGESTION, SCORING, outcome_of, removed_names_problem
 from benchgen.programs import (
     SCORING_APP,
     Layout,
     ProgramResult,
-    last_lines,
     program_job,
     read_scores,
     run_side_by_side,
 )
+from benchgen.records.programs import ProgramOutcome, in_task
 from benchgen.report.detailed import DetailedResults
 from benchgen.sandbox.job import ProgramJob, Sandbox
 from benchgen.sandbox.local import LocalSandbox
@@ -53,6 +54,8 @@ from benchgen.zipwrite import zip_folder
 if TYPE_CHECKING:
     from benchgen.environment import Environment
 
+# How the run names an ingestion program that ran during scoring (ingestion_only_during_scoring).
+BESIDE = ", run beside the scoring program,"
 # ScoreReport is what scoring answers with, so it is named where callers import score_predictions from.
 __all__ = ["ScoreReport", "read_verdicts", "score_predictions"]
 
@@ -114,8 +117,10 @@ def _score_with_program(
     workdir: Path,
     progress: Progress | None = None,
     sandbox: Sandbox | None = None,
+    earlier: Sequence[ProgramOutcome] = (),
 ) -> ScoreReport:
-    """Run the task's scoring program Codabench-style; its logs are kept in scoring_output.zip."""
+    """Run the task's scoring program Codabench-style; its logs are kept in scoring_output.zip.
+    ``earlier`` is what the task's programs did before (its ingestion program in the prediction step)."""
     spec = env.spec
     program_dir = env.scoring_program_dir
     assert program_dir is not None
@@ -143,39 +148,50 @@ def _score_with_program(
     logs = {"stdout": result.stdout, "stderr": result.stderr}
     if ingestion is not None:
         logs |= {"ingestion stdout": ingestion.stdout, "ingestion stderr": ingestion.stderr}
+    # An ingestion program of the prediction step: the end of its stderr is what the run kept of it.
+    predicted = [outcome.stderr_tail for outcome in earlier if outcome.program == INGESTION]
+    if predicted:
+        logs["ingestion stderr"] = predicted[-1]
     out_dir.mkdir(parents=True, exist_ok=True)
     logs_dir = workdir / "scoring-logs"
     logs_dir.mkdir(parents=True, exist_ok=True)
     output_copy = logs_dir / "output"
     shutil.copytree(layout.output, output_copy, dirs_exist_ok=True)
     (output_copy / "logs").mkdir(exist_ok=True)
-    (output_copy / "logs" / "stdout.txt").write_text(result.stdout, encoding="utf-8")
-    (output_copy / "logs" / "stderr.txt").write_text(result.stderr, encoding="utf-8")
-    if ingestion is not None:
-        (output_copy / "logs" / "ingestion_stdout.txt").write_text(ingestion.stdout, encoding="utf-8")
-        (output_copy / "logs" / "ingestion_stderr.txt").write_text(ingestion.stderr, encoding="utf-8")
+    for name, text in logs.items():
+        (output_copy / "logs" / f"{name.replace(' ', '_')}.txt").write_text(text, encoding="utf-8")
     files = {
         RunOutput.SCORING_OUTPUT: RunOutput.SCORING_OUTPUT.path_in(out_dir),
         RunOutput.SCORING_LOG: RunOutput.SCORING_LOG.path_in(out_dir),
     }
     zip_folder(output_copy, files[RunOutput.SCORING_OUTPUT])
     _write_log(files[RunOutput.SCORING_LOG], result.command, logs)
-    beside = _ingestion_problem(ingestion, env.time_limit)
-    if ingestion is not None and ingestion.timed_out:
-        raise ScoringError(str(beside))
+    scoring = outcome_of(SCORING, result, time_limit=env.time_limit)
+    beside = None if ingestion is None else outcome_of(INGESTION, ingestion, time_limit=env.time_limit)
+    programs = [scoring] if beside is None else [beside, scoring]
+    beside_problem = None
+    if beside is not None and ingestion is not None:
+        beside_problem = beside.problem(where=BESIDE, stderr=ingestion.stderr)
+    # Only the scoring program's exit code decides the run, as on Codabench; an ingestion program's
+    # failure is most often why the scoring program failed, so its error says both.
+    ingestion_problems = [outcome.problem() for outcome in earlier if not outcome.ok] + [beside_problem]
+    fatal = removed_names_problem(SCORING, result, env.runtime)
+    if ingestion is not None:
+        fatal = fatal or removed_names_problem(INGESTION, ingestion, env.runtime)
     try:
-        if result.timed_out:
-            raise ScoringError(
-                f"the scoring program passed the time limit of {env.time_limit} s and was stopped"
-            )
-        if result.returncode != 0:
-            stderr = last_lines(result.stderr) or "(nothing on stderr)"
-            raise ScoringError(f"the scoring program exited with code {result.returncode}:\n{stderr}")
+        if fatal is not None:
+            raise ScoringError(fatal)
+        if beside is not None and beside.timed_out:
+            raise ScoringError(str(beside_problem))
+        if not scoring.ok:
+            raise ScoringError(str(scoring.problem(stderr=result.stderr)))
         written = [column.key for column in spec.columns if column.computation is None]
         metrics, other = match_columns(spec, read_scores(layout.output, written))
     except ScoringError as error:
-        # The ingestion program's failure is most often why the scoring program failed: say both.
-        raise ScoringError(str(error) if beside is None else f"{error}\n{beside}") from None
+        told = [str(error), *(problem for problem in ingestion_problems if problem and problem != str(error))]
+        failed = ScoringError("\n".join(told) if fatal is None else str(error))
+        failed.programs = tuple(programs)
+        raise failed from None
     scores = ordered_scores(metrics, other)
     files[RunOutput.SCORES] = write_scores(out_dir, scores)
     verdicts_path = layout.output / VERDICTS_NAME
@@ -199,26 +215,10 @@ def _score_with_program(
         tally=counter,
         logs=logs,
         has_verdicts=has_verdicts,
-        warnings=[] if beside is None else [f"{beside}\nthe scores are what the scoring program wrote"],
-    )
-
-
-def _ingestion_problem(ingestion: ProgramResult | None, time_limit: int) -> str | None:
-    """What went wrong with the ingestion program run beside the scoring program; None when nothing did.
-
-    Only the scoring program's exit code decides the run, as on Codabench, so this is the run's warning
-    when the scoring program went on, and part of the run's error when it failed."""
-    if ingestion is None or ingestion.ok:
-        return None
-    if ingestion.timed_out:
-        return (
-            "the ingestion program, run beside the scoring program, passed the time limit of "
-            f"{time_limit} s and was stopped"
-        )
-    stderr = last_lines(ingestion.stderr) or "(nothing on stderr)"
-    return (
-        "the ingestion program, run beside the scoring program, exited with code "
-        f"{ingestion.returncode}:\n{stderr}"
+        warnings=[]
+        if beside_problem is None
+        else [f"{beside_problem}\nthe scores are what the scoring program wrote"],
+        programs=programs,
     )
 
 
@@ -230,8 +230,12 @@ def score_predictions(
     workdir: Path,
     progress: Progress | None = None,
     sandbox: Sandbox | None = None,
+    earlier: Sequence[ProgramOutcome] = (),
 ) -> ScoreReport:
     """Score ``prediction_output`` for ``env``; raises ScoringError with a message for the run.
+
+    ``earlier`` is what the run's programs did in the prediction step (the run records it): a scoring
+    program that fails after a failed ingestion program fails the run naming both.
 
     In a phase of several tasks each task is scored on its own and the scores merged as Codabench merges
     them (see :mod:`benchgen.phases`). Programs (a scoring program, a code case's tests) run in
@@ -241,9 +245,17 @@ def score_predictions(
     tasks = env.phase_tasks()
     if len(tasks) > 1:
         return _score_tasks(
-            tasks, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox
+            tasks,
+            prediction_output,
+            out_dir,
+            workdir=workdir,
+            progress=progress,
+            sandbox=sandbox,
+            earlier=earlier,
         )
-    return _score_task(env, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox)
+    return _score_task(
+        env, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox, earlier=earlier
+    )
 
 
 def _score_tasks(
@@ -254,6 +266,7 @@ def _score_tasks(
     workdir: Path,
     progress: Progress | None,
     sandbox: Sandbox | None,
+    earlier: Sequence[ProgramOutcome],
 ) -> ScoreReport:
     """Each task scored from its folder of the prediction output; the run's scores merged from theirs."""
     spec = tasks[0].spec
@@ -262,6 +275,7 @@ def _score_tasks(
     reports: dict[str, ScoreReport] = {}
     outputs: dict[str, Path] = {}
     logs: list[str] = []
+    programs: list[ProgramOutcome] = []
     done = 0
 
     def advance(count: int) -> None:
@@ -278,15 +292,19 @@ def _score_tasks(
                 workdir=workdir / folder,
                 progress=advance,
                 sandbox=sandbox,
+                earlier=[outcome for outcome in earlier if outcome.task == task_label(view.task)],
             )
         except ScoringError as error:
-            raise ScoringError(f"task {task_label(view.task)}: {error}") from None
+            failed = ScoringError(f"task {task_label(view.task)}: {error}")
+            failed.programs = (*programs, *in_task(task_label(view.task), error.programs))
+            raise failed from None
         finally:
             # A failed task wrote its log but answers no report: the log is read where the task writes it.
             task_log = RunOutput.SCORING_LOG.path_in(task_out)
             if task_log.is_file():
                 logs.append(f"=== task {task_label(view.task)} ===\n{task_log.read_text()}")
         reports[task_label(view.task)] = report
+        programs.extend(in_task(task_label(view.task), report.programs))
         done += report.total
         outputs[folder] = report.files[RunOutput.SCORING_OUTPUT]
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -322,6 +340,7 @@ def _score_tasks(
         warnings=[
             f"task {label}: {warning}" for label, report in reports.items() for warning in report.warnings
         ],
+        programs=programs,
     )
 
 
@@ -333,11 +352,18 @@ def _score_task(
     workdir: Path,
     progress: Progress | None,
     sandbox: Sandbox | None,
+    earlier: Sequence[ProgramOutcome] = (),
 ) -> ScoreReport:
     workdir.mkdir(parents=True, exist_ok=True)
     if env.scoring_program_dir is not None:
         return _score_with_program(
-            env, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox
+            env,
+            prediction_output,
+            out_dir,
+            workdir=workdir,
+            progress=progress,
+            sandbox=sandbox,
+            earlier=earlier,
         )
     if env.template is None:
         raise ScoringError(

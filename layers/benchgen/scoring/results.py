@@ -12,6 +12,7 @@ from benchgen.bundle.spec import Column, CompetitionSpec
 from benchgen.errors import ScoringError
 from benchgen.outputs import RunOutput
 from benchgen.phases import compute_column
+from benchgen.records.programs import ProgramOutcome
 
 if TYPE_CHECKING:
     from benchgen.scoring.templates import Aggregator
@@ -29,6 +30,7 @@ class ScoreReport(BaseModel):
     answered: int = 0
     breakdowns: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
     logs: dict[str, str] = Field(default_factory=dict)  # stdout / stderr of a scoring program
+    programs: list[ProgramOutcome] = Field(default_factory=list)  # each program that ran, and how it ended
     has_verdicts: bool = False
     warnings: list[str] = Field(default_factory=list)  # what the run should say went wrong, yet was scored
 

@@ -117,7 +117,7 @@ def ingest_submission(
         except BenchGenError as error:
             logger.info("submission refused", extra={"run_id": run_id, "reason": str(error)})
             _keep_log([str(error)], run_id, store=store, runs=runs, workdir=workdir)
-            return runs.fail(run_id, str(error)) or runs.get(run_id)
+            return runs.fail(run_id, str(error), programs=error.programs) or runs.get(run_id)
 
     return take_turn(runs, claimed, step="ingest", invocation=invocation, work=work)
 
@@ -155,6 +155,7 @@ def _ingest_claimed(
         counts=report.counts(),
         warnings=report.warnings,
         runtime=report.runtime,
+        programs=report.programs,
     )
     store.upload(report.prediction_output, prediction_key(run_id), content_type="application/zip")
     return runs.add_files(run_id, {RunOutput.PREDICTION_OUTPUT: prediction_key(run_id)})

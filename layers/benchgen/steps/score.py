@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from aws_lambda_powertools import Logger
@@ -21,6 +22,7 @@ from benchgen.ports.events import Publisher
 from benchgen.ports.executions import Starter
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
+from benchgen.records.programs import ProgramOutcome
 from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.engine import ScoreReport, score_predictions
@@ -133,10 +135,19 @@ def _score_claimed(
             run, registered_version(run, environments), store=store, workdir=workdir / "env"
         )
         local = store.download(key, RunOutput.PREDICTION_OUTPUT.path_in(workdir))
-        report = score_predictions(env, local, out, workdir=workdir / "score", sandbox=sandbox)
+        report = score_predictions(
+            env, local, out, workdir=workdir / "score", sandbox=sandbox, earlier=run.programs
+        )
     except BenchGenError as error:
         return fail_scoring(
-            run_id, str(error), out, store=store, runs=runs, publisher=publisher, workdir=workdir
+            run_id,
+            str(error),
+            out,
+            store=store,
+            runs=runs,
+            publisher=publisher,
+            workdir=workdir,
+            programs=[*run.programs, *error.programs],
         )
     return complete_scoring(run, report, store=store, runs=runs, starter=starter, publisher=publisher)
 
@@ -150,9 +161,11 @@ def fail_scoring(
     runs: RunsStore,
     publisher: Publisher,
     workdir: Path,
+    programs: Sequence[ProgramOutcome] | None = None,
 ) -> RunRecord | None:
     """Fail the Running run for ``reason``: its scoring log (if ``out`` holds one) and the whole reason are
-    kept as run files, and RunFailed is announced."""
+    kept as run files, how every program ended (``programs``, when known) on the run, and RunFailed is
+    announced."""
     # Scoring failed, so no report names the log: it is where the engine writes it.
     log = RunOutput.SCORING_LOG.path_in(out)
     if log.exists():
@@ -168,7 +181,7 @@ def fail_scoring(
         runs=runs,
         workdir=workdir / "log",
     )
-    failed = runs.fail(run_id, reason)
+    failed = runs.fail(run_id, reason, programs=programs)
     if failed is None:
         # It finished meanwhile (another delivery, another shard): what it is now.
         return runs.get(run_id)
@@ -208,6 +221,7 @@ def complete_scoring(
         counts={**run.counts, **report.counts()},
         execution_name=execution_name(run_id),
         warnings=[*run.warnings, *report.warnings],
+        programs=[*run.programs, *report.programs],
     )
     if not completed:
         logger.info("another delivery completed the run first", extra={"run_id": run_id})

@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from benchgen.records.prices import ModelPrices
+from benchgen.records.programs import ProgramOutcome
 from benchgen.records.runs import (
     DEFAULT_BATCH_ABOVE_CASES,
     ArtifactStatus,
@@ -270,6 +271,11 @@ class RunDetail(RunSummary):
         default_factory=list,
         description="what ingest noticed (duplicate, unknown or missing ids) and what went wrong in scoring "
         "without failing the run (a failing ingestion program beside the scoring program)",
+    )
+    programs: list[ProgramOutcome] = Field(
+        default_factory=list,
+        description="how each of the bundle's programs that ran ended: its exit code, whether it passed "
+        "its time limit, and the end of its stderr (the traceback that explains the run's outcome)",
     )
     files: list[str] = Field(default_factory=list, description="labels of the files the run produced")
     artifact_reason: str | None = None

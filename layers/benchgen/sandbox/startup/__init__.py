@@ -1,0 +1,1 @@
+"""What every program's Python runs first (see :mod:`benchgen.sandbox.startup.sitecustomize`)."""
