@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, Field
 
+from benchgen.bundle.runtime import with_gpu_reason
 from benchgen.errors import BundleError, SubmissionError
 from benchgen.outputs import RunOutput
 from benchgen.phases import combine_zips, task_folder, task_label
@@ -207,9 +208,11 @@ def ingest_like_codabench(
         if ingestion.timed_out:
             raise SubmissionError(f"the ingestion program passed the time limit of {env.time_limit} s")
         if ingestion.returncode != 0:
-            problem = (
+            problem = with_gpu_reason(
+                "ingestion program",
+                ingestion.stderr,
                 f"the ingestion program exited with code {ingestion.returncode}:\n"
-                f"{last_lines(ingestion.stderr)}"
+                f"{last_lines(ingestion.stderr)}",
             )
             if not results:
                 raise SubmissionError(problem)

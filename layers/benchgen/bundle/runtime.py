@@ -30,6 +30,14 @@ CODABENCH_DEFAULT_IMAGE = "codalab/codalab-legacy:py37"
 # An image for NVIDIA GPUs (CUDA in its name, or Codabench's gpu tags) cannot run on Lambda.
 GPU_IMAGE = re.compile(r"gpu|cuda|nvidia", re.IGNORECASE)
 COMPETITION_FILE = "competition.yaml"
+# What a program's error output says when it needed CUDA: the driver library or nvidia-smi not found, a
+# framework finding no NVIDIA driver or CUDA device, or a module that exists only for CUDA.
+NEEDS_CUDA = re.compile(
+    r"lib(?:cuda|cudart|cudnn|nvidia)[\w.-]*|nvidia-smi|NVIDIA driver"
+    r"|CUDA driver|no CUDA GPUs|CUDA is not available|Torch not compiled with CUDA enabled|CUDA_ERROR\w*"
+    r"|No module named '(?:cupy|pycuda|cudf|cuml|numba\.cuda\.cudadrv|tensorrt)\w*'",
+    re.IGNORECASE,
+)
 
 
 class Runtime(BaseModel):
@@ -368,6 +376,19 @@ def _gpu_warning(image: str) -> str:
     return (
         f"docker_image {image} is a GPU image: its programs run on the CPU, as on a Codabench CPU worker "
         "(AWS Lambda has no GPU); a program that needs CUDA fails, and the run says that it needs a GPU"
+    )
+
+
+def with_gpu_reason(program: str, stderr: str, failure: str) -> str:
+    """A failed program's ``failure``, led by the reason that it needs a GPU when its error output
+    (``stderr``) shows one."""
+    found = NEEDS_CUDA.search(stderr)
+    if found is None:
+        return failure
+    return (
+        f"the {program} needs a GPU: its error output names {found.group(0)!r}, and BenchGen runs programs "
+        "on the CPU (AWS Lambda has no GPU); a program that falls back to the CPU when it finds no CUDA "
+        f"device runs here\n{failure}"
     )
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from benchgen.bundle.runtime import with_gpu_reason
 from benchgen.errors import ScoringError
 from benchgen.outputs import RunOutput
 from benchgen.phases import (
@@ -170,7 +171,8 @@ def _score_with_program(
             )
         if result.returncode != 0:
             stderr = last_lines(result.stderr) or "(nothing on stderr)"
-            raise ScoringError(f"the scoring program exited with code {result.returncode}:\n{stderr}")
+            failure = f"the scoring program exited with code {result.returncode}:\n{stderr}"
+            raise ScoringError(with_gpu_reason("scoring program", result.stderr, failure))
         written = [column.key for column in spec.columns if column.computation is None]
         metrics, other = match_columns(spec, read_scores(layout.output, written))
     except ScoringError as error:
@@ -216,10 +218,11 @@ def _ingestion_problem(ingestion: ProgramResult | None, time_limit: int) -> str 
             f"{time_limit} s and was stopped"
         )
     stderr = last_lines(ingestion.stderr) or "(nothing on stderr)"
-    return (
+    failure = (
         "the ingestion program, run beside the scoring program, exited with code "
         f"{ingestion.returncode}:\n{stderr}"
     )
+    return with_gpu_reason("ingestion program", ingestion.stderr, failure)
 
 
 def score_predictions(
