@@ -22,6 +22,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from examplegen.codabench_legacy import write_gpu, write_py37
 from examplegen.codabench_scientific import write_plot, write_sklearn
 from examplegen.codabench_worker import write_handshake, write_lock
 from examplegen.codabench_yaml import column, competition, phase
@@ -299,6 +300,8 @@ CODABENCH_STYLE = {
     "codabench-lock": write_lock,
     "codabench-sklearn": write_sklearn,
     "codabench-plot": write_plot,
+    "codabench-py37": write_py37,
+    "codabench-gpu": write_gpu,
 }
 
 

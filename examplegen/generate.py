@@ -179,6 +179,11 @@ def examples_readme(made: list[GeneratedEnvironment], out: Path, seed: int) -> s
             "  (`submission/code`) and a results submission (`submission/results`); `--phase Final`.",
             "- `codabench-plot`: a scoring program that reads with pandas and plots with matplotlib into",
             "  its detailed results. These two name `docker_image: codalab/codalab-legacy:py312`.",
+            "- `codabench-py37`: `docker_image: codalab/codalab-legacy:py37` and a scoring program of 2019",
+            "  that uses `np.float` and `np.int` (gone since numpy 1.24) and scikit-learn's `f1_score`; it",
+            "  runs in the legacy runtime, with a warning naming the libraries whose versions differ.",
+            "- `codabench-gpu`: `docker_image: codalab/codalab-legacy:gpu`, whose scoring program uses the",
+            "  GPU when there is one and the CPU otherwise: it runs on the CPU, with a warning.",
             "",
             "```",
             "benchgen score --bundle examples/codabench-multitask/bundle "
