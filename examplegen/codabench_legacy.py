@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 from examplegen.codabench_yaml import column, competition, phase
 from examplegen.writing import write_text, write_yaml
@@ -69,8 +70,9 @@ with open(os.path.join(output_dir, "scores.json"), "w", encoding="utf-8") as han
 """
 
 
-def _scoring_task() -> dict[str, object]:
-    return {
+def _write_bundle(bundle: Path, title: str, columns: list[dict[str, Any]], image: str, score_py: str) -> None:
+    """competition.yaml of one task scored by ``score_py`` in ``image``, and its scoring program."""
+    task = {
         "index": 0,
         "name": "Scoring",
         "description": None,
@@ -78,9 +80,10 @@ def _scoring_task() -> dict[str, object]:
         "scoring_program": "scoring_program",
         "ingestion_program": None,
     }
-
-
-def _scoring_program(bundle: Path, score_py: str) -> None:
+    write_yaml(
+        bundle / "competition.yaml",
+        competition(title, [task], [phase(0, "Development", [0])], columns, docker_image=image),
+    )
     write_text(
         bundle / "scoring_program" / "metadata.yaml", "command: python $program/score.py $input $output\n"
     )
@@ -95,17 +98,7 @@ def write_py37(out: Path, rng: random.Random) -> None:
     write_text(bundle / "reference_data" / "labels.solution", "".join(f"{label}\n" for label in truth))
     write_text(out / "submission" / "labels.predict", "".join(f"{label}\n" for label in guess))
     columns = [column("Accuracy", "accuracy", 0, precision=4), column("F1", "f1", 1, precision=4)]
-    write_yaml(
-        bundle / "competition.yaml",
-        competition(
-            "Labels (a 2019 scorer)",
-            [_scoring_task()],
-            [phase(0, "Development", [0])],
-            columns,
-            docker_image=PY37_IMAGE,
-        ),
-    )
-    _scoring_program(bundle, PY37_SCORE_PY)
+    _write_bundle(bundle, "Labels (a 2019 scorer)", columns, PY37_IMAGE, PY37_SCORE_PY)
 
 
 def write_gpu(out: Path, rng: random.Random) -> None:
@@ -124,14 +117,4 @@ def write_gpu(out: Path, rng: random.Random) -> None:
         {**column("MAE", "mae", 0, precision=4), "sorting": "asc"},
         {**column("RMSE", "rmse", 1, precision=4), "sorting": "asc"},
     ]
-    write_yaml(
-        bundle / "competition.yaml",
-        competition(
-            "Targets (a GPU image, a CPU program)",
-            [_scoring_task()],
-            [phase(0, "Development", [0])],
-            columns,
-            docker_image=GPU_IMAGE,
-        ),
-    )
-    _scoring_program(bundle, GPU_SCORE_PY)
+    _write_bundle(bundle, "Targets (a GPU image, a CPU program)", columns, GPU_IMAGE, GPU_SCORE_PY)
