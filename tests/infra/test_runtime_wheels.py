@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchgen.bundle.runtime import RUNTIMES, Runtime, canonical_name
-from infra.constructs.layer import REPO_ROOT
+from infra.constructs.layer import CONSTRAINTS, LAMBDA_TARGET, REPO_ROOT, layer_packages
 from infra.constructs.sandbox_image import IMAGE_PLATFORMS
 
 pytestmark = pytest.mark.deployed
@@ -81,3 +81,42 @@ def _fits(wheel: str, python_version: str) -> bool:
         and any(tag in {"none", "abi3", cpython} for tag in abis)
         and any(tag == "any" or tag.endswith("aarch64") for tag in platform.split("."))
     )
+
+
+@pytest.mark.parametrize("python", sorted({runtime.python for runtime in RUNTIMES.values()}))
+def test_the_sandbox_handlers_packages_have_binary_wheels_for_each_images_python(python: str) -> None:
+    # Given the layer's package set, which each sandbox image installs for its handler with the image's pip
+    folder = WHEELS / f"sandbox-handler-{python}"
+    folder.mkdir(parents=True, exist_ok=True)
+    requirements = folder / "requirements.txt"
+    requirements.write_text("\n".join(layer_packages(LAMBDA_TARGET)) + "\n", encoding="utf-8")
+    platforms = [option for platform in IMAGE_PLATFORMS[python] for option in ("--platform", platform)]
+
+    # When pip resolves it for that Python on arm64, binary wheels only
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--only-binary=:all:",
+            *platforms,
+            "--implementation",
+            "cp",
+            "--python-version",
+            python,
+            "--dest",
+            str(folder),
+            "--constraint",
+            str(CONSTRAINTS),
+            "--requirement",
+            str(requirements),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    # Then every package has one
+    assert done.returncode == 0, done.stderr[-2000:]
