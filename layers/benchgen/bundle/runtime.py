@@ -416,7 +416,8 @@ def image_table() -> list[ImageRow]:
         ImageRow(
             image="(none named)",
             runtime=_legacy(CODABENCH_DEFAULT_IMAGE).runtime.name,
-            note=f"as {CODABENCH_DEFAULT_IMAGE}, Codabench's default image, with its warning",
+            note=f"as {CODABENCH_DEFAULT_IMAGE}, Codabench's default image, with its warning when the bundle "
+            "has a program",
         )
     )
     rows.append(
