@@ -23,11 +23,13 @@ from benchgen.bundle.spec import CompetitionSpec
 from benchgen.errors import BundleError
 
 REQUIREMENTS = Path(__file__).with_name("runtimes")
-# Lambda's Python: the sandbox images are built FROM its base image. Locally a runtime's environment is
-# made with the machine's Python (3.11 or later), from the same pins.
+# The Python of BenchGen's functions, and of the runtimes whose pins have wheels for it: their sandbox images
+# are built FROM its base image, and locally their environments are made with the machine's Python (3.11 or
+# later) from the same pins.
 LAMBDA_PYTHON = "3.13"
 CODABENCH_DEFAULT_IMAGE = "codalab/codalab-legacy:py37"
-# An image for NVIDIA GPUs (CUDA in its name, or Codabench's gpu tags) cannot run on Lambda.
+# An image for NVIDIA GPUs (CUDA in its name, or Codabench's gpu tags): Lambda has no GPU, so its programs run
+# on the CPU, as on a Codabench CPU worker, with a warning.
 GPU_IMAGE = re.compile(r"gpu|cuda|nvidia", re.IGNORECASE)
 COMPETITION_FILE = "competition.yaml"
 # What a program's error output says when it needed CUDA: the driver library or nvidia-smi not found, a
