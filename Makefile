@@ -20,15 +20,17 @@ install: $(STAMP)
 
 # The runtimes bundle programs run in: one virtual environment each under .runtimes/, made from the pins in
 # layers/benchgen/bundle/runtimes/<name>.txt (binary wheels only, nothing else installed, not even pip),
-# rebuilt when its pins change.
-RUNTIMES := minimal scientific
+# rebuilt when its pins change. A runtime whose pins have wheels for one Python alone (exact_python in
+# layers/benchgen/bundle/runtime.py) is made with that pythonX.Y; the others with the machine's Python.
+RUNTIMES := minimal scientific legacy
 RUNTIME_PINS := layers/benchgen/bundle/runtimes
 runtime_stamp = .runtimes/$(1)/.installed-$(shell cksum < $(RUNTIME_PINS)/$(1).txt | cut -d' ' -f1)
 
 define runtime_rule
 $(call runtime_stamp,$(1)): $(RUNTIME_PINS)/$(1).txt | $(STAMP)
 	rm -rf .runtimes/$(1)
-	$(PYTHON) -m venv --without-pip .runtimes/$(1)
+	$$$$($(BIN)/python -c "from benchgen.bundle.runtime import RUNTIMES as r; t = r['$(1)']; \
+		print(f'python{t.python}' if t.exact_python else '$(PYTHON)')") -m venv --without-pip .runtimes/$(1)
 	$(BIN)/python -m pip --python .runtimes/$(1)/bin/python install --quiet --no-deps --only-binary=:all: \
 		-r $(RUNTIME_PINS)/$(1).txt
 	$(BIN)/python -m pip --python .runtimes/$(1)/bin/python check

@@ -9,8 +9,8 @@
   zipping a folder (rather than its contents) makes them; Codabench unpacks it as it is, and the scoring
   program reads ``input/ref/reference_data/...`` accordingly.
 - ``codabench-removed-alias``: a CodaLab-era scoring program that uses ``np.float`` and writes a
-  fallback score when that fails; numpy removed the name in 1.24, so the scientific runtime (numpy 2)
-  fails the run instead of letting the fallback stand as a score.
+  fallback score when that fails, in the scientific runtime (numpy 2) its bundle names; numpy removed
+  the name in 1.24, so the run fails instead of letting the fallback stand as a score.
 """
 
 from __future__ import annotations
@@ -217,10 +217,9 @@ def write_removed_alias(out: Path, rng: random.Random) -> None:
     truth, guess = _values(rng)
     bundle = out / "bundle"
     columns = [column("MAE", "mae", 0, sorting="asc", precision=3)]
-    write_yaml(
-        bundle / "competition.yaml",
-        _one_phase("Values (np.float)", _task(), columns, docker_image=CODALAB_IMAGE),
-    )
+    # The organiser chose the scientific runtime (numpy 2) for a CodaLab-era image's program.
+    spec = _one_phase("Values (np.float)", _task(), columns, docker_image=CODALAB_IMAGE)
+    write_yaml(bundle / "competition.yaml", {**spec, "runtime": "scientific"})
     write_text(bundle / "reference_data" / "values.solution", _lines(truth))
     _scoring_program(bundle, REMOVED_ALIAS_SCORE_PY)
     write_text(out / "submission" / "values.predict", _lines(guess))

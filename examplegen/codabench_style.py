@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from examplegen.codabench_legacy import write_gpu, write_py37
 from examplegen.codabench_scientific import write_plot, write_sklearn
 from examplegen.codabench_worker import write_handshake, write_lock
 from examplegen.codabench_yaml import column, competition, phase
@@ -302,6 +303,8 @@ CODABENCH_STYLE = {
     "codabench-sklearn": write_sklearn,
     "codabench-plot": write_plot,
     "codalab-v15": write_v15,
+    "codabench-py37": write_py37,
+    "codabench-gpu": write_gpu,
 }
 
 

@@ -102,13 +102,19 @@ with open(os.path.join(output_dir, "iris.predict"), "w") as handle:
 
 
 def write_bundle(
-    root: Path, *, ingestion: bool = False, ingestion_py: str = INGESTION_PY, score_py: str = SCORE_PY
+    root: Path,
+    *,
+    ingestion: bool = False,
+    ingestion_py: str = INGESTION_PY,
+    score_py: str = SCORE_PY,
+    runtime: str | None = None,
 ) -> Path:
-    """The bundle folder ``root``; with ``ingestion``, input data and an ingestion program as well."""
+    """The bundle folder ``root``; with ``ingestion``, input data and an ingestion program as well; with
+    ``runtime``, the runtime it names rather than the one its docker_image maps to."""
     yaml_text = COMPETITION_YAML.format(
         input_data="input_data" if ingestion else "null",
         ingestion_program="ingestion_program" if ingestion else "null",
-    )
+    ) + ("" if runtime is None else f"runtime: {runtime}\n")
     files = {
         "competition.yaml": yaml_text,
         "terms.md": "Evaluation only.\n",

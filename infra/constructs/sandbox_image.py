@@ -23,9 +23,13 @@ from infra.constructs.layer import CONSTRAINTS, LAMBDA_TARGET, LAYER_SOURCE, LIB
 
 DOCKERFILE = "Dockerfile"
 RUNTIME_PINS = "runtime.txt"
-# What the image's pip accepts on Lambda's arm64 Python 3.13 (Amazon Linux 2023, glibc 2.34): numba and
-# llvmlite publish only manylinux_2_28 wheels for it, the rest manylinux2014 ones.
-IMAGE_PLATFORMS = ("manylinux_2_28_aarch64", "manylinux2014_aarch64")
+# What the image's pip accepts, by its Python, on arm64: Lambda's Python 3.13 runs on Amazon Linux 2023
+# (glibc 2.34), where numba and llvmlite publish only manylinux_2_28 wheels, the rest manylinux2014 ones;
+# its Python 3.11 on Amazon Linux 2 (glibc 2.26), which takes manylinux2014 (glibc 2.17) wheels alone.
+IMAGE_PLATFORMS = {
+    "3.13": ("manylinux_2_28_aarch64", "manylinux2014_aarch64"),
+    "3.11": ("manylinux2014_aarch64", "manylinux_2_17_aarch64"),
+}
 BUILD_FOLDER = "sandbox-image-build"
 HANDLER = "handler.handler"
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", "tests", DOCKERFILE)
@@ -48,9 +52,15 @@ def stage_build_folder(function_dir: Path, target: Path, runtime: str) -> Path:
     return target
 
 
+def image_build_args(runtime: str) -> dict[str, str]:
+    """The Dockerfile's build arguments for ``runtime``'s image: its name and the Python of its base image."""
+    return {"RUNTIME": runtime, "PYTHON": RUNTIMES[runtime].python}
+
+
 def sandbox_image_code(scope: Construct, function_dir: Path, runtime: str) -> lambda_.DockerImageCode:
-    """The image code for ``function_dir`` with ``runtime``'s environment (built for arm64, running
-    ``handler.handler``), its build folder staged beside the app's other assets."""
+    """The image code for ``function_dir`` with ``runtime``'s environment (built for arm64 from Lambda's image
+    of the runtime's Python, running ``handler.handler``), its build folder staged beside the app's other
+    assets."""
     stage = Stage.of(scope)
     if stage is None:
         raise ValueError("the sandbox function's image is staged inside a CDK app; build it in one")
@@ -62,5 +72,5 @@ def sandbox_image_code(scope: Construct, function_dir: Path, runtime: str) -> la
         str(folder),
         cmd=[HANDLER],
         platform=ecr_assets.Platform.LINUX_ARM64,
-        build_args={"RUNTIME": runtime},
+        build_args=image_build_args(runtime),
     )

@@ -12,7 +12,7 @@ import pytest
 from benchgen.bundle.runtime import SCIENTIFIC
 from infra.constructs.catalog import SPECS
 from infra.constructs.functions import FUNCTIONS_ROOT
-from infra.constructs.sandbox_image import stage_build_folder
+from infra.constructs.sandbox_image import image_build_args, stage_build_folder
 
 Resource = dict[str, Any]
 Statement = dict[str, Any]
@@ -20,7 +20,7 @@ Statement = dict[str, Any]
 # Every function the catalog declares: each per-function test below fails for one without its expected rows.
 NAMES = [spec.name for spec in SPECS]
 # One sandbox function per runtime, all running functions/sandbox.
-SANDBOXES = {"minimal": "sandbox", "scientific": "sandbox_scientific"}
+SANDBOXES = {"minimal": "sandbox", "scientific": "sandbox_scientific", "legacy": "sandbox_legacy"}
 LIVE_RUN_STEPS = ["deploy_model", "plan_inference", "infer_shard", "assemble_predictions"]
 BATCH_STEPS = ["submit_batch", "poll_batch", "assemble_batch"]
 TRAINING_STEPS = ["validate_training", "upload_training", "training_job"]
@@ -31,7 +31,7 @@ PIPELINE = [name for name in NAMES if name not in SANDBOXES.values()]
 # Invoked asynchronously (by S3, or by a state machine that may be retried); the dead-letter consumer is
 # invoked synchronously by Lambda's queue poller.
 ASYNCHRONOUS = [name for name in PIPELINE if name != "dead_letters"]
-SANDBOX_ARNS = {"${SandboxFunction.Arn}", "${SandboxScientificFunction.Arn}"}
+SANDBOX_ARNS = {"${SandboxFunction.Arn}", "${SandboxScientificFunction.Arn}", "${SandboxLegacyFunction.Arn}"}
 BUCKET = "${DataBucket.Arn}"
 
 # Every role can write its own logs, send failed asynchronous events to its queue and send traces.
@@ -394,7 +394,7 @@ def test_functions_run_python_313_on_arm64(functions: dict[str, Resource], name:
     assert properties["RuntimeManagementConfig"] == {"UpdateRuntimeOn": "FunctionUpdate"}
 
 
-def test_the_sandbox_is_an_arm64_image_of_python_313_where_app_links_into_tmp(
+def test_the_sandbox_is_an_arm64_image_of_its_runtimes_python_where_app_links_into_tmp(
     functions: dict[str, Resource], tmp_path: Path
 ) -> None:
     # the function is a container image running the same handler on arm64
@@ -403,10 +403,10 @@ def test_the_sandbox_is_an_arm64_image_of_python_313_where_app_links_into_tmp(
     assert properties["Architectures"] == ["arm64"]
     assert properties["ImageConfig"]["Command"] == ["handler.handler"]
     # and its build folder holds the handler, the library, the layer's packages and the runtime's pins, on
-    # Lambda's Python 3.13 base, with /app a link to the one place Lambda lets it write
+    # Lambda's base image of the runtime's Python, with /app a link to the one place Lambda lets it write
     folder = stage_build_folder(FUNCTIONS_ROOT / "sandbox", tmp_path, "scientific")
     dockerfile = (folder / "Dockerfile").read_text().splitlines()
-    assert "FROM public.ecr.aws/lambda/python:3.13" in dockerfile
+    assert dockerfile.index("ARG PYTHON") < dockerfile.index("FROM public.ecr.aws/lambda/python:${PYTHON}")
     assert "RUN ln -s /tmp/app /app" in dockerfile
     assert "COPY task/ ${LAMBDA_TASK_ROOT}/" in dockerfile
     assert "COPY benchgen/ /opt/python/benchgen/" in dockerfile
@@ -426,6 +426,14 @@ def test_each_runtime_has_its_own_sandbox_image_running_the_sandbox_folder(
 
     assert len(images) == len(SANDBOXES)
     assert {functions[name]["Metadata"]["benchgen:folder"] for name in SANDBOXES.values()} == {"sandbox"}
+
+
+def test_each_sandbox_image_is_built_from_lambdas_image_of_its_runtimes_python() -> None:
+    assert [image_build_args(runtime) for runtime in SANDBOXES] == [
+        {"RUNTIME": "minimal", "PYTHON": "3.13"},
+        {"RUNTIME": "scientific", "PYTHON": "3.13"},
+        {"RUNTIME": "legacy", "PYTHON": "3.11"},
+    ]
 
 
 @pytest.mark.parametrize("name", PIPELINE)
@@ -640,11 +648,16 @@ def test_only_the_functions_that_run_programs_may_invoke_the_sandboxes_and_only_
     assert invokes == {(name, arn) for name in ("ingest", "score") for arn in SANDBOX_ARNS}
     # each is told every runtime's function, as a JSON object: runtime -> the function's name
     assert set(told) == {"ingest", "score"}
-    physical = {"SandboxFunction": "sandbox-minimal-fn", "SandboxScientificFunction": "sandbox-sci-fn"}
+    physical = {
+        "SandboxFunction": "sandbox-minimal-fn",
+        "SandboxScientificFunction": "sandbox-sci-fn",
+        "SandboxLegacyFunction": "sandbox-legacy-fn",
+    }
     for value in told.values():
         assert json.loads(_join(value, physical)) == {
             "minimal": "sandbox-minimal-fn",
             "scientific": "sandbox-sci-fn",
+            "legacy": "sandbox-legacy-fn",
         }
 
 

@@ -1,4 +1,4 @@
-"""Each runtime's pins resolve for its Lambda image: binary wheels for CPython 3.13 on arm64, and no more.
+"""Each runtime's pins resolve for its Lambda image: binary wheels for the image's CPython on arm64, no more.
 
 pip downloads the pinned set with its dependencies, as the image's build would install it; the wheels are
 kept under build/ so a rerun only asks the index.
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from benchgen.bundle.runtime import LAMBDA_PYTHON, RUNTIMES, Runtime, canonical_name
-from infra.constructs.layer import REPO_ROOT
+from benchgen.bundle.runtime import RUNTIMES, Runtime, canonical_name
+from infra.constructs.layer import CONSTRAINTS, LAMBDA_TARGET, REPO_ROOT, layer_packages
 from infra.constructs.sandbox_image import IMAGE_PLATFORMS
 
 pytestmark = pytest.mark.deployed
@@ -26,7 +26,9 @@ def test_the_runtimes_pins_are_the_whole_binary_set_for_lambdas_python(runtime: 
     # Given the runtime's pins, resolved with their dependencies for the image's interpreter
     folder = WHEELS / runtime.name
     folder.mkdir(parents=True, exist_ok=True)
-    platforms = [option for platform in IMAGE_PLATFORMS for option in ("--platform", platform)]
+    platforms = [
+        option for platform in IMAGE_PLATFORMS[runtime.python] for option in ("--platform", platform)
+    ]
     done = subprocess.run(
         [
             sys.executable,
@@ -39,7 +41,7 @@ def test_the_runtimes_pins_are_the_whole_binary_set_for_lambdas_python(runtime: 
             "--implementation",
             "cp",
             "--python-version",
-            LAMBDA_PYTHON,
+            runtime.python,
             "--dest",
             str(folder),
             "--requirement",
@@ -58,23 +60,63 @@ def test_the_runtimes_pins_are_the_whole_binary_set_for_lambdas_python(runtime: 
     }
     assert {name: wheels.get(name) for name in pins} == pins
     assert sorted(set(wheels) - set(pins)) == []
-    assert all(
-        _fits(wheel.name)
+    assert [
+        wheel.name
         for wheel in folder.glob("*.whl")
-        if canonical_name(wheel.name.split("-")[0]) in pins
-    )
+        if canonical_name(wheel.name.split("-")[0]) in pins and not _fits(wheel.name, runtime.python)
+    ] == []
 
 
-def _fits(wheel: str) -> bool:
-    """Whether a wheel's tags run on CPython 3.13 on arm64 Linux (pure Python ones anywhere); a stable-ABI
-    wheel (abi3) for an earlier CPython 3 runs on 3.13 too."""
+def _fits(wheel: str, python_version: str) -> bool:
+    """Whether a wheel's tags run on that CPython on arm64 Linux (pure Python ones anywhere); a stable-ABI
+    wheel (abi3) for an earlier CPython 3 runs on it too."""
+    cpython = "cp" + python_version.replace(".", "")
     python, abi, platform = Path(wheel).stem.split("-")[-3:]
     abis = abi.split(".")
     return (
         any(
-            tag == "cp313" or tag.startswith("py3") or (tag.startswith("cp3") and "abi3" in abis)
+            tag == cpython or tag.startswith("py3") or (tag.startswith("cp3") and "abi3" in abis)
             for tag in python.split(".")
         )
-        and any(tag in {"none", "abi3", "cp313"} for tag in abis)
+        and any(tag in {"none", "abi3", cpython} for tag in abis)
         and any(tag == "any" or tag.endswith("aarch64") for tag in platform.split("."))
     )
+
+
+@pytest.mark.parametrize("python", sorted({runtime.python for runtime in RUNTIMES.values()}))
+def test_the_sandbox_handlers_packages_have_binary_wheels_for_each_images_python(python: str) -> None:
+    # Given the layer's package set, which each sandbox image installs for its handler with the image's pip
+    folder = WHEELS / f"sandbox-handler-{python}"
+    folder.mkdir(parents=True, exist_ok=True)
+    requirements = folder / "requirements.txt"
+    requirements.write_text("\n".join(layer_packages(LAMBDA_TARGET)) + "\n", encoding="utf-8")
+    platforms = [option for platform in IMAGE_PLATFORMS[python] for option in ("--platform", platform)]
+
+    # When pip resolves it for that Python on arm64, binary wheels only
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--only-binary=:all:",
+            *platforms,
+            "--implementation",
+            "cp",
+            "--python-version",
+            python,
+            "--dest",
+            str(folder),
+            "--constraint",
+            str(CONSTRAINTS),
+            "--requirement",
+            str(requirements),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    # Then every package has one
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -560,8 +560,8 @@ def test_a_codabench_bundle_and_a_results_zip_run_as_on_codabench(cloud: LocalCl
     environment = EnvironmentsRepo(table(cloud, "Environments")).get("iris", "v1")
     assert environment is not None and environment.status is EnvironmentStatus.REGISTERED
     assert environment.docker_image == DOCKER_IMAGE
-    assert environment.runtime == f"scientific (mapped from docker_image {DOCKER_IMAGE})"
-    assert environment.warnings[0].startswith(f"docker_image {DOCKER_IMAGE} runs in the scientific runtime")
+    assert environment.runtime == f"legacy (mapped from docker_image {DOCKER_IMAGE})"
+    assert environment.warnings[0].startswith(f"docker_image {DOCKER_IMAGE} runs in the legacy runtime")
     run = get_run(cloud, "run-iris")
     assert run.status is RunStatus.COMPLETED, run.failure_reason
     assert run.runtime == environment.runtime

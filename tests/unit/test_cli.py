@@ -76,7 +76,7 @@ def test_bundle_check_accepts_a_good_bundle(capsys: pytest.CaptureFixture[str]) 
     # then it passes with a one-line summary
     assert code == 0
     assert capsys.readouterr().out.strip() == (
-        "OK: GSM8K-TR · template math · 50 cases · finetune yes · runtime scientific (no docker_image named: "
+        "OK: GSM8K-TR · template math · 50 cases · finetune yes · runtime legacy (no docker_image named: "
         "Codabench's default, codalab/codalab-legacy:py37)"
     )
 
@@ -363,13 +363,14 @@ def test_a_codabench_bundle_scores_a_results_folder(
     run = _run(tmp_path / "run")
     assert (code, run["status"]) == (0, "Completed")
     assert run["metrics"] == {"accuracy": 1.0, "duration": 0.0}
-    assert run["runtime"] == f"scientific (mapped from docker_image {DOCKER_IMAGE})"
+    assert run["runtime"] == f"legacy (mapped from docker_image {DOCKER_IMAGE})"
     assert str(run["warnings"][0]).startswith(  # type: ignore[index]
-        f"docker_image {DOCKER_IMAGE} runs in the scientific runtime, approximate: Python 3.9 -> 3.13"
+        f"docker_image {DOCKER_IMAGE} runs in the legacy runtime, approximate: numbers can differ: "
+        "numpy 1.22 -> 1.23"
     )
     err = capsys.readouterr().err
-    assert f"runtime: scientific (mapped from docker_image {DOCKER_IMAGE})" in err
-    assert f"warning: docker_image {DOCKER_IMAGE} runs in the scientific runtime, approximate" in err
+    assert f"runtime: legacy (mapped from docker_image {DOCKER_IMAGE})" in err
+    assert f"warning: docker_image {DOCKER_IMAGE} runs in the legacy runtime, approximate" in err
 
 
 def test_a_first_column_the_scoring_program_leaves_empty_gives_a_completed_run_without_score(
@@ -422,9 +423,9 @@ def test_bundle_check_passes_a_codabench_bundle_and_says_which_runtime_its_image
     assert code == 0
     assert out[0] == (
         "OK: Iris (Codabench layout) · custom scoring program · no cases.jsonl · finetune no · runtime "
-        f"scientific (mapped from docker_image {DOCKER_IMAGE})"
+        f"legacy (mapped from docker_image {DOCKER_IMAGE})"
     )
-    assert out[1].startswith(f"warning: docker_image {DOCKER_IMAGE} runs in the scientific runtime, approx")
+    assert out[1].startswith(f"warning: docker_image {DOCKER_IMAGE} runs in the legacy runtime, approx")
 
 
 def test_bundle_check_refuses_a_time_limit_the_stack_cannot_honour(

@@ -240,7 +240,7 @@ def test_the_codalab_v15_example_runs_each_phase_on_its_own_data(
     example = EXAMPLES / "codalab-v15"
     numbers = [int(n) for n in _zipped_words(example / f"bundle/input_data_{data}.zip", "numbers.txt")]
     truth = ["prime" if _prime(n) else "composite" for n in numbers]
-    model = _model(example / "submission/model.py")
+    model = submitted_model(example / "submission/model.py")
     errors = sum(model.predict(n) != label for n, label in zip(numbers, truth, strict=True))
 
     run = _score(example / "bundle", example / "submission", tmp_path / "run", "--phase", phase)
@@ -255,3 +255,50 @@ def test_the_codalab_v15_example_runs_each_phase_on_its_own_data(
     )
     # the example leaves errors to find: odd composites taken for primes
     assert errors > 0
+
+
+def test_the_py37_example_scores_its_2019_scorer_as_the_image_would_and_names_what_differs(
+    tmp_path: Path,
+) -> None:
+    example = EXAMPLES / "codabench-py37"
+    # accuracy and the F1 of label 1 (f1_score's binary default), counted here from the files
+    truth = [int(label) for label in words(example / "bundle/reference_data/labels.solution")]
+    guess = [int(label) for label in words(example / "submission/labels.predict")]
+    pairs = list(zip(truth, guess, strict=True))
+    true_positive = sum(t == g == 1 for t, g in pairs)
+    wrong = sum(t != g for t, g in pairs)
+    expected = {
+        "accuracy": round(1 - wrong / len(pairs), 6),
+        "f1": round(2 * true_positive / (2 * true_positive + wrong), 6),
+    }
+
+    run = _score(example / "bundle", example / "submission", tmp_path / "run")
+
+    # the scorer's np.float worked (its fallback writes -0.999999), and the run names what can differ
+    assert run["metrics"] == pytest.approx(expected, abs=5e-7)
+    assert 0 < expected["f1"] < 1
+    assert run["runtime"] == "legacy (mapped from docker_image codalab/codalab-legacy:py37)"
+    warnings = [str(warning) for warning in run["warnings"]]  # type: ignore[attr-defined]
+    assert len(warnings) == 1
+    warning = warnings[0]
+    assert "numbers can differ: numpy 1.17 -> 1.23, scipy 1.3 -> 1.9, scikit-learn 0.21 -> 1.1" in warning
+
+
+def test_the_gpu_example_runs_its_program_on_the_cpu_and_says_so(tmp_path: Path) -> None:
+    example = EXAMPLES / "codabench-gpu"
+    targets = dict(_csv(example / "bundle/reference_data/targets.csv")[1:])
+    guesses = dict(_csv(example / "submission/predictions.csv")[1:])
+    errors = [float(guesses[row_id]) - float(value) for row_id, value in targets.items()]
+    expected = {
+        "mae": sum(abs(error) for error in errors) / len(errors),
+        "rmse": (sum(error**2 for error in errors) / len(errors)) ** 0.5,
+    }
+
+    run = _score(example / "bundle", example / "submission", tmp_path / "run")
+
+    assert run["metrics"] == pytest.approx(expected, rel=1e-9)
+    assert run["runtime"] == "legacy (mapped from docker_image codalab/codalab-legacy:gpu)"
+    warnings = [str(warning) for warning in run["warnings"]]  # type: ignore[attr-defined]
+    assert warnings[0].startswith(
+        "docker_image codalab/codalab-legacy:gpu is a GPU image: its programs run on"
+    )

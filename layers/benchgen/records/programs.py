@@ -6,12 +6,20 @@ the run record holds every program's and stays small.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
 TAIL_LINES = 20
 TAIL_CHARS = 1500
+# What a program's error output says when it needed CUDA: a missing driver or library, or a CUDA-only module.
+NEEDS_CUDA = re.compile(
+    r"lib(?:cuda|cudart|cudnn|nvidia)[\w.-]*|nvidia-smi|NVIDIA driver"
+    r"|CUDA driver|no CUDA GPUs|CUDA is not available|Torch not compiled with CUDA enabled|CUDA_ERROR\w*"
+    r"|No module named '(?:cupy|pycuda|cudf|cuml|numba\.cuda\.cudadrv|tensorrt)\w*'",
+    re.IGNORECASE,
+)
 
 
 def last_lines(text: str, count: int = TAIL_LINES) -> str:
@@ -50,7 +58,15 @@ class ProgramOutcome(BaseModel):
         if self.timed_out:
             return f"the {self.program}{where} passed the time limit of {self.time_limit_s} s and was stopped"
         said = (self.stderr_tail if stderr is None else last_lines(stderr)) or "(nothing on stderr)"
-        return f"the {self.program}{where} exited with code {self.exit_code}:\n{said}"
+        failure = f"the {self.program}{where} exited with code {self.exit_code}:\n{said}"
+        found = NEEDS_CUDA.search(self.stderr_tail if stderr is None else stderr)
+        if found is None:
+            return failure
+        return (
+            f"the {self.program} needs a GPU: its error output names {found.group(0)!r}, and BenchGen runs "
+            "programs on the CPU (AWS Lambda has no GPU); a program that falls back to the CPU when it finds "
+            f"no CUDA device runs here\n{failure}"
+        )
 
 
 def in_task(label: str, outcomes: Iterable[ProgramOutcome]) -> list[ProgramOutcome]:

@@ -173,7 +173,7 @@ def _score_with_program(
     if beside is not None and ingestion is not None:
         beside_problem = beside.problem(where=BESIDE, stderr=ingestion.stderr)
     # Only the scoring program's exit code decides the run, as on Codabench; an ingestion program's
-    # failure is most often why the scoring program failed, so its error says both.
+    # failure is most often why the scoring program failed, so its error says both, in the order they ran.
     ingestion_problems = [outcome.problem() for outcome in earlier if not outcome.ok] + [beside_problem]
     fatal = removed_names_problem(SCORING, result, env.runtime)
     if ingestion is not None:
@@ -188,7 +188,7 @@ def _score_with_program(
         written = [column.key for column in spec.columns if column.computation is None]
         metrics, other = match_columns(spec, read_scores(layout.output, written))
     except ScoringError as error:
-        told = [str(error), *(problem for problem in ingestion_problems if problem and problem != str(error))]
+        told = [*(problem for problem in ingestion_problems if problem and problem != str(error)), str(error)]
         failed = ScoringError("\n".join(told) if fatal is None else str(error))
         failed.programs = tuple(programs)
         raise failed from None
