@@ -394,6 +394,29 @@ def test_a_failed_job_fails_the_run_with_the_providers_message(
     assert listed.get("KeyCount", 0) == 0
 
 
+def test_a_bedrock_job_that_completed_with_no_output_fails_the_run_at_once(
+    fast_batches: None, bedrock: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given simulated Bedrock ending every job Completed without writing any output
+    _register(bedrock, tmp_path)
+    jobs_of(bedrock.provider_clock).end_empty()
+
+    # When a batch run goes through
+    execution = _live_run(bedrock, "batch-bedrock-empty", _bedrock_model(bedrock.region))
+
+    # Then the run failed on the look that saw the job end, saying it left no output, as the Batch API's
+    assert execution["status"] == "FAILED"
+    run = _runs(bedrock).get("batch-bedrock-empty")
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    assert (
+        "ended Completed at Bedrock batch inference with no output in its output folder (no "
+        "manifest.json.out): none of its 450 records was answered"
+    ) in run.failure_reason
+    # the fourth look: Validating, Scheduled, InProgress, then Completed
+    assert run.batch is not None and run.batch.polls == 4
+
+
 def test_jobs_that_never_end_fail_the_run_after_the_last_look(
     fast_batches: None,
     bedrock: LocalCloud,
