@@ -35,7 +35,7 @@ from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord
 from benchgen.records.evaluations import EvaluationGrant, EvaluationRecord, EvaluationStatus
 from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord, PreparationStatus
-from benchgen.records.runs import LiveModel, RunClaim, RunRecord, RunStatus
+from benchgen.records.runs import LiveModel, RunClaim, RunRecord, RunStatus, ShardCounts
 from benchgen.records.timestamps import utc_now
 from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
 from benchgen.training.preparation import GenerationReport
@@ -197,22 +197,29 @@ class MemoryRuns(RunsStore):
         return self.runs.setdefault(record.run_id, record) is record
 
     def add_progress(
-        self, run_id: str, *, asked: int, answered: int, unanswered: int, call_deadline: str | None
+        self,
+        run_id: str,
+        *,
+        shard: int,
+        was: ShardCounts | None,
+        now: ShardCounts,
+        call_deadline: str | None,
     ) -> bool:
         run = self.runs.get(run_id)
         if run is None or run.status is not RunStatus.RUNNING or run.progress is None:
             return False
-        was = run.progress
-        progress = was.model_copy(
+        if run.shard_progress.get(str(shard)) != was:
+            return False
+        before = was or ShardCounts()
+        progress = run.progress.model_copy(
             update={
-                "asked": was.asked + asked,
-                "answered": was.answered + answered,
-                "unanswered": was.unanswered + unanswered,
-                "call_deadline": call_deadline or was.call_deadline,
-                "updated_at": utc_now(),
+                name: getattr(run.progress, name) + getattr(now, name) - getattr(before, name)
+                for name in ShardCounts.model_fields
             }
+            | {"call_deadline": call_deadline or run.progress.call_deadline, "updated_at": utc_now()}
         )
-        self.runs[run_id] = run.model_copy(update={"progress": progress})
+        shards = {**run.shard_progress, str(shard): now}
+        self.runs[run_id] = run.model_copy(update={"progress": progress, "shard_progress": shards})
         return True
 
     def get(self, run_id: str) -> RunRecord | None:

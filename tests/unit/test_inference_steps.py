@@ -429,6 +429,21 @@ def test_cases_whose_turn_under_the_rate_limit_comes_after_the_deadline_are_not_
     assert world.model.prompts[1:] == ["1+1"]
 
 
+def test_a_retried_shard_counts_its_cases_once_in_the_runs_progress(running: LiveRun) -> None:
+    # Given the run's two shards (three cases and one) asked
+    running.infer_shard(0)
+    running.infer_shard(1)
+
+    # When Step Functions retries the first shard's task, which asks its cases again
+    running.infer_shard(0)
+
+    # Then the run's progress counts each of the four cases once, each shard by its own counts
+    progress = running.run().progress
+    assert progress is not None
+    assert (progress.cases, progress.asked, progress.answered, progress.unanswered) == (4, 4, 4, 0)
+    assert {shard: counts.asked for shard, counts in running.run().shard_progress.items()} == {"0": 3, "1": 1}
+
+
 def test_a_case_the_model_refuses_is_not_asked_again(tmp_path: Path) -> None:
     refused = ModelCallError("example-base answered HTTP 400: prompt too long", retryable=False)
     world = LiveRun(tmp_path, model=MemoryModel(ANSWERS, faults={"1+1": [refused]}))

@@ -21,6 +21,7 @@ from benchgen.records.runs import (
     InferenceSummary,
     RunRecord,
     RunStatus,
+    ShardCounts,
 )
 from benchgen.records.timestamps import utc_now
 
@@ -148,16 +149,24 @@ class RunsStore(ABC):
         self, run_id: str, progress: InferenceProgress, *, expected: RunStatus
     ) -> RunRecord | None:
         """Where a live run's asking stands, set whole by the one step then asking (Deploy, Plan), while
-        the run is in ``expected``."""
-        return self._update(run_id, expected, progress=progress)
+        the run is in ``expected``; no shard has counted anything yet."""
+        return self._update(run_id, expected, progress=progress, shard_progress={})
 
     @abstractmethod
     def add_progress(
-        self, run_id: str, *, asked: int, answered: int, unanswered: int, call_deadline: str | None
+        self,
+        run_id: str,
+        *,
+        shard: int,
+        was: ShardCounts | None,
+        now: ShardCounts,
+        call_deadline: str | None,
     ) -> bool:
-        """Add one shard's counts since its last report to the Running run's progress (shards report
-        together, so the counts are added, never set), and the latest call's deadline it knows; ``False``
-        (nothing changed) unless the run is Running with a progress recorded."""
+        """Shard ``shard``'s counts are ``now`` where they were ``was`` (None: it reported none): the
+        Running run's progress changes by the difference (shards report together, so sums are added to,
+        never set), as does the latest call's deadline it knows. ``False`` (nothing changed) unless the
+        run is Running with a progress recorded and the shard's counts are still ``was``: a report made
+        twice, or by an attempt that no longer holds the shard, changes nothing."""
 
     def record_inference(self, run_id: str, summary: InferenceSummary) -> RunRecord | None:
         """What asking a live model for the run's answers came to."""
