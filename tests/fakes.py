@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from benchgen.inference.model import Answer, ModelCallError
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
-from benchgen.ports.runs import Holder, RunLister, RunsStore
+from benchgen.ports.runs import Holder, RunLister, RunsStore, ShardReport
 from benchgen.ports.storage import MissingObject
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
@@ -196,29 +196,18 @@ class MemoryRuns(RunsStore):
     def create(self, record: RunRecord) -> bool:
         return self.runs.setdefault(record.run_id, record) is record
 
-    def add_progress(
-        self,
-        run_id: str,
-        *,
-        shard: int,
-        was: ShardCounts | None,
-        now: ShardCounts,
-        call_deadline: str | None,
-    ) -> bool:
+    def add_progress(self, run_id: str, report: ShardReport) -> bool:
         run = self.runs.get(run_id)
         if run is None or run.status is not RunStatus.RUNNING or run.progress is None:
             return False
-        if run.shard_progress.get(str(shard)) != was:
+        if run.shard_progress.get(str(report.shard)) != report.was:
             return False
-        before = was or ShardCounts()
-        progress = run.progress.model_copy(
-            update={
-                name: getattr(run.progress, name) + getattr(now, name) - getattr(before, name)
-                for name in ShardCounts.model_fields
-            }
-            | {"call_deadline": call_deadline or run.progress.call_deadline, "updated_at": utc_now()}
+        was = run.progress
+        progress = was.model_copy(
+            update={name: getattr(was, name) + report.added(name) for name in ShardCounts.model_fields}
+            | {"call_deadline": report.call_deadline or was.call_deadline, "updated_at": utc_now()}
         )
-        shards = {**run.shard_progress, str(shard): now}
+        shards = {**run.shard_progress, str(report.shard): report.now}
         self.runs[run_id] = run.model_copy(update={"progress": progress, "shard_progress": shards})
         return True
 

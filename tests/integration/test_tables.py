@@ -11,6 +11,7 @@ from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import InvalidNextToken
+from benchgen.ports.runs import ShardReport
 from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus, ShardPlan
 from benchgen.records.runs import (
     ArtifactStatus,
@@ -246,17 +247,15 @@ def test_a_shards_progress_replaces_its_own_counts_and_a_stale_report_changes_no
     assert runs.create(_run("r1", _stamp(1), status=RunStatus.RUNNING))
     assert runs.record_progress("r1", InferenceProgress(cases=5), expected=RunStatus.RUNNING)
     first = ShardCounts(asked=2, answered=1)
-    assert runs.add_progress("r1", shard=0, was=None, now=first, call_deadline=None)
-    assert runs.add_progress(
-        "r1", shard=1, was=None, now=ShardCounts(asked=2, answered=2), call_deadline=None
-    )
+    assert runs.add_progress("r1", ShardReport(0, None, first))
+    assert runs.add_progress("r1", ShardReport(1, None, ShardCounts(asked=2, answered=2)))
 
     # When shard 0 is retried, its new attempt reporting 1 asked over what the first one left
     retried = ShardCounts(asked=1)
-    assert runs.add_progress("r1", shard=0, was=first, now=retried, call_deadline="2026-06-01T10:05:00Z")
+    assert runs.add_progress("r1", ShardReport(0, first, retried, "2026-06-01T10:05:00Z"))
     # and the first attempt's late report, or a duplicate of the first report, comes in
-    assert not runs.add_progress("r1", shard=0, was=first, now=ShardCounts(asked=3), call_deadline=None)
-    assert not runs.add_progress("r1", shard=0, was=None, now=first, call_deadline=None)
+    assert not runs.add_progress("r1", ShardReport(0, first, ShardCounts(asked=3)))
+    assert not runs.add_progress("r1", ShardReport(0, None, first))
 
     # Then the progress is the sum of each shard's latest counts, and the stale reports changed nothing
     run = runs.get("r1")

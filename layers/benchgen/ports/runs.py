@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
 
@@ -24,6 +25,21 @@ from benchgen.records.runs import (
     ShardCounts,
 )
 from benchgen.records.timestamps import utc_now
+
+
+@dataclass(frozen=True)
+class ShardReport:
+    """One shard's counts ``now`` where they were ``was`` (None: it reported none), and the deadline of
+    the latest call it sent (None: no call since its last report)."""
+
+    shard: int
+    was: ShardCounts | None
+    now: ShardCounts
+    call_deadline: str | None = None
+
+    def added(self, name: str) -> int:
+        """How much the count ``name`` (``asked``, ``answered``, ``unanswered``) grew since ``was``."""
+        return int(getattr(self.now, name)) - int(getattr(self.was or ShardCounts(), name))
 
 
 class Holder(Enum):
@@ -153,20 +169,12 @@ class RunsStore(ABC):
         return self._update(run_id, expected, progress=progress, shard_progress={})
 
     @abstractmethod
-    def add_progress(
-        self,
-        run_id: str,
-        *,
-        shard: int,
-        was: ShardCounts | None,
-        now: ShardCounts,
-        call_deadline: str | None,
-    ) -> bool:
-        """Shard ``shard``'s counts are ``now`` where they were ``was`` (None: it reported none): the
-        Running run's progress changes by the difference (shards report together, so sums are added to,
-        never set), as does the latest call's deadline it knows. ``False`` (nothing changed) unless the
-        run is Running with a progress recorded and the shard's counts are still ``was``: a report made
-        twice, or by an attempt that no longer holds the shard, changes nothing."""
+    def add_progress(self, run_id: str, report: ShardReport) -> bool:
+        """The Running run's progress changes by the difference the shard ``report`` gives (shards report
+        together, so sums are added to, never set), as does the latest call's deadline. ``False``
+        (nothing changed) unless the run is Running with a progress recorded and the shard's counts are
+        still the report's ``was``: a report made twice, or by an attempt that no longer holds the shard,
+        changes nothing."""
 
     def record_inference(self, run_id: str, summary: InferenceSummary) -> RunRecord | None:
         """What asking a live model for the run's answers came to."""

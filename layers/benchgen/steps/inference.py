@@ -38,7 +38,7 @@ from benchgen.inference.retry import Backoff, Outcome, ask
 from benchgen.outputs import RunOutput
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.providers import ModelFactory
-from benchgen.ports.runs import RunsStore
+from benchgen.ports.runs import RunsStore, ShardReport
 from benchgen.ports.storage import ObjectStorage
 from benchgen.providers.registry import provider
 from benchgen.records.prices import AskedMode, RunCost, run_cost
@@ -296,7 +296,8 @@ def infer_shard(
     pacer = Pacer(budget)
     last_start = last_call_start(live, deadline)
     progress = ShardProgress(
-        lambda **counts: runs.add_progress(run_id, shard=shard, **counts),
+        lambda report: runs.add_progress(run_id, report),
+        shard=shard,
         timeout_s=live.timeout_s,
         reported=run.shard_progress.get(str(shard)),
     )
@@ -331,9 +332,15 @@ class ShardProgress:
     it ``reported`` before (a retried shard's earlier attempt), so a shard asked twice counts once."""
 
     def __init__(
-        self, report: Callable[..., bool], *, timeout_s: float, reported: ShardCounts | None = None
+        self,
+        report: Callable[[ShardReport], bool],
+        *,
+        shard: int,
+        timeout_s: float,
+        reported: ShardCounts | None = None,
     ) -> None:
         self._report = report
+        self._shard = shard
         self._timeout_s = timeout_s
         self._lock = threading.Lock()
         self._counts = ShardCounts()
@@ -357,7 +364,7 @@ class ShardProgress:
             now = self._counts.model_copy()
             deadline, self._call_deadline = self._call_deadline, None
         changed = now != self._reported or deadline is not None
-        if changed and self._report(was=self._reported, now=now, call_deadline=deadline):
+        if changed and self._report(ShardReport(self._shard, self._reported, now, deadline)):
             self._reported = now
 
     @contextlib.contextmanager

@@ -11,7 +11,7 @@ from benchgen.aws.tables.base import EqualsFilter, Table
 from benchgen.aws.transitions import log_transitions
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
-from benchgen.ports.runs import Holder, RunsStore
+from benchgen.ports.runs import Holder, RunsStore, ShardReport
 from benchgen.records.runs import RunClaim, RunRecord, RunStatus, ShardCounts
 from benchgen.records.timestamps import utc_now
 
@@ -102,41 +102,33 @@ class RunsRepo(Table, RunsStore):
         after = {name: value for name, value in before.items() if name not in fields or name in written}
         return RunRecord.model_validate(after | written)
 
-    def add_progress(
-        self,
-        run_id: str,
-        *,
-        shard: int,
-        was: ShardCounts | None,
-        now: ShardCounts,
-        call_deadline: str | None,
-    ) -> bool:
+    def add_progress(self, run_id: str, report: ShardReport) -> bool:
         names = {
             "#run_id": "run_id",
             "#status": "status",
             "#p": "progress",
             "#sp": "shard_progress",
-            "#shard": str(shard),
+            "#shard": str(report.shard),
             "#updated": "updated_at",
         }
         values: dict[str, Any] = {
-            ":now": to_attribute(now.model_dump()),
+            ":now": to_attribute(report.now.model_dump()),
             ":updated": {"S": utc_now()},
             ":running": {"S": RunStatus.RUNNING.value},
         }
-        before = was or ShardCounts()
+        was = report.was
         added, unchanged = [], []
         for name in ShardCounts.model_fields:
             names[f"#{name}"] = name
-            values[f":add_{name}"] = {"N": str(getattr(now, name) - getattr(before, name))}
+            values[f":add_{name}"] = {"N": str(report.added(name))}
             added.append(f"#p.#{name} :add_{name}")
             if was is not None:
                 values[f":was_{name}"] = {"N": str(getattr(was, name))}
                 unchanged.append(f"#sp.#shard.#{name} = :was_{name}")
         assignments = ["#sp.#shard = :now", "#p.#updated = :updated"]
-        if call_deadline is not None:
+        if report.call_deadline is not None:
             names["#deadline"] = "call_deadline"
-            values[":deadline"] = {"S": call_deadline}
+            values[":deadline"] = {"S": report.call_deadline}
             assignments.append("#p.#deadline = :deadline")
         # The shard's counts as its reporter last left them: none yet, or exactly ``was``.
         as_left = "attribute_not_exists(#sp.#shard)" if was is None else " AND ".join(unchanged)
