@@ -99,6 +99,16 @@ def _live_run(cloud: LocalCloud, run_id: str, live: LiveModel, example: str = EX
     return execution
 
 
+def _failed_run(cloud: LocalCloud, run_id: str, live: LiveModel, example: str = EXAMPLE) -> RunRecord:
+    """The run ``run_id`` of ``live`` after its execution, which failed it: the run, Failed with a reason."""
+    execution = _live_run(cloud, run_id, live, example=example)
+    assert execution["status"] == "FAILED"
+    run = _runs(cloud).get(run_id)
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    return run
+
+
 def _object(cloud: LocalCloud, key: str) -> bytes:
     body: bytes = cloud.client("s3").get_object(Bucket=cloud.bucket, Key=key)["Body"].read()
     return body
@@ -402,12 +412,9 @@ def test_a_bedrock_job_that_completed_with_no_output_fails_the_run_at_once(
     jobs_of(bedrock.provider_clock).end_empty()
 
     # When a batch run goes through
-    execution = _live_run(bedrock, "batch-bedrock-empty", _bedrock_model(bedrock.region))
+    run = _failed_run(bedrock, "batch-bedrock-empty", _bedrock_model(bedrock.region))
 
     # Then the run failed on the look that saw the job end, saying it left no output, as the Batch API's
-    assert execution["status"] == "FAILED"
-    run = _runs(bedrock).get("batch-bedrock-empty")
-    assert run is not None and run.status is RunStatus.FAILED
     assert run.failure_reason is not None
     assert (
         "ended Completed at Bedrock batch inference with no output in its output folder (no "
@@ -430,12 +437,9 @@ def test_jobs_that_never_end_fail_the_run_after_the_last_look(
     jobs_of(bedrock.provider_clock).hold()
 
     # When a batch run goes through
-    execution = _live_run(bedrock, "batch-held", _bedrock_model(bedrock.region))
+    run = _failed_run(bedrock, "batch-held", _bedrock_model(bedrock.region))
 
     # Then it fails saying it stopped waiting, and the run records how many looks it took
-    assert execution["status"] == "FAILED"
-    run = _runs(bedrock).get("batch-held")
-    assert run is not None and run.status is RunStatus.FAILED
     assert run.failure_reason is not None
     assert run.failure_reason.startswith("the run's batch jobs had not all ended after 3 looks")
 

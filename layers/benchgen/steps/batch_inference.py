@@ -423,9 +423,10 @@ def _results(store: SharedStorage, api: BatchApi, folder: str | None) -> _JobOut
     return output
 
 
-def _output_lines(chunks: Iterator[bytes], most: int) -> Iterator[tuple[bytes, int]]:
+def _output_lines(chunks: Iterator[bytes], most: int) -> Iterator[tuple[bytearray, int]]:
     """Each line of a stream of chunks, without its end, and its length; a line longer than ``most``
-    bytes is cut to its first ``most`` bytes, so that no line is held whole beyond that."""
+    bytes is cut to its first ``most`` bytes, so that no line is held whole beyond that (nor twice: each
+    line is handed out as read, not copied)."""
     kept = bytearray()
     length = 0
     for chunk in chunks:
@@ -438,13 +439,13 @@ def _output_lines(chunks: Iterator[bytes], most: int) -> Iterator[tuple[bytes, i
             length += len(piece)
             if end < 0:
                 break
-            yield bytes(kept), length
+            yield kept, length
             kept, length, start = bytearray(), 0, end + 1
     if length:
-        yield bytes(kept), length
+        yield kept, length
 
 
-def _parsed(line: bytes, length: int) -> dict[str, Any] | str:
+def _parsed(line: bytearray, length: int) -> dict[str, Any] | str:
     """The JSON object a line holds, or what is wrong with it."""
     if length > MAX_RECORD_BYTES:
         return f"is {length} bytes, more than the {MAX_RECORD_BYTES} an output record may be"
@@ -473,7 +474,7 @@ _JSON_KINDS: dict[type, str] = {
 }
 
 
-def _named_record(line: bytes, api: BatchApi) -> int | None:
+def _named_record(line: bytearray, api: BatchApi) -> int | None:
     """The case index an unreadable line names in its record id field, where it names one."""
     found = re.search(rb'"%s"\s*:\s*"(R\d{10})"' % api.record_id_field.encode(), line)
     return record_index(found[1].decode()) if found else None
