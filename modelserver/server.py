@@ -30,6 +30,7 @@ from localcloud.threaded_server import ThreadedServer
 from modelserver import weights
 from modelserver.catalog import Catalog
 from modelserver.chat import BadRequest, completion_body, read_request
+from modelserver.chunked import Unframed, read_chunked
 from modelserver.generation import (
     DEFAULT_BATCH_WAIT_S,
     DEFAULT_MAX_BATCH,
@@ -66,15 +67,6 @@ class Call:
 
 
 Route = Callable[[Call], Answer]
-
-
-class Unframed(BadRequest):
-    """A request whose body cannot be read as framed; ``discard`` is how many bytes of it may still be
-    arriving (None: unknown), read and dropped after the refusal."""
-
-    def __init__(self, message: str, *, status: int, discard: int | None = None) -> None:
-        super().__init__(message, status)
-        self.discard = discard
 
 
 class ModelServer(ThreadedServer):
@@ -239,13 +231,27 @@ class ModelServer(ThreadedServer):
                 self._send(*answer)
 
             def _body(self, *, required: bool) -> bytes:
-                """The request's body as its Content-Length frames it."""
-                if "Transfer-Encoding" in self.headers:
-                    coding = self.headers["Transfer-Encoding"].split(",")[-1].strip().lower()
-                    raise Unframed(
-                        f"Transfer-Encoding {coding} is not supported by this server: send the body whole, "
-                        "with its length in Content-Length",
-                        status=411 if coding == "chunked" else 501,
+                """The request's body as its Content-Length or its chunked transfer coding frames it."""
+                limit = server.max_body_bytes(self.path)
+                codings = self.headers.get_all("Transfer-Encoding")
+                if codings is not None:
+                    if "Content-Length" in self.headers:
+                        # Two framings a proxy and this server could read differently: neither is taken.
+                        raise Unframed(
+                            "send Content-Length or Transfer-Encoding: chunked, not both", status=400
+                        )
+                    listed = [coding.strip().lower() for value in codings for coding in value.split(",")]
+                    if listed != ["chunked"]:
+                        raise Unframed(
+                            f"Transfer-Encoding {', '.join(listed)} is not supported by this server: send "
+                            "the body chunked, or whole with its length in Content-Length",
+                            status=501,
+                        )
+                    return read_chunked(
+                        self.rfile,
+                        limit=limit,
+                        timeout_s=server.read_timeout_s,
+                        min_bytes_per_s=MIN_BODY_BYTES_PER_S,
                     )
                 declared = {value.strip() for value in self.headers.get_all("Content-Length") or []}
                 if not declared:
@@ -255,7 +261,6 @@ class ModelServer(ThreadedServer):
                 text = declared.pop()
                 if declared or not (text.isascii() and text.isdigit()):
                     raise Unframed("Content-Length must be one whole number of bytes", status=400)
-                limit = server.max_body_bytes(self.path)
                 # More digits than the limit has is over it, and int() refuses strings of thousands of digits.
                 length = int(text) if len(text) <= len(str(limit)) else limit + 1
                 if length > limit:

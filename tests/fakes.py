@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from benchgen.inference.model import Answer, ModelCallError
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
-from benchgen.ports.runs import Holder, RunLister, RunsStore
+from benchgen.ports.runs import Holder, RunLister, RunsStore, ShardReport
 from benchgen.ports.storage import MissingObject
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
@@ -35,7 +35,7 @@ from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord
 from benchgen.records.evaluations import EvaluationGrant, EvaluationRecord, EvaluationStatus
 from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord, PreparationStatus
-from benchgen.records.runs import LiveModel, RunClaim, RunRecord, RunStatus
+from benchgen.records.runs import LiveModel, RunClaim, RunRecord, RunStatus, ShardCounts
 from benchgen.records.timestamps import utc_now
 from benchgen.records.training_runs import TRAINING_TERMINAL, StatusChange, TrainingRunRecord, TrainingStatus
 from benchgen.training.preparation import GenerationReport
@@ -196,23 +196,19 @@ class MemoryRuns(RunsStore):
     def create(self, record: RunRecord) -> bool:
         return self.runs.setdefault(record.run_id, record) is record
 
-    def add_progress(
-        self, run_id: str, *, asked: int, answered: int, unanswered: int, call_deadline: str | None
-    ) -> bool:
+    def add_progress(self, run_id: str, report: ShardReport) -> bool:
         run = self.runs.get(run_id)
         if run is None or run.status is not RunStatus.RUNNING or run.progress is None:
             return False
+        if run.shard_progress.get(str(report.shard)) != report.was:
+            return False
         was = run.progress
         progress = was.model_copy(
-            update={
-                "asked": was.asked + asked,
-                "answered": was.answered + answered,
-                "unanswered": was.unanswered + unanswered,
-                "call_deadline": call_deadline or was.call_deadline,
-                "updated_at": utc_now(),
-            }
+            update={name: getattr(was, name) + report.added(name) for name in ShardCounts.model_fields}
+            | {"call_deadline": report.call_deadline or was.call_deadline, "updated_at": utc_now()}
         )
-        self.runs[run_id] = run.model_copy(update={"progress": progress})
+        shards = {**run.shard_progress, str(report.shard): report.now}
+        self.runs[run_id] = run.model_copy(update={"progress": progress, "shard_progress": shards})
         return True
 
     def get(self, run_id: str) -> RunRecord | None:

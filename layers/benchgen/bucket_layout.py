@@ -50,6 +50,8 @@ _PREDICTION_OUTPUT = RunOutput.PREDICTION_OUTPUT.file_name
 _SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
 # What every name in a key (a run id among them) may be.
 NAME_RULE = "1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+# A run id a submission key can name (every id POST /runs issues is one), as the API's paths take it.
+RUN_ID_PATTERN = f"^{_SEGMENT}$"
 _NAMES = f"each name {NAME_RULE}"
 
 
@@ -110,11 +112,6 @@ def parse_submission_key(key: str) -> SubmissionKey:
             f"({_NAMES})"
         )
     return SubmissionKey(match[1], match[2])
-
-
-def is_usable_run_id(run_id: str) -> bool:
-    """A submission key can name this run id (every id POST /runs issues is one)."""
-    return re.fullmatch(_SEGMENT, run_id) is not None
 
 
 def loose_run_id(key: str) -> str | None:

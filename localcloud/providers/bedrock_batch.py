@@ -16,7 +16,9 @@ It is stricter than Bedrock where that is cheap: unknown request fields, the doc
 (lowered for tests through the knobs), records that are not exactly ``{"recordId", "modelInput"}`` with
 an 11-character alphanumeric id, and a Converse input with fields Converse does not take all fail the job
 at validation, as Bedrock does, with the line that broke it. A test can also fail every job
-(:meth:`ModelInvocationJobs.fail`) or keep them running (:meth:`ModelInvocationJobs.hold`).
+(:meth:`ModelInvocationJobs.fail`), keep them running (:meth:`ModelInvocationJobs.hold`) or end them
+``Completed`` without writing any output (:meth:`ModelInvocationJobs.end_empty`), as a faulty provider
+might.
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ class ModelInvocationJobs:
     _jobs: dict[str, _Job] = field(default_factory=dict)
     _failure: str | None = None
     _held: bool = False
+    _empty: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def serve(self, completion: Completion, models: dict[str, str]) -> None:
@@ -152,6 +155,11 @@ class ModelInvocationJobs:
         """Every job stays ``InProgress`` however often it is read (for timeout tests)."""
         with self._lock:
             self._held = True
+
+    def end_empty(self) -> None:
+        """Every job ends ``Completed`` once it is due to end, with no output written and no counts."""
+        with self._lock:
+            self._empty = True
 
     def jobs(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -226,6 +234,9 @@ class ModelInvocationJobs:
             return
         if self._failure is not None:
             job.status, job.message = "Failed", self._failure
+            return
+        if self._empty:
+            job.status = "Completed"
             return
         if job.ending is not None:
             job.status = job.ending

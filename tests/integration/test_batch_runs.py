@@ -99,6 +99,16 @@ def _live_run(cloud: LocalCloud, run_id: str, live: LiveModel, example: str = EX
     return execution
 
 
+def _failed_run(cloud: LocalCloud, run_id: str, live: LiveModel, example: str = EXAMPLE) -> RunRecord:
+    """The run ``run_id`` of ``live`` after its execution, which failed it: the run, Failed with a reason."""
+    execution = _live_run(cloud, run_id, live, example=example)
+    assert execution["status"] == "FAILED"
+    run = _runs(cloud).get(run_id)
+    assert run is not None and run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    return run
+
+
 def _object(cloud: LocalCloud, key: str) -> bytes:
     body: bytes = cloud.client("s3").get_object(Bucket=cloud.bucket, Key=key)["Body"].read()
     return body
@@ -394,6 +404,26 @@ def test_a_failed_job_fails_the_run_with_the_providers_message(
     assert listed.get("KeyCount", 0) == 0
 
 
+def test_a_bedrock_job_that_completed_with_no_output_fails_the_run_at_once(
+    fast_batches: None, bedrock: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given simulated Bedrock ending every job Completed without writing any output
+    _register(bedrock, tmp_path)
+    jobs_of(bedrock.provider_clock).end_empty()
+
+    # When a batch run goes through
+    run = _failed_run(bedrock, "batch-bedrock-empty", _bedrock_model(bedrock.region))
+
+    # Then the run failed on the look that saw the job end, saying it left no output, as the Batch API's
+    assert run.failure_reason is not None
+    assert (
+        "ended Completed at Bedrock batch inference with no output in its output folder (no "
+        "manifest.json.out): none of its 450 records was answered"
+    ) in run.failure_reason
+    # the fourth look: Validating, Scheduled, InProgress, then Completed
+    assert run.batch is not None and run.batch.polls == 4
+
+
 def test_jobs_that_never_end_fail_the_run_after_the_last_look(
     fast_batches: None,
     bedrock: LocalCloud,
@@ -407,12 +437,9 @@ def test_jobs_that_never_end_fail_the_run_after_the_last_look(
     jobs_of(bedrock.provider_clock).hold()
 
     # When a batch run goes through
-    execution = _live_run(bedrock, "batch-held", _bedrock_model(bedrock.region))
+    run = _failed_run(bedrock, "batch-held", _bedrock_model(bedrock.region))
 
     # Then it fails saying it stopped waiting, and the run records how many looks it took
-    assert execution["status"] == "FAILED"
-    run = _runs(bedrock).get("batch-held")
-    assert run is not None and run.status is RunStatus.FAILED
     assert run.failure_reason is not None
     assert run.failure_reason.startswith("the run's batch jobs had not all ended after 3 looks")
 

@@ -76,6 +76,17 @@ def test_a_connection_is_created_with_its_providers_whole_profile(call: Call) ->
     assert call("GET", f"/connections/{created['connection_id']}").body == created
 
 
+@pytest.mark.parametrize("body", [BEDROCK, SAGEMAKER], ids=["bedrock", "sagemaker"])
+def test_a_bedrock_or_sagemaker_connection_keeps_its_calls_timeout(call: Call, body: dict[str, Any]) -> None:
+    # given a Bedrock or SageMaker connection whose model calls may take 20 s at most
+    # when it is created
+    created = _create(call, {**body, "timeout_s": 20})
+
+    # then it keeps the timeout, which its live runs copy and their calls give up after
+    assert created["timeout_s"] == 20
+    assert call("GET", f"/connections/{created['connection_id']}").body["timeout_s"] == 20
+
+
 @pytest.mark.parametrize("field", ["api_key", "key", "secret", "password", "token", "apiKey", "access_token"])
 def test_a_key_in_the_body_is_refused_pointing_to_secrets_manager_and_never_kept_or_logged(
     aws: Settings, call: Call, field: str, every_log_record: io.StringIO, capsys: pytest.CaptureFixture[str]

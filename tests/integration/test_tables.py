@@ -11,8 +11,16 @@ from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import InvalidNextToken
+from benchgen.ports.runs import ShardReport
 from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus, ShardPlan
-from benchgen.records.runs import ArtifactStatus, RunConfig, RunRecord, RunStatus
+from benchgen.records.runs import (
+    ArtifactStatus,
+    InferenceProgress,
+    RunConfig,
+    RunRecord,
+    RunStatus,
+    ShardCounts,
+)
 from benchgen.settings import Settings
 from tests.records import dataset
 
@@ -230,6 +238,31 @@ def test_a_run_that_is_not_running_cannot_be_claimed(runs: RunsRepo) -> None:
     assert _claim(runs, "late") is None
     stored = runs.get("r1")
     assert stored is not None and stored.claim is None
+
+
+def test_a_shards_progress_replaces_its_own_counts_and_a_stale_report_changes_nothing(
+    runs: RunsRepo,
+) -> None:
+    # Given a Running run whose cases are planned, and its shard 0 reporting 2 asked, 1 answered
+    assert runs.create(_run("r1", _stamp(1), status=RunStatus.RUNNING))
+    assert runs.record_progress("r1", InferenceProgress(cases=5), expected=RunStatus.RUNNING)
+    first = ShardCounts(asked=2, answered=1)
+    assert runs.add_progress("r1", ShardReport(0, None, first))
+    assert runs.add_progress("r1", ShardReport(1, None, ShardCounts(asked=2, answered=2)))
+
+    # When shard 0 is retried, its new attempt reporting 1 asked over what the first one left
+    retried = ShardCounts(asked=1)
+    assert runs.add_progress("r1", ShardReport(0, first, retried, "2026-06-01T10:05:00Z"))
+    # and the first attempt's late report, or a duplicate of the first report, comes in
+    assert not runs.add_progress("r1", ShardReport(0, first, ShardCounts(asked=3)))
+    assert not runs.add_progress("r1", ShardReport(0, None, first))
+
+    # Then the progress is the sum of each shard's latest counts, and the stale reports changed nothing
+    run = runs.get("r1")
+    assert run is not None and run.progress is not None
+    assert (run.progress.asked, run.progress.answered, run.progress.unanswered) == (3, 2, 0)
+    assert run.progress.call_deadline == "2026-06-01T10:05:00Z"
+    assert run.shard_progress == {"0": retried, "1": ShardCounts(asked=2, answered=2)}
 
 
 def test_numbers_round_trip_with_their_values(runs: RunsRepo) -> None:

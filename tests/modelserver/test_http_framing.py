@@ -87,17 +87,137 @@ def test_a_post_without_content_length_is_a_411(server: ModelServer) -> None:
     assert "Content-Length" in answer["error"]["message"]
 
 
-def test_a_chunked_body_is_a_411_saying_to_send_content_length(server: ModelServer) -> None:
-    # given a body in chunked transfer encoding
-    chunked = f"{len(CHAT):x}\r\n".encode() + CHAT + b"\r\n0\r\n\r\n"
+def _chunked(*chunks: bytes, trailer: bytes = b"") -> bytes:
+    """``chunks`` framed as Transfer-Encoding: chunked, then the last chunk and ``trailer``'s fields."""
+    return (
+        b"".join(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n" for chunk in chunks)
+        + b"0\r\n"
+        + trailer
+        + b"\r\n"
+    )
+
+
+def test_a_chunked_body_is_read_and_answered(server: ModelServer) -> None:
+    # given a chat body in three chunks, one with an extension, and a trailer field
+    body = _chunked(CHAT[:10], CHAT[10:50], CHAT[50:], trailer=b"X-Checksum: none\r\n").replace(
+        b"28\r\n", b"28;note=x\r\n", 1
+    )
+
+    # when it is sent chunked
+    status, answer = _raw(server, _head(Transfer_Encoding="chunked"), body)
+
+    # then it is read whole and answered
+    assert status == 200, answer
+    assert answer["object"] == "chat.completion"
+
+
+def test_a_chunked_body_over_the_limit_is_a_413(server: ModelServer) -> None:
+    # given a chunked body whose chunks add up to more than the 4 MiB a JSON body may have
+    chunk = b" " * 2**20
+    body = _chunked(*[chunk] * 5)
 
     # when it is sent
-    status, answer = _raw(server, _head(Transfer_Encoding="chunked"), chunked)
+    status, answer = _raw(server, _head(Transfer_Encoding="chunked"), body)
 
-    # then it is refused with what to send instead
-    assert status == 411
-    assert "chunked is not supported" in answer["error"]["message"]
-    assert "Content-Length" in answer["error"]["message"]
+    # then it is refused as too large, as a body sent with its length is
+    assert status == 413
+    assert f"{MAX_JSON_BYTES:,} bytes" in answer["error"]["message"]
+
+
+def test_a_chunk_size_of_a_thousand_hex_digits_is_a_413(server: ModelServer) -> None:
+    # given a chunk whose size has a thousand hex digits, too many for any size under the limit
+    # when it is sent
+    status, answer = _raw(server, _head(Transfer_Encoding="chunked"), b"f" * 1000 + b"\r\n")
+
+    # then it is refused as too large
+    assert status == 413
+    assert "the body is over" in answer["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (b"zz\r\n" + CHAT + b"\r\n0\r\n\r\n", "the chunk size 'zz' is not a hexadecimal number"),
+        (b"\r\n" + CHAT + b"\r\n0\r\n\r\n", "is not a hexadecimal number"),
+        (b"-1\r\n" + CHAT + b"\r\n0\r\n\r\n", "the chunk size '-1' is not a hexadecimal number"),
+        (b"5\r\n" + CHAT + b"\r\n0\r\n\r\n", "is not followed by CRLF"),
+        (f"{len(CHAT):x}\n".encode() + CHAT + b"\r\n0\r\n\r\n", "a chunk-size line ends in a bare LF"),
+        (b"1" + b";x" * 1000 + b"\r\n", "a chunk-size line is over 1,024 bytes"),
+        (_chunked(CHAT, trailer=b"not a field\r\n"), "a trailer line is not a header field"),
+        (_chunked(CHAT, trailer=b"X-Pad: " + b"p" * 9000 + b"\r\n"), "the trailer section (at most 8,192"),
+        (_chunked(CHAT, trailer=b"X-Many: 1\r\n" * 1000), "the trailer section (at most 8,192"),
+    ],
+    ids=[
+        "size-not-hex",
+        "size-missing",
+        "size-negative",
+        "chunk-longer-than-its-size",
+        "bare-lf",
+        "size-line-too-long",
+        "trailer-not-a-field",
+        "trailer-too-long",
+        "trailer-too-many",
+    ],
+)
+def test_a_malformed_chunked_body_is_a_400_saying_what_is_wrong(
+    server: ModelServer, body: bytes, words: str
+) -> None:
+    # given a chunked body whose framing is broken
+    # when it is sent
+    status, answer = _raw(server, _head(Transfer_Encoding="chunked"), body)
+
+    # then it is refused with what is wrong with it
+    assert status == 400
+    assert words in answer["error"]["message"]
+
+
+def test_a_chunked_body_cut_short_by_the_client_closing_is_a_400(server: ModelServer) -> None:
+    # given a chunked body whose client closes its side in the middle of a chunk
+    with socket.create_connection(_address(server), timeout=30) as connection:
+        head = _head(Transfer_Encoding="chunked").replace("\n", "\r\n").encode() + b"\r\n"
+        connection.sendall(head + f"{len(CHAT):x}\r\n".encode() + CHAT[:10])
+        connection.shutdown(socket.SHUT_WR)
+
+        # when it waits for the answer
+        status, answer = _answer(connection)
+
+    # then the short body is refused, saying how much was missing
+    assert status == 400
+    assert f"{len(CHAT) - 10} of its bytes still to come" in answer["error"]["message"]
+
+
+def test_a_chunked_body_that_stops_arriving_is_a_408_within_the_read_timeout(server: ModelServer) -> None:
+    # given a chunked body that stops in its second chunk, its client waiting
+    started = time.monotonic()
+
+    # when it is sent and the client waits for an answer
+    status, answer = _raw(server, _head(Transfer_Encoding="chunked"), b"5\r\nhello\r\n20\r\nabc")
+
+    # then the server gives up on it after its read timeout, answering 408
+    assert status == 408
+    assert "the chunked body stopped arriving after" in answer["error"]["message"]
+    assert time.monotonic() - started < READ_TIMEOUT_S + 10
+
+
+@pytest.mark.parametrize(
+    ("head", "status", "words"),
+    [
+        (_head(str(len(CHAT)), Transfer_Encoding="chunked"), 400, "not both"),
+        (_head(Transfer_Encoding="gzip, chunked"), 501, "Transfer-Encoding gzip, chunked is not supported"),
+        (_head(Transfer_Encoding="chunked") + "Transfer-Encoding: chunked\n", 501, "chunked, chunked"),
+    ],
+    ids=["with-content-length", "gzip", "chunked-twice"],
+)
+def test_a_transfer_encoding_other_than_chunked_alone_is_refused(
+    server: ModelServer, head: str, status: int, words: str
+) -> None:
+    # given a body framed in a way this server does not read
+    # when it is sent
+    answered, answer = _raw(server, head, _chunked(CHAT))
+
+    # then it is refused with why
+    assert answered == status
+    assert words in answer["error"]["message"]
 
 
 def test_a_body_over_the_limit_sent_whole_is_answered_413(server: ModelServer) -> None:

@@ -4,6 +4,8 @@ the job, or a failure that names the provider, the field and what is wrong; neve
 from __future__ import annotations
 
 import math
+import tracemalloc
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 
 from benchgen.providers import bedrock_batch, openai_batch
 from benchgen.providers.batch import BatchAnswerError
+from benchgen.steps.batch_inference import MAX_RECORD_BYTES, _output_lines
 
 RECORDS = 40
 
@@ -123,3 +126,26 @@ def test_a_file_id_that_is_not_one_is_refused_naming_the_field(file_id: Any) -> 
     # When it is read, Then it is refused, naming the field
     with pytest.raises(BatchAnswerError, match=r"answered output_file_id .* which is not a file id"):
         openai_batch.batch_state(answer, RECORDS)
+
+
+def test_an_output_line_far_over_the_record_bound_is_read_holding_about_the_bound_in_memory() -> None:
+    # Given an output file, streamed in chunks of 1 MiB, whose first line is 64 MiB, then a short line
+    chunk = 2**20
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(64):
+            yield b"x" * chunk
+        yield b'\n{"custom_id": "R0000000001"}\n'
+
+    # When its lines are read
+    tracemalloc.start()
+    try:
+        lines = [(len(line), length) for line, length in _output_lines(chunks(), MAX_RECORD_BYTES)]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    # Then the long line is kept to its first 8 MiB with its whole length told, the next line read whole,
+    # and no more than the bound and the chunks in hand were ever held
+    assert lines == [(MAX_RECORD_BYTES, 64 * chunk), (28, 28)]
+    assert peak < MAX_RECORD_BYTES + 3 * chunk

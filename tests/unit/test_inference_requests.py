@@ -3,8 +3,13 @@ schema, and how each API's answers and errors are read."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import boto3
@@ -13,13 +18,16 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
+from benchgen.aws.clients import reset_clients
 from benchgen.aws.providers import bedrock as bedrock_adapter
 from benchgen.aws.providers import sagemaker as sagemaker_adapter
+from benchgen.aws.providers.registry import model_for
 from benchgen.inference.model import ModelCallError
 from benchgen.inference.shapes import chat_request, chat_text
 from benchgen.providers.bedrock import converse_request
 from benchgen.providers.sagemaker import generate_request
-from benchgen.vocabulary import Sampling
+from benchgen.records.runs import LiveModel
+from benchgen.vocabulary import ProviderKind, Sampling
 
 SAMPLING = Sampling(temperature=0.0, max_tokens=256, top_p=0.9, stop=["####"])
 
@@ -55,7 +63,7 @@ def stubbed(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Real botocore clients (parameters validated against their service models) behind a Stubber."""
     made: dict[str, tuple[Any, Stubber]] = {}
 
-    def regional(service: str, region: str) -> Any:
+    def regional(service: str, region: str, *, timeout_s: float = 60) -> Any:
         if service not in made:
             client = boto3.client(
                 service, region_name=region, aws_access_key_id="x", aws_secret_access_key="x"
@@ -80,7 +88,7 @@ def _body(payload: Any) -> StreamingBody:
 
 
 def test_bedrock_converse_request_matches_the_service_model_and_its_text_is_read(stubbed: Any) -> None:
-    model = bedrock_adapter.BedrockConverse("us-east-1", "amazon.nova-lite-v1:0", SAMPLING)
+    model = bedrock_adapter.BedrockConverse("us-east-1", "amazon.nova-lite-v1:0", SAMPLING, timeout_s=60)
     stub = stubbed("bedrock-runtime")
     stub.add_response(
         "converse",
@@ -136,7 +144,7 @@ def test_bedrock_errors_are_retryable_only_for_throttling_and_service_faults(
     stubbed("bedrock-runtime").add_client_error("converse", service_error_code=code, service_message="nope")
 
     with pytest.raises(ModelCallError) as raised:
-        bedrock_adapter.BedrockConverse("us-east-1", "m", SAMPLING).complete("q")
+        bedrock_adapter.BedrockConverse("us-east-1", "m", SAMPLING, timeout_s=60).complete("q")
 
     assert raised.value.retryable is retryable
     assert f"Bedrock model m answered {code}: nope" in str(raised.value)
@@ -166,7 +174,7 @@ def test_sagemaker_tgi_request_and_generated_text(stubbed: Any) -> None:
     )
 
     answer = sagemaker_adapter.SageMakerEndpoint(
-        "us-east-1", "tuned-endpoint", SAMPLING, messages_api=False
+        "us-east-1", "tuned-endpoint", SAMPLING, messages_api=False, timeout_s=60
     ).complete("What is 6 x 7?")
 
     assert answer.text == " 42"
@@ -188,7 +196,7 @@ def test_sagemaker_messages_api_request_and_chat_answer(stubbed: Any) -> None:
     )
 
     answer = sagemaker_adapter.SageMakerEndpoint(
-        "us-east-1", "e", Sampling(max_tokens=8), messages_api=True
+        "us-east-1", "e", Sampling(max_tokens=8), messages_api=True, timeout_s=60
     ).complete("q")
 
     assert answer.text == "42"
@@ -211,7 +219,9 @@ def test_a_sagemaker_container_5xx_is_retryable_and_a_4xx_is_not(stubbed: Any) -
         http_status_code=424,
         modeled_fields={"OriginalStatusCode": 422},
     )
-    endpoint = sagemaker_adapter.SageMakerEndpoint("us-east-1", "e", SAMPLING, messages_api=False)
+    endpoint = sagemaker_adapter.SageMakerEndpoint(
+        "us-east-1", "e", SAMPLING, messages_api=False, timeout_s=60
+    )
 
     with pytest.raises(ModelCallError) as first:
         endpoint.complete("q")
@@ -227,7 +237,9 @@ def test_an_answer_without_generated_text_says_what_was_missing(stubbed: Any) ->
     stubbed("sagemaker-runtime").add_response("invoke_endpoint", {"Body": _body({"outputs": "42"})})
 
     with pytest.raises(ModelCallError, match="no generated_text") as raised:
-        sagemaker_adapter.SageMakerEndpoint("us-east-1", "e", SAMPLING, messages_api=False).complete("q")
+        sagemaker_adapter.SageMakerEndpoint(
+            "us-east-1", "e", SAMPLING, messages_api=False, timeout_s=60
+        ).complete("q")
 
     assert raised.value.retryable is False
 
@@ -264,3 +276,54 @@ def test_sampling_refuses_values_no_provider_accepts() -> None:
         Sampling(temperature=3)
     with pytest.raises(ValueError, match="seed"):
         Sampling.model_validate({"seed": 1})
+
+
+@pytest.fixture
+def silent_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A loopback endpoint that reads each request and never answers, as every AWS runtime client's
+    endpoint (the SDK's per-service endpoint variables), with made-up credentials."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = listener.accept()
+                held.append(connection)
+
+    threading.Thread(target=accept, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    for service in ("BEDROCK_RUNTIME", "SAGEMAKER_RUNTIME"):
+        monkeypatch.setenv(f"AWS_ENDPOINT_URL_{service}", url)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "x")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x")
+    reset_clients()
+    yield url
+    reset_clients()
+    listener.close()
+    for connection in held:
+        connection.close()
+
+
+@pytest.mark.parametrize(
+    ("provider", "what"),
+    [("bedrock", "Bedrock model m"), ("sagemaker", "SageMaker endpoint m")],
+)
+def test_a_runtime_call_that_gets_no_answer_gives_up_after_the_connections_timeout(
+    silent_endpoint: str, provider: str, what: str
+) -> None:
+    # Given a Bedrock or SageMaker model, on a connection with a 1 s timeout, whose endpoint never answers
+    live = LiveModel(
+        connection_id="c", provider=ProviderKind(provider), model_id="m", region="us-east-1", timeout_s=1
+    )
+    model = model_for(live, SAMPLING)
+
+    # When a case is asked of it
+    started = time.monotonic()
+    with pytest.raises(ModelCallError) as raised:
+        model.complete("q")
+
+    # Then the call gives up after about the connection's timeout, not the SDK's 60 s or more, once
+    assert time.monotonic() - started < 5
+    assert str(raised.value).startswith(f"could not reach {what}: Read timeout on endpoint URL")
+    assert raised.value.retryable is True

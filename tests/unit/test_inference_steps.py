@@ -19,6 +19,7 @@ from benchgen.outputs import RunOutput
 from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
 from benchgen.records.runs import (
     DEFAULT_MODEL_TIMEOUT_S,
+    InferenceLimits,
     InferenceSummary,
     LiveModel,
     RunRecord,
@@ -394,6 +395,53 @@ def test_cases_a_shard_has_no_time_left_to_ask_are_unanswered_saying_so(running:
     assert running.model.prompts == [PROBE_PROMPT]
     errors = {line["error"] for line in running.lines(inference_shard_key(RUN_ID, "answers", 0))}
     assert errors == {"not asked: the step ran out of time before its turn (its Lambda timeout was near)"}
+
+
+def test_cases_whose_turn_under_the_rate_limit_comes_after_the_deadline_are_not_waited_for(
+    tmp_path: Path,
+) -> None:
+    # Given a run paced to 6 requests a minute (one every 10 s), whose shard has 5 s to start calls
+    world = LiveRun(tmp_path)
+    run = world.run()
+    assert run.live_model is not None
+    limits = InferenceLimits(max_in_flight=1, requests_per_minute=6)
+    world.runs.runs[RUN_ID] = run.model_copy(
+        update={"live_model": run.live_model.model_copy(update={"limits": limits})}
+    )
+    world.deploy()
+    world.plan()
+    step_ends = time.monotonic() + DEFAULT_MODEL_TIMEOUT_S + RECORD_MARGIN_S + 5
+
+    # When it is asked
+    started = time.monotonic()
+    answer = world.infer_shard(0, deadline=step_ends)
+
+    # Then the first case is asked, and the two whose turn would come after the last moment a call may
+    # start are not waited for: unanswered at once, with the reason
+    assert time.monotonic() - started < 4
+    assert (answer["answered"], answer["unanswered"]) == (1, 2)
+    errors = [line["error"] for line in world.lines(inference_shard_key(RUN_ID, "answers", 0))]
+    paced = (
+        "not asked: the step ran out of time before its turn under the connection's rate limits (its "
+        "Lambda timeout was near)"
+    )
+    assert errors[1:] == [paced, paced]
+    assert world.model.prompts[1:] == ["1+1"]
+
+
+def test_a_retried_shard_counts_its_cases_once_in_the_runs_progress(running: LiveRun) -> None:
+    # Given the run's two shards (three cases and one) asked
+    running.infer_shard(0)
+    running.infer_shard(1)
+
+    # When Step Functions retries the first shard's task, which asks its cases again
+    running.infer_shard(0)
+
+    # Then the run's progress counts each of the four cases once, each shard by its own counts
+    progress = running.run().progress
+    assert progress is not None
+    assert (progress.cases, progress.asked, progress.answered, progress.unanswered) == (4, 4, 4, 0)
+    assert {shard: counts.asked for shard, counts in running.run().shard_progress.items()} == {"0": 3, "1": 1}
 
 
 def test_a_case_the_model_refuses_is_not_asked_again(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from benchgen.api import Owner, Services
 from benchgen.api.errors import responses
-from benchgen.api.parameters import NextToken, ResourceId
+from benchgen.api.parameters import NextToken, ResourceId, RunId
 from benchgen.records.datasets import DatasetRecord
 from benchgen.requests.datasets import dataset_or_404, list_datasets, save_dataset_for_run
 from benchgen.requests.schemas.common import KIND_PATTERN
@@ -50,5 +50,5 @@ def get_dataset(dataset_id: ResourceId, services: Services, _owner: Owner) -> Da
     summary="Save the run's finetune artifact as a dataset (once per run)",
     responses=responses(201, 403, 404, 409),
 )
-def post_run_dataset(run_id: ResourceId, owner: Owner, services: Services) -> DatasetRecord:
+def post_run_dataset(run_id: RunId, owner: Owner, services: Services) -> DatasetRecord:
     return save_dataset_for_run(run_id, owner=owner, services=services)

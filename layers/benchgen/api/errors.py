@@ -21,6 +21,7 @@ from benchgen.ports.pages import InvalidNextToken
 from benchgen.providers.capabilities import Unsupported
 from benchgen.records.bounds import MAX_KEY_CHARS, clip_text
 from benchgen.requests.errors import ApiError
+from benchgen.requests.path_ids import no_such_id
 from benchgen.requests.schemas.errors import ErrorBody, FieldProblem
 
 logger = Logger(child=True)
@@ -80,7 +81,14 @@ def _field_problem(error: Any) -> FieldProblem:
 
 
 def validation_answer(error: RequestValidationError) -> Response[Any]:
-    """422 naming every field to fix; submitted values are never echoed (a run_config may hold secrets)."""
+    """422 naming every field to fix; submitted values are never echoed (a run_config may hold secrets).
+
+    A path id of the wrong shape names nothing, so it is the 404 of an id that nothing has, saying why
+    (whatever else the request got wrong): a route answers the same for every id it cannot find."""
+    for item in error.errors():
+        location = tuple(str(part) for part in item.get("loc", ()))
+        if location[:1] == ("path",) and len(location) == 2:
+            return _answer(404, ErrorBody(message=no_such_id(location[1], str(item.get("input", "")))))
     problems = [_field_problem(item) for item in error.errors()]
     summary = "; ".join(
         f"{p.location}.{p.field}: {p.message}" if p.field != p.location else f"{p.location}: {p.message}"

@@ -7,13 +7,13 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 
+from benchgen.bucket_layout import RUN_ID_PATTERN
 from benchgen.requests.schemas.common import ID_PATTERN, IDEMPOTENCY_KEY_PATTERN, NEXT_TOKEN_PATTERN
 
 NextToken = Annotated[str | None, Query(pattern=NEXT_TOKEN_PATTERN, description="from the previous page")]
+# An id of another shape is answered 404, saying why (benchgen.api.errors.validation_answer).
 ResourceId = Annotated[str, Path(pattern=ID_PATTERN)]
-# Any id, for the route that reads a run: an id no run can have is answered with why a submission uploaded
-# under it was refused (benchgen.requests.runs.run_detail), since whoever uploaded there asks about it.
-AnyRunId = Annotated[str, Path(min_length=1, max_length=1024)]
+RunId = Annotated[str, Path(pattern=RUN_ID_PATTERN)]
 
 
 def _idempotency_key(noun: str) -> Header:

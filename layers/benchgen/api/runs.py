@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from typing import Annotated
-from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from benchgen.api import Owner, Services
 from benchgen.api.errors import responses
-from benchgen.api.parameters import AnyRunId, NextToken, ResourceId, RunIdempotencyKey
+from benchgen.api.parameters import NextToken, RunId, RunIdempotencyKey
 from benchgen.records.runs import RunStatus
 from benchgen.requests.runs import (
     create_run,
@@ -69,10 +68,10 @@ def get_runs(
 
 
 @router.get("/runs/<run_id>", tags=["runs"], summary="Read a run", responses=responses(200, 404))
-def get_run(run_id: AnyRunId, services: Services, _owner: Owner) -> RunDetail:
+def get_run(run_id: RunId, services: Services, _owner: Owner) -> RunDetail:
     # The resolver hands the path segment as sent, percent-encoded; an id the API issued never holds '%',
     # so only an id no run can have reads differently decoded, and is then named as its uploader wrote it.
-    return run_detail(unquote(run_id), services=services)
+    return run_detail(run_id, services=services)
 
 
 @router.get(
@@ -81,7 +80,7 @@ def get_run(run_id: AnyRunId, services: Services, _owner: Owner) -> RunDetail:
     summary="The run's files with short-lived download URLs",
     responses=responses(200, 404),
 )
-def get_run_files(run_id: ResourceId, services: Services, _owner: Owner) -> RunFiles:
+def get_run_files(run_id: RunId, services: Services, _owner: Owner) -> RunFiles:
     return run_files(run_id, services=services)
 
 
@@ -91,7 +90,7 @@ def get_run_files(run_id: ResourceId, services: Services, _owner: Owner) -> RunF
     summary="Summary and breakdowns of the run's detailed results, with a URL to the per-case file",
     responses=responses(200, 404),
 )
-def get_detailed_results(run_id: ResourceId, services: Services, _owner: Owner) -> DetailedResults:
+def get_detailed_results(run_id: RunId, services: Services, _owner: Owner) -> DetailedResults:
     return detailed_results(run_id, services=services)
 
 
@@ -101,5 +100,5 @@ def get_detailed_results(run_id: ResourceId, services: Services, _owner: Owner) 
     summary="The run's configuration (its owner only)",
     responses=responses(200, 403, 404),
 )
-def get_run_config(run_id: ResourceId, owner: Owner, services: Services) -> RunConfiguration:
+def get_run_config(run_id: RunId, owner: Owner, services: Services) -> RunConfiguration:
     return run_config(run_id, owner=owner, services=services)

@@ -38,12 +38,19 @@ def _config(service_name: str) -> Config:
 MODEL_READ_TIMEOUT_S = 300
 
 
-def _model_config() -> Config:
+CONNECT_TIMEOUT_S = 10
+
+
+def _model_config(timeout_s: float) -> Config:
     from botocore.config import Config
 
-    # Model calls: the inference step retries with its own backoff and records every attempt, so
-    # botocore makes one attempt.
-    return Config(read_timeout=MODEL_READ_TIMEOUT_S, connect_timeout=10, retries={"total_max_attempts": 1})
+    # Model calls: the inference step retries with its own backoff and records every attempt, within its
+    # deadline, so botocore makes one attempt, which never outlasts the call's own timeout by a retry.
+    return Config(
+        read_timeout=timeout_s,
+        connect_timeout=min(CONNECT_TIMEOUT_S, timeout_s),
+        retries={"total_max_attempts": 1},
+    )
 
 
 def client(service_name: str) -> Any:
@@ -82,9 +89,11 @@ def lambda_() -> Any:
     return client("lambda")
 
 
-def regional(service_name: str, region: str) -> Any:
-    """The shared client for ``service_name`` in ``region`` (a connection's models live in its region)."""
-    key = f"{service_name}@{region}"
+def regional(service_name: str, region: str, *, timeout_s: float = MODEL_READ_TIMEOUT_S) -> Any:
+    """The shared client for ``service_name`` in ``region`` (a connection's models live in its region),
+    connecting and waiting for each read for ``timeout_s`` at most (a model's runtime client: its
+    connection's ``timeout_s``), with one attempt a call."""
+    key = f"{service_name}@{region}@{timeout_s:g}"
     found = _clients.get(key)
     if found is not None:
         return found
@@ -93,7 +102,7 @@ def regional(service_name: str, region: str) -> Any:
         if found is None:
             import boto3
 
-            found = boto3.client(service_name, region_name=region, config=_model_config())
+            found = boto3.client(service_name, region_name=region, config=_model_config(timeout_s))
             _clients[key] = found
         return found
 

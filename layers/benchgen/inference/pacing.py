@@ -101,19 +101,27 @@ class Pacer:
         with self._changed:
             return self._window
 
-    def acquire(self) -> None:
-        """Wait until one more request may go out, then count it as in flight."""
+    def acquire(self, deadline: float | None = None) -> bool:
+        """Wait until one more request may go out, then count it as in flight. With a ``deadline`` (on the
+        pacer's clock), a wait that would end after it does not begin, and a wait for a request to come
+        back ends at it: ``False``, nothing counted."""
         with self._changed:
             while True:
                 wait = self._wait_s()
                 if wait <= 0:
                     break
-                self._changed.wait(timeout=min(wait, 1.0))
+                left = math.inf if deadline is None else deadline - self._clock()
+                # A rate's wait is known in advance; the wait for a free place in the window is not.
+                known = self._running < self._window
+                if left <= 0 or (known and wait > left):
+                    return False
+                self._changed.wait(timeout=min(wait, 1.0, left))
             self._running += 1
             self.most_in_flight = max(self.most_in_flight, self._running)
             if self._budget.requests_per_minute:
                 start = max(self._clock(), self._next_request_at)
                 self._next_request_at = start + 60.0 / self._budget.requests_per_minute
+            return True
 
     def _wait_s(self) -> float:
         now = self._clock()

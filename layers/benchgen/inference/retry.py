@@ -61,9 +61,9 @@ def ask(
     while True:
         if deadline is not None and clock() >= deadline:
             return Outcome(None, latency_ms, calls, _out_of_time(last, calls))
+        if pacer is not None and not pacer.acquire(deadline):
+            return Outcome(None, latency_ms, calls, _out_of_time(last, calls, paced=True))
         calls += 1
-        if pacer is not None:
-            pacer.acquire()
         started = clock()
         try:
             answer = call()
@@ -96,9 +96,11 @@ def ask(
         return Outcome(answer, round((clock() - started) * 1000), calls)
 
 
-def _out_of_time(last: str | None, calls: int) -> str:
+def _out_of_time(last: str | None, calls: int, *, paced: bool = False) -> str:
+    # A paced case gives up when its turn under the connection's rate limits would come too late.
+    turn = "its turn under the connection's rate limits" if paced else "its turn"
     if last is None:
-        return "not asked: the step ran out of time before its turn (its Lambda timeout was near)"
+        return f"not asked: the step ran out of time before {turn} (its Lambda timeout was near)"
     tries = f"after {calls} attempt{'s' if calls > 1 else ''}"
     return f"{last} ({tries}; no time left for another before the step's Lambda timeout)"
 

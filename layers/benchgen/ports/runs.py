@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
 
@@ -22,8 +23,24 @@ from benchgen.records.runs import (
     InferenceSummary,
     RunRecord,
     RunStatus,
+    ShardCounts,
 )
 from benchgen.records.timestamps import utc_now
+
+
+@dataclass(frozen=True)
+class ShardReport:
+    """One shard's counts ``now`` where they were ``was`` (None: it reported none), and the deadline of
+    the latest call it sent (None: no call since its last report)."""
+
+    shard: int
+    was: ShardCounts | None
+    now: ShardCounts
+    call_deadline: str | None = None
+
+    def added(self, name: str) -> int:
+        """How much the count ``name`` (``asked``, ``answered``, ``unanswered``) grew since ``was``."""
+        return int(getattr(self.now, name)) - int(getattr(self.was or ShardCounts(), name))
 
 
 class Holder(Enum):
@@ -156,16 +173,16 @@ class RunsStore(ABC):
         self, run_id: str, progress: InferenceProgress, *, expected: RunStatus
     ) -> RunRecord | None:
         """Where a live run's asking stands, set whole by the one step then asking (Deploy, Plan), while
-        the run is in ``expected``."""
-        return self._update(run_id, expected, progress=progress)
+        the run is in ``expected``; no shard has counted anything yet."""
+        return self._update(run_id, expected, progress=progress, shard_progress={})
 
     @abstractmethod
-    def add_progress(
-        self, run_id: str, *, asked: int, answered: int, unanswered: int, call_deadline: str | None
-    ) -> bool:
-        """Add one shard's counts since its last report to the Running run's progress (shards report
-        together, so the counts are added, never set), and the latest call's deadline it knows; ``False``
-        (nothing changed) unless the run is Running with a progress recorded."""
+    def add_progress(self, run_id: str, report: ShardReport) -> bool:
+        """The Running run's progress changes by the difference the shard ``report`` gives (shards report
+        together, so sums are added to, never set), as does the latest call's deadline. ``False``
+        (nothing changed) unless the run is Running with a progress recorded and the shard's counts are
+        still the report's ``was``: a report made twice, or by an attempt that no longer holds the shard,
+        changes nothing."""
 
     def record_inference(self, run_id: str, summary: InferenceSummary) -> RunRecord | None:
         """What asking a live model for the run's answers came to."""

@@ -144,11 +144,10 @@ class BatchApi(ABC):
     statuses: Mapping[str, BatchStatus]
     #: the output files its jobs leave in the output folder (the kind's own, or the copies made of them)
     output_files: tuple[str, ...]
-    #: whether its output stays with the provider, named by file ids in the job's answer (a job that
-    #: ended naming none has no output at all); otherwise the provider writes it to S3 itself
-    hands_out_output: bool = False
     #: the field of an input and output record that holds its record id
     record_id_field: str
+    #: how a sentence says that a job ended without output ("with neither an output file nor ...")
+    no_output: str
 
     def status(self, provider_status: str) -> BatchStatus:
         """Ours for one of its statuses; one it did not document counts as still running."""

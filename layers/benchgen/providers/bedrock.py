@@ -141,7 +141,7 @@ class Bedrock(ProviderDefinition):
         }
     )
     requires = frozenset({"region"})
-    accepts = frozenset({"role_arn"})
+    accepts = frozenset({"role_arn", "timeout_s"})
     iam = IAM
     batch_module = "bedrock_batch"
 

@@ -60,6 +60,7 @@ class BedrockBatch(BatchApi):
     )
     output_files = (INPUT_FILE + ".out",)
     record_id_field = "recordId"
+    no_output = f"with no output in its output folder (no {MANIFEST})"
 
     def output_folder(self, job_id: str) -> str:
         # The job's id is the end of its ARN (arn:...:model-invocation-job/<id>).

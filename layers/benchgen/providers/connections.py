@@ -126,8 +126,9 @@ class ConnectionTarget(BaseModel):
         default=None,
         strict=True,
         allow_inf_nan=False,
-        description=f"{_and(takers('timeout_s'))}: the seconds one call to the model may take, whole, before "
-        "the case is unanswered for it (60 when absent)",
+        description=f"{_and(takers('timeout_s'))}: the seconds one call to the model may take before the "
+        "case is unanswered for it (60 when absent): whole over HTTP; to connect, and for each read of the "
+        "answer, through the AWS SDK",
     )
     prices: ModelPrices | None = Field(
         default=None,

@@ -57,7 +57,7 @@ class OpenAIBatch(BatchApi):
     )
     output_files = (OUTPUT_FILE, ERROR_FILE)
     record_id_field = "custom_id"
-    hands_out_output = True
+    no_output = "with neither an output file nor an error file"
 
     def record(self, index: int, model_id: str, prompt: str, sampling: Sampling) -> dict[str, Any]:
         return {

@@ -86,7 +86,7 @@ class SageMaker(ProviderDefinition):
         }
     )
     requires = frozenset({"region"})
-    accepts = frozenset({"role_arn", "endpoint_name"})
+    accepts = frozenset({"role_arn", "endpoint_name", "timeout_s"})
     inference_field = "endpoint_name"
     inference_gap = f"names no endpoint, and live runs on SageMaker call {INFERENCE_PATH}"
     iam = IAM

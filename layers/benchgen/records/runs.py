@@ -178,6 +178,14 @@ class InferenceProgress(BaseModel):
     updated_at: str | None = None
 
 
+class ShardCounts(BaseModel):
+    """What one shard of a live run has asked, heard answered and given up on, as it last reported."""
+
+    asked: int = Field(default=0, ge=0)
+    answered: int = Field(default=0, ge=0)
+    unanswered: int = Field(default=0, ge=0)
+
+
 class InferenceSummary(BaseModel):
     """How a live run's questions were answered; every case's detail is in its inference log."""
 
@@ -268,6 +276,9 @@ class RunRecord(BaseModel):
     inference: InferenceSummary | None = None
     # While a live run waits for its model: what it has asked and is waiting for (benchgen.steps.inference).
     progress: InferenceProgress | None = None
+    # Each shard's own counts in the progress, by shard number: a retried shard replaces its counts in the
+    # sums rather than adding to them.
+    shard_progress: dict[str, ShardCounts] = Field(default_factory=dict)
     batch: BatchSummary | None = None  # set when the run's cases went to the provider's batch inference
     # Set for a run of chosen cases only (an evaluation's held-out cases); None: every case.
     case_scope: CaseScope | None = None

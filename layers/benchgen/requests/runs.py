@@ -12,11 +12,10 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from benchgen.bucket_layout import NAME_RULE, is_usable_run_id, live_execution_name, run_key, submission_key
+from benchgen.bucket_layout import live_execution_name, run_key, submission_key
 from benchgen.environment import PhaseError, phase_position
 from benchgen.jsonhead import pick_top_level_fields
 from benchgen.outputs import RunOutput
-from benchgen.records.bounds import MAX_KEY_CHARS, clip_text
 from benchgen.records.environments import EnvironmentStatus
 from benchgen.records.runs import RunConfig, RunRecord, RunStatus
 from benchgen.requests.errors import Conflict, Forbidden, NotFound, Unprocessable
@@ -233,19 +232,7 @@ def created_run(run: RunRecord, *, services: ApiServices) -> CreatedRun:
 
 
 def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
-    """The run as its page shows it; the configuration stays out (owner only, GET /runs/{id}/config).
-
-    An id no submission key can name is answered without a look-up: it is asked about by whoever uploaded
-    under it, and is told why the upload was refused (the same for every such id, so it tells nobody
-    anything about anyone's uploads).
-    """
-    if not is_usable_run_id(run_id):
-        shown = clip_text(run_id, MAX_KEY_CHARS)
-        raise NotFound(
-            f"no run {shown!r}: no run can have this id (a run id is {NAME_RULE}), so a submission uploaded "
-            f"under submissions/{shown}/ is refused and never scored; create a run with POST /runs and "
-            "upload to the URL it returns"
-        )
+    """The run as its page shows it; the configuration stays out (owner only, GET /runs/{id}/config)."""
     run = run_or_404(services, run_id)
     environment = services.environments.get(run.environment_id, run.environment_version)
     columns = environment.columns if environment is not None else []

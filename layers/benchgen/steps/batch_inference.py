@@ -182,7 +182,7 @@ def poll(
         raise LiveRunError(f"run {run_id} has no batch jobs to follow: its jobs were never submitted")
     summary = run.batch
     provider_jobs = batch_for(live)
-    empty: list[BatchJob] = []  # ended with no output to read, which the provider will never hand out
+    empty: list[BatchJob] = []  # ended with no output to read, which will never come
     for job in summary.jobs:
         if job.job_id is None or api.status(job.status) is not BatchStatus.RUNNING:
             continue
@@ -204,9 +204,14 @@ def poll(
             ) from None
         job.status, job.succeeded, job.failed = state.provider_status, state.succeeded, state.failed
         job.message = state.message
-        if state.status is BatchStatus.ENDED and (state.output_file or state.error_file):
-            _copy_output(provider_jobs, state, job, api, run_id, store=store, workdir=workdir)
-        elif state.status is BatchStatus.ENDED and api.hands_out_output:
+        if state.status is not BatchStatus.ENDED:
+            continue
+        folder = _job_folder(run_id, job, api)
+        if state.output_file or state.error_file:
+            _copy_output(provider_jobs, state, job, folder, api, store=store, workdir=workdir)
+        # Every kind's output is in the folder, manifest last, before its job says it ended (the provider
+        # wrote it, or the line above copied it): a job that ended without one has answered nothing.
+        if not _landed(store, folder):
             empty.append(job)
     summary.polls = polls + 1
     runs.record_batch(run_id, summary)
@@ -215,9 +220,9 @@ def poll(
     if empty:
         job = empty[0]
         raise LiveRunError(
-            f"batch job {job.name} ({job.job_id}) ended {job.status} at {api.title} with neither an "
-            f"output file nor an error file: none of its {job.records} records was answered. Create the "
-            "run again (inference_mode on_demand asks the cases one by one)"
+            f"batch job {job.name} ({job.job_id}) ended {job.status} at {api.title} {api.no_output}: "
+            f"none of its {job.records} records was answered. Create the run again (inference_mode "
+            "on_demand asks the cases one by one)"
         )
     failed = [job for job in summary.jobs if api.status(job.status) is BatchStatus.FAILED]
     if failed:
@@ -242,16 +247,14 @@ def _copy_output(
     provider_jobs: BatchJobs,
     state: BatchState,
     job: BatchJob,
+    folder: str,
     api: BatchApi,
-    run_id: str,
     *,
     store: ObjectStorage,
     workdir: Path,
 ) -> None:
-    """The job's output and error files, from the provider into its output folder, then its manifest
+    """The job's output and error files, from the provider into its output ``folder``, then its manifest
     (the event that assembles the run). A manifest already there means they were copied before."""
-    assert job.job_id is not None
-    folder = batch_output_prefix(run_id, job.name) + api.output_folder(job.job_id) + "/"
     if store.size(folder + BATCH_MANIFEST) is not None:
         return
     for file_id, name in zip((state.output_file, state.error_file), api.output_files, strict=True):
@@ -316,13 +319,16 @@ def assemble_batch(
     return {"key": key, "run_id": run.run_id, **summary.model_dump(exclude={"unanswered_reasons"})}
 
 
+def _job_folder(run_id: str, job: BatchJob, api: BatchApi) -> str:
+    """The folder a submitted job's output lands in."""
+    assert job.job_id is not None
+    return batch_output_prefix(run_id, job.name) + api.output_folder(job.job_id) + "/"
+
+
 def _output_folders(run: RunRecord, api: BatchApi) -> dict[str, str | None]:
     assert run.batch is not None
     return {
-        job.name: None
-        if job.job_id is None
-        else batch_output_prefix(run.run_id, job.name) + api.output_folder(job.job_id) + "/"
-        for job in run.batch.jobs
+        job.name: None if job.job_id is None else _job_folder(run.run_id, job, api) for job in run.batch.jobs
     }
 
 
@@ -417,9 +423,10 @@ def _results(store: SharedStorage, api: BatchApi, folder: str | None) -> _JobOut
     return output
 
 
-def _output_lines(chunks: Iterator[bytes], most: int) -> Iterator[tuple[bytes, int]]:
+def _output_lines(chunks: Iterator[bytes], most: int) -> Iterator[tuple[bytearray, int]]:
     """Each line of a stream of chunks, without its end, and its length; a line longer than ``most``
-    bytes is cut to its first ``most`` bytes, so that no line is held whole beyond that."""
+    bytes is cut to its first ``most`` bytes, so that no line is held whole beyond that (nor twice: each
+    line is handed out as read, not copied)."""
     kept = bytearray()
     length = 0
     for chunk in chunks:
@@ -432,13 +439,13 @@ def _output_lines(chunks: Iterator[bytes], most: int) -> Iterator[tuple[bytes, i
             length += len(piece)
             if end < 0:
                 break
-            yield bytes(kept), length
+            yield kept, length
             kept, length, start = bytearray(), 0, end + 1
     if length:
-        yield bytes(kept), length
+        yield kept, length
 
 
-def _parsed(line: bytes, length: int) -> dict[str, Any] | str:
+def _parsed(line: bytearray, length: int) -> dict[str, Any] | str:
     """The JSON object a line holds, or what is wrong with it."""
     if length > MAX_RECORD_BYTES:
         return f"is {length} bytes, more than the {MAX_RECORD_BYTES} an output record may be"
@@ -467,7 +474,7 @@ _JSON_KINDS: dict[type, str] = {
 }
 
 
-def _named_record(line: bytes, api: BatchApi) -> int | None:
+def _named_record(line: bytearray, api: BatchApi) -> int | None:
     """The case index an unreadable line names in its record id field, where it names one."""
     found = re.search(rb'"%s"\s*:\s*"(R\d{10})"' % api.record_id_field.encode(), line)
     return record_index(found[1].decode()) if found else None

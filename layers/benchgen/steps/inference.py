@@ -38,11 +38,18 @@ from benchgen.inference.retry import Backoff, Outcome, ask
 from benchgen.outputs import RunOutput
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.providers import ModelFactory
-from benchgen.ports.runs import RunsStore
+from benchgen.ports.runs import RunsStore, ShardReport
 from benchgen.ports.storage import ObjectStorage
 from benchgen.providers.registry import provider
 from benchgen.records.prices import AskedMode, RunCost, run_cost
-from benchgen.records.runs import InferenceProgress, InferenceSummary, LiveModel, RunRecord, RunStatus
+from benchgen.records.runs import (
+    InferenceProgress,
+    InferenceSummary,
+    LiveModel,
+    RunRecord,
+    RunStatus,
+    ShardCounts,
+)
 from benchgen.records.timestamps import utc_in, utc_now
 from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.transfers import Uploads, downloads
@@ -280,7 +287,7 @@ def infer_shard(
     """Ask the model every case of one shard, up to ``in_flight`` at once (paced to the shard's share of
     the run's quotas), no call starting too late to end before the step's ``deadline``; each answer, or
     why there is none, goes to its file in the cases' order."""
-    _, live = live_run(runs, run_id, RunStatus.RUNNING)
+    run, live = live_run(runs, run_id, RunStatus.RUNNING)
     model = model_for(live, live.sampling)
     cases_path = store.download(inference_shard_key(run_id, "cases", shard), workdir / "cases.jsonl")
     with cases_path.open(encoding="utf-8") as lines:
@@ -288,7 +295,12 @@ def infer_shard(
     budget = shard_budget(live, in_flight, shards_at_once)
     pacer = Pacer(budget)
     last_start = last_call_start(live, deadline)
-    progress = ShardProgress(lambda **counts: runs.add_progress(run_id, **counts), timeout_s=live.timeout_s)
+    progress = ShardProgress(
+        lambda report: runs.add_progress(run_id, report),
+        shard=shard,
+        timeout_s=live.timeout_s,
+        reported=run.shard_progress.get(str(shard)),
+    )
     with (
         progress.reporting(),
         ThreadPoolExecutor(max_workers=budget.in_flight, thread_name_prefix=f"shard-{shard}") as pool,
@@ -315,35 +327,45 @@ def infer_shard(
 
 
 class ShardProgress:
-    """What one shard asked and heard since it last reported, added to the run's progress every
-    ``PROGRESS_EVERY_S`` by a thread of its own (a call that never answers still shows as waiting)."""
+    """What one shard has asked and heard, reported as the run's progress every ``PROGRESS_EVERY_S`` by a
+    thread of its own (a call that never answers still shows as waiting). The shard's counts replace what
+    it ``reported`` before (a retried shard's earlier attempt), so a shard asked twice counts once."""
 
-    def __init__(self, report: Callable[..., bool], *, timeout_s: float) -> None:
+    def __init__(
+        self,
+        report: Callable[[ShardReport], bool],
+        *,
+        shard: int,
+        timeout_s: float,
+        reported: ShardCounts | None = None,
+    ) -> None:
         self._report = report
+        self._shard = shard
         self._timeout_s = timeout_s
         self._lock = threading.Lock()
-        self._asked = self._answered = self._unanswered = 0
+        self._counts = ShardCounts()
+        self._reported = reported
         self._call_deadline: str | None = None
 
     def calling(self, *, first: bool) -> None:
         """A call goes out now (a case's ``first``, or a retry)."""
         with self._lock:
-            self._asked += first
+            self._counts.asked += first
             self._call_deadline = utc_in(self._timeout_s)
 
     def ended(self, outcome: Outcome) -> None:
         with self._lock:
-            self._asked += outcome.attempts == 0  # given up unsent: taken up all the same
-            self._answered += outcome.answer is not None
-            self._unanswered += outcome.answer is None
+            self._counts.asked += outcome.attempts == 0  # given up unsent: taken up all the same
+            self._counts.answered += outcome.answer is not None
+            self._counts.unanswered += outcome.answer is None
 
     def flush(self) -> None:
         with self._lock:
-            counts = {"asked": self._asked, "answered": self._answered, "unanswered": self._unanswered}
+            now = self._counts.model_copy()
             deadline, self._call_deadline = self._call_deadline, None
-            self._asked = self._answered = self._unanswered = 0
-        if any(counts.values()) or deadline is not None:
-            self._report(**counts, call_deadline=deadline)
+        changed = now != self._reported or deadline is not None
+        if changed and self._report(ShardReport(self._shard, self._reported, now, deadline)):
+            self._reported = now
 
     @contextlib.contextmanager
     def reporting(self) -> Iterator[None]:

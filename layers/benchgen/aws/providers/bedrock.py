@@ -71,13 +71,14 @@ class BedrockJobs:
 class BedrockConverse:
     """One Bedrock model (a foundation model id, an inference profile or a deployment ARN)."""
 
-    def __init__(self, region: str, model_id: str, sampling: Sampling) -> None:
+    def __init__(self, region: str, model_id: str, sampling: Sampling, *, timeout_s: float) -> None:
         self._region = region
         self._model_id = model_id
         self._sampling = sampling
+        self._timeout_s = timeout_s
 
     def complete(self, prompt: str) -> Answer:
-        client = regional("bedrock-runtime", self._region)
+        client = regional("bedrock-runtime", self._region, timeout_s=self._timeout_s)
         try:
             response = client.converse(**bedrock.converse_request(self._model_id, prompt, self._sampling))
         except MODEL_CALL_ERRORS as error:
@@ -146,7 +147,7 @@ class Adapter:
     def model(self, live: LiveModel, sampling: Sampling) -> Model:
         if live.region is None:
             raise ModelCallError(missing(live.connection_id, live.provider, "a region"), retryable=False)
-        return BedrockConverse(live.region, live.model_id, sampling)
+        return BedrockConverse(live.region, live.model_id, sampling, timeout_s=live.timeout_s)
 
 
 ADAPTER = Adapter()

@@ -70,11 +70,14 @@ class SageMakerJobs:
 class SageMakerEndpoint:
     """One SageMaker endpoint serving TGI / LMI, through ``{"inputs"}`` or the Messages API."""
 
-    def __init__(self, region: str, endpoint_name: str, sampling: Sampling, *, messages_api: bool) -> None:
+    def __init__(
+        self, region: str, endpoint_name: str, sampling: Sampling, *, messages_api: bool, timeout_s: float
+    ) -> None:
         self._region = region
         self._endpoint_name = endpoint_name
         self._sampling = sampling
         self._messages_api = messages_api
+        self._timeout_s = timeout_s
 
     def complete(self, prompt: str) -> Answer:
         request: dict[str, Any] = (
@@ -82,7 +85,7 @@ class SageMakerEndpoint:
             if self._messages_api
             else sagemaker.generate_request(prompt, self._sampling)
         )
-        client = regional("sagemaker-runtime", self._region)
+        client = regional("sagemaker-runtime", self._region, timeout_s=self._timeout_s)
         try:
             response = client.invoke_endpoint(
                 EndpointName=self._endpoint_name,
@@ -115,7 +118,9 @@ class Adapter:
         if live.region is None:
             raise ModelCallError(missing(live.connection_id, live.provider, "a region"), retryable=False)
         endpoint = live.endpoint_name or live.model_id
-        return SageMakerEndpoint(live.region, endpoint, sampling, messages_api=live.messages_api)
+        return SageMakerEndpoint(
+            live.region, endpoint, sampling, messages_api=live.messages_api, timeout_s=live.timeout_s
+        )
 
 
 ADAPTER = Adapter()

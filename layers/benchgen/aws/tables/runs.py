@@ -11,8 +11,8 @@ from benchgen.aws.tables.base import EqualsFilter, Table
 from benchgen.aws.transitions import log_transitions
 from benchgen.outputs import RunOutput
 from benchgen.ports.pages import Page
-from benchgen.ports.runs import Holder, RunsStore
-from benchgen.records.runs import RunClaim, RunRecord, RunStatus
+from benchgen.ports.runs import Holder, RunsStore, ShardReport
+from benchgen.records.runs import RunClaim, RunRecord, RunStatus, ShardCounts
 from benchgen.records.timestamps import utc_now
 
 
@@ -102,39 +102,45 @@ class RunsRepo(Table, RunsStore):
         after = {name: value for name, value in before.items() if name not in fields or name in written}
         return RunRecord.model_validate(after | written)
 
-    def add_progress(
-        self, run_id: str, *, asked: int, answered: int, unanswered: int, call_deadline: str | None
-    ) -> bool:
+    def add_progress(self, run_id: str, report: ShardReport) -> bool:
         names = {
             "#run_id": "run_id",
             "#status": "status",
             "#p": "progress",
-            "#asked": "asked",
-            "#answered": "answered",
-            "#unanswered": "unanswered",
+            "#sp": "shard_progress",
+            "#shard": str(report.shard),
             "#updated": "updated_at",
         }
         values: dict[str, Any] = {
-            ":asked": {"N": str(asked)},
-            ":answered": {"N": str(answered)},
-            ":unanswered": {"N": str(unanswered)},
+            ":now": to_attribute(report.now.model_dump()),
             ":updated": {"S": utc_now()},
             ":running": {"S": RunStatus.RUNNING.value},
         }
-        assignments = ["#p.#updated = :updated"]
-        if call_deadline is not None:
+        was = report.was
+        added, unchanged = [], []
+        for name in ShardCounts.model_fields:
+            names[f"#{name}"] = name
+            values[f":add_{name}"] = {"N": str(report.added(name))}
+            added.append(f"#p.#{name} :add_{name}")
+            if was is not None:
+                values[f":was_{name}"] = {"N": str(getattr(was, name))}
+                unchanged.append(f"#sp.#shard.#{name} = :was_{name}")
+        assignments = ["#sp.#shard = :now", "#p.#updated = :updated"]
+        if report.call_deadline is not None:
             names["#deadline"] = "call_deadline"
-            values[":deadline"] = {"S": call_deadline}
+            values[":deadline"] = {"S": report.call_deadline}
             assignments.append("#p.#deadline = :deadline")
+        # The shard's counts as its reporter last left them: none yet, or exactly ``was``.
+        as_left = "attribute_not_exists(#sp.#shard)" if was is None else " AND ".join(unchanged)
         response = self._conditional(
             "update_item",
             TableName=self.table_name,
             Key={"run_id": {"S": run_id}},
-            UpdateExpression=(
-                "ADD #p.#asked :asked, #p.#answered :answered, #p.#unanswered :unanswered "
-                f"SET {', '.join(assignments)}"
+            UpdateExpression=f"ADD {', '.join(added)} SET {', '.join(assignments)}",
+            ConditionExpression=(
+                "attribute_exists(#run_id) AND attribute_exists(#p) AND attribute_exists(#sp) "
+                f"AND #status = :running AND {as_left}"
             ),
-            ConditionExpression="attribute_exists(#run_id) AND attribute_exists(#p) AND #status = :running",
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=values,
         )
