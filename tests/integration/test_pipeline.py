@@ -592,12 +592,12 @@ def test_a_failed_run_shows_every_programs_traceback_through_the_api(
     )
     cloud.settle()
 
-    # then the scoring program decided the run, whose error names both programs, and the run page keeps
-    # each program's ending with its traceback
+    # then the scoring program decided the run, whose error names both programs in the order they ran,
+    # and the run page keeps each program's ending with its traceback
     status, run = owner.call("GET", f"/runs/{created['run']['run_id']}")
     assert status == 200 and run["status"] == "Failed"
-    assert run["failure_reason"].startswith("the scoring program exited with code 1:\nTraceback")
-    assert "the ingestion program exited with code 1:\nTraceback" in run["failure_reason"]
+    assert run["failure_reason"].startswith("the ingestion program exited with code 1:\nTraceback")
+    assert "\nthe scoring program exited with code 1:\nTraceback" in run["failure_reason"]
     ended = {outcome["program"]: outcome for outcome in run["programs"]}
     assert ended["ingestion program"]["exit_code"] == 1
     assert ended["ingestion program"]["stderr_tail"].endswith("ImportError: weights.bin is missing")

@@ -83,7 +83,7 @@ NUMERIC = ("numpy", "scipy", "scikit-learn", "pandas")
 # that same Python): the versions of what programs commonly import from them.
 ANACONDA_2019_07 = {
     "numpy": "1.16.4",
-    "scipy": "1.2.1",
+    "scipy": "1.3.0",
     "pandas": "0.24.2",
     "scikit-learn": "0.21.2",
     "matplotlib": "3.1.0",
