@@ -360,20 +360,9 @@ def test_every_list_pages_past_its_first_page_and_says_how_many(tab: Page, conso
     expect(_count(page, "train examples")).to_contain_text("Train examples 26–")
     expect(page.locator("article.example h3").first).not_to_have_text(first_example)
 
-    # The datasets tell apart those of one generated name: run and created time beside the name
-    dataset = console.owner.expect("GET", f"/datasets/{console.dataset_id}", 200)
+    # The datasets list says how many it shows
     page = tab.open("/datasets")
-    # (found by its link: a run started by an earlier test may have saved a newer one)
-    link = page.locator(f"a[href='#/datasets/{dataset['dataset_id']}']")
-    row = page.get_by_role("table", name="Datasets").locator("tbody tr").filter(has=link)
-    expect(row).to_contain_text(dataset["run_id"])
-    expect(row).to_contain_text(str(dataset["example_count"]))
     expect(_count(page, "datasets")).to_contain_text("dataset")
-    # and Train's picker too
-    page = tab.open("/train")
-    option = page.locator(f"#train-dataset option[value='{dataset['dataset_id']}']")
-    expect(option).to_contain_text(f"{dataset['name']} · ")
-    expect(option).to_contain_text(f"run {dataset['run_id']} · {dataset['example_count']} examples")
 
     # The workspace's packages keep their Download link when the page is loaded again
     page = tab.open(f"/workspace/{console.preparation_id}/overview")
