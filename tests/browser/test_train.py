@@ -421,6 +421,57 @@ def test_a_run_launched_from_a_package_in_results_is_followed_to_its_page(
     assert tab.errors == []
 
 
+def _preparation_of_a_bedrock_model(trainer: Trainer) -> tuple[str, str]:
+    """A copy of the package's preparation that recorded the Bedrock base model, and a copy of the package
+    of it, written where the pipelines write them: a preparation whose own base model a connection trains."""
+    dynamodb = trainer.cloud.client("dynamodb")
+    environment = trainer.cloud.environment
+    package = dynamodb.get_item(
+        TableName=environment["PACKAGES_TABLE"], Key={"package_id": {"S": trainer.package_id}}
+    )["Item"]
+    preparation_id = package["preparation_id"]["S"]
+    preparation = dynamodb.get_item(
+        TableName=environment["PREPARATIONS_TABLE"], Key={"preparation_id": {"S": preparation_id}}
+    )["Item"]
+    copies = (preparation_id[:-4] + "b0b0", trainer.package_id[:-4] + "b0b0")
+    for item in (preparation, package):
+        # Created a moment later, as another would be (two items with one GSI sort key confuse moto).
+        item["created_at"] = {"S": item["created_at"]["S"].replace("Z", "").rstrip("0") + "9Z"}
+        item["preparation_id"] = {"S": copies[0]}
+    preparation["base_model"] = {"S": BEDROCK_BASE_MODEL}
+    package["package_id"] = {"S": copies[1]}
+    dynamodb.put_item(TableName=environment["PREPARATIONS_TABLE"], Item=preparation)
+    dynamodb.put_item(TableName=environment["PACKAGES_TABLE"], Item=package)
+    return copies
+
+
+def test_a_package_launch_on_its_recorded_base_model_says_which_package_trains_which_model(
+    tab: Page, trainer: Trainer
+) -> None:
+    # Given a preparation that recorded a base model the Bedrock connection trains, and its package
+    preparation_id, package_id = _preparation_of_a_bedrock_model(trainer)
+    page = tab.open(f"/workspace/{preparation_id}/results")
+    page.get_by_label("Ready package").select_option(package_id)
+    form = page.get_by_role("form", name="Launch a training run from a package")
+    expect(form.get_by_label("Base model")).to_have_value(BEDROCK_BASE_MODEL)
+
+    # When it is launched on that base model, not overridden
+    form.get_by_label(re.compile(r"^bedrock \(bedrock\)")).check()
+    form.get_by_role("button", name="Launch training run").click()
+
+    # Then the training run's page says which package trains which base model, and from where: nothing
+    # of a benchmark dataset, which this launch did not choose
+    launched_run_id(page)
+    notices = page.get_by_role("list", name="Launch notices")
+    expect(notices).to_have_text(
+        f"package {package_id} ({PACKAGE_PROFILE}, prepared from gsm8k-tr v1 in preparation "
+        f"{preparation_id}) trains {BEDROCK_BASE_MODEL}, the base model recorded with its preparation: the "
+        "launch named none"
+    )
+    expect(page.get_by_role("list", name="Launch warnings")).to_have_count(0)
+    assert tab.errors == []
+
+
 def test_a_results_launch_the_profile_refuses_shows_the_apis_sentence(tab: Page, trainer: Trainer) -> None:
     # Given the connection limited to one training row, chosen on Results for the Bedrock base model
     page = open_results_launch(tab, trainer)
