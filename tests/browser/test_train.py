@@ -172,9 +172,10 @@ def test_a_run_launched_from_train_is_followed_to_succeeded(tab: Page, trainer: 
     expect(details).to_contain_text("not reported by the provider")
     expect(page.get_by_role("button", name="Cancel training run")).to_have_count(0)
     write_screenshot(page, "console-training-run.png", f"test_train.py::{THIS_TEST}")
-    # and the list of training runs links it
+    # and the list of training runs links it by the base model it trains, its id beneath
     page = tab.open("/training-runs")
-    expect(page.get_by_role("link", name=training_run_id)).to_be_visible()
+    row = page.get_by_role("table", name="Training runs").locator("tbody tr").filter(has_text=training_run_id)
+    expect(row.get_by_role("link")).to_have_text(f"{run['base_model']} trained on gsm8k-tr v1")
     assert tab.errors == []
 
 
@@ -308,7 +309,7 @@ def test_the_train_page_and_a_training_run_page_have_no_serious_accessibility_vi
         },
     )
     page = tab.open(f"/training-runs/{launched['training_run']['training_run_id']}")
-    page.get_by_role("heading", name=re.compile("Training run train-")).wait_for()
+    page.get_by_role("heading", name=f"{BEDROCK_BASE_MODEL} trained on gsm8k-tr v1").wait_for()
     assert tab.axe_violations() == []
 
 
@@ -349,7 +350,10 @@ def test_train_and_a_training_run_page_fit_a_phone(browser: Any, trainer: Traine
             "training_run_id"
         ]
         page = tab.open(f"/training-runs/{training_run_id}")
-        page.get_by_role("heading", name=re.compile("Training run train-")).wait_for()
+        # titled by the base model it trains, its id among the details
+        page.get_by_role("heading", name=re.compile(" trained on gsm8k-tr v1$")).wait_for()
+        details = page.get_by_role("complementary", name="Training run details")
+        expect(details).to_contain_text(training_run_id)
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
         page = tab.open("/training-runs")
         page.get_by_role("table", name="Training runs").wait_for()
