@@ -11,7 +11,10 @@ two cannot be told apart):
   a task's result, above 256 KiB: moto detects it, then lets a Catch on ``States.ALL`` have it) nor
   ``States.Runtime``, as AWS documents: both fail the execution;
 - an inline Map runs at most 40 iterations at once whatever its MaxConcurrency says (moto starts one
-  thread per item when MaxConcurrency is 0), and a Distributed Map at most 10,000 child executions.
+  thread per item when MaxConcurrency is 0), and a Distributed Map at most 10,000 child executions;
+- a Wait until a timestamp ends no earlier than it: moto reads the UTC timestamp as the machine's local
+  time and drops the fraction of a second left, so it would end early (the batch branch records that
+  timestamp on the run as its next look, and the look must not come before it).
 
 Lambda's limit of 15 minutes per invocation is the Lambda runtime's (``lambda_runtime.py``). The methods
 replaced are private to moto (pinned for this reason): this is the one module that touches them, and
@@ -20,7 +23,9 @@ leaving puts them back (see patches.py).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any, cast
 
 from localcloud.patches import Patch, Patches
@@ -51,6 +56,7 @@ class StepLimits(Patches):
         from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.inline_iteration_component import (  # noqa: E501
             InlineIterationComponent,
         )
+        from moto.stepfunctions.parser.asl.component.state.wait.wait_function.timestamp import Timestamp
         from moto.stepfunctions.parser.asl.eval.environment import Environment
         from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
         from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
@@ -61,6 +67,7 @@ class StepLimits(Patches):
         yield Patch.wrapping(ErrorEqualsDecl, "_eval_body", _error_equals)
         yield Patch.wrapping(InlineIterationComponent, "_eval_body", _inline_map)
         yield Patch.wrapping(DistributedIterationComponent, "_map_run", _distributed_map)
+        yield Patch.wrapping(Timestamp, "_get_wait_seconds", _wait_until)
 
 
 def _evaluation_environment(original: Any) -> Any:
@@ -156,5 +163,19 @@ def _distributed_map(original: Any) -> Any:
         if record.max_concurrency == 0 or record.max_concurrency > DISTRIBUTED_MAP_CONCURRENCY:
             record.max_concurrency = min(DISTRIBUTED_MAP_CONCURRENCY, max(1, len(env.stack[-1])))
         original(self, env, eval_input)
+
+    return wrapped
+
+
+def _wait_until(original: Any) -> Any:
+    def wrapped(self: Any, env: Any) -> int:
+        self.string.eval(env=env)
+        text = env.stack.pop()
+        moment: datetime | None = self._from_timestamp_string(timestamp=text)
+        if moment is None:
+            # moto's own refusal of a malformed timestamp (it evaluates the path again)
+            return cast(int, original(self, env))
+        left = (moment.replace(tzinfo=UTC) - datetime.now(UTC)).total_seconds()
+        return max(0, math.ceil(left))
 
     return wrapped

@@ -16,7 +16,7 @@ function = LambdaFunction("poll_batch")
 @function.task(PollBatchInput, correlation="run_id")
 def handler(task: PollBatchInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
-        answer = poll(
+        return poll(
             task.run_id,
             task.polls,
             runs=wired.runs,
@@ -25,5 +25,5 @@ def handler(task: PollBatchInput, wired: Adapters) -> dict[str, Any]:
             batch_for=batch_for,
             bucket=wired.settings.data_bucket,
             max_polls=wired.settings.batch_max_polls,
+            wait_seconds=wired.settings.batch_poll_seconds,
         )
-    return {**answer, "wait_seconds": wired.settings.batch_poll_seconds}

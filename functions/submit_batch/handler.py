@@ -16,7 +16,7 @@ function = LambdaFunction("submit_batch")
 @function.task(SubmitBatchInput, correlation="run_id")
 def handler(task: SubmitBatchInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
-        answer = submit(
+        return submit(
             task.run_id,
             task.shard_count,
             task.cases,
@@ -26,6 +26,6 @@ def handler(task: SubmitBatchInput, wired: Adapters) -> dict[str, Any]:
             batch_for=batch_for,
             bucket=wired.settings.data_bucket,
             role_arn=wired.settings.bedrock_batch_role_arn,
+            wait_seconds=wired.settings.batch_poll_seconds,
             max_records=wired.settings.batch_max_records,
         )
-    return {**answer, "wait_seconds": wired.settings.batch_poll_seconds}

@@ -125,7 +125,8 @@ class InferencePipeline(Construct):
             },
             result_path="$.batch",
         )
-        wait = sfn.Wait(self, "WaitForBatch", time=sfn.WaitTime.seconds_path("$.batch.wait_seconds"))
+        # The steps record on the run when they will look next, and the wait ends at that very moment.
+        wait = sfn.Wait(self, "WaitForBatch", time=sfn.WaitTime.timestamp_path("$.batch.next_poll_at"))
         poll_step = lambda_task(
             self,
             "PollBatch",

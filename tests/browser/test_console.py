@@ -62,7 +62,9 @@ def test_the_run_detail_shows_the_apis_tiles_files_and_report(tab: Page, console
     files = console.owner.expect("GET", f"/runs/{console.run_id}/files", 200)["files"]
     tab.sign_in(DEMO_USER)
     page = tab.open(f"/runs/{console.run_id}")
-    expect(page.get_by_role("heading", name=f"Run {console.run_id}")).to_be_visible()
+    # titled by the model and the environment version it ran, its id among the details
+    title = f"{run['model']} on {run['environment_id']} {run['environment_version']}"
+    expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible()
     tiles = page.locator(".tile")
     expect(tiles).to_have_count(1 + len(run["metrics"]))
     assert run["metrics"], "the demo's benchmark reports metrics"
@@ -134,7 +136,7 @@ def test_the_save_button_saves_once_then_becomes_a_link(tab: Page, console: Cons
 def test_the_run_configuration_button_is_for_the_owner_only(tab: Page, console: Console) -> None:
     tab.sign_in(STRANGER)
     page = tab.open(f"/runs/{console.run_id}")
-    expect(page.get_by_role("heading", name=f"Run {console.run_id}")).to_be_visible()
+    expect(page.get_by_role("complementary", name="Run details")).to_contain_text(console.run_id)
     expect(page.locator(".tile").first).to_be_visible()
     expect(page.get_by_role("button", name="Run configuration")).to_have_count(0)
     page.get_by_role("button", name="Sign out").click()

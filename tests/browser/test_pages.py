@@ -360,20 +360,9 @@ def test_every_list_pages_past_its_first_page_and_says_how_many(tab: Page, conso
     expect(_count(page, "train examples")).to_contain_text("Train examples 26–")
     expect(page.locator("article.example h3").first).not_to_have_text(first_example)
 
-    # The datasets tell apart those of one generated name: run and created time beside the name
-    dataset = console.owner.expect("GET", f"/datasets/{console.dataset_id}", 200)
+    # The datasets list says how many it shows
     page = tab.open("/datasets")
-    # (found by its link: a run started by an earlier test may have saved a newer one)
-    link = page.locator(f"a[href='#/datasets/{dataset['dataset_id']}']")
-    row = page.get_by_role("table", name="Datasets").locator("tbody tr").filter(has=link)
-    expect(row).to_contain_text(dataset["run_id"])
-    expect(row).to_contain_text(str(dataset["example_count"]))
     expect(_count(page, "datasets")).to_contain_text("dataset")
-    # and Train's picker too
-    page = tab.open("/train")
-    option = page.locator(f"#train-dataset option[value='{dataset['dataset_id']}']")
-    expect(option).to_contain_text(f"{dataset['name']} · ")
-    expect(option).to_contain_text(f"run {dataset['run_id']} · {dataset['example_count']} examples")
 
     # The workspace's packages keep their Download link when the page is loaded again
     page = tab.open(f"/workspace/{console.preparation_id}/overview")
@@ -428,8 +417,9 @@ def test_each_fine_tune_panel_state_has_its_own_sentence(tab: Page, console: Con
         expect(panel.locator("p")).to_have_text([sentence])
 
 
-def _with_summary(console: Console, run_id: str, name: str, summary: dict[str, Any]) -> None:
-    """Give the run the summary a live run's steps record under ``name`` (``inference``, ``batch``)."""
+def _with_summary(console: Console, run_id: str, name: str, summary: Any) -> None:
+    """Give the run the summary a live run's steps record under ``name`` (``inference``, ``batch``,
+    ``progress``), or any other field its steps set (``status``)."""
     dynamodb = console.cloud.client("dynamodb")
     table = console.cloud.environment["RUNS_TABLE"]
     value = TypeSerializer().serialize(json.loads(json.dumps(summary), parse_float=Decimal))
@@ -515,6 +505,109 @@ def test_a_batch_runs_page_lists_its_provider_jobs_with_their_status_and_counts(
     expect(page.get_by_role("region", name="Fine-tune Dataset")).to_be_visible()
     expect(page.get_by_role("region", name="Batch jobs")).to_have_count(0)
     assert tab.errors == []
+
+
+def test_a_going_live_runs_page_shows_what_it_has_asked_and_waits_for(tab: Page, console: Console) -> None:
+    # Given a live run Running, whose steps last reported 40 cases, 12 asked, 7 answered, 1 given up on
+    run_id = _run_copy(console, "0f04", status="Running", phase="Inference")
+    progress = {
+        "waiting_for": "the model's answers to the run's cases",
+        "cases": 40,
+        "asked": 12,
+        "answered": 7,
+        "unanswered": 1,
+        "call_deadline": "2026-06-01T12:00:30.000000Z",
+        "updated_at": "2026-06-01T12:00:00.000000Z",
+    }
+    _with_summary(console, run_id, "progress", progress)
+    assert console.owner.expect("GET", f"/runs/{run_id}", 200)["progress"]["waiting"] == 4
+    tab.sign_in(DEMO_USER)
+
+    # When its page is opened, then the Progress panel says what it asked and what it waits for
+    page = tab.open(f"/runs/{run_id}")
+    panel = page.get_by_role("region", name="Progress")
+    expect(panel.locator(".waiting-for")).to_have_text("Waiting for the model's answers to the run's cases.")
+    labels = ["Cases", "Asked", "Answered", "Given up on", "Waiting for an answer", "Latest call answers by"]
+    expect(panel.locator("dt")).to_have_text([*labels, "As of"])
+    expect(panel.locator("dd")).to_have_text(
+        ["40", "12", "7", "1", "4", "2026-06-01 12:00:30 UTC", "2026-06-01 12:00:00 UTC"]
+    )
+    # and once the run has ended, the panel is gone
+    _with_summary(console, run_id, "status", "Completed")
+    expect(page.get_by_role("region", name="Progress")).to_have_count(0, timeout=10_000)
+    assert tab.errors == []
+
+
+def test_a_batch_runs_page_says_when_its_jobs_are_looked_at_next(tab: Page, console: Console) -> None:
+    # Given a batch run Running whose poll step recorded its next look
+    run_id = _run_copy(console, "0f05", status="Running", phase="Inference")
+    job = {"name": "run-0f05-1", "first_record": 0, "records": 150, "job_id": "job-1", "status": "InProgress"}
+    batch = {"jobs": [job], "case_shards": 1, "polls": 2, "next_poll_at": "2026-06-01T12:05:00Z"}
+    _with_summary(console, run_id, "batch", batch)
+    shown = console.owner.expect("GET", f"/runs/{run_id}", 200)["batch"]
+    assert shown["next_poll_at"] == "2026-06-01T12:05:00Z"
+    tab.sign_in(DEMO_USER)
+
+    # When its page is opened, then the Batch jobs panel says when the provider is asked again
+    page = tab.open(f"/runs/{run_id}")
+    panel = page.get_by_role("region", name="Batch jobs")
+    expect(panel.locator(".next-poll")).to_have_text("Next look at the provider: 2026-06-01 12:05:00 UTC.")
+    # and once no look is coming, it says nothing of one
+    _with_summary(console, run_id, "batch", {**batch, "next_poll_at": None})
+    expect(panel.locator(".next-poll")).to_have_count(0, timeout=10_000)
+    assert tab.errors == []
+
+
+def test_pages_are_titled_by_the_names_people_know_their_ids_second(browser: Any, console: Console) -> None:
+    run = console.owner.expect("GET", f"/runs/{console.run_id}", 200)
+    preparation = console.owner.expect("GET", f"/preparations/{console.preparation_id}", 200)
+    dataset = console.owner.expect("GET", f"/datasets/{console.dataset_id}", 200)
+    environment = f"{run['environment_id']} {run['environment_version']}"
+    headings = {
+        f"/runs/{console.run_id}": f"{run['model']} on {environment}",
+        f"/workspace/{console.preparation_id}/overview": (
+            f"{environment}: {preparation['base_model']}, {preparation['method']}"
+        ),
+        f"/datasets/{console.dataset_id}": f"{dataset['name']} Benchmark",
+    }
+    ids = (console.run_id, console.preparation_id, console.dataset_id)
+    for width in WIDTHS:
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        try:
+            tab = Page(context.new_page(), console)
+            tab.sign_in(DEMO_USER)
+            # Each page's heading is the name people gave or know, and no id
+            for route, heading in headings.items():
+                page = tab.open(route)
+                expect(page.locator("main h1")).to_have_text(heading)
+                assert not any(i in page.locator("main h1").inner_text() for i in ids), route
+            # the workspaces list names each by its environment, model and method, the id beneath
+            page = tab.open("/workspace")
+            link = page.locator(f"a[href='#/workspace/{console.preparation_id}']")
+            expect(link).to_have_text(headings[f"/workspace/{console.preparation_id}/overview"])
+            # Datasets of one generated name are told apart beside the name: when, how many, which version
+            page = tab.open("/datasets")
+            row = (
+                page.get_by_role("table", name="Datasets")
+                .locator("tbody tr")
+                .filter(has=page.locator(f"a[href='#/datasets/{console.dataset_id}']"))
+            )
+            distinction = row.locator(".distinction")
+            expect(distinction).to_contain_text(f"{dataset['example_count']} examples")
+            expect(distinction).to_contain_text(environment)
+            expect(distinction).to_contain_text(f"run {dataset['run_id'][:8]}")
+            box = distinction.bounding_box()
+            assert box["x"] + box["width"] <= width
+            told = distinction.inner_text()
+            # and so are Train's options, each under its name
+            page = tab.open("/train")
+            option = page.locator(
+                f"#train-dataset optgroup[label='{dataset['name']}'] option[value='{console.dataset_id}']"
+            )
+            expect(option).to_have_text(told)
+            assert tab.errors == []
+        finally:
+            context.close()
 
 
 def test_an_unknown_run_says_so_and_leads_back_to_the_runs(tab: Page, console: Console) -> None:

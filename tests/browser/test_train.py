@@ -172,9 +172,10 @@ def test_a_run_launched_from_train_is_followed_to_succeeded(tab: Page, trainer: 
     expect(details).to_contain_text("not reported by the provider")
     expect(page.get_by_role("button", name="Cancel training run")).to_have_count(0)
     write_screenshot(page, "console-training-run.png", f"test_train.py::{THIS_TEST}")
-    # and the list of training runs links it
+    # and the list of training runs links it by the base model it trains, its id beneath
     page = tab.open("/training-runs")
-    expect(page.get_by_role("link", name=training_run_id)).to_be_visible()
+    row = page.get_by_role("table", name="Training runs").locator("tbody tr").filter(has_text=training_run_id)
+    expect(row.get_by_role("link")).to_have_text(f"{run['base_model']} trained on gsm8k-tr v1")
     assert tab.errors == []
 
 
@@ -308,7 +309,7 @@ def test_the_train_page_and_a_training_run_page_have_no_serious_accessibility_vi
         },
     )
     page = tab.open(f"/training-runs/{launched['training_run']['training_run_id']}")
-    page.get_by_role("heading", name=re.compile("Training run train-")).wait_for()
+    page.get_by_role("heading", name=f"{BEDROCK_BASE_MODEL} trained on gsm8k-tr v1").wait_for()
     assert tab.axe_violations() == []
 
 
@@ -349,7 +350,10 @@ def test_train_and_a_training_run_page_fit_a_phone(browser: Any, trainer: Traine
             "training_run_id"
         ]
         page = tab.open(f"/training-runs/{training_run_id}")
-        page.get_by_role("heading", name=re.compile("Training run train-")).wait_for()
+        # titled by the base model it trains, its id among the details
+        page.get_by_role("heading", name=re.compile(" trained on gsm8k-tr v1$")).wait_for()
+        details = page.get_by_role("complementary", name="Training run details")
+        expect(details).to_contain_text(training_run_id)
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
         page = tab.open("/training-runs")
         page.get_by_role("table", name="Training runs").wait_for()
@@ -418,6 +422,57 @@ def test_a_run_launched_from_a_package_in_results_is_followed_to_its_page(
     page = tab.open(f"/workspace/{run['preparation_id']}/results")
     newest = page.locator("li.training-run").first
     expect(newest).to_have_attribute("aria-label", f"Training run {training_run_id}")
+    assert tab.errors == []
+
+
+def _preparation_of_a_bedrock_model(trainer: Trainer) -> tuple[str, str]:
+    """A copy of the package's preparation that recorded the Bedrock base model, and a copy of the package
+    of it, written where the pipelines write them: a preparation whose own base model a connection trains."""
+    dynamodb = trainer.cloud.client("dynamodb")
+    environment = trainer.cloud.environment
+    package = dynamodb.get_item(
+        TableName=environment["PACKAGES_TABLE"], Key={"package_id": {"S": trainer.package_id}}
+    )["Item"]
+    preparation_id = package["preparation_id"]["S"]
+    preparation = dynamodb.get_item(
+        TableName=environment["PREPARATIONS_TABLE"], Key={"preparation_id": {"S": preparation_id}}
+    )["Item"]
+    copies = (preparation_id[:-4] + "b0b0", trainer.package_id[:-4] + "b0b0")
+    for item in (preparation, package):
+        # Created a moment later, as another would be (two items with one GSI sort key confuse moto).
+        item["created_at"] = {"S": item["created_at"]["S"].replace("Z", "").rstrip("0") + "9Z"}
+        item["preparation_id"] = {"S": copies[0]}
+    preparation["base_model"] = {"S": BEDROCK_BASE_MODEL}
+    package["package_id"] = {"S": copies[1]}
+    dynamodb.put_item(TableName=environment["PREPARATIONS_TABLE"], Item=preparation)
+    dynamodb.put_item(TableName=environment["PACKAGES_TABLE"], Item=package)
+    return copies
+
+
+def test_a_package_launch_on_its_recorded_base_model_says_which_package_trains_which_model(
+    tab: Page, trainer: Trainer
+) -> None:
+    # Given a preparation that recorded a base model the Bedrock connection trains, and its package
+    preparation_id, package_id = _preparation_of_a_bedrock_model(trainer)
+    page = tab.open(f"/workspace/{preparation_id}/results")
+    page.get_by_label("Ready package").select_option(package_id)
+    form = page.get_by_role("form", name="Launch a training run from a package")
+    expect(form.get_by_label("Base model")).to_have_value(BEDROCK_BASE_MODEL)
+
+    # When it is launched on that base model, not overridden
+    form.get_by_label(re.compile(r"^bedrock \(bedrock\)")).check()
+    form.get_by_role("button", name="Launch training run").click()
+
+    # Then the training run's page says which package trains which base model, and from where: nothing
+    # of a benchmark dataset, which this launch did not choose
+    launched_run_id(page)
+    notices = page.get_by_role("list", name="Launch notices")
+    expect(notices).to_have_text(
+        f"package {package_id} ({PACKAGE_PROFILE}, prepared from gsm8k-tr v1 in preparation "
+        f"{preparation_id}) trains {BEDROCK_BASE_MODEL}, the base model recorded with its preparation: the "
+        "launch named none"
+    )
+    expect(page.get_by_role("list", name="Launch warnings")).to_have_count(0)
     assert tab.errors == []
 
 

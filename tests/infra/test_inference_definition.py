@@ -85,10 +85,11 @@ def test_plan_sends_a_batch_run_to_submit_then_a_wait_and_poll_loop(inference_de
         "cases.$": "$.plan.cases",
     }
     assert states["SubmitBatch"]["Next"] == "WaitForBatch"
-    # the wait is the poll step's own setting, the loop bounded by the poll step (it fails the run at last)
+    # the wait ends at the moment the steps recorded on the run as the next look, the loop bounded by the
+    # poll step (it fails the run at last)
     assert states["WaitForBatch"] == {
         "Type": "Wait",
-        "SecondsPath": "$.batch.wait_seconds",
+        "TimestampPath": "$.batch.next_poll_at",
         "Next": "PollBatch",
     }
     assert states["PollBatch"]["Parameters"] == {"run_id.$": "$.run_id", "polls.$": "$.batch.polls"}

@@ -6,7 +6,10 @@ the submission that the existing ingest and score judge."""
 from __future__ import annotations
 
 import json
+import re
+import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -424,24 +427,51 @@ def test_a_bedrock_job_that_completed_with_no_output_fails_the_run_at_once(
     assert run.batch is not None and run.batch.polls == 4
 
 
-def test_jobs_that_never_end_fail_the_run_after_the_last_look(
+def test_jobs_that_never_end_fail_the_run_after_the_last_look_each_announced_on_the_run(
     fast_batches: None,
     bedrock: LocalCloud,
     models: ExampleModelServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Given jobs that stay in progress, and a run that looks three times
+    # Given jobs that stay in progress, a run that looks three times, and the run's record read as it goes
     monkeypatch.setenv("BATCH_MAX_POLLS", "3")
     _register(bedrock, tmp_path)
     jobs_of(bedrock.provider_clock).hold()
+    seen: list[tuple[datetime, int, str | None]] = []
+    stop = threading.Event()
 
-    # When a batch run goes through
-    run = _failed_run(bedrock, "batch-held", _bedrock_model(bedrock.region))
+    def watch() -> None:
+        while not stop.is_set():
+            run = _runs(bedrock).get("batch-held")
+            if run is not None and run.batch is not None:
+                seen.append((datetime.now(UTC), run.batch.polls, run.batch.next_poll_at))
+            stop.wait(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        # When a batch run goes through
+        run = _failed_run(bedrock, "batch-held", _bedrock_model(bedrock.region))
+    finally:
+        stop.set()
+        watcher.join()
 
     # Then it fails saying it stopped waiting, and the run records how many looks it took
     assert run.failure_reason is not None
     assert run.failure_reason.startswith("the run's batch jobs had not all ended after 3 looks")
+    # and before each look the run said when it would come, a whole second (as a Step Functions Wait
+    # reads it) at least the wait ahead
+    announced = {polls: at for _, polls, at in seen if at is not None}
+    assert sorted(announced) == [0, 1, 2], seen
+    for at in announced.values():
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", at), at
+    # and each look came no earlier than announced
+    for polls, at in announced.items():
+        looked = min(when for when, count, _ in seen if count > polls)
+        assert looked >= datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC), (polls, at, seen)
+    # and once the run stopped looking, no next look is announced
+    assert run.batch is not None and (run.batch.polls, run.batch.next_poll_at) == (3, None)
 
 
 # ---- through the API -------------------------------------------------------------------------------------

@@ -280,10 +280,12 @@ def test_a_bedrock_job_is_followed_to_succeeded_and_announced(world: World) -> N
     # When the owner launches a training run without naming a base model
     launched = world.launch(package_id, connection_id, hyperparameters={"epochCount": 2})
 
-    # Then the answer says the package's recorded base model is trained
+    # Then the answer says which package trains which base model, the one its preparation recorded
+    run = launched["training_run"]
     assert launched["notices"] == [
-        "Benchmark fine-tune dataset selected: training will reuse the saved BenchGen artifact and its "
-        "recorded base model."
+        f"package {package_id} ({run['package_profile']}, prepared from {run['environment_id']} "
+        f"{run['environment_version']} in preparation {run['preparation_id']}) trains {NOVA}, the base model "
+        "recorded with its preparation: the launch named none"
     ]
     assert launched["warnings"] == []
     run = launched["training_run"]

@@ -17,7 +17,6 @@ from benchgen.records.training_runs import StatusChange, TrainingRunRecord, Trai
 from benchgen.requests.errors import Conflict, NotFound
 from benchgen.requests.schemas.training_runs import CreateTrainingRunRequest
 from benchgen.requests.training_runs import (
-    PACKAGE_BASE_MODEL_NOTICE,
     cancel_training_run,
     launch_training_run,
     list_training_runs,
@@ -138,7 +137,14 @@ def test_a_launch_records_the_run_queued_and_starts_its_pipeline_once_training_t
         "package",
     )
     assert world.starter.started == {run.training_run_id: {"training_run_id": run.training_run_id}}
-    assert (launched.notices, launched.warnings) == ([PACKAGE_BASE_MODEL_NOTICE], [])
+    # and the answer says what is trained, from where, on which base model: a package, not a dataset
+    assert (launched.notices, launched.warnings) == (
+        [
+            "package pkg-1 (openai-chat, prepared from gsm8k 1 in preparation prep-1) trains example-base, "
+            "the base model recorded with its preparation: the launch named none"
+        ],
+        [],
+    )
     assert world.events == ["TrainingRunLaunched"]
 
 

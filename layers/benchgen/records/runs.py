@@ -156,6 +156,11 @@ class BatchSummary(BaseModel):
     jobs: list[BatchJob] = Field(default_factory=list)
     case_shards: int = Field(default=0, ge=0)  # the shards of the run's cases Plan wrote, in case order
     polls: int = 0
+    next_poll_at: str | None = Field(
+        default=None,
+        description="UTC time the pipeline looks at the jobs next (the wait it is in ends then); none once "
+        "it has stopped looking",
+    )
 
 
 class InferenceProgress(BaseModel):

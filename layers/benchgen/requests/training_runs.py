@@ -32,11 +32,6 @@ from benchgen.training.package import SPLIT_FILES
 
 logger = Logger(child=True)
 
-#: What a launch without a base model says: the package's recorded base model is the one trained.
-PACKAGE_BASE_MODEL_NOTICE = (
-    "Benchmark fine-tune dataset selected: training will reuse the saved BenchGen artifact and its "
-    "recorded base model."
-)
 NOT_STARTED = "the training pipeline could not be started: launch the training run again"
 
 
@@ -73,10 +68,16 @@ def _preparation(package: PackageRecord, services: ApiServices) -> PreparationRe
     return preparation
 
 
-def launch_messages(requested: str | None, recorded: str) -> tuple[list[str], list[str]]:
-    """The notices and warnings a launch answers with: which base model is trained, and why."""
+def launch_messages(
+    requested: str | None, recorded: str, run: TrainingRunRecord
+) -> tuple[list[str], list[str]]:
+    """The notices and warnings a launch answers with: what is trained on which base model, and why."""
     if requested is None:
-        return [PACKAGE_BASE_MODEL_NOTICE], []
+        return [
+            f"package {run.package_id} ({run.package_profile}, prepared from {run.environment_id} "
+            f"{run.environment_version} in preparation {run.preparation_id}) trains {recorded}, the base "
+            "model recorded with its preparation: the launch named none"
+        ], []
     if requested != recorded:
         return [], [
             f"base model {requested} overrides {recorded}, the base model recorded with the package's "
@@ -172,7 +173,7 @@ def launch_training_run(
     )
     preparation = services.preparations.get(record.preparation_id)
     recorded = preparation.base_model if preparation is not None else record.base_model
-    notices, warnings = launch_messages(request.base_model, recorded)
+    notices, warnings = launch_messages(request.base_model, recorded, record)
     return LaunchedTrainingRun(training_run=record, notices=notices, warnings=warnings)
 
 

@@ -48,6 +48,7 @@ from benchgen.providers.batch import (
 from benchgen.providers.jobs import ProviderFault
 from benchgen.providers.registry import provider
 from benchgen.records.runs import BatchJob, BatchSummary, InferenceSummary, LiveModel, RunRecord, RunStatus
+from benchgen.records.timestamps import wait_until
 from benchgen.steps.attempts import Invocation, claim_run, fail_if_last_attempt
 from benchgen.steps.inference import LiveRunError, live_run, record_answers, upload_submission
 from benchgen.vocabulary import InferenceMode
@@ -99,11 +100,13 @@ def submit(
     batch_for: BatchFactory,
     bucket: str,
     role_arn: str | None,
+    wait_seconds: int,
     max_records: int | None = None,
 ) -> dict[str, Any]:
     """Cut the run's cases into jobs within its provider's limits (``max_records`` a job when the
     account's quota is lower), upload each job's records and submit the jobs not yet accepted (a retried
-    step submits none twice); every job is on the run from here."""
+    step submits none twice); every job is on the run from here, and so is the moment of the first look,
+    ``wait_seconds`` on, which the state machine's wait ends at."""
     run, live = live_run(runs, run_id, RunStatus.RUNNING)
     api = _api(live)
     limits = api.limits
@@ -133,7 +136,10 @@ def submit(
         job.job_id = provider_jobs.submit(spec, path)
         job.status = "Submitted"
         runs.record_batch(run_id, summary)
-    return {"run_id": run_id, "jobs": len(jobs), "polls": 0, "done": False}
+    summary.next_poll_at = wait_until(wait_seconds)
+    runs.record_batch(run_id, summary)
+    answer = {"run_id": run_id, "jobs": len(jobs), "polls": 0, "done": False}
+    return {**answer, "next_poll_at": summary.next_poll_at}
 
 
 def _write_records(
@@ -169,10 +175,13 @@ def poll(
     batch_for: BatchFactory,
     bucket: str,
     max_polls: int,
+    wait_seconds: int,
 ) -> dict[str, Any]:
     """One look at every job not yet ended, recorded on the run; a job that ended with its output at the
     provider has it copied into its output folder. Fails the run when a job failed, or when the jobs have
-    not all ended after ``max_polls`` looks; a run already assembled from their output is done."""
+    not all ended after ``max_polls`` looks; a run already assembled from their output is done. A run
+    looked at again has the moment of its next look, ``wait_seconds`` on, recorded: the state machine's
+    wait ends at it."""
     # A run may be assembled, even scored, before a look hears its jobs end: a provider writes the output
     # (whose event assembles the run) before, or as, it says so.
     run, live = live_run(runs, run_id, RunStatus.RUNNING, RunStatus.COMPLETED, RunStatus.FAILED)
@@ -214,9 +223,14 @@ def poll(
         if not _landed(store, folder):
             empty.append(job)
     summary.polls = polls + 1
+    failed = [job for job in summary.jobs if api.status(job.status) is BatchStatus.FAILED]
+    done = finished or all(api.status(job.status) is BatchStatus.ENDED for job in summary.jobs)
+    again = not (done or empty or failed or summary.polls >= max_polls)
+    summary.next_poll_at = wait_until(wait_seconds) if again else None
     runs.record_batch(run_id, summary)
+    answer = {"run_id": run_id, "jobs": len(summary.jobs), "polls": summary.polls}
     if finished:
-        return {"run_id": run_id, "jobs": len(summary.jobs), "polls": summary.polls, "done": True}
+        return {**answer, "done": True}
     if empty:
         job = empty[0]
         raise LiveRunError(
@@ -224,7 +238,6 @@ def poll(
             f"none of its {job.records} records was answered. Create the run again (inference_mode "
             "on_demand asks the cases one by one)"
         )
-    failed = [job for job in summary.jobs if api.status(job.status) is BatchStatus.FAILED]
     if failed:
         job = failed[0]
         raise LiveRunError(
@@ -232,7 +245,6 @@ def poll(
             f"{job.message or 'it gave no reason'}. Create the run again (inference_mode on_demand asks "
             "the cases one by one)"
         )
-    done = all(api.status(job.status) is BatchStatus.ENDED for job in summary.jobs)
     if not done and summary.polls >= max_polls:
         running = [job.name for job in summary.jobs if api.status(job.status) is BatchStatus.RUNNING]
         raise LiveRunError(
@@ -240,7 +252,7 @@ def poll(
             f"still running at {api.title}): the run stops waiting; create it again, or with inference_mode "
             "on_demand"
         )
-    return {"run_id": run_id, "jobs": len(summary.jobs), "polls": summary.polls, "done": done}
+    return {**answer, "done": done, "next_poll_at": summary.next_poll_at}
 
 
 def _copy_output(

@@ -8,6 +8,19 @@ export function benchmarkBadge(dataset: Schemas["DatasetRecord"]): HTMLElement |
   return dataset.source === "benchmark" ? h("span", { class: "badge badge-benchmark" }, "Benchmark") : null;
 }
 
+/**
+ * What tells a dataset from the others of its generated name (which shares the benchmark, model, score and
+ * month): when it was saved, its size, the environment version and the start of its run's id.
+ */
+export function datasetDistinction(dataset: Schemas["DatasetRecord"]): string {
+  return [
+    `saved ${formatTime(dataset.created_at)}`,
+    `${dataset.example_count} examples`,
+    `${dataset.environment_id} ${dataset.environment_version}`,
+    `run ${dataset.run_id.slice(0, 8)}`,
+  ].join(" · ");
+}
+
 /** Datasets, newest first; the Fine-tune filter keeps the fine-tune datasets only. */
 export async function datasetsPage({ api }: Context, main: HTMLElement): Promise<void> {
   const query = new URLSearchParams(location.hash.split("?")[1] ?? "");
@@ -46,11 +59,18 @@ export async function datasetsPage({ api }: Context, main: HTMLElement): Promise
               h(
                 "tr",
                 {},
-                h("td", {}, h("a", { href: `#/datasets/${encodeURIComponent(dataset.dataset_id)}` }, dataset.name), " ", benchmarkBadge(dataset)),
+                h(
+                  "td",
+                  {},
+                  h("a", { href: `#/datasets/${encodeURIComponent(dataset.dataset_id)}` }, dataset.name),
+                  " ",
+                  benchmarkBadge(dataset),
+                  h("div", { class: "muted distinction" }, datasetDistinction(dataset)),
+                ),
                 h("td", {}, dataset.kind ?? "—"),
                 h("td", {}, dataset.base_model),
                 h("td", { class: "number" }, String(dataset.example_count)),
-                h("td", {}, h("a", { href: `#/runs/${encodeURIComponent(dataset.run_id)}`, class: "wrap" }, dataset.run_id)),
+                h("td", {}, h("a", { href: `#/runs/${encodeURIComponent(dataset.run_id)}`, "aria-label": `View run ${dataset.run_id}` }, "View run")),
                 h("td", {}, formatTime(dataset.created_at)),
               ),
             ),
@@ -71,6 +91,7 @@ export async function datasetPage({ api }: Context, main: HTMLElement, [datasetI
   const field = (label: string, value: Node | string) => [h("dt", {}, label), h("dd", {}, value)];
   fill(main, 
     h("h1", {}, dataset.name, " ", benchmarkBadge(dataset)),
+    h("p", { class: "muted subtitle" }, `${datasetDistinction(dataset)} · dataset ${dataset.dataset_id}`),
     h(
       "dl",
       { class: "facts" },

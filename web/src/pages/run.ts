@@ -37,7 +37,7 @@ function view(
   const going = !FINAL.includes(run.status);
   return [
     h("p", {}, h("a", { href: "#/runs" }, "All runs")),
-    h("h1", {}, `Run ${run.run_id}`),
+    h("h1", {}, runTitle(run)),
     run.status === "Failed" ? h("p", { class: "failure-reason headline", role: "alert" }, run.failure_reason ?? "It failed, and no reason was recorded.") : null,
     run.case_scope
       ? h("p", { class: "banner scope" }, `This run covers only ${run.case_scope} held-out cases (an evaluation's), not every case of the environment: its score is theirs alone.`)
@@ -54,6 +54,7 @@ function view(
         tiles(run),
         run.warnings?.length ? h("ul", { class: "warnings", "aria-label": "Warnings" }, run.warnings.map((w) => h("li", {}, w))) : null,
         run.status === "Failed" ? failure(byLabel) : detailedResults(byLabel.get(DETAILED_LABEL)),
+        going && run.progress ? progressPanel(run.progress) : null,
         going ? stepLogs(byLabel) : null,
         run.inference ? inferencePanel(run.inference) : null,
         run.batch ? batchPanel(run.batch) : null,
@@ -63,6 +64,34 @@ function view(
       sidebar(context, run, isOwner),
     ),
   ];
+}
+
+/** A run by what people know it as: the model they named and the environment version it ran. */
+function runTitle(run: Pick<Schemas["RunDetail"], "model" | "environment_id" | "environment_version">): string {
+  return `${run.model} on ${run.environment_id} ${run.environment_version}`;
+}
+
+/** What a going live run has asked its model, and what it waits for now. */
+function progressPanel(progress: Schemas["InferenceProgressView"]): HTMLElement {
+  const field = (label: string, value: string) => [h("dt", {}, label), h("dd", {}, value)];
+  const count = (value: number) => value.toLocaleString("en-US");
+  return h(
+    "section",
+    { class: "panel progress", "aria-labelledby": "progress-title" },
+    h("h2", { id: "progress-title" }, "Progress"),
+    progress.waiting_for ? h("p", { class: "waiting-for" }, `Waiting for ${progress.waiting_for}.`) : null,
+    h(
+      "dl",
+      {},
+      field("Cases", progress.cases === null || progress.cases === undefined ? "not planned yet" : count(progress.cases)),
+      field("Asked", count(progress.asked ?? 0)),
+      field("Answered", count(progress.answered ?? 0)),
+      field("Given up on", count(progress.unanswered ?? 0)),
+      field("Waiting for an answer", count(progress.waiting)),
+      progress.call_deadline ? field("Latest call answers by", formatTime(progress.call_deadline)) : [],
+      field("As of", formatTime(progress.updated_at)),
+    ),
+  );
 }
 
 function tiles(run: Schemas["RunDetail"]): HTMLElement {
@@ -204,6 +233,7 @@ function batchPanel(batch: Schemas["BatchSummary"]): HTMLElement {
     { class: "panel batch", "aria-labelledby": "batch-title" },
     h("h2", { id: "batch-title" }, "Batch jobs"),
     h("p", {}, `${jobs.length} ${jobs.length === 1 ? "job" : "jobs"} at the provider, looked at ${polls} ${polls === 1 ? "time" : "times"}.`),
+    batch.next_poll_at ? h("p", { class: "next-poll" }, `Next look at the provider: ${formatTime(batch.next_poll_at)}.`) : null,
     h(
       "div",
       { class: "table-scroll" },

@@ -1,6 +1,7 @@
 import type { Schemas } from "../api/client";
 import type { Context } from "../context";
 import { errorBox, fill, formatBytes, formatTime, h } from "../dom";
+import { datasetDistinction } from "./datasets";
 import { baseModelField, connectionChoices, hyperparameterEditor, launchControl } from "./launch";
 
 export const BENCHMARK_BANNER =
@@ -15,9 +16,8 @@ type Preparation = Schemas["PreparationDetail"];
 type Package = Schemas["PackageRecord"];
 
 /**
- * The datasets under their generated names, each option saying first what tells it apart from the others
- * of its name (when it was saved, how many examples, which run): a narrow menu cuts an option's end, and
- * the shared name would fill it.
+ * The datasets under their generated names, each option saying what tells it apart from the others of its
+ * name: a narrow menu cuts an option's end, and the shared name would fill it.
  */
 function datasetOptions(datasets: Dataset[], wanted: string | null): HTMLElement[] {
   const names = [...new Set(datasets.map((d) => d.name))];
@@ -31,7 +31,7 @@ function datasetOptions(datasets: Dataset[], wanted: string | null): HTMLElement
           h(
             "option",
             { value: d.dataset_id, selected: d.dataset_id === wanted },
-            `${formatTime(d.created_at)} · ${d.example_count} examples · run ${d.run_id.slice(0, 8)}`,
+            datasetDistinction(d),
           ),
         ),
     ),
@@ -96,7 +96,7 @@ export async function trainPage(context: Context, main: HTMLElement): Promise<vo
     if (packages.length) {
       fill(
         materialStep,
-        h("p", { class: "muted" }, `Ready packages of run ${dataset.run_id} in a profile ${connection.name} reads:`),
+        h("p", { class: "muted" }, `Ready packages of the run behind ${dataset.name} in a profile ${connection.name} reads:`),
         packages.map(({ item, preparation }, index) => {
           const id = `train-package-${index}`;
           const radio = h("input", { type: "radio", name: "train-package", id, value: item.package_id, checked: index === 0 });

@@ -13,6 +13,11 @@ export interface LaunchMessages {
   warnings: string[];
 }
 
+/** A training run by what people know it as: the base model trained, on which environment's material. */
+export function trainingRunTitle(run: Pick<Schemas["TrainingRunRecord"], "base_model" | "environment_id" | "environment_version">): string {
+  return `${run.base_model} trained on ${run.environment_id} ${run.environment_version}`;
+}
+
 /** Your training runs, newest first, a page at a time. */
 export async function trainingRunsPage({ api }: Context, main: HTMLElement): Promise<void> {
   const query = new URLSearchParams(location.hash.split("?")[1] ?? "");
@@ -47,7 +52,12 @@ function trainingRunTable(items: Schemas["TrainingRunRecord"][], label: string):
           h(
             "tr",
             {},
-            h("td", {}, h("a", { href: `#/training-runs/${encodeURIComponent(run.training_run_id)}` }, run.training_run_id)),
+            h(
+              "td",
+              {},
+              h("a", { href: `#/training-runs/${encodeURIComponent(run.training_run_id)}` }, trainingRunTitle(run)),
+              h("div", { class: "muted wrap" }, run.training_run_id),
+            ),
             h("td", {}, statusBadge(run.status ?? "Queued")),
             h("td", {}, run.provider),
             h("td", { class: "wrap" }, run.base_model),
@@ -64,10 +74,15 @@ export async function trainingRunPage(context: Context, main: HTMLElement, [trai
   let timer: number | undefined;
   context.onLeave(() => window.clearTimeout(timer));
   const launched = launchMessages(trainingRunId);
+  // The connection's name, read once: a deleted connection is said to be one.
+  let connectionName: string | undefined;
   const refresh = async (): Promise<void> => {
     const run = await context.api.get("/training-runs/{training_run_id}", { path: { training_run_id: trainingRunId } });
+    connectionName ??= await context.api
+      .get("/connections/{connection_id}", { path: { connection_id: run.connection_id } })
+      .then((connection) => connection.name, () => "a deleted connection");
     main.replaceChildren();
-    fill(main, ...view(context, run, launched, refresh));
+    fill(main, ...view(context, run, connectionName, launched, refresh));
     if (!TERMINAL.includes(run.status ?? "Queued") && main.isConnected) {
       timer = window.setTimeout(() => void refresh().catch((error) => main.append(errorBox(error))), POLL_MS);
     }
@@ -84,6 +99,7 @@ function launchMessages(trainingRunId: string): LaunchMessages | null {
 function view(
   context: Context,
   run: Schemas["TrainingRunRecord"],
+  connectionName: string,
   launched: LaunchMessages | null,
   refresh: () => Promise<void>,
 ): Child[] {
@@ -105,7 +121,7 @@ function view(
   const cost = Object.entries(run.cost ?? {});
   return [
     h("p", {}, h("a", { href: "#/training-runs" }, "All training runs")),
-    h("h1", {}, `Training run ${run.training_run_id}`),
+    h("h1", {}, trainingRunTitle(run)),
     status === "Failed" ? h("p", { class: "failure-reason headline", role: "alert" }, run.failure_reason ?? "It failed, and no reason was recorded.") : null,
     going
       ? h(
@@ -152,15 +168,21 @@ function view(
           "dl",
           {},
           field("Status", statusBadge(status)),
+          field("Training run ID", h("code", {}, run.training_run_id)),
           field("Provider", run.provider),
-          field("Connection", h("code", {}, run.connection_id)),
+          field("Connection", connectionName, " ", h("code", { class: "muted" }, run.connection_id)),
           field("Provider job", run.job_id ? h("code", {}, run.job_id) : "not started yet"),
           field("Job name", h("code", {}, run.job_name)),
           field("Resulting model", run.result_model ? h("code", {}, run.result_model) : status === "Succeeded" ? "the provider named none" : "not yet"),
           field("Base model", run.base_model, h("span", { class: "muted" }, run.base_model_source === "package" ? " (the package's)" : " (chosen at launch)")),
           field("Method", run.method),
           field("Package", h("code", {}, run.package_id), ` (${run.package_profile})`),
-          field("Workspace", h("a", { href: `#/workspace/${encodeURIComponent(run.preparation_id)}/results` }, run.preparation_id)),
+          field(
+            "Workspace",
+            h("a", { href: `#/workspace/${encodeURIComponent(run.preparation_id)}/results` }, `${run.environment_id} ${run.environment_version}, ${run.method}`),
+            " ",
+            h("code", { class: "muted" }, run.preparation_id),
+          ),
           field("Environment", `${run.environment_id} ${run.environment_version}`),
           field("Created", formatTime(run.created_at)),
           field("Finished", formatTime(run.finished_at)),

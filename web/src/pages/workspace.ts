@@ -2,6 +2,7 @@ import type { Schemas } from "../api/client";
 import type { Context } from "../context";
 import { errorBox, fill, formatBytes, formatNumber, formatTime, h, pageQuery, pageState, pager, statusBadge } from "../dom";
 import { baseModelField, connectionChoices, hyperparameterEditor, launchControl } from "./launch";
+import { trainingRunTitle } from "./training";
 
 const TABS = [
   ["overview", "Overview"],
@@ -13,6 +14,11 @@ type Tab = (typeof TABS)[number][0];
 const SPLITS = ["train", "validation", "test"];
 const EVALUATORS_GROUP = "evaluators";
 const POLL_MS = 1500;
+
+/** A preparation by what people know it as: the environment version, the base model and the method. */
+function preparationTitle(p: Schemas["PreparationSummary"]): string {
+  return `${p.environment_id} ${p.environment_version}: ${p.base_model}, ${p.method}`;
+}
 
 /** The preparations a trainer can open as a workspace, newest first. */
 export async function workspacesPage({ api }: Context, main: HTMLElement): Promise<void> {
@@ -33,7 +39,12 @@ export async function workspacesPage({ api }: Context, main: HTMLElement): Promi
               h(
                 "tr",
                 {},
-                h("td", {}, h("a", { href: `#/workspace/${encodeURIComponent(p.preparation_id)}` }, p.preparation_id)),
+                h(
+                  "td",
+                  {},
+                  h("a", { href: `#/workspace/${encodeURIComponent(p.preparation_id)}` }, preparationTitle(p)),
+                  h("div", { class: "muted wrap" }, p.preparation_id),
+                ),
                 h("td", {}, statusBadge(p.status)),
                 h("td", {}, p.benchmark),
                 h("td", {}, p.method),
@@ -59,7 +70,8 @@ export async function workspacePage(context: Context, main: HTMLElement, [prepar
   const base = `#/workspace/${encodeURIComponent(preparationId)}`;
   const panel = h("div", { role: "tabpanel", id: "workspace-panel", "aria-labelledby": `tab-${tab}`, tabindex: "0" });
   fill(main, 
-    h("h1", {}, `Workspace ${preparation.preparation_id}`),
+    h("h1", {}, preparationTitle(preparation)),
+    h("p", { class: "muted subtitle" }, `Workspace of preparation ${preparation.preparation_id} · created ${formatTime(preparation.created_at)}`),
     h(
       "nav",
       { class: "tabs", "aria-label": "Workspace sections" },
@@ -459,10 +471,11 @@ function trainingRun(
   return h(
     "li",
     { class: "training-run", "aria-label": `Training run ${run.training_run_id}` },
-    h("a", { href: `#/training-runs/${encodeURIComponent(run.training_run_id)}` }, h("strong", {}, run.training_run_id)),
+    h("a", { href: `#/training-runs/${encodeURIComponent(run.training_run_id)}` }, h("strong", {}, trainingRunTitle(run))),
     " ",
     statusBadge(run.status ?? "Pending"),
-    ` ${run.provider}, job ${run.job_id ?? "not started"}, base ${run.base_model}`,
+    ` ${run.provider}, ${formatTime(run.created_at)}, job ${run.job_id ?? "not started"}, `,
+    h("code", { class: "muted" }, run.training_run_id),
     run.result_model ? `, trained model ${run.result_model}` : "",
     run.failure_reason ? h("p", { class: "error" }, run.failure_reason) : null,
     allowed && run.status === "Succeeded" ? authorizeForm(context, run, connections, evaluation, evaluations) : null,
