@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from benchgen.zipwrite import write_zip
-from examplegen.codabench_style import MODEL_PY, SUBJECTS, SUBMISSION_METADATA, Review, _lines, _reviews
+from examplegen.codabench_style import (
+    MODEL_PY,
+    SUBJECTS,
+    SUBMISSION_METADATA,
+    Review,
+    as_lines,
+    reviews_about,
+)
 from examplegen.codabench_yaml import column, competition, phase
 from examplegen.writing import write_text, write_yaml
 
@@ -175,23 +182,23 @@ def _values(rng: random.Random) -> tuple[list[str], list[str]]:
 
 
 def write_scratch(out: Path, rng: random.Random) -> None:
-    reviews = _reviews(rng, SUBJECTS["books"])
+    reviews = reviews_about(rng, SUBJECTS["books"])
     bundle = out / "bundle"
     columns = [column("Accuracy", "accuracy", 0, precision=3)]
     write_yaml(bundle / "competition.yaml", _one_phase("Labels (scratch files)", _task(), columns))
-    write_text(bundle / "reference_data" / "labels.solution", _lines([r.label for r in reviews]))
+    write_text(bundle / "reference_data" / "labels.solution", as_lines([r.label for r in reviews]))
     _scoring_program(bundle, SCRATCH_SCORE_PY)
-    write_text(out / "submission" / "labels.predict", _lines(_flipped(rng, reviews)))
+    write_text(out / "submission" / "labels.predict", as_lines(_flipped(rng, reviews)))
 
 
 def write_ingestion_fails(out: Path, rng: random.Random) -> None:
-    reviews = _reviews(rng, SUBJECTS["films"])
+    reviews = reviews_about(rng, SUBJECTS["films"])
     bundle = out / "bundle"
     task = _task(input_data="input_data", ingestion_program="ingestion_program")
     columns = [column("Accuracy", "accuracy", 0, precision=3), column("Ingestion ok", "ingestion_ok", 1)]
     write_yaml(bundle / "competition.yaml", _one_phase("Review Sentiment (failing model)", task, columns))
-    write_text(bundle / "input_data" / "reviews.txt", _lines([r.text for r in reviews]))
-    write_text(bundle / "reference_data" / "reviews.solution", _lines([r.label for r in reviews]))
+    write_text(bundle / "input_data" / "reviews.txt", as_lines([r.text for r in reviews]))
+    write_text(bundle / "reference_data" / "reviews.solution", as_lines([r.label for r in reviews]))
     write_text(
         bundle / "ingestion_program" / "metadata.yaml",
         "command: python3 $program/ingestion.py $input $output $submission_program\n",
@@ -208,9 +215,9 @@ def write_top_folder(out: Path, rng: random.Random) -> None:
     task = _task(reference_data="reference_data.zip")
     columns = [column("MAE", "mae", 0, sorting="asc", precision=3)]
     write_yaml(bundle / "competition.yaml", _one_phase("Values (a zipped folder)", task, columns))
-    write_zip(bundle / "reference_data.zip", {"reference_data/values.solution": _lines(truth).encode()})
+    write_zip(bundle / "reference_data.zip", {"reference_data/values.solution": as_lines(truth).encode()})
     _scoring_program(bundle, TOP_FOLDER_SCORE_PY)
-    write_text(out / "submission" / "values.predict", _lines(guess))
+    write_text(out / "submission" / "values.predict", as_lines(guess))
 
 
 def write_removed_alias(out: Path, rng: random.Random) -> None:
@@ -220,9 +227,9 @@ def write_removed_alias(out: Path, rng: random.Random) -> None:
     # The organiser chose the scientific runtime (numpy 2) for a CodaLab-era image's program.
     spec = _one_phase("Values (np.float)", _task(), columns, docker_image=CODALAB_IMAGE)
     write_yaml(bundle / "competition.yaml", {**spec, "runtime": "scientific"})
-    write_text(bundle / "reference_data" / "values.solution", _lines(truth))
+    write_text(bundle / "reference_data" / "values.solution", as_lines(truth))
     _scoring_program(bundle, REMOVED_ALIAS_SCORE_PY)
-    write_text(out / "submission" / "values.predict", _lines(guess))
+    write_text(out / "submission" / "values.predict", as_lines(guess))
 
 
 CODABENCH_LENIENCY = {

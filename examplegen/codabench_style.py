@@ -45,7 +45,7 @@ class Review:
     label: str  # "pos" or "neg"
 
 
-def _reviews(rng: random.Random, subjects: list[str]) -> list[Review]:
+def reviews_about(rng: random.Random, subjects: list[str]) -> list[Review]:
     """Reviews a keyword model reads right, except the negated ones ("not great" is negative)."""
     made = []
     for _ in range(REVIEWS):
@@ -59,7 +59,7 @@ def _reviews(rng: random.Random, subjects: list[str]) -> list[Review]:
     return made
 
 
-def _lines(values: list[str]) -> str:
+def as_lines(values: list[str]) -> str:
     return "\n".join(values) + "\n"
 
 
@@ -191,7 +191,7 @@ def _wrong_here_and_there(rng: random.Random, reviews: list[Review]) -> list[str
 
 
 def write_app(out: Path, rng: random.Random) -> None:
-    reviews = _reviews(rng, SUBJECTS["films"])
+    reviews = reviews_about(rng, SUBJECTS["films"])
     bundle = out / "bundle"
     task = {
         "index": 0,
@@ -211,15 +211,15 @@ def write_app(out: Path, rng: random.Random) -> None:
         bundle / "competition.yaml",
         competition("Review Sentiment (/app layout)", [task], [phase(0, "Development", [0])], columns),
     )
-    write_text(bundle / "input_data" / "reviews.txt", _lines([r.text for r in reviews]))
-    write_text(bundle / "reference_data" / "reviews.solution", _lines([r.label for r in reviews]))
+    write_text(bundle / "input_data" / "reviews.txt", as_lines([r.text for r in reviews]))
+    write_text(bundle / "reference_data" / "reviews.solution", as_lines([r.label for r in reviews]))
     write_text(bundle / "ingestion_program" / "metadata.yaml", "command: python3 /app/program/ingestion.py\n")
     write_text(bundle / "ingestion_program" / "ingestion.py", APP_INGESTION_PY)
     write_text(bundle / "scoring_program" / "metadata.yaml", "command: python3 /app/program/score.py\n")
     write_text(bundle / "scoring_program" / "score.py", APP_SCORE_PY)
     _code_submission(out / "submission" / "code")
     write_text(
-        out / "submission" / "results" / "reviews.predict", _lines(_wrong_here_and_there(rng, reviews))
+        out / "submission" / "results" / "reviews.predict", as_lines(_wrong_here_and_there(rng, reviews))
     )
 
 
@@ -228,10 +228,10 @@ def write_multitask(out: Path, rng: random.Random) -> None:
     tasks = []
     guesses = {}
     for index, name in enumerate(("books", "films")):
-        reviews = _reviews(rng, SUBJECTS[name])
+        reviews = reviews_about(rng, SUBJECTS[name])
         folder = f"reference_{name}"
         write_text(bundle / folder / "task.txt", f"{name}\n")
-        write_text(bundle / folder / f"{name}.solution", _lines([r.label for r in reviews]))
+        write_text(bundle / folder / f"{name}.solution", as_lines([r.label for r in reviews]))
         guesses[name] = _wrong_here_and_there(rng, reviews)
         tasks.append(
             {
@@ -256,11 +256,11 @@ def write_multitask(out: Path, rng: random.Random) -> None:
     )
     write_text(bundle / "scoring_program" / "score.py", TASK_SCORE_PY)
     for name, labels in guesses.items():
-        write_text(out / "submission" / f"{name}.predict", _lines(labels))
+        write_text(out / "submission" / f"{name}.predict", as_lines(labels))
 
 
 def write_interactive(out: Path, rng: random.Random) -> None:
-    reviews = _reviews(rng, SUBJECTS["books"])
+    reviews = reviews_about(rng, SUBJECTS["books"])
     bundle = out / "bundle"
     task = {
         "index": 0,
@@ -280,7 +280,7 @@ def write_interactive(out: Path, rng: random.Random) -> None:
             [column("Accuracy", "accuracy", 0, precision=3)],
         ),
     )
-    write_text(bundle / "reference_data" / "reviews.tsv", _lines([f"{r.text}\t{r.label}" for r in reviews]))
+    write_text(bundle / "reference_data" / "reviews.tsv", as_lines([f"{r.text}\t{r.label}" for r in reviews]))
     write_text(
         bundle / "scoring_program" / "metadata.yaml",
         "command: python3 $program/score.py $input $output $shared\n",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 LIMIT_S = 60
-LEGACY_IMAGE = "codalab/codalab-legacy:py39"
+PY39_IMAGE = "codalab/codalab-legacy:py39"
 # The image whose set of scientific libraries (numpy, scipy, scikit-learn, pandas, matplotlib) the
 # scientific runtime reproduces.
 SCIENTIFIC_IMAGE = "codalab/codalab-legacy:py312"
@@ -22,7 +22,7 @@ def competition(
     phases: list[dict[str, Any]],
     columns: list[Any],
     *,
-    docker_image: str = LEGACY_IMAGE,
+    docker_image: str = PY39_IMAGE,
 ) -> Any:
     """competition.yaml as published for Codabench: version 2, nulls and platform keys included."""
     return {
