@@ -12,6 +12,7 @@ from benchgen.aws import wiring
 from benchgen.settings import Settings, load_settings
 from localcloud.callers import running_as
 from localcloud.cloud import LocalCloud
+from localcloud.model_server import ExampleModelServer
 from tests.integration.factories import Answer, Call, api_context, proxy_event
 
 EVENT_DRIVEN = ("register_environment", "ingest", "score", "build_artifact")
@@ -253,3 +254,15 @@ def small_stacks() -> dict[str, dict[str, Any]]:
     runs_resource.add_resource("{run_id}").add_method("GET")
     template: dict[str, Any] = app.synth().get_stack_by_name(SMALL_STACK).template
     return {SMALL_STACK: template}
+
+
+@pytest.fixture
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Real backoff waits seconds; the local cloud really sleeps. Set before the first function starts.
+    monkeypatch.setenv("MODEL_RETRY_BASE_SECONDS", "0.01")
+
+
+@pytest.fixture
+def models() -> Iterator[ExampleModelServer]:
+    with ExampleModelServer() as server:
+        yield server

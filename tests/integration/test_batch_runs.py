@@ -41,12 +41,6 @@ def fast_batches(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def models() -> Iterator[ExampleModelServer]:
-    with ExampleModelServer() as server:
-        yield server
-
-
-@pytest.fixture
 def bedrock(cloud: LocalCloud, models: ExampleModelServer) -> LocalCloud:
     """The local cloud whose simulated Bedrock answers Nova Micro as the example base model."""
     jobs_of(cloud.provider_clock).serve(models.completion, {NOVA: BASE_MODEL})

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import secrets
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +39,6 @@ def quick(monkeypatch: pytest.MonkeyPatch) -> None:
     # The local cloud really waits: short model retries and a one-second wait between checks.
     monkeypatch.setenv("MODEL_RETRY_BASE_SECONDS", "0.01")
     monkeypatch.setenv("EVALUATION_WAIT_SECONDS", "1")
-
-
-@pytest.fixture
-def models() -> Iterator[ExampleModelServer]:
-    with ExampleModelServer() as server:
-        yield server
 
 
 def _post(api: Api, path: str, body: dict[str, Any], key: str) -> tuple[int, Any]:

@@ -35,18 +35,6 @@ OPENAI_COMPATIBLE = ProviderKind("openai-compatible")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-@pytest.fixture
-def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Real backoff waits seconds; the local cloud really sleeps. Set before the first function starts.
-    monkeypatch.setenv("MODEL_RETRY_BASE_SECONDS", "0.01")
-
-
-@pytest.fixture
-def models() -> Iterator[ExampleModelServer]:
-    with ExampleModelServer() as server:
-        yield server
-
-
 def _runs(cloud: LocalCloud) -> RunsRepo:
     return RunsRepo(next(name for lid, name in cloud.table_names.items() if lid.startswith("Runs")))
 

@@ -22,18 +22,6 @@ STALLED_CASE = "en-000004"
 
 
 @pytest.fixture
-def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Real backoff waits seconds; the local cloud really sleeps. Set before the first function starts.
-    monkeypatch.setenv("MODEL_RETRY_BASE_SECONDS", "0.01")
-
-
-@pytest.fixture
-def models() -> Iterator[ExampleModelServer]:
-    with ExampleModelServer() as server:
-        yield server
-
-
-@pytest.fixture
 def api(cloud: LocalCloud, tmp_path: Path) -> Iterator[Api]:
     archive = write_bundle_zip(EXAMPLES / "gsm8k-en" / "bundle", tmp_path / "gsm8k-en.zip")
     key = "environments/gsm8k-en/v1/bundle.zip"
