@@ -13,10 +13,12 @@ def test_the_minimal_runtime_is_the_layers_package_set_and_the_runtimes_boto3() 
     assert dict(pin.split("==", 1) for pin in resolved) == MINIMAL.pins()
 
 
-def test_every_runtime_is_on_lambdas_python_and_pins_canonical_names() -> None:
+def test_every_runtime_is_on_lambdas_python_unless_it_needs_its_own_and_pins_canonical_names() -> None:
+    # A runtime whose pins have wheels for one Python alone (legacy) is built on that Python's image.
     for runtime in RUNTIMES.values():
-        assert RUNTIME.name == f"python{runtime.python}"
+        assert runtime.exact_python or RUNTIME.name == f"python{runtime.python}"
         assert all(name == canonical_name(name) for name in runtime.pins())
+    assert [runtime.name for runtime in RUNTIMES.values() if runtime.exact_python] == ["legacy"]
 
 
 def test_the_readme_names_every_runtime() -> None:

@@ -150,6 +150,7 @@ class TestRealStack:
                 "ApiFunction",
                 "SandboxFunction",
                 "SandboxScientificFunction",
+                "SandboxLegacyFunction",
                 "DeployModelFunction",
                 "PlanInferenceFunction",
                 "InferShardFunction",

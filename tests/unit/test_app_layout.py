@@ -87,8 +87,9 @@ def test_without_root_a_command_naming_app_paths_fails_the_run_saying_what_to_wr
     # then the run fails with the reason, not with a program that ran in the wrong place, for both programs
     assert run["status"] == "Failed"
     assert run["failure_reason"] == (
-        f"the scoring program exited with code 126:\n{local.APP_REFUSED}: python3 /app/program/score.py\n"
-        f"the ingestion program exited with code 126:\n{local.APP_REFUSED}: python /app/program/ingestion.py"
+        f"the ingestion program exited with code 126:\n"
+        f"{local.APP_REFUSED}: python /app/program/ingestion.py\n"
+        f"the scoring program exited with code 126:\n{local.APP_REFUSED}: python3 /app/program/score.py"
     )
 
 

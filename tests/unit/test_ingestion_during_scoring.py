@@ -181,6 +181,6 @@ def test_a_run_failed_beside_a_failing_ingestion_program_says_which_program_fail
     # then the run failed, and its reason names both programs with the tail of each one's stderr
     assert (code, run["status"]) == (2, "Failed")
     reason = str(run["failure_reason"])
-    assert reason.startswith("the scoring program exited with code 3:\nno predictions for round 0 after 1 s")
-    assert "the ingestion program, run beside the scoring program, exited with code 1:" in reason
-    assert reason.endswith("ValueError: the model cannot be fitted: no features")
+    assert reason.startswith("the ingestion program, run beside the scoring program, exited with code 1:")
+    assert "ValueError: the model cannot be fitted: no features\n" in reason
+    assert reason.endswith("the scoring program exited with code 3:\nno predictions for round 0 after 1 s")
