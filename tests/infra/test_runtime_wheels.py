@@ -26,31 +26,7 @@ def test_the_runtimes_pins_are_the_whole_binary_set_for_lambdas_python(runtime: 
     # Given the runtime's pins, resolved with their dependencies for the image's interpreter
     folder = WHEELS / runtime.name
     folder.mkdir(parents=True, exist_ok=True)
-    platforms = [
-        option for platform in IMAGE_PLATFORMS[runtime.python] for option in ("--platform", platform)
-    ]
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--only-binary=:all:",
-            *platforms,
-            "--implementation",
-            "cp",
-            "--python-version",
-            runtime.python,
-            "--dest",
-            str(folder),
-            "--requirement",
-            str(runtime.requirements),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = _download_for_image(runtime.python, folder, "--requirement", str(runtime.requirements))
 
     # Then pip found a wheel for every one, and the set needs nothing it does not pin
     assert done.returncode == 0, done.stderr[-2000:]
@@ -90,10 +66,21 @@ def test_the_sandbox_handlers_packages_have_binary_wheels_for_each_images_python
     folder.mkdir(parents=True, exist_ok=True)
     requirements = folder / "requirements.txt"
     requirements.write_text("\n".join(layer_packages(LAMBDA_TARGET)) + "\n", encoding="utf-8")
-    platforms = [option for platform in IMAGE_PLATFORMS[python] for option in ("--platform", platform)]
 
     # When pip resolves it for that Python on arm64, binary wheels only
-    done = subprocess.run(
+    done = _download_for_image(
+        python, folder, "--constraint", str(CONSTRAINTS), "--requirement", str(requirements)
+    )
+
+    # Then every package has one
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def _download_for_image(python: str, folder: Path, *requirements: str) -> subprocess.CompletedProcess[str]:
+    """pip downloading ``requirements`` with their dependencies into ``folder``, as the image of that
+    CPython on arm64 would install them: binary wheels only."""
+    platforms = [option for platform in IMAGE_PLATFORMS[python] for option in ("--platform", platform)]
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -108,15 +95,9 @@ def test_the_sandbox_handlers_packages_have_binary_wheels_for_each_images_python
             python,
             "--dest",
             str(folder),
-            "--constraint",
-            str(CONSTRAINTS),
-            "--requirement",
-            str(requirements),
+            *requirements,
         ],
         capture_output=True,
         text=True,
         check=False,
     )
-
-    # Then every package has one
-    assert done.returncode == 0, done.stderr[-2000:]
