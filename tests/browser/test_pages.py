@@ -266,13 +266,9 @@ def test_a_refused_limit_is_named_by_its_label_and_the_connection_by_its_name(
         },
     )
     try:
-        tab.sign_in(DEMO_USER)
-        page = tab.open("/environments/gsm8k-tr/v1/run")
-        form = page.get_by_role("form", name="Start a run")
-        form.get_by_label("A live model through one of your connections").check()
-        form.get_by_label("Model name").fill("too eager")
-        form.get_by_label("Connection", exact=True).select_option(capped["connection_id"])
-        form.get_by_label("Model id").fill("meta-llama/Llama-3-8b-chat-hf")
+        page, form = _live_run_form(
+            tab, "too eager", capped["connection_id"], "meta-llama/Llama-3-8b-chat-hf"
+        )
         # When a run through it asks for five
         form.get_by_label("Requests at once").fill("5")
         form.get_by_role("button", name="Start run").click()
@@ -284,6 +280,18 @@ def test_a_refused_limit_is_named_by_its_label_and_the_connection_by_its_name(
         )
     finally:
         console.owner.expect("DELETE", f"/connections/{capped['connection_id']}", 204)
+
+
+def _live_run_form(tab: Page, model_name: str, connection_id: str, model_id: str) -> tuple[Any, Any]:
+    """Signed in as the demo user, gsm8k-tr v1's start-a-run form filled for a live model of a connection."""
+    tab.sign_in(DEMO_USER)
+    page = tab.open("/environments/gsm8k-tr/v1/run")
+    form = page.get_by_role("form", name="Start a run")
+    form.get_by_label("A live model through one of your connections").check()
+    form.get_by_label("Model name").fill(model_name)
+    form.get_by_label("Connection", exact=True).select_option(connection_id)
+    form.get_by_label("Model id").fill(model_id)
+    return page, form
 
 
 def test_a_batch_run_is_asked_for_from_the_form_and_refused_by_a_provider_without_batch(
@@ -303,13 +311,7 @@ def test_a_batch_run_is_asked_for_from_the_form_and_refused_by_a_provider_withou
         },
     )
     try:
-        tab.sign_in(DEMO_USER)
-        page = tab.open("/environments/gsm8k-tr/v1/run")
-        form = page.get_by_role("form", name="Start a run")
-        form.get_by_label("A live model through one of your connections").check()
-        form.get_by_label("Model name").fill("asked in batch")
-        form.get_by_label("Connection", exact=True).select_option(endpoint["connection_id"])
-        form.get_by_label("Model id").fill("my-model")
+        page, form = _live_run_form(tab, "asked in batch", endpoint["connection_id"], "my-model")
         # When its run is asked for in batch
         form.get_by_label("Inference mode").select_option("batch")
         form.get_by_role("button", name="Start run").click()
