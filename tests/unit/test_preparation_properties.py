@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchgen.environment import Environment
+from benchgen.stored_numbers import SMALLEST_STORED_NUMBER
 from benchgen.training.coverage import check_held_out
 from benchgen.training.examples import text_hash
 from benchgen.training.preparation import MAX_SEED, RunSource, generate
@@ -80,7 +81,8 @@ def split_shares(draw: st.DrawFn) -> dict[str, int]:
 @given(
     shares=split_shares(),
     factor=st.integers(min_value=0, max_value=6),
-    pool_share=st.one_of(st.none(), st.floats(min_value=0.0, max_value=1.0)),
+    # a share a record can store: 0, or at least DynamoDB's smallest magnitude
+    pool_share=st.none() | st.just(0.0) | st.floats(min_value=SMALLEST_STORED_NUMBER, max_value=1.0),
     seed=st.integers(min_value=0, max_value=MAX_SEED),
     method=st.sampled_from(["demonstration", "preference"]),
     selection=st.sampled_from(["wrong_plus_augmented", "all_items", "failed_and_near_miss"]),
