@@ -295,3 +295,28 @@ def test_of_two_concurrent_conditional_writes_to_one_item_exactly_one_succeeds(
 
     # then one wins and the other's condition fails, as on DynamoDB
     assert sorted(won) == [False, True]
+
+
+def test_concurrent_updates_adding_keys_to_one_items_map_all_land(cloud: LocalCloud) -> None:
+    # given an item with a map, as a live run's record holds one count per shard
+    dynamodb = cloud.client("dynamodb")
+    table = _datasets_table(cloud)
+    dynamodb.put_item(TableName=table, Item={"dataset_id": {"S": "ds-1"}, "counts": {"M": {}}})
+
+    def add(writer: int) -> None:
+        for number in range(40):
+            dynamodb.update_item(
+                TableName=table,
+                Key={"dataset_id": {"S": "ds-1"}},
+                UpdateExpression="SET #c.#k = :v",
+                ExpressionAttributeNames={"#c": "counts", "#k": f"{writer}-{number}"},
+                ExpressionAttributeValues={":v": {"N": str(number)}},
+            )
+
+    # when eight writers each add forty keys at the same time (as DynamoDB takes them, one after another)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(add, range(8)))
+
+    # then every write landed: none failed reading the item while another wrote it
+    item = dynamodb.get_item(TableName=table, Key={"dataset_id": {"S": "ds-1"}})["Item"]
+    assert len(item["counts"]["M"]) == 320
