@@ -24,7 +24,8 @@ class AtomicItemWrites(Patches):
 
     def __init__(self) -> None:
         super().__init__()
-        self._lock = threading.Lock()
+        # Reentrant: a request whose handling calls DynamoDB again on the same thread waits on nothing.
+        self._lock = threading.RLock()
 
     def declare(self) -> Iterator[Patch]:
         from moto.dynamodb.responses import DynamoHandler
