@@ -183,12 +183,19 @@ def _pick(options: tuple[str, ...], key: bytes) -> str:
     return options[int.from_bytes(key, "big") % len(options)]
 
 
-def _holds(text: str, pair: tuple[str, str]) -> bool:
-    """Whether swapping ``pair`` can change ``text``: it holds one of the pair's words, as swapping finds
-    them. A word that matches nowhere on its own matches nowhere among others, so dropping the pairs a
-    text does not hold from a candidate's choice leaves its swap unchanged."""
-    swap = _connector_swap((pair,))
-    return swap is not None and swap[0].search(text) is not None
+@lru_cache(maxsize=16)
+def _pair_searches(
+    pairs: tuple[tuple[str, str], ...],
+) -> tuple[tuple[int, tuple[str, str], Callable[[str], object]], ...]:
+    """Each pair that can swap anything, with its bit and the search that finds one of its words as
+    swapping finds them. A word that matches nowhere on its own matches nowhere among others, so dropping
+    the pairs a text does not hold from a candidate's choice leaves its swap unchanged."""
+    searches = []
+    for bit, pair in enumerate(pairs):
+        swap = _connector_swap((pair,))
+        if swap is not None:
+            searches.append((bit, pair, swap[0].search))
+    return tuple(searches)
 
 
 @lru_cache(maxsize=16)
@@ -215,23 +222,28 @@ def variants(case_id: str, text: str, system: str, settings: AugmentSettings) ->
     wanted = settings.variants_per_seed
     if wanted == 0:
         return []
-    numbers = number_tokens(text)
     instructions = _instructions(settings)
     systems = tuple(dict.fromkeys((system, *settings.system_prompts)))
     # Bytes 0-7 of a candidate's digest decide, one bit per pair, which connector pairs it swaps (at most
-    # 64). A pair none of whose words the text holds changes nothing, so only the pairs it holds are
-    # looked at, and a candidate that swaps the same ones as an earlier candidate reuses its text.
-    held = tuple((bit, pair) for bit, pair in enumerate(settings.connectors[:64]) if _holds(text, pair))
-    keeps_numbers = _keeps_numbers(settings.connectors[:64])
-    reworded_by: dict[tuple[tuple[str, str], ...], tuple[str, list[str]]] = {(): (text, numbers)}
+    # 64): bit n is bit n % 8 of byte n // 8, that is bit n of the bytes read as a little-endian integer. A
+    # pair none of whose words the text holds changes nothing, so only the bits of the pairs it holds are
+    # kept, and a candidate that swaps the same ones as an earlier candidate reuses its text.
+    pairs = settings.connectors[:64]
+    held = {bit: pair for bit, pair, search in _pair_searches(pairs) if search(text) is not None}
+    held_bits = sum(1 << bit for bit in held)
+    keeps_numbers = _keeps_numbers(pairs)
+    # Where no swap can touch a number and no instruction holds one, every candidate keeps the seed's
+    # numbers in place, and none need be read.
+    numbers = number_tokens(text) if not keeps_numbers or any(extra for _, _, extra in instructions) else []
+    reworded_by: dict[int, tuple[str, list[str]]] = {0: (text, numbers)}
     seen = {(text, system)}
     found: list[tuple[str, str]] = []
     choices = _choices(case_id, settings.seed)
     for index in range(1, wanted * ATTEMPTS_PER_VARIANT + 1):
         digest = choices(index)
-        chosen = tuple(pair for bit, pair in held if digest[bit // 8] >> (bit % 8) & 1)
+        chosen = int.from_bytes(digest[:8], "little") & held_bits
         if chosen not in reworded_by:
-            reworded = swap_connectors(text, chosen)
+            reworded = swap_connectors(text, tuple(pair for bit, pair in held.items() if chosen >> bit & 1))
             same = keeps_numbers or reworded == text
             reworded_by[chosen] = (reworded, numbers if same else number_tokens(reworded))
         reworded, tokens = reworded_by[chosen]
