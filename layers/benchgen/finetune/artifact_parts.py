@@ -25,7 +25,7 @@ from benchgen.cases import CaseText, case_references, decode_case, read_case_lin
 from benchgen.environment import Environment
 from benchgen.errors import ScoringError
 from benchgen.finetune.augment import AugmentSettings, variants
-from benchgen.finetune.formats import FORMATS, pieces, sizes
+from benchgen.finetune.formats import FORMATS, family_pieces, sizes
 from benchgen.finetune.seed import (
     Source,
     case_text,
@@ -153,28 +153,23 @@ def collect(
                     criteria=[result.id for result in verdict.criteria] or list(default_criteria),
                 )
                 split = split_for(case_id)
-                family = [seed]
-                if source is Source.SEED:
-                    family += [
-                        msgspec.structs.replace(
-                            seed,
-                            example_id=example_id(case_id, variant),
-                            source=Source.AUGMENTED,
-                            variant=variant,
-                            input=variant_input,
-                            system=variant_system,
-                        )
+                augmented = (
+                    [
+                        (example_id(case_id, variant), variant_input, variant_system)
                         for variant, (variant_input, variant_system) in enumerate(
                             variants(case_id, seed.input, seed.system, settings), start=1
                         )
                     ]
+                    if source is Source.SEED
+                    else []
+                )
                 layers[source.value] += 1
-                if len(family) > 1:
-                    layers[Source.AUGMENTED.value] += len(family) - 1
-                examples += len(family)
-                for example in family:
-                    fields = pieces(example)
-                    spool.add(position[split], example.example_id.encode("utf-8"), fields)
+                if augmented:
+                    layers[Source.AUGMENTED.value] += len(augmented)
+                examples += 1 + len(augmented)
+                keys = [seed.example_id, *(variant[0] for variant in augmented)]
+                for key, fields in zip(keys, family_pieces(seed, augmented), strict=True):
+                    spool.add(position[split], key.encode("utf-8"), fields)
                     messages, preference, prompt_completion, rows = sizes(fields, split)
                     messages_bytes += messages
                     preference_bytes += preference

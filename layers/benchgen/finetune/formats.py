@@ -10,7 +10,7 @@ Every file lists train rows first, then validation, then test; ``rows.jsonl`` na
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -75,6 +75,8 @@ _PREFERENCE = (b'{"prompt":', b',"chosen":', b',"rejected":', b"}\n")
 _PROMPT_COMPLETION = (b'{"prompt":', b',"completion":', b"}\n")
 _ROWS = (b'{"id":', b',"split":"', b'","prompt":', b',"answer":', b',"system":', b",", b"\n")
 _REJECTED = b',"rejected":'
+_SOURCE = b'"source":'
+_VARIANT = b'"variant":'
 _MESSAGES_SIZE = len(_OPEN) + len(_USER) + len(_ASSISTANT) + len(_CLOSE)
 _SYSTEM_SIZE = len(_SYSTEM[0]) + len(_SYSTEM[1])
 _PREFERENCE_SIZE = sum(map(len, _PREFERENCE))
@@ -88,25 +90,55 @@ def pieces(example: Renderable) -> list[bytes]:
 
     Each text is JSON-encoded once, by msgspec, to the bytes ``json.dumps(..., ensure_ascii=False)`` gives.
     """
+    return family_pieces(example, ())[0]
+
+
+def family_pieces(example: Renderable, variants: Iterable[tuple[str, str, str]]) -> list[list[bytes]]:
+    """The :func:`pieces` of ``example`` and of its augmented variants, numbered from 1, each given as
+    (example id, input, system prompt) and otherwise the example: what they share is encoded once.
+
+    The rest of a row is the JSON object ``{"case_id", "run_id", "source", "variant", "verdict",
+    "criteria"}`` without its opening brace, put together from the encoded pieces around the two fields
+    that vary, as msgspec writes the whole object (its keys in order, compact)."""
     verdict = example.verdict
-    rest = {
-        "case_id": example.case_id,
-        "run_id": example.run_id,
-        "source": example.source,  # msgspec writes an enum as its value
-        "variant": example.variant,
-        "verdict": None
-        if verdict is None
-        else {"passed": verdict.passed, "answered": verdict.answered, "prediction": verdict.prediction},
-        "criteria": list(example.criteria),
-    }
-    return [
-        _ENCODE(example.example_id),
-        _ENCODE(example.input),
-        _ENCODE(example.target),
-        _ENCODE(example.system),
-        b"" if example.rejected is None else _ENCODE(example.rejected),
-        _ENCODE(rest)[1:],  # without its opening brace: it continues the row
+    head = _ENCODE({"case_id": example.case_id, "run_id": example.run_id})[1:-1]
+    tail = _ENCODE(
+        {
+            "verdict": None
+            if verdict is None
+            else {"passed": verdict.passed, "answered": verdict.answered, "prediction": verdict.prediction},
+            "criteria": list(example.criteria),
+        }
+    )[1:]
+    target = _ENCODE(example.target)
+    rejected = b"" if example.rejected is None else _ENCODE(example.rejected)
+    systems = {example.system: _ENCODE(example.system)}
+    family = [
+        [
+            _ENCODE(example.example_id),
+            _ENCODE(example.input),
+            target,
+            systems[example.system],
+            rejected,
+            b"%s,%s%s,%s%d,%s" % (head, _SOURCE, _ENCODE(example.source), _VARIANT, example.variant, tail),
+        ]
     ]
+    augmented = _SOURCE + _ENCODE(Source.AUGMENTED) + b"," + _VARIANT
+    for variant, (example_id, text, system) in enumerate(variants, start=1):
+        encoded = systems.get(system)
+        if encoded is None:
+            encoded = systems[system] = _ENCODE(system)
+        family.append(
+            [
+                _ENCODE(example_id),
+                _ENCODE(text),
+                target,
+                encoded,
+                rejected,
+                b"%s,%s%d,%s" % (head, augmented, variant, tail),
+            ]
+        )
+    return family
 
 
 def format_lines(which: int, batch: Sequence[Sequence[bytes]], split: Split) -> list[bytes]:
