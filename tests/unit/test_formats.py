@@ -15,6 +15,7 @@ from benchgen.finetune.formats import (
     PROMPT_COMPLETION,
     ROWS,
     FileStats,
+    family_pieces,
     format_lines,
     pieces,
     sizes,
@@ -177,6 +178,50 @@ def test_lines_are_the_bytes_the_stdlib_encoder_writes(
         for expected in expected_rows(row, split)
     ]
     assert sizes(parts, split) == tuple(map(len, lines))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    case_id=st.text(min_size=1),
+    variants=st.lists(st.tuples(st.text(), st.text()), max_size=4),
+    rejected=st.none() | st.text(),
+    criteria=st.lists(st.text(), max_size=2),
+    split=st.sampled_from(list(Split)),
+)
+def test_a_seed_and_its_variants_encoded_together_are_each_the_bytes_the_stdlib_encoder_writes(
+    case_id: str,
+    variants: list[tuple[str, str]],
+    rejected: str | None,
+    criteria: list[str],
+    split: Split,
+) -> None:
+    # given a seed whose ids and texts hold anything, and variants with their own input and system prompt
+    seed = example(case_id, rejected=rejected).model_copy(update={"criteria": criteria})
+    augmented = [(f"{case_id}~{n:02d}", text, system) for n, (text, system) in enumerate(variants, start=1)]
+    # when the family's pieces are encoded at once, sharing what the variants share
+    family = family_pieces(seed, augmented)
+    # then each member's lines are what json.dumps writes of that example on its own
+    rows = [seed] + [
+        seed.model_copy(
+            update={
+                "example_id": example_id,
+                "source": Source.AUGMENTED,
+                "variant": n,
+                "input": text,
+                "system": system,
+            }
+        )
+        for n, (example_id, text, system) in enumerate(augmented, start=1)
+    ]
+    assert len(family) == len(rows)
+    for parts, row in zip(family, rows, strict=True):
+        lines = [b"".join(format_lines(which, [parts], split)) for which in range(len(FORMATS))]
+        assert lines == [
+            b""
+            if expected is None
+            else (json.dumps(expected, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+            for expected in expected_rows(row, split)
+        ]
 
 
 def test_non_ascii_text_is_written_as_utf8() -> None:
