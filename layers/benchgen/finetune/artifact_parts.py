@@ -167,9 +167,11 @@ def collect(
                 if augmented:
                     layers[Source.AUGMENTED.value] += len(augmented)
                 examples += 1 + len(augmented)
-                keys = [seed.example_id, *(variant[0] for variant in augmented)]
-                for key, fields in zip(keys, family_pieces(seed, augmented), strict=True):
-                    spool.add(position[split], key.encode("utf-8"), fields)
+                keys = [seed.example_id.encode("utf-8")]
+                keys += [variant[0].encode("utf-8") for variant in augmented]
+                family = family_pieces(seed, augmented)
+                spool.add_all(position[split], zip(keys, family, strict=True))
+                for fields in family:
                     messages, preference, prompt_completion, rows = sizes(fields, split)
                     messages_bytes += messages
                     preference_bytes += preference

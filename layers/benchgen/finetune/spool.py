@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import struct
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import itemgetter
 from pathlib import Path
 from typing import BinaryIO
@@ -56,12 +56,18 @@ class SortedSpool:
 
     def add(self, split: int, key: bytes, fields: Sequence[bytes]) -> None:
         """Park a record in split number ``split`` (its position in ``SPLITS``)."""
-        packed = _PACK(fields)
-        record = HEADER.pack(len(key), len(packed)) + key + packed
-        self._held[split].append((key, record))
-        self._bytes += len(record) + _ENTRY_OVERHEAD
-        if self._bytes >= self._budget:
-            self._spill()
+        self.add_all(split, ((key, fields),))
+
+    def add_all(self, split: int, records: Iterable[tuple[bytes, Sequence[bytes]]]) -> None:
+        """Park ``(key, fields)`` records, in order, in split number ``split``."""
+        held, pack, header = self._held[split], _PACK, HEADER.pack
+        for key, fields in records:
+            packed = pack(fields)
+            record = header(len(key), len(packed)) + key + packed
+            held.append((key, record))
+            self._bytes += len(record) + _ENTRY_OVERHEAD
+            if self._bytes >= self._budget:
+                self._spill()
 
     def close(self) -> list[Run]:
         """Write what is still held; every run, in the order written."""
@@ -75,7 +81,7 @@ class SortedSpool:
         with (self._folder / run.name).open("wb") as sink:
             for held in self._held:
                 held.sort(key=itemgetter(0))  # stable: equal keys keep the order they were added in
-                sink.writelines(record for _, record in held)
+                sink.writelines(map(itemgetter(1), held))
                 held.clear()
         self.runs.append(run)
         self._bytes = 0
