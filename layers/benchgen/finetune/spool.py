@@ -6,8 +6,10 @@ then test, each by key, ties in the order added). Reading back merges any number
 run), so the runs of one build, or of several builds taken in order, come out as if every example had been
 sorted at once. Key order is byte order, which is also SQLite's and code point order.
 
-A run file is a sequence of records: two little-endian uint32 (the key's length, the fields' length), the
-key, then the fields as a msgpack array, so decoding a record is one call.
+A run file holds its records' keys, then their fields, in the same order: each key after two little-endian
+uint32 (its length, the length of its fields), each record's fields as a msgpack array. Merging reads only
+the keys; the fields of consecutive records of one run are then one stretch of bytes, which a msgpack array
+header turns into one array of records, decoded in one call.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from benchgen.finetune.split import SPLITS
 
 HEADER = struct.Struct("<II")
 _PACK = msgspec.msgpack.Encoder().encode
-_UNPACK = msgspec.msgpack.Decoder(list[bytes]).decode
+_UNPACK_MANY = msgspec.msgpack.Decoder(list[list[bytes]]).decode
 # Bytes of records held in memory before they are sorted and written out as a run: the build's memory
 # bound, whatever the number of cases (a run costs one open file when merging).
 SPOOL_BYTES = 48 << 20
@@ -37,10 +39,12 @@ _ENTRY_OVERHEAD = 120  # a held record's Python objects beyond its bytes: tuple,
 
 
 class Run(msgspec.Struct, frozen=True):
-    """A run file, by its name in its folder, and how many records of each split it holds."""
+    """A run file, by its name in its folder, how many records of each split it holds, and where in it the
+    fields of its first record start."""
 
     name: str
     counts: list[int]
+    fields_at: int
 
 
 class SortedSpool:
@@ -50,7 +54,7 @@ class SortedSpool:
         self._folder = folder
         self._prefix = prefix
         self._budget = SPOOL_BYTES
-        self._held: list[list[tuple[bytes, bytes]]] = [[] for _ in SPLITS]
+        self._held: list[list[tuple[bytes, bytes]]] = [[] for _ in SPLITS]  # (key, packed fields)
         self._bytes = 0
         self.runs: list[Run] = []
 
@@ -60,12 +64,11 @@ class SortedSpool:
 
     def add_all(self, split: int, records: Iterable[tuple[bytes, Sequence[bytes]]]) -> None:
         """Park ``(key, fields)`` records, in order, in split number ``split``."""
-        held, pack, header = self._held[split], _PACK, HEADER.pack
+        held, pack = self._held[split], _PACK
         for key, fields in records:
             packed = pack(fields)
-            record = header(len(key), len(packed)) + key + packed
-            held.append((key, record))
-            self._bytes += len(record) + _ENTRY_OVERHEAD
+            held.append((key, packed))
+            self._bytes += HEADER.size + len(key) + len(packed) + _ENTRY_OVERHEAD
             if self._bytes >= self._budget:
                 self._spill()
 
@@ -77,10 +80,20 @@ class SortedSpool:
     def _spill(self) -> None:
         if not self._bytes:
             return
-        run = Run(name=f"{self._prefix}{len(self.runs):04d}.run", counts=[len(held) for held in self._held])
+        header = HEADER.pack
+        keys_size = 0
+        for held in self._held:
+            held.sort(key=itemgetter(0))  # stable: equal keys keep the order they were added in
+            keys_size += sum(HEADER.size + len(key) for key, _ in held)
+        run = Run(
+            name=f"{self._prefix}{len(self.runs):04d}.run",
+            counts=[len(held) for held in self._held],
+            fields_at=keys_size,
+        )
         with (self._folder / run.name).open("wb") as sink:
             for held in self._held:
-                held.sort(key=itemgetter(0))  # stable: equal keys keep the order they were added in
+                sink.writelines(header(len(key), len(packed)) + key for key, packed in held)
+            for held in self._held:
                 sink.writelines(map(itemgetter(1), held))
                 held.clear()
         self.runs.append(run)
@@ -109,13 +122,17 @@ def _stretches(merged: Iterator[tuple[bytes, int, int]], on_tie: Tie | None) -> 
 
 
 def _keys(source: BinaryIO, count: int, tag: int) -> Iterator[tuple[bytes, int, int]]:
-    """Each record's key, with its run and its size on disk."""
-    read, seek, unpack = source.read, source.seek, HEADER.unpack
+    """Each record's key, with its run and the size of its fields."""
+    read, unpack = source.read, HEADER.unpack
     for _ in range(count):
         key_size, size = unpack(read(HEADER.size))
-        key = read(key_size)
-        seek(size, 1)
-        yield key, tag, HEADER.size + key_size + size
+        yield read(key_size), tag, size
+
+
+def _array_header(length: int) -> bytes:
+    """The msgpack header of an array of ``length`` items: a stretch holds at most ``BATCH_RECORDS``,
+    fewer than the 65,536 of msgpack's array 16."""
+    return bytes((0x90 | length,)) if length < 16 else b"\xdc" + length.to_bytes(2, "big")
 
 
 Tie = Callable[[bytes, int, int], None]
@@ -145,18 +162,13 @@ class MergeOrder:
     def records(self) -> Iterator[tuple[int, list[list[bytes]]]]:
         """The fields of every record in merged order, in batches, with the split position of each batch."""
         handles = [path.open("rb") for path, _ in self.runs]
-        unpack = HEADER.unpack_from
         try:
+            for handle, (_, run) in zip(handles, self.runs, strict=True):
+                handle.seek(run.fields_at)
             for position, (tags, lengths, sizes) in enumerate(self.stretches):
                 batch: list[list[bytes]] = []
                 for tag, length, size in zip(tags, lengths, sizes, strict=True):
-                    stretch = memoryview(handles[tag].read(size))
-                    start = 0
-                    for _ in range(length):
-                        key_size, fields = unpack(stretch, start)
-                        start += HEADER.size + key_size
-                        batch.append(_UNPACK(stretch[start : start + fields]))
-                        start += fields
+                    batch += _UNPACK_MANY(_array_header(length) + handles[tag].read(size))
                     if len(batch) >= BATCH_RECORDS:
                         yield position, batch
                         batch = []
