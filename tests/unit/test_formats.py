@@ -151,6 +151,19 @@ def expected_rows(row: Example, split: Split) -> list[dict[str, object] | None]:
     ]
 
 
+def lines_and_stdlib_lines(parts: list[bytes], row: Example, split: Split) -> tuple[list[bytes], list[bytes]]:
+    """Each format's line put together from ``parts``, and what json.dumps writes of ``row`` in it
+    (compact, UTF-8, one line; empty where the format has no row)."""
+    lines = [b"".join(format_lines(which, [parts], split)) for which in range(len(FORMATS))]
+    expected = [
+        b""
+        if shown is None
+        else (json.dumps(shown, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        for shown in expected_rows(row, split)
+    ]
+    return lines, expected
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     text=st.text(),
@@ -168,15 +181,10 @@ def test_lines_are_the_bytes_the_stdlib_encoder_writes(
         row = row.model_copy(update={"source": Source.POOL, "verdict": None, "rejected": None})
     # when each format's line is put together from its pieces
     parts = pieces(row)
-    lines = [b"".join(format_lines(which, [parts], split)) for which in range(len(FORMATS))]
+    lines, expected = lines_and_stdlib_lines(parts, row, split)
     # then each is exactly what json.dumps writes of the row (compact, UTF-8, one line), and its length
     # is known beforehand
-    assert lines == [
-        b""
-        if expected is None
-        else (json.dumps(expected, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-        for expected in expected_rows(row, split)
-    ]
+    assert lines == expected
     assert sizes(parts, split) == tuple(map(len, lines))
 
 
@@ -215,13 +223,8 @@ def test_a_seed_and_its_variants_encoded_together_are_each_the_bytes_the_stdlib_
     ]
     assert len(family) == len(rows)
     for parts, row in zip(family, rows, strict=True):
-        lines = [b"".join(format_lines(which, [parts], split)) for which in range(len(FORMATS))]
-        assert lines == [
-            b""
-            if expected is None
-            else (json.dumps(expected, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-            for expected in expected_rows(row, split)
-        ]
+        lines, expected = lines_and_stdlib_lines(parts, row, split)
+        assert lines == expected
 
 
 def test_non_ascii_text_is_written_as_utf8() -> None:
