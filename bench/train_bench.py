@@ -199,18 +199,26 @@ def train_recipe(inputs: dict[str, Any], recipe: str, work: Path, max_steps: int
     }
 
 
+def reference_cases() -> dict[str, Any]:
+    """The example environment's cases, by id, as the templates read them."""
+    import msgspec
+
+    from benchgen.cases import Case
+
+    with REFERENCE.open("rb") as lines:
+        return {case.id: case for case in (msgspec.json.decode(line, type=Case) for line in lines)}
+
+
 def held_out_answers(folder: str, case_ids: list[str], work: Path) -> dict[str, str]:
     """What the model saved in ``folder`` answers to each case, asked as a live run asks it."""
     import msgspec
 
     from benchgen.aws.providers.openai_compatible import ChatCompletions
-    from benchgen.cases import Case
     from benchgen.inference.prompts import prompt_for
     from benchgen.vocabulary import Sampling
     from modelserver.server import ModelServer
 
-    with REFERENCE.open("rb") as lines:
-        cases = {case.id: case for case in (msgspec.json.decode(line, type=Case) for line in lines)}
+    cases = reference_cases()
     questions = [prompt_for(msgspec.to_builtins(cases[case_id])) for case_id in case_ids]
     with ModelServer(folder, work=work, max_batch=CONCURRENCY) as server:
         client = ChatCompletions(server.base_url, server.base_model, Sampling(temperature=0))
@@ -222,13 +230,10 @@ def held_out_answers(folder: str, case_ids: list[str], work: Path) -> dict[str, 
 
 def passed(answers: dict[str, str]) -> dict[str, bool]:
     """Each answer graded by the ``math`` template's judge."""
-    import msgspec
-
-    from benchgen.cases import Case, Prediction
+    from benchgen.cases import Prediction
     from benchgen.scoring.math import judge
 
-    with REFERENCE.open("rb") as lines:
-        cases = {case.id: case for case in (msgspec.json.decode(line, type=Case) for line in lines)}
+    cases = reference_cases()
     return {
         case_id: judge(cases[case_id], Prediction(id=case_id, prediction_text=text), ()).passed
         for case_id, text in answers.items()
