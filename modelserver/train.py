@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,9 @@ def write_json(path: Path, value: Any) -> None:
     os.replace(partial, path)
 
 
-def train(job: Path) -> None:
-    spec = json.loads((job / SPEC).read_text(encoding="utf-8"))
+def build(job: Path, spec: dict[str, Any], *, callbacks: Sequence[Any] = (), **settings: Any) -> Any:
+    """The SFT trainer of ``spec``'s rows, writing ``progress.json`` into ``job``; ``settings`` override the
+    training arguments chosen here (the bench compares recipes through them)."""
     train_rows = read_rows(Path(spec["training_file"]), spec["training_name"])
     validation = (
         read_rows(Path(spec["validation_file"]), spec["validation_name"])
@@ -65,36 +67,44 @@ def train(job: Path) -> None:
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     model = AutoModelForCausalLM.from_pretrained(spec["base_folder"], local_files_only=True, dtype="auto")
-    config = SFTConfig(
-        output_dir=str(job / "trainer"),
-        num_train_epochs=hyper["n_epochs"],
-        learning_rate=hyper["learning_rate"],
-        per_device_train_batch_size=hyper["batch_size"],
-        per_device_eval_batch_size=hyper["batch_size"],
+    arguments: dict[str, Any] = {
+        "output_dir": str(job / "trainer"),
+        "num_train_epochs": hyper["n_epochs"],
+        "learning_rate": hyper["learning_rate"],
+        "per_device_train_batch_size": hyper["batch_size"],
+        "per_device_eval_batch_size": hyper["batch_size"],
         # A float below 1 is a share of the steps (transformers 5 reads a warmup ratio this way).
-        warmup_steps=min(float(hyper["warmup_ratio"]), 0.999),
-        eval_strategy="epoch" if validation else "no",
-        save_strategy="no",
-        logging_steps=1,
-        report_to="none",
-        disable_tqdm=True,
-        seed=hyper.get("seed", 42),
-        use_cpu=not gpu,
-        bf16=gpu and torch.cuda.is_bf16_supported(),
-        dataloader_pin_memory=gpu,
-    )
+        "warmup_steps": min(float(hyper["warmup_ratio"]), 0.999),
+        "eval_strategy": "epoch" if validation else "no",
+        "save_strategy": "no",
+        "logging_steps": 1,
+        "report_to": "none",
+        "disable_tqdm": True,
+        "seed": hyper.get("seed", 42),
+        "use_cpu": not gpu,
+        "bf16": gpu and torch.cuda.is_bf16_supported(),
+        "dataloader_pin_memory": gpu,
+        # TRL recomputes each layer's activations in the backward pass by default, a third more compute to
+        # save memory that a model this server trains on its rows does not need.
+        "gradient_checkpointing": False,
+    }
     trainer = SFTTrainer(
         model=model,
-        args=config,
+        args=SFTConfig(**(arguments | settings)),
         train_dataset=Dataset.from_list(train_rows),
         eval_dataset=Dataset.from_list(validation) if validation else None,
         processing_class=tokenizer,
-        callbacks=[Progress()],
+        callbacks=[Progress(), *callbacks],
     )
+    return trainer
+
+
+def train(job: Path) -> None:
+    spec = json.loads((job / SPEC).read_text(encoding="utf-8"))
+    trainer = build(job, spec)
     trainer.train()
-    output = Path(spec["output"])
-    trainer.save_model(str(output))
-    tokenizer.save_pretrained(output)
+    trainer.save_model(spec["output"])
+    trainer.processing_class.save_pretrained(spec["output"])
 
 
 def _out_of_memory(error: BaseException) -> bool:
