@@ -88,6 +88,43 @@ def test_with_tracing_on_the_handler_gets_powertools_tracer(tmp_path: Path) -> N
     assert seen["xray"] is True
 
 
+# Imports the score handler where tracing is on, then makes its first client: says whether botocore's
+# client machinery came before that client, and whether X-Ray then records the calls clients make.
+TRACED_CALLS_PROBE = """
+import json, sys
+import functions.score.handler
+before = "botocore.client" in sys.modules
+from benchgen.aws import clients
+clients.s3()
+from botocore.client import BaseClient
+print(json.dumps({"before": before, "traced": hasattr(BaseClient._make_api_call, "__wrapped__")}))
+"""
+
+
+def test_with_tracing_on_botocore_comes_with_the_first_client_and_its_calls_are_traced(
+    tmp_path: Path,
+) -> None:
+    # Given a Lambda environment with tracing left on, as the stack deploys every function
+    inherited = {
+        key: value for key, value in os.environ.items() if not key.startswith(("POWERTOOLS_", "LAMBDA_"))
+    }
+    environment = {"LAMBDA_TASK_ROOT": str(tmp_path), "AWS_DEFAULT_REGION": "us-east-1"}
+
+    # When the score handler is imported, then makes its first client
+    done = subprocess.run(
+        [sys.executable, "-c", TRACED_CALLS_PROBE],
+        env={**inherited, "PYTHONPATH": f"{ROOT / 'layers'}{os.pathsep}{ROOT}", **environment},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+    # Then the import left botocore's client machinery to the first client, whose calls X-Ray records
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"before": False, "traced": True}
+
+
 def test_a_quiet_tracer_leaves_the_handler_as_it_is() -> None:
     from benchgen.observability import QuietTracer
 
@@ -136,3 +173,23 @@ def test_the_functions_wiring_imports_no_adapter_before_a_function_asks_for_it()
 
     # Then no table, store, sandbox or record module came with it: each function imports those it uses
     assert json.loads(done.stdout) == ["benchgen.aws.clients", "benchgen.aws.handlers", "benchgen.aws.wiring"]
+
+
+def test_reading_the_settings_imports_neither_pydantic_settings_nor_asyncio() -> None:
+    # Given a fresh interpreter / When it imports the settings every function reads at its start
+    probe = (
+        "import json, sys, benchgen.settings\n"
+        "print(json.dumps(sorted(m for m in ('asyncio', 'pydantic_settings') if m in sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "PYTHONPATH": f"{ROOT / 'layers'}{os.pathsep}{ROOT}"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+    # Then neither came with them: the settings are plain pydantic models read from the environment
+    assert json.loads(done.stdout) == []
