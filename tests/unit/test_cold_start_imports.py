@@ -1,7 +1,7 @@
 """What importing a handler loads, which every cold start pays before its first event.
 
-The X-Ray SDK only where powertools would trace (tracing off costs nothing), and boto3 not before a first
-client is made (the API's resolver aside, whose idempotency routes import powertools' DynamoDB layer).
+The X-Ray SDK only where powertools would trace (tracing off costs nothing), boto3 and botocore's client
+not before a first client is made, and the records' validators not before a record is validated.
 """
 
 from __future__ import annotations
@@ -140,18 +140,45 @@ def test_a_quiet_tracer_leaves_the_handler_as_it_is() -> None:
     assert decorated({"n": 3}, None) == {"seen": 3}
 
 
-def test_no_handler_but_the_apis_imports_boto3_before_its_first_client() -> None:
-    # Given a Lambda environment with tracing off (the tracer patches botocore, so loads it, when on)
+def test_no_handler_imports_boto3_before_its_first_client() -> None:
+    # Given a Lambda environment with tracing off (where it is on, botocore also waits for the first client)
     environment = {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}
 
-    # When every handler but the API's is imported into one fresh interpreter
-    seen = _import_in_fresh_process(
-        [name for name in HANDLERS if name != "functions.api.handler"], environment
-    )
+    # When every handler, the API's too, is imported into one fresh interpreter
+    seen = _import_in_fresh_process(HANDLERS, environment)
 
     # Then boto3 was not loaded: the clients, the item codec and the idempotency layer import it on first use
     assert seen["boto3"] is False
+    assert "functions.api.handler" in seen["tracers"]
     assert len(seen["tracers"]) >= 15
+
+
+def test_the_records_a_step_imports_build_their_validators_when_first_used() -> None:
+    # Given a fresh interpreter / When it imports the run records and the bundle's spec
+    probe = (
+        "import json\n"
+        "from benchgen.records.runs import RunRecord, RunConfig\n"
+        "from benchgen.bundle.spec import CompetitionSpec\n"
+        "built = [m.__pydantic_complete__ for m in (RunRecord, RunConfig, CompetitionSpec)]\n"
+        "config = RunConfig.model_validate({'sampling': {'temperature': 0.2}})\n"
+        "print(json.dumps({'built': built, 'after': RunConfig.__pydantic_complete__,\n"
+        "                  'config': config.model_dump(mode='json')}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "PYTHONPATH": f"{ROOT / 'layers'}{os.pathsep}{ROOT}"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+
+    # Then none was built by the import, and the one validated was built then, and validates as before
+    assert seen["built"] == [False, False, False]
+    assert seen["after"] is True
+    assert seen["config"] == {"sampling": {"temperature": 0.2}, "environment_variables": {}}
 
 
 def test_the_functions_wiring_imports_no_adapter_before_a_function_asks_for_it() -> None:
