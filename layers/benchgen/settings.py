@@ -12,7 +12,9 @@ import os
 from pathlib import Path
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
+
+from benchgen.lazy_model import LazyModel
 
 # Every function counts its business events under this CloudWatch namespace. Handlers name it themselves
 # rather than read POWERTOOLS_METRICS_NAMESPACE: in-process (tests, the local cloud) a handler may be
@@ -29,8 +31,12 @@ class SettingsError(RuntimeError):
     """The function's environment lacks a variable it needs, or holds an unusable value."""
 
 
-class EnvironmentSettings(BaseModel):
-    """Settings read from the environment: each field from the variable its alias names, in any case."""
+class EnvironmentSettings(LazyModel):
+    """Settings read from the environment: each field from the variable its alias names, in any case.
+
+    Built when first read: a function that reads only where the runtimes are (the sandbox) does not
+    build the stack's settings.
+    """
 
     model_config = ConfigDict(extra="ignore", frozen=True, validate_by_name=True)
 

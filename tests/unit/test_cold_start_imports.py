@@ -36,21 +36,26 @@ print(json.dumps({"tracers": tracers, **loaded}))
 """
 
 
-def _import_in_fresh_process(names: list[str], environment: dict[str, str]) -> dict[str, Any]:
+def _in_fresh_process(code: str, environment: dict[str, str] | None = None) -> Any:
+    """What `code` prints last, as JSON, run in a fresh interpreter that sees the repository's library."""
     # What this process was started with, less whatever would decide the tracing for the child.
     inherited = {
         key: value for key, value in os.environ.items() if not key.startswith(("POWERTOOLS_", "LAMBDA_"))
     }
     done = subprocess.run(
-        [sys.executable, "-c", f"NAMES = {names!r}\n{PROBE}"],
-        env={**inherited, "PYTHONPATH": f"{ROOT / 'layers'}{os.pathsep}{ROOT}", **environment},
+        [sys.executable, "-c", code],
+        env={**inherited, "PYTHONPATH": f"{ROOT / 'layers'}{os.pathsep}{ROOT}", **(environment or {})},
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _import_in_fresh_process(names: list[str], environment: dict[str, str]) -> dict[str, Any]:
+    result: dict[str, Any] = _in_fresh_process(f"NAMES = {names!r}\n{PROBE}", environment)
     return result
 
 
@@ -105,24 +110,13 @@ def test_with_tracing_on_botocore_comes_with_the_first_client_and_its_calls_are_
     tmp_path: Path,
 ) -> None:
     # Given a Lambda environment with tracing left on, as the stack deploys every function
-    inherited = {
-        key: value for key, value in os.environ.items() if not key.startswith(("POWERTOOLS_", "LAMBDA_"))
-    }
     environment = {"LAMBDA_TASK_ROOT": str(tmp_path), "AWS_DEFAULT_REGION": "us-east-1"}
 
     # When the score handler is imported, then makes its first client
-    done = subprocess.run(
-        [sys.executable, "-c", TRACED_CALLS_PROBE],
-        env={**inherited, "PYTHONPATH": f"{ROOT / 'layers'}{os.pathsep}{ROOT}", **environment},
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    seen = _in_fresh_process(TRACED_CALLS_PROBE, environment)
 
     # Then the import left botocore's client machinery to the first client, whose calls X-Ray records
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"before": False, "traced": True}
+    assert seen == {"before": False, "traced": True}
 
 
 def test_a_quiet_tracer_leaves_the_handler_as_it_is() -> None:
@@ -164,16 +158,7 @@ def test_the_records_a_step_imports_build_their_validators_when_first_used() -> 
         "print(json.dumps({'built': built, 'after': RunConfig.__pydantic_complete__,\n"
         "                  'config': config.model_dump(mode='json')}))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        env={**os.environ, "PYTHONPATH": f"{ROOT / 'layers'}{os.pathsep}{ROOT}"},
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout)
+    seen = _in_fresh_process(probe)
 
     # Then none was built by the import, and the one validated was built then, and validates as before
     assert seen["built"] == [False, False, False]
@@ -188,18 +173,10 @@ def test_the_functions_wiring_imports_no_adapter_before_a_function_asks_for_it()
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(PREFIXES))))"
     )
     prefixes = ("benchgen.aws.", "benchgen.sandbox", "benchgen.records", "benchgen.inference")
-    done = subprocess.run(
-        [sys.executable, "-c", f"PREFIXES = {prefixes!r}\n{probe}"],
-        env={**os.environ, "PYTHONPATH": f"{ROOT / 'layers'}{os.pathsep}{ROOT}"},
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    seen = _in_fresh_process(f"PREFIXES = {prefixes!r}\n{probe}")
 
     # Then no table, store, sandbox or record module came with it: each function imports those it uses
-    assert json.loads(done.stdout) == ["benchgen.aws.clients", "benchgen.aws.handlers", "benchgen.aws.wiring"]
+    assert seen == ["benchgen.aws.clients", "benchgen.aws.handlers", "benchgen.aws.wiring"]
 
 
 def test_reading_the_settings_imports_neither_pydantic_settings_nor_asyncio() -> None:
@@ -208,15 +185,7 @@ def test_reading_the_settings_imports_neither_pydantic_settings_nor_asyncio() ->
         "import json, sys, benchgen.settings\n"
         "print(json.dumps(sorted(m for m in ('asyncio', 'pydantic_settings') if m in sys.modules)))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        env={**os.environ, "PYTHONPATH": f"{ROOT / 'layers'}{os.pathsep}{ROOT}"},
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    seen = _in_fresh_process(probe)
 
     # Then neither came with them: the settings are plain pydantic models read from the environment
-    assert json.loads(done.stdout) == []
+    assert seen == []
