@@ -8,7 +8,7 @@ environment unless POWERTOOLS_TRACE_DISABLED says otherwise or an emulator runs 
 off the handler gets an object whose decorator leaves the handler as it is.
 
 Where it traces, the X-Ray SDK patches the libraries it records calls of, botocore among them, which
-imports botocore's client machinery: about half a task function's import. The tracer is built without
+imports botocore's client machinery: about a quarter of a task function's import. The tracer is built without
 that patch and botocore is patched by `trace_aws_calls` when the first client is made
 (`benchgen.aws.clients`), so a start pays for botocore when it makes a client, not before. The patch
 wraps botocore's client class, so every call a client makes is traced as before.

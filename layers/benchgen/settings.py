@@ -1,8 +1,8 @@
 """What every function reads from its environment, validated once per cold start.
 
 Plain pydantic models read from ``os.environ`` by their fields' variable names, whatever the names' case:
-pydantic-settings would do the same, but its import (asyncio among it) cost every cold start about a
-sixth of a task function's import.
+pydantic-settings would do the same, but its import (asyncio among it) cost every cold start about an
+eighth of a task function's import.
 """
 
 from __future__ import annotations
