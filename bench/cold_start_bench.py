@@ -37,7 +37,7 @@ from typing import Any
 
 # Lambda's limit on a function's unzipped code and layers together.
 UNZIPPED_LIMIT = 250 * 1024 * 1024
-# The target for one handler's import, as deployed.
+# The project's target for one handler's import, as deployed.
 IMPORT_TARGET_SECONDS = 0.250
 
 

@@ -221,6 +221,6 @@ class Layer(Construct):
             code=code,
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],
-            description="benchgen library with pydantic, pydantic-settings, pyyaml, aws-lambda-powertools "
+            description="benchgen library with pydantic, pyyaml, msgspec, aws-lambda-powertools "
             "and aws-xray-sdk",
         )

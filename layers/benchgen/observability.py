@@ -6,6 +6,12 @@ than a hundred off Lambda, where the recorder's default sampler builds a botocor
 made before constructing it, by powertools' own rule (`Tracer._is_tracer_disabled`: on in a Lambda
 environment unless POWERTOOLS_TRACE_DISABLED says otherwise or an emulator runs it), and where tracing is
 off the handler gets an object whose decorator leaves the handler as it is.
+
+Where it traces, the X-Ray SDK patches the libraries it records calls of, botocore among them, which
+imports botocore's client machinery: about a quarter of a task function's import. The tracer is built without
+that patch and botocore is patched by `trace_aws_calls` when the first client is made
+(`benchgen.aws.clients`), so a start pays for botocore when it makes a client, not before. The patch
+wraps botocore's client class, so every call a client makes is traced as before.
 """
 
 from __future__ import annotations
@@ -14,6 +20,10 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from aws_lambda_powertools.tracing.tracer import Tracer
+
+# The library the X-Ray SDK patches to record AWS calls, and those whose patch patches it too.
+BOTOCORE = "botocore"
+PATCHES_BOTOCORE = frozenset({BOTOCORE, "pynamodb"})
 
 
 class HandlerTracer(Protocol):
@@ -41,8 +51,23 @@ def tracing_enabled() -> bool:
 
 
 def handler_tracer(service: str) -> HandlerTracer:
-    """The function's tracer: powertools' Tracer for `service` where tracing is on, else a QuietTracer."""
+    """The function's tracer: powertools' Tracer for `service` where tracing is on, else a QuietTracer.
+
+    Powertools would patch every library the SDK supports (its `patch_all`); this patches the same ones
+    but botocore, which `trace_aws_calls` patches when the first client is made.
+    """
+    if not tracing_enabled():
+        return QuietTracer(service)
+    from aws_xray_sdk.core.patcher import NO_DOUBLE_PATCH, patch
+
+    tracer: HandlerTracer = Tracer(service=service, auto_patch=False)
+    patch([module for module in NO_DOUBLE_PATCH if module not in PATCHES_BOTOCORE], raise_errors=False)
+    return tracer
+
+
+def trace_aws_calls() -> None:
+    """Where tracing is on, have the X-Ray SDK record every AWS call (called before a client is made)."""
     if tracing_enabled():
-        tracer: HandlerTracer = Tracer(service=service)
-        return tracer
-    return QuietTracer(service)
+        from aws_xray_sdk.core.patcher import patch
+
+        patch([BOTOCORE])

@@ -1,11 +1,20 @@
-"""What every function reads from its environment, validated once per cold start."""
+"""What every function reads from its environment, validated once per cold start.
+
+Plain pydantic models read from ``os.environ`` by their fields' variable names, whatever the names' case:
+pydantic-settings would do the same, but its import (asyncio among it) cost every cold start about an
+eighth of a task function's import.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
+from typing import Any, Self
 
-from pydantic import Field, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import ConfigDict, Field, ValidationError, field_validator
+
+from benchgen.lazy_model import LazyModel
 
 # Every function counts its business events under this CloudWatch namespace. Handlers name it themselves
 # rather than read POWERTOOLS_METRICS_NAMESPACE: in-process (tests, the local cloud) a handler may be
@@ -22,12 +31,22 @@ class SettingsError(RuntimeError):
     """The function's environment lacks a variable it needs, or holds an unusable value."""
 
 
-class Settings(BaseSettings):
-    """Resource names the stack hands to every function, under the same variable names."""
+class EnvironmentSettings(LazyModel):
+    """Settings read from the environment: each field from the variable its alias names, in any case.
 
-    model_config = SettingsConfigDict(
-        case_sensitive=False, extra="ignore", frozen=True, validate_by_name=True
-    )
+    Built when first read: a function that reads only where the runtimes are (the sandbox) does not
+    build the stack's settings.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True, validate_by_name=True)
+
+    @classmethod
+    def from_environment(cls) -> Self:
+        return cls.model_validate({name.upper(): value for name, value in os.environ.items()})
+
+
+class Settings(EnvironmentSettings):
+    """Resource names the stack hands to every function, under the same variable names."""
 
     data_bucket: str = Field(min_length=1, validation_alias="DATA_BUCKET")
     environments_table: str = Field(min_length=1, validation_alias="ENVIRONMENTS_TABLE")
@@ -108,12 +127,16 @@ class Settings(BaseSettings):
         default=None, pattern=r"^https?://[^/\s]+$", validation_alias="CONSOLE_ORIGIN"
     )
 
+    @field_validator("sandbox_functions", mode="before")
+    @classmethod
+    def _decode_json(cls, value: Any) -> Any:
+        # The variable holds a JSON object; given in code, the field is already one.
+        return json.loads(value) if isinstance(value, str) else value
 
-class RuntimeSettings(BaseSettings):
+
+class RuntimeSettings(EnvironmentSettings):
     """Where the runtimes' environments are: ``<folder>/<runtime>/bin/python`` each. The sandbox images set
     it to their own folder; locally it defaults to the repository's ``.runtimes``."""
-
-    model_config = SettingsConfigDict(case_sensitive=False, extra="ignore", frozen=True)
 
     runtimes_folder: Path = Field(default=LOCAL_RUNTIMES, validation_alias="BENCHGEN_RUNTIMES")
 
@@ -125,7 +148,7 @@ def load_settings() -> Settings:
     first invocation with a message that names the variable.
     """
     try:
-        return Settings()
+        return Settings.from_environment()
     except ValidationError as error:
         problems = []
         for item in error.errors():

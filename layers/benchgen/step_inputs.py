@@ -4,14 +4,16 @@ field renamed here is renamed for all of them."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from benchgen.lazy_model import LazyModel
 
 
-class RunInput(BaseModel):
+class RunInput(LazyModel):
     run_id: str
 
 
-class ShardInput(BaseModel):
+class ShardInput(LazyModel):
     run_id: str
     shard: int
 
@@ -23,7 +25,7 @@ class InferShardInput(ShardInput):
     shards_at_once: int = Field(default=1, ge=1, le=10_000)
 
 
-class EvaluationInput(BaseModel):
+class EvaluationInput(LazyModel):
     evaluation_id: str
 
 
@@ -31,7 +33,7 @@ class EvaluationInput(BaseModel):
 FAILED = "failed"
 
 
-class Failure(BaseModel):
+class Failure(LazyModel):
     """A state machine's failure path, handed to the function that writes the pipeline's record: the id of
     the record (a run, a preparation, a package, an evaluation) and the sentence to record it failed with.
 

@@ -19,7 +19,6 @@ def test_the_layer_pins_the_librarys_dependencies_and_the_tracers_sdk_but_not_bo
         "aws-lambda-powertools==3.37.0",
         "aws-xray-sdk==2.15.0",
         "msgspec==0.22.0",
-        "pydantic-settings==2.14.1",
         "pydantic==2.13.4",
         "pyyaml==6.0.3",
     ]

@@ -104,6 +104,24 @@ def test_presigned_urls_may_not_live_longer_than_an_hour(monkeypatch: pytest.Mon
         load_settings()
 
 
+def test_the_sandbox_functions_variable_is_read_as_a_json_object(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given the stack's JSON object of runtime -> sandbox function, under a lower-case name
+    for name, value in NAMES.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("sandbox_functions", '{"minimal": "SandboxMinimal"}')
+
+    # Then the settings hold it as a mapping
+    assert load_settings().sandbox_functions == {"minimal": "SandboxMinimal"}
+
+
+def test_a_sandbox_functions_variable_that_is_not_json_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in NAMES.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("SANDBOX_FUNCTIONS", "minimal=SandboxMinimal")
+    with pytest.raises(SettingsError, match="SANDBOX_FUNCTIONS: Value error, Expecting value"):
+        load_settings()
+
+
 def test_settings_can_be_built_by_field_name() -> None:
     settings = Settings(
         data_bucket="b",

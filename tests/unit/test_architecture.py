@@ -66,6 +66,7 @@ LAYERS = (
         (
             "benchgen.errors",
             "benchgen.jsonhead",
+            "benchgen.lazy_model",
             "benchgen.naming",
             "benchgen.observability",
             "benchgen.outputs",

@@ -1,7 +1,7 @@
 """What importing a handler loads, which every cold start pays before its first event.
 
-The X-Ray SDK only where powertools would trace (tracing off costs nothing), and boto3 not before a first
-client is made (the API's resolver aside, whose idempotency routes import powertools' DynamoDB layer).
+The X-Ray SDK only where powertools would trace (tracing off costs nothing), boto3 and botocore's client
+not before a first client is made, and the records' validators not before a record is validated.
 """
 
 from __future__ import annotations
@@ -36,21 +36,26 @@ print(json.dumps({"tracers": tracers, **loaded}))
 """
 
 
-def _import_in_fresh_process(names: list[str], environment: dict[str, str]) -> dict[str, Any]:
+def _in_fresh_process(code: str, environment: dict[str, str] | None = None) -> Any:
+    """What `code` prints last, as JSON, run in a fresh interpreter that sees the repository's library."""
     # What this process was started with, less whatever would decide the tracing for the child.
     inherited = {
         key: value for key, value in os.environ.items() if not key.startswith(("POWERTOOLS_", "LAMBDA_"))
     }
     done = subprocess.run(
-        [sys.executable, "-c", f"NAMES = {names!r}\n{PROBE}"],
-        env={**inherited, "PYTHONPATH": f"{ROOT / 'layers'}{os.pathsep}{ROOT}", **environment},
+        [sys.executable, "-c", code],
+        env={**inherited, "PYTHONPATH": f"{ROOT / 'layers'}{os.pathsep}{ROOT}", **(environment or {})},
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _import_in_fresh_process(names: list[str], environment: dict[str, str]) -> dict[str, Any]:
+    result: dict[str, Any] = _in_fresh_process(f"NAMES = {names!r}\n{PROBE}", environment)
     return result
 
 
@@ -88,6 +93,32 @@ def test_with_tracing_on_the_handler_gets_powertools_tracer(tmp_path: Path) -> N
     assert seen["xray"] is True
 
 
+# Imports the score handler where tracing is on, then makes its first client: says whether botocore's
+# client machinery came before that client, and whether X-Ray then records the calls clients make.
+TRACED_CALLS_PROBE = """
+import json, sys
+import functions.score.handler
+before = "botocore.client" in sys.modules
+from benchgen.aws import clients
+clients.s3()
+from botocore.client import BaseClient
+print(json.dumps({"before": before, "traced": hasattr(BaseClient._make_api_call, "__wrapped__")}))
+"""
+
+
+def test_with_tracing_on_botocore_comes_with_the_first_client_and_its_calls_are_traced(
+    tmp_path: Path,
+) -> None:
+    # Given a Lambda environment with tracing left on, as the stack deploys every function
+    environment = {"LAMBDA_TASK_ROOT": str(tmp_path), "AWS_DEFAULT_REGION": "us-east-1"}
+
+    # When the score handler is imported, then makes its first client
+    seen = _in_fresh_process(TRACED_CALLS_PROBE, environment)
+
+    # Then the import left botocore's client machinery to the first client, whose calls X-Ray records
+    assert seen == {"before": False, "traced": True}
+
+
 def test_a_quiet_tracer_leaves_the_handler_as_it_is() -> None:
     from benchgen.observability import QuietTracer
 
@@ -103,18 +134,36 @@ def test_a_quiet_tracer_leaves_the_handler_as_it_is() -> None:
     assert decorated({"n": 3}, None) == {"seen": 3}
 
 
-def test_no_handler_but_the_apis_imports_boto3_before_its_first_client() -> None:
-    # Given a Lambda environment with tracing off (the tracer patches botocore, so loads it, when on)
+def test_no_handler_imports_boto3_before_its_first_client() -> None:
+    # Given a Lambda environment with tracing off (where it is on, botocore also waits for the first client)
     environment = {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}
 
-    # When every handler but the API's is imported into one fresh interpreter
-    seen = _import_in_fresh_process(
-        [name for name in HANDLERS if name != "functions.api.handler"], environment
-    )
+    # When every handler, the API's too, is imported into one fresh interpreter
+    seen = _import_in_fresh_process(HANDLERS, environment)
 
     # Then boto3 was not loaded: the clients, the item codec and the idempotency layer import it on first use
     assert seen["boto3"] is False
+    assert "functions.api.handler" in seen["tracers"]
     assert len(seen["tracers"]) >= 15
+
+
+def test_the_records_a_step_imports_build_their_validators_when_first_used() -> None:
+    # Given a fresh interpreter / When it imports the run records and the bundle's spec
+    probe = (
+        "import json\n"
+        "from benchgen.records.runs import RunRecord, RunConfig\n"
+        "from benchgen.bundle.spec import CompetitionSpec\n"
+        "built = [m.__pydantic_complete__ for m in (RunRecord, RunConfig, CompetitionSpec)]\n"
+        "config = RunConfig.model_validate({'sampling': {'temperature': 0.2}})\n"
+        "print(json.dumps({'built': built, 'after': RunConfig.__pydantic_complete__,\n"
+        "                  'config': config.model_dump(mode='json')}))"
+    )
+    seen = _in_fresh_process(probe)
+
+    # Then none was built by the import, and the one validated was built then, and validates as before
+    assert seen["built"] == [False, False, False]
+    assert seen["after"] is True
+    assert seen["config"] == {"sampling": {"temperature": 0.2}, "environment_variables": {}}
 
 
 def test_the_functions_wiring_imports_no_adapter_before_a_function_asks_for_it() -> None:
@@ -124,15 +173,19 @@ def test_the_functions_wiring_imports_no_adapter_before_a_function_asks_for_it()
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(PREFIXES))))"
     )
     prefixes = ("benchgen.aws.", "benchgen.sandbox", "benchgen.records", "benchgen.inference")
-    done = subprocess.run(
-        [sys.executable, "-c", f"PREFIXES = {prefixes!r}\n{probe}"],
-        env={**os.environ, "PYTHONPATH": f"{ROOT / 'layers'}{os.pathsep}{ROOT}"},
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    seen = _in_fresh_process(f"PREFIXES = {prefixes!r}\n{probe}")
 
     # Then no table, store, sandbox or record module came with it: each function imports those it uses
-    assert json.loads(done.stdout) == ["benchgen.aws.clients", "benchgen.aws.handlers", "benchgen.aws.wiring"]
+    assert seen == ["benchgen.aws.clients", "benchgen.aws.handlers", "benchgen.aws.wiring"]
+
+
+def test_reading_the_settings_imports_neither_pydantic_settings_nor_asyncio() -> None:
+    # Given a fresh interpreter / When it imports the settings every function reads at its start
+    probe = (
+        "import json, sys, benchgen.settings\n"
+        "print(json.dumps(sorted(m for m in ('asyncio', 'pydantic_settings') if m in sys.modules)))"
+    )
+    seen = _in_fresh_process(probe)
+
+    # Then neither came with them: the settings are plain pydantic models read from the environment
+    assert seen == []

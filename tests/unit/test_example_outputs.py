@@ -44,7 +44,8 @@ GENERATED = {"gsm8k-tr": 3000, "gsm8k-en": 2000, "qa": 1500, "routing": 1500}
 # none, and where the runtime's interpreter a scoring program ran with is, which its log's command names.
 _ELAPSED = re.compile(rb'"execution_time": [0-9.e-]+')
 _INTERPRETERS = [
-    str(RuntimeSettings().runtimes_folder / name / "bin" / "python").encode() for name in RUNTIMES
+    str(RuntimeSettings.from_environment().runtimes_folder / name / "bin" / "python").encode()
+    for name in RUNTIMES
 ]
 
 

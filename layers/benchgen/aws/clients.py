@@ -6,6 +6,7 @@ Low-level clients only: unlike boto3 resources they are safe to share between th
 cloud runs handlers and state machine executions on several threads at once.
 boto3 itself is imported by the first client, not with this module: importing it (and botocore's config)
 is about a third of a handler's import, which every cold start would pay before its first line of work.
+Where the function traces, botocore is patched for X-Ray just before the first client is made.
 """
 
 from __future__ import annotations
@@ -53,6 +54,16 @@ def _model_config(timeout_s: float) -> Config:
     )
 
 
+def _boto3() -> Any:
+    """boto3, its AWS calls traced where the function traces (a client is made under the lock)."""
+    import boto3
+
+    from benchgen.observability import trace_aws_calls
+
+    trace_aws_calls()
+    return boto3
+
+
 def client(service_name: str) -> Any:
     """The shared client for ``service_name`` (``"s3"``, ``"dynamodb"``, ``"events"``, ...)."""
     found = _clients.get(service_name)
@@ -62,9 +73,7 @@ def client(service_name: str) -> Any:
         # boto3's default session is not safe to use from two threads at once: create under the lock.
         found = _clients.get(service_name)
         if found is None:
-            import boto3
-
-            found = boto3.client(service_name, config=_config(service_name))
+            found = _boto3().client(service_name, config=_config(service_name))
             _clients[service_name] = found
         return found
 
@@ -100,9 +109,7 @@ def regional(service_name: str, region: str, *, timeout_s: float = MODEL_READ_TI
     with _lock:
         found = _clients.get(key)
         if found is None:
-            import boto3
-
-            found = boto3.client(service_name, region_name=region, config=_model_config(timeout_s))
+            found = _boto3().client(service_name, region_name=region, config=_model_config(timeout_s))
             _clients[key] = found
         return found
 

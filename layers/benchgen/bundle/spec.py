@@ -13,9 +13,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from benchgen.bundle.v15 import Conversion
+from benchgen.lazy_model import LazyModel
 
 
 class TemplateName(StrEnum):
@@ -31,7 +32,7 @@ class SelectionCriterion(StrEnum):
     FAILED_AND_NEAR_MISS = "failed_and_near_miss"
 
 
-class _Lenient(BaseModel):
+class _Lenient(LazyModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     @model_validator(mode="before")

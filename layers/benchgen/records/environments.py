@@ -5,8 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, Field
 
+from benchgen.lazy_model import LazyModel
 from benchgen.records.bounds import MAX_CRITERIA, Key, Text, Texts, all_or_none
 from benchgen.records.timestamps import utc_now
 
@@ -16,7 +17,7 @@ class EnvironmentStatus(StrEnum):
     REJECTED = "Rejected"
 
 
-class ShardPlan(BaseModel):
+class ShardPlan(LazyModel):
     """How one task's cases are cut for runs scored in shards: ``count`` shards of ``size`` cases (the last
     one shorter), shard n holding the non-blank lines [n * size, (n + 1) * size) of its cases.jsonl."""
 
@@ -26,7 +27,7 @@ class ShardPlan(BaseModel):
     count: int = Field(ge=0)
 
 
-class EnvironmentRecord(BaseModel):
+class EnvironmentRecord(LazyModel):
     environment_id: str
     version: str
     status: EnvironmentStatus
@@ -53,7 +54,7 @@ class EnvironmentRecord(BaseModel):
     created_at: str = Field(default_factory=utc_now)
 
 
-class EnvironmentOwner(BaseModel):
+class EnvironmentOwner(LazyModel):
     """Who may publish versions of one environment id: its owner, and the members of a group it names."""
 
     environment_id: str

@@ -6,8 +6,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
 
+from benchgen.lazy_model import LazyModel
 from benchgen.outputs import RunOutput, output_for_label
 from benchgen.records.bounds import MAX_ITEMS, Key, Text, Texts, first_entries, first_of
 from benchgen.records.environments import ShardPlan
@@ -38,7 +39,7 @@ class ArtifactStatus(StrEnum):
     FAILED = "Failed"
 
 
-class RunConfig(BaseModel):
+class RunConfig(LazyModel):
     """Owner-only: how the model was run."""
 
     sampling: dict[str, float | int | str] = Field(default_factory=dict)
@@ -54,7 +55,7 @@ MAX_TOKENS_PER_MINUTE = 1_000_000_000
 LIMIT_FIELDS = ("max_in_flight", "requests_per_minute", "tokens_per_minute")
 
 
-class InferenceLimits(BaseModel):
+class InferenceLimits(LazyModel):
     """How hard a live run may ask its model: the provider's quotas for it, as the user states them."""
 
     # Strict: a bound is a number, never a string or a boolean read as one.
@@ -80,7 +81,7 @@ class InferenceLimits(BaseModel):
     )
 
 
-class ConnectionQuotas(BaseModel):
+class ConnectionQuotas(LazyModel):
     """The most a connection's live runs may ask of its provider; a run's limits default to these."""
 
     # Strict: a bound is a number, never a string or a boolean read as one.
@@ -111,7 +112,7 @@ DEFAULT_MODEL_TIMEOUT_S = 60.0
 MAX_MODEL_TIMEOUT_S = 300.0
 
 
-class LiveModel(BaseModel):
+class LiveModel(LazyModel):
     """The model a live run asks, as its connection reached it when the run was created.
 
     References only: ``secret_arn`` names the Secrets Manager secret that holds the API key, which is
@@ -136,7 +137,7 @@ class LiveModel(BaseModel):
     batch_above_cases: int = Field(default=DEFAULT_BATCH_ABOVE_CASES, ge=1)
 
 
-class BatchJob(BaseModel):
+class BatchJob(LazyModel):
     """One provider batch job of a live run: the cases it carries (``first_record`` on, in the run's case
     order), the provider's id and status for it, and its record counts once the provider reports them."""
 
@@ -150,7 +151,7 @@ class BatchJob(BaseModel):
     message: Text | None = None
 
 
-class BatchSummary(BaseModel):
+class BatchSummary(LazyModel):
     """A live run answered by its provider's batch inference: every job, and how many polls it took."""
 
     jobs: list[BatchJob] = Field(default_factory=list)
@@ -163,7 +164,7 @@ class BatchSummary(BaseModel):
     )
 
 
-class InferenceProgress(BaseModel):
+class InferenceProgress(LazyModel):
     """How far a live run's asking has come while it waits for its model, as its steps last reported it:
     the cases whose first call went out, those answered and those given up on, and the moment the latest
     call sent must have answered by (its connection's ``timeout_s`` after it went out)."""
@@ -183,7 +184,7 @@ class InferenceProgress(BaseModel):
     updated_at: str | None = None
 
 
-class ShardCounts(BaseModel):
+class ShardCounts(LazyModel):
     """What one shard of a live run has asked, heard answered and given up on, as it last reported."""
 
     asked: int = Field(default=0, ge=0)
@@ -191,7 +192,7 @@ class ShardCounts(BaseModel):
     unanswered: int = Field(default=0, ge=0)
 
 
-class InferenceSummary(BaseModel):
+class InferenceSummary(LazyModel):
     """How a live run's questions were answered; every case's detail is in its inference log."""
 
     cases: int = 0
@@ -207,7 +208,7 @@ class InferenceSummary(BaseModel):
     cost_note: Text | None = Field(default=None, description="why the run has no cost, when it has none")
 
 
-class RunClaim(BaseModel):
+class RunClaim(LazyModel):
     """One invocation's hold on a run while it works on a step, so that concurrent deliveries do it once.
 
     It lapses at ``expires_at`` (the holder's deadline): a holder that died cannot block the run's retry.
@@ -223,7 +224,7 @@ class RunClaim(BaseModel):
     request_id: str | None = None
 
 
-class CaseScope(BaseModel):
+class CaseScope(LazyModel):
     """The cases a run is restricted to: a JSON list of their ids in the data bucket, and how many."""
 
     key: str
@@ -243,7 +244,7 @@ MAX_PROGRAMS = 20
 Programs = Annotated[list[ProgramOutcome], AfterValidator(first_of(MAX_PROGRAMS))]
 
 
-class RunRecord(BaseModel):
+class RunRecord(LazyModel):
     run_id: str
     environment_id: str
     environment_version: str
@@ -291,7 +292,7 @@ class RunRecord(BaseModel):
     shards: ShardPlan | None = None
 
 
-class RunInfo(BaseModel):
+class RunInfo(LazyModel):
     """A finished run, reduced to the facts that name and describe its dataset."""
 
     model_config = ConfigDict(frozen=True)

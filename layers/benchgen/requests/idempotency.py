@@ -7,20 +7,13 @@ Every creating request (a run, a preparation, a training run, an evaluation) goe
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
-
-from aws_lambda_powertools.utilities.idempotency import (
-    BasePersistenceLayer,
-    IdempotencyConfig,
-    idempotent_function,
-)
-from aws_lambda_powertools.utilities.idempotency.exceptions import (
-    IdempotencyAlreadyInProgressError,
-    IdempotencyValidationError,
-)
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from benchgen.requests.errors import Conflict, Unprocessable
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency import BasePersistenceLayer
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 #: How long an Idempotency-Key keeps answering with what its first request created.
 IDEMPOTENCY_WINDOW_S = 24 * 3600
@@ -50,6 +43,14 @@ def create_once(
     """
     if key is None:
         return create()
+    # Imported by a request that carries a key: powertools' idempotency package imports boto3, which the
+    # API's start would otherwise pay for before its first request.
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
+    from aws_lambda_powertools.utilities.idempotency.exceptions import (
+        IdempotencyAlreadyInProgressError,
+        IdempotencyValidationError,
+    )
+
     config = IdempotencyConfig(
         event_key_jmespath="[caller, key]",
         payload_validation_jmespath="body",

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-
-from aws_lambda_powertools.utilities.idempotency import BasePersistenceLayer
+from typing import TYPE_CHECKING
 
 from benchgen.ports.connections import ConnectionsStore
 from benchgen.ports.datasets import DatasetsCatalog
@@ -19,6 +18,10 @@ from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import SharedStorage
 from benchgen.ports.training_runs import TrainingRunsCatalog
 from benchgen.settings import Settings
+
+if TYPE_CHECKING:
+    # Only named: powertools' idempotency package imports boto3, which the API's start need not pay for.
+    from aws_lambda_powertools.utilities.idempotency import BasePersistenceLayer
 
 
 def _ignore(_: str) -> None:

@@ -7,10 +7,11 @@ import shlex
 from pathlib import Path
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from benchgen.bundle.runtime import MINIMAL
 from benchgen.errors import BundleError
+from benchgen.lazy_model import LazyModel
 
 OUTPUT_CAP = 1024 * 1024
 _PYTHON_NAMES = re.compile(r"^python(3(\.\d+)?)?$")
@@ -18,7 +19,7 @@ _PLACEHOLDER = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
 _APP_PATH = re.compile(r"(?<![\w.$/-])/app(?=/|\s|$)")
 
 
-class ProgramJob(BaseModel):
+class ProgramJob(LazyModel):
     """``folders`` maps each placeholder of ``command`` (``input``, ``output``, ``program`` ...) to a folder
     on this machine; ``cwd`` names the one the program runs in. Only the folders named in ``writable`` may
     be written; the files of those named in ``collect`` are copied back after the run. ``app`` maps each
@@ -38,7 +39,7 @@ class ProgramJob(BaseModel):
     app: dict[str, str] = Field(default_factory=dict)
 
 
-class StagedJob(BaseModel):
+class StagedJob(LazyModel):
     """A job whose folders were copied under one root: each folder as a path relative to that root."""
 
     model_config = ConfigDict(frozen=True)
@@ -54,7 +55,7 @@ class StagedJob(BaseModel):
     app: dict[str, str] = Field(default_factory=dict)  # folder under /app -> its place under the root
 
 
-class ProgramResult(BaseModel):
+class ProgramResult(LazyModel):
     """What a program run produced; stdout and stderr keep at most their last ``OUTPUT_CAP`` bytes."""
 
     model_config = ConfigDict(frozen=True)

@@ -66,7 +66,7 @@ def runtime_environment(name: str, folder: Path | None = None) -> RuntimeEnviron
     RuntimeMissing, naming what to run, when it is not there."""
     if name not in RUNTIMES:
         raise RuntimeMissing(f"{name!r} is not a runtime; the runtimes are {', '.join(RUNTIMES)}")
-    root = folder if folder is not None else RuntimeSettings().runtimes_folder
+    root = folder if folder is not None else RuntimeSettings.from_environment().runtimes_folder
     environment = RuntimeEnvironment(name=name, prefix=root / name)
     if not environment.interpreter.exists():
         raise RuntimeMissing(
