@@ -180,13 +180,21 @@ def abandoned_rows(rows: int, stopped: Callable[[int], bool]) -> Any:
 
 
 class CTranslate2Engine:
-    """CTranslate2 on the CPU at COMPUTE_TYPE, on every core this process may use; models converted under
+    """CTranslate2 on the CPU at ``compute_type``, on every core this process may use; models converted under
     ``cache``. With a ``fallback``, a model the converter refuses is served by it instead."""
 
     name = "ctranslate2"
 
-    def __init__(self, cache: Path, why: str, *, fallback: TransformersEngine | None) -> None:
+    def __init__(
+        self,
+        cache: Path,
+        why: str,
+        *,
+        fallback: TransformersEngine | None,
+        compute_type: str = COMPUTE_TYPE,
+    ) -> None:
         self.cache = cache / "ctranslate2"
+        self.compute_type = compute_type
         self.why = why
         self.fallback = fallback
         self.threads = threads()
@@ -208,7 +216,7 @@ class CTranslate2Engine:
         self.fallbacks.pop(model_id, None)
         tokenizer = weights.load_tokenizer(folder)
         generator = ctranslate2.Generator(
-            str(converted), device="cpu", compute_type=COMPUTE_TYPE, intra_threads=self.threads
+            str(converted), device="cpu", compute_type=self.compute_type, intra_threads=self.threads
         )
         return CTranslate2Model(generator, tokenizer, weights.end_tokens(folder, tokenizer))
 
@@ -217,7 +225,8 @@ class CTranslate2Engine:
         import ctranslate2
 
         files = sorted(p for p in folder.iterdir() if p.is_file())
-        digest = weights.fingerprint(files, extra=f"ctranslate2 {ctranslate2.__version__} {COMPUTE_TYPE}")
+        version = f"ctranslate2 {ctranslate2.__version__} {self.compute_type}"
+        digest = weights.fingerprint(files, extra=version)
         target = self.cache / f"{folder.name}-{digest}"
         if (target / "model.bin").is_file():
             return target
@@ -225,12 +234,12 @@ class CTranslate2Engine:
 
         def convert(partial: Path) -> None:
             converter = ctranslate2.converters.TransformersConverter(str(folder), low_cpu_mem_usage=True)
-            converter.convert(str(partial), quantization=COMPUTE_TYPE, force=True)
+            converter.convert(str(partial), quantization=self.compute_type, force=True)
 
         weights.cached(target, "model.bin", convert)
         seconds = time.monotonic() - started
         self.conversions.append({"model": model_id, "seconds": round(seconds, 2)})
-        log.info("converted %s for CTranslate2 (%s) in %.1f s", model_id, COMPUTE_TYPE, seconds)
+        log.info("converted %s for CTranslate2 (%s) in %.1f s", model_id, self.compute_type, seconds)
         return target
 
     def view(self) -> dict[str, Any]:
@@ -238,7 +247,7 @@ class CTranslate2Engine:
             "name": self.name,
             "why": self.why,
             "device": "cpu",
-            "compute_type": COMPUTE_TYPE,
+            "compute_type": self.compute_type,
             "threads": self.threads,
             "conversions": list(self.conversions),
             "served_by_transformers": dict(self.fallbacks),

@@ -220,38 +220,41 @@ class Generator:
             self._pending.clear()
 
     def _generate(self, batch: list[Request]) -> list[Completion]:
-        model = self._models.get(batch[0].model)
-        tokenizer = model.tokenizer
-        prompts = [
-            tokenizer.apply_chat_template(r.messages, add_generation_prompt=True, tokenize=False)
-            for r in batch
-        ]
-        encoded = [tokenizer(text, add_special_tokens=False)["input_ids"] for text in prompts]
         started = time.monotonic()
-        decoding = Decoding(
-            max_new_tokens=max(r.max_tokens for r in batch),
-            sampling=batch[0].sampling,
-            stopped=lambda row: batch[row].abandoned,
-        )
-        output = model.generate(encoded, decoding)
-        elapsed = time.monotonic() - started
-        results = []
-        for generated, prompt, request in zip(output, encoded, batch, strict=True):
-            tokens = generated[: request.max_tokens]
-            ended = next((i for i, token in enumerate(tokens) if token in model.ends), None)
-            if ended is not None:
-                tokens = tokens[:ended]
-            text = tokenizer.decode(tokens, skip_special_tokens=True)
-            stopped_at = min((text.find(s) for s in request.stop if s and s in text), default=-1)
-            if stopped_at >= 0:
-                text = text[:stopped_at]
-            finish = "stop" if ended is not None or stopped_at >= 0 else "length"
-            results.append(Completion(text, finish, len(prompt), len(tokens)))
+        results = complete(self._models.get(batch[0].model), batch)
         counters = self.counters
         counters.requests += len(batch)
         counters.batches += 1
         counters.largest_batch = max(counters.largest_batch, len(batch))
         counters.prompt_tokens += sum(r.prompt_tokens for r in results)
         counters.completion_tokens += sum(r.completion_tokens for r in results)
-        counters.generation_s += elapsed
+        counters.generation_s += time.monotonic() - started
         return results
+
+
+def complete(model: Model, batch: list[Request]) -> list[Completion]:
+    """The completions of ``batch`` (requests for ``model`` with the same sampling), generated together:
+    each answer cut at its end of turn, its max_tokens and its first stop string."""
+    tokenizer = model.tokenizer
+    prompts = [
+        tokenizer.apply_chat_template(r.messages, add_generation_prompt=True, tokenize=False) for r in batch
+    ]
+    encoded = [tokenizer(text, add_special_tokens=False)["input_ids"] for text in prompts]
+    decoding = Decoding(
+        max_new_tokens=max(r.max_tokens for r in batch),
+        sampling=batch[0].sampling,
+        stopped=lambda row: batch[row].abandoned,
+    )
+    results = []
+    for generated, prompt, request in zip(model.generate(encoded, decoding), encoded, batch, strict=True):
+        tokens = generated[: request.max_tokens]
+        ended = next((i for i, token in enumerate(tokens) if token in model.ends), None)
+        if ended is not None:
+            tokens = tokens[:ended]
+        text = tokenizer.decode(tokens, skip_special_tokens=True)
+        stopped_at = min((text.find(s) for s in request.stop if s and s in text), default=-1)
+        if stopped_at >= 0:
+            text = text[:stopped_at]
+        finish = "stop" if ended is not None or stopped_at >= 0 else "length"
+        results.append(Completion(text, finish, len(prompt), len(tokens)))
+    return results
