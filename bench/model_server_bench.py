@@ -8,6 +8,16 @@ ratio, and the largest batch the server formed. Greedy decoding, a fixed max_tok
 
     python bench/model_server_bench.py                        # smollm2, 8 requests, 48 tokens each
     python bench/model_server_bench.py --model PATH --requests 16 --json model-server.json
+
+``--engines`` compares the engines instead, in one process on the same prompts (the questions of
+examples/arithmetic-en, each case held out by the real loop's 60/5/35 split): transformers against
+CTranslate2 at each ``--compute-types``, the model converted first (its seconds reported). For each it
+prints completion tokens per second at each ``--batches`` size (the first ``--speed-cases`` questions,
+answers at most ``--speed-tokens`` long), then answers the first ``--cases`` held-out questions greedily
+in batches of 16 at the loop's max_tokens (256), and reports how many answers are the same text as
+transformers', and each engine's accuracy as the math template grades it.
+
+    PYTHONPATH=layers:. python bench/model_server_bench.py --engines --cases 64 --json engines.json
 """
 
 from __future__ import annotations
@@ -84,6 +94,77 @@ def run(model: str, work: Path, requests: int, max_tokens: int) -> dict[str, Any
     }
 
 
+HELD_OUT = {"train": 60, "validation": 5, "test": 35}  # the real loop's splits (cli/self_hosted_model.py)
+IDENTITY_BATCH = 16  # the real loop's concurrency
+LOOP_MAX_TOKENS = 256  # the server's default, which the real loop asks with
+
+
+def engines(
+    model: str, work: Path, compute_types: list[str], batches: list[int], args: argparse.Namespace
+) -> dict[str, Any]:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    from benchgen.cases import Case, Prediction
+    from benchgen.finetune.split import SplitShares, in_test_bucket
+    from benchgen.scoring.math import judge
+    from modelserver import weights
+    from modelserver.engines import CTranslate2Engine, Engine, TransformersEngine
+    from modelserver.generation import Completion, Request, complete
+
+    cases_file = Path(__file__).parent.parent / "examples/arithmetic-en/bundle/reference/cases.jsonl"
+    cases = [json.loads(line) for line in cases_file.read_text(encoding="utf-8").splitlines()]
+    shares = SplitShares(**HELD_OUT)
+    held_out = [c for c in cases if in_test_bucket(c["id"], shares)][: args.cases]
+    folder = weights.loadable_folder(weights.resolve(model), work / "cache")
+
+    def answers(
+        loaded: Any, questions: list[str], batch: int, max_tokens: int
+    ) -> tuple[list[Completion], float]:
+        done: list[Completion] = []
+        begun = time.monotonic()
+        for first in range(0, len(questions), batch):
+            requests = [
+                Request(model, [{"role": "user", "content": q}], max_tokens=max_tokens)
+                for q in questions[first : first + batch]
+            ]
+            done += complete(loaded, requests)
+        return done, time.monotonic() - begun
+
+    candidates: list[tuple[str, Engine]] = [("transformers", TransformersEngine("cpu", "bench"))]
+    candidates += [
+        (f"ctranslate2 {t}", CTranslate2Engine(work / "bench", "bench", fallback=None, compute_type=t))
+        for t in compute_types
+    ]
+    figures: dict[str, Any] = {"held_out_cases": len(held_out), "engines": {}}
+    reference: list[Completion] = []
+    for name, engine in candidates:
+        begun = time.monotonic()
+        loaded = engine.load(model, folder)
+        load_s = time.monotonic() - begun
+        done, seconds = answers(loaded, [c["question"] for c in held_out], IDENTITY_BATCH, LOOP_MAX_TOKENS)
+        reference = reference or done
+        speed = {}
+        for batch in batches:
+            timed, timed_s = answers(
+                loaded, [c["question"] for c in cases[: args.speed_cases]], batch, args.speed_tokens
+            )
+            speed[f"batch_{batch}_tokens_per_s"] = round(sum(c.completion_tokens for c in timed) / timed_s, 1)
+        graded = [
+            judge(Case(**case), Prediction(id=case["id"], prediction_text=answer.text), []).passed
+            for case, answer in zip(held_out, done, strict=True)
+        ]
+        figures["engines"][name] = {
+            "load_and_convert_seconds": round(load_s, 1),
+            **speed,
+            "held_out_tokens_per_s": round(sum(c.completion_tokens for c in done) / seconds, 1),
+            "same_answer_as_transformers": sum(
+                a.text == b.text for a, b in zip(done, reference, strict=True)
+            ),
+            "accuracy": round(sum(graded) / len(graded), 4),
+        }
+        print(name, figures["engines"][name], flush=True)
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="smollm2")
@@ -91,8 +172,17 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--engines", action="store_true", help="compare the engines (see above)")
+    parser.add_argument("--compute-types", nargs="+", default=["float32", "int8_float32"])
+    parser.add_argument("--batches", nargs="+", type=int, default=[1, 8, 16])
+    parser.add_argument("--cases", type=int, default=1000, help="at most this many held-out cases")
+    parser.add_argument("--speed-cases", type=int, default=16)
+    parser.add_argument("--speed-tokens", type=int, default=64)
     args = parser.parse_args()
-    figures = run(args.model, args.work, args.requests, args.max_tokens)
+    if args.engines:
+        figures = engines(args.model, args.work, args.compute_types, args.batches, args)
+    else:
+        figures = run(args.model, args.work, args.requests, args.max_tokens)
     for name, value in figures.items():
         print(f"{name:>28}: {value}")
     if args.json:

@@ -4,6 +4,7 @@ connection of kind openai-compatible reaches at its base URL."""
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -11,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from modelserver.engines import ENGINES
 from modelserver.generation import DEFAULT_BATCH_WAIT_S, DEFAULT_MAX_BATCH
 
 DEFAULT_PORT = 8766
@@ -64,6 +66,14 @@ def register(subparsers: Any) -> None:
         f"(default {DEFAULT_BATCH_WAIT_S * 1000:g} ms)",
     )
     serve.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="what generates: ctranslate2 (on the CPU, each model converted once into --work/cache), "
+        "transformers, or auto: ctranslate2 on the CPU when it is installed, transformers on a GPU "
+        "(default auto)",
+    )
+    serve.add_argument(
         "--parent-pid",
         type=int,
         help="stop when the process with this id ends (for a program that runs the server as its child, "
@@ -90,6 +100,12 @@ def run_serve(args: argparse.Namespace) -> int:
     from modelserver.server import ModelServer
     from modelserver.weights import ModelSourceError
 
+    # The server's own lines (a model converted for the engine, and how long it took) on stderr.
+    server_log = logging.getLogger("modelserver")
+    server_log.setLevel(logging.INFO)
+    if not server_log.handlers:
+        server_log.addHandler(logging.StreamHandler())
+
     try:
         key = read_api_key(args.api_key_file) if args.api_key_file else None
         if args.max_batch < 1:
@@ -104,6 +120,7 @@ def run_serve(args: argparse.Namespace) -> int:
             api_key=key,
             max_batch=args.max_batch,
             batch_wait_s=args.batch_wait_ms / 1000,
+            engine=args.engine,
         )
     except (ModelSourceError, ValueError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -113,7 +130,8 @@ def run_serve(args: argparse.Namespace) -> int:
     with server:
         print(
             f"Serving {', '.join(server.catalog.ids())} at {server.base_url} (openai-compatible base URL) "
-            f"on {server.device}; batching up to {server.generator.max_batch} chat requests; "
+            f"on {server.device}; generating with {server.engine.name} ({server.engine.why}); "
+            f"batching up to {server.generator.max_batch} chat requests; "
             f"{'an API key is required' if key else 'no API key'}; Ctrl-C stops.",
             flush=True,
         )

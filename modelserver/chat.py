@@ -7,7 +7,8 @@ import math
 import time
 from typing import Any
 
-from modelserver.generation import DEFAULT_MAX_TOKENS, Completion, Request, Sampling
+from modelserver.engines import Sampling
+from modelserver.generation import DEFAULT_MAX_TOKENS, Completion, Request
 
 ROLES = ("system", "user", "assistant")
 MAX_TOKENS_LIMIT = 4096

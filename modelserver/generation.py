@@ -1,14 +1,16 @@
 """Chat completions from a queue: one worker thread takes up to ``max_batch`` waiting requests for the
-same model and sampling, pads them on the left, and generates for all of them in one ``generate`` call.
+same model and sampling, and generates for all of them in one call of the server's engine
+(:mod:`modelserver.engines`); cutting each answer at its end of turn and stop strings, and counting its
+tokens, is done here, the same for every engine.
 
 The worker waits ``batch_wait_s`` after the first request of a batch for others to join it, so requests
 that arrive together share a batch; requests arriving while a batch generates form the next one. A
 temperature of 0 (the default) decodes greedily; otherwise the batch samples at its temperature and top_p.
 
 A caller that goes away (a client whose timeout ran out closes its connection) abandons its request: a
-waiting request leaves the queue, and a batch stops generating once every request in it is abandoned. A
-client retrying after its timeout would otherwise queue the same work again behind the copy nobody waits
-for, and a busy server would never catch up.
+waiting request leaves the queue, and a row of a batch stops at its next token once its request is
+abandoned. A client retrying after its timeout would otherwise queue the same work again behind the copy
+nobody waits for, and a busy server would never catch up.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from modelserver.engines import Decoding, Model, Sampling
+
 DEFAULT_MAX_BATCH = 8
 DEFAULT_BATCH_WAIT_S = 0.02
 DEFAULT_MAX_TOKENS = 256
@@ -29,18 +33,6 @@ GONE_POLL_S = 0.2
 
 def _present() -> bool:
     return False
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """How one request decodes; requests batch together only when these are equal."""
-
-    temperature: float = 0.0
-    top_p: float = 1.0
-
-    @property
-    def greedy(self) -> bool:
-        return self.temperature == 0
 
 
 @dataclass
@@ -105,14 +97,14 @@ class UnknownModel(LookupError):
 
 class LoadedModels:
     """The models in memory, at most ``keep`` of them (the least recently used leaves first), loaded
-    on first use through ``load`` (model id -> model and tokenizer)."""
+    on first use through ``load`` (model id -> the engine's model)."""
 
-    def __init__(self, load: Callable[[str], tuple[Any, Any]], keep: int = 2) -> None:
+    def __init__(self, load: Callable[[str], Model], keep: int = 2) -> None:
         self._load = load
         self._keep = keep
-        self._models: OrderedDict[str, tuple[Any, Any]] = OrderedDict()
+        self._models: OrderedDict[str, Model] = OrderedDict()
 
-    def get(self, model_id: str) -> tuple[Any, Any]:
+    def get(self, model_id: str) -> Model:
         if model_id in self._models:
             self._models.move_to_end(model_id)
             return self._models[model_id]
@@ -228,75 +220,41 @@ class Generator:
             self._pending.clear()
 
     def _generate(self, batch: list[Request]) -> list[Completion]:
-        import torch
-        from transformers import StoppingCriteriaList
-
-        model, tokenizer = self._models.get(batch[0].model)
-        texts = [
-            tokenizer.apply_chat_template(r.messages, add_generation_prompt=True, tokenize=False)
-            for r in batch
-        ]
-        encoded = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(
-            model.device
-        )
-        sampling = batch[0].sampling
-        options: dict[str, Any] = {"do_sample": not sampling.greedy}
-        if not sampling.greedy:
-            options.update(temperature=sampling.temperature, top_p=sampling.top_p)
-        else:
-            options.update(temperature=None, top_p=None, top_k=None)
         started = time.monotonic()
-        with torch.inference_mode():
-            output = model.generate(
-                **encoded,
-                max_new_tokens=max(r.max_tokens for r in batch),
-                pad_token_id=tokenizer.pad_token_id,
-                stopping_criteria=StoppingCriteriaList([abandoned_rows(batch)]),
-                **options,
-            )
-        elapsed = time.monotonic() - started
-        width = encoded["input_ids"].shape[1]
-        ends = _end_tokens(model, tokenizer)
-        results = []
-        for row, request in enumerate(batch):
-            tokens = output[row, width:].tolist()[: request.max_tokens]
-            ended = next((i for i, token in enumerate(tokens) if token in ends), None)
-            if ended is not None:
-                tokens = tokens[:ended]
-            text = tokenizer.decode(tokens, skip_special_tokens=True)
-            stopped_at = min((text.find(s) for s in request.stop if s and s in text), default=-1)
-            if stopped_at >= 0:
-                text = text[:stopped_at]
-            finish = "stop" if ended is not None or stopped_at >= 0 else "length"
-            prompt_tokens = int(encoded["attention_mask"][row].sum())
-            results.append(Completion(text, finish, prompt_tokens, len(tokens)))
+        results = complete(self._models.get(batch[0].model), batch)
         counters = self.counters
         counters.requests += len(batch)
         counters.batches += 1
         counters.largest_batch = max(counters.largest_batch, len(batch))
         counters.prompt_tokens += sum(r.prompt_tokens for r in results)
         counters.completion_tokens += sum(r.completion_tokens for r in results)
-        counters.generation_s += elapsed
+        counters.generation_s += time.monotonic() - started
         return results
 
 
-def abandoned_rows(batch: list[Request]) -> Any:
-    """A stopping criterion that ends each row of ``batch`` whose request was abandoned, so a batch that
-    nobody waits for any more stops generating at its next token."""
-    import torch
-    from transformers import StoppingCriteria
-
-    class Abandoned(StoppingCriteria):
-        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-            return torch.tensor([r.abandoned for r in batch], dtype=torch.bool, device=input_ids.device)
-
-    return Abandoned()
-
-
-def _end_tokens(model: Any, tokenizer: Any) -> set[int]:
-    """The token ids that end a turn: the generation config's and the tokenizer's end of sequence."""
-    configured = model.generation_config.eos_token_id
-    ends = set(configured if isinstance(configured, list) else [configured] if configured is not None else [])
-    if tokenizer.eos_token_id is not None:
-        ends.add(tokenizer.eos_token_id)
-    return ends
+def complete(model: Model, batch: list[Request]) -> list[Completion]:
+    """The completions of ``batch`` (requests for ``model`` with the same sampling), generated together:
+    each answer cut at its end of turn, its max_tokens and its first stop string."""
+    tokenizer = model.tokenizer
+    prompts = [
+        tokenizer.apply_chat_template(r.messages, add_generation_prompt=True, tokenize=False) for r in batch
+    ]
+    encoded = [tokenizer(text, add_special_tokens=False)["input_ids"] for text in prompts]
+    decoding = Decoding(
+        max_new_tokens=max(r.max_tokens for r in batch),
+        sampling=batch[0].sampling,
+        stopped=lambda row: batch[row].abandoned,
+    )
+    results = []
+    for generated, prompt, request in zip(model.generate(encoded, decoding), encoded, batch, strict=True):
+        tokens = generated[: request.max_tokens]
+        ended = next((i for i, token in enumerate(tokens) if token in model.ends), None)
+        if ended is not None:
+            tokens = tokens[:ended]
+        text = tokenizer.decode(tokens, skip_special_tokens=True)
+        stopped_at = min((text.find(s) for s in request.stop if s and s in text), default=-1)
+        if stopped_at >= 0:
+            text = text[:stopped_at]
+        finish = "stop" if ended is not None or stopped_at >= 0 else "length"
+        results.append(Completion(text, finish, len(prompt), len(tokens)))
+    return results

@@ -27,10 +27,11 @@ from urllib.parse import unquote
 
 from localcloud.multipart import form_file
 from localcloud.threaded_server import ThreadedServer
-from modelserver import weights
+from modelserver import engines, weights
 from modelserver.catalog import Catalog
 from modelserver.chat import BadRequest, completion_body, read_request
 from modelserver.chunked import Unframed, read_chunked
+from modelserver.engines import Model
 from modelserver.generation import (
     DEFAULT_BATCH_WAIT_S,
     DEFAULT_MAX_BATCH,
@@ -72,9 +73,11 @@ Route = Callable[[Call], Answer]
 class ModelServer(ThreadedServer):
     """Serves ``model`` (a folder, a .gguf file or a shortcut; see :mod:`modelserver.weights`) and the
     checkpoints under ``work`` on ``host:port`` (``port=0`` picks a free one); ``base_url`` is what a
-    connection of kind openai-compatible records.
+    connection of kind openai-compatible records. ``engine`` generates (one of
+    :data:`modelserver.engines.ENGINES`).
 
-    The base model is loaded here, before the server answers anything, so a bad ``--model`` fails at once.
+    The base model is loaded here, before the server answers anything, so a bad ``--model`` or an engine
+    that cannot serve it fails at once.
     """
 
     def __init__(
@@ -90,6 +93,7 @@ class ModelServer(ThreadedServer):
         batch_wait_s: float = DEFAULT_BATCH_WAIT_S,
         keep_loaded: int = 2,
         read_timeout_s: float = READ_TIMEOUT_S,
+        engine: str = "auto",
     ) -> None:
         if not ip_address(host).is_loopback and not api_key:
             raise ValueError(
@@ -98,6 +102,7 @@ class ModelServer(ThreadedServer):
             )
         self.work = work
         self.device = weights.device()
+        self.engine = engines.choose(engine, self.device, work / "cache")
         source = weights.resolve(model, name=name)
         base_folder = weights.loadable_folder(source, work / "cache")
         self.catalog = Catalog(source.model_id, base_folder, work / "models")
@@ -138,11 +143,11 @@ class ModelServer(ThreadedServer):
         self.fine_tunes.stop()
         self.generator.stop()
 
-    def _load(self, model_id: str) -> tuple[Any, Any]:
+    def _load(self, model_id: str) -> Model:
         folder = self.catalog.folder(model_id)
         if folder is None:
             raise BadRequest(f"no model {model_id!r}", status=404)
-        return weights.load(folder, self.device)
+        return self.engine.load(model_id, folder)
 
     # the routes
 
@@ -156,6 +161,7 @@ class ModelServer(ThreadedServer):
             "max_batch": self.generator.max_batch,
             "batch_wait_ms": round(self.generator.batch_wait_s * 1000, 3),
             "device": self.device,
+            "engine": self.engine.view(),
         }
 
     def chat(self, body: Any, gone: Callable[[], bool]) -> Answer:

@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,31 +90,52 @@ def loadable_folder(source: ModelSource, cache: Path) -> Path:
     if source.gguf_file is None:
         return source.folder
     gguf = source.folder / source.gguf_file
-    stat = gguf.stat()
-    digest = hashlib.sha256(f"{gguf}\n{stat.st_size}\n{stat.st_mtime_ns}".encode()).hexdigest()[:16]
-    target = cache / f"{gguf.stem}-{digest}"
-    if (target / "config.json").is_file():
-        return target
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    target = cache / f"{gguf.stem}-{fingerprint([gguf])}"
 
-    tokenizer = AutoTokenizer.from_pretrained(
-        source.folder, gguf_file=source.gguf_file, local_files_only=True
-    )
-    model: Any = AutoModelForCausalLM.from_pretrained(
-        source.folder, gguf_file=source.gguf_file, local_files_only=True
-    )
-    # The tensors are dequantized already; what refuses to save is only the record of where they came from.
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    cache.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=cache))
-    try:
+    def dequantize(partial: Path) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(
+            source.folder, gguf_file=source.gguf_file, local_files_only=True
+        )
+        model: Any = AutoModelForCausalLM.from_pretrained(
+            source.folder, gguf_file=source.gguf_file, local_files_only=True
+        )
+        # The tensors are dequantized already; what refuses to save is only the record of where they came
+        # from.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
         model.save_pretrained(partial)
         tokenizer.save_pretrained(partial)
+
+    return cached(target, "config.json", dequantize)
+
+
+def fingerprint(files: list[Path], *, extra: str = "") -> str:
+    """A short key for these files as they are now (path, size, modification time) and ``extra``: a file
+    rewritten in place changes it."""
+    lines = []
+    for file in files:
+        stat = file.stat()
+        lines.append(f"{file}\n{stat.st_size}\n{stat.st_mtime_ns}")
+    text = "\n".join([*lines, extra] if extra else lines)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def cached(target: Path, marker: str, make: Callable[[Path], None]) -> Path:
+    """``target``, made by ``make`` (which fills the empty folder it is given) unless it holds ``marker``
+    already. It is made beside ``target`` and renamed into place, so a process stopped half-way, or two
+    making it at once, never leave a half-made folder there."""
+    if (target / marker).is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        make(partial)
         partial.rename(target)
     except OSError:
-        if not (target / "config.json").is_file():
+        if not (target / marker).is_file():
             raise
     finally:
         shutil.rmtree(partial, ignore_errors=True)
@@ -130,7 +152,19 @@ def device() -> str:
 def load(folder: Path, on: str) -> tuple[Any, Any]:
     """The causal language model and its tokenizer saved in ``folder``, ready to generate on ``on``
     (the tokenizer pads on the left, as batched generation needs)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
+
+    tokenizer = load_tokenizer(folder)
+    model: Any = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype="auto")
+    model.to(on)
+    model.eval()
+    return model, tokenizer
+
+
+def load_tokenizer(folder: Path) -> Any:
+    """The tokenizer saved in ``folder``, which must have a chat template; it pads on the left, as batched
+    generation needs."""
+    from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     if not tokenizer.chat_template:
@@ -141,7 +175,23 @@ def load(folder: Path, on: str) -> tuple[Any, Any]:
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model: Any = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype="auto")
-    model.to(on)
-    model.eval()
-    return model, tokenizer
+    return tokenizer
+
+
+def end_tokens(folder: Path, tokenizer: Any) -> frozenset[int]:
+    """The token ids that end a turn of the model saved in ``folder``: its generation config's end of
+    sequence (as ``from_pretrained`` reads it: generation_config.json, else config.json) and the
+    tokenizer's."""
+    from transformers import AutoConfig, GenerationConfig
+
+    try:
+        generation = GenerationConfig.from_pretrained(folder, local_files_only=True)
+    except OSError:  # no generation_config.json: the model's config holds its end of sequence
+        generation = GenerationConfig.from_model_config(
+            AutoConfig.from_pretrained(folder, local_files_only=True)
+        )
+    configured = generation.eos_token_id
+    ends = set(configured if isinstance(configured, list) else [configured] if configured is not None else [])
+    if tokenizer.eos_token_id is not None:
+        ends.add(tokenizer.eos_token_id)
+    return frozenset(ends)

@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 
 import torch
 
-from modelserver.generation import Request, abandoned_rows
+from modelserver.engines import abandoned_rows
+from modelserver.generation import Request
 from modelserver.server import ModelServer
 
 
@@ -83,7 +84,8 @@ def test_a_request_whose_caller_left_is_never_generated_and_the_next_ones_are(
 
 def test_a_batch_stops_the_rows_whose_callers_left() -> None:
     staying, leaving = Request("tiny-chat", []), Request("tiny-chat", [])
-    criterion = abandoned_rows([staying, leaving])
+    batch = [staying, leaving]
+    criterion = abandoned_rows(len(batch), lambda row: batch[row].abandoned)
     tokens = torch.zeros((2, 3), dtype=torch.long)
 
     assert criterion(tokens, None).tolist() == [False, False]

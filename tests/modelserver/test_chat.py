@@ -27,9 +27,12 @@ PROMPTS = [
 KEY = "test-key-9f2c"
 
 
-@pytest.fixture(scope="module")
-def server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
-    with ModelServer(str(tiny_model), work=tmp_path_factory.mktemp("work")) as running:
+@pytest.fixture(scope="module", params=["ctranslate2", "transformers"])
+def server(
+    tiny_model: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[ModelServer]:
+    """The server, once with each engine: every answer below holds for both."""
+    with ModelServer(str(tiny_model), work=tmp_path_factory.mktemp("work"), engine=request.param) as running:
         yield running
 
 
@@ -112,7 +115,13 @@ def test_concurrent_requests_share_one_batch_and_answer_as_they_would_alone(
 
     # The first request of a batch waits for the batch to fill (or a minute), so the four requests that
     # are sent together are generated together, however the threads are scheduled.
-    with ModelServer(str(tiny_model), work=tmp_path, max_batch=len(PROMPTS), batch_wait_s=60) as batching:
+    with ModelServer(
+        str(tiny_model),
+        work=tmp_path,
+        max_batch=len(PROMPTS),
+        batch_wait_s=60,
+        engine=server.engine.name,
+    ) as batching:
 
         def ask(index: int) -> None:
             answers[index] = _ask(batching, PROMPTS[index], max_tokens=10)["choices"][0]["message"]["content"]

@@ -41,7 +41,7 @@ TRAIN = _jsonl([_row(QUESTION, TARGET)] * 16)
 
 @pytest.fixture(scope="module")
 def server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
-    with ModelServer(str(tiny_model), work=tmp_path_factory.mktemp("work")) as running:
+    with ModelServer(str(tiny_model), work=tmp_path_factory.mktemp("work"), engine="ctranslate2") as running:
         yield running
 
 
@@ -91,6 +91,7 @@ def test_a_job_trains_and_its_checkpoint_is_served_and_answers(
     )
     answer = tuned.complete(QUESTION).text
     job = _get(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
+    engine = _get(server.base_url + "/stats")["engine"]
 
     assert states[-1].status is TrainingStatus.SUCCEEDED
     assert states[-1].result_model == "tiny-chat-benchgen-train-ok"
@@ -99,6 +100,10 @@ def test_a_job_trains_and_its_checkpoint_is_served_and_answers(
     assert job["progress"]["step"] == job["progress"]["total_steps"] == 16
     assert answer.startswith("Final answer:")
     assert not before.startswith("Final answer:")
+    assert engine["name"] == "ctranslate2"
+    assert "tiny-chat-benchgen-train-ok" in [c["model"] for c in engine["conversions"]], (
+        "converted on first use"
+    )
 
 
 def test_a_second_start_finds_the_job_of_the_same_name(

@@ -48,6 +48,7 @@ def test_the_command_serves_until_stopped_and_never_prints_the_key(tiny_model: P
 
     assert serving.startswith("Serving tiny-chat at http://127.0.0.1:")
     assert "batching up to 3 chat requests" in serving
+    assert "on cpu; generating with ctranslate2 (auto: CTranslate2 on the CPU);" in serving
     assert [m["id"] for m in listed["data"]] == ["tiny-chat"]
     assert process.returncode == 0
     assert KEY not in "".join(lines) + rest + errors.read_text()

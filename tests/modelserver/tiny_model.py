@@ -1,6 +1,7 @@
 """A tiny chat model the tests build themselves (no weights are downloaded or shipped): a two-layer
-LlamaForCausalLM with random weights over a byte-level BPE vocabulary of a few hundred tokens, and a
-tokenizer with a chat template, saved as ``save_pretrained`` writes them."""
+LlamaForCausalLM (or, to stand for an architecture CTranslate2 cannot convert, OlmoForCausalLM) with random
+weights over a byte-level BPE vocabulary of a few hundred tokens, and a tokenizer with a chat template,
+saved as ``save_pretrained`` writes them."""
 
 from __future__ import annotations
 
@@ -19,11 +20,13 @@ CORPUS = [
 ]
 
 
-def build_tiny_model(folder: Path, *, seed: int = 7) -> Path:
-    """Writes the tiny model and its tokenizer to ``folder`` and returns it."""
+def build_tiny_model(folder: Path, *, seed: int = 7, architecture: str = "Llama") -> Path:
+    """Writes the tiny model (``architecture``: Llama or Olmo) and its tokenizer to ``folder`` and
+    returns it."""
     import torch
+    import transformers
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -42,7 +45,7 @@ def build_tiny_model(folder: Path, *, seed: int = 7) -> Path:
         chat_template=CHAT_TEMPLATE,
     )
     torch.manual_seed(seed)
-    config = LlamaConfig(
+    config = getattr(transformers, f"{architecture}Config")(
         vocab_size=len(tokenizer),
         hidden_size=32,
         intermediate_size=64,
@@ -54,7 +57,7 @@ def build_tiny_model(folder: Path, *, seed: int = 7) -> Path:
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
-    model = LlamaForCausalLM(config)
+    model = getattr(transformers, f"{architecture}ForCausalLM")(config)
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.save_pretrained(folder)
