@@ -48,7 +48,7 @@ REFERENCE = ROOT / "examples" / "arithmetic-en" / "bundle" / "reference" / "case
 # Training arguments each recipe sets over what ``modelserver.train.build`` chooses.
 RECIPES: dict[str, dict[str, Any]] = {
     # What the server trained with before: TRL's default of recomputing activations in the backward pass.
-    "before": {"gradient_checkpointing": True},
+    "before": {"activation_checkpointing": True},
     "shipped": {},
     "bf16": {"bf16": True},
 }
