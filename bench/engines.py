@@ -49,6 +49,13 @@ def _truncated(tokens: Sequence[int], ends: set[int], max_tokens: int) -> Tokens
     return kept
 
 
+def _left_padded(prompts: Sequence[Tokens], pad: int) -> tuple[list[Tokens], list[Tokens]]:
+    """The prompts padded on the left to one width with ``pad``, and their attention mask (0 on padding)."""
+    width = max(len(p) for p in prompts)
+    ids = [[pad] * (width - len(p)) + list(p) for p in prompts]
+    return ids, [[0] * (width - len(p)) + [1] * len(p) for p in prompts]
+
+
 def _tool(name: str, tools: dict[str, str]) -> str:
     """A console script: the one given with --tool NAME=PATH, else the one beside this Python."""
     given = tools.get(name)
@@ -108,8 +115,9 @@ class _OnnxGenAI:
         import numpy as np
 
         og = self.og
-        width = max(len(p) for p in prompts)
-        padded = np.array([[self.pad] * (width - len(p)) + list(p) for p in prompts], dtype=np.int32)
+        ids, _ = _left_padded(prompts, self.pad)
+        padded = np.array(ids, dtype=np.int32)
+        width = padded.shape[1]
         params = og.GeneratorParams(self.model)
         params.set_search_options(do_sample=False, max_length=width + max_tokens, batch_size=len(prompts))
         generator = og.Generator(self.model, params)
@@ -134,14 +142,14 @@ class _OpenVINO:
         import numpy as np
         import openvino as ov
 
-        width = max(len(p) for p in prompts)
-        ids = np.array([[0] * (width - len(p)) + list(p) for p in prompts], dtype=np.int64)
-        mask = np.array([[0] * (width - len(p)) + [1] * len(p) for p in prompts], dtype=np.int64)
+        ids, mask = _left_padded(prompts, 0)
         config = self.ov_genai.GenerationConfig()
         config.max_new_tokens = max_tokens
         config.do_sample = False
         config.stop_token_ids = set(self.ends)
-        inputs = self.ov_genai.TokenizedInputs(ov.Tensor(ids), ov.Tensor(mask))
+        inputs = self.ov_genai.TokenizedInputs(
+            ov.Tensor(np.array(ids, dtype=np.int64)), ov.Tensor(np.array(mask, dtype=np.int64))
+        )
         result = self.pipeline.generate(inputs, config)
         return [_truncated(list(tokens), self.ends, max_tokens) for tokens in result.tokens]
 
@@ -171,8 +179,8 @@ class _LlamaCpp:
 
 
 class _Transformers:
-    """Today's server path: ``modelserver.generation.Generator`` (eager PyTorch, left-padded batches), asked
-    with token ids decoded back into the chat text it templates itself."""
+    """Today's server path: ``generate`` in eager PyTorch on a left-padded batch, greedy, with the options
+    ``modelserver.generation.Generator`` passes it."""
 
     def __init__(self, folder: Path, ends: set[int], threads: int) -> None:
         import torch
@@ -186,16 +194,14 @@ class _Transformers:
     def generate(self, prompts: Sequence[Tokens], max_tokens: int) -> list[Tokens]:
         import torch
 
-        width = max(len(p) for p in prompts)
-        pad = self.tokenizer.pad_token_id
-        ids = torch.tensor([[pad] * (width - len(p)) + list(p) for p in prompts])
-        mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+        ids, mask = _left_padded(prompts, self.tokenizer.pad_token_id)
+        width = len(ids[0])
         with torch.inference_mode():
             output = self.model.generate(
-                input_ids=ids,
-                attention_mask=mask,
+                input_ids=torch.tensor(ids),
+                attention_mask=torch.tensor(mask),
                 max_new_tokens=max_tokens,
-                pad_token_id=pad,
+                pad_token_id=self.tokenizer.pad_token_id,
                 do_sample=False,
                 temperature=None,
                 top_p=None,

@@ -37,6 +37,13 @@ def test_end_tokens_cut_an_answer_and_max_tokens_bound_it() -> None:
     assert engines._truncated([5, 6, 7, 8], {2}, 3) == [5, 6, 7]
 
 
+def test_a_batch_is_padded_on_the_left_and_masked_where_it_is_padded() -> None:
+    ids, mask = engines._left_padded([[5, 6, 7], [8]], 2)
+
+    assert ids == [[5, 6, 7], [2, 2, 8]]
+    assert mask == [[1, 1, 1], [0, 0, 1]]
+
+
 def _rows() -> list[object]:
     return [
         Row(
