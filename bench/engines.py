@@ -45,7 +45,7 @@ def _truncated(tokens: Sequence[int], ends: set[int], max_tokens: int) -> Tokens
     for token in list(tokens)[:max_tokens]:
         if token in ends:
             break
-        kept.append(token)
+        kept.append(int(token))  # engines answer numpy integers, which JSON does not take
     return kept
 
 
@@ -211,7 +211,15 @@ class _Transformers:
 
 
 def _ct2_convert(source: Path, out: Path, tools: dict[str, str]) -> list[str]:
-    return [_tool("ct2-transformers-converter", tools), "--model", str(source), "--output_dir", str(out)]
+    # --force: the bench makes the output folder, which the converter otherwise refuses to write into.
+    return [
+        _tool("ct2-transformers-converter", tools),
+        "--model",
+        str(source),
+        "--output_dir",
+        str(out),
+        "--force",
+    ]
 
 
 def _onnx_convert(source: Path, out: Path, tools: dict[str, str]) -> list[str]:
