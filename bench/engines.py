@@ -136,7 +136,10 @@ class _OpenVINO:
 
         self.ov_genai = ov_genai
         self.ends = ends
-        self.pipeline = ov_genai.LLMPipeline(str(folder), "CPU", INFERENCE_NUM_THREADS=threads)
+        # f32: on a CPU with bf16 (this one has avx512_bf16) the CPU plugin would otherwise compute in bf16.
+        self.pipeline = ov_genai.LLMPipeline(
+            str(folder), "CPU", INFERENCE_NUM_THREADS=threads, INFERENCE_PRECISION_HINT="f32"
+        )
 
     def generate(self, prompts: Sequence[Tokens], max_tokens: int) -> list[Tokens]:
         import numpy as np
@@ -270,7 +273,7 @@ ENGINES = {
     for engine in (
         Engine(
             "transformers",
-            ("torch", "transformers"),
+            ("transformers", "torch"),
             "make install (the model extra)",
             "transformers",
             batched=True,
