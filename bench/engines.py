@@ -163,7 +163,7 @@ class _LlamaCpp:
 
         self.ends = ends
         (gguf,) = sorted(folder.glob("*.gguf"))
-        self.llama = Llama(
+        self.llama: Any = Llama(
             model_path=str(gguf), n_ctx=2048, n_threads=threads, n_threads_batch=threads, verbose=False
         )
 
