@@ -365,10 +365,8 @@ def run(args: argparse.Namespace) -> list[Row]:
         try:
             row, texts = _row(engine, context, args)
         except Exception as error:  # one engine's failure is its row's, the others still run
-            row, texts = (
-                Row(name, batched=engine.batched, failed=f"{type(error).__name__}: {error}"[:300]),
-                {},
-            )
+            failure = " ".join(f"{type(error).__name__}: {error}".split())  # one line: a table cell
+            row, texts = Row(name, batched=engine.batched, failed=failure[:300]), {}
         if name == BASELINE:
             baseline = texts
         for batch, answers in texts.items():
