@@ -257,11 +257,16 @@ class CTranslate2Engine:
 class CTranslate2Model(Model):
     def generate(self, prompts: list[list[int]], decoding: Decoding) -> list[list[int]]:
         sampling = decoding.sampling
-        options: dict[str, Any] = {"sampling_topk": 1}
-        if not sampling.greedy:
-            # A top-k of 0 samples from the whole vocabulary, as transformers does with top_k unset.
-            options = {"sampling_topk": 0, "sampling_topp": sampling.top_p}
-            options["sampling_temperature"] = sampling.temperature
+        # Sampled, a top-k of 0 draws from the whole vocabulary, bounded by top_p alone.
+        options: dict[str, Any] = (
+            {"sampling_topk": 1}
+            if sampling.greedy
+            else {
+                "sampling_topk": 0,
+                "sampling_topp": sampling.top_p,
+                "sampling_temperature": sampling.temperature,
+            }
+        )
         results = self.runner.generate_batch(
             [self.tokenizer.convert_ids_to_tokens(prompt) for prompt in prompts],
             max_length=decoding.max_new_tokens,
