@@ -409,7 +409,7 @@ def test_nothing_left_to_train_on_is_refused_with_the_reasons(env: Environment, 
     [
         ({"run_ids": []}, "at least 1 item"),
         ({"run_ids": [f"r{i}" for i in range(21)]}, "at most 20 items"),
-        ({"method": "sft"}, "'demonstration' or 'preference'"),
+        ({"method": "sft"}, "'demonstration', 'preference' or 'reinforcement'"),
         ({"settings": {"augmentation_factor": 51}}, "less than or equal to 50"),
         ({"settings": {"pool_share": 1.5}}, "less than or equal to 1"),
         ({"settings": {"splits": {"train": 90, "validation": 0, "test": 0}}}, "greater than or equal to 1"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,6 +56,10 @@ class PreparedExample(BaseModel):
     prompt: str
     chosen: str  # the target: short reasoning plus the benchmark's correct answer
     rejected: str | None = None  # preference only: the model's own wrong answer
+    # Reinforcement only: what the environment's scoring needs to judge an answer to the source case (its
+    # gold answer, criteria and scoring context), shared by every variant of the case. Left out of the JSON
+    # when absent, so the rows of the other methods keep their bytes.
+    grading: dict[str, Any] | None = Field(default=None, exclude_if=lambda value: value is None)
     source: SourceContext
     source_text_hash: str  # text_hash of the source case's question (shared by every variant)
 

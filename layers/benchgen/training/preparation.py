@@ -2,7 +2,7 @@
 
 It reuses the run artifact's machinery (selection, seed examples, augmentation, pool rows, splits by a
 stable hash, the SQLite scratch store), so memory stays flat however many cases the runs judged. What it
-adds: a method (demonstration or preference), a criteria scope, several runs (the first run in
+adds: a method (demonstration, preference or reinforcement), a criteria scope, several runs (the first run in
 ``run_ids`` that selected a case is its source), generation settings that override the bundle's, and the
 held-out set: every case of the environment version whose id falls in the test bucket, passed or failed.
 No train or validation row may share a held-out case's id or text; such candidates are dropped here and
@@ -18,7 +18,7 @@ import os
 import sqlite3
 import tempfile
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -27,7 +27,8 @@ from typing import Annotated, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchgen.bundle.spec import Finetune, SelectionCriterion
+from benchgen.bundle.spec import Criterion, Finetune, SelectionCriterion, TemplateName
+from benchgen.cases import CaseText, read_case_lines
 from benchgen.environment import Environment
 from benchgen.errors import BenchGenError, BundleError, ScoringError
 from benchgen.finetune.artifact import DEFAULT_HYPERPARAMS
@@ -57,6 +58,7 @@ from benchgen.training.examples import (
     SourceContext,
     text_hash,
 )
+from benchgen.training.grading import CaseLines
 from benchgen.training.held_out import HeldOutStore
 from benchgen.verdicts import VERDICTS_NAME, Verdict, verdict_lines
 from benchgen.vocabulary import Method
@@ -71,6 +73,7 @@ PASSED_NO_REJECTED = "rows of cases the model got right: preference needs the mo
 EMPTY_NO_REJECTED = "rows of wrong cases where the model gave no output to use as the rejected answer"
 POOL_NO_REJECTED = "pool rows: no run judged them, so there is no wrong answer of the model to reject"
 HELD_OUT_TEXT = "train or validation rows whose case id or text is a held-out case's"
+POOL_NO_GRADING = "pool rows: reinforcement grades answers to the environment's cases, and a pool row is none"
 
 _KINDS = {Source.AUGMENTED: Kind.AUGMENTED, Source.POOL: Kind.POOL}  # every judged layer is a seed
 
@@ -129,6 +132,13 @@ class GenerationSettings(BaseModel):
     # Mixed into the augmentation and pool choices; 0 = the artifact's. 32 bits, as a record keeps it.
     seed: int = Field(default=0, ge=0, le=MAX_SEED, strict=True)
     splits: SplitShares = SplitShares()
+    # Reinforcement only: the share of the cases the runs got right that joins the mistakes (0 = none, 1 =
+    # all), chosen by a stable hash of the case id under ``seed``, so that a policy trained on its mistakes
+    # is still rewarded for what it already answers well. Left out of the JSON when unset, so the specs of
+    # the other methods (and the state hashes over them) keep their bytes.
+    correct_share: Annotated[float, Field(ge=0.0, le=1.0, strict=True), Storable] | None = Field(
+        default=None, exclude_if=lambda value: value is None
+    )
 
 
 class PreparationSpec(BaseModel):
@@ -238,6 +248,11 @@ def check_spec(spec: PreparationSpec, env: Environment, runs: Sequence[RunSource
             f"the environment has no cases to hold out or learn from ({exc}); prepare from an environment "
             "whose reference data holds cases.jsonl"
         ) from exc
+    if spec.settings.correct_share is not None and spec.method is not Method.REINFORCEMENT:
+        raise PreparationError(
+            f"correct_share is {spec.settings.correct_share} but the method is {spec.method.value}: only a "
+            "reinforcement preparation mixes in the cases the model got right; leave correct_share unset"
+        )
     finetune = env.spec.finetune or Finetune()
     if spec.settings.pool_share and finetune.pool is None:
         raise PreparationError(
@@ -260,6 +275,9 @@ class _Plan:
     language: str
     system: str
     all_criteria: list[str]
+    scoring_template: TemplateName | None  # the built-in template that judged the runs; None: a program
+    criteria: tuple[Criterion, ...]
+    correct_share: float
 
     @classmethod
     def resolve(cls, spec: PreparationSpec, env: Environment) -> _Plan:
@@ -280,6 +298,9 @@ class _Plan:
             language=finetune.language,
             system=finetune.system_prompt,
             all_criteria=[criterion.id for criterion in env.spec.criteria],
+            scoring_template=env.template,
+            criteria=tuple(env.spec.criteria),
+            correct_share=settings.correct_share or 0.0,
         )
 
 
@@ -305,6 +326,8 @@ class _Builder:
         """Why ``example`` may not be kept, or None."""
         if self.plan.scope and not self.plan.scope.intersection(example.criteria):
             return OUTSIDE_SCOPE
+        if self.plan.method == Method.REINFORCEMENT and example.kind is Kind.POOL:
+            return POOL_NO_GRADING
         if self.plan.method == Method.PREFERENCE and example.rejected is None:
             if example.kind is Kind.POOL:
                 return POOL_NO_REJECTED
@@ -324,6 +347,7 @@ class _Builder:
         response: str | None,
         breakdown: dict[str, str],
         question: str,
+        grading: dict[str, Any] | None = None,
     ) -> bool:
         """Keep ``example`` as a prepared one, or count why not; whether it was kept."""
         prepared = PreparedExample(
@@ -337,6 +361,7 @@ class _Builder:
             prompt=example.input,
             chosen=example.target,
             rejected=example.rejected if self.plan.method == Method.PREFERENCE else None,
+            grading=grading,
             source=SourceContext(
                 case_id=example.case_id,
                 run_id=run_id,
@@ -356,15 +381,30 @@ class _Builder:
         self.tally.seed_rows += example.source is Source.SEED
         return True
 
-    def add_case(self, source: Source, verdict: Verdict, example: Example, run_id: str) -> None:
-        """A judged case's family: its seed and, for a wrong case, its variants."""
+    def add_case(
+        self,
+        source: Source,
+        verdict: Verdict,
+        example: Example,
+        run_id: str,
+        grading: dict[str, Any] | None = None,
+    ) -> None:
+        """A judged case's family: its seed and, for a wrong case, its variants (which keep the seed's
+        grading: augmentation never touches a number, so the case's answer stays the right one)."""
         family = [example, *augment(example, self.plan.augmentation)] if source is Source.SEED else [example]
         breakdown = {
             name: str(value) for name in BREAKDOWN_FIELDS if (value := getattr(verdict, name)) is not None
         }
         response = verdict.raw_prediction.strip() or verdict.prediction or None
         kept = [
-            self.add(member, run_id=run_id, response=response, breakdown=breakdown, question=example.input)
+            self.add(
+                member,
+                run_id=run_id,
+                response=response,
+                breakdown=breakdown,
+                question=example.input,
+                grading=grading,
+            )
             for member in family
         ]
         self.tally.source_cases += any(kept)
@@ -388,12 +428,34 @@ def _wrong_with_output(verdict: Verdict) -> bool:
     return rejected_output(verdict) is not None
 
 
+def _mixed_in(share: float, seed: int) -> Callable[[Verdict], bool]:
+    """Whether a case the model got right is among the ``share`` of them a reinforcement preparation mixes
+    in: its id's hash under ``seed``, read as a fraction of 2**64, falls below the share."""
+
+    def wanted(verdict: Verdict) -> bool:
+        digest = hashlib.sha256(f"{verdict.case_id}\x1f{seed}".encode()).digest()
+        return verdict.passed and int.from_bytes(digest[:8], "big") < share * 2**64
+
+    return wanted
+
+
+def _passes(spec: PreparationSpec) -> list[tuple[SelectionCriterion, Callable[[Verdict], bool] | None]]:
+    """The selections, in the order they claim a case: for preference, first the runs that got it wrong
+    with an answer to reject; for reinforcement, the spec's selection (the mistakes) before the correct
+    cases mixed in."""
+    if spec.method == Method.PREFERENCE:
+        return [(spec.selection, _wrong_with_output), (spec.selection, None)]
+    share = spec.settings.correct_share
+    if spec.method == Method.REINFORCEMENT and share:
+        return [(spec.selection, None), (SelectionCriterion.ALL_ITEMS, _mixed_in(share, spec.settings.seed))]
+    return [(spec.selection, None)]
+
+
 def _select(spec: PreparationSpec, runs: Sequence[RunSource], selected: SelectedCases) -> None:
     """Each case's source: the first run in ``run_ids`` that selected it, and for preference the first that
     got it wrong with an answer to reject (a case no run got wrong keeps its first run, to be counted)."""
-    passes = [_wrong_with_output, None] if spec.method == Method.PREFERENCE else [None]
     by_id = {run.run_id: run for run in runs}
-    for wanted in passes:
+    for criterion, wanted in _passes(spec):
         for run_id in spec.run_ids:
             run = by_id[run_id]
             try:
@@ -404,9 +466,22 @@ def _select(spec: PreparationSpec, runs: Sequence[RunSource], selected: Selected
                             f"({VERDICTS_NAME}); leave the run out or score it again with a scoring program "
                             "that writes them"
                         )
-                    selected.add(selections(lines, spec.selection, wanted=wanted), origin=run_id)
+                    selected.add(selections(lines, criterion, wanted=wanted), origin=run_id)
             except ScoringError as exc:
                 raise PreparationError(f"run {run_id!r}: {exc}; leave the run out or score it again") from exc
+
+
+def _grading(lines: CaseLines, plan: _Plan, case_id: str, text: CaseText) -> dict[str, Any] | None:
+    """A reinforcement example's grading fields (None for the other methods)."""
+    if plan.method is not Method.REINFORCEMENT:
+        return None
+    try:
+        return lines.grading(case_id, text, plan.scoring_template, plan.criteria)
+    except ValueError as exc:
+        raise PreparationError(
+            f"case {case_id!r} in cases.jsonl is not a case its scoring can grade ({exc}); fix the case in "
+            "the environment's reference data"
+        ) from exc
 
 
 def _write_lines(path: Path, lines: Iterator[bytes]) -> None:
@@ -431,6 +506,9 @@ def generate(
         selected = SelectedCases(db)
         _select(spec, runs, selected)
         selected.join_references(env.case_references())
+        case_lines = CaseLines(db)
+        if plan.method is Method.REINFORCEMENT and env.cases_file is not None:
+            case_lines.fill(read_case_lines(env.cases_file))
         store = OrderedExamples(db)
         builder = _Builder(plan, held_out, store)
         for source, verdict, reference, run_id in selected:
@@ -448,7 +526,8 @@ def generate(
                 system=plan.system,
                 default_criteria=plan.all_criteria,
             )
-            builder.add_case(source, verdict, example, run_id)
+            grading = _grading(case_lines, plan, verdict.case_id, text)
+            builder.add_case(source, verdict, example, run_id, grading)
         builder.add_pool(db)
         tally = builder.tally
         if not len(store):
