@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from benchgen.finetune.seed import Source, VerdictSummary
 from benchgen.finetune.split import SPLITS, Split
@@ -20,6 +21,7 @@ from benchgen.training.package import PackageReport, PreparationInfo, build_pack
 from benchgen.vocabulary import Method
 
 SYSTEM = "You are a careful maths tutor."
+GRADING: dict[str, Any] = {"template": "math", "answer": "19", "criteria": ["arithmetic"]}
 HYPERPARAMS: dict[str, float | int | str] = {"learning_rate": 2e-4, "epochs": 2}
 
 
@@ -42,6 +44,7 @@ def example(
     rejected: str | None = "The answer is 18.",
     system: str = SYSTEM,
     source_question: str | None = None,
+    grading: dict[str, Any] | None = None,
 ) -> PreparedExample:
     """One example of case ``case_id``; its prompt defaults to the case's question."""
     text = prompt if prompt is not None else question(case_id)
@@ -57,6 +60,7 @@ def example(
         prompt=text,
         chosen=chosen,
         rejected=rejected,
+        grading=grading,
         source=SourceContext(
             case_id=case_id,
             run_id=None if kind is Kind.POOL else "run-1",
@@ -108,13 +112,20 @@ def package_of(
 
 
 def standard(
-    folder: Path, *, train: int = 12, validation: int = 2, test: int = 2, extra_held_out: int = 3
+    folder: Path,
+    *,
+    train: int = 12,
+    validation: int = 2,
+    test: int = 2,
+    extra_held_out: int = 3,
+    grading: dict[str, Any] | None = None,
 ) -> Path:
-    """A clean preparation: ``train`` + ``validation`` + ``test`` cases with one seed example each; the
-    test cases and ``extra_held_out`` cases the model passed (no example) are held out."""
-    examples = [example(f"t{n:03d}", Split.TRAIN) for n in range(train)]
-    examples += [example(f"v{n:03d}", Split.VALIDATION) for n in range(validation)]
-    examples += [example(f"h{n:03d}", Split.TEST) for n in range(test)]
+    """A clean preparation: ``train`` + ``validation`` + ``test`` cases with one seed example each (with
+    ``grading``, a reinforcement one); the test cases and ``extra_held_out`` cases the model passed (no
+    example) are held out."""
+    examples = [example(f"t{n:03d}", Split.TRAIN, grading=grading) for n in range(train)]
+    examples += [example(f"v{n:03d}", Split.VALIDATION, grading=grading) for n in range(validation)]
+    examples += [example(f"h{n:03d}", Split.TEST, grading=grading) for n in range(test)]
     held_out = [held(f"h{n:03d}") for n in range(test + extra_held_out)]
     return write_preparation(folder, examples, held_out)
 

@@ -2,8 +2,10 @@
 
 The shape checkers below are written from the providers' documented row formats (OpenAI chat and
 preference fine-tuning, TRL SFT and DPO, Bedrock bedrock-conversation-2024 and prompt/completion, SageMaker
-serverless SFT and DPO). Each one rejects what the provider would reject: missing or extra keys, the wrong
-role order, content that is not text.
+serverless SFT and DPO; for reinforcement, TRL GRPOTrainer's prompt-only rows, Bedrock reinforcement
+fine-tuning's chat rows with a ``reference_answer``, and OpenAI reinforcement fine-tuning's chat rows whose
+last message is the user's, with extra keys for the grader). Each one rejects what the provider would
+reject: missing or extra keys, the wrong role order, content that is not text.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from benchgen.training.export_profiles import (
     rewrite_reserved,
 )
 from benchgen.vocabulary import Method
-from tests.unit.preparations import SYSTEM, example
+from tests.unit.preparations import GRADING, SYSTEM, example
 
 PROMPT = "A train covers 120 km in 2 hours. What is its speed?"
 GOOD = "120 / 2 = 60.\n\nFinal answer: 60 km/h"
@@ -133,12 +135,69 @@ SHAPES: dict[str, Checker] = {
 }
 
 
+def _grading(value: Any) -> dict[str, Any]:
+    assert isinstance(value, dict) and value, value
+    return value
+
+
+def trl_grpo(row: dict[str, Any], system: str) -> tuple[str, dict[str, Any]]:
+    """GRPOTrainer, conversational prompt-only: ``prompt`` as messages; other columns go to the reward."""
+    assert set(row) == {"prompt", "grading"}
+    return _prompt_messages(row["prompt"], system), _grading(row["grading"])
+
+
+def bedrock_rft(row: dict[str, Any], system: str) -> tuple[str, dict[str, Any]]:
+    """Bedrock RFT: OpenAI chat-completion ``messages`` holding the prompt, and ``reference_answer``."""
+    assert set(row) == {"messages", "reference_answer"}
+    return _prompt_messages(row["messages"], system), _grading(row["reference_answer"])
+
+
+def openai_rft(row: dict[str, Any], system: str) -> tuple[str, dict[str, Any]]:
+    """OpenAI RFT: ``messages`` whose last message is the user's, and extra keys the grader reads."""
+    assert set(row) == {"messages", "grading"}
+    assert row["messages"][-1]["role"] == "user"
+    return _prompt_messages(row["messages"], system), _grading(row["grading"])
+
+
+REINFORCEMENT_SHAPES: dict[str, Callable[[dict[str, Any], str], tuple[str, dict[str, Any]]]] = {
+    "trl-grpo": trl_grpo,
+    "bedrock-rft": bedrock_rft,
+    "openai-rft": openai_rft,
+    "generic": openai_rft,
+}
+
+
 def _example(system: str) -> PreparedExample:
     return example("c001", Split.TRAIN, prompt=PROMPT, chosen=GOOD, rejected=BAD, system=system)
 
 
 def test_every_required_profile_exists_with_a_shape_check() -> None:
-    assert set(PROFILES) == set(SHAPES)
+    assert set(PROFILES) == set(SHAPES) | set(REINFORCEMENT_SHAPES)
+
+
+@pytest.mark.parametrize("system", [SYSTEM, ""], ids=["with-system", "no-system"])
+@pytest.mark.parametrize("profile_id", sorted(REINFORCEMENT_SHAPES))
+def test_reinforcement_rows_have_the_documented_shape_and_carry_the_grading(
+    profile_id: str, system: str
+) -> None:
+    # given a reinforcement example with (or without) a system text
+    given = example(
+        "c001", Split.TRAIN, prompt=PROMPT, chosen=GOOD, rejected=None, system=system, grading=GRADING
+    )
+    # when a reinforcement profile renders it
+    row = PROFILES[profile_id].render(given)
+    # then the row is a prompt for the policy to answer, with no answer in it, and the grading fields
+    prompt, grading = REINFORCEMENT_SHAPES[profile_id](row, system)
+    assert (prompt, grading) == (PROMPT, GRADING)
+    assert GOOD not in str(row)
+
+
+def test_a_reinforcement_row_ending_with_an_answer_fails_its_shape_check() -> None:
+    given = example("c001", Split.TRAIN, prompt=PROMPT, system="", grading=GRADING)
+    row = PROFILES["openai-rft"].render(given)
+    row["messages"].append({"role": "assistant", "content": GOOD})
+    with pytest.raises(AssertionError):
+        openai_rft(row, "")
 
 
 @pytest.mark.parametrize("system", [SYSTEM, ""], ids=["with-system", "no-system"])
@@ -183,6 +242,7 @@ def test_a_row_with_another_role_order_fails_its_shape_check() -> None:
             ],
         ),
         (Method.PREFERENCE, ["openai-preference", "trl-dpo", "sagemaker-dpo", "together-dpo"]),
+        (Method.REINFORCEMENT, ["trl-grpo", "bedrock-rft", "openai-rft", "generic"]),
     ],
 )
 def test_each_method_has_its_profiles(method: Method, expected: list[str]) -> None:
@@ -197,6 +257,9 @@ def test_each_method_has_its_profiles(method: Method, expected: list[str]) -> No
         ("bedrock-conversation", (8, 20_000), None, ["train"]),
         ("bedrock-prompt-completion", (100, 10_000), 16_000, ["train", "validation"]),
         ("trl-sft", (1, None), None, ["train"]),
+        ("trl-grpo", (1, None), None, ["train"]),
+        ("bedrock-rft", (100, 20_000), None, ["train"]),
+        ("openai-rft", (10, None), 65_536, ["train"]),
     ],
 )
 def test_limits_are_the_providers(

@@ -16,6 +16,7 @@ from benchgen.training.export_profiles import PROFILES, profiles_for
 from benchgen.training.package import HeldOutMismatch, PackageRefused, package_id
 from benchgen.vocabulary import Method
 from tests.unit.preparations import (
+    GRADING,
     environment_cases,
     example,
     held,
@@ -50,7 +51,8 @@ def test_a_package_holds_the_split_files_manifest_readme_and_contamination(
     tmp_path: Path, method: Method
 ) -> None:
     # given a clean preparation of 12 train, 2 validation and 2 test examples, 5 cases held out
-    prep = standard(tmp_path / "prep")
+    reinforcement = method is Method.REINFORCEMENT
+    prep = standard(tmp_path / "prep", grading=GRADING if reinforcement else None)
     profile = profiles_for(method)[0]
 
     # when it is packaged
@@ -58,7 +60,7 @@ def test_a_package_holds_the_split_files_manifest_readme_and_contamination(
 
     # then the zip holds one file per split in the profile's rows, with the manifest's hashes and counts
     members = _open(report.path)
-    assert sorted(members) == MEMBERS
+    assert sorted(members) == (sorted([*MEMBERS, "grader.py"]) if reinforcement else MEMBERS)
     assert report.path == tmp_path / "out" / f"{report.package_id}.zip"
     assert report.sha256 == hashlib.sha256(report.path.read_bytes()).hexdigest()
     manifest = json.loads(members["manifest.json"])
@@ -363,7 +365,7 @@ def test_a_broken_example_line_is_refused_with_its_line(tmp_path: Path) -> None:
 
 
 def test_every_profile_builds_a_package_for_its_method(tmp_path: Path) -> None:
-    prep = standard(tmp_path / "prep", train=100)
+    prep = standard(tmp_path / "prep", train=100, grading=GRADING)
     ids = set()
     for profile in PROFILES.values():
         method = next(iter(profile.methods))

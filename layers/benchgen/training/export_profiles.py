@@ -8,7 +8,10 @@ before uploading, not when a job fails.
 Row shapes follow the providers' documented formats: OpenAI chat and preference rows (also taken by
 Together and Fireworks), Hugging Face TRL conversational SFT and DPO rows, Amazon Bedrock
 ``bedrock-conversation-2024`` (Nova) and prompt/completion (text models such as Llama 3.1), and SageMaker
-serverless customization's SFT and DPO rows.
+serverless customization's SFT and DPO rows. Reinforcement profiles add the grader as ``grader.py``,
+built from the environment's own scoring (``benchgen.scoring.reward.grader_source``): TRL ``GRPOTrainer``,
+Amazon Bedrock reinforcement fine-tuning (a Lambda grader), OpenAI reinforcement fine-tuning (a python
+grader) and a generic one (prompts, grading fields and a grader command).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from types import MappingProxyType
 from typing import Any
 
 from benchgen.finetune.split import Split
+from benchgen.scoring.reward import grader_source
 from benchgen.training.examples import PreparedExample
 from benchgen.vocabulary import Method
 
@@ -136,6 +140,90 @@ def prompt_completion_row(example: PreparedExample) -> Row:
     return {"prompt": prompt, "completion": example.chosen}
 
 
+def _grading(example: PreparedExample) -> dict[str, Any]:
+    # The package refuses a reinforcement profile for examples without grading fields before rendering.
+    if example.grading is None:
+        raise ValueError(f"example {example.example_id} has no grading fields")
+    return example.grading
+
+
+def trl_grpo_row(example: PreparedExample) -> Row:
+    """TRL GRPOTrainer, conversational prompt-only: ``prompt`` as messages; every other column (here
+    ``grading``) reaches the reward functions as a keyword argument of the same name."""
+    return {"prompt": _chat(example), "grading": _grading(example)}
+
+
+def bedrock_rft_row(example: PreparedExample) -> Row:
+    """Bedrock reinforcement fine-tuning: OpenAI chat-completion ``messages`` holding the prompt, and
+    ``reference_answer``, what the grader Lambda scores the response against (any JSON)."""
+    return {"messages": _chat(example), "reference_answer": _grading(example)}
+
+
+def grading_row(example: PreparedExample) -> Row:
+    """OpenAI reinforcement fine-tuning (and the generic profile): ``messages`` ending with the user turn,
+    and the grader's fields as an extra top-level key, which a python grader reads as ``item["grading"]``."""
+    return {"messages": _chat(example), "grading": _grading(example)}
+
+
+# Bedrock calls the grader Lambda with a list of samples, each the training row with the model's response
+# appended to ``messages`` as the assistant turn and an ``id`` added; the reference answer is at the top of
+# the sample (Nova user guide, "Implementing reward functions") or under ``metadata`` (Bedrock user guide,
+# "Setting up reward functions for Amazon Nova models"). It answers one ``{"id", "aggregate_reward_score"}``
+# per sample.
+_BEDROCK_HANDLER = """
+
+def _response_text(message):
+    content = message.get("content", "")
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""
+
+
+def lambda_handler(event, context):
+    \"\"\"Amazon Bedrock reinforcement fine-tuning's grader Lambda: a reward in [0, 1] per sample.\"\"\"
+    samples = event if isinstance(event, list) else [event]
+    rewards = []
+    for sample in samples:
+        messages = sample.get("messages") or []
+        last = messages[-1] if messages else {}
+        completion = _response_text(last) if last.get("role") == "assistant" else ""
+        fields = sample.get("reference_answer")
+        if fields is None:
+            fields = (sample.get("metadata") or {}).get("reference_answer")
+        rewards.append({"id": sample.get("id"), "aggregate_reward_score": score(fields, completion)})
+    return rewards
+"""
+
+# The generic grader command: JSON lines of {"grading", "completion"} in, one {"reward"} line out for each.
+GRADER_COMMAND = "python grader.py < completions.jsonl > rewards.jsonl"
+_GENERIC_MAIN = """
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    for line in sys.stdin:
+        if line.strip():
+            record = json.loads(line)
+            print(json.dumps({"reward": score(record["grading"], record["completion"])}))
+"""
+
+
+def plain_grader() -> str:
+    """The environment's scoring as a stdlib-only module: ``score``, ``grade`` and ``reward_func``."""
+    return grader_source()
+
+
+def bedrock_grader() -> str:
+    """The grader with the Lambda handler Bedrock reinforcement fine-tuning calls."""
+    return grader_source() + _BEDROCK_HANDLER
+
+
+def command_grader() -> str:
+    """The grader with a command line: completions with their grading fields in, rewards out."""
+    return grader_source() + _GENERIC_MAIN
+
+
 def sagemaker_sft_row(example: PreparedExample) -> Row:
     """SageMaker serverless SFT, string form: optional system, prompt, completion."""
     row: Row = {"system": example.system} if example.system else {}
@@ -166,6 +254,7 @@ class Profile:
     # OpenAI: the same prompt must not sit in both the training and the validation file
     # (finetune-formats.md). Two cases with one question text can land in the two splits.
     distinct_validation: bool = False
+    grader: Callable[[], str] | None = None  # reinforcement: the source of the package's grader.py
 
     def accepts(self, method: Method) -> bool:
         return method in self.methods
@@ -186,6 +275,7 @@ class Profile:
 
 _SFT = frozenset({Method.DEMONSTRATION})
 _PREFERENCE = frozenset({Method.PREFERENCE})
+_REINFORCEMENT = frozenset({Method.REINFORCEMENT})
 _TRAIN_AND_VALIDATION = (Split.TRAIN, Split.VALIDATION)
 # OpenAI: "at least 10 examples" (finetune-formats.md); a training example may hold up to 65,536 tokens
 # for gpt-4o-mini (OpenAI fine-tuning guide, token limits); longer ones are truncated, so they are dropped.
@@ -308,6 +398,67 @@ PROFILES: dict[str, Profile] = {
             '"non_preferred_output": [assistant]}',
             use='Upload train.jsonl and validation.jsonl with purpose "fine-tune" and start a fine-tune '
             'with training_method "dpo".',
+        ),
+        # TRL's GRPOTrainer takes a prompt-only dataset and reward functions called as
+        # reward_func(prompts=..., completions=..., completion_ids=..., **columns) -> list[float]; it sets
+        # no row count.
+        Profile(
+            id="trl-grpo",
+            title="Hugging Face TRL GRPOTrainer (conversational prompts, the benchmark's scoring as reward)",
+            methods=_REINFORCEMENT,
+            render=trl_grpo_row,
+            shape='{"prompt": [system?, user], "grading": {...}}',
+            use='Load with datasets.load_dataset("json", data_files={"train": "train.jsonl", '
+            '"validation": "validation.jsonl"}), then `from grader import reward_func` and pass '
+            "reward_funcs=reward_func to GRPOTrainer: it receives each completion with its row's grading "
+            "column and returns a reward in [0, 1]. grader.py imports only the standard library.",
+            grader=plain_grader,
+        ),
+        # Bedrock reinforcement fine-tuning (customizationType REINFORCEMENT_FINE_TUNING): 100 to 20,000
+        # training records in OpenAI chat-completion format (Bedrock user guide, "Prepare data for Amazon
+        # Nova models" and "Prepare data for open-weight models").
+        Profile(
+            id="bedrock-rft",
+            title="Amazon Bedrock reinforcement fine-tuning (Lambda grader)",
+            methods=_REINFORCEMENT,
+            render=bedrock_rft_row,
+            shape='{"messages": [system?, user], "reference_answer": {...}}',
+            use="Deploy grader.py as a Lambda function (handler grader.lambda_handler, Python 3.11 or later, "
+            "a timeout well above the default 3 seconds), copy train.jsonl and validation.jsonl to S3, and "
+            "name them with the Lambda's ARN as the grader of a Bedrock model customization job with "
+            "customizationType REINFORCEMENT_FINE_TUNING.",
+            min_rows=100,
+            max_rows=20_000,
+            grader=bedrock_grader,
+        ),
+        # OpenAI reinforcement fine-tuning: chat rows whose last message is the user's, extra keys for the
+        # grader, a training and a validation file; the python grader defines grade(sample, item) and
+        # returns a float, reading the row's keys from item (OpenAI graders guide).
+        Profile(
+            id="openai-rft",
+            title="OpenAI reinforcement fine-tuning (python grader)",
+            methods=_REINFORCEMENT,
+            render=grading_row,
+            shape='{"messages": [system?, user], "grading": {...}}',
+            use="Upload train.jsonl as the training file and validation.jsonl as the validation file of a "
+            'fine-tuning job with method type "reinforcement" and a grader {"type": "python", "source": '
+            '<the text of grader.py>}; OpenAI calls its grade(sample, item), and item["grading"] holds '
+            "the row's grading fields.",
+            min_rows=_OPENAI_MIN_ROWS,
+            max_row_tokens=_OPENAI_ROW_TOKENS,
+            distinct_validation=True,
+            grader=plain_grader,
+        ),
+        Profile(
+            id="generic",
+            title="Generic reinforcement (prompts, grading fields and a grader command)",
+            methods=_REINFORCEMENT,
+            render=grading_row,
+            shape='{"messages": [system?, user], "grading": {...}}',
+            use=f"Sample completions for the prompts and score them with `{GRADER_COMMAND}`: each input "
+            'line is {"grading": <the row\'s grading>, "completion": <text>}, each output line '
+            '{"reward": <0 to 1>}. grader.py imports only the standard library.',
+            grader=command_grader,
         ),
     )
 }

@@ -3,7 +3,8 @@
 ``build_package`` reads a preparation's ``examples.jsonl`` and ``held_out.jsonl`` as a stream, renders each
 example in the profile's row format into ``train.jsonl``, ``validation.jsonl`` and ``test.jsonl``, and adds
 ``manifest.json``, ``README.md`` and ``contamination.json`` (the training rows against the question of every
-held-out case, read from the environment's cases). Nothing in it depends on the clock or the
+held-out case, read from the environment's cases); a reinforcement profile adds ``grader.py``, the
+environment's scoring as the profile's grader. Nothing in it depends on the clock or the
 machine, so the same state and profile give the same bytes under the same package id.
 
 It refuses (``PackageRefused``, with a message that says what to change) rather than write a package a
@@ -51,6 +52,7 @@ SPLIT_FILES = {split: f"{split.value}.jsonl" for split in SPLITS}
 MANIFEST_NAME = "manifest.json"
 README_NAME = "README.md"
 CONTAMINATION_NAME = "contamination.json"
+GRADER_NAME = "grader.py"
 MAX_NAMED = 5  # examples a message or report names before it just counts
 _TRAINED = (Split.TRAIN, Split.VALIDATION)
 
@@ -131,6 +133,7 @@ class _Written:
     repeated: _Sample = field(default_factory=_Sample)  # validation rows repeating a training prompt
     leaks: _Sample = field(default_factory=lambda: _Sample(separator="; "))  # a sentence per example
     without_rejected: _Sample = field(default_factory=_Sample)
+    without_grading: _Sample = field(default_factory=_Sample)
     longest: int = 0
 
     def counted(self, profile: Profile) -> int:
@@ -221,6 +224,9 @@ def _write_rows(
             if method is Method.PREFERENCE and example.rejected is None:
                 written.without_rejected.add(example.example_id)
                 continue
+            if method is Method.REINFORCEMENT and example.grading is None:
+                written.without_grading.add(example.example_id)
+                continue
             if profile.distinct_validation:
                 prompt = bytes.fromhex(text_hash(example.prompt)[:16])
                 if example.split is Split.TRAIN:
@@ -265,6 +271,12 @@ def _refuse_unsafe(written: _Written) -> None:
             f"{written.without_rejected.count} examples of this preference preparation have no rejected "
             f"answer ({written.without_rejected.named()}): generate the preparation again with method "
             "preference"
+        )
+    if written.without_grading.count:
+        raise PackageRefused(
+            f"{written.without_grading.count} examples of this reinforcement preparation have no grading "
+            f"fields ({written.without_grading.named()}): generate the preparation again with method "
+            "reinforcement"
         )
 
 
@@ -382,11 +394,12 @@ def _manifest(
     rewrites: list[str],
     contamination: dict[str, Any],
     written: _Written,
+    grader: bytes | None,
 ) -> dict[str, Any]:
     limits = profile.limits()
     limits["rows"]["actual"] = written.counted(profile)
     limits["row_tokens"]["longest"] = written.longest
-    return {
+    manifest: dict[str, Any] = {
         "kind": "benchgen-package",
         "format": PACKAGE_FORMAT,
         "package_id": pid,
@@ -418,6 +431,14 @@ def _manifest(
         "contamination": contamination,
         "limits": limits,
     }
+    if grader is not None:
+        manifest["grader"] = {
+            "file": GRADER_NAME,
+            "sha256": hashlib.sha256(grader).hexdigest(),
+            "bytes": len(grader),
+            "note": "the environment's own scoring as a reward in [0, 1]; imports only the standard library",
+        }
+    return manifest
 
 
 def _readme(manifest: dict[str, Any], profile: Profile) -> str:
@@ -437,6 +458,16 @@ def _readme(manifest: dict[str, Any], profile: Profile) -> str:
         "benchmark's correct reasoning and answer, and in preference rows the rejected answer is the model's "
         "own wrong one. The preparation's settings are in `manifest.json` under `preparation.spec`. The same "
         "state and profile always give this package, byte for byte.",
+        *(
+            [
+                "",
+                "Reinforcement rows carry no target: each prompt comes with the fields the benchmark's "
+                f"scoring needs (`grading`), and `{GRADER_NAME}` rewards an answer as that scoring judged "
+                "the run, from 0 to 1.",
+            ]
+            if "grader" in manifest
+            else []
+        ),
         "",
         "## Files",
         f"Every row has the shape `{profile.shape}`.",
@@ -444,6 +475,11 @@ def _readme(manifest: dict[str, Any], profile: Profile) -> str:
         "| file | rows | sha256 |",
         "|---|---|---|",
         *(f"| `{name}` | {meta['rows']} | `{meta['sha256']}` |" for name, meta in files.items()),
+        *(
+            [f"| `{GRADER_NAME}` | (the grader) | `{manifest['grader']['sha256']}` |"]
+            if "grader" in manifest
+            else []
+        ),
         "",
         f"- Use: {profile.use}",
         "- `manifest.json`: the preparation state, the profile and its limits, every file's sha256 and row "
@@ -495,8 +531,11 @@ def build_package(
         summary = report.summary()
         files = {SPLIT_FILES[split]: written.files[split].as_dict() for split in SPLITS}
         rewrites = _rewrites(chosen, written)
-        manifest = _manifest(pid, info, chosen, files, held_out, rewrites, summary, written)
+        grader = None if chosen.grader is None else chosen.grader().encode("utf-8")
+        manifest = _manifest(pid, info, chosen, files, held_out, rewrites, summary, written, grader)
         members: dict[str, Path | bytes] = {name: root / name for name in files}
+        if grader is not None:
+            members[GRADER_NAME] = grader
         members[MANIFEST_NAME] = _json(manifest)
         members[README_NAME] = _readme(manifest, chosen).encode("utf-8")
         members[CONTAMINATION_NAME] = _json(report.model_dump(mode="json"))
