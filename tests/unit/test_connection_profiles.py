@@ -56,6 +56,34 @@ def test_preference_training_on_bedrock_is_refused_naming_who_offers_it_and_what
     )
 
 
+@pytest.mark.parametrize(
+    ("provider", "gap", "accepts"),
+    [
+        (
+            BEDROCK,
+            "BenchGen does not start Bedrock reinforcement fine-tuning, whose grader is a Lambda function in "
+            "your account: download the bedrock-rft package, deploy its grader.py as that Lambda and start "
+            "the job with customizationType REINFORCEMENT_FINE_TUNING",
+            "demonstration",
+        ),
+        (
+            SAGEMAKER,
+            "SageMaker serverless customization offers SFT and DPO techniques only: download the trl-grpo "
+            "package to train it with GRPO on your own instances",
+            "demonstration, preference",
+        ),
+    ],
+)
+def test_reinforcement_training_is_refused_where_the_provider_does_not_offer_it(
+    provider: ProviderKind, gap: str, accepts: str
+) -> None:
+    with pytest.raises(Unsupported) as refused:
+        check_request(connection(provider), method=Method.REINFORCEMENT)
+    message = str(refused.value)
+    assert message.startswith(f"{gap}: reinforcement training ")
+    assert message.endswith(f"; this connection accepts {accepts}")
+
+
 @pytest.mark.parametrize("provider", [SAGEMAKER, OPENAI_COMPATIBLE])
 def test_preference_training_is_accepted_where_the_provider_offers_it(provider: ProviderKind) -> None:
     check_request(connection(provider, endpoint_name=None), method=Method.PREFERENCE)

@@ -127,7 +127,16 @@ class Bedrock(ProviderDefinition):
         export_profiles=["bedrock-conversation", "bedrock-prompt-completion"],
         limits=ConnectionLimits(max_rows=20_000),
     )
-    method_gaps = MappingProxyType({Method.PREFERENCE: "Bedrock model customization has no preference type"})
+    method_gaps = MappingProxyType(
+        {
+            Method.PREFERENCE: "Bedrock model customization has no preference type",
+            # Bedrock has the type (customizationType REINFORCEMENT_FINE_TUNING), but its grader is a Lambda
+            # function of the trainer's own account, which a connection cannot deploy for them.
+            Method.REINFORCEMENT: "BenchGen does not start Bedrock reinforcement fine-tuning, whose grader "
+            "is a Lambda function in your account: download the bedrock-rft package, deploy its grader.py "
+            "as that Lambda and start the job with customizationType REINFORCEMENT_FINE_TUNING",
+        }
+    )
     family_gap = "Bedrock model customization fine-tunes only Nova, Llama 3.1 and Claude 3 Haiku models"
     inference_path = "Bedrock Converse"
     # "Stopping" is still running: the job may yet finish before the stop takes.

@@ -72,6 +72,12 @@ class SageMaker(ProviderDefinition):
         model_families=[ANY_FAMILY],
         export_profiles=["sagemaker-sft", "sagemaker-dpo", "trl-sft", "trl-dpo"],
     )
+    method_gaps = MappingProxyType(
+        {
+            Method.REINFORCEMENT: "SageMaker serverless customization offers SFT and DPO techniques only: "
+            "download the trl-grpo package to train it with GRPO on your own instances"
+        }
+    )
     inference_path = INFERENCE_PATH
     # "Stopping" is still running: the job may yet finish before the stop takes. "Deleting" means the job is
     # being removed by someone outside BenchGen, so nothing more will come of it.
