@@ -76,6 +76,12 @@ def register(subparsers: Any) -> None:
         default=None,
         help="pool rows per seed row, 0 for none (default: the bundle's)",
     )
+    command.add_argument(
+        "--correct-share",
+        type=float,
+        default=None,
+        help="reinforcement only: the share of the cases the model got right to mix in (0 to 1; default 0)",
+    )
     command.add_argument("--seed", type=int, default=0, help="mixed into the augmentation and pool choices")
     command.add_argument("--splits", type=_shares, default=None, metavar="TRAIN,VAL,TEST", help=SPLITS_HELP)
     command.add_argument(
@@ -217,6 +223,7 @@ def run_prepare(args: argparse.Namespace) -> int:
             augmentation_factor=args.factor,
             pool_share=args.pool_share,
             seed=args.seed,
+            **({"correct_share": args.correct_share} if args.correct_share is not None else {}),
             **({"splits": args.splits} if args.splits else {}),
         )
         spec = PreparationSpec(

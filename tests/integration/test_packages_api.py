@@ -366,3 +366,50 @@ def test_a_package_whose_build_failed_is_built_again_when_asked_again(world: Wor
     package = world.owner.expect("GET", f"/packages/{pid}", 200)
     assert (package["status"], package["reason"]) == ("Ready", None)
     assert f"{pid}-2" in world.executions()
+
+
+def test_a_reinforcement_preparation_is_packaged_with_its_grader_through_the_api(world: World) -> None:
+    # given a reinforcement preparation asked for through the API, a half of the correct cases mixed in
+    created = world.owner.expect(
+        "POST",
+        "/preparations",
+        201,
+        {
+            "environment_id": EXAMPLE,
+            "environment_version": VERSION,
+            "method": "reinforcement",
+            "run_ids": [world.run_id],
+            "settings": {"correct_share": 0.5},
+        },
+    )
+    path = f"/preparations/{created['preparation_id']}"
+    ready = _poll(
+        lambda: world.owner.expect("GET", path, 200), lambda p: p["status"] != "Generating", "a preparation"
+    )
+    assert ready["status"] == "Ready", ready
+    assert (ready["method"], ready["settings"]["correct_share"]) == ("reinforcement", 0.5)
+    # and its examples carry the math template's grading fields
+    examples = world.owner.expect("GET", f"{path}/examples", 200)["items"]
+    assert examples and all(item["grading"]["template"] == "math" for item in examples)
+
+    # when a TRL GRPO package is asked for
+    asked = world.owner.expect("POST", f"{path}/packages", 202, {"profile": "trl-grpo"})
+    assert world.wait_for_package(asked["package_id"])["status"] == "SUCCEEDED"
+
+    # then it downloads with prompt rows, their grading and the grader the manifest pins
+    package = world.owner.expect("GET", f"/packages/{asked['package_id']}", 200)
+    assert package["status"] == "Ready", package
+    download = requests.get(package["download_url"], timeout=30)
+    with zipfile.ZipFile(io.BytesIO(download.content)) as archive:
+        manifest = json.loads(archive.read("manifest.json"))
+        grader = archive.read("grader.py")
+        rows = [json.loads(line) for line in archive.read("train.jsonl").decode("utf-8").splitlines()]
+    assert manifest["grader"]["sha256"] == hashlib.sha256(grader).hexdigest()
+    assert rows and all(set(row) == {"prompt", "grading"} for row in rows)
+
+    # and a SageMaker package of it is refused, naming the profiles that take reinforcement
+    refused = world.owner.expect("POST", f"{path}/packages", 202, {"profile": "sagemaker-sft"})
+    world.wait_for_package(refused["package_id"])
+    reason = world.owner.expect("GET", f"/packages/{refused['package_id']}", 200)["reason"]
+    assert reason.startswith("profile sagemaker-sft does not take reinforcement preparations")
+    assert "trl-grpo, bedrock-rft, openai-rft, generic" in reason

@@ -326,3 +326,42 @@ def test_the_gsm8k_tr_package_checks_every_held_out_case_for_contamination(tmp_p
         5,
         2,
     )
+
+
+def test_prepare_reinforcement_packages_prompts_with_grading_and_the_grader(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    # when the qa run is prepared for reinforcement, every correct case mixed in, and packaged for TRL GRPO
+    code = _prepare(
+        "--run",
+        str(runs["qa"]),
+        "--method",
+        "reinforcement",
+        "--correct-share",
+        "1",
+        "--profile",
+        "trl-grpo",
+        "--out",
+        str(tmp_path / "prep"),
+    )
+    # then the package holds prompt rows with the qa grading fields, and the grader beside them
+    assert code == 0
+    (package,) = (tmp_path / "prep").glob("pkg-*.zip")
+    with zipfile.ZipFile(package) as archive:
+        rows = [json.loads(line) for line in archive.read("train.jsonl").decode("utf-8").splitlines()]
+        assert "def reward_func(" in archive.read("grader.py").decode("utf-8")
+        assert "reward_funcs=reward_func" in archive.read("README.md").decode("utf-8")
+    assert rows
+    assert all(set(row) == {"prompt", "grading"} and row["grading"]["template"] == "qa" for row in rows)
+    record = _json(tmp_path / "prep" / "preparation.json")
+    spec = record["spec"]
+    assert isinstance(spec, dict)
+    assert spec["method"] == "reinforcement"
+
+
+def test_correct_share_is_refused_for_a_demonstration_preparation(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = _prepare("--run", str(runs["gsm8k"]), "--correct-share", "0.5", "--out", str(tmp_path / "prep"))
+    assert code != 0
+    assert "only a reinforcement preparation mixes in" in capsys.readouterr().err
