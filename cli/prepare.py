@@ -264,7 +264,14 @@ def run_prepare(args: argparse.Namespace) -> int:
                     suggested_hyperparams=report.suggested_hyperparams,
                     spec=record["spec"],
                 )
-                package = build_package(out, info, args.profile, out, cases=case_questions(env))
+                package = build_package(
+                    out,
+                    info,
+                    args.profile,
+                    out,
+                    cases=case_questions(env),
+                    scoring_program=env.task.scoring_program,
+                )
                 record["package"] = package.model_dump(mode="json", exclude={"path"}) | {
                     "file": package.path.name
                 }

@@ -22,6 +22,7 @@ from benchgen.training.preparation import GenerationReport, generate
 from benchgen.vocabulary import Method
 from tests.unit.finetune_inputs import case, make_env, verdict
 from tests.unit.preparation_inputs import make_spec, run_source
+from tests.unit.preparations import environment_cases, info, package_of, standard
 
 CASES = 200  # enough train rows for Bedrock's 100
 HELD = [case(i) for i in range(CASES) if in_test_bucket(case(i)["id"])]
@@ -212,3 +213,46 @@ def test_a_profile_of_another_method_refuses_a_reinforcement_preparation(
         f"profile {profile} does not take reinforcement preparations; for reinforcement choose one of: "
         "trl-grpo, bedrock-rft, openai-rft, generic"
     )
+
+
+PROGRAM_GRADING = {"template": None, "case_id": "t000"}
+
+
+@pytest.mark.parametrize("profile", ["trl-grpo", "bedrock-rft", "openai-rft"])
+def test_a_preparation_graded_by_a_scoring_program_is_refused_by_the_template_graders(
+    tmp_path: Path, profile: str
+) -> None:
+    # given a reinforcement preparation of an environment that judges with its own scoring program
+    prep = standard(tmp_path / "prep", train=100, grading=PROGRAM_GRADING)
+    # when a profile whose grader.py holds the built-in templates' scoring is asked for
+    with pytest.raises(PackageRefused) as refused:
+        package_of(prep, info(Method.REINFORCEMENT), profile, tmp_path / "out")
+    # then it is refused, naming the profile that can grade with the program
+    assert str(refused.value) == (
+        f"profile {profile} grades with the built-in templates' scoring, and this environment judges its "
+        "cases with its own scoring program (104 examples, such as t000~00): choose generic, whose grader "
+        "command runs that program"
+    )
+
+
+def test_the_generic_profile_names_the_scoring_program_as_the_grader(tmp_path: Path) -> None:
+    prep = standard(tmp_path / "prep", grading=PROGRAM_GRADING)
+    report = build_package(
+        prep,
+        info(Method.REINFORCEMENT),
+        "generic",
+        tmp_path / "out",
+        cases=environment_cases(prep),
+        scoring_program="scoring_program",
+    )
+    members = _members(report)
+    # no grader.py: the templates' scoring would not be the environment's
+    assert "grader.py" not in members
+    grader = json.loads(members["manifest.json"])["grader"]
+    assert grader["program"] == "scoring_program"
+    assert grader["command"] == (
+        "benchgen score --bundle <the environment's bundle> --submission predictions.jsonl"
+    )
+    readme = members["README.md"].decode("utf-8")
+    assert "the environment's scoring program `scoring_program` is the grader" in readme
+    assert '`{"id": <grading.case_id>, "prediction_text": <completion>}`' in readme

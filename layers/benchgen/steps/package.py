@@ -76,7 +76,12 @@ def build_package_step(
     env = open_environment(bundle, workdir / "env")
     try:
         report = build_package(
-            prepared, task.preparation, task.profile, workdir / "package", cases=case_questions(env)
+            prepared,
+            task.preparation,
+            task.profile,
+            workdir / "package",
+            cases=case_questions(env),
+            scoring_program=env.task.scoring_program,
         )
     except PackageRefused as refusal:
         reason = clip_text(str(refusal))

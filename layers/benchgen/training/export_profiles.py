@@ -196,6 +196,8 @@ def lambda_handler(event, context):
 
 # The generic grader command: JSON lines of {"grading", "completion"} in, one {"reward"} line out for each.
 GRADER_COMMAND = "python grader.py < completions.jsonl > rewards.jsonl"
+# An environment that judges with its own scoring program is graded by that program, run as a run's is.
+PROGRAM_COMMAND = "benchgen score --bundle <the environment's bundle> --submission predictions.jsonl"
 _GENERIC_MAIN = """
 
 if __name__ == "__main__":
@@ -255,6 +257,9 @@ class Profile:
     # (finetune-formats.md). Two cases with one question text can land in the two splits.
     distinct_validation: bool = False
     grader: Callable[[], str] | None = None  # reinforcement: the source of the package's grader.py
+    # Reinforcement: whether the profile can name an environment's own scoring program as the grader
+    # instead of grader.py (which holds the built-in templates' scoring only).
+    grades_with_programs: bool = False
 
     def accepts(self, method: Method) -> bool:
         return method in self.methods
@@ -459,6 +464,7 @@ PROFILES: dict[str, Profile] = {
             'line is {"grading": <the row\'s grading>, "completion": <text>}, each output line '
             '{"reward": <0 to 1>}. grader.py imports only the standard library.',
             grader=command_grader,
+            grades_with_programs=True,
         ),
     )
 }

@@ -39,6 +39,7 @@ from benchgen.training.examples import (
 from benchgen.training.export_profiles import (
     LENGTH_RULE,
     PROFILES,
+    PROGRAM_COMMAND,
     Profile,
     approx_tokens,
     profiles_for,
@@ -134,6 +135,7 @@ class _Written:
     leaks: _Sample = field(default_factory=lambda: _Sample(separator="; "))  # a sentence per example
     without_rejected: _Sample = field(default_factory=_Sample)
     without_grading: _Sample = field(default_factory=_Sample)
+    program_graded: _Sample = field(default_factory=_Sample)  # graded by the environment's own program
     longest: int = 0
 
     def counted(self, profile: Profile) -> int:
@@ -224,9 +226,12 @@ def _write_rows(
             if method is Method.PREFERENCE and example.rejected is None:
                 written.without_rejected.add(example.example_id)
                 continue
-            if method is Method.REINFORCEMENT and example.grading is None:
-                written.without_grading.add(example.example_id)
-                continue
+            if method is Method.REINFORCEMENT:
+                if example.grading is None:
+                    written.without_grading.add(example.example_id)
+                    continue
+                if example.grading.get("template") is None:
+                    written.program_graded.add(example.example_id)
             if profile.distinct_validation:
                 prompt = bytes.fromhex(text_hash(example.prompt)[:16])
                 if example.split is Split.TRAIN:
@@ -277,6 +282,16 @@ def _refuse_unsafe(written: _Written) -> None:
             f"{written.without_grading.count} examples of this reinforcement preparation have no grading "
             f"fields ({written.without_grading.named()}): generate the preparation again with method "
             "reinforcement"
+        )
+
+
+def _refuse_ungradable(profile: Profile, written: _Written) -> None:
+    if written.program_graded.count and not profile.grades_with_programs:
+        able = ", ".join(other.id for other in PROFILES.values() if other.grades_with_programs)
+        raise PackageRefused(
+            f"profile {profile.id} grades with the built-in templates' scoring, and this environment judges "
+            f"its cases with its own scoring program ({written.program_graded.count} examples, such as "
+            f"{written.program_graded.first[0]}): choose {able}, whose grader command runs that program"
         )
 
 
@@ -395,6 +410,7 @@ def _manifest(
     contamination: dict[str, Any],
     written: _Written,
     grader: bytes | None,
+    program: str | None,
 ) -> dict[str, Any]:
     limits = profile.limits()
     limits["rows"]["actual"] = written.counted(profile)
@@ -438,7 +454,27 @@ def _manifest(
             "bytes": len(grader),
             "note": "the environment's own scoring as a reward in [0, 1]; imports only the standard library",
         }
+    elif written.program_graded.count:
+        manifest["grader"] = {
+            "program": program,
+            "command": PROGRAM_COMMAND,
+            "predictions": '{"id": <grading.case_id>, "prediction_text": <completion>}',
+            "note": "the environment judges its cases with its own scoring program, run as a run's is: each "
+            "case's verdict score is the reward of its completion",
+        }
     return manifest
+
+
+def _use(manifest: dict[str, Any], profile: Profile) -> str:
+    """How the files are used: the profile's words, unless the environment's own program grades."""
+    grader = manifest.get("grader", {})
+    if "program" not in grader:
+        return profile.use
+    return (
+        f"the environment's scoring program `{grader['program']}` is the grader: write the completions as "
+        f"predictions.jsonl lines `{grader['predictions']}` and run `{grader['command']}`; each case's "
+        "verdict score in the scoring output is the reward of its completion."
+    )
 
 
 def _readme(manifest: dict[str, Any], profile: Profile) -> str:
@@ -462,8 +498,8 @@ def _readme(manifest: dict[str, Any], profile: Profile) -> str:
             [
                 "",
                 "Reinforcement rows carry no target: each prompt comes with the fields the benchmark's "
-                f"scoring needs (`grading`), and `{GRADER_NAME}` rewards an answer as that scoring judged "
-                "the run, from 0 to 1.",
+                "scoring needs (`grading`), and the grader rewards an answer as that scoring judged the run, "
+                "from 0 to 1.",
             ]
             if "grader" in manifest
             else []
@@ -477,11 +513,11 @@ def _readme(manifest: dict[str, Any], profile: Profile) -> str:
         *(f"| `{name}` | {meta['rows']} | `{meta['sha256']}` |" for name, meta in files.items()),
         *(
             [f"| `{GRADER_NAME}` | (the grader) | `{manifest['grader']['sha256']}` |"]
-            if "grader" in manifest
+            if "sha256" in manifest.get("grader", {})
             else []
         ),
         "",
-        f"- Use: {profile.use}",
+        f"- Use: {_use(manifest, profile)}",
         "- `manifest.json`: the preparation state, the profile and its limits, every file's sha256 and row "
         "count, the held-out case ids and text hashes, the suggested hyperparameters, what was rewritten.",
         f"- `{CONTAMINATION_NAME}`: the {contamination['n']}-gram overlap between the training rows and the "
@@ -508,12 +544,19 @@ def _readme(manifest: dict[str, Any], profile: Profile) -> str:
 
 
 def build_package(
-    prep_dir: Path, info: PreparationInfo, profile: str, out_dir: Path, *, cases: Iterable[tuple[str, str]]
+    prep_dir: Path,
+    info: PreparationInfo,
+    profile: str,
+    out_dir: Path,
+    *,
+    cases: Iterable[tuple[str, str]],
+    scoring_program: str | None = None,
 ) -> PackageReport:
     """Write ``out_dir/<package_id>.zip`` from the preparation in ``prep_dir``, or refuse with the reason.
 
     ``cases`` are the environment version's ``(case id, question)`` pairs: the contamination report compares
-    the training rows with the question of every held-out case.
+    the training rows with the question of every held-out case. ``scoring_program`` names the environment's
+    own scoring program, the grader a reinforcement package names when no built-in template judges.
     """
     chosen = choose_profile(profile, info.method)
     examples = prep_dir / EXAMPLES_NAME
@@ -524,6 +567,7 @@ def build_package(
         root = Path(tmp)
         written = _write_rows(examples, chosen, held_out, root, info.method)
         _refuse_unsafe(written)
+        _refuse_ungradable(chosen, written)
         _check_rows(chosen, info.method, written)
         report = contamination_report(
             _training_texts(examples, written.dropped), held_out_questions(held_out, cases)
@@ -531,8 +575,11 @@ def build_package(
         summary = report.summary()
         files = {SPLIT_FILES[split]: written.files[split].as_dict() for split in SPLITS}
         rewrites = _rewrites(chosen, written)
-        grader = None if chosen.grader is None else chosen.grader().encode("utf-8")
-        manifest = _manifest(pid, info, chosen, files, held_out, rewrites, summary, written, grader)
+        graded = chosen.grader is not None and not written.program_graded.count
+        grader = chosen.grader().encode("utf-8") if graded and chosen.grader is not None else None
+        manifest = _manifest(
+            pid, info, chosen, files, held_out, rewrites, summary, written, grader, scoring_program
+        )
         members: dict[str, Path | bytes] = {name: root / name for name in files}
         if grader is not None:
             members[GRADER_NAME] = grader
