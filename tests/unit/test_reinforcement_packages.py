@@ -216,22 +216,24 @@ def test_a_profile_of_another_method_refuses_a_reinforcement_preparation(
 
 
 PROGRAM_GRADING = {"template": None, "case_id": "t000"}
+CODE_GRADING = {"template": "code", "files": {"a.py": "x = 1\n"}, "test_command": "python -m pytest -q"}
 
 
+@pytest.mark.parametrize("grading", [PROGRAM_GRADING, CODE_GRADING], ids=["program", "code"])
 @pytest.mark.parametrize("profile", ["trl-grpo", "bedrock-rft", "openai-rft"])
-def test_a_preparation_graded_by_a_scoring_program_is_refused_by_the_template_graders(
-    tmp_path: Path, profile: str
+def test_a_preparation_graded_by_running_code_is_refused_by_the_grader_py_profiles(
+    tmp_path: Path, profile: str, grading: dict[str, Any]
 ) -> None:
-    # given a reinforcement preparation of an environment that judges with its own scoring program
-    prep = standard(tmp_path / "prep", train=100, grading=PROGRAM_GRADING)
+    # given a reinforcement preparation of an environment that judges by running a program or tests
+    prep = standard(tmp_path / "prep", train=100, grading=grading)
     # when a profile whose grader.py holds the built-in templates' scoring is asked for
     with pytest.raises(PackageRefused) as refused:
         package_of(prep, info(Method.REINFORCEMENT), profile, tmp_path / "out")
     # then it is refused, naming the profile that can grade with the program
     assert str(refused.value) == (
-        f"profile {profile} grades with the built-in templates' scoring, and this environment judges its "
-        "cases with its own scoring program (104 examples, such as t000~00): choose generic, whose grader "
-        "command runs that program"
+        f"profile {profile} grades with grader.py, which runs no program, and this environment judges its "
+        "cases by running one (its own scoring program, or the code template's tests; 104 examples, such as "
+        "t000~00): choose generic, whose grader command scores completions as a run is scored"
     )
 
 
@@ -254,5 +256,12 @@ def test_the_generic_profile_names_the_scoring_program_as_the_grader(tmp_path: P
         "benchgen score --bundle <the environment's bundle> --submission predictions.jsonl"
     )
     readme = members["README.md"].decode("utf-8")
-    assert "the environment's scoring program `scoring_program` is the grader" in readme
+    assert "grading runs the environment's scoring program `scoring_program`" in readme
     assert '`{"id": <grading.case_id>, "prediction_text": <completion>}`' in readme
+
+
+def test_the_generic_profile_names_the_code_templates_tests_as_the_grader(tmp_path: Path) -> None:
+    prep = standard(tmp_path / "prep", grading=CODE_GRADING)
+    members = _members(package_of(prep, info(Method.REINFORCEMENT), "generic", tmp_path / "out"))
+    assert "grader.py" not in members
+    assert "grading runs the environment's code template's tests" in members["README.md"].decode("utf-8")

@@ -25,6 +25,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from benchgen.bundle.spec import TemplateName
 from benchgen.errors import BenchGenError
 from benchgen.finetune.split import SPLITS, Split
 from benchgen.training.contamination import RowText, contamination_report
@@ -56,6 +57,8 @@ CONTAMINATION_NAME = "contamination.json"
 GRADER_NAME = "grader.py"
 MAX_NAMED = 5  # examples a message or report names before it just counts
 _TRAINED = (Split.TRAIN, Split.VALIDATION)
+# The grading templates whose answers only running code can judge: a scoring program (None) and code.
+_RUN_GRADED = (None, TemplateName.CODE.value)
 
 
 class PreparationInfo(BaseModel):
@@ -135,7 +138,9 @@ class _Written:
     leaks: _Sample = field(default_factory=lambda: _Sample(separator="; "))  # a sentence per example
     without_rejected: _Sample = field(default_factory=_Sample)
     without_grading: _Sample = field(default_factory=_Sample)
-    program_graded: _Sample = field(default_factory=_Sample)  # graded by the environment's own program
+    # Graded by running code, which grader.py does not do: the environment's own scoring program, or the
+    # code template's tests.
+    program_graded: _Sample = field(default_factory=_Sample)
     longest: int = 0
 
     def counted(self, profile: Profile) -> int:
@@ -230,7 +235,7 @@ def _write_rows(
                 if example.grading is None:
                     written.without_grading.add(example.example_id)
                     continue
-                if example.grading.get("template") is None:
+                if example.grading.get("template") in _RUN_GRADED:
                     written.program_graded.add(example.example_id)
             if profile.distinct_validation:
                 prompt = bytes.fromhex(text_hash(example.prompt)[:16])
@@ -289,9 +294,10 @@ def _refuse_ungradable(profile: Profile, written: _Written) -> None:
     if written.program_graded.count and not profile.grades_with_programs:
         able = ", ".join(other.id for other in PROFILES.values() if other.grades_with_programs)
         raise PackageRefused(
-            f"profile {profile.id} grades with the built-in templates' scoring, and this environment judges "
-            f"its cases with its own scoring program ({written.program_graded.count} examples, such as "
-            f"{written.program_graded.first[0]}): choose {able}, whose grader command runs that program"
+            f"profile {profile.id} grades with grader.py, which runs no program, and this environment judges "
+            "its cases by running one (its own scoring program, or the code template's tests; "
+            f"{written.program_graded.count} examples, such as {written.program_graded.first[0]}): choose "
+            f"{able}, whose grader command scores completions as a run is scored"
         )
 
 
@@ -459,19 +465,20 @@ def _manifest(
             "program": program,
             "command": PROGRAM_COMMAND,
             "predictions": '{"id": <grading.case_id>, "prediction_text": <completion>}',
-            "note": "the environment judges its cases with its own scoring program, run as a run's is: each "
+            "note": "the environment judges its cases by running a program, as a run's are judged: each "
             "case's verdict score is the reward of its completion",
         }
     return manifest
 
 
 def _use(manifest: dict[str, Any], profile: Profile) -> str:
-    """How the files are used: the profile's words, unless the environment's own program grades."""
+    """How the files are used: the profile's words, unless the environment's scoring runs a program."""
     grader = manifest.get("grader", {})
     if "program" not in grader:
         return profile.use
+    program = f"scoring program `{grader['program']}`" if grader["program"] else "code template's tests"
     return (
-        f"the environment's scoring program `{grader['program']}` is the grader: write the completions as "
+        f"grading runs the environment's {program}: write the completions as "
         f"predictions.jsonl lines `{grader['predictions']}` and run `{grader['command']}`; each case's "
         "verdict score in the scoring output is the reward of its completion."
     )
@@ -556,7 +563,8 @@ def build_package(
 
     ``cases`` are the environment version's ``(case id, question)`` pairs: the contamination report compares
     the training rows with the question of every held-out case. ``scoring_program`` names the environment's
-    own scoring program, the grader a reinforcement package names when no built-in template judges.
+    own scoring program, the grader a reinforcement package names when no built-in template judges (None
+    for the code template, whose tests grade).
     """
     chosen = choose_profile(profile, info.method)
     examples = prep_dir / EXAMPLES_NAME
