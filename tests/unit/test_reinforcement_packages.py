@@ -113,10 +113,17 @@ def test_the_same_state_gives_the_same_bytes_grader_included(
     assert grader["bytes"] == len(members["grader.py"])
 
 
-def _run_grader(folder: Path, code: str, stdin: str = "") -> str:
-    """``code`` run beside grader.py by an isolated interpreter: no BenchGen, no site packages."""
+def _grader_box(members: dict[str, bytes], folder: Path) -> Path:
+    """``folder`` holding the package's grader.py and nothing else."""
+    folder.mkdir()
+    (folder / "grader.py").write_bytes(members["grader.py"])
+    return folder
+
+
+def _run_grader(folder: Path, *args: str, stdin: str = "") -> str:
+    """Python run with ``args`` in the folder of grader.py, isolated: no BenchGen, no site packages."""
     done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", code],
+        [sys.executable, "-I", "-S", *args],
         cwd=folder,
         input=stdin,
         capture_output=True,
@@ -163,8 +170,7 @@ def test_the_grader_runs_without_benchgen_as_the_provider_calls_it(
 ) -> None:
     # given a reinforcement package, its grader.py alone in a folder
     members = _members(_package(env, tmp_path, _prepare(env, tmp_path), profile))
-    (tmp_path / "box").mkdir()
-    (tmp_path / "box" / "grader.py").write_bytes(members["grader.py"])
+    box = _grader_box(members, tmp_path / "box")
     row = _first_train_row(members)
     answers = [f"Final answer: {_gold(row)}", "Final answer: 77777"]
     # when the provider calls it with the right answer and a wrong one
@@ -173,7 +179,7 @@ def test_the_grader_runs_without_benchgen_as_the_provider_calls_it(
         "import json, sys\nsys.path.insert(0, '.')\n"
         f"row = json.loads({json.dumps(json.dumps(row))})\nanswers = {answers!r}\n"
     )
-    rewards = json.loads(_run_grader(tmp_path / "box", setup + CALLS[profile]))
+    rewards = json.loads(_run_grader(box, "-c", setup + CALLS[profile]))
     # then the right answer earns the full reward and the wrong one none
     assert rewards == [1.0, 0.0]
 
@@ -182,24 +188,14 @@ def test_the_generic_grader_command_scores_completions_from_standard_input(
     env: Environment, tmp_path: Path
 ) -> None:
     members = _members(_package(env, tmp_path, _prepare(env, tmp_path), "generic"))
-    (tmp_path / "box").mkdir()
-    (tmp_path / "box" / "grader.py").write_bytes(members["grader.py"])
+    box = _grader_box(members, tmp_path / "box")
     row = _first_train_row(members)
     lines = [
         json.dumps({"grading": row["grading"], "completion": answer})
         for answer in (f"Final answer: {_gold(row)}", "Final answer: 77777")
     ]
-    done = subprocess.run(
-        [sys.executable, "-I", "-S", "grader.py"],
-        cwd=tmp_path / "box",
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert [json.loads(line) for line in done.stdout.splitlines()] == [{"reward": 1.0}, {"reward": 0.0}]
+    out = _run_grader(box, "grader.py", stdin="\n".join(lines) + "\n")
+    assert [json.loads(line) for line in out.splitlines()] == [{"reward": 1.0}, {"reward": 0.0}]
     assert "python grader.py < completions.jsonl" in members["README.md"].decode("utf-8")
 
 
