@@ -62,7 +62,11 @@ def test_generated_preparations_package_without_held_out_text_in_training(
         method=method.value,
         settings={"augmentation_factor": factor, "pool_share": pool_share, "seed": seed, "splits": splits},
     )
-    profile = "trl-sft" if method is Method.DEMONSTRATION else "trl-dpo"
+    profile = {
+        Method.DEMONSTRATION: "trl-sft",
+        Method.PREFERENCE: "trl-dpo",
+        Method.REINFORCEMENT: "trl-grpo",
+    }[method]
     with tempfile.TemporaryDirectory() as tmp:
         prep = Path(tmp) / "prep"
         report = generate(spec, env, [run], prep)
