@@ -26,14 +26,11 @@ FIX = (
     "--- a/ranges.py\n+++ b/ranges.py\n@@ -1,2 +1,2 @@\n"
     " def top(values):\n-    return min(values)\n+    return max(values)\n"
 )
-CODE = {
-    "template": "code",
-    "files": {
-        "ranges.py": "def top(values):\n    return min(values)\n",
-        "test_ranges.py": "from ranges import top\nassert top([1, 3, 2]) == 3\n",
-    },
-    "test_command": "python test_ranges.py",
+FILES = {
+    "ranges.py": "def top(values):\n    return min(values)\n",
+    "test_ranges.py": "from ranges import top\nassert top([1, 3, 2]) == 3\n",
 }
+CODE = {"template": "code", "files": FILES, "test_command": "python test_ranges.py"}
 EDGES = [
     # (fields, completion, reward): what each edge is worth
     (MATH, "", 0.0),
@@ -148,7 +145,7 @@ def test_grading_fields_hold_what_the_judge_reads_and_the_case_s_criteria() -> N
         "route": "fast",
         "criteria": [],
     }
-    code = Case(id="c1", files=CODE["files"], test_command="python test_ranges.py")
+    code = Case(id="c1", files=FILES, test_command="python test_ranges.py")
     assert grading_fields(code, TemplateName.CODE, []) == {**CODE, "criteria": []}
 
 
