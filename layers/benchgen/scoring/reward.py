@@ -25,13 +25,11 @@ import msgspec
 from benchgen.bundle.spec import Criterion, TemplateName
 from benchgen.cases import Case, Prediction
 from benchgen.errors import ScoringError
-from benchgen.program_inputs import stage
 from benchgen.program_outcomes import SCORING, outcome_of
-from benchgen.programs import SCORING_APP, program_job
 from benchgen.sandbox.job import Sandbox
 from benchgen.sandbox.local import LocalSandbox
 from benchgen.scoring import ScoringOptions, build_template
-from benchgen.scoring.engine import read_verdicts
+from benchgen.scoring.engine import read_verdicts, scoring_job
 from benchgen.scoring.grader import checked_fields
 from benchgen.scoring.ingested import MEMBER
 from benchgen.scoring.reasoning import answer_text
@@ -143,20 +141,7 @@ def _judge_round(
     records = [{"id": case_id, "prediction_text": text} for case_id, text in answers.items()]
     with zipfile.ZipFile(submission, "w") as archive:
         archive.writestr(MEMBER, json.dumps({"predictions": records, "metadata": {}}))
-    layout = stage(env, submission, root / "scoring")
-    program = env.scoring_program_dir
-    assert program is not None
-    job = program_job(
-        program,
-        input_dir=layout.input,
-        output_dir=layout.output,
-        shared_dir=layout.shared,
-        ref_dir=layout.ref,
-        res_dir=layout.res,
-        time_limit=env.time_limit,
-        app=SCORING_APP,
-        runtime=env.runtime.runtime,
-    )
+    layout, job = scoring_job(env, submission, root / "scoring")
     result = (sandbox or LocalSandbox()).run(job)
     outcome = outcome_of(SCORING, result, time_limit=env.time_limit)
     if not outcome.ok:
