@@ -28,7 +28,7 @@ from benchgen.cases import Case, Prediction
 from benchgen.programs import run_program
 from benchgen.records.programs import last_lines
 from benchgen.sandbox.job import Sandbox
-from benchgen.scoring.patch import patch_and_test
+from benchgen.scoring.patch import TEST_TIME_LIMIT, patch_and_test
 from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
 from benchgen.verdicts import VerdictRecord
 
@@ -71,7 +71,7 @@ def run_tests(
 
 def make_judge(
     *,
-    time_limit: int = 600,
+    time_limit: int = TEST_TIME_LIMIT,
     workdir: Path | None = None,
     sandbox: Sandbox | None = None,
     runtime: str = MINIMAL.name,

@@ -33,12 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from benchgen.scoring.math_answer import judge_answer
-from benchgen.scoring.patch import patch_and_test
+from benchgen.scoring.patch import TEST_TIME_LIMIT, patch_and_test
 from benchgen.scoring.qa_answer import acceptable_answers, best_scores
 from benchgen.scoring.reasoning import answer_text
 from benchgen.scoring.routing_answer import gold_route, read_route, right_route
 
-TEST_TIME_LIMIT = 600  # seconds for one code case's test command, a run's default
 _PYTHON_NAMES = re.compile(r"^python(3(\.\d+)?)?$")
 GRADING = "grading"  # the key of a training row that holds the case's grading fields
 # What each template needs among the grading fields, and of which JSON type.

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _FENCE = re.compile(r"```(?:diff|patch)?[ \t]*\n(.*?)```", re.DOTALL)
 DEV_NULL = "/dev/null"
+TEST_TIME_LIMIT = 600  # seconds for one case's test command, unless the phase says otherwise
 # GNU patch's default: a hunk whose context no longer matches may drop up to two outer context lines.
 MAX_FUZZ = 2
 
