@@ -19,6 +19,7 @@ from benchgen.bundle.runtime import MINIMAL
 from benchgen.bundle.spec import Criterion, TemplateName
 from benchgen.cases import Case, Prediction
 from benchgen.sandbox.job import Sandbox
+from benchgen.scoring.patch import TEST_TIME_LIMIT
 from benchgen.verdicts import AnyVerdict, CriterionMark, VerdictRecord
 
 Judge = Callable[[Case, Prediction | None, Sequence[Criterion]], VerdictRecord]
@@ -31,7 +32,7 @@ T = TypeVar("T")
 class ScoringOptions:
     """Settings a template may need beyond the case and its prediction."""
 
-    time_limit: int = 600  # code: seconds for one case's test command
+    time_limit: int = TEST_TIME_LIMIT  # code: seconds for one case's test command
     workdir: Path | None = None  # code: where cases are materialised
     sandbox: Sandbox | None = None  # code: where the case tests run (None: the local runner)
     runtime: str = MINIMAL.name  # code: the runtime the case tests run in (the environment's)
