@@ -27,6 +27,7 @@ class Method(StrEnum):
 
     DEMONSTRATION = "demonstration"
     PREFERENCE = "preference"
+    REINFORCEMENT = "reinforcement"
 
 
 class InferenceMode(StrEnum):

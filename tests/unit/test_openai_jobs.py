@@ -94,7 +94,7 @@ def test_the_schema_check_refuses_what_together_does_not_document() -> None:
 
 
 def test_dpo_beta_on_demonstration_training_is_refused() -> None:
-    with pytest.raises(ProviderFault, match="dpo_beta applies to preference"):
+    with pytest.raises(ProviderFault, match="demonstration training does not take dpo_beta"):
         fine_tune_request(spec(hyperparameters={"dpo_beta": "0.1"}))
 
 
