@@ -9,6 +9,7 @@ import json
 import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,9 @@ from benchgen.aws.providers.openai_compatible import ChatCompletions, OpenAIComp
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method, Sampling
+from modelserver.catalog import Catalog
+from modelserver.chat import BadRequest
+from modelserver.jobs import FineTuneJobs
 from modelserver.server import ModelServer
 
 ENDED = (TrainingStatus.SUCCEEDED, TrainingStatus.FAILED, TrainingStatus.CANCELLED)
@@ -50,7 +54,7 @@ PROMPTS = _jsonl([_prompt(f"What is 2 + {n}?", str(2 + n)) for n in range(4)])
 
 
 @pytest.fixture(scope="module")
-def server(tiny_model: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
+def server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
     with ModelServer(str(tiny_model), work=tmp_path_factory.mktemp("work"), engine="ctranslate2") as running:
         yield running
 
@@ -221,3 +225,37 @@ def test_cancel_stops_a_reinforcement_job_and_serves_no_model(
     assert [e["status"] for e in job["events"]][-2:] == ["cancel_requested", "cancelled"]
     assert "tiny-chat-benchgen-train-cancelled" not in _served(server)
     assert not (server.work / "models" / ".tiny-chat-benchgen-train-cancelled.partial").exists()
+
+
+@pytest.mark.parametrize(
+    ("hyperparameters", "refusal"),
+    [
+        (
+            {"num_generations": 1},
+            "num_generations must be a whole number from 2 up to 64, not 1",
+        ),
+        ({"temperature": 0}, "temperature must be a number above 0 up to 2, not 0"),
+        (
+            {"warmup_ratio": 0.1},
+            "method.reinforcement.hyperparameters has warmup_ratio, which this server does not take: it "
+            "takes n_epochs, learning_rate, batch_size, num_generations, max_completion_length, "
+            "temperature, beta",
+        ),
+    ],
+)
+def test_reinforcement_numbers_outside_their_bounds_are_refused_before_a_job_is_made(
+    tiny_model: Path, tmp_path: Path, hyperparameters: dict[str, Any], refusal: str
+) -> None:
+    jobs = FineTuneJobs(tmp_path, Catalog("tiny-chat", tiny_model, tmp_path / "models"))
+    _, file = jobs.upload("rft.jsonl", "fine-tune", PROMPTS)
+    grader = {"type": "python", "name": "g", "source": GRADER}
+    method = {
+        "type": "reinforcement",
+        "reinforcement": {"grader": grader, "hyperparameters": hyperparameters},
+    }
+
+    with pytest.raises(BadRequest) as refused:
+        jobs.create({"model": "tiny-chat", "training_file": file["id"], "method": method})
+
+    assert str(refused.value) == refusal
+    assert jobs.listing()[1]["data"] == []
