@@ -6,25 +6,21 @@ without ``grade``, a row that is not a prompt)."""
 from __future__ import annotations
 
 import json
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchgen.aws.providers.openai_compatible import ChatCompletions, OpenAICompatibleJobs
-from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
+from benchgen.providers.jobs import JobSpec, ProviderFault
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method, Sampling
 from modelserver.catalog import Catalog
 from modelserver.chat import BadRequest
 from modelserver.jobs import FineTuneJobs
 from modelserver.server import ModelServer
+from tests.modelserver.job_polling import get_json, jsonl, until_ended, until_stepped
 
-ENDED = (TrainingStatus.SUCCEEDED, TrainingStatus.FAILED, TrainingStatus.CANCELLED)
-POLLS = 600  # at most five minutes of half-second polls: a bound, not an expectation
 # Full reward when the answer holds the gold digits, a quarter otherwise: every reward the trainer logs
 # comes from this grader, reading the row's grading fields.
 GRADER = """
@@ -46,22 +42,7 @@ def _prompt(question: str, answer: str) -> dict[str, Any]:
     }
 
 
-def _jsonl(rows: list[Any]) -> bytes:
-    return b"".join((json.dumps(row) + "\n").encode() for row in rows)
-
-
-PROMPTS = _jsonl([_prompt(f"What is 2 + {n}?", str(2 + n)) for n in range(4)])
-
-
-@pytest.fixture(scope="module")
-def server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
-    with ModelServer(str(tiny_model), work=tmp_path_factory.mktemp("work"), engine="ctranslate2") as running:
-        yield running
-
-
-@pytest.fixture
-def jobs(server: ModelServer) -> OpenAICompatibleJobs:
-    return OpenAICompatibleJobs(server.base_url, api_key=lambda: None)
+PROMPTS = jsonl([_prompt(f"What is 2 + {n}?", str(2 + n)) for n in range(4)])
 
 
 def _spec(
@@ -79,24 +60,8 @@ def _spec(
     )
 
 
-def _until_ended(jobs: OpenAICompatibleJobs, spec: JobSpec, state: JobState) -> list[JobState]:
-    seen = [state]
-    for _ in range(POLLS):
-        if seen[-1].status in ENDED:
-            return seen
-        time.sleep(0.5)
-        seen.append(jobs.describe(spec, state.job_id))
-    raise AssertionError(f"the job did not end: last seen {seen[-1]}")
-
-
-def _get(url: str) -> dict[str, Any]:
-    with urllib.request.urlopen(url, timeout=60) as response:
-        answer: dict[str, Any] = json.loads(response.read())
-        return answer
-
-
 def _served(server: ModelServer) -> dict[str, dict[str, Any]]:
-    return {model["id"]: model for model in _get(server.base_url + "/models")["data"]}
+    return {model["id"]: model for model in get_json(server.base_url + "/models")["data"]}
 
 
 def test_a_reinforcement_job_is_rewarded_by_its_grader_and_its_checkpoint_answers(
@@ -104,8 +69,8 @@ def test_a_reinforcement_job_is_rewarded_by_its_grader_and_its_checkpoint_answer
 ) -> None:
     spec = _spec("grpo", jobs.upload("rft.jsonl", PROMPTS) or "")
 
-    states = _until_ended(jobs, spec, jobs.start(spec))
-    job = _get(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
+    states = until_ended(jobs, spec, jobs.start(spec))
+    job = get_json(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
 
     assert states[-1].status is TrainingStatus.SUCCEEDED, states[-1].failure_reason
     tuned = ChatCompletions(server.base_url, states[-1].result_model or "", Sampling(max_tokens=8))
@@ -130,19 +95,19 @@ def test_a_reinforcement_job_is_rewarded_by_its_grader_and_its_checkpoint_answer
 def test_a_reinforcement_job_starts_from_an_sft_checkpoint(
     server: ModelServer, jobs: OpenAICompatibleJobs
 ) -> None:
-    demonstration = _jsonl(
+    demonstration = jsonl(
         [{"messages": [{"role": "user", "content": "What is 2 + 3?"}, {"role": "assistant", "content": "5"}]}]
         * 4
     )
     sft = _spec("sft-first", jobs.upload("sft.jsonl", demonstration) or "").model_copy(
         update={"method": Method.DEMONSTRATION, "hyperparameters": {"batch_size": "4"}, "grader_source": None}
     )
-    sft_states = _until_ended(jobs, sft, jobs.start(sft))
+    sft_states = until_ended(jobs, sft, jobs.start(sft))
     checkpoint = sft_states[-1].result_model or ""
     spec = _spec("after-sft", jobs.upload("rft.jsonl", PROMPTS) or "", base=checkpoint)
 
-    states = _until_ended(jobs, spec, jobs.start(spec))
-    job = _get(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
+    states = until_ended(jobs, spec, jobs.start(spec))
+    job = get_json(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
 
     assert checkpoint == "tiny-chat-benchgen-train-sft-first"
     assert states[-1].status is TrainingStatus.SUCCEEDED, states[-1].failure_reason
@@ -171,7 +136,7 @@ def test_a_grader_that_fails_while_training_fails_the_job_saying_so(
 ) -> None:
     spec = _spec(name, jobs.upload("rft.jsonl", PROMPTS) or "", grader=source)
 
-    states = _until_ended(jobs, spec, jobs.start(spec))
+    states = until_ended(jobs, spec, jobs.start(spec))
 
     assert states[-1].status is TrainingStatus.FAILED
     assert (states[-1].failure_reason or "").startswith(failure)
@@ -187,7 +152,7 @@ def test_a_grader_without_grade_is_refused_before_a_job_is_made(
         jobs.start(spec)
 
     assert "grader benchgen-environment-scoring defines no grade function" in str(refused.value)
-    assert not [j for j in _get(server.base_url + "/fine-tunes")["data"] if j["suffix"] == spec.job_name]
+    assert not [j for j in get_json(server.base_url + "/fine-tunes")["data"] if j["suffix"] == spec.job_name]
 
 
 def test_a_row_that_is_not_a_prompt_fails_the_job_naming_its_line(jobs: OpenAICompatibleJobs) -> None:
@@ -195,9 +160,9 @@ def test_a_row_that_is_not_a_prompt_fails_the_job_naming_its_line(jobs: OpenAICo
         "messages": [{"role": "user", "content": "What is 2 + 3?"}, {"role": "assistant", "content": "5"}],
         "grading": {"answer": "5"},
     }
-    spec = _spec("bad-row", jobs.upload("rft.jsonl", PROMPTS + _jsonl([answered])) or "")
+    spec = _spec("bad-row", jobs.upload("rft.jsonl", PROMPTS + jsonl([answered])) or "")
 
-    states = _until_ended(jobs, spec, jobs.start(spec))
+    states = until_ended(jobs, spec, jobs.start(spec))
 
     assert states[-1].status is TrainingStatus.FAILED
     assert states[-1].failure_reason == (
@@ -212,13 +177,10 @@ def test_cancel_stops_a_reinforcement_job_and_serves_no_model(
     spec = _spec("cancelled", jobs.upload("long.jsonl", PROMPTS * 50) or "", n_epochs="20")
     started = jobs.start(spec)
     url = f"{server.base_url}/fine-tunes/{started.job_id}"
-    for _ in range(POLLS):  # until the trainer has logged a step: training is under way
-        if _get(url).get("progress", {}).get("step", 0) >= 1:
-            break
-        time.sleep(0.5)
+    until_stepped(url)
 
     stopped = jobs.stop(spec, started.job_id)
-    job = _get(url)
+    job = get_json(url)
 
     assert stopped.status is TrainingStatus.CANCELLED
     assert 1 <= job["progress"]["step"] < job["progress"]["total_steps"]
