@@ -6,7 +6,8 @@ import pytest
 
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
-from benchgen.scoring.qa import QaAggregator, f1_score, make_judge, normalize_answer
+from benchgen.scoring.qa import QaAggregator, make_judge
+from benchgen.scoring.qa_answer import f1_score, normalize_answer
 
 judge = make_judge()
 

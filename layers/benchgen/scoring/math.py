@@ -2,10 +2,11 @@
 
 - accuracy: the extracted answer equals the gold value as a number; a textual gold answer ("B") is
   compared case-insensitively, ignoring spaces and surrounding punctuation. Where the answer is found
-  is :mod:`benchgen.scoring.extract`; how it is read, :mod:`benchgen.scoring.numbers`. A separator that
-  the output's own numbers disambiguate has one reading; only when the output shows no decimal style
-  does either reading of ``1.730`` count (the gold decides). An output that hedges between values or
-  states different final answers without correcting itself is answered, and wrong whatever the gold.
+  is :mod:`benchgen.scoring.extract`; how it is read, :mod:`benchgen.scoring.numbers`; how it is compared,
+  :mod:`benchgen.scoring.math_answer`. A separator that the output's own numbers disambiguate has one
+  reading; only when the output shows no decimal style does either reading of ``1.730`` count (the gold
+  decides). An output that hedges between values or states different final answers without correcting
+  itself is answered, and wrong whatever the gold.
 - exact_match: the extracted answer, as written, equals the gold answer string.
 - answer_rate: an answer could be extracted at all.
 - duration: the prediction output's ``execution_time`` (seconds), 0 when it gives none.
@@ -23,18 +24,16 @@ an absolute error < 0.01).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
-from decimal import Decimal
 from typing import Any
 
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
-from benchgen.scoring.extract import Extracted, extract_answer, format_decimal
+from benchgen.scoring.extract import format_decimal
+from benchgen.scoring.math_answer import judge_answer
 from benchgen.scoring.templates import Aggregator, case_verdict, rate
 from benchgen.verdicts import VerdictRecord
 
-NEAR_MISS_RELATIVE_ERROR = Decimal("0.01")
 FINAL_ANSWER = "final-answer"
 ANSWER_FORMAT = "answer-format"
 JUDGED = (FINAL_ANSWER, ANSWER_FORMAT)
@@ -46,67 +45,20 @@ _WHERE = {
 }
 
 
-def _plain(text: str) -> str:
-    return "".join(text.split()).strip(".,;:!?*_`$()[]{}'\"").casefold()
-
-
-# Answers this short repeat across cases (gold values, bare-number outputs) and are remembered, at most
-# _REMEMBERED of them: extraction is a pure function of the text, so a remembered answer is the same answer.
-_SHORT = 32
-_REMEMBERED = 1024
-
-
-@functools.lru_cache(maxsize=_REMEMBERED)
-def _extract_short(text: str) -> Extracted | None:
-    return extract_answer(text)
-
-
-def _extract(text: str) -> Extracted | None:
-    return _extract_short(text) if len(text) <= _SHORT else extract_answer(text)
-
-
-def _gold(case: Case) -> tuple[str, tuple[Decimal, ...]]:
-    """The gold answer string and its numeric readings (none for a textual answer)."""
-    written = case.answer.strip()
-    found = _extract(written)
-    if found is None or found.value is None:
-        return written, ()
-    return found.text, found.values
-
-
-def _close(answer: Extracted, gold_values: tuple[Decimal, ...]) -> bool:
-    for value in answer.values:
-        for gold in gold_values:
-            error = abs(value - gold)
-            if (error / abs(gold) if gold else error) < NEAR_MISS_RELATIVE_ERROR:
-                return True
-    return False
-
-
 def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> VerdictRecord:
     raw = prediction.prediction_text if prediction is not None else ""
-    answer = _extract(raw) if raw.strip() else None
-    gold_text, gold_values = _gold(case)
+    answer, gold, passed, exact, near_miss = judge_answer(case.answer, raw)
     if answer is None:
-        passed = exact = near_miss = False
         detail = "no prediction" if prediction is None else "no final answer found"
     elif answer.hedged:
-        passed = exact = near_miss = False
         detail = f"hedged between {answer.text} ({_WHERE[answer.source]}): wrong whatever the gold"
     else:
-        if gold_values:
-            passed = bool(set(answer.values) & set(gold_values))
-        else:
-            passed = _plain(answer.text) == _plain(gold_text)
-        exact = answer.text == gold_text
-        near_miss = answer.lenient if passed else bool(gold_values) and _close(answer, gold_values)
         read = format_decimal(answer.value) if answer.value is not None else answer.text
-        how = _WHERE[answer.source]
-        detail = f"read {read} ({how})" + ("; exact match" if exact else "")
+        detail = f"read {read} ({_WHERE[answer.source]})" + ("; exact match" if exact else "")
     return case_verdict(
         case,
         criteria,
-        gold=gold_text,
+        gold=gold,
         prediction=None if answer is None else answer.text,
         raw_prediction=raw,
         passed=passed,

@@ -18,16 +18,13 @@ Criteria it judges, by id (any other criterion id is recorded unjudged):
 
 from __future__ import annotations
 
-import re
-import string
-import unicodedata
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.scoring.float_sums import ExactSum
+from benchgen.scoring.qa_answer import acceptable_answers, best_scores, normalize_answer
 from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
 from benchgen.verdicts import VerdictRecord
 
@@ -37,41 +34,11 @@ GROUNDED_ANSWER = "grounded-answer"
 ABSTAINS = "abstain-when-unanswerable"
 JUDGED = (EXACT_ANSWER, GROUNDED_ANSWER, ABSTAINS)
 NO_ANSWER = "(no answer)"  # the gold of an unanswerable case
-_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
-_ASCII_PUNCTUATION = set(string.punctuation)
-
-
-def normalize_answer(text: str) -> str:
-    lowered = text.lower()
-    without_punctuation = "".join(
-        " " if char in _ASCII_PUNCTUATION or unicodedata.category(char).startswith("P") else char
-        for char in lowered
-    )
-    return " ".join(_ARTICLES.sub(" ", without_punctuation).split())
-
-
-def exact_score(prediction: str, gold: str) -> float:
-    return float(normalize_answer(prediction) == normalize_answer(gold))
-
-
-def f1_score(prediction: str, gold: str) -> float:
-    predicted_tokens = normalize_answer(prediction).split()
-    gold_tokens = normalize_answer(gold).split()
-    if not predicted_tokens or not gold_tokens:
-        return float(predicted_tokens == gold_tokens)
-    common = sum((Counter(predicted_tokens) & Counter(gold_tokens)).values())
-    if common == 0:
-        return 0.0
-    precision = common / len(predicted_tokens)
-    recall = common / len(gold_tokens)
-    return 2 * precision * recall / (precision + recall)
 
 
 def gold_answers(case: Case) -> list[str]:
     """Acceptable answers; an empty list means the question has no answer in its context."""
-    if case.answers is not None:
-        return [answer for answer in case.answers if normalize_answer(answer)]
-    return [case.answer] if normalize_answer(case.answer) else []
+    return acceptable_answers(case.answers, case.answer)
 
 
 def grounded(answer: str, context: str | None) -> bool | None:
@@ -93,8 +60,7 @@ def make_judge(no_answer_threshold: float = 0.5) -> Judge:
         given = "" if abstains else raw
         answerable = gold_answers(case)
         golds = answerable or [""]
-        exact = max(exact_score(given, gold) for gold in golds)
-        f1 = max(f1_score(given, gold) for gold in golds)
+        exact, f1 = best_scores(answerable, given)
         passed = exact == 1.0
         answered = bool(normalize_answer(given))
         if prediction is None:

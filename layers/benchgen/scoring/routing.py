@@ -1,8 +1,9 @@
 """The ``routing`` template: did the model send each task to the right target, and at what cost?
 
 The chosen route is the prediction's ``route`` field, else its ``prediction_text``; routes compare
-case-insensitively, ignoring surrounding whitespace. The cost of a case is the prediction's ``cost_usd``
-when given, else the case's ``costs`` entry for the chosen route, else 0 (unanswered cases cost nothing).
+case-insensitively, ignoring surrounding whitespace (:mod:`benchgen.scoring.routing_answer`). The cost of
+a case is the prediction's ``cost_usd`` when given, else the case's ``costs`` entry for the chosen route,
+else 0 (unanswered cases cost nothing).
 
 Criteria it judges, by id (any other criterion id is recorded unjudged): ``right-route``, the chosen route
 is the case's (its pass); ``cost-aware``, the chosen route costs no more than the right one by the case's
@@ -17,6 +18,7 @@ from typing import Any
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.scoring.float_sums import ExactSum
+from benchgen.scoring.routing_answer import gold_route, read_route, right_route
 from benchgen.scoring.templates import Aggregator, capped, case_verdict, rate
 from benchgen.verdicts import VerdictRecord
 
@@ -28,8 +30,7 @@ JUDGED = (RIGHT_ROUTE, COST_AWARE)
 def chosen_route(prediction: Prediction | None) -> str | None:
     if prediction is None:
         return None
-    route = (prediction.route or prediction.prediction_text).strip()
-    return route or None
+    return read_route(prediction.route or prediction.prediction_text)
 
 
 def case_cost(case: Case, prediction: Prediction | None) -> float:
@@ -57,8 +58,8 @@ def cost_aware(case: Case, route: str | None, gold: str) -> bool | None:
 
 def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> VerdictRecord:
     route = chosen_route(prediction)
-    gold = (case.route or case.answer).strip()
-    passed = route is not None and route.casefold() == gold.casefold()
+    gold = gold_route(case.route, case.answer)
+    passed = right_route(route, gold)
     cost = case_cost(case, prediction)
     return case_verdict(
         case,

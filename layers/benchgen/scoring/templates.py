@@ -51,12 +51,16 @@ def _marks(ids: tuple[str, ...], judged: Judged) -> tuple[CriterionMark, ...]:
     return tuple(CriterionMark(name, found.get(name)) for name in ids)
 
 
+def criterion_ids(case: Case, criteria: Sequence[Criterion]) -> tuple[str, ...]:
+    """The ids of the criteria that govern a case: its own ``criteria`` list, else the task's."""
+    own = case.criteria
+    return tuple(map(str, own)) if isinstance(own, list) and own else tuple(c.id for c in criteria)
+
+
 def criteria_results(case: Case, criteria: Sequence[Criterion], judged: Judged) -> tuple[CriterionMark, ...]:
     """Each governing criterion with the template's own judgment of what it names, None where the template
     has none; a case's own ``criteria`` ids narrow the list."""
-    own = case.criteria
-    ids = tuple(map(str, own)) if isinstance(own, list) and own else tuple(c.id for c in criteria)
-    return _marks(ids, judged)
+    return _marks(criterion_ids(case, criteria), judged)
 
 
 def case_verdict(
