@@ -14,9 +14,11 @@ import pytest
 from benchgen.aws.providers.openai_compatible import ChatCompletions, OpenAICompatibleJobs
 from benchgen.providers.jobs import JobSpec, ProviderFault
 from benchgen.records.training_runs import TrainingStatus
+from benchgen.scoring.reward import grader_source
 from benchgen.vocabulary import Method, Sampling
 from modelserver.catalog import Catalog
 from modelserver.chat import BadRequest
+from modelserver.grader import reward
 from modelserver.jobs import FineTuneJobs
 from modelserver.server import ModelServer
 from tests.modelserver.job_polling import get_json, jsonl, until_ended, until_stepped
@@ -221,3 +223,37 @@ def test_reinforcement_numbers_outside_their_bounds_are_refused_before_a_job_is_
 
     assert str(refused.value) == refusal
     assert jobs.listing()[1]["data"] == []
+
+
+MATH_PROMPTS = jsonl(
+    [
+        {
+            "messages": [
+                {"role": "user", "content": f"What is 2 + {n}? Give the final answer after '####'."}
+            ],
+            "grading": {"template": "math", "answer": str(2 + n), "criteria": ["final-answer"]},
+        }
+        for n in range(4)
+    ]
+)
+
+
+def test_the_environments_own_grader_rewards_answers_as_the_trainer_loads_it() -> None:
+    rewards = reward({"name": "benchgen-environment-scoring", "source": grader_source()})
+    item = json.dumps({"grading": {"template": "math", "answer": "5", "criteria": ["final-answer"]}})
+    answers = [[{"role": "assistant", "content": text}] for text in ("2 + 3 = 5\n#### 5", "#### 6")]
+
+    assert rewards(completions=answers, item=[item, item]) == [1.0, 0.0]
+
+
+def test_a_reinforcement_job_trains_with_the_environments_own_grader(
+    server: ModelServer, jobs: OpenAICompatibleJobs
+) -> None:
+    spec = _spec("env-grader", jobs.upload("rft.jsonl", MATH_PROMPTS) or "", grader=grader_source())
+
+    states = until_ended(jobs, spec, jobs.start(spec))
+    progress = get_json(f"{server.base_url}/fine-tunes/{states[-1].job_id}")["progress"]
+
+    assert states[-1].status is TrainingStatus.SUCCEEDED, states[-1].failure_reason
+    assert progress["step"] == progress["total_steps"] == 2
+    assert all(0.0 <= reward <= 1.0 for reward in progress["reward_curve"])
