@@ -55,7 +55,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
 # A reinforcement job's numbers (inside OpenAI's method.reinforcement.hyperparameters). n_epochs and
 # batch_size keep OpenAI's names and meaning (batch_size: prompts a step); the rest are GRPO's own, as TRL's
 # GRPOConfig names them: answers sampled per prompt, their most tokens, their sampling temperature, and the
-# KL coefficient (0 loads no reference model). Chosen for a CPU: see docs/model-server.md.
+# KL coefficient (0 loads no reference model). Small, for a CPU; what a step of them costs on the real model
+# is measured in docs/model-server.md.
 RL_DEFAULTS: dict[str, float | int] = {
     "n_epochs": 1,
     "learning_rate": 1e-5,
