@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from benchgen.errors import BenchGenError
 from benchgen.finetune.split import SPLITS, Split
+from benchgen.lazy_model import LazyModel
 from benchgen.training.contamination import RowText, contamination_report
 from benchgen.training.examples import (
     EXAMPLES_NAME,
@@ -55,7 +56,7 @@ MAX_NAMED = 5  # examples a message or report names before it just counts
 _TRAINED = (Split.TRAIN, Split.VALIDATION)
 
 
-class PreparationInfo(BaseModel):
+class PreparationInfo(LazyModel):
     """What a package records about the preparation it was built from."""
 
     model_config = ConfigDict(frozen=True)
@@ -74,7 +75,7 @@ class PackageRefused(BenchGenError):
     """The preparation cannot be packaged with this profile; the message names what to change."""
 
 
-class PackageReport(BaseModel):
+class PackageReport(LazyModel):
     package_id: str
     profile: str
     sha256: str
