@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
+from benchgen.lazy_model import LazyModel
 from benchgen.steps.inference import assemble
 
 function = LambdaFunction("assemble_predictions")
 
 
-class AssembleInput(BaseModel):
+class AssembleInput(LazyModel):
     run_id: str
     shard_count: int
 

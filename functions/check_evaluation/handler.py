@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from benchgen.aws.handlers import LambdaFunction
 from benchgen.aws.wiring import Adapters
+from benchgen.lazy_model import LazyModel
 from benchgen.steps.evaluation import check
 
 function = LambdaFunction("check_evaluation")
 
 
-class CheckInput(BaseModel):
+class CheckInput(LazyModel):
     evaluation_id: str
     polls: int = Field(ge=0)
     max_checks: int = Field(ge=1)

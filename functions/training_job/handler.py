@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from benchgen.aws.handlers import LambdaFunction
 from benchgen.aws.providers.registry import jobs_for
 from benchgen.aws.wiring import Adapters
+from benchgen.lazy_model import LazyModel
 from benchgen.steps.training import (
     JobContext,
     TrainingInput,
@@ -34,7 +35,7 @@ class JobInput(TrainingInput):
     error: dict[str, Any] = Field(default_factory=dict)
 
 
-class _NeedsUpload(BaseModel):
+class _NeedsUpload(LazyModel):
     uploaded: Uploaded
 
 

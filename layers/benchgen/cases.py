@@ -25,6 +25,7 @@ import msgspec
 from pydantic import BaseModel, Field, create_model
 
 from benchgen.errors import BundleError
+from benchgen.lazy_model import LazyModel
 
 
 class Case(msgspec.Struct, kw_only=True):
@@ -88,7 +89,7 @@ def _model_of(record: type[msgspec.Struct]) -> type[BaseModel]:
         field.name: (_pydantic_type(field.type), ... if field.required else field.default)
         for field in msgspec.structs.fields(record)
     }
-    return create_model(f"{record.__name__}Model", **fields)
+    return create_model(f"{record.__name__}Model", __base__=LazyModel, **fields)
 
 
 CaseModel = _model_of(Case)

@@ -10,9 +10,10 @@ import zipfile
 from pathlib import Path
 from typing import IO, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from benchgen.errors import BenchGenError
+from benchgen.lazy_model import LazyModel
 from benchgen.records.datasets import DatasetRecord, dataset_id_for
 from benchgen.records.runs import RunRecord
 
@@ -24,13 +25,13 @@ class ArtifactManifestError(BenchGenError):
     """The artifact has no usable manifest.json."""
 
 
-class SplitCounts(BaseModel):
+class SplitCounts(LazyModel):
     train: int = Field(ge=0)
     validation: int = Field(ge=0)
     test: int = Field(ge=0)
 
 
-class ArtifactManifest(BaseModel):
+class ArtifactManifest(LazyModel):
     """The fields of an artifact's ``manifest.json`` that a dataset record needs."""
 
     model_config = ConfigDict(extra="ignore")

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from benchgen.errors import BundleError, SubmissionError
+from benchgen.lazy_model import LazyModel
 from benchgen.outputs import RunOutput
 from benchgen.phases import combine_zips, task_folder, task_label
 from benchgen.program_inputs import extract_safely, ingestion_job
@@ -43,7 +44,7 @@ SUBMISSION_METADATA_FILES = ("metadata.yaml", "metadata")
 OUTPUT_METADATA = "metadata"
 
 
-class IngestReport(BaseModel):
+class IngestReport(LazyModel):
     prediction_output: Path  # the file ingest wrote: RunOutput.PREDICTION_OUTPUT
     total_questions: int
     answered_questions: int

@@ -18,10 +18,11 @@ from collections.abc import Collection
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from benchgen.bundle.runtime import MINIMAL
 from benchgen.errors import BundleError, ScoringError, too_deep
+from benchgen.lazy_model import LazyModel
 from benchgen.sandbox.job import OUTPUT_CAP, ProgramJob, ProgramResult, Sandbox, build_argv
 from benchgen.sandbox.local import LocalSandbox
 
@@ -43,7 +44,7 @@ INGESTION_APP = {
 }
 
 
-class Layout(BaseModel):
+class Layout(LazyModel):
     """The Codabench scoring folders: reference data in input/ref, predictions in input/res."""
 
     model_config = ConfigDict(frozen=True)

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import TypeVar
 
 import msgspec
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from benchgen.errors import ScoringError
+from benchgen.lazy_model import LazyModel
 
 # Where scoring_output.zip holds the verdicts, one a line.
 VERDICTS_NAME = "verdicts.jsonl"
@@ -27,14 +28,14 @@ _READ_BUFFER = 1 << 20
 Read = TypeVar("Read")
 
 
-class CriterionResult(BaseModel):
+class CriterionResult(LazyModel):
     model_config = ConfigDict(frozen=True)
 
     id: str
     passed: bool | None  # None: the scoring did not judge this criterion on its own
 
 
-class Verdict(BaseModel):
+class Verdict(LazyModel):
     """One case, judged. Written one per line to ``verdicts.jsonl`` inside ``scoring_output.zip``."""
 
     case_id: str

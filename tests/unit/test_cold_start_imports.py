@@ -189,3 +189,40 @@ def test_reading_the_settings_imports_neither_pydantic_settings_nor_asyncio() ->
 
     # Then neither came with them: the settings are plain pydantic models read from the environment
     assert seen == []
+
+
+# Lists the pydantic models of the library and the handlers whose validator an import built.
+BUILT_PROBE = """
+import importlib, json
+from pydantic import BaseModel
+for name in NAMES:
+    importlib.import_module(name)
+def subclasses(model):
+    for sub in model.__subclasses__():
+        yield sub
+        yield from subclasses(sub)
+print(json.dumps(sorted({
+    f"{model.__module__}.{model.__qualname__}" for model in subclasses(BaseModel)
+    if model.__module__.startswith(("benchgen.", "functions.")) and model.__pydantic_complete__
+})))
+"""
+
+
+def test_importing_a_task_function_builds_none_of_its_models() -> None:
+    # Given a Lambda environment, and every function's handler but the API's
+    environment = {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}
+    tasks = [name for name in HANDLERS if name != "functions.api.handler"]
+
+    # When they are imported into one fresh interpreter
+    built = _in_fresh_process(f"NAMES = {tasks!r}\n{BUILT_PROBE}", environment)
+
+    # Then the only models built are those a module makes an instance of (a default, a provider's
+    # capabilities): every other model of the library or of a handler builds when first used
+    assert built == [
+        "benchgen.finetune.split.SplitShares",
+        "benchgen.providers.capabilities.ConnectionLimits",
+        "benchgen.providers.capabilities.ConnectionProfile",
+        "benchgen.training.coverage.Thresholds",
+        "benchgen.training.preparation.GenerationSettings",
+        "benchgen.vocabulary.Sampling",
+    ]

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from urllib.parse import unquote_plus
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from benchgen.lazy_model import LazyModel
 from benchgen.ports.storage import UploadedObject
 
 
-class _Lenient(BaseModel):
+class _Lenient(LazyModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
 

@@ -13,14 +13,16 @@ A bundle may instead name its runtime with ``runtime:`` in ``competition.yaml``.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from benchgen.bundle.spec import CompetitionSpec
 from benchgen.errors import BundleError
+from benchgen.lazy_model import LazyModel
 
 REQUIREMENTS = Path(__file__).with_name("runtimes")
 # The Python of BenchGen's functions, and of the runtimes whose pins have wheels for it: their sandbox images
@@ -34,9 +36,8 @@ GPU_IMAGE = re.compile(r"gpu|cuda|nvidia", re.IGNORECASE)
 COMPETITION_FILE = "competition.yaml"
 
 
-class Runtime(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True)
+class Runtime:
     name: str
     python: str  # the sandbox image's Python (its base image's tag)
     description: str
@@ -132,15 +133,15 @@ ANACONDA_2022_05 = {
 UNPINNED = ""  # a package the Dockerfile installs without a version
 
 
-class LegacyImage(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class LegacyImage:
     """One of Codabench's images, as its published Dockerfile builds it, and the runtime it runs in."""
-
-    model_config = ConfigDict(frozen=True)
 
     image: str
     python: str
     base: str  # what the Dockerfile starts from: the Anaconda release first on PATH, or a base image
-    base_packages: dict[str, str] = {}  # what that base brings that programs commonly import
+    # What that base brings that programs commonly import.
+    base_packages: dict[str, str] = field(default_factory=dict)
     pinned: dict[str, str]  # what its Dockerfile installs with pip (canonical names), over the base's
     runtime: Runtime
 
@@ -260,10 +261,9 @@ LEGACY_IMAGES = (
 GPU_IMAGES = tuple(legacy.image for legacy in LEGACY_IMAGES if GPU_IMAGE.search(legacy.image))
 
 
-class ImageRow(BaseModel):
+@dataclass(frozen=True)
+class ImageRow:
     """One row of the documented table: an image (or a kind of image), its runtime, what differs."""
-
-    model_config = ConfigDict(frozen=True)
 
     image: str
     runtime: str
@@ -277,7 +277,7 @@ class Reason(StrEnum):
     FALLBACK = "fallback"  # an image the table does not know
 
 
-class RuntimeChoice(BaseModel):
+class RuntimeChoice(LazyModel):
     """The runtime a bundle's programs run in, why, and what an author should know about the match."""
 
     model_config = ConfigDict(frozen=True)

@@ -29,9 +29,10 @@ import datetime
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from benchgen.errors import BundleError
+from benchgen.lazy_model import LazyModel
 
 SOURCE = "CodaLab competition.yaml v1.5"
 V15_VERSIONS = frozenset({"1", "1.5"})
@@ -43,7 +44,7 @@ _PHASE_NAMES = {"name": "label", "ingestion_only_during_scoring": "ingestion_pro
 _COLUMN_NAMES = {"title": "label", "sorting": "sort", "precision": "numeric_format"}
 
 
-class Origin(BaseModel):
+class Origin(LazyModel):
     """Where a version 2 field came from: ``tasks.0`` from ``phases.1``, with its keys' 1.5 names."""
 
     model_config = ConfigDict(frozen=True)
@@ -53,7 +54,7 @@ class Origin(BaseModel):
     renames: dict[str, str] = Field(default_factory=dict)
 
 
-class Conversion(BaseModel):
+class Conversion(LazyModel):
     """That a spec was converted, from what, what the conversion did that an author should know, and
     where each field came from (so a problem names the field the author wrote)."""
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from benchgen.compare.pairing import Outcome, pair, verdicts_for
 from benchgen.compare.selection import PackageRef
@@ -33,6 +33,7 @@ from benchgen.compare.stats import (
 )
 from benchgen.errors import BenchGenError
 from benchgen.finetune.seed import source_case_id
+from benchgen.lazy_model import LazyModel
 from benchgen.verdicts import Verdict
 
 JSON_NAME = "comparison.json"
@@ -77,7 +78,7 @@ class NoPairedCases(BenchGenError):
     """The two runs share no judged case to compare on."""
 
 
-class RunIdentity(BaseModel):
+class RunIdentity(LazyModel):
     model_config = ConfigDict(frozen=True)
 
     run_id: str
@@ -86,7 +87,7 @@ class RunIdentity(BaseModel):
     environment_id: str | None = None
 
 
-class Side(BaseModel):
+class Side(LazyModel):
     """One run's judgment of a case, as the run recorded it."""
 
     response: str  # the model's whole output
@@ -96,7 +97,7 @@ class Side(BaseModel):
     criteria: dict[str, bool | None]  # None: the scoring did not judge the criterion on its own
 
 
-class Flip(BaseModel):
+class Flip(LazyModel):
     """A case whose outcome changed, with both responses and judgments side by side."""
 
     case_id: str
@@ -106,7 +107,7 @@ class Flip(BaseModel):
     after: Side
 
 
-class Subgroup(BaseModel):
+class Subgroup(LazyModel):
     """The paired comparison restricted to one criterion or one breakdown value."""
 
     kind: str  # "criterion", or a breakdown field: difficulty, domain, route
@@ -121,7 +122,7 @@ class Subgroup(BaseModel):
     p_holm: float
 
 
-class Answering(BaseModel):
+class Answering(LazyModel):
     """One run's answers as the grader read them, on the paired cases: how many it could read at all (math:
     a final answer was extracted) and how many of those were right. Every field is None (not known) when
     the run's scoring did not record, for every paired case, whether it could read an answer."""
@@ -132,7 +133,7 @@ class Answering(BaseModel):
     accuracy_among_answered: float | None  # passed among answered / answered; None when none was answered
 
 
-class Bootstrap(BaseModel):
+class Bootstrap(LazyModel):
     low: float
     high: float
     level: float
@@ -147,7 +148,7 @@ class Bootstrap(BaseModel):
     )
 
 
-class Comparison(BaseModel):
+class Comparison(LazyModel):
     before: RunIdentity
     after: RunIdentity
     package_id: str | None = None

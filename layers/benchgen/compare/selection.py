@@ -11,9 +11,10 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from benchgen.errors import BenchGenError
+from benchgen.lazy_model import LazyModel
 from benchgen.zipwrite import file_sha256
 
 MANIFEST = "manifest.json"
@@ -24,7 +25,7 @@ class SelectionError(BenchGenError):
     """The cases to compare on cannot be read, or would include cases that were not held out."""
 
 
-class PackageRef(BaseModel):
+class PackageRef(LazyModel):
     model_config = ConfigDict(frozen=True)
 
     package_id: str

@@ -4,17 +4,16 @@ named it, and the model id each live run called) and who authorized it."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from benchgen.compare.html import render_comparison
 from benchgen.compare.report import NOT_ESTABLISHED, Comparison
+from benchgen.lazy_model import LazyModel
 from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord
 
 REPORT_JSON = "report.json"
 REPORT_HTML = "report.html"
 
 
-class ModelIdentity(BaseModel):
+class ModelIdentity(LazyModel):
     """One side as the report names it."""
 
     run_id: str
@@ -24,7 +23,7 @@ class ModelIdentity(BaseModel):
     reused_run: bool
 
 
-class EvaluationReport(BaseModel):
+class EvaluationReport(LazyModel):
     evaluation_id: str
     training_run_id: str
     package_id: str

@@ -19,7 +19,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from benchgen.bundle.spec import Finetune
 from benchgen.datasets import ArtifactManifest
@@ -50,6 +50,7 @@ from benchgen.finetune.seed import (
 from benchgen.finetune.split import SPLIT_RULE, SPLITS, split_for
 from benchgen.finetune.spool import MergeOrder, Run, SortedSpool, Tie
 from benchgen.finetune.store import choose_pool_rows, scratch_db
+from benchgen.lazy_model import LazyModel
 from benchgen.naming import dataset_name
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import RunInfo
@@ -76,7 +77,7 @@ DEFAULT_HYPERPARAMS: dict[str, float | int | str] = {
 }
 
 
-class ArtifactReport(BaseModel):
+class ArtifactReport(LazyModel):
     """What building the artifact produced, or why nothing was produced."""
 
     emitted: bool

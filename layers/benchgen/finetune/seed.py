@@ -16,11 +16,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from benchgen.bundle.spec import SelectionCriterion
 from benchgen.cases import CaseText
 from benchgen.errors import BundleError
+from benchgen.lazy_model import LazyModel
 from benchgen.verdicts import Verdict, read_verdicts
 
 
@@ -55,7 +56,7 @@ _FINAL_LINE = re.compile(r"^\s*####.*$", re.MULTILINE)  # GSM8K-style "#### 72" 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
-class VerdictSummary(BaseModel):
+class VerdictSummary(LazyModel):
     """What the judge said about the source case."""
 
     model_config = ConfigDict(frozen=True)
@@ -65,7 +66,7 @@ class VerdictSummary(BaseModel):
     prediction: str | None
 
 
-class Example(BaseModel):
+class Example(LazyModel):
     """One training example and where it came from."""
 
     model_config = ConfigDict(frozen=True)

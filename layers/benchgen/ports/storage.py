@@ -6,9 +6,8 @@ from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Protocol
 
-from pydantic import BaseModel
-
 from benchgen.errors import BenchGenError
+from benchgen.lazy_model import LazyModel
 
 
 class MissingObject(BenchGenError):
@@ -19,7 +18,7 @@ class OutOfRange(BenchGenError):
     """A read asked to start past the end of the object."""
 
 
-class UploadedObject(BaseModel):
+class UploadedObject(LazyModel):
     """An object the bucket announced as created."""
 
     bucket: str

@@ -13,8 +13,9 @@ from ipaddress import ip_address
 from typing import Annotated
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
+from benchgen.lazy_model import LazyModel
 from benchgen.providers.capabilities import ConnectionProfile
 from benchgen.providers.registry import provider, providers
 from benchgen.records.bounds import Text
@@ -93,7 +94,7 @@ def base_url_problem(url: str) -> str | None:
     return None
 
 
-class ConnectionTarget(BaseModel):
+class ConnectionTarget(LazyModel):
     """Where a connection reaches its provider. Keys are never part of it: only a Secrets Manager ARN."""
 
     name: Text = Field(min_length=1, max_length=128)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from benchgen.errors import BenchGenError
+from benchgen.lazy_model import LazyModel
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method
 
@@ -30,7 +31,7 @@ class ProviderFault(BenchGenError):
         self.retry_after = retry_after
 
 
-class JobSpec(BaseModel):
+class JobSpec(LazyModel):
     """Everything one provider job needs, fixed before it starts."""
 
     model_config = ConfigDict(frozen=True)
@@ -48,7 +49,7 @@ class JobSpec(BaseModel):
     grader_source: str | None = None
 
 
-class JobState(BaseModel):
+class JobState(LazyModel):
     """What one look at a provider job saw."""
 
     model_config = ConfigDict(frozen=True)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from benchgen.lazy_model import LazyModel
 from benchgen.records.timestamps import utc_now
 
 
@@ -12,7 +13,7 @@ def dataset_id_for(run_id: str) -> str:
     return f"ds-{run_id}"
 
 
-class DatasetRecord(BaseModel):
+class DatasetRecord(LazyModel):
     dataset_id: str
     kind: str = "finetune"
     source: str = "benchmark"

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from benchgen.lazy_model import LazyModel
 from benchgen.records.bounds import Text
 from benchgen.records.runs import LiveModel
 from benchgen.records.timestamps import utc_now
 
 
-class EvaluationGrant(BaseModel):
+class EvaluationGrant(LazyModel):
     """A training run's owner lets one other user evaluate it (kept in the evaluations table)."""
 
     training_run_id: str
@@ -26,7 +27,7 @@ class EvaluationStatus(StrEnum):
     FAILED = "Failed"
 
 
-class EvaluatedModel(BaseModel):
+class EvaluatedModel(LazyModel):
     """One side of an evaluation: the model its live run calls (references only), and that run."""
 
     live: LiveModel
@@ -34,7 +35,7 @@ class EvaluatedModel(BaseModel):
     reused: bool = False  # an existing run of the base model, not one made for this evaluation
 
 
-class EvaluationRecord(BaseModel):
+class EvaluationRecord(LazyModel):
     """A separately authorized comparison of a trained model with its base on the package's held-out cases."""
 
     evaluation_id: str

@@ -5,8 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, Field
 
+from benchgen.lazy_model import LazyModel
 from benchgen.records.bounds import MAX_ITEMS, Key, Text, first_entries
 from benchgen.records.timestamps import utc_now
 
@@ -18,7 +19,7 @@ class PackageStatus(StrEnum):
     FAILED = "Failed"
 
 
-class PackageFile(BaseModel):
+class PackageFile(LazyModel):
     """One file of a package zip, as its manifest describes it."""
 
     sha256: str
@@ -29,7 +30,7 @@ class PackageFile(BaseModel):
 PackageFiles = Annotated[dict[Key, PackageFile], AfterValidator(first_entries(MAX_ITEMS))]
 
 
-class PackageRecord(BaseModel):
+class PackageRecord(LazyModel):
     """One export profile over one preparation state: its id derives from both, so a rebuild collides."""
 
     package_id: str

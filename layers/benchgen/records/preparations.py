@@ -5,9 +5,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, Field
 
 from benchgen.bundle.spec import SelectionCriterion
+from benchgen.lazy_model import LazyModel
 from benchgen.records.bounds import MAX_ITEMS, Key, Text, first_entries, first_items
 from benchgen.records.timestamps import utc_now
 from benchgen.vocabulary import Method
@@ -24,7 +25,7 @@ Hyperparams = Annotated[dict[Key, float | int | str], AfterValidator(first_entri
 Reasons = Annotated[dict[Text, int], AfterValidator(first_entries(MAX_ITEMS))]
 
 
-class PreparationRecord(BaseModel):
+class PreparationRecord(LazyModel):
     """Training material prepared from judged runs: its request, then what generating it found.
 
     The request fields (environment version, method, scope, selection, runs, settings) are written when it

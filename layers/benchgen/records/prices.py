@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from benchgen.lazy_model import LazyModel
 from benchgen.stored_numbers import Storable
 from benchgen.vocabulary import InferenceMode
 
@@ -29,7 +30,7 @@ AskedMode = Literal[InferenceMode.ON_DEMAND, InferenceMode.BATCH]
 Price = Annotated[float, Field(strict=True, ge=0, le=MAX_PRICE_PER_MILLION, allow_inf_nan=False), Storable]
 
 
-class TokenPrices(BaseModel):
+class TokenPrices(LazyModel):
     """US dollars per million tokens."""
 
     model_config = ConfigDict(extra="forbid")
@@ -38,7 +39,7 @@ class TokenPrices(BaseModel):
     output_per_million: Price = Field(description="USD per million output (completion) tokens")
 
 
-class ModelPrices(BaseModel):
+class ModelPrices(LazyModel):
     """What the connection's models cost per token, on demand and (where the provider offers it) in batch."""
 
     model_config = ConfigDict(extra="forbid")
@@ -48,7 +49,7 @@ class ModelPrices(BaseModel):
     batch: TokenPrices | None = Field(default=None, description="absent: the connection names no batch price")
 
 
-class RunCost(BaseModel):
+class RunCost(LazyModel):
     """What a live run's reported tokens cost, at the prices it was created with (which stay with the
     run's owner, as the connection's do)."""
 

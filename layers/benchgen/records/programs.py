@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from benchgen.lazy_model import LazyModel
 
 TAIL_LINES = 20
 TAIL_CHARS = 1500
@@ -33,7 +35,7 @@ def stderr_tail(text: str) -> str:
     return tail if len(tail) <= TAIL_CHARS else f"[...] {tail[-TAIL_CHARS:]}"
 
 
-class ProgramOutcome(BaseModel):
+class ProgramOutcome(LazyModel):
     """One program run of a run: which, in which task, how it ended and the end of its stderr."""
 
     model_config = ConfigDict(frozen=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from benchgen.lazy_model import LazyModel
 from benchgen.records.bounds import Key, Text
 from benchgen.records.timestamps import utc_now
 from benchgen.vocabulary import Method, ProviderKind
@@ -26,7 +27,7 @@ class TrainingStatus(StrEnum):
 TRAINING_TERMINAL = frozenset({TrainingStatus.SUCCEEDED, TrainingStatus.FAILED, TrainingStatus.CANCELLED})
 
 
-class StatusChange(BaseModel):
+class StatusChange(LazyModel):
     """One step of a training run's timeline: the mapped status, when, and what the provider said."""
 
     status: TrainingStatus
@@ -35,7 +36,7 @@ class StatusChange(BaseModel):
     message: Text | None = None
 
 
-class TrainingRunRecord(BaseModel):
+class TrainingRunRecord(LazyModel):
     """One provider training job over one package: launched deliberately, followed to a terminal status."""
 
     training_run_id: str

@@ -13,9 +13,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from benchgen.bundle.archive import Budget, extract_zip
+from benchgen.lazy_model import LazyModel
 from benchgen.sandbox.job import ProgramJob, ProgramResult, StagedJob
 from benchgen.sandbox.local import run_staged
 from benchgen.sandbox.runner import become_subreaper, kill_descendants
@@ -29,7 +30,7 @@ RESULT_NAME = "result.json"
 _CHUNK = 1 << 20
 
 
-class SandboxRequest(BaseModel):
+class SandboxRequest(LazyModel):
     """What the sandbox function receives."""
 
     model_config = ConfigDict(frozen=True)

@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from benchgen.bundle.spec import Column, CompetitionSpec
 from benchgen.errors import ScoringError
+from benchgen.lazy_model import LazyModel
 from benchgen.outputs import RunOutput
 from benchgen.phases import compute_column
 from benchgen.records.programs import ProgramOutcome
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from benchgen.scoring.templates import Aggregator
 
 
-class ScoreReport(BaseModel):
+class ScoreReport(LazyModel):
     # The run outputs scoring wrote (scores, scoring output, detailed results; the log when a program ran).
     files: dict[RunOutput, Path]
     scores: dict[str, float]

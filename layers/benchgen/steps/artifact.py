@@ -10,12 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from aws_lambda_powertools import Logger
-from pydantic import BaseModel
 
 from benchgen.bucket_layout import ARTIFACT_PART, run_key
 from benchgen.datasets import dataset_record
 from benchgen.errors import BenchGenError
 from benchgen.finetune.artifact import NO_FINETUNE, ArtifactReport, build_artifact, finish_artifact
+from benchgen.lazy_model import LazyModel
 from benchgen.outputs import RunOutput
 from benchgen.ports.datasets import DatasetsStore
 from benchgen.ports.environments import EnvironmentsReader
@@ -30,7 +30,7 @@ from benchgen.steps.shard_parts import download_parts
 logger = Logger(child=True)
 
 
-class ArtifactBuild(BaseModel):
+class ArtifactBuild(LazyModel):
     """The task's answer, what the state machine branches on and announces: whether an artifact was
     ``emitted`` (and if not, the ``reason``), whether this build ``saved`` its dataset (``False`` when an
     earlier save stored it), and the ``dataset``."""

@@ -15,8 +15,6 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from benchgen.bucket_layout import (
     CASE_SCOPE,
     evaluation_key,
@@ -28,6 +26,7 @@ from benchgen.compare.report import Conclusion, RunIdentity, compare_runs
 from benchgen.compare.selection import PackageRef, read_package
 from benchgen.errors import BenchGenError
 from benchgen.evaluation.report import REPORT_HTML, REPORT_JSON, evaluation_report, render_report
+from benchgen.lazy_model import LazyModel
 from benchgen.outputs import RunOutput
 from benchgen.ports.evaluations import EvaluationsStore
 from benchgen.ports.executions import Starter
@@ -39,7 +38,7 @@ from benchgen.records.timestamps import utc_now
 from benchgen.steps.case_scope import write_case_scope
 
 
-class Compared(BaseModel):
+class Compared(LazyModel):
     """What Compare found, as the evaluation records it (each a field of the record), and where its
     report is."""
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from benchgen.bucket_layout import package_key, preparation_key
 from benchgen.environment import open_environment
 from benchgen.errors import BenchGenError
+from benchgen.lazy_model import LazyModel
 from benchgen.ports.packages import PackagesStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.bounds import clip_text
@@ -24,7 +23,7 @@ from benchgen.training.held_out import case_questions
 from benchgen.training.package import PackageRefused, PreparationInfo, build_package
 
 
-class PackageInput(BaseModel):
+class PackageInput(LazyModel):
     """The execution's input, as the API starts it: the package to build, the preparation it is of, and the
     environment version's registered bundle (whose cases the contamination report reads)."""
 
@@ -35,7 +34,7 @@ class PackageInput(BaseModel):
     bundle: BundleRef
 
 
-class BuiltPackage(BaseModel):
+class BuiltPackage(LazyModel):
     """What the package record keeps of a built package; its files bounded as the record bounds them."""
 
     sha256: str
@@ -43,7 +42,7 @@ class BuiltPackage(BaseModel):
     files: PackageFiles
 
 
-class PackageBuild(BaseModel):
+class PackageBuild(LazyModel):
     """The task's answer, what the state machine branches on and announces: ``refused`` with its
     ``reason``, or the ``package`` recorded Ready."""
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from benchgen.bucket_layout import COVERAGE, preparation_key, run_key
 from benchgen.environment import open_environment
 from benchgen.errors import BenchGenError
+from benchgen.lazy_model import LazyModel
 from benchgen.outputs import RunOutput
 from benchgen.ports.preparations import PreparationsStore
 from benchgen.ports.storage import ObjectStorage
@@ -35,7 +36,7 @@ from benchgen.training.preparation import (
 JSON_LINES = "application/x-ndjson"
 
 
-class RunRef(BaseModel):
+class RunRef(LazyModel):
     """A run the API checked: the caller's, Completed, on the spec's environment version, with verdicts."""
 
     run_id: str
@@ -44,14 +45,14 @@ class RunRef(BaseModel):
     environment_version: str
 
 
-class BundleRef(BaseModel):
+class BundleRef(LazyModel):
     """The registered bundle: its key and the object version registration validated."""
 
     key: str
     version_id: str | None = None
 
 
-class GenerateInput(BaseModel):
+class GenerateInput(LazyModel):
     """The execution's input, as the API starts it."""
 
     preparation_id: str
@@ -60,13 +61,13 @@ class GenerateInput(BaseModel):
     bundle: BundleRef
 
 
-class CheckInput(BaseModel):
+class CheckInput(LazyModel):
     preparation_id: str
     scope: list[str]  # the criteria in scope, resolved by Generate ([] in the spec means all of them)
     report: GenerationReport  # what Generate found: recorded once the check passes
 
 
-class Generation(BaseModel):
+class Generation(LazyModel):
     """Generate's answer: the criteria in ``scope`` and the ``report`` of what generating found; or, when
     the spec cannot be prepared, only the sentence ``refused``. Handed on without its empty fields: the
     state machine branches on whether ``refused`` is there."""
@@ -76,7 +77,7 @@ class Generation(BaseModel):
     report: GenerationReport | None = None
 
 
-class Checked(BaseModel):
+class Checked(LazyModel):
     """Check's answer: how many under-represented areas coverage.json flags."""
 
     gap_count: int

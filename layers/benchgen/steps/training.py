@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
-
 from benchgen.bucket_layout import training_key, training_output_prefix
 from benchgen.errors import BenchGenError
 from benchgen.finetune.split import Split
+from benchgen.lazy_model import LazyModel
 from benchgen.ports.connections import ConnectionsReader
 from benchgen.ports.packages import PackagesReader
 from benchgen.ports.providers import JobsFor, TrainingJobs
@@ -72,13 +71,13 @@ class JobContext:
     bucket: str
 
 
-class TrainingInput(BaseModel):
+class TrainingInput(LazyModel):
     """The execution's input, as the API starts it."""
 
     training_run_id: str
 
 
-class Uploaded(BaseModel):
+class Uploaded(LazyModel):
     """Where the provider reads the run's files: S3 URIs, or the file ids of a provider that takes its
     files through its own upload."""
 
@@ -87,7 +86,7 @@ class Uploaded(BaseModel):
     grader_source: str | None = None  # a reinforcement job's grader, sent with the job
 
 
-class Progress(BaseModel):
+class Progress(LazyModel):
     """What the Start and Poll tasks answer; the state machine's Choice reads ``terminal`` and ``polls``."""
 
     training_run_id: str

@@ -15,7 +15,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from benchgen.lazy_model import LazyModel
 
 NGRAM = 13
 MAX_PAIRS = 50
@@ -35,7 +37,7 @@ class RowText:
     texts: Sequence[str]
 
 
-class OverlapPair(BaseModel):
+class OverlapPair(LazyModel):
     """A training row and a held-out case that share text."""
 
     row_id: str
@@ -45,7 +47,7 @@ class OverlapPair(BaseModel):
     sample: str  # the first shared 13-gram, as tokens joined by spaces
 
 
-class ContaminationReport(BaseModel):
+class ContaminationReport(LazyModel):
     n: int = NGRAM
     rule: str = RULE
     rows_checked: int

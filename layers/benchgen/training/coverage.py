@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchgen.finetune.split import SPLITS, Split
+from benchgen.lazy_model import LazyModel
 from benchgen.training.examples import HeldOutCase, Kind, PreparedExample, text_hash
 
 CRITERION_MISSING = "criterion_missing"
@@ -44,7 +45,7 @@ class Thresholds(BaseModel):
 DEFAULT_THRESHOLDS = Thresholds()
 
 
-class Gap(BaseModel):
+class Gap(LazyModel):
     model_config = ConfigDict(frozen=True)
 
     kind: str
@@ -52,7 +53,7 @@ class Gap(BaseModel):
     message: str  # one sentence that says what to do
 
 
-class Coverage(BaseModel):
+class Coverage(LazyModel):
     splits: dict[str, int]
     kinds: dict[str, int]
     criteria: dict[str, dict[str, int]]  # criterion -> split -> rows

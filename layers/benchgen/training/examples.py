@@ -12,10 +12,11 @@ import hashlib
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from benchgen.finetune.seed import Source, VerdictSummary
 from benchgen.finetune.split import Split
+from benchgen.lazy_model import LazyModel
 
 EXAMPLES_NAME = "examples.jsonl"
 HELD_OUT_NAME = "held_out.jsonl"
@@ -29,7 +30,7 @@ class Kind(StrEnum):
     POOL = "pool"
 
 
-class SourceContext(BaseModel):
+class SourceContext(LazyModel):
     """The judged case an example was made from (for a pool row: the row id, no verdict)."""
 
     model_config = ConfigDict(frozen=True)
@@ -41,7 +42,7 @@ class SourceContext(BaseModel):
     verdict: VerdictSummary | None = None
 
 
-class PreparedExample(BaseModel):
+class PreparedExample(LazyModel):
     """One row of a preparation."""
 
     model_config = ConfigDict(frozen=True)
@@ -64,7 +65,7 @@ class PreparedExample(BaseModel):
     source_text_hash: str  # text_hash of the source case's question (shared by every variant)
 
 
-class HeldOutCase(BaseModel):
+class HeldOutCase(LazyModel):
     """A case of the environment version whose id hash falls in the test bucket: never trained on."""
 
     model_config = ConfigDict(frozen=True)

@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from benchgen.bundle.spec import TemplateName
 from benchgen.errors import BenchGenError
 from benchgen.finetune.split import SPLITS, Split
+from benchgen.lazy_model import LazyModel
 from benchgen.training.contamination import RowText, contamination_report
 from benchgen.training.examples import (
     EXAMPLES_NAME,
@@ -61,7 +62,7 @@ _TRAINED = (Split.TRAIN, Split.VALIDATION)
 _RUN_GRADED = (None, TemplateName.CODE.value)
 
 
-class PreparationInfo(BaseModel):
+class PreparationInfo(LazyModel):
     """What a package records about the preparation it was built from."""
 
     model_config = ConfigDict(frozen=True)
@@ -80,7 +81,7 @@ class PackageRefused(BenchGenError):
     """The preparation cannot be packaged with this profile; the message names what to change."""
 
 
-class PackageReport(BaseModel):
+class PackageReport(LazyModel):
     package_id: str
     profile: str
     sha256: str

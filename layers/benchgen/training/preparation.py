@@ -47,6 +47,7 @@ from benchgen.finetune.seed import (
 )
 from benchgen.finetune.split import SPLITS, Split, SplitShares, split_for
 from benchgen.finetune.store import OrderedExamples, SelectedCases, choose_pool_rows, scratch_db
+from benchgen.lazy_model import LazyModel
 from benchgen.records.bounds import MAX_CRITERIA, MAX_KEY_CHARS
 from benchgen.report.detailed import BREAKDOWN_FIELDS
 from benchgen.stored_numbers import Storable
@@ -141,7 +142,7 @@ class GenerationSettings(BaseModel):
     )
 
 
-class PreparationSpec(BaseModel):
+class PreparationSpec(LazyModel):
     """What a trainer asks for."""
 
     model_config = ConfigDict(extra="forbid")
@@ -168,7 +169,7 @@ class RunSource:
     scoring_output: Path
 
 
-class GenerationReport(BaseModel):
+class GenerationReport(LazyModel):
     example_count: int
     kinds: dict[str, int]
     splits: dict[str, int]
