@@ -215,21 +215,38 @@ PROGRAM_GRADING = {"template": None, "case_id": "t000"}
 CODE_GRADING = {"template": "code", "files": {"a.py": "x = 1\n"}, "test_command": "python -m pytest -q"}
 
 
-@pytest.mark.parametrize("grading", [PROGRAM_GRADING, CODE_GRADING], ids=["program", "code"])
 @pytest.mark.parametrize("profile", ["trl-grpo", "bedrock-rft", "openai-rft"])
-def test_a_preparation_graded_by_running_code_is_refused_by_the_grader_py_profiles(
-    tmp_path: Path, profile: str, grading: dict[str, Any]
+def test_a_preparation_graded_by_its_own_scoring_program_is_refused_by_the_grader_py_profiles(
+    tmp_path: Path, profile: str
 ) -> None:
-    # given a reinforcement preparation of an environment that judges by running a program or tests
-    prep = standard(tmp_path / "prep", train=100, grading=grading)
+    # given a reinforcement preparation of an environment that judges with its own scoring program
+    prep = standard(tmp_path / "prep", train=100, grading=PROGRAM_GRADING)
     # when a profile whose grader.py holds the built-in templates' scoring is asked for
     with pytest.raises(PackageRefused) as refused:
         package_of(prep, info(Method.REINFORCEMENT), profile, tmp_path / "out")
     # then it is refused, naming the profile that can grade with the program
     assert str(refused.value) == (
-        f"profile {profile} grades with grader.py, which runs no program, and this environment judges its "
-        "cases by running one (its own scoring program, or the code template's tests; 104 examples, such as "
-        "t000~00): choose generic, whose grader command scores completions as a run is scored"
+        f"profile {profile} grades with grader.py, which holds the built-in templates' scoring, and this "
+        "environment judges its cases with its own scoring program (104 examples, such as t000~00): choose "
+        "generic, whose grader command scores completions as a run is scored"
+    )
+
+
+@pytest.mark.parametrize("profile", ["bedrock-rft", "openai-rft"])
+def test_a_code_preparation_is_refused_by_the_profiles_whose_grader_runs_at_the_provider(
+    tmp_path: Path, profile: str
+) -> None:
+    # given a reinforcement preparation of a code environment, graded by running each case's tests
+    prep = standard(tmp_path / "prep", train=100, grading=CODE_GRADING)
+    # when a profile whose grader.py runs on the provider's machines is asked for
+    with pytest.raises(PackageRefused) as refused:
+        package_of(prep, info(Method.REINFORCEMENT), profile, tmp_path / "out")
+    # then it is refused, naming the profiles whose grader runs where the trainer runs
+    assert str(refused.value) == (
+        f"profile {profile} runs grader.py on the provider's machines, and this environment's code template "
+        "grades an answer by running the case's tests, whose command and dependencies are not there (104 "
+        "examples, such as t000~00): choose trl-grpo, generic, whose grader.py runs each case's test command "
+        "where the trainer runs"
     )
 
 
@@ -256,8 +273,11 @@ def test_the_generic_profile_names_the_scoring_program_as_the_grader(tmp_path: P
     assert '`{"id": <grading.case_id>, "prediction_text": <completion>}`' in readme
 
 
-def test_the_generic_profile_names_the_code_templates_tests_as_the_grader(tmp_path: Path) -> None:
+@pytest.mark.parametrize("profile", ["trl-grpo", "generic"])
+def test_a_code_package_ships_the_grader_that_runs_the_cases_tests(tmp_path: Path, profile: str) -> None:
     prep = standard(tmp_path / "prep", grading=CODE_GRADING)
-    members = _members(package_of(prep, info(Method.REINFORCEMENT), "generic", tmp_path / "out"))
-    assert "grader.py" not in members
-    assert "grading runs the environment's code template's tests" in members["README.md"].decode("utf-8")
+    members = _members(package_of(prep, info(Method.REINFORCEMENT), profile, tmp_path / "out"))
+    assert members["grader.py"].decode("utf-8").startswith('"""BenchGen\'s reward as one file')
+    grader = json.loads(members["manifest.json"])["grader"]
+    assert grader["file"] == "grader.py"
+    assert grader["note"].endswith("so what the tests import must be installed there")

@@ -260,6 +260,9 @@ class Profile:
     # Reinforcement: whether the profile can name an environment's own scoring program as the grader
     # instead of grader.py (which holds the built-in templates' scoring only).
     grades_with_programs: bool = False
+    # Reinforcement: whether grader.py runs where the trainer runs, so it can run a code case's tests (their
+    # command and whatever they import); a provider's grader sandbox holds neither.
+    runs_tests: bool = False
 
     def accepts(self, method: Method) -> bool:
         return method in self.methods
@@ -418,6 +421,7 @@ PROFILES: dict[str, Profile] = {
             "reward_funcs=reward_func to GRPOTrainer: it receives each completion with its row's grading "
             "column and returns a reward in [0, 1]. grader.py imports only the standard library.",
             grader=plain_grader,
+            runs_tests=True,
         ),
         # Bedrock reinforcement fine-tuning (customizationType REINFORCEMENT_FINE_TUNING): 100 to 20,000
         # training records in OpenAI chat-completion format (Bedrock user guide, "Prepare data for Amazon
@@ -465,6 +469,7 @@ PROFILES: dict[str, Profile] = {
             '{"reward": <0 to 1>}. grader.py imports only the standard library.',
             grader=command_grader,
             grades_with_programs=True,
+            runs_tests=True,
         ),
     )
 }

@@ -58,8 +58,11 @@ CONTAMINATION_NAME = "contamination.json"
 GRADER_NAME = "grader.py"
 MAX_NAMED = 5  # examples a message or report names before it just counts
 _TRAINED = (Split.TRAIN, Split.VALIDATION)
-# The grading templates whose answers only running code can judge: a scoring program (None) and code.
-_RUN_GRADED = (None, TemplateName.CODE.value)
+_TESTS_GRADED = TemplateName.CODE.value  # grader.py judges its answers by running each case's tests
+_TESTS_NOTE = (
+    "; a code case's answer is judged by running the case's test command with the Python running grader.py, "
+    "so what the tests import must be installed there"
+)
 
 
 class PreparationInfo(LazyModel):
@@ -139,9 +142,9 @@ class _Written:
     leaks: _Sample = field(default_factory=lambda: _Sample(separator="; "))  # a sentence per example
     without_rejected: _Sample = field(default_factory=_Sample)
     without_grading: _Sample = field(default_factory=_Sample)
-    # Graded by running code, which grader.py does not do: the environment's own scoring program, or the
-    # code template's tests.
+    # Graded by the environment's own scoring program, which grader.py does not hold.
     program_graded: _Sample = field(default_factory=_Sample)
+    tests_graded: _Sample = field(default_factory=_Sample)  # graded by running the case's tests
     longest: int = 0
 
     def counted(self, profile: Profile) -> int:
@@ -236,8 +239,11 @@ def _write_rows(
                 if example.grading is None:
                     written.without_grading.add(example.example_id)
                     continue
-                if example.grading.get("template") in _RUN_GRADED:
+                template = example.grading.get("template")
+                if template is None:
                     written.program_graded.add(example.example_id)
+                elif template == _TESTS_GRADED:
+                    written.tests_graded.add(example.example_id)
             if profile.distinct_validation:
                 prompt = bytes.fromhex(text_hash(example.prompt)[:16])
                 if example.split is Split.TRAIN:
@@ -295,10 +301,18 @@ def _refuse_ungradable(profile: Profile, written: _Written) -> None:
     if written.program_graded.count and not profile.grades_with_programs:
         able = ", ".join(other.id for other in PROFILES.values() if other.grades_with_programs)
         raise PackageRefused(
-            f"profile {profile.id} grades with grader.py, which runs no program, and this environment judges "
-            "its cases by running one (its own scoring program, or the code template's tests; "
-            f"{written.program_graded.count} examples, such as {written.program_graded.first[0]}): choose "
+            f"profile {profile.id} grades with grader.py, which holds the built-in templates' scoring, and "
+            "this environment judges its cases with its own scoring program "
+            f"({written.program_graded.count} examples, such as {written.program_graded.first[0]}): choose "
             f"{able}, whose grader command scores completions as a run is scored"
+        )
+    if written.tests_graded.count and not profile.runs_tests:
+        able = ", ".join(other.id for other in PROFILES.values() if other.runs_tests)
+        raise PackageRefused(
+            f"profile {profile.id} runs grader.py on the provider's machines, and this environment's code "
+            "template grades an answer by running the case's tests, whose command and dependencies are not "
+            f"there ({written.tests_graded.count} examples, such as {written.tests_graded.first[0]}): choose "
+            f"{able}, whose grader.py runs each case's test command where the trainer runs"
         )
 
 
@@ -459,7 +473,8 @@ def _manifest(
             "file": GRADER_NAME,
             "sha256": hashlib.sha256(grader).hexdigest(),
             "bytes": len(grader),
-            "note": "the environment's own scoring as a reward in [0, 1]; imports only the standard library",
+            "note": "the environment's own scoring as a reward in [0, 1]; imports only the standard library"
+            + (_TESTS_NOTE if written.tests_graded.count else ""),
         }
     elif written.program_graded.count:
         manifest["grader"] = {
@@ -477,9 +492,8 @@ def _use(manifest: dict[str, Any], profile: Profile) -> str:
     grader = manifest.get("grader", {})
     if "program" not in grader:
         return profile.use
-    program = f"scoring program `{grader['program']}`" if grader["program"] else "code template's tests"
     return (
-        f"grading runs the environment's {program}: write the completions as "
+        f"grading runs the environment's scoring program `{grader['program']}`: write the completions as "
         f"predictions.jsonl lines `{grader['predictions']}` and run `{grader['command']}`; each case's "
         "verdict score in the scoring output is the reward of its completion."
     )
@@ -564,8 +578,7 @@ def build_package(
 
     ``cases`` are the environment version's ``(case id, question)`` pairs: the contamination report compares
     the training rows with the question of every held-out case. ``scoring_program`` names the environment's
-    own scoring program, the grader a reinforcement package names when no built-in template judges (None
-    for the code template, whose tests grade).
+    own scoring program, the grader a reinforcement package names when no built-in template judges.
     """
     chosen = choose_profile(profile, info.method)
     examples = prep_dir / EXAMPLES_NAME
