@@ -33,7 +33,8 @@ from typing import Any
 from modelserver import train
 from modelserver.catalog import Catalog
 from modelserver.chat import BadRequest, checked_number
-from modelserver.rows import BadRows, read_rows
+from modelserver.grader import BadGrader, check
+from modelserver.rows import REINFORCEMENT, SFT, BadRows, read_rows
 
 ENDED = ("completed", "error", "cancelled")
 DEFAULTS: dict[str, float | int] = {
@@ -49,7 +50,33 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "batch_size": (1, 1024),
     "warmup_ratio": (0, 1),
 }
-_WHOLE = ("n_epochs", "batch_size")
+# A reinforcement job's numbers (inside OpenAI's method.reinforcement.hyperparameters). n_epochs and
+# batch_size keep OpenAI's names and meaning (batch_size: prompts a step); the rest are GRPO's own, as TRL's
+# GRPOConfig names them: answers sampled per prompt, their most tokens, their sampling temperature, and the
+# KL coefficient (0 loads no reference model). Chosen for a CPU: see docs/model-server.md.
+RL_DEFAULTS: dict[str, float | int] = {
+    "n_epochs": 1,
+    "learning_rate": 1e-5,
+    "batch_size": 4,
+    "num_generations": 4,
+    "max_completion_length": 64,
+    "temperature": 1.0,
+    "beta": 0.0,
+}
+RL_BOUNDS: dict[str, tuple[float, float]] = {
+    "n_epochs": (1, 100),
+    "learning_rate": (0, 1),
+    "batch_size": (1, 1024),
+    "num_generations": (2, 64),
+    "max_completion_length": (1, 4096),
+    "temperature": (0, 2),
+    "beta": (0, 10),
+}
+_WHOLE = ("n_epochs", "batch_size", "num_generations", "max_completion_length")
+DPO_REFUSED = (
+    "preference (dpo) training is not supported by this server: train with training_method "
+    '{"method": "sft"} on demonstration rows, or method {"type": "reinforcement"} with a grader'
+)
 STOP_GRACE_S = 10.0
 CANCEL_WAIT_S = 30.0
 # Run by a separate interpreter that inherits no API key (the server holds it in memory only).
@@ -70,6 +97,8 @@ class Job:
     created_at: int
     status: str = "pending"
     error: str | None = None
+    method: str = SFT
+    grader: dict[str, str] | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
 
     def move(self, status: str, message: str) -> None:
@@ -142,12 +171,7 @@ class FineTuneJobs:
             raise BadRequest(
                 f"no model {model!r} to fine-tune: this server serves {', '.join(self._catalog.ids())}"
             )
-        method = body.get("training_method") or {"method": "sft"}
-        if not isinstance(method, dict) or method.get("method", "sft") != "sft":
-            raise BadRequest(
-                "preference (dpo) training is not supported by this server: train with training_method "
-                '{"method": "sft"} on demonstration rows'
-            )
+        method, grader_view, hyperparameters = _method(body)
         training_file = self._file(body.get("training_file"), "training_file")
         validation = body.get("validation_file")
         validation_file = self._file(validation, "validation_file") if validation is not None else None
@@ -166,8 +190,10 @@ class FineTuneJobs:
             suffix=suffix,
             training_file=training_file,
             validation_file=validation_file,
-            hyperparameters=_hyperparameters(body),
+            hyperparameters=hyperparameters,
             created_at=int(time.time()),
+            method=method,
+            grader=grader_view,
         )
         with self._lock:
             taken = tuned in self._catalog.ids() or any(
@@ -182,7 +208,7 @@ class FineTuneJobs:
             self._known[job.id] = job
         try:
             for file_id in filter(None, (training_file, validation_file)):
-                read_rows(self._files / f"{file_id}.jsonl", self._filename(file_id))
+                read_rows(self._files / f"{file_id}.jsonl", self._filename(file_id), job.method)
         except BadRows as bad:
             job.error = str(bad)
             job.move("error", job.error)
@@ -254,6 +280,8 @@ class FineTuneJobs:
             else None,
             "validation_name": self._filename(job.validation_file) if job.validation_file else None,
             "hyperparameters": job.hyperparameters,
+            "method": job.method,
+            "grader": job.grader,
             "output": str(partial),
         }
         train.write_json(folder / train.SPEC, spec)
@@ -342,9 +370,8 @@ class FineTuneJobs:
             "suffix": job.suffix,
             "training_file": job.training_file,
             "validation_file": job.validation_file,
-            "training_method": {"method": "sft"},
+            **_method_view(job),
             "training_type": {"type": "Full"},
-            **job.hyperparameters,
             "created_at": job.created_at,
             "updated_at": job.events[-1]["created_at"] if job.events else job.created_at,
             "events": job.events,
@@ -359,16 +386,79 @@ class FineTuneJobs:
         return view
 
 
-def _hyperparameters(body: dict[str, Any]) -> dict[str, float | int]:
-    values = dict(DEFAULTS)
-    for name, (low, high) in BOUNDS.items():
+def _method(body: dict[str, Any]) -> tuple[str, dict[str, str] | None, dict[str, float | int]]:
+    """The job's method, its grader (reinforcement) and its hyperparameters, from Together's
+    ``training_method`` with top-level numbers (SFT), or OpenAI's ``method`` object (reinforcement)."""
+    method = body.get("method")
+    if method is None:
+        together = body.get("training_method") or {"method": SFT}
+        if not isinstance(together, dict) or together.get("method", SFT) != SFT:
+            raise BadRequest(DPO_REFUSED)
+        return SFT, None, _numbers(body, DEFAULTS, BOUNDS)
+    # OpenAI's fine-tuning method object: {"type": "supervised" | "dpo" | "reinforcement", <type>: {...}};
+    # reinforcement's holds "grader" (here a python grader) and "hyperparameters".
+    kind = method.get("type") if isinstance(method, dict) else None
+    if kind != REINFORCEMENT:
+        if kind == "dpo":
+            raise BadRequest(DPO_REFUSED)
+        raise BadRequest(
+            'method must be {"type": "reinforcement", "reinforcement": {"grader": {...}, "hyperparameters": '
+            '{...}}}; train demonstration rows with training_method {"method": "sft"}'
+        )
+    settings = method.get(REINFORCEMENT)
+    if not isinstance(settings, dict):
+        raise BadRequest('method.reinforcement must be an object holding "grader" and "hyperparameters"')
+    try:
+        grader = check(settings.get("grader"))
+    except BadGrader as bad:
+        raise BadRequest(str(bad)) from None
+    numbers = settings.get("hyperparameters") or {}
+    if not isinstance(numbers, dict):
+        raise BadRequest("method.reinforcement.hyperparameters must be an object of numbers")
+    unknown = sorted(set(numbers) - set(RL_BOUNDS))
+    if unknown:
+        raise BadRequest(
+            f"method.reinforcement.hyperparameters has {', '.join(unknown)}, which this server does not "
+            f"take: it takes {', '.join(RL_BOUNDS)}"
+        )
+    return REINFORCEMENT, grader, _numbers(numbers, RL_DEFAULTS, RL_BOUNDS)
+
+
+def _numbers(
+    body: dict[str, Any], defaults: dict[str, float | int], bounds: dict[str, tuple[float, float]]
+) -> dict[str, float | int]:
+    values = dict(defaults)
+    for name, (low, high) in bounds.items():
         value = body.get(name)
         if value is not None:
-            # A learning rate of 0 trains nothing.
+            # A learning rate or a temperature of 0 trains nothing.
             values[name] = checked_number(
-                name, value, low=low, high=high, whole=name in _WHOLE, low_open=name == "learning_rate"
+                name,
+                value,
+                low=low,
+                high=high,
+                whole=name in _WHOLE,
+                low_open=name in ("learning_rate", "temperature"),
             )
     return values
+
+
+def _method_view(job: Job) -> dict[str, Any]:
+    """How a job's method and numbers read back: Together's shape for SFT, OpenAI's for reinforcement (the
+    grader's name, not its source)."""
+    if job.method != REINFORCEMENT:
+        return {"training_method": {"method": SFT}, **job.hyperparameters}
+    grader = job.grader or {}
+    return {
+        "training_method": {"method": REINFORCEMENT},
+        "method": {
+            "type": REINFORCEMENT,
+            REINFORCEMENT: {
+                "grader": {"type": "python", "name": grader.get("name")},
+                "hyperparameters": job.hyperparameters,
+            },
+        },
+    }
 
 
 def _signal(process: subprocess.Popen[bytes], number: signal.Signals) -> None:

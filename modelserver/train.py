@@ -1,8 +1,9 @@
 """One fine-tuning job's training, run as its own process (``python -m modelserver.train JOB_FOLDER``) so
 that a cancel can kill it and running out of memory ends the job, not the server.
 
-It reads ``spec.json`` from the job folder, trains with TRL's SFTTrainer on the rows (full fine-tuning, on
-the GPU when torch sees one, otherwise the CPU), writes ``progress.json`` after each logged step, and
+It reads ``spec.json`` from the job folder, trains with TRL's SFTTrainer on the rows, or its GRPOTrainer
+rewarded by the job's grader for a reinforcement job (full fine-tuning, on the GPU when torch sees one,
+otherwise the CPU), writes ``progress.json`` after each logged step, and
 saves the checkpoint into ``spec["output"]``. On failure it writes ``failure.json`` with a sentence for
 the user and exits with :data:`FAILED`.
 """
@@ -12,11 +13,13 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from modelserver.rows import BadRows, read_rows
+from modelserver import grader
+from modelserver.rows import REINFORCEMENT, SFT, BadRows, read_rows
 
 FAILED = 3
 SPEC = "spec.json"
@@ -32,34 +35,19 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def build(job: Path, spec: dict[str, Any], *, callbacks: Sequence[Any] = (), **settings: Any) -> Any:
-    """The SFT trainer of ``spec``'s rows, writing ``progress.json`` into ``job``; ``settings`` override the
-    training arguments chosen here (the bench compares recipes through them)."""
-    train_rows = read_rows(Path(spec["training_file"]), spec["training_name"])
+    """The trainer of ``spec``'s job (SFT, or GRPO for a reinforcement job), writing ``progress.json`` into
+    ``job``; ``settings`` override the training arguments chosen here (the benches compare recipes through
+    them)."""
+    method = spec.get("method", SFT)
+    train_rows = read_rows(Path(spec["training_file"]), spec["training_name"], method)
     validation = (
-        read_rows(Path(spec["validation_file"]), spec["validation_name"])
+        read_rows(Path(spec["validation_file"]), spec["validation_name"], method)
         if spec.get("validation_file")
         else None
     )
     import torch
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
-    from trl.trainer.sft_config import SFTConfig
-    from trl.trainer.sft_trainer import SFTTrainer
-
-    class Progress(TrainerCallback):
-        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
-            loss = (logs or {}).get("loss")
-            if loss is None:  # the closing summary, not a step
-                return
-            write_json(
-                job / PROGRESS,
-                {
-                    "step": state.global_step,
-                    "total_steps": state.max_steps,
-                    "loss": loss,
-                    "epoch": state.epoch,
-                },
-            )
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     hyper = spec["hyperparameters"]
     gpu = torch.cuda.is_available()
@@ -74,7 +62,7 @@ def build(job: Path, spec: dict[str, Any], *, callbacks: Sequence[Any] = (), **s
         "per_device_train_batch_size": hyper["batch_size"],
         "per_device_eval_batch_size": hyper["batch_size"],
         # A float below 1 is a share of the steps (transformers 5 reads a warmup ratio this way).
-        "warmup_steps": min(float(hyper["warmup_ratio"]), 0.999),
+        "warmup_steps": min(float(hyper.get("warmup_ratio", 0)), 0.999),
         "eval_strategy": "epoch" if validation else "no",
         "save_strategy": "no",
         "logging_steps": 1,
@@ -88,15 +76,94 @@ def build(job: Path, spec: dict[str, Any], *, callbacks: Sequence[Any] = (), **s
         # save memory that a model this server trains on its rows does not need.
         "activation_checkpointing": False,
     }
-    trainer = SFTTrainer(
-        model=model,
+    datasets = {
+        "train_dataset": Dataset.from_list(train_rows),
+        "eval_dataset": Dataset.from_list(validation) if validation else None,
+    }
+    common = {"model": model, "processing_class": tokenizer, **datasets}
+    if method == REINFORCEMENT:
+        return _grpo(job, spec, arguments | settings, common, callbacks)
+    from trl.trainer.sft_config import SFTConfig
+    from trl.trainer.sft_trainer import SFTTrainer
+
+    return SFTTrainer(
         args=SFTConfig(**(arguments | settings)),
-        train_dataset=Dataset.from_list(train_rows),
-        eval_dataset=Dataset.from_list(validation) if validation else None,
-        processing_class=tokenizer,
-        callbacks=[Progress(), *callbacks],
+        callbacks=[_progress(job, rollouts_per_step=None), *callbacks],
+        **common,
     )
-    return trainer
+
+
+def _grpo(
+    job: Path,
+    spec: dict[str, Any],
+    arguments: dict[str, Any],
+    common: dict[str, Any],
+    callbacks: Sequence[Any],
+) -> Any:
+    """TRL's GRPOTrainer: ``batch_size`` prompts a step, each answered ``num_generations`` times (TRL's batch
+    counts completions), every answer rewarded by the job's grader."""
+    from trl.trainer.grpo_config import GRPOConfig
+    from trl.trainer.grpo_trainer import GRPOTrainer
+
+    hyper = spec["hyperparameters"]
+    generations = int(hyper["num_generations"])
+    completions = int(hyper["batch_size"]) * generations
+    config = GRPOConfig(
+        **arguments
+        | {
+            "per_device_train_batch_size": completions,
+            "per_device_eval_batch_size": completions,
+            "num_generations": generations,
+            "max_completion_length": hyper["max_completion_length"],
+            "temperature": hyper["temperature"],
+            "beta": hyper["beta"],
+        }
+    )
+    return GRPOTrainer(
+        reward_funcs=grader.reward(spec["grader"]),
+        args=config,
+        callbacks=[_progress(job, rollouts_per_step=completions), *callbacks],
+        **common,
+    )
+
+
+def _progress(job: Path, *, rollouts_per_step: int | None) -> Any:
+    """A callback that writes ``progress.json`` after each logged step: the step, the loss, and for GRPO the
+    step's mean reward, the reward of every step so far (the curve) and the answers sampled per second."""
+    from transformers import TrainerCallback
+
+    class Progress(TrainerCallback):
+        def __init__(self) -> None:
+            self.curve: list[float | None] = []
+            self.since = time.monotonic()
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            self.since = time.monotonic()
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
+            logs = logs or {}
+            loss = logs.get("loss")
+            if loss is None:  # the closing summary, not a step
+                return
+            progress = {
+                "step": state.global_step,
+                "total_steps": state.max_steps,
+                "loss": loss,
+                "epoch": state.epoch,
+            }
+            if rollouts_per_step is not None:
+                self.curve.append(logs.get("reward"))
+                seconds = time.monotonic() - self.since
+                progress |= {
+                    "reward": logs.get("reward"),
+                    "reward_std": logs.get("reward_std"),
+                    "reward_curve": self.curve,
+                    "step_seconds": round(seconds, 3),
+                    "rollouts_per_s": round(rollouts_per_step / seconds, 3) if seconds > 0 else None,
+                }
+            write_json(job / PROGRESS, progress)
+
+    return Progress()
 
 
 def train(job: Path) -> None:
@@ -115,7 +182,7 @@ def main(argv: list[str]) -> int:
     job = Path(argv[0])
     try:
         train(job)
-    except BadRows as bad:
+    except (BadRows, grader.GraderFailed) as bad:
         write_json(job / FAILURE, {"message": str(bad)})
         return FAILED
     except Exception as error:  # every failure becomes the job's reason

@@ -25,6 +25,10 @@ SCHEMA = json.loads(
     (Path(__file__).resolve().parents[1] / "data" / "together_fine_tunes_request.schema.json").read_text()
 )
 VALIDATOR = Draft202012Validator(SCHEMA)
+RFT_VALIDATOR = Draft202012Validator(
+    json.loads((Path(__file__).resolve().parents[1] / "data" / "openai_rft_request.schema.json").read_text())
+)
+GRADER = "def grade(sample, item):\n    return float(item['grading']['answer'] in sample['output_text'])\n"
 RUN_ID = "train-aabbccddeeff00112233aabb"
 NO_WAIT = Backoff(attempts=3, base_s=0.0, cap_s=0.0)
 KEY = "sk-local-test-key"
@@ -85,6 +89,57 @@ def test_a_dpo_body_carries_its_beta_inside_the_training_method() -> None:
     assert body["training_method"] == {"method": "dpo", "dpo_beta": 0.1}
 
 
+def test_a_reinforcement_body_is_openai_s_method_object_with_the_package_s_python_grader() -> None:
+    body = fine_tune_request(
+        spec(
+            method=Method.REINFORCEMENT,
+            hyperparameters={"n_epochs": "1", "num_generations": "4", "beta": "0"},
+            grader_source=GRADER,
+        )
+    )
+
+    assert sorted(error.message for error in RFT_VALIDATOR.iter_errors(body)) == []
+    assert body == {
+        "training_file": "file-train",
+        "model": "example-base",
+        "suffix": "benchgen-train-aabbccddeeff00112233aabb",
+        "method": {
+            "type": "reinforcement",
+            "reinforcement": {
+                "grader": {"type": "python", "name": "benchgen-environment-scoring", "source": GRADER},
+                "hyperparameters": {"n_epochs": 1, "num_generations": 4, "beta": 0.0},
+            },
+        },
+    }
+
+
+def test_the_rft_schema_check_refuses_what_neither_openai_nor_the_server_names() -> None:
+    body = fine_tune_request(spec(method=Method.REINFORCEMENT, grader_source=GRADER))
+    body["method"]["reinforcement"]["grader"]["code"] = "x"
+    body["method"]["reinforcement"]["hyperparameters"] = {"epochs": 2}
+
+    assert sorted(error.message for error in RFT_VALIDATOR.iter_errors(body)) == [
+        "Additional properties are not allowed ('code' was unexpected)",
+        "Additional properties are not allowed ('epochs' was unexpected)",
+    ]
+
+
+def test_a_reinforcement_job_without_a_grader_is_refused_before_it_is_sent() -> None:
+    with pytest.raises(
+        ProviderFault, match=r"a reinforcement job needs its grader: the package holds no grader\.py"
+    ):
+        fine_tune_request(spec(method=Method.REINFORCEMENT))
+
+
+def test_a_demonstration_field_on_a_reinforcement_job_is_refused() -> None:
+    with pytest.raises(
+        ProviderFault, match="reinforcement training does not take warmup_ratio: it takes batch_size, beta, "
+    ):
+        fine_tune_request(
+            spec(method=Method.REINFORCEMENT, hyperparameters={"warmup_ratio": "0.1"}, grader_source=GRADER)
+        )
+
+
 def test_the_schema_check_refuses_what_together_does_not_document() -> None:
     body = fine_tune_request(spec()) | {"epochs": 2, "suffix": "x" * 41}
     assert problems(body) == [
@@ -94,7 +149,7 @@ def test_the_schema_check_refuses_what_together_does_not_document() -> None:
 
 
 def test_dpo_beta_on_demonstration_training_is_refused() -> None:
-    with pytest.raises(ProviderFault, match="dpo_beta applies to preference"):
+    with pytest.raises(ProviderFault, match="demonstration training does not take dpo_beta"):
         fine_tune_request(spec(hyperparameters={"dpo_beta": "0.1"}))
 
 

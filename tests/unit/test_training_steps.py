@@ -51,6 +51,7 @@ ROLE = "arn:aws:iam::123456789012:role/benchgen-training"
 PROFILES = {BEDROCK: "bedrock-conversation", OPENAI_COMPATIBLE: "openai-chat"}
 
 
+GRADER = "def grade(sample, item):\n    return 1.0\n"
 UPLOADED = Uploaded(train_uri=f"s3://{BUCKET}/training/{RUN_ID}/train.jsonl")
 
 
@@ -85,9 +86,11 @@ class Training:
         jobs: MemoryJobs | None = None,
         hyperparameters: dict[str, str] | None = None,
         max_rows: int | None = None,
+        method: Method = Method.DEMONSTRATION,
+        extra: dict[str, bytes] | None = None,
     ) -> None:
         self.root = root
-        members = {"train.jsonl": train, "validation.jsonl": validation, "test.jsonl": TEST}
+        members = {"train.jsonl": train, "validation.jsonl": validation, "test.jsonl": TEST, **(extra or {})}
         body = _package(members)
         sha256 = hashlib.sha256(body).hexdigest()
         self.store = MemoryStore({package_key(PACKAGE_ID): body})
@@ -138,7 +141,7 @@ class Training:
                 preparation_id="prep-1",
                 environment_id="gsm8k-en",
                 environment_version="v1",
-                method=Method.DEMONSTRATION,
+                method=method,
                 base_model=NOVA if aws else "example-base",
                 base_model_source="package",
                 hyperparameters=hyperparameters or {},
@@ -337,6 +340,39 @@ def test_an_openai_compatible_run_sends_its_files_to_the_providers_upload_and_no
         "file-2": (f"{JOB_NAME}-validation.jsonl", VALIDATION),
     }
     assert world.store.uploads == []
+
+
+def test_a_reinforcement_run_uploads_its_rows_and_carries_the_packages_grader_to_the_job(
+    tmp_path: Path,
+) -> None:
+    world = Training(
+        tmp_path, kind=OPENAI_COMPATIBLE, method=Method.REINFORCEMENT, extra={"grader.py": GRADER.encode()}
+    )
+
+    answer = world.upload()
+    start_step(TrainingInput(training_run_id=RUN_ID), Uploaded(**answer), on=world.on)
+
+    assert answer == {"train_uri": "file-1", "validation_uri": "file-2", "grader_source": GRADER}
+    assert [name for name, _ in world.jobs.files.values()] == [
+        f"{JOB_NAME}-train.jsonl",
+        f"{JOB_NAME}-validation.jsonl",
+    ]
+    (spec,) = world.jobs.jobs.values()
+    assert (spec.method, spec.grader_source) == (Method.REINFORCEMENT, GRADER)
+
+
+def test_a_reinforcement_package_without_a_grader_is_refused_and_uploads_nothing(tmp_path: Path) -> None:
+    world = Training(tmp_path, kind=OPENAI_COMPATIBLE, method=Method.REINFORCEMENT)
+
+    with pytest.raises(TrainingRefused) as refused:
+        world.upload()
+
+    assert str(refused.value) == (
+        f"package {PACKAGE_ID} holds no grader.py: a reinforcement run sends the environment's scoring as "
+        "its grader; package the reinforcement preparation with a profile that writes it (openai-rft) and "
+        "launch a new run"
+    )
+    assert world.jobs.files == {}
 
 
 def test_a_package_without_validation_rows_uploads_the_train_file_alone(tmp_path: Path) -> None:

@@ -44,6 +44,8 @@ class JobSpec(BaseModel):
     validation_uri: str | None = None
     output_uri: str  # s3://bucket/training/<id>/output/ (a kind that keeps its own output ignores it)
     role_arn: str | None = None
+    # A reinforcement job's grader: the package's grader.py, which defines grade(sample, item).
+    grader_source: str | None = None
 
 
 class JobState(BaseModel):

@@ -26,8 +26,10 @@ from benchgen.vocabulary import Method, ProviderKind
 
 _S = TrainingStatus
 _INT, _FLOAT = int, float
-# Together's POST /fine-tunes training fields (dpo_beta only for preference training). Together documents
-# the fields and their types but no upper bounds, so only the bounds the fields' meaning sets are checked.
+# Together's POST /fine-tunes training fields (dpo_beta only for preference training), and the GRPO fields a
+# reinforcement job sends in method.reinforcement.hyperparameters (BenchGen's model server reads them as
+# TRL's GRPOConfig names them). The fields' documentation gives types but no upper bounds, so only the bounds
+# the fields' meaning sets are checked.
 HYPERPARAMETERS: Mapping[str, Hyperparameter] = MappingProxyType(
     {
         "n_epochs": Hyperparameter(_INT, 1),
@@ -36,9 +38,22 @@ HYPERPARAMETERS: Mapping[str, Hyperparameter] = MappingProxyType(
         "warmup_ratio": Hyperparameter(_FLOAT, 0, 1),
         "n_checkpoints": Hyperparameter(_INT, 1),
         "dpo_beta": Hyperparameter(_FLOAT, 0),
+        "num_generations": Hyperparameter(_INT, 2),
+        "max_completion_length": Hyperparameter(_INT, 1),
+        "temperature": Hyperparameter(_FLOAT, 0, 2),
+        "beta": Hyperparameter(_FLOAT, 0),
     }
 )
 _METHODS = {Method.DEMONSTRATION: "sft", Method.PREFERENCE: "dpo"}
+# The fields each method takes; the others are refused before the request is sent.
+_SHARED = {"n_epochs", "learning_rate", "batch_size"}
+_METHOD_FIELDS = {
+    Method.DEMONSTRATION: _SHARED | {"warmup_ratio", "n_checkpoints"},
+    Method.PREFERENCE: _SHARED | {"warmup_ratio", "n_checkpoints", "dpo_beta"},
+    Method.REINFORCEMENT: _SHARED | {"num_generations", "max_completion_length", "temperature", "beta"},
+}
+#: The name a reinforcement job's grader goes by: the package's grader.py, the environment's own scoring.
+GRADER_NAME = "benchgen-environment-scoring"
 # What a job reports as its trained model, and as its cost, across Together-style and OpenAI-style APIs.
 _RESULT_FIELDS = ("fine_tuned_model", "model_output_name", "output_name")
 _COST_FIELDS = ("total_price", "trained_tokens", "token_count")
@@ -90,27 +105,40 @@ PROVIDER = OpenAICompatible()
 
 
 def fine_tune_request(spec: JobSpec) -> dict[str, Any]:
-    """The ``POST /fine-tunes`` body of ``spec``: its files, base model, suffix and training fields."""
+    """The ``POST /fine-tunes`` body of ``spec``: its files, base model, suffix and training fields, as
+    Together's ``training_method`` (SFT, DPO) or OpenAI's reinforcement ``method`` with a python grader."""
     fields = typed(HYPERPARAMETERS, spec.hyperparameters)
-    method: dict[str, Any] = {"method": _METHODS[spec.method]}
-    beta = fields.pop("dpo_beta", None)
-    if beta is not None:
-        if spec.method is not Method.PREFERENCE:
-            raise ProviderFault(
-                "dpo_beta applies to preference (DPO) training only: leave it out of demonstration training",
-                retryable=False,
-            )
-        method["dpo_beta"] = beta
+    foreign = sorted(set(fields) - _METHOD_FIELDS[spec.method])
+    if foreign:
+        raise ProviderFault(
+            f"{spec.method} training does not take {', '.join(foreign)}: it takes "
+            f"{', '.join(sorted(_METHOD_FIELDS[spec.method]))}",
+            retryable=False,
+        )
     body: dict[str, Any] = {
         "training_file": spec.train_uri,
         "model": spec.base_model,
         "suffix": spec.job_name,
-        "training_method": method,
-        **fields,
     }
     if spec.validation_uri:
         body["validation_file"] = spec.validation_uri
-    return body
+    if spec.method is Method.REINFORCEMENT:
+        if not spec.grader_source:
+            raise ProviderFault(
+                "a reinforcement job needs its grader: the package holds no grader.py; package the "
+                "reinforcement preparation with the openai-rft profile",
+                retryable=False,
+            )
+        # OpenAI's reinforcement method object, its python grader ({"type", "name", "source"}) defining
+        # grade(sample, item), and its hyperparameters.
+        grader = {"type": "python", "name": GRADER_NAME, "source": spec.grader_source}
+        settings = {"grader": grader, "hyperparameters": fields}
+        return body | {"method": {"type": "reinforcement", "reinforcement": settings}}
+    method: dict[str, Any] = {"method": _METHODS[spec.method]}
+    beta = fields.pop("dpo_beta", None)
+    if beta is not None:
+        method["dpo_beta"] = beta
+    return body | {"training_method": method, **fields}
 
 
 def upload_body(boundary: str, filename: str, data: bytes, purpose: str = "fine-tune") -> bytes:

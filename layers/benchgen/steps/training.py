@@ -37,11 +37,14 @@ from benchgen.records.training_runs import TRAINING_TERMINAL, TrainingRunRecord,
 from benchgen.training.examples import HeldOutCase
 from benchgen.training.package import MANIFEST_NAME, SPLIT_FILES
 from benchgen.training.upload_guard import held_out_rows
+from benchgen.vocabulary import Method
 
 _T = TypeVar("_T")
 
-#: The only files of a package that ever leave for a provider.
+#: The only files of a package that ever leave for a provider (and, for reinforcement, its grader).
 UPLOADED_SPLITS = (Split.TRAIN, Split.VALIDATION)
+#: A reinforcement package's grader: the environment's scoring as a python grader, at the package's root.
+GRADER_FILE = "grader.py"
 #: The event each terminal status is announced with.
 TRAINING_EVENTS = {
     TrainingStatus.SUCCEEDED: "TrainingSucceeded",
@@ -81,6 +84,7 @@ class Uploaded(BaseModel):
 
     train_uri: str
     validation_uri: str | None = None
+    grader_source: str | None = None  # a reinforcement job's grader, sent with the job
 
 
 class Progress(BaseModel):
@@ -204,6 +208,7 @@ def upload_step(
         held_out = [HeldOutCase.model_validate(case) for case in manifest["held_out"]["cases"]]
         names = [SPLIT_FILES[split] for split in UPLOADED_SPLITS if SPLIT_FILES[split] in package.namelist()]
         contents = {name: package.read(name) for name in names}
+        grader = _grader(package, record) if record.method is Method.REINFORCEMENT else None
     problems = held_out_rows(((name, data.splitlines()) for name, data in contents.items()), held_out)
     if problems:
         raise TrainingRefused(
@@ -233,7 +238,27 @@ def upload_step(
             uris[split.value] = f"s3://{bucket}/{key}"
     train_uri = uris[Split.TRAIN.value]
     assert train_uri is not None  # a package without training rows was refused above
-    return Uploaded(train_uri=train_uri, validation_uri=uris[Split.VALIDATION.value]).model_dump()
+    uploaded = Uploaded(
+        train_uri=train_uri, validation_uri=uris[Split.VALIDATION.value], grader_source=grader
+    )
+    # Only a reinforcement run carries a grader through the state machine.
+    return uploaded.model_dump(exclude={"grader_source"} if grader is None else None)
+
+
+def _grader(package: zipfile.ZipFile, record: TrainingRunRecord) -> str:
+    """The reinforcement package's grader source; refused before any upload when it has none."""
+    if GRADER_FILE not in package.namelist():
+        raise TrainingRefused(
+            f"package {record.package_id} holds no {GRADER_FILE}: a reinforcement run sends the "
+            "environment's scoring as its grader; package the reinforcement preparation with a profile "
+            "that writes it (openai-rft) and launch a new run"
+        )
+    try:
+        return package.read(GRADER_FILE).decode("utf-8")
+    except UnicodeDecodeError:
+        raise TrainingRefused(
+            f"package {record.package_id}'s {GRADER_FILE} is not UTF-8 text: package the preparation again"
+        ) from None
 
 
 def _call_upload(jobs: TrainingJobs, name: str, data: bytes) -> str:
@@ -259,6 +284,7 @@ def job_spec(
         validation_uri=uploaded.validation_uri,
         output_uri=f"s3://{bucket}/{training_output_prefix(record.training_run_id)}",
         role_arn=connection.role_arn,
+        grader_source=uploaded.grader_source,
     )
 
 

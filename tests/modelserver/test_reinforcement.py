@@ -1,0 +1,223 @@
+"""Reinforcement (GRPO) jobs on the tiny model, driven through BenchGen's own openai-compatible client: a
+job rewarded by its python grader, from upload to a served checkpoint that answers; one that starts from an
+SFT job's checkpoint; a cancel; and the failures (a grader that raises or returns no number, a grader
+without ``grade``, a row that is not a prompt)."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from benchgen.aws.providers.openai_compatible import ChatCompletions, OpenAICompatibleJobs
+from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
+from benchgen.records.training_runs import TrainingStatus
+from benchgen.vocabulary import Method, Sampling
+from modelserver.server import ModelServer
+
+ENDED = (TrainingStatus.SUCCEEDED, TrainingStatus.FAILED, TrainingStatus.CANCELLED)
+POLLS = 600  # at most five minutes of half-second polls: a bound, not an expectation
+# Full reward when the answer holds the gold digits, a quarter otherwise: every reward the trainer logs
+# comes from this grader, reading the row's grading fields.
+GRADER = """
+def grade(sample, item):
+    return 1.0 if item["grading"]["answer"] in sample["output_text"] else 0.25
+"""
+# Two prompts a step, each answered twice, at most 8 tokens: a few seconds a step on the tiny model.
+SMALL = {"batch_size": "2", "num_generations": "2", "max_completion_length": "8", "learning_rate": "0.01"}
+
+
+def _prompt(question: str, answer: str) -> dict[str, Any]:
+    """An openai-rft package row: the prompt ending with the user's turn, and the grader's fields."""
+    return {
+        "messages": [
+            {"role": "system", "content": "Answer with the final number."},
+            {"role": "user", "content": question},
+        ],
+        "grading": {"answer": answer, "case_id": f"case-{answer}"},
+    }
+
+
+def _jsonl(rows: list[Any]) -> bytes:
+    return b"".join((json.dumps(row) + "\n").encode() for row in rows)
+
+
+PROMPTS = _jsonl([_prompt(f"What is 2 + {n}?", str(2 + n)) for n in range(4)])
+
+
+@pytest.fixture(scope="module")
+def server(tiny_model: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
+    with ModelServer(str(tiny_model), work=tmp_path_factory.mktemp("work"), engine="ctranslate2") as running:
+        yield running
+
+
+@pytest.fixture
+def jobs(server: ModelServer) -> OpenAICompatibleJobs:
+    return OpenAICompatibleJobs(server.base_url, api_key=lambda: None)
+
+
+def _spec(
+    name: str, file_id: str, *, grader: str = GRADER, base: str = "tiny-chat", **numbers: str
+) -> JobSpec:
+    return JobSpec(
+        training_run_id=f"train-{name}",
+        job_name=f"benchgen-train-{name}",
+        method=Method.REINFORCEMENT,
+        base_model=base,
+        hyperparameters=SMALL | numbers,
+        train_uri=file_id,
+        output_uri="s3://unused/training/out/",
+        grader_source=grader,
+    )
+
+
+def _until_ended(jobs: OpenAICompatibleJobs, spec: JobSpec, state: JobState) -> list[JobState]:
+    seen = [state]
+    for _ in range(POLLS):
+        if seen[-1].status in ENDED:
+            return seen
+        time.sleep(0.5)
+        seen.append(jobs.describe(spec, state.job_id))
+    raise AssertionError(f"the job did not end: last seen {seen[-1]}")
+
+
+def _get(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url, timeout=60) as response:
+        answer: dict[str, Any] = json.loads(response.read())
+        return answer
+
+
+def _served(server: ModelServer) -> dict[str, dict[str, Any]]:
+    return {model["id"]: model for model in _get(server.base_url + "/models")["data"]}
+
+
+def test_a_reinforcement_job_is_rewarded_by_its_grader_and_its_checkpoint_answers(
+    server: ModelServer, jobs: OpenAICompatibleJobs
+) -> None:
+    spec = _spec("grpo", jobs.upload("rft.jsonl", PROMPTS) or "")
+
+    states = _until_ended(jobs, spec, jobs.start(spec))
+    job = _get(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
+
+    assert states[-1].status is TrainingStatus.SUCCEEDED, states[-1].failure_reason
+    tuned = ChatCompletions(server.base_url, states[-1].result_model or "", Sampling(max_tokens=8))
+    answer = tuned.complete("What is 2 + 3?")
+    assert states[-1].result_model == "tiny-chat-benchgen-train-grpo"
+    assert [e["status"] for e in job["events"]] == ["pending", "queued", "running", "completed"]
+    assert job["method"]["type"] == "reinforcement"
+    assert job["method"]["reinforcement"]["grader"] == {
+        "type": "python",
+        "name": "benchgen-environment-scoring",
+    }
+    assert job["method"]["reinforcement"]["hyperparameters"]["num_generations"] == 2
+    progress = job["progress"]
+    assert progress["step"] == progress["total_steps"] == 2  # 4 prompts, 2 a step
+    assert len(progress["reward_curve"]) == 2
+    assert all(0.25 <= reward <= 1.0 for reward in progress["reward_curve"])
+    assert progress["rollouts_per_s"] > 0
+    assert _served(server)["tiny-chat-benchgen-train-grpo"]["parent"] == "tiny-chat"
+    assert json.loads(answer.raw)["model"] == "tiny-chat-benchgen-train-grpo"
+
+
+def test_a_reinforcement_job_starts_from_an_sft_checkpoint(
+    server: ModelServer, jobs: OpenAICompatibleJobs
+) -> None:
+    demonstration = _jsonl(
+        [{"messages": [{"role": "user", "content": "What is 2 + 3?"}, {"role": "assistant", "content": "5"}]}]
+        * 4
+    )
+    sft = _spec("sft-first", jobs.upload("sft.jsonl", demonstration) or "").model_copy(
+        update={"method": Method.DEMONSTRATION, "hyperparameters": {"batch_size": "4"}, "grader_source": None}
+    )
+    sft_states = _until_ended(jobs, sft, jobs.start(sft))
+    checkpoint = sft_states[-1].result_model or ""
+    spec = _spec("after-sft", jobs.upload("rft.jsonl", PROMPTS) or "", base=checkpoint)
+
+    states = _until_ended(jobs, spec, jobs.start(spec))
+    job = _get(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
+
+    assert checkpoint == "tiny-chat-benchgen-train-sft-first"
+    assert states[-1].status is TrainingStatus.SUCCEEDED, states[-1].failure_reason
+    assert job["model"] == checkpoint
+    assert states[-1].result_model == f"{checkpoint}-benchgen-train-after-sft"
+    assert _served(server)[f"{checkpoint}-benchgen-train-after-sft"]["parent"] == checkpoint
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "failure"),
+    [
+        (
+            "raises",
+            "def grade(sample, item):\n    return 1 / 0\n",
+            "grader benchgen-environment-scoring raised ZeroDivisionError: division by zero on the answer ",
+        ),
+        (
+            "not-a-number",
+            "def grade(sample, item):\n    return 'yes'\n",
+            "grader benchgen-environment-scoring returned 'yes' for the answer ",
+        ),
+    ],
+)
+def test_a_grader_that_fails_while_training_fails_the_job_saying_so(
+    server: ModelServer, jobs: OpenAICompatibleJobs, name: str, source: str, failure: str
+) -> None:
+    spec = _spec(name, jobs.upload("rft.jsonl", PROMPTS) or "", grader=source)
+
+    states = _until_ended(jobs, spec, jobs.start(spec))
+
+    assert states[-1].status is TrainingStatus.FAILED
+    assert (states[-1].failure_reason or "").startswith(failure)
+    assert f"tiny-chat-benchgen-train-{name}" not in _served(server)
+
+
+def test_a_grader_without_grade_is_refused_before_a_job_is_made(
+    server: ModelServer, jobs: OpenAICompatibleJobs
+) -> None:
+    spec = _spec("no-grade", jobs.upload("rft.jsonl", PROMPTS) or "", grader="def score(x):\n    return 1\n")
+
+    with pytest.raises(ProviderFault, match="HTTP 400") as refused:
+        jobs.start(spec)
+
+    assert "grader benchgen-environment-scoring defines no grade function" in str(refused.value)
+    assert not [j for j in _get(server.base_url + "/fine-tunes")["data"] if j["suffix"] == spec.job_name]
+
+
+def test_a_row_that_is_not_a_prompt_fails_the_job_naming_its_line(jobs: OpenAICompatibleJobs) -> None:
+    answered = {
+        "messages": [{"role": "user", "content": "What is 2 + 3?"}, {"role": "assistant", "content": "5"}],
+        "grading": {"answer": "5"},
+    }
+    spec = _spec("bad-row", jobs.upload("rft.jsonl", PROMPTS + _jsonl([answered])) or "")
+
+    states = _until_ended(jobs, spec, jobs.start(spec))
+
+    assert states[-1].status is TrainingStatus.FAILED
+    assert states[-1].failure_reason == (
+        "line 5 of rft.jsonl ends with the assistant's turn: end each reinforcement row with the user's "
+        "(the model writes the answer the grader scores)"
+    )
+
+
+def test_cancel_stops_a_reinforcement_job_and_serves_no_model(
+    server: ModelServer, jobs: OpenAICompatibleJobs
+) -> None:
+    spec = _spec("cancelled", jobs.upload("long.jsonl", PROMPTS * 50) or "", n_epochs="20")
+    started = jobs.start(spec)
+    url = f"{server.base_url}/fine-tunes/{started.job_id}"
+    for _ in range(POLLS):  # until the trainer has logged a step: training is under way
+        if _get(url).get("progress", {}).get("step", 0) >= 1:
+            break
+        time.sleep(0.5)
+
+    stopped = jobs.stop(spec, started.job_id)
+    job = _get(url)
+
+    assert stopped.status is TrainingStatus.CANCELLED
+    assert 1 <= job["progress"]["step"] < job["progress"]["total_steps"]
+    assert [e["status"] for e in job["events"]][-2:] == ["cancel_requested", "cancelled"]
+    assert "tiny-chat-benchgen-train-cancelled" not in _served(server)
+    assert not (server.work / "models" / ".tiny-chat-benchgen-train-cancelled.partial").exists()
