@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from benchgen.scoring.code import PatchError, apply_patch, parse_diff, split_lines
+from benchgen.scoring.patch import PatchError, apply_patch, parse_diff, split_lines
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 # Lines that trip a naive splitter: a form feed, U+2028 and U+0085 (str.splitlines breaks on all three),

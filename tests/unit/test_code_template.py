@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
-from benchgen.scoring.code import CodeAggregator, PatchError, apply_patch, make_judge, parse_diff
+from benchgen.scoring.code import CodeAggregator, make_judge
+from benchgen.scoring.patch import PatchError, apply_patch, parse_diff
 from benchgen.scoring.templates import Judge
 
 SOURCE = "def add(a, b):\n    return a - b\n\n\ndef twice(x):\n    return 2 * x\n"

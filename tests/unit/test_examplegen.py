@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from benchgen.environment import check_bundle
-from benchgen.scoring.code import PatchError, apply_diff, materialise, parse_diff
+from benchgen.scoring.patch import PatchError, apply_diff, materialise, parse_diff
 from examplegen import ENVIRONMENTS, generate_environment, write_bundle_zip
 
 TURKISH_CONNECTORS = ("ardından", "sonra", "daha sonra", "ayrıca", "bunun yanında")

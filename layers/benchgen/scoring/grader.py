@@ -8,7 +8,13 @@ grader (:func:`benchgen.scoring.reward.grader_source`) is this module and those 
 - ``qa``: the token F1 of the answer against the best gold answer; 1.0 is an exact match after
   normalisation, a partial value the share of words in common. On an unanswerable case (no gold answer) an
   empty answer is 1.0 and any other 0.0.
-- ``routing``: 1.0 when the answer names the case's route, else 0.0.
+- ``routing``: 1.0 when the answer names the case's route, else 0.0. The route's cost is not in the
+  reward: the right route is never dearer than itself, and crediting a cheaper wrong route would teach
+  a policy to route everything to the cheapest target.
+- ``code``: 1.0 when the answer is a unified diff that applies to the case's files and the case's tests
+  then pass, else 0.0 (the template judges the tests as one command, pass or fail). Here the command
+  runs in a scratch folder with this interpreter as its ``python``, a clean environment and a time limit
+  of :data:`TEST_TIME_LIMIT` seconds, where a run runs it in its sandbox and runtime.
 
 A completion is judged on the text after its reasoning block (:mod:`benchgen.scoring.reasoning`); one cut
 off inside that block, or none at all, scores 0.0.
@@ -17,26 +23,35 @@ off inside that block, or none at all, scores 0.0.
 from __future__ import annotations
 
 import json
+import os
+import re
+import shlex
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from benchgen.scoring.math_answer import judge_answer
+from benchgen.scoring.patch import patch_and_test
 from benchgen.scoring.qa_answer import acceptable_answers, best_scores
 from benchgen.scoring.reasoning import answer_text
 from benchgen.scoring.routing_answer import gold_route, read_route, right_route
 
+TEST_TIME_LIMIT = 600  # seconds for one code case's test command, a run's default
+_PYTHON_NAMES = re.compile(r"^python(3(\.\d+)?)?$")
 GRADING = "grading"  # the key of a training row that holds the case's grading fields
 # What each template needs among the grading fields, and of which JSON type.
 REQUIRED: dict[str, dict[str, type]] = {
     "math": {"answer": str},
     "qa": {"answer": str},
     "routing": {"answer": str},
-    "code": {"test_command": str},
+    "code": {},
 }
 OPTIONAL: dict[str, dict[str, type]] = {
     "qa": {"answers": list},
     "routing": {"route": str},
-    "code": {"files": dict},
+    "code": {"files": dict, "test_command": str},
 }
 
 
@@ -73,8 +88,42 @@ def score(fields: Mapping[str, Any] | str, completion: str | None) -> float:
     if template == "qa":
         return best_scores(acceptable_answers(fields.get("answers"), fields["answer"]), text)[1]
     if template == "code":
-        raise ValueError("this grader does not run a code case's tests: score code cases with BenchGen")
+        command = fields.get("test_command") or ""
+        outcome = patch_and_test(
+            fields.get("files") or {}, text, lambda root: _run_tests(command, root), None
+        )
+        return 1.0 if outcome.passed else 0.0
     return 1.0 if right_route(read_route(text), gold_route(fields.get("route"), fields["answer"])) else 0.0
+
+
+def _run_tests(command: str, root: Path) -> tuple[bool, str]:
+    """Run a code case's test command in ``root``, without a shell; (passed, what happened)."""
+    if not command:
+        return False, "the case has no test_command"
+    try:
+        words = shlex.split(command)
+    except ValueError as error:
+        return False, f"the case's test_command cannot be split into words ({error}); check the quotes"
+    if words and _PYTHON_NAMES.match(words[0]):
+        words[0] = sys.executable
+    clean = {
+        "PATH": os.defpath,
+        "HOME": str(root),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONIOENCODING": "utf-8",
+    }
+    try:
+        done = subprocess.run(  # noqa: S603 - no shell; running the case's tests is the point
+            words, cwd=root, env=clean, capture_output=True, timeout=TEST_TIME_LIMIT, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return False, f"tests timed out after {TEST_TIME_LIMIT} s"
+    except OSError as error:
+        return False, f"the test command cannot run: {error}"
+    return (
+        done.returncode == 0,
+        "tests passed" if done.returncode == 0 else f"tests failed (exit {done.returncode})",
+    )
 
 
 def grade(sample: Mapping[str, Any], item: Mapping[str, Any]) -> float:
