@@ -22,6 +22,7 @@ from cli.loop import run_loop
 from cli.self_hosted_model import PACKAGE_PROFILE, SERVED_MODEL, SelfHostedModel
 from examplegen import generate_environment
 from localcloud.cloud import LocalCloud
+from tests.integration.loop_checks import assert_consistent_reinforcement, kept_cloud_loop
 
 CASES = 20
 # Few cases, base answers capped at 32 tokens (the base model rambles to any cap; the trained one stops
@@ -135,3 +136,40 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
     # and the verdict the loop printed is the report's
     assert summary["verdict"] == comparison["verdict"]
     assert f"measured with the real model: {comparison['verdict']}" in printed
+
+
+# GRPO, CI-sized: two prompts a step, each answered twice in at most 16 tokens, so that a leg's few steps
+# (the reinforcement package's train rows over two) take minutes on 2 cores.
+GRPO_CI: dict[str, str | int | float] = {
+    "n_epochs": 1,
+    "batch_size": 4,
+    "num_generations": 2,
+    "max_completion_length": 16,
+    "learning_rate": 0.00001,
+}
+
+
+@pytest.mark.slow
+def test_the_real_reinforcement_loop_completes_every_step_and_its_summary_is_consistent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the same small arithmetic benchmark, and the real model with the reinforcement method
+    generate_environment("arithmetic-en", tmp_path / "arithmetic-en", cases=CASES, seed=3)
+    source = SelfHostedModel(
+        sampling=SAMPLING,
+        hyperparameters=HYPERPARAMETERS,
+        grpo_hyperparameters=GRPO_CI,
+        shard_size=2,
+        run_timeout_s=1800,
+        training_timeout_s=1800,
+    )
+
+    # When the loop runs
+    code, summary, read = kept_cloud_loop(monkeypatch, source, tmp_path / "arithmetic-en", tmp_path / "out")
+
+    # Then every step completed (GRPO from the base model and from the SFT checkpoint, each evaluated and
+    # compared), and the summary agrees with itself and with the API, whatever the verdicts
+    printed = capsys.readouterr().out
+    assert (code, summary["stopped"]) == (0, None), printed
+    assert summary["model"] == SERVED_MODEL
+    assert_consistent_reinforcement(summary, read)
