@@ -1,7 +1,9 @@
 """Together-style files and fine-tune jobs, trained for real, one job at a time, each in its own process.
 
 ``POST /files`` keeps an upload under ``<work>/files/``; ``POST /fine-tunes`` checks the body and every row
-of the training file at once (a bad row ends the job in ``error`` naming its line), then queues the job;
+of the training file at once (a bad row ends the job in ``error`` naming its line), then queues the job:
+SFT on demonstration rows (Together's ``training_method``), or GRPO on prompt rows rewarded by a python
+grader (OpenAI's reinforcement ``method`` object); ``model`` may be a checkpoint this server trained;
 a worker thread runs queued jobs one after another (``python -m modelserver.train``), and a job that
 trained saves its checkpoint under ``<work>/models/<fine_tuned_model>/`` and is served from then on.
 ``POST /fine-tunes/{id}/cancel`` kills a running job's process: a cancelled job serves no model.

@@ -66,7 +66,7 @@ def test_a_connection_is_created_with_its_providers_whole_profile(call: Call) ->
     assert created["connection_id"].startswith("conn-")
     assert created["owner"] == OWNER
     assert created["secret_arn"] == SECRET_ARN
-    assert created["profile"]["methods"] == ["demonstration", "preference"]
+    assert created["profile"]["methods"] == ["demonstration", "preference", "reinforcement"]
     assert created["profile"]["export_profiles"] == [
         "openai-chat",
         "openai-preference",

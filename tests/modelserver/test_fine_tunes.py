@@ -4,27 +4,23 @@ that fails on a bad row, a cancel that stops training, and the refusal of prefer
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchgen.aws.providers.openai_compatible import ChatCompletions, OpenAICompatibleJobs
-from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
+from benchgen.providers.jobs import JobSpec, ProviderFault
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.vocabulary import Method, Sampling
 from modelserver.catalog import Catalog
 from modelserver.jobs import FineTuneJobs
 from modelserver.server import ModelServer
+from tests.modelserver.job_polling import POLLS, get_json, jsonl, until_ended, until_stepped
 
 QUESTION = "What is 2 + 3?"
 TARGET = "Final answer: 5"
-ENDED = (TrainingStatus.SUCCEEDED, TrainingStatus.FAILED, TrainingStatus.CANCELLED)
-POLLS = 600  # at most five minutes of half-second polls: a bound, not an expectation
 
 
 def _row(prompt: str, answer: str) -> dict[str, Any]:
@@ -32,22 +28,7 @@ def _row(prompt: str, answer: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": answer}]}
 
 
-def _jsonl(rows: list[Any]) -> bytes:
-    return b"".join((json.dumps(row) + "\n").encode() for row in rows)
-
-
-TRAIN = _jsonl([_row(QUESTION, TARGET)] * 16)
-
-
-@pytest.fixture(scope="module")
-def server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
-    with ModelServer(str(tiny_model), work=tmp_path_factory.mktemp("work"), engine="ctranslate2") as running:
-        yield running
-
-
-@pytest.fixture
-def jobs(server: ModelServer) -> OpenAICompatibleJobs:
-    return OpenAICompatibleJobs(server.base_url, api_key=lambda: None)
+TRAIN = jsonl([_row(QUESTION, TARGET)] * 16)
 
 
 def _spec(name: str, file_id: str, **hyperparameters: str) -> JobSpec:
@@ -62,22 +43,6 @@ def _spec(name: str, file_id: str, **hyperparameters: str) -> JobSpec:
     )
 
 
-def _until_ended(jobs: OpenAICompatibleJobs, spec: JobSpec, state: JobState) -> list[JobState]:
-    seen = [state]
-    for _ in range(POLLS):
-        if seen[-1].status in ENDED:
-            return seen
-        time.sleep(0.5)
-        seen.append(jobs.describe(spec, state.job_id))
-    raise AssertionError(f"the job did not end: last seen {seen[-1]}")
-
-
-def _get(url: str) -> dict[str, Any]:
-    with urllib.request.urlopen(url, timeout=60) as response:
-        answer: dict[str, Any] = json.loads(response.read())
-        return answer
-
-
 def test_a_job_trains_and_its_checkpoint_is_served_and_answers(
     server: ModelServer, jobs: OpenAICompatibleJobs
 ) -> None:
@@ -85,17 +50,17 @@ def test_a_job_trains_and_its_checkpoint_is_served_and_answers(
     before = base.complete(QUESTION).text
     spec = _spec("ok", jobs.upload("train.jsonl", TRAIN) or "", warmup_ratio="0.1")
 
-    states = _until_ended(jobs, spec, jobs.start(spec))
+    states = until_ended(jobs, spec, jobs.start(spec))
     tuned = ChatCompletions(
         server.base_url, states[-1].result_model or "", Sampling(temperature=0, max_tokens=8)
     )
     answer = tuned.complete(QUESTION).text
-    job = _get(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
-    engine = _get(server.base_url + "/stats")["engine"]
+    job = get_json(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
+    engine = get_json(server.base_url + "/stats")["engine"]
 
     assert states[-1].status is TrainingStatus.SUCCEEDED
     assert states[-1].result_model == "tiny-chat-benchgen-train-ok"
-    assert "tiny-chat-benchgen-train-ok" in [m["id"] for m in _get(server.base_url + "/models")["data"]]
+    assert "tiny-chat-benchgen-train-ok" in [m["id"] for m in get_json(server.base_url + "/models")["data"]]
     assert [e["status"] for e in job["events"]] == ["pending", "queued", "running", "completed"]
     assert job["progress"]["step"] == job["progress"]["total_steps"] == 16
     assert answer.startswith("Final answer:")
@@ -117,7 +82,8 @@ def test_a_second_start_finds_the_job_of_the_same_name(
 
     assert second.job_id == first.job_id
     assert (
-        len([j for j in _get(server.base_url + "/fine-tunes")["data"] if j["suffix"] == spec.job_name]) == 1
+        len([j for j in get_json(server.base_url + "/fine-tunes")["data"] if j["suffix"] == spec.job_name])
+        == 1
     )
 
 
@@ -125,7 +91,7 @@ def test_a_bad_row_fails_the_job_naming_its_line(jobs: OpenAICompatibleJobs) -> 
     rows = TRAIN + b'{"messages": [{"role": "user", "content": "no answer"}]}\n'
     spec = _spec("bad-row", jobs.upload("broken.jsonl", rows) or "")
 
-    states = _until_ended(jobs, spec, jobs.start(spec))
+    states = until_ended(jobs, spec, jobs.start(spec))
 
     assert states[-1].status is TrainingStatus.FAILED
     assert states[-1].failure_reason == (
@@ -137,14 +103,11 @@ def test_cancel_stops_training_and_serves_no_model(server: ModelServer, jobs: Op
     spec = _spec("cancelled", jobs.upload("long.jsonl", TRAIN * 8) or "", n_epochs="50", batch_size="1")
     started = jobs.start(spec)
     url = f"{server.base_url}/fine-tunes/{started.job_id}"
-    for _ in range(POLLS):  # until the trainer has logged a step: training is under way
-        if _get(url).get("progress", {}).get("step", 0) >= 1:
-            break
-        time.sleep(0.5)
+    until_stepped(url)
 
     stopped = jobs.stop(spec, started.job_id)
     later = jobs.describe(spec, started.job_id)
-    job = _get(url)
+    job = get_json(url)
 
     # The job is cancelled only once its training process has exited.
     assert stopped.status is TrainingStatus.CANCELLED
@@ -153,7 +116,7 @@ def test_cancel_stops_training_and_serves_no_model(server: ModelServer, jobs: Op
     assert later.status is TrainingStatus.CANCELLED
     assert later.result_model is None
     assert "tiny-chat-benchgen-train-cancelled" not in [
-        m["id"] for m in _get(server.base_url + "/models")["data"]
+        m["id"] for m in get_json(server.base_url + "/models")["data"]
     ]
     assert not (server.work / "models" / "tiny-chat-benchgen-train-cancelled").exists()
     assert not (server.work / "models" / ".tiny-chat-benchgen-train-cancelled.partial").exists()

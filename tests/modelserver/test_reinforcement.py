@@ -6,21 +6,23 @@ without ``grade``, a row that is not a prompt)."""
 from __future__ import annotations
 
 import json
-import time
-import urllib.request
-from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchgen.aws.providers.openai_compatible import ChatCompletions, OpenAICompatibleJobs
-from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
+from benchgen.providers.jobs import JobSpec, ProviderFault
 from benchgen.records.training_runs import TrainingStatus
+from benchgen.scoring.reward import grader_source
 from benchgen.vocabulary import Method, Sampling
+from modelserver.catalog import Catalog
+from modelserver.chat import BadRequest
+from modelserver.grader import reward
+from modelserver.jobs import FineTuneJobs
 from modelserver.server import ModelServer
+from tests.modelserver.job_polling import get_json, jsonl, until_ended, until_stepped
 
-ENDED = (TrainingStatus.SUCCEEDED, TrainingStatus.FAILED, TrainingStatus.CANCELLED)
-POLLS = 600  # at most five minutes of half-second polls: a bound, not an expectation
 # Full reward when the answer holds the gold digits, a quarter otherwise: every reward the trainer logs
 # comes from this grader, reading the row's grading fields.
 GRADER = """
@@ -42,22 +44,7 @@ def _prompt(question: str, answer: str) -> dict[str, Any]:
     }
 
 
-def _jsonl(rows: list[Any]) -> bytes:
-    return b"".join((json.dumps(row) + "\n").encode() for row in rows)
-
-
-PROMPTS = _jsonl([_prompt(f"What is 2 + {n}?", str(2 + n)) for n in range(4)])
-
-
-@pytest.fixture(scope="module")
-def server(tiny_model: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelServer]:
-    with ModelServer(str(tiny_model), work=tmp_path_factory.mktemp("work"), engine="ctranslate2") as running:
-        yield running
-
-
-@pytest.fixture
-def jobs(server: ModelServer) -> OpenAICompatibleJobs:
-    return OpenAICompatibleJobs(server.base_url, api_key=lambda: None)
+PROMPTS = jsonl([_prompt(f"What is 2 + {n}?", str(2 + n)) for n in range(4)])
 
 
 def _spec(
@@ -75,24 +62,8 @@ def _spec(
     )
 
 
-def _until_ended(jobs: OpenAICompatibleJobs, spec: JobSpec, state: JobState) -> list[JobState]:
-    seen = [state]
-    for _ in range(POLLS):
-        if seen[-1].status in ENDED:
-            return seen
-        time.sleep(0.5)
-        seen.append(jobs.describe(spec, state.job_id))
-    raise AssertionError(f"the job did not end: last seen {seen[-1]}")
-
-
-def _get(url: str) -> dict[str, Any]:
-    with urllib.request.urlopen(url, timeout=60) as response:
-        answer: dict[str, Any] = json.loads(response.read())
-        return answer
-
-
 def _served(server: ModelServer) -> dict[str, dict[str, Any]]:
-    return {model["id"]: model for model in _get(server.base_url + "/models")["data"]}
+    return {model["id"]: model for model in get_json(server.base_url + "/models")["data"]}
 
 
 def test_a_reinforcement_job_is_rewarded_by_its_grader_and_its_checkpoint_answers(
@@ -100,8 +71,8 @@ def test_a_reinforcement_job_is_rewarded_by_its_grader_and_its_checkpoint_answer
 ) -> None:
     spec = _spec("grpo", jobs.upload("rft.jsonl", PROMPTS) or "")
 
-    states = _until_ended(jobs, spec, jobs.start(spec))
-    job = _get(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
+    states = until_ended(jobs, spec, jobs.start(spec))
+    job = get_json(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
 
     assert states[-1].status is TrainingStatus.SUCCEEDED, states[-1].failure_reason
     tuned = ChatCompletions(server.base_url, states[-1].result_model or "", Sampling(max_tokens=8))
@@ -126,19 +97,19 @@ def test_a_reinforcement_job_is_rewarded_by_its_grader_and_its_checkpoint_answer
 def test_a_reinforcement_job_starts_from_an_sft_checkpoint(
     server: ModelServer, jobs: OpenAICompatibleJobs
 ) -> None:
-    demonstration = _jsonl(
+    demonstration = jsonl(
         [{"messages": [{"role": "user", "content": "What is 2 + 3?"}, {"role": "assistant", "content": "5"}]}]
         * 4
     )
     sft = _spec("sft-first", jobs.upload("sft.jsonl", demonstration) or "").model_copy(
         update={"method": Method.DEMONSTRATION, "hyperparameters": {"batch_size": "4"}, "grader_source": None}
     )
-    sft_states = _until_ended(jobs, sft, jobs.start(sft))
+    sft_states = until_ended(jobs, sft, jobs.start(sft))
     checkpoint = sft_states[-1].result_model or ""
     spec = _spec("after-sft", jobs.upload("rft.jsonl", PROMPTS) or "", base=checkpoint)
 
-    states = _until_ended(jobs, spec, jobs.start(spec))
-    job = _get(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
+    states = until_ended(jobs, spec, jobs.start(spec))
+    job = get_json(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
 
     assert checkpoint == "tiny-chat-benchgen-train-sft-first"
     assert states[-1].status is TrainingStatus.SUCCEEDED, states[-1].failure_reason
@@ -167,7 +138,7 @@ def test_a_grader_that_fails_while_training_fails_the_job_saying_so(
 ) -> None:
     spec = _spec(name, jobs.upload("rft.jsonl", PROMPTS) or "", grader=source)
 
-    states = _until_ended(jobs, spec, jobs.start(spec))
+    states = until_ended(jobs, spec, jobs.start(spec))
 
     assert states[-1].status is TrainingStatus.FAILED
     assert (states[-1].failure_reason or "").startswith(failure)
@@ -183,7 +154,7 @@ def test_a_grader_without_grade_is_refused_before_a_job_is_made(
         jobs.start(spec)
 
     assert "grader benchgen-environment-scoring defines no grade function" in str(refused.value)
-    assert not [j for j in _get(server.base_url + "/fine-tunes")["data"] if j["suffix"] == spec.job_name]
+    assert not [j for j in get_json(server.base_url + "/fine-tunes")["data"] if j["suffix"] == spec.job_name]
 
 
 def test_a_row_that_is_not_a_prompt_fails_the_job_naming_its_line(jobs: OpenAICompatibleJobs) -> None:
@@ -191,9 +162,9 @@ def test_a_row_that_is_not_a_prompt_fails_the_job_naming_its_line(jobs: OpenAICo
         "messages": [{"role": "user", "content": "What is 2 + 3?"}, {"role": "assistant", "content": "5"}],
         "grading": {"answer": "5"},
     }
-    spec = _spec("bad-row", jobs.upload("rft.jsonl", PROMPTS + _jsonl([answered])) or "")
+    spec = _spec("bad-row", jobs.upload("rft.jsonl", PROMPTS + jsonl([answered])) or "")
 
-    states = _until_ended(jobs, spec, jobs.start(spec))
+    states = until_ended(jobs, spec, jobs.start(spec))
 
     assert states[-1].status is TrainingStatus.FAILED
     assert states[-1].failure_reason == (
@@ -208,16 +179,81 @@ def test_cancel_stops_a_reinforcement_job_and_serves_no_model(
     spec = _spec("cancelled", jobs.upload("long.jsonl", PROMPTS * 50) or "", n_epochs="20")
     started = jobs.start(spec)
     url = f"{server.base_url}/fine-tunes/{started.job_id}"
-    for _ in range(POLLS):  # until the trainer has logged a step: training is under way
-        if _get(url).get("progress", {}).get("step", 0) >= 1:
-            break
-        time.sleep(0.5)
+    until_stepped(url)
 
     stopped = jobs.stop(spec, started.job_id)
-    job = _get(url)
+    job = get_json(url)
 
     assert stopped.status is TrainingStatus.CANCELLED
     assert 1 <= job["progress"]["step"] < job["progress"]["total_steps"]
     assert [e["status"] for e in job["events"]][-2:] == ["cancel_requested", "cancelled"]
     assert "tiny-chat-benchgen-train-cancelled" not in _served(server)
     assert not (server.work / "models" / ".tiny-chat-benchgen-train-cancelled.partial").exists()
+
+
+@pytest.mark.parametrize(
+    ("hyperparameters", "refusal"),
+    [
+        (
+            {"num_generations": 1},
+            "num_generations must be a whole number from 2 up to 64, not 1",
+        ),
+        ({"temperature": 0}, "temperature must be a number above 0 up to 2, not 0"),
+        (
+            {"warmup_ratio": 0.1},
+            "method.reinforcement.hyperparameters has warmup_ratio, which this server does not take: it "
+            "takes n_epochs, learning_rate, batch_size, num_generations, max_completion_length, "
+            "temperature, beta",
+        ),
+    ],
+)
+def test_reinforcement_numbers_outside_their_bounds_are_refused_before_a_job_is_made(
+    tiny_model: Path, tmp_path: Path, hyperparameters: dict[str, Any], refusal: str
+) -> None:
+    jobs = FineTuneJobs(tmp_path, Catalog("tiny-chat", tiny_model, tmp_path / "models"))
+    _, file = jobs.upload("rft.jsonl", "fine-tune", PROMPTS)
+    grader = {"type": "python", "name": "g", "source": GRADER}
+    method = {
+        "type": "reinforcement",
+        "reinforcement": {"grader": grader, "hyperparameters": hyperparameters},
+    }
+
+    with pytest.raises(BadRequest) as refused:
+        jobs.create({"model": "tiny-chat", "training_file": file["id"], "method": method})
+
+    assert str(refused.value) == refusal
+    assert jobs.listing()[1]["data"] == []
+
+
+MATH_PROMPTS = jsonl(
+    [
+        {
+            "messages": [
+                {"role": "user", "content": f"What is 2 + {n}? Give the final answer after '####'."}
+            ],
+            "grading": {"template": "math", "answer": str(2 + n), "criteria": ["final-answer"]},
+        }
+        for n in range(4)
+    ]
+)
+
+
+def test_the_environments_own_grader_rewards_answers_as_the_trainer_loads_it() -> None:
+    rewards = reward({"name": "benchgen-environment-scoring", "source": grader_source()})
+    item = json.dumps({"grading": {"template": "math", "answer": "5", "criteria": ["final-answer"]}})
+    answers = [[{"role": "assistant", "content": text}] for text in ("2 + 3 = 5\n#### 5", "#### 6")]
+
+    assert rewards(completions=answers, item=[item, item]) == [1.0, 0.0]
+
+
+def test_a_reinforcement_job_trains_with_the_environments_own_grader(
+    server: ModelServer, jobs: OpenAICompatibleJobs
+) -> None:
+    spec = _spec("env-grader", jobs.upload("rft.jsonl", MATH_PROMPTS) or "", grader=grader_source())
+
+    states = until_ended(jobs, spec, jobs.start(spec))
+    progress = get_json(f"{server.base_url}/fine-tunes/{states[-1].job_id}")["progress"]
+
+    assert states[-1].status is TrainingStatus.SUCCEEDED, states[-1].failure_reason
+    assert progress["step"] == progress["total_steps"] == 2
+    assert all(0.0 <= reward <= 1.0 for reward in progress["reward_curve"])

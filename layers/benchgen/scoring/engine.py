@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 # How the run names an ingestion program that ran during scoring (ingestion_only_during_scoring).
 BESIDE = ", run beside the scoring program,"
 # ScoreReport is what scoring answers with, so it is named where callers import score_predictions from.
-__all__ = ["ScoreReport", "read_verdicts", "score_predictions"]
+__all__ = ["ScoreReport", "read_verdicts", "score_predictions", "scoring_job"]
 
 
 def read_verdicts(path: Path) -> Iterator[Verdict]:
@@ -109,6 +109,25 @@ def _beside_ingestion(
     return ingestion, result
 
 
+def scoring_job(env: Environment, prediction_output: Path, root: Path) -> tuple[Layout, ProgramJob]:
+    """The task's scoring program's job on ``prediction_output``, its folders staged under ``root``."""
+    program_dir = env.scoring_program_dir
+    assert program_dir is not None
+    layout = stage(env, prediction_output, root)
+    job = program_job(
+        program_dir,
+        input_dir=layout.input,
+        output_dir=layout.output,
+        shared_dir=layout.shared,
+        ref_dir=layout.ref,
+        res_dir=layout.res,
+        time_limit=env.time_limit,
+        app=SCORING_APP,
+        runtime=env.runtime.runtime,
+    )
+    return layout, job
+
+
 def _score_with_program(
     env: Environment,
     prediction_output: Path,
@@ -122,23 +141,10 @@ def _score_with_program(
     """Run the task's scoring program Codabench-style; its logs are kept in scoring_output.zip.
     ``earlier`` is what the task's programs did before (its ingestion program in the prediction step)."""
     spec = env.spec
-    program_dir = env.scoring_program_dir
-    assert program_dir is not None
     # A retried run must not read what an earlier attempt left in output/.
     for leftover in (workdir / "scoring", workdir / "scoring-logs", workdir / "ingestion"):
         shutil.rmtree(leftover, ignore_errors=True)
-    layout = stage(env, prediction_output, workdir / "scoring")
-    job = program_job(
-        program_dir,
-        input_dir=layout.input,
-        output_dir=layout.output,
-        shared_dir=layout.shared,
-        ref_dir=layout.ref,
-        res_dir=layout.res,
-        time_limit=env.time_limit,
-        app=SCORING_APP,
-        runtime=env.runtime.runtime,
-    )
+    layout, job = scoring_job(env, prediction_output, workdir / "scoring")
     ingestion_dir = env.ingestion_program_dir if env.task.ingestion_only_during_scoring else None
     ingestion = None
     if ingestion_dir is None:

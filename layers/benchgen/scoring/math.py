@@ -47,26 +47,25 @@ _WHERE = {
 
 def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> VerdictRecord:
     raw = prediction.prediction_text if prediction is not None else ""
-    judged = judge_answer(case.answer, raw)
-    answer = judged.answer
+    answer, gold, passed, exact, near_miss = judge_answer(case.answer, raw)
     if answer is None:
         detail = "no prediction" if prediction is None else "no final answer found"
     elif answer.hedged:
         detail = f"hedged between {answer.text} ({_WHERE[answer.source]}): wrong whatever the gold"
     else:
         read = format_decimal(answer.value) if answer.value is not None else answer.text
-        detail = f"read {read} ({_WHERE[answer.source]})" + ("; exact match" if judged.exact else "")
+        detail = f"read {read} ({_WHERE[answer.source]})" + ("; exact match" if exact else "")
     return case_verdict(
         case,
         criteria,
-        gold=judged.gold,
+        gold=gold,
         prediction=None if answer is None else answer.text,
         raw_prediction=raw,
-        passed=judged.passed,
+        passed=passed,
         answered=answer is not None,
-        near_miss=judged.near_miss,
+        near_miss=near_miss,
         detail=detail,
-        judged=(JUDGED, (judged.passed, answer is not None and not answer.hedged and not answer.lenient)),
+        judged=(JUDGED, (passed, answer is not None and not answer.hedged and not answer.lenient)),
     )
 
 

@@ -8,8 +8,8 @@ source.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from decimal import Decimal
+from typing import NamedTuple
 
 from benchgen.scoring.extract import Extracted, extract_answer
 
@@ -52,10 +52,10 @@ def _close(answer: Extracted, gold_values: tuple[Decimal, ...]) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class MathJudgment:
+class MathJudgment(NamedTuple):
     """What the rule found: the answer read (None: none found), the gold answer as written, and whether
-    the answer is right, written exactly as the gold, and a near miss."""
+    the answer is right, written exactly as the gold, and a near miss. (A tuple: the judge makes one per
+    case, and a tuple is the cheapest record to make.)"""
 
     answer: Extracted | None
     gold: str
@@ -69,10 +69,10 @@ def judge_answer(gold: str, raw: str) -> MathJudgment:
     answer = _extract(raw) if raw.strip() else None
     gold_text, gold_values = read_gold(gold)
     if answer is None or answer.hedged:
-        return MathJudgment(answer, gold_text, passed=False, exact=False, near_miss=False)
+        return MathJudgment(answer, gold_text, False, False, False)
     if gold_values:
         passed = bool(set(answer.values) & set(gold_values))
     else:
         passed = _plain(answer.text) == _plain(gold_text)
     near_miss = answer.lenient if passed else bool(gold_values) and _close(answer, gold_values)
-    return MathJudgment(answer, gold_text, passed=passed, exact=answer.text == gold_text, near_miss=near_miss)
+    return MathJudgment(answer, gold_text, passed, answer.text == gold_text, near_miss)

@@ -5,23 +5,40 @@ A case's *grading fields* (:func:`grading_fields`) are what its template's judge
 :func:`grader_source` is the same reward as one Python file that needs only the standard library, for a
 training box where BenchGen is not installed. What each template's reward means is
 :mod:`benchgen.scoring.grader`'s to say.
+
+A task scored by its own program is rewarded by :func:`program_reward`: the program runs on the
+completions as scoring runs it, and each completion's reward is the program's verdict for it.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import shutil
+import zipfile
 from collections.abc import Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from benchgen.bundle.spec import Criterion, TemplateName
 from benchgen.cases import Case, Prediction
+from benchgen.errors import ScoringError
+from benchgen.program_outcomes import SCORING, outcome_of
+from benchgen.sandbox.job import Sandbox
+from benchgen.sandbox.local import LocalSandbox
 from benchgen.scoring import ScoringOptions, build_template
+from benchgen.scoring.engine import read_verdicts, scoring_job
 from benchgen.scoring.grader import checked_fields
+from benchgen.scoring.ingested import MEMBER
 from benchgen.scoring.reasoning import answer_text
 from benchgen.scoring.standalone import amalgamate
 from benchgen.scoring.templates import criterion_ids
+from benchgen.verdicts import VERDICTS_NAME, Verdict
+
+if TYPE_CHECKING:
+    from benchgen.environment import Environment
 
 # What each template's judge reads of a case to score an answer (the case's criteria ids travel too).
 CASE_FIELDS: Mapping[TemplateName, tuple[str, ...]] = {
@@ -86,3 +103,87 @@ def grader_source() -> str:
     """The standalone grader: :mod:`benchgen.scoring.grader` and the rule modules it imports, as one file
     that imports nothing but the standard library."""
     return amalgamate("benchgen.scoring.grader", GRADER_DOCSTRING)
+
+
+def _program_case(fields: Mapping[str, Any]) -> str:
+    if not isinstance(fields, Mapping) or fields.get("template", "") is not None:
+        raise ValueError(
+            "program_reward() takes the grading fields of a case scored by its program: {template: null}"
+        )
+    case_id = fields.get("case_id")
+    if not isinstance(case_id, str) or not case_id:
+        raise ValueError("a program-scored case's grading fields name it: case_id, a string")
+    return case_id
+
+
+def _rounds(case_ids: Sequence[str], texts: Sequence[str | None]) -> list[dict[str, int]]:
+    """The completions to judge in rounds, each naming a case at most once (case id -> completion's
+    index): the program reads the environment's own reference data, where a case has one id."""
+    rounds: list[dict[str, int]] = []
+    for index, (case_id, text) in enumerate(zip(case_ids, texts, strict=True)):
+        if text is None:
+            continue
+        free = next((each for each in rounds if case_id not in each), None)
+        if free is None:
+            free = {}
+            rounds.append(free)
+        free[case_id] = index
+    return rounds
+
+
+def _judge_round(
+    env: Environment, answers: Mapping[str, str], root: Path, sandbox: Sandbox | None
+) -> dict[str, Verdict]:
+    """The scoring program's verdicts for one prediction per case of ``answers``."""
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    submission = root / "predictions.zip"
+    records = [{"id": case_id, "prediction_text": text} for case_id, text in answers.items()]
+    with zipfile.ZipFile(submission, "w") as archive:
+        archive.writestr(MEMBER, json.dumps({"predictions": records, "metadata": {}}))
+    layout, job = scoring_job(env, submission, root / "scoring")
+    result = (sandbox or LocalSandbox()).run(job)
+    outcome = outcome_of(SCORING, result, time_limit=env.time_limit)
+    if not outcome.ok:
+        raise ScoringError(str(outcome.problem(stderr=result.stderr)))
+    written = layout.output / VERDICTS_NAME
+    if not written.is_file():
+        raise ScoringError(
+            f"the scoring program writes no per-case verdicts ({VERDICTS_NAME} in its output folder), so it "
+            "cannot reward one answer: have it write one verdict a line (case_id, gold, prediction, passed)"
+        )
+    verdicts = {verdict.case_id: verdict for verdict in read_verdicts(written)}
+    unjudged = sorted(set(answers) - set(verdicts))
+    if unjudged:
+        raise ScoringError(f"the scoring program wrote no verdict for case(s) {', '.join(unjudged[:5])}")
+    return verdicts
+
+
+def program_reward(
+    env: Environment,
+    grading: Sequence[Mapping[str, Any]],
+    completions: Sequence[str | None],
+    *,
+    workdir: Path,
+    sandbox: Sandbox | None = None,
+) -> list[float]:
+    """One reward per completion, for cases that ``env``'s own scoring program judges: the program runs on
+    the completions in ``sandbox`` (the local runner when None), as scoring runs it, with the environment's
+    reference data, and a completion's reward is the program's verdict for its case: 1.0 passed, else the
+    ``score`` the verdict gives (0 unless the program writes one). The program writes its verdicts in
+    ``verdicts.jsonl``; one that does not is refused, as is a completion cut off inside its reasoning
+    (reward 0.0, never shown to the program). Several completions for one case run in as many rounds."""
+    if len(grading) != len(completions):
+        raise ValueError(f"{len(completions)} completions for {len(grading)} rows of grading fields")
+    if env.scoring_program_dir is None:
+        raise ValueError("the task is scored by its built-in template: reward its cases with reward()")
+    case_ids = [_program_case(fields) for fields in grading]
+    texts = [answer_text(completion) for completion in completions]
+    rewards = [0.0] * len(texts)
+    for number, answers in enumerate(_rounds(case_ids, texts)):
+        round_texts = {case_id: str(texts[index]) for case_id, index in answers.items()}
+        verdicts = _judge_round(env, round_texts, workdir / f"round-{number}", sandbox)
+        for case_id, index in answers.items():
+            verdict = verdicts[case_id]
+            rewards[index] = 1.0 if verdict.passed else min(max(verdict.score, 0.0), 1.0)
+    return rewards

@@ -15,6 +15,13 @@ import sys
 from dataclasses import dataclass
 
 PACKAGE = "benchgen"
+# A service may run the file as text under a module name the import system does not know, where a
+# dataclass, looking its module up by name, would fail to build.
+_REGISTERED = (
+    "import sys",
+    "",
+    "sys.modules.setdefault(__name__, type(sys)(__name__))",
+)
 
 
 @dataclass(frozen=True)
@@ -121,7 +128,7 @@ def amalgamate(entry: str, docstring: str) -> str:
             earlier = bound.setdefault(name, (module.name, binding))
             if earlier[1] != binding:
                 raise ValueError(f"{module.name} and {earlier[0]} both define {name!r}: rename one")
-    parts = [f'"""{docstring}"""', "", "from __future__ import annotations"]
+    parts = [f'"""{docstring}"""', "", "from __future__ import annotations", "", *_REGISTERED]
     for module in modules:
         parts += ["", "", f"# ---- {module.name} ----", "", *_body(module)]
     source = "\n".join(parts).rstrip() + "\n"
