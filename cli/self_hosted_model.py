@@ -28,21 +28,25 @@ PACKAGE_PROFILE = "together-sft"
 SPLITS = {"train": 60, "validation": 5, "test": 35}
 # One epoch of full SFT, as measured to teach this model the benchmark's answer format on a CPU.
 HYPERPARAMETERS: dict[str, str | int | float] = {"n_epochs": 1, "batch_size": 8, "learning_rate": 0.0001}
-# GRPO on a CPU: 4 prompts a step, 4 answers each (a group needs a spread of rewards to learn from), answers
-# cut at 32 tokens (the arithmetic answer and its "####" fit; generating the answers takes most of a step on
-# a CPU, and grows with the cap), no reference model (beta 0). A step samples 16 answers, and the job takes
-# the package's train rows over 4 steps: bench/README.md says what a step was measured to cost.
+# GRPO on a CPU, from bench/grpo_bench.py's steps (docs/model-server.md): a rollout (one sampled answer,
+# graded) cost 40 to 45 s on a fifth of a core, and halving the answer length did not halve it; so the
+# fewest rollouts that still give GRPO groups to compare: 4 prompts a step, 2 answers each (TRL's least),
+# at most 32 tokens (the answer and its "####" fit), no reference model (beta 0). With one row a case (no
+# augmentation) the package holds about 225 prompts of arithmetic-en's train split, about 450 rollouts an
+# epoch: 30 minutes asks for 0.25 rollouts a second, ten times the rate of a fifth of a core;
+# `make bench-real-rl` measures whether two whole cores give it.
 GRPO_HYPERPARAMETERS: dict[str, str | int | float] = {
     "n_epochs": 1,
     "batch_size": 4,
-    "num_generations": 4,
+    "num_generations": 2,
     "max_completion_length": 32,
     "learning_rate": 0.00001,
     "beta": 0,
 }
-# The reinforcement preparation mixes in a tenth of the cases the model got right, so that GRPO is still
-# rewarded for them, and keeps its steps few.
-CORRECT_SHARE = 0.1
+# The reinforcement preparation: one row a case (a reworded prompt is graded as its case is, and would
+# double the rollouts), with a tenth of the cases the model got right mixed in so that GRPO still
+# rewards them.
+REINFORCEMENT_SETTINGS: dict[str, Any] = {"augmentation_factor": 1, "correct_share": 0.1}
 # As the evaluation asks the trained model (temperature 0, the server's default length), so that this
 # run can be the evaluation's base side and the comparison measures the models, not the sampling.
 SAMPLING: dict[str, Any] = {"temperature": 0}
@@ -117,7 +121,7 @@ class SelfHostedModel(ModelSource):
         self.preparation_settings = {"splits": self.splits}
         if self.grpo_hyperparameters is not None:
             self.reinforcement = {"hyperparameters": self.grpo_hyperparameters}
-            self.reinforcement_settings = {"correct_share": CORRECT_SHARE}
+            self.reinforcement_settings = dict(REINFORCEMENT_SETTINGS)
         self.evaluation_timeout_s = self.run_timeout_s
 
     def missing(self) -> str | None:

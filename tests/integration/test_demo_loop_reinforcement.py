@@ -15,7 +15,7 @@ from examplegen import generate_environment
 from tests.integration.loop_checks import assert_consistent_reinforcement, kept_cloud_loop
 from tests.modelserver.tiny_model import build_tiny_model
 
-CASES = 16
+CASES = 30
 # One SFT epoch and a GRPO step or two a leg, two prompts a step, each answered twice in at most 4 tokens:
 # seconds a step on the tiny model.
 SFT: dict[str, str | int | float] = {"n_epochs": 1, "batch_size": 4, "learning_rate": 0.001}
