@@ -138,8 +138,10 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
     assert f"measured with the real model: {comparison['verdict']}" in printed
 
 
-# GRPO, CI-sized: two prompts a step, each answered twice in at most 16 tokens, so that a leg's few steps
-# (the reinforcement package's train rows over two) take minutes on 2 cores.
+# The reinforcement package has one row a case, and openai-rft asks for at least 10 train rows.
+RL_CASES = 30
+# GRPO, CI-sized: four prompts a step, each answered twice in at most 16 tokens; a leg's steps are the
+# reinforcement package's train rows over four (about 5 for 30 cases).
 GRPO_CI: dict[str, str | int | float] = {
     "n_epochs": 1,
     "batch_size": 4,
@@ -154,7 +156,7 @@ def test_the_real_reinforcement_loop_completes_every_step_and_its_summary_is_con
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given the same small arithmetic benchmark, and the real model with the reinforcement method
-    generate_environment("arithmetic-en", tmp_path / "arithmetic-en", cases=CASES, seed=3)
+    generate_environment("arithmetic-en", tmp_path / "arithmetic-en", cases=RL_CASES, seed=3)
     source = SelfHostedModel(
         sampling=SAMPLING,
         hyperparameters=HYPERPARAMETERS,
