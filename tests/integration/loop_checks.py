@@ -1,9 +1,12 @@
-"""The reinforcement loop's checks, shared by the tiny model's loop and the real model's: the loop run with
-its local cloud kept up after it, and what its summary must agree with."""
+"""The loop tests' shared parts: the local cloud a loop starts, kept up after it so that what the loop
+made can be read through the API, and what a reinforcement loop's summary must agree with."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,22 +32,34 @@ STEPS = (
 )
 
 
-def kept_cloud_loop(
-    monkeypatch: pytest.MonkeyPatch, source: ModelSource, example: Path, out: Path
-) -> tuple[int, dict[str, Any], dict[str, Any]]:
-    """The loop's exit code and summary, and (read through the API after it, as the demo user) every
-    training run, evaluation report and run the reinforcement legs name, by id."""
-    kept: list[LocalCloud] = []
+@dataclass
+class Kept:
+    """The local clouds a loop started, kept up after it, and the demo user's tokens."""
+
+    clouds: list[LocalCloud] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)
+
+    @contextmanager
+    def api(self) -> Iterator[tuple[LocalCloud, Api]]:
+        """The loop's cloud and its REST API as the demo user, to read what the loop made."""
+        (cloud,) = self.clouds
+        with cloud.serve_api(access_log=False) as server:
+            yield cloud, Api(server.url, self.tokens[0])
+
+
+@contextmanager
+def kept_cloud(monkeypatch: pytest.MonkeyPatch) -> Iterator[Kept]:
+    """For as long as the block lasts: the local cloud a loop starts (its own synthesis and settings) is
+    kept up after the loop, with the demo user's token; every kept cloud is stopped at the end."""
+    kept = Kept()
 
     class KeptCloud(LocalCloud):
         def __exit__(self, *_: object) -> None:
-            kept.append(self)
-
-    tokens: list[str] = []
+            kept.clouds.append(self)
 
     def keep_token(cloud: LocalCloud, password: str) -> str:
-        tokens.append(sign_in_demo_user(cloud, password))
-        return tokens[-1]
+        kept.tokens.append(sign_in_demo_user(cloud, password))
+        return kept.tokens[-1]
 
     monkeypatch.setattr("localcloud.cloud.LocalCloud", KeptCloud)
     monkeypatch.setattr("cli.loop.sign_in_demo_user", keep_token)
@@ -52,13 +67,23 @@ def kept_cloud_loop(
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "WARNING")
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
-    read: dict[str, Any] = {}
     try:
+        yield kept
+    finally:
+        for cloud in kept.clouds:
+            cloud.stop()
+
+
+def kept_cloud_loop(
+    monkeypatch: pytest.MonkeyPatch, source: ModelSource, example: Path, out: Path
+) -> tuple[int, dict[str, Any], dict[str, Any]]:
+    """The loop's exit code and summary, and (read through the API after it, as the demo user) every
+    training run, evaluation report and run the reinforcement legs name, by id."""
+    read: dict[str, Any] = {}
+    with kept_cloud(monkeypatch) as kept:
         code = run_loop(source, example, out)
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-        (cloud,) = kept
-        with cloud.serve_api(access_log=False) as server:
-            api = Api(server.url, tokens[0])
+        with kept.api() as (_, api):
             read["package"] = api.expect("GET", f"/packages/{summary['reinforcement_package_id']}", 200)
             for leg in (summary.get("reinforcement") or {}).values():
                 read[leg["training_run_id"]] = api.expect(
@@ -67,9 +92,6 @@ def kept_cloud_loop(
                 path = f"/evaluations/{leg['evaluation_id']}/report"
                 read[leg["evaluation_id"]] = api.expect("GET", path, 200)["report"]
                 read[leg["tuned_run_id"]] = api.expect("GET", f"/runs/{leg['tuned_run_id']}", 200)
-    finally:
-        for cloud in kept:
-            cloud.stop()
     return code, summary, read
 
 

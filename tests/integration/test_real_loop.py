@@ -17,12 +17,11 @@ import pytest
 
 from benchgen.verdicts import VERDICTS_NAME
 from cli.api_client import Api
-from cli.local import sign_in_demo_user
 from cli.loop import run_loop
 from cli.self_hosted_model import PACKAGE_PROFILE, SERVED_MODEL, SelfHostedModel
 from examplegen import generate_environment
 from localcloud.cloud import LocalCloud
-from tests.integration.loop_checks import assert_consistent_reinforcement, kept_cloud_loop
+from tests.integration.loop_checks import assert_consistent_reinforcement, kept_cloud, kept_cloud_loop
 
 CASES = 20
 # Few cases, base answers capped at 32 tokens (the base model rambles to any cap; the trained one stops
@@ -50,24 +49,6 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
     # Given a small arithmetic benchmark from the example generator, and the local cloud the loop starts
     # kept up after it, with the demo user's token, so that what it made can be read through the API
     generate_environment("arithmetic-en", tmp_path / "arithmetic-en", cases=CASES, seed=3)
-    kept: list[LocalCloud] = []
-
-    class KeptCloud(LocalCloud):
-        def __exit__(self, *_: object) -> None:
-            kept.append(self)
-
-    tokens: list[str] = []
-
-    def keep_token(cloud: LocalCloud, password: str) -> str:
-        tokens.append(sign_in_demo_user(cloud, password))
-        return tokens[-1]
-
-    monkeypatch.setattr("localcloud.cloud.LocalCloud", KeptCloud)
-    monkeypatch.setattr("cli.loop.sign_in_demo_user", keep_token)
-    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS", "EVALUATION_WAIT_SECONDS"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "WARNING")
-    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
     out = tmp_path / "out"
     source = SelfHostedModel(
         sampling=SAMPLING,
@@ -78,7 +59,7 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
         training_timeout_s=1800,
     )
 
-    try:
+    with kept_cloud(monkeypatch) as kept:
         # When the real loop runs
         code = run_loop(source, tmp_path / "arithmetic-en", out)
 
@@ -88,9 +69,7 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
         assert (code, summary["stopped"]) == (0, None), printed
         assert summary["simulated"] is False
         assert "Nothing in this loop is simulated" in printed
-        (cloud,) = kept
-        with cloud.serve_api(access_log=False) as server:
-            api = Api(server.url, tokens[0])
+        with kept.api() as (cloud, api):
             base = api.expect("GET", f"/runs/{summary['base_run_id']}", 200)
             tuned = api.expect("GET", f"/runs/{summary['tuned_run_id']}", 200)
             connection = api.expect("GET", f"/connections/{summary['connection_id']}", 200)
@@ -99,9 +78,6 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
             report = api.expect("GET", f"/evaluations/{summary['evaluation_id']}/report", 200)["report"]
             base_verdicts = _verdicts(cloud, api, base["run_id"])
             tuned_verdicts = _verdicts(cloud, api, tuned["run_id"])
-    finally:
-        for cloud in kept:
-            cloud.stop()
 
     # the base run asked the served model every case, through the connection to the server
     assert connection["provider"] == "openai-compatible"
