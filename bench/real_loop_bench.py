@@ -8,6 +8,12 @@ server, and files each sample under the step under way. Tokens per second are th
 server reported (``usage`` in each answer of the inference logs) over the run's wall time.
 
     .venv/bin/python bench/real_loop_bench.py --json real-loop-bench.json
+    .venv/bin/python bench/real_loop_bench.py --method reinforcement --json real-loop-rl-bench.json
+
+With ``--method reinforcement`` the loop goes on to GRPO (from the base model, and from the SFT checkpoint),
+and the bench adds, per GRPO leg: its training and evaluation wall time, the rollouts (sampled answers) per
+second and the reward curve the server's job logged, the trained model's tokens per second answering the
+held-out cases, and its comparison (GRPO with the base run, SFT+GRPO with the SFT model's run).
 
 The goal: ``improved`` at p < 0.01 on the held-out cases. Numbers from a busy machine are slower, not
 different in kind: the verdict and accuracies do not depend on the machine's speed (greedy decoding,
@@ -25,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.loop import Loop, run_loop
-from cli.self_hosted_model import REAL_EXAMPLE, SelfHostedModel
+from cli.self_hosted_model import GRPO_HYPERPARAMETERS, REAL_EXAMPLE, SelfHostedModel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -91,11 +97,17 @@ def completion_tokens(cloud_out: Path) -> dict[str, int]:
     return found
 
 
-def measure(out: Path) -> dict[str, Any]:
+def per_second(count: int, seconds: float | None) -> float | None:
+    return round(count / seconds, 1) if seconds else None
+
+
+def measure(out: Path, method: str = "demonstration") -> dict[str, Any]:
     sampler = MemorySampler()
     started = time.monotonic()
+    grpo = dict(GRPO_HYPERPARAMETERS) if method == "reinforcement" else None
+    source = SelfHostedModel(grpo_hyperparameters=grpo)
     try:
-        code = run_loop(SelfHostedModel(), ROOT / "examples" / REAL_EXAMPLE, out, watch=sampler.watch)
+        code = run_loop(source, ROOT / "examples" / REAL_EXAMPLE, out, watch=sampler.watch)
     finally:
         sampler.stop()
     total_s = time.monotonic() - started
@@ -105,7 +117,7 @@ def measure(out: Path) -> dict[str, Any]:
     base_tokens = tokens.get(summary["base_run_id"] or "", 0)
     tuned_tokens = tokens.get(summary["tuned_run_id"] or "", 0)
     comparison = summary.get("comparison") or {}
-    return {
+    found = {
         "exit_code": code,
         "stopped": summary["stopped"],
         "model": summary["model"],
@@ -116,10 +128,8 @@ def measure(out: Path) -> dict[str, Any]:
             for name, seconds in timings.items()
         },
         "tokens_per_s": {
-            "base_run": round(base_tokens / timings["base_run_s"], 1) if timings.get("base_run_s") else None,
-            "evaluation": round(tuned_tokens / timings["evaluation_s"], 1)
-            if timings.get("evaluation_s")
-            else None,
+            "base_run": per_second(base_tokens, timings.get("base_run_s")),
+            "evaluation": per_second(tuned_tokens, timings.get("evaluation_s")),
         },
         "completion_tokens": {"base_run": base_tokens, "tuned_run": tuned_tokens},
         "base_metrics": summary["base_metrics"],
@@ -127,16 +137,47 @@ def measure(out: Path) -> dict[str, Any]:
         "splits": summary["splits"],
         "comparison": comparison,
         "goal": f"improved at p < {GOAL_P} on the held-out cases",
-        "goal_met": comparison.get("verdict") == "improved" and comparison.get("mcnemar_p", 1.0) < GOAL_P,
+        "goal_met": goal_met(comparison),
     }
+    if grpo is not None:
+        found["method"] = method
+        found["grpo_hyperparameters"] = grpo
+        found["reinforcement"] = {
+            name: {
+                "base_model": leg.get("base_model"),
+                "result_model": leg.get("result_model"),
+                "training_s": timings.get(f"{name}_training_s"),
+                "evaluation_s": timings.get(f"{name}_evaluation_s"),
+                "steps": leg.get("steps"),
+                "rollouts_per_s": leg.get("rollouts_per_s"),
+                "reward_curve": leg.get("reward_curve"),
+                "evaluation_tokens_per_s": per_second(
+                    tokens.get(leg.get("tuned_run_id") or "", 0), timings.get(f"{name}_evaluation_s")
+                ),
+                "comparison": leg.get("comparison"),
+                "goal_met": goal_met(leg.get("comparison") or {}),
+            }
+            for name, leg in (summary.get("reinforcement") or {}).items()
+        }
+    return found
+
+
+def goal_met(comparison: dict[str, Any]) -> bool:
+    return bool(comparison.get("verdict") == "improved" and comparison.get("mcnemar_p", 1.0) < GOAL_P)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("out/real-loop-bench"), help="the loop's files")
     parser.add_argument("--json", type=Path, help="where to write the measurements as JSON")
+    parser.add_argument(
+        "--method",
+        choices=("demonstration", "reinforcement"),
+        default="demonstration",
+        help="reinforcement: GRPO from the base model and from the SFT checkpoint after the SFT loop",
+    )
     args = parser.parse_args(argv)
-    found = measure(args.out)
+    found = measure(args.out, args.method)
     text = json.dumps(found, indent=2, sort_keys=True)
     print(text)
     if args.json:

@@ -174,10 +174,11 @@ def prepare(
     progress: Progress,
     settings: dict[str, Any] | None = None,
     wrong_cases: WrongCases | None = None,
+    method: str = "demonstration",
 ) -> dict[str, Any]:
-    """A demonstration preparation of the run (with generation ``settings``, the bundle's by default),
-    followed until it is generated, and its coverage gaps; with the example's ``wrong_cases``, each gap
-    its size explains is printed with that reason."""
+    """A preparation of the run by ``method`` (demonstration unless said), with generation ``settings`` (the
+    bundle's by default), followed until it is generated, and its coverage gaps; with the example's
+    ``wrong_cases``, each gap its size explains is printed with that reason."""
     created = api.expect(
         "POST",
         "/preparations",
@@ -185,7 +186,7 @@ def prepare(
         {
             "environment_id": environment_id,
             "environment_version": ENVIRONMENT_VERSION,
-            "method": "demonstration",
+            "method": method,
             "run_ids": [run_id],
             **({"settings": settings} if settings else {}),
         },

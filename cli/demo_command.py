@@ -12,7 +12,7 @@ from typing import Any
 
 from cli.demo import EXAMPLES, run_demo
 from cli.loop import run_loop
-from cli.self_hosted_model import REAL_EXAMPLE, SelfHostedModel
+from cli.self_hosted_model import GRPO_HYPERPARAMETERS, REAL_EXAMPLE, SelfHostedModel
 from cli.simulated_models import SimulatedModels
 
 DEFAULT_EXAMPLE = "gsm8k-tr"
@@ -50,6 +50,14 @@ def register(subparsers: Any) -> None:
         "`benchgen model serve` in a subprocess, a live run of it, a training run on that server and the "
         "evaluation of the trained checkpoint (needs the model extra)",
     )
+    demo.add_argument(
+        "--method",
+        choices=("demonstration", "reinforcement"),
+        default="demonstration",
+        help="with --loop --real: reinforcement adds GRPO on an openai-rft package of the run's mistakes, "
+        "rewarded by the environment's scoring, from the base model and from the SFT checkpoint, each "
+        "evaluated on the same held-out cases (default demonstration: SFT only)",
+    )
     demo.set_defaults(func=run)
 
 
@@ -57,8 +65,17 @@ def run(args: argparse.Namespace) -> int:
     if args.real and not args.loop:
         print("--real goes with --loop: run benchgen demo --loop --real")
         return 2
+    if args.method == "reinforcement" and not args.real:
+        print(
+            "--method reinforcement goes with --loop --real: the simulated loop trains on Bedrock, which "
+            "BenchGen does not start reinforcement fine-tuning on; the real loop's model server trains GRPO"
+        )
+        return 2
     if args.real:
         example = EXAMPLES / (args.example or REAL_EXAMPLE)
+        if args.method == "reinforcement":
+            source = SelfHostedModel(grpo_hyperparameters=dict(GRPO_HYPERPARAMETERS))
+            return run_loop(source, example, args.out or Path("out/demo-real-rl"))
         return run_loop(SelfHostedModel(), example, args.out or Path("out/demo-real"))
     args.example = args.example or DEFAULT_EXAMPLE
     if args.loop:

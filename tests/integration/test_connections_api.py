@@ -72,6 +72,7 @@ def test_a_connection_is_created_with_its_providers_whole_profile(call: Call) ->
         "openai-preference",
         "together-sft",
         "together-dpo",
+        "openai-rft",
     ]
     assert call("GET", f"/connections/{created['connection_id']}").body == created
 

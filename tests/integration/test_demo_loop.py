@@ -9,12 +9,10 @@ from pathlib import Path
 import pytest
 
 from benchgen.compare.report import Conclusion
-from cli.api_client import Api
-from cli.local import sign_in_demo_user
 from cli.main import main
 from cli.simulated_models import BEDROCK_BASE_MODEL, PACKAGE_PROFILE, SIMULATED, STAND_IN
-from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, TUNED_MODEL
+from tests.integration.loop_checks import kept_cloud
 
 
 def test_demo_loop_trains_evaluates_and_names_every_id_it_made_without_claiming_a_real_model_improved(
@@ -22,26 +20,7 @@ def test_demo_loop_trains_evaluates_and_names_every_id_it_made_without_claiming_
 ) -> None:
     # Given the local cloud the demo starts (its own synthesis and settings), kept up after the demo so
     # that what it made can be read through the API, and the demo user's token kept
-    kept: list[LocalCloud] = []
-
-    class KeptCloud(LocalCloud):
-        def __exit__(self, *_: object) -> None:
-            kept.append(self)
-
-    tokens: list[str] = []
-
-    def keep_token(cloud: LocalCloud, password: str) -> str:
-        tokens.append(sign_in_demo_user(cloud, password))
-        return tokens[-1]
-
-    monkeypatch.setattr("localcloud.cloud.LocalCloud", KeptCloud)
-    monkeypatch.setattr("cli.loop.sign_in_demo_user", keep_token)
-    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS", "EVALUATION_WAIT_SECONDS"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "WARNING")
-    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
-
-    try:
+    with kept_cloud(monkeypatch) as kept:
         # When the user runs the whole loop
         code = main(["demo", "--loop", "--out", str(tmp_path)])
 
@@ -49,9 +28,7 @@ def test_demo_loop_trains_evaluates_and_names_every_id_it_made_without_claiming_
         printed = capsys.readouterr().out
         summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
         assert (code, summary["stopped"]) == (0, None), printed
-        (cloud,) = kept
-        with cloud.serve_api(access_log=False) as server:
-            api = Api(server.url, tokens[0])
+        with kept.api() as (_, api):
             base = api.expect("GET", f"/runs/{summary['base_run_id']}", 200)
             tuned = api.expect("GET", f"/runs/{summary['tuned_run_id']}", 200)
             models = api.expect("GET", f"/connections/{summary['models_connection_id']}", 200)
@@ -62,9 +39,6 @@ def test_demo_loop_trains_evaluates_and_names_every_id_it_made_without_claiming_
             training = api.expect("GET", f"/training-runs/{summary['training_run_id']}", 200)
             evaluation = api.expect("GET", f"/evaluations/{summary['evaluation_id']}", 200)
             report = api.expect("GET", f"/evaluations/{summary['evaluation_id']}/report", 200)
-    finally:
-        for cloud in kept:
-            cloud.stop()
 
     # the base run is a live run of example-base through the openai-compatible connection to the example
     # server, and its dataset was prepared and packaged for Bedrock

@@ -17,11 +17,11 @@ import pytest
 
 from benchgen.verdicts import VERDICTS_NAME
 from cli.api_client import Api
-from cli.local import sign_in_demo_user
 from cli.loop import run_loop
 from cli.self_hosted_model import PACKAGE_PROFILE, SERVED_MODEL, SelfHostedModel
 from examplegen import generate_environment
 from localcloud.cloud import LocalCloud
+from tests.integration.loop_checks import assert_consistent_reinforcement, kept_cloud, kept_cloud_loop
 
 CASES = 20
 # Few cases, base answers capped at 32 tokens (the base model rambles to any cap; the trained one stops
@@ -49,24 +49,6 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
     # Given a small arithmetic benchmark from the example generator, and the local cloud the loop starts
     # kept up after it, with the demo user's token, so that what it made can be read through the API
     generate_environment("arithmetic-en", tmp_path / "arithmetic-en", cases=CASES, seed=3)
-    kept: list[LocalCloud] = []
-
-    class KeptCloud(LocalCloud):
-        def __exit__(self, *_: object) -> None:
-            kept.append(self)
-
-    tokens: list[str] = []
-
-    def keep_token(cloud: LocalCloud, password: str) -> str:
-        tokens.append(sign_in_demo_user(cloud, password))
-        return tokens[-1]
-
-    monkeypatch.setattr("localcloud.cloud.LocalCloud", KeptCloud)
-    monkeypatch.setattr("cli.loop.sign_in_demo_user", keep_token)
-    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS", "EVALUATION_WAIT_SECONDS"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("POWERTOOLS_LOG_LEVEL", "WARNING")
-    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
     out = tmp_path / "out"
     source = SelfHostedModel(
         sampling=SAMPLING,
@@ -77,7 +59,7 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
         training_timeout_s=1800,
     )
 
-    try:
+    with kept_cloud(monkeypatch) as kept:
         # When the real loop runs
         code = run_loop(source, tmp_path / "arithmetic-en", out)
 
@@ -87,9 +69,7 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
         assert (code, summary["stopped"]) == (0, None), printed
         assert summary["simulated"] is False
         assert "Nothing in this loop is simulated" in printed
-        (cloud,) = kept
-        with cloud.serve_api(access_log=False) as server:
-            api = Api(server.url, tokens[0])
+        with kept.api() as (cloud, api):
             base = api.expect("GET", f"/runs/{summary['base_run_id']}", 200)
             tuned = api.expect("GET", f"/runs/{summary['tuned_run_id']}", 200)
             connection = api.expect("GET", f"/connections/{summary['connection_id']}", 200)
@@ -98,9 +78,6 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
             report = api.expect("GET", f"/evaluations/{summary['evaluation_id']}/report", 200)["report"]
             base_verdicts = _verdicts(cloud, api, base["run_id"])
             tuned_verdicts = _verdicts(cloud, api, tuned["run_id"])
-    finally:
-        for cloud in kept:
-            cloud.stop()
 
     # the base run asked the served model every case, through the connection to the server
     assert connection["provider"] == "openai-compatible"
@@ -135,3 +112,42 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
     # and the verdict the loop printed is the report's
     assert summary["verdict"] == comparison["verdict"]
     assert f"measured with the real model: {comparison['verdict']}" in printed
+
+
+# The reinforcement package has one row a case, and openai-rft asks for at least 10 train rows.
+RL_CASES = 30
+# GRPO, CI-sized: four prompts a step, each answered twice in at most 16 tokens; a leg's steps are the
+# reinforcement package's train rows over four (about 5 for 30 cases).
+GRPO_CI: dict[str, str | int | float] = {
+    "n_epochs": 1,
+    "batch_size": 4,
+    "num_generations": 2,
+    "max_completion_length": 16,
+    "learning_rate": 0.00001,
+}
+
+
+@pytest.mark.slow
+def test_the_real_reinforcement_loop_completes_every_step_and_its_summary_is_consistent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the same small arithmetic benchmark, and the real model with the reinforcement method
+    generate_environment("arithmetic-en", tmp_path / "arithmetic-en", cases=RL_CASES, seed=3)
+    source = SelfHostedModel(
+        sampling=SAMPLING,
+        hyperparameters=HYPERPARAMETERS,
+        grpo_hyperparameters=GRPO_CI,
+        shard_size=2,
+        run_timeout_s=1800,
+        training_timeout_s=1800,
+    )
+
+    # When the loop runs
+    code, summary, read = kept_cloud_loop(monkeypatch, source, tmp_path / "arithmetic-en", tmp_path / "out")
+
+    # Then every step completed (GRPO from the base model and from the SFT checkpoint, each evaluated and
+    # compared), and the summary agrees with itself and with the API, whatever the verdicts
+    printed = capsys.readouterr().out
+    assert (code, summary["stopped"]) == (0, None), printed
+    assert summary["model"] == SERVED_MODEL
+    assert_consistent_reinforcement(summary, read)

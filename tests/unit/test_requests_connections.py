@@ -55,6 +55,7 @@ def test_a_connection_is_recorded_with_its_providers_whole_profile() -> None:
         "openai-preference",
         "together-sft",
         "together-dpo",
+        "openai-rft",
     ]
     assert connections.records == {created.connection_id: created}
     assert events == ["ConnectionCreated"]

@@ -63,13 +63,14 @@ class OpenAICompatible(ProviderDefinition):
     kind = ProviderKind("openai-compatible")
     title = "an OpenAI-compatible service"
     # OpenAI-style fine-tuning APIs (Together, Fireworks...) take OpenAI's SFT and DPO rows; reinforcement
-    # jobs (OpenAI's method object with a python grader) are taken by BenchGen's own model server and not by
-    # Together, which offers no reinforcement fine-tuning: a connection to Together narrows its profile to
-    # demonstration and preference, and one left wide hears Together's own refusal when it starts the job.
+    # jobs (OpenAI's method object with a python grader, on openai-rft rows) are taken by BenchGen's own
+    # model server and not by Together, which offers no reinforcement fine-tuning: a connection to Together
+    # narrows its profile to demonstration and preference, and one left wide hears Together's own refusal
+    # when it starts the job.
     capabilities = ConnectionProfile(
         methods=[Method.DEMONSTRATION, Method.PREFERENCE, Method.REINFORCEMENT],
         model_families=[ANY_FAMILY],
-        export_profiles=["openai-chat", "openai-preference", "together-sft", "together-dpo"],
+        export_profiles=["openai-chat", "openai-preference", "together-sft", "together-dpo", "openai-rft"],
     )
     inference_path = "chat completions ({base_url}/chat/completions)"
     batch_module = "openai_batch"
