@@ -37,8 +37,9 @@ CTRANSLATE2_PIN = "ctranslate2==4.8.5"
 # --engines): float32 gives transformers' greedy answers (32 of 32 held-out cases); int8_float32 generates
 # 2.6 times faster but gave the same answer to 1 of 32; this CPU build of CTranslate2 has no bfloat16.
 COMPUTE_TYPE = "float32"
-# Chosen by measurement on the real loop's prompts (bench/README.md, "Batches at once"): on 2 cores, two
-# batches on one core each answer the same prompts faster than one batch after another on both.
+# Chosen by measurement on the real loop's prompts (bench/README.md, "Batches at once"): on 2 shared
+# cores, two batches on one core each answered the same prompts six to nine times faster than one batch
+# after another on both, with the same greedy answers.
 PARALLEL_BATCHES = 2
 
 log = logging.getLogger("modelserver")
