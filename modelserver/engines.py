@@ -11,6 +11,11 @@ why) and refused under ``--engine ctranslate2``.
 Both engines decode the same way: greedy (or sampled at the request's temperature and top_p) up to the
 batch's largest ``max_tokens``, each row ending at an end-of-turn token, a row whose caller left stopping at
 its next token. Cutting at the end token and the stop strings, and counting, is the generator's.
+
+An engine says how many batches it generates at once (``parallel``): transformers one, on every core;
+CTranslate2 ``PARALLEL_BATCHES`` on a CPU with at least as many cores, the cores shared between them, so
+that while one batch writes its longest answer (its other rows done, the batch small) the next batch
+keeps the other cores busy.
 """
 
 from __future__ import annotations
@@ -32,6 +37,10 @@ CTRANSLATE2_PIN = "ctranslate2==4.8.5"
 # --engines): float32 gives transformers' greedy answers (32 of 32 held-out cases); int8_float32 generates
 # 2.6 times faster but gave the same answer to 1 of 32; this CPU build of CTranslate2 has no bfloat16.
 COMPUTE_TYPE = "float32"
+# Chosen by measurement on the real loop's prompts (bench/README.md, "Batches at once"): on 2 shared
+# cores, two batches on one core each answered the same prompts six to nine times faster than one batch
+# after another on both, with the same greedy answers.
+PARALLEL_BATCHES = 2
 
 log = logging.getLogger("modelserver")
 
@@ -79,6 +88,7 @@ class Model(ABC):
 class Engine(Protocol):
     name: str
     why: str  # why this engine generates here
+    parallel: int  # how many batches it generates at once
 
     def load(self, model_id: str, folder: Path) -> Model: ...
 
@@ -127,6 +137,7 @@ def threads() -> int:
 
 class TransformersEngine:
     name = "transformers"
+    parallel = 1  # one batch on every core: two at once would only share them
 
     def __init__(self, device: str, why: str) -> None:
         self.device = device
@@ -180,8 +191,9 @@ def abandoned_rows(rows: int, stopped: Callable[[int], bool]) -> Any:
 
 
 class CTranslate2Engine:
-    """CTranslate2 on the CPU at ``compute_type``, on every core this process may use; models converted under
-    ``cache``. With a ``fallback``, a model the converter refuses is served by it instead."""
+    """CTranslate2 on the CPU at ``compute_type``, on every core this process may use (``threads`` for each of
+    its ``parallel`` batches); models converted under ``cache``. With a ``fallback``, a model the converter
+    refuses is served by it instead."""
 
     name = "ctranslate2"
 
@@ -197,7 +209,9 @@ class CTranslate2Engine:
         self.compute_type = compute_type
         self.why = why
         self.fallback = fallback
-        self.threads = threads()
+        cores = threads()
+        self.parallel = max(1, min(PARALLEL_BATCHES, cores))
+        self.threads = cores // self.parallel
         self.conversions: list[dict[str, Any]] = []
         self.fallbacks: dict[str, str] = {}
 
@@ -216,7 +230,11 @@ class CTranslate2Engine:
         self.fallbacks.pop(model_id, None)
         tokenizer = weights.load_tokenizer(folder)
         generator = ctranslate2.Generator(
-            str(converted), device="cpu", compute_type=self.compute_type, intra_threads=self.threads
+            str(converted),
+            device="cpu",
+            compute_type=self.compute_type,
+            inter_threads=self.parallel,
+            intra_threads=self.threads,
         )
         return CTranslate2Model(generator, tokenizer, weights.end_tokens(folder, tokenizer))
 
@@ -249,6 +267,7 @@ class CTranslate2Engine:
             "device": "cpu",
             "compute_type": self.compute_type,
             "threads": self.threads,
+            "parallel_batches": self.parallel,
             "conversions": list(self.conversions),
             "served_by_transformers": dict(self.fallbacks),
         }

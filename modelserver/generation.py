@@ -4,8 +4,11 @@ same model and sampling, and generates for all of them in one call of the server
 tokens, is done here, the same for every engine.
 
 The worker waits ``batch_wait_s`` after the first request of a batch for others to join it, so requests
-that arrive together share a batch; requests arriving while a batch generates form the next one. A
-temperature of 0 (the default) decodes greedily; otherwise the batch samples at its temperature and top_p.
+that arrive together share a batch; requests arriving while a batch generates form the next one. An
+engine that can generate several batches at once (``parallel``, see :mod:`modelserver.engines`) has that
+many workers: a batch whose longest answer is still being written then holds up only its own callers,
+while the requests that came in meanwhile generate beside it. A temperature of 0 (the default) decodes
+greedily; otherwise the batch samples at its temperature and top_p.
 
 A caller that goes away (a client whose timeout ran out closes its connection) abandons its request: a
 waiting request leaves the queue, and a row of a batch stops at its next token once its request is
@@ -63,7 +66,8 @@ class Request:
 
 @dataclass
 class Counters:
-    """What the worker has done, for ``GET /v1/stats`` and the tests."""
+    """What the workers have done, for ``GET /v1/stats`` and the tests; ``generation_s`` is the time at
+    least one batch was generating."""
 
     requests: int = 0
     batches: int = 0
@@ -97,29 +101,34 @@ class UnknownModel(LookupError):
 
 class LoadedModels:
     """The models in memory, at most ``keep`` of them (the least recently used leaves first), loaded
-    on first use through ``load`` (model id -> the engine's model)."""
+    on first use through ``load`` (model id -> the engine's model); workers asking for a model being
+    loaded wait for that load rather than start another."""
 
     def __init__(self, load: Callable[[str], Model], keep: int = 2) -> None:
         self._load = load
         self._keep = keep
         self._models: OrderedDict[str, Model] = OrderedDict()
+        self._lock = threading.Lock()
 
     def get(self, model_id: str) -> Model:
-        if model_id in self._models:
-            self._models.move_to_end(model_id)
-            return self._models[model_id]
-        loaded = self._load(model_id)
-        self._models[model_id] = loaded
-        while len(self._models) > self._keep:
-            self._models.popitem(last=False)
-        return loaded
+        with self._lock:
+            if model_id in self._models:
+                self._models.move_to_end(model_id)
+                return self._models[model_id]
+            loaded = self._load(model_id)
+            self._models[model_id] = loaded
+            while len(self._models) > self._keep:
+                self._models.popitem(last=False)
+            return loaded
 
     def forget(self, model_id: str) -> None:
-        self._models.pop(model_id, None)
+        with self._lock:
+            self._models.pop(model_id, None)
 
 
 class Generator:
-    """The queue and its worker thread (started by :meth:`start`, stopped by :meth:`stop`)."""
+    """The queue and its ``workers`` threads, each generating one batch at a time (started by
+    :meth:`start`, stopped by :meth:`stop`)."""
 
     def __init__(
         self,
@@ -127,29 +136,39 @@ class Generator:
         *,
         max_batch: int = DEFAULT_MAX_BATCH,
         batch_wait_s: float = DEFAULT_BATCH_WAIT_S,
+        workers: int = 1,
     ) -> None:
         if max_batch < 1:
             raise ValueError(f"max_batch must be at least 1, not {max_batch}")
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, not {workers}")
         self.max_batch = max_batch
         self.batch_wait_s = batch_wait_s
+        self.workers = workers
         self.counters = Counters()
         self._models = models
         self._pending: list[Request] = []
         self._changed = threading.Condition()
         self._stopped = False
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
+        self._generating = 0
+        self._busy_since = 0.0
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._work, name="generation", daemon=True)
-        self._thread.start()
+        self._threads = [
+            threading.Thread(target=self._work, name=f"generation-{n}", daemon=True)
+            for n in range(self.workers)
+        ]
+        for thread in self._threads:
+            thread.start()
 
     def stop(self) -> None:
         with self._changed:
             self._stopped = True
             self._changed.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout=60)
-            self._thread = None
+        for thread in self._threads:
+            thread.join(timeout=60)
+        self._threads = []
 
     def complete(self, request: Request) -> Completion:
         """``request``'s completion, once the worker has generated it (raises what generation raised, and
@@ -220,15 +239,24 @@ class Generator:
             self._pending.clear()
 
     def _generate(self, batch: list[Request]) -> list[Completion]:
-        started = time.monotonic()
-        results = complete(self._models.get(batch[0].model), batch)
-        counters = self.counters
-        counters.requests += len(batch)
-        counters.batches += 1
-        counters.largest_batch = max(counters.largest_batch, len(batch))
-        counters.prompt_tokens += sum(r.prompt_tokens for r in results)
-        counters.completion_tokens += sum(r.completion_tokens for r in results)
-        counters.generation_s += time.monotonic() - started
+        with self._changed:
+            if self._generating == 0:
+                self._busy_since = time.monotonic()
+            self._generating += 1
+        try:
+            results = complete(self._models.get(batch[0].model), batch)
+        finally:
+            with self._changed:
+                self._generating -= 1
+                if self._generating == 0:
+                    self.counters.generation_s += time.monotonic() - self._busy_since
+        with self._changed:
+            counters = self.counters
+            counters.requests += len(batch)
+            counters.batches += 1
+            counters.largest_batch = max(counters.largest_batch, len(batch))
+            counters.prompt_tokens += sum(r.prompt_tokens for r in results)
+            counters.completion_tokens += sum(r.completion_tokens for r in results)
         return results
 
 

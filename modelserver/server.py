@@ -108,7 +108,9 @@ class ModelServer(ThreadedServer):
         self.catalog = Catalog(source.model_id, base_folder, work / "models")
         self.models = LoadedModels(self._load, keep=keep_loaded)
         self.models.get(source.model_id)
-        self.generator = Generator(self.models, max_batch=max_batch, batch_wait_s=batch_wait_s)
+        self.generator = Generator(
+            self.models, max_batch=max_batch, batch_wait_s=batch_wait_s, workers=self.engine.parallel
+        )
         self.fine_tunes = FineTuneJobs(work, self.catalog)
         self._api_key = api_key
         self.read_timeout_s = read_timeout_s

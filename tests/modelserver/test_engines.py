@@ -7,13 +7,14 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from modelserver import weights
+from modelserver import engines, weights
 from modelserver.engines import (
     CTranslate2Engine,
     Decoding,
@@ -98,7 +99,7 @@ def test_the_engine_answers_over_http_with_usage_length_and_stop_strings(
 
     assert engine["name"] == "ctranslate2"
     assert engine["compute_type"] == "float32"
-    assert engine["threads"] == len(os.sched_getaffinity(0))
+    assert engine["threads"] * engine["parallel_batches"] == len(os.sched_getaffinity(0))
     assert [c["model"] for c in engine["conversions"]] == ["tiny-chat"]
     assert cut_short["choices"][0]["finish_reason"] == "length"
     assert cut_short["usage"] == {
@@ -108,6 +109,55 @@ def test_the_engine_answers_over_http_with_usage_length_and_stop_strings(
     }
     assert stopped["choices"][0]["message"]["content"] == full[: full.find(stop)]
     assert stopped["choices"][0]["finish_reason"] == "stop"
+
+
+def test_a_request_arriving_while_a_batch_generates_is_answered_before_that_batch_ends(
+    tiny_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engines, "threads", lambda: 2)
+    with ModelServer(str(tiny_model), work=tmp_path, engine="ctranslate2", max_batch=1) as server:
+        alone = [_ask(server, p, max_tokens=8)["choices"][0]["message"]["content"] for p in PROMPTS[:2]]
+        model = server.models.get(server.base_model)
+        generate = model.generate
+        entered, release = threading.Event(), threading.Event()
+        held = _encoded(model.tokenizer, PROMPTS[0])
+
+        def slow(prompts: list[list[int]], decoding: Decoding) -> list[list[int]]:
+            """The first prompt's batch writes a long answer: it goes on until the test lets it end."""
+            if prompts == [held]:
+                entered.set()
+                release.wait(timeout=60)
+            return generate(prompts, decoding)
+
+        monkeypatch.setattr(model, "generate", slow)
+        answers: dict[str, str] = {}
+        first = threading.Thread(
+            target=lambda: answers.update(
+                first=_ask(server, PROMPTS[0], max_tokens=8)["choices"][0]["message"]["content"]
+            )
+        )
+        first.start()
+        assert entered.wait(timeout=30)
+        try:
+            beside = _post_within(server, PROMPTS[1], timeout=20)
+        finally:
+            release.set()
+            first.join(timeout=60)
+        stats = _engine(server)
+
+    assert stats["parallel_batches"] == 2
+    assert beside == alone[1]
+    assert answers["first"] == alone[0]
+
+
+def _post_within(server: ModelServer, prompt: str, *, timeout: float) -> str:
+    body = {"model": server.base_model, "messages": [{"role": "user", "content": prompt}], "max_tokens": 8}
+    request = urllib.request.Request(
+        server.base_url + "/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        text: str = json.loads(response.read())["choices"][0]["message"]["content"]
+        return text
 
 
 def test_a_model_is_converted_once_and_again_when_its_files_change(tiny_model: Path, tmp_path: Path) -> None:
