@@ -139,6 +139,8 @@ def _print_summary(comparison: Comparison, out: Path) -> None:
     left_out = len(c.only_before) + len(c.only_after) + len(c.in_neither) + len(c.gold_differs)
     if left_out:
         print(f"  cases left out of the pairing: {left_out} (listed in the report)")
+    if c.training_method is not None:
+        print(f"  training method: {c.training_method}" + (f"; reward: {c.reward}" if c.reward else ""))
     if c.package_id is None:
         print("  the cases are not restricted to a package's held-out set (give --package-manifest)")
     print(f"  {NOT_ESTABLISHED_HEADLINE}.")

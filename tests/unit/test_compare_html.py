@@ -133,3 +133,21 @@ def test_written_json_holds_every_case_the_page_leaves_out(tmp_path: Path) -> No
     assert data["verdict"] == "improved"
     assert html_path.read_text(encoding="utf-8").count("<tr><td>c0") == 5
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["comparison.html", "comparison.json"]
+
+
+def test_the_page_names_the_training_method_and_the_reward_of_a_reinforcement_package(tmp_path: Path) -> None:
+    before = scoring_output(tmp_path / "b.zip", [verdict("a", False), verdict("b", True)])
+    after = scoring_output(tmp_path / "a.zip", [verdict("a", True), verdict("b", True)])
+    package = PackageRef(
+        package_id="pkg-1",
+        sha256="ab" * 32,
+        held_out=("a", "b"),
+        method="reinforcement",
+        reward="the environment's own scoring as grader.py, sha256 cd",
+    )
+    comparison = compare_runs(BEFORE, before, AFTER, after, cases=["a", "b"], package=package, resamples=50)
+
+    assert (comparison.training_method, comparison.reward) == ("reinforcement", package.reward)
+    page = render_comparison(comparison)
+    assert "<li>Training method: reinforcement</li>" in page
+    assert "<li>Reward: the environment&#x27;s own scoring as grader.py, sha256 cd</li>" in page

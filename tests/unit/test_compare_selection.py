@@ -55,3 +55,27 @@ def test_without_a_list_the_package_gives_its_held_out_cases() -> None:
     assert choose_cases(["b"], package) == ["b"]
     assert choose_cases(["z"], None) == ["z"]
     assert choose_cases(None, None) is None
+
+
+def _manifest(tmp_path: Path, method: str, grader: dict[str, str] | None) -> Path:
+    manifest = {
+        "package_id": "p1",
+        "preparation": {"method": method, "benchmark": "Arithmetic"},
+        "held_out": {"count": 1, "cases": [{"case_id": "a"}]},
+        **({"grader": grader} if grader else {}),
+    }
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    return path
+
+
+def test_a_reinforcement_manifest_names_its_method_and_what_rewarded_the_training(tmp_path: Path) -> None:
+    graded = read_package(_manifest(tmp_path, "reinforcement", {"file": "grader.py", "sha256": "ab" * 32}))
+    assert graded.method == "reinforcement"
+    assert graded.reward == f"the environment's own scoring as grader.py, sha256 {'ab' * 32}"
+
+    program = read_package(_manifest(tmp_path, "reinforcement", {"program": "scoring_program"}))
+    assert program.reward == "the environment's scoring program scoring_program"
+
+    demonstration = read_package(_manifest(tmp_path, "demonstration", None))
+    assert (demonstration.method, demonstration.reward) == ("demonstration", None)

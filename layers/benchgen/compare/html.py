@@ -159,6 +159,11 @@ def render_comparison(
             f"<code>{escape(c.package_sha256 or 'not given')}</code></li>"
         ]
     )
+    trained = [
+        f"<li>{label}: {escape(value)}</li>"
+        for label, value in (("Training method", c.training_method), ("Reward", c.reward))
+        if value is not None
+    ]
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -176,6 +181,7 @@ def render_comparison(
         _identity("Before", c, before=True),
         _identity("After", c, before=False),
         *package,
+        *trained,
         f"<li>Cases: {escape(c.selection)}</li>",
         *(f"<li>{escape(label)}: <code>{escape(value)}</code></li>" for label, value in details),
         "</ul>",

@@ -153,6 +153,8 @@ class Comparison(LazyModel):
     after: RunIdentity
     package_id: str | None = None
     package_sha256: str | None = None
+    training_method: str | None = None  # the package's preparation method, where a package is given
+    reward: str | None = None  # reinforcement: what rewarded the training
     selection: str  # which cases were asked for, in words
     paired_cases: int
     accuracy_before: float
@@ -354,6 +356,8 @@ def compare_runs(
         after=after,
         package_id=None if package is None else package.package_id,
         package_sha256=None if package is None else package.sha256,
+        training_method=None if package is None else package.method,
+        reward=None if package is None else package.reward,
         selection=_selection(cases, package),
         paired_cases=n,
         accuracy_before=passed_before / n,

@@ -32,6 +32,20 @@ class PackageRef(LazyModel):
     sha256: str | None
     held_out: tuple[str, ...]
     benchmark: str | None = None  # the title of the benchmark the package's preparation drew from
+    method: str | None = None  # the training method of the package's preparation
+    reward: str | None = None  # reinforcement: what rewarded the training, as the manifest names it
+
+
+def _reward(grader: Any) -> str | None:
+    """What rewarded a reinforcement package's training, in words, from its manifest's grader entry."""
+    if not isinstance(grader, dict):
+        return None
+    if isinstance(grader.get("file"), str):
+        sha256 = grader.get("sha256") or "not given"
+        return f"the environment's own scoring as {grader['file']}, sha256 {sha256}"
+    if isinstance(grader.get("program"), str):
+        return f"the environment's scoring program {grader['program']}"
+    return None
 
 
 def _named(ids: list[str]) -> str:
@@ -71,11 +85,14 @@ def read_package(path: Path, sha256: str | None = None) -> PackageRef:
         raise SelectionError(f"{path.name}: package_id and every held-out case_id must be strings")
     preparation = manifest.get("preparation")
     benchmark = preparation.get("benchmark") if isinstance(preparation, dict) else None
+    method = preparation.get("method") if isinstance(preparation, dict) else None
     return PackageRef(
         package_id=package_id,
         sha256=sha256,
         held_out=held_out,
         benchmark=benchmark if isinstance(benchmark, str) and benchmark else None,
+        method=method if isinstance(method, str) and method else None,
+        reward=_reward(manifest.get("grader")),
     )
 
 
