@@ -25,7 +25,8 @@ PLACEHOLDER = "__number__"
 PATH_VALUE = "res-1"  # every path parameter: the numbers are refused before any resource is looked up
 
 # Bodies the routes take, each holding every object on the way to the numbers it carries; a run takes
-# either a model to ask or a configuration of its own, so it has one body of each.
+# either a model to ask or a configuration of its own, so it has one body of each; only a reinforcement
+# preparation takes a share of correct cases.
 CARRIERS: dict[str, list[dict[str, Any]]] = {
     "/connections": [
         {
@@ -74,7 +75,14 @@ CARRIERS: dict[str, list[dict[str, Any]]] = {
                 "seed": 7,
                 "splits": {"train": 80, "validation": 10, "test": 10},
             },
-        }
+        },
+        {
+            "environment_id": "gsm8k",
+            "environment_version": "1",
+            "method": "reinforcement",
+            "run_ids": ["run-1"],
+            "settings": {"correct_share": 0.1},
+        },
     ],
     "/training-runs": [{"package_id": "pkg-1", "connection_id": "conn-1", "hyperparameters": {}}],
 }
