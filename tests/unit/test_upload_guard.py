@@ -28,6 +28,7 @@ def _example(prompt: str, *, system: str = "Answer with a number.") -> PreparedE
         prompt=prompt,
         chosen="36",
         rejected="35",
+        grading={"template": "math", "answer": "36", "criteria": []},  # read by the reinforcement profiles
         source=SourceContext(case_id="case-1", run_id="r1", layer=Source.SEED),
         source_text_hash=text_hash(prompt),
     )
