@@ -24,7 +24,6 @@ from types import MappingProxyType
 from typing import Any
 
 from benchgen.finetune.split import Split
-from benchgen.scoring.reward import grader_source
 from benchgen.training.examples import PreparedExample
 from benchgen.vocabulary import Method
 
@@ -213,17 +212,21 @@ if __name__ == "__main__":
 
 def plain_grader() -> str:
     """The environment's scoring as a stdlib-only module: ``score``, ``grade`` and ``reward_func``."""
+    # Imported here: the reward builds every template's judge, which only a reinforcement package needs,
+    # and the task functions that import the profiles would pay for it at every cold start.
+    from benchgen.scoring.reward import grader_source
+
     return grader_source()
 
 
 def bedrock_grader() -> str:
     """The grader with the Lambda handler Bedrock reinforcement fine-tuning calls."""
-    return grader_source() + _BEDROCK_HANDLER
+    return plain_grader() + _BEDROCK_HANDLER
 
 
 def command_grader() -> str:
     """The grader with a command line: completions with their grading fields in, rewards out."""
-    return grader_source() + _GENERIC_MAIN
+    return plain_grader() + _GENERIC_MAIN
 
 
 def sagemaker_sft_row(example: PreparedExample) -> Row:

@@ -20,7 +20,6 @@ from typing import Any
 
 from benchgen.bundle.spec import Criterion, TemplateName
 from benchgen.cases import Case, CaseText, validate_case
-from benchgen.scoring.reward import grading_fields
 
 
 class CaseLines:
@@ -46,4 +45,7 @@ class CaseLines:
         self, case_id: str, text: CaseText, template: TemplateName | None, criteria: Sequence[Criterion]
     ) -> dict[str, Any]:
         """The grader's fields for the case ``case_id`` (``criteria``: the environment's)."""
+        # Imported here, as only a reinforcement preparation grades: the reward builds every template.
+        from benchgen.scoring.reward import grading_fields
+
         return grading_fields(self.case(case_id, text), template, criteria)
