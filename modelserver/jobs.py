@@ -67,9 +67,7 @@ RL_DEFAULTS: dict[str, float | int] = {
     "beta": 0.0,
 }
 RL_BOUNDS: dict[str, tuple[float, float]] = {
-    "n_epochs": (1, 100),
-    "learning_rate": (0, 1),
-    "batch_size": (1, 1024),
+    **{name: BOUNDS[name] for name in ("n_epochs", "learning_rate", "batch_size")},
     "num_generations": (2, 64),
     "max_completion_length": (1, 4096),
     "temperature": (0, 2),
