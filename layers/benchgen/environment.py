@@ -22,10 +22,11 @@ from benchgen.bundle.archive import (
 )
 from benchgen.bundle.load import TASK_PATH_FIELDS, load_spec, resolve_in_bundle, spec_problems
 from benchgen.bundle.runtime import RuntimeChoice, select_runtime
-from benchgen.bundle.spec import CompetitionSpec, Phase, Task, TemplateName
+from benchgen.bundle.spec import CompetitionSpec, Phase, Task
 from benchgen.cases import Reference, case_references
 from benchgen.errors import BenchGenError, BundleError, too_deep
 from benchgen.programs import load_command
+from benchgen.vocabulary import TemplateName
 
 CASES_FILE = "cases.jsonl"
 MAX_CASE_PROBLEMS = 20

@@ -6,7 +6,8 @@ method or a run's sampling without importing the training or inference code that
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
+from importlib import import_module
+from typing import Annotated, Any, ClassVar, Self, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -61,33 +62,62 @@ class Sampling(BaseModel):
 #: (docs/adding-a-provider-kind.md). Naming it here is all the registering a kind takes.
 PROVIDER_KINDS: tuple[str, ...] = ("bedrock", "sagemaker", "openai-compatible")
 
+#: Every built-in scoring template, in the order lists show them. A template is defined by its own module,
+#: ``benchgen/scoring/<name>.py`` (docs/architecture.md#adding-a-scoring-template); naming it here is all the
+#: registering a template takes.
+TEMPLATES: tuple[str, ...] = ("math", "qa", "routing", "code")
 
-class ProviderKind(str):
-    """The name of a kind of provider: one of :data:`PROVIDER_KINDS`.
 
-    An open set of names rather than an enum, so that the kinds are the ones listed when a value is read:
-    a record validates its kind against that list, and JSON Schema describes the kind as an enum of it
-    (as an enum's schema would be, under the same name).
+T = TypeVar("T")
+
+
+class ListedName(str):
+    """A name that must be one of a list read when a value is read (:meth:`names`).
+
+    An open set of names rather than an enum, so that the names are the ones listed when a value is read:
+    a record validates its name against that list, and JSON Schema describes it as an enum of it (as an
+    enum's schema would be, under the same name).
     """
 
     __slots__ = ()
+    what: ClassVar[str]  # what one name is, in a sentence: "a provider kind"
+    plural: ClassVar[str]  # what the names are, in a sentence: "the kinds"
 
-    def __new__(cls, name: str) -> ProviderKind:
-        if name not in PROVIDER_KINDS:
-            raise ValueError(f"{name!r} is not a provider kind: the kinds are {', '.join(PROVIDER_KINDS)}")
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def __new__(cls, name: str) -> Self:
+        names = cls.names()
+        if name not in names:
+            raise ValueError(f"{name!r} is not {cls.what}: {cls.plural} are {', '.join(names)}")
         return super().__new__(cls, name)
 
     @property
     def module(self) -> str:
-        """The name of the modules that define this kind (``openai-compatible`` -> ``openai_compatible``)."""
+        """The name of the modules that define it (``openai-compatible`` -> ``openai_compatible``)."""
         return self.replace("-", "_")
 
+    def defined_in(self, package: str, attribute: str, kind: type[T], field: str, guide: str) -> T:
+        """The ``attribute`` of the module of ``package`` named for this name: a ``kind`` whose ``field``
+        is this name, or a TypeError pointing at ``guide``. Importing it is left until a name is looked up
+        (Python then keeps the module), so that only the names a function asks about are loaded."""
+        module = import_module(f"{package}.{self.module}")
+        definition = getattr(module, attribute, None)
+        if not isinstance(definition, kind) or getattr(definition, field) != self:
+            raise TypeError(
+                f"{module.__name__} must name its {kind.__name__} {attribute}, with {field} {str(self)!r}: "
+                f"see {guide}"
+            )
+        return definition
+
     @classmethod
-    def _validate(cls, value: Any) -> ProviderKind:
-        if isinstance(value, str) and value in PROVIDER_KINDS:
+    def _validate(cls, value: Any) -> Self:
+        names = cls.names()
+        if isinstance(value, str) and value in names:
             return cls(value)
-        # Worded as pydantic words an enum's refusal, so a kind reads like any other choice.
-        *others, last = (repr(kind) for kind in PROVIDER_KINDS)
+        # Worded as pydantic words an enum's refusal, so a name reads like any other choice.
+        *others, last = (repr(name) for name in names)
         expected = f"{', '.join(others)} or {last}" if others else last
         raise PydanticCustomError("enum", "Input should be {expected}", {"expected": expected})
 
@@ -99,7 +129,7 @@ class ProviderKind(str):
             cls._validate,
             json_schema_input_schema=core_schema.str_schema(),
             serialization=core_schema.plain_serializer_function_ser_schema(str),
-            # A named definition, so every field of this type refers to one ProviderKind schema.
+            # A named definition, so every field of this type refers to one schema.
             ref=f"{cls.__module__}.{cls.__qualname__}:{id(cls)}",
         )
 
@@ -107,4 +137,28 @@ class ProviderKind(str):
     def __get_pydantic_json_schema__(
         cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
-        return {"enum": list(PROVIDER_KINDS), "title": cls.__name__, "type": "string"}
+        return {"enum": list(cls.names()), "title": cls.__name__, "type": "string"}
+
+
+class ProviderKind(ListedName):
+    """The name of a kind of provider: one of :data:`PROVIDER_KINDS`."""
+
+    __slots__ = ()
+    what = "a provider kind"
+    plural = "the kinds"
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return PROVIDER_KINDS
+
+
+class TemplateName(ListedName):
+    """The name of a built-in scoring template: one of :data:`TEMPLATES` (what ``template:`` accepts)."""
+
+    __slots__ = ()
+    what = "a scoring template"
+    plural = "the templates"
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return TEMPLATES

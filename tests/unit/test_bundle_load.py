@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from benchgen.bundle.load import load_spec, parse_spec, read_yaml, spec_problems
-from benchgen.bundle.spec import SelectionCriterion, TemplateName
+from benchgen.bundle.spec import SelectionCriterion
 from benchgen.errors import BundleError
 from tests.unit.bad_bundles import GOOD_YAML, good_folder, yaml_with
 
@@ -22,7 +22,7 @@ def test_a_good_spec_is_read_and_codabench_only_keys_are_ignored(tmp_path: Path)
     spec = load_spec(good_folder(tmp_path))
 
     assert spec.title == "Tiny Math"
-    assert spec.template is TemplateName.MATH
+    assert spec.template == "math"
     assert [c.key for c in spec.columns] == ["accuracy", "answer_rate"]
     assert spec.primary_column.title == "Accuracy"
     assert not hasattr(spec, "image")

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from benchgen.bundle.archive import Limits
-from benchgen.bundle.spec import TemplateName
 from benchgen.environment import Environment, case_problems, check_bundle, open_environment
 from benchgen.errors import BundleError
 from tests.unit.bad_bundles import (
@@ -81,7 +80,7 @@ def test_open_environment_reads_a_template_bundle_from_a_zip(tmp_path: Path) -> 
 
     # then its spec and folders are available, extracted under the workdir
     assert env.spec.title == "Tiny Math"
-    assert env.template is TemplateName.MATH
+    assert env.template == "math"
     assert env.time_limit == 30
     assert env.cases_path.read_text().count("\n") == 3
     assert env.root.is_relative_to(tmp_path / "work")

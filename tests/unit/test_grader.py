@@ -13,10 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchgen.bundle.spec import Criterion, TemplateName
+from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case
 from benchgen.scoring.reward import grader_source, grading_fields, reward
 from benchgen.scoring.standalone import amalgamate
+from benchgen.vocabulary import TemplateName
 
 MATH = {"template": "math", "answer": "42"}
 QA = {"template": "qa", "answer": "the Eiffel Tower"}
@@ -124,7 +125,7 @@ def test_a_case_scored_by_its_own_program_has_no_template_reward() -> None:
 def test_grading_fields_hold_what_the_judge_reads_and_the_case_s_criteria() -> None:
     criteria = [Criterion(id="final-answer"), Criterion(id="answer-format")]
     case = Case(id="m1", question="6 * 7?", answer="42", solution="6 * 7 = 42", domain="arithmetic")
-    assert grading_fields(case, TemplateName.MATH, criteria) == {
+    assert grading_fields(case, TemplateName("math"), criteria) == {
         "template": "math",
         "answer": "42",
         "criteria": ["final-answer", "answer-format"],
@@ -132,21 +133,21 @@ def test_grading_fields_hold_what_the_judge_reads_and_the_case_s_criteria() -> N
     qa = Case(
         id="q1", answer="Paris", answers=["Paris", "the city of Paris"], context="...", criteria=["exact"]
     )
-    assert grading_fields(qa, TemplateName.QA, criteria) == {
+    assert grading_fields(qa, TemplateName("qa"), criteria) == {
         "template": "qa",
         "answer": "Paris",
         "answers": ["Paris", "the city of Paris"],
         "criteria": ["exact"],
     }
     routed = Case(id="r1", answer="fast", route="fast", costs={"fast": 0.001, "slow": 0.01})
-    assert grading_fields(routed, TemplateName.ROUTING, []) == {
+    assert grading_fields(routed, TemplateName("routing"), []) == {
         "template": "routing",
         "answer": "fast",
         "route": "fast",
         "criteria": [],
     }
     code = Case(id="c1", files=FILES, test_command="python test_ranges.py")
-    assert grading_fields(code, TemplateName.CODE, []) == {**CODE, "criteria": []}
+    assert grading_fields(code, TemplateName("code"), []) == {**CODE, "criteria": []}
 
 
 def test_openai_s_python_grader_reads_the_output_text_and_the_row_s_grading_fields(

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from benchgen.bundle.spec import TemplateName
 from benchgen.environment import open_environment
 from benchgen.ingest import ingest
 from benchgen.outputs import RunOutput
@@ -22,6 +21,7 @@ from benchgen.scoring.engine import score_predictions
 from benchgen.scoring.join import iter_cases
 from benchgen.scoring.reward import grader_source, grading_fields, reward
 from benchgen.verdicts import VERDICTS_NAME, Verdict
+from benchgen.vocabulary import TemplateName
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # Every shipped example judged by a built-in template: a bundle with cases and one results file.
@@ -67,7 +67,7 @@ def _completion(template: TemplateName, record: dict[str, Any] | None) -> str:
     """What the model answered, as a completion: the route it chose, nothing where it abstained."""
     if record is None:
         return ""
-    if template is TemplateName.ROUTING and record.get("route"):
+    if template == "routing" and record.get("route"):
         return str(record["route"])
     if (record.get("no_answer_probability") or 0.0) > 0.5:
         return ""

@@ -14,8 +14,9 @@ import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from benchgen import vocabulary
 from benchgen.bundle.archive import COMPETITION_FILES, competition_file, path_problem
-from benchgen.bundle.spec import CompetitionSpec, TemplateName
+from benchgen.bundle.spec import CompetitionSpec
 from benchgen.bundle.v15 import Conversion, convert_v15, is_v15
 from benchgen.errors import BundleError, too_deep
 
@@ -23,7 +24,11 @@ MAX_YAML_BYTES = 1024 * 1024
 # Aliases let a few lines of YAML stand for an exponentially large document; real bundles need few.
 MAX_YAML_ALIASES = 50
 TASK_PATH_FIELDS = ("scoring_program", "ingestion_program", "input_data", "reference_data")
-KNOWN_TEMPLATES = ", ".join(t.value for t in TemplateName)
+
+
+def _known_templates() -> str:
+    return ", ".join(vocabulary.TEMPLATES)
+
 
 _MISSING_HINTS = {
     "title": "add `title: <name of the benchmark>`",
@@ -101,7 +106,7 @@ def _describe(error: ErrorDetails) -> str:
         hint = _MISSING_HINTS.get(_dotted(loc), "add it")
         return f"missing; {hint}"
     if loc == ("template",):
-        return f"unknown template {_short(error['input'])}; known templates: {KNOWN_TEMPLATES}"
+        return f"unknown template {_short(error['input'])}; known templates: {_known_templates()}"
     if kind in ("enum", "literal_error"):
         expected = error.get("ctx", {}).get("expected", "")
         return f"{_short(error['input'])} is not allowed; use {expected}"
@@ -153,7 +158,7 @@ def _semantic_problems(spec: CompetitionSpec, file: str) -> list[BundleError]:
             add(
                 f"tasks.{i}.scoring_program",
                 "missing; give the path of the task's scoring program, or set `template:` at the top level "
-                f"to a built-in one ({KNOWN_TEMPLATES})",
+                f"to a built-in one ({_known_templates()})",
             )
         elif task.scoring_program is None and task.reference_data is None:
             add(

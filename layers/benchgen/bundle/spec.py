@@ -17,13 +17,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from benchgen.bundle.v15 import Conversion
 from benchgen.lazy_model import LazyModel
-
-
-class TemplateName(StrEnum):
-    MATH = "math"
-    QA = "qa"
-    ROUTING = "routing"
-    CODE = "code"
+from benchgen.vocabulary import TemplateName
 
 
 class SelectionCriterion(StrEnum):

@@ -7,8 +7,6 @@ kinds a function asks about are loaded, and listing them loads each.
 
 from __future__ import annotations
 
-from importlib import import_module
-
 from benchgen import vocabulary
 from benchgen.providers.definition import ProviderDefinition
 from benchgen.vocabulary import ProviderKind
@@ -18,15 +16,14 @@ PACKAGE = "benchgen.providers"
 
 def provider(kind: str) -> ProviderDefinition:
     """The definition of ``kind`` (a :class:`ProviderKind` or its name)."""
-    name = ProviderKind(kind)
-    module = import_module(f"{PACKAGE}.{name.module}")
-    definition = getattr(module, "PROVIDER", None)
-    if not isinstance(definition, ProviderDefinition) or definition.kind != name:
-        raise TypeError(
-            f"{module.__name__} must name its ProviderDefinition PROVIDER, with kind {name!r}: see "
-            "docs/adding-a-provider-kind.md"
-        )
-    return definition
+    # A kind's definition subclasses the abstract ProviderDefinition, which mypy will not take as a type[T].
+    return ProviderKind(kind).defined_in(
+        PACKAGE,
+        "PROVIDER",
+        ProviderDefinition,  # type: ignore[type-abstract]
+        "kind",
+        "docs/adding-a-provider-kind.md",
+    )
 
 
 def providers() -> list[ProviderDefinition]:

@@ -29,7 +29,14 @@ from benchgen.programs import run_program
 from benchgen.records.programs import last_lines
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.patch import TEST_TIME_LIMIT, patch_and_test
-from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
+from benchgen.scoring.templates import (
+    Aggregator,
+    Judge,
+    ScoringOptions,
+    TemplateDefinition,
+    case_verdict,
+    rate,
+)
 from benchgen.verdicts import VerdictRecord
 
 PATCH_APPLIES = "patch-applies"
@@ -106,3 +113,22 @@ class CodeAggregator(Aggregator):
             "resolved": float(self.passed),
             "total_tasks": float(self.total),
         }
+
+
+def _build(options: ScoringOptions) -> Judge:
+    return make_judge(
+        time_limit=options.time_limit,
+        workdir=options.workdir,
+        sandbox=options.sandbox,
+        runtime=options.runtime,
+    )
+
+
+TEMPLATE = TemplateDefinition(
+    "code",
+    _build,
+    CodeAggregator,
+    case_fields=("files", "test_command"),
+    judged=JUDGED,
+    runs_tests=True,
+)

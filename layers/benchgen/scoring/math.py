@@ -31,7 +31,7 @@ from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.scoring.extract import format_decimal
 from benchgen.scoring.math_answer import judge_answer
-from benchgen.scoring.templates import Aggregator, case_verdict, rate
+from benchgen.scoring.templates import Aggregator, TemplateDefinition, case_verdict, rate, unconfigured
 from benchgen.verdicts import VerdictRecord
 
 FINAL_ANSWER = "final-answer"
@@ -103,3 +103,8 @@ class MathAggregator(Aggregator):
             "total": float(self.total),
             "near_misses": float(self.near_misses),
         }
+
+
+TEMPLATE = TemplateDefinition(
+    "math", unconfigured(judge), MathAggregator, case_fields=("answer",), judged=JUDGED
+)

@@ -25,7 +25,7 @@ from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.scoring.float_sums import ExactSum
 from benchgen.scoring.qa_answer import acceptable_answers, best_scores, normalize_answer
-from benchgen.scoring.templates import Aggregator, Judge, case_verdict, rate
+from benchgen.scoring.templates import Aggregator, Judge, TemplateDefinition, case_verdict, rate, unconfigured
 from benchgen.verdicts import VerdictRecord
 
 NEAR_MISS_F1 = 0.5
@@ -136,3 +136,8 @@ class QaAggregator(Aggregator):
                 result[f"{name}_exact"] = rate(exact, cases)
                 result[f"{name}_f1"] = self.bucket_f1[name].mean(cases)
         return result
+
+
+TEMPLATE = TemplateDefinition(
+    "qa", unconfigured(make_judge()), QaAggregator, case_fields=("answer", "answers"), judged=JUDGED
+)

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from benchgen.bundle.spec import Criterion, TemplateName
+from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.errors import ScoringError
 from benchgen.program_outcomes import SCORING, outcome_of
 from benchgen.sandbox.job import Sandbox
 from benchgen.sandbox.local import LocalSandbox
-from benchgen.scoring import ScoringOptions, build_template
+from benchgen.scoring import ScoringOptions, build_template, registry
 from benchgen.scoring.engine import read_verdicts, scoring_job
 from benchgen.scoring.grader import checked_fields
 from benchgen.scoring.ingested import MEMBER
@@ -36,17 +36,11 @@ from benchgen.scoring.reasoning import answer_text
 from benchgen.scoring.standalone import amalgamate
 from benchgen.scoring.templates import criterion_ids
 from benchgen.verdicts import VERDICTS_NAME, Verdict
+from benchgen.vocabulary import TemplateName
 
 if TYPE_CHECKING:
     from benchgen.environment import Environment
 
-# What each template's judge reads of a case to score an answer (the case's criteria ids travel too).
-CASE_FIELDS: Mapping[TemplateName, tuple[str, ...]] = {
-    TemplateName.MATH: ("answer",),
-    TemplateName.QA: ("answer", "answers"),
-    TemplateName.ROUTING: ("answer", "route"),
-    TemplateName.CODE: ("files", "test_command"),
-}
 _FALLBACK_ID = "reward"
 GRADER_DOCSTRING = """BenchGen's reward as one file: the environment's own scoring, standard library only.
 
@@ -65,8 +59,8 @@ def grading_fields(
     of the case. A case scored by the environment's own program (``template`` None) is named by its id."""
     if template is None:
         return {"template": None, "case_id": case.id}
-    fields: dict[str, Any] = {"template": template.value}
-    for name in CASE_FIELDS[template]:
+    fields: dict[str, Any] = {"template": str(template)}
+    for name in registry.template(template).case_fields:
         value = getattr(case, name)
         if value is not None:
             fields[name] = value
@@ -74,8 +68,8 @@ def grading_fields(
     return fields
 
 
-def _case(fields: Mapping[str, Any]) -> Case:
-    names = {name for names in CASE_FIELDS.values() for name in names}
+def _case(template: str, fields: Mapping[str, Any]) -> Case:
+    names = registry.template(template).case_fields
     given = {name: fields[name] for name in sorted(names) if fields.get(name) is not None}
     named = {"id": str(fields.get("case_id") or _FALLBACK_ID), "criteria": fields.get("criteria")}
     try:
@@ -93,8 +87,8 @@ def reward(fields: Mapping[str, Any], completion: str | None, options: ScoringOp
     text = answer_text(completion)
     if text is None:
         return 0.0
-    case = _case(checked)
-    judge = build_template(TemplateName(template), options).judge
+    case = _case(template, checked)
+    judge = build_template(template, options).judge
     return judge(case, Prediction(id=case.id, prediction_text=text), ()).score
 
 

@@ -19,7 +19,14 @@ from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.scoring.float_sums import ExactSum
 from benchgen.scoring.routing_answer import gold_route, read_route, right_route
-from benchgen.scoring.templates import Aggregator, capped, case_verdict, rate
+from benchgen.scoring.templates import (
+    Aggregator,
+    TemplateDefinition,
+    capped,
+    case_verdict,
+    rate,
+    unconfigured,
+)
 from benchgen.verdicts import VerdictRecord
 
 RIGHT_ROUTE = "right-route"
@@ -130,3 +137,8 @@ class RoutingAggregator(Aggregator):
 def _add_route(into: tuple[list[int], ExactSum], other: tuple[list[int], ExactSum]) -> None:
     into[0][0] += other[0][0]
     into[1].merge(other[1])
+
+
+TEMPLATE = TemplateDefinition(
+    "routing", unconfigured(judge), RoutingAggregator, case_fields=("answer", "route"), judged=JUDGED
+)

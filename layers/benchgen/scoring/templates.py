@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from benchgen.bundle.runtime import MINIMAL
-from benchgen.bundle.spec import Criterion, TemplateName
+from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.patch import TEST_TIME_LIMIT
 from benchgen.verdicts import AnyVerdict, CriterionMark, VerdictRecord
+from benchgen.vocabulary import TemplateName
 
 Judge = Callable[[Case, Prediction | None, Sequence[Criterion]], VerdictRecord]
 GROUP_LIMIT = 200
@@ -219,3 +220,27 @@ class ScoringTemplate:
     name: TemplateName
     judge: Judge
     new_aggregator: Callable[[], Aggregator]
+
+
+def unconfigured(judge: Judge) -> Callable[[ScoringOptions], Judge]:
+    """The builder of a template whose judge no run option configures."""
+    return lambda options: judge
+
+
+@dataclass(frozen=True)
+class TemplateDefinition:
+    """Everything a built-in template is, defined once in its own module as ``TEMPLATE`` and found by its
+    name (:mod:`benchgen.scoring.registry`).
+
+    ``case_fields`` are what its judge reads of a case besides the question (what a grader needs to score
+    an answer, the case's criteria ids aside); ``judged`` the criterion ids it judges, in the order its
+    verdicts give them (any other id is recorded unjudged). ``runs_tests``: its judge runs each case's own
+    test command, so a grader must run it where the case's tests can run.
+    """
+
+    name: str
+    build: Callable[[ScoringOptions], Judge]  # its judge, configured as a run configures it
+    aggregator: Callable[[], Aggregator]
+    case_fields: tuple[str, ...]
+    judged: tuple[str, ...]
+    runs_tests: bool = False

@@ -102,7 +102,7 @@ def register_environment(
                 record.model_dump()
                 | {
                     "title": env.spec.title,
-                    "template": env.template.value if env.template else None,
+                    "template": str(env.template) if env.template else None,
                     "has_finetune": env.spec.finetune is not None,
                     "columns": [column.model_dump() for column in env.spec.columns],
                     "phases": [_phase(phase, env.spec.tasks) for phase in env.spec.phases],

@@ -18,8 +18,9 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from benchgen.bundle.spec import Criterion, TemplateName
+from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, CaseText, validate_case
+from benchgen.vocabulary import TemplateName
 
 
 class CaseLines:

@@ -25,7 +25,6 @@ from typing import IO, Any
 
 from pydantic import ConfigDict, ValidationError
 
-from benchgen.bundle.spec import TemplateName
 from benchgen.errors import BenchGenError
 from benchgen.finetune.split import SPLITS, Split
 from benchgen.lazy_model import LazyModel
@@ -47,7 +46,7 @@ from benchgen.training.export_profiles import (
     profiles_for,
     rewrite_reserved,
 )
-from benchgen.vocabulary import Method
+from benchgen.vocabulary import TEMPLATES, Method
 from benchgen.zipwrite import write_zip
 
 PACKAGE_FORMAT = "benchgen-package-1"  # part of every package id: a new layout gets new ids
@@ -58,7 +57,6 @@ CONTAMINATION_NAME = "contamination.json"
 GRADER_NAME = "grader.py"
 MAX_NAMED = 5  # examples a message or report names before it just counts
 _TRAINED = (Split.TRAIN, Split.VALIDATION)
-_TESTS_GRADED = TemplateName.CODE.value  # grader.py judges its answers by running each case's tests
 _TESTS_NOTE = (
     "; a code case's answer is judged by running the case's test command with the Python running grader.py, "
     "so what the tests import must be installed there"
@@ -242,7 +240,7 @@ def _write_rows(
                 template = example.grading.get("template")
                 if template is None:
                     written.program_graded.add(example.example_id)
-                elif template == _TESTS_GRADED:
+                elif _runs_tests(template):
                     written.tests_graded.add(example.example_id)
             if profile.distinct_validation:
                 prompt = bytes.fromhex(text_hash(example.prompt)[:16])
@@ -274,6 +272,14 @@ def _write_rows(
         for handle in handles.values():
             handle.close()
     return written
+
+
+def _runs_tests(template: str) -> bool:
+    """Whether grader.py judges the answers of ``template``'s cases by running each case's tests."""
+    # Imported here: only a reinforcement package asks, and the registry loads the scoring library.
+    from benchgen.scoring import registry
+
+    return template in TEMPLATES and registry.template(template).runs_tests
 
 
 def _refuse_unsafe(written: _Written) -> None:

@@ -27,7 +27,7 @@ from typing import Annotated, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchgen.bundle.spec import Criterion, Finetune, SelectionCriterion, TemplateName
+from benchgen.bundle.spec import Criterion, Finetune, SelectionCriterion
 from benchgen.cases import CaseText, read_case_lines
 from benchgen.environment import Environment
 from benchgen.errors import BenchGenError, BundleError, ScoringError
@@ -62,7 +62,7 @@ from benchgen.training.examples import (
 from benchgen.training.grading import CaseLines
 from benchgen.training.held_out import HeldOutStore
 from benchgen.verdicts import VERDICTS_NAME, Verdict, verdict_lines
-from benchgen.vocabulary import Method
+from benchgen.vocabulary import Method, TemplateName
 
 MAX_RUNS = 20
 _Id = Annotated[str, Field(min_length=1, max_length=MAX_KEY_CHARS)]
