@@ -18,6 +18,10 @@ REFERENCE_DIR = "reference"
 class EnvironmentGenerator(ABC):
     name: str
     title: str
+    # Its checked-in example under examples/: how many cases, and its seed's offset from the examples' seed
+    # (any number; each is the one it was first generated with, so that the bytes stay as they were).
+    size: int
+    seed_offset: int
     submission_format: SubmissionFormat = "json"
 
     @abstractmethod

@@ -163,6 +163,8 @@ def _diff(path: str, before: str, after: str) -> str:
 class CodeEnvironment(EnvironmentGenerator):
     name = "code"
     title = "Tiny Python Bugfix"
+    size = 30
+    seed_offset = 4
     submission_format = "json"
 
     def competition(self) -> dict[str, Any]:
@@ -233,3 +235,7 @@ class CodeEnvironment(EnvironmentGenerator):
             return f"The bug is in {path}. {bug.hint}"
         # Cut off mid-answer: headers without a single hunk.
         return f"--- a/{path}\n+++ b/{path}\n"
+
+
+# The template's example, found by examplegen.generate under the template's name.
+GENERATORS = (CodeEnvironment(),)

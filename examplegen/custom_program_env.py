@@ -136,6 +136,8 @@ METADATA_YAML = "command: python $program/score.py $input $output\ndescription: 
 class CustomProgramEnvironment(EnvironmentGenerator):
     name = "custom-program"
     title = "Support Intent Classification"
+    size = 36
+    seed_offset = 5
     submission_format = "json"
 
     def competition(self) -> dict[str, Any]:

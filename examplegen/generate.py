@@ -5,51 +5,40 @@ from __future__ import annotations
 import random
 import shutil
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 
+from benchgen import vocabulary
+from benchgen.vocabulary import TemplateName
 from examplegen.arithmetic_env import ArithmeticEnvironment
 from examplegen.base import REFERENCE_DIR, EnvironmentGenerator
 from examplegen.codabench_leniency import CODABENCH_LENIENCY
 from examplegen.codabench_style import CODABENCH_STYLE, generate_codabench_style
-from examplegen.code_env import CodeEnvironment
 from examplegen.custom_program_env import CustomProgramEnvironment
 from examplegen.failures import failure_plan
-from examplegen.math_env import MathEnvironment
-from examplegen.qa_env import QaEnvironment
-from examplegen.routing_env import RoutingEnvironment
 from examplegen.writing import JsonlWriter, PredictionsWriter, SubmissionFormat, write_text, write_yaml
 
 EXAMPLES_SEED = 20260601
-EXAMPLE_SIZES = {
-    "gsm8k-tr": 50,
-    "gsm8k-en": 40,
-    "qa": 45,
-    "routing": 40,
-    "code": 30,
-    "custom-program": 36,
-    # The real loop's benchmark: enough cases that a third held out can decide whether training helped.
-    "arithmetic-en": 450,
-}
 # The Codabench-style bundles' seed offset, fixed at the environment count it had when they were first
 # written, so that adding an environment above leaves their bytes as they were.
 CODABENCH_SEED_OFFSET = 6
 
 
 def generators() -> dict[str, EnvironmentGenerator]:
-    """Every environment the generator knows, by name."""
+    """Every environment the generator knows, by name: each template's examples (the ``GENERATORS`` of
+    ``examplegen/<template>_env.py``) in the order of the templates, then the others."""
     found: list[EnvironmentGenerator] = [
-        MathEnvironment("tr"),
-        MathEnvironment("en"),
-        QaEnvironment(),
-        RoutingEnvironment(),
-        CodeEnvironment(),
-        CustomProgramEnvironment(),
-        ArithmeticEnvironment(),
+        generator
+        for name in vocabulary.TEMPLATES
+        for generator in import_module(f"examplegen.{TemplateName(name).module}_env").GENERATORS
     ]
+    found += [CustomProgramEnvironment(), ArithmeticEnvironment()]
     return {generator.name: generator for generator in found}
 
 
 ENVIRONMENTS = tuple(generators())
+# The size of each checked-in example, in the order examples/README.md lists them.
+EXAMPLE_SIZES = {name: generator.size for name, generator in generators().items()}
 
 
 @dataclass(frozen=True)
@@ -120,11 +109,13 @@ def generate_examples(out: Path, *, seed: int = EXAMPLES_SEED) -> list[Generated
     Each environment's folder is replaced as a whole so files from an older generator do not linger.
     """
     made = []
-    for offset, (name, size) in enumerate(EXAMPLE_SIZES.items()):
+    for name, generator in generators().items():
         target = out / name
         if target.exists():
             shutil.rmtree(target)
-        made.append(generate_environment(name, target, cases=size, seed=seed + offset))
+        made.append(
+            generate_environment(name, target, cases=generator.size, seed=seed + generator.seed_offset)
+        )
     generate_codabench_style(out, seed=seed + CODABENCH_SEED_OFFSET)
     # After the others, so that their seeds (and bytes) stay as they were.
     leniency_seed = seed + CODABENCH_SEED_OFFSET + len(CODABENCH_STYLE)

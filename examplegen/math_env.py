@@ -87,8 +87,10 @@ def _wrong(rng: random.Random, problem: Problem, lang: Language) -> str:
 
 
 class MathEnvironment(EnvironmentGenerator):
-    def __init__(self, lang: Language) -> None:
+    def __init__(self, lang: Language, size: int, seed_offset: int) -> None:
         self.lang = lang
+        self.size = size
+        self.seed_offset = seed_offset
         self.name = f"gsm8k-{lang}"
         self.title = f"GSM8K-{lang.upper()}"
         self.submission_format = "json"
@@ -215,3 +217,7 @@ class MathEnvironment(EnvironmentGenerator):
                         "solution": problem.solution,
                     }
                 )
+
+
+# The template's examples, found by examplegen.generate under the template's name.
+GENERATORS = (MathEnvironment("tr", size=50, seed_offset=0), MathEnvironment("en", size=40, seed_offset=1))

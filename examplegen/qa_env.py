@@ -113,6 +113,8 @@ _SUBJECTS = [_town, _company, _scientist]
 class QaEnvironment(EnvironmentGenerator):
     name = "qa"
     title = "Reading Comprehension QA"
+    size = 45
+    seed_offset = 2
     submission_format = "json"
 
     def competition(self) -> dict[str, Any]:
@@ -190,3 +192,7 @@ class QaEnvironment(EnvironmentGenerator):
         if kind == "abstain":
             return "", abstaining
         return rng.choice(others), confident
+
+
+# The template's example, found by examplegen.generate under the template's name.
+GENERATORS = (QaEnvironment(),)

@@ -72,6 +72,8 @@ def _request(rng: random.Random, route: str) -> tuple[str, str, str]:
 class RoutingEnvironment(EnvironmentGenerator):
     name = "routing"
     title = "Model Routing"
+    size = 40
+    seed_offset = 3
     submission_format = "jsonl"
 
     def competition(self) -> dict[str, Any]:
@@ -132,3 +134,7 @@ class RoutingEnvironment(EnvironmentGenerator):
         if gold == "fast":
             return pick(rng, [("reasoning", 70), ("retrieval", 30)])
         return pick(rng, [("reasoning", 50), ("fast", 50)])
+
+
+# The template's example, found by examplegen.generate under the template's name.
+GENERATORS = (RoutingEnvironment(),)
