@@ -13,6 +13,7 @@ object with a string id, its fields as JSON has them, and :func:`case_references
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 from collections.abc import Iterator
@@ -30,7 +31,9 @@ from benchgen.lazy_model import LazyModel
 
 class Case(msgspec.Struct, kw_only=True):
     """One reference case, as the templates read it. Template-specific fields are optional here and checked
-    by the template; ``criteria`` is the case's own list of criterion ids."""
+    by the template; ``criteria`` is the case's own list of criterion ids. A template whose cases have
+    fields of their own declares them in a subclass, in its module (its ``case_type``), which its cases
+    decode into and are validated as."""
 
     id: str
     question: str = ""
@@ -81,28 +84,29 @@ def _pydantic_type(kind: Any) -> Any:
     return kind
 
 
-def _model_of(record: type[msgspec.Struct]) -> type[BaseModel]:
+@functools.cache
+def _model_of(record: type[msgspec.Struct], name: str) -> type[BaseModel]:
     """The pydantic model of a record: its fields' names, types, constraints and defaults, in their order;
-    keys it does not know are ignored. It is named ``<record>Model``, as pydantic says of a value that is
-    not an object at all."""
+    keys it does not know are ignored. It is named ``name``, as pydantic says of a value that is not an
+    object at all."""
     fields: dict[str, Any] = {
         field.name: (_pydantic_type(field.type), ... if field.required else field.default)
         for field in msgspec.structs.fields(record)
     }
-    return create_model(f"{record.__name__}Model", __base__=LazyModel, **fields)
+    return create_model(name, __base__=LazyModel, **fields)
 
 
-CaseModel = _model_of(Case)
-PredictionModel = _model_of(Prediction)
+CaseModel = _model_of(Case, "CaseModel")
+PredictionModel = _model_of(Prediction, "PredictionModel")
 
 # A validated model's fields are read from its __dict__ (extra keys were ignored, so it holds just them):
 # ``dict(model)`` goes through pydantic's iterator, twice the cost of the validation itself, per record.
 
 
-def validate_case(record: object) -> Case:
-    """The case a decoded ``cases.jsonl`` line holds, as the model reads it (a ``"0.5"`` cost is 0.5); a
-    pydantic ValidationError names each field that is wrong."""
-    return Case(**CaseModel.model_validate(record).__dict__)
+def validate_case(record: object, kind: type[Case] = Case) -> Case:
+    """The case a decoded ``cases.jsonl`` line holds, as the model of ``kind`` (the template's case record)
+    reads it (a ``"0.5"`` cost is 0.5); a pydantic ValidationError names each field that is wrong."""
+    return kind(**_model_of(kind, "CaseModel").model_validate(record).__dict__)
 
 
 def validate_prediction(record: object) -> Prediction:

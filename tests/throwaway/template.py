@@ -1,9 +1,9 @@
-"""A throwaway scoring template, ``throwaway``: the answer passes when it holds every word of the gold answer,
-in any order. It stands where ``layers/benchgen/scoring/throwaway.py`` would, as the one module that
-defines everything the template is.
+"""A throwaway scoring template, ``throwaway``: a case names a flag's ``colours`` (a field of its own cases),
+and the answer passes when it names every one, in any order. It stands where
+``layers/benchgen/scoring/throwaway.py`` would, as the one module that defines everything the template is.
 
-Criteria it judges, by id (any other criterion id is recorded unjudged): ``all-words``, the answer holds
-every word of the gold answer (the case's pass); ``short-answer``, it has no more words than the gold.
+Criteria it judges, by id (any other criterion id is recorded unjudged): ``all-words``, the answer names
+every colour (the case's pass); ``short-answer``, it has no more words than there are colours.
 """
 
 from __future__ import annotations
@@ -11,9 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
-from benchgen.scoring.templates import Aggregator, TemplateDefinition, case_verdict, rate, unconfigured
+from benchgen.scoring.templates import (
+    Aggregator,
+    TemplateDefinition,
+    case_verdict,
+    judging,
+    rate,
+    unconfigured,
+)
 from benchgen.verdicts import VerdictRecord
 
 ALL_WORDS = "all-words"
@@ -21,23 +30,29 @@ SHORT_ANSWER = "short-answer"
 JUDGED = (ALL_WORDS, SHORT_ANSWER)
 
 
-def judge(case: Case, prediction: Prediction | None, criteria: Sequence[Criterion]) -> VerdictRecord:
+class ColourCase(Case, kw_only=True):
+    """A case of this template: a case with the flag's colours."""
+
+    colours: list[str] = msgspec.field(default_factory=list)
+
+
+def judge(case: ColourCase, prediction: Prediction | None, criteria: Sequence[Criterion]) -> VerdictRecord:
     raw = prediction.prediction_text if prediction is not None else ""
     words = raw.casefold().split()
-    gold = case.answer.casefold().split()
-    found = sum(word in words for word in gold)
+    gold = [colour.casefold() for colour in case.colours]
+    found = sum(colour in words for colour in gold)
     passed = bool(gold) and found == len(gold)
     return case_verdict(
         case,
         criteria,
-        gold=case.answer,
+        gold=" ".join(case.colours),
         prediction=raw or None,
         raw_prediction=raw,
         passed=passed,
         answered=bool(words),
         near_miss=not passed and found > 0,
         score=found / len(gold) if gold else 0.0,
-        detail=f"{found} of {len(gold)} words",
+        detail=f"{found} of {len(gold)} colours",
         judged=(JUDGED, (passed, len(words) <= len(gold) if words else None)),
     )
 
@@ -67,5 +82,10 @@ class WordsAggregator(Aggregator):
 
 
 TEMPLATE = TemplateDefinition(
-    "throwaway", unconfigured(judge), WordsAggregator, case_fields=("answer",), judged=JUDGED
+    "throwaway",
+    unconfigured(judging(ColourCase, judge)),
+    WordsAggregator,
+    case_fields=("colours",),
+    judged=JUDGED,
+    case_type=ColourCase,
 )

@@ -42,7 +42,7 @@ class ThrowawayEnvironment(EnvironmentGenerator):
     def make_case(self, rng: random.Random, index: int, fail: bool) -> tuple[Record, Record]:
         first, second, other = rng.sample(COLOURS, 3)
         case_id = f"flag-{index:04d}"
-        case = {"id": case_id, "question": f"Flag {index}: which colours?", "answer": f"{first} {second}"}
+        case = {"id": case_id, "question": f"Flag {index}: which colours?", "colours": [first, second]}
         text = f"{first} {other}" if fail else f"{second} and {first}"
         return case, {"id": case_id, "prediction_text": text}
 

@@ -14,7 +14,6 @@ import pytest
 
 from benchgen.bundle.load import load_spec
 from benchgen.bundle.spec import Criterion
-from benchgen.cases import Case
 from benchgen.errors import BundleError
 from benchgen.scoring import build_template, registry
 from benchgen.scoring.reward import grading_fields
@@ -183,12 +182,43 @@ def test_a_registered_template_scores_its_example_through_the_command_line(
     assert (tmp_path / "run" / "finetune_artifact.zip").is_file()
 
 
+def test_a_case_field_of_the_template_s_own_is_checked_when_its_run_is_scored(
+    throwaway: TemplateDefinition, tmp_path: Path
+) -> None:
+    # Given the throwaway example with one case whose colours are a string, not a list
+    made = generate_environment("throwaway", tmp_path / "env", cases=4, seed=3)
+    cases = made.bundle_dir / "reference" / "cases.jsonl"
+    lines = cases.read_text(encoding="utf-8").splitlines()
+    broken = json.loads(lines[1]) | {"colours": "red"}
+    cases.write_text("\n".join([lines[0], json.dumps(broken), *lines[2:]]) + "\n", encoding="utf-8")
+
+    # When the submission is scored against it
+    scored = main(
+        [
+            "score",
+            "--bundle",
+            str(made.bundle_dir),
+            "--submission",
+            str(made.submission_path),
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
+
+    # Then the run fails naming the line and the field the template's case record refuses
+    run = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))
+    assert scored != 0
+    assert run["failure_reason"].startswith("reference/cases.jsonl: line 2: colours"), run["failure_reason"]
+
+
 def test_a_registered_template_gives_a_case_its_grading_fields(throwaway: TemplateDefinition) -> None:
-    case = Case(id="flag-1", question="which colours?", answer="red blue", route="ignored")
+    from tests.throwaway.template import ColourCase
+
+    case = ColourCase(id="flag-1", question="which colours?", answer="ignored", colours=["red", "blue"])
 
     fields = grading_fields(case, TemplateName("throwaway"), [Criterion(id="all-words")])
 
-    assert fields == {"template": "throwaway", "answer": "red blue", "criteria": ["all-words"]}
+    assert fields == {"template": "throwaway", "colours": ["red", "blue"], "criteria": ["all-words"]}
 
 
 def test_a_bundle_names_a_registered_template_and_only_while_it_is(tmp_path: Path) -> None:
@@ -199,7 +229,7 @@ def test_a_bundle_names_a_registered_template_and_only_while_it_is(tmp_path: Pat
         encoding="utf-8",
     )
     (tmp_path / "ref").mkdir()
-    (tmp_path / "ref" / "cases.jsonl").write_text('{"id": "c1", "answer": "red blue"}\n', encoding="utf-8")
+    (tmp_path / "ref" / "cases.jsonl").write_text('{"id": "c1", "colours": ["red"]}\n', encoding="utf-8")
     with registered_template():
         assert load_spec(tmp_path).template == "throwaway"
     with pytest.raises(

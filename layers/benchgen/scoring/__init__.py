@@ -13,7 +13,10 @@ def build_template(name: str, options: ScoringOptions | None = None) -> ScoringT
     templates when there is none of that name, never another template's judging."""
     definition = registry.template(name)
     return ScoringTemplate(
-        TemplateName(definition.name), definition.build(options or ScoringOptions()), definition.aggregator
+        TemplateName(definition.name),
+        definition.build(options or ScoringOptions()),
+        definition.aggregator,
+        definition.case_type,
     )
 
 

@@ -28,7 +28,7 @@ _BOM = b"\xef\xbb\xbf"
 Pairs = Iterator[tuple[Case, Prediction | None]]
 
 
-def _case_of(line: bytes, number: int, label: str) -> Case | None:
+def _case_of(line: bytes, number: int, label: str, kind: type[Case]) -> Case | None:
     """The case on ``line`` through the pydantic model (None for a blank line); BundleError says why not."""
     try:
         text = line.decode("utf-8-sig" if number == 1 else "utf-8").strip()
@@ -45,15 +45,16 @@ def _case_of(line: bytes, number: int, label: str) -> Case | None:
     if isinstance(record, dict) and isinstance(record.get("id"), int):
         record["id"] = str(record["id"])
     try:
-        return validate_case(record)
+        return validate_case(record, kind)
     except ValidationError as error:
         raise BundleError(label, describe_validation_error(f"line {number}", error)) from error
 
 
-def iter_cases(path: Path) -> Iterator[Case]:
-    """Cases of ``cases.jsonl`` in file order; a bad line raises BundleError naming its line number."""
+def iter_cases(path: Path, kind: type[Case] = Case) -> Iterator[Case]:
+    """Cases of ``cases.jsonl`` in file order, each a ``kind`` (the template's case record); a bad line
+    raises BundleError naming its line number."""
     label = f"reference/{path.name}"
-    decode = msgspec.json.Decoder(Case).decode
+    decode = msgspec.json.Decoder(kind).decode
     with path.open("rb") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
@@ -61,7 +62,7 @@ def iter_cases(path: Path) -> Iterator[Case]:
             try:
                 yield decode(line.removeprefix(_BOM) if number == 1 else line)
             except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
-                case = _case_of(line, number, label)
+                case = _case_of(line, number, label, kind)
                 if case is not None:
                     yield case
 

@@ -69,11 +69,11 @@ def grading_fields(
 
 
 def _case(template: str, fields: Mapping[str, Any]) -> Case:
-    names = registry.template(template).case_fields
-    given = {name: fields[name] for name in sorted(names) if fields.get(name) is not None}
+    definition = registry.template(template)
+    given = {name: fields[name] for name in sorted(definition.case_fields) if fields.get(name) is not None}
     named = {"id": str(fields.get("case_id") or _FALLBACK_ID), "criteria": fields.get("criteria")}
     try:
-        return msgspec.convert(named | given, Case)
+        return msgspec.convert(named | given, definition.case_type)
     except msgspec.ValidationError as error:
         raise ValueError(f"the grading fields do not describe a case: {error}") from error
 

@@ -116,14 +116,14 @@ def score_part(
     try:
         try:
             with read_ingested(prediction_output) as stream:
-                pairs = merge_join(iter_cases(cases), iter(stream))
+                pairs = merge_join(iter_cases(cases, template.case_type), iter(stream))
                 aggregator, rows = _judge(template, criteria, pairs, part_dir, progress)
         except NotIngested:
             with (
                 PredictionIndex(workdir / "score-index.sqlite") as index,
                 open_predictions(prediction_output) as stream,
             ):
-                pairs = _indexed(iter_cases(cases), iter(stream), index)
+                pairs = _indexed(iter_cases(cases, template.case_type), iter(stream), index)
                 aggregator, rows = _judge(template, criteria, pairs, part_dir, progress)
     except SubmissionError as error:
         raise ScoringError(f"the prediction output cannot be read: {error}") from error

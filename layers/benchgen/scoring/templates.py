@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from benchgen.bundle.runtime import MINIMAL
 from benchgen.bundle.spec import Criterion
@@ -27,6 +27,7 @@ Judge = Callable[[Case, Prediction | None, Sequence[Criterion]], VerdictRecord]
 GROUP_LIMIT = 200
 OTHER_GROUP = "(other)"
 T = TypeVar("T")
+C = TypeVar("C", bound=Case)
 
 
 @dataclass(frozen=True)
@@ -220,6 +221,15 @@ class ScoringTemplate:
     name: TemplateName
     judge: Judge
     new_aggregator: Callable[[], Aggregator]
+    case_type: type[Case] = Case  # the record its cases decode into
+
+
+def judging(
+    kind: type[C], judge: Callable[[C, Prediction | None, Sequence[Criterion]], VerdictRecord]
+) -> Judge:
+    """``judge``, which reads the fields of the case record ``kind``, as a template's judge: the template
+    names ``kind`` its ``case_type``, so its cases are decoded as ``kind`` before they are judged."""
+    return cast(Judge, judge)
 
 
 def unconfigured(judge: Judge) -> Callable[[ScoringOptions], Judge]:
@@ -235,7 +245,8 @@ class TemplateDefinition:
     ``case_fields`` are what its judge reads of a case besides the question (what a grader needs to score
     an answer, the case's criteria ids aside); ``judged`` the criterion ids it judges, in the order its
     verdicts give them (any other id is recorded unjudged). ``runs_tests``: its judge runs each case's own
-    test command, so a grader must run it where the case's tests can run.
+    test command, so a grader must run it where the case's tests can run. ``case_type``: the record its
+    cases decode into, :class:`Case` or a subclass of it with the fields only this template reads.
     """
 
     name: str
@@ -244,3 +255,4 @@ class TemplateDefinition:
     case_fields: tuple[str, ...]
     judged: tuple[str, ...]
     runs_tests: bool = False
+    case_type: type[Case] = Case

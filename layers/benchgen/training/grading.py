@@ -34,19 +34,21 @@ class CaseLines:
         self._db.executemany("INSERT OR IGNORE INTO case_line (case_id, line) VALUES (?, ?)", lines)
         self._db.commit()
 
-    def case(self, case_id: str, text: CaseText) -> Case:
-        """The case as ``cases.jsonl`` holds it (a ValueError when the line is not a case), or, without a
-        line, as the verdict described it."""
+    def case(self, case_id: str, text: CaseText, kind: type[Case] = Case) -> Case:
+        """The case as ``cases.jsonl`` holds it, a ``kind`` (a ValueError when the line is not one), or,
+        without a line, as the verdict described it."""
         row = self._db.execute("SELECT line FROM case_line WHERE case_id = ?", (case_id,)).fetchone()
         if row is not None:
-            return validate_case(json.loads(row[0]))
-        return Case(id=case_id, question=text.question, answer=text.answer, solution=text.solution)
+            return validate_case(json.loads(row[0]), kind)
+        return kind(id=case_id, question=text.question, answer=text.answer, solution=text.solution)
 
     def grading(
         self, case_id: str, text: CaseText, template: TemplateName | None, criteria: Sequence[Criterion]
     ) -> dict[str, Any]:
         """The grader's fields for the case ``case_id`` (``criteria``: the environment's)."""
         # Imported here, as only a reinforcement preparation grades: the reward builds every template.
+        from benchgen.scoring import registry
         from benchgen.scoring.reward import grading_fields
 
-        return grading_fields(self.case(case_id, text), template, criteria)
+        kind = Case if template is None else registry.template(template).case_type
+        return grading_fields(self.case(case_id, text, kind), template, criteria)
