@@ -20,7 +20,7 @@ from benchgen.scoring.reward import grading_fields
 from benchgen.scoring.templates import TemplateDefinition
 from benchgen.vocabulary import TEMPLATES, TemplateName
 from cli.main import main
-from examplegen import generate_environment
+from examplegen import GeneratedEnvironment, generate_environment
 from examplegen.generate import generators
 from tests.throwaway import TEMPLATE_MODULES, registered_template
 
@@ -154,6 +154,12 @@ def test_a_template_takes_its_module_its_example_and_its_place_in_the_list(
     assert len(files) == 3
 
 
+def _score(made: GeneratedEnvironment, out: Path) -> int:
+    """``benchgen score`` of the example's submission against its bundle, into ``out``."""
+    bundle, submission = str(made.bundle_dir), str(made.submission_path)
+    return main(["score", "--bundle", bundle, "--submission", submission, "--out", str(out)])
+
+
 def test_a_registered_template_scores_its_example_through_the_command_line(
     throwaway: TemplateDefinition, tmp_path: Path
 ) -> None:
@@ -162,17 +168,7 @@ def test_a_registered_template_scores_its_example_through_the_command_line(
 
     # When the command line checks the bundle and scores the submission against it
     checked = main(["bundle", "check", str(made.bundle_dir)])
-    scored = main(
-        [
-            "score",
-            "--bundle",
-            str(made.bundle_dir),
-            "--submission",
-            str(made.submission_path),
-            "--out",
-            str(tmp_path / "run"),
-        ]
-    )
+    scored = _score(made, tmp_path / "run")
 
     # Then the run is scored by the throwaway judge: the cases written to fail are the ones that fail
     assert (checked, scored) == (0, 0)
@@ -193,17 +189,7 @@ def test_a_case_field_of_the_template_s_own_is_checked_when_its_run_is_scored(
     cases.write_text("\n".join([lines[0], json.dumps(broken), *lines[2:]]) + "\n", encoding="utf-8")
 
     # When the submission is scored against it
-    scored = main(
-        [
-            "score",
-            "--bundle",
-            str(made.bundle_dir),
-            "--submission",
-            str(made.submission_path),
-            "--out",
-            str(tmp_path / "run"),
-        ]
-    )
+    scored = _score(made, tmp_path / "run")
 
     # Then the run fails naming the line and the field the template's case record refuses
     run = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))
