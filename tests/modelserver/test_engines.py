@@ -177,6 +177,48 @@ def test_a_model_is_converted_once_and_again_when_its_files_change(tiny_model: P
     assert len(list((tmp_path / "work" / "cache" / "ctranslate2").iterdir())) == 2
 
 
+def test_servers_in_other_work_folders_given_one_cache_convert_the_base_model_once(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    model = tmp_path / "tiny-copy"
+    build_tiny_model(model)
+    cache = tmp_path / "cache"
+    with ModelServer(str(model), work=tmp_path / "first", cache=cache, engine="ctranslate2") as server:
+        first = _engine(server)["conversions"]
+        answer = _ask(server, PROMPTS[0], max_tokens=6)["choices"][0]["message"]["content"]
+    with ModelServer(str(model), work=tmp_path / "second", cache=cache, engine="ctranslate2") as server:
+        second = _engine(server)["conversions"]
+        again = _ask(server, PROMPTS[0], max_tokens=6)["choices"][0]["message"]["content"]
+
+    assert [c["model"] for c in first] == ["tiny-copy"]
+    assert second == []
+    assert again == answer
+    assert len(list((cache / "ctranslate2").iterdir())) == 1
+    assert not (tmp_path / "second" / "cache").exists()
+
+
+def test_a_cached_conversion_changed_since_it_was_made_is_refused_and_made_again(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    model = tmp_path / "tiny-copy"
+    build_tiny_model(model)
+    cache = tmp_path / "cache"
+    with ModelServer(str(model), work=tmp_path / "first", cache=cache, engine="ctranslate2") as server:
+        answer = _ask(server, PROMPTS[0], max_tokens=6)["choices"][0]["message"]["content"]
+    (converted,) = (cache / "ctranslate2").iterdir()
+    spoiled = bytearray((converted / "model.bin").read_bytes())
+    spoiled[-64:] = bytes(64)  # its last 64 bytes zeroed
+    (converted / "model.bin").write_bytes(bytes(spoiled))
+
+    with ModelServer(str(model), work=tmp_path / "second", cache=cache, engine="ctranslate2") as server:
+        conversions = _engine(server)["conversions"]
+        again = _ask(server, PROMPTS[0], max_tokens=6)["choices"][0]["message"]["content"]
+
+    assert [c["model"] for c in conversions] == ["tiny-copy"]
+    assert again == answer
+    assert (converted / "model.bin").read_bytes() != bytes(spoiled)
+
+
 def test_without_ctranslate2_auto_serves_with_transformers_and_says_why(
     tiny_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
