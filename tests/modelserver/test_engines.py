@@ -177,18 +177,20 @@ def test_a_model_is_converted_once_and_again_when_its_files_change(tiny_model: P
     assert len(list((tmp_path / "work" / "cache" / "ctranslate2").iterdir())) == 2
 
 
-def test_servers_in_other_work_folders_given_one_cache_convert_the_base_model_once(
-    tiny_model: Path, tmp_path: Path
-) -> None:
-    model = tmp_path / "tiny-copy"
-    build_tiny_model(model)
+def _served_from_cache(model: Path, work: Path, cache: Path) -> tuple[list[dict[str, Any]], str]:
+    """The conversions a CTranslate2 server of ``model`` made at start with ``cache``, and its answer."""
+    with ModelServer(str(model), work=work, cache=cache, engine="ctranslate2") as server:
+        conversions: list[dict[str, Any]] = _engine(server)["conversions"]
+        answer: str = _ask(server, PROMPTS[0], max_tokens=6)["choices"][0]["message"]["content"]
+        return conversions, answer
+
+
+def test_servers_in_other_work_folders_given_one_cache_convert_the_base_model_once(tmp_path: Path) -> None:
+    model = build_tiny_model(tmp_path / "tiny-copy")
     cache = tmp_path / "cache"
-    with ModelServer(str(model), work=tmp_path / "first", cache=cache, engine="ctranslate2") as server:
-        first = _engine(server)["conversions"]
-        answer = _ask(server, PROMPTS[0], max_tokens=6)["choices"][0]["message"]["content"]
-    with ModelServer(str(model), work=tmp_path / "second", cache=cache, engine="ctranslate2") as server:
-        second = _engine(server)["conversions"]
-        again = _ask(server, PROMPTS[0], max_tokens=6)["choices"][0]["message"]["content"]
+    first, answer = _served_from_cache(model, tmp_path / "first", cache)
+
+    second, again = _served_from_cache(model, tmp_path / "second", cache)
 
     assert [c["model"] for c in first] == ["tiny-copy"]
     assert second == []
@@ -197,22 +199,16 @@ def test_servers_in_other_work_folders_given_one_cache_convert_the_base_model_on
     assert not (tmp_path / "second" / "cache").exists()
 
 
-def test_a_cached_conversion_changed_since_it_was_made_is_refused_and_made_again(
-    tiny_model: Path, tmp_path: Path
-) -> None:
-    model = tmp_path / "tiny-copy"
-    build_tiny_model(model)
+def test_a_cached_conversion_changed_since_it_was_made_is_refused_and_made_again(tmp_path: Path) -> None:
+    model = build_tiny_model(tmp_path / "tiny-copy")
     cache = tmp_path / "cache"
-    with ModelServer(str(model), work=tmp_path / "first", cache=cache, engine="ctranslate2") as server:
-        answer = _ask(server, PROMPTS[0], max_tokens=6)["choices"][0]["message"]["content"]
+    _, answer = _served_from_cache(model, tmp_path / "first", cache)
     (converted,) = (cache / "ctranslate2").iterdir()
     spoiled = bytearray((converted / "model.bin").read_bytes())
     spoiled[-64:] = bytes(64)  # its last 64 bytes zeroed
     (converted / "model.bin").write_bytes(bytes(spoiled))
 
-    with ModelServer(str(model), work=tmp_path / "second", cache=cache, engine="ctranslate2") as server:
-        conversions = _engine(server)["conversions"]
-        again = _ask(server, PROMPTS[0], max_tokens=6)["choices"][0]["message"]["content"]
+    conversions, again = _served_from_cache(model, tmp_path / "second", cache)
 
     assert [c["model"] for c in conversions] == ["tiny-copy"]
     assert again == answer
