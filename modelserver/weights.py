@@ -10,6 +10,7 @@ was made, and a copy changed since is made again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -150,7 +151,8 @@ def cached(target: Path, make: Callable[[Path], None]) -> Path:
             return target
         log.warning("the cached copy %s is not as it was made: making it again", target)
         spoiled = Path(tempfile.mkdtemp(prefix=f".{target.name}-spoiled-", dir=target.parent))
-        target.rename(spoiled / target.name)
+        with contextlib.suppress(FileNotFoundError):  # another process moved it away first
+            target.rename(spoiled / target.name)
         shutil.rmtree(spoiled, ignore_errors=True)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
