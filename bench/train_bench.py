@@ -171,7 +171,9 @@ def train_recipe(inputs: dict[str, Any], recipe: str, work: Path, max_steps: int
     phases.seconds["setup"] = time.perf_counter() - started
     started = time.perf_counter()
     trainer.train()
-    if max_steps:  # the epoch's end evaluates; a run cut short is evaluated as it would have been
+    # A run cut short by max_steps is evaluated at its end as the epoch's end would be; evaluated again here,
+    # the evaluation column would count two.
+    if not phases.calls["evaluation"]:
         trainer.evaluate()
     epoch_s = time.perf_counter() - started
     started = time.perf_counter()
@@ -284,7 +286,8 @@ def table(results: list[dict[str, Any]]) -> str:
             else "not evaluated"
         )
         lines.append(
-            f"{result['recipe']}: {result['steps']} steps, {result['tokens']} tokens, {same} "
+            f"{result['recipe']}: {result['steps']} steps, {result['tokens']} tokens, "
+            f"{result['calls'].get('evaluation', 0)} evaluation(s), {same} "
             f"{first['recipe']}, eval loss {result['eval_loss']}, {result['threads']} torch threads on "
             f"{result['cores']} cores; {said}"
         )

@@ -17,6 +17,7 @@ from modelserver.generation import DEFAULT_BATCH_WAIT_S, DEFAULT_MAX_BATCH
 
 DEFAULT_PORT = 8766
 DEFAULT_WORK = Path("out/model-server")
+DEFAULT_CACHE = Path("out/model-cache")
 
 
 def register(subparsers: Any) -> None:
@@ -44,7 +45,15 @@ def register(subparsers: Any) -> None:
         "--work",
         type=Path,
         default=DEFAULT_WORK,
-        help=f"folder for uploads, jobs, checkpoints and the GGUF cache (default {DEFAULT_WORK})",
+        help=f"folder for uploads, jobs and checkpoints (default {DEFAULT_WORK})",
+    )
+    serve.add_argument(
+        "--cache",
+        type=Path,
+        default=DEFAULT_CACHE,
+        help="folder for the base model's copies (a GGUF file dequantized, its conversion for CTranslate2), "
+        "keyed by the bytes of the weights they come from and checked before each use, so that a server "
+        f"started on the same weights again, with any --work, loads them at once (default {DEFAULT_CACHE})",
     )
     serve.add_argument(
         "--api-key-file",
@@ -69,7 +78,8 @@ def register(subparsers: Any) -> None:
         "--engine",
         choices=ENGINES,
         default="auto",
-        help="what generates: ctranslate2 (on the CPU, each model converted once into --work/cache), "
+        help="what generates: ctranslate2 (on the CPU, each model converted once: the base model into "
+        "--cache, a checkpoint into --work/cache), "
         "transformers, or auto: ctranslate2 on the CPU when it is installed, transformers on a GPU "
         "(default auto)",
     )
@@ -114,6 +124,7 @@ def run_serve(args: argparse.Namespace) -> int:
         server = ModelServer(
             args.model,
             work=args.work,
+            cache=args.cache,
             host=args.host,
             port=args.port,
             name=args.name,

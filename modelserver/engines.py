@@ -3,8 +3,10 @@ transformers in eager PyTorch (on a GPU, and wherever CTranslate2 cannot run).
 
 ``--engine auto`` (the default) generates with CTranslate2 on the CPU when it is installed, and with
 transformers on a GPU. CTranslate2 needs its own copy of a model: each model is converted on its first load
-(a trained checkpoint on the first request for it) into ``<work>/cache/ctranslate2/``, keyed by the files
-it was converted from, so a changed checkpoint is converted again; ``GET /v1/stats`` lists each conversion
+(a trained checkpoint on the first request for it) into ``ctranslate2/`` of a cache folder (the base
+model's in the server's cache, shared by the servers started with it; a checkpoint's under its work folder),
+keyed by the bytes of the files it was converted from, so a changed checkpoint is converted again and a
+copy that is no longer as it was made is made again; ``GET /v1/stats`` lists each conversion
 and its seconds. A model the converter refuses is served by transformers under ``auto`` (``/v1/stats`` says
 why) and refused under ``--engine ctranslate2``.
 
@@ -90,7 +92,10 @@ class Engine(Protocol):
     why: str  # why this engine generates here
     parallel: int  # how many batches it generates at once
 
-    def load(self, model_id: str, folder: Path) -> Model: ...
+    def load(self, model_id: str, folder: Path, cache: Path | None = None) -> Model:
+        """``folder``'s model served as ``model_id``; an engine that needs its own copy of it makes it under
+        ``cache`` (by default the engine's)."""
+        ...
 
     def view(self) -> dict[str, Any]:
         """What ``GET /v1/stats`` shows of the engine."""
@@ -143,7 +148,7 @@ class TransformersEngine:
         self.device = device
         self.why = why
 
-    def load(self, model_id: str, folder: Path) -> Model:
+    def load(self, model_id: str, folder: Path, cache: Path | None = None) -> Model:
         model, tokenizer = weights.load(folder, self.device)
         return TransformersModel(model, tokenizer, weights.end_tokens(folder, tokenizer))
 
@@ -215,11 +220,11 @@ class CTranslate2Engine:
         self.conversions: list[dict[str, Any]] = []
         self.fallbacks: dict[str, str] = {}
 
-    def load(self, model_id: str, folder: Path) -> Model:
+    def load(self, model_id: str, folder: Path, cache: Path | None = None) -> Model:
         import ctranslate2
 
         try:
-            converted = self._converted(model_id, folder)
+            converted = self._converted(model_id, folder, cache / "ctranslate2" if cache else self.cache)
         except (ValueError, NotImplementedError, KeyError) as refused:
             reason = f"CTranslate2 cannot convert {model_id}: {type(refused).__name__}: {refused}"
             if self.fallback is None:
@@ -238,23 +243,26 @@ class CTranslate2Engine:
         )
         return CTranslate2Model(generator, tokenizer, weights.end_tokens(folder, tokenizer))
 
-    def _converted(self, model_id: str, folder: Path) -> Path:
-        """The CTranslate2 copy of ``folder``, converted now unless the cache holds one of these files."""
+    def _converted(self, model_id: str, folder: Path, cache: Path) -> Path:
+        """The CTranslate2 copy of ``folder`` under ``cache``, converted now unless the cache holds a sound
+        copy of these files' bytes."""
         import ctranslate2
 
         files = sorted(p for p in folder.iterdir() if p.is_file())
         version = f"ctranslate2 {ctranslate2.__version__} {self.compute_type}"
-        digest = weights.fingerprint(files, extra=version)
-        target = self.cache / f"{folder.name}-{digest}"
-        if (target / "model.bin").is_file():
-            return target
+        target = cache / f"{folder.name}-{weights.content_key(files, extra=version)}"
+        converted = False
         started = time.monotonic()
 
         def convert(partial: Path) -> None:
+            nonlocal converted
             converter = ctranslate2.converters.TransformersConverter(str(folder), low_cpu_mem_usage=True)
             converter.convert(str(partial), quantization=self.compute_type, force=True)
+            converted = True
 
-        weights.cached(target, "model.bin", convert)
+        weights.cached(target, convert)
+        if not converted:
+            return target
         seconds = time.monotonic() - started
         self.conversions.append({"model": model_id, "seconds": round(seconds, 2)})
         log.info("converted %s for CTranslate2 (%s) in %.1f s", model_id, self.compute_type, seconds)

@@ -74,7 +74,9 @@ class ModelServer(ThreadedServer):
     """Serves ``model`` (a folder, a .gguf file or a shortcut; see :mod:`modelserver.weights`) and the
     checkpoints under ``work`` on ``host:port`` (``port=0`` picks a free one); ``base_url`` is what a
     connection of kind openai-compatible records. ``engine`` generates (one of
-    :data:`modelserver.engines.ENGINES`).
+    :data:`modelserver.engines.ENGINES`). The base model's copies (a GGUF file dequantized, its conversion
+    for the engine) are kept under ``cache`` (by default ``work/cache``), keyed by their source's bytes, so
+    servers given one cache make them once.
 
     The base model is loaded here, before the server answers anything, so a bad ``--model`` or an engine
     that cannot serve it fails at once.
@@ -85,6 +87,7 @@ class ModelServer(ThreadedServer):
         model: str,
         *,
         work: Path,
+        cache: Path | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
         name: str | None = None,
@@ -101,10 +104,11 @@ class ModelServer(ThreadedServer):
                 "listen on 127.0.0.1"
             )
         self.work = work
+        self.cache = cache or work / "cache"
         self.device = weights.device()
         self.engine = engines.choose(engine, self.device, work / "cache")
         source = weights.resolve(model, name=name)
-        base_folder = weights.loadable_folder(source, work / "cache")
+        base_folder = weights.loadable_folder(source, self.cache)
         self.catalog = Catalog(source.model_id, base_folder, work / "models")
         self.models = LoadedModels(self._load, keep=keep_loaded)
         self.models.get(source.model_id)
@@ -149,7 +153,8 @@ class ModelServer(ThreadedServer):
         folder = self.catalog.folder(model_id)
         if folder is None:
             raise BadRequest(f"no model {model_id!r}", status=404)
-        return self.engine.load(model_id, folder)
+        # The base model's copies go where other servers find them; a checkpoint's stay with its work folder.
+        return self.engine.load(model_id, folder, self.cache if model_id == self.catalog.base_id else None)
 
     # the routes
 

@@ -129,23 +129,29 @@ def _grpo(
 
 def _progress(job: Path, *, rollouts_per_step: int | None) -> Any:
     """A callback that writes ``progress.json`` after each logged step: the step, the loss, and for GRPO the
-    step's mean reward, the reward of every step so far (the curve) and the answers sampled per second."""
+    step's mean reward, the reward of every step so far (the curve) and the answers sampled per second; and
+    after each evaluation on the validation rows, its loss (``eval_loss``) beside the last step's."""
     from transformers import TrainerCallback
 
     class Progress(TrainerCallback):
         def __init__(self) -> None:
             self.curve: list[float | None] = []
             self.since = time.monotonic()
+            self.written: dict[str, Any] = {}
 
         def on_step_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
             self.since = time.monotonic()
 
         def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
             logs = logs or {}
+            if "eval_loss" in logs:
+                self.written["eval_loss"] = logs["eval_loss"]
+                write_json(job / PROGRESS, self.written)
+                return
             loss = logs.get("loss")
             if loss is None:  # the closing summary, not a step
                 return
-            progress = {
+            progress: dict[str, Any] = {
                 "step": state.global_step,
                 "total_steps": state.max_steps,
                 "loss": loss,
@@ -161,7 +167,8 @@ def _progress(job: Path, *, rollouts_per_step: int | None) -> Any:
                     "step_seconds": round(seconds, 3),
                     "rollouts_per_s": round(rollouts_per_step / seconds, 3) if seconds > 0 else None,
                 }
-            write_json(job / PROGRESS, progress)
+            self.written = progress | {k: v for k, v in self.written.items() if k == "eval_loss"}
+            write_json(job / PROGRESS, self.written)
 
     return Progress()
 

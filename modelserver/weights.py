@@ -3,19 +3,29 @@ package that ships one (``smollm2``). Never a hub: every load is ``local_files_o
 none of these is refused before transformers sees it.
 
 A GGUF file is dequantized on its first load (about 20 s for SmolLM2-135M), then kept as a safetensors
-copy under the work folder, so the next start loads in a second or two.
+copy in a cache folder, keyed by the GGUF file's SHA-256, so the next start, in any work folder given the
+same cache, loads in a second or two; the copy's own files are checked against the SHA-256 each had when it
+was made, and a copy changed since is made again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
+import json
+import logging
 import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+# What a cached copy holds, each file with its SHA-256, written once the copy is made.
+CONTENTS = ".contents.json"
+
+log = logging.getLogger("modelserver")
 
 
 class ModelSourceError(ValueError):
@@ -86,11 +96,14 @@ def _packaged(shortcut: str, weights: PackagedWeights) -> tuple[Path, str]:
 
 def loadable_folder(source: ModelSource, cache: Path) -> Path:
     """A folder ``from_pretrained`` loads without a GGUF file: the source's own, or the safetensors copy of
-    its GGUF file under ``cache`` (made now if it is not there yet)."""
+    its GGUF file under ``cache``, keyed by the file's bytes (made now if the cache holds no sound copy)."""
     if source.gguf_file is None:
         return source.folder
     gguf = source.folder / source.gguf_file
-    target = cache / f"{gguf.stem}-{fingerprint([gguf])}"
+    import transformers
+
+    key = content_key([gguf], extra=f"transformers {transformers.__version__}")
+    target = cache / f"{gguf.stem}-{key}"
 
     def dequantize(partial: Path) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -109,37 +122,63 @@ def loadable_folder(source: ModelSource, cache: Path) -> Path:
         model.save_pretrained(partial)
         tokenizer.save_pretrained(partial)
 
-    return cached(target, "config.json", dequantize)
+    return cached(target, dequantize)
 
 
-def fingerprint(files: list[Path], *, extra: str = "") -> str:
-    """A short key for these files as they are now (path, size, modification time) and ``extra``: a file
-    rewritten in place changes it."""
-    lines = []
+def content_key(files: list[Path], *, extra: str = "") -> str:
+    """A key for these files' names and bytes (SHA-256) and ``extra``: the same weights give the same key
+    wherever they lie, and a file that changed in one byte gives another."""
+    digest = hashlib.sha256()
     for file in files:
-        stat = file.stat()
-        lines.append(f"{file}\n{stat.st_size}\n{stat.st_mtime_ns}")
-    text = "\n".join([*lines, extra] if extra else lines)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+        digest.update(file.name.encode() + b"\0" + _sha256(file).encode())
+    digest.update(extra.encode())
+    return digest.hexdigest()[:32]
 
 
-def cached(target: Path, marker: str, make: Callable[[Path], None]) -> Path:
-    """``target``, made by ``make`` (which fills the empty folder it is given) unless it holds ``marker``
-    already. It is made beside ``target`` and renamed into place, so a process stopped half-way, or two
-    making it at once, never leave a half-made folder there."""
-    if (target / marker).is_file():
-        return target
+def _sha256(file: Path) -> str:
+    with file.open("rb") as data:
+        return hashlib.file_digest(data, "sha256").hexdigest()
+
+
+def cached(target: Path, make: Callable[[Path], None]) -> Path:
+    """``target``, made by ``make`` (which fills the empty folder it is given) unless it holds a sound copy
+    already: every file that :data:`CONTENTS` lists, with the bytes it was made with. A copy that is not
+    sound (a file changed, missing or added since) is removed and made again. It is made beside ``target``
+    and renamed into place, so a process stopped half-way, or two making it at once, never leave a half-made
+    folder there."""
+    if target.is_dir():
+        if _sound(target):
+            return target
+        log.warning("the cached copy %s is not as it was made: making it again", target)
+        spoiled = Path(tempfile.mkdtemp(prefix=f".{target.name}-spoiled-", dir=target.parent))
+        with contextlib.suppress(FileNotFoundError):  # another process moved it away first
+            target.rename(spoiled / target.name)
+        shutil.rmtree(spoiled, ignore_errors=True)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:
         make(partial)
+        contents = {file.name: _sha256(file) for file in sorted(partial.iterdir()) if file.is_file()}
+        (partial / CONTENTS).write_text(json.dumps(contents, indent=1), encoding="utf-8")
         partial.rename(target)
     except OSError:
-        if not (target / marker).is_file():
+        if not (target.is_dir() and _sound(target)):
             raise
     finally:
         shutil.rmtree(partial, ignore_errors=True)
     return target
+
+
+def _sound(folder: Path) -> bool:
+    """Whether ``folder`` holds exactly the files its :data:`CONTENTS` lists, each with its SHA-256."""
+    try:
+        contents = json.loads((folder / CONTENTS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    present = {file.name for file in folder.iterdir() if file.is_file()} - {CONTENTS}
+    if not isinstance(contents, dict) or present != set(contents):
+        return False
+    return all(_sha256(folder / name) == digest for name, digest in contents.items())
 
 
 def device() -> str:

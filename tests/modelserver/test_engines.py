@@ -177,6 +177,44 @@ def test_a_model_is_converted_once_and_again_when_its_files_change(tiny_model: P
     assert len(list((tmp_path / "work" / "cache" / "ctranslate2").iterdir())) == 2
 
 
+def _served_from_cache(model: Path, work: Path, cache: Path) -> tuple[list[dict[str, Any]], str]:
+    """The conversions a CTranslate2 server of ``model`` made at start with ``cache``, and its answer."""
+    with ModelServer(str(model), work=work, cache=cache, engine="ctranslate2") as server:
+        conversions: list[dict[str, Any]] = _engine(server)["conversions"]
+        answer: str = _ask(server, PROMPTS[0], max_tokens=6)["choices"][0]["message"]["content"]
+        return conversions, answer
+
+
+def test_servers_in_other_work_folders_given_one_cache_convert_the_base_model_once(tmp_path: Path) -> None:
+    model = build_tiny_model(tmp_path / "tiny-copy")
+    cache = tmp_path / "cache"
+    first, answer = _served_from_cache(model, tmp_path / "first", cache)
+
+    second, again = _served_from_cache(model, tmp_path / "second", cache)
+
+    assert [c["model"] for c in first] == ["tiny-copy"]
+    assert second == []
+    assert again == answer
+    assert len(list((cache / "ctranslate2").iterdir())) == 1
+    assert not (tmp_path / "second" / "cache").exists()
+
+
+def test_a_cached_conversion_changed_since_it_was_made_is_refused_and_made_again(tmp_path: Path) -> None:
+    model = build_tiny_model(tmp_path / "tiny-copy")
+    cache = tmp_path / "cache"
+    _, answer = _served_from_cache(model, tmp_path / "first", cache)
+    (converted,) = (cache / "ctranslate2").iterdir()
+    spoiled = bytearray((converted / "model.bin").read_bytes())
+    spoiled[-64:] = bytes(64)  # its last 64 bytes zeroed
+    (converted / "model.bin").write_bytes(bytes(spoiled))
+
+    conversions, again = _served_from_cache(model, tmp_path / "second", cache)
+
+    assert [c["model"] for c in conversions] == ["tiny-copy"]
+    assert again == answer
+    assert (converted / "model.bin").read_bytes() != bytes(spoiled)
+
+
 def test_without_ctranslate2_auto_serves_with_transformers_and_says_why(
     tiny_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -71,6 +71,23 @@ def test_a_job_trains_and_its_checkpoint_is_served_and_answers(
     )
 
 
+def test_a_job_with_a_validation_file_reports_the_validation_loss_beside_the_last_step(
+    server: ModelServer, jobs: OpenAICompatibleJobs
+) -> None:
+    validation = jobs.upload("validation.jsonl", jsonl([_row("What is 3 + 4?", "Final answer: 7")] * 4))
+    spec = _spec("validated", jobs.upload("train.jsonl", TRAIN) or "", n_epochs="1")
+    spec = spec.model_copy(update={"validation_uri": validation})
+
+    states = until_ended(jobs, spec, jobs.start(spec))
+    job = get_json(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
+
+    assert states[-1].status is TrainingStatus.SUCCEEDED
+    assert job["validation_file"] == validation
+    assert job["progress"]["step"] == job["progress"]["total_steps"] == 4
+    assert isinstance(job["progress"]["eval_loss"], float)
+    assert job["progress"]["eval_loss"] > 0
+
+
 def test_a_second_start_finds_the_job_of_the_same_name(
     server: ModelServer, jobs: OpenAICompatibleJobs
 ) -> None:
