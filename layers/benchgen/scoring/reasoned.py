@@ -19,39 +19,45 @@ import msgspec
 
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
-from benchgen.scoring.reasoning import THINK_CLOSE, THINK_OPEN, split_completion
+from benchgen.scoring.reasoning import THINK_OPEN, split_completion
 from benchgen.scoring.templates import Judge
 from benchgen.verdicts import CriterionMark, VerdictRecord
 
+_TAG_END = THINK_OPEN[1:]
 CUT_OFF = "cut off inside its reasoning block: no answer to judge"
 ONLY_REASONING = "only reasoning, no answer: nothing to judge"
 
 
 class Read(NamedTuple):
-    """What a judge is given of a prediction, and what it leaves out: the reasoning (None: there was
-    none) and, when there is no answer to judge, why."""
+    """What a judge is given of a prediction with reasoning, and what it leaves out: the whole text, the
+    reasoning and, when there is no answer to judge, why."""
 
-    prediction: Prediction | None
-    reasoning: str | None = None
+    prediction: Prediction
+    text: str
+    reasoning: str
     unanswered: str | None = None
 
 
-def read_prediction(prediction: Prediction | None) -> Read:
-    """The answer part of ``prediction``, for a judge to read."""
+def read_prediction(prediction: Prediction | None) -> Read | None:
+    """The answer part of ``prediction``, for a judge to read; None when there is no prediction or no
+    reasoning to set apart (the judge reads it as it is)."""
     if prediction is None:
-        return Read(None)
+        return None
     text = prediction.prediction_text
-    if prediction.reasoning is None and THINK_OPEN not in text and THINK_CLOSE not in text:
-        return Read(prediction)
+    # "think>" ends both tags: one test on the per-case path, which most predictions end at.
+    if prediction.reasoning is None and _TAG_END not in text:
+        return None
     inline, answer = split_completion(text)
+    if inline is None and prediction.reasoning is None:
+        return None
     parts = [part for part in (prediction.reasoning, inline) if part]
     reasoning = "\n\n".join(parts)
     judged = msgspec.structs.replace(prediction, prediction_text=answer or "", reasoning=None)
     if answer is None:
-        return Read(judged, reasoning, CUT_OFF)
+        return Read(judged, text, reasoning, CUT_OFF)
     if not answer.strip():
-        return Read(judged, reasoning, ONLY_REASONING)
-    return Read(judged, reasoning)
+        return Read(judged, text, reasoning, ONLY_REASONING)
+    return Read(judged, text, reasoning)
 
 
 def _unanswered(verdict: VerdictRecord, why: str) -> VerdictRecord:
@@ -69,14 +75,10 @@ def _unanswered(verdict: VerdictRecord, why: str) -> VerdictRecord:
     )
 
 
-def judge_read(
-    judge: Judge, case: Case, given: Prediction | None, read: Read, criteria: Sequence[Criterion]
-) -> VerdictRecord:
-    """The template's verdict on what ``read`` gives it of ``given``, with the reasoning kept apart."""
+def judge_read(judge: Judge, case: Case, read: Read, criteria: Sequence[Criterion]) -> VerdictRecord:
+    """The template's verdict on what ``read`` gives it, with the whole text and the reasoning kept."""
     verdict = judge(case, read.prediction, criteria)
-    if read.reasoning is None or given is None:
-        return verdict
     # An answer a template reads from elsewhere than the text (a routing prediction's `route`) stands.
     if read.unanswered is not None and not verdict.answered:
         verdict = _unanswered(verdict, read.unanswered)
-    return msgspec.structs.replace(verdict, raw_prediction=given.prediction_text, reasoning=read.reasoning)
+    return msgspec.structs.replace(verdict, raw_prediction=read.text, reasoning=read.reasoning)

@@ -77,11 +77,15 @@ def _judge(
     lines = bytearray()
     try:
         with (part_dir / VERDICTS_NAME).open("wb") as verdicts:
-            for case, given in pairs:
+            for case, prediction in pairs:
                 # Every template judges the answer only, a reasoning model's reasoning kept apart.
-                read = read_prediction(given)
-                verdict = judge_read(judge, case, given, read, criteria)
-                add(verdict, case, read.prediction)
+                read = read_prediction(prediction)
+                if read is None:
+                    verdict = judge(case, prediction, criteria)
+                else:
+                    verdict = judge_read(judge, case, read, criteria)
+                    prediction = read.prediction
+                add(verdict, case, prediction)
                 append_verdict(verdict, encoder, lines)
                 log.add(verdict)
                 if len(lines) >= _FLUSH:
