@@ -114,8 +114,9 @@ def test_an_unanswerable_qa_case_is_not_passed_by_a_completion_cut_off_while_rea
     case = {"id": "c1", "question": "Capital?", "context": "Paris is big.", "answers": []}
     # when
     cut = _score(tmp_path / "a", "qa", [{"id": "c1", "prediction_text": "<think>Hmm"}], case)
-    abstained = _score(tmp_path / "b", "qa", [{"id": "c1", "prediction_text": ""}], case)
-    # then: the abstention passes; the cut-off completion has no answer, abstention included
+    abstained = _score(tmp_path / "b", "qa", [{"id": "c1", "prediction_text": "", "reasoning": ""}], case)
+    # then: the abstention (an empty reasoning field is none) passes; the cut-off completion has no
+    # answer, abstention included
     assert abstained[1][0]["passed"] is True
     (verdict,) = cut[1]
     assert (verdict["passed"], verdict["answered"]) == (False, False)

@@ -43,15 +43,14 @@ def read_prediction(prediction: Prediction | None) -> Read | None:
     reasoning to set apart (the judge reads it as it is)."""
     if prediction is None:
         return None
-    text = prediction.prediction_text
+    text, given = prediction.prediction_text, prediction.reasoning or None
     # "think>" ends both tags: one test on the per-case path, which most predictions end at.
-    if prediction.reasoning is None and _TAG_END not in text:
+    if given is None and _TAG_END not in text:
         return None
     inline, answer = split_completion(text)
-    if inline is None and prediction.reasoning is None:
+    if inline is None and given is None:
         return None
-    parts = [part for part in (prediction.reasoning, inline) if part]
-    reasoning = "\n\n".join(parts)
+    reasoning = "\n\n".join(part for part in (given, inline) if part)
     judged = msgspec.structs.replace(prediction, prediction_text=answer or "", reasoning=None)
     if answer is None:
         return Read(judged, text, reasoning, CUT_OFF)
