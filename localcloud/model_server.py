@@ -15,6 +15,12 @@ takes ``latency_s``, at most ``slots`` requests are served at once, and one beyo
 a 429 and counted, as a serving stack at capacity does; it records the most requests it ever had in
 flight (``capacity``).
 
+It can also stand for a reasoning model (``thinking``): each answer comes after reasoning that first
+weighs the opposite answer (the wrong one before a right answer, the right one before a wrong answer), as
+a ``<think>`` block in the content (``inline``), in the message's ``reasoning_content`` with its tokens in
+``usage.completion_tokens_details.reasoning_tokens`` (``field``), or as a block never closed, the answer
+never reached (``cut_off``, finish reason ``length``).
+
 It also SIMULATES Together-style fine-tuning (``/v1/files``, ``/v1/fine-tunes``; see
 ``providers/openai_compatible.py``): a job ends after a few reads naming ``example-tuned``, and nothing is
 trained; and OpenAI's Batch API (``/v1/files`` of purpose batch, ``/v1/batches``; see
@@ -48,6 +54,7 @@ TUNED_MODEL = "example-tuned"
 MODELS = (BASE_MODEL, TUNED_MODEL)
 SIMULATED_NOTICE = "simulated model: answers written by the BenchGen example generator, not by a model"
 UNKNOWN_ANSWER = "I do not know the answer to this question."
+THINKING = ("inline", "field", "cut_off")
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,11 @@ class ExampleAnswers:
         if model == TUNED_MODEL and _stable_share(self.case_id) < 2 / 3:
             return self.right
         return self.wrong
+
+    def reasoning(self, model: str) -> str:
+        """Reasoning that weighs the opposite answer first."""
+        other = self.wrong if self.answer(model) == self.right else self.right
+        return f"A first attempt:\n{other}\nThat does not hold up; answering again."
 
 
 def _stable_share(text: str) -> float:
@@ -182,7 +194,11 @@ class ExampleModelServer(ThreadedServer):
         api_key: str | None = None,
         latency_s: float = 0.0,
         slots: int | None = None,
+        thinking: str | None = None,
     ) -> None:
+        if thinking is not None and thinking not in THINKING:
+            raise ValueError(f"thinking is one of {', '.join(THINKING)}, not {thinking!r}")
+        self.thinking = thinking
         if not ip_address(host).is_loopback:
             raise ValueError(f"the example model server listens on loopback only, not {host}")
         if slots is not None and slots < 1:
@@ -240,6 +256,9 @@ class ExampleModelServer(ThreadedServer):
             text = (text + " ") * (fault.answer_chars // (len(text) + 1) + 1)
             text = text[: fault.answer_chars]
         digest = hashlib.sha256(f"{model}\n{prompt}".encode()).hexdigest()[:24]
+        reasoning = example.reasoning(str(model)) if example else "Nothing I know answers this."
+        message, finish, usage = self._thought(text, reasoning)
+        usage["prompt_tokens"] = len(prompt.split())
         return (
             200,
             {
@@ -248,14 +267,32 @@ class ExampleModelServer(ThreadedServer):
                 "created": 0,
                 "model": model,
                 "system_fingerprint": "benchgen-simulated",
-                "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-                ],
-                "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split())},
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": usage,
             },
             {},
             fault,
         )
+
+    def _thought(self, text: str, reasoning: str) -> tuple[dict[str, Any], str, dict[str, Any]]:
+        """The message, finish reason and completion tokens of ``text``, after ``reasoning`` as the
+        server's ``thinking`` gives it."""
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        thought = len(reasoning.split())
+        if self.thinking is None:
+            return message, "stop", {"completion_tokens": len(text.split())}
+        if self.thinking == "cut_off":
+            message["content"] = f"<think>\n{reasoning}"
+            return message, "length", {"completion_tokens": thought}
+        if self.thinking == "inline":
+            message["content"] = f"<think>\n{reasoning}\n</think>\n{text}"
+        else:
+            message["reasoning_content"] = reasoning
+        usage = {
+            "completion_tokens": thought + len(text.split()),
+            "completion_tokens_details": {"reasoning_tokens": thought},
+        }
+        return message, "stop", usage
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self

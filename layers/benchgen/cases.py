@@ -61,6 +61,9 @@ class Prediction(msgspec.Struct, kw_only=True):
     no_answer_probability: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] | None = None
     route: str | None = None
     cost_usd: Annotated[float, msgspec.Meta(ge=0.0)] | None = None
+    # A reasoning model's reasoning, when its provider gave it apart from the answer (a live run keeps it
+    # here); an inline ``<think>`` block stays in ``prediction_text`` and is set apart when it is judged.
+    reasoning: str | None = None
 
 
 # The constraints msgspec.Meta and pydantic's Field both take, under the same names.
@@ -126,7 +129,7 @@ def prediction_json(prediction: Prediction) -> str:
         model = PredictionModel.model_validate(msgspec.structs.asdict(prediction))
         return model.model_dump_json(exclude_none=True)
     record: dict[str, object] = {"id": prediction.id, "prediction_text": prediction.prediction_text}
-    for name in ("no_answer_probability", "route", "cost_usd"):
+    for name in ("no_answer_probability", "route", "cost_usd", "reasoning"):
         value = getattr(prediction, name)
         if value is not None:
             record[name] = value

@@ -55,6 +55,9 @@ class Verdict(LazyModel):
     route: str | None = None
     solution: str | None = None
     detail: str = ""
+    # A reasoning model's reasoning, kept apart from the answer it judged (``raw_prediction`` keeps the
+    # whole text); left out of the line when the prediction had none, so such lines stay as they were.
+    reasoning: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class CriterionMark(msgspec.Struct, frozen=True):
@@ -81,6 +84,7 @@ class VerdictRecord(msgspec.Struct, kw_only=True):
     route: str | None = None
     solution: str | None = None
     detail: str = ""
+    reasoning: str | msgspec.UnsetType = msgspec.UNSET  # UNSET: no reasoning, and no key in the line
 
 
 AnyVerdict = Verdict | VerdictRecord

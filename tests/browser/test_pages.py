@@ -456,6 +456,16 @@ def test_a_live_runs_page_shows_its_tokens_and_their_cost_or_that_its_connection
     page = tab.open(f"/runs/{unpriced}")
     panel = page.get_by_role("region", name="Inference")
     expect(panel.locator("dd").last).to_have_text("no prices on the connection")
+    # and a reasoning model's run says how many of its output tokens were reasoning
+    reasoned = _run_copy(console, "0f04")
+    _with_summary(
+        console, reasoned, "inference", {**counts, **tokens, "reasoning_tokens": 4_321, "cost": cost}
+    )
+    page = tab.open(f"/runs/{reasoned}")
+    panel = page.get_by_role("region", name="Inference")
+    expect(panel.locator("dd")).to_have_text(
+        ["39 of 40", "12,345", "6,789", "4,321", "1", "$1.75 (on-demand, USD)"]
+    )
     # and a run that asked no model has no such panel
     page = tab.open(f"/runs/{console.run_id}")
     expect(page.get_by_role("region", name="Fine-tune Dataset")).to_be_visible()

@@ -129,6 +129,7 @@ def test_a_live_run_of_the_example_base_model_completes_with_the_example_submiss
         "unanswered_reasons": [],
         "input_tokens": sum(entry["input_tokens"] for entry in log),
         "output_tokens": sum(entry["output_tokens"] for entry in log),
+        "reasoning_tokens": 0,
         "cases_without_tokens": 0,
         "cost": None,
         "cost_note": "no prices on the connection",

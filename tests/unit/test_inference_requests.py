@@ -23,7 +23,7 @@ from benchgen.aws.providers import bedrock as bedrock_adapter
 from benchgen.aws.providers import sagemaker as sagemaker_adapter
 from benchgen.aws.providers.registry import model_for
 from benchgen.inference.model import ModelCallError
-from benchgen.inference.shapes import chat_request, chat_text
+from benchgen.inference.shapes import chat_answer, chat_request
 from benchgen.providers.bedrock import converse_request
 from benchgen.providers.sagemaker import generate_request
 from benchgen.records.runs import LiveModel
@@ -266,9 +266,9 @@ def test_a_tgi_body_asks_for_greedy_decoding_instead_of_temperature_zero() -> No
 
 
 def test_a_chat_answer_with_null_content_is_an_empty_answer_and_one_without_choices_an_error() -> None:
-    assert chat_text({"choices": [{"message": {"role": "assistant", "content": None}}]}) == ""
+    assert chat_answer({"choices": [{"message": {"role": "assistant", "content": None}}]}, "").text == ""
     with pytest.raises(ModelCallError, match=r"no choices\[0\]\.message\.content"):
-        chat_text({"error": "x"})
+        chat_answer({"error": "x"}, "")
 
 
 def test_sampling_refuses_values_no_provider_accepts() -> None:

@@ -12,12 +12,18 @@ from benchgen.errors import BenchGenError
 @dataclass(frozen=True)
 class Answer:
     """The model's text and the raw response it came in (kept for the inference log), with the tokens
-    the provider counted for the request and the answer, when it said."""
+    the provider counted for the request and the answer, when it said.
+
+    ``reasoning`` is what a reasoning model's provider gave apart from the text (a ``<think>`` block in
+    the text stays there, as the model wrote it: scoring sets it apart); ``reasoning_tokens`` are the part
+    of ``output_tokens`` the provider counted as reasoning, when it said."""
 
     text: str
     raw: str
     input_tokens: int | None = None
     output_tokens: int | None = None
+    reasoning: str | None = None
+    reasoning_tokens: int | None = None
 
 
 class ModelCallError(BenchGenError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchgen.inference.model import ModelCallError
+from benchgen.inference.model import Answer, ModelCallError
 from benchgen.vocabulary import Sampling
 
 _RAW_PREVIEW = 300
@@ -58,14 +58,14 @@ def chat_request(model_id: str | None, prompt: str, sampling: Sampling) -> dict[
     return body
 
 
-def chat_text(body: Any) -> str:
-    """``choices[0].message.content`` of a chat completion."""
+def _chat_message(body: Any) -> dict[str, Any]:
     try:
-        content = body["choices"][0]["message"]["content"]
+        message = body["choices"][0]["message"]
+        content = message["content"]
     except (KeyError, IndexError, TypeError):
         raise unreadable("chat completions", "choices[0].message.content", body) from None
     # A model may answer with no content at all (a refusal, or only a tool call): that is an empty answer.
-    return content if isinstance(content, str) else ""
+    return {**message, "content": content if isinstance(content, str) else ""}
 
 
 def _count(value: Any) -> int | None:
@@ -78,6 +78,32 @@ def chat_usage(body: Any) -> tuple[int | None, int | None]:
     if not isinstance(usage, dict):
         return None, None
     return _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+
+
+# Where OpenAI-compatible servers put a reasoning model's reasoning beside ``content``: vLLM (before
+# 0.11) and DeepSeek's API in ``reasoning_content``, vLLM since in ``reasoning``.
+CHAT_REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def chat_answer(body: Any, raw: str) -> Answer:
+    """A chat completion's answer: ``choices[0].message.content``, the reasoning given beside it, and its
+    tokens, the reasoning ones being ``usage.completion_tokens_details.reasoning_tokens`` (OpenAI counts
+    them inside ``completion_tokens``, which is what is billed)."""
+    message = _chat_message(body)
+    given = (message.get(name) for name in CHAT_REASONING_FIELDS)
+    reasoning = next((text for text in given if isinstance(text, str) and text), None)
+    input_tokens, output_tokens = chat_usage(body)
+    usage = body.get("usage")
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    reasoning_tokens = _count(details.get("reasoning_tokens")) if isinstance(details, dict) else None
+    return Answer(
+        text=message["content"],
+        raw=raw,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        reasoning=reasoning,
+        reasoning_tokens=reasoning_tokens,
+    )
 
 
 def converse_usage(body: Any) -> tuple[int | None, int | None]:

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from benchgen.inference.shapes import unreadable
+from benchgen.inference.model import Answer
+from benchgen.inference.shapes import converse_usage, unreadable
 from benchgen.providers.capabilities import ConnectionLimits, ConnectionProfile, Unsupported, family_matches
 from benchgen.providers.definition import Grant, IamNeeds, ProviderDefinition
 from benchgen.providers.hyperparameters import Hyperparameter, check_named
@@ -232,10 +233,30 @@ def converse_request(model_id: str, prompt: str, sampling: Sampling) -> dict[str
     return request
 
 
-def converse_text(response: dict[str, Any]) -> str:
-    """The text blocks of a Converse answer (``output.message.content[].text``), joined."""
+def _reasoning_text(block: Any) -> str | None:
+    """A content block's reasoning: ``reasoningContent.reasoningText.text``. Its other member,
+    ``redactedContent``, is reasoning the provider encrypted, which has no text to keep."""
+    content = block.get("reasoningContent") if isinstance(block, dict) else None
+    reasoning = content.get("reasoningText") if isinstance(content, dict) else None
+    text = reasoning.get("text") if isinstance(reasoning, dict) else None
+    return text if isinstance(text, str) else None
+
+
+def converse_answer(response: dict[str, Any], raw: str) -> Answer:
+    """A Converse answer: its text blocks (``output.message.content[].text``) joined, its reasoning
+    blocks (``reasoningContent``) kept apart, and its tokens (Converse's ``usage`` counts no reasoning
+    tokens apart: they are inside ``outputTokens``)."""
     try:
         blocks = response["output"]["message"]["content"]
-        return "".join(block["text"] for block in blocks if "text" in block)
+        text = "".join(block["text"] for block in blocks if "text" in block)
     except (KeyError, TypeError):
         raise unreadable("Bedrock Converse", "output.message.content", response) from None
+    reasoning = "\n\n".join(part for part in map(_reasoning_text, blocks) if part)
+    input_tokens, output_tokens = converse_usage(response)
+    return Answer(
+        text=text,
+        raw=raw,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        reasoning=reasoning or None,
+    )

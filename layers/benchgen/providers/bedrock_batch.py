@@ -14,8 +14,7 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from benchgen.inference.model import Answer, ModelCallError
-from benchgen.inference.shapes import converse_usage
+from benchgen.inference.model import ModelCallError
 from benchgen.providers.batch import (
     BatchApi,
     BatchJobSpec,
@@ -28,7 +27,7 @@ from benchgen.providers.batch import (
     record_id,
     record_index,
 )
-from benchgen.providers.bedrock import converse_request, converse_text
+from benchgen.providers.bedrock import converse_answer, converse_request
 from benchgen.vocabulary import Sampling
 
 INPUT_FILE = "records.jsonl"
@@ -81,13 +80,11 @@ class BedrockBatch(BatchApi):
             yield RecordResult(index, None, f"Bedrock batch inference: {_error_text(error)}")
             return
         try:
-            text = converse_text(output)
+            answer = converse_answer(output, json.dumps(output, ensure_ascii=False))
         except ModelCallError as unreadable:
             yield RecordResult(index, None, str(unreadable))
             return
-        input_tokens, output_tokens = converse_usage(output)
-        raw = json.dumps(output, ensure_ascii=False)
-        yield answered(index, self.title, Answer(text, raw, input_tokens, output_tokens))
+        yield answered(index, self.title, answer)
 
 
 def _error_text(error: Any) -> str:

@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from benchgen.inference.model import Answer, ModelCallError
-from benchgen.inference.shapes import chat_request, chat_text, chat_usage
+from benchgen.inference.model import ModelCallError
+from benchgen.inference.shapes import chat_answer, chat_request
 from benchgen.providers.batch import (
     BatchAnswerError,
     BatchApi,
@@ -78,13 +78,11 @@ class OpenAIBatch(BatchApi):
             yield RecordResult(index, None, f"the Batch API: {_error_text(line.get('error'), status, body)}")
             return
         try:
-            text = chat_text(body)
+            answer = chat_answer(body, json.dumps(body, ensure_ascii=False))
         except ModelCallError as unreadable:
             yield RecordResult(index, None, str(unreadable))
             return
-        input_tokens, output_tokens = chat_usage(body)
-        raw = json.dumps(body, ensure_ascii=False)
-        yield answered(index, self.title, Answer(text, raw, input_tokens, output_tokens))
+        yield answered(index, self.title, answer)
 
 
 def _error_text(error: Any, status: Any, body: Any) -> str:

@@ -201,6 +201,11 @@ class InferenceSummary(LazyModel):
     unanswered_reasons: Texts = Field(default_factory=list)  # "<case id>: <reason>", the first few
     input_tokens: int = Field(default=0, description="input tokens the provider reported, over every case")
     output_tokens: int = Field(default=0, description="output tokens the provider reported, over every case")
+    reasoning_tokens: int = Field(
+        default=0,
+        description="of the output tokens, those the provider counted as a reasoning model's reasoning "
+        "(where it counts them apart); they are billed as output tokens",
+    )
     cases_without_tokens: int = Field(
         default=0, description="cases with no token count from the provider (unanswered ones among them)"
     )

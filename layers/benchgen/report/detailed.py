@@ -131,7 +131,8 @@ def _number(value: float) -> bytes:
 
 def case_json(verdict: AnyVerdict) -> bytes:
     """The case's record in ``detailed_results.json``: its id, gold, prediction, passed, answered,
-    difficulty, domain, route and score, as ``json.dumps(record, ensure_ascii=False)`` writes them in UTF-8.
+    difficulty, domain, route and score, and for a reasoning model's answer ``reasoning_chars`` (the length
+    of the reasoning set apart from it), as ``json.dumps(record, ensure_ascii=False)`` writes them in UTF-8.
 
     Made without a dict or the stdlib encoder: msgspec escapes strings exactly as json.dumps does when
     it keeps non-ASCII as is."""
@@ -154,7 +155,9 @@ def case_json(verdict: AnyVerdict) -> bytes:
             text(verdict.route),
             b', "score": ',
             _number(verdict.score),
-            b"}",
+            b', "reasoning_chars": %d}' % len(verdict.reasoning)
+            if isinstance(verdict.reasoning, str)
+            else b"}",
         )
     )
 

@@ -14,6 +14,19 @@ THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 
 
+def split_completion(completion: str) -> tuple[str | None, str | None]:
+    """``(reasoning, answer)`` of a completion: the reasoning None when it has no block; the answer None
+    when it was cut off inside its block. The reasoning is the block's text without its tags."""
+    closed = completion.rfind(THINK_CLOSE)
+    opened = completion.find(THINK_OPEN)
+    if closed >= 0:
+        start = opened + len(THINK_OPEN) if 0 <= opened < closed else 0
+        return completion[start:closed].strip(), completion[closed + len(THINK_CLOSE) :]
+    if opened >= 0:
+        return completion[opened + len(THINK_OPEN) :].strip(), None
+    return None, completion
+
+
 def answer_text(completion: str | None) -> str | None:
     """The part of ``completion`` that is judged; None when there is no answer to judge (no completion, or
     one cut off inside its reasoning block)."""
@@ -24,9 +37,4 @@ def answer_text(completion: str | None) -> str | None:
             f"a completion is a string of the model's output, not {type(completion).__name__}: "
             "pass the generated text (for a chat message, its content)"
         )
-    closed = completion.rfind(THINK_CLOSE)
-    if closed >= 0:
-        return completion[closed + len(THINK_CLOSE) :]
-    if THINK_OPEN in completion:
-        return None
-    return completion
+    return split_completion(completion)[1]

@@ -32,6 +32,7 @@ from benchgen.sandbox.job import Sandbox
 from benchgen.scoring import Aggregator, ScoringOptions, ScoringTemplate, build_template
 from benchgen.scoring.ingested import IngestedPredictions, NotIngested, merge_join, read_ingested
 from benchgen.scoring.join import Pairs, PredictionIndex, iter_cases
+from benchgen.scoring.reasoned import judge_read, read_prediction
 from benchgen.scoring.results import (
     ScoreReport,
     match_columns,
@@ -77,7 +78,13 @@ def _judge(
     try:
         with (part_dir / VERDICTS_NAME).open("wb") as verdicts:
             for case, prediction in pairs:
-                verdict = judge(case, prediction, criteria)
+                # Every template judges the answer only, a reasoning model's reasoning kept apart.
+                read = read_prediction(prediction)
+                if read is None:
+                    verdict = judge(case, prediction, criteria)
+                else:
+                    verdict = judge_read(judge, case, read, criteria)
+                    prediction = read.prediction
                 add(verdict, case, prediction)
                 append_verdict(verdict, encoder, lines)
                 log.add(verdict)

@@ -50,7 +50,13 @@ from benchgen.providers.registry import provider
 from benchgen.records.runs import BatchJob, BatchSummary, InferenceSummary, LiveModel, RunRecord, RunStatus
 from benchgen.records.timestamps import wait_until
 from benchgen.steps.attempts import Invocation, claim_run, fail_if_last_attempt
-from benchgen.steps.inference import LiveRunError, live_run, record_answers, upload_submission
+from benchgen.steps.inference import (
+    LiveRunError,
+    answer_fields,
+    live_run,
+    record_answers,
+    upload_submission,
+)
 from benchgen.vocabulary import InferenceMode
 
 ASSEMBLE_STEP = "assemble_batch"
@@ -510,13 +516,9 @@ def _answer_line(case_id: str, index: int, job: BatchJob, output: _JobOutput) ->
         error = result.error
     return {
         "id": case_id,
-        "prediction_text": answer.text if answer else "",
-        "answered": answer is not None,
+        **answer_fields(answer),
         "latency_ms": 0,
         "attempts": 1,
-        "input_tokens": answer.input_tokens if answer else None,
-        "output_tokens": answer.output_tokens if answer else None,
         "error": error,
-        "raw": answer.raw if answer else None,
         "batch_job": job.name,
     }

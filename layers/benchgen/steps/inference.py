@@ -244,18 +244,26 @@ def plan(
     }
 
 
-def _answer_line(case_id: str, outcome: Outcome) -> dict[str, Any]:
-    answer = outcome.answer
+def answer_fields(answer: Answer | None) -> dict[str, Any]:
+    """What a case's line of the inference log says of its answer (None: there is none)."""
     return {
-        "id": case_id,
         "prediction_text": answer.text if answer else "",
+        "reasoning": answer.reasoning if answer else None,
         "answered": answer is not None,
-        "latency_ms": outcome.latency_ms,
-        "attempts": outcome.attempts,
         "input_tokens": answer.input_tokens if answer else None,
         "output_tokens": answer.output_tokens if answer else None,
-        "error": outcome.error,
+        "reasoning_tokens": answer.reasoning_tokens if answer else None,
         "raw": answer.raw if answer else None,
+    }
+
+
+def _answer_line(case_id: str, outcome: Outcome) -> dict[str, Any]:
+    return {
+        "id": case_id,
+        **answer_fields(outcome.answer),
+        "latency_ms": outcome.latency_ms,
+        "attempts": outcome.attempts,
+        "error": outcome.error,
     }
 
 
@@ -413,6 +421,8 @@ def _tally_tokens(summary: InferenceSummary, record: dict[str, Any]) -> None:
     if isinstance(input_tokens, int) and isinstance(output_tokens, int):
         summary.input_tokens += input_tokens
         summary.output_tokens += output_tokens
+        reasoning_tokens = record.get("reasoning_tokens")
+        summary.reasoning_tokens += reasoning_tokens if isinstance(reasoning_tokens, int) else 0
     else:
         summary.cases_without_tokens += 1
 
@@ -490,6 +500,9 @@ def record_answers(
                             reasons.append(f"{record['id']}: {record['error']}")
                     separator = ",\n" if summary.cases > 1 else ""
                     prediction = {"id": record["id"], "prediction_text": record["prediction_text"]}
+                    # A reasoning model's reasoning goes apart from its answer: scoring judges the answer.
+                    if record.get("reasoning") is not None:
+                        prediction["reasoning"] = record["reasoning"]
                     out.write(separator + json.dumps(prediction, ensure_ascii=False))
         metadata = {
             "model": live.model_id,

@@ -217,6 +217,7 @@ function inferencePanel(inference: Schemas["InferenceSummary"]): HTMLElement {
       field("Cases answered", `${count(inference.answered)} of ${count(inference.cases)}`),
       field("Input tokens", count(inference.input_tokens)),
       field("Output tokens", count(inference.output_tokens)),
+      inference.reasoning_tokens ? field("Of them, reasoning", count(inference.reasoning_tokens)) : [],
       inference.cases_without_tokens ? field("Cases without a token count", count(inference.cases_without_tokens)) : [],
       field("Cost", cost ? `${usd(cost.total)} (${mode}, ${cost.currency})` : (inference.cost_note ?? "no prices on the connection")),
     ),

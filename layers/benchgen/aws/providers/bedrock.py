@@ -16,7 +16,6 @@ from benchgen.aws.providers.faults import (
     needs_role,
 )
 from benchgen.inference.model import Answer, Model, ModelCallError
-from benchgen.inference.shapes import converse_usage
 from benchgen.ports.providers import BatchJobs, TrainingJobs
 from benchgen.providers import bedrock, bedrock_batch
 from benchgen.providers.batch import BatchJobSpec, BatchState
@@ -84,13 +83,7 @@ class BedrockConverse:
         except MODEL_CALL_ERRORS as error:
             raise model_error(f"Bedrock model {self._model_id}", error) from None
         response.pop("ResponseMetadata", None)
-        input_tokens, output_tokens = converse_usage(response)
-        return Answer(
-            text=bedrock.converse_text(response),
-            raw=json.dumps(response, default=str),
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-        )
+        return bedrock.converse_answer(response, json.dumps(response, default=str))
 
 
 class BedrockBatchJobs:

@@ -30,7 +30,7 @@ from benchgen.aws.providers.faults import missing
 from benchgen.aws.secrets import api_key
 from benchgen.inference.model import Answer, Model, ModelCallError
 from benchgen.inference.retry import Backoff
-from benchgen.inference.shapes import chat_request, chat_text, chat_usage, parse_json
+from benchgen.inference.shapes import chat_answer, chat_request, parse_json
 from benchgen.ports.providers import BatchJobs, TrainingJobs
 from benchgen.providers import openai_batch, openai_compatible
 from benchgen.providers.batch import BatchJobSpec, BatchState
@@ -95,9 +95,7 @@ class ChatCompletions:
                 retry_after=retry_after_seconds(response_headers),
                 throttled=throttled,
             )
-        parsed = parse_json(raw, self._url, ": check the base URL")
-        input_tokens, output_tokens = chat_usage(parsed)
-        return Answer(text=chat_text(parsed), raw=raw, input_tokens=input_tokens, output_tokens=output_tokens)
+        return chat_answer(parse_json(raw, self._url, ": check the base URL"), raw)
 
     def _post(self, body: bytes, headers: dict[str, str]) -> tuple[int, Message, str]:
         """The status, headers and body of one POST, the whole of it within ``timeout_s``.

@@ -16,7 +16,7 @@ from benchgen.aws.providers.faults import (
     needs_role,
 )
 from benchgen.inference.model import Answer, Model, ModelCallError
-from benchgen.inference.shapes import chat_request, chat_text, chat_usage, parse_json
+from benchgen.inference.shapes import chat_answer, chat_request, parse_json
 from benchgen.ports.providers import BatchJobs, TrainingJobs
 from benchgen.providers import sagemaker
 from benchgen.providers.connections import ConnectionRecord
@@ -98,8 +98,7 @@ class SageMakerEndpoint:
             raise model_error(f"SageMaker endpoint {self._endpoint_name}", error) from None
         parsed = parse_json(raw, f"SageMaker endpoint {self._endpoint_name}")
         if self._messages_api:
-            input_tokens, output_tokens = chat_usage(parsed)
-            return Answer(chat_text(parsed), raw, input_tokens=input_tokens, output_tokens=output_tokens)
+            return chat_answer(parsed, raw)
         return Answer(text=sagemaker.generated_text(parsed), raw=raw)
 
 
