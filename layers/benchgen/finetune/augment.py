@@ -133,10 +133,17 @@ def _match_case(original: str, replacement: str) -> str:
     return replacement
 
 
+Replace = Callable[[re.Match[str]], str]
+# Distinct spellings of connectors whose swap one set of pairs remembers: a text's connectors come in a
+# few cases (lower, capitalised, upper), so the same few are swapped in every case of a run.
+_SPELLINGS = 64
+
+
 @lru_cache(maxsize=256)
-def _connector_swap(pairs: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], dict[str, str]] | None:
-    """The pattern and word map that swap ``pairs``, built once per set of pairs: a candidate picks one of
-    at most 2**len(pairs) sets, so compiling per candidate would repeat the same work for every case."""
+def _connector_swap(pairs: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], Replace] | None:
+    """The pattern that finds the words of ``pairs`` and what replaces each match, built once per set of
+    pairs: a candidate picks one of at most 2**len(pairs) sets, so compiling per candidate would repeat
+    the same work for every case."""
     mapping: dict[str, str] = {}
     for left, right in pairs:
         if left.strip() and right.strip():
@@ -147,7 +154,19 @@ def _connector_swap(pairs: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str]
     # Longest first, so "bu yüzden" wins over a shorter connector it contains.
     words = sorted(mapping, key=len, reverse=True)
     pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + r")(?!\w)", re.IGNORECASE)
-    return pattern, mapping
+    swapped: dict[str, str] = {}
+
+    def replace(match: re.Match[str]) -> str:
+        found = match.group(0)
+        known = swapped.get(found)
+        if known is None:
+            other = mapping.get(found.lower())
+            known = found if other is None else _match_case(found, other)
+            if len(swapped) < _SPELLINGS:
+                swapped[found] = known
+        return known
+
+    return pattern, replace
 
 
 def swap_connectors(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
@@ -155,13 +174,7 @@ def swap_connectors(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
     swap = _connector_swap(pairs)
     if swap is None:
         return text
-    pattern, mapping = swap
-
-    def replace(match: re.Match[str]) -> str:
-        found = match.group(0)
-        swapped = mapping.get(found.lower())
-        return found if swapped is None else _match_case(found, swapped)
-
+    pattern, replace = swap
     return pattern.sub(replace, text)
 
 
