@@ -185,7 +185,7 @@ def test_lines_are_the_bytes_the_stdlib_encoder_writes(
     # then each is exactly what json.dumps writes of the row (compact, UTF-8, one line), and its length
     # is known beforehand
     assert lines == expected
-    assert sizes(parts, split) == tuple(map(len, lines))
+    assert sizes([parts], split) == ([1 if line else 0 for line in lines], list(map(len, lines)))
 
 
 @settings(max_examples=200, deadline=None)
@@ -205,26 +205,30 @@ def test_a_seed_and_its_variants_encoded_together_are_each_the_bytes_the_stdlib_
 ) -> None:
     # given a seed whose ids and texts hold anything, and variants with their own input and system prompt
     seed = example(case_id, rejected=rejected).model_copy(update={"criteria": criteria})
-    augmented = [(f"{case_id}~{n:02d}", text, system) for n, (text, system) in enumerate(variants, start=1)]
     # when the family's pieces are encoded at once, sharing what the variants share
-    family = family_pieces(seed, augmented)
+    family = family_pieces(seed, variants)
     # then each member's lines are what json.dumps writes of that example on its own
     rows = [seed] + [
         seed.model_copy(
             update={
-                "example_id": example_id,
+                "example_id": f"{case_id}~{n:02d}",
                 "source": Source.AUGMENTED,
                 "variant": n,
                 "input": text,
                 "system": system,
             }
         )
-        for n, (example_id, text, system) in enumerate(augmented, start=1)
+        for n, (text, system) in enumerate(variants, start=1)
     ]
     assert len(family) == len(rows)
+    written = [0] * len(FORMATS)
     for parts, row in zip(family, rows, strict=True):
         lines, expected = lines_and_stdlib_lines(parts, row, split)
         assert lines == expected
+        written = [total + len(line) for total, line in zip(written, lines, strict=True)]
+    # and the family's rows and bytes per format are known without building its lines
+    counted = [len(family), len(family) if rejected is not None else 0, len(family), len(family)]
+    assert sizes(family, split) == (counted, written)
 
 
 def test_non_ascii_text_is_written_as_utf8() -> None:

@@ -271,9 +271,9 @@ def _pool(env: Environment, finetune: Finetune, tally: _Tally, scratch: Path, *,
             fields = pieces(example)
             spool.add(position[split], example.example_id.encode("utf-8"), fields)
             tally.layers[Source.POOL.value] += 1
-            for name, size in zip(FORMATS, sizes(fields, split), strict=True):
-                tally.rows[name] += size > 0
-                tally.bytes[name] += size
+            rows, size = sizes([fields], split)
+            tally.rows.update(dict(zip(FORMATS, rows, strict=True)))
+            tally.bytes.update(dict(zip(FORMATS, size, strict=True)))
     runs = spool.close()
     tally.add_runs(runs)
     return runs

@@ -154,30 +154,23 @@ def collect(
                 )
                 split = split_for(case_id)
                 augmented = (
-                    [
-                        (example_id(case_id, variant), variant_input, variant_system)
-                        for variant, (variant_input, variant_system) in enumerate(
-                            variants(case_id, seed.input, seed.system, settings), start=1
-                        )
-                    ]
-                    if source is Source.SEED
-                    else []
+                    variants(case_id, seed.input, seed.system, settings) if source is Source.SEED else []
                 )
                 layers[source.value] += 1
                 if augmented:
                     layers[Source.AUGMENTED.value] += len(augmented)
-                examples += 1 + len(augmented)
-                keys = [seed.example_id.encode("utf-8")]
-                keys += [variant[0].encode("utf-8") for variant in augmented]
                 family = family_pieces(seed, augmented)
+                # Each member's key is its example id (``seed.example_id``), as UTF-8.
+                key = case_id.encode("utf-8")
+                keys = [b"%s~%02d" % (key, variant) for variant in range(len(family))]
                 spool.add_all(position[split], zip(keys, family, strict=True))
-                for fields in family:
-                    messages, preference, prompt_completion, rows = sizes(fields, split)
-                    messages_bytes += messages
-                    preference_bytes += preference
-                    preferences += preference > 0
-                    prompt_completion_bytes += prompt_completion
-                    rows_bytes += rows
+                rows, size = sizes(family, split)
+                examples += rows[0]
+                preferences += rows[1]
+                messages_bytes += size[0]
+                preference_bytes += size[1]
+                prompt_completion_bytes += size[2]
+                rows_bytes += size[3]
         tally.layers = dict(layers)
         tally.rows = dict(zip(FORMATS, (examples, preferences, examples, examples), strict=True))
         tally.bytes = dict(

@@ -79,6 +79,7 @@ NUMBER = re.compile(r"[-−]?\d+(?:[.,]\d+)*%?")
 _NUMBER_CHARS = re.compile(r"[\d.,%\-−]")
 # Candidates tried per wanted variant before giving up on a seed whose text leaves little to vary.
 ATTEMPTS_PER_VARIANT = 8
+_LOW_64 = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -132,10 +133,17 @@ def _match_case(original: str, replacement: str) -> str:
     return replacement
 
 
+Replace = Callable[[re.Match[str]], str]
+# Distinct spellings of connectors whose swap one set of pairs remembers: a text's connectors come in a
+# few cases (lower, capitalised, upper), so the same few are swapped in every case of a run.
+_SPELLINGS = 64
+
+
 @lru_cache(maxsize=256)
-def _connector_swap(pairs: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], dict[str, str]] | None:
-    """The pattern and word map that swap ``pairs``, built once per set of pairs: a candidate picks one of
-    at most 2**len(pairs) sets, so compiling per candidate would repeat the same work for every case."""
+def _connector_swap(pairs: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str], Replace] | None:
+    """The pattern that finds the words of ``pairs`` and what replaces each match, built once per set of
+    pairs: a candidate picks one of at most 2**len(pairs) sets, so compiling per candidate would repeat
+    the same work for every case."""
     mapping: dict[str, str] = {}
     for left, right in pairs:
         if left.strip() and right.strip():
@@ -146,7 +154,19 @@ def _connector_swap(pairs: tuple[tuple[str, str], ...]) -> tuple[re.Pattern[str]
     # Longest first, so "bu yüzden" wins over a shorter connector it contains.
     words = sorted(mapping, key=len, reverse=True)
     pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + r")(?!\w)", re.IGNORECASE)
-    return pattern, mapping
+    swapped: dict[str, str] = {}
+
+    def replace(match: re.Match[str]) -> str:
+        found = match.group(0)
+        known = swapped.get(found)
+        if known is None:
+            other = mapping.get(found.lower())
+            known = found if other is None else _match_case(found, other)
+            if len(swapped) < _SPELLINGS:
+                swapped[found] = known
+        return known
+
+    return pattern, replace
 
 
 def swap_connectors(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
@@ -154,13 +174,7 @@ def swap_connectors(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
     swap = _connector_swap(pairs)
     if swap is None:
         return text
-    pattern, mapping = swap
-
-    def replace(match: re.Match[str]) -> str:
-        found = match.group(0)
-        swapped = mapping.get(found.lower())
-        return found if swapped is None else _match_case(found, swapped)
-
+    pattern, replace = swap
     return pattern.sub(replace, text)
 
 
@@ -177,10 +191,6 @@ def _choices(case_id: str, seed: int) -> Callable[[int], bytes]:
         return hashed.digest()
 
     return digest
-
-
-def _pick(options: tuple[str, ...], key: bytes) -> str:
-    return options[int.from_bytes(key, "big") % len(options)]
 
 
 @lru_cache(maxsize=16)
@@ -231,32 +241,40 @@ def variants(case_id: str, text: str, system: str, settings: AugmentSettings) ->
     pairs = settings.connectors[:64]
     held = {bit: pair for bit, pair, search in _pair_searches(pairs) if search(text) is not None}
     held_bits = sum(1 << bit for bit in held)
-    keeps_numbers = _keeps_numbers(pairs)
     # Where no swap can touch a number and no instruction holds one, every candidate keeps the seed's
     # numbers in place, and none need be read.
-    numbers = number_tokens(text) if not keeps_numbers or any(extra for _, _, extra in instructions) else []
+    keeps_numbers = _keeps_numbers(pairs)
+    check_numbers = not keeps_numbers or any(extra for _, _, extra in instructions)
+    numbers = number_tokens(text) if check_numbers else []
     reworded_by: dict[int, tuple[str, list[str]]] = {0: (text, numbers)}
     seen = {(text, system)}
     found: list[tuple[str, str]] = []
     choices = _choices(case_id, settings.seed)
+    count, options = len(instructions), len(systems)
     for index in range(1, wanted * ATTEMPTS_PER_VARIANT + 1):
         digest = choices(index)
-        chosen = int.from_bytes(digest[:8], "little") & held_bits
-        if chosen not in reworded_by:
+        chosen = int.from_bytes(digest[:8], "little") & held_bits if held_bits else 0
+        reworded_numbers = reworded_by.get(chosen)
+        if reworded_numbers is None:
             reworded = swap_connectors(text, tuple(pair for bit, pair in held.items() if chosen >> bit & 1))
             same = keeps_numbers or reworded == text
-            reworded_by[chosen] = (reworded, numbers if same else number_tokens(reworded))
-        reworded, tokens = reworded_by[chosen]
+            reworded_numbers = reworded_by[chosen] = (reworded, numbers if same else number_tokens(reworded))
+        candidate, tokens = reworded_numbers
+        # Bytes 8-15 and 16-23, each read big-endian, pick the instruction and the system prompt.
+        picks = int.from_bytes(digest[8:24], "big")
         # A number never spans the blank line that joins an instruction to the question, so a candidate's
         # numbers are the instruction's and the question's, in place.
-        candidate = reworded
-        if instructions:
-            prefix, instruction, extra = instructions[int.from_bytes(digest[8:16], "big") % len(instructions)]
+        if count:
+            prefix, instruction, extra = instructions[(picks >> 64) % count]
             if prefix:
-                candidate, tokens = f"{instruction}\n\n{reworded}", [*extra, *tokens]
+                candidate = f"{instruction}\n\n{candidate}"
+                if check_numbers:
+                    tokens = [*extra, *tokens]
             else:
-                candidate, tokens = f"{reworded}\n\n{instruction}", [*tokens, *extra]
-        option = (candidate, _pick(systems, digest[16:24]))
+                candidate = f"{candidate}\n\n{instruction}"
+                if check_numbers:
+                    tokens = [*tokens, *extra]
+        option = (candidate, systems[(picks & _LOW_64) % options])
         if option in seen or tokens != numbers:
             continue
         seen.add(option)

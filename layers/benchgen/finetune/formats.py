@@ -93,13 +93,15 @@ def pieces(example: Renderable) -> list[bytes]:
     return family_pieces(example, ())[0]
 
 
-def family_pieces(example: Renderable, variants: Iterable[tuple[str, str, str]]) -> list[list[bytes]]:
+def family_pieces(example: Renderable, variants: Iterable[tuple[str, str]]) -> list[list[bytes]]:
     """The :func:`pieces` of ``example`` and of its augmented variants, numbered from 1, each given as
-    (example id, input, system prompt) and otherwise the example: what they share is encoded once.
+    (input, system prompt) and otherwise the example, its id ``seed.example_id`` of its case and number:
+    what they share is encoded once.
 
     The rest of a row is the JSON object ``{"case_id", "run_id", "source", "variant", "verdict",
     "criteria"}`` without its opening brace, put together from the encoded pieces around the two fields
-    that vary, as msgspec writes the whole object (its keys in order, compact)."""
+    that vary, as msgspec writes the whole object (its keys in order, compact). A variant's id is its
+    case id's JSON string with ``~NN`` before the closing quote: neither needs escaping."""
     verdict = example.verdict
     head = _ENCODE({"case_id": example.case_id, "run_id": example.run_id})[1:-1]
     tail = _ENCODE(
@@ -123,19 +125,20 @@ def family_pieces(example: Renderable, variants: Iterable[tuple[str, str, str]])
             b"%s,%s%s,%s%d,%s" % (head, _SOURCE, _ENCODE(example.source), _VARIANT, example.variant, tail),
         ]
     ]
-    augmented = _SOURCE + _ENCODE(Source.AUGMENTED) + b"," + _VARIANT
-    for variant, (example_id, text, system) in enumerate(variants, start=1):
+    case = _ENCODE(example.case_id)[:-1]
+    augmented = b"%s,%s%s,%s" % (head, _SOURCE, _ENCODE(Source.AUGMENTED), _VARIANT)
+    for variant, (text, system) in enumerate(variants, start=1):
         encoded = systems.get(system)
         if encoded is None:
             encoded = systems[system] = _ENCODE(system)
         family.append(
             [
-                _ENCODE(example_id),
+                b'%s~%02d"' % (case, variant),
                 _ENCODE(text),
                 target,
                 encoded,
                 rejected,
-                b"%s,%s%d,%s" % (head, augmented, variant, tail),
+                b"%s%d,%s" % (augmented, variant, tail),
             ]
         )
     return family
@@ -190,15 +193,32 @@ def format_lines(which: int, batch: Sequence[Sequence[bytes]], split: Split) -> 
     ]
 
 
-def sizes(parts: Sequence[bytes], split: Split) -> tuple[int, int, int, int]:
-    """The length of each format's line (0 where it has none), without building them."""
-    example_id, text, target, system, rejected, rest = map(len, parts)
-    messages = _MESSAGES_SIZE + text + target + (0 if parts[3] == _EMPTY else _SYSTEM_SIZE + system)
-    preference = _PREFERENCE_SIZE + text + target + rejected if rejected else 0
-    rows = _ROWS_SIZE + example_id + len(split.value) + text + target + system + rest
+def sizes(family: Sequence[Sequence[bytes]], split: Split) -> tuple[list[int], list[int]]:
+    """The rows and the bytes of each format's lines (in ``FORMATS`` order) of a family of examples'
+    :func:`pieces` that share their target and the model's answer, as :func:`family_pieces` gives them,
+    without building the lines."""
+    count = len(family)
+    target, rejected = len(family[0][2]), len(family[0][4])
+    texts = ids = rests = systems = shown = with_system = 0
+    for example_id, text, _, system, _, rest in family:
+        texts += len(text)
+        ids += len(example_id)
+        rests += len(rest)
+        systems += len(system)
+        if system != _EMPTY:  # the messages hold a system message only when there is one
+            with_system += 1
+            shown += len(system)
+    shared = texts + count * target
+    messages = count * _MESSAGES_SIZE + shared + with_system * _SYSTEM_SIZE + shown
+    rows = count * (_ROWS_SIZE + len(split.value)) + shared + systems + ids + rests
+    preference = 0
     if rejected:
-        rows += len(_REJECTED) + rejected
-    return messages, preference, _PROMPT_COMPLETION_SIZE + text + target, rows
+        preference = count * (_PREFERENCE_SIZE + rejected) + shared
+        rows += count * (len(_REJECTED) + rejected)
+    return (
+        [count, count if rejected else 0, count, count],
+        [messages, preference, count * _PROMPT_COMPLETION_SIZE + shared, rows],
+    )
 
 
 @dataclass
