@@ -118,13 +118,40 @@ def _grpo(
             "temperature": hyper["temperature"],
             "beta": hyper["beta"],
         }
+        | ({"max_steps": hyper["max_steps"]} if "max_steps" in hyper else {})
     )
+    budget = [_time_budget(float(hyper["max_seconds"]))] if "max_seconds" in hyper else []
     return GRPOTrainer(
         reward_funcs=grader.reward(spec["grader"]),
         args=config,
-        callbacks=[_progress(job, rollouts_per_step=completions), *callbacks],
+        callbacks=[*budget, _progress(job, rollouts_per_step=completions), *callbacks],
         **common,
     )
+
+
+def _time_budget(seconds: float) -> Any:
+    """A callback that ends training before a step that would end more than ``seconds`` after training
+    began, judging by the longest step so far (the first step always runs)."""
+    from transformers import TrainerCallback
+
+    class TimeBudget(TrainerCallback):
+        def __init__(self) -> None:
+            self.began = self.since = time.monotonic()
+            self.longest = 0.0
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            self.began = time.monotonic()
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            self.since = time.monotonic()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            now = time.monotonic()
+            self.longest = max(self.longest, now - self.since)
+            if now + self.longest - self.began > seconds:
+                control.should_training_stop = True
+
+    return TimeBudget()
 
 
 def _progress(job: Path, *, rollouts_per_step: int | None) -> Any:
