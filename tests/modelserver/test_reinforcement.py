@@ -14,10 +14,13 @@ from typing import Any
 import pytest
 
 from benchgen.aws.providers.openai_compatible import ChatCompletions, OpenAICompatibleJobs
+from benchgen.providers.hyperparameters import typed
 from benchgen.providers.jobs import JobSpec, ProviderFault
+from benchgen.providers.openai_compatible import HYPERPARAMETERS, OpenAICompatible
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.scoring.reward import grader_source
 from benchgen.vocabulary import Method, Sampling
+from cli.self_hosted_model import GRPO_HYPERPARAMETERS
 from modelserver.catalog import Catalog
 from modelserver.chat import BadRequest
 from modelserver.grader import reward
@@ -307,6 +310,29 @@ def test_a_time_budget_out_of_bounds_is_a_400_that_says_what_to_fix(
         "max_seconds must be a number from 1 up to 604800, not 0"
     )
     assert len(get_json(server.base_url + "/fine-tunes")["data"]) == made
+
+
+def test_the_real_loops_grpo_settings_bound_each_leg_to_30_minutes_of_training(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    # given the GRPO settings `benchgen demo --loop --real --method reinforcement` sends
+    jobs = FineTuneJobs(tmp_path, Catalog("tiny-chat", tiny_model, tmp_path / "models"))
+    _, file = jobs.upload("rft.jsonl", "fine-tune", PROMPTS)
+    method = {
+        "type": "reinforcement",
+        "reinforcement": {
+            "grader": {"type": "python", "name": "g", "source": GRADER},
+            "hyperparameters": typed(
+                HYPERPARAMETERS, OpenAICompatible().check_hyperparameters("tiny-chat", GRPO_HYPERPARAMETERS)
+            ),
+        },
+    }
+
+    # when the server takes them
+    _, job = jobs.create({"model": "tiny-chat", "training_file": file["id"], "method": method})
+
+    # then the job's training ends within 30 minutes
+    assert 0 < job["method"]["reinforcement"]["hyperparameters"]["max_seconds"] <= 1800
 
 
 MATH_PROMPTS = jsonl(
