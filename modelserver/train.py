@@ -156,7 +156,8 @@ def _time_budget(seconds: float) -> Any:
 
 def _progress(job: Path, *, rollouts_per_step: int | None) -> Any:
     """A callback that writes ``progress.json`` after each logged step: the step, the loss, and for GRPO the
-    step's mean reward, the reward of every step so far (the curve) and the answers sampled per second."""
+    step's mean reward, the reward of every step so far (the curve), the answers sampled per second, and
+    their mean length in tokens and tokens per second (TRL's mean completion length)."""
     from transformers import TrainerCallback
 
     class Progress(TrainerCallback):
@@ -181,12 +182,17 @@ def _progress(job: Path, *, rollouts_per_step: int | None) -> Any:
             if rollouts_per_step is not None:
                 self.curve.append(logs.get("reward"))
                 seconds = time.monotonic() - self.since
+                tokens = logs.get("completions/mean_length")
                 progress |= {
                     "reward": logs.get("reward"),
                     "reward_std": logs.get("reward_std"),
                     "reward_curve": self.curve,
                     "step_seconds": round(seconds, 3),
                     "rollouts_per_s": round(rollouts_per_step / seconds, 3) if seconds > 0 else None,
+                    "completion_mean_tokens": tokens,
+                    "completion_tokens_per_s": (
+                        round(rollouts_per_step * tokens / seconds, 3) if seconds > 0 and tokens else None
+                    ),
                 }
             write_json(job / PROGRESS, progress)
 

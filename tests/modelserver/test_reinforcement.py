@@ -95,6 +95,10 @@ def test_a_reinforcement_job_is_rewarded_by_its_grader_and_its_checkpoint_answer
     assert len(progress["reward_curve"]) == 2
     assert all(0.25 <= reward <= 1.0 for reward in progress["reward_curve"])
     assert progress["rollouts_per_s"] > 0
+    assert 1 <= progress["completion_mean_tokens"] <= 8
+    assert progress["completion_tokens_per_s"] == pytest.approx(
+        progress["completion_mean_tokens"] * 4 / progress["step_seconds"], rel=0.01
+    )
     assert _served(server)["tiny-chat-benchgen-train-grpo"]["parent"] == "tiny-chat"
     assert json.loads(answer.raw)["model"] == "tiny-chat-benchgen-train-grpo"
 
