@@ -5,9 +5,9 @@ Each setting trains SmolLM2-135M-Instruct (the ``smollm2`` weights) for a few st
 as an ``openai-rft`` package holds them (the question and the answer format the package's suffix asks for,
 the gold answer under ``grading``), rewarded by a grader: ``--grader FILE`` (a package's ``grader.py``), or
 the stdlib one below (1.0 when the number after the answer's last ``####``, or its last number, is the gold
-one). It reports, per setting, the wall seconds of every step, rollouts (sampled answers) per second, and
-the reward of each step, with the load average before and after: the machine may be shared, so compare
-settings within one run.
+one). It reports, per setting, the wall seconds of every step, rollouts (sampled answers) and their
+tokens per second, and the reward of each step, with the load average before and after: the machine may be
+shared, so compare settings within one run.
 
     python bench/grpo_bench.py --steps 3 --json grpo.json
     python bench/grpo_bench.py --settings b4g4l64 b2g8l64 --steps 2
@@ -97,6 +97,7 @@ def run(setting: str, steps: int, base: Path, grader: str, work: Path) -> dict[s
         "setup_s": round(setup, 1),
         "step_s": [step["step_seconds"] for step in seen],
         "rollouts_per_s": [step["rollouts_per_s"] for step in seen],
+        "completion_tokens_per_s": [step["completion_tokens_per_s"] for step in seen],
         "reward": [step["reward"] for step in seen],
         "load_before": round(load_before, 2),
         "load_after": round(os.getloadavg()[0], 2),

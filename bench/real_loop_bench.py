@@ -150,6 +150,7 @@ def measure(out: Path, method: str = "demonstration") -> dict[str, Any]:
                 "evaluation_s": timings.get(f"{name}_evaluation_s"),
                 "steps": leg.get("steps"),
                 "rollouts_per_s": leg.get("rollouts_per_s"),
+                "completion_tokens_per_s": leg.get("completion_tokens_per_s"),
                 "reward_curve": leg.get("reward_curve"),
                 "evaluation_tokens_per_s": per_second(
                     tokens.get(leg.get("tuned_run_id") or "", 0), timings.get(f"{name}_evaluation_s")

@@ -452,8 +452,8 @@ class Loop:
             )
 
     def train_grpo(self, api: Api, start: str, leg: dict[str, Any], base_url: str) -> None:
-        """GRPO from ``start``; the job's progress, read from the server, gives the reward curve and the
-        rollouts a second of its last logged step."""
+        """GRPO from ``start``; the job's progress, read from the server, gives the reward curve, and the
+        rollouts and completion tokens a second of its last logged step."""
         package_id = self.found["reinforcement_package_id"]
         training = {**(self.source.reinforcement or {}), "base_model": start}
         self.launch(api, package_id, training, f"loop-{package_id}-{start}", leg)
@@ -464,6 +464,7 @@ class Loop:
         leg["steps"] = progress.get("step")
         leg["reward_curve"] = progress.get("reward_curve") or []
         leg["rollouts_per_s"] = progress.get("rollouts_per_s")
+        leg["completion_tokens_per_s"] = progress.get("completion_tokens_per_s")
 
     def evaluate_leg(self, cloud: Any, api: Api, name: str, leg: dict[str, Any]) -> None:
         tuned = str(leg["result_model"])

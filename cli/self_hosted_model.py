@@ -28,20 +28,21 @@ PACKAGE_PROFILE = "together-sft"
 SPLITS = {"train": 60, "validation": 5, "test": 35}
 # One epoch of full SFT, as measured to teach this model the benchmark's answer format on a CPU.
 HYPERPARAMETERS: dict[str, str | int | float] = {"n_epochs": 1, "batch_size": 8, "learning_rate": 0.0001}
-# GRPO on a CPU, from bench/grpo_bench.py's steps (docs/model-server.md): a rollout (one sampled answer,
-# graded) cost 40 to 45 s on a fifth of a core, and halving the answer length did not halve it; so the
-# fewest rollouts that still give GRPO groups to compare: 4 prompts a step, 2 answers each (TRL's least),
-# at most 32 tokens (the answer and its "####" fit), no reference model (beta 0). With one row a case (no
-# augmentation) the package holds about 225 prompts of arithmetic-en's train split, about 450 rollouts an
-# epoch: 30 minutes asks for 0.25 rollouts a second, ten times the rate of a fifth of a core;
-# `make bench-real-rl` measures whether two whole cores give it.
+# GRPO on a CPU (docs/model-server.md): the base model's answers run to about 93 tokens, so at 32 or 64
+# tokens the grader saw no final answer and every reward was 0; 128 lets most answers end (the SFT
+# checkpoint's are shorter and stop at their end of text, so its leg pays only for what it writes). 4
+# answers a prompt: if a tenth of the sampled answers are right, a group of 2 holds a right and a wrong one
+# 18% of the time, a group of 4 34%, and only such groups move the policy; 2 prompts a step keep a step at
+# 8 answers. A step costs minutes on a shared 2-core machine, so each leg is bounded by time, not steps:
+# max_seconds ends its training before a step that would pass 30 minutes.
 GRPO_HYPERPARAMETERS: dict[str, str | int | float] = {
     "n_epochs": 1,
-    "batch_size": 4,
-    "num_generations": 2,
-    "max_completion_length": 32,
+    "batch_size": 2,
+    "num_generations": 4,
+    "max_completion_length": 128,
     "learning_rate": 0.00001,
     "beta": 0,
+    "max_seconds": 1800,
 }
 # The reinforcement preparation: one row a case (a reworded prompt is graded as its case is, and would
 # double the rollouts), with a tenth of the cases the model got right mixed in so that GRPO still

@@ -56,7 +56,9 @@ BOUNDS: dict[str, tuple[float, float]] = {
 # batch_size keep OpenAI's names and meaning (batch_size: prompts a step); the rest are GRPO's own, as TRL's
 # GRPOConfig names them: answers sampled per prompt, their most tokens, their sampling temperature, and the
 # KL coefficient (0 loads no reference model). Small, for a CPU; what a step of them costs on the real model
-# is measured in docs/model-server.md.
+# is measured in docs/model-server.md. Two bounds have no default, since a job without them trains its
+# epochs: max_steps (transformers' name) ends training after that many steps, and max_seconds before a step
+# that would end past that many seconds of training, so that a job on a slow machine has a known end.
 RL_DEFAULTS: dict[str, float | int] = {
     "n_epochs": 1,
     "learning_rate": 1e-5,
@@ -72,8 +74,10 @@ RL_BOUNDS: dict[str, tuple[float, float]] = {
     "max_completion_length": (1, 4096),
     "temperature": (0, 2),
     "beta": (0, 10),
+    "max_steps": (1, 1_000_000),
+    "max_seconds": (1, 7 * 24 * 3600),
 }
-_WHOLE = ("n_epochs", "batch_size", "num_generations", "max_completion_length")
+_WHOLE = ("n_epochs", "batch_size", "num_generations", "max_completion_length", "max_steps")
 DPO_REFUSED = (
     "preference (dpo) training is not supported by this server: train with training_method "
     '{"method": "sft"} on demonstration rows, or method {"type": "reinforcement"} with a grader'

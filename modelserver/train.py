@@ -118,19 +118,47 @@ def _grpo(
             "temperature": hyper["temperature"],
             "beta": hyper["beta"],
         }
+        | ({"max_steps": hyper["max_steps"]} if "max_steps" in hyper else {})
     )
+    budget = [_time_budget(float(hyper["max_seconds"]))] if "max_seconds" in hyper else []
     return GRPOTrainer(
         reward_funcs=grader.reward(spec["grader"]),
         args=config,
-        callbacks=[_progress(job, rollouts_per_step=completions), *callbacks],
+        callbacks=[*budget, _progress(job, rollouts_per_step=completions), *callbacks],
         **common,
     )
 
 
+def _time_budget(seconds: float) -> Any:
+    """A callback that ends training before a step that would end more than ``seconds`` after training
+    began, judging by the longest step so far (the first step always runs)."""
+    from transformers import TrainerCallback
+
+    class TimeBudget(TrainerCallback):
+        def __init__(self) -> None:
+            self.began = self.since = time.monotonic()
+            self.longest = 0.0
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            self.began = time.monotonic()
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            self.since = time.monotonic()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            now = time.monotonic()
+            self.longest = max(self.longest, now - self.since)
+            if now + self.longest - self.began > seconds:
+                control.should_training_stop = True
+
+    return TimeBudget()
+
+
 def _progress(job: Path, *, rollouts_per_step: int | None) -> Any:
     """A callback that writes ``progress.json`` after each logged step: the step, the loss, and for GRPO the
-    step's mean reward, the reward of every step so far (the curve) and the answers sampled per second; and
-    after each evaluation on the validation rows, its loss (``eval_loss``) beside the last step's."""
+    step's mean reward, the reward of every step so far (the curve), the answers sampled per second, and
+    their mean length in tokens and tokens per second (TRL's mean completion length); and after each
+    evaluation on the validation rows, its loss (``eval_loss``) beside the last step's."""
     from transformers import TrainerCallback
 
     class Progress(TrainerCallback):
@@ -160,12 +188,17 @@ def _progress(job: Path, *, rollouts_per_step: int | None) -> Any:
             if rollouts_per_step is not None:
                 self.curve.append(logs.get("reward"))
                 seconds = time.monotonic() - self.since
+                tokens = logs.get("completions/mean_length")
                 progress |= {
                     "reward": logs.get("reward"),
                     "reward_std": logs.get("reward_std"),
                     "reward_curve": self.curve,
                     "step_seconds": round(seconds, 3),
                     "rollouts_per_s": round(rollouts_per_step / seconds, 3) if seconds > 0 else None,
+                    "completion_mean_tokens": tokens,
+                    "completion_tokens_per_s": (
+                        round(rollouts_per_step * tokens / seconds, 3) if seconds > 0 and tokens else None
+                    ),
                 }
             self.written = progress | {k: v for k, v in self.written.items() if k == "eval_loss"}
             write_json(job / PROGRESS, self.written)

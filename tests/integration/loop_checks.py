@@ -128,6 +128,7 @@ def assert_consistent_reinforcement(summary: dict[str, Any], read: dict[str, Any
         assert leg["steps"] >= 1 and len(leg["reward_curve"]) == leg["steps"]
         assert all(0.0 <= reward <= 1.0 for reward in leg["reward_curve"])
         assert leg["rollouts_per_s"] > 0
+        assert leg["completion_tokens_per_s"] > 0
         # the comparison pairs the same held-out cases, and its counts add up
         comparison, report = leg["comparison"], read[leg["evaluation_id"]]["comparison"]
         assert comparison["verdict"] == leg["verdict"] == report["verdict"]

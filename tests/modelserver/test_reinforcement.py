@@ -6,16 +6,21 @@ without ``grade``, a row that is not a prompt)."""
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchgen.aws.providers.openai_compatible import ChatCompletions, OpenAICompatibleJobs
+from benchgen.providers.hyperparameters import typed
 from benchgen.providers.jobs import JobSpec, ProviderFault
+from benchgen.providers.openai_compatible import HYPERPARAMETERS, OpenAICompatible
 from benchgen.records.training_runs import TrainingStatus
 from benchgen.scoring.reward import grader_source
 from benchgen.vocabulary import Method, Sampling
+from cli.self_hosted_model import GRPO_HYPERPARAMETERS
 from modelserver.catalog import Catalog
 from modelserver.chat import BadRequest
 from modelserver.grader import reward
@@ -90,6 +95,10 @@ def test_a_reinforcement_job_is_rewarded_by_its_grader_and_its_checkpoint_answer
     assert len(progress["reward_curve"]) == 2
     assert all(0.25 <= reward <= 1.0 for reward in progress["reward_curve"])
     assert progress["rollouts_per_s"] > 0
+    assert 1 <= progress["completion_mean_tokens"] <= 8
+    assert progress["completion_tokens_per_s"] == pytest.approx(
+        progress["completion_mean_tokens"] * 4 / progress["step_seconds"], rel=0.01
+    )
     assert _served(server)["tiny-chat-benchgen-train-grpo"]["parent"] == "tiny-chat"
     assert json.loads(answer.raw)["model"] == "tiny-chat-benchgen-train-grpo"
 
@@ -191,6 +200,53 @@ def test_cancel_stops_a_reinforcement_job_and_serves_no_model(
     assert not (server.work / "models" / ".tiny-chat-benchgen-train-cancelled.partial").exists()
 
 
+def test_max_steps_ends_a_reinforcement_job_after_that_many_steps(
+    server: ModelServer, jobs: OpenAICompatibleJobs
+) -> None:
+    # given 16 prompts, 2 a step (8 steps an epoch), and max_steps 3
+    spec = _spec("three-steps", jobs.upload("rft.jsonl", PROMPTS * 4) or "", max_steps="3")
+
+    # when the job runs
+    states = until_ended(jobs, spec, jobs.start(spec))
+    job = get_json(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
+
+    # then it trains 3 steps and serves its checkpoint
+    assert states[-1].status is TrainingStatus.SUCCEEDED, states[-1].failure_reason
+    assert job["method"]["reinforcement"]["hyperparameters"]["max_steps"] == 3
+    assert job["progress"]["step"] == job["progress"]["total_steps"] == 3
+    assert len(job["progress"]["reward_curve"]) == 3
+    assert "tiny-chat-benchgen-train-three-steps" in _served(server)
+
+
+# A grader that takes a quarter of a second an answer: a step of 2 prompts x 2 answers lasts over a second.
+SLOW_GRADER = """
+import time
+
+def grade(sample, item):
+    time.sleep(0.25)
+    return 1.0 if item["grading"]["answer"] in sample["output_text"] else 0.25
+"""
+
+
+def test_max_seconds_ends_a_reinforcement_job_before_a_step_that_would_pass_it(
+    server: ModelServer, jobs: OpenAICompatibleJobs
+) -> None:
+    # given 8 steps of prompts whose steps last over a second each, and 2.5 seconds of training
+    prompts = jobs.upload("rft.jsonl", PROMPTS * 4) or ""
+    spec = _spec("budget", prompts, grader=SLOW_GRADER, max_seconds="2.5")
+
+    # when the job runs
+    states = until_ended(jobs, spec, jobs.start(spec))
+    job = get_json(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
+
+    # then it stops after the steps that fit (a third would end past 2.5 s) and serves what it trained
+    assert states[-1].status is TrainingStatus.SUCCEEDED, states[-1].failure_reason
+    assert job["method"]["reinforcement"]["hyperparameters"]["max_seconds"] == 2.5
+    assert 1 <= job["progress"]["step"] <= 2 < job["progress"]["total_steps"] == 8
+    assert job["progress"]["step_seconds"] > 1
+    assert "tiny-chat-benchgen-train-budget" in _served(server)
+
+
 @pytest.mark.parametrize(
     ("hyperparameters", "refusal"),
     [
@@ -203,8 +259,11 @@ def test_cancel_stops_a_reinforcement_job_and_serves_no_model(
             {"warmup_ratio": 0.1},
             "method.reinforcement.hyperparameters has warmup_ratio, which this server does not take: it "
             "takes n_epochs, learning_rate, batch_size, num_generations, max_completion_length, "
-            "temperature, beta",
+            "temperature, beta, max_steps, max_seconds",
         ),
+        ({"max_steps": 0}, "max_steps must be a whole number from 1 up to 1000000, not 0"),
+        ({"max_steps": 2.5}, "max_steps must be a whole number from 1 up to 1000000, not 2.5"),
+        ({"max_seconds": 0.5}, "max_seconds must be a number from 1 up to 604800, not 0.5"),
     ],
 )
 def test_reinforcement_numbers_outside_their_bounds_are_refused_before_a_job_is_made(
@@ -223,6 +282,61 @@ def test_reinforcement_numbers_outside_their_bounds_are_refused_before_a_job_is_
 
     assert str(refused.value) == refusal
     assert jobs.listing()[1]["data"] == []
+
+
+def test_a_time_budget_out_of_bounds_is_a_400_that_says_what_to_fix(
+    server: ModelServer, jobs: OpenAICompatibleJobs
+) -> None:
+    # given a reinforcement job asking for no seconds of training, sent as any OpenAI client sends it
+    method = {
+        "type": "reinforcement",
+        "reinforcement": {
+            "grader": {"type": "python", "name": "g", "source": GRADER},
+            "hyperparameters": {"max_seconds": 0},
+        },
+    }
+    body = {"model": "tiny-chat", "training_file": jobs.upload("rft.jsonl", PROMPTS), "method": method}
+    request = urllib.request.Request(
+        server.base_url + "/fine-tunes",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+
+    made = len(get_json(server.base_url + "/fine-tunes")["data"])
+
+    # when it is posted
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=60)
+
+    # then it is a 400 naming the field and its bounds, and no job is made
+    assert refused.value.code == 400
+    assert json.loads(refused.value.read())["error"]["message"] == (
+        "max_seconds must be a number from 1 up to 604800, not 0"
+    )
+    assert len(get_json(server.base_url + "/fine-tunes")["data"]) == made
+
+
+def test_the_real_loops_grpo_settings_bound_each_leg_to_30_minutes_of_training(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    # given the GRPO settings `benchgen demo --loop --real --method reinforcement` sends
+    jobs = FineTuneJobs(tmp_path, Catalog("tiny-chat", tiny_model, tmp_path / "models"))
+    _, file = jobs.upload("rft.jsonl", "fine-tune", PROMPTS)
+    method = {
+        "type": "reinforcement",
+        "reinforcement": {
+            "grader": {"type": "python", "name": "g", "source": GRADER},
+            "hyperparameters": typed(
+                HYPERPARAMETERS, OpenAICompatible().check_hyperparameters("tiny-chat", GRPO_HYPERPARAMETERS)
+            ),
+        },
+    }
+
+    # when the server takes them
+    _, job = jobs.create({"model": "tiny-chat", "training_file": file["id"], "method": method})
+
+    # then the job's training ends within 30 minutes
+    assert 0 < job["method"]["reinforcement"]["hyperparameters"]["max_seconds"] <= 1800
 
 
 MATH_PROMPTS = jsonl(

@@ -28,8 +28,8 @@ _S = TrainingStatus
 _INT, _FLOAT = int, float
 # Together's POST /fine-tunes training fields (dpo_beta only for preference training), and the GRPO fields a
 # reinforcement job sends in method.reinforcement.hyperparameters (BenchGen's model server reads them as
-# TRL's GRPOConfig names them). The fields' documentation gives types but no upper bounds, so only the bounds
-# the fields' meaning sets are checked.
+# TRL's GRPOConfig names them, with its bounds on steps and wall seconds). The fields' documentation gives
+# types but no upper bounds, so only the bounds the fields' meaning sets are checked.
 HYPERPARAMETERS: Mapping[str, Hyperparameter] = MappingProxyType(
     {
         "n_epochs": Hyperparameter(_INT, 1),
@@ -42,6 +42,8 @@ HYPERPARAMETERS: Mapping[str, Hyperparameter] = MappingProxyType(
         "max_completion_length": Hyperparameter(_INT, 1),
         "temperature": Hyperparameter(_FLOAT, 0, 2),
         "beta": Hyperparameter(_FLOAT, 0),
+        "max_steps": Hyperparameter(_INT, 1),
+        "max_seconds": Hyperparameter(_FLOAT, 1),
     }
 )
 _METHODS = {Method.DEMONSTRATION: "sft", Method.PREFERENCE: "dpo"}
@@ -50,7 +52,8 @@ _SHARED = {"n_epochs", "learning_rate", "batch_size"}
 _METHOD_FIELDS = {
     Method.DEMONSTRATION: _SHARED | {"warmup_ratio", "n_checkpoints"},
     Method.PREFERENCE: _SHARED | {"warmup_ratio", "n_checkpoints", "dpo_beta"},
-    Method.REINFORCEMENT: _SHARED | {"num_generations", "max_completion_length", "temperature", "beta"},
+    Method.REINFORCEMENT: _SHARED
+    | {"num_generations", "max_completion_length", "temperature", "beta", "max_steps", "max_seconds"},
 }
 #: The name a reinforcement job's grader goes by: the package's grader.py, the environment's own scoring.
 GRADER_NAME = "benchgen-environment-scoring"
