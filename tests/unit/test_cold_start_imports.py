@@ -31,7 +31,8 @@ for name in NAMES:
     if function is not None:
         tracer = function.tracer
         tracers[name] = [type(tracer).__module__ + "." + type(tracer).__name__, tracer.service]
-loaded = {"xray": "aws_xray_sdk" in sys.modules, "boto3": "boto3" in sys.modules}
+modules = {"xray": "aws_xray_sdk", "boto3": "boto3", "asyncio": "asyncio"}
+loaded = {name: module in sys.modules for name, module in modules.items()}
 print(json.dumps({"tracers": tracers, **loaded}))
 """
 
@@ -86,11 +87,13 @@ def test_with_tracing_on_the_handler_gets_powertools_tracer(tmp_path: Path) -> N
     # When the score handler is imported
     seen = _import_in_fresh_process(["functions.score.handler"], environment)
 
-    # Then its tracer is powertools' own, with the X-Ray SDK behind it
+    # Then its tracer is powertools' own, with the X-Ray SDK behind it, and the SDK brought no asyncio
+    # (the SDK's wrapt from 2 on imports it), which nothing a task function does needs
     assert seen["tracers"] == {
         "functions.score.handler": ["aws_lambda_powertools.tracing.tracer.Tracer", "score"]
     }
     assert seen["xray"] is True
+    assert seen["asyncio"] is False
 
 
 # Imports the score handler where tracing is on, then makes its first client: says whether botocore's
