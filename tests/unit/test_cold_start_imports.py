@@ -229,3 +229,21 @@ def test_importing_a_task_function_builds_none_of_its_models() -> None:
         "benchgen.training.preparation.GenerationSettings",
         "benchgen.vocabulary.Sampling",
     ]
+
+
+def test_the_evaluation_steps_before_compare_import_neither_the_comparison_nor_its_report() -> None:
+    # Given the functions of an evaluation's Start and Check steps, which only read records and start runs
+    names = ["functions.start_evaluation.handler", "functions.check_evaluation.handler"]
+    probe = (
+        "import importlib, json, sys\n"
+        "for name in NAMES:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('benchgen.compare.report',\n"
+        "    'benchgen.evaluation.report', 'benchgen.report')))))"
+    )
+
+    # When both are imported into one fresh interpreter
+    seen = _in_fresh_process(f"NAMES = {names!r}\n{probe}")
+
+    # Then neither the paired comparison nor the reports came with them: only Compare's function needs them
+    assert seen == []
