@@ -211,24 +211,35 @@ print(json.dumps(sorted({
 """
 
 
-def test_importing_a_task_function_builds_none_of_its_models() -> None:
-    # Given a Lambda environment, and every function's handler but the API's
+# The models a module makes an instance of at import (a default, a provider's capabilities), so built then.
+INSTANTIATED_AT_IMPORT = [
+    "benchgen.finetune.split.SplitShares",
+    "benchgen.providers.capabilities.ConnectionLimits",
+    "benchgen.providers.capabilities.ConnectionProfile",
+    "benchgen.training.coverage.Thresholds",
+    "benchgen.training.preparation.GenerationSettings",
+    "benchgen.vocabulary.Sampling",
+]
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        pytest.param([name for name in HANDLERS if name != "functions.api.handler"], id="task-functions"),
+        pytest.param(["functions.api.handler"], id="api"),
+    ],
+)
+def test_importing_a_function_builds_none_of_its_models(names: list[str]) -> None:
+    # Given a Lambda environment, and the handlers of the task functions, or the API's with every route's
+    # request and response bodies
     environment = {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}
-    tasks = [name for name in HANDLERS if name != "functions.api.handler"]
 
     # When they are imported into one fresh interpreter
-    built = _in_fresh_process(f"NAMES = {tasks!r}\n{BUILT_PROBE}", environment)
+    built = _in_fresh_process(f"NAMES = {names!r}\n{BUILT_PROBE}", environment)
 
-    # Then the only models built are those a module makes an instance of (a default, a provider's
-    # capabilities): every other model of the library or of a handler builds when first used
-    assert built == [
-        "benchgen.finetune.split.SplitShares",
-        "benchgen.providers.capabilities.ConnectionLimits",
-        "benchgen.providers.capabilities.ConnectionProfile",
-        "benchgen.training.coverage.Thresholds",
-        "benchgen.training.preparation.GenerationSettings",
-        "benchgen.vocabulary.Sampling",
-    ]
+    # Then the only models built are those a module makes an instance of: every other model of the
+    # library or of a handler builds when first used (a route's bodies with the route's first request)
+    assert built == INSTANTIATED_AT_IMPORT
 
 
 def test_the_evaluation_steps_before_compare_import_neither_the_comparison_nor_its_report() -> None:
