@@ -21,6 +21,7 @@ def test_the_layer_pins_the_librarys_dependencies_and_the_tracers_sdk_but_not_bo
         "msgspec==0.22.0",
         "pydantic==2.13.4",
         "pyyaml==6.0.3",
+        "wrapt==1.17.3",
     ]
     assert runtime_requirements() == ["boto3==1.43.11"]
 
