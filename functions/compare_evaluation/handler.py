@@ -8,7 +8,7 @@ from typing import Any
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
 from benchgen.step_inputs import EvaluationInput, Failure
-from benchgen.steps.evaluation import compare, record_evaluation_failure
+from benchgen.steps.evaluation_compare import compare, record_evaluation_failure
 
 function = LambdaFunction("compare_evaluation", counts=True)
 

@@ -16,6 +16,9 @@ pytestmark = pytest.mark.deployed
 
 # Every runtime's sandbox function runs functions/sandbox.
 SANDBOX = "sandbox"
+# The functions whose powertools utility imports asyncio with its package: the API's event handler (its
+# package brings the AppSync resolver) and the batch utilities that read the dead letters.
+ASYNCIO_BY_POWERTOOLS = frozenset({"api", "dead_letters"})
 
 # Prints where the modules that matter were found, as seen from the function's own search path.
 PROBE = """
@@ -31,6 +34,7 @@ print(json.dumps({{
     "aws_xray_sdk": root("aws_xray_sdk"),
     "benchgen": root("benchgen"),
     "botocore": root("botocore"),
+    "asyncio": "asyncio" in sys.modules,
 }}))
 """
 
@@ -92,13 +96,14 @@ def test_every_handler_imports_with_only_its_asset_its_layer_and_the_runtimes_bo
     outcomes = {name: _probe(function) for name, function in deployed.items()}
 
     # Then every handler starts: the entry point is there, the tracer's X-Ray SDK and the library come
-    # from the layer, and botocore from the runtime (a function without the layer: from its own asset)
+    # from the layer, and botocore from the runtime (a function without the layer: from its own asset);
+    # none has imported asyncio, which nothing a function does uses, but where a powertools utility does
     assert outcomes == {name: _started(function, outcomes[name]) for name, function in deployed.items()}
 
 
 def _started(function: Any, outcome: dict[str, Any]) -> dict[str, Any]:
     if function.layer_root is None:
-        return {**outcome, "handler": True, "module": "task"}
+        return {**outcome, "handler": True, "module": "task", "asyncio": False}
     if function.name.startswith(SANDBOX):
         # The sandbox reaches S3 only through presigned URLs and has nothing to trace: no SDK at all.
         return {
@@ -107,6 +112,7 @@ def _started(function: Any, outcome: dict[str, Any]) -> dict[str, Any]:
             "aws_xray_sdk": None,
             "benchgen": "layer",
             "botocore": None,
+            "asyncio": False,
         }
     return {
         "handler": True,
@@ -114,6 +120,7 @@ def _started(function: Any, outcome: dict[str, Any]) -> dict[str, Any]:
         "aws_xray_sdk": "layer",
         "benchgen": "layer",
         "botocore": "runtime",
+        "asyncio": function.name in ASYNCIO_BY_POWERTOOLS,
     }
 
 

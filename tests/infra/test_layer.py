@@ -21,6 +21,7 @@ def test_the_layer_pins_the_librarys_dependencies_and_the_tracers_sdk_but_not_bo
         "msgspec==0.22.0",
         "pydantic==2.13.4",
         "pyyaml==6.0.3",
+        "wrapt==1.17.3",
     ]
     assert runtime_requirements() == ["boto3==1.43.11"]
 
@@ -56,7 +57,7 @@ def test_the_layer_is_built_from_arm64_cpython_313_wheels_without_what_the_runti
     def pip(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
         commands.append(command)
         if "--dry-run" in command:
-            _report(command, "PyYAML==6.0.3", "aws-xray-sdk==2.15.0", "wrapt==2.5.2", "botocore==1.43.127")
+            _report(command, "PyYAML==6.0.3", "aws-xray-sdk==2.15.0", "wrapt==1.17.3", "botocore==1.43.127")
         return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr("infra.constructs.layer.subprocess.run", pip)
@@ -87,7 +88,7 @@ def test_the_layer_is_built_from_arm64_cpython_313_wheels_without_what_the_runti
     assert "--no-deps" in install
     assert install[install.index("--target") + 1] == str(out / "python")
     packages = install[install.index("--target") + 2 :]
-    assert packages == ["aws-xray-sdk==2.15.0", "pyyaml==6.0.3", "wrapt==2.5.2"]
+    assert packages == ["aws-xray-sdk==2.15.0", "pyyaml==6.0.3", "wrapt==1.17.3"]
     assert (out / "python" / "benchgen" / "__init__.py").read_text() == "VERSION = 1\n"
     assert not (out / "python" / "benchgen" / "__pycache__").exists()
 

@@ -31,7 +31,8 @@ for name in NAMES:
     if function is not None:
         tracer = function.tracer
         tracers[name] = [type(tracer).__module__ + "." + type(tracer).__name__, tracer.service]
-loaded = {"xray": "aws_xray_sdk" in sys.modules, "boto3": "boto3" in sys.modules}
+modules = {"xray": "aws_xray_sdk", "boto3": "boto3", "asyncio": "asyncio"}
+loaded = {name: module in sys.modules for name, module in modules.items()}
 print(json.dumps({"tracers": tracers, **loaded}))
 """
 
@@ -86,11 +87,13 @@ def test_with_tracing_on_the_handler_gets_powertools_tracer(tmp_path: Path) -> N
     # When the score handler is imported
     seen = _import_in_fresh_process(["functions.score.handler"], environment)
 
-    # Then its tracer is powertools' own, with the X-Ray SDK behind it
+    # Then its tracer is powertools' own, with the X-Ray SDK behind it, and the SDK brought no asyncio
+    # (the SDK's wrapt from 2 on imports it), which nothing a task function does needs
     assert seen["tracers"] == {
         "functions.score.handler": ["aws_lambda_powertools.tracing.tracer.Tracer", "score"]
     }
     assert seen["xray"] is True
+    assert seen["asyncio"] is False
 
 
 # Imports the score handler where tracing is on, then makes its first client: says whether botocore's
@@ -208,21 +211,50 @@ print(json.dumps(sorted({
 """
 
 
-def test_importing_a_task_function_builds_none_of_its_models() -> None:
-    # Given a Lambda environment, and every function's handler but the API's
+# The models a module makes an instance of at import (a default, a provider's capabilities), so built then.
+INSTANTIATED_AT_IMPORT = [
+    "benchgen.finetune.split.SplitShares",
+    "benchgen.providers.capabilities.ConnectionLimits",
+    "benchgen.providers.capabilities.ConnectionProfile",
+    "benchgen.training.coverage.Thresholds",
+    "benchgen.training.preparation.GenerationSettings",
+    "benchgen.vocabulary.Sampling",
+]
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        pytest.param([name for name in HANDLERS if name != "functions.api.handler"], id="task-functions"),
+        pytest.param(["functions.api.handler"], id="api"),
+    ],
+)
+def test_importing_a_function_builds_none_of_its_models(names: list[str]) -> None:
+    # Given a Lambda environment, and the handlers of the task functions, or the API's with every route's
+    # request and response bodies
     environment = {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}
-    tasks = [name for name in HANDLERS if name != "functions.api.handler"]
 
     # When they are imported into one fresh interpreter
-    built = _in_fresh_process(f"NAMES = {tasks!r}\n{BUILT_PROBE}", environment)
+    built = _in_fresh_process(f"NAMES = {names!r}\n{BUILT_PROBE}", environment)
 
-    # Then the only models built are those a module makes an instance of (a default, a provider's
-    # capabilities): every other model of the library or of a handler builds when first used
-    assert built == [
-        "benchgen.finetune.split.SplitShares",
-        "benchgen.providers.capabilities.ConnectionLimits",
-        "benchgen.providers.capabilities.ConnectionProfile",
-        "benchgen.training.coverage.Thresholds",
-        "benchgen.training.preparation.GenerationSettings",
-        "benchgen.vocabulary.Sampling",
-    ]
+    # Then the only models built are those a module makes an instance of: every other model of the
+    # library or of a handler builds when first used (a route's bodies with the route's first request)
+    assert built == INSTANTIATED_AT_IMPORT
+
+
+def test_the_evaluation_steps_before_compare_import_neither_the_comparison_nor_its_report() -> None:
+    # Given the functions of an evaluation's Start and Check steps, which only read records and start runs
+    names = ["functions.start_evaluation.handler", "functions.check_evaluation.handler"]
+    probe = (
+        "import importlib, json, sys\n"
+        "for name in NAMES:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('benchgen.compare.report',\n"
+        "    'benchgen.evaluation.report', 'benchgen.report')))))"
+    )
+
+    # When both are imported into one fresh interpreter
+    seen = _in_fresh_process(f"NAMES = {names!r}\n{probe}")
+
+    # Then neither the paired comparison nor the reports came with them: only Compare's function needs them
+    assert seen == []

@@ -18,15 +18,8 @@ from benchgen.compare.report import Conclusion
 from benchgen.outputs import RunOutput
 from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord, EvaluationStatus
 from benchgen.records.runs import CaseScope, LiveModel, RunRecord, RunStatus
-from benchgen.steps.evaluation import (
-    Compared,
-    EvaluationError,
-    check,
-    compare,
-    evaluation_run_id,
-    record_evaluation_failure,
-    start,
-)
+from benchgen.steps.evaluation import EvaluationError, check, evaluation_run_id, start
+from benchgen.steps.evaluation_compare import Compared, compare, record_evaluation_failure
 from tests.fakes import MemoryEvaluations, MemoryRuns, MemoryStarter, MemoryStore
 from tests.unit.compare_inputs import outcomes
 

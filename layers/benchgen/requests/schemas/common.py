@@ -6,7 +6,9 @@ import re
 from collections.abc import Callable
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
+
+from benchgen.lazy_model import LazyModel
 
 IDEMPOTENCY_KEY_PATTERN = r"^[A-Za-z0-9_.:-]{1,255}$"
 # Ids in paths and filters (run, dataset, environment as uploaded) and the listings' opaque tokens.
@@ -44,13 +46,13 @@ Text = Annotated[
 ]
 
 
-class StrictRequest(BaseModel):
+class StrictRequest(LazyModel):
     # A misspelt field is an error, not silently ignored. Values are taken as sent (no trimming): what the
     # OpenAPI document calls valid is exactly what is accepted.
     model_config = ConfigDict(extra="forbid")
 
 
-class Listing(BaseModel):
+class Listing(LazyModel):
     """Present on every list: pass ``next_token`` back as a query parameter to get the next page."""
 
     next_token: str | None = Field(default=None, description="absent on the last page")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from benchgen.lazy_model import LazyModel
 from benchgen.providers.capabilities import ConnectionProfile
 from benchgen.providers.connections import ConnectionRecord, ConnectionTarget
 from benchgen.requests.errors import ApiError
@@ -57,6 +58,6 @@ class CreateConnectionRequest(ConnectionTarget):
         return data
 
 
-class ConnectionList(BaseModel):
+class ConnectionList(LazyModel):
     items: list[ConnectionRecord]
     next_token: str | None = Field(default=None, description="absent on the last page")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, Field
 
+from benchgen.lazy_model import LazyModel
 from benchgen.records.environments import EnvironmentRecord
 from benchgen.requests.schemas.common import Listing, StrictRequest, matching
 
@@ -58,7 +59,7 @@ class CreateEnvironmentRequest(StrictRequest):
     )
 
 
-class EnvironmentUpload(BaseModel):
+class EnvironmentUpload(LazyModel):
     """Where to PUT the bundle zip, with which headers; registration starts when the upload lands."""
 
     environment_id: str

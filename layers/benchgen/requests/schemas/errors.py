@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import Field
+
+from benchgen.lazy_model import LazyModel
 
 
-class FieldProblem(BaseModel):
+class FieldProblem(LazyModel):
     """One field to fix: where it is (``body``, ``query``, ``path``), its name, and what is wrong."""
 
     location: str
@@ -13,8 +15,9 @@ class FieldProblem(BaseModel):
     message: str
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(LazyModel):
     """Every error answer: a sentence for people, and for invalid requests the fields to fix."""
 
     message: str
-    errors: list[FieldProblem] = []
+    # Field() rather than a bare [], which the linter takes for a class attribute shared by every instance.
+    errors: list[FieldProblem] = Field(default=[])

@@ -3,15 +3,16 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from benchgen.compare.report import NOT_ESTABLISHED
 from benchgen.evaluation.report import EvaluationReport
+from benchgen.lazy_model import LazyModel
 from benchgen.records.evaluations import EvaluatedModel, EvaluationRecord, EvaluationStatus
 from benchgen.requests.schemas.common import ID_PATTERN
 
 
-class ModelChoice(BaseModel):
+class ModelChoice(LazyModel):
     """A model one of the caller's connections serves."""
 
     model_config = ConfigDict(extra="forbid")
@@ -20,7 +21,7 @@ class ModelChoice(BaseModel):
     model_id: str = Field(min_length=1, max_length=256, examples=["example-tuned"])
 
 
-class CreateEvaluationRequest(BaseModel):
+class CreateEvaluationRequest(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     tuned: ModelChoice | None = Field(
@@ -39,13 +40,13 @@ class CreateEvaluationRequest(BaseModel):
     )
 
 
-class GrantRequest(BaseModel):
+class GrantRequest(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     user: str = Field(min_length=1, max_length=128, pattern=r"^[\w-]+$", description="the user id (sub)")
 
 
-class SideView(BaseModel):
+class SideView(LazyModel):
     connection_id: str
     provider: str
     model_id: str = Field(description="the model id the live run calls")
@@ -64,7 +65,7 @@ class SideView(BaseModel):
         )
 
 
-class EvaluationView(BaseModel):
+class EvaluationView(LazyModel):
     evaluation_id: str
     status: EvaluationStatus
     training_run_id: str
@@ -97,13 +98,13 @@ class EvaluationView(BaseModel):
         return cls(**fields, tuned=SideView.of(record.tuned), base=SideView.of(record.base))
 
 
-class ReportView(BaseModel):
+class ReportView(LazyModel):
     report: EvaluationReport
     html_url: str = Field(description="the self-contained HTML page to download, through a short-lived URL")
     view_url: str = Field(description="the same page for a browser to show in place (a sandboxed frame)")
     expires_in: int
 
 
-class EvaluationList(BaseModel):
+class EvaluationList(LazyModel):
     items: list[EvaluationView]
     next_token: str | None = None

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
+from benchgen.lazy_model import LazyModel
 from benchgen.vocabulary import Method
 
 
-class ExportProfileView(BaseModel):
+class ExportProfileView(LazyModel):
     """One export profile: what to ask a package for, which methods it takes and what its rows look like."""
 
     profile_id: str
@@ -17,5 +16,5 @@ class ExportProfileView(BaseModel):
     usage: str
 
 
-class ExportProfileList(BaseModel):
+class ExportProfileList(LazyModel):
     items: list[ExportProfileView]

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from benchgen.lazy_model import LazyModel
 from benchgen.records.packages import PackageRecord
 from benchgen.training.export_profiles import PROFILES
 
 PROFILE_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
 
 
-class CreatePackageRequest(BaseModel):
+class CreatePackageRequest(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     profile: str = Field(
@@ -27,6 +28,6 @@ class PackageView(PackageRecord):
     expires_in: int | None = None
 
 
-class PackageList(BaseModel):
+class PackageList(LazyModel):
     items: list[PackageRecord]
     next_token: str | None = None

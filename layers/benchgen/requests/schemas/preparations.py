@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from benchgen.bundle.spec import SelectionCriterion
+from benchgen.lazy_model import LazyModel
 from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.training.examples import PreparedExample
 from benchgen.vocabulary import Method
 
 
-class PreparationSummary(BaseModel):
+class PreparationSummary(LazyModel):
     """A preparation as its owner's list shows it; never its owner or its S3 keys."""
 
     preparation_id: str
@@ -53,11 +52,11 @@ class PreparationDetail(PreparationSummary):
         return cls.model_validate(record.model_dump(include=set(cls.model_fields)))
 
 
-class PreparationList(BaseModel):
+class PreparationList(LazyModel):
     items: list[PreparationSummary]
     next_token: str | None = None
 
 
-class ExamplePage(BaseModel):
+class ExamplePage(LazyModel):
     items: list[PreparedExample]
     next_token: str | None = None

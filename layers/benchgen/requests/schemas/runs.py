@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     ConfigDict,
     Field,
     PlainValidator,
@@ -18,6 +17,7 @@ from pydantic import (
     model_validator,
 )
 
+from benchgen.lazy_model import LazyModel
 from benchgen.records.prices import ModelPrices
 from benchgen.records.programs import ProgramOutcome
 from benchgen.records.runs import (
@@ -95,7 +95,7 @@ SamplingKey = Annotated[str, Field(pattern=SAMPLING_KEY_PATTERN)]
 VariableName = Annotated[str, Field(pattern=VARIABLE_NAME_PATTERN)]
 
 
-class ModelConfigRequest(BaseModel):
+class ModelConfigRequest(LazyModel):
     """The model a live run asks: one of the caller's connections and a model id it serves."""
 
     model_config = ConfigDict(extra="forbid")
@@ -199,7 +199,7 @@ class CreateRunRequest(StrictRequest):
         return self
 
 
-class RunSummary(BaseModel):
+class RunSummary(LazyModel):
     """A run as lists show it (never its configuration)."""
 
     run_id: str
@@ -234,7 +234,7 @@ class RunList(Listing):
     items: list[RunSummary]
 
 
-class CreatedRun(BaseModel):
+class CreatedRun(LazyModel):
     """The new run, and where to PUT its submission (ingestion starts when the upload lands).
 
     A live run has nothing to upload: its upload fields are null and its model is being asked."""
@@ -246,14 +246,14 @@ class CreatedRun(BaseModel):
     expires_in: int | None = Field(description="seconds the upload URL stays valid")
 
 
-class MetricTile(BaseModel):
+class MetricTile(LazyModel):
     title: str
     key: str
     value: float
     precision: int | None = Field(default=None, description="decimals the leaderboard column shows")
 
 
-class DatasetLink(BaseModel):
+class DatasetLink(LazyModel):
     dataset_id: str
     name: str | None = None
     href: str
@@ -328,7 +328,7 @@ class InferenceProgressView(InferenceProgress):
         return max(0, self.asked - self.answered - self.unanswered)
 
 
-class LiveModelView(BaseModel):
+class LiveModelView(LazyModel):
     """Which model a live run asked, without where or how (those stay with its owner)."""
 
     connection_id: str
@@ -336,7 +336,7 @@ class LiveModelView(BaseModel):
     model_id: str
 
 
-class RunFile(BaseModel):
+class RunFile(LazyModel):
     label: str
     key: str
     size: int = Field(description="bytes")
@@ -348,13 +348,13 @@ class RunFile(BaseModel):
     )
 
 
-class RunFiles(BaseModel):
+class RunFiles(LazyModel):
     run_id: str
     files: list[RunFile]
     expires_in: int = Field(description="seconds the URLs stay valid")
 
 
-class DetailedResults(BaseModel):
+class DetailedResults(LazyModel):
     """The head of detailed_results.json; the per-case list is behind ``url``."""
 
     run_id: str

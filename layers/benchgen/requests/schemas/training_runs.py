@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
+from pydantic import ConfigDict, Field, PlainValidator, WithJsonSchema
 
+from benchgen.lazy_model import LazyModel
 from benchgen.records.training_runs import TrainingRunRecord
 from benchgen.requests.schemas.common import ID_PATTERN, MAX_REQUEST_NUMBER
 from benchgen.requests.schemas.runs import SAMPLING_KEY_PATTERN
@@ -43,7 +44,7 @@ HyperparameterValue = Annotated[
 HyperparameterName = Annotated[str, Field(pattern=SAMPLING_KEY_PATTERN)]
 
 
-class CreateTrainingRunRequest(BaseModel):
+class CreateTrainingRunRequest(LazyModel):
     model_config = ConfigDict(extra="forbid")
 
     package_id: str = Field(pattern=ID_PATTERN, description="a Ready package of yours")
@@ -63,12 +64,12 @@ class CreateTrainingRunRequest(BaseModel):
     )
 
 
-class LaunchedTrainingRun(BaseModel):
+class LaunchedTrainingRun(LazyModel):
     training_run: TrainingRunRecord
     notices: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
 
 
-class TrainingRunList(BaseModel):
+class TrainingRunList(LazyModel):
     items: list[TrainingRunRecord]
     next_token: str | None = None
