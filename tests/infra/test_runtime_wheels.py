@@ -1,7 +1,8 @@
 """Each runtime's pins resolve for its Lambda image: binary wheels for the image's CPython on arm64, no more.
 
-pip downloads the pinned set with its dependencies, as the image's build would install it; the wheels are
-kept under build/ so a rerun only asks the index.
+pip downloads the pinned set with its dependencies, as the image's build would install it: a runtime's set
+into a folder of its own run (wheels left from earlier pins would read as part of the set; pip's cache keeps
+a rerun from downloading them again), the sandbox handler's under build/ so a rerun only asks the index.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ WHEELS = REPO_ROOT / "build" / "runtime-wheels"
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES.values(), ids=lambda runtime: runtime.name)
-def test_the_runtimes_pins_are_the_whole_binary_set_for_lambdas_python(runtime: Runtime) -> None:
+def test_the_runtimes_pins_are_the_whole_binary_set_for_lambdas_python(
+    runtime: Runtime, tmp_path: Path
+) -> None:
     # Given the runtime's pins, resolved with their dependencies for the image's interpreter
-    folder = WHEELS / runtime.name
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = tmp_path / runtime.name
+    folder.mkdir()
     done = _download_for_image(runtime.python, folder, "--requirement", str(runtime.requirements))
 
     # Then pip found a wheel for every one, and the set needs nothing it does not pin
