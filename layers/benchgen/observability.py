@@ -7,11 +7,14 @@ made before constructing it, by powertools' own rule (`Tracer._is_tracer_disable
 environment unless POWERTOOLS_TRACE_DISABLED says otherwise or an emulator runs it), and where tracing is
 off the handler gets an object whose decorator leaves the handler as it is.
 
-Where it traces, the X-Ray SDK patches the libraries it records calls of, botocore among them, which
-imports botocore's client machinery: about a quarter of a task function's import. The tracer is built without
-that patch and botocore is patched by `trace_aws_calls` when the first client is made
-(`benchgen.aws.clients`), so a start pays for botocore when it makes a client, not before. The patch
-wraps botocore's client class, so every call a client makes is traced as before.
+Where it traces, it records the handler and every AWS call, and nothing else. Powertools would have the
+X-Ray SDK patch every library it supports; of those the layer holds botocore and the standard library's
+sqlite3, whose patch would record each SQL statement as a subsegment: the scoring join and the artifact's
+spools run one per batch or lookup on the per-case path. So the tracer is built without patches, and
+botocore, whose patch imports its client machinery (about a quarter of a task function's import), is
+patched by `trace_aws_calls` when the first client is made (`benchgen.aws.clients`): a start pays for
+botocore when it makes a client, not before. The patch wraps botocore's client class, so every call a
+client makes is traced.
 """
 
 from __future__ import annotations
@@ -21,9 +24,8 @@ from typing import Any, Protocol
 
 from aws_lambda_powertools.tracing.tracer import Tracer
 
-# The library the X-Ray SDK patches to record AWS calls, and those whose patch patches it too.
+# The library the X-Ray SDK patches to record AWS calls.
 BOTOCORE = "botocore"
-PATCHES_BOTOCORE = frozenset({BOTOCORE, "pynamodb"})
 
 
 class HandlerTracer(Protocol):
@@ -53,16 +55,12 @@ def tracing_enabled() -> bool:
 def handler_tracer(service: str) -> HandlerTracer:
     """The function's tracer: powertools' Tracer for `service` where tracing is on, else a QuietTracer.
 
-    Powertools would patch every library the SDK supports (its `patch_all`); this patches the same ones
-    but botocore, which `trace_aws_calls` patches when the first client is made.
+    It patches no library (powertools would patch every one the SDK supports): botocore is patched by
+    `trace_aws_calls` when the first client is made, and sqlite3's statements are not worth a subsegment.
     """
     if not tracing_enabled():
         return QuietTracer(service)
-    from aws_xray_sdk.core.patcher import NO_DOUBLE_PATCH, patch
-
-    tracer: HandlerTracer = Tracer(service=service, auto_patch=False)
-    patch([module for module in NO_DOUBLE_PATCH if module not in PATCHES_BOTOCORE], raise_errors=False)
-    return tracer
+    return Tracer(service=service, auto_patch=False)
 
 
 def trace_aws_calls() -> None:

@@ -122,6 +122,29 @@ def test_with_tracing_on_botocore_comes_with_the_first_client_and_its_calls_are_
     assert seen == {"before": False, "traced": True}
 
 
+# Imports the score handler where tracing is on: says what a SQLite connection then is.
+SQLITE_PROBE = """
+import json, sqlite3
+import functions.score.handler
+connection = sqlite3.connect(":memory:")
+print(json.dumps({"sqlite3": type(connection).__module__ + "." + type(connection).__name__}))
+"""
+
+
+def test_with_tracing_on_http_calls_are_traced_and_the_spools_sqlite_statements_are_not(
+    tmp_path: Path,
+) -> None:
+    # Given a Lambda environment with tracing left on, as the stack deploys every function
+    environment = {"LAMBDA_TASK_ROOT": str(tmp_path)}
+
+    # When the score handler is imported, then opens a SQLite database as its spools and joins do
+    seen = _in_fresh_process(SQLITE_PROBE, environment)
+
+    # Then its SQLite statements (a batch or a lookup each, on the per-case path) are plain calls, not an
+    # X-Ray subsegment each
+    assert seen == {"sqlite3": "sqlite3.Connection"}
+
+
 def test_a_quiet_tracer_leaves_the_handler_as_it_is() -> None:
     from benchgen.observability import QuietTracer
 
