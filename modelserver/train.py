@@ -120,24 +120,28 @@ def _grpo(
         }
         | ({"max_steps": hyper["max_steps"]} if "max_steps" in hyper else {})
     )
-    budget = [_time_budget(float(hyper["max_seconds"]))] if "max_seconds" in hyper else []
+    progress = _progress(job, rollouts_per_step=completions)
+    budget = [_time_budget(float(hyper["max_seconds"]), progress)] if "max_seconds" in hyper else []
     return GRPOTrainer(
         reward_funcs=grader.reward(spec["grader"]),
         args=config,
-        callbacks=[*budget, _progress(job, rollouts_per_step=completions), *callbacks],
+        callbacks=[*budget, progress, *callbacks],
         **common,
     )
 
 
-def _time_budget(seconds: float) -> Any:
+def _time_budget(seconds: float, progress: Any) -> Any:
     """A callback that ends training before a step that would end more than ``seconds`` after training
-    began, judging by the longest step so far (the first step always runs)."""
+    began, judging by the longest step so far (the first step always runs). Training it ends before the end
+    of its epoch is not evaluated: GRPO evaluates by answering and grading every validation prompt again,
+    which on a CPU can take longer than the budget itself; ``progress`` says so."""
     from transformers import TrainerCallback
 
     class TimeBudget(TrainerCallback):
         def __init__(self) -> None:
             self.began = self.since = time.monotonic()
             self.longest = 0.0
+            self.ended = False
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
             self.began = time.monotonic()
@@ -150,6 +154,16 @@ def _time_budget(seconds: float) -> Any:
             self.longest = max(self.longest, now - self.since)
             if now + self.longest - self.began > seconds:
                 control.should_training_stop = True
+                self.ended = state.global_step < state.max_steps
+
+        def on_epoch_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            if self.ended and control.should_evaluate:
+                control.should_evaluate = False
+                progress.keep(
+                    "validation",
+                    "not evaluated: max_seconds ended training before the end of its epoch, and evaluating "
+                    "the validation prompts would answer and grade each of them again past it",
+                )
 
     return TimeBudget()
 
@@ -165,7 +179,14 @@ def _progress(job: Path, *, rollouts_per_step: int | None) -> Any:
         def __init__(self) -> None:
             self.curve: list[float | None] = []
             self.since = time.monotonic()
+            self.kept: dict[str, Any] = {}
             self.written: dict[str, Any] = {}
+
+        def keep(self, key: str, value: Any) -> None:
+            """``value`` under ``key`` in every progress written from now on (and at once)."""
+            self.kept[key] = value
+            self.written |= self.kept
+            write_json(job / PROGRESS, self.written)
 
         def on_step_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
             self.since = time.monotonic()
@@ -173,8 +194,7 @@ def _progress(job: Path, *, rollouts_per_step: int | None) -> Any:
         def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
             logs = logs or {}
             if "eval_loss" in logs:
-                self.written["eval_loss"] = logs["eval_loss"]
-                write_json(job / PROGRESS, self.written)
+                self.keep("eval_loss", logs["eval_loss"])
                 return
             loss = logs.get("loss")
             if loss is None:  # the closing summary, not a step
@@ -200,7 +220,7 @@ def _progress(job: Path, *, rollouts_per_step: int | None) -> Any:
                         round(rollouts_per_step * tokens / seconds, 3) if seconds > 0 and tokens else None
                     ),
                 }
-            self.written = progress | {k: v for k, v in self.written.items() if k == "eval_loss"}
+            self.written = progress | self.kept
             write_json(job / PROGRESS, self.written)
 
     return Progress()

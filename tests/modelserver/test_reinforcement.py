@@ -247,6 +247,31 @@ def test_max_seconds_ends_a_reinforcement_job_before_a_step_that_would_pass_it(
     assert "tiny-chat-benchgen-train-budget" in _served(server)
 
 
+def test_a_time_budget_that_ends_training_also_skips_the_validation_it_would_have_overrun(
+    server: ModelServer, jobs: OpenAICompatibleJobs
+) -> None:
+    # given 8 steps of prompts whose steps last over a second each, 2.5 seconds of training, and validation
+    # prompts whose evaluation would answer and grade each of them again
+    prompts = jobs.upload("rft.jsonl", PROMPTS * 4) or ""
+    validation = jobs.upload("rft-validation.jsonl", PROMPTS * 4) or ""
+    spec = _spec("budget-validation", prompts, grader=SLOW_GRADER, max_seconds="2.5").model_copy(
+        update={"validation_uri": validation}
+    )
+
+    # when the job runs
+    states = until_ended(jobs, spec, jobs.start(spec))
+    job = get_json(f"{server.base_url}/fine-tunes/{states[-1].job_id}")
+
+    # then it ends when the budget ends training, without evaluating, and says so
+    assert states[-1].status is TrainingStatus.SUCCEEDED, states[-1].failure_reason
+    assert job["progress"]["step"] < job["progress"]["total_steps"]
+    assert "eval_loss" not in job["progress"]
+    assert job["progress"]["validation"] == (
+        "not evaluated: max_seconds ended training before the end of its epoch, and evaluating the "
+        "validation prompts would answer and grade each of them again past it"
+    )
+
+
 @pytest.mark.parametrize(
     ("hyperparameters", "refusal"),
     [
