@@ -21,6 +21,7 @@ def _result(recipe: str, scale: float, losses: list[float]) -> dict[str, Any]:
         "cores": 2,
         "epoch_s": 100.0 * scale,
         "phases_s": {phase: 10.0 * scale for phase in train_bench.PHASES},
+        "calls": {"forward": len(losses), "evaluation": 1},
     }
 
 
@@ -35,8 +36,8 @@ def test_the_table_gives_each_phase_as_a_ratio_to_the_first_recipe() -> None:
 
     assert "| forward | 10.0 | 7.5 (x0.75) | 5.0 (x0.50) |" in text
     assert "| epoch | 100.0 | 75.0 (x0.75) | 50.0 (x0.50) |" in text
-    assert "shipped: 2 steps, 1000 tokens, same losses as before" in text
-    assert "bf16: 2 steps, 1000 tokens, losses differ from before" in text
+    assert "shipped: 2 steps, 1000 tokens, 1 evaluation(s), same losses as before" in text
+    assert "bf16: 2 steps, 1000 tokens, 1 evaluation(s), losses differ from before" in text
 
 
 def test_the_verdict_pairs_grades_by_case_and_tests_the_changes() -> None:
