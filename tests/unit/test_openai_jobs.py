@@ -140,6 +140,13 @@ def test_a_demonstration_field_on_a_reinforcement_job_is_refused() -> None:
         )
 
 
+def test_a_field_no_training_method_takes_is_refused_by_name_before_it_is_sent() -> None:
+    with pytest.raises(
+        ProviderFault, match="demonstration training does not take epochs: it takes batch_size, "
+    ):
+        fine_tune_request(spec(hyperparameters={"epochs": "2"}))
+
+
 def test_the_schema_check_refuses_what_together_does_not_document() -> None:
     body = fine_tune_request(spec()) | {"epochs": 2, "suffix": "x" * 41}
     assert problems(body) == [

@@ -114,14 +114,16 @@ PROVIDER = OpenAICompatible()
 def fine_tune_request(spec: JobSpec) -> dict[str, Any]:
     """The ``POST /fine-tunes`` body of ``spec``: its files, base model, suffix and training fields, as
     Together's ``training_method`` (SFT, DPO) or OpenAI's reinforcement ``method`` with a python grader."""
-    fields = typed(HYPERPARAMETERS, spec.hyperparameters)
-    foreign = sorted(set(fields) - _METHOD_FIELDS[spec.method])
+    # Names are checked before their values are typed: a spec made without the launch's check still gets
+    # a sentence naming what the method takes, not a KeyError.
+    foreign = sorted(set(spec.hyperparameters) - _METHOD_FIELDS[spec.method])
     if foreign:
         raise ProviderFault(
             f"{spec.method} training does not take {', '.join(foreign)}: it takes "
             f"{', '.join(sorted(_METHOD_FIELDS[spec.method]))}",
             retryable=False,
         )
+    fields = typed(HYPERPARAMETERS, spec.hyperparameters)
     body: dict[str, Any] = {
         "training_file": spec.train_uri,
         "model": spec.base_model,
