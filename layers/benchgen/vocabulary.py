@@ -85,7 +85,8 @@ class ListedName(str):
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
-        raise NotImplementedError
+        """The names a value may be, read at each call; each kind of name returns its own list."""
+        raise NotImplementedError(f"{cls.__name__} must say which names it takes")
 
     def __new__(cls, name: str) -> Self:
         names = cls.names()
