@@ -1,6 +1,7 @@
 """The pydantic shape of ``competition.yaml``: Codabench version 2 plus BenchGen's own keys.
 
-BenchGen adds ``template``, ``criteria``, ``finetune`` and ``runtime`` (the runtime its programs run in,
+BenchGen adds ``template``, ``criteria``, ``finetune``, ``judge`` (the model that grades a judged benchmark's
+answers, :mod:`benchgen.judging`) and ``runtime`` (the runtime its programs run in,
 see :mod:`benchgen.bundle.runtime`). Codabench-only platform keys (``image``, ``terms``, ``pages``, ...)
 are accepted and ignored; ``docker_image`` is kept: it selects the runtime when ``runtime`` is not named.
 A CodaLab v1.5 file is converted to this shape first (:mod:`benchgen.bundle.v15`). An optional field written
@@ -16,6 +17,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from benchgen.bundle.v15 import Conversion
+from benchgen.judging import JudgeSettings
 from benchgen.lazy_model import LazyModel
 from benchgen.vocabulary import TemplateName
 
@@ -114,6 +116,7 @@ class CompetitionSpec(_Lenient):
     runtime: str | None = None
     criteria: list[Criterion] = Field(default_factory=list)
     finetune: Finetune | None = None
+    judge: JudgeSettings | None = None  # the model a template that asks a judge grades with
     # Set by the reader when it converted an older format (never read from the yaml itself).
     conversion: Conversion | None = None
 

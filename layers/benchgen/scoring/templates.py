@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 from benchgen.bundle.runtime import MINIMAL
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
+from benchgen.judging import JudgeRecord, JudgeRequests, JudgeSettings
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.patch import TEST_TIME_LIMIT
 from benchgen.verdicts import AnyVerdict, CriterionMark, VerdictRecord
@@ -38,6 +39,8 @@ class ScoringOptions:
     workdir: Path | None = None  # code: where cases are materialised
     sandbox: Sandbox | None = None  # code: where the case tests run (None: the local runner)
     runtime: str = MINIMAL.name  # code: the runtime the case tests run in (the environment's)
+    judge: JudgeSettings | None = None  # a template that asks a judge: the environment's judge
+    judgments: Mapping[str, JudgeRecord] | None = None  # ... and what the judging pass gave, by case id
 
 
 Judged = tuple[tuple[str, ...], tuple[bool | None, ...]]
@@ -247,6 +250,8 @@ class TemplateDefinition:
     verdicts give them (any other id is recorded unjudged). ``runs_tests``: its judge runs each case's own
     test command, so a grader must run it where the case's tests can run. ``case_type``: the record its
     cases decode into, :class:`Case` or a subclass of it with the fields only this template reads.
+    ``asks``: how it asks a model to judge each case, when its judge reads a model's judgments
+    (:mod:`benchgen.judging`), which a judging pass asks for before scoring.
     """
 
     name: str
@@ -256,3 +261,4 @@ class TemplateDefinition:
     judged: tuple[str, ...]
     runs_tests: bool = False
     case_type: type[Case] = Case
+    asks: JudgeRequests | None = None  # its judge grades with a model's judgments: how it asks for them

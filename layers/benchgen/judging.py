@@ -1,0 +1,120 @@
+"""A model that judges answers: the environment's ``judge:`` settings, what a template that asks a judge
+defines, and the judgments a judging pass leaves for scoring to read.
+
+A template that asks a model to judge (its definition's ``asks``, a :class:`JudgeRequests`) turns each case
+and its answer into a prompt and says of each answer the judge gives whether it can be read. The judging
+pass asks the judge model through the live-run inference path, asks once more (with what was wrong) when an
+answer cannot be read, and writes one :class:`JudgeRecord` a case, in case order, to ``judgments.jsonl``.
+Scoring reads each case's record through ``ScoringOptions.judgments``: the judge template itself never
+calls a model, so scoring a judged run stays as deterministic and bounded as scoring a ruled one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Protocol
+
+import msgspec
+from pydantic import ConfigDict, Field
+
+from benchgen.cases import Case
+from benchgen.lazy_model import LazyModel
+from benchgen.vocabulary import Sampling
+
+JUDGMENTS_NAME = "judgments.jsonl"
+# A judge grades; it need not write much, and the same answer judged twice should be judged the same.
+JUDGE_SAMPLING = Sampling(temperature=0.0, max_tokens=512)
+# How many times the judge is asked about one answer: once, and once more when its answer cannot be read.
+JUDGE_ATTEMPTS = 2
+
+
+class JudgeSettings(LazyModel):
+    """The ``judge:`` section of ``competition.yaml``: the model that judges the answers and how it is asked.
+
+    ``connection`` is the id of a connection of the environment owner's, as a live run names one;
+    ``prompt`` replaces the template's own judging prompt (the fields it may use are the template's: see
+    its ``prompt_fields``), and the form the judge must answer in is always added after it, so that its
+    answers are read the same strict way whatever the prompt says. ``family`` is the judge model's family
+    (``llama``, ``smollm``...), read from ``model_id`` when it is not given: a judge of the judged model's
+    own family is flagged.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    connection: str = Field(min_length=1, max_length=128)
+    model_id: str | None = Field(default=None, min_length=1, max_length=256)
+    sampling: Sampling = JUDGE_SAMPLING
+    prompt: str | None = Field(default=None, min_length=1, max_length=20_000)
+    family: str | None = Field(default=None, min_length=1, max_length=64)
+
+
+class JudgeAttempt(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One answer of the judge about one case: its text as given, and why it could not be read (None: it
+    was read). ``input_tokens`` / ``output_tokens``: what the provider counted, when it said."""
+
+    text: str
+    problem: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class JudgeRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What the judge said about one case: its answers in the order they were asked (at most
+    ``JUDGE_ATTEMPTS``), or ``error``, why no answer came (the call kept failing or timed out)."""
+
+    id: str
+    attempts: list[JudgeAttempt] = msgspec.field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def read(self) -> JudgeAttempt | None:
+        """The answer that could be read, if one could."""
+        last = self.attempts[-1] if self.attempts else None
+        return last if last is not None and last.problem is None else None
+
+
+class JudgeRequests(Protocol):
+    """What a template that asks a model to judge defines (its definition's ``asks``)."""
+
+    #: The fields a bundle's own judging prompt may name, as ``{field}``.
+    prompt_fields: tuple[str, ...]
+
+    def prompt(self, case: Case, answer: str, settings: JudgeSettings, problem: str | None = None) -> str:
+        """The judge's prompt about ``answer`` to ``case``; ``problem``: why its last answer could not be
+        read, when it is asked again."""
+        ...
+
+    def problem(self, case: Case, text: str) -> str | None:
+        """Why the judge's answer ``text`` about ``case`` cannot be read (one sentence); None if it can."""
+        ...
+
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(JudgeRecord)
+
+
+def write_judgments(path: Path, records: Iterable[JudgeRecord]) -> int:
+    """Write ``records`` to ``path``, one JSON line each; how many were written."""
+    count = 0
+    with path.open("wb") as out:
+        for record in records:
+            out.write(_encoder.encode(record) + b"\n")
+            count += 1
+    return count
+
+
+def iter_judgments(path: Path) -> Iterator[JudgeRecord]:
+    """The records of a ``judgments.jsonl`` file, in its order."""
+    with path.open("rb") as lines:
+        for line in lines:
+            if line.strip():
+                yield _decoder.decode(line)
+
+
+def read_judgments(path: Path) -> dict[str, JudgeRecord]:
+    """The records of a ``judgments.jsonl`` file by case id (the first record of an id wins)."""
+    found: dict[str, JudgeRecord] = {}
+    for record in iter_judgments(path):
+        found.setdefault(record.id, record)
+    return found
