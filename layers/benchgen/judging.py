@@ -11,7 +11,8 @@ calls a model, so scoring a judged run stays as deterministic and bounded as sco
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import functools
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -19,6 +20,9 @@ import msgspec
 from pydantic import ConfigDict, Field
 
 from benchgen.cases import Case
+from benchgen.inference.model import Model
+from benchgen.inference.pacing import Pacer
+from benchgen.inference.retry import Backoff, ask
 from benchgen.lazy_model import LazyModel
 from benchgen.vocabulary import Sampling
 
@@ -88,6 +92,43 @@ class JudgeRequests(Protocol):
     def problem(self, case: Case, text: str) -> str | None:
         """Why the judge's answer ``text`` about ``case`` cannot be read (one sentence); None if it can."""
         ...
+
+
+def judge_one(
+    case_id: str,
+    prompt: Callable[[str | None], str],
+    problem: Callable[[str], str | None],
+    model: Model,
+    backoff: Backoff,
+    *,
+    pacer: Pacer | None = None,
+    deadline: float | None = None,
+) -> JudgeRecord:
+    """Ask the judge ``model`` about one case: ``prompt(None)`` first, and when ``problem`` finds its answer
+    unreadable, ``prompt(problem)`` once more. Each call retries as a live run's calls do (``backoff``,
+    ``pacer``, ``deadline``); a call that gives no answer ends the record with its ``error``."""
+    attempts: list[JudgeAttempt] = []
+    said: str | None = None
+    for _ in range(JUDGE_ATTEMPTS):
+        text = prompt(said)
+        outcome = ask(functools.partial(model.complete, text), backoff, pacer=pacer, deadline=deadline)
+        if outcome.answer is None:
+            return JudgeRecord(
+                id=case_id, attempts=attempts, error=outcome.error or "the judge gave no answer"
+            )
+        answer = outcome.answer
+        said = problem(answer.text)
+        attempts.append(
+            JudgeAttempt(
+                text=answer.text,
+                problem=said,
+                input_tokens=answer.input_tokens,
+                output_tokens=answer.output_tokens,
+            )
+        )
+        if said is None:
+            break
+    return JudgeRecord(id=case_id, attempts=attempts)
 
 
 _encoder = msgspec.json.Encoder()
