@@ -36,12 +36,14 @@ JUDGE_ATTEMPTS = 2
 class JudgeSettings(LazyModel):
     """The ``judge:`` section of ``competition.yaml``: the model that judges the answers and how it is asked.
 
-    ``connection`` is the id of a connection of the environment owner's, as a live run names one;
-    ``prompt`` replaces the template's own judging prompt (the fields it may use are the template's: see
-    its ``prompt_fields``), and the form the judge must answer in is always added after it, so that its
-    answers are read the same strict way whatever the prompt says. ``family`` is the judge model's family
-    (``llama``, ``smollm``...), read from ``model_id`` when it is not given: a judge of the judged model's
-    own family is flagged.
+    ``connection`` is the id of a connection of the environment owner's, as a live run names one.
+    ``calibration`` is the path in the bundle of its human-labelled answers (one JSON object a line: a
+    case's fields, an ``answer`` and ``labels``, a person's score per criterion id), which the judge is
+    measured on. ``prompt`` replaces the template's own judging prompt (the fields it may use are the
+    template's: see its ``prompt_fields``), and the form the judge must answer in is always added after it,
+    so that its answers are read the same strict way whatever the prompt says. ``family`` is the judge
+    model's family (``llama``, ``smollm``...), read from ``model_id`` when it is not given: a judge of the
+    judged model's own family is flagged.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -51,6 +53,45 @@ class JudgeSettings(LazyModel):
     sampling: Sampling = JUDGE_SAMPLING
     prompt: str | None = Field(default=None, min_length=1, max_length=20_000)
     family: str | None = Field(default=None, min_length=1, max_length=64)
+    calibration: str | None = Field(default=None, min_length=1, max_length=1024)
+
+    @property
+    def judge_family(self) -> str | None:
+        """The judge model's family: ``family`` as given, else read from ``model_id``."""
+        return self.family.lower() if self.family else model_family(self.model_id)
+
+
+# A family's markers in model ids, as providers write them (lower case): the first family found names it.
+_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("llama", ("llama",)),
+    ("claude", ("claude", "anthropic.")),
+    ("gpt", ("gpt-", "gpt4", "openai/", "o1-", "o3-", "o4-")),
+    ("mistral", ("mistral", "mixtral", "ministral")),
+    ("qwen", ("qwen",)),
+    ("gemma", ("gemma",)),
+    ("smollm", ("smollm",)),
+    ("nova", ("amazon.nova", "nova-")),
+    ("titan", ("amazon.titan", "titan-")),
+    ("deepseek", ("deepseek",)),
+    ("phi", ("phi-", "phi3", "phi4")),
+    ("command", ("cohere.command", "command-r")),
+)
+
+
+def model_family(model_id: str | None) -> str | None:
+    """The family of a provider's model id (``meta.llama3-1-8b-instruct-v1:0`` is ``llama``); None when
+    no known family's marker is in it."""
+    if not model_id:
+        return None
+    model = model_id.lower()
+    return next((family for family, markers in _FAMILIES if any(marker in model for marker in markers)), None)
+
+
+def same_family(judge_family: str | None, judged_model_id: str | None) -> bool | None:
+    """Whether a judge of ``judge_family`` judges a model of its own family (which favours its own kind's
+    answers); None when either family is not known."""
+    judged = model_family(judged_model_id)
+    return None if judge_family is None or judged is None else judge_family == judged
 
 
 class JudgeAttempt(msgspec.Struct, kw_only=True, omit_defaults=True):
