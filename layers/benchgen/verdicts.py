@@ -33,6 +33,10 @@ class CriterionResult(LazyModel):
 
     id: str
     passed: bool | None  # None: the scoring did not judge this criterion on its own
+    # A graded criterion's score on its own scale and the grader's reason (a judged template's rubric);
+    # left out of the line when not given, so the other templates' lines stay as they were.
+    score: int | None = Field(default=None, exclude_if=lambda value: value is None)
+    reason: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class Verdict(LazyModel):
@@ -58,11 +62,16 @@ class Verdict(LazyModel):
     # A reasoning model's reasoning, kept apart from the answer it judged (``raw_prediction`` keeps the
     # whole text); left out of the line when the prediction had none, so such lines stay as they were.
     reasoning: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    # Why the case could not be judged (a judge's answer that could not be read, or no answer): the case
+    # is neither passed nor failed, and no selection takes it. Left out of the line when it was judged.
+    unjudged: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
-class CriterionMark(msgspec.Struct, frozen=True):
+class CriterionMark(msgspec.Struct, frozen=True, omit_defaults=True):
     id: str
     passed: bool | None
+    score: int | None = None  # a graded criterion's score on its scale (None: not graded, no key)
+    reason: str | None = None  # ... and why, as the grader said
 
 
 class VerdictRecord(msgspec.Struct, kw_only=True):
@@ -85,9 +94,16 @@ class VerdictRecord(msgspec.Struct, kw_only=True):
     solution: str | None = None
     detail: str = ""
     reasoning: str | msgspec.UnsetType = msgspec.UNSET  # UNSET: no reasoning, and no key in the line
+    unjudged: str | msgspec.UnsetType = msgspec.UNSET  # why it could not be judged; UNSET: it was judged
 
 
 AnyVerdict = Verdict | VerdictRecord
+
+
+def is_unjudged(verdict: AnyVerdict) -> bool:
+    """Whether the case could not be judged: neither a pass nor a fail, and never a mistake to train on."""
+    return isinstance(verdict.unjudged, str)
+
 
 # msgspec writes floats from 1e16 up as 1e16 where pydantic writes 1e+16: such a score (never one of the
 # built-in templates') is written by the model, so every line stays what Verdict writes.

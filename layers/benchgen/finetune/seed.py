@@ -16,6 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
+import msgspec
 from pydantic import ConfigDict, Field
 
 from benchgen.bundle.spec import SelectionCriterion
@@ -97,6 +98,8 @@ class Judged(Protocol):
     @property
     def near_miss(self) -> bool: ...
     @property
+    def unjudged(self) -> str | msgspec.UnsetType | None: ...
+    @property
     def prediction(self) -> str | None: ...
     @property
     def raw_prediction(self) -> str: ...
@@ -109,7 +112,10 @@ class Judged(Protocol):
 
 
 def select(verdict: Judged, criterion: SelectionCriterion) -> Source | None:
-    """The layer a judged case joins under ``criterion``, or None when it is left out."""
+    """The layer a judged case joins under ``criterion``, or None when it is left out (always, when the
+    case could not be judged: it is neither a mistake nor a success)."""
+    if isinstance(verdict.unjudged, str):
+        return None
     if not verdict.passed:
         return Source.SEED
     if criterion is SelectionCriterion.ALL_ITEMS:

@@ -22,7 +22,7 @@ import msgspec
 from benchgen.bundle.spec import Column
 from benchgen.outputs import RunOutput
 from benchgen.report.html import TableRow, render_html
-from benchgen.verdicts import AnyVerdict
+from benchgen.verdicts import AnyVerdict, is_unjudged
 
 BREAKDOWN_FIELDS = ("difficulty", "domain", "route")
 TABLE_LIMIT = 1000
@@ -56,11 +56,13 @@ class Summary:
     passed: int = 0
     answered: int = 0
     breakdowns: dict[str, dict[str, Bucket]] = field(default_factory=dict)
+    unjudged: int = 0  # neither passed nor failed
 
     def add(self, verdict: AnyVerdict) -> None:
         self.total += 1
         self.passed += verdict.passed
         self.answered += verdict.answered is True
+        self.unjudged += is_unjudged(verdict)
         for name in BREAKDOWN_FIELDS:
             value = getattr(verdict, name)
             if value is None:
@@ -71,7 +73,13 @@ class Summary:
 
     @classmethod
     def of(
-        cls, *, total: int, passed: int, answered: int, groups: Mapping[str, Mapping[str, Sequence[int]]]
+        cls,
+        *,
+        total: int,
+        passed: int,
+        answered: int,
+        groups: Mapping[str, Mapping[str, Sequence[int]]],
+        unjudged: int = 0,
     ) -> Summary:
         """A summary of counts already made; ``groups``: breakdown field -> {value: (cases, passed)}."""
         breakdowns = {
@@ -79,15 +87,17 @@ class Summary:
             for name, values in groups.items()
             if values
         }
-        return cls(total=total, passed=passed, answered=answered, breakdowns=breakdowns)
+        return cls(total=total, passed=passed, answered=answered, breakdowns=breakdowns, unjudged=unjudged)
 
     def summary_dict(self) -> dict[str, int]:
-        return {
+        """The counts; ``unjudged`` only when some case could not be judged (it is no fail)."""
+        counts = {
             "total": self.total,
             "passed": self.passed,
-            "failed": self.total - self.passed,
+            "failed": self.total - self.passed - self.unjudged,
             "answered": self.answered,
         }
+        return counts | {"unjudged": self.unjudged} if self.unjudged else counts
 
     def breakdowns_dict(self) -> dict[str, dict[str, dict[str, float]]]:
         return {
@@ -129,10 +139,30 @@ def _number(value: float) -> bytes:
     return (float.__repr__(value) if math.isfinite(value) else json.dumps(value)).encode("ascii")
 
 
+def _graded(verdict: AnyVerdict) -> bytes:
+    """A graded verdict's ``criteria`` (each criterion's id, passed, score and reason) and an unjudged one's
+    ``unjudged`` and ``detail`` (the grader's own text), as keys of its case record; nothing otherwise."""
+    text = msgspec.json.encode
+    extra = bytearray()
+    graded = [c for c in verdict.criteria if c.score is not None]
+    if graded:
+        extra += b', "criteria": ['
+        extra += b", ".join(
+            b'{"id": %s, "passed": %s, "score": %d, "reason": %s}'
+            % (text(c.id), text(c.passed), c.score or 0, text(c.reason))
+            for c in graded
+        )
+        extra += b"]"
+    if is_unjudged(verdict):
+        extra += b', "unjudged": %s, "detail": %s' % (text(verdict.unjudged), text(verdict.detail))
+    return bytes(extra)
+
+
 def case_json(verdict: AnyVerdict) -> bytes:
     """The case's record in ``detailed_results.json``: its id, gold, prediction, passed, answered,
     difficulty, domain, route and score, and for a reasoning model's answer ``reasoning_chars`` (the length
     of the reasoning set apart from it), as ``json.dumps(record, ensure_ascii=False)`` writes them in UTF-8.
+    A graded verdict adds its criteria's scores and reasons, an unjudged one why and what the grader said.
 
     Made without a dict or the stdlib encoder: msgspec escapes strings exactly as json.dumps does when
     it keeps non-ASCII as is."""
@@ -155,6 +185,7 @@ def case_json(verdict: AnyVerdict) -> bytes:
             text(verdict.route),
             b', "score": ',
             _number(verdict.score),
+            _graded(verdict),
             b', "reasoning_chars": %d}' % len(verdict.reasoning)
             if isinstance(verdict.reasoning, str)
             else b"}",

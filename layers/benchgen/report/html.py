@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from benchgen.verdicts import AnyVerdict
+from benchgen.verdicts import AnyVerdict, is_unjudged
 
 CELL_CHARS = 200
 MAX_BARS = 50
@@ -41,11 +41,18 @@ class TableRow:
     gold: str
     prediction: str | None
     passed: bool
+    unjudged: bool = False  # the case could not be judged: neither pass nor fail
+    note: str = ""  # each graded criterion's score and reason, or why the case was not judged
 
     @classmethod
     def of(cls, verdict: AnyVerdict) -> TableRow:
         prediction = None if verdict.prediction is None else clip(verdict.prediction)
-        return cls(clip(verdict.case_id), clip(verdict.gold), prediction, verdict.passed)
+        graded = [f"{c.id} {c.score}: {c.reason}" for c in verdict.criteria if c.score is not None]
+        unjudged = is_unjudged(verdict)
+        note = f"{verdict.unjudged} {verdict.detail}" if unjudged else "\n".join(graded)
+        return cls(
+            clip(verdict.case_id), clip(verdict.gold), prediction, verdict.passed, unjudged, clip(note)
+        )
 
 
 def clip(text: str, limit: int = CELL_CHARS) -> str:
@@ -97,7 +104,12 @@ def _table(rows: list[TableRow], total: int) -> str:
         prediction = (
             '<span class="none">no answer</span>' if row.prediction is None else escape(row.prediction)
         )
-        result = '<span class="pass">pass</span>' if row.passed else '<span class="fail">fail</span>'
+        if row.unjudged:
+            result = '<span class="none">unjudged</span>'
+        else:
+            result = '<span class="pass">pass</span>' if row.passed else '<span class="fail">fail</span>'
+        if row.note:
+            result += f"<br>{escape(row.note)}"
         lines.append(
             f"<tr><td>{escape(row.case_id)}</td><td>{escape(row.gold)}</td>"
             f"<td>{prediction}</td><td>{result}</td></tr>"

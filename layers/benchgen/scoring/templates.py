@@ -15,13 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+import msgspec
+
 from benchgen.bundle.runtime import MINIMAL
-from benchgen.bundle.spec import Criterion
+from benchgen.bundle.spec import CompetitionSpec, Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.judging import JudgeRecord, JudgeRequests, JudgeSettings
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.patch import TEST_TIME_LIMIT
-from benchgen.verdicts import AnyVerdict, CriterionMark, VerdictRecord
+from benchgen.verdicts import AnyVerdict, CriterionMark, VerdictRecord, is_unjudged
 from benchgen.vocabulary import TemplateName
 
 Judge = Callable[[Case, Prediction | None, Sequence[Criterion]], VerdictRecord]
@@ -83,11 +85,16 @@ def case_verdict(
     near_miss: bool = False,
     score: float | None = None,
     route: str | None = None,
+    marks: tuple[CriterionMark, ...] | None = None,
+    unjudged: str | None = None,
 ) -> VerdictRecord:
     """What a template decided about a case, with what every verdict carries from the case itself.
 
     ``judged`` holds the template's judgment of each criterion it knows, never the case's pass or fail
     copied: a criterion names one thing (the answer's format, its value) and is judged on it alone.
+    ``marks``, when given, are the case's criteria as the template marked them itself (a template whose
+    criteria each case names, with their scores), in place of those ``judged`` makes. ``unjudged``: why the
+    case could not be judged (``passed`` is then False, and nothing counts it as a fail).
     ``score`` defaults to full or no credit; ``route`` to the case's own.
     """
     return VerdictRecord(
@@ -100,12 +107,13 @@ def case_verdict(
         answered=answered,
         near_miss=near_miss,
         score=(1.0 if passed else 0.0) if score is None else float(score),
-        criteria=criteria_results(case, criteria, judged),
+        criteria=criteria_results(case, criteria, judged) if marks is None else marks,
         difficulty=case.difficulty,
         domain=case.domain,
         route=case.route if route is None else route,
         solution=case.solution,
         detail=detail,
+        unjudged=msgspec.UNSET if unjudged is None else unjudged,
     )
 
 
@@ -126,6 +134,7 @@ class Aggregator:
         self.passed = 0
         self.answered = 0
         self.near_misses = 0
+        self.unjudged = 0  # cases that could not be judged: neither passed nor failed
         # dimension -> value -> [cases, passed], values in the order they first appear
         self.groups: dict[str, dict[str, list[int]]] = {"difficulty": {}, "domain": {}, "route": {}}
 
@@ -141,6 +150,7 @@ class Aggregator:
         self.passed += verdict.passed
         self.answered += verdict.answered is True  # not known counts as no answer read
         self.near_misses += verdict.near_miss
+        self.unjudged += is_unjudged(verdict)
         for dimension, value in (
             ("difficulty", verdict.difficulty),
             ("domain", verdict.domain),
@@ -162,6 +172,7 @@ class Aggregator:
             "passed": self.passed,
             "answered": self.answered,
             "near_misses": self.near_misses,
+            "unjudged": self.unjudged,
             "groups": {
                 dimension: [[value, *counts] for value, counts in groups.items()]
                 for dimension, groups in self.groups.items()
@@ -174,6 +185,7 @@ class Aggregator:
         self.passed += state["passed"]
         self.answered += state["answered"]
         self.near_misses += state["near_misses"]
+        self.unjudged += state["unjudged"]
         for dimension, rows in state["groups"].items():
             groups = self.groups[dimension]
             for value, total, passed in rows:
@@ -193,14 +205,15 @@ class Aggregator:
         return {
             dimension: {
                 value: {"total": float(total), "passed": float(passed), "rate": rate(passed, total)}
-                for value, (total, passed) in sorted(capped(groups, _add_counts).items())
+                for value, (total, passed) in sorted(capped(groups, add_counts).items())
             }
             for dimension, groups in self.groups.items()
             if groups
         }
 
 
-def _add_counts(into: list[int], counts: list[int]) -> None:
+def add_counts(into: list[int], counts: list[int]) -> None:
+    """Add ``[cases, passed]`` counts into others (the groups :func:`capped` folds together)."""
     into[0] += counts[0]
     into[1] += counts[1]
 
@@ -251,7 +264,10 @@ class TemplateDefinition:
     test command, so a grader must run it where the case's tests can run. ``case_type``: the record its
     cases decode into, :class:`Case` or a subclass of it with the fields only this template reads.
     ``asks``: how it asks a model to judge each case, when its judge reads a model's judgments
-    (:mod:`benchgen.judging`), which a judging pass asks for before scoring.
+    (:mod:`benchgen.judging`), which a judging pass asks for before scoring. ``case_criteria``: the
+    criterion ids a case itself names for its judge to judge (a rubric's), beyond ``judged``.
+    ``spec_problems``: what it finds wrong in a bundle's ``competition.yaml`` beyond what every template
+    needs, as (field, what to fix) pairs, refused when the bundle is checked.
     """
 
     name: str
@@ -262,3 +278,5 @@ class TemplateDefinition:
     runs_tests: bool = False
     case_type: type[Case] = Case
     asks: JudgeRequests | None = None  # its judge grades with a model's judgments: how it asks for them
+    case_criteria: Callable[[Any], tuple[str, ...]] | None = None  # the ids a case has judged, by the case
+    spec_problems: Callable[[CompetitionSpec], list[tuple[str, str]]] | None = None
