@@ -67,6 +67,11 @@ def register(subparsers: Any) -> None:
         "the phase is scored",
     )
     command.add_argument("--model", default=DEFAULT_MODEL, help=f"the model's name (default {DEFAULT_MODEL})")
+    command.add_argument(
+        "--judgments",
+        type=Path,
+        help="a judging pass's judgments.jsonl, for a template that grades answers with a judge model",
+    )
     command.set_defaults(func=run_score)
 
 
@@ -219,7 +224,14 @@ def run_score(args: argparse.Namespace) -> int:
             work = Path(tmp)
             uploaded = as_upload(submission, work / "submission")
             done = run_offline(
-                bundle, uploaded, out, workdir=work, run_info=run_info, phase=args.phase, observer=console
+                bundle,
+                uploaded,
+                out,
+                workdir=work,
+                run_info=run_info,
+                phase=args.phase,
+                observer=console,
+                judgments=args.judgments,
             )
     except BenchGenError as error:
         console.close()

@@ -37,6 +37,11 @@ class EnvironmentGenerator(ABC):
 
         Most environments have none, so this is a no-op rather than abstract."""
 
+    def judge_reply(self, prompt: str) -> tuple[str, str] | None:
+        """A simulated judge's answer to a judging prompt about one of this environment's cases, with that
+        case's id; None when the prompt is about none of them (every environment but a judged one)."""
+        return None
+
     def submission_metadata(self, rng: random.Random, cases: int) -> dict[str, Any]:
         return {
             "model": "example-model-7b",

@@ -36,6 +36,17 @@ def generators() -> dict[str, EnvironmentGenerator]:
     return {generator.name: generator for generator in found}
 
 
+def judge_reply(prompt: str) -> tuple[str, str] | None:
+    """The simulated judge's answer to a judging prompt, from the environment whose case it is about, with
+    that case's id; None when no environment knows the case."""
+    for generator in _GENERATORS.values():
+        reply = generator.judge_reply(prompt)
+        if reply is not None:
+            return reply
+    return None
+
+
+_GENERATORS = generators()
 ENVIRONMENTS = tuple(generators())
 # The size of each checked-in example, in the order examples/README.md lists them.
 EXAMPLE_SIZES = {name: generator.size for name, generator in generators().items()}

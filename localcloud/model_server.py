@@ -5,11 +5,14 @@ generator writes for it, so no real model is involved and nothing here measures 
 
 - ``example-base`` answers exactly as the example submissions do (wrong on about 30% of the cases);
 - ``example-tuned`` gets right two thirds of the cases that ``example-base`` gets wrong (wrong on about
-  10%), and answers the others as ``example-base`` does.
+  10%), and answers the others as ``example-base`` does;
+- ``example-judge`` grades a judging prompt about a judged example's case as that example's simulated
+  judge does (the generator's ``judge_reply``: deliberately imperfect rules, no model).
 
 The same model id and question always give the same answer. A question that belongs to no example gets
 a fixed "I do not know" answer. It listens on the loopback interface only, and can inject faults for
-tests: a 429 with Retry-After, a 500, or a slow answer, for chosen cases and a chosen number of times.
+tests: a 429 with Retry-After, a 500, a slow answer, or another text (a malformed judgment), for chosen
+cases and a chosen number of times.
 It can also stand for a model of a given speed and capacity (``latency_s``, ``slots``): every answer
 takes ``latency_s``, at most ``slots`` requests are served at once, and one beyond them is refused with
 a 429 and counted, as a serving stack at capacity does; it records the most requests it ever had in
@@ -43,7 +46,7 @@ from typing import Any
 
 from benchgen.inference.prompts import prompt_for
 from examplegen.failures import failure_plan
-from examplegen.generate import EXAMPLE_SIZES, EXAMPLES_SEED, generators
+from examplegen.generate import EXAMPLE_SIZES, EXAMPLES_SEED, generators, judge_reply
 from localcloud.multipart import form_file
 from localcloud.providers.openai_batches import Batches
 from localcloud.providers.openai_compatible import FineTunes
@@ -51,7 +54,8 @@ from localcloud.threaded_server import ThreadedServer
 
 BASE_MODEL = "example-base"
 TUNED_MODEL = "example-tuned"
-MODELS = (BASE_MODEL, TUNED_MODEL)
+JUDGE_MODEL = "example-judge"
+MODELS = (BASE_MODEL, TUNED_MODEL, JUDGE_MODEL)
 SIMULATED_NOTICE = "simulated model: answers written by the BenchGen example generator, not by a model"
 UNKNOWN_ANSWER = "I do not know the answer to this question."
 THINKING = ("inline", "field", "cut_off")
@@ -90,9 +94,9 @@ def _example_answers() -> Iterator[tuple[str, ExampleAnswers]]:
     random state gives the same case with the opposite answer."""
     known = generators()
     # Each example has the seed generate_examples gives it, so these are the committed examples' cases.
-    for offset, (name, size) in enumerate(EXAMPLE_SIZES.items()):
+    for name, size in EXAMPLE_SIZES.items():
         generator = known[name]
-        rng = random.Random(EXAMPLES_SEED + offset)  # noqa: S311
+        rng = random.Random(EXAMPLES_SEED + generator.seed_offset)  # noqa: S311
         for index, fail in enumerate(failure_plan(rng, size)):
             state = rng.getstate()
             case, prediction = generator.make_case(rng, index, fail)
@@ -114,7 +118,8 @@ class Fault:
     ``cut_short``: the answer's headers promise its whole body, and the connection closes halfway through
     it (a short read). ``trickle_s``: the headers at once, then the body one byte every that many seconds
     (a server that stalls mid-answer, yet never long enough for a socket's timeout). ``answer_chars``: a 200
-    whose answer is that many characters long.
+    whose answer is that many characters long. ``text``: a 200 whose answer is this text instead (a judge's
+    malformed answer).
     """
 
     status: int = 200
@@ -125,6 +130,7 @@ class Fault:
     cut_short: bool = False
     trickle_s: float | None = None
     answer_chars: int | None = None
+    text: str | None = None
 
 
 @dataclass
@@ -244,14 +250,20 @@ class ExampleModelServer(ThreadedServer):
         users = [m for m in body["messages"] if isinstance(m, dict) and m.get("role") == "user"]
         prompt = str(users[-1].get("content", "")) if users else ""
         example = self._answers.get(prompt)
-        fault = self.faults.take(example.case_id if example else None)
+        judged = judge_reply(prompt) if model == JUDGE_MODEL else None
+        fault = self.faults.take(judged[0] if judged else example.case_id if example else None)
         if fault is not None:
             time.sleep(fault.delay_s)
             if fault.status != 200:
                 headers = {"Retry-After": str(fault.retry_after_s)} if fault.retry_after_s is not None else {}
                 status, answer, _ = _error(fault.status, f"injected fault {fault.status}")
                 return status, answer, headers, None
-        text = example.answer(str(model)) if example else UNKNOWN_ANSWER
+        if model == JUDGE_MODEL:
+            text = judged[1] if judged else UNKNOWN_ANSWER
+        else:
+            text = example.answer(str(model)) if example else UNKNOWN_ANSWER
+        if fault is not None and fault.text is not None:
+            text = fault.text
         if fault is not None and fault.answer_chars is not None:
             text = (text + " ") * (fault.answer_chars // (len(text) + 1) + 1)
             text = text[: fault.answer_chars]

@@ -82,8 +82,10 @@ def run_offline(
     run_info: Callable[[Environment, float | None], RunInfo],
     phase: str | None = None,
     observer: OfflineObserver | None = None,
+    judgments: Path | None = None,
 ) -> OfflineRun:
     """Run ``submission`` against ``bundle`` (its ``phase``, the first by default), writing into ``out``.
+    ``judgments``: the judging pass's judgments of the answers, for a template that grades with them.
 
     ``run_info`` names the run the artifact is built from, given the environment and the overall score.
     Raises the step's BenchGenError (a bundle, submission or scoring error) with the message for the run.
@@ -100,6 +102,7 @@ def run_offline(
         workdir=workdir / "score",
         progress=watch.scoring,
         earlier=ingested.programs,
+        judgments=judgments,
     )
     watch.scored(scored)
     run = run_info(env, scored.overall_score)

@@ -65,7 +65,7 @@ PROVIDER_KINDS: tuple[str, ...] = ("bedrock", "sagemaker", "openai-compatible")
 #: Every built-in scoring template, in the order lists show them. A template is defined by its own module,
 #: ``benchgen/scoring/<name>.py`` (docs/architecture.md#adding-a-scoring-template); naming it here is all the
 #: registering a template takes.
-TEMPLATES: tuple[str, ...] = ("math", "qa", "routing", "code")
+TEMPLATES: tuple[str, ...] = ("math", "qa", "routing", "code", "judge")
 
 
 T = TypeVar("T")

@@ -236,7 +236,8 @@ CORPUS: list[BadBundle] = [
     BadBundle(
         "unknown template",
         _folder(yaml_with("template: math\n", "template: algebra\n")),
-        "competition.yaml: template: unknown template 'algebra'; known templates: math, qa, routing, code",
+        "competition.yaml: template: unknown template 'algebra'; known templates: "
+        "math, qa, routing, code, judge",
     ),
     BadBundle(
         "template task without reference data",

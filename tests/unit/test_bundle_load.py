@@ -155,7 +155,8 @@ def test_load_spec_raises_the_only_problem_as_is(tmp_path: Path) -> None:
     assert raised.value.file == "competition.yaml"
     assert raised.value.field == "template"
     assert str(raised.value) == (
-        "competition.yaml: template: unknown template 'algebra'; known templates: math, qa, routing, code"
+        "competition.yaml: template: unknown template 'algebra'; known templates: "
+        "math, qa, routing, code, judge"
     )
 
 

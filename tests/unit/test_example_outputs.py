@@ -23,11 +23,14 @@ from benchgen.bundle.runtime import RUNTIMES
 from benchgen.environment import open_environment
 from benchgen.finetune.artifact import build_artifact
 from benchgen.ingest import ingest
+from benchgen.judging import JUDGMENTS_NAME
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import RunInfo
+from benchgen.scoring import registry
 from benchgen.scoring.engine import score_predictions
 from benchgen.settings import RuntimeSettings
 from examplegen import generate_environment
+from tests.judged import judge_submission
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = ROOT / "tests" / "data" / "example_outputs.json"
@@ -73,6 +76,9 @@ def _run(bundle: Path, submission: Path, work: Path) -> dict[str, str]:
     out = work / "out"
     env = open_environment(bundle, work / "environment")
     ingested = ingest(env, submission, out, workdir=work / "ingest")
+    if env.template is not None and registry.template(env.template).asks is not None:
+        # A judged example's answers are judged first, by the example's simulated judge, beside them.
+        judge_submission(env, submission, ingested.prediction_output.parent / JUDGMENTS_NAME)
     scored = score_predictions(env, ingested.prediction_output, out, workdir=work / "score")
     run = RunInfo(
         run_id="golden",

@@ -125,6 +125,7 @@ def test_template_environments_declare_leaderboard_columns_per_template(tmp_path
         "qa": ["exact_match", "f1", "answer_rate"],
         "routing": ["accuracy", "total_cost_usd", "avg_cost_usd_per_task"],
         "code": ["resolved_rate", "patch_generated_rate"],
+        "judge": ["accuracy", "mean_score", "unjudged"],
     }
     for name, keys in expected.items():
         made = generate_environment(name, tmp_path / name, cases=10, seed=1)

@@ -15,10 +15,12 @@ import pytest
 
 from benchgen.environment import Environment, open_environment
 from benchgen.ingest import ingest
-from benchgen.scoring import score_parts, templates
+from benchgen.judging import JUDGMENTS_NAME
+from benchgen.scoring import registry, score_parts, templates
 from benchgen.scoring.engine import score_predictions
-from benchgen.scoring.score_parts import finish_scores, score_part
+from benchgen.scoring.score_parts import finish_scores, judgments_beside, score_part
 from examplegen import generate_environment
+from tests.judged import SimulatedJudge, judge_submission
 
 OUTPUTS = ("scores.json", "scoring_output.zip", "detailed_results.json", "detailed_results.html")
 CASES = 500
@@ -39,6 +41,10 @@ def _whole_run(tmp_path: Path, name: str) -> tuple[Environment, Path]:
     env = open_environment(made.bundle_dir, tmp_path / "environment")
     whole = tmp_path / "whole"
     ingested = ingest(env, made.submission_path, whole, workdir=tmp_path / "ingest")
+    if env.template is not None and registry.template(env.template).asks is not None:
+        # A judged run's judgments beside its predictions, the judge of one question giving no answer.
+        judge = SimulatedJudge(fails=["explain-000003"])
+        judge_submission(env, made.submission_path, whole / JUDGMENTS_NAME, judge)
     score_predictions(env, ingested.prediction_output, whole, workdir=tmp_path / "score")
     return env, ingested.prediction_output
 
@@ -74,14 +80,17 @@ def _score_in_parts(env: Environment, prediction_output: Path, root: Path) -> Pa
         answered = [records[case_id] for case_id in ids if case_id in records]
         _write_prediction_output(shard / "prediction_output.zip", answered, metadata)
         part = root / f"part-{number}"
-        score_part(env, cases, shard / "prediction_output.zip", part, workdir=shard / "work")
+        judgments = judgments_beside(prediction_output)
+        score_part(
+            env, cases, shard / "prediction_output.zip", part, workdir=shard / "work", judgments=judgments
+        )
         parts.append(part)
     out = root / "merged"
     finish_scores(env, parts, out)
     return out
 
 
-@pytest.mark.parametrize("name", ["qa", "gsm8k-tr", "routing"])
+@pytest.mark.parametrize("name", ["qa", "gsm8k-tr", "routing", "judge"])
 def test_parts_merged_write_the_bytes_of_the_whole_run(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

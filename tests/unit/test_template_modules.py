@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import ast
 import json
+import random
 from collections.abc import Iterator
 from importlib import import_module
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from benchgen.bundle.load import load_spec
@@ -114,10 +116,17 @@ def test_every_template_is_found_by_its_name_with_its_example(name: str) -> None
     assert definition.name == template.name == name
     assert examples
     # Its examples' leaderboards show what its aggregator scores, and their criteria include ones it judges
+    # (those the template judges on every case, or those its examples' cases name for it)
     metrics = template.new_aggregator().scores()
+    judged = set(definition.judged)
+    if definition.case_criteria is not None:
+        for generator in generators().values():
+            if generator.competition().get("template") == name:
+                case = generator.make_case(random.Random(0), 0, False)[0]
+                judged |= set(definition.case_criteria(msgspec.convert(case, definition.case_type)))
     for competition in examples:
         assert {column["key"] for column in competition["leaderboards"][0]["columns"]} <= set(metrics)
-        assert {criterion["id"] for criterion in competition["criteria"]} & set(definition.judged)
+        assert {criterion["id"] for criterion in competition["criteria"]} & judged
 
 
 def test_the_templates_are_listed_in_the_order_of_the_list_of_templates() -> None:

@@ -47,7 +47,7 @@ from benchgen.scoring.results import (
     ordered_scores,
     write_scores,
 )
-from benchgen.scoring.score_parts import Progress, finish_scores, score_part
+from benchgen.scoring.score_parts import Progress, finish_scores, judgments_beside, score_part
 from benchgen.verdicts import VERDICTS_NAME, Verdict
 from benchgen.zipwrite import zip_folder
 
@@ -237,8 +237,12 @@ def score_predictions(
     progress: Progress | None = None,
     sandbox: Sandbox | None = None,
     earlier: Sequence[ProgramOutcome] = (),
+    judgments: Path | None = None,
 ) -> ScoreReport:
     """Score ``prediction_output`` for ``env``; raises ScoringError with a message for the run.
+
+    ``judgments``: a judging pass's ``judgments.jsonl``, for a template that grades with a model's
+    judgments (by default the one beside ``prediction_output``).
 
     ``earlier`` is what the run's programs did in the prediction step (the run records it): a scoring
     program that fails after a failed ingestion program fails the run naming both.
@@ -258,9 +262,17 @@ def score_predictions(
             progress=progress,
             sandbox=sandbox,
             earlier=earlier,
+            judgments=judgments or judgments_beside(prediction_output),
         )
     return _score_task(
-        env, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox, earlier=earlier
+        env,
+        prediction_output,
+        out_dir,
+        workdir=workdir,
+        progress=progress,
+        sandbox=sandbox,
+        earlier=earlier,
+        judgments=judgments,
     )
 
 
@@ -273,6 +285,7 @@ def _score_tasks(
     progress: Progress | None,
     sandbox: Sandbox | None,
     earlier: Sequence[ProgramOutcome],
+    judgments: Path | None,
 ) -> ScoreReport:
     """Each task scored from its folder of the prediction output; the run's scores merged from theirs."""
     spec = tasks[0].spec
@@ -299,6 +312,7 @@ def _score_tasks(
                 progress=advance,
                 sandbox=sandbox,
                 earlier=[outcome for outcome in earlier if outcome.task == task_label(view.task)],
+                judgments=judgments,
             )
         except ScoringError as error:
             failed = ScoringError(f"task {task_label(view.task)}: {error}")
@@ -359,6 +373,7 @@ def _score_task(
     progress: Progress | None,
     sandbox: Sandbox | None,
     earlier: Sequence[ProgramOutcome] = (),
+    judgments: Path | None = None,
 ) -> ScoreReport:
     workdir.mkdir(parents=True, exist_ok=True)
     if env.scoring_program_dir is not None:
@@ -379,6 +394,13 @@ def _score_task(
     # The built-in template judges every case: the whole run as one part.
     part = workdir / "part"
     score_part(
-        env, env.cases_path, prediction_output, part, workdir=workdir, sandbox=sandbox, progress=progress
+        env,
+        env.cases_path,
+        prediction_output,
+        part,
+        workdir=workdir,
+        sandbox=sandbox,
+        progress=progress,
+        judgments=judgments,
     )
     return finish_scores(env, [part], out_dir)

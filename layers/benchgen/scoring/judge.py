@@ -16,23 +16,51 @@ more, told what was wrong, and an answer that still cannot be read leaves the ca
 A criterion's scale is ``[low, high]`` integers, ``[0, 1]`` (fails / meets it) when not given; it passes at
 ``pass_at`` or above, the upper half of its scale by default. A criterion's score is its place on the scale,
 from 0 to 1; a case's score is the weighted mean of its criteria's scores.
+
+The template never asks the judge itself: it reads each case's :class:`benchgen.judging.JudgeRecord`, which
+a judging pass left before scoring (``ScoringOptions.judgments``). A case passes when every criterion of its
+rubric passes; near miss: failed with a score of 0.5 or more; answered: the model gave a non-empty answer
+(an empty one fails every criterion, judge or not). A case whose judge gave no answer, or none that could be
+read after the retry, is UNJUDGED: neither passed nor failed, its criteria not judged, its verdict keeping
+why and the judge's last text (``detail``). Accuracy and the mean score are over the judged cases.
+
+Criteria it judges, by id: each criterion its case's rubric names (passed: its score reaches its
+threshold), added after the governing criteria; a governing criterion no rubric names is unjudged.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 import msgspec
 
-from benchgen.cases import Case
-from benchgen.judging import JudgeSettings
+from benchgen.bundle.spec import CompetitionSpec, Criterion
+from benchgen.cases import Case, Prediction
+from benchgen.errors import ScoringError
+from benchgen.judging import JUDGMENTS_NAME, JudgeRecord, JudgeSettings
+from benchgen.scoring.float_sums import ExactSum
+from benchgen.scoring.templates import (
+    Aggregator,
+    Judge,
+    ScoringOptions,
+    TemplateDefinition,
+    add_counts,
+    capped,
+    case_verdict,
+    criterion_ids,
+    judging,
+    rate,
+)
+from benchgen.verdicts import CriterionMark, VerdictRecord, is_unjudged
 
 REASON_LIMIT = 300
+NEAR_MISS_SCORE = 0.5
 SCALE_LIMIT = 100  # the widest scale a criterion may have: high - low
 PROMPT_FIELDS = ("question", "answer", "reference", "rubric")
 _FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(?P<body>.*)\n```\Z", re.DOTALL)
@@ -216,7 +244,7 @@ def case_score(case: JudgeCase, scores: Sequence[CriterionScore]) -> float:
 class RubricRequests:
     """How the judge template asks its judge (the template's ``asks``)."""
 
-    prompt_fields = PROMPT_FIELDS
+    prompt_fields: tuple[str, ...] = PROMPT_FIELDS
 
     def prompt(self, case: Case, answer: str, settings: JudgeSettings, problem: str | None = None) -> str:
         assert isinstance(case, JudgeCase)
@@ -229,3 +257,176 @@ class RubricRequests:
 
 
 ASKS = RubricRequests()
+NOT_JUDGED = (
+    "no judgments were given: the judging pass has not run. Judge the answers first (it writes "
+    f"{JUDGMENTS_NAME} beside the predictions), or give its file (benchgen score --judgments FILE)"
+)
+
+
+def _marks(
+    case: JudgeCase, criteria: Sequence[Criterion], scores: Sequence[CriterionScore] | None, answered: bool
+) -> tuple[CriterionMark, ...]:
+    """The governing criteria, then the rubric's others: each rubric criterion marked by its score (by
+    nothing when the case was not judged, failed when there was no answer to judge)."""
+    rubric = {criterion.id: criterion for criterion in case.rubric}
+    scored = {score.id: score for score in scores or ()}
+    governing = criterion_ids(case, criteria)
+    marks = []
+    for name in (*governing, *(name for name in rubric if name not in governing)):
+        found = scored.get(name)
+        if found is not None:
+            marks.append(
+                CriterionMark(name, found.score >= rubric[name].threshold, found.score, found.reason)
+            )
+        else:
+            marks.append(CriterionMark(name, False if name in rubric and not answered else None))
+    return tuple(marks)
+
+
+def _reading(case: JudgeCase, record: JudgeRecord | None) -> list[CriterionScore] | tuple[str, str]:
+    """The judge's scores of the case, or why it is unjudged and the judge's last text."""
+    if record is None:
+        return "the judging pass left no judgment of this case", ""
+    last = record.attempts[-1].text if record.attempts else ""
+    if record.error is not None:
+        return f"the judge gave no answer: {record.error}", last
+    read = record.read
+    if read is None:
+        problem = record.attempts[-1].problem if record.attempts else "it gave no answer"
+        tries = len(record.attempts)
+        return (
+            f"the judge's answer could not be read after {tries} attempt{'s' * (tries != 1)}: {problem}",
+            last,
+        )
+    parsed = parse_judgment(read.text, case)
+    return (parsed, read.text) if isinstance(parsed, str) else parsed
+
+
+def make_judge(judgments: Mapping[str, JudgeRecord] | None) -> Judge:
+    def judge(case: JudgeCase, prediction: Prediction | None, criteria: Sequence[Criterion]) -> VerdictRecord:
+        if judgments is None:
+            raise ScoringError(NOT_JUDGED)
+        raw = prediction.prediction_text if prediction is not None else ""
+        answered = bool(raw.strip())
+        verdict = functools.partial(
+            case_verdict,
+            case,
+            criteria,
+            gold=case.reference or NO_REFERENCE,
+            prediction=raw if answered else None,
+            raw_prediction=raw,
+            answered=answered,
+            judged=((), ()),
+        )
+        if not answered:
+            detail = "no prediction" if prediction is None else "empty answer"
+            marks = _marks(case, criteria, None, answered=False)
+            return verdict(passed=False, detail=detail, marks=marks, score=0.0)
+        reading = _reading(case, judgments.get(case.id))
+        if isinstance(reading, tuple):
+            why, said = reading
+            marks = _marks(case, criteria, None, answered=True)
+            return verdict(passed=False, detail=said, marks=marks, score=0.0, unjudged=why)
+        rubric = {criterion.id: criterion for criterion in case.rubric}
+        passed = all(score.score >= rubric[score.id].threshold for score in reading)
+        score = case_score(case, reading)
+        shown = ", ".join(f"{s.id} {s.score}/{rubric[s.id].scale[1]}" for s in reading)
+        return verdict(
+            passed=passed,
+            near_miss=not passed and score >= NEAR_MISS_SCORE,
+            score=score,
+            detail=f"score {score:.2f}: {shown}",
+            marks=_marks(case, criteria, reading, answered=True),
+        )
+
+    return judging(JudgeCase, judge)
+
+
+def spec_problems(spec: CompetitionSpec) -> list[tuple[str, str]]:
+    """What a bundle's ``competition.yaml`` lacks for this template: a judge, or a judging prompt it
+    can use."""
+    if spec.judge is None:
+        return [
+            (
+                "judge",
+                "the judge template grades every answer with a judge model; add a judge: section naming it "
+                "(connection, and model_id)",
+            )
+        ]
+    problem = None if spec.judge.prompt is None else check_prompt(spec.judge.prompt)
+    return [] if problem is None else [("judge.prompt", problem)]
+
+
+def build(options: ScoringOptions) -> Judge:
+    return make_judge(options.judgments)
+
+
+class JudgeAggregator(Aggregator):
+    """Accuracy and the mean score over the judged cases, how many were and were not judged, and each
+    criterion's pass rate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.score_sum = ExactSum()  # over the judged cases
+        # criterion id -> [cases judged on it, passed], in the order the criteria first appear
+        self.criteria: dict[str, list[int]] = {}
+
+    def add(self, verdict: VerdictRecord, case: Case, prediction: Prediction | None) -> None:
+        super().add(verdict, case, prediction)
+        if is_unjudged(verdict):
+            return
+        self.score_sum.add(verdict.score)
+        for mark in verdict.criteria:
+            if mark.passed is not None:
+                counts = self.criteria.setdefault(mark.id, [0, 0])
+                counts[0] += 1
+                counts[1] += mark.passed
+
+    def state(self) -> dict[str, Any]:
+        return {
+            **super().state(),
+            "score_sum": self.score_sum.state(),
+            "criteria": [[name, *counts] for name, counts in self.criteria.items()],
+        }
+
+    def merge(self, state: Mapping[str, Any]) -> None:
+        super().merge(state)
+        self.score_sum.merge(ExactSum.of(state["score_sum"]))
+        for name, judged, passed in state["criteria"]:
+            counts = self.criteria.setdefault(name, [0, 0])
+            counts[0] += judged
+            counts[1] += passed
+
+    def scores(self) -> dict[str, float]:
+        judged = self.total - self.unjudged
+        return {
+            "accuracy": rate(self.passed, judged),
+            "mean_score": self.score_sum.mean(judged),
+            "answer_rate": rate(self.answered, self.total),
+            "judged": float(judged),
+            "unjudged": float(self.unjudged),
+            "total": float(self.total),
+        }
+
+    def breakdowns(self) -> dict[str, dict[str, dict[str, float]]]:
+        """Adds ``criterion``: each criterion's judged cases, passes and pass rate."""
+        result = super().breakdowns()
+        if self.criteria:
+            result["criterion"] = {
+                name: {"total": float(judged), "passed": float(passed), "rate": rate(passed, judged)}
+                for name, (judged, passed) in sorted(capped(self.criteria, add_counts).items())
+            }
+        return result
+
+
+TEMPLATE = TemplateDefinition(
+    "judge",
+    build,
+    JudgeAggregator,
+    case_fields=("rubric", "reference"),
+    judged=(),
+    case_type=JudgeCase,
+    asks=ASKS,
+    case_criteria=lambda case: tuple(criterion.id for criterion in case.rubric),
+    spec_problems=spec_problems,
+)

@@ -25,11 +25,12 @@ import msgspec
 
 from benchgen.cases import Case, Prediction
 from benchgen.errors import ScoringError, SubmissionError
+from benchgen.judging import JUDGMENTS_NAME, JudgeRecord, read_judgments
 from benchgen.outputs import RunOutput
 from benchgen.report.detailed import TABLE_LIMIT, CaseLog, Summary, write_detailed
 from benchgen.report.html import TableRow
 from benchgen.sandbox.job import Sandbox
-from benchgen.scoring import Aggregator, ScoringOptions, ScoringTemplate, build_template
+from benchgen.scoring import Aggregator, ScoringOptions, ScoringTemplate, build_template, registry
 from benchgen.scoring.ingested import IngestedPredictions, NotIngested, merge_join, read_ingested
 from benchgen.scoring.join import Pairs, PredictionIndex, iter_cases
 from benchgen.scoring.reasoned import judge_read, read_prediction
@@ -108,14 +109,23 @@ def score_part(
     workdir: Path,
     sandbox: Sandbox | None = None,
     progress: Progress | None = None,
+    judgments: Path | None = None,
 ) -> None:
     """Judge the cases of ``cases`` against ``prediction_output`` with the environment's template and
-    write the part's files into ``part_dir``; raises ScoringError when the predictions cannot be read."""
+    write the part's files into ``part_dir``; raises ScoringError when the predictions cannot be read.
+
+    A template that grades with a model's judgments reads them from ``judgments`` (a ``judgments.jsonl``),
+    by default the one beside ``prediction_output`` when there is one."""
     assert env.template is not None
     part_dir.mkdir(parents=True, exist_ok=True)
     workdir.mkdir(parents=True, exist_ok=True)
     options = ScoringOptions(
-        time_limit=env.time_limit, workdir=workdir, sandbox=sandbox, runtime=env.runtime.runtime
+        time_limit=env.time_limit,
+        workdir=workdir,
+        sandbox=sandbox,
+        runtime=env.runtime.runtime,
+        judge=env.spec.judge,
+        judgments=_judgments(env, prediction_output, judgments),
     )
     template = build_template(env.template, options)
     criteria = env.spec.criteria
@@ -139,6 +149,27 @@ def score_part(
     (part_dir / TALLY_NAME).write_text(json.dumps(tally, ensure_ascii=False), encoding="utf-8")
     if progress is not None:
         progress(aggregator.total)
+
+
+def judgments_beside(prediction_output: Path) -> Path | None:
+    """The judging pass's ``judgments.jsonl`` beside the prediction output, when it left one there."""
+    path = prediction_output.parent / JUDGMENTS_NAME
+    return path if path.is_file() else None
+
+
+def _judgments(
+    env: Environment, prediction_output: Path, judgments: Path | None
+) -> dict[str, JudgeRecord] | None:
+    """For a template that grades with a model's judgments, those of ``judgments`` or of the file beside
+    the predictions (None when neither exists, or the template asks no judge)."""
+    assert env.template is not None
+    path = judgments or judgments_beside(prediction_output)
+    if registry.template(env.template).asks is None or path is None:
+        return None
+    try:
+        return read_judgments(path)
+    except (OSError, ValueError) as error:
+        raise ScoringError(f"the judgments in {path.name} cannot be read: {error}") from None
 
 
 def _read_tally(part: Path) -> dict[str, Any]:
@@ -190,6 +221,7 @@ def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> Sco
         passed=aggregator.passed,
         answered=aggregator.answered,
         groups=aggregator.groups,
+        unjudged=aggregator.unjudged,
     )
     detailed = write_detailed(
         out_dir,
