@@ -10,10 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from benchgen.bundle.load import load_spec
+from benchgen.environment import open_environment
+from benchgen.judging import JUDGMENTS_NAME
+from benchgen.scoring import registry
 from cli.main import main
 from cli.progress import ProgressBar
 from examplegen import EXAMPLE_SIZES
 from tests.codabench_bundles import DOCKER_IMAGE, LABELS, results_folder, write_bundle
+from tests.judged import judge_submission
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NAMES = list(EXAMPLE_SIZES)
@@ -34,8 +39,21 @@ def _submission(name: str) -> Path:
     return found[0]
 
 
+def _judged(name: str, out: Path) -> list[str]:
+    """For an example graded by a judge model, its simulated judge's judgments, as ``--judgments``."""
+    bundle = EXAMPLES / name / "bundle"
+    spec = load_spec(bundle)
+    if spec.template is None or registry.template(spec.template).asks is None:
+        return []
+    env = open_environment(bundle, out.parent / "judged-environment")
+    judgments = out.parent / JUDGMENTS_NAME
+    judge_submission(env, _submission(name), judgments)
+    return ["--judgments", str(judgments)]
+
+
 def _score(name: str, out: Path, *options: str) -> int:
     bundle = EXAMPLES / name / "bundle"
+    options = (*_judged(name, out), *options)
     return main(
         [
             "score",
