@@ -236,14 +236,38 @@ def test_the_example_judge_answers_a_fault_s_text_in_place_of_its_grading() -> N
     case = msgspec.convert(record, JudgeCase)
     settings = JudgeSettings.model_validate(generator.competition()["judge"])
     prompt = ASKS.prompt(case, prediction["prediction_text"], settings)
-    server = ExampleModelServer()
-    server.faults.add(Fault(case_id=case.id, text=MALFORMED))
     body = {"model": JUDGE_MODEL, "messages": [{"role": "user", "content": prompt}]}
+    with ExampleModelServer() as server:
+        server.faults.add(Fault(case_id=case.id, text=MALFORMED))
 
-    # When it is asked twice
-    first = server.completion(body)[1]["choices"][0]["message"]["content"]
-    second = server.completion(body)[1]["choices"][0]["message"]["content"]
+        # When it is asked twice
+        first = server.completion(body)[1]["choices"][0]["message"]["content"]
+        second = server.completion(body)[1]["choices"][0]["message"]["content"]
 
     # Then the first answer is the fault's text and the second the simulated judge's readable grading
     assert first == MALFORMED
     assert ASKS.problem(case, second) is None
+
+
+def test_the_example_judge_agrees_with_the_calibration_labels_often_but_not_always(tmp_path: Path) -> None:
+    # Given the judged example's calibration set, its labels made with each answer
+    made = generate_environment(NAME, tmp_path / "env", cases=3, seed=1)
+    competition = yaml.safe_load((made.bundle_dir / "competition.yaml").read_text(encoding="utf-8"))
+    settings = JudgeSettings.model_validate(competition["judge"])
+    assert settings.calibration is not None
+    lines = (made.bundle_dir / settings.calibration).read_text(encoding="utf-8").splitlines()
+
+    # When the simulated judge grades every answer
+    agreed: dict[str, list[bool]] = {}
+    judge = SimulatedJudge()
+    for line in lines:
+        item = json.loads(line)
+        labels, answer = item.pop("labels"), item.pop("answer")
+        case = msgspec.convert(item, JudgeCase)
+        for score in json.loads(judge.complete(ASKS.prompt(case, answer, settings)).text)["criteria"]:
+            agreed.setdefault(score["id"], []).append(score["score"] == labels[score["id"]])
+
+    # Then its agreement with the people's labels is measurable on every criterion, and below 1 on each
+    rates = {name: sum(found) / len(found) for name, found in agreed.items()}
+    assert set(rates) == {"accurate", "explains", "concise"}
+    assert all(0.5 < rate < 1.0 for rate in rates.values()), rates
