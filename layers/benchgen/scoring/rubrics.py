@@ -22,7 +22,7 @@ PROMPT_FIELDS = ("question", "answer", "reference", "rubric")
 # How many times the grading model is asked about one answer: once, and once more when its answer cannot be
 # read (benchgen.judging asks a run's grading model as many times).
 ASKED_TIMES = 2
-_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(?P<body>.*)\n```\Z", re.DOTALL)
+_REPLY_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(?P<body>.*)\n```\Z", re.DOTALL)
 
 DEFAULT_PROMPT = """You are grading an answer to a question against a rubric.
 
@@ -152,7 +152,7 @@ def rubric_prompt(
 
 def _reply_body(text: str) -> str:
     stripped = text.strip()
-    fenced = _FENCE.match(stripped)
+    fenced = _REPLY_FENCE.match(stripped)
     return fenced.group("body").strip() if fenced else stripped
 
 
