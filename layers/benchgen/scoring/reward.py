@@ -92,7 +92,7 @@ def grading_fields(
     for name in definition.case_fields:
         value = getattr(case, name)
         if value is not None:
-            fields[name] = msgspec.to_builtins(value)
+            fields[name] = msgspec.json.decode(msgspec.json.encode(value))
     if definition.asks is not None:
         if judge is None:
             raise ValueError(
