@@ -36,13 +36,14 @@ from benchgen.scoring.judge import ASKS, JudgeCase, case_score, parse_judgment
 from benchgen.scoring.reward import grader_source, grading_fields, reward
 from benchgen.scoring.rubrics import ASKED_TIMES
 from benchgen.scoring.templates import Judge, TemplateDefinition, judging
-from benchgen.training.package import PackageRefused, PreparationInfo, build_package
+from benchgen.training.package import PackageRefused, build_package
 from benchgen.training.preparation import generate
 from benchgen.verdicts import VerdictRecord
 from benchgen.vocabulary import Method, TemplateName
 from tests.throwaway import NAME
 from tests.throwaway.template import WordsAggregator
 from tests.unit.preparation_inputs import make_spec, run_source
+from tests.unit.preparations import info
 
 MODEL_ID = "smollm2-135m-instruct"
 CONNECTION = "conn-owner-private-7"
@@ -378,18 +379,9 @@ def _package(root: Path, profile: str) -> dict[str, bytes]:
     env = _judged_env(root)
     run = run_source(root, "run-1", [_verdict(i) for i in range(CASES)])
     report = generate(make_spec(method="reinforcement"), env, [run], root / "prep")
-    info = PreparationInfo(
-        state_hash=report.state_hash,
-        method=Method.REINFORCEMENT,
-        environment_id="gsm8k",
-        environment_version="1",
-        benchmark="Sky questions",
-        base_model=report.base_model,
-        suggested_hyperparams=report.suggested_hyperparams,
-        spec={"method": "reinforcement"},
-    )
+    built_from = info(Method.REINFORCEMENT, report.state_hash)
     cases = [(f"sky-{i:03d}", f"{QUESTION} ({i})") for i in range(CASES)]
-    built = build_package(root / "prep", info, profile, root / "out", cases=cases)
+    built = build_package(root / "prep", built_from, profile, root / "out", cases=cases)
     with zipfile.ZipFile(built.path) as archive:
         return {name: archive.read(name) for name in archive.namelist()}
 
