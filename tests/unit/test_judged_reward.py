@@ -30,11 +30,10 @@ from benchgen.cases import Prediction
 from benchgen.environment import open_environment
 from benchgen.inference.model import Answer
 from benchgen.inference.retry import Backoff
-from benchgen.judging import JudgeAttempt, JudgeRecord, JudgeSettings
+from benchgen.judging import JUDGE_ATTEMPTS, JudgeAttempt, JudgeRecord, JudgeSettings
 from benchgen.scoring import ScoringOptions, build_template
 from benchgen.scoring.judge import ASKS, JudgeCase, case_score, parse_judgment
 from benchgen.scoring.reward import grader_source, grading_fields, reward
-from benchgen.scoring.rubrics import ASKED_TIMES
 from benchgen.scoring.templates import Judge, TemplateDefinition, judging
 from benchgen.training.package import PackageRefused, build_package
 from benchgen.training.preparation import generate
@@ -180,7 +179,7 @@ def test_an_answer_the_judge_cannot_judge_readably_twice_has_no_reward(judged: T
     given = reward(_fields(), ANSWER, model=model, backoff=NO_WAIT)
     # Then there is no reward (neither a pass nor a fail), after the judge was asked twice
     assert given is None
-    assert len(model.prompts) == ASKED_TIMES
+    assert len(model.prompts) == JUDGE_ATTEMPTS
 
 
 def test_a_judged_reward_without_a_judge_model_says_what_to_pass(judged: TemplateDefinition) -> None:
@@ -322,7 +321,7 @@ def test_the_standalone_grader_gives_no_reward_when_the_judge_cannot_be_read_twi
     rewards = _standalone()["reward_func"]([ANSWER], [_fields()])
 
     assert rewards == [None]
-    assert len(endpoint.requests) == ASKED_TIMES
+    assert len(endpoint.requests) == JUDGE_ATTEMPTS
 
 
 def test_the_standalone_grader_without_an_endpoint_says_which_variable_to_set(
