@@ -10,6 +10,7 @@ records through ``ScoringOptions.judgments`` as the contract says."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import threading
 import types
@@ -424,3 +425,32 @@ def test_a_provider_profile_whose_grader_cannot_call_the_judge_refuses_saying_wh
 
     assert why in str(refused.value)
     assert "choose trl-grpo, generic" in str(refused.value)
+
+
+def test_the_generic_package_s_grader_command_rewards_through_the_endpoint_without_benchgen(
+    judged: TemplateDefinition, endpoint: Endpoint, tmp_path: Path
+) -> None:
+    # Given a judged environment's generic package, its grader.py alone in a folder
+    members = _package(tmp_path, "generic")
+    box = tmp_path / "box"
+    box.mkdir()
+    (box / "grader.py").write_bytes(members["grader.py"])
+    row = json.loads(members["train.jsonl"].decode("utf-8").splitlines()[0])
+    completions = [{"grading": row["grading"], "completion": ANSWER}] * 2
+    # and a judge that reads the first answer and can never be read about the second
+    endpoint.replies = [READABLE, UNREADABLE, UNREADABLE]
+    # When the grader command runs in a Python without BenchGen or site packages, pointed at the endpoint
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "grader.py"],
+        cwd=box,
+        input="".join(json.dumps(line) + "\n" for line in completions),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"BENCHGEN_JUDGE_URL": endpoint.url, "BENCHGEN_JUDGE_API_KEY": SECRET},
+        check=False,
+    )
+    # Then the first completion's reward is 5/6 and the second has none
+    assert done.returncode == 0, done.stderr
+    rewards = [json.loads(line)["reward"] for line in done.stdout.splitlines()]
+    assert rewards == [pytest.approx(5 / 6), None]
