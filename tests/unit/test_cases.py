@@ -64,6 +64,7 @@ def test_a_case_whose_field_holds_records_of_its_own_is_read_into_them() -> None
 
     assert isinstance(read, _PartsCase)
     assert read.parts == [_Part(name="wheel", size=4)]
+    assert isinstance(bare, _PartsCase)
     assert bare.parts == []
 
 
