@@ -224,6 +224,7 @@ def _write_rows(
     # Eight bytes of each training prompt's text hash, only for profiles that need validation prompts
     # apart from training ones (train rows come first in examples.jsonl).
     train_prompts: set[bytes] = set()
+    asked = _asked() if method is Method.REINFORCEMENT else None
     written = _Written()
     handles: dict[Split, IO[bytes]] = {}
     try:
@@ -241,12 +242,12 @@ def _write_rows(
                     written.without_grading.add(example.example_id)
                     continue
                 template = example.grading.get("template")
-                asked = example.grading.get(_asked())
+                grading_model = example.grading.get(asked) if asked is not None else None
                 if template is None:
                     written.program_graded.add(example.example_id)
-                elif asked is not None:
+                elif grading_model is not None:
                     written.model_graded.add(example.example_id)
-                    written.grading_model = written.grading_model or asked
+                    written.grading_model = written.grading_model or grading_model
                 elif _runs_tests(template):
                     written.tests_graded.add(example.example_id)
             if profile.distinct_validation:
