@@ -542,8 +542,8 @@ def _grading_model(settings: dict[str, Any]) -> dict[str, Any]:
             "completions endpoint; neither the endpoint nor its key is in this package",
         },
         "calibration": None,
-        "calibration_note": "uncalibrated: the environment version records no agreement of this grading "
-        "model with people, so its rewards are not measured against human labels",
+        "calibration_note": "uncalibrated (the environment version records no agreement of this grading "
+        "model with people, so its rewards are not measured against human labels)",
         "no_reward": "an answer the grading model gives no readable judgment of after asking once more, or "
         "whose call timed out or was throttled, has no reward (None; null from the grader command)",
     }
@@ -629,7 +629,6 @@ def _readme(manifest: dict[str, Any], profile: Profile) -> str:
         ),
         "",
         f"- Use: {_use(manifest, profile)}",
-        *_grading_model_lines(manifest),
         "- `manifest.json`: the preparation state, the profile and its limits, every file's sha256 and row "
         "count, the held-out case ids and text hashes, the suggested hyperparameters, what was rewritten.",
         f"- `{CONTAMINATION_NAME}`: the {contamination['n']}-gram overlap between the training rows and the "
@@ -638,6 +637,7 @@ def _readme(manifest: dict[str, Any], profile: Profile) -> str:
         f"held-out cases whose question is at least {contamination['n']} words long (the other "
         f"{contamination['held_out_cases_too_short']} have no {contamination['n']}-gram to share); every "
         "held-out case is also kept out of training by case id and text hash.",
+        *_grading_model_lines(manifest),
         "",
         "## What not to train on",
         "- `test.jsonl` holds the held-out cases' rows. Never train or validate on it: the evaluation of the "
