@@ -79,7 +79,7 @@ def import_warnings(env: Environment, runtime: str) -> list[str]:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from benchgen.environment import check_bundle
+    from benchgen.admission import check_bundle
     from infra.timeouts import MAX_PROGRAM_SECONDS
 
     path: Path = args.path

@@ -8,9 +8,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from benchgen.environment import Environment
+from benchgen.inference.judge_calls import judge_one
 from benchgen.inference.model import Answer, ModelCallError
 from benchgen.inference.retry import Backoff
-from benchgen.judging import JudgeRecord, judge_one, write_judgments
+from benchgen.judging import JudgeRecord, write_judgments
 from benchgen.scoring import registry
 from benchgen.scoring.join import iter_cases
 from benchgen.submission import open_predictions

@@ -23,7 +23,7 @@ from types import UnionType
 from typing import Annotated, Any, NamedTuple, Union, get_args, get_origin
 
 import msgspec
-from pydantic import BaseModel, Field, create_model
+from pydantic import AfterValidator, BaseModel, Field, create_model
 
 from benchgen.errors import BundleError
 from benchgen.lazy_model import LazyModel
@@ -84,7 +84,20 @@ def _pydantic_type(kind: Any) -> Any:
         return Annotated[base, *(_constraints(meta) for meta in metadata)]
     if get_origin(kind) in (Union, UnionType):
         return reduce(operator.or_, (_pydantic_type(member) for member in get_args(kind)))
+    if get_origin(kind) is list:
+        return list[_pydantic_type(get_args(kind)[0])]  # type: ignore[misc]
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        # A record of a template's own (a rubric's criterion): msgspec reads it, checks included.
+        return Annotated[Any, AfterValidator(functools.partial(msgspec.convert, type=kind))]
     return kind
+
+
+def _default(field: msgspec.structs.FieldInfo) -> Any:
+    if field.required:
+        return ...
+    if field.default_factory is not msgspec.NODEFAULT:
+        return Field(default_factory=field.default_factory)
+    return field.default
 
 
 @functools.cache
@@ -93,8 +106,7 @@ def _model_of(record: type[msgspec.Struct], name: str) -> type[BaseModel]:
     keys it does not know are ignored. It is named ``name``, as pydantic says of a value that is not an
     object at all."""
     fields: dict[str, Any] = {
-        field.name: (_pydantic_type(field.type), ... if field.required else field.default)
-        for field in msgspec.structs.fields(record)
+        field.name: (_pydantic_type(field.type), _default(field)) for field in msgspec.structs.fields(record)
     }
     return create_model(name, __base__=LazyModel, **fields)
 

@@ -20,7 +20,7 @@ from benchgen.bundle.archive import (
     expand_part,
     open_bundle,
 )
-from benchgen.bundle.load import TASK_PATH_FIELDS, load_spec, resolve_in_bundle, spec_problems
+from benchgen.bundle.load import TASK_PATH_FIELDS, load_spec, resolve_in_bundle
 from benchgen.bundle.runtime import RuntimeChoice, select_runtime
 from benchgen.bundle.spec import CompetitionSpec, Phase, Task
 from benchgen.cases import Reference, case_references
@@ -283,7 +283,7 @@ def case_problems(path: Path, *, label: str, limit: int = MAX_CASE_PROBLEMS) -> 
     return problems
 
 
-def _task_part_problems(
+def task_part_problems(
     root: Path,
     spec: CompetitionSpec,
     position: int,
@@ -336,36 +336,3 @@ def time_limit_problems(spec: CompetitionSpec, *, file: str, maximum: int) -> li
         for position, phase in enumerate(spec.phases)
         if phase.execution_time_limit > maximum
     ]
-
-
-def check_bundle(
-    source: Path, *, limits: Limits | None = None, max_program_seconds: int | None = None
-) -> list[str]:
-    """Every problem found in a bundle, as messages for its author; an empty list means it is fine.
-
-    ``max_program_seconds``: the longest ``execution_time_limit`` the platform can honour (none offline).
-    """
-    with tempfile.TemporaryDirectory(prefix="benchgen-check-") as tmp:
-        workdir = Path(tmp)
-        budget = Budget(limits)
-        try:
-            root = open_bundle(source, workdir, budget=budget)
-        except BundleError as exc:
-            return [str(exc)]
-        spec, found = spec_problems(root)
-        problems = [str(p) for p in found]
-        if spec is None:
-            return problems
-        file = competition_name(root)
-        try:
-            select_runtime(spec)
-        except BundleError as exc:
-            problems.append(str(exc))
-        if max_program_seconds is not None:
-            problems += time_limit_problems(spec, file=file, maximum=max_program_seconds)
-        reported = {p.field for p in found if p.field}
-        for position in range(len(spec.tasks)):
-            problems += _task_part_problems(
-                root, spec, position, file=file, skip=reported, workdir=workdir, budget=budget
-            )
-        return problems

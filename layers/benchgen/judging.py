@@ -3,16 +3,16 @@ defines, and the judgments a judging pass leaves for scoring to read.
 
 A template that asks a model to judge (its definition's ``asks``, a :class:`JudgeRequests`) turns each case
 and its answer into a prompt and says of each answer the judge gives whether it can be read. The judging
-pass asks the judge model through the live-run inference path, asks once more (with what was wrong) when an
-answer cannot be read, and writes one :class:`JudgeRecord` a case, in case order, to ``judgments.jsonl``.
+pass asks the judge model through the live-run inference path
+(:func:`benchgen.inference.judge_calls.judge_one`, which asks once more, with what was wrong, when an answer
+cannot be read), and writes one :class:`JudgeRecord` a case, in case order, to ``judgments.jsonl``.
 Scoring reads each case's record through ``ScoringOptions.judgments``: the judge template itself never
 calls a model, so scoring a judged run stays as deterministic and bounded as scoring a ruled one.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -20,9 +20,6 @@ import msgspec
 from pydantic import ConfigDict, Field
 
 from benchgen.cases import Case
-from benchgen.inference.model import Model
-from benchgen.inference.pacing import Pacer
-from benchgen.inference.retry import Backoff, ask
 from benchgen.lazy_model import LazyModel
 from benchgen.vocabulary import Sampling
 
@@ -133,43 +130,6 @@ class JudgeRequests(Protocol):
     def problem(self, case: Case, text: str) -> str | None:
         """Why the judge's answer ``text`` about ``case`` cannot be read (one sentence); None if it can."""
         ...
-
-
-def judge_one(
-    case_id: str,
-    prompt: Callable[[str | None], str],
-    problem: Callable[[str], str | None],
-    model: Model,
-    backoff: Backoff,
-    *,
-    pacer: Pacer | None = None,
-    deadline: float | None = None,
-) -> JudgeRecord:
-    """Ask the judge ``model`` about one case: ``prompt(None)`` first, and when ``problem`` finds its answer
-    unreadable, ``prompt(problem)`` once more. Each call retries as a live run's calls do (``backoff``,
-    ``pacer``, ``deadline``); a call that gives no answer ends the record with its ``error``."""
-    attempts: list[JudgeAttempt] = []
-    said: str | None = None
-    for _ in range(JUDGE_ATTEMPTS):
-        text = prompt(said)
-        outcome = ask(functools.partial(model.complete, text), backoff, pacer=pacer, deadline=deadline)
-        if outcome.answer is None:
-            return JudgeRecord(
-                id=case_id, attempts=attempts, error=outcome.error or "the judge gave no answer"
-            )
-        answer = outcome.answer
-        said = problem(answer.text)
-        attempts.append(
-            JudgeAttempt(
-                text=answer.text,
-                problem=said,
-                input_tokens=answer.input_tokens,
-                output_tokens=answer.output_tokens,
-            )
-        )
-        if said is None:
-            break
-    return JudgeRecord(id=case_id, attempts=attempts)
 
 
 _encoder = msgspec.json.Encoder()

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from benchgen.admission import check_bundle
 from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.bucket_layout import execution_name
-from benchgen.environment import check_bundle
 from benchgen.ingest import ingest
 from benchgen.records.environments import EnvironmentStatus
 from benchgen.records.runs import ArtifactStatus, RunStatus

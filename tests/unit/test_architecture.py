@@ -76,12 +76,23 @@ LAYERS = (
             "benchgen.zipwrite",
         ),
     ),
-    Layer(1, "formats", ("benchgen.bucket_layout", "benchgen.bundle", "benchgen.cases", "benchgen.verdicts")),
+    Layer(
+        1,
+        "formats",
+        (
+            "benchgen.bucket_layout",
+            "benchgen.bundle",
+            "benchgen.cases",
+            "benchgen.judging",
+            "benchgen.verdicts",
+        ),
+    ),
     Layer(2, "records", ("benchgen.records",)),
     Layer(
         3,
         "domain",
         (
+            "benchgen.admission",
             "benchgen.compare",
             "benchgen.datasets",
             "benchgen.environment",

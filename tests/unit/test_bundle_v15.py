@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from benchgen.admission import check_bundle
 from benchgen.bundle.load import load_spec, spec_problems
 from benchgen.bundle.runtime import select_runtime
-from benchgen.environment import check_bundle
 from tests.unit.bad_bundles import good_folder, write_files
 
 V15_YAML = """\

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
+from pydantic import ValidationError
 
-from benchgen.cases import case_references, read_case_lines, read_cases
+from benchgen.cases import Case, case_references, read_case_lines, read_cases, validate_case
 from benchgen.errors import BundleError
 
 
@@ -43,3 +45,29 @@ def test_case_references_give_each_case_s_text_as_text(tmp_path: Path) -> None:
     )
     # then the question and answer read as text, absent ones as empty, and only a solution that is text
     assert list(case_references(path)) == [("a", "12", "7", "Add."), ("b", "", "", None)]
+
+
+class _Part(msgspec.Struct, kw_only=True):
+    name: str
+    size: int = 1
+
+
+class _PartsCase(Case, kw_only=True):
+    """A template's case whose own field holds records (as a rubric holds criteria)."""
+
+    parts: list[_Part] = msgspec.field(default_factory=list)
+
+
+def test_a_case_whose_field_holds_records_of_its_own_is_read_into_them() -> None:
+    read = validate_case({"id": "c1", "parts": [{"name": "wheel", "size": 4}]}, _PartsCase)
+    bare = validate_case({"id": "c2"}, _PartsCase)
+
+    assert isinstance(read, _PartsCase)
+    assert read.parts == [_Part(name="wheel", size=4)]
+    assert isinstance(bare, _PartsCase)
+    assert bare.parts == []
+
+
+def test_a_case_whose_record_is_malformed_is_refused_naming_the_field() -> None:
+    with pytest.raises(ValidationError, match=r"parts\.0"):
+        validate_case({"id": "c1", "parts": [{"size": 4}]}, _PartsCase)

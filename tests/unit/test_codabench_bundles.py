@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchgen.environment import check_bundle, open_environment
+from benchgen.admission import check_bundle
+from benchgen.environment import open_environment
 from benchgen.errors import ScoringError, SubmissionError
 from benchgen.ingest import ingest
 from benchgen.scoring.engine import score_predictions

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from benchgen.admission import check_bundle
 from benchgen.bundle.archive import Limits
-from benchgen.environment import Environment, case_problems, check_bundle, open_environment
+from benchgen.environment import Environment, case_problems, open_environment
 from benchgen.errors import BundleError
 from tests.unit.bad_bundles import (
     CORPUS,

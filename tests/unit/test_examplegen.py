@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchgen.environment import check_bundle
+from benchgen.admission import check_bundle
 from benchgen.scoring.patch import PatchError, apply_diff, materialise, parse_diff
 from examplegen import ENVIRONMENTS, generate_environment, write_bundle_zip
 

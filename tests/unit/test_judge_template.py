@@ -13,11 +13,11 @@ import msgspec
 import pytest
 import yaml
 
-from benchgen.bundle.load import load_spec
+from benchgen.admission import check_bundle
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Prediction
 from benchgen.environment import open_environment
-from benchgen.errors import BundleError, ScoringError
+from benchgen.errors import ScoringError
 from benchgen.judging import JudgeAttempt, JudgeRecord, JudgeSettings
 from benchgen.scoring import ScoringOptions, build_template
 from benchgen.scoring.grader import score as grader_score
@@ -213,15 +213,19 @@ def _bundle(tmp_path: Path, **changes: object) -> Path:
 
 
 def test_a_judged_bundle_without_a_judge_section_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(BundleError, match="grades every answer with a judge model; add a judge: section"):
-        load_spec(_bundle(tmp_path, judge=None))
+    problems = check_bundle(_bundle(tmp_path, judge=None))
+
+    assert any("grades every answer with a judge model; add a judge: section" in p for p in problems), (
+        problems
+    )
 
 
 def test_a_judging_prompt_that_leaves_out_the_answer_is_refused(tmp_path: Path) -> None:
     judge = {"connection": "example-models", "prompt": "Grade this against {rubric}."}
 
-    with pytest.raises(BundleError, match=r"judge.prompt: the judging prompt must name \{answer\}"):
-        load_spec(_bundle(tmp_path, judge=judge))
+    problems = check_bundle(_bundle(tmp_path, judge=judge))
+
+    assert any("judge.prompt: the judging prompt must name {answer}" in p for p in problems)
 
 
 def test_the_standalone_grader_refuses_a_judged_case() -> None:

@@ -14,14 +14,18 @@ from typing import Any
 import pytest
 
 from benchgen.environment import open_environment
+from benchgen.inference.model import Model
 from benchgen.ingest import ingest
 from benchgen.outputs import RunOutput
-from benchgen.scoring import ScoringOptions
+from benchgen.scoring import ScoringOptions, registry
 from benchgen.scoring.engine import score_predictions
+from benchgen.scoring.grader import JUDGE_URL
 from benchgen.scoring.join import iter_cases
 from benchgen.scoring.reward import grader_source, grading_fields, reward
 from benchgen.verdicts import VERDICTS_NAME, Verdict
 from benchgen.vocabulary import TemplateName
+from localcloud.model_server import ExampleModelServer
+from tests.judged import NO_RETRY, SimulatedJudge, judge_submission
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # Every shipped example judged by a built-in template: a bundle with cases and one results file.
@@ -82,10 +86,12 @@ def _verdicts(out: Path) -> dict[str, Verdict]:
 
 @dataclass(frozen=True)
 class Example:
-    """An example's cases, judged by its run; ``options`` are how the run configured its judge."""
+    """An example's cases, judged by its run; ``options`` are how the run configured its judge, and
+    ``judge`` the model that judged its answers, for a template that grades with one."""
 
     options: ScoringOptions
     cases: list[Judged]
+    judge: Model | None = None
 
 
 def _run(name: str, work: Path) -> Example:
@@ -94,21 +100,26 @@ def _run(name: str, work: Path) -> Example:
     env = open_environment(bundle, work / "environment")
     out = work / "out"
     ingested = ingest(env, submission, out, workdir=work / "ingest")
-    score_predictions(env, ingested.prediction_output, out, workdir=work / "score")
     template = env.template
     assert template is not None
+    judge = SimulatedJudge() if registry.template(template).asks is not None else None
+    judgments = None
+    if judge is not None:
+        judgments = work / "judgments.jsonl"
+        judge_submission(env, submission, judgments, judge)
+    score_predictions(env, ingested.prediction_output, out, workdir=work / "score", judgments=judgments)
     verdicts = _verdicts(out)
     predictions = _submitted(submission)
     judged = [
         Judged(
             case.id,
-            grading_fields(case, template, env.spec.criteria),
+            grading_fields(case, template, env.spec.criteria, env.spec.judge),
             _completion(template, predictions.get(case.id)),
             verdicts[case.id],
         )
-        for case in iter_cases(env.cases_path)
+        for case in iter_cases(env.cases_path, registry.template(template).case_type)
     ]
-    return Example(ScoringOptions(runtime=env.runtime.runtime), judged)
+    return Example(ScoringOptions(runtime=env.runtime.runtime), judged, judge)
 
 
 @pytest.fixture(scope="module", params=TEMPLATED)
@@ -116,7 +127,9 @@ def example(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     return _run(request.param, tmp_path_factory.mktemp(request.param))
 
 
-def _standalone(rows: list[tuple[dict[str, Any], str | None]], folder: Path) -> list[float]:
+def _standalone(
+    rows: list[tuple[dict[str, Any], str | None]], folder: Path, judge_url: str | None = None
+) -> list[float]:
     folder.mkdir(exist_ok=True)
     (folder / "grader.py").write_text(grader_source(), encoding="utf-8")
     done = subprocess.run(
@@ -126,21 +139,28 @@ def _standalone(rows: list[tuple[dict[str, Any], str | None]], folder: Path) -> 
         text=True,
         check=False,
         cwd=folder,
+        env={JUDGE_URL: judge_url} if judge_url is not None else {},
     )
     assert done.returncode == 0, done.stderr
     return [float(value) for value in json.loads(done.stdout)]
 
 
 def test_the_examples_cover_every_template() -> None:
-    assert {"gsm8k-en", "qa", "routing", "code"} <= set(TEMPLATED)
+    assert {"gsm8k-en", "qa", "routing", "code", "judge"} <= set(TEMPLATED)
 
 
 def test_each_answer_s_reward_is_the_run_s_verdict(example: Example) -> None:
     # given an example's cases, its submission's answers and the run's verdicts
     # when each answer is rewarded, the judge configured as the run's
-    rewards = {each.case_id: reward(each.fields, each.completion, example.options) for each in example.cases}
+    rewards = {
+        each.case_id: reward(
+            each.fields, each.completion, example.options, model=example.judge, backoff=NO_RETRY
+        )
+        for each in example.cases
+    }
 
-    # then each reward is the score the run gave that case: 1.0 passed, 0.0 failed, F1 for qa
+    # then each reward is the score the run gave that case: 1.0 passed, 0.0 failed, F1 for qa, the judge's
+    # weighted rubric score for a judged case
     assert rewards == {each.case_id: each.verdict.score for each in example.cases}
     assert {each.verdict.passed for each in example.cases} == {True, False}, "the submission passes and fails"
 
@@ -148,8 +168,14 @@ def test_each_answer_s_reward_is_the_run_s_verdict(example: Example) -> None:
 def test_the_standalone_grader_gives_the_run_s_verdicts_without_benchgen(
     example: Example, tmp_path: Path
 ) -> None:
-    # when the generated grader scores every answer in an interpreter that cannot import BenchGen
-    scores = _standalone([(each.fields, each.completion) for each in example.cases], tmp_path / "box")
+    # when the generated grader scores every answer in an interpreter that cannot import BenchGen (a judged
+    # example's answers graded by the example model server's simulated judge, which judged its run)
+    rows = [(each.fields, each.completion) for each in example.cases]
+    if example.judge is None:
+        scores = _standalone(rows, tmp_path / "box")
+    else:
+        with ExampleModelServer() as server:
+            scores = _standalone(rows, tmp_path / "box", judge_url=server.base_url)
 
     # then it gives each case the run's own score
     assert scores == [each.verdict.score for each in example.cases]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from benchgen.admission import check_bundle
 from benchgen.bundle.runtime import (
     CODABENCH_DEFAULT_IMAGE,
     LEGACY_IMAGES,
@@ -19,7 +20,7 @@ from benchgen.bundle.runtime import (
     select_runtime,
 )
 from benchgen.bundle.spec import CompetitionSpec
-from benchgen.environment import check_bundle, open_environment
+from benchgen.environment import open_environment
 from benchgen.errors import BundleError
 from benchgen.sandbox.runtimes import RuntimeMissing, runtime_environment
 from tests.codabench_bundles import DOCKER_IMAGE, write_bundle

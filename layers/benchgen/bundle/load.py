@@ -261,20 +261,6 @@ def reference_problems(spec: CompetitionSpec, root: Path, *, file: str) -> list[
     return problems
 
 
-def template_problems(spec: CompetitionSpec, *, file: str) -> list[BundleError]:
-    """What the spec's template finds wrong in it (a template that grades with a judge model and no
-    judge named, say)."""
-    if spec.template is None:
-        return []
-    # The scoring package imports the spec: the template's definition is looked up once a spec exists.
-    from benchgen.scoring import registry
-
-    check = registry.template(spec.template).spec_problems
-    return (
-        [] if check is None else [BundleError(file, message, field=field) for field, message in check(spec)]
-    )
-
-
 def spec_problems(root: Path) -> tuple[CompetitionSpec | None, list[BundleError]]:
     """Read ``root``'s competition.yaml: the spec (None if unusable) and every problem found."""
     path = competition_file(root)
@@ -291,7 +277,7 @@ def spec_problems(root: Path) -> tuple[CompetitionSpec | None, list[BundleError]
         return _converted_spec(data, root, file=file)
     spec, problems = parse_spec(data, file=file)
     if spec is not None:
-        problems += reference_problems(spec, root, file=file) + template_problems(spec, file=file)
+        problems += reference_problems(spec, root, file=file)
     return spec, problems
 
 

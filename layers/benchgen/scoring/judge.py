@@ -31,11 +31,8 @@ threshold), added after the governing criteria; a governing criterion no rubric 
 from __future__ import annotations
 
 import functools
-import json
-import re
 import string
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 import msgspec
@@ -45,6 +42,20 @@ from benchgen.cases import Case, Prediction
 from benchgen.errors import ScoringError
 from benchgen.judging import JUDGMENTS_NAME, JudgeRecord, JudgeSettings
 from benchgen.scoring.float_sums import ExactSum
+from benchgen.scoring.rubrics import (
+    DEFAULT_PROMPT,
+    NO_REFERENCE,
+    PROMPT_FIELDS,
+    REASON_LIMIT,
+    SCALE_LIMIT,
+    CriterionScore,
+    described,
+    place,
+    read_rubric_scores,
+    rubric_answer_form,
+    rubric_prompt,
+    rubric_score,
+)
 from benchgen.scoring.templates import (
     Aggregator,
     Judge,
@@ -59,27 +70,24 @@ from benchgen.scoring.templates import (
 )
 from benchgen.verdicts import CriterionMark, VerdictRecord, is_unjudged
 
-REASON_LIMIT = 300
 NEAR_MISS_SCORE = 0.5
-SCALE_LIMIT = 100  # the widest scale a criterion may have: high - low
-PROMPT_FIELDS = ("question", "answer", "reference", "rubric")
-_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(?P<body>.*)\n```\Z", re.DOTALL)
 
-DEFAULT_PROMPT = """You are grading an answer to a question against a rubric.
-
-Question:
-{question}
-
-Reference answer (a good answer, not the only one):
-{reference}
-
-Answer to grade:
-{answer}
-
-Rubric: score the answer on each criterion.
-{rubric}"""
-
-NO_REFERENCE = "(none given)"
+__all__ = [
+    "ASKS",
+    "DEFAULT_PROMPT",
+    "NO_REFERENCE",
+    "PROMPT_FIELDS",
+    "REASON_LIMIT",
+    "SCALE_LIMIT",
+    "CriterionScore",
+    "JudgeCase",
+    "RubricCriterion",
+    "answer_form",
+    "case_score",
+    "check_prompt",
+    "parse_judgment",
+    "render_prompt",
+]
 
 
 class RubricCriterion(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -110,17 +118,11 @@ class RubricCriterion(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     def norm(self, score: int) -> float:
         """``score``'s place on the scale, from 0 (its lowest) to 1 (its highest)."""
-        low, high = self.scale
-        return (score - low) / (high - low)
+        return place(self, score)
 
     def described(self) -> str:
         """The criterion as the judging prompt lists it."""
-        low, high = self.scale
-        if (low, high) == (0, 1):
-            how = "score 1 if the answer meets it, 0 if it does not"
-        else:
-            how = f"score an integer from {low} (worst) to {high} (best)"
-        return f"- {self.id}: {self.description} ({how})"
+        return described(self)
 
 
 class JudgeCase(Case, kw_only=True):
@@ -138,23 +140,9 @@ class JudgeCase(Case, kw_only=True):
             raise ValueError(f"the rubric names criteria more than once: {', '.join(repeated)}")
 
 
-@dataclass(frozen=True)
-class CriterionScore:
-    """The judge's score of one criterion, and its reason."""
-
-    id: str
-    score: int
-    reason: str
-
-
 def answer_form(case: JudgeCase) -> str:
     """The form the judge must answer in, added after every judging prompt."""
-    example = {"criteria": [{"id": c.id, "score": c.scale[1], "reason": "one sentence"} for c in case.rubric]}
-    return (
-        "Reply with only a JSON object, no other text, in this form, one entry per criterion in the order "
-        "above, each score an integer on that criterion's scale and each reason one sentence:\n"
-        + json.dumps(example, ensure_ascii=False)
-    )
+    return rubric_answer_form(case.rubric)
 
 
 def check_prompt(prompt: str) -> str | None:
@@ -176,69 +164,18 @@ def check_prompt(prompt: str) -> str | None:
 def render_prompt(case: JudgeCase, answer: str, settings: JudgeSettings, problem: str | None = None) -> str:
     """The judge's prompt about ``answer`` to ``case``: the environment's prompt (or the default) with the
     case's fields, then the answer form; when ``problem`` is given, what was wrong with its last answer."""
-    fields = {
-        "question": case.question,
-        "answer": answer,
-        "reference": case.reference or NO_REFERENCE,
-        "rubric": "\n".join(criterion.described() for criterion in case.rubric),
-    }
-    text = (settings.prompt or DEFAULT_PROMPT).format_map(fields) + "\n\n" + answer_form(case)
-    if problem is not None:
-        text += f"\n\nYour last reply could not be read: {problem} Reply again with only the JSON object."
-    return text
-
-
-def _body(text: str) -> str:
-    stripped = text.strip()
-    fenced = _FENCE.match(stripped)
-    return fenced.group("body").strip() if fenced else stripped
-
-
-def _entry(item: Any, rubric: dict[str, RubricCriterion]) -> CriterionScore | str:
-    if not isinstance(item, dict) or set(item) != {"id", "score", "reason"}:
-        return 'each entry of "criteria" must be an object with exactly "id", "score" and "reason".'
-    name, score, reason = item["id"], item["score"], item["reason"]
-    if not isinstance(name, str) or name not in rubric:
-        return f"{json.dumps(name)} is not a criterion of the rubric ({', '.join(rubric)})."
-    low, high = rubric[name].scale
-    if isinstance(score, bool) or not isinstance(score, int) or not low <= score <= high:
-        return f'the score of "{name}" must be an integer from {low} to {high}, not {json.dumps(score)}.'
-    if not isinstance(reason, str) or not reason.strip() or "\n" in reason.strip():
-        return f'the reason for "{name}" must be one sentence on one line.'
-    if len(reason) > REASON_LIMIT:
-        return f'the reason for "{name}" is longer than {REASON_LIMIT} characters.'
-    return CriterionScore(name, score, reason.strip())
+    return rubric_prompt(settings.prompt, case.question, answer, case.reference, case.rubric, problem)
 
 
 def parse_judgment(text: str, case: JudgeCase) -> list[CriterionScore] | str:
     """The judge's scores of ``case``'s rubric in rubric order, read strictly from its answer ``text``; a
     string saying what is wrong when the answer cannot be read."""
-    try:
-        data = json.loads(_body(text))
-    except ValueError:
-        return "the reply is not one JSON object."
-    if not isinstance(data, dict) or set(data) != {"criteria"} or not isinstance(data["criteria"], list):
-        return 'the reply must be a JSON object with one key, "criteria", holding a list.'
-    rubric = {criterion.id: criterion for criterion in case.rubric}
-    scores: dict[str, CriterionScore] = {}
-    for item in data["criteria"]:
-        entry = _entry(item, rubric)
-        if isinstance(entry, str):
-            return entry
-        if entry.id in scores:
-            return f'"{entry.id}" is scored more than once.'
-        scores[entry.id] = entry
-    missing = [name for name in rubric if name not in scores]
-    if missing:
-        return f"no score is given for {', '.join(missing)}."
-    return [scores[name] for name in rubric]
+    return read_rubric_scores(text, case.rubric)
 
 
 def case_score(case: JudgeCase, scores: Sequence[CriterionScore]) -> float:
     """The weighted mean of the criteria's places on their scales."""
-    rubric = {criterion.id: criterion for criterion in case.rubric}
-    total = sum(criterion.weight for criterion in case.rubric)
-    return sum(rubric[s.id].weight * rubric[s.id].norm(s.score) for s in scores) / total
+    return rubric_score(case.rubric, scores)
 
 
 class RubricRequests:
@@ -257,6 +194,8 @@ class RubricRequests:
 
 
 ASKS = RubricRequests()
+
+
 NOT_JUDGED = (
     "no judgments were given: the judging pass has not run. Judge the answers first (it writes "
     f"{JUDGMENTS_NAME} beside the predictions), or give its file (benchgen score --judgments FILE)"

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from aws_lambda_powertools import Logger
 
+from benchgen.admission import check_bundle
 from benchgen.bucket_layout import BundleKey, ObjectKeyError, misplaced_bundle_slot, parse_bundle_key
 from benchgen.bundle.spec import Phase, Task
-from benchgen.environment import Environment, check_bundle, open_environment
+from benchgen.environment import Environment, open_environment
 from benchgen.errors import BenchGenError
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY, stamp_refusal
 from benchgen.ports.environments import EnvironmentsStore

@@ -266,6 +266,9 @@ class Profile:
     # Reinforcement: whether grader.py runs where the trainer runs, so it can run a code case's tests (their
     # command and whatever they import); a provider's grader sandbox holds neither.
     runs_tests: bool = False
+    # Reinforcement: why grader.py cannot ask a model that grades answers against a rubric (None: it can,
+    # running where the trainer runs, with the endpoint and its key set in the grader's environment).
+    no_grading_model: str | None = None
 
     def accepts(self, method: Method) -> bool:
         return method in self.methods
@@ -442,6 +445,8 @@ PROFILES: dict[str, Profile] = {
             min_rows=100,
             max_rows=20_000,
             grader=bedrock_grader,
+            no_grading_model="its grader Lambda would have to reach the grading model's endpoint over the "
+            "network with the endpoint's key set in your account, which this package cannot set up or check",
         ),
         # OpenAI reinforcement fine-tuning: chat rows whose last message is the user's, extra keys for the
         # grader, a training and a validation file; the python grader defines grade(sample, item) and
@@ -460,6 +465,12 @@ PROFILES: dict[str, Profile] = {
             max_row_tokens=_OPENAI_ROW_TOKENS,
             distinct_validation=True,
             grader=plain_grader,
+            # OpenAI graders guide: a python grader runs sandboxed, without network access; its score_model
+            # grader asks an OpenAI model for one number in its `range`, not the rubric's per-criterion
+            # scores read strictly, so its reward would not be the run's verdict.
+            no_grading_model="OpenAI runs a python grader without network access, so grader.py cannot "
+            "ask the grading model, and OpenAI's score_model grader reads one number from an OpenAI model "
+            "rather than the rubric's scores as the run read them",
         ),
         Profile(
             id="generic",
@@ -469,7 +480,7 @@ PROFILES: dict[str, Profile] = {
             shape='{"messages": [system?, user], "grading": {...}}',
             use=f"Sample completions for the prompts and score them with `{GRADER_COMMAND}`: each input "
             'line is {"grading": <the row\'s grading>, "completion": <text>}, each output line '
-            '{"reward": <0 to 1>}. grader.py imports only the standard library.',
+            '{"reward": <0 to 1, or null: no reward>}. grader.py imports only the standard library.',
             grader=command_grader,
             grades_with_programs=True,
             runs_tests=True,

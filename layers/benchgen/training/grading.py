@@ -20,6 +20,7 @@ from typing import Any
 
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, CaseText, validate_case
+from benchgen.judging import JudgeSettings
 from benchgen.vocabulary import TemplateName
 
 
@@ -43,12 +44,17 @@ class CaseLines:
         return kind(id=case_id, question=text.question, answer=text.answer, solution=text.solution)
 
     def grading(
-        self, case_id: str, text: CaseText, template: TemplateName | None, criteria: Sequence[Criterion]
+        self,
+        case_id: str,
+        text: CaseText,
+        template: TemplateName | None,
+        criteria: Sequence[Criterion],
+        judge: JudgeSettings | None = None,
     ) -> dict[str, Any]:
-        """The grader's fields for the case ``case_id`` (``criteria``: the environment's)."""
+        """The grader's fields for the case ``case_id`` (``criteria``, ``judge``: the environment's)."""
         # Imported here, as only a reinforcement preparation grades: the reward builds every template.
         from benchgen.scoring import registry
         from benchgen.scoring.reward import grading_fields
 
         kind = Case if template is None else registry.template(template).case_type
-        return grading_fields(self.case(case_id, text, kind), template, criteria)
+        return grading_fields(self.case(case_id, text, kind), template, criteria, judge)

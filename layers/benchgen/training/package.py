@@ -143,6 +143,9 @@ class _Written:
     # Graded by the environment's own scoring program, which grader.py does not hold.
     program_graded: _Sample = field(default_factory=_Sample)
     tests_graded: _Sample = field(default_factory=_Sample)  # graded by running the case's tests
+    # Graded by a model against the case's rubric, and that model's settings as the first such row names it.
+    model_graded: _Sample = field(default_factory=_Sample)
+    grading_model: dict[str, Any] | None = None
     longest: int = 0
 
     def counted(self, profile: Profile) -> int:
@@ -221,6 +224,7 @@ def _write_rows(
     # Eight bytes of each training prompt's text hash, only for profiles that need validation prompts
     # apart from training ones (train rows come first in examples.jsonl).
     train_prompts: set[bytes] = set()
+    asked = _asked() if method is Method.REINFORCEMENT else None
     written = _Written()
     handles: dict[Split, IO[bytes]] = {}
     try:
@@ -238,8 +242,12 @@ def _write_rows(
                     written.without_grading.add(example.example_id)
                     continue
                 template = example.grading.get("template")
+                grading_model = example.grading.get(asked) if asked is not None else None
                 if template is None:
                     written.program_graded.add(example.example_id)
+                elif grading_model is not None:
+                    written.model_graded.add(example.example_id)
+                    written.grading_model = written.grading_model or grading_model
                 elif _runs_tests(template):
                     written.tests_graded.add(example.example_id)
             if profile.distinct_validation:
@@ -282,6 +290,14 @@ def _runs_tests(template: str) -> bool:
     return template in TEMPLATES and registry.template(template).runs_tests
 
 
+def _asked() -> str:
+    """The key of a case's grading fields that names the model grading it against its rubric."""
+    # Imported here, as _runs_tests imports the registry: only a reinforcement package asks.
+    from benchgen.scoring.grader import ASKED
+
+    return ASKED
+
+
 def _refuse_unsafe(written: _Written) -> None:
     if written.leaks.count:
         raise PackageRefused(
@@ -319,6 +335,21 @@ def _refuse_ungradable(profile: Profile, written: _Written) -> None:
             "template grades an answer by running the case's tests, whose command and dependencies are not "
             f"there ({written.tests_graded.count} examples, such as {written.tests_graded.first[0]}): choose "
             f"{able}, whose grader.py runs each case's test command where the trainer runs"
+        )
+
+    if written.model_graded.count and profile.no_grading_model is not None:
+        able = ", ".join(
+            other.id
+            for other in PROFILES.values()
+            if other.grader is not None
+            and other.no_grading_model is None
+            and other.accepts(Method.REINFORCEMENT)
+        )
+        raise PackageRefused(
+            f"profile {profile.id} cannot reward answers its grading model must grade against each case's "
+            f"rubric ({written.model_graded.count} examples, such as {written.model_graded.first[0]}): "
+            f"{profile.no_grading_model}; choose {able}, whose grader.py asks that model where the "
+            "trainer runs"
         )
 
 
@@ -482,6 +513,8 @@ def _manifest(
             "note": "the environment's own scoring as a reward in [0, 1]; imports only the standard library"
             + (_TESTS_NOTE if written.tests_graded.count else ""),
         }
+    if grader is not None and written.grading_model is not None:
+        manifest["grading_model"] = _grading_model(written.grading_model)
     elif written.program_graded.count:
         manifest["grader"] = {
             "program": program,
@@ -491,6 +524,56 @@ def _manifest(
             "case's verdict score is the reward of its completion",
         }
     return manifest
+
+
+def _grading_model(settings: dict[str, Any]) -> dict[str, Any]:
+    """What the manifest says of the model that grades answers against their rubric: its settings as the
+    environment gives them, the environment variables grader.py reads to reach it, and its calibration."""
+    from benchgen.scoring.grader import JUDGE_API_KEY, JUDGE_MODEL, JUDGE_TIMEOUT, JUDGE_URL
+
+    return {
+        "settings": settings,
+        "endpoint": {
+            "url": JUDGE_URL,
+            "model": JUDGE_MODEL,
+            "api_key": JUDGE_API_KEY,
+            "timeout_seconds": JUDGE_TIMEOUT,
+            "note": "environment variables grader.py reads where it runs, naming an OpenAI-compatible chat "
+            "completions endpoint; neither the endpoint nor its key is in this package",
+        },
+        "calibration": None,
+        "calibration_note": "uncalibrated (the environment version records no agreement of this grading "
+        "model with people, so its rewards are not measured against human labels)",
+        "no_reward": "an answer the grading model gives no readable judgment of after asking once more, or "
+        "whose call timed out or was throttled, has no reward (None; null from the grader command)",
+    }
+
+
+def _grading_model_lines(manifest: dict[str, Any]) -> list[str]:
+    """The README's section on the model that grades answers, when one does."""
+    if "grading_model" not in manifest:
+        return []
+    model = manifest["grading_model"]
+    endpoint = model["endpoint"]
+    settings = model["settings"]
+    prompt = "the environment's own" if settings.get("prompt") else "the template's default"
+    return [
+        "",
+        "## Rewards from a grading model (AI feedback)",
+        f"A model grades each answer against its case's rubric, as it graded the run: model "
+        f"`{settings.get('model_id') or '(set by the endpoint)'}`, sampling "
+        f"`{json.dumps(settings.get('sampling', {}), sort_keys=True)}`, {prompt} prompt; the reward is the "
+        "weighted mean of its criteria's places on their scales, from 0 to 1.",
+        f"- Before training, set `{endpoint['url']}` to the base URL of an OpenAI-compatible "
+        "endpoint serving that model (such as `http://localhost:8000/v1`), "
+        f"`{endpoint['model']}` if it serves it under another id, `{endpoint['api_key']}` if it "
+        f"needs a key, and `{endpoint['timeout_seconds']}` for the seconds a call may take (60 by "
+        "default, at most 300). grader.py needs network access to it; neither the endpoint nor its "
+        "key is in this package.",
+        f"- {model['no_reward'][0].upper()}{model['no_reward'][1:]}: TRL's GRPOTrainer leaves such a "
+        "completion out of its group's baseline.",
+        f"- Calibration: {model['calibration_note']}.",
+    ]
 
 
 def _use(manifest: dict[str, Any], profile: Profile) -> str:
@@ -554,6 +637,7 @@ def _readme(manifest: dict[str, Any], profile: Profile) -> str:
         f"held-out cases whose question is at least {contamination['n']} words long (the other "
         f"{contamination['held_out_cases_too_short']} have no {contamination['n']}-gram to share); every "
         "held-out case is also kept out of training by case id and text hash.",
+        *_grading_model_lines(manifest),
         "",
         "## What not to train on",
         "- `test.jsonl` holds the held-out cases' rows. Never train or validate on it: the evaluation of the "

@@ -47,6 +47,7 @@ from benchgen.finetune.seed import (
 )
 from benchgen.finetune.split import SPLITS, Split, SplitShares, split_for
 from benchgen.finetune.store import OrderedExamples, SelectedCases, choose_pool_rows, scratch_db
+from benchgen.judging import JudgeSettings
 from benchgen.lazy_model import LazyModel
 from benchgen.records.bounds import MAX_CRITERIA, MAX_KEY_CHARS
 from benchgen.report.detailed import BREAKDOWN_FIELDS
@@ -279,6 +280,7 @@ class _Plan:
     scoring_template: TemplateName | None  # the built-in template that judged the runs; None: a program
     criteria: tuple[Criterion, ...]
     correct_share: float
+    judge: JudgeSettings | None  # the environment's judge, for a template that asks one
 
     @classmethod
     def resolve(cls, spec: PreparationSpec, env: Environment) -> _Plan:
@@ -302,6 +304,7 @@ class _Plan:
             scoring_template=env.template,
             criteria=tuple(env.spec.criteria),
             correct_share=settings.correct_share or 0.0,
+            judge=env.spec.judge,
         )
 
 
@@ -477,7 +480,7 @@ def _grading(lines: CaseLines, plan: _Plan, case_id: str, text: CaseText) -> dic
     if plan.method is not Method.REINFORCEMENT:
         return None
     try:
-        return lines.grading(case_id, text, plan.scoring_template, plan.criteria)
+        return lines.grading(case_id, text, plan.scoring_template, plan.criteria, plan.judge)
     except ValueError as exc:
         raise PreparationError(
             f"case {case_id!r} in cases.jsonl is not a case its scoring can grade ({exc}); fix the case in "

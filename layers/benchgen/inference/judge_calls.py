@@ -1,0 +1,49 @@
+"""Asking a judge model about one case: the one way the judging pass, calibration, pairwise judging and the
+AI-feedback reward ask a judge (:mod:`benchgen.judging`)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from benchgen.inference.model import Model
+from benchgen.inference.pacing import Pacer
+from benchgen.inference.retry import Backoff, ask
+from benchgen.judging import JUDGE_ATTEMPTS, JudgeAttempt, JudgeRecord
+
+
+def judge_one(
+    case_id: str,
+    prompt: Callable[[str | None], str],
+    problem: Callable[[str], str | None],
+    model: Model,
+    backoff: Backoff,
+    *,
+    pacer: Pacer | None = None,
+    deadline: float | None = None,
+) -> JudgeRecord:
+    """Ask the judge ``model`` about one case: ``prompt(None)`` first, and when ``problem`` finds its answer
+    unreadable, ``prompt(problem)`` once more. Each call retries as a live run's calls do (``backoff``,
+    ``pacer``, ``deadline``); a call that gives no answer ends the record with its ``error``."""
+    attempts: list[JudgeAttempt] = []
+    said: str | None = None
+    for _ in range(JUDGE_ATTEMPTS):
+        text = prompt(said)
+        outcome = ask(functools.partial(model.complete, text), backoff, pacer=pacer, deadline=deadline)
+        if outcome.answer is None:
+            return JudgeRecord(
+                id=case_id, attempts=attempts, error=outcome.error or "the judge gave no answer"
+            )
+        answer = outcome.answer
+        said = problem(answer.text)
+        attempts.append(
+            JudgeAttempt(
+                text=answer.text,
+                problem=said,
+                input_tokens=answer.input_tokens,
+                output_tokens=answer.output_tokens,
+            )
+        )
+        if said is None:
+            break
+    return JudgeRecord(id=case_id, attempts=attempts)
