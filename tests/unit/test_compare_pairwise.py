@@ -6,11 +6,13 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from math import comb
+from pathlib import Path
 
 import msgspec
 import pytest
 
 from benchgen.cases import Case
+from benchgen.compare.output import write_comparison
 from benchgen.compare.pairwise import (
     PairOutcome,
     PairToJudge,
@@ -21,9 +23,11 @@ from benchgen.compare.pairwise import (
     parse_preference,
     summarize,
 )
+from benchgen.compare.report import compare_runs
 from benchgen.inference.model import Answer, ModelCallError
 from benchgen.inference.retry import Backoff
 from benchgen.judging import JudgeSettings
+from tests.unit.compare_inputs import AFTER, BEFORE, outcomes, table
 
 NO_WAIT = Backoff(attempts=1, base_s=0.0, cap_s=0.0, throttled_s=0.0)
 SHOWN = re.compile(r"Answer A:\n(?P<a>.*)\n\nAnswer B:\n(?P<b>.*)\n\nWhich", re.DOTALL)
@@ -277,3 +281,49 @@ def test_the_prompt_names_no_rubric_when_the_case_has_none() -> None:
     assert "(none given: judge which answer answers the question better)" in pairwise_prompt(
         Case(id="c0", question="q"), "a", "b"
     )
+
+
+def test_the_comparison_report_shows_the_pairwise_section_with_its_warning_and_position_bias(
+    tmp_path: Path,
+) -> None:
+    # Given a Llama judge that always picks the first answer, judging a Llama model against its base
+    settings = JudgeSettings(connection="conn-judge", model_id="meta.llama3-1-70b-instruct-v1:0")
+    section = judged(
+        FakeJudge(always_first),
+        pairs(("x", "good"), ("y", "good"), ("z", "good")),
+        settings,
+        tuned_model="llama-3-8b:ft",
+    )
+    before, after = table(fixed=1, broken=0, same_pass=1, same_fail=0)
+
+    # When the comparison is written with it
+    comparison = compare_runs(
+        BEFORE,
+        outcomes(tmp_path / "before.zip", before),
+        AFTER,
+        outcomes(tmp_path / "after.zip", after),
+        pairwise=section,
+    )
+    json_path, html_path = write_comparison(comparison, tmp_path / "out")
+
+    # Then the JSON carries the pairwise figures, and the page the warning and the judge's preference
+    written = json.loads(json_path.read_text(encoding="utf-8"))["pairwise"]
+    assert (written["ties"], written["inconsistent"], written["position_bias"]["chose_first"]) == (3, 3, 6)
+    page = html_path.read_text(encoding="utf-8")
+    assert "Warning: the judge is of the same family as the trained model: it may favour its answers." in page
+    assert "the judge prefers the answer shown first: it chose it in 6 of 6 choices" in page
+
+
+def test_a_comparison_without_a_judge_has_no_pairwise_section(tmp_path: Path) -> None:
+    # Given two runs of an environment that names no judge
+    before, after = table(fixed=1, broken=0, same_pass=1, same_fail=0)
+
+    # When they are compared and written
+    comparison = compare_runs(
+        BEFORE, outcomes(tmp_path / "before.zip", before), AFTER, outcomes(tmp_path / "after.zip", after)
+    )
+    json_path, html_path = write_comparison(comparison, tmp_path / "out")
+
+    # Then neither file mentions pairwise judging
+    assert "pairwise" not in json.loads(json_path.read_text(encoding="utf-8"))
+    assert "pairwise" not in html_path.read_text(encoding="utf-8")
