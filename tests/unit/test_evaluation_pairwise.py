@@ -13,6 +13,7 @@ import pytest
 from benchgen.inference.model import Model
 from benchgen.inference.retry import Backoff
 from benchgen.judging import JudgeRequests
+from benchgen.outputs import RunOutput
 from benchgen.providers.checks import narrow
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
@@ -25,6 +26,7 @@ from benchgen.steps.evaluation_compare import PairwiseJudging, compare
 from benchgen.vocabulary import ProviderKind, Sampling
 from examplegen.writing import write_bundle_zip
 from tests.fakes import MemoryConnections, MemoryEnvironments
+from tests.unit.compare_inputs import scoring_output, verdict
 from tests.unit.test_compare_pairwise import FakeJudge, said
 from tests.unit.test_evaluation_steps import HELD_OUT, Evaluation, _compared_world
 
@@ -166,3 +168,25 @@ def test_a_judge_connection_not_of_the_environment_owner_s_is_refused(tmp_path: 
         "environment owner's: name one of theirs in its judge: section"
     )
     assert judged.asked == []
+
+
+@pytest.mark.usefixtures("asks_a_judge")
+def test_a_held_out_case_one_model_gave_no_answer_to_is_not_asked_and_is_listed(tmp_path: Path) -> None:
+    # Given the base model gave no answer the grader could read to c4
+    judged = Judged(tmp_path)
+    evaluation = judged.world.evaluation()
+    assert evaluation.base.run_id is not None
+    base = judged.world.runs.runs[evaluation.base.run_id]
+    verdicts = [verdict(case_id, case_id == "c3") for case_id in ("c1", "c2", "c3")]
+    verdicts.append(verdict("c4", False, prediction=None))
+    scoring_output(tmp_path / "base-silent.zip", verdicts)
+    judged.world.store.objects[base.files[RunOutput.SCORING_OUTPUT]] = (
+        tmp_path / "base-silent.zip"
+    ).read_bytes()
+
+    # When the evaluation is compared
+    pairwise = judged.compare(tmp_path / "compare")["comparison"]["pairwise"]  # type: ignore[index]
+
+    # Then the judge is asked about the other three pairs only, and c4 is listed apart
+    assert (pairwise["asked_pairs"], pairwise["without_both_answers"]) == (3, ["c4"])
+    assert len(judged.judge.prompts) == 6

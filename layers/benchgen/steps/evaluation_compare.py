@@ -6,7 +6,7 @@ need neither the comparison nor its report.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +46,7 @@ from benchgen.scoring.registry import template
 from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.evaluation import EvaluationError, held_out_package, running_evaluation
 from benchgen.steps.inference import last_call_start, shard_budget
+from benchgen.verdicts import Verdict
 
 
 class Compared(LazyModel):
@@ -113,6 +114,12 @@ def _judge_model(judging: PairwiseJudging, environment_id: str, settings: JudgeS
     return connection.live_model(settings.model_id, settings.sampling, InferenceLimits.model_validate(stated))
 
 
+def _answer(verdicts: Mapping[str, Verdict], case_id: str) -> str | None:
+    """The answer the run gave to the case, as its scoring read it; None when it gave none."""
+    verdict = verdicts.get(case_id)
+    return verdict.prediction if verdict is not None else None
+
+
 def _pairwise(
     evaluation: EvaluationRecord,
     run: RunRecord,
@@ -146,9 +153,9 @@ def _pairwise(
     pairs: list[PairToJudge] = []
     without: list[str] = []
     for case_id in held_out:
-        answers = (base.get(case_id), tuned.get(case_id))
-        if case_id in cases and answers[0] and answers[0].prediction and answers[1] and answers[1].prediction:
-            pairs.append(PairToJudge(cases[case_id], answers[0].prediction, answers[1].prediction))
+        case, base_answer, tuned_answer = cases.get(case_id), _answer(base, case_id), _answer(tuned, case_id)
+        if case is not None and base_answer and tuned_answer:
+            pairs.append(PairToJudge(case, base_answer, tuned_answer))
         else:
             without.append(case_id)
     live = _judge_model(judging, evaluation.environment_id, settings)
