@@ -220,9 +220,25 @@ def test_a_judge_that_gives_no_answer_leaves_the_pair_unjudged_with_the_reason()
     assert "the judge timed out after 60 s" in report.pairs[0].why_unjudged
 
 
-def test_a_judge_of_the_trained_model_s_family_is_flagged() -> None:
-    # Given a Llama judge comparing a Llama model, trained, with its base
-    settings = JudgeSettings(connection="conn-judge", model_id="meta.llama3-1-70b-instruct-v1:0")
+TRAINED_LLAMA = "arn:aws:bedrock:us-east-1:123456789012:custom-model/meta.llama3-1-8b-instruct-v1:0/x1"
+SAME_FAMILY = [
+    "the judge is of the same family as the trained model: it may favour its answers",
+    "the judge is of the same family as the base model: it may favour its answers",
+]
+
+
+@pytest.mark.parametrize(
+    ("judge_model", "family", "warnings"),
+    [
+        ("meta.llama3-1-70b-instruct-v1:0", "llama", SAME_FAMILY),
+        ("mistral.mistral-large-2407-v1:0", "mistral", []),
+    ],
+)
+def test_a_judge_of_a_compared_model_s_family_is_flagged(
+    judge_model: str, family: str, warnings: list[str]
+) -> None:
+    # Given a judge comparing a Llama model, trained, with its Llama base
+    settings = JudgeSettings(connection="conn-judge", model_id=judge_model)
 
     # When the pairs are judged
     report = judged(
@@ -230,32 +246,12 @@ def test_a_judge_of_the_trained_model_s_family_is_flagged() -> None:
         pairs(("x", "good")),
         settings,
         base_model="meta.llama3-1-8b-instruct-v1:0",
-        tuned_model="arn:aws:bedrock:us-east-1:123456789012:custom-model/meta.llama3-1-8b-instruct-v1:0/x1",
+        tuned_model=TRAINED_LLAMA,
     )
 
-    # Then the report warns that the judge may favour the answers of either model of its family
-    assert report.judge_family == "llama"
-    assert report.warnings == [
-        "the judge is of the same family as the trained model: it may favour its answers",
-        "the judge is of the same family as the base model: it may favour its answers",
-    ]
-
-
-def test_a_judge_of_another_family_is_not_flagged() -> None:
-    # Given a Mistral judge comparing Llama models
-    settings = JudgeSettings(connection="conn-judge", model_id="mistral.mistral-large-2407-v1:0")
-
-    # When the pairs are judged
-    report = judged(
-        FakeJudge(prefers_good),
-        pairs(("x", "good")),
-        settings,
-        base_model="llama-3",
-        tuned_model="llama-3-ft",
-    )
-
-    # Then there is no warning
-    assert report.warnings == []
+    # Then a Llama judge is warned of, for each model of its family, and a Mistral judge is not
+    assert report.judge_family == family
+    assert report.warnings == warnings
 
 
 @pytest.mark.parametrize(
