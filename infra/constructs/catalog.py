@@ -521,17 +521,31 @@ CHECK_EVALUATION = FunctionSpec(
 )
 
 # Reads the package and both runs' verdicts; writes the report and records the evaluation Completed
-# (or, sent the pipeline's caught failure, Failed).
+# (or, sent the pipeline's caught failure, Failed). Where the environment's template asks a judge, it reads
+# the environment's bundle (its held-out cases, as the run's case scope narrows them) and the judge's
+# connection, and asks the judge about each held-out pair: the held-out set is small, and the step stops
+# asking before its time ends.
 COMPARE_EVALUATION = FunctionSpec(
     name="compare_evaluation",
     logical_id="CompareEvaluationFunction",
     description="Compares an evaluation's two runs on the held-out cases, writes its report, records it",
     memory_mb=1024,
-    timeout=Duration.minutes(5),
+    timeout=Duration.minutes(15),
     ephemeral_storage_mib=2048,
-    reads=(PACKAGES_PREFIX, f"{RUNS_PREFIX}*/{RunOutput.SCORING_OUTPUT.file_name}"),
+    reads=(
+        PACKAGES_PREFIX,
+        f"{RUNS_PREFIX}*/{RunOutput.SCORING_OUTPUT.file_name}",
+        ENVIRONMENTS_PREFIX,
+        SCOPE_PATTERN,
+    ),
     writes=(EVALUATIONS_PREFIX,),
-    tables={DataTable.RUNS: TableAccess.READ, DataTable.EVALUATIONS: TableAccess.READ_WRITE},
+    tables={
+        DataTable.RUNS: TableAccess.READ,
+        DataTable.EVALUATIONS: TableAccess.READ_WRITE,
+        DataTable.ENVIRONMENTS: TableAccess.READ,
+        DataTable.CONNECTIONS: TableAccess.READ,
+    },
+    calls_models=True,
 )
 
 SPECS: tuple[FunctionSpec, ...] = (

@@ -131,7 +131,11 @@ EXPECTED_ACTIONS = {
     "start_evaluation": BASELINE | {"s3:GetObject", "s3:PutObject", "states:StartExecution"} | READ_WRITE,
     "check_evaluation": BASELINE | READ,
     # writes the report and records the evaluation (Completed, or the pipeline's caught failure)
-    "compare_evaluation": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
+    # asks an environment's judge which of the two answers is better, where its template asks one
+    "compare_evaluation": BASELINE
+    | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
+    | READ_WRITE
+    | MODEL_CALLS,
 }
 
 EXPECTED_OBJECT_ACCESS = {
@@ -251,8 +255,12 @@ EXPECTED_OBJECT_ACCESS = {
     "check_evaluation": set(),
     "compare_evaluation": {
         ("s3:GetObject", "packages/"),
-        # of a run, only its verdicts
+        # of a run, only its verdicts and its case scope
         ("s3:GetObject", "runs/*/scoring_output.zip"),
+        ("s3:GetObject", "runs/*/case_scope.json"),
+        # the environment's bundle, for the held-out cases its judge is asked about
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
         ("s3:PutObject", "evaluations/"),
     },
 }
@@ -296,7 +304,12 @@ EXPECTED_TABLE_ACCESS = {
     "start_evaluation": {"RunsTable": READ_WRITE, "EvaluationsTable": READ_WRITE},
     **{name: {"RunsTable": READ_WRITE, "EnvironmentsTable": READ} for name in SHARD_STEPS},
     "check_evaluation": {"RunsTable": READ, "EvaluationsTable": READ},
-    "compare_evaluation": {"RunsTable": READ, "EvaluationsTable": READ_WRITE},
+    "compare_evaluation": {
+        "RunsTable": READ,
+        "EvaluationsTable": READ_WRITE,
+        "EnvironmentsTable": READ,
+        "ConnectionsTable": READ,
+    },
 }
 
 RUNS_INDEXES = {"${RunsTable.Arn}/index/by_environment", "${RunsTable.Arn}/index/by_status"}
@@ -333,6 +346,9 @@ EXPECTED_INDEXES = {
     "upload_training": TRAINING_RUNS_INDEXES | {"${ConnectionsTable.Arn}/index/by_owner"},
     "training_job": TRAINING_RUNS_INDEXES | {"${ConnectionsTable.Arn}/index/by_owner"},
     **dict.fromkeys(EVALUATION_STEPS, RUNS_INDEXES | {"${EvaluationsTable.Arn}/index/by_training_run"}),
+    # and the judge's connection, where the environment's template asks a judge
+    "compare_evaluation": RUNS_INDEXES
+    | {"${EvaluationsTable.Arn}/index/by_training_run", "${ConnectionsTable.Arn}/index/by_owner"},
     **dict.fromkeys(SHARD_STEPS, RUNS_INDEXES),
 }
 

@@ -58,6 +58,55 @@ def _answering(c: Comparison) -> str:
     )
 
 
+def _pairwise(c: Comparison) -> str:
+    """What the environment's judge preferred of the two answers to each case, and its position bias."""
+    p = c.pairwise
+    if p is None:
+        return ""
+    bias = p.position_bias
+    judge = f"{p.judge_model or 'model id not given'} (family {p.judge_family or 'not known'})"
+    rates = [
+        (
+            "Win rate of the trained model",
+            "n/a (no pair judged)" if p.win_rate is None else _percent(p.win_rate),
+        ),
+        ("First-position choices", "n/a" if bias.first_rate is None else _percent(bias.first_rate)),
+        (
+            "Inconsistent pairs",
+            "n/a" if bias.inconsistency_rate is None else _percent(bias.inconsistency_rate),
+        ),
+    ]
+    return "\n".join(
+        [
+            *(f'<p class="notice">Warning: {escape(warning)}.</p>' for warning in p.warnings),
+            "<h2>Which answer the judge prefers (pairwise)</h2>",
+            f'<p class="note">Judge: {escape(judge)}; {p.asked_pairs} pairs asked in both orders.</p>',
+            '<div class="tiles">',
+            *(
+                tile(label, str(value))
+                for label, value in (
+                    ("Trained model won", p.wins),
+                    ("Base model won", p.losses),
+                    ("Ties (inconsistent included)", p.ties),
+                    ("Inconsistent", p.inconsistent),
+                    ("Unjudged", p.unjudged),
+                )
+            ),
+            *(tile(label, value) for label, value in rates),
+            tile("Sign test p (exact)", f"{p.sign_p:.4g}"),
+            "</div>",
+            f"<p><b>Position bias:</b> {escape(bias.finding)}.</p>",
+            f'<p class="note">Judge: {p.judge_use.answers} answers, {p.judge_use.input_tokens} input and '
+            f"{p.judge_use.output_tokens} output tokens, apart from both models'.</p>",
+            "<ul>",
+            f"<li>Win rate: {escape(p.win_rate_rule)}.</li>",
+            f"<li>Sign test: {escape(p.sign_test_rule)}.</li>",
+            f"<li>Position bias: {escape(bias.rule)}.</li>",
+            "</ul>",
+        ]
+    )
+
+
 def _result(passed: bool) -> str:
     return '<span class="pass">pass</span>' if passed else '<span class="fail">fail</span>'
 
@@ -205,6 +254,7 @@ def render_comparison(
         ),
         "</div>",
         _answering(c),
+        _pairwise(c),
         "<h2>How these numbers are made</h2>",
         "<ul>",
         *(f"<li>{escape(note)}</li>" for note in c.notes),

@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import ConfigDict, Field
 
 from benchgen.compare.pairing import Outcome, pair, verdicts_for
+from benchgen.compare.pairwise import Pairwise
 from benchgen.compare.selection import PackageRef
 from benchgen.compare.stats import (
     ALPHA,
@@ -183,6 +184,9 @@ class Comparison(LazyModel):
     only_after: list[str] = Field(default_factory=list)
     in_neither: list[str] = Field(default_factory=list)
     gold_differs: list[str] = Field(default_factory=list)
+    # Where the environment names a judge: which answer it prefers, pair by pair (left out of the JSON
+    # where it names none, so those comparisons read as they always did).
+    pairwise: Pairwise | None = Field(default=None, exclude_if=lambda value: value is None)
     notice: str = NOT_ESTABLISHED
     notes: list[str] = Field(default_factory=lambda: [PAIRED_TESTS, HOLM_RULE])
 
@@ -330,8 +334,10 @@ def compare_runs(
     package: PackageRef | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    pairwise: Pairwise | None = None,
 ) -> Comparison:
-    """Compare two scoring outputs (``scoring_output.zip``) on ``cases``, or on every case both judged."""
+    """Compare two scoring outputs (``scoring_output.zip``) on ``cases``, or on every case both judged;
+    ``pairwise``: what the environment's judge preferred of the two runs' answers, when it names one."""
     pairing = pair(before_scoring, after_scoring, cases)
     pairs = pairing.pairs
     if not pairs:
@@ -389,5 +395,6 @@ def compare_runs(
         only_after=pairing.only_after,
         in_neither=pairing.in_neither,
         gold_differs=pairing.gold_differs,
+        pairwise=pairwise,
         notes=[PAIRED_TESTS, HOLM_RULE, *([NOT_HELD_OUT] if package is None else [])],
     )

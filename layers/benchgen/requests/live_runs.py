@@ -59,18 +59,10 @@ def live_model_for(
     definition = provider(connection.provider)
     if config.inference_mode is InferenceMode.BATCH and definition.batch() is None:
         raise ApiError(f"inference_mode batch: {definition.batch_gap}")
-    return LiveModel(
-        connection_id=connection.connection_id,
-        provider=connection.provider,
-        model_id=config.model_id,
-        sampling=config.sampling,
-        limits=run_limits(config.limits, connection),
+    return connection.live_model(
+        config.model_id,
+        config.sampling,
+        run_limits(config.limits, connection),
         inference_mode=config.inference_mode,
         batch_above_cases=config.batch_above_cases,
-        region=connection.region,
-        endpoint_name=connection.endpoint_name,
-        base_url=connection.base_url,
-        secret_arn=connection.secret_arn,
-        prices=connection.prices,
-        **({"timeout_s": connection.timeout_s} if connection.timeout_s is not None else {}),
     )
