@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,7 +129,7 @@ def example(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 
 
 def _standalone(
-    rows: list[tuple[dict[str, Any], str | None]], folder: Path, judge_url: str | None = None
+    rows: Sequence[tuple[dict[str, Any], str | None]], folder: Path, judge_url: str | None = None
 ) -> list[float]:
     folder.mkdir(exist_ok=True)
     (folder / "grader.py").write_text(grader_source(), encoding="utf-8")

@@ -26,10 +26,11 @@ from pydantic import Field
 
 from benchgen.cases import Case
 from benchgen.compare.stats import ALPHA, mcnemar_exact
+from benchgen.inference.judge_calls import judge_one
 from benchgen.inference.model import Model
 from benchgen.inference.pacing import Pacer
 from benchgen.inference.retry import Backoff
-from benchgen.judging import JudgeRecord, JudgeSettings, judge_one, same_family
+from benchgen.judging import JudgeRecord, JudgeSettings, same_family
 from benchgen.lazy_model import LazyModel
 
 Better = Literal["A", "B", "tie"]
