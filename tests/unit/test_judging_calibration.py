@@ -23,13 +23,10 @@ from benchgen.judging_calibration import (
     read_calibration,
 )
 from benchgen.scoring.judge import ASKS, JudgeCase
+from tests.judged_bundles import judgment, labelled
 
 SETTINGS = JudgeSettings(connection="conn-judge", model_id="judge-model")
 QUICK = Backoff(attempts=1, base_s=0.0, cap_s=0.0, throttled_s=0.0)
-RUBRIC = [
-    {"id": "correct", "description": "The answer is right."},
-    {"id": "polite", "description": "The answer is polite.", "scale": [1, 5]},
-]
 
 
 def _pairs(table: dict[tuple[bool, bool], int]) -> list[tuple[bool | None, bool]]:
@@ -83,16 +80,6 @@ def test_poor_agreement_is_said_plainly() -> None:
     assert agreement("correct", weaker).describe().endswith("this judge agrees poorly with people on correct")
 
 
-def _line(index: int, correct: int, polite: int) -> dict[str, object]:
-    return {
-        "id": f"cal-{index}",
-        "question": f"What is {index} + {index}?",
-        "rubric": RUBRIC,
-        "answer": f"answer-{index}",
-        "labels": {"correct": correct, "polite": polite},
-    }
-
-
 def _write(path: Path, lines: list[dict[str, object]]) -> Path:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path
@@ -112,9 +99,7 @@ class ScriptedJudge:
         reply = self.replies[answer]
         if isinstance(reply, str):
             return Answer(text=reply, raw=reply)
-        text = json.dumps(
-            {"criteria": [{"id": k, "score": v, "reason": "Because."} for k, v in reply.items()]}
-        )
+        text = judgment(reply)
         return Answer(text=text, raw=text)
 
 
@@ -124,7 +109,8 @@ def test_the_judge_is_measured_on_the_labelled_answers_and_an_unreadable_answer_
     # Given four labelled answers (polite passes at 3 of 1..5) and a judge that agrees on correct but for
     # one answer, and cannot be read about the last
     path = _write(
-        tmp_path / "calibration.jsonl", [_line(1, 1, 5), _line(2, 0, 1), _line(3, 1, 2), _line(4, 0, 4)]
+        tmp_path / "calibration.jsonl",
+        [labelled(1, 1, 5), labelled(2, 0, 1), labelled(3, 1, 2), labelled(4, 0, 4)],
     )
     answers = read_calibration(path, JudgeCase, ASKS)
     judge = ScriptedJudge(
@@ -156,7 +142,7 @@ class Unreachable:
 
 
 def test_a_judge_that_answers_nothing_leaves_the_calibration_failed_with_its_reason(tmp_path: Path) -> None:
-    answers = read_calibration(_write(tmp_path / "c.jsonl", [_line(1, 1, 5)]), JudgeCase, ASKS)
+    answers = read_calibration(_write(tmp_path / "c.jsonl", [labelled(1, 1, 5)]), JudgeCase, ASKS)
 
     found = calibrate(answers, ASKS, ASKS, SETTINGS, Unreachable(), QUICK, model_id="judge-model")
 
@@ -165,8 +151,8 @@ def test_a_judge_that_answers_nothing_leaves_the_calibration_failed_with_its_rea
     assert "connection refused" in (found.reason or "")
 
 
-def test_a_label_off_its_scale_is_refused_naming_the_line(tmp_path: Path) -> None:
-    path = _write(tmp_path / "c.jsonl", [_line(1, 1, 5), _line(2, 1, 9)])
+def test_a_label_off_its_scale_is_refused_naming_thelabelled(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.jsonl", [labelled(1, 1, 5), labelled(2, 1, 9)])
 
     with pytest.raises(
         CalibrationError, match=r"c.jsonl line 2: the label of 'polite' must be an integer from 1 to 5"
@@ -175,7 +161,7 @@ def test_a_label_off_its_scale_is_refused_naming_the_line(tmp_path: Path) -> Non
 
 
 def test_a_calibration_set_above_the_limit_is_refused(tmp_path: Path) -> None:
-    path = _write(tmp_path / "c.jsonl", [_line(index, 1, 5) for index in range(CALIBRATION_LIMIT + 1)])
+    path = _write(tmp_path / "c.jsonl", [labelled(index, 1, 5) for index in range(CALIBRATION_LIMIT + 1)])
 
     with pytest.raises(CalibrationError, match=f"more than {CALIBRATION_LIMIT} labelled answers"):
         read_calibration(path, JudgeCase, ASKS)
