@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from benchgen.environment import Environment
-    from benchgen.judging_calibration import CriterionAgreement
+    from benchgen.records.judge_calibration import CriterionAgreement
 
 PROGRAM_KINDS = ("scoring_program", "ingestion_program")
 
@@ -120,8 +120,9 @@ def calibration_check(path: Path, args: argparse.Namespace) -> int:
     from benchgen.aws.providers.openai_compatible import ChatCompletions
     from benchgen.environment import open_environment
     from benchgen.judging import JudgeSettings
-    from benchgen.judging_calibration import CalibrationStatus, calibrate_environment
+    from benchgen.judging_calibration import calibrate_environment
     from benchgen.providers.connections import base_url_problem
+    from benchgen.records.judge_calibration import CalibrationStatus
 
     url: str | None = args.judge_url
     problem = (

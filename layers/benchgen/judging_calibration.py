@@ -21,12 +21,10 @@ import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import msgspec
-from pydantic import Field
 
 from benchgen.bundle.load import resolve_in_bundle
 from benchgen.cases import Case
@@ -35,19 +33,19 @@ from benchgen.errors import BenchGenError
 from benchgen.inference.model import Model
 from benchgen.inference.retry import Backoff
 from benchgen.judging import JudgeRequests, JudgeSettings, judge_one
-from benchgen.lazy_model import LazyModel
-from benchgen.records.bounds import Text
+from benchgen.records.judge_calibration import (
+    UNDEFINED_KAPPA,
+    CalibrationStatus,
+    CriterionAgreement,
+    JudgeCalibration,
+)
 from benchgen.scoring import registry
 
 # A calibration set is asked of the judge whole, within one step: keep it to what a step's minutes allow.
 CALIBRATION_LIMIT = 500
-# Below this kappa a judge's agreement with people is called poor (Landis and Koch's "fair" and under).
-POOR_KAPPA = 0.4
 _Z95 = 1.959964
 # A judge that keeps failing is tried a few times per answer, not for a live run's throttled minutes.
 DEFAULT_BACKOFF = Backoff(attempts=3, base_s=0.5, cap_s=5.0, throttled_s=30.0)
-UNDEFINED_KAPPA = "kappa undefined: judge and people each gave one and the same verdict on every answer"
-NO_LABELS = "UNCALIBRATED judge: no human-labelled answers"
 
 
 class CalibrationError(ValueError):
@@ -111,36 +109,6 @@ def read_calibration(
     return answers
 
 
-class CriterionAgreement(LazyModel):
-    """The judge's agreement with people on one criterion."""
-
-    criterion: str
-    n: int = Field(ge=0, description="answers both the judge and the person judged")
-    accuracy: float | None = Field(default=None, description="share of those on which they agree")
-    kappa: float | None = Field(default=None, description="Cohen's kappa; none when undefined")
-    kappa_low: float | None = None
-    kappa_high: float | None = None
-    unjudged: int = Field(default=0, ge=0, description="answers the judge left unjudged, not counted in n")
-    note: Text | None = None
-
-    @property
-    def poor(self) -> bool:
-        return self.kappa is not None and self.kappa < POOR_KAPPA
-
-    def describe(self) -> str:
-        """One line: the figures, and when agreement is poor or cannot be measured, that too."""
-        unjudged = f", {self.unjudged} unjudged" if self.unjudged else ""
-        if self.kappa is None:
-            reason = self.note or "no answer was judged"
-            return f"Judge agreement with people on {self.criterion}: {reason} ({self.n} answers{unjudged})"
-        line = (
-            f"Judge agreement with people on {self.criterion}: kappa {self.kappa:.2f} "
-            f"[{self.kappa_low:.2f}, {self.kappa_high:.2f}] on {self.n} answers (accuracy "
-            f"{self.accuracy:.0%}{unjudged})"
-        )
-        return f"{line}: this judge agrees poorly with people on {self.criterion}" if self.poor else line
-
-
 def agreement(criterion: str, pairs: Sequence[tuple[bool | None, bool]]) -> CriterionAgreement:
     """The figures of ``criterion`` from (judge, person) pass/fail pairs; a judge's None is unjudged."""
     judged = [(judge, person) for judge, person in pairs if judge is not None]
@@ -167,36 +135,6 @@ def agreement(criterion: str, pairs: Sequence[tuple[bool | None, bool]]) -> Crit
         kappa_high=round(min(1.0, kappa + half), 4),
         unjudged=unjudged,
     )
-
-
-class CalibrationStatus(StrEnum):
-    MEASURED = "measured"
-    UNCALIBRATED = "uncalibrated"  # the bundle has no human-labelled answers
-    FAILED = "failed"  # they could not be judged: ``reason`` says why
-
-
-class JudgeCalibration(LazyModel):
-    """A judge's agreement with people as measured for one environment version: the judge it was measured
-    for (connection and model id), and the figures per criterion."""
-
-    connection: str
-    model_id: str | None = None
-    status: CalibrationStatus
-    reason: Text | None = None
-    answers: int = Field(default=0, ge=0, description="the labelled answers the judge was asked about")
-    criteria: list[CriterionAgreement] = Field(default_factory=list)
-
-    @property
-    def uncalibrated(self) -> bool:
-        return self.status is not CalibrationStatus.MEASURED
-
-    def lines(self) -> list[str]:
-        """What is shown beside a judged score: a line per criterion, or why the judge is uncalibrated."""
-        if self.status is CalibrationStatus.UNCALIBRATED:
-            return [NO_LABELS]
-        if self.status is CalibrationStatus.FAILED:
-            return [f"UNCALIBRATED judge: calibration failed: {self.reason}"]
-        return [criterion.describe() for criterion in self.criteria]
 
 
 def calibrate(

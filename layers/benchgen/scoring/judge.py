@@ -216,7 +216,7 @@ def case_score(case: JudgeCase, scores: Sequence[CriterionScore]) -> float:
 class RubricRequests:
     """How the judge template asks its judge (the template's ``asks``)."""
 
-    prompt_fields = PROMPT_FIELDS
+    prompt_fields: tuple[str, ...] = PROMPT_FIELDS
 
     def prompt(self, case: Case, answer: str, settings: JudgeSettings, problem: str | None = None) -> str:
         assert isinstance(case, JudgeCase)
