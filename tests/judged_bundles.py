@@ -25,12 +25,14 @@ RUBRIC = [
 
 
 @contextmanager
-def judged_template(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The throwaway template registered, asking a judge with the rubric template's requests about cases
-    read as rubric cases, while the block runs."""
+def judged_template(monkeypatch: pytest.MonkeyPatch, *, rubric_cases: bool = True) -> Iterator[None]:
+    """The throwaway template registered, asking a judge with the rubric template's requests, while the
+    block runs; its cases read as rubric cases (as calibration reads them) unless ``rubric_cases`` is
+    false (its example's cases then score as the throwaway's)."""
     with registered_template() as definition:
+        case_type = JudgeCase if rubric_cases else definition.case_type
         monkeypatch.setattr(
-            throwaway_template, "TEMPLATE", dataclasses.replace(definition, asks=ASKS, case_type=JudgeCase)
+            throwaway_template, "TEMPLATE", dataclasses.replace(definition, asks=ASKS, case_type=case_type)
         )
         yield
 

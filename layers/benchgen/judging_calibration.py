@@ -37,9 +37,11 @@ from benchgen.records.judge_calibration import (
     UNDEFINED_KAPPA,
     CalibrationStatus,
     CriterionAgreement,
+    JudgeAgreement,
     JudgeCalibration,
 )
 from benchgen.scoring import registry
+from benchgen.scoring.templates import TemplateDefinition
 
 # A calibration set is asked of the judge whole, within one step: keep it to what a step's minutes allow.
 CALIBRATION_LIMIT = 500
@@ -179,6 +181,14 @@ def calibrate(
     )
 
 
+def _judged(env: Environment) -> tuple[JudgeSettings, TemplateDefinition] | None:
+    """``env``'s judge settings and its template, when its template asks a judge and it names one."""
+    definition = registry.template(env.template) if env.template is not None else None
+    if env.spec.judge is None or definition is None or definition.asks is None:
+        return None
+    return env.spec.judge, definition
+
+
 def calibrate_environment(
     env: Environment,
     connect: Callable[[JudgeSettings, str], Model],
@@ -191,10 +201,10 @@ def calibrate_environment(
     with ``connect(settings, model_id)``); None when its template asks no judge. Without a calibration
     set it is uncalibrated; a set that cannot be read or a judge that cannot be reached leave it failed,
     saying why."""
-    settings = env.spec.judge
-    definition = registry.template(env.template) if env.template is not None else None
-    if settings is None or definition is None or definition.asks is None:
+    judged = _judged(env)
+    if judged is None:
         return None
+    settings, definition = judged
     model_id = model_id or settings.model_id
     named = {"connection": settings.connection, "model_id": model_id}
     if settings.calibration is None:
@@ -211,3 +221,24 @@ def calibrate_environment(
     except (BenchGenError, CalibrationError) as error:
         return JudgeCalibration(**named, status=CalibrationStatus.FAILED, reason=str(error)[:1000])
     return calibrate(answers, asks, asks, settings, model, backoff, model_id=model_id, deadline=deadline)
+
+
+# A run scored where its environment was not registered (benchgen score) has no measured calibration.
+NOT_MEASURED = "its agreement with people was not measured for this run (benchgen bundle check --calibrate)"
+
+
+def judge_agreement(env: Environment) -> JudgeAgreement | None:
+    """What a run of ``env`` shows beside its scores of its judge's agreement with people: the figures
+    registration recorded (``env.judge_calibration``), or that it is uncalibrated; None when its template
+    asks no judge."""
+    judged = _judged(env)
+    if judged is None:
+        return None
+    settings = judged[0]
+    calibration = env.judge_calibration or JudgeCalibration(
+        connection=settings.connection,
+        model_id=settings.model_id,
+        status=CalibrationStatus.UNCALIBRATED,
+        reason=NOT_MEASURED,
+    )
+    return JudgeAgreement.of(calibration)

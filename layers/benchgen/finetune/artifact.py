@@ -50,6 +50,7 @@ from benchgen.finetune.seed import (
 from benchgen.finetune.split import SPLIT_RULE, SPLITS, split_for
 from benchgen.finetune.spool import MergeOrder, Run, SortedSpool, Tie
 from benchgen.finetune.store import choose_pool_rows, scratch_db
+from benchgen.judging_calibration import judge_agreement
 from benchgen.lazy_model import LazyModel
 from benchgen.naming import dataset_name
 from benchgen.outputs import RunOutput
@@ -126,6 +127,7 @@ def _manifest(
     files: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
     pool = finetune.pool
+    judge = judge_agreement(env)
     return {
         "kind": "finetune",
         "dataset_name": name,
@@ -148,6 +150,8 @@ def _manifest(
         "system_prompt": finetune.system_prompt,
         "suggested_hyperparams": dict(finetune.suggested_hyperparams or DEFAULT_HYPERPARAMS),
         "files": files,
+        # the agreement with people of the judge that gave the run's verdicts, when a judge gave them
+        **({"judge": judge.model_dump(mode="json")} if judge is not None else {}),
     }
 
 

@@ -51,7 +51,11 @@ class EnvironmentRecord(LazyModel):
     problems: Texts = Field(default_factory=list)
     warnings: Texts = Field(default_factory=list)
     # Its judge's agreement with people, measured at registration; None when its template asks no judge.
-    judge_calibration: JudgeCalibration | None = None
+    judge_calibration: JudgeCalibration | None = Field(
+        default=None,
+        description="its judge's agreement with people, measured at registration on the bundle's "
+        "human-labelled answers: failed, with the reason, when the judge could not be reached",
+    )
     # Who published it: a Cognito user id from the upload's stamp, or OPERATOR for a direct bucket upload.
     published_by: str | None = None
     created_at: str = Field(default_factory=utc_now)

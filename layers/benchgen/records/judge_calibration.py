@@ -59,19 +59,33 @@ class JudgeCalibration(LazyModel):
 
     connection: str
     model_id: str | None = None
-    status: CalibrationStatus
-    reason: Text | None = None
+    status: CalibrationStatus = Field(
+        description="measured; uncalibrated (no human-labelled answers); failed (they could not be judged)"
+    )
+    reason: Text | None = Field(default=None, description="why it is uncalibrated or failed")
     answers: int = Field(default=0, ge=0, description="the labelled answers the judge was asked about")
     criteria: list[CriterionAgreement] = Field(default_factory=list)
-
-    @property
-    def uncalibrated(self) -> bool:
-        return self.status is not CalibrationStatus.MEASURED
 
     def lines(self) -> list[str]:
         """What is shown beside a judged score: a line per criterion, or why the judge is uncalibrated."""
         if self.status is CalibrationStatus.UNCALIBRATED:
-            return [NO_LABELS]
+            return [f"UNCALIBRATED judge: {self.reason}" if self.reason else NO_LABELS]
         if self.status is CalibrationStatus.FAILED:
             return [f"UNCALIBRATED judge: calibration failed: {self.reason}"]
         return [criterion.describe() for criterion in self.criteria]
+
+
+class JudgeAgreement(JudgeCalibration):
+    """The agreement with people of the judge that gave a run's scores, as the run, its report and its
+    dataset's manifest show it beside them."""
+
+    uncalibrated: bool = Field(description="the judge's agreement with people was not measured")
+    summary: list[str] = Field(description="a line per criterion, or why the judge is uncalibrated")
+
+    @classmethod
+    def of(cls, calibration: JudgeCalibration) -> JudgeAgreement:
+        return cls(
+            **calibration.model_dump(),
+            uncalibrated=calibration.status is not CalibrationStatus.MEASURED,
+            summary=calibration.lines(),
+        )

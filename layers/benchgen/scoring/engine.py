@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from benchgen.errors import ScoringError
+from benchgen.judging_calibration import judge_agreement
 from benchgen.outputs import RunOutput
 from benchgen.phases import (
     TASK_BREAKDOWN,
@@ -324,7 +325,9 @@ def _score_tasks(
     computed = {column.key for column in spec.columns if column.computation is not None}
     files[RunOutput.SCORES] = write_scores(out_dir, metrics)
     with DetailedResults(out_dir) as detailed:
-        files |= detailed.write(title=spec.title, metrics=metrics, columns=spec.columns)
+        files |= detailed.write(
+            title=spec.title, metrics=metrics, columns=spec.columns, judge=judge_agreement(tasks[0])
+        )
     return ScoreReport(
         files=files,
         scores=metrics,

@@ -25,6 +25,7 @@ import msgspec
 
 from benchgen.cases import Case, Prediction
 from benchgen.errors import ScoringError, SubmissionError
+from benchgen.judging_calibration import judge_agreement
 from benchgen.outputs import RunOutput
 from benchgen.report.detailed import TABLE_LIMIT, CaseLog, Summary, write_detailed
 from benchgen.report.html import TableRow
@@ -199,6 +200,7 @@ def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> Sco
         summary=summary,
         logs=[part / CASES_NAME for part in parts],
         rows=rows,
+        judge=judge_agreement(env),
     )
     return ScoreReport.tallied(
         spec,
