@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from benchgen.environment import Environment
+    from benchgen.records.judge_calibration import CriterionAgreement
 
 PROGRAM_KINDS = ("scoring_program", "ingestion_program")
 
@@ -26,6 +27,25 @@ def register(subparsers: Any) -> None:
         "the way registration will (including the longest execution_time_limit the stack allows).",
     )
     check.add_argument("path", type=Path, help="the bundle: a .zip, a folder, or its competition.yaml")
+    check.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="also ask the bundle's judge about its human-labelled answers (judge: calibration:) and print "
+        "its agreement with people per criterion, as registration records it",
+    )
+    check.add_argument(
+        "--judge-url",
+        help="with --calibrate: the base URL of an OpenAI-compatible API serving the judge (a connection id "
+        "means nothing here), e.g. http://127.0.0.1:8766/v1 for benchgen model serve",
+    )
+    check.add_argument(
+        "--judge-model", help="with --calibrate: the judge's model id (default: judge: model_id)"
+    )
+    check.add_argument(
+        "--judge-api-key-file",
+        type=Path,
+        help="with --calibrate: a file holding the API key the judge's server asks for",
+    )
     check.set_defaults(func=run_check)
 
 
@@ -91,4 +111,72 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"{path}: {count} and run the check again", file=sys.stderr)
         return 1
     print(summary(path))
+    return calibration_check(path, args) if args.calibrate else 0
+
+
+def calibration_check(path: Path, args: argparse.Namespace) -> int:
+    """``--calibrate``: the judge's agreement with people on the bundle's labelled answers, as a table;
+    1 when it could not be measured."""
+    from benchgen.aws.providers.openai_compatible import ChatCompletions
+    from benchgen.environment import open_environment
+    from benchgen.judging import JudgeSettings
+    from benchgen.providers.connections import base_url_problem
+    from benchgen.records.judge_calibration import CalibrationStatus
+    from benchgen.scoring.calibration import calibrate_environment
+
+    url: str | None = args.judge_url
+    problem = (
+        "give --judge-url, the judge's OpenAI-compatible base URL" if url is None else base_url_problem(url)
+    )
+    if url is None or problem is not None:
+        print(f"--calibrate: {problem}", file=sys.stderr)
+        return 1
+    key = args.judge_api_key_file.read_text(encoding="utf-8").strip() if args.judge_api_key_file else None
+
+    def connect(settings: JudgeSettings, model_id: str) -> ChatCompletions:
+        return ChatCompletions(url, model_id, settings.sampling, api_key=key)
+
+    with tempfile.TemporaryDirectory(prefix="benchgen-calibrate-") as work:
+        env = open_environment(path, Path(work))
+        found = calibrate_environment(env, connect, model_id=args.judge_model)
+    if found is None:
+        print(
+            "--calibrate: the bundle's template asks no judge (no judge: section), so there is no judge "
+            "to calibrate",
+            file=sys.stderr,
+        )
+        return 1
+    if found.status is not CalibrationStatus.MEASURED:
+        print("\n".join(found.lines()), file=sys.stderr)
+        return 1
+    print(f"Judge {found.model_id} at {url}, on {found.answers} human-labelled answers:")
+    print(calibration_table(found.criteria))
+    for criterion in found.criteria:
+        if criterion.poor:
+            print(
+                f"this judge agrees poorly with people on {criterion.criterion} (kappa {criterion.kappa:.2f})"
+            )
+        elif criterion.kappa is None:
+            print(f"{criterion.criterion}: {criterion.note}")
     return 0
+
+
+def calibration_table(criteria: list[CriterionAgreement]) -> str:
+    """Per criterion: n, accuracy, kappa with its 95% interval, and the answers left unjudged."""
+    rows = [("criterion", "n", "accuracy", "kappa [95% CI]", "unjudged")]
+    for each in criteria:
+        accuracy = f"{each.accuracy:.0%}" if each.accuracy is not None else "-"
+        kappa = (
+            f"{each.kappa:.2f} [{each.kappa_low:.2f}, {each.kappa_high:.2f}]"
+            if each.kappa is not None
+            else "undefined"
+        )
+        rows.append((each.criterion, str(each.n), accuracy, kappa, str(each.unjudged)))
+    widths = [max(len(row[column]) for row in rows) for column in range(5)]
+    return "\n".join(
+        "  ".join(
+            cell.ljust(width) if column in (0, 3) else cell.rjust(width)
+            for column, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    )

@@ -177,8 +177,10 @@ REGISTER_ENVIRONMENT = FunctionSpec(
     reads=(ENVIRONMENTS_PREFIX,),
     # the cases of each task that runs may score in shards, cut into shard files
     writes=(CASE_SHARDS,),
-    tables={DataTable.ENVIRONMENTS: TableAccess.READ_WRITE},
+    # the connection its judge: section names, to measure the judge against the bundle's labelled answers
+    tables={DataTable.ENVIRONMENTS: TableAccess.READ_WRITE, DataTable.CONNECTIONS: TableAccess.READ},
     idempotent=True,
+    calls_models=True,
 )
 
 INGEST = FunctionSpec(

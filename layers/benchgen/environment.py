@@ -26,6 +26,7 @@ from benchgen.bundle.spec import CompetitionSpec, Phase, Task
 from benchgen.cases import Reference, case_references
 from benchgen.errors import BenchGenError, BundleError, too_deep
 from benchgen.programs import load_command
+from benchgen.records.judge_calibration import JudgeCalibration
 from benchgen.vocabulary import TemplateName
 
 CASES_FILE = "cases.jsonl"
@@ -72,6 +73,8 @@ class Environment:
         self._workdir = workdir
         self._budget = budget or Budget()
         self._parts: dict[tuple[int, str], Path] = {}
+        # Its judge's agreement with people as registration recorded it (a run's steps set it).
+        self.judge_calibration: JudgeCalibration | None = None
         self.phase_position = phase_position([(p.index, p.name) for p in spec.phases], phase)
         self.task_position = self._position_of(self._phase_task_indexes()[0])
 

@@ -77,10 +77,12 @@ BATCH_JOBS = {
 DRAINED = ["register_environment", "ingest", "score"]
 
 EXPECTED_ACTIONS = {
+    # a judged environment's judge is asked about its labelled answers at registration
     "register_environment": BASELINE
     | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
     | READ_WRITE
-    | IDEMPOTENCY,
+    | IDEMPOTENCY
+    | MODEL_CALLS,
     "ingest": BASELINE
     | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "lambda:InvokeFunction", "events:PutEvents"}
     | READ_WRITE
@@ -266,7 +268,11 @@ EXPECTED_OBJECT_ACCESS = {
 }
 
 EXPECTED_TABLE_ACCESS = {
-    "register_environment": {"EnvironmentsTable": READ_WRITE, "IdempotencyTable": IDEMPOTENCY},
+    "register_environment": {
+        "EnvironmentsTable": READ_WRITE,
+        "IdempotencyTable": IDEMPOTENCY,
+        "ConnectionsTable": READ,
+    },
     "ingest": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
     "score": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "IdempotencyTable": IDEMPOTENCY},
     "build_artifact": {
@@ -318,7 +324,7 @@ TRAINING_RUNS_INDEXES = {
     "${TrainingRunsTable.Arn}/index/by_preparation",
 }
 EXPECTED_INDEXES = {
-    "register_environment": set(),
+    "register_environment": {"${ConnectionsTable.Arn}/index/by_owner"},
     "ingest": RUNS_INDEXES,
     "score": RUNS_INDEXES,
     "build_artifact": RUNS_INDEXES | {"${DatasetsTable.Arn}/index/by_kind"},
@@ -853,7 +859,16 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
 
 
 @pytest.mark.parametrize(
-    "name", ["deploy_model", "infer_shard", "upload_training", "training_job", "submit_batch", "poll_batch"]
+    "name",
+    [
+        "register_environment",
+        "deploy_model",
+        "infer_shard",
+        "upload_training",
+        "training_job",
+        "submit_batch",
+        "poll_batch",
+    ],
 )
 def test_model_callers_read_only_secrets_tagged_for_inference(
     role_statements: dict[str, list[Statement]], name: str

@@ -164,8 +164,8 @@ def test_a_judge_connection_not_of_the_environment_owner_s_is_refused(tmp_path: 
     with pytest.raises(EvaluationError) as refused:
         judged.compare(tmp_path / "compare")
     assert str(refused.value) == (
-        "the judge of environment gsm8k-tr names connection 'conn-judge', which is not one of the "
-        "environment owner's: name one of theirs in its judge: section"
+        "the judge of environment gsm8k-tr: the judge: section names connection 'conn-judge', which is not "
+        "one of the environment owner's: name one of theirs (GET /connections lists them)"
     )
     assert judged.asked == []
 

@@ -57,7 +57,8 @@ class LambdaFunction:
         self._invocation = threading.local()
 
     def deadline(self) -> float:
-        """When (on ``time.monotonic``'s clock) the task this thread runs reaches its Lambda timeout."""
+        """When (on ``time.monotonic``'s clock) the task or upload this thread handles reaches its Lambda
+        timeout."""
         deadline: float = self._invocation.deadline
         return deadline
 
@@ -140,6 +141,7 @@ class LambdaFunction:
         `answers`; with `invocation`, the step is also told which delivery of the event this is."""
 
         def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+            self._invocation.deadline = time.monotonic() + context.get_remaining_time_in_millis() / 1000
             arguments: dict[str, Any] = {}
             if invocation:
                 # Imported by the functions that count deliveries only: it brings the run records.

@@ -54,6 +54,7 @@ from benchgen.lazy_model import LazyModel
 from benchgen.naming import dataset_name
 from benchgen.outputs import RunOutput
 from benchgen.records.runs import RunInfo
+from benchgen.scoring.calibration import judge_agreement
 from benchgen.verdicts import verdict_lines
 from benchgen.zipwrite import building_zip, entry, file_sha256
 
@@ -126,6 +127,7 @@ def _manifest(
     files: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
     pool = finetune.pool
+    judge = judge_agreement(env)
     return {
         "kind": "finetune",
         "dataset_name": name,
@@ -148,6 +150,8 @@ def _manifest(
         "system_prompt": finetune.system_prompt,
         "suggested_hyperparams": dict(finetune.suggested_hyperparams or DEFAULT_HYPERPARAMS),
         "files": files,
+        # the agreement with people of the judge that gave the run's verdicts, when a judge gave them
+        **({"judge": judge.model_dump(mode="json")} if judge is not None else {}),
     }
 
 

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, Field
 
 from benchgen.lazy_model import LazyModel
 from benchgen.records.bounds import MAX_CRITERIA, Key, Text, Texts, all_or_none
+from benchgen.records.judge_calibration import JudgeCalibration
 from benchgen.records.timestamps import utc_now
 
 
@@ -49,6 +50,12 @@ class EnvironmentRecord(LazyModel):
     case_shards: list[ShardPlan] = Field(default_factory=list)
     problems: Texts = Field(default_factory=list)
     warnings: Texts = Field(default_factory=list)
+    # Its judge's agreement with people, measured at registration; None when its template asks no judge.
+    judge_calibration: JudgeCalibration | None = Field(
+        default=None,
+        description="its judge's agreement with people, measured at registration on the bundle's "
+        "human-labelled answers: failed, with the reason, when the judge could not be reached",
+    )
     # Who published it: a Cognito user id from the upload's stamp, or OPERATOR for a direct bucket upload.
     published_by: str | None = None
     created_at: str = Field(default_factory=utc_now)

@@ -21,6 +21,7 @@ import msgspec
 
 from benchgen.bundle.spec import Column
 from benchgen.outputs import RunOutput
+from benchgen.records.judge_calibration import JudgeAgreement
 from benchgen.report.html import TableRow, render_html
 from benchgen.verdicts import AnyVerdict, is_unjudged
 
@@ -232,14 +233,18 @@ def write_detailed(
     summary: Summary,
     logs: Sequence[Path],
     rows: list[TableRow],
+    judge: JudgeAgreement | None = None,
 ) -> dict[RunOutput, Path]:
     """Put ``detailed_results.json`` (the cases of ``logs``, in order) and ``detailed_results.html``
-    (``rows``) in ``out_dir``, each replacing the old one only once it is complete; answers their paths."""
+    (``rows``) in ``out_dir``, each replacing the old one only once it is complete; answers their paths.
+    ``judge``: the agreement with people of the judge that gave the scores, shown beside them."""
     out_dir.mkdir(parents=True, exist_ok=True)
     tiles = metric_tiles(metrics, columns)
     summary_dict = summary.summary_dict()
     breakdowns = summary.breakdowns_dict()
     head = {"title": title, "metrics": tiles, "summary": summary_dict, "breakdowns": breakdowns}
+    if judge is not None:
+        head["judge"] = judge.model_dump(mode="json")
     paths = {
         output: out_dir / output.file_name for output in (RunOutput.DETAILED_JSON, RunOutput.DETAILED_HTML)
     }
@@ -260,7 +265,14 @@ def write_detailed(
             out.write(b"\n ]\n}\n")
         html_part = RunOutput.DETAILED_HTML.path_in(Path(scratch))
         html_part.write_text(
-            render_html(title=title, tiles=tiles, summary=summary_dict, breakdowns=breakdowns, rows=rows),
+            render_html(
+                title=title,
+                tiles=tiles,
+                summary=summary_dict,
+                breakdowns=breakdowns,
+                rows=rows,
+                judge=judge.summary if judge is not None else (),
+            ),
             encoding="utf-8",
         )
         os.replace(json_part, paths[RunOutput.DETAILED_JSON])
@@ -285,7 +297,14 @@ class DetailedResults:
         self._log.add(verdict)
         self.summary.add(verdict)
 
-    def write(self, *, title: str, metrics: dict[str, float], columns: list[Column]) -> dict[RunOutput, Path]:
+    def write(
+        self,
+        *,
+        title: str,
+        metrics: dict[str, float],
+        columns: list[Column],
+        judge: JudgeAgreement | None = None,
+    ) -> dict[RunOutput, Path]:
         """Put ``detailed_results.json`` and ``detailed_results.html`` in ``out_dir``; answers their paths."""
         self._log.close()
         return write_detailed(
@@ -296,6 +315,7 @@ class DetailedResults:
             summary=self.summary,
             logs=[self._log.path],
             rows=self._log.rows,
+            judge=judge,
         )
 
     def close(self) -> None:

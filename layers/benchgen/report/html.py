@@ -6,6 +6,7 @@ texts are clipped and long breakdowns capped, so the page stays a bounded size h
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -118,6 +119,13 @@ def _table(rows: list[TableRow], total: int) -> str:
     return "\n".join(lines)
 
 
+def _judge_lines(lines: Sequence[str]) -> list[str]:
+    """The judge's agreement with people, beside the scores it gave (nothing for a run no judge scored)."""
+    if not lines:
+        return []
+    return ['<ul class="judge">', *(f"<li>{escape(line)}</li>" for line in lines), "</ul>"]
+
+
 def render_html(
     *,
     title: str,
@@ -125,6 +133,7 @@ def render_html(
     summary: dict[str, int],
     breakdowns: dict[str, dict[str, dict[str, float]]],
     rows: list[TableRow],
+    judge: Sequence[str] = (),
 ) -> str:
     metric_tiles = [tile(str(t["title"]), _metric_value(t)) for t in tiles]
     count_tiles = [
@@ -148,6 +157,7 @@ def render_html(
         *metric_tiles,
         *count_tiles,
         "</div>",
+        *_judge_lines(judge),
         *(_chart(name, buckets) for name, buckets in breakdowns.items()),
         _table(rows, summary["total"]),
         "</body>",

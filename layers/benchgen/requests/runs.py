@@ -17,6 +17,7 @@ from benchgen.environment import PhaseError, phase_position
 from benchgen.jsonhead import pick_top_level_fields
 from benchgen.outputs import RunOutput
 from benchgen.records.environments import EnvironmentStatus
+from benchgen.records.judge_calibration import JudgeAgreement
 from benchgen.records.runs import RunConfig, RunRecord, RunStatus
 from benchgen.requests.errors import Conflict, Forbidden, NotFound, Unprocessable
 from benchgen.requests.idempotency import create_once
@@ -253,6 +254,9 @@ def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
         files=list(labelled_files(run)),
         artifact_reason=run.artifact_reason,
         dataset=dataset,
+        judge=JudgeAgreement.of(environment.judge_calibration)
+        if environment is not None and environment.judge_calibration is not None
+        else None,
         live_model=LiveModelView.model_validate(run.live_model.model_dump()) if run.live_model else None,
         inference=run.inference,
         progress=InferenceProgressView.model_validate(run.progress.model_dump()) if run.progress else None,

@@ -41,6 +41,7 @@ from benchgen.report.detailed import DetailedResults
 from benchgen.sandbox.job import ProgramJob, Sandbox
 from benchgen.sandbox.local import LocalSandbox
 from benchgen.scoring import Aggregator
+from benchgen.scoring.calibration import judge_agreement
 from benchgen.scoring.results import (
     ScoreReport,
     match_columns,
@@ -338,7 +339,9 @@ def _score_tasks(
     computed = {column.key for column in spec.columns if column.computation is not None}
     files[RunOutput.SCORES] = write_scores(out_dir, metrics)
     with DetailedResults(out_dir) as detailed:
-        files |= detailed.write(title=spec.title, metrics=metrics, columns=spec.columns)
+        files |= detailed.write(
+            title=spec.title, metrics=metrics, columns=spec.columns, judge=judge_agreement(tasks[0])
+        )
     return ScoreReport(
         files=files,
         scores=metrics,

@@ -192,6 +192,34 @@ class RubricRequests:
         parsed = parse_judgment(text, case)
         return parsed if isinstance(parsed, str) else None
 
+    def passes(self, case: Case, text: str) -> dict[str, bool]:
+        """The judge's pass/fail per criterion from its readable answer (calibration)."""
+        assert isinstance(case, JudgeCase)
+        parsed = parse_judgment(text, case)
+        if isinstance(parsed, str):
+            return {}
+        rubric = {criterion.id: criterion for criterion in case.rubric}
+        return {score.id: score.score >= rubric[score.id].threshold for score in parsed}
+
+    def labelled(self, case: Case, labels: Mapping[str, int]) -> dict[str, bool]:
+        """A person's pass/fail per criterion from their scores (calibration): every criterion of the
+        rubric scored once, on its scale."""
+        assert isinstance(case, JudgeCase)
+        rubric = {criterion.id: criterion for criterion in case.rubric}
+        unknown = sorted(set(labels) - set(rubric))
+        missing = [name for name in rubric if name not in labels]
+        if unknown or missing:
+            raise ValueError(
+                f"labels must score every criterion of the rubric ({', '.join(rubric)}) and no other"
+                + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+                + (f"; missing: {', '.join(missing)}" if missing else "")
+            )
+        for name, criterion in rubric.items():
+            low, high = criterion.scale
+            if not low <= labels[name] <= high:
+                raise ValueError(f"the label of {name!r} must be an integer from {low} to {high}")
+        return {name: labels[name] >= criterion.threshold for name, criterion in rubric.items()}
+
 
 ASKS = RubricRequests()
 

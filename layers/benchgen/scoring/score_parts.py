@@ -31,6 +31,7 @@ from benchgen.report.detailed import TABLE_LIMIT, CaseLog, Summary, write_detail
 from benchgen.report.html import TableRow
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring import Aggregator, ScoringOptions, ScoringTemplate, build_template, registry
+from benchgen.scoring.calibration import judge_agreement
 from benchgen.scoring.ingested import IngestedPredictions, NotIngested, merge_join, read_ingested
 from benchgen.scoring.join import Pairs, PredictionIndex, iter_cases
 from benchgen.scoring.reasoned import judge_read, read_prediction
@@ -231,6 +232,7 @@ def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> Sco
         summary=summary,
         logs=[part / CASES_NAME for part in parts],
         rows=rows,
+        judge=judge_agreement(env),
     )
     return ScoreReport.tallied(
         spec,

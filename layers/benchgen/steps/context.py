@@ -46,6 +46,7 @@ def open_run_environment(
     run's phase (PhaseError when the bundle has no such phase), narrowed to the run's case scope."""
     bundle = store.download(version.bundle_key, workdir / "bundle.zip", version_id=version.bundle_version_id)
     environment = open_environment(bundle, workdir / "bundle", phase=run.phase)
+    environment.judge_calibration = version.judge_calibration
     if run.case_scope is not None:
         _narrow(environment, run, store=store, workdir=workdir)
     return environment

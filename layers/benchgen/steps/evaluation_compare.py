@@ -30,13 +30,9 @@ from benchgen.ports.evaluations import EvaluationsStore
 from benchgen.ports.providers import ModelFactory
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.providers.capabilities import Unsupported
-from benchgen.providers.checks import check_request
+from benchgen.providers.judges import JudgeUnreachable, judge_model
 from benchgen.records.evaluations import EvaluationRecord
 from benchgen.records.runs import (
-    LIMIT_FIELDS,
-    ConnectionQuotas,
-    InferenceLimits,
     LiveModel,
     RunRecord,
     RunStatus,
@@ -91,27 +87,14 @@ class PairwiseJudging:
 
 
 def _judge_model(judging: PairwiseJudging, environment_id: str, settings: JudgeSettings) -> LiveModel:
-    """The judge as a live run's model: a connection of the environment owner's, within the connection's
-    bounds."""
+    """The judge as a live run's model: a connection of the environment owner's, within its bounds."""
     owner = judging.environments.owner_of(environment_id)
-    connection = judging.connections.get(settings.connection)
-    if connection is None or owner is None or connection.owner != owner.owner:
-        raise EvaluationError(
-            f"the judge of environment {environment_id} names connection {settings.connection!r}, which is "
-            "not one of the environment owner's: name one of theirs in its judge: section"
-        )
-    if settings.model_id is None:
-        raise EvaluationError(
-            f"the judge: section of environment {environment_id} names no model_id: name the model its "
-            "connection serves, so the judge can compare the two models' answers"
-        )
     try:
-        check_request(connection, inference=True)
-    except Unsupported as error:
-        raise EvaluationError(f"the judge of environment {environment_id} cannot be asked: {error}") from None
-    bounds = connection.limits or ConnectionQuotas()
-    stated = {field: getattr(bounds, field) for field in LIMIT_FIELDS if getattr(bounds, field) is not None}
-    return connection.live_model(settings.model_id, settings.sampling, InferenceLimits.model_validate(stated))
+        return judge_model(
+            settings, owner.owner if owner is not None else None, judging.connections.get(settings.connection)
+        )
+    except JudgeUnreachable as error:
+        raise EvaluationError(f"the judge of environment {environment_id}: {error}") from None
 
 
 def _answer(verdicts: Mapping[str, Verdict], case_id: str) -> str | None:

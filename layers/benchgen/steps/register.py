@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from aws_lambda_powertools import Logger
@@ -12,10 +13,17 @@ from benchgen.bucket_layout import BundleKey, ObjectKeyError, misplaced_bundle_s
 from benchgen.bundle.spec import Phase, Task
 from benchgen.environment import Environment, open_environment
 from benchgen.errors import BenchGenError
+from benchgen.inference.model import Model
+from benchgen.judging import JudgeSettings
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY, stamp_refusal
+from benchgen.ports.connections import ConnectionsReader
 from benchgen.ports.environments import EnvironmentsStore
+from benchgen.ports.providers import ModelFactory
 from benchgen.ports.storage import ObjectStorage
+from benchgen.providers.judges import JudgeUnreachable, judge_model
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
+from benchgen.records.judge_calibration import JudgeCalibration
+from benchgen.scoring.calibration import CalibrationError, calibrate_environment
 from benchgen.steps.case_shards import cut_cases, shardable_tasks
 
 logger = Logger(child=True)
@@ -46,6 +54,7 @@ def register_environment(
     workdir: Path,
     max_program_seconds: int | None = None,
     shard_cases: int | None = None,
+    judges: Judges | None = None,
 ) -> EnvironmentRecord:
     """Validate the uploaded bundle and record the version, once.
 
@@ -54,7 +63,9 @@ def register_environment(
     the environment's publishers publish: anyone else's upload is recorded as rejected, with the reason.
     A key laid out wrongly is recorded as a rejected environment saying how to lay it out. Given
     ``shard_cases``, the cases of every task a run may score in shards are cut into shards of that many
-    (see :mod:`benchgen.steps.case_shards`) before the version is recorded.
+    (see :mod:`benchgen.steps.case_shards`) before the version is recorded. When its template asks a judge,
+    the judge's agreement with its human-labelled answers is measured through ``judges`` and recorded
+    (:func:`judge_calibration`): a judge that cannot be reached leaves it failed, the version registered.
     """
     try:
         bundle_key = parse_bundle_key(key)
@@ -113,6 +124,7 @@ def register_environment(
                     "converted": env.spec.conversion.describe() if env.spec.conversion else None,
                     "warnings": list(env.runtime.warnings),
                     "case_shards": _case_shards(env, bundle_key, shard_cases, store, workdir / "shards"),
+                    "judge_calibration": judge_calibration(env, publisher, judges),
                 }
             )
     if not environments.put_if_absent(record):
@@ -121,6 +133,35 @@ def register_environment(
         return stored if stored is not None else record
     logger.info("environment recorded", extra={"status": record.status, "problems": len(record.problems)})
     return record
+
+
+@dataclass(frozen=True)
+class Judges:
+    """How registration reaches an environment's judge: the connections it may name (the publisher's own),
+    the factory that asks a connection's model, and when the step must stop asking."""
+
+    connections: ConnectionsReader
+    model_for: ModelFactory
+    deadline: float | None = None
+
+
+def judge_calibration(env: Environment, publisher: str, judges: Judges | None) -> JudgeCalibration | None:
+    """The agreement with people of ``env``'s judge, reached through the publisher's connection that its
+    ``judge:`` section names; None when its template asks no judge."""
+
+    def connect(settings: JudgeSettings, model_id: str) -> Model:
+        if judges is None:
+            raise CalibrationError("no connection can be reached where this bundle is registered")
+        try:
+            live = judge_model(settings, publisher, judges.connections.get(settings.connection), model_id)
+        except JudgeUnreachable as error:
+            raise CalibrationError(str(error)) from None
+        return judges.model_for(live, settings.sampling)
+
+    found = calibrate_environment(env, connect, deadline=judges.deadline if judges else None)
+    if found is not None:
+        logger.info("judge calibrated", extra={"status": found.status, "answers": found.answers})
+    return found
 
 
 def _phase(phase: Phase, tasks: list[Task]) -> dict[str, object]:

@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from benchgen.lazy_model import LazyModel
+from benchgen.records.judge_calibration import JudgeAgreement
 from benchgen.records.prices import ModelPrices
 from benchgen.records.programs import ProgramOutcome
 from benchgen.records.runs import (
@@ -280,6 +281,11 @@ class RunDetail(RunSummary):
     files: list[str] = Field(default_factory=list, description="labels of the files the run produced")
     artifact_reason: str | None = None
     dataset: DatasetLink | None = None
+    judge: JudgeAgreement | None = Field(
+        default=None,
+        description="for a run a judge model scored: that judge's agreement with people as its environment "
+        "version's registration measured it, or that it is uncalibrated",
+    )
     live_model: LiveModelView | None = Field(
         default=None, description="for a live run: the model asked (its sampling is in the owner-only config)"
     )
