@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from benchgen.errors import BenchGenError
+from benchgen.judging import JUDGMENTS_NAME
 from benchgen.outputs import RunOutput
 
 ENVIRONMENTS = "environments/"
@@ -243,6 +244,32 @@ def correlation_id(key: str) -> str:
 def inference_items_key(run_id: str) -> str:
     """The items list the InferencePipeline's Distributed Map reads: one object per shard."""
     return run_key(run_id, "inference/items.json")
+
+
+def judgments_key(run_id: str) -> str:
+    """The run's judgments: what the environment's judge said of each answer, which scoring reads."""
+    return run_key(run_id, JUDGMENTS_NAME)
+
+
+def judging_items_key(run_id: str) -> str:
+    """The items list the JudgingPipeline's Distributed Map reads: one object per shard."""
+    return run_key(run_id, "judging/items.json")
+
+
+def judging_key(run_id: str, name: str) -> str:
+    """A judging pass's working file: the judge it asks (``judge.json``), a shard's cases and answers
+    (:func:`judging_shard_key`)."""
+    return run_key(run_id, f"judging/{name}")
+
+
+def judging_shard_key(run_id: str, kind: str, shard: int) -> str:
+    """A judging pass's shard file: the ``cases`` (with their answers) it asks about, or the ``judgments``."""
+    return judging_key(run_id, f"{kind}-{shard:05d}.jsonl")
+
+
+def judging_execution_name(run_id: str) -> str:
+    """The run's JudgingPipeline execution: one per run, so that a second start collides."""
+    return f"judge-{run_id}"[:80]
 
 
 def inference_shard_key(run_id: str, kind: str, shard: int) -> str:
