@@ -46,11 +46,13 @@ def logged_state_machine(
     *,
     timeout: Duration | None,
     include_execution_data: bool = True,
+    state_machine_name: str | None = None,
 ) -> sfn.StateMachine:
     """A traced Standard state machine from `start`, logging every event to a log group of its own.
 
     `logical_id` names it in the template and its log group `<logical_id>LogGroup`; each pipeline says
-    its own timeout (None: no limit), and whether its execution data may be logged.
+    its own timeout (None: no limit), and whether its execution data may be logged. `state_machine_name`
+    fixes its name (and so its ARN), for a function it invokes to be told the ARN without referring to it.
     """
     log_group = logs.LogGroup(
         scope, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
@@ -66,6 +68,7 @@ def logged_state_machine(
             destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=include_execution_data
         ),
         timeout=timeout,
+        state_machine_name=state_machine_name,
     )
     set_logical_id(state_machine, logical_id)
     return state_machine

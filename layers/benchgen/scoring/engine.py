@@ -237,8 +237,11 @@ def score_predictions(
     progress: Progress | None = None,
     sandbox: Sandbox | None = None,
     earlier: Sequence[ProgramOutcome] = (),
+    judgments: Path | None = None,
 ) -> ScoreReport:
     """Score ``prediction_output`` for ``env``; raises ScoringError with a message for the run.
+
+    ``judgments`` is the run's judging pass's ``judgments.jsonl``, for a template that asks a judge.
 
     ``earlier`` is what the run's programs did in the prediction step (the run records it): a scoring
     program that fails after a failed ingestion program fails the run naming both.
@@ -260,7 +263,14 @@ def score_predictions(
             earlier=earlier,
         )
     return _score_task(
-        env, prediction_output, out_dir, workdir=workdir, progress=progress, sandbox=sandbox, earlier=earlier
+        env,
+        prediction_output,
+        out_dir,
+        workdir=workdir,
+        progress=progress,
+        sandbox=sandbox,
+        earlier=earlier,
+        judgments=judgments,
     )
 
 
@@ -359,6 +369,7 @@ def _score_task(
     progress: Progress | None,
     sandbox: Sandbox | None,
     earlier: Sequence[ProgramOutcome] = (),
+    judgments: Path | None = None,
 ) -> ScoreReport:
     workdir.mkdir(parents=True, exist_ok=True)
     if env.scoring_program_dir is not None:
@@ -379,6 +390,13 @@ def _score_task(
     # The built-in template judges every case: the whole run as one part.
     part = workdir / "part"
     score_part(
-        env, env.cases_path, prediction_output, part, workdir=workdir, sandbox=sandbox, progress=progress
+        env,
+        env.cases_path,
+        prediction_output,
+        part,
+        workdir=workdir,
+        sandbox=sandbox,
+        progress=progress,
+        judgments=judgments,
     )
     return finish_scores(env, [part], out_dir)

@@ -25,6 +25,7 @@ import msgspec
 
 from benchgen.cases import Case, Prediction
 from benchgen.errors import ScoringError, SubmissionError
+from benchgen.judging import read_judgments
 from benchgen.outputs import RunOutput
 from benchgen.report.detailed import TABLE_LIMIT, CaseLog, Summary, write_detailed
 from benchgen.report.html import TableRow
@@ -108,14 +109,21 @@ def score_part(
     workdir: Path,
     sandbox: Sandbox | None = None,
     progress: Progress | None = None,
+    judgments: Path | None = None,
 ) -> None:
     """Judge the cases of ``cases`` against ``prediction_output`` with the environment's template and
-    write the part's files into ``part_dir``; raises ScoringError when the predictions cannot be read."""
+    write the part's files into ``part_dir``; raises ScoringError when the predictions cannot be read.
+    ``judgments``: the run's judging pass's file, for a template that asks a judge."""
     assert env.template is not None
     part_dir.mkdir(parents=True, exist_ok=True)
     workdir.mkdir(parents=True, exist_ok=True)
     options = ScoringOptions(
-        time_limit=env.time_limit, workdir=workdir, sandbox=sandbox, runtime=env.runtime.runtime
+        time_limit=env.time_limit,
+        workdir=workdir,
+        sandbox=sandbox,
+        runtime=env.runtime.runtime,
+        judge=env.spec.judge,
+        judgments=read_judgments(judgments) if judgments is not None else None,
     )
     template = build_template(env.template, options)
     criteria = env.spec.criteria
