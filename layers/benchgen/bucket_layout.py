@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass
 
 from benchgen.errors import BenchGenError
-from benchgen.judging import JUDGMENTS_NAME
 from benchgen.outputs import RunOutput
 
 ENVIRONMENTS = "environments/"
@@ -244,11 +243,6 @@ def correlation_id(key: str) -> str:
 def inference_items_key(run_id: str) -> str:
     """The items list the InferencePipeline's Distributed Map reads: one object per shard."""
     return run_key(run_id, "inference/items.json")
-
-
-def judgments_key(run_id: str) -> str:
-    """The run's judgments: what the environment's judge said of each answer, which scoring reads."""
-    return run_key(run_id, JUDGMENTS_NAME)
 
 
 def judging_items_key(run_id: str) -> str:

@@ -1002,7 +1002,10 @@ def test_only_the_score_function_starts_the_judging_pipeline_told_its_named_arn(
 ) -> None:
     # The pipeline invokes the score function last, so the score function is told its ARN by name, not by
     # a reference (the two would depend on each other)
-    arn = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:BenchGenPipelines-JudgingPipeline"
+    arn = (
+        "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:"
+        "BenchGenPipelines-JudgingPipeline"
+    )
     starters = {
         name
         for name, statements in role_statements.items()

@@ -11,12 +11,12 @@ import pytest
 import yaml
 
 from benchgen.aws.tables.connections import ConnectionsRepo
-from benchgen.bucket_layout import judgments_key
 from benchgen.ownership import OPERATOR
 from benchgen.providers import registry
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.prices import ModelPrices, TokenPrices
 from benchgen.records.runs import RunStatus
+from benchgen.steps.judging import judgments_key
 from benchgen.vocabulary import ProviderKind
 from examplegen import generate_environment
 from localcloud.cloud import LocalCloud

@@ -29,8 +29,8 @@ from benchgen.bucket_layout import (
     judging_items_key,
     judging_key,
     judging_shard_key,
-    judgments_key,
     prediction_key,
+    run_key,
 )
 from benchgen.cases import Case
 from benchgen.errors import BenchGenError
@@ -38,6 +38,7 @@ from benchgen.inference.model import Model
 from benchgen.inference.pacing import Pacer, fanout
 from benchgen.inference.retry import Backoff, ask
 from benchgen.judging import (
+    JUDGMENTS_NAME,
     JudgeRecord,
     JudgeRequests,
     JudgeSettings,
@@ -53,12 +54,11 @@ from benchgen.ports.environments import EnvironmentsReader, OwnedEnvironments
 from benchgen.ports.providers import ModelFactory
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
+from benchgen.providers.capabilities import Unsupported
+from benchgen.providers.reach import reached_model
 from benchgen.providers.registry import provider
 from benchgen.records.prices import RunCost, run_cost
 from benchgen.records.runs import JudgingSummary, LiveModel, RunRecord, RunStatus
-from benchgen.requests.errors import ApiError
-from benchgen.requests.live_runs import live_model_for
-from benchgen.requests.schemas.runs import ModelConfigRequest
 from benchgen.scoring import registry
 from benchgen.scoring.ingested import merge_join, read_ingested
 from benchgen.scoring.join import iter_cases
@@ -93,29 +93,37 @@ def asks_of(template: str | None) -> JudgeRequests | None:
     return registry.template(template).asks
 
 
+def judgments_key(run_id: str) -> str:
+    """The run's judgments: what the environment's judge said of each answer, which scoring reads."""
+    return run_key(run_id, JUDGMENTS_NAME)
+
+
 def judged_before_scoring(run: RunRecord, environments: EnvironmentsReader) -> bool:
-    """Whether ``run`` waits for a judging pass before it is scored: its environment's template asks."""
-    return asks_of(registered_version(run, environments).template) is not None
+    """Whether ``run`` waits for a judging pass before it is scored: its environment's template asks. (A
+    version that is not registered is not: scoring fails the run saying so.)"""
+    record = environments.get(run.environment_id, run.environment_version)
+    return record is not None and asks_of(record.template) is not None
 
 
 def judge_model(settings: JudgeSettings, *, owner: str, connections: ConnectionsReader) -> LiveModel:
     """The judge, reached through ``owner``'s connection ``settings.connection`` as a live run reaches its
     model; a JudgingError saying what to fix in ``judge:`` when it cannot be."""
+    where = f"connection {settings.connection} of the environment's owner"
     if settings.model_id is None:
         raise JudgingError(
             "competition.yaml's judge: names no model_id: add the judge model's id (as its connection "
             f"{settings.connection} serves it) and register the environment again"
         )
-    config = ModelConfigRequest(
-        connection_id=settings.connection, model_id=settings.model_id, sampling=settings.sampling
-    )
-    try:
-        return live_model_for(config, owner=owner, connection=connections.get(settings.connection))
-    except ApiError as error:
+    connection = connections.get(settings.connection)
+    if connection is None or connection.owner != owner:
         raise JudgingError(
-            f"the judge cannot be reached through connection {settings.connection} of the environment's "
-            f"owner: {error}"
-        ) from None
+            f"there is no {where}, which competition.yaml's judge: names: create it (POST /connections) "
+            "or name one of the owner's connections, then upload the submission again"
+        )
+    try:
+        return reached_model(connection, model_id=settings.model_id, sampling=settings.sampling)
+    except Unsupported as error:
+        raise JudgingError(f"the judge cannot be reached through {where}: {error}") from None
 
 
 def _running(runs: RunsStore, run_id: str) -> RunRecord:

@@ -11,7 +11,6 @@ from benchgen.bucket_layout import (
     ObjectKeyError,
     execution_name,
     judging_execution_name,
-    judgments_key,
     parse_prediction_key,
     run_key,
     shard_items_key,
@@ -32,7 +31,7 @@ from benchgen.scoring.engine import ScoreReport, score_predictions
 from benchgen.steps.attempts import Invocation, take_turn
 from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.fulltext import keep_whole
-from benchgen.steps.judging import judged_before_scoring
+from benchgen.steps.judging import judged_before_scoring, judgments_key
 
 logger = Logger(child=True)
 
