@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 import msgspec
 
@@ -15,8 +16,13 @@ from benchgen.inference.retry import Backoff
 from benchgen.judging import JudgeAttempt, JudgeRecord, JudgeSettings
 from benchgen.records.prices import ModelPrices, TokenPrices
 from benchgen.records.runs import LiveModel
-from benchgen.steps.judging import NO_ANSWER, Judge, judge_cases, summarize
+from benchgen.records.runs import RunRecord, RunStatus
+from benchgen.steps.judging import NO_ANSWER, Judge, judge_cases, judgments_key, summarize
+from benchgen.steps.score import score_run
 from benchgen.vocabulary import ProviderKind
+from tests.fakes import MemoryEnvironments, MemoryStarter
+from tests.throwaway import registered_judged_template
+from tests.unit.run_world import PREDICTION_KEY, Run, invocation
 
 SETTINGS = JudgeSettings(connection="judge-conn", model_id="meta.llama3-1-8b-instruct-v1:0")
 QUICK = Backoff(attempts=2, base_s=0.0, cap_s=0.0, throttled_s=5.0)
@@ -214,3 +220,36 @@ def test_a_judge_of_the_live_model_s_own_family_is_flagged() -> None:
         False,
         None,
     )
+
+
+def _score(world: Run, judging: MemoryStarter) -> RunRecord | None:
+    return score_run(
+        PREDICTION_KEY,
+        store=world.store,
+        runs=world.runs,
+        environments=world.environments,
+        starter=world.starter,
+        publisher=world.published,
+        workdir=world.root / "score",
+        invocation=invocation(),
+        judging_starter=judging,
+    )
+
+
+def test_a_run_whose_template_asks_a_judge_is_judged_once_before_anything_is_scored(tmp_path: Path) -> None:
+    # Given an ingested run of an environment whose template asks a judge, and no judgments yet
+    world = Run(tmp_path)
+    world.ingest()
+    (record,) = world.environments.records.values()
+    world.environments = MemoryEnvironments(record.model_copy(update={"template": "throwaway"}))
+    judging = MemoryStarter()
+    with registered_judged_template():
+        # When the prediction output's event is delivered, twice
+        _score(world, judging)
+        _score(world, judging)
+    # Then the judging pass was started once, and the run waits for it unscored
+    assert judging.started == {"judge-run-1": {"run_id": "run-1"}}
+    assert world.run().status is RunStatus.RUNNING
+    assert world.run().overall_score is None
+    assert world.starter.started == {}
+    assert judgments_key("run-1") not in world.store.objects
