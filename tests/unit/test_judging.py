@@ -15,8 +15,7 @@ from benchgen.inference.pacing import Budget, Pacer
 from benchgen.inference.retry import Backoff
 from benchgen.judging import JudgeAttempt, JudgeRecord, JudgeSettings
 from benchgen.records.prices import ModelPrices, TokenPrices
-from benchgen.records.runs import LiveModel
-from benchgen.records.runs import RunRecord, RunStatus
+from benchgen.records.runs import LiveModel, RunRecord, RunStatus
 from benchgen.steps.judging import NO_ANSWER, Judge, judge_cases, judgments_key, summarize
 from benchgen.steps.score import score_run
 from benchgen.vocabulary import ProviderKind
