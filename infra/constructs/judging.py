@@ -18,10 +18,10 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.constructs.states import (
-    StrictDistributedMap,
     error_readers,
     lambda_task,
     logged_state_machine,
+    paced_shards,
     record_failure,
 )
 
@@ -48,27 +48,7 @@ class JudgingPipeline(Construct):
         item = sfn.JsonPath.string_at
         run_id = {"run_id": item("$.run_id")}
         plan_step = lambda_task(self, "Plan", plan, payload=run_id, result_path="$.plan")
-        shard_step = lambda_task(
-            self,
-            "JudgeShard",
-            judge_shard,
-            payload={
-                "run_id": item("$.run_id"),
-                "shard": sfn.JsonPath.number_at("$.shard"),
-                "in_flight": sfn.JsonPath.number_at("$.in_flight"),
-                "shards_at_once": sfn.JsonPath.number_at("$.shards_at_once"),
-            },
-            result_path=sfn.JsonPath.DISCARD,
-        )
-        shards = StrictDistributedMap(
-            self,
-            "JudgeShards",
-            item_reader=sfn.S3JsonItemReader(bucket=bucket, key=item("$.plan.items_key")),
-            map_execution_type=sfn.StateMachineType.STANDARD,
-            max_concurrency_path=item("$.plan.shards_at_once"),
-            result_path=sfn.JsonPath.DISCARD,
-        )
-        shards.item_processor(shard_step)
+        shards = paced_shards(self, "JudgeShards", "JudgeShard", judge_shard, bucket)
         assemble_step = lambda_task(
             self,
             "Assemble",

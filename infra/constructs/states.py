@@ -15,6 +15,7 @@ from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
@@ -126,6 +127,37 @@ def lambda_task(
         first_retry.add_to(task)
     Retry(LAMBDA_SERVICE_ERRORS).add_to(task)
     return task
+
+
+def paced_shards(
+    scope: Construct, map_id: str, task_id: str, function: lambda_.IFunction, bucket: s3.IBucket
+) -> sfn.DistributedMap:
+    """A Distributed Map over the items list a plan step wrote (its answer at ``$.plan``: ``items_key``,
+    ``shards_at_once``), each item a Standard child execution invoking `function` with the item's
+    ``run_id``, ``shard`` and its share of the bounds (``in_flight``, ``shards_at_once``); results discarded,
+    as each shard leaves its file in S3."""
+    shard = lambda_task(
+        scope,
+        task_id,
+        function,
+        payload={
+            "run_id": sfn.JsonPath.string_at("$.run_id"),
+            "shard": sfn.JsonPath.number_at("$.shard"),
+            "in_flight": sfn.JsonPath.number_at("$.in_flight"),
+            "shards_at_once": sfn.JsonPath.number_at("$.shards_at_once"),
+        },
+        result_path=sfn.JsonPath.DISCARD,
+    )
+    shards = StrictDistributedMap(
+        scope,
+        map_id,
+        item_reader=sfn.S3JsonItemReader(bucket=bucket, key=sfn.JsonPath.string_at("$.plan.items_key")),
+        map_execution_type=sfn.StateMachineType.STANDARD,
+        max_concurrency_path=sfn.JsonPath.string_at("$.plan.shards_at_once"),
+        result_path=sfn.JsonPath.DISCARD,
+    )
+    shards.item_processor(shard)
+    return shards
 
 
 def put_event(
