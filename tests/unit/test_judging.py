@@ -9,17 +9,26 @@ from pathlib import Path
 
 import msgspec
 
+from benchgen.bucket_layout import judging_key, judging_shard_key
 from benchgen.cases import Case
 from benchgen.inference.model import Answer, ModelCallError
 from benchgen.inference.pacing import Budget, Pacer
 from benchgen.inference.retry import Backoff
-from benchgen.judging import JudgeAttempt, JudgeRecord, JudgeSettings
+from benchgen.judging import JudgeAttempt, JudgeRecord, JudgeSettings, iter_judgments, write_judgments
 from benchgen.records.prices import ModelPrices, TokenPrices
 from benchgen.records.runs import LiveModel, RunRecord, RunStatus
-from benchgen.steps.judging import NO_ANSWER, Judge, judge_cases, judgments_key, summarize
+from benchgen.steps.judging import (
+    JUDGE_NAME,
+    NO_ANSWER,
+    Judge,
+    assemble,
+    judge_cases,
+    judgments_key,
+    summarize,
+)
 from benchgen.steps.score import score_run
 from benchgen.vocabulary import ProviderKind
-from tests.fakes import MemoryEnvironments, MemoryStarter
+from tests.fakes import MemoryEnvironments, MemoryRuns, MemoryStarter, MemoryStore
 from tests.throwaway import registered_judged_template
 from tests.unit.run_world import PREDICTION_KEY, Run, invocation
 
@@ -252,3 +261,32 @@ def test_a_run_whose_template_asks_a_judge_is_judged_once_before_anything_is_sco
     assert world.run().overall_score is None
     assert world.starter.started == {}
     assert judgments_key("run-1") not in world.store.objects
+
+
+def test_the_shards_judgments_are_assembled_in_case_order_and_the_judge_s_summary_recorded(
+    tmp_path: Path,
+) -> None:
+    # Given a Running run whose two shards were judged, and the judge its plan found
+    run = RunRecord(run_id="run-1", environment_id="tiny", environment_version="v1", model="m", owner="alice")
+    runs = MemoryRuns(run.model_copy(update={"status": RunStatus.RUNNING}))
+    store = MemoryStore({judging_key("run-1", JUDGE_NAME): _judge().model_dump_json().encode()})
+    shards = [
+        [JudgeRecord(id="c1", attempts=[JudgeAttempt(text="YES", input_tokens=10, output_tokens=1)])],
+        [JudgeRecord(id="c2", error="timed out"), JudgeRecord(id="c3", attempts=[JudgeAttempt(text="NO")])],
+    ]
+    for shard, records in enumerate(shards):
+        part = tmp_path / f"part-{shard}.jsonl"
+        write_judgments(part, records)
+        store.objects[judging_shard_key("run-1", "judgments", shard)] = part.read_bytes()
+
+    # When they are assembled
+    answer = assemble("run-1", 2, runs=runs, store=store, workdir=tmp_path / "work")
+
+    # Then the run's judgments hold every case in order, and the run names its judge and its calls
+    written = tmp_path / "judgments.jsonl"
+    written.write_bytes(store.objects[judgments_key("run-1")])
+    assert [record.id for record in iter_judgments(written)] == ["c1", "c2", "c3"]
+    assert answer == {"run_id": "run-1", "cases": 3, "judged": 2, "unreadable": 0, "errors": 1}
+    judging = runs.runs["run-1"].judging
+    assert judging is not None
+    assert (judging.connection_id, judging.calls, judging.input_tokens) == ("judge-conn", 2, 10)

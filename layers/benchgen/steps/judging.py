@@ -195,22 +195,35 @@ def plan(
     _probe(judge.model, model_for, backoff, last_call_start(judge.model, deadline))
     kind = registry.template(record.template).case_type
     prediction_output = store.download(prediction_key(run_id), RunOutput.PREDICTION_OUTPUT.path_in(workdir))
-    lines = list(_pairs(environment.cases_path, prediction_output, kind))
-    if not lines:
+    cases = sum(1 for _ in _pairs(environment.cases_path, prediction_output, kind))
+    if cases == 0:
         raise JudgingError(f"the environment of run {run_id} has no cases to judge")
-    spread = fanout(len(lines), shard_size, judge.model.limits.max_in_flight)
-    shards = [lines[start : start + spread.shard_size] for start in range(0, len(lines), spread.shard_size)]
+    spread = fanout(cases, shard_size, judge.model.limits.max_in_flight)
+    shards = 0
+    # Streamed, a shard at a time: a big run's cases and answers need not fit in memory at once.
     with Uploads(store) as uploads:
         judge_path = workdir / JUDGE_NAME
         judge_path.write_text(judge.model_dump_json(), encoding="utf-8")
         uploads.put(judge_path, judging_key(run_id, JUDGE_NAME), content_type="application/json")
-        for shard, cut in enumerate(shards):
-            path = workdir / f"cases-{shard:05d}.jsonl"
-            path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in cut), "utf-8")
-            uploads.put(path, judging_shard_key(run_id, "cases", shard), content_type="application/jsonl")
+        batch: list[dict[str, Any]] = []
+
+        def flush() -> None:
+            nonlocal shards
+            path = workdir / f"cases-{shards:05d}.jsonl"
+            path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in batch), "utf-8")
+            uploads.put(path, judging_shard_key(run_id, "cases", shards), content_type="application/jsonl")
+            shards += 1
+            batch.clear()
+
+        for line in _pairs(environment.cases_path, prediction_output, kind):
+            batch.append(line)
+            if len(batch) == spread.shard_size:
+                flush()
+        if batch:
+            flush()
     items = [
         {"run_id": run_id, "shard": shard, "in_flight": spread.per_shard, "shards_at_once": spread.shards}
-        for shard in range(len(shards))
+        for shard in range(shards)
     ]
     items_path = workdir / "items.json"
     items_path.write_text(json.dumps(items, separators=(",", ":")), encoding="utf-8")
@@ -219,8 +232,8 @@ def plan(
     # Only counts and a key: the state's payload stays the same size whatever the run's.
     return {
         "run_id": run_id,
-        "cases": len(lines),
-        "shard_count": len(shards),
+        "cases": cases,
+        "shard_count": shards,
         "items_key": items_key,
         "shards_at_once": spread.shards,
     }
