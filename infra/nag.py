@@ -17,6 +17,7 @@ from constructs import IConstruct
 from benchgen.providers.definition import Grant
 from infra.constructs.api import Api
 from infra.constructs.catalog import (
+    ASSEMBLE_JUDGMENTS,
     ASSEMBLE_PREDICTIONS,
     BUILD_ARTIFACT,
     BUILD_PACKAGE,
@@ -25,11 +26,14 @@ from infra.constructs.catalog import (
     COMPARE_EVALUATION,
     DEPLOY_MODEL,
     INFER_SHARD,
+    JUDGE_SHARD,
     PLAN_INFERENCE,
+    PLAN_JUDGING,
     POLL_BATCH,
     PREPARE_CHECK,
     PREPARE_GENERATE,
     REDUCE_SCORES,
+    SCORE,
     SCORE_SHARD,
     START_EVALUATION,
     SUBMIT_BATCH,
@@ -49,6 +53,7 @@ from infra.constructs.functions import (
     training_job_grants,
 )
 from infra.constructs.inference import BATCH_RECORDS_PATTERN, InferencePipeline
+from infra.constructs.judging import JudgingPipeline
 from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.preparations import PreparationPipeline
@@ -102,7 +107,7 @@ FUNCTION_VERSIONS_REASON = (
 )
 SECRETS_REASON = (
     "A connection names its API key's secret at run time; reading is limited by a condition to secrets "
-    "tagged benchgen:access=inference, for the two functions that call models."
+    "tagged benchgen:access=inference, for the functions that call models (a live run's, a judge's)."
 )
 LIVE_FUNCTION_VERSIONS_REASON = (
     "LambdaInvoke also allows each live-run step function's qualified ARNs (versions, aliases); each grant "
@@ -196,6 +201,7 @@ def apply_nag(app: App, stacks: BenchGenStacks) -> None:
     _acknowledge_preparations(_child(pipelines, "Preparations", PreparationPipeline))
     _acknowledge_package_pipeline(_child(pipelines, "Packages", PackagePipeline))
     _acknowledge_inference(_child(pipelines, "Inference", InferencePipeline))
+    _acknowledge_judging(_child(pipelines, "Judging", JudgingPipeline))
     _acknowledge_training(_child(pipelines, "Training", TrainingPipeline))
     _acknowledge_evaluation(_child(pipelines, "Evaluation", EvaluationPipeline))
     # The S3 trigger subscriptions are written by CDK's handler in the stack of the functions they name.
@@ -354,6 +360,14 @@ def _acknowledge_inference(inference: InferencePipeline) -> None:
     reason = BATCH_ROLE_REASON.format(records=BATCH_RECORDS_PATTERN, output=f"{BATCH_OUTPUT_PREFIX}*")
     for pattern in (BATCH_RECORDS_PATTERN, f"{BATCH_OUTPUT_PREFIX}*"):
         _acknowledge(batch_policy, f"IAM5[Resource::{DATA_BUCKET_ARN}/{pattern}]", reason)
+
+
+def _acknowledge_judging(judging: JudgingPipeline) -> None:
+    policy = judging.state_machine.role.node.find_child("DefaultPolicy")
+    _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
+    _acknowledge_distributed_map(judging.state_machine, "JudgingPipeline", "runs/<run_id>/judging/items.json")
+    for spec in (PLAN_JUDGING, JUDGE_SHARD, ASSEMBLE_JUDGMENTS, SCORE):
+        _acknowledge_function_versions(policy, spec)
 
 
 def _acknowledge_training(training: TrainingPipeline) -> None:

@@ -6,18 +6,13 @@ from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.wiring import Adapters
-from benchgen.lazy_model import LazyModel
+from benchgen.step_inputs import ShardCountInput
 from benchgen.steps.inference import assemble
 
 function = LambdaFunction("assemble_predictions")
 
 
-class AssembleInput(LazyModel):
-    run_id: str
-    shard_count: int
-
-
-@function.task(AssembleInput, correlation="run_id")
-def handler(task: AssembleInput, wired: Adapters) -> dict[str, Any]:
+@function.task(ShardCountInput, correlation="run_id")
+def handler(task: ShardCountInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
         return assemble(task.run_id, task.shard_count, runs=wired.runs, store=wired.store, workdir=workdir)

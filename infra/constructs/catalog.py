@@ -24,6 +24,7 @@ from benchgen.bucket_layout import (
     SCORE_PART,
 )
 from benchgen.bundle.runtime import MINIMAL, RUNTIMES
+from benchgen.judging import JUDGMENTS_NAME
 from benchgen.outputs import RunOutput
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from infra import sizing
@@ -141,6 +142,9 @@ SANDBOXES = tuple(
 
 # A run restricted to chosen cases names their list here: each step that opens its environment reads it.
 SCOPE_PATTERN = f"{RUNS_PREFIX}*/{CASE_SCOPE}"
+# A judging pass's working files, and the judgments it leaves for the score step.
+JUDGING_PATTERN = f"{RUNS_PREFIX}*/judging/*"
+JUDGMENTS_PATTERN = f"{RUNS_PREFIX}*/{JUDGMENTS_NAME}"
 # A sharded run's inputs (ingest writes them beside the prediction output) and its shards' parts.
 SHARD_INPUTS_PATTERN = f"{PREDICTIONS_PREFIX}*/{RUN_SHARDS}*"
 SCORE_PARTS_PATTERN = f"{RUNS_PREFIX}*/{PARTS}{SCORE_PART}/*"
@@ -204,7 +208,8 @@ SCORE = FunctionSpec(
     description="Runs the scoring program, records the run and starts the artifact pipeline",
     **run_step(sizing.scoring),
     trigger=Trigger(PREDICTIONS_PREFIX, RunOutput.PREDICTION_OUTPUT.file_name),
-    reads=(PREDICTIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX, SCOPE_PATTERN),
+    # JUDGMENTS_PATTERN: a run whose template asks a judge is scored with its judging pass's judgments.
+    reads=(PREDICTIONS_PREFIX, ENVIRONMENTS_PREFIX, SANDBOX_PREFIX, SCOPE_PATTERN, JUDGMENTS_PATTERN),
     writes=(RUNS_PREFIX, SANDBOX_PREFIX),
     tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
     idempotent=True,
@@ -377,6 +382,55 @@ ASSEMBLE_PREDICTIONS = FunctionSpec(
     ephemeral_storage_mib=2048,
     reads=(RUNS_PREFIX, GENERATED_SUBMISSION_PATTERN),
     writes=(RUNS_PREFIX, SUBMISSIONS_PREFIX),
+    tables={DataTable.RUNS: TableAccess.READ_WRITE},
+)
+
+# The JudgingPipeline's steps: a run's answers judged by its environment's judge before it is scored. Plan
+# reads the run's bundle and prediction output and asks the judge one cheap call; each shard reads and
+# writes only the pass's working files; Assemble writes the run's judgments, which the score step reads.
+PLAN_JUDGING = FunctionSpec(
+    name="plan_judging",
+    logical_id="PlanJudgingFunction",
+    description="Finds a run's judge and cuts its cases and answers into shards for the judging Map",
+    memory_mb=1024,
+    # The judge's first call may take the longest a connection allows (300 s), with its retries.
+    timeout=Duration.minutes(15),
+    ephemeral_storage_mib=2048,
+    reads=(
+        ENVIRONMENTS_PREFIX,
+        SCOPE_PATTERN,
+        f"{PREDICTIONS_PREFIX}*/{RunOutput.PREDICTION_OUTPUT.file_name}",
+    ),
+    writes=(JUDGING_PATTERN,),
+    tables={
+        DataTable.RUNS: TableAccess.READ_WRITE,
+        DataTable.ENVIRONMENTS: TableAccess.READ,
+        DataTable.CONNECTIONS: TableAccess.READ,
+    },
+    calls_models=True,
+)
+
+JUDGE_SHARD = FunctionSpec(
+    name="judge_shard",
+    logical_id="JudgeShardFunction",
+    description="Asks a run's judge about every answer of one shard, with retries",
+    memory_mb=512,
+    timeout=Duration.minutes(15),
+    reads=(JUDGING_PATTERN,),
+    writes=(JUDGING_PATTERN,),
+    tables={DataTable.RUNS: TableAccess.READ},
+    calls_models=True,
+)
+
+ASSEMBLE_JUDGMENTS = FunctionSpec(
+    name="assemble_judgments",
+    logical_id="AssembleJudgmentsFunction",
+    description="Writes a run's judgments and records its judge's calls, tokens and cost",
+    memory_mb=1024,
+    timeout=Duration.minutes(5),
+    ephemeral_storage_mib=2048,
+    reads=(JUDGING_PATTERN,),
+    writes=(JUDGMENTS_PATTERN,),
     tables={DataTable.RUNS: TableAccess.READ_WRITE},
 )
 
@@ -566,6 +620,9 @@ SPECS: tuple[FunctionSpec, ...] = (
     PLAN_INFERENCE,
     INFER_SHARD,
     ASSEMBLE_PREDICTIONS,
+    PLAN_JUDGING,
+    JUDGE_SHARD,
+    ASSEMBLE_JUDGMENTS,
     SUBMIT_BATCH,
     POLL_BATCH,
     ASSEMBLE_BATCH,

@@ -26,10 +26,10 @@ from constructs import Construct
 from benchgen.vocabulary import InferenceMode
 from infra.constructs import set_logical_id
 from infra.constructs.states import (
-    StrictDistributedMap,
     error_readers,
     lambda_task,
     logged_state_machine,
+    paced_shards,
     record_failure,
 )
 from infra.constructs.storage import BATCH_OUTPUT_PREFIX, RUNS_PREFIX
@@ -81,27 +81,7 @@ class InferencePipeline(Construct):
         deploy_step = lambda_task(self, "Deploy", deploy, payload=run_id, result_path="$.deploy")
         plan_step = lambda_task(self, "Plan", plan, payload=run_id, result_path="$.plan")
         item = sfn.JsonPath.string_at
-        shard_step = lambda_task(
-            self,
-            "InferShard",
-            infer_shard,
-            payload={
-                "run_id": item("$.run_id"),
-                "shard": sfn.JsonPath.number_at("$.shard"),
-                "in_flight": sfn.JsonPath.number_at("$.in_flight"),
-                "shards_at_once": sfn.JsonPath.number_at("$.shards_at_once"),
-            },
-            result_path=sfn.JsonPath.DISCARD,
-        )
-        shards = StrictDistributedMap(
-            self,
-            "InferShards",
-            item_reader=sfn.S3JsonItemReader(bucket=bucket, key=item("$.plan.items_key")),
-            map_execution_type=sfn.StateMachineType.STANDARD,
-            max_concurrency_path=item("$.plan.shards_at_once"),
-            result_path=sfn.JsonPath.DISCARD,
-        )
-        shards.item_processor(shard_step)
+        shards = paced_shards(self, "InferShards", "InferShard", infer_shard, bucket)
         assemble_step = lambda_task(
             self,
             "Assemble",

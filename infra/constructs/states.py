@@ -15,6 +15,7 @@ from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
@@ -46,11 +47,13 @@ def logged_state_machine(
     *,
     timeout: Duration | None,
     include_execution_data: bool = True,
+    state_machine_name: str | None = None,
 ) -> sfn.StateMachine:
     """A traced Standard state machine from `start`, logging every event to a log group of its own.
 
     `logical_id` names it in the template and its log group `<logical_id>LogGroup`; each pipeline says
-    its own timeout (None: no limit), and whether its execution data may be logged.
+    its own timeout (None: no limit), and whether its execution data may be logged. `state_machine_name`
+    fixes its name (and so its ARN), for a function it invokes to be told the ARN without referring to it.
     """
     log_group = logs.LogGroup(
         scope, "Logs", retention=logs.RetentionDays.ONE_MONTH, removal_policy=RemovalPolicy.DESTROY
@@ -66,6 +69,7 @@ def logged_state_machine(
             destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=include_execution_data
         ),
         timeout=timeout,
+        state_machine_name=state_machine_name,
     )
     set_logical_id(state_machine, logical_id)
     return state_machine
@@ -123,6 +127,37 @@ def lambda_task(
         first_retry.add_to(task)
     Retry(LAMBDA_SERVICE_ERRORS).add_to(task)
     return task
+
+
+def paced_shards(
+    scope: Construct, map_id: str, task_id: str, function: lambda_.IFunction, bucket: s3.IBucket
+) -> sfn.DistributedMap:
+    """A Distributed Map over the items list a plan step wrote (its answer at ``$.plan``: ``items_key``,
+    ``shards_at_once``), each item a Standard child execution invoking `function` with the item's
+    ``run_id``, ``shard`` and its share of the bounds (``in_flight``, ``shards_at_once``); results discarded,
+    as each shard leaves its file in S3."""
+    shard = lambda_task(
+        scope,
+        task_id,
+        function,
+        payload={
+            "run_id": sfn.JsonPath.string_at("$.run_id"),
+            "shard": sfn.JsonPath.number_at("$.shard"),
+            "in_flight": sfn.JsonPath.number_at("$.in_flight"),
+            "shards_at_once": sfn.JsonPath.number_at("$.shards_at_once"),
+        },
+        result_path=sfn.JsonPath.DISCARD,
+    )
+    shards = StrictDistributedMap(
+        scope,
+        map_id,
+        item_reader=sfn.S3JsonItemReader(bucket=bucket, key=sfn.JsonPath.string_at("$.plan.items_key")),
+        map_execution_type=sfn.StateMachineType.STANDARD,
+        max_concurrency_path=sfn.JsonPath.string_at("$.plan.shards_at_once"),
+        result_path=sfn.JsonPath.DISCARD,
+    )
+    shards.item_processor(shard)
+    return shards
 
 
 def put_event(

@@ -10,11 +10,13 @@ from dataclasses import replace
 from typing import Any
 
 from aws_cdk import Stack
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.constructs.catalog import (
     API,
+    ASSEMBLE_JUDGMENTS,
     ASSEMBLE_PREDICTIONS,
     BUILD_ARTIFACT,
     BUILD_PACKAGE,
@@ -23,7 +25,9 @@ from infra.constructs.catalog import (
     COMPARE_EVALUATION,
     DEPLOY_MODEL,
     INFER_SHARD,
+    JUDGE_SHARD,
     PLAN_INFERENCE,
+    PLAN_JUDGING,
     POLL_BATCH,
     PREPARE_CHECK,
     PREPARE_GENERATE,
@@ -42,6 +46,7 @@ from infra.constructs.catalog import (
 from infra.constructs.evaluation import EvaluationPipeline
 from infra.constructs.functions import Functions
 from infra.constructs.inference import DEFAULT_SHARD_SIZE, INFERENCE_SHARD_SIZE, InferencePipeline
+from infra.constructs.judging import JudgingPipeline
 from infra.constructs.layer import Layer
 from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
@@ -108,6 +113,7 @@ class PipelinesStack(Stack):
             self, "Packages", build_package=self.functions.by_name[BUILD_PACKAGE.name], bus=bus
         )
         self.inference = self._inference_pipeline()
+        self.judging = self._judging_pipeline()
         self.training = self._training_pipeline()
         self.evaluation = self._evaluation_pipeline()
 
@@ -119,6 +125,7 @@ class PipelinesStack(Stack):
             self.preparations.state_machine,
             self.packages.state_machine,
             self.inference.state_machine,
+            self.judging.state_machine,
             self.training.state_machine,
             self.evaluation.state_machine,
         ]
@@ -162,6 +169,27 @@ class PipelinesStack(Stack):
             poll_batch=by_name[POLL_BATCH.name],
             bucket=self.data.stored.bucket,
         )
+
+    def _judging_pipeline(self) -> JudgingPipeline:
+        by_name = self.functions.by_name
+        shard_size = self.node.try_get_context(INFERENCE_SHARD_SIZE) or DEFAULT_SHARD_SIZE
+        by_name[PLAN_JUDGING.name].add_environment("INFERENCE_SHARD_SIZE", str(int(shard_size)))
+        score = by_name[SCORE.name]
+        judging = JudgingPipeline(
+            self,
+            "Judging",
+            plan=by_name[PLAN_JUDGING.name],
+            judge_shard=by_name[JUDGE_SHARD.name],
+            assemble=by_name[ASSEMBLE_JUDGMENTS.name],
+            score=score,
+            bucket=self.data.stored.bucket,
+        )
+        # The score function hands a run whose template asks a judge to it; its last step scores the run.
+        score.add_environment("JUDGING_STATE_MACHINE_ARN", judging.state_machine_arn)
+        score.add_to_role_policy(
+            iam.PolicyStatement(actions=["states:StartExecution"], resources=[judging.state_machine_arn])
+        )
+        return judging
 
     def _training_pipeline(self) -> TrainingPipeline:
         by_name = self.functions.by_name

@@ -245,6 +245,27 @@ def inference_items_key(run_id: str) -> str:
     return run_key(run_id, "inference/items.json")
 
 
+def judging_items_key(run_id: str) -> str:
+    """The items list the JudgingPipeline's Distributed Map reads: one object per shard."""
+    return run_key(run_id, "judging/items.json")
+
+
+def judging_key(run_id: str, name: str) -> str:
+    """A judging pass's working file: the judge it asks (``judge.json``), a shard's cases and answers
+    (:func:`judging_shard_key`)."""
+    return run_key(run_id, f"judging/{name}")
+
+
+def judging_shard_key(run_id: str, kind: str, shard: int) -> str:
+    """A judging pass's shard file: the ``cases`` (with their answers) it asks about, or the ``judgments``."""
+    return judging_key(run_id, f"{kind}-{shard:05d}.jsonl")
+
+
+def judging_execution_name(run_id: str) -> str:
+    """The run's JudgingPipeline execution: one per run, so that a second start collides."""
+    return f"judge-{run_id}"[:80]
+
+
 def inference_shard_key(run_id: str, kind: str, shard: int) -> str:
     """A live run's working file: the ``cases`` a shard asks, or the ``answers`` it got."""
     return run_key(run_id, f"inference/{kind}-{shard:05d}.jsonl")

@@ -18,6 +18,13 @@ class ShardInput(LazyModel):
     shard: int
 
 
+class ShardCountInput(LazyModel):
+    """A run whose shards are all done: how many there were, for the step that merges their parts."""
+
+    run_id: str
+    shard_count: int
+
+
 class InferShardInput(ShardInput):
     """One shard of a live run, with its share of the run's bounds as the plan split them."""
 

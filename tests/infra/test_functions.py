@@ -13,6 +13,7 @@ from benchgen.bundle.runtime import SCIENTIFIC
 from infra.constructs.catalog import SPECS
 from infra.constructs.functions import FUNCTIONS_ROOT
 from infra.constructs.sandbox_image import image_build_args, stage_build_folder
+from infra.references import render as render_value
 
 Resource = dict[str, Any]
 Statement = dict[str, Any]
@@ -26,6 +27,7 @@ BATCH_STEPS = ["submit_batch", "poll_batch", "assemble_batch"]
 TRAINING_STEPS = ["validate_training", "upload_training", "training_job"]
 EVALUATION_STEPS = ["start_evaluation", "check_evaluation", "compare_evaluation"]
 SHARD_STEPS = ["score_shard", "build_shard_artifact", "reduce_scores"]
+JUDGING_STEPS = ["plan_judging", "judge_shard", "assemble_judgments"]
 # The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
 PIPELINE = [name for name in NAMES if name not in SANDBOXES.values()]
 # Invoked asynchronously (by S3, or by a state machine that may be retried); the dead-letter consumer is
@@ -112,6 +114,14 @@ EXPECTED_ACTIONS = {
     "plan_inference": BASELINE | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"} | READ_WRITE,
     "infer_shard": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE | MODEL_CALLS,
     "assemble_predictions": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
+    # plan asks the judge one call; it reads the owner's connection to reach it, and fails the run
+    "plan_judging": BASELINE
+    | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
+    | READ_WRITE
+    | MODEL_CALLS,
+    # a shard reads the run's status only: what it found goes to its file
+    "judge_shard": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ | MODEL_CALLS,
+    "assemble_judgments": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
     # submit hands the stack's Bedrock batch role to Bedrock (iam:PassRole on that role only)
     "submit_batch": BASELINE | {"s3:GetObject", "s3:PutObject", "iam:PassRole"} | READ_WRITE | BATCH_JOBS,
     "poll_batch": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE | BATCH_JOBS,
@@ -160,6 +170,8 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObject", "environments/"),
         ("s3:GetObjectVersion", "environments/"),
         ("s3:GetObject", "runs/*/case_scope.json"),
+        # the judgments of a run whose template asks a judge
+        ("s3:GetObject", "runs/*/judgments.jsonl"),
         ("s3:PutObject", "runs/"),
         ("s3:GetObject", "sandbox/"),
         ("s3:PutObject", "sandbox/"),
@@ -217,6 +229,15 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:PutObject", "runs/"),
         ("s3:PutObject", "submissions/"),
     },
+    "plan_judging": {
+        ("s3:GetObject", "environments/"),
+        ("s3:GetObjectVersion", "environments/"),
+        ("s3:GetObject", "runs/*/case_scope.json"),
+        ("s3:GetObject", "predictions/*/prediction_output.zip"),
+        ("s3:PutObject", "runs/*/judging/"),
+    },
+    "judge_shard": {("s3:GetObject", "runs/*/judging/"), ("s3:PutObject", "runs/*/judging/")},
+    "assemble_judgments": {("s3:GetObject", "runs/*/judging/"), ("s3:PutObject", "runs/*/judgments.jsonl")},
     "submit_batch": {("s3:GetObject", "runs/"), ("s3:PutObject", "runs/")},
     "poll_batch": {("s3:GetObject", "batch-output/"), ("s3:PutObject", "batch-output/")},
     "assemble_batch": {
@@ -301,6 +322,9 @@ EXPECTED_TABLE_ACCESS = {
     "plan_inference": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ},
     "infer_shard": {"RunsTable": READ_WRITE},
     "assemble_predictions": {"RunsTable": READ_WRITE},
+    "plan_judging": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "ConnectionsTable": READ},
+    "judge_shard": {"RunsTable": READ},
+    "assemble_judgments": {"RunsTable": READ_WRITE},
     "submit_batch": {"RunsTable": READ_WRITE},
     "poll_batch": {"RunsTable": READ_WRITE},
     "assemble_batch": {"RunsTable": READ_WRITE, "IdempotencyTable": IDEMPOTENCY},
@@ -356,6 +380,8 @@ EXPECTED_INDEXES = {
     "compare_evaluation": RUNS_INDEXES
     | {"${EvaluationsTable.Arn}/index/by_training_run", "${ConnectionsTable.Arn}/index/by_owner"},
     **dict.fromkeys(SHARD_STEPS, RUNS_INDEXES),
+    **dict.fromkeys(JUDGING_STEPS, RUNS_INDEXES),
+    "plan_judging": RUNS_INDEXES | {"${ConnectionsTable.Arn}/index/by_owner"},
 }
 
 EXPECTED_TRIGGERS = {
@@ -855,6 +881,7 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         **dict.fromkeys(TRAINING_STEPS),
         **dict.fromkeys(EVALUATION_STEPS),
         **dict.fromkeys(SHARD_STEPS),
+        **dict.fromkeys(JUDGING_STEPS),
     }
 
 
@@ -864,6 +891,8 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         "register_environment",
         "deploy_model",
         "infer_shard",
+        "plan_judging",
+        "judge_shard",
         "upload_training",
         "training_job",
         "submit_batch",
@@ -989,3 +1018,29 @@ def test_submit_is_told_the_bedrock_batch_role(functions: dict[str, Resource]) -
 def _actions(statement: Statement) -> list[str]:
     action = statement["Action"]
     return [action] if isinstance(action, str) else list(action)
+
+
+def test_only_the_score_function_starts_the_judging_pipeline_told_its_named_arn(
+    role_statements: dict[str, list[Statement]], functions: dict[str, Resource]
+) -> None:
+    # The pipeline invokes the score function last, so the score function is told its ARN by name, not by
+    # a reference (the two would depend on each other)
+    arn = (
+        "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:"
+        "BenchGenPipelines-JudgingPipeline"
+    )
+    starters = {
+        name
+        for name, statements in role_statements.items()
+        for action, resource in _pairs(statements)
+        if action == "states:StartExecution" and "JudgingPipeline" in resource
+    }
+    assert starters == {"score"}
+    assert {
+        resource for action, resource in _pairs(role_statements["score"]) if "JudgingPipeline" in resource
+    } == {arn}
+    variables = functions["score"]["Properties"]["Environment"]["Variables"]
+    assert render_value(variables["JUDGING_STATE_MACHINE_ARN"]) == arn
+    assert (
+        functions["plan_judging"]["Properties"]["Environment"]["Variables"]["INFERENCE_SHARD_SIZE"] == "100"
+    )

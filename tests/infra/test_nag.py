@@ -106,6 +106,19 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:provisioned-model/*]",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sagemaker:*:<AWS::AccountId>:endpoint/*]",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:*:<AWS::AccountId>:secret:*]",
+        # Judged runs: the judging pass's working files, the prediction output its plan reads, the judgments
+        # it leaves, the Map's child executions and each step function's versions (the score function's too).
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/runs/*/judging/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/runs/*/judgments.jsonl]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/predictions/*/prediction_output.zip]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
+        '{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"JudgingPipeline"}]}]}:*]',
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
+        '{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"JudgingPipeline"}]}]}/*:*]',
+        "AwsSolutions-IAM5[Resource::<PlanJudgingFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<JudgeShardFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<AssembleJudgmentsFunction.Arn>:*]",
+        "AwsSolutions-IAM5[Resource::<ScoreFunction.Arn>:*]",
         # Training: each step function's versions, the training files, the jobs and the connection's role.
         "AwsSolutions-IAM5[Resource::<ValidateTrainingFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<UploadTrainingFunction.Arn>:*]",

@@ -128,6 +128,6 @@ def test_a_judge_connection_of_someone_else_s_is_not_used(judged: None, tmp_path
 
     assert judge.made == []
     assert record.judge_calibration is not None
-    assert "names connection 'conn-judge', which is not one of the environment owner's" in (
+    assert "names connection 'conn-judge', which is not a connection of the environment's owner" in (
         record.judge_calibration.reason or ""
     )

@@ -196,6 +196,11 @@ class Adapters:
         return _starter(self.settings.sharded_scoring_state_machine_arn)
 
     @cached_property
+    def judging_starter(self) -> ExecutionStarter | None:
+        """The JudgingPipeline starter, where the function is told its ARN (the score function)."""
+        return _starter(self.settings.judging_state_machine_arn)
+
+    @cached_property
     def preparation_starter(self) -> ExecutionStarter | None:
         """The preparation state machine's starter, where the function is told its ARN (the api function)."""
         return _starter(self.settings.preparation_state_machine_arn)

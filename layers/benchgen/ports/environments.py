@@ -13,6 +13,12 @@ class EnvironmentsReader(Protocol):
     def get(self, environment_id: str, version: str) -> EnvironmentRecord | None: ...
 
 
+class OwnedEnvironments(EnvironmentsReader, Protocol):
+    """The versions, and who owns each environment: what a step that acts for the owner reads."""
+
+    def owner_of(self, environment_id: str) -> EnvironmentOwner | None: ...
+
+
 class EnvironmentsStore(EnvironmentsReader, Protocol):
     def put_if_absent(self, record: EnvironmentRecord) -> bool:
         """Store a version; ``False`` (and nothing changed) when that version is already recorded."""

@@ -21,6 +21,7 @@ from benchgen.records.runs import (
     BatchSummary,
     InferenceProgress,
     InferenceSummary,
+    JudgingSummary,
     RunRecord,
     RunStatus,
     ShardCounts,
@@ -187,6 +188,10 @@ class RunsStore(ABC):
     def record_inference(self, run_id: str, summary: InferenceSummary) -> RunRecord | None:
         """What asking a live model for the run's answers came to."""
         return self._update(run_id, None, inference=summary)
+
+    def record_judging(self, run_id: str, summary: JudgingSummary) -> RunRecord | None:
+        """What asking the environment's judge about the Running run's answers came to."""
+        return self._update(run_id, RunStatus.RUNNING, judging=summary)
 
     def record_batch(self, run_id: str, batch: BatchSummary) -> RunRecord | None:
         """The run's batch jobs as the provider last reported them (whatever the run's status: a job's

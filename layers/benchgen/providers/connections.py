@@ -21,15 +21,12 @@ from benchgen.providers.registry import provider, providers
 from benchgen.records.bounds import Text
 from benchgen.records.prices import ModelPrices
 from benchgen.records.runs import (
-    DEFAULT_BATCH_ABOVE_CASES,
     MAX_MODEL_TIMEOUT_S,
     ConnectionQuotas,
-    InferenceLimits,
-    LiveModel,
 )
 from benchgen.records.timestamps import utc_now
 from benchgen.stored_numbers import Storable
-from benchgen.vocabulary import InferenceMode, ProviderKind, Sampling
+from benchgen.vocabulary import ProviderKind
 
 REGION_PATTERN = r"^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$"
 ROLE_ARN_PATTERN = r"^arn:aws(?:-[a-z]+)*:iam::\d{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$"
@@ -171,30 +168,3 @@ class ConnectionRecord(ConnectionTarget):
     owner: str
     profile: ConnectionProfile
     created_at: str = Field(default_factory=utc_now)
-
-    def live_model(
-        self,
-        model_id: str,
-        sampling: Sampling,
-        limits: InferenceLimits,
-        *,
-        inference_mode: InferenceMode = InferenceMode.AUTO,
-        batch_above_cases: int = DEFAULT_BATCH_ABOVE_CASES,
-    ) -> LiveModel:
-        """``model_id`` as this connection reaches it, asked with ``sampling`` within ``limits``: where it
-        is and how it is paid, references only (never a key)."""
-        return LiveModel(
-            connection_id=self.connection_id,
-            provider=self.provider,
-            model_id=model_id,
-            sampling=sampling,
-            limits=limits,
-            inference_mode=inference_mode,
-            batch_above_cases=batch_above_cases,
-            region=self.region,
-            endpoint_name=self.endpoint_name,
-            base_url=self.base_url,
-            secret_arn=self.secret_arn,
-            prices=self.prices,
-            **({"timeout_s": self.timeout_s} if self.timeout_s is not None else {}),
-        )

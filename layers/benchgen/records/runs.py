@@ -213,6 +213,37 @@ class InferenceSummary(LazyModel):
     cost_note: Text | None = Field(default=None, description="why the run has no cost, when it has none")
 
 
+class JudgingSummary(LazyModel):
+    """How the environment's judge was asked about a run's answers, apart from the run's own model: the
+    judge, its calls and tokens and their cost at its connection's prices; every case's detail is in the
+    run's judgments."""
+
+    connection_id: str = Field(description="the environment owner's connection the judge was reached through")
+    provider: ProviderKind
+    model_id: str = Field(description="the judge model")
+    family: str | None = Field(default=None, description="the judge model's family, when known")
+    same_family: bool | None = Field(
+        default=None,
+        description="the judge is of the judged model's own family (it may favour its kind's answers); "
+        "absent when either family is not known or the run's answers were uploaded",
+    )
+    cases: int = 0
+    calls: int = Field(default=0, description="answers the judge gave, over every case (a retry counts)")
+    judged: int = Field(default=0, description="cases whose judgment could be read")
+    unreadable: int = Field(
+        default=0, description="cases whose judgment could not be read, even when asked again: unjudged"
+    )
+    errors: int = Field(
+        default=0, description="cases the judge gave no answer about (failing calls): unjudged"
+    )
+    unjudged_reasons: Texts = Field(default_factory=list)  # "<case id>: <reason>", the first few
+    input_tokens: int = Field(default=0, description="the judge's input tokens its provider reported")
+    output_tokens: int = Field(default=0, description="the judge's output tokens its provider reported")
+    calls_without_tokens: int = Field(default=0, description="the judge's answers with no token count")
+    cost: RunCost | None = Field(default=None, description="the judge's tokens' cost; absent: see cost_note")
+    cost_note: Text | None = Field(default=None, description="why the judging has no cost, when it has none")
+
+
 class RunClaim(LazyModel):
     """One invocation's hold on a run while it works on a step, so that concurrent deliveries do it once.
 
@@ -285,6 +316,7 @@ class RunRecord(LazyModel):
     claim: RunClaim | None = None
     live_model: LiveModel | None = None  # set when the platform generates the submission from a model
     inference: InferenceSummary | None = None
+    judging: JudgingSummary | None = None  # set when the environment's judge judged the answers
     # While a live run waits for its model: what it has asked and is waiting for (benchgen.steps.inference).
     progress: InferenceProgress | None = None
     # Each shard's own counts in the progress, by shard number: a retried shard replaces its counts in the

@@ -259,6 +259,7 @@ def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
         else None,
         live_model=LiveModelView.model_validate(run.live_model.model_dump()) if run.live_model else None,
         inference=run.inference,
+        judging=run.judging,
         progress=InferenceProgressView.model_validate(run.progress.model_dump()) if run.progress else None,
         batch=run.batch,
     )

@@ -10,12 +10,14 @@ from aws_lambda_powertools import Logger
 from benchgen.bucket_layout import (
     ObjectKeyError,
     execution_name,
+    judging_execution_name,
     parse_prediction_key,
     run_key,
     shard_items_key,
     sharded_execution_name,
 )
 from benchgen.errors import BenchGenError
+from benchgen.judging import JUDGMENTS_NAME
 from benchgen.outputs import RunOutput
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.events import Publisher
@@ -29,6 +31,7 @@ from benchgen.scoring.engine import ScoreReport, score_predictions
 from benchgen.steps.attempts import Invocation, take_turn
 from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.fulltext import keep_whole
+from benchgen.steps.judging import judged_before_scoring, judgments_key
 
 logger = Logger(child=True)
 
@@ -62,8 +65,12 @@ def score_run(
     invocation: Invocation,
     sandbox: Sandbox | None = None,
     sharded_starter: Starter | None = None,
+    judging_starter: Starter | None = None,
 ) -> RunRecord | None:
     """Score the run once; a duplicate event only makes sure the state machine was started.
+
+    A run whose environment's template asks a judge is first handed to the JudgingPipeline state machine
+    (``judging_starter``), which has this step score it once the run's judgments are written.
 
     A run ingest cut into shards is handed to the ShardedScoring state machine (``sharded_starter``)
     instead, whose last step completes it as :func:`complete_scoring` does here.
@@ -87,6 +94,13 @@ def score_run(
     if run.status is not RunStatus.RUNNING:
         logger.info("run is not running: event ignored", extra={"run_id": run_id, "status": run.status})
         return None
+    judged = judged_before_scoring(run, environments)
+    if judged and store.size(judgments_key(run_id)) is None:
+        if judging_starter is None:
+            raise RuntimeError("JUDGING_STATE_MACHINE_ARN is not set: a judged run cannot be judged")
+        if not judging_starter.start_once(judging_execution_name(run_id), {"run_id": run_id}):
+            logger.info("judging already started", extra={"run_id": run_id})
+        return run
     return take_turn(
         runs,
         run,
@@ -104,6 +118,7 @@ def score_run(
             workdir=workdir,
             sandbox=sandbox,
             sharded_starter=sharded_starter,
+            judged=judged,
         ),
     )
 
@@ -120,6 +135,7 @@ def _score_claimed(
     workdir: Path,
     sandbox: Sandbox | None,
     sharded_starter: Starter | None,
+    judged: bool,
 ) -> RunRecord | None:
     run_id = run.run_id
     out = workdir / "out"
@@ -135,8 +151,15 @@ def _score_claimed(
             run, registered_version(run, environments), store=store, workdir=workdir / "env"
         )
         local = store.download(key, RunOutput.PREDICTION_OUTPUT.path_in(workdir))
+        judgments = store.download(judgments_key(run_id), workdir / JUDGMENTS_NAME) if judged else None
         report = score_predictions(
-            env, local, out, workdir=workdir / "score", sandbox=sandbox, earlier=run.programs
+            env,
+            local,
+            out,
+            workdir=workdir / "score",
+            sandbox=sandbox,
+            earlier=run.programs,
+            judgments=judgments,
         )
     except BenchGenError as error:
         return fail_scoring(

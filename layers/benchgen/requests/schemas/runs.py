@@ -28,6 +28,7 @@ from benchgen.records.runs import (
     InferenceLimits,
     InferenceProgress,
     InferenceSummary,
+    JudgingSummary,
     RunConfig,
     RunRecord,
     RunStatus,
@@ -291,6 +292,12 @@ class RunDetail(RunSummary):
     )
     inference: InferenceSummary | None = Field(
         default=None, description="for a live run: how its cases were answered (details in its Inference Log)"
+    )
+    judging: JudgingSummary | None = Field(
+        default=None,
+        description="for a run of an environment whose template asks a judge: the judge (its model and "
+        "connection), its calls, tokens and cost, apart from the run's model's, and the cases it left "
+        "unjudged (details in the run's judgments)",
     )
     progress: InferenceProgressView | None = Field(
         default=None,

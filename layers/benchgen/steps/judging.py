@@ -1,0 +1,379 @@
+"""The judging pass: the environment's judge asked about each answer of a run, before the run is scored.
+
+For an environment whose template asks a judge (its definition's ``asks``), the score step hands the run
+to the JudgingPipeline state machine instead of scoring it, which runs the steps below as a live run's
+InferencePipeline runs its own: Plan (the judge reached through the environment owner's connection, as a
+live run reaches its model, and asked one cheap call; the run's cases with their answers cut into shards,
+each with its share of the connection's ``max_in_flight``) -> JudgeShard for each shard, in a Distributed
+Map reading the items from S3 (each case asked with :func:`judge_one`, paced, throttling slowing the shard
+rather than failing it; a case whose calls keep failing is recorded with its ``error``, unjudged) ->
+Assemble (``judgments.jsonl`` in case order, and the judge's calls, tokens and cost on the run). The
+state machine then has the score step score the run, which reads the judgments.
+
+Each step reads the run again rather than trusting the state machine's data, and raises
+:class:`JudgingError` with the sentence the run fails with.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from benchgen import vocabulary
+from benchgen.bucket_layout import (
+    judging_items_key,
+    judging_key,
+    judging_shard_key,
+    prediction_key,
+    run_key,
+)
+from benchgen.cases import Case
+from benchgen.errors import BenchGenError
+from benchgen.inference.judge_calls import judge_one
+from benchgen.inference.model import Model
+from benchgen.inference.pacing import Pacer, fanout
+from benchgen.inference.retry import Backoff, ask
+from benchgen.judging import (
+    JUDGMENTS_NAME,
+    JudgeRecord,
+    JudgeRequests,
+    JudgeSettings,
+    iter_judgments,
+    same_family,
+)
+from benchgen.judging import write_judgments as write_records
+from benchgen.lazy_model import LazyModel
+from benchgen.outputs import RunOutput
+from benchgen.ports.connections import ConnectionsReader
+from benchgen.ports.environments import EnvironmentsReader, OwnedEnvironments
+from benchgen.ports.providers import ModelFactory
+from benchgen.ports.runs import RunsStore
+from benchgen.ports.storage import ObjectStorage
+from benchgen.providers.judges import JudgeUnreachable
+from benchgen.providers.judges import judge_model as reached_judge
+from benchgen.providers.registry import provider
+from benchgen.records.prices import RunCost, run_cost
+from benchgen.records.runs import JudgingSummary, LiveModel, RunRecord, RunStatus
+from benchgen.scoring import registry
+from benchgen.scoring.ingested import merge_join, read_ingested
+from benchgen.scoring.join import iter_cases
+from benchgen.steps.context import open_run_environment, registered_version
+from benchgen.steps.inference import PROBE_PROMPT, PROBE_SAMPLING, last_call_start, shard_budget
+from benchgen.steps.transfers import Uploads, downloads
+from benchgen.vocabulary import InferenceMode
+
+JUDGE_NAME = "judge.json"
+NO_ANSWER = "the run's model gave no answer to this case: there is nothing to judge"
+UNJUDGED_SHOWN = 5
+
+
+class JudgingError(BenchGenError):
+    """The judging pass cannot go on; the message is the run's failure reason."""
+
+
+class Judge(LazyModel):
+    """The judge a run's judging pass asks, as Plan found it: the template that asks (by name), the
+    environment's ``judge:`` settings, and the model they reach through the owner's connection."""
+
+    template: str
+    settings: JudgeSettings
+    model: LiveModel
+
+
+def asks_of(template: str | None) -> JudgeRequests | None:
+    """How the template ``template`` asks a judge about each answer; None when it does not (or the
+    environment has no template: its scoring program scores)."""
+    if template is None or template not in vocabulary.TEMPLATES:
+        return None
+    return registry.template(template).asks
+
+
+def judgments_key(run_id: str) -> str:
+    """The run's judgments: what the environment's judge said of each answer, which scoring reads."""
+    return run_key(run_id, JUDGMENTS_NAME)
+
+
+def judged_before_scoring(run: RunRecord, environments: EnvironmentsReader) -> bool:
+    """Whether ``run`` waits for a judging pass before it is scored: its environment's template asks. (A
+    version that is not registered is not: scoring fails the run saying so.)"""
+    record = environments.get(run.environment_id, run.environment_version)
+    return record is not None and asks_of(record.template) is not None
+
+
+def judge_model(settings: JudgeSettings, *, owner: str, connections: ConnectionsReader) -> LiveModel:
+    """The judge, reached through ``owner``'s connection ``settings.connection`` as a live run reaches its
+    model; a JudgingError saying what to fix in ``judge:`` when it cannot be."""
+    try:
+        return reached_judge(settings, owner, connections.get(settings.connection))
+    except JudgeUnreachable as error:
+        raise JudgingError(f"{error}; then upload the submission again") from None
+
+
+def _running(runs: RunsStore, run_id: str) -> RunRecord:
+    run = runs.get(run_id)
+    if run is None:
+        raise JudgingError(f"run {run_id} does not exist: there is nothing to judge")
+    if run.status is not RunStatus.RUNNING:
+        raise JudgingError(f"run {run_id} is {run.status.value}, no longer Running: its judging stops here")
+    return run
+
+
+def _probe(judge: LiveModel, model_for: ModelFactory, backoff: Backoff, deadline: float | None) -> None:
+    outcome = ask(lambda: model_for(judge, PROBE_SAMPLING).complete(PROBE_PROMPT), backoff, deadline=deadline)
+    if outcome.answer is None:
+        raise JudgingError(
+            f"the judge {provider(judge.provider).where(judge)} did not answer: {outcome.error}. Check that "
+            f"connection {judge.connection_id} of the environment's owner reaches it, then upload the "
+            "submission again"
+        )
+
+
+def _pairs(cases_path: Path, prediction_output: Path, kind: type[Case]) -> Iterator[dict[str, Any]]:
+    """Each case's line of a shard file: the case as the template reads it and the run's answer to it
+    (None: no answer)."""
+    with read_ingested(prediction_output) as stream:
+        for case, prediction in merge_join(iter_cases(cases_path, kind), iter(stream)):
+            answer = prediction.prediction_text if prediction is not None else None
+            yield {"case": msgspec.to_builtins(case), "answer": answer}
+
+
+def plan(
+    run_id: str,
+    *,
+    runs: RunsStore,
+    environments: OwnedEnvironments,
+    connections: ConnectionsReader,
+    store: ObjectStorage,
+    workdir: Path,
+    model_for: ModelFactory,
+    backoff: Backoff,
+    shard_size: int,
+    deadline: float | None = None,
+) -> dict[str, Any]:
+    """Find the environment's judge and check it answers, then cut the run's cases with their answers into
+    shards of at most ``shard_size`` (fewer when the judge's connection allows few requests at once: see
+    :func:`fanout`) and write the items list the Map reads, each shard with its share of the judge's
+    ``max_in_flight``."""
+    run = _running(runs, run_id)
+    record = registered_version(run, environments)
+    if asks_of(record.template) is None or record.template is None:
+        raise JudgingError(f"the environment of run {run_id} asks no judge: the run is scored as it is")
+    environment = open_run_environment(run, record, store=store, workdir=workdir / "env")
+    settings = environment.spec.judge
+    if settings is None:
+        raise JudgingError(
+            f"template {record.template} asks a judge, and competition.yaml has no judge: section: name the "
+            "judge's connection and model_id there and register the environment again"
+        )
+    owner = environments.owner_of(run.environment_id)
+    if owner is None:
+        raise JudgingError(
+            f"environment {run.environment_id} has no owner whose connection could reach its judge"
+        )
+    judge = Judge(
+        template=record.template,
+        settings=settings,
+        model=judge_model(settings, owner=owner.owner, connections=connections),
+    )
+    _probe(judge.model, model_for, backoff, last_call_start(judge.model, deadline))
+    kind = registry.template(record.template).case_type
+    prediction_output = store.download(prediction_key(run_id), RunOutput.PREDICTION_OUTPUT.path_in(workdir))
+    cases = sum(1 for _ in _pairs(environment.cases_path, prediction_output, kind))
+    if cases == 0:
+        raise JudgingError(f"the environment of run {run_id} has no cases to judge")
+    spread = fanout(cases, shard_size, judge.model.limits.max_in_flight)
+    shards = 0
+    # Streamed, a shard at a time: a big run's cases and answers need not fit in memory at once.
+    with Uploads(store) as uploads:
+        judge_path = workdir / JUDGE_NAME
+        judge_path.write_text(judge.model_dump_json(), encoding="utf-8")
+        uploads.put(judge_path, judging_key(run_id, JUDGE_NAME), content_type="application/json")
+        batch: list[dict[str, Any]] = []
+
+        def flush() -> None:
+            nonlocal shards
+            path = workdir / f"cases-{shards:05d}.jsonl"
+            path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in batch), "utf-8")
+            uploads.put(path, judging_shard_key(run_id, "cases", shards), content_type="application/jsonl")
+            shards += 1
+            batch.clear()
+
+        for line in _pairs(environment.cases_path, prediction_output, kind):
+            batch.append(line)
+            if len(batch) == spread.shard_size:
+                flush()
+        if batch:
+            flush()
+    items = [
+        {"run_id": run_id, "shard": shard, "in_flight": spread.per_shard, "shards_at_once": spread.shards}
+        for shard in range(shards)
+    ]
+    items_path = workdir / "items.json"
+    items_path.write_text(json.dumps(items, separators=(",", ":")), encoding="utf-8")
+    items_key = judging_items_key(run_id)
+    store.upload(items_path, items_key, content_type="application/json")
+    # Only counts and a key: the state's payload stays the same size whatever the run's.
+    return {
+        "run_id": run_id,
+        "cases": cases,
+        "shard_count": shards,
+        "items_key": items_key,
+        "shards_at_once": spread.shards,
+    }
+
+
+def judge_cases(
+    lines: Sequence[dict[str, Any]],
+    *,
+    kind: type[Case],
+    asks: JudgeRequests,
+    settings: JudgeSettings,
+    model: Model,
+    backoff: Backoff,
+    pacer: Pacer,
+    in_flight: int,
+    deadline: float | None = None,
+) -> list[JudgeRecord]:
+    """The judge's record of each case of ``lines`` (a shard file's), in their order, up to ``in_flight``
+    asked at once and paced by ``pacer``; a case without an answer is not asked."""
+    decode = msgspec.convert
+
+    def judged(line: dict[str, Any]) -> JudgeRecord:
+        case = decode(line["case"], kind)
+        answer = line["answer"]
+        if answer is None:
+            return JudgeRecord(id=case.id, error=NO_ANSWER)
+        return judge_one(
+            case.id,
+            lambda problem: asks.prompt(case, answer, settings, problem),
+            lambda text: asks.problem(case, text),
+            model,
+            backoff,
+            pacer=pacer,
+            deadline=deadline,
+        )
+
+    with ThreadPoolExecutor(max_workers=max(1, in_flight), thread_name_prefix="judge") as pool:
+        return list(pool.map(judged, lines))
+
+
+def judge_shard(
+    run_id: str,
+    shard: int,
+    *,
+    runs: RunsStore,
+    store: ObjectStorage,
+    workdir: Path,
+    model_for: ModelFactory,
+    backoff: Backoff,
+    in_flight: int = 1,
+    shards_at_once: int = 1,
+    deadline: float | None = None,
+) -> dict[str, Any]:
+    """Ask the judge about every case of one shard, up to ``in_flight`` at once (paced to the shard's share
+    of the judge's quotas), no call starting too late to end before the step's ``deadline``; the shard's
+    judgments go to its file in the cases' order."""
+    _running(runs, run_id)
+    judge_path = store.download(judging_key(run_id, JUDGE_NAME), workdir / JUDGE_NAME)
+    judge = Judge.model_validate_json(judge_path.read_bytes())
+    definition = registry.template(judge.template)
+    if definition.asks is None:
+        raise JudgingError(f"template {judge.template} no longer asks a judge: run {run_id} is not judged")
+    cases_path = store.download(judging_shard_key(run_id, "cases", shard), workdir / "cases.jsonl")
+    with cases_path.open(encoding="utf-8") as lines:
+        cases = [json.loads(line) for line in lines if line.strip()]
+    budget = shard_budget(judge.model, in_flight, shards_at_once)
+    pacer = Pacer(budget)
+    records = judge_cases(
+        cases,
+        kind=definition.case_type,
+        asks=definition.asks,
+        settings=judge.settings,
+        model=model_for(judge.model, judge.settings.sampling),
+        backoff=backoff,
+        pacer=pacer,
+        in_flight=budget.in_flight,
+        deadline=last_call_start(judge.model, deadline),
+    )
+    path = workdir / "judgments.jsonl"
+    write_records(path, records)
+    store.upload(path, judging_shard_key(run_id, "judgments", shard), content_type="application/jsonl")
+    return {
+        "shard": shard,
+        "judged": sum(record.read is not None for record in records),
+        "unjudged": sum(record.read is None for record in records),
+        "throttled": pacer.throttles,
+        "most_in_flight": pacer.most_in_flight,
+    }
+
+
+def summarize(records: Iterable[JudgeRecord], judge: Judge, judged_model_id: str | None) -> JudgingSummary:
+    """What the judge's records of a run come to, its tokens priced at its connection's on-demand prices;
+    ``judged_model_id``: the run's model, when a live run answered (for the same-family flag)."""
+    summary = JudgingSummary(
+        connection_id=judge.model.connection_id,
+        provider=judge.model.provider,
+        model_id=judge.model.model_id,
+        family=judge.settings.judge_family,
+        same_family=same_family(judge.settings.judge_family, judged_model_id) if judged_model_id else None,
+    )
+    for record in records:
+        summary.cases += 1
+        summary.calls += len(record.attempts)
+        for attempt in record.attempts:
+            if attempt.input_tokens is None or attempt.output_tokens is None:
+                summary.calls_without_tokens += 1
+            else:
+                summary.input_tokens += attempt.input_tokens
+                summary.output_tokens += attempt.output_tokens
+        if record.read is not None:
+            summary.judged += 1
+            continue
+        summary.errors += record.error is not None
+        summary.unreadable += record.error is None
+        if len(summary.unjudged_reasons) < UNJUDGED_SHOWN:
+            why = record.error or record.attempts[-1].problem
+            summary.unjudged_reasons.append(f"{record.id}: {why}")
+    cost = run_cost(
+        judge.model.prices,
+        input_tokens=summary.input_tokens,
+        output_tokens=summary.output_tokens,
+        mode=InferenceMode.ON_DEMAND,
+    )
+    if isinstance(cost, RunCost):
+        return summary.model_copy(update={"cost": cost})
+    return summary.model_copy(update={"cost_note": cost})
+
+
+def assemble(
+    run_id: str, shard_count: int, *, runs: RunsStore, store: ObjectStorage, workdir: Path
+) -> dict[str, Any]:
+    """Write the run's judgments from its shards', in case order, and record what the judge's calls came
+    to on the run."""
+    run = _running(runs, run_id)
+    judge_path = store.download(judging_key(run_id, JUDGE_NAME), workdir / JUDGE_NAME)
+    judge = Judge.model_validate_json(judge_path.read_bytes())
+    keys = (judging_shard_key(run_id, "judgments", shard) for shard in range(shard_count))
+
+    def records() -> Iterator[JudgeRecord]:
+        for part in downloads(store, keys, workdir / "parts"):
+            yield from iter_judgments(part)
+
+    path = workdir / "judgments.jsonl"
+    write_records(path, records())
+    summary = summarize(iter_judgments(path), judge, run.live_model.model_id if run.live_model else None)
+    store.upload(path, judgments_key(run_id), content_type="application/jsonl")
+    if runs.record_judging(run_id, summary) is None:
+        raise JudgingError(f"run {run_id} stopped Running while its judgments were assembled")
+    return {"run_id": run_id, **summary.model_dump(include={"cases", "judged", "unreadable", "errors"})}
+
+
+def record_judging_failure(run_id: str, reason: str, *, runs: RunsStore) -> None:
+    """The JudgingPipeline's caught failure: the Running run fails for ``reason``; a finished run keeps
+    its outcome."""
+    runs.fail(run_id, reason, expected=RunStatus.RUNNING)

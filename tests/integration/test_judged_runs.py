@@ -1,0 +1,131 @@
+"""A run of an environment whose template asks a judge, on the local cloud: the uploaded submission is
+ingested, the JudgingPipeline asks the example model server (as the judge, through the environment
+owner's connection) about every answer, and only then is the run scored, with the judgments it left."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchgen.aws.tables.connections import ConnectionsRepo
+from benchgen.ownership import OPERATOR
+from benchgen.providers import registry
+from benchgen.providers.connections import ConnectionRecord
+from benchgen.records.prices import ModelPrices, TokenPrices
+from benchgen.records.runs import RunStatus
+from benchgen.steps.judging import judgments_key
+from benchgen.vocabulary import ProviderKind
+from examplegen import generate_environment
+from localcloud.cloud import LocalCloud
+from localcloud.model_server import BASE_MODEL, UNKNOWN_ANSWER, ExampleModelServer, Fault
+from tests.integration.test_live_runs import _object_lines
+from tests.integration.test_pipeline import get_run, upload_bundle, upload_submission
+from tests.throwaway import registered_judged_template
+
+ENVIRONMENT = "judged-flags"
+CONNECTION = "judge-local"
+OPENAI = ProviderKind("openai-compatible")
+CASES = 12
+# A million input tokens at 1 USD, output ones at 2 USD.
+PRICES = ModelPrices(on_demand=TokenPrices(input_per_million=1.0, output_per_million=2.0))
+
+
+@pytest.fixture
+def judged() -> Iterator[None]:
+    with registered_judged_template():
+        yield
+
+
+def _judge_connection(cloud: LocalCloud, base_url: str) -> None:
+    table = next(name for lid, name in cloud.table_names.items() if lid.startswith("Connections"))
+    connection = ConnectionRecord(
+        connection_id=CONNECTION,
+        owner=OPERATOR,
+        name="the judge",
+        provider=OPENAI,
+        base_url=base_url,
+        prices=PRICES,
+        profile=registry.provider(OPENAI).capabilities,
+    )
+    assert ConnectionsRepo(table).put(connection)
+
+
+def _judged_run(cloud: LocalCloud, tmp_path: Path, run_id: str) -> None:
+    made = generate_environment("throwaway", tmp_path / "env", cases=CASES, seed=3)
+    competition = made.bundle_dir / "competition.yaml"
+    spec = yaml.safe_load(competition.read_text(encoding="utf-8"))
+    spec["judge"] = {"connection": CONNECTION, "model_id": BASE_MODEL}
+    competition.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    upload_bundle(cloud, made.bundle_dir, tmp_path, ENVIRONMENT)
+    upload_submission(cloud, run_id, made.submission_path, ENVIRONMENT)
+
+
+def test_a_judged_run_is_scored_with_the_judgments_its_judge_gave(
+    judged: None, fast_retries: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given an environment whose template asks a judge, its judge the example model server reached
+    # through the owner's connection, which answers it does not know to any judging prompt
+    _judge_connection(cloud, models.base_url)
+
+    # When a submission is uploaded for it
+    _judged_run(cloud, tmp_path, "judged-happy")
+
+    # Then the run completes, every case passing on the judgment it got (none on the answer itself)
+    run = get_run(cloud, "judged-happy")
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert run.metrics["all_words_rate"] == 1.0
+    # and the run's judgments hold one record a case, in case order
+    judgments = _object_lines(cloud, judgments_key("judged-happy"))
+    assert [record["id"] for record in judgments] == [f"flag-{index:04d}" for index in range(CASES)]
+    assert {record["attempts"][0]["text"] for record in judgments} == {UNKNOWN_ANSWER}
+    # and the judge's calls, tokens and cost are on the run, apart from any model's
+    judging = run.judging
+    assert judging is not None
+    assert (judging.model_id, judging.connection_id) == (BASE_MODEL, CONNECTION)
+    assert (judging.cases, judging.calls, judging.judged, judging.unreadable, judging.errors) == (
+        12,
+        12,
+        12,
+        0,
+        0,
+    )
+    input_tokens = sum(record["attempts"][0]["input_tokens"] for record in judgments)
+    assert judging.input_tokens == input_tokens > 0
+    assert judging.cost is not None and judging.cost.input_cost == pytest.approx(input_tokens / 1e6)
+    assert run.inference is None
+
+
+def test_a_throttled_judge_slows_the_pass_and_every_case_is_still_judged(
+    judged: None, fast_retries: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given a judge that refuses three calls for the rate (after the pass's first call)
+    _judge_connection(cloud, models.base_url)
+    models.faults.add(Fault(status=429, times=3, retry_after_s=0))
+
+    # When a submission is uploaded
+    _judged_run(cloud, tmp_path, "judged-throttled")
+
+    # Then the judge was throttled, and the run completes with every case judged
+    assert models.faults.pending == []
+    run = get_run(cloud, "judged-throttled")
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert run.judging is not None and run.judging.judged == CASES
+
+
+def test_a_judge_that_cannot_be_reached_fails_the_run_naming_its_connection(
+    judged: None, fast_retries: None, cloud: LocalCloud, tmp_path: Path
+) -> None:
+    # Given a judge connection that points where nothing listens
+    _judge_connection(cloud, "http://127.0.0.1:9/v1")
+
+    # When a submission is uploaded
+    _judged_run(cloud, tmp_path, "judged-unreachable")
+
+    # Then the run fails saying which connection to fix, and no judgments are left for scoring
+    run = get_run(cloud, "judged-unreachable")
+    assert run.status is RunStatus.FAILED
+    assert f"connection {CONNECTION} of the environment's owner" in (run.failure_reason or "")
+    assert run.overall_score is None
