@@ -11,6 +11,7 @@ from typing import Any
 from modelserver.engines import Decoding, Sampling, TransformersModel
 from modelserver.rollouts import cut_at_end
 from modelserver.train import PROGRESS, build
+from modelserver.weights import load_tokenizer
 
 GRADER = """
 def grade(sample, item):
@@ -87,7 +88,7 @@ def test_greedy_ctranslate2_rollouts_are_transformers_greedy_answers(
     # when it answers the prompts, and transformers answers them greedily from the same weights
     fast = trainer.rollout_func(prompts, trainer)["completion_ids"]
     ids, _, _ = trainer._tokenize_prompts(prompts)
-    reference = TransformersModel(trainer.model, trainer.processing_class, trainer.rollout_func.model.ends)
+    reference = TransformersModel(trainer.model, load_tokenizer(tiny_model), trainer.rollout_func.model.ends)
     slow = reference.generate(ids, Decoding(6, Sampling(), stopped=lambda _row: False))
 
     # then the answers are the same tokens
