@@ -34,7 +34,7 @@ HYPERPARAMETERS: dict[str, str | int | float] = {"n_epochs": 1, "batch_size": 8,
 # half of them ran past 128 tokens unfinished, at 0.7 a quarter, with the same share right (1 in 64 at
 # both), so 0.7 spends fewer tokens for the same signal. Only a group holding a right and a wrong answer
 # moves the policy: when 1 answer in 64 is right, a group of 8 holds one 12% of the time, a group of 4 6%,
-# so 8 answers to each of 2 prompts a step (16 rollouts: a step of the base model took 155 to 230 s on a
+# so 8 answers to each of 2 prompts a step (16 rollouts: a step of the base model took 78 to 232 s on a
 # shared 2-core machine with CTranslate2 sampling them). Each leg is bounded by time, not steps:
 # max_seconds ends its training before a step that would pass 30 minutes.
 GRPO_HYPERPARAMETERS: dict[str, str | int | float] = {
