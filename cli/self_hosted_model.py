@@ -28,18 +28,21 @@ PACKAGE_PROFILE = "together-sft"
 SPLITS = {"train": 60, "validation": 5, "test": 35}
 # One epoch of full SFT, as measured to teach this model the benchmark's answer format on a CPU.
 HYPERPARAMETERS: dict[str, str | int | float] = {"n_epochs": 1, "batch_size": 8, "learning_rate": 0.0001}
-# GRPO on a CPU (docs/model-server.md): the base model's answers run to about 93 tokens, so at 32 or 64
-# tokens the grader saw no final answer and every reward was 0; 128 lets most answers end (the SFT
-# checkpoint's are shorter and stop at their end of text, so its leg pays only for what it writes). 4
-# answers a prompt: if a tenth of the sampled answers are right, a group of 2 holds a right and a wrong one
-# 18% of the time, a group of 4 34%, and only such groups move the policy; 2 prompts a step keep a step at
-# 8 answers. A step costs minutes on a shared 2-core machine, so each leg is bounded by time, not steps:
+# GRPO on a CPU (docs/model-server.md, "The loop's recipe"), each choice measured on the base model's
+# sampled answers to the first arithmetic-en questions (bench/grpo_bench.py --base-reward): its answers run
+# to about 93 tokens and the grader reads the final answer at their end, so 128 tokens; at temperature 1
+# half of them ran past 128 tokens unfinished, at 0.7 a quarter, with the same share right (1 in 64 at
+# both), so 0.7 spends fewer tokens for the same signal. Only a group holding a right and a wrong answer
+# moves the policy: when 1 answer in 64 is right, a group of 8 holds one 12% of the time, a group of 4 6%,
+# so 8 answers to each of 2 prompts a step (16 rollouts: a step of the base model took 78 to 232 s on a
+# shared 2-core machine with CTranslate2 sampling them). Each leg is bounded by time, not steps:
 # max_seconds ends its training before a step that would pass 30 minutes.
 GRPO_HYPERPARAMETERS: dict[str, str | int | float] = {
     "n_epochs": 1,
     "batch_size": 2,
-    "num_generations": 4,
+    "num_generations": 8,
     "max_completion_length": 128,
+    "temperature": 0.7,
     "learning_rate": 0.00001,
     "beta": 0,
     "max_seconds": 1800,

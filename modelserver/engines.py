@@ -221,8 +221,6 @@ class CTranslate2Engine:
         self.fallbacks: dict[str, str] = {}
 
     def load(self, model_id: str, folder: Path, cache: Path | None = None) -> Model:
-        import ctranslate2
-
         try:
             converted = self._converted(model_id, folder, cache / "ctranslate2" if cache else self.cache)
         except (ValueError, NotImplementedError, KeyError) as refused:
@@ -233,6 +231,31 @@ class CTranslate2Engine:
             self.fallbacks[model_id] = reason
             return self.fallback.load(model_id, folder)
         self.fallbacks.pop(model_id, None)
+        return self._open(converted, folder)
+
+    def load_policy(self, policy: Any, folder: Path, target: Path) -> Model:
+        """``policy``, a transformers model loaded from ``folder`` and trained since (a GRPO job's),
+        converted with its weights as they are now into ``target`` (whatever it held is replaced) and loaded.
+        Raises what the converter raises for a model it refuses:
+        ValueError, NotImplementedError or KeyError."""
+        import copy
+
+        from ctranslate2.converters import TransformersConverter
+
+        # The converter is handed a copy, so that nothing it does to the tensors it reads reaches training.
+        snapshot = copy.deepcopy(policy)
+
+        class Loaded(TransformersConverter):  # type: ignore[misc]
+            def load_model(self, model_class: Any, model_name_or_path: str, **kwargs: Any) -> Any:
+                return snapshot
+
+        Loaded(str(folder)).convert(str(target), quantization=self.compute_type, force=True)
+        return self._open(target, folder)
+
+    def _open(self, converted: Path, folder: Path) -> Model:
+        """The CTranslate2 copy ``converted`` of ``folder``'s model, loaded with ``folder``'s tokenizer."""
+        import ctranslate2
+
         tokenizer = weights.load_tokenizer(folder)
         generator = ctranslate2.Generator(
             str(converted),

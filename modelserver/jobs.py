@@ -114,8 +114,11 @@ class Job:
 class FineTuneJobs:
     """The files and jobs of one server under ``work``; trained models go into ``catalog``."""
 
-    def __init__(self, work: Path, catalog: Catalog, *, python: str = sys.executable) -> None:
+    def __init__(
+        self, work: Path, catalog: Catalog, *, python: str = sys.executable, engine: str = "auto"
+    ) -> None:
         self._files = work / "files"
+        self._engine = engine
         self._jobs = work / "jobs"
         self._catalog = catalog
         self._python = python
@@ -287,6 +290,8 @@ class FineTuneJobs:
             "hyperparameters": job.hyperparameters,
             "method": job.method,
             "grader": job.grader,
+            # The engine the server was asked for: a GRPO job samples its answers with the one it picks.
+            "engine": self._engine,
             "output": str(partial),
         }
         train.write_json(folder / train.SPEC, spec)

@@ -115,7 +115,7 @@ class ModelServer(ThreadedServer):
         self.generator = Generator(
             self.models, max_batch=max_batch, batch_wait_s=batch_wait_s, workers=self.engine.parallel
         )
-        self.fine_tunes = FineTuneJobs(work, self.catalog)
+        self.fine_tunes = FineTuneJobs(work, self.catalog, engine=engine)
         self._api_key = api_key
         self.read_timeout_s = read_timeout_s
         jobs = self.fine_tunes

@@ -3,7 +3,8 @@ that a cancel can kill it and running out of memory ends the job, not the server
 
 It reads ``spec.json`` from the job folder, trains with TRL's SFTTrainer on the rows, or its GRPOTrainer
 rewarded by the job's grader for a reinforcement job (full fine-tuning, on the GPU when torch sees one,
-otherwise the CPU), writes ``progress.json`` after each logged step, and
+otherwise the CPU; a GRPO job's answers are sampled by the server's engine, see
+:mod:`modelserver.rollouts`), writes ``progress.json`` after each logged step, and
 saves the checkpoint into ``spec["output"]``. On failure it writes ``failure.json`` with a sentence for
 the user and exits with :data:`FAILED`.
 """
@@ -14,11 +15,11 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from modelserver import grader
+from modelserver import engines, grader, weights
 from modelserver.rows import REINFORCEMENT, SFT, BadRows, read_rows
 
 FAILED = 3
@@ -101,11 +102,17 @@ def _grpo(
     callbacks: Sequence[Any],
 ) -> Any:
     """TRL's GRPOTrainer: ``batch_size`` prompts a step, each answered ``num_generations`` times (TRL's batch
-    counts completions), every answer rewarded by the job's grader."""
+    counts completions), every answer rewarded by the job's grader. The answers are sampled by CTranslate2
+    from the policy as it is at each step where the server generates with CTranslate2 (the engine it was
+    started with, chosen as it chose it), otherwise by TRL's transformers generate."""
     from trl.trainer.grpo_config import GRPOConfig
     from trl.trainer.grpo_trainer import GRPOTrainer
 
+    from modelserver.rollouts import policy_rollouts
+
     hyper = spec["hyperparameters"]
+    engine = engines.choose(spec.get("engine", "auto"), weights.device(), job)
+    rollouts, why = policy_rollouts(engine, common["model"], Path(spec["base_folder"]), job, hyper)
     generations = int(hyper["num_generations"])
     completions = int(hyper["batch_size"]) * generations
     config = GRPOConfig(
@@ -120,12 +127,23 @@ def _grpo(
         }
         | ({"max_steps": hyper["max_steps"]} if "max_steps" in hyper else {})
     )
-    progress = _progress(job, rollouts_per_step=completions)
+    progress = _progress(job, rollouts_per_step=completions, spent=rollouts.spent if rollouts else None)
+    engine_used = (
+        {
+            "engine": "ctranslate2",
+            "why": why,
+            "first_conversion_seconds": round(rollouts.first_conversion_s, 3),
+        }
+        if rollouts
+        else {"engine": "transformers", "why": why}
+    )
+    progress.keep("rollouts", engine_used)
     budget = [_time_budget(float(hyper["max_seconds"]), progress)] if "max_seconds" in hyper else []
     return GRPOTrainer(
         reward_funcs=grader.reward(spec["grader"]),
         args=config,
         callbacks=[*budget, progress, *callbacks],
+        rollout_func=rollouts,
         **common,
     )
 
@@ -168,10 +186,13 @@ def _time_budget(seconds: float, progress: Any) -> Any:
     return TimeBudget()
 
 
-def _progress(job: Path, *, rollouts_per_step: int | None) -> Any:
+def _progress(
+    job: Path, *, rollouts_per_step: int | None, spent: Callable[[], dict[str, float]] | None = None
+) -> Any:
     """A callback that writes ``progress.json`` after each logged step: the step, the loss, and for GRPO the
     step's mean reward, the reward of every step so far (the curve), the answers sampled per second, and
-    their mean length in tokens and tokens per second (TRL's mean completion length); and after each
+    their mean length in tokens and tokens per second (TRL's mean completion length), and what ``spent``
+    says the step spent (the seconds CTranslate2 rollouts converted and generated); and after each
     evaluation on the validation rows, its loss (``eval_loss``) beside the last step's."""
     from transformers import TrainerCallback
 
@@ -219,6 +240,7 @@ def _progress(job: Path, *, rollouts_per_step: int | None) -> Any:
                     "completion_tokens_per_s": (
                         round(rollouts_per_step * tokens / seconds, 3) if seconds > 0 and tokens else None
                     ),
+                    **(spent() if spent else {}),
                 }
             self.written = progress | self.kept
             write_json(job / PROGRESS, self.written)

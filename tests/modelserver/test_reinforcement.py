@@ -100,6 +100,9 @@ def test_a_reinforcement_job_is_rewarded_by_its_grader_and_its_checkpoint_answer
     tokens = progress["completion_mean_tokens"] * 4
     seconds = progress["step_seconds"]
     assert tokens / (seconds + 0.0005) <= progress["completion_tokens_per_s"] <= tokens / (seconds - 0.0005)
+    # (the server generates with CTranslate2, so the job's answers were sampled by it, from the policy)
+    assert progress["rollouts"]["engine"] == "ctranslate2"
+    assert 0 < progress["generation_seconds"] < seconds
     assert _served(server)["tiny-chat-benchgen-train-grpo"]["parent"] == "tiny-chat"
     assert json.loads(answer.raw)["model"] == "tiny-chat-benchgen-train-grpo"
 
