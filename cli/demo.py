@@ -150,8 +150,11 @@ def example_cases(example: Path) -> Path:
     return example / "bundle" / "reference" / "cases.jsonl"
 
 
-def register_example(cloud: Any, api: Api, example: Path, out: Path, progress: Progress) -> str:
-    """Publish the example's bundle through the API and an upload, and wait until it is registered."""
+def register_example(
+    cloud: Any, api: Api, example: Path, out: Path, progress: Progress, timeout: float = 60.0
+) -> str:
+    """Publish the example's bundle through the API and an upload, and wait until it is registered (up to
+    ``timeout`` seconds: more where registration asks a real judge about its labelled answers)."""
     from examplegen.writing import write_bundle_zip
 
     environment_id = example.name
@@ -160,7 +163,7 @@ def register_example(cloud: Any, api: Api, example: Path, out: Path, progress: P
     )
     bundle = write_bundle_zip(example / "bundle", out / "bundle.zip")
     put_bundle(cloud, upload, bundle.read_bytes())
-    environment = _follow_registration(api, environment_id)
+    environment = _follow_registration(api, environment_id, timeout)
     progress.step(f"environment {environment_id} {ENVIRONMENT_VERSION}: {environment['status']}")
     if environment["status"] != "Registered":
         raise RuntimeError(f"the example bundle was rejected: {environment['problems']}")
