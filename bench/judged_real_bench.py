@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import shutil
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ from typing import Any
 import yaml
 
 from cli.api_client import Api
-from cli.demo import ENVIRONMENT_VERSION, EXAMPLES, Progress, follow_run, register_example
+from cli.demo import EXAMPLES, Progress, register_example, submit
 from cli.local import demo_password, sign_in_demo_user
 from cli.model_process import ModelServerProcess
 from cli.self_hosted_model import CONCURRENCY, SERVED_MODEL, WEIGHTS
@@ -47,6 +46,8 @@ MAX_TOKENS = 200
 CALIBRATION_ANSWERS = 12
 # Registration asks the judge about each labelled answer in turn, within its step's time.
 REGISTRATION_TIMEOUT_S = 900.0
+# The model the example submission's answers are recorded as coming from.
+ANSWERS = "example-answers"
 CONNECTION_NAME = "self-hosted SmolLM2 judge"
 
 
@@ -70,32 +71,6 @@ def judged_copy(out: Path, connection_id: str, calibration: int, max_tokens: int
     step = max(1, len(labelled) // calibration)
     labelled_path.write_text("\n".join(labelled[::step][:calibration]) + "\n", encoding="utf-8")
     return copy
-
-
-def judged_run(cloud: Any, api: Api, environment_id: str, progress: Progress, timeout: float) -> str:
-    """The example submission uploaded as a run of the environment, followed until it ends."""
-    submission = EXAMPLE / "submission" / "predictions.jsonl"
-    created = api.expect(
-        "POST",
-        "/runs",
-        201,
-        {
-            "environment_id": environment_id,
-            "version": ENVIRONMENT_VERSION,
-            "model": "example-answers",
-            "filename": submission.name,
-        },
-    )
-    run_id: str = created["run"]["run_id"]
-    progress.step(f"run {run_id} created; uploading {submission.name}")
-    uploader = threading.Thread(
-        target=cloud.client("s3").put_object,
-        kwargs={"Bucket": cloud.bucket, "Key": created["upload_key"], "Body": submission.read_bytes()},
-    )
-    uploader.start()
-    follow_run(api, run_id, progress, timeout=timeout)
-    uploader.join()
-    return run_id
 
 
 def figures(run: dict[str, Any]) -> dict[str, Any]:
@@ -183,7 +158,8 @@ def bench(out: Path, calibration: int, max_tokens: int, run_timeout: float) -> d
             )
             timings["registration_with_calibration_s"] = round(time.monotonic() - started, 1)
             started = time.monotonic()
-            run_id = judged_run(cloud, api, environment_id, progress, run_timeout)
+            submission = EXAMPLE / "submission" / "predictions.jsonl"
+            run_id, _ = submit(cloud, api, environment_id, submission, ANSWERS, progress, timeout=run_timeout)
             timings["judged_run_s"] = round(time.monotonic() - started, 1)
             found = figures(api.expect("GET", f"/runs/{run_id}", 200))
     found |= {

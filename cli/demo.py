@@ -82,27 +82,8 @@ def _drive(
 ) -> dict[str, Any]:
     s3 = cloud.client("s3")
     environment_id = register_example(cloud, api, example, out, progress)
-    run = api.expect(
-        "POST",
-        "/runs",
-        201,
-        {
-            "environment_id": environment_id,
-            "version": ENVIRONMENT_VERSION,
-            "model": model,
-            "filename": submission.name,
-            "run_config": {"sampling": {"temperature": 0.0, "max_tokens": 512}},
-        },
-    )
-    run_id = run["run"]["run_id"]
-    progress.step(f"run {run_id} created: {run['run']['status']}; uploading {submission.name}")
-    uploader = threading.Thread(
-        target=s3.put_object,
-        kwargs={"Bucket": cloud.bucket, "Key": run["upload_key"], "Body": submission.read_bytes()},
-    )
-    uploader.start()
-    status = follow_run(api, run_id, progress)
-    uploader.join()
+    sampling = {"sampling": {"temperature": 0.0, "max_tokens": 512}}
+    run_id, status = submit(cloud, api, environment_id, submission, model, progress, run_config=sampling)
     execution = follow_execution(cloud, run_id, progress) if status == "Completed" else None
 
     details = api.expect("GET", f"/runs/{run_id}", 200)
@@ -143,6 +124,42 @@ def _drive(
         "package": package,
         "s3_keys": keys,
     }
+
+
+def submit(
+    cloud: Any,
+    api: Api,
+    environment_id: str,
+    submission: Path,
+    model: str,
+    progress: Progress,
+    run_config: dict[str, Any] | None = None,
+    timeout: float = 120.0,
+) -> tuple[str, str]:
+    """A run of the environment for ``submission``'s answers (by ``model``), uploaded while the run is
+    followed until it ends (up to ``timeout`` seconds); its id and final status."""
+    run = api.expect(
+        "POST",
+        "/runs",
+        201,
+        {
+            "environment_id": environment_id,
+            "version": ENVIRONMENT_VERSION,
+            "model": model,
+            "filename": submission.name,
+            **({"run_config": run_config} if run_config else {}),
+        },
+    )
+    run_id = str(run["run"]["run_id"])
+    progress.step(f"run {run_id} created: {run['run']['status']}; uploading {submission.name}")
+    uploader = threading.Thread(
+        target=cloud.client("s3").put_object,
+        kwargs={"Bucket": cloud.bucket, "Key": run["upload_key"], "Body": submission.read_bytes()},
+    )
+    uploader.start()
+    status = follow_run(api, run_id, progress, timeout)
+    uploader.join()
+    return run_id, status
 
 
 def example_cases(example: Path) -> Path:
