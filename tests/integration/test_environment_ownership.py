@@ -13,6 +13,7 @@ from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.ownership import OPERATOR
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 from cli.api_client import Api
+from cli.demo import ENVIRONMENT_VERSION, EXAMPLES, Progress, put_bundle, register_example
 from examplegen.writing import write_bundle_zip
 from localcloud.cloud import LocalCloud
 
@@ -55,15 +56,9 @@ def user_api(cloud: LocalCloud) -> Any:
 
 
 def put_as_told(cloud: LocalCloud, upload: dict[str, Any], body: bytes) -> None:
-    """Upload a bundle to the key the API named, with the x-amz-meta headers it said to send.
-
-    The headers are signed into the URL, so S3 refuses a PUT that changes or drops them (the local cloud
-    in server mode too: test_presigned_urls.py); in-process no server answers the URL, so this test
-    uploads what the signed URL requires directly.
-    """
-    prefix = "x-amz-meta-"
-    metadata = {name.removeprefix(prefix): value for name, value in upload["upload_headers"].items()}
-    cloud.client("s3").put_object(Bucket=cloud.bucket, Key=upload["bundle_key"], Body=body, Metadata=metadata)
+    """Upload a bundle to the key the API named, with the x-amz-meta headers it said to send (signed into
+    the URL, so S3 refuses a PUT that changes or drops them: test_presigned_urls.py), and let it register."""
+    put_bundle(cloud, upload, body)
     cloud.settle()
 
 
@@ -74,6 +69,20 @@ def test_a_bundle_uploaded_as_the_api_said_is_registered_as_its_publishers(
     upload = api.expect("POST", "/environments", 201, {"environment_id": "gsm8k-tr", "version": "1"})
     put_as_told(cloud, upload, bundle)
     record = recorded(cloud, "gsm8k-tr", "1")
+    assert (record.status, record.published_by) == (EnvironmentStatus.REGISTERED, author)
+
+
+def test_the_demo_publishes_its_example_as_the_signed_in_user(
+    cloud: LocalCloud, user_api: Any, tmp_path: Path
+) -> None:
+    # Given a signed-in user
+    api, author = user_api("author")
+
+    # When the demo publishes an example environment through the API as that user
+    register_example(cloud, api, EXAMPLES / "gsm8k-tr", tmp_path, Progress())
+
+    # Then the version is registered as published by the user (whose connections its judge may use)
+    record = recorded(cloud, "gsm8k-tr", ENVIRONMENT_VERSION)
     assert (record.status, record.published_by) == (EnvironmentStatus.REGISTERED, author)
 
 
