@@ -32,6 +32,7 @@ from benchgen.environment import open_environment
 from benchgen.inference.model import Answer
 from benchgen.inference.retry import Backoff
 from benchgen.judging import JUDGE_ATTEMPTS, JudgeAttempt, JudgeRecord, JudgeSettings
+from benchgen.records.judge_calibration import CalibrationStatus, CriterionAgreement, JudgeCalibration
 from benchgen.scoring import ScoringOptions, build_template
 from benchgen.scoring.judge import ASKS, JudgeCase, case_score, parse_judgment
 from benchgen.scoring.reward import grader_source, grading_fields, reward
@@ -375,13 +376,15 @@ def _verdict(i: int) -> dict[str, Any]:
     }
 
 
-def _package(root: Path, profile: str) -> dict[str, bytes]:
+def _package(root: Path, profile: str, calibration: JudgeCalibration | None = None) -> dict[str, bytes]:
     env = _judged_env(root)
     run = run_source(root, "run-1", [_verdict(i) for i in range(CASES)])
     report = generate(make_spec(method="reinforcement"), env, [run], root / "prep")
     built_from = info(Method.REINFORCEMENT, report.state_hash)
     cases = [(f"sky-{i:03d}", f"{QUESTION} ({i})") for i in range(CASES)]
-    built = build_package(root / "prep", built_from, profile, root / "out", cases=cases)
+    built = build_package(
+        root / "prep", built_from, profile, root / "out", cases=cases, judge_calibration=calibration
+    )
     with zipfile.ZipFile(built.path) as archive:
         return {name: archive.read(name) for name in archive.namelist()}
 
@@ -408,6 +411,34 @@ def test_a_judged_package_carries_the_judge_s_settings_and_says_it_is_uncalibrat
     for name, data in members.items():
         assert SECRET.encode() not in data, name
         assert CONNECTION.encode() not in data, name
+
+
+def test_a_judged_package_carries_the_agreement_with_people_registration_measured(
+    judged: TemplateDefinition, tmp_path: Path
+) -> None:
+    # Given an environment version whose judge registration measured against people
+    measured = JudgeCalibration(
+        connection=CONNECTION,
+        model_id=MODEL_ID,
+        status=CalibrationStatus.MEASURED,
+        answers=40,
+        criteria=[
+            CriterionAgreement(
+                criterion="rubric", n=38, accuracy=0.7, kappa=0.3, kappa_low=0.05, kappa_high=0.55
+            )
+        ],
+    )
+    # When its reinforcement preparation is packaged for a trainer that runs grader.py
+    members = _package(tmp_path, "trl-grpo", measured)
+    # Then the manifest and the README carry those figures, poor agreement said as such, and no connection
+    model = json.loads(members["manifest.json"])["grading_model"]
+    assert model["calibration"]["criteria"][0]["kappa"] == 0.3
+    assert model["calibration"]["uncalibrated"] is False
+    assert "connection" not in model["calibration"]
+    readme = members["README.md"].decode("utf-8")
+    assert "kappa 0.30 [0.05, 0.55] on 38 answers" in readme
+    assert "this judge agrees poorly with people on rubric" in readme
+    assert all(CONNECTION.encode() not in data for data in members.values())
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from aws_lambda_powertools import Logger
 
 from benchgen.bucket_layout import package_execution_name, package_key
+from benchgen.records.environments import EnvironmentRecord
 from benchgen.records.packages import PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord
 from benchgen.requests.errors import ApiError, Conflict, Forbidden, NotFound
@@ -49,19 +50,20 @@ def preparation_info(record: PreparationRecord) -> PreparationInfo:
     )
 
 
-def _bundle(preparation: PreparationRecord, services: ApiServices) -> BundleRef:
-    """The registered bundle of the preparation's environment version, whose cases the package reads."""
+def _registered(preparation: PreparationRecord, services: ApiServices) -> EnvironmentRecord:
+    """The preparation's environment version as registered: its bundle, whose cases the package reads, and
+    what registration measured of its judge."""
     environment = services.environments.get(preparation.environment_id, preparation.environment_version)
     if environment is None:
         raise Conflict(
             f"environment {preparation.environment_id} version {preparation.environment_version} of "
             f"preparation {preparation.preparation_id} is no longer registered: register it again to package"
         )
-    return BundleRef(key=environment.bundle_key, version_id=environment.bundle_version_id)
+    return environment
 
 
 def _start_build(
-    package: PackageRecord, info: PreparationInfo, bundle: BundleRef, services: ApiServices
+    package: PackageRecord, info: PreparationInfo, environment: EnvironmentRecord, services: ApiServices
 ) -> None:
     """Start the execution of the package's current attempt, named by its id (and the attempt after one).
 
@@ -82,7 +84,8 @@ def _start_build(
             preparation_id=package.preparation_id,
             profile=package.profile,
             preparation=info,
-            bundle=bundle,
+            bundle=BundleRef(key=environment.bundle_key, version_id=environment.bundle_version_id),
+            judge_calibration=environment.judge_calibration,
         )
         starter.start_once(
             package_execution_name(package.package_id, package.attempt), task.model_dump(mode="json")
@@ -112,7 +115,7 @@ def request_package(
         raise ApiError(f"there is no export profile {profile!r}: choose one of {', '.join(PROFILES)}")
     preparation = ready_preparation(preparation_id, owner=owner, services=services)
     info = preparation_info(preparation)
-    bundle = _bundle(preparation, services)
+    environment = _registered(preparation, services)
     pid = package_id_for(info.state_hash, profile)
     package = PackageRecord(
         package_id=pid,
@@ -123,7 +126,7 @@ def request_package(
         package_key=package_key(pid),
     )
     if services.packages.put_if_absent(package):
-        _start_build(package, info, bundle, services)
+        _start_build(package, info, environment, services)
         services.record_event("PackageRequested")
         return package, True
     existing = services.packages.get(pid)
@@ -136,13 +139,13 @@ def request_package(
             retried = existing.model_copy(
                 update={"status": PackageStatus.BUILDING, "attempt": existing.attempt + 1, "reason": None}
             )
-            _start_build(retried, info, bundle, services)
+            _start_build(retried, info, environment, services)
             services.record_event("PackageRequested")
             return retried, True
         # Another request retried it first: answer the package as that request left it.
         existing = services.packages.get(pid) or existing
     if existing.status is PackageStatus.BUILDING:
-        _start_build(existing, info, bundle, services)
+        _start_build(existing, info, environment, services)
     return existing, False
 
 

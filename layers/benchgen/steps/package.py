@@ -16,6 +16,7 @@ from benchgen.lazy_model import LazyModel
 from benchgen.ports.packages import PackagesStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.records.bounds import clip_text
+from benchgen.records.judge_calibration import JudgeCalibration
 from benchgen.records.packages import PackageFiles, PackageStatus
 from benchgen.steps.prepare import BundleRef
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
@@ -32,6 +33,8 @@ class PackageInput(LazyModel):
     profile: str
     preparation: PreparationInfo
     bundle: BundleRef
+    # What registration measured of the environment's judge: a package graded by that judge carries it.
+    judge_calibration: JudgeCalibration | None = None
 
 
 class BuiltPackage(LazyModel):
@@ -81,6 +84,7 @@ def build_package_step(
             workdir / "package",
             cases=case_questions(env),
             scoring_program=env.task.scoring_program,
+            judge_calibration=task.judge_calibration,
         )
     except PackageRefused as refusal:
         reason = clip_text(str(refusal))

@@ -28,6 +28,7 @@ from pydantic import ConfigDict, ValidationError
 from benchgen.errors import BenchGenError
 from benchgen.finetune.split import SPLITS, Split
 from benchgen.lazy_model import LazyModel
+from benchgen.records.judge_calibration import JudgeAgreement, JudgeCalibration
 from benchgen.training.contamination import RowText, contamination_report
 from benchgen.training.examples import (
     EXAMPLES_NAME,
@@ -469,6 +470,7 @@ def _manifest(
     written: _Written,
     grader: bytes | None,
     program: str | None,
+    calibration: JudgeCalibration | None = None,
 ) -> dict[str, Any]:
     limits = profile.limits()
     limits["rows"]["actual"] = written.counted(profile)
@@ -514,7 +516,7 @@ def _manifest(
             + (_TESTS_NOTE if written.tests_graded.count else ""),
         }
     if grader is not None and written.grading_model is not None:
-        manifest["grading_model"] = _grading_model(written.grading_model)
+        manifest["grading_model"] = _grading_model(written.grading_model, calibration)
     elif written.program_graded.count:
         manifest["grader"] = {
             "program": program,
@@ -526,11 +528,12 @@ def _manifest(
     return manifest
 
 
-def _grading_model(settings: dict[str, Any]) -> dict[str, Any]:
+def _grading_model(settings: dict[str, Any], calibration: JudgeCalibration | None) -> dict[str, Any]:
     """What the manifest says of the model that grades answers against their rubric: its settings as the
     environment gives them, the environment variables grader.py reads to reach it, and its calibration."""
     from benchgen.scoring.grader import JUDGE_API_KEY, JUDGE_MODEL, JUDGE_TIMEOUT, JUDGE_URL
 
+    agreement = None if calibration is None else JudgeAgreement.of(calibration)
     return {
         "settings": settings,
         "endpoint": {
@@ -541,9 +544,13 @@ def _grading_model(settings: dict[str, Any]) -> dict[str, Any]:
             "note": "environment variables grader.py reads where it runs, naming an OpenAI-compatible chat "
             "completions endpoint; neither the endpoint nor its key is in this package",
         },
-        "calibration": None,
+        "calibration": None
+        if agreement is None
+        else agreement.model_dump(mode="json", exclude={"connection"}),
         "calibration_note": "uncalibrated (the environment version records no agreement of this grading "
-        "model with people, so its rewards are not measured against human labels)",
+        "model with people, so its rewards are not measured against human labels)"
+        if agreement is None
+        else "; ".join(agreement.summary),
         "no_reward": "an answer the grading model gives no readable judgment of after asking once more, or "
         "whose call timed out or was throttled, has no reward (None; null from the grader command)",
     }
@@ -663,12 +670,15 @@ def build_package(
     *,
     cases: Iterable[tuple[str, str]],
     scoring_program: str | None = None,
+    judge_calibration: JudgeCalibration | None = None,
 ) -> PackageReport:
     """Write ``out_dir/<package_id>.zip`` from the preparation in ``prep_dir``, or refuse with the reason.
 
     ``cases`` are the environment version's ``(case id, question)`` pairs: the contamination report compares
     the training rows with the question of every held-out case. ``scoring_program`` names the environment's
     own scoring program, the grader a reinforcement package names when no built-in template judges.
+    ``judge_calibration``: what registration measured of the environment's judge, which a package whose
+    grader asks that judge carries.
     """
     chosen = choose_profile(profile, info.method)
     examples = prep_dir / EXAMPLES_NAME
@@ -690,7 +700,17 @@ def build_package(
         graded = chosen.grader is not None and not written.program_graded.count
         grader = chosen.grader().encode("utf-8") if graded and chosen.grader is not None else None
         manifest = _manifest(
-            pid, info, chosen, files, held_out, rewrites, summary, written, grader, scoring_program
+            pid,
+            info,
+            chosen,
+            files,
+            held_out,
+            rewrites,
+            summary,
+            written,
+            grader,
+            scoring_program,
+            judge_calibration,
         )
         members: dict[str, Path | bytes] = {name: root / name for name in files}
         if grader is not None:
