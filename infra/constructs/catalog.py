@@ -239,7 +239,8 @@ SCORE_SHARD = FunctionSpec(
     logical_id="ScoreShardFunction",
     description="Judges one shard of a sharded run and uploads its score part",
     **run_step(sizing.shard_scoring),
-    reads=(ENVIRONMENTS_PREFIX, CASE_SHARDS, SHARD_INPUTS_PATTERN),
+    # JUDGMENTS_PATTERN: a judged run's shards are scored with the judgments of the whole run.
+    reads=(ENVIRONMENTS_PREFIX, CASE_SHARDS, SHARD_INPUTS_PATTERN, JUDGMENTS_PATTERN),
     writes=(SCORE_PARTS_PATTERN, f"{RUNS_PREFIX}*/{RunOutput.FAILURE_LOG.file_name}"),
     tables={DataTable.RUNS: TableAccess.READ_WRITE, DataTable.ENVIRONMENTS: TableAccess.READ},
     puts_events=True,

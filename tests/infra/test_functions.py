@@ -252,6 +252,8 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObjectVersion", "environments/"),
         ("s3:GetObject", "case-shards/"),
         ("s3:GetObject", "predictions/*/shards/"),
+        # the judgments of a judged run, judged whole before its shards are scored
+        ("s3:GetObject", "runs/*/judgments.jsonl"),
         ("s3:PutObject", "runs/*/parts/score/"),
         ("s3:PutObject", "runs/*/logs/failure.log"),
     },

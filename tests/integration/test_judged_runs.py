@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -19,6 +20,7 @@ from benchgen.records.runs import RunStatus
 from benchgen.steps.judging import judgments_key
 from benchgen.vocabulary import ProviderKind
 from examplegen import generate_environment
+from infra.sizing import SHARD_CASES
 from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, UNKNOWN_ANSWER, ExampleModelServer, Fault
 from tests.integration.test_live_runs import _object_lines
@@ -96,6 +98,26 @@ def test_a_judged_run_is_scored_with_the_judgments_its_judge_gave(
     assert judging.input_tokens == input_tokens > 0
     assert judging.cost is not None and judging.cost.input_cost == pytest.approx(input_tokens / 1e6)
     assert run.inference is None
+
+
+def test_a_judged_run_scored_in_shards_reads_the_judgments_of_the_whole_run(
+    judged: None, fast_retries: None, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given the stack deployed to score runs in shards of 5 cases, and a judged environment of 12 cases
+    from infra.synth import synth_stacks
+
+    stacks: dict[str, dict[str, Any]] = synth_stacks({SHARD_CASES: "5"})
+    with LocalCloud(stacks) as sharded:
+        _judge_connection(sharded, models.base_url)
+
+        # When a submission is uploaded for it
+        _judged_run(sharded, tmp_path, "judged-sharded")
+
+        # Then its 3 shards are scored with the run's judgments: it completes as a whole judged run does
+        run = get_run(sharded, "judged-sharded")
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert run.metrics["all_words_rate"] == 1.0
+    assert run.judging is not None and run.judging.judged == CASES
 
 
 def test_a_throttled_judge_slows_the_pass_and_every_case_is_still_judged(

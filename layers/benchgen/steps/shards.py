@@ -27,6 +27,7 @@ from benchgen.bucket_layout import (
 )
 from benchgen.errors import BenchGenError
 from benchgen.finetune.artifact_parts import collect_part
+from benchgen.judging import JUDGMENTS_NAME
 from benchgen.outputs import RunOutput
 from benchgen.ports.environments import EnvironmentsReader
 from benchgen.ports.events import Publisher
@@ -38,6 +39,7 @@ from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.score_parts import finish_scores, score_part
 from benchgen.steps.context import open_run_environment, registered_version
+from benchgen.steps.judging import judged_before_scoring, judgments_key
 from benchgen.steps.score import complete_scoring, fail_scoring
 from benchgen.steps.shard_parts import download_part, download_parts, upload_part
 from benchgen.verdicts import VERDICTS_NAME
@@ -116,9 +118,17 @@ def score_shard(
         predictions = store.download(
             prediction_shard_key(run_id, shard), RunOutput.PREDICTION_OUTPUT.path_in(workdir)
         )
+        # A run whose template asks a judge was judged whole before it was cut into shards.
+        judgments = (
+            store.download(judgments_key(run_id), workdir / JUDGMENTS_NAME)
+            if judged_before_scoring(run, environments)
+            else None
+        )
         part = workdir / "part"
         part.mkdir()
-        score_part(env, cases, predictions, part, workdir=workdir / "score", sandbox=sandbox)
+        score_part(
+            env, cases, predictions, part, workdir=workdir / "score", sandbox=sandbox, judgments=judgments
+        )
         upload_part(part, run_id, SCORE_PART, shard, store=store)
     return {"run_id": run_id, "shard": shard}
 
