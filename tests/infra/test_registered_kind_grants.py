@@ -56,7 +56,14 @@ def test_a_registered_kinds_iam_needs_are_granted_to_the_functions_that_have_the
 
     # The functions that call models may invoke its models, on its resource pattern, and nothing else may
     callers = {name for name, actions in granted.items() if MODEL_CALLS in actions}
-    assert callers == {"deploy_model", "infer_shard", "compare_evaluation"}
+    assert callers == {
+        "deploy_model",
+        "infer_shard",
+        "compare_evaluation",
+        "register_environment",
+        "plan_judging",
+        "judge_shard",
+    }
     (statement,) = granted["infer_shard"][MODEL_CALLS]
     assert render(statement["Resource"]) == "arn:${AWS::Partition}:throwaway:*:${AWS::AccountId}:model/*"
 

@@ -45,6 +45,10 @@ NAMED_ELSEWHERE = {
     "localcloud/providers/openai_batches.py": {"code"},
     "localcloud/model_server.py": {"code"},
     "modelserver/server.py": {"code"},
+    # The word, not the template: the key under which a judged run's report and dataset manifest show the
+    # agreement with people of whatever judge scored it.
+    "layers/benchgen/report/detailed.py": {"judge"},
+    "layers/benchgen/finetune/artifact.py": {"judge"},
 }
 
 

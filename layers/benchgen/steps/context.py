@@ -25,7 +25,12 @@ class RunEnvironmentError(BenchGenError):
 
 def registered_version(run: RunRecord, environments: EnvironmentsReader) -> EnvironmentRecord:
     """The environment version the run names, read once for the step: registered, or a sentence why not."""
-    record = environments.get(run.environment_id, run.environment_version)
+    return checked_version(run, environments.get(run.environment_id, run.environment_version))
+
+
+def checked_version(run: RunRecord, record: EnvironmentRecord | None) -> EnvironmentRecord:
+    """``record``, the environment version the run names as the step read it: registered, or a sentence
+    why not."""
     if record is None:
         raise RunEnvironmentError(
             f"environment {run.environment_id} version {run.environment_version} is not registered: "

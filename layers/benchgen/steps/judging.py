@@ -50,13 +50,14 @@ from benchgen.judging import write_judgments as write_records
 from benchgen.lazy_model import LazyModel
 from benchgen.outputs import RunOutput
 from benchgen.ports.connections import ConnectionsReader
-from benchgen.ports.environments import EnvironmentsReader, OwnedEnvironments
+from benchgen.ports.environments import OwnedEnvironments
 from benchgen.ports.providers import ModelFactory
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
 from benchgen.providers.judges import JudgeUnreachable
 from benchgen.providers.judges import judge_model as reached_judge
 from benchgen.providers.registry import provider
+from benchgen.records.environments import EnvironmentRecord
 from benchgen.records.prices import RunCost, run_cost
 from benchgen.records.runs import JudgingSummary, LiveModel, RunRecord, RunStatus
 from benchgen.scoring import registry
@@ -98,11 +99,10 @@ def judgments_key(run_id: str) -> str:
     return run_key(run_id, JUDGMENTS_NAME)
 
 
-def judged_before_scoring(run: RunRecord, environments: EnvironmentsReader) -> bool:
-    """Whether ``run`` waits for a judging pass before it is scored: its environment's template asks. (A
-    version that is not registered is not: scoring fails the run saying so.)"""
-    record = environments.get(run.environment_id, run.environment_version)
-    return record is not None and asks_of(record.template) is not None
+def judged_before_scoring(version: EnvironmentRecord | None) -> bool:
+    """Whether a run of the environment ``version`` waits for a judging pass before it is scored: its
+    template asks. (A version that is not registered is not: scoring fails the run saying so.)"""
+    return version is not None and asks_of(version.template) is not None
 
 
 def judge_model(settings: JudgeSettings, *, owner: str, connections: ConnectionsReader) -> LiveModel:
@@ -258,7 +258,7 @@ def judge_cases(
             deadline=deadline,
         )
 
-    with ThreadPoolExecutor(max_workers=max(1, in_flight), thread_name_prefix="judge") as pool:
+    with ThreadPoolExecutor(max_workers=max(1, in_flight), thread_name_prefix="judging") as pool:
         return list(pool.map(judged, lines))
 
 

@@ -24,12 +24,13 @@ from benchgen.ports.events import Publisher
 from benchgen.ports.executions import Starter
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
+from benchgen.records.environments import EnvironmentRecord
 from benchgen.records.programs import ProgramOutcome
 from benchgen.records.runs import RunRecord, RunStatus
 from benchgen.sandbox.job import Sandbox
 from benchgen.scoring.engine import ScoreReport, score_predictions
 from benchgen.steps.attempts import Invocation, take_turn
-from benchgen.steps.context import open_run_environment, registered_version
+from benchgen.steps.context import checked_version, open_run_environment
 from benchgen.steps.fulltext import keep_whole
 from benchgen.steps.judging import judged_before_scoring, judgments_key
 
@@ -94,7 +95,9 @@ def score_run(
     if run.status is not RunStatus.RUNNING:
         logger.info("run is not running: event ignored", extra={"run_id": run_id, "status": run.status})
         return None
-    judged = judged_before_scoring(run, environments)
+    # The version is read once for the step: whether the run is judged first, and its environment.
+    version = environments.get(run.environment_id, run.environment_version)
+    judged = judged_before_scoring(version)
     if judged and store.size(judgments_key(run_id)) is None:
         if judging_starter is None:
             raise RuntimeError("JUDGING_STATE_MACHINE_ARN is not set: a judged run cannot be judged")
@@ -112,7 +115,7 @@ def score_run(
             run,
             store=store,
             runs=runs,
-            environments=environments,
+            version=version,
             starter=starter,
             publisher=publisher,
             workdir=workdir,
@@ -129,7 +132,7 @@ def _score_claimed(
     *,
     store: ObjectStorage,
     runs: RunsStore,
-    environments: EnvironmentsReader,
+    version: EnvironmentRecord | None,
     starter: Starter,
     publisher: Publisher,
     workdir: Path,
@@ -147,9 +150,7 @@ def _score_claimed(
             logger.info("sharded scoring already started", extra={"run_id": run_id})
         return run
     try:
-        env = open_run_environment(
-            run, registered_version(run, environments), store=store, workdir=workdir / "env"
-        )
+        env = open_run_environment(run, checked_version(run, version), store=store, workdir=workdir / "env")
         local = store.download(key, RunOutput.PREDICTION_OUTPUT.path_in(workdir))
         judgments = store.download(judgments_key(run_id), workdir / JUDGMENTS_NAME) if judged else None
         report = score_predictions(

@@ -108,9 +108,8 @@ def score_shard(
     run, plan = _sharded_run(runs, run_id)
     where = f"scoring {shard_label(plan, shard)}"
     with _failing_run(run_id, where, store=store, runs=runs, publisher=publisher, workdir=workdir):
-        env = open_run_environment(
-            run, registered_version(run, environments), store=store, workdir=workdir / "env"
-        )
+        version = registered_version(run, environments)
+        env = open_run_environment(run, version, store=store, workdir=workdir / "env")
         cases = store.download(
             case_shard_key(run.environment_id, run.environment_version, plan.task, shard),
             workdir / "cases.jsonl",
@@ -121,7 +120,7 @@ def score_shard(
         # A run whose template asks a judge was judged whole before it was cut into shards.
         judgments = (
             store.download(judgments_key(run_id), workdir / JUDGMENTS_NAME)
-            if judged_before_scoring(run, environments)
+            if judged_before_scoring(version)
             else None
         )
         part = workdir / "part"
