@@ -123,7 +123,12 @@ def _object_grants(statements: list[dict[str, Any]], action: str) -> set[str]:
     [
         (
             "score_shard",
-            {"environments/*", "case-shards/*", "predictions/*/shards/*"},
+            {
+                "environments/*",
+                "case-shards/*",
+                "predictions/*/shards/*",
+                "runs/*/judgments.jsonl",
+            },
             {"runs/*/parts/score/*", "runs/*/logs/failure.log"},
         ),
         (
