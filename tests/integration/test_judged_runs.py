@@ -25,7 +25,7 @@ from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, UNKNOWN_ANSWER, ExampleModelServer, Fault
 from tests.integration.test_live_runs import _object_lines
 from tests.integration.test_pipeline import get_run, upload_bundle, upload_submission
-from tests.throwaway import registered_judged_template
+from tests.judged import colour_judged_template
 
 ENVIRONMENT = "judged-flags"
 CONNECTION = "judge-local"
@@ -37,7 +37,7 @@ PRICES = ModelPrices(on_demand=TokenPrices(input_per_million=1.0, output_per_mil
 
 @pytest.fixture
 def judged() -> Iterator[None]:
-    with registered_judged_template():
+    with colour_judged_template():
         yield
 
 

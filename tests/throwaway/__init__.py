@@ -63,13 +63,3 @@ def registered_template() -> Iterator[TemplateDefinition]:
         from tests.throwaway.template import TEMPLATE
 
         yield TEMPLATE
-
-
-@contextmanager
-def registered_judged_template() -> Iterator[TemplateDefinition]:
-    """The throwaway template, as one that asks a judge (``tests.throwaway.judged``), registered while the
-    block runs; everything as it was afterwards."""
-    with _listed("TEMPLATES", {**TEMPLATE_MODULES, f"benchgen.scoring.{NAME}": "tests.throwaway.judged"}):
-        from tests.throwaway.judged import TEMPLATE
-
-        yield TEMPLATE

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from tests.judged_bundles import judged_bundle, judged_template, judgment, labelled
+from tests.judged import judged_bundle, judgment, labelled, rubric_judged_template
 
 # The judge's scores of each labelled answer: right about correct on all but answer-4, always polite.
 REPLIES = {
@@ -57,8 +57,8 @@ def judge_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def judged(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    with judged_template(monkeypatch):
+def judged() -> Iterator[None]:
+    with rubric_judged_template():
         yield
 
 

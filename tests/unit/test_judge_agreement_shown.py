@@ -23,7 +23,7 @@ from benchgen.requests.runs import run_detail
 from cli.main import main
 from tests.api_services import memory_services
 from tests.fakes import MemoryEnvironments, MemoryRuns
-from tests.judged_bundles import judged_bundle, judged_template
+from tests.judged import judged_bundle, rubric_judged_template
 
 MEASURED = JudgeCalibration(
     connection="conn-judge",
@@ -40,8 +40,8 @@ LINE = "Judge agreement with people on correct: kappa 0.62 [0.41, 0.80] on 40 an
 
 
 @pytest.fixture
-def judged(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    with judged_template(monkeypatch, rubric_cases=False):
+def judged() -> Iterator[None]:
+    with rubric_judged_template(rubric_cases=False):
         yield
 
 

@@ -13,7 +13,6 @@ import json
 import subprocess
 import sys
 import threading
-import types
 import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +24,6 @@ import msgspec
 import pytest
 import yaml
 
-from benchgen import vocabulary
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Prediction
 from benchgen.environment import open_environment
@@ -41,8 +39,8 @@ from benchgen.training.package import PackageRefused, build_package
 from benchgen.training.preparation import generate
 from benchgen.verdicts import VerdictRecord
 from benchgen.vocabulary import Method, TemplateName
+from tests.judged import asking_template
 from tests.throwaway import NAME
-from tests.throwaway.template import WordsAggregator
 from tests.unit.preparation_inputs import make_spec, run_source
 from tests.unit.preparations import info
 
@@ -91,25 +89,13 @@ def _run_judge(options: ScoringOptions) -> Judge:
     return judging(JudgeCase, judge)
 
 
-JUDGED = TemplateDefinition(
-    NAME,
-    _run_judge,
-    WordsAggregator,
-    case_fields=("rubric", "reference"),
-    judged=(),
-    case_type=JudgeCase,
-    asks=ASKS,
-)
-
-
 @pytest.fixture
-def judged(monkeypatch: pytest.MonkeyPatch) -> TemplateDefinition:
+def judged() -> Iterator[TemplateDefinition]:
     """The judged template registered under the throwaway name, the way the registry finds a template."""
-    module = types.ModuleType(f"benchgen.scoring.{NAME}")
-    module.TEMPLATE = JUDGED  # type: ignore[attr-defined]
-    monkeypatch.setattr(vocabulary, "TEMPLATES", (*vocabulary.TEMPLATES, NAME))
-    monkeypatch.setitem(sys.modules, module.__name__, module)
-    return JUDGED
+    with asking_template(
+        build=_run_judge, case_fields=("rubric", "reference"), judged=(), case_type=JudgeCase, asks=ASKS
+    ) as definition:
+        yield definition
 
 
 @dataclass

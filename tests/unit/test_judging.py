@@ -29,7 +29,7 @@ from benchgen.steps.judging import (
 from benchgen.steps.score import score_run
 from benchgen.vocabulary import ProviderKind
 from tests.fakes import MemoryEnvironments, MemoryRuns, MemoryStarter, MemoryStore
-from tests.throwaway import registered_judged_template
+from tests.judged import colour_judged_template
 from tests.unit.run_world import PREDICTION_KEY, Run, invocation
 
 SETTINGS = JudgeSettings(connection="judge-conn", model_id="meta.llama3-1-8b-instruct-v1:0")
@@ -251,7 +251,7 @@ def test_a_run_whose_template_asks_a_judge_is_judged_once_before_anything_is_sco
     (record,) = world.environments.records.values()
     world.environments = MemoryEnvironments(record.model_copy(update={"template": "throwaway"}))
     judging = MemoryStarter()
-    with registered_judged_template():
+    with colour_judged_template():
         # When the prediction output's event is delivered, twice
         _score(world, judging)
         _score(world, judging)

@@ -22,7 +22,7 @@ from benchgen.scoring.calibration import (
     read_calibration,
 )
 from benchgen.scoring.judge import ASKS, JudgeCase
-from tests.judged_bundles import judgment, labelled
+from tests.judged import judgment, labelled
 
 SETTINGS = JudgeSettings(connection="conn-judge", model_id="judge-model")
 QUICK = Backoff(attempts=1, base_s=0.0, cap_s=0.0, throttled_s=0.0)

@@ -19,7 +19,7 @@ from benchgen.steps.register import Judges, register_environment
 from benchgen.vocabulary import Sampling
 from examplegen.writing import write_bundle_zip
 from tests.fakes import MemoryConnections, MemoryEnvironments, MemoryStore
-from tests.judged_bundles import judged_bundle, judged_template, judgment, labelled
+from tests.judged import judged_bundle, judgment, labelled, rubric_judged_template
 
 KEY = "environments/judged/v1/bundle.zip"
 LABELS = [labelled(1, 1, 5), labelled(2, 0, 4), labelled(3, 1, 1), labelled(4, 0, 2)]
@@ -49,8 +49,8 @@ class AgreeingJudge:
 
 
 @pytest.fixture
-def judged(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    with judged_template(monkeypatch):
+def judged() -> Iterator[None]:
+    with rubric_judged_template():
         yield
 
 
