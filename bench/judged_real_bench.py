@@ -12,8 +12,8 @@ bench prints and writes:
 - the judge's agreement with people per criterion (n, accuracy, kappa with its 95% interval, unjudged), as
   the run shows it beside its scores;
 - the run's judged scores, its judged and unjudged counts and the first unjudged reasons;
-- the judge's calls, tokens and wall time, and its family (the same-family flag is absent on an uploaded
-  submission: its model's family is not known);
+- the judge's calls, tokens and wall time, and its family (the same-family flag is absent when the
+  submission's model name tells no family, and the run's family note says so);
 - the load average before and after, since the machine is shared and the times depend on it.
 
     .venv/bin/python bench/judged_real_bench.py --json judged-real-bench.json
@@ -119,6 +119,7 @@ def describe(found: dict[str, Any]) -> list[str]:
         f"{judging.get('calls')} calls, "
         f"{judging.get('input_tokens')} input / {judging.get('output_tokens')} output tokens; "
         f"family {judging.get('family')}, same family {judging.get('same_family')}"
+        f"{'; ' + judging['family_note'] if judging.get('family_note') else ''}"
     )
     lines.extend(f"  unjudged: {reason}" for reason in judging.get("unjudged_reasons", []))
     return lines

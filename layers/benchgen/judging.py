@@ -84,11 +84,25 @@ def model_family(model_id: str | None) -> str | None:
     return next((family for family, markers in _FAMILIES if any(marker in model for marker in markers)), None)
 
 
-def same_family(judge_family: str | None, judged_model_id: str | None) -> bool | None:
-    """Whether a judge of ``judge_family`` judges a model of its own family (which favours its own kind's
-    answers); None when either family is not known."""
-    judged = model_family(judged_model_id)
-    return None if judge_family is None or judged is None else judge_family == judged
+def family_check(judge: JudgeSettings, side: str, *names: str | None) -> tuple[bool | None, str | None]:
+    """Whether ``judge`` is of the family of the ``side`` model (which favours its own kind's answers),
+    that model's family read from the first of ``names`` that tells it (a model id, a submission's model
+    name; a trained model's own id, then its base model's, whose family it is of). When either family
+    cannot be told: None, and a sentence saying which, for the reader to know it was not checked."""
+    if judge.judge_family is None:
+        given = f"its model id {judge.model_id!r}" if judge.model_id else "no model id"
+        return None, (
+            f"the judge's family cannot be told from {given} (give it as the judge's family): whether it "
+            "favours a model of its own family is not known"
+        )
+    judged = next((family for family in map(model_family, names) if family is not None), None)
+    if judged is None:
+        told = " or ".join(repr(name) for name in names if name) or "no model name"
+        return None, (
+            f"the {side} model's family cannot be told from {told}: whether the judge favours its answers "
+            "is not known"
+        )
+    return judge.judge_family == judged, None
 
 
 class JudgeAttempt(msgspec.Struct, kw_only=True, omit_defaults=True):

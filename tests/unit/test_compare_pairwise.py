@@ -254,6 +254,51 @@ def test_a_judge_of_a_compared_model_s_family_is_flagged(
     assert report.warnings == warnings
 
 
+def test_a_trained_model_whose_id_tells_no_family_is_of_its_base_model_s_family() -> None:
+    # Given a Llama judge comparing an adapter served under a name of its own with its Llama base
+    settings = JudgeSettings(connection="conn-judge", model_id="meta.llama3-1-70b-instruct-v1:0")
+
+    # When the pairs are judged
+    report = judged(
+        FakeJudge(prefers_good),
+        pairs(("x", "good")),
+        settings,
+        base_model="meta.llama3-1-8b-instruct-v1:0",
+        tuned_model="support-adapter-7",
+    )
+
+    # Then the judge is warned of for both: the trained model is of the family it was trained from
+    assert report.warnings == SAME_FAMILY
+
+
+def test_a_family_that_cannot_be_told_is_warned_of_once_as_unknown() -> None:
+    # Given a judge whose model id tells no family, and a Llama judge comparing models whose ids tell none
+    unknown_judge = JudgeSettings(connection="conn-judge", model_id="house-judge")
+    llama_judge = JudgeSettings(connection="conn-judge", model_id="meta.llama3-1-70b-instruct-v1:0")
+
+    # When each judges the pairs
+    of_judge = judged(FakeJudge(prefers_good), pairs(("x", "good")), unknown_judge, base_model="mistral-7b")
+    of_models = judged(
+        FakeJudge(prefers_good),
+        pairs(("x", "good")),
+        llama_judge,
+        base_model="house-base",
+        tuned_model="house-2",
+    )
+
+    # Then the report says which family could not be told (the judge's once), not that they differ
+    assert of_judge.warnings == [
+        "the judge's family cannot be told from its model id 'house-judge' (give it as the judge's family): "
+        "whether it favours a model of its own family is not known"
+    ]
+    assert of_models.warnings == [
+        "the trained model's family cannot be told from 'house-2' or 'house-base': whether the judge favours "
+        "its answers is not known",
+        "the base model's family cannot be told from 'house-base': whether the judge favours its answers is "
+        "not known",
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [

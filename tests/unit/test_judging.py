@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from benchgen.bucket_layout import judging_key, judging_shard_key
 from benchgen.cases import Case
@@ -228,6 +229,67 @@ def test_a_judge_of_the_live_model_s_own_family_is_flagged() -> None:
         False,
         None,
     )
+
+
+@pytest.mark.parametrize(
+    ("names", "flagged"),
+    [
+        ((None, "Llama-3.1-8B-LoRA"), True),
+        ((None, "Qwen2.5-7B-LoRA"), False),
+        (("my-endpoint-3", "llama-3-support-tuned"), True),
+    ],
+)
+def test_the_run_s_model_name_tells_the_judged_model_s_family_when_its_id_does_not(
+    names: tuple[str | None, str], flagged: bool
+) -> None:
+    # Given a llama judge, and a run whose model only its name tells (uploaded, or a live id that does not)
+    records = [JudgeRecord(id="c1", error="timed out")]
+    # When the run's judgments are summed up
+    summary = summarize(records, _judge(), *names)
+    # Then the judge is flagged when the name is of its family, and said not to be when it is of another
+    assert (summary.same_family, summary.family_note) == (flagged, None)
+
+
+def test_a_family_that_cannot_be_told_is_said_to_be_unknown_not_different() -> None:
+    # Given a run whose model name tells no family, and a judge whose model id tells none
+    records = [JudgeRecord(id="c1", error="timed out")]
+    house_judge = _judge().model_copy(
+        update={"settings": JudgeSettings(connection="judge-conn", model_id="house-judge")}
+    )
+    # When each is summed up
+    unnamed = summarize(records, _judge(), None, "my-finetune-3")
+    unknown_judge = summarize(records, house_judge, None, "Llama-3.1-8B-LoRA")
+    # Then neither is flagged nor cleared: the summary says which family cannot be told
+    assert (unnamed.same_family, unnamed.family_note) == (
+        None,
+        "the judged model's family cannot be told from 'my-finetune-3': whether the judge favours its "
+        "answers is not known",
+    )
+    assert (unknown_judge.same_family, unknown_judge.family_note) == (
+        None,
+        "the judge's family cannot be told from its model id 'house-judge' (give it as the judge's "
+        "family): whether it favours a model of its own family is not known",
+    )
+
+
+def test_an_uploaded_run_of_the_judge_s_family_is_flagged_when_its_judgments_are_assembled(
+    tmp_path: Path,
+) -> None:
+    # Given a Running uploaded run whose submission names a llama model, judged by a llama judge
+    run = RunRecord(
+        run_id="run-1", environment_id="tiny", environment_version="v1", model="Llama-3.1-8B-LoRA", owner="bo"
+    )
+    runs = MemoryRuns(run.model_copy(update={"status": RunStatus.RUNNING}))
+    store = MemoryStore({judging_key("run-1", JUDGE_NAME): _judge().model_dump_json().encode()})
+    part = tmp_path / "part-0.jsonl"
+    write_judgments(part, [JudgeRecord(id="c1", attempts=[JudgeAttempt(text="YES")])])
+    store.objects[judging_shard_key("run-1", "judgments", 0)] = part.read_bytes()
+    # When its judgments are assembled
+    assemble("run-1", 1, runs=runs, store=store, workdir=tmp_path / "work")
+    # Then the run records its judge as of its model's own family
+    judging = runs.runs["run-1"].judging
+    assert judging is not None
+    assert (judging.family, judging.same_family, judging.family_note) == ("llama", True, None)
 
 
 def _score(world: Run, judging: MemoryStarter) -> RunRecord | None:

@@ -30,7 +30,7 @@ from benchgen.inference.judge_calls import judge_one
 from benchgen.inference.model import Model
 from benchgen.inference.pacing import Pacer
 from benchgen.inference.retry import Backoff
-from benchgen.judging import JudgeRecord, JudgeSettings, same_family
+from benchgen.judging import JudgeRecord, JudgeSettings, family_check
 from benchgen.lazy_model import LazyModel
 
 Better = Literal["A", "B", "tie"]
@@ -333,12 +333,16 @@ def _row(pair: PairJudgment) -> PairRow:
     )
 
 
-def _warnings(judge_family: str | None, base_model: str, tuned_model: str) -> list[str]:
-    return [
-        SAME_FAMILY_WARNING.format(side=side)
-        for side, model_id in (("trained", tuned_model), ("base", base_model))
-        if same_family(judge_family, model_id)
-    ]
+def _warnings(judge: JudgeSettings, base_model: str, tuned_model: str) -> list[str]:
+    """A warning for each compared model of the judge's family (the trained one is of its base's family when
+    its own id does not tell), and one for each family that cannot be told, said once."""
+    warnings: list[str] = []
+    for side, names in (("trained", (tuned_model, base_model)), ("base", (base_model,))):
+        same, unknown = family_check(judge, side, *names)
+        warning = SAME_FAMILY_WARNING.format(side=side) if same else unknown
+        if warning is not None and warning not in warnings:
+            warnings.append(warning)
+    return warnings
 
 
 def summarize(
@@ -370,7 +374,7 @@ def summarize(
         win_rate=wins / len(judged) if judged else None,
         sign_p=mcnemar_exact(wins, losses),
         position_bias=_position_bias(judged, inconsistent),
-        warnings=_warnings(judge.judge_family, base_model, tuned_model),
+        warnings=_warnings(judge, base_model, tuned_model),
         judge_use=JudgeUse(
             answers=len(attempts),
             input_tokens=sum(attempt.input_tokens or 0 for attempt in attempts),

@@ -224,8 +224,12 @@ class JudgingSummary(LazyModel):
     family: str | None = Field(default=None, description="the judge model's family, when known")
     same_family: bool | None = Field(
         default=None,
-        description="the judge is of the judged model's own family (it may favour its kind's answers); "
-        "absent when either family is not known or the run's answers were uploaded",
+        description="the judge is of the judged model's own family (it may favour its kind's answers), that "
+        "model's family read from a live run's model id or the run's model name (an uploaded submission's "
+        "model); absent when either family cannot be told: see family_note",
+    )
+    family_note: Text | None = Field(
+        default=None, description="which family cannot be told, when whether they are the same is not known"
     )
     cases: int = 0
     calls: int = Field(default=0, description="answers the judge gave, over every case (a retry counts)")

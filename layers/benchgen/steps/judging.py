@@ -43,8 +43,8 @@ from benchgen.judging import (
     JudgeRecord,
     JudgeRequests,
     JudgeSettings,
+    family_check,
     iter_judgments,
-    same_family,
 )
 from benchgen.judging import write_judgments as write_records
 from benchgen.lazy_model import LazyModel
@@ -312,15 +312,18 @@ def judge_shard(
     }
 
 
-def summarize(records: Iterable[JudgeRecord], judge: Judge, judged_model_id: str | None) -> JudgingSummary:
+def summarize(records: Iterable[JudgeRecord], judge: Judge, *judged_models: str | None) -> JudgingSummary:
     """What the judge's records of a run come to, its tokens priced at its connection's on-demand prices;
-    ``judged_model_id``: the run's model, when a live run answered (for the same-family flag)."""
+    ``judged_models``: what names the run's model, the first that tells its family deciding the
+    same-family flag (a live run's model id, then the run's model name, an uploaded run's only one)."""
+    same, family_note = family_check(judge.settings, "judged", *judged_models)
     summary = JudgingSummary(
         connection_id=judge.model.connection_id,
         provider=judge.model.provider,
         model_id=judge.model.model_id,
         family=judge.settings.judge_family,
-        same_family=same_family(judge.settings.judge_family, judged_model_id) if judged_model_id else None,
+        same_family=same,
+        family_note=family_note,
     )
     for record in records:
         summary.cases += 1
@@ -366,7 +369,9 @@ def assemble(
 
     path = workdir / "judgments.jsonl"
     write_records(path, records())
-    summary = summarize(iter_judgments(path), judge, run.live_model.model_id if run.live_model else None)
+    summary = summarize(
+        iter_judgments(path), judge, run.live_model.model_id if run.live_model else None, run.model
+    )
     store.upload(path, judgments_key(run_id), content_type="application/jsonl")
     if runs.record_judging(run_id, summary) is None:
         raise JudgingError(f"run {run_id} stopped Running while its judgments were assembled")
