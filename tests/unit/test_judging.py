@@ -18,6 +18,7 @@ from benchgen.inference.retry import Backoff
 from benchgen.judging import JudgeAttempt, JudgeRecord, JudgeSettings, iter_judgments, write_judgments
 from benchgen.records.prices import ModelPrices, TokenPrices
 from benchgen.records.runs import LiveModel, RunRecord, RunStatus
+from benchgen.scoring.reasoned import CUT_OFF
 from benchgen.steps.judging import (
     JUDGE_NAME,
     NO_ANSWER,
@@ -152,6 +153,26 @@ def test_a_case_the_model_did_not_answer_is_not_asked_about() -> None:
     # Then the judge is not called and the case is unjudged, saying why
     assert judge.prompts == []
     assert record == JudgeRecord(id="c1", error=NO_ANSWER)
+
+
+def test_the_judge_is_asked_about_the_answer_after_the_reasoning_not_the_reasoning() -> None:
+    # Given an answer after a reasoning block that first considers a wrong one
+    judge = ScriptedJudge("YES")
+    # When it is judged
+    [record] = _judged(judge, _line("c1", answer="<think>\nLyon? No: the capital is Paris.\n</think>\nParis"))
+    # Then the judge reads the answer alone
+    assert judge.prompts == ["Is '\\nParis' right for 'Capital of France?'? Say YES or NO."]
+    assert record.read is not None
+
+
+def test_an_answer_cut_off_inside_its_reasoning_is_not_asked_about() -> None:
+    # Given a completion that opened its reasoning block and never closed it
+    judge = ScriptedJudge("YES")
+    # When the shard is judged
+    [record] = _judged(judge, _line("c1", answer="<think>\nLyon, or maybe"))
+    # Then the judge is not called: there is no answer to judge, and the record says why
+    assert judge.prompts == []
+    assert record == JudgeRecord(id="c1", error=CUT_OFF)
 
 
 def _judge(prices: ModelPrices | None = None) -> Judge:

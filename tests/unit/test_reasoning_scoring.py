@@ -1,5 +1,6 @@
 """A reasoning model's run: every built-in template judges the answer after the reasoning block, a
-completion cut off inside its block is unanswered, and the verdicts keep the reasoning apart."""
+completion cut off inside its block is unanswered (the judge template's too, whatever a judgment said), and
+the verdicts keep the reasoning apart."""
 
 from __future__ import annotations
 
@@ -13,12 +14,20 @@ import pytest
 
 from benchgen.environment import open_environment
 from benchgen.ingest import ingest
+from benchgen.judging import JudgeAttempt, JudgeRecord, write_judgments
 from benchgen.scoring.engine import score_predictions
 from tests.unit.test_score import make_bundle
 
 ROUTING_COLUMNS = "\n      - {title: Accuracy, key: accuracy, index: 0}\n"
 QA_COLUMNS = "\n      - {title: EM, key: exact_match, index: 0}\n"
 CODE_COLUMNS = "\n      - {title: Resolved, key: resolved_rate, index: 0}\n"
+JUDGE_COLUMNS = "\n      - {title: Accuracy, key: accuracy, index: 0}\n"
+JUDGE_SECTION = "judge: {connection: conn-judge, model_id: judge-model}\n"
+# What the judging pass's judge said of the case's answer: every criterion met.
+JUDGMENT = JudgeRecord(
+    id="c1",
+    attempts=[JudgeAttempt(text=json.dumps({"criteria": [{"id": "right", "score": 1, "reason": "Yes."}]}))],
+)
 
 
 def _diff(value: int) -> str:
@@ -46,6 +55,13 @@ TEMPLATES: dict[str, tuple[str | None, dict[str, Any], str, str]] = {
         _diff(2),
         _diff(3),
     ),
+    # judged by the judging pass's judgment of the answer, which meets the rubric
+    "judge": (
+        JUDGE_COLUMNS,
+        {"id": "c1", "question": "Capital?", "rubric": [{"id": "right", "description": "Names Paris."}]},
+        "Paris",
+        "Lyon",
+    ),
 }
 
 
@@ -62,12 +78,18 @@ def _score(
     options: dict[str, Any] = {"template": template, "extra": "runtime: minimal\n"}
     if columns is not None:
         options["columns"] = columns
+    # judge: the judging pass's judgments, which it reads
+    judgments = None
+    if template == "judge":
+        options["extra"] += JUDGE_SECTION
+        judgments = tmp_path / "judgments.jsonl"
+        write_judgments(judgments, [JUDGMENT])
     env = open_environment(make_bundle(tmp_path / "bundle", [case], **options), tmp_path / "env")
     submission = tmp_path / "predictions.json"
     submission.write_text(json.dumps({"predictions": records}), encoding="utf-8")
     ingest(env, submission, tmp_path / "ingested", workdir=tmp_path / "ingest-work")
     output = tmp_path / "ingested" / "prediction_output.zip"
-    report = score_predictions(env, output, tmp_path / "out", workdir=tmp_path / "w")
+    report = score_predictions(env, output, tmp_path / "out", workdir=tmp_path / "w", judgments=judgments)
     with zipfile.ZipFile(tmp_path / "out" / "scoring_output.zip") as archive:
         verdicts = [json.loads(line) for line in archive.read("verdicts.jsonl").splitlines()]
     return report, verdicts

@@ -63,6 +63,8 @@ from benchgen.records.runs import JudgingSummary, LiveModel, RunRecord, RunStatu
 from benchgen.scoring import registry
 from benchgen.scoring.ingested import merge_join, read_ingested
 from benchgen.scoring.join import iter_cases
+from benchgen.scoring.reasoned import CUT_OFF
+from benchgen.scoring.reasoning import answer_text
 from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.inference import PROBE_PROMPT, PROBE_SAMPLING, last_call_start, shard_budget
 from benchgen.steps.transfers import Uploads, downloads
@@ -240,14 +242,18 @@ def judge_cases(
     deadline: float | None = None,
 ) -> list[JudgeRecord]:
     """The judge's record of each case of ``lines`` (a shard file's), in their order, up to ``in_flight``
-    asked at once and paced by ``pacer``; a case without an answer is not asked."""
+    asked at once and paced by ``pacer``; a case without an answer (or cut off inside its reasoning block)
+    is not asked, and an answer after a reasoning block is asked about alone."""
     decode = msgspec.convert
 
     def judged(line: dict[str, Any]) -> JudgeRecord:
         case = decode(line["case"], kind)
-        answer = line["answer"]
-        if answer is None:
+        if line["answer"] is None:
             return JudgeRecord(id=case.id, error=NO_ANSWER)
+        # The judge reads the answer as scoring does: apart from a reasoning block before it.
+        answer = answer_text(line["answer"])
+        if answer is None:
+            return JudgeRecord(id=case.id, error=CUT_OFF)
         return judge_one(
             case.id,
             lambda problem: asks.prompt(case, answer, settings, problem),
