@@ -318,6 +318,16 @@ def test_a_judge_s_answer_in_one_json_fence_is_read() -> None:
     )
 
 
+def test_a_reasoning_judge_s_answer_is_read_after_its_reasoning_block() -> None:
+    # Given a judge that reasons in a <think> block (weighing the other answer first) before its JSON
+    text = '<think>\nA is longer. But B answers it.\n</think>\n{"better": "B", "reason": "B answers."}'
+    # When it is read / Then the JSON after the block is the answer; a reply cut off inside it is none
+    assert parse_preference(text) == Preference(better="B", reason="B answers.")
+    assert parse_preference("<think>\nA is longer, but") == (
+        "the reply ended inside its reasoning block, with no JSON object after it."
+    )
+
+
 def test_the_prompt_names_no_rubric_when_the_case_has_none() -> None:
     assert "(none given: judge which answer answers the question better)" in pairwise_prompt(
         Case(id="c0", question="q"), "a", "b"

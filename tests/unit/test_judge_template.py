@@ -91,6 +91,19 @@ def test_a_judgment_read_on_the_second_attempt_judges_the_case() -> None:
     assert [m.score for m in verdict.criteria] == [1, 2]
 
 
+def test_a_reasoning_judge_s_answer_is_read_after_its_reasoning_block() -> None:
+    # Given a judge that reasons in a <think> block before its answer, and one cut off inside the block
+    reasoned = JudgeRecord(id="c1", attempts=[_attempt(f"<think>\nIt names density: 1.\n</think>\n{GOOD}")])
+    cut_off = _attempt('<think>\n{"criteria": []} would be wrong, so')
+
+    # When the case is judged
+    verdict = _verdict(reasoned)
+
+    # Then the answer after the block is read, and the cut-off one cannot be, saying why
+    assert [m.score for m in verdict.criteria] == [1, 2]
+    assert cut_off.problem == "the reply ended inside its reasoning block, with no JSON object after it."
+
+
 def test_twice_unreadable_leaves_the_case_unjudged_with_the_judge_s_text() -> None:
     # Given a judge whose two answers could not be read
     record = JudgeRecord(id="c1", attempts=[_attempt(MALFORMED), _attempt(MALFORMED + "!")])

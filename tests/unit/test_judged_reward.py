@@ -312,6 +312,21 @@ def test_the_standalone_grader_gives_no_reward_when_the_judge_cannot_be_read_twi
     assert len(endpoint.requests) == JUDGE_ATTEMPTS
 
 
+def test_a_reasoning_judge_s_answer_after_its_reasoning_block_gives_the_reward(
+    judged: TemplateDefinition, endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a judge that reasons in a <think> block before its readable answer, here and in a package
+    reply = f"<think>\nScattering is named; wavelength is not.\n</think>\n{READABLE}"
+    endpoint.replies = [reply]
+    _point_at(monkeypatch, endpoint)
+    # When the answer is rewarded by reward() and by the standalone grader
+    ours = reward(_fields(), ANSWER, model=ScriptedJudge([reply]), backoff=NO_WAIT)
+    theirs = _standalone()["reward_func"]([ANSWER], [_fields()])
+    # Then both read the answer after the block, asking the judge once
+    assert theirs == [ours] and ours == pytest.approx(5 / 6)
+    assert len(endpoint.requests) == 1
+
+
 def test_the_standalone_grader_without_an_endpoint_says_which_variable_to_set(
     judged: TemplateDefinition, monkeypatch: pytest.MonkeyPatch
 ) -> None:

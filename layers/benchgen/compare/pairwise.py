@@ -32,6 +32,7 @@ from benchgen.inference.pacing import Pacer
 from benchgen.inference.retry import Backoff
 from benchgen.judging import JudgeRecord, JudgeSettings, family_check
 from benchgen.lazy_model import LazyModel
+from benchgen.scoring.rubrics import CUT_OFF_REPLY, reply_body
 
 Better = Literal["A", "B", "tie"]
 REASON_LIMIT = 300
@@ -85,20 +86,14 @@ class Preference:
     reason: str
 
 
-def _body(text: str) -> str:
-    stripped = text.strip()
-    if stripped.startswith("```") and stripped.endswith("```") and "\n" in stripped:
-        first_line, _, rest = stripped.partition("\n")
-        if first_line.strip() in ("```", "```json"):
-            return rest[: -len("```")].strip()
-    return stripped
-
-
 def parse_preference(text: str) -> Preference | str:
     """The judge's preference, read strictly from its answer ``text``; a sentence saying what is wrong when
     it cannot be read."""
+    body = reply_body(text)
+    if body is None:
+        return CUT_OFF_REPLY
     try:
-        data = json.loads(_body(text))
+        data = json.loads(body)
     except ValueError:
         return "the reply is not one JSON object."
     if not isinstance(data, dict) or set(data) != {"better", "reason"}:

@@ -16,12 +16,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from benchgen.scoring.reasoning import answer_text
+
 REASON_LIMIT = 300
 SCALE_LIMIT = 100  # the widest scale a criterion may have: high - low
 PROMPT_FIELDS = ("question", "answer", "reference", "rubric")
 # How many times the grading model is asked about one answer: once, and once more when its answer cannot be
 # read (benchgen.judging asks a run's grading model as many times).
 ASKED_TIMES = 2
+CUT_OFF_REPLY = "the reply ended inside its reasoning block, with no JSON object after it."
 _REPLY_FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(?P<body>.*)\n```\Z", re.DOTALL)
 
 DEFAULT_PROMPT = """You are grading an answer to a question against a rubric.
@@ -150,8 +153,13 @@ def rubric_prompt(
     return text
 
 
-def _reply_body(text: str) -> str:
-    stripped = text.strip()
+def reply_body(text: str) -> str | None:
+    """What of a judge's reply is read: the text after its reasoning block (a judge that reasons writes one
+    before answering), out of one Markdown fence when it is in one; None when it ended inside the block."""
+    answer = answer_text(text)
+    if answer is None:
+        return None
+    stripped = answer.strip()
     fenced = _REPLY_FENCE.match(stripped)
     return fenced.group("body").strip() if fenced else stripped
 
@@ -175,8 +183,11 @@ def _criterion_entry(item: Any, rubric: Mapping[str, RubricEntry]) -> CriterionS
 def read_rubric_scores(text: str, rubric: Sequence[RubricEntry]) -> list[CriterionScore] | str:
     """The scores of ``rubric``'s criteria in rubric order, read strictly from the grading model's answer
     ``text``; a string saying what is wrong when the answer cannot be read."""
+    body = reply_body(text)
+    if body is None:
+        return CUT_OFF_REPLY
     try:
-        data = json.loads(_reply_body(text))
+        data = json.loads(body)
     except ValueError:
         return "the reply is not one JSON object."
     if not isinstance(data, dict) or set(data) != {"criteria"} or not isinstance(data["criteria"], list):
