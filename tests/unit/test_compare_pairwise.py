@@ -228,14 +228,16 @@ SAME_FAMILY = [
 
 
 @pytest.mark.parametrize(
-    ("judge_model", "family", "warnings"),
+    ("judge_model", "trained", "family", "warnings"),
     [
-        ("meta.llama3-1-70b-instruct-v1:0", "llama", SAME_FAMILY),
-        ("mistral.mistral-large-2407-v1:0", "mistral", []),
+        ("meta.llama3-1-70b-instruct-v1:0", TRAINED_LLAMA, "llama", SAME_FAMILY),
+        ("mistral.mistral-large-2407-v1:0", TRAINED_LLAMA, "mistral", []),
+        # an adapter served under a name of its own is of the family it was trained from
+        ("meta.llama3-1-70b-instruct-v1:0", "support-adapter-7", "llama", SAME_FAMILY),
     ],
 )
 def test_a_judge_of_a_compared_model_s_family_is_flagged(
-    judge_model: str, family: str, warnings: list[str]
+    judge_model: str, trained: str, family: str, warnings: list[str]
 ) -> None:
     # Given a judge comparing a Llama model, trained, with its Llama base
     settings = JudgeSettings(connection="conn-judge", model_id=judge_model)
@@ -246,29 +248,12 @@ def test_a_judge_of_a_compared_model_s_family_is_flagged(
         pairs(("x", "good")),
         settings,
         base_model="meta.llama3-1-8b-instruct-v1:0",
-        tuned_model=TRAINED_LLAMA,
+        tuned_model=trained,
     )
 
     # Then a Llama judge is warned of, for each model of its family, and a Mistral judge is not
     assert report.judge_family == family
     assert report.warnings == warnings
-
-
-def test_a_trained_model_whose_id_tells_no_family_is_of_its_base_model_s_family() -> None:
-    # Given a Llama judge comparing an adapter served under a name of its own with its Llama base
-    settings = JudgeSettings(connection="conn-judge", model_id="meta.llama3-1-70b-instruct-v1:0")
-
-    # When the pairs are judged
-    report = judged(
-        FakeJudge(prefers_good),
-        pairs(("x", "good")),
-        settings,
-        base_model="meta.llama3-1-8b-instruct-v1:0",
-        tuned_model="support-adapter-7",
-    )
-
-    # Then the judge is warned of for both: the trained model is of the family it was trained from
-    assert report.warnings == SAME_FAMILY
 
 
 def test_a_family_that_cannot_be_told_is_warned_of_once_as_unknown() -> None:
