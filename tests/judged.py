@@ -13,19 +13,21 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import yaml
 
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Case, Prediction
 from benchgen.environment import Environment
-from benchgen.inference.judge_calls import judge_one
 from benchgen.inference.model import Answer, ModelCallError
+from benchgen.inference.pacing import Budget, Pacer
 from benchgen.inference.retry import Backoff
 from benchgen.judging import JudgeRecord, JudgeSettings, write_judgments
 from benchgen.scoring import registry
 from benchgen.scoring.join import iter_cases
 from benchgen.scoring.judge import ASKS, JudgeCase
 from benchgen.scoring.templates import Judge, ScoringOptions, TemplateDefinition, case_verdict, judging
+from benchgen.steps.judging import judge_cases
 from benchgen.submission import open_predictions
 from benchgen.verdicts import VerdictRecord
 from examplegen import generate_environment
@@ -170,24 +172,26 @@ class SimulatedJudge:
 def judge_submission(
     env: Environment, submission: Path, path: Path, judge: SimulatedJudge | None = None
 ) -> list[JudgeRecord]:
-    """Judge every case's answer of ``submission`` with ``judge`` and write the records to ``path``."""
+    """Judge every case's answer of ``submission`` with ``judge`` as a judging pass's shard does, and write
+    the records to ``path``."""
     assert env.template is not None and env.spec.judge is not None
     definition = registry.template(env.template)
-    asks, settings = definition.asks, env.spec.judge
-    assert asks is not None
-    model = judge or SimulatedJudge()
+    assert definition.asks is not None
     with open_predictions(submission) as stream:
         answers = {str(prediction.id): prediction.prediction_text for prediction in stream}
-    records = []
-    for case in iter_cases(env.cases_path, definition.case_type):
-        answer = answers.get(case.id, "")
-
-        def prompt(problem: str | None, case: object = case, answer: str = answer) -> str:
-            return asks.prompt(case, answer, settings, problem)  # type: ignore[arg-type]
-
-        def problem(text: str, case: object = case) -> str | None:
-            return asks.problem(case, text)  # type: ignore[arg-type]
-
-        records.append(judge_one(case.id, prompt, problem, model, NO_RETRY))
+    lines = [
+        {"case": msgspec.to_builtins(case), "answer": answers.get(case.id)}
+        for case in iter_cases(env.cases_path, definition.case_type)
+    ]
+    records = judge_cases(
+        lines,
+        kind=definition.case_type,
+        asks=definition.asks,
+        settings=env.spec.judge,
+        model=judge or SimulatedJudge(),
+        backoff=NO_RETRY,
+        pacer=Pacer(Budget(in_flight=1)),
+        in_flight=1,
+    )
     write_judgments(path, records)
     return records
