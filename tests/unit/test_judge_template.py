@@ -70,10 +70,11 @@ def test_a_readable_judgment_marks_each_criterion_with_its_score_and_reason() ->
     verdict = _verdict(record)
 
     # Then each criterion is passed or failed on its own score, and the case fails as a near miss
-    marks = [(m.id, m.passed, m.score, m.reason) for m in verdict.criteria]
+    # on its scale
+    marks = [(m.id, m.passed, m.score, m.reason, m.scale) for m in verdict.criteria]
     assert marks == [
-        ("accurate", True, 1, "It names density."),
-        ("explains", False, 2, "It gives no mechanism."),
+        ("accurate", True, 1, "It names density.", (0, 1)),
+        ("explains", False, 2, "It gives no mechanism.", (1, 5)),
     ]
     assert (verdict.passed, verdict.near_miss, verdict.answered) == (False, True, True)
     assert verdict.score == pytest.approx((2 * 1.0 + 1 * 0.25) / 3)
@@ -180,6 +181,11 @@ def test_the_detailed_results_show_each_criterion_s_score_and_reason(judged_run:
     judged = cases["explain-000000"]
     assert [c["id"] for c in judged["criteria"]] == ["accurate", "explains", "concise"]
     assert all(isinstance(c["score"], int) and c["reason"] for c in judged["criteria"])
+    assert {c["id"]: c["scale"] for c in judged["criteria"]} == {
+        "accurate": [0, 1],
+        "explains": [1, 5],
+        "concise": [0, 1],
+    }
     assert cases[unreadable]["unjudged"].startswith("the judge's answer could not be read after 2 attempts")
     assert cases[unreadable]["detail"] == MALFORMED
     assert detailed["summary"]["unjudged"] == 1
