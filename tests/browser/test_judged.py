@@ -1,0 +1,203 @@
+"""A judged run in the console: the judged example registered on a local cloud, its judge the example model
+server's simulated judge reached through the owner's connection (calibrated at registration on the
+bundle's human-labelled answers), and its submission judged and scored. One case's judge answers twice with
+text that is no judgment and holds a ``<script>``: that case is unjudged, and its text is shown as text."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import yaml
+from moto.moto_api._internal.models import moto_api_backend
+from playwright.sync_api import expect
+
+from benchgen.settings import EVALUATORS_GROUP
+from cli.api_client import Api
+from cli.demo import EXAMPLES, Progress, register_example, submit
+from cli.local import DEMO_USER, demo_password
+from localcloud.cloud import LocalCloud
+from localcloud.console_server import serve_console
+from localcloud.model_server import ExampleModelServer, Fault
+from tests.browser.conftest import Page, _free_port, require_current_build
+
+CONNECTION_NAME = "house judge"
+UNJUDGED_CASE = "explain-000003"
+# What the judge answers about that case, in both of its attempts: no judgment, and a script if rendered.
+SCRIPT = "<script>document.body.dataset.injected = 'yes'</script>"
+RAW_JUDGE_TEXT = f"I refuse to grade this. {SCRIPT}"
+
+
+@dataclass
+class Judged:
+    url: str
+    password: str
+    owner: Api
+    run_id: str
+    environment_id: str
+    connection_id: str
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Judged]:
+    require_current_build()
+    out = tmp_path_factory.mktemp("judged")
+    progress = Progress()
+    # moto's server keeps its resources in the process after it stops: an earlier module's cloud is gone.
+    moto_api_backend.reset()
+    with pytest.MonkeyPatch.context() as env:
+        for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
+            env.delenv(name, raising=False)
+        with LocalCloud(mode="server", port=_free_port()) as cloud, ExampleModelServer() as models:
+            password = demo_password()
+            token = cloud.create_user(DEMO_USER, password, groups=[EVALUATORS_GROUP])
+            with cloud.serve_api(access_log=False) as api_server, serve_console(cloud, api_server) as server:
+                owner = Api(api_server.url, token)
+                connection = owner.expect(
+                    "POST",
+                    "/connections",
+                    201,
+                    {"name": CONNECTION_NAME, "provider": "openai-compatible", "base_url": models.base_url},
+                )
+                example = out / "example" / "judge"
+                shutil.copytree(EXAMPLES / "judge", example)
+                spec_path = example / "bundle" / "competition.yaml"
+                spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+                spec["judge"]["connection"] = connection["connection_id"]
+                spec_path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+                environment_id = register_example(cloud, owner, example, out, progress, timeout=300)
+                models.faults.add(Fault(case_id=UNJUDGED_CASE, times=2, text=RAW_JUDGE_TEXT))
+                submission = example / "submission" / "predictions.jsonl"
+                run_id, status = submit(
+                    cloud, owner, environment_id, submission, "example-answers", progress, timeout=300
+                )
+                assert status == "Completed", owner.expect("GET", f"/runs/{run_id}", 200)
+                yield Judged(
+                    url=server.url,
+                    password=password,
+                    owner=owner,
+                    run_id=run_id,
+                    environment_id=environment_id,
+                    connection_id=connection["connection_id"],
+                )
+
+
+@pytest.fixture
+def tab(browser: Any, judged: Judged) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    yield Page(context.new_page(), judged)
+    context.close()
+
+
+def _kappa(criterion: dict[str, Any]) -> str:
+    return f"{criterion['kappa']:.2f} [{criterion['kappa_low']:.2f}, {criterion['kappa_high']:.2f}]"
+
+
+def _figures(table: Any, criteria: list[dict[str, Any]]) -> None:
+    """Each criterion's row of ``table`` shows the API's figures of it."""
+    for criterion in criteria:
+        row = table.locator(f'tr[data-criterion="{criterion["criterion"]}"]')
+        expect(row.locator("td")).to_have_text(
+            [
+                str(criterion["n"]),
+                f"{100 * criterion['accuracy']:.0f}%",
+                _kappa(criterion),
+                str(criterion["unjudged"]),
+            ]
+        )
+
+
+def _field(region: Any, label: str) -> Any:
+    dt = region.locator("dt", has_text=re.compile(f"^{re.escape(label)}$"))
+    return dt.locator("xpath=following-sibling::dd[1]")
+
+
+def _cases(judged: Judged) -> dict[str, dict[str, Any]]:
+    """The run's detailed results, each case by its id, as the API's presigned URL serves them."""
+    found = judged.owner.expect("GET", f"/runs/{judged.run_id}/detailed-results", 200)
+    with urllib.request.urlopen(found["url"]) as answer:
+        detailed = json.loads(answer.read())
+    return {case["case_id"]: case for case in detailed["cases"]}
+
+
+def test_a_judged_runs_page_shows_its_judge_its_agreement_with_people_and_its_judging(
+    tab: Page, judged: Judged
+) -> None:
+    run = judged.owner.expect("GET", f"/runs/{judged.run_id}", 200)
+    judging, agreement = run["judging"], run["judge"]
+    assert agreement["status"] == "measured" and agreement["criteria"]
+    tab.sign_in(DEMO_USER)
+    page = tab.open(f"/runs/{judged.run_id}")
+    panel = page.get_by_role("region", name="Judge")
+    # the judge: its model, the connection by the name its owner gave it, its family
+    expect(_field(panel, "Model")).to_have_text(judging["model_id"])
+    expect(_field(panel, "Connection")).to_have_text(f"{CONNECTION_NAME} ({judged.connection_id})")
+    expect(_field(panel, "Family")).to_have_text(judging["family"] or "not known")
+    # an uploaded submission's model has no known family: no same-family warning, and that is said
+    expect(_field(panel, "Same family as the judged model")).to_have_text("not known")
+    expect(panel.locator(".same-family")).to_have_count(0)
+    # its agreement with people beside the scores, per criterion, and a warning for each poor one
+    _figures(panel.locator("table.agreement-figures"), agreement["criteria"])
+    warnings = panel.locator("ul.warnings li", has_text="agrees poorly")
+    expect(warnings).to_have_count(len(agreement["warnings"]))
+    assert warnings.all_inner_texts() == agreement["warnings"]
+    # the unjudged case counted apart from those that passed and failed
+    counts = run["counts"]
+    assert counts["unjudged"] == 1
+    expect(_field(panel, "Passed")).to_have_text(str(counts["passed"]))
+    expect(_field(panel, "Failed")).to_have_text(str(counts["total"] - counts["passed"] - 1))
+    expect(_field(panel, "Unjudged (neither passed nor failed)")).to_have_text("1")
+    # the judging: its calls and tokens, the judge's own
+    assert (judging["unreadable"], judging["errors"]) == (1, 0)
+    expect(_field(panel, "Judged")).to_have_text(f"{judging['judged']} of {judging['cases']} cases")
+    expect(_field(panel, "Unreadable answers")).to_have_text("1")
+    expect(_field(panel, "Errors (no answer)")).to_have_text("0")
+    expect(_field(panel, "Judge calls")).to_have_text(f"{judging['calls']:,}")
+    expect(_field(panel, "Judge input tokens")).to_have_text(f"{judging['input_tokens']:,}")
+    expect(_field(panel, "Judge output tokens")).to_have_text(f"{judging['output_tokens']:,}")
+    assert judging["cost"] is None, "the connection names no prices"
+    expect(_field(panel, "Judge cost")).to_have_text(judging["cost_note"])
+    expect(panel.get_by_role("list", name="Unjudged cases")).to_contain_text(UNJUDGED_CASE)
+    assert tab.errors == []
+
+
+def test_the_detailed_results_show_scores_on_their_scales_and_the_unjudged_judge_text_as_text(
+    tab: Page, judged: Judged
+) -> None:
+    cases = _cases(judged)
+    graded = next(case for case in cases.values() if case.get("criteria"))
+    tab.sign_in(DEMO_USER)
+    page = tab.open(f"/runs/{judged.run_id}")
+    report = page.frame_locator("iframe.report")
+    # each criterion's score on its scale, and the judge's reason
+    graded_row = report.locator("tr", has_text=graded["case_id"])
+    for criterion in graded["criteria"]:
+        low, high = criterion["scale"]
+        shown = f"{criterion['id']} {criterion['score']} on {low}–{high}: {criterion['reason']}"
+        expect(graded_row).to_contain_text(shown)
+    # the unjudged case: unjudged, why, and the judge's text, its script shown as text and never run
+    unjudged_row = report.locator("tr", has_text=UNJUDGED_CASE)
+    expect(unjudged_row).to_contain_text("unjudged")
+    expect(unjudged_row).to_contain_text("the judge's answer could not be read after 2 attempts")
+    expect(unjudged_row).to_contain_text(f"The judge said: {RAW_JUDGE_TEXT}")
+    expect(report.locator("body")).not_to_have_attribute("data-injected", "yes")
+    expect(report.locator("script")).to_have_count(0)
+    assert tab.errors == []
+
+
+def test_the_environments_page_shows_the_versions_judge_calibration(tab: Page, judged: Judged) -> None:
+    found = judged.owner.expect("GET", "/environments", 200)["items"]
+    version = next(e for e in found if e["environment_id"] == judged.environment_id)
+    calibration = version["judge_calibration"]
+    tab.sign_in(DEMO_USER)
+    page = tab.open("/environments")
+    card = page.get_by_role("article", name=f"{judged.environment_id} {version['version']}")
+    expect(card.get_by_text(f"Measured on {calibration['answers']} human-labelled answers")).to_be_visible()
+    _figures(card.locator("table.agreement-figures"), calibration["criteria"])
+    assert tab.errors == []
