@@ -11,6 +11,7 @@ import shutil
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -42,6 +43,33 @@ class Judged:
     run_id: str
     environment_id: str
     connection_id: str
+    uncalibrated_run_id: str
+    uncalibrated_environment_id: str
+
+
+def _judged_copy(out: Path, name: str, connection_id: str) -> tuple[Path, dict[str, Any]]:
+    """The judged example copied to ``out/name``, its judge reached through ``connection_id``; its
+    ``competition.yaml`` as read, to be written back by the caller."""
+    example = out / name
+    shutil.copytree(EXAMPLES / "judge", example)
+    spec = yaml.safe_load((example / "bundle" / "competition.yaml").read_text(encoding="utf-8"))
+    spec["judge"]["connection"] = connection_id
+    return example, spec
+
+
+def _write_spec(example: Path, spec: dict[str, Any]) -> None:
+    (example / "bundle" / "competition.yaml").write_text(
+        yaml.safe_dump(spec, sort_keys=False), encoding="utf-8"
+    )
+
+
+def _people_disagree_on_accurate(example: Path, calibration: str) -> None:
+    """The people's labels of ``accurate`` turned over: the judge then agrees poorly with them on it."""
+    path = example / "bundle" / calibration
+    items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for item in items:
+        item["labels"]["accurate"] = 1 - item["labels"]["accurate"]
+    path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -65,26 +93,37 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Judged]:
                     201,
                     {"name": CONNECTION_NAME, "provider": "openai-compatible", "base_url": models.base_url},
                 )
-                example = out / "example" / "judge"
-                shutil.copytree(EXAMPLES / "judge", example)
-                spec_path = example / "bundle" / "competition.yaml"
-                spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
-                spec["judge"]["connection"] = connection["connection_id"]
-                spec_path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-                environment_id = register_example(cloud, owner, example, out, progress, timeout=300)
+                connection_id = connection["connection_id"]
+
+                def run(example: Path) -> str:
+                    submission = example / "submission" / "predictions.jsonl"
+                    run_id, status = submit(
+                        cloud, owner, example.name, submission, "example-answers", progress, timeout=300
+                    )
+                    assert status == "Completed", owner.expect("GET", f"/runs/{run_id}", 200)
+                    return run_id
+
+                # The example calibrated against people who, on "accurate", say the opposite of its labels
+                example, spec = _judged_copy(out, "judge", connection_id)
+                _write_spec(example, spec)
+                _people_disagree_on_accurate(example, spec["judge"]["calibration"])
+                register_example(cloud, owner, example, out, progress, timeout=300)
                 models.faults.add(Fault(case_id=UNJUDGED_CASE, times=2, text=RAW_JUDGE_TEXT))
-                submission = example / "submission" / "predictions.jsonl"
-                run_id, status = submit(
-                    cloud, owner, environment_id, submission, "example-answers", progress, timeout=300
-                )
-                assert status == "Completed", owner.expect("GET", f"/runs/{run_id}", 200)
+                run_id = run(example)
+                # and a copy of it without human-labelled answers: its judge is not calibrated
+                uncalibrated, spec = _judged_copy(out, "judge-uncalibrated", connection_id)
+                del spec["judge"]["calibration"]
+                _write_spec(uncalibrated, spec)
+                register_example(cloud, owner, uncalibrated, out, progress, timeout=300)
                 yield Judged(
                     url=server.url,
                     password=password,
                     owner=owner,
                     run_id=run_id,
-                    environment_id=environment_id,
-                    connection_id=connection["connection_id"],
+                    environment_id=example.name,
+                    connection_id=connection_id,
+                    uncalibrated_run_id=run(uncalibrated),
+                    uncalibrated_environment_id=uncalibrated.name,
                 )
 
 
@@ -142,11 +181,12 @@ def test_a_judged_runs_page_shows_its_judge_its_agreement_with_people_and_its_ju
     # an uploaded submission's model has no known family: no same-family warning, and that is said
     expect(_field(panel, "Same family as the judged model")).to_have_text("not known")
     expect(panel.locator(".same-family")).to_have_count(0)
-    # its agreement with people beside the scores, per criterion, and a warning for each poor one
+    # its agreement with people beside the scores, per criterion
     _figures(panel.locator("table.agreement-figures"), agreement["criteria"])
-    warnings = panel.locator("ul.warnings li", has_text="agrees poorly")
-    expect(warnings).to_have_count(len(agreement["warnings"]))
-    assert warnings.all_inner_texts() == agreement["warnings"]
+    # and a warning for the criterion it agrees poorly on: the one the people's labels were turned over on
+    assert agreement["warnings"] == ["this judge agrees poorly with people on accurate"]
+    warnings = panel.get_by_role("list", name="Agreement warnings").locator("li")
+    expect(warnings).to_have_text(agreement["warnings"])
     # the unjudged case counted apart from those that passed and failed
     counts = run["counts"]
     assert counts["unjudged"] == 1
@@ -200,4 +240,22 @@ def test_the_environments_page_shows_the_versions_judge_calibration(tab: Page, j
     card = page.get_by_role("article", name=f"{judged.environment_id} {version['version']}")
     expect(card.get_by_text(f"Measured on {calibration['answers']} human-labelled answers")).to_be_visible()
     _figures(card.locator("table.agreement-figures"), calibration["criteria"])
+    assert tab.errors == []
+
+
+def test_a_run_and_a_version_whose_judge_was_never_calibrated_say_so_plainly(
+    tab: Page, judged: Judged
+) -> None:
+    run = judged.owner.expect("GET", f"/runs/{judged.uncalibrated_run_id}", 200)
+    assert run["judge"]["uncalibrated"] is True
+    tab.sign_in(DEMO_USER)
+    page = tab.open(f"/runs/{judged.uncalibrated_run_id}")
+    panel = page.get_by_role("region", name="Judge")
+    expect(panel.locator(".uncalibrated")).to_have_text("UNCALIBRATED judge: no human-labelled answers.")
+    expect(panel.locator("table.agreement-figures")).to_have_count(0)
+    page = tab.open("/environments")
+    card = page.get_by_role(
+        "article", name=f"{judged.uncalibrated_environment_id} {run['environment_version']}"
+    )
+    expect(card.locator(".uncalibrated")).to_have_text("UNCALIBRATED judge: no human-labelled answers.")
     assert tab.errors == []
