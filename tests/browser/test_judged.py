@@ -204,6 +204,7 @@ def test_a_judged_runs_page_shows_its_judge_its_agreement_with_people_and_its_ju
     assert judging["cost"] is None, "the connection names no prices"
     expect(_field(panel, "Judge cost")).to_have_text(judging["cost_note"])
     expect(panel.get_by_role("list", name="Unjudged cases")).to_contain_text(UNJUDGED_CASE)
+    assert tab.axe_violations() == []
     assert tab.errors == []
 
 
@@ -240,6 +241,7 @@ def test_the_environments_page_shows_the_versions_judge_calibration(tab: Page, j
     card = page.get_by_role("article", name=f"{judged.environment_id} {version['version']}")
     expect(card.get_by_text(f"Measured on {calibration['answers']} human-labelled answers")).to_be_visible()
     _figures(card.locator("table.agreement-figures"), calibration["criteria"])
+    assert tab.axe_violations() == []
     assert tab.errors == []
 
 
