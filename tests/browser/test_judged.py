@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,20 +14,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from moto.moto_api._internal.models import moto_api_backend
 from playwright.sync_api import expect
 
-from benchgen.settings import EVALUATORS_GROUP
 from cli.api_client import Api
-from cli.demo import EXAMPLES, Progress, register_example, submit
-from cli.local import DEMO_USER, demo_password
-from localcloud.cloud import LocalCloud
-from localcloud.console_server import serve_console
-from localcloud.model_server import ExampleModelServer, Fault
-from tests.browser.conftest import Page, _free_port, require_current_build
+from cli.demo import Progress, register_example, submit
+from cli.local import DEMO_USER
+from localcloud.model_server import Fault
+from tests.browser.conftest import (
+    JUDGE_CONNECTION,
+    Page,
+    judge_connection,
+    judged_example,
+    require_current_build,
+    served_console,
+    write_spec,
+)
 
-CONNECTION_NAME = "house judge"
 UNJUDGED_CASE = "explain-000003"
 # What the judge answers about that case, in both of its attempts: no judgment, and a script if rendered.
 SCRIPT = "<script>document.body.dataset.injected = 'yes'</script>"
@@ -47,22 +48,6 @@ class Judged:
     uncalibrated_environment_id: str
 
 
-def _judged_copy(out: Path, name: str, connection_id: str) -> tuple[Path, dict[str, Any]]:
-    """The judged example copied to ``out/name``, its judge reached through ``connection_id``; its
-    ``competition.yaml`` as read, to be written back by the caller."""
-    example = out / name
-    shutil.copytree(EXAMPLES / "judge", example)
-    spec = yaml.safe_load((example / "bundle" / "competition.yaml").read_text(encoding="utf-8"))
-    spec["judge"]["connection"] = connection_id
-    return example, spec
-
-
-def _write_spec(example: Path, spec: dict[str, Any]) -> None:
-    (example / "bundle" / "competition.yaml").write_text(
-        yaml.safe_dump(spec, sort_keys=False), encoding="utf-8"
-    )
-
-
 def _people_disagree_on_accurate(example: Path, calibration: str) -> None:
     """The people's labels of ``accurate`` turned over: the judge then agrees poorly with them on it."""
     path = example / "bundle" / calibration
@@ -77,54 +62,40 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Judged]:
     require_current_build()
     out = tmp_path_factory.mktemp("judged")
     progress = Progress()
-    # moto's server keeps its resources in the process after it stops: an earlier module's cloud is gone.
-    moto_api_backend.reset()
-    with pytest.MonkeyPatch.context() as env:
-        for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
-            env.delenv(name, raising=False)
-        with LocalCloud(mode="server", port=_free_port()) as cloud, ExampleModelServer() as models:
-            password = demo_password()
-            token = cloud.create_user(DEMO_USER, password, groups=[EVALUATORS_GROUP])
-            with cloud.serve_api(access_log=False) as api_server, serve_console(cloud, api_server) as server:
-                owner = Api(api_server.url, token)
-                connection = owner.expect(
-                    "POST",
-                    "/connections",
-                    201,
-                    {"name": CONNECTION_NAME, "provider": "openai-compatible", "base_url": models.base_url},
-                )
-                connection_id = connection["connection_id"]
+    with served_console() as served:
+        cloud, owner = served.cloud, served.owner
+        connection_id = judge_connection(served)
 
-                def run(example: Path) -> str:
-                    submission = example / "submission" / "predictions.jsonl"
-                    run_id, status = submit(
-                        cloud, owner, example.name, submission, "example-answers", progress, timeout=300
-                    )
-                    assert status == "Completed", owner.expect("GET", f"/runs/{run_id}", 200)
-                    return run_id
+        def run(example: Path) -> str:
+            submission = example / "submission" / "predictions.jsonl"
+            run_id, status = submit(
+                cloud, owner, example.name, submission, "example-answers", progress, timeout=300
+            )
+            assert status == "Completed", owner.expect("GET", f"/runs/{run_id}", 200)
+            return run_id
 
-                # The example calibrated against people who, on "accurate", say the opposite of its labels
-                example, spec = _judged_copy(out, "judge", connection_id)
-                _write_spec(example, spec)
-                _people_disagree_on_accurate(example, spec["judge"]["calibration"])
-                register_example(cloud, owner, example, out, progress, timeout=300)
-                models.faults.add(Fault(case_id=UNJUDGED_CASE, times=2, text=RAW_JUDGE_TEXT))
-                run_id = run(example)
-                # and a copy of it without human-labelled answers: its judge is not calibrated
-                uncalibrated, spec = _judged_copy(out, "judge-uncalibrated", connection_id)
-                del spec["judge"]["calibration"]
-                _write_spec(uncalibrated, spec)
-                register_example(cloud, owner, uncalibrated, out, progress, timeout=300)
-                yield Judged(
-                    url=server.url,
-                    password=password,
-                    owner=owner,
-                    run_id=run_id,
-                    environment_id=example.name,
-                    connection_id=connection_id,
-                    uncalibrated_run_id=run(uncalibrated),
-                    uncalibrated_environment_id=uncalibrated.name,
-                )
+        # The example calibrated against people who, on "accurate", say the opposite of its labels
+        example, spec = judged_example(out, connection_id)
+        write_spec(example, spec)
+        _people_disagree_on_accurate(example, spec["judge"]["calibration"])
+        register_example(cloud, owner, example, out, progress, timeout=300)
+        served.models.faults.add(Fault(case_id=UNJUDGED_CASE, times=2, text=RAW_JUDGE_TEXT))
+        run_id = run(example)
+        # and a copy of it without human-labelled answers: its judge is not calibrated
+        uncalibrated, spec = judged_example(out, connection_id, "judge-uncalibrated")
+        del spec["judge"]["calibration"]
+        write_spec(uncalibrated, spec)
+        register_example(cloud, owner, uncalibrated, out, progress, timeout=300)
+        yield Judged(
+            url=served.url,
+            password=served.password,
+            owner=owner,
+            run_id=run_id,
+            environment_id=example.name,
+            connection_id=connection_id,
+            uncalibrated_run_id=run(uncalibrated),
+            uncalibrated_environment_id=uncalibrated.name,
+        )
 
 
 @pytest.fixture
@@ -176,7 +147,7 @@ def test_a_judged_runs_page_shows_its_judge_its_agreement_with_people_and_its_ju
     panel = page.get_by_role("region", name="Judge")
     # the judge: its model, the connection by the name its owner gave it, its family
     expect(_field(panel, "Model")).to_have_text(judging["model_id"])
-    expect(_field(panel, "Connection")).to_have_text(f"{CONNECTION_NAME} ({judged.connection_id})")
+    expect(_field(panel, "Connection")).to_have_text(f"{JUDGE_CONNECTION} ({judged.connection_id})")
     expect(_field(panel, "Family")).to_have_text(judging["family"] or "not known")
     # an uploaded submission's model has no known family: no same-family warning, and that is said
     expect(_field(panel, "Same family as the judged model")).to_have_text("not known")

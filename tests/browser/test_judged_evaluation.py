@@ -5,27 +5,27 @@ each held-out case is better; the Results tab shows that pairwise judging beside
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import yaml
-from moto.moto_api._internal.models import moto_api_backend
 from playwright.sync_api import expect
 
-from benchgen.settings import EVALUATORS_GROUP
 from cli.api_client import Api
-from cli.demo import EXAMPLES, Progress, register_example
-from cli.local import DEMO_USER, demo_password
+from cli.demo import Progress, register_example
+from cli.local import DEMO_USER
 from cli.loop import Loop
 from cli.simulated_models import SimulatedModels
 from infra.stacks.api import EVALUATION_WAIT_SECONDS
-from localcloud.cloud import LocalCloud
-from localcloud.console_server import serve_console
-from localcloud.model_server import ExampleModelServer
-from tests.browser.conftest import Page, _free_port, require_current_build
+from tests.browser.conftest import (
+    Page,
+    judge_connection,
+    judged_example,
+    require_current_build,
+    served_console,
+    write_spec,
+)
 
 
 @dataclass
@@ -42,47 +42,26 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Evaluated]:
     require_current_build()
     out = tmp_path_factory.mktemp("judged-loop")
     progress = Progress()
-    # moto's server keeps its resources in the process after it stops: an earlier module's cloud is gone.
-    moto_api_backend.reset()
-    with pytest.MonkeyPatch.context() as env:
-        for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
-            env.delenv(name, raising=False)
-        # The evaluation checks its runs every second, not every minute (moto's Wait sleeps).
-        with (
-            LocalCloud(mode="server", port=_free_port(), context={EVALUATION_WAIT_SECONDS: 1}) as cloud,
-            ExampleModelServer() as models,
-        ):
-            password = demo_password()
-            token = cloud.create_user(DEMO_USER, password, groups=[EVALUATORS_GROUP])
-            with cloud.serve_api(access_log=False) as api_server, serve_console(cloud, api_server) as server:
-                owner = Api(api_server.url, token)
-                judge = owner.expect(
-                    "POST",
-                    "/connections",
-                    201,
-                    {"name": "house judge", "provider": "openai-compatible", "base_url": models.base_url},
-                )
-                example = out / "judge"
-                shutil.copytree(EXAMPLES / "judge", example)
-                spec_path = example / "bundle" / "competition.yaml"
-                spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
-                spec["judge"]["connection"] = judge["connection_id"]
-                # The loop's Bedrock package takes at least 8 training rows: twice the base run's mistakes.
-                spec["finetune"]["augmentation"]["factor"] = 2
-                spec_path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-                loop = Loop(SimulatedModels(), example, out, progress)
-                environment_id = register_example(cloud, owner, example, out, progress, timeout=300)
-                loop.base_run(cloud, owner, environment_id, models.base_url)
-                loop.package(cloud, owner, environment_id)
-                loop.train(owner)
-                loop.evaluate(cloud, owner)
-                yield Evaluated(
-                    url=server.url,
-                    password=password,
-                    owner=owner,
-                    preparation_id=loop.found["preparation_id"],
-                    evaluation_id=loop.found["evaluation_id"],
-                )
+    # The evaluation checks its runs every second, not every minute (moto's Wait sleeps).
+    with served_console({EVALUATION_WAIT_SECONDS: 1}) as served:
+        cloud, owner = served.cloud, served.owner
+        example, spec = judged_example(out, judge_connection(served))
+        # The loop's Bedrock package takes at least 8 training rows: twice the base run's mistakes.
+        spec["finetune"]["augmentation"]["factor"] = 2
+        write_spec(example, spec)
+        loop = Loop(SimulatedModels(), example, out, progress)
+        environment_id = register_example(cloud, owner, example, out, progress, timeout=300)
+        loop.base_run(cloud, owner, environment_id, served.models.base_url)
+        loop.package(cloud, owner, environment_id)
+        loop.train(owner)
+        loop.evaluate(cloud, owner)
+        yield Evaluated(
+            url=served.url,
+            password=served.password,
+            owner=owner,
+            preparation_id=loop.found["preparation_id"],
+            evaluation_id=loop.found["evaluation_id"],
+        )
 
 
 @pytest.fixture
