@@ -16,6 +16,8 @@ The simulated judge (model ``example-judge`` of the example model server, :meth:
 keyword rules, deliberately imperfect: ``accurate`` when the cause's key word appears (a sentence that
 denies the cause fools it), ``explains`` by counting the steps' key words (wherever they appear) and
 ``concise`` by characters rather than words. Its agreement with the labels is measurable and below 1.
+Asked which of two answers is better (a comparison's pairwise judging), it prefers the one its rules give
+more points, whichever is shown first, and calls them level a tie.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ CALIBRATION_FILE = "calibration.jsonl"
 JUDGE_MODEL = "example-judge"
 CONCISE_WORDS = 45
 CONCISE_CHARS = 260  # what the simulated judge counts instead of words
+_PAIRWISE = re.compile(
+    r"Question:\n(?P<question>.*?)\n\nReference answer.*?\n\nAnswer A:\n(?P<first>.*?)\n\nAnswer B:\n"
+    r"(?P<second>.*?)\n\nWhich answer is better",
+    re.DOTALL,
+)
 _PROMPT = re.compile(
     r"Question:\n(?P<question>.*?)\n\nReference answer.*?\n\nAnswer to grade:\n(?P<answer>.*?)\n\nRubric:",
     re.DOTALL,
@@ -554,28 +561,54 @@ class JudgeEnvironment(EnvironmentGenerator):
                     )
 
     def judge_reply(self, prompt: str) -> tuple[str, str] | None:
-        """The simulated judge's keyword-rule grading of a judging prompt about one of these questions."""
+        """The simulated judge's keyword-rule grading of a judging prompt about one of these questions, or
+        of a pairwise prompt: the answer its rules score higher is the better one (a tie when level)."""
         found = _PROMPT.search(prompt)
         if found is None:
-            return None
-        number = next((n for n, t in enumerate(_TOPICS) if t.question == found["question"]), None)
+            return _pairwise_reply(prompt)
+        number = _topic_number(found["question"])
         if number is None:
             return None
-        topic, answer = _TOPICS[number], found["answer"].lower()
-        steps = sum(key in answer for _, key in topic.steps)
-        scores = [
-            (
-                "accurate",
-                int(topic.key in answer),
-                "it names the cause" if topic.key in answer else "no cause",
-            ),
-            ("explains", _explains(steps), f"it gives {steps} step(s) of the mechanism"),
-        ]
-        if number % 2 == 0:
-            short = len(answer) <= CONCISE_CHARS
-            scores.append(("concise", int(short), "it is short" if short else "it is long"))
+        scores = _grades(number, found["answer"])
         reply = {"criteria": [{"id": name, "score": score, "reason": why} for name, score, why in scores]}
         return f"explain-{number:06d}", json.dumps(reply)
+
+
+def _topic_number(question: str) -> int | None:
+    return next((n for n, t in enumerate(_TOPICS) if t.question == question), None)
+
+
+def _grades(number: int, answer: str) -> list[tuple[str, int, str]]:
+    """The simulated judge's score and reason for each criterion of topic ``number``'s rubric."""
+    topic, answer = _TOPICS[number], answer.lower()
+    steps = sum(key in answer for _, key in topic.steps)
+    scores = [
+        (
+            "accurate",
+            int(topic.key in answer),
+            "it names the cause" if topic.key in answer else "no cause",
+        ),
+        ("explains", _explains(steps), f"it gives {steps} step(s) of the mechanism"),
+    ]
+    if number % 2 == 0:
+        short = len(answer) <= CONCISE_CHARS
+        scores.append(("concise", int(short), "it is short" if short else "it is long"))
+    return scores
+
+
+def _pairwise_reply(prompt: str) -> tuple[str, str] | None:
+    """Which of a pairwise prompt's two answers the simulated judge's rules score higher, whichever is
+    shown first: a judge with no position bias."""
+    found = _PAIRWISE.search(prompt)
+    number = None if found is None else _topic_number(found["question"])
+    if found is None or number is None:
+        return None
+    first, second = (
+        sum(score for _, score, _ in _grades(number, found[side])) for side in ("first", "second")
+    )
+    better = "tie" if first == second else "A" if first > second else "B"
+    reason = f"its rubric points: A {first}, B {second}"
+    return f"explain-{number:06d}", json.dumps({"better": better, "reason": reason})
 
 
 # The template's example, found by examplegen.generate under the template's name.

@@ -6,8 +6,9 @@ generator writes for it, so no real model is involved and nothing here measures 
 - ``example-base`` answers exactly as the example submissions do (wrong on about 30% of the cases);
 - ``example-tuned`` gets right two thirds of the cases that ``example-base`` gets wrong (wrong on about
   10%), and answers the others as ``example-base`` does;
-- ``example-judge`` grades a judging prompt about a judged example's case as that example's simulated
-  judge does (the generator's ``judge_reply``: deliberately imperfect rules, no model).
+- ``example-judge`` grades a judging prompt about a judged example's case, or says which of a pairwise
+  prompt's two answers is better, as that example's simulated judge does (the generator's
+  ``judge_reply``: deliberately imperfect rules, no model).
 
 The same model id and question always give the same answer. A question that belongs to no example gets
 a fixed "I do not know" answer. It listens on the loopback interface only, and can inject faults for

@@ -37,6 +37,8 @@ class CriterionResult(LazyModel):
     # left out of the line when not given, so the other templates' lines stay as they were.
     score: int | None = Field(default=None, exclude_if=lambda value: value is None)
     reason: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    # ... and that scale, lowest and highest score, so a reader knows what the score is out of.
+    scale: tuple[int, int] | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class Verdict(LazyModel):
@@ -72,6 +74,7 @@ class CriterionMark(msgspec.Struct, frozen=True, omit_defaults=True):
     passed: bool | None
     score: int | None = None  # a graded criterion's score on its scale (None: not graded, no key)
     reason: str | None = None  # ... and why, as the grader said
+    scale: tuple[int, int] | None = None  # ... and its scale: the lowest and the highest score
 
 
 class VerdictRecord(msgspec.Struct, kw_only=True):

@@ -7,15 +7,19 @@ drives it once (an environment, a run, a preparation, a package), then the tests
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import struct
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
+import yaml
+from moto.moto_api._internal.models import moto_api_backend
 
 from benchgen.settings import EVALUATORS_GROUP
 from cli.api_client import Api
@@ -23,6 +27,7 @@ from cli.demo import EXAMPLES, Progress, _drive
 from cli.local import DEMO_USER, demo_password
 from localcloud.cloud import LocalCloud
 from localcloud.console_server import WEB_DIST, missing_build_message, serve_console
+from localcloud.model_server import ExampleModelServer
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Without the background-networking flags Chromium keeps trying to reach Google's hosts; as root it needs
@@ -38,6 +43,7 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
 ]
 STRANGER = "stranger@example.com"
+JUDGE_CONNECTION = "house judge"
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:together-key-AbCdEf"
 AXE = Path(__file__).resolve().parents[2] / "web" / "node_modules" / "axe-core" / "axe.min.js"
 
@@ -147,6 +153,61 @@ def console(
                 accepting_connection=accepting["connection_id"],
                 refusing_connection=refusing["connection_id"],
             )
+
+
+@dataclass
+class Served:
+    """A local cloud served to the browser with the example model server, and its demo user (an evaluator),
+    signed in through the API as ``owner``."""
+
+    url: str
+    password: str
+    cloud: LocalCloud
+    models: ExampleModelServer
+    owner: Api
+
+
+@contextmanager
+def served_console(context: dict[str, Any] | None = None) -> Iterator[Served]:
+    """A fresh local cloud as a moto server (synthesized with ``context``), the example model server, and
+    the API and console over them; the demo user an evaluator, and a stranger with the same password."""
+    # moto's server keeps its resources in the process after it stops: an earlier module's cloud is gone.
+    moto_api_backend.reset()
+    with pytest.MonkeyPatch.context() as env:
+        for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
+            env.delenv(name, raising=False)
+        with (
+            LocalCloud(mode="server", port=_free_port(), context=context) as cloud,
+            ExampleModelServer() as models,
+        ):
+            password = demo_password()
+            token = cloud.create_user(DEMO_USER, password, groups=[EVALUATORS_GROUP])
+            cloud.create_user(STRANGER, password)
+            with cloud.serve_api(access_log=False) as api_server, serve_console(cloud, api_server) as server:
+                yield Served(server.url, password, cloud, models, Api(api_server.url, token))
+
+
+def judge_connection(served: Served) -> str:
+    """The owner's connection, named ``JUDGE_CONNECTION``, to the example model server (whose simulated
+    judge judges the judged example); its id."""
+    body = {"name": JUDGE_CONNECTION, "provider": "openai-compatible", "base_url": served.models.base_url}
+    return str(served.owner.expect("POST", "/connections", 201, body)["connection_id"])
+
+
+def judged_example(out: Path, connection_id: str, name: str = "judge") -> tuple[Path, dict[str, Any]]:
+    """The judged example copied to ``out/name``, its judge reached through ``connection_id``; its
+    ``competition.yaml`` as read, for the caller to change and write back (:func:`write_spec`)."""
+    example = out / name
+    shutil.copytree(EXAMPLES / "judge", example)
+    spec = yaml.safe_load((example / "bundle" / "competition.yaml").read_text(encoding="utf-8"))
+    spec["judge"]["connection"] = connection_id
+    return example, spec
+
+
+def write_spec(example: Path, spec: dict[str, Any]) -> None:
+    (example / "bundle" / "competition.yaml").write_text(
+        yaml.safe_dump(spec, sort_keys=False), encoding="utf-8"
+    )
 
 
 @pytest.fixture(scope="module")

@@ -11,21 +11,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from moto.moto_api._internal.models import moto_api_backend
 from playwright.sync_api import expect
 
 from benchgen.aws.tables.runs import RunsRepo
 from benchgen.settings import EVALUATORS_GROUP
 from cli.api_client import Api
 from cli.demo import ENVIRONMENT_VERSION, EXAMPLES, Progress, register_example
-from cli.local import DEMO_USER, demo_password
+from cli.local import DEMO_USER
 from cli.loop import Loop
 from cli.simulated_models import SimulatedModels
 from infra.stacks.api import EVALUATION_WAIT_SECONDS
 from localcloud.cloud import LocalCloud
-from localcloud.console_server import serve_console
-from localcloud.model_server import BASE_MODEL, TUNED_MODEL, ExampleModelServer
-from tests.browser.conftest import STRANGER, Page, _free_port, require_current_build
+from localcloud.model_server import BASE_MODEL, TUNED_MODEL
+from tests.browser.conftest import STRANGER, Page, require_current_build, served_console
 
 EVALUATION_TIMEOUT_MS = 240_000
 
@@ -48,39 +46,27 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trained]:
     require_current_build()
     out = tmp_path_factory.mktemp("loop")
     progress = Progress()
-    # moto's server keeps its resources in the process after it stops: an earlier module's cloud is gone.
-    moto_api_backend.reset()
-    with pytest.MonkeyPatch.context() as env:
-        for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "PRESIGN_TTL_SECONDS"):
-            env.delenv(name, raising=False)
-        # A synthesis of its own, as the loop's: the local training context polls the provider job every
-        # second, and the evaluation checks its runs every second, not every minute (moto's Wait sleeps).
-        with (
-            LocalCloud(mode="server", port=_free_port(), context={EVALUATION_WAIT_SECONDS: 1}) as cloud,
-            ExampleModelServer() as models,
-        ):
-            password = demo_password()
-            owner_token = cloud.create_user(DEMO_USER, password, groups=[EVALUATORS_GROUP])
-            cloud.create_user(STRANGER, password)
-            with cloud.serve_api(access_log=False) as api_server, serve_console(cloud, api_server) as server:
-                owner = Api(api_server.url, owner_token)
-                # The loop up to its training run; the evaluation is what the browser asks for.
-                loop = Loop(SimulatedModels(), EXAMPLES / "gsm8k-tr", out, progress)
-                environment_id = register_example(cloud, owner, loop.example, out, progress)
-                loop.base_run(cloud, owner, environment_id, models.base_url)
-                loop.package(cloud, owner, environment_id)
-                loop.train(owner)
-                yield Trained(
-                    url=server.url,
-                    password=password,
-                    cloud=cloud,
-                    owner=owner,
-                    preparation_id=loop.found["preparation_id"],
-                    training_run_id=loop.found["training_run_id"],
-                    base_run_id=loop.found["base_run_id"],
-                    models_connection_id=loop.found["connection_id"],
-                    environment_id=environment_id,
-                )
+    # A synthesis of its own, as the loop's: the local training context polls the provider job every
+    # second, and the evaluation checks its runs every second, not every minute (moto's Wait sleeps).
+    with served_console({EVALUATION_WAIT_SECONDS: 1}) as served:
+        cloud, owner = served.cloud, served.owner
+        # The loop up to its training run; the evaluation is what the browser asks for.
+        loop = Loop(SimulatedModels(), EXAMPLES / "gsm8k-tr", out, progress)
+        environment_id = register_example(cloud, owner, loop.example, out, progress)
+        loop.base_run(cloud, owner, environment_id, served.models.base_url)
+        loop.package(cloud, owner, environment_id)
+        loop.train(owner)
+        yield Trained(
+            url=served.url,
+            password=served.password,
+            cloud=cloud,
+            owner=owner,
+            preparation_id=loop.found["preparation_id"],
+            training_run_id=loop.found["training_run_id"],
+            base_run_id=loop.found["base_run_id"],
+            models_connection_id=loop.found["connection_id"],
+            environment_id=environment_id,
+        )
 
 
 @pytest.fixture

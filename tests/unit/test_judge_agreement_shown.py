@@ -69,6 +69,25 @@ def test_a_run_shows_the_agreement_its_environment_version_recorded() -> None:
     assert detail.judge.criteria[0].kappa == 0.62
 
 
+def test_a_run_warns_of_each_criterion_its_judge_agrees_poorly_on() -> None:
+    # Given a judge measured to agree with people on "correct" and poorly on "polite" (kappa under 0.4)
+    poorly = CriterionAgreement(
+        criterion="polite", n=40, accuracy=0.6, kappa=0.2, kappa_low=0.0, kappa_high=0.4
+    )
+    calibration = MEASURED.model_copy(update={"criteria": [*MEASURED.criteria, poorly]})
+    run = RunRecord(run_id="run-1", environment_id="judged", environment_version="v1", model="m", owner="u")
+    services = memory_services(
+        runs=MemoryRuns(run), environments=MemoryEnvironments(_environment(calibration))
+    )
+
+    # When the run is read
+    judge = run_detail("run-1", services=services).judge
+
+    # Then it warns of "polite" alone
+    assert judge is not None
+    assert judge.warnings == ["this judge agrees poorly with people on polite"]
+
+
 def test_a_run_no_judge_scored_shows_no_judge() -> None:
     run = RunRecord(run_id="run-1", environment_id="judged", environment_version="v1", model="m", owner="u")
     services = memory_services(runs=MemoryRuns(run), environments=MemoryEnvironments(_environment(None)))

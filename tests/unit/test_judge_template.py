@@ -16,6 +16,7 @@ import yaml
 from benchgen.admission import check_bundle
 from benchgen.bundle.spec import Criterion
 from benchgen.cases import Prediction
+from benchgen.compare.pairwise import Preference, pairwise_prompt, parse_preference
 from benchgen.environment import open_environment
 from benchgen.errors import ScoringError
 from benchgen.judging import JudgeAttempt, JudgeRecord, JudgeSettings
@@ -70,10 +71,11 @@ def test_a_readable_judgment_marks_each_criterion_with_its_score_and_reason() ->
     verdict = _verdict(record)
 
     # Then each criterion is passed or failed on its own score, and the case fails as a near miss
-    marks = [(m.id, m.passed, m.score, m.reason) for m in verdict.criteria]
+    # on its scale
+    marks = [(m.id, m.passed, m.score, m.reason, m.scale) for m in verdict.criteria]
     assert marks == [
-        ("accurate", True, 1, "It names density."),
-        ("explains", False, 2, "It gives no mechanism."),
+        ("accurate", True, 1, "It names density.", (0, 1)),
+        ("explains", False, 2, "It gives no mechanism.", (1, 5)),
     ]
     assert (verdict.passed, verdict.near_miss, verdict.answered) == (False, True, True)
     assert verdict.score == pytest.approx((2 * 1.0 + 1 * 0.25) / 3)
@@ -193,6 +195,11 @@ def test_the_detailed_results_show_each_criterion_s_score_and_reason(judged_run:
     judged = cases["explain-000000"]
     assert [c["id"] for c in judged["criteria"]] == ["accurate", "explains", "concise"]
     assert all(isinstance(c["score"], int) and c["reason"] for c in judged["criteria"])
+    assert {c["id"]: c["scale"] for c in judged["criteria"]} == {
+        "accurate": [0, 1],
+        "explains": [1, 5],
+        "concise": [0, 1],
+    }
     assert cases[unreadable]["unjudged"].startswith("the judge's answer could not be read after 2 attempts")
     assert cases[unreadable]["detail"] == MALFORMED
     assert detailed["summary"]["unjudged"] == 1
@@ -288,3 +295,30 @@ def test_the_example_judge_agrees_with_the_calibration_labels_often_but_not_alwa
     rates = {name: sum(found) / len(found) for name, found in agreed.items()}
     assert set(rates) == {"accurate", "explains", "concise"}
     assert all(0.5 < rate < 1.0 for rate in rates.values()), rates
+
+
+def _better(judge: SimulatedJudge, case: JudgeCase, first: str, second: str) -> str:
+    """Which answer the judge says is better, ``first`` shown as A."""
+    preference = parse_preference(judge.complete(pairwise_prompt(case, first, second)).text)
+    assert isinstance(preference, Preference), preference
+    return preference.better
+
+
+def test_the_example_judge_prefers_the_answer_its_rules_score_higher_in_either_order() -> None:
+    # Given a judged example's case, a right answer to it and a wrong one
+    generator = generators()[NAME]
+    record, right = generator.make_case(random.Random(0), 0, False)
+    _, wrong = generator.make_case(random.Random(0), 0, True)
+    case = msgspec.convert(record, JudgeCase)
+    good, bad = right["prediction_text"], wrong["prediction_text"]
+    judge = SimulatedJudge()
+
+    # When the simulated judge is asked which is better, each shown first in turn, and about one answer twice
+    said = [
+        _better(judge, case, good, bad),
+        _better(judge, case, bad, good),
+        _better(judge, case, good, good),
+    ]
+
+    # Then it prefers the right answer wherever it is shown, and calls the same answer twice a tie
+    assert said == ["A", "B", "tie"]

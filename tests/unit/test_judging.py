@@ -16,6 +16,8 @@ from benchgen.inference.model import Answer, ModelCallError
 from benchgen.inference.pacing import Budget, Pacer
 from benchgen.inference.retry import Backoff
 from benchgen.judging import JudgeAttempt, JudgeRecord, JudgeSettings, iter_judgments, write_judgments
+from benchgen.providers import registry
+from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.prices import ModelPrices, TokenPrices
 from benchgen.records.runs import LiveModel, RunRecord, RunStatus
 from benchgen.scoring.reasoned import CUT_OFF
@@ -25,12 +27,13 @@ from benchgen.steps.judging import (
     Judge,
     assemble,
     judge_cases,
+    judge_of,
     judgments_key,
     summarize,
 )
 from benchgen.steps.score import score_run
 from benchgen.vocabulary import ProviderKind
-from tests.fakes import MemoryEnvironments, MemoryRuns, MemoryStarter, MemoryStore
+from tests.fakes import MemoryConnections, MemoryEnvironments, MemoryRuns, MemoryStarter, MemoryStore
 from tests.judged import colour_judged_template
 from tests.unit.run_world import PREDICTION_KEY, Run, invocation
 
@@ -215,6 +218,24 @@ def test_the_judge_s_summary_counts_its_calls_tokens_and_unjudged_cases_apart() 
     assert summary.unjudged_reasons == ["c2: say YES", "c3: timed out"]
     assert summary.model_id == "meta.llama3-1-8b-instruct-v1:0"
     assert summary.connection_id == "judge-conn"
+
+
+def test_the_judge_s_summary_names_the_connection_it_was_reached_through() -> None:
+    # Given the owner's connection named "house judge" that the judge: section names
+    bedrock = ProviderKind("bedrock")
+    connection = ConnectionRecord(
+        connection_id="judge-conn",
+        owner="alice",
+        name="house judge",
+        provider=bedrock,
+        region="us-east-1",
+        profile=registry.provider(bedrock).capabilities,
+    )
+    # When the judge is found and its records summarized
+    judge = judge_of("any", SETTINGS, owner="alice", connections=MemoryConnections(connection))
+    summary = summarize([JudgeRecord(id="c1", error="timed out")], judge, None)
+    # Then the summary names the connection as its owner knows it, beside its id
+    assert (summary.connection_id, summary.connection_name) == ("judge-conn", "house judge")
 
 
 def test_the_judge_s_tokens_are_priced_at_its_connection_s_prices() -> None:

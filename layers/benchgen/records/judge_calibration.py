@@ -33,6 +33,11 @@ class CriterionAgreement(LazyModel):
     def poor(self) -> bool:
         return self.kappa is not None and self.kappa < POOR_KAPPA
 
+    @property
+    def warning(self) -> str | None:
+        """What a reader is warned of when the judge agrees poorly with people on this criterion."""
+        return f"this judge agrees poorly with people on {self.criterion}" if self.poor else None
+
     def describe(self) -> str:
         """One line: the figures, and when agreement is poor or cannot be measured, that too."""
         unjudged = f", {self.unjudged} unjudged" if self.unjudged else ""
@@ -44,7 +49,7 @@ class CriterionAgreement(LazyModel):
             f"[{self.kappa_low:.2f}, {self.kappa_high:.2f}] on {self.n} answers (accuracy "
             f"{self.accuracy:.0%}{unjudged})"
         )
-        return f"{line}: this judge agrees poorly with people on {self.criterion}" if self.poor else line
+        return f"{line}: {self.warning}" if self.warning else line
 
 
 class CalibrationStatus(StrEnum):
@@ -81,6 +86,9 @@ class JudgeAgreement(JudgeCalibration):
 
     uncalibrated: bool = Field(description="the judge's agreement with people was not measured")
     summary: list[str] = Field(description="a line per criterion, or why the judge is uncalibrated")
+    warnings: list[str] = Field(
+        default_factory=list, description="each criterion the judge agrees poorly with people on, said so"
+    )
 
     @classmethod
     def of(cls, calibration: JudgeCalibration) -> JudgeAgreement:
@@ -88,4 +96,5 @@ class JudgeAgreement(JudgeCalibration):
             **calibration.model_dump(),
             uncalibrated=calibration.status is not CalibrationStatus.MEASURED,
             summary=calibration.lines(),
+            warnings=[c.warning for c in calibration.criteria if c.warning is not None],
         )

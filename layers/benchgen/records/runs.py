@@ -219,6 +219,9 @@ class JudgingSummary(LazyModel):
     run's judgments."""
 
     connection_id: str = Field(description="the environment owner's connection the judge was reached through")
+    connection_name: str | None = Field(
+        default=None, description="that connection's name, as its owner gave it"
+    )
     provider: ProviderKind
     model_id: str = Field(description="the judge model")
     family: str | None = Field(default=None, description="the judge model's family, when known")

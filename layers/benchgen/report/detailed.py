@@ -141,16 +141,23 @@ def _number(value: float) -> bytes:
 
 
 def _graded(verdict: AnyVerdict) -> bytes:
-    """A graded verdict's ``criteria`` (each criterion's id, passed, score and reason) and an unjudged one's
-    ``unjudged`` and ``detail`` (the grader's own text), as keys of its case record; nothing otherwise."""
+    """A graded verdict's ``criteria`` (each criterion's id, passed, score, reason and scale) and an
+    unjudged one's ``unjudged`` and ``detail`` (the grader's own text), as keys of its case record; nothing
+    otherwise."""
     text = msgspec.json.encode
     extra = bytearray()
     graded = [c for c in verdict.criteria if c.score is not None]
     if graded:
         extra += b', "criteria": ['
         extra += b", ".join(
-            b'{"id": %s, "passed": %s, "score": %d, "reason": %s}'
-            % (text(c.id), text(c.passed), c.score or 0, text(c.reason))
+            b'{"id": %s, "passed": %s, "score": %d, "reason": %s%s}'
+            % (
+                text(c.id),
+                text(c.passed),
+                c.score or 0,
+                text(c.reason),
+                b"" if c.scale is None else b', "scale": [%d, %d]' % c.scale,
+            )
             for c in graded
         )
         extra += b"]"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from benchgen.verdicts import AnyVerdict, is_unjudged
+from benchgen.verdicts import AnyVerdict, CriterionMark, CriterionResult, is_unjudged
 
 CELL_CHARS = 200
 MAX_BARS = 50
@@ -48,12 +48,19 @@ class TableRow:
     @classmethod
     def of(cls, verdict: AnyVerdict) -> TableRow:
         prediction = None if verdict.prediction is None else clip(verdict.prediction)
-        graded = [f"{c.id} {c.score}: {c.reason}" for c in verdict.criteria if c.score is not None]
+        graded = [_graded(c) for c in verdict.criteria if c.score is not None]
         unjudged = is_unjudged(verdict)
-        note = f"{verdict.unjudged} {verdict.detail}" if unjudged else "\n".join(graded)
+        said = f"\nThe judge said: {verdict.detail}" if verdict.detail else ""
+        note = f"{verdict.unjudged}{said}" if unjudged else "\n".join(graded)
         return cls(
             clip(verdict.case_id), clip(verdict.gold), prediction, verdict.passed, unjudged, clip(note)
         )
+
+
+def _graded(criterion: CriterionResult | CriterionMark) -> str:
+    """A graded criterion's score, on its scale when the verdict names it, and the grader's reason."""
+    scale = "" if criterion.scale is None else f" on {criterion.scale[0]}–{criterion.scale[1]}"
+    return f"{criterion.id} {criterion.score}{scale}: {criterion.reason}"
 
 
 def clip(text: str, limit: int = CELL_CHARS) -> str:

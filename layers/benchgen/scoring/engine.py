@@ -351,6 +351,7 @@ def _score_tasks(
         total=sum(report.total for report in reports.values()),
         passed=sum(report.passed for report in reports.values()),
         answered=sum(report.answered for report in reports.values()),
+        unjudged=sum(report.unjudged for report in reports.values()),
         # what each task's program wrote: computed columns are computed on the run only, as on Codabench
         breakdowns={
             TASK_BREAKDOWN: {

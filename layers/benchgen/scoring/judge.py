@@ -243,7 +243,13 @@ def _marks(
         found = scored.get(name)
         if found is not None:
             marks.append(
-                CriterionMark(name, found.score >= rubric[name].threshold, found.score, found.reason)
+                CriterionMark(
+                    name,
+                    found.score >= rubric[name].threshold,
+                    found.score,
+                    found.reason,
+                    rubric[name].scale,
+                )
             )
         else:
             marks.append(CriterionMark(name, False if name in rubric and not answered else None))

@@ -29,6 +29,7 @@ class ScoreReport(LazyModel):
     total: int = 0
     passed: int = 0
     answered: int = 0
+    unjudged: int = 0  # cases a judge could not judge: neither passed nor failed
     breakdowns: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
     logs: dict[str, str] = Field(default_factory=dict)  # stdout / stderr of a scoring program
     programs: list[ProgramOutcome] = Field(default_factory=list)  # each program that ran, and how it ended
@@ -56,13 +57,16 @@ class ScoreReport(LazyModel):
             total=tally.total,
             passed=tally.passed,
             answered=tally.answered,
+            unjudged=tally.unjudged,
             breakdowns=tally.breakdowns(),
             **rest,
         )
 
     def counts(self) -> dict[str, int]:
-        """What scoring counted, under the names a run records its counts by."""
-        return {"total": self.total, "passed": self.passed, "answered": self.answered}
+        """What scoring counted, under the names a run records its counts by; ``unjudged`` only when some
+        case could not be judged (it is no fail)."""
+        counts = {"total": self.total, "passed": self.passed, "answered": self.answered}
+        return counts | {"unjudged": self.unjudged} if self.unjudged else counts
 
 
 def _computed(column: Column, by_index: dict[int, float]) -> float | None:

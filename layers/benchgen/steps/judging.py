@@ -86,6 +86,7 @@ class Judge(LazyModel):
     template: str
     settings: JudgeSettings
     model: LiveModel
+    connection_name: str | None = None  # the name its owner gave the connection the judge is reached through
 
 
 def asks_of(template: str | None) -> JudgeRequests | None:
@@ -107,13 +108,17 @@ def judged_before_scoring(version: EnvironmentRecord | None) -> bool:
     return version is not None and asks_of(version.template) is not None
 
 
-def judge_model(settings: JudgeSettings, *, owner: str, connections: ConnectionsReader) -> LiveModel:
+def judge_of(template: str, settings: JudgeSettings, *, owner: str, connections: ConnectionsReader) -> Judge:
     """The judge, reached through ``owner``'s connection ``settings.connection`` as a live run reaches its
     model; a JudgingError saying what to fix in ``judge:`` when it cannot be."""
+    connection = connections.get(settings.connection)
     try:
-        return reached_judge(settings, owner, connections.get(settings.connection))
+        model = reached_judge(settings, owner, connection)
     except JudgeUnreachable as error:
         raise JudgingError(f"{error}; then upload the submission again") from None
+    return Judge(
+        template=template, settings=settings, model=model, connection_name=connection and connection.name
+    )
 
 
 def _running(runs: RunsStore, run_id: str) -> RunRecord:
@@ -177,11 +182,7 @@ def plan(
         raise JudgingError(
             f"environment {run.environment_id} has no owner whose connection could reach its judge"
         )
-    judge = Judge(
-        template=record.template,
-        settings=settings,
-        model=judge_model(settings, owner=owner.owner, connections=connections),
-    )
+    judge = judge_of(record.template, settings, owner=owner.owner, connections=connections)
     _probe(judge.model, model_for, backoff, last_call_start(judge.model, deadline))
     kind = registry.template(record.template).case_type
     prediction_output = store.download(prediction_key(run_id), RunOutput.PREDICTION_OUTPUT.path_in(workdir))
@@ -325,6 +326,7 @@ def summarize(records: Iterable[JudgeRecord], judge: Judge, *judged_models: str 
     same, family_note = family_check(judge.settings, "judged", *judged_models)
     summary = JudgingSummary(
         connection_id=judge.model.connection_id,
+        connection_name=judge.connection_name,
         provider=judge.model.provider,
         model_id=judge.model.model_id,
         family=judge.settings.judge_family,

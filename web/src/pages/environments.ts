@@ -1,6 +1,7 @@
 import type { Schemas } from "../api/client";
 import type { Context } from "../context";
 import { errorBox, fill, formatTime, h, pageQuery, pageState, pager, statusBadge } from "../dom";
+import { agreementFigures } from "../judge";
 
 const POLL_MS = 1500;
 const REGISTRATION_TIMEOUT_MS = 120_000;
@@ -88,6 +89,7 @@ function environmentCard(env: Environment, you: string | undefined): HTMLElement
           ]),
     ),
     env.warnings?.length ? h("ul", { class: "warnings", "aria-label": "Warnings" }, env.warnings.map((w) => h("li", {}, w))) : null,
+    env.judge_calibration ? agreementFigures(env.judge_calibration, "Judge calibration") : null,
     rejected
       ? null
       : h(

@@ -1,6 +1,7 @@
 import { ApiError, type Schemas } from "../api/client";
 import type { Context } from "../context";
 import { type Child, errorBox, fill, formatBytes, formatNumber, formatTime, h, statusBadge } from "../dom";
+import { judgePanel, usd } from "../judge";
 
 const FINAL = ["Completed", "Failed"];
 const POLL_MS = 2000;
@@ -53,6 +54,7 @@ function view(
           : null,
         tiles(run),
         run.warnings?.length ? h("ul", { class: "warnings", "aria-label": "Warnings" }, run.warnings.map((w) => h("li", {}, w))) : null,
+        run.judging || run.judge ? judgePanel(run) : null,
         run.status === "Failed" ? failure(byLabel) : detailedResults(byLabel.get(DETAILED_LABEL)),
         going && run.progress ? progressPanel(run.progress) : null,
         going ? stepLogs(byLabel) : null,
@@ -261,11 +263,6 @@ function batchPanel(batch: Schemas["BatchSummary"]): HTMLElement {
       ),
     ),
   );
-}
-
-/** Dollars to the cent, and to four significant digits below a cent, where small runs cost. */
-function usd(amount: number): string {
-  return amount >= 0.01 || amount === 0 ? `$${amount.toFixed(2)}` : `$${amount.toPrecision(4)}`;
 }
 
 function finetunePanel(

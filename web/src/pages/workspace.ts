@@ -1,6 +1,7 @@
 import type { Schemas } from "../api/client";
 import type { Context } from "../context";
 import { errorBox, fill, formatBytes, formatNumber, formatTime, h, pageQuery, pageState, pager, statusBadge } from "../dom";
+import { pairwisePanel } from "../judge";
 import { baseModelField, connectionChoices, hyperparameterEditor, launchControl } from "./launch";
 import { trainingRunTitle } from "./training";
 
@@ -571,6 +572,7 @@ async function evaluationView(context: Context, found: Schemas["EvaluationView"]
     { class: "comparison" },
     summary,
     h("p", {}, `Fixed ${c.fixed_count}, broken ${c.broken_count}, McNemar p ${formatNumber(c.mcnemar_p)}`),
+    h("p", { class: "method" }, `Method: ${c.verdict_rule}`),
     h(
       "p",
       {},
@@ -578,6 +580,7 @@ async function evaluationView(context: Context, found: Schemas["EvaluationView"]
         `accuracy among answered ${answered(c.answering_before, "accuracy_among_answered")} → ` +
         `${answered(c.answering_after, "accuracy_among_answered")}`,
     ),
+    c.pairwise ? pairwisePanel(c.pairwise) : null,
     h(
       "div",
       { class: "section-head" },
