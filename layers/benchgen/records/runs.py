@@ -12,7 +12,7 @@ from benchgen.lazy_model import LazyModel
 from benchgen.outputs import RunOutput, output_for_label
 from benchgen.records.bounds import MAX_ITEMS, Key, Text, Texts, first_entries, first_of
 from benchgen.records.environments import ShardPlan
-from benchgen.records.prices import ModelPrices, RunCost
+from benchgen.records.prices import AskedMode, ModelPrices, RunCost
 from benchgen.records.programs import ProgramOutcome
 from benchgen.records.timestamps import utc_now
 from benchgen.vocabulary import InferenceMode, ProviderKind, Sampling
@@ -152,7 +152,8 @@ class BatchJob(LazyModel):
 
 
 class BatchSummary(LazyModel):
-    """A live run answered by its provider's batch inference: every job, and how many polls it took."""
+    """A run's records answered by a provider's batch inference (a live run's cases, or the prompts of its
+    judging pass): every job, and how many polls it took."""
 
     jobs: list[BatchJob] = Field(default_factory=list)
     case_shards: int = Field(default=0, ge=0)  # the shards of the run's cases Plan wrote, in case order
@@ -221,6 +222,11 @@ class JudgingSummary(LazyModel):
     connection_id: str = Field(description="the environment owner's connection the judge was reached through")
     provider: ProviderKind
     model_id: str = Field(description="the judge model")
+    mode: AskedMode = Field(
+        default=InferenceMode.ON_DEMAND,
+        description="how the judge was asked: on demand, or through its provider's batch inference (an "
+        "answer that could not be read was then asked again on demand)",
+    )
     family: str | None = Field(default=None, description="the judge model's family, when known")
     same_family: bool | None = Field(
         default=None,
@@ -323,6 +329,8 @@ class RunRecord(LazyModel):
     # sums rather than adding to them.
     shard_progress: dict[str, ShardCounts] = Field(default_factory=dict)
     batch: BatchSummary | None = None  # set when the run's cases went to the provider's batch inference
+    # Set when the judging pass asked the judge through its provider's batch inference.
+    judging_batch: BatchSummary | None = None
     # Set for a run of chosen cases only (an evaluation's held-out cases); None: every case.
     case_scope: CaseScope | None = None
     # Set by ingest when the run is scored in shards (see benchgen.steps.shard_inputs); None: whole.

@@ -58,13 +58,20 @@ from benchgen.providers.judges import JudgeUnreachable
 from benchgen.providers.judges import judge_model as reached_judge
 from benchgen.providers.registry import provider
 from benchgen.records.environments import EnvironmentRecord
-from benchgen.records.prices import RunCost, run_cost
+from benchgen.records.prices import AskedMode, RunCost, run_cost
 from benchgen.records.runs import JudgingSummary, LiveModel, RunRecord, RunStatus
 from benchgen.scoring import registry
 from benchgen.scoring.ingested import merge_join, read_ingested
 from benchgen.scoring.join import iter_cases
 from benchgen.steps.context import open_run_environment, registered_version
-from benchgen.steps.inference import PROBE_PROMPT, PROBE_SAMPLING, last_call_start, shard_budget
+from benchgen.steps.inference import (
+    PROBE_PROMPT,
+    PROBE_SAMPLING,
+    LiveRunError,
+    inference_mode,
+    last_call_start,
+    shard_budget,
+)
 from benchgen.steps.transfers import Uploads, downloads
 from benchgen.vocabulary import InferenceMode
 
@@ -84,6 +91,7 @@ class Judge(LazyModel):
     template: str
     settings: JudgeSettings
     model: LiveModel
+    mode: AskedMode = InferenceMode.ON_DEMAND  # batch: its first answers come from batch jobs
 
 
 def asks_of(template: str | None) -> JudgeRequests | None:
@@ -114,7 +122,7 @@ def judge_model(settings: JudgeSettings, *, owner: str, connections: Connections
         raise JudgingError(f"{error}; then upload the submission again") from None
 
 
-def _running(runs: RunsStore, run_id: str) -> RunRecord:
+def running_run(runs: RunsStore, run_id: str) -> RunRecord:
     run = runs.get(run_id)
     if run is None:
         raise JudgingError(f"run {run_id} does not exist: there is nothing to judge")
@@ -159,7 +167,7 @@ def plan(
     shards of at most ``shard_size`` (fewer when the judge's connection allows few requests at once: see
     :func:`fanout`) and write the items list the Map reads, each shard with its share of the judge's
     ``max_in_flight``."""
-    run = _running(runs, run_id)
+    run = running_run(runs, run_id)
     record = registered_version(run, environments)
     if asks_of(record.template) is None or record.template is None:
         raise JudgingError(f"the environment of run {run_id} asks no judge: the run is scored as it is")
@@ -175,17 +183,22 @@ def plan(
         raise JudgingError(
             f"environment {run.environment_id} has no owner whose connection could reach its judge"
         )
-    judge = Judge(
-        template=record.template,
-        settings=settings,
-        model=judge_model(settings, owner=owner.owner, connections=connections),
-    )
-    _probe(judge.model, model_for, backoff, last_call_start(judge.model, deadline))
+    model = judge_model(settings, owner=owner.owner, connections=connections)
+    _probe(model, model_for, backoff, last_call_start(model, deadline))
     kind = registry.template(record.template).case_type
     prediction_output = store.download(prediction_key(run_id), RunOutput.PREDICTION_OUTPUT.path_in(workdir))
-    cases = sum(1 for _ in _pairs(environment.cases_path, prediction_output, kind))
+    cases = asked = 0
+    for pair in _pairs(environment.cases_path, prediction_output, kind):
+        cases += 1
+        asked += pair["answer"] is not None
     if cases == 0:
         raise JudgingError(f"the environment of run {run_id} has no cases to judge")
+    try:
+        # As a live run chooses: a run this big goes to the judge provider's batch inference.
+        mode = inference_mode(model, asked) if asked else InferenceMode.ON_DEMAND
+    except LiveRunError as error:
+        raise JudgingError(f"the judge: section: {error}") from None
+    judge = Judge(template=record.template, settings=settings, model=model, mode=mode)
     spread = fanout(cases, shard_size, judge.model.limits.max_in_flight)
     shards = 0
     # Streamed, a shard at a time: a big run's cases and answers need not fit in memory at once.
@@ -221,9 +234,11 @@ def plan(
     return {
         "run_id": run_id,
         "cases": cases,
+        "asked": asked,
         "shard_count": shards,
         "items_key": items_key,
         "shards_at_once": spread.shards,
+        "mode": mode.value,
     }
 
 
@@ -238,16 +253,21 @@ def judge_cases(
     pacer: Pacer,
     in_flight: int,
     deadline: float | None = None,
+    earlier: Sequence[JudgeRecord] | None = None,
 ) -> list[JudgeRecord]:
     """The judge's record of each case of ``lines`` (a shard file's), in their order, up to ``in_flight``
-    asked at once and paced by ``pacer``; a case without an answer is not asked."""
+    asked at once and paced by ``pacer``; a case without an answer is not asked. ``earlier``: each case's
+    record from the judge's batch jobs, where it was asked there first: only an answer that could not be
+    read is asked again."""
     decode = msgspec.convert
 
-    def judged(line: dict[str, Any]) -> JudgeRecord:
+    def judged(line: dict[str, Any], before: JudgeRecord | None) -> JudgeRecord:
         case = decode(line["case"], kind)
         answer = line["answer"]
         if answer is None:
             return JudgeRecord(id=case.id, error=NO_ANSWER)
+        if before is not None and not before.attempts:
+            return before  # the provider failed its record: unjudged, with the provider's reason
         return judge_one(
             case.id,
             lambda problem: asks.prompt(case, answer, settings, problem),
@@ -256,10 +276,12 @@ def judge_cases(
             backoff,
             pacer=pacer,
             deadline=deadline,
+            first=before.attempts[0] if before is not None else None,
         )
 
+    befores = earlier if earlier is not None else [None] * len(lines)
     with ThreadPoolExecutor(max_workers=max(1, in_flight), thread_name_prefix="judging") as pool:
-        return list(pool.map(judged, lines))
+        return list(pool.map(judged, lines, befores))
 
 
 def judge_shard(
@@ -278,7 +300,7 @@ def judge_shard(
     """Ask the judge about every case of one shard, up to ``in_flight`` at once (paced to the shard's share
     of the judge's quotas), no call starting too late to end before the step's ``deadline``; the shard's
     judgments go to its file in the cases' order."""
-    _running(runs, run_id)
+    running_run(runs, run_id)
     judge_path = store.download(judging_key(run_id, JUDGE_NAME), workdir / JUDGE_NAME)
     judge = Judge.model_validate_json(judge_path.read_bytes())
     definition = registry.template(judge.template)
@@ -287,6 +309,10 @@ def judge_shard(
     cases_path = store.download(judging_shard_key(run_id, "cases", shard), workdir / "cases.jsonl")
     with cases_path.open(encoding="utf-8") as lines:
         cases = [json.loads(line) for line in lines if line.strip()]
+    earlier = None
+    if judge.mode is InferenceMode.BATCH:
+        batch_path = store.download(judging_shard_key(run_id, "batch", shard), workdir / "batch.jsonl")
+        earlier = list(iter_judgments(batch_path))
     budget = shard_budget(judge.model, in_flight, shards_at_once)
     pacer = Pacer(budget)
     records = judge_cases(
@@ -299,6 +325,7 @@ def judge_shard(
         pacer=pacer,
         in_flight=budget.in_flight,
         deadline=last_call_start(judge.model, deadline),
+        earlier=earlier,
     )
     path = workdir / "judgments.jsonl"
     write_records(path, records)
@@ -313,24 +340,30 @@ def judge_shard(
 
 
 def summarize(records: Iterable[JudgeRecord], judge: Judge, judged_model_id: str | None) -> JudgingSummary:
-    """What the judge's records of a run come to, its tokens priced at its connection's on-demand prices;
-    ``judged_model_id``: the run's model, when a live run answered (for the same-family flag)."""
+    """What the judge's records of a run come to, its tokens priced at its connection's prices as it was
+    asked (a batch pass's first answers at the batch prices, its retries on demand); ``judged_model_id``:
+    the run's model, when a live run answered (for the same-family flag)."""
     summary = JudgingSummary(
         connection_id=judge.model.connection_id,
         provider=judge.model.provider,
         model_id=judge.model.model_id,
+        mode=judge.mode,
         family=judge.settings.judge_family,
         same_family=same_family(judge.settings.judge_family, judged_model_id) if judged_model_id else None,
     )
+    batched = [0, 0]  # the input and output tokens of the answers batch jobs gave
     for record in records:
         summary.cases += 1
         summary.calls += len(record.attempts)
-        for attempt in record.attempts:
+        for number, attempt in enumerate(record.attempts):
             if attempt.input_tokens is None or attempt.output_tokens is None:
                 summary.calls_without_tokens += 1
-            else:
-                summary.input_tokens += attempt.input_tokens
-                summary.output_tokens += attempt.output_tokens
+                continue
+            summary.input_tokens += attempt.input_tokens
+            summary.output_tokens += attempt.output_tokens
+            if judge.mode is InferenceMode.BATCH and number == 0:
+                batched[0] += attempt.input_tokens
+                batched[1] += attempt.output_tokens
         if record.read is not None:
             summary.judged += 1
             continue
@@ -339,15 +372,25 @@ def summarize(records: Iterable[JudgeRecord], judge: Judge, judged_model_id: str
         if len(summary.unjudged_reasons) < UNJUDGED_SHOWN:
             why = record.error or record.attempts[-1].problem
             summary.unjudged_reasons.append(f"{record.id}: {why}")
-    cost = run_cost(
-        judge.model.prices,
-        input_tokens=summary.input_tokens,
-        output_tokens=summary.output_tokens,
-        mode=InferenceMode.ON_DEMAND,
+    parts: tuple[tuple[AskedMode, int, int], ...] = (
+        (InferenceMode.BATCH, batched[0], batched[1]),
+        (InferenceMode.ON_DEMAND, summary.input_tokens - batched[0], summary.output_tokens - batched[1]),
     )
-    if isinstance(cost, RunCost):
-        return summary.model_copy(update={"cost": cost})
-    return summary.model_copy(update={"cost_note": cost})
+    costs = [
+        run_cost(judge.model.prices, input_tokens=input_tokens, output_tokens=output_tokens, mode=mode)
+        for mode, input_tokens, output_tokens in parts
+        if mode is judge.mode or input_tokens or output_tokens
+    ]
+    note = next((cost for cost in costs if not isinstance(cost, RunCost)), None)
+    if note is not None:
+        return summary.model_copy(update={"cost_note": note})
+    priced = [cost for cost in costs if isinstance(cost, RunCost)]
+    input_cost = sum(cost.input_cost for cost in priced)
+    output_cost = sum(cost.output_cost for cost in priced)
+    total = RunCost(
+        mode=judge.mode, input_cost=input_cost, output_cost=output_cost, total=input_cost + output_cost
+    )
+    return summary.model_copy(update={"cost": total})
 
 
 def assemble(
@@ -355,7 +398,7 @@ def assemble(
 ) -> dict[str, Any]:
     """Write the run's judgments from its shards', in case order, and record what the judge's calls came
     to on the run."""
-    run = _running(runs, run_id)
+    run = running_run(runs, run_id)
     judge_path = store.download(judging_key(run_id, JUDGE_NAME), workdir / JUDGE_NAME)
     judge = Judge.model_validate_json(judge_path.read_bytes())
     keys = (judging_shard_key(run_id, "judgments", shard) for shard in range(shard_count))
