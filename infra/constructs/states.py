@@ -160,6 +160,45 @@ def paced_shards(
     return shards
 
 
+@dataclass(frozen=True)
+class BatchLoop:
+    """The states of a batch branch: its first, and the tasks a caught failure leaves from."""
+
+    start: sfn.IChainable
+    steps: tuple[tasks.LambdaInvoke, ...]
+
+
+def batch_loop(
+    scope: Construct,
+    submit: lambda_.IFunction,
+    poll: lambda_.IFunction,
+    *,
+    payload: dict[str, Any],
+    ended: sfn.IChainable,
+) -> BatchLoop:
+    """SubmitBatch (`submit` with `payload`, which says whose records and how many: ``run_id``,
+    ``shard_count``, ``cases``...) -> WaitForBatch -> PollBatch, looking again after every wait until the
+    jobs have ended (the poll step fails the run once it has looked its most), then `ended`. The steps
+    record on the run when they will look next, and the wait ends at that very moment."""
+    submit_step = lambda_task(scope, "SubmitBatch", submit, payload=payload, result_path="$.batch")
+    wait = sfn.Wait(scope, "WaitForBatch", time=sfn.WaitTime.timestamp_path("$.batch.next_poll_at"))
+    keep = {name: value for name, value in payload.items() if name not in ("shard_count", "cases")}
+    poll_step = lambda_task(
+        scope,
+        "PollBatch",
+        poll,
+        payload={**keep, "polls": sfn.JsonPath.number_at("$.batch.polls")},
+        result_path="$.batch",
+    )
+    done = (
+        sfn.Choice(scope, "BatchEnded?")
+        .when(sfn.Condition.boolean_equals("$.batch.done", True), ended)
+        .otherwise(wait)
+    )
+    submit_step.next(wait).next(poll_step).next(done)
+    return BatchLoop(start=submit_step, steps=(submit_step, poll_step))
+
+
 def put_event(
     scope: Construct, state_id: str, bus: events.IEventBus, detail_type: str, detail: dict[str, Any]
 ) -> tasks.EventBridgePutEvents:

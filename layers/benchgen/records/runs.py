@@ -15,7 +15,7 @@ from benchgen.records.environments import ShardPlan
 from benchgen.records.prices import AskedMode, ModelPrices, RunCost
 from benchgen.records.programs import ProgramOutcome
 from benchgen.records.timestamps import utc_now
-from benchgen.vocabulary import InferenceMode, ProviderKind, Sampling
+from benchgen.vocabulary import DEFAULT_BATCH_ABOVE_CASES, InferenceMode, ProviderKind, Sampling
 
 Scores = Annotated[dict[Key, float], AfterValidator(first_entries(MAX_ITEMS))]
 Breakdowns = Annotated[
@@ -99,10 +99,6 @@ class ConnectionQuotas(LazyModel):
         le=MAX_TOKENS_PER_MINUTE,
         description="the provider's tokens-per-minute quota (input and output tokens)",
     )
-
-
-# `auto` sends a run to the provider's batch inference above this many cases (unless the run says another).
-DEFAULT_BATCH_ABOVE_CASES = 10_000
 
 
 # How long one call to a live model may take, whole (connecting, waiting, reading the answer), before the

@@ -39,6 +39,7 @@ from benchgen.inference.model import Model
 from benchgen.inference.pacing import Pacer, fanout
 from benchgen.inference.retry import Backoff, ask
 from benchgen.judging import (
+    JUDGE_NAME,
     JUDGMENTS_NAME,
     JudgeRecord,
     JudgeRequests,
@@ -75,7 +76,6 @@ from benchgen.steps.inference import (
 from benchgen.steps.transfers import Uploads, downloads
 from benchgen.vocabulary import InferenceMode
 
-JUDGE_NAME = "judge.json"
 NO_ANSWER = "the run's model gave no answer to this case: there is nothing to judge"
 UNJUDGED_SHOWN = 5
 

@@ -27,13 +27,13 @@ from benchgen.bucket_layout import (
     judging_key,
     judging_shard_key,
 )
-from benchgen.judging import JudgeAttempt, JudgeRecord
+from benchgen.judging import JUDGE_NAME, JudgeAttempt, JudgeRecord
 from benchgen.judging import write_judgments as write_records
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage, SharedStorage
 from benchgen.scoring import registry
 from benchgen.steps.batch_inference import BatchAnswers, BatchWork, waiting_jobs
-from benchgen.steps.judging import JUDGE_NAME, NO_ANSWER, Judge, JudgingError, running_run
+from benchgen.steps.judging import NO_ANSWER, Judge, JudgingError, running_run
 
 JUDGING_AGAIN = (
     "set inference_mode: on_demand in the judge: section (its cases are then asked one by one), register "
