@@ -307,6 +307,11 @@ class RunDetail(RunSummary):
         description="for a live run answered by its provider's batch inference: each job's provider id, "
         "status and record counts (the records a job could not answer are the run's unanswered cases)",
     )
+    judging_batch: BatchSummary | None = Field(
+        default=None,
+        description="for a run whose judge was asked through its provider's batch inference: each job's "
+        "provider id, status and record counts (a record a job could not answer is an unjudged case)",
+    )
 
 
 class RunConfiguration(RunConfig):
