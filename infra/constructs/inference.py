@@ -101,15 +101,7 @@ class InferencePipeline(Construct):
         # The batch branch: submit the jobs, then look at them until they have all ended. Their output
         # landing in S3 assembles the run.
         batch = batch_loop(
-            self,
-            submit_batch,
-            poll_batch,
-            payload={
-                "run_id": item("$.run_id"),
-                "shard_count": sfn.JsonPath.number_at("$.plan.shard_count"),
-                "cases": sfn.JsonPath.number_at("$.plan.cases"),
-            },
-            ended=sfn.Succeed(self, "BatchEnded"),
+            self, submit_batch, poll_batch, records_path="$.plan.cases", ended=sfn.Succeed(self, "BatchEnded")
         )
         caught: tuple[sfn.TaskStateBase | sfn.DistributedMap, ...] = (
             deploy_step,

@@ -82,13 +82,9 @@ class JudgingPipeline(Construct):
             self,
             submit_batch,
             poll_batch,
-            payload={
-                "run_id": item("$.run_id"),
-                "shard_count": shard_count,
-                "cases": sfn.JsonPath.number_at("$.plan.asked"),
-                "judging": True,
-            },
+            records_path="$.plan.asked",
             ended=read_batch,
+            told={"judging": True},
         )
         caught: tuple[sfn.TaskStateBase | sfn.DistributedMap, ...] = (
             plan_step,

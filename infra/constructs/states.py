@@ -7,7 +7,7 @@ retries common to all (`Retry`, `guard`), the states a caught failure passes thr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,21 +173,33 @@ def batch_loop(
     submit: lambda_.IFunction,
     poll: lambda_.IFunction,
     *,
-    payload: dict[str, Any],
+    records_path: str,
     ended: sfn.IChainable,
+    told: Mapping[str, Any] | None = None,
 ) -> BatchLoop:
-    """SubmitBatch (`submit` with `payload`, which says whose records and how many: ``run_id``,
-    ``shard_count``, ``cases``...) -> WaitForBatch -> PollBatch, looking again after every wait until the
-    jobs have ended (the poll step fails the run once it has looked its most), then `ended`. The steps
-    record on the run when they will look next, and the wait ends at that very moment."""
-    submit_step = lambda_task(scope, "SubmitBatch", submit, payload=payload, result_path="$.batch")
+    """SubmitBatch (`submit` handed the run, Plan's shard count and, at `records_path`, how many records
+    go to the jobs) -> WaitForBatch -> PollBatch, looking again after every wait until the jobs have ended
+    (the poll step fails the run once it has looked its most), then `ended`. Both steps are also handed
+    `told` (whose records they are). The steps record on the run when they will look next, and the wait
+    ends at that very moment."""
+    run_id = {"run_id": sfn.JsonPath.string_at("$.run_id"), **(told or {})}
+    submit_step = lambda_task(
+        scope,
+        "SubmitBatch",
+        submit,
+        payload={
+            **run_id,
+            "shard_count": sfn.JsonPath.number_at("$.plan.shard_count"),
+            "cases": sfn.JsonPath.number_at(records_path),
+        },
+        result_path="$.batch",
+    )
     wait = sfn.Wait(scope, "WaitForBatch", time=sfn.WaitTime.timestamp_path("$.batch.next_poll_at"))
-    keep = {name: value for name, value in payload.items() if name not in ("shard_count", "cases")}
     poll_step = lambda_task(
         scope,
         "PollBatch",
         poll,
-        payload={**keep, "polls": sfn.JsonPath.number_at("$.batch.polls")},
+        payload={**run_id, "polls": sfn.JsonPath.number_at("$.batch.polls")},
         result_path="$.batch",
     )
     done = (
