@@ -8,8 +8,9 @@ from typing import Any
 from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.providers.registry import batch_for
 from benchgen.aws.wiring import Adapters
+from benchgen.records.runs import RunStatus
 from benchgen.step_inputs import SubmitBatchInput
-from benchgen.steps.batch_inference import RUNNING, live_work, shard_prompts, submit
+from benchgen.steps.batch_inference import live_work, shard_prompts, submit
 from benchgen.steps.judging_batch import judge_prompts, judging_work
 
 function = LambdaFunction("submit_batch")
@@ -22,7 +23,7 @@ def handler(task: SubmitBatchInput, wired: Adapters) -> dict[str, Any]:
             work, judge = judging_work(wired.runs, wired.store, task.run_id, workdir)
             prompts = judge_prompts(wired.store, judge, task.run_id, task.shard_count)
         else:
-            work = live_work(wired.runs, task.run_id, RUNNING)
+            work = live_work(wired.runs, task.run_id, RunStatus.RUNNING)
             prompts = shard_prompts(wired.store, task.run_id, task.shard_count)
         return submit(
             work,

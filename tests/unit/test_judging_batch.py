@@ -5,18 +5,23 @@ and the run's page shows the pass's batch jobs."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from benchgen.bucket_layout import judging_key, judging_shard_key
 from benchgen.cases import Case
 from benchgen.inference.pacing import Budget, Pacer
-from benchgen.judging import JudgeAttempt, JudgeRecord
+from benchgen.judging import JUDGE_NAME, JudgeAttempt, JudgeRecord, write_judgments
 from benchgen.records.prices import ModelPrices, TokenPrices
-from benchgen.records.runs import BatchJob, BatchSummary, RunRecord
+from benchgen.records.runs import BatchJob, BatchSummary, RunRecord, RunStatus
 from benchgen.requests.runs import run_detail
-from benchgen.steps.judging import NO_ANSWER, judge_cases, summarize
+from benchgen.steps.judging import NO_ANSWER, JudgingError, judge_cases, judge_shard, summarize
 from benchgen.vocabulary import InferenceMode
 from tests.api_services import memory_services
-from tests.fakes import MemoryRuns
+from tests.fakes import MemoryRuns, MemoryStore
+from tests.throwaway import NAME, registered_judged_template
 from tests.unit.test_judging import QUICK, SETTINGS, ScriptedJudge, YesOrNo, _judge, _line
 
 PRICES = ModelPrices(
@@ -131,3 +136,32 @@ def test_the_run_s_page_shows_its_judging_pass_s_batch_jobs() -> None:
 
     # Then its page shows the job, its provider id and the looks taken
     assert detail.judging_batch == jobs
+
+
+def test_a_shard_whose_batch_judgments_are_not_of_its_cases_fails_saying_so(tmp_path: Path) -> None:
+    # Given a batch pass whose shard file of first judgments names other cases than the shard's
+    run = RunRecord(
+        run_id="run-1", environment_id="flags", environment_version="v1", model="m", owner="alice"
+    )
+    runs = MemoryRuns(run.model_copy(update={"status": RunStatus.RUNNING}))
+    judge = _judge().model_copy(update={"template": NAME, "mode": InferenceMode.BATCH})
+    store = MemoryStore({judging_key("run-1", JUDGE_NAME): judge.model_dump_json().encode()})
+    case = {"id": "flag-1", "question": "Colours of the flag?", "answer": "red", "colours": ["red"]}
+    store.objects[judging_shard_key("run-1", "cases", 0)] = json.dumps(
+        {"case": case, "answer": "red"}
+    ).encode()
+    part = tmp_path / "batch.jsonl"
+    write_judgments(part, [JudgeRecord(id="flag-2", attempts=[JudgeAttempt(text="yes")])])
+    store.objects[judging_shard_key("run-1", "batch", 0)] = part.read_bytes()
+
+    # When the shard is judged, then it fails rather than give one case's judgment to another
+    with registered_judged_template(), pytest.raises(JudgingError, match="not of its cases"):
+        judge_shard(
+            "run-1",
+            0,
+            runs=runs,
+            store=store,
+            workdir=tmp_path / "work",
+            model_for=lambda model, sampling: ScriptedJudge("yes"),
+            backoff=QUICK,
+        )

@@ -103,9 +103,8 @@ class BatchWork:
         return self.failure(f"{reason}; {self.again}")
 
 
-# The statuses a live run's steps take it in: submitting, it is Running; a look at its jobs may come after
-# their output assembled it, even scored it.
-RUNNING = RunStatus.RUNNING
+# The statuses a live run's jobs are looked at in: their output may have assembled it, even scored it, before
+# a look hears them end.
 LOOKED_AT = (RunStatus.RUNNING, RunStatus.COMPLETED, RunStatus.FAILED)
 LIVE_AGAIN = "create the run again, or with inference_mode on_demand (which asks the cases one by one)"
 

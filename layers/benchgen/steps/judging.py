@@ -313,6 +313,11 @@ def judge_shard(
     if judge.mode is InferenceMode.BATCH:
         batch_path = store.download(judging_shard_key(run_id, "batch", shard), workdir / "batch.jsonl")
         earlier = list(iter_judgments(batch_path))
+        if [record.id for record in earlier] != [line["case"]["id"] for line in cases]:
+            raise JudgingError(
+                f"shard {shard} of run {run_id}: its judgments from the batch are not of its cases; upload "
+                "the submission again to judge the run afresh"
+            )
     budget = shard_budget(judge.model, in_flight, shards_at_once)
     pacer = Pacer(budget)
     records = judge_cases(
