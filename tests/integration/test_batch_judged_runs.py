@@ -10,14 +10,20 @@ from pathlib import Path
 
 import pytest
 
+from benchgen.aws.tables.connections import ConnectionsRepo
 from benchgen.outputs import RunOutput
+from benchgen.ownership import OPERATOR
+from benchgen.providers import registry
+from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.prices import ModelPrices, TokenPrices
 from benchgen.records.runs import RunStatus
 from benchgen.steps.judging import judgments_key
-from benchgen.vocabulary import InferenceMode
+from benchgen.vocabulary import InferenceMode, ProviderKind
 from localcloud.cloud import LocalCloud
-from localcloud.model_server import UNKNOWN_ANSWER, ExampleModelServer, Fault
-from tests.integration.test_judged_runs import CASES, _judge_connection, _judged_run
+from localcloud.model_server import BASE_MODEL, UNKNOWN_ANSWER, ExampleModelServer, Fault
+from localcloud.providers.bedrock_batch import jobs_of
+from tests.integration.test_batch_runs import NOVA
+from tests.integration.test_judged_runs import CASES, CONNECTION, _judge_connection, _judged_run
 from tests.integration.test_live_runs import _object_lines
 from tests.integration.test_pipeline import deliver, get_run, s3_notification
 from tests.throwaway import registered_judged_template
@@ -167,3 +173,46 @@ def test_a_duplicate_event_after_a_batch_judged_run_starts_nothing_again(
     machine = cloud.state_machine_arns["JudgingPipeline"]
     executions = cloud.client("stepfunctions").list_executions(stateMachineArn=machine)["executions"]
     assert len(executions) == 1
+
+
+def test_a_bedrock_judge_s_batch_reads_and_writes_only_the_judging_pass_s_keys(
+    judged: None, fast_batches: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given a judge on Bedrock (Nova Micro, simulated by the example base model), whose batch jobs take
+    # 100 records at least, and a judged environment of 120 cases
+    jobs_of(cloud.provider_clock).serve(models.completion, {NOVA: BASE_MODEL})
+    table = next(name for lid, name in cloud.table_names.items() if lid.startswith("Connections"))
+    bedrock = ProviderKind("bedrock")
+    connection = ConnectionRecord(
+        connection_id=CONNECTION,
+        owner=OPERATOR,
+        name="the judge on Bedrock",
+        provider=bedrock,
+        region=cloud.region,
+        prices=PRICES,
+        profile=registry.provider(bedrock).capabilities,
+    )
+    assert ConnectionsRepo(table).put(connection)
+
+    # When a run is judged, its judge's inference_mode auto and the run above batch_above_cases
+    _judged_run(
+        cloud, tmp_path, "judged-bedrock", "judged-bedrock", cases=120, model_id=NOVA, batch_above_cases=100
+    )
+
+    # Then the run completes on the job's judgments, every case judged
+    run = get_run(cloud, "judged-bedrock")
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert run.judging is not None and run.judging.judged == 120
+    assert run.judging.mode is InferenceMode.BATCH
+    assert run.judging_batch is not None
+    (job,) = run.judging_batch.jobs
+    # and its job read its records from, and wrote its output under, the judging pass's keys, as the
+    # stack's Bedrock batch role
+    (request,) = jobs_of(cloud.provider_clock).requests
+    assert request["inputDataConfig"]["s3InputDataConfig"]["s3Uri"].endswith(
+        f"runs/judged-bedrock/judging/batch/{job.name}/records.jsonl"
+    )
+    assert request["outputDataConfig"]["s3OutputDataConfig"]["s3Uri"].endswith(
+        f"runs/judged-bedrock/judging/batch-output/{job.name}/"
+    )
+    assert "BedrockBatchRole" in request["roleArn"]

@@ -56,11 +56,16 @@ def _judge_connection(cloud: LocalCloud, base_url: str, prices: ModelPrices = PR
 
 
 def _judged_run(
-    cloud: LocalCloud, tmp_path: Path, run_id: str, environment: str = ENVIRONMENT, **judge: Any
+    cloud: LocalCloud,
+    tmp_path: Path,
+    run_id: str,
+    environment: str = ENVIRONMENT,
+    cases: int = CASES,
+    **judge: Any,
 ) -> None:
-    """A submission uploaded for a judged environment of ``CASES`` cases, its ``judge:`` section naming
+    """A submission uploaded for a judged environment of ``cases`` cases, its ``judge:`` section naming
     the judge's connection and model, and ``judge``'s settings besides."""
-    made = generate_environment("throwaway", tmp_path / environment, cases=CASES, seed=3)
+    made = generate_environment("throwaway", tmp_path / environment, cases=cases, seed=3)
     competition = made.bundle_dir / "competition.yaml"
     spec = yaml.safe_load(competition.read_text(encoding="utf-8"))
     spec["judge"] = {"connection": CONNECTION, "model_id": BASE_MODEL, **judge}
