@@ -8,7 +8,10 @@ each with its share of the connection's ``max_in_flight``) -> JudgeShard for eac
 Map reading the items from S3 (each case asked with :func:`judge_one`, paced, throttling slowing the shard
 rather than failing it; a case whose calls keep failing is recorded with its ``error``, unjudged) ->
 Assemble (``judgments.jsonl`` in case order, and the judge's calls, tokens and cost on the run). The
-state machine then has the score step score the run, which reads the judgments.
+state machine then has the score step score the run, which reads the judgments. A big run's judge is
+asked first through its provider's batch inference, as a big live run's model is
+(:mod:`benchgen.steps.judging_batch`); JudgeShard then asks again only about the answers that could not
+be read.
 
 Each step reads the run again rather than trusting the state machine's data, and raises
 :class:`JudgingError` with the sentence the run fails with.
@@ -86,7 +89,8 @@ class JudgingError(BenchGenError):
 
 class Judge(LazyModel):
     """The judge a run's judging pass asks, as Plan found it: the template that asks (by name), the
-    environment's ``judge:`` settings, and the model they reach through the owner's connection."""
+    environment's ``judge:`` settings, the model they reach through the owner's connection, and how Plan
+    chose to ask it."""
 
     template: str
     settings: JudgeSettings
@@ -166,7 +170,8 @@ def plan(
     """Find the environment's judge and check it answers, then cut the run's cases with their answers into
     shards of at most ``shard_size`` (fewer when the judge's connection allows few requests at once: see
     :func:`fanout`) and write the items list the Map reads, each shard with its share of the judge's
-    ``max_in_flight``."""
+    ``max_in_flight``; and say whether the judge is asked through its provider's batch inference first
+    (:func:`inference_mode`, over the cases with an answer)."""
     run = running_run(runs, run_id)
     record = registered_version(run, environments)
     if asks_of(record.template) is None or record.template is None:
