@@ -58,7 +58,7 @@ from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.preparations import PreparationPipeline
 from infra.constructs.sharded_scoring import ShardedScoring
-from infra.constructs.storage import BATCH_OUTPUT_PREFIX
+from infra.constructs.storage import BATCH_OUTPUT_PREFIX, JUDGING_BATCH_OUTPUT, JUDGING_BATCH_RECORDS
 from infra.constructs.training import TrainingPipeline
 from infra.stacks.data import BUCKET_ARN, BUCKET_NAME, export_name
 
@@ -122,9 +122,9 @@ LIVE_RUN_FUNCTIONS = (
     POLL_BATCH,
 )
 BATCH_ROLE_REASON = (
-    "Bedrock's batch inference role reads the records of live runs' jobs ({records}) and writes their "
-    "output ({output}) in the data bucket; the run ids and Bedrock's job ids in those keys exist only at "
-    "run time."
+    "Bedrock's batch inference role reads the records of live runs' and judging passes' jobs ({records}) "
+    "and writes their output ({output}) in the data bucket; the run ids, job names and Bedrock's job ids "
+    "in those keys exist only at run time."
 )
 ROLE_HANDOVER_REASON = (
     "A connection names the role its provider assumes to read the training files at run time; passing it "
@@ -357,8 +357,12 @@ def _acknowledge_inference(inference: InferencePipeline) -> None:
     for spec in LIVE_RUN_FUNCTIONS:
         _acknowledge(policy, f"IAM5[Resource::<{spec.logical_id}.Arn>:*]", LIVE_FUNCTION_VERSIONS_REASON)
     batch_policy = inference.bedrock_batch_role.node.find_child("DefaultPolicy")
-    reason = BATCH_ROLE_REASON.format(records=BATCH_RECORDS_PATTERN, output=f"{BATCH_OUTPUT_PREFIX}*")
-    for pattern in (BATCH_RECORDS_PATTERN, f"{BATCH_OUTPUT_PREFIX}*"):
+    records, outputs = (
+        (BATCH_RECORDS_PATTERN, JUDGING_BATCH_RECORDS),
+        (f"{BATCH_OUTPUT_PREFIX}*", JUDGING_BATCH_OUTPUT),
+    )
+    reason = BATCH_ROLE_REASON.format(records=", ".join(records), output=", ".join(outputs))
+    for pattern in (*records, *outputs):
         _acknowledge(batch_policy, f"IAM5[Resource::{DATA_BUCKET_ARN}/{pattern}]", reason)
 
 
@@ -366,7 +370,7 @@ def _acknowledge_judging(judging: JudgingPipeline) -> None:
     policy = judging.state_machine.role.node.find_child("DefaultPolicy")
     _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
     _acknowledge_distributed_map(judging.state_machine, "JudgingPipeline", "runs/<run_id>/judging/items.json")
-    for spec in (PLAN_JUDGING, JUDGE_SHARD, ASSEMBLE_JUDGMENTS, SCORE):
+    for spec in (PLAN_JUDGING, JUDGE_SHARD, ASSEMBLE_JUDGMENTS, SUBMIT_BATCH, POLL_BATCH, SCORE):
         _acknowledge_function_versions(policy, spec)
 
 

@@ -1,4 +1,5 @@
-"""State machine task: look at a live run's batch jobs once, and copy out the output a provider keeps."""
+"""State machine task: look at a live run's batch jobs (or its judging pass's) once, and copy out the
+output a provider keeps."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from benchgen.aws.handlers import LambdaFunction, scratch
 from benchgen.aws.providers.registry import batch_for
 from benchgen.aws.wiring import Adapters
 from benchgen.step_inputs import PollBatchInput
-from benchgen.steps.batch_inference import poll
+from benchgen.steps.batch_inference import LOOKED_AT, live_work, poll
+from benchgen.steps.judging_batch import judging_work
 
 function = LambdaFunction("poll_batch")
 
@@ -16,10 +18,13 @@ function = LambdaFunction("poll_batch")
 @function.task(PollBatchInput, correlation="run_id")
 def handler(task: PollBatchInput, wired: Adapters) -> dict[str, Any]:
     with scratch() as workdir:
+        if task.judging:
+            work, _ = judging_work(wired.runs, wired.store, task.run_id, workdir)
+        else:
+            work = live_work(wired.runs, task.run_id, *LOOKED_AT)
         return poll(
-            task.run_id,
+            work,
             task.polls,
-            runs=wired.runs,
             store=wired.store,
             workdir=workdir,
             batch_for=batch_for,

@@ -22,9 +22,10 @@ from benchgen.bucket_layout import (
     PARTS,
     RUN_SHARDS,
     SCORE_PART,
+    judging_key,
 )
 from benchgen.bundle.runtime import MINIMAL, RUNTIMES
-from benchgen.judging import JUDGMENTS_NAME
+from benchgen.judging import JUDGE_NAME, JUDGMENTS_NAME
 from benchgen.outputs import RunOutput
 from benchgen.training.examples import EXAMPLES_NAME, HELD_OUT_NAME
 from infra import sizing
@@ -32,6 +33,7 @@ from infra.constructs.storage import (
     BATCH_OUTPUT_PREFIX,
     ENVIRONMENTS_PREFIX,
     EVALUATIONS_PREFIX,
+    JUDGING_BATCH_OUTPUT,
     PACKAGES_PREFIX,
     PREDICTIONS_PREFIX,
     PREPARATIONS_PREFIX,
@@ -145,6 +147,7 @@ SCOPE_PATTERN = f"{RUNS_PREFIX}*/{CASE_SCOPE}"
 # A judging pass's working files, and the judgments it leaves for the score step.
 JUDGING_PATTERN = f"{RUNS_PREFIX}*/judging/*"
 JUDGMENTS_PATTERN = f"{RUNS_PREFIX}*/{JUDGMENTS_NAME}"
+JUDGE_FILE_PATTERN = judging_key("*", JUDGE_NAME)
 # A sharded run's inputs (ingest writes them beside the prediction output) and its shards' parts.
 SHARD_INPUTS_PATTERN = f"{PREDICTIONS_PREFIX}*/{RUN_SHARDS}*"
 SCORE_PARTS_PATTERN = f"{RUNS_PREFIX}*/{PARTS}{SCORE_PART}/*"
@@ -428,10 +431,11 @@ ASSEMBLE_JUDGMENTS = FunctionSpec(
     logical_id="AssembleJudgmentsFunction",
     description="Writes a run's judgments and records its judge's calls, tokens and cost",
     memory_mb=1024,
-    timeout=Duration.minutes(5),
+    # Reading a judging pass's batch output: one job's records at once, as a live run's assembly does.
+    timeout=Duration.minutes(15),
     ephemeral_storage_mib=2048,
     reads=(JUDGING_PATTERN,),
-    writes=(JUDGMENTS_PATTERN,),
+    writes=(JUDGMENTS_PATTERN, JUDGING_PATTERN),
     tables={DataTable.RUNS: TableAccess.READ_WRITE},
 )
 
@@ -442,7 +446,7 @@ ASSEMBLE_JUDGMENTS = FunctionSpec(
 SUBMIT_BATCH = FunctionSpec(
     name="submit_batch",
     logical_id="SubmitBatchFunction",
-    description="Cuts a live run's cases into its provider's batch jobs and submits them",
+    description="Cuts a live run's cases or a judging pass's prompts into batch jobs and submits them",
     memory_mb=1024,
     timeout=Duration.minutes(15),
     ephemeral_storage_mib=4096,
@@ -456,12 +460,13 @@ SUBMIT_BATCH = FunctionSpec(
 POLL_BATCH = FunctionSpec(
     name="poll_batch",
     logical_id="PollBatchFunction",
-    description="Looks at a live run's batch jobs and copies out the output a provider keeps",
+    description="Looks at a run's batch jobs (live or judging) and copies out the output a provider keeps",
     memory_mb=512,
     timeout=Duration.minutes(15),
     ephemeral_storage_mib=4096,
-    reads=(BATCH_OUTPUT_PREFIX,),
-    writes=(BATCH_OUTPUT_PREFIX,),
+    # a judging pass's judge (as its Plan found it) and its jobs' output
+    reads=(BATCH_OUTPUT_PREFIX, JUDGE_FILE_PATTERN, JUDGING_BATCH_OUTPUT),
+    writes=(BATCH_OUTPUT_PREFIX, JUDGING_BATCH_OUTPUT),
     tables={DataTable.RUNS: TableAccess.READ_WRITE},
     runs_batches=True,
     reads_provider_keys=True,

@@ -26,13 +26,19 @@ from constructs import Construct
 from benchgen.vocabulary import InferenceMode
 from infra.constructs import set_logical_id
 from infra.constructs.states import (
+    batch_loop,
     error_readers,
     lambda_task,
     logged_state_machine,
     paced_shards,
     record_failure,
 )
-from infra.constructs.storage import BATCH_OUTPUT_PREFIX, RUNS_PREFIX
+from infra.constructs.storage import (
+    BATCH_OUTPUT_PREFIX,
+    JUDGING_BATCH_OUTPUT,
+    JUDGING_BATCH_RECORDS,
+    RUNS_PREFIX,
+)
 
 # `cdk deploy -c benchgen:inferenceShardSize=50`: the most cases one shard asks (Plan cuts smaller shards
 # for a run asking few requests at once, so that no shard asks more than 20 rounds of calls). How many
@@ -92,40 +98,24 @@ class InferencePipeline(Construct):
             },
             result_path="$.assembled",
         )
-        # The batch branch: submit the jobs, then look at them every wait until they have all ended (the
-        # poll step fails the run once it has looked its most). Their output landing in S3 assembles the run.
-        submit_step = lambda_task(
-            self,
-            "SubmitBatch",
-            submit_batch,
-            payload={
-                "run_id": item("$.run_id"),
-                "shard_count": sfn.JsonPath.number_at("$.plan.shard_count"),
-                "cases": sfn.JsonPath.number_at("$.plan.cases"),
-            },
-            result_path="$.batch",
+        # The batch branch: submit the jobs, then look at them until they have all ended. Their output
+        # landing in S3 assembles the run.
+        batch = batch_loop(
+            self, submit_batch, poll_batch, records_path="$.plan.cases", ended=sfn.Succeed(self, "BatchEnded")
         )
-        # The steps record on the run when they will look next, and the wait ends at that very moment.
-        wait = sfn.Wait(self, "WaitForBatch", time=sfn.WaitTime.timestamp_path("$.batch.next_poll_at"))
-        poll_step = lambda_task(
-            self,
-            "PollBatch",
-            poll_batch,
-            payload={"run_id": item("$.run_id"), "polls": sfn.JsonPath.number_at("$.batch.polls")},
-            result_path="$.batch",
+        caught: tuple[sfn.TaskStateBase | sfn.DistributedMap, ...] = (
+            deploy_step,
+            plan_step,
+            shards,
+            assemble_step,
+            *batch.steps,
         )
-        ended = (
-            sfn.Choice(self, "BatchEnded?")
-            .when(sfn.Condition.boolean_equals("$.batch.done", True), sfn.Succeed(self, "BatchEnded"))
-            .otherwise(wait)
-        )
-        for state in (deploy_step, plan_step, shards, assemble_step, submit_step, poll_step):
+        for state in caught:
             readers.catch(state)
         on_demand = shards.next(assemble_step).next(sfn.Succeed(self, "Generated"))
-        batch = submit_step.next(wait).next(poll_step).next(ended)
         mode = (
             sfn.Choice(self, "Batch?")
-            .when(sfn.Condition.string_equals("$.plan.mode", InferenceMode.BATCH.value), batch)
+            .when(sfn.Condition.string_equals("$.plan.mode", InferenceMode.BATCH.value), batch.start)
             .otherwise(on_demand)
         )
         definition = deploy_step.next(plan_step).next(mode)
@@ -147,7 +137,8 @@ class InferencePipeline(Construct):
         role = iam.Role(
             self,
             "BedrockBatchRole",
-            description="Assumed by Bedrock to read live runs' batch records and write their output",
+            description="Assumed by Bedrock to read live runs' and judging passes' batch records and write "
+            "their output",
             assumed_by=iam.ServicePrincipal(
                 BEDROCK_SERVICE,
                 conditions={
@@ -163,19 +154,25 @@ class InferencePipeline(Construct):
         set_logical_id(role, "BedrockBatchRole")
         role.add_to_policy(
             iam.PolicyStatement(
-                actions=["s3:GetObject"], resources=[bucket.arn_for_objects(BATCH_RECORDS_PATTERN)]
+                actions=["s3:GetObject"],
+                resources=[
+                    bucket.arn_for_objects(key) for key in (BATCH_RECORDS_PATTERN, JUDGING_BATCH_RECORDS)
+                ],
             )
         )
+        outputs = (f"{BATCH_OUTPUT_PREFIX}*", JUDGING_BATCH_OUTPUT)
         role.add_to_policy(
             iam.PolicyStatement(
-                actions=["s3:PutObject"], resources=[bucket.arn_for_objects(f"{BATCH_OUTPUT_PREFIX}*")]
+                actions=["s3:PutObject"], resources=[bucket.arn_for_objects(key) for key in outputs]
             )
         )
         role.add_to_policy(
             iam.PolicyStatement(
                 actions=["s3:ListBucket"],
                 resources=[bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [BATCH_RECORDS_PATTERN, f"{BATCH_OUTPUT_PREFIX}*"]}},
+                conditions={
+                    "StringLike": {"s3:prefix": [BATCH_RECORDS_PATTERN, JUDGING_BATCH_RECORDS, *outputs]}
+                },
             )
         )
         return role

@@ -6,7 +6,10 @@ execution running one JudgeShard task; as many at once as Plan's split of the ju
 ``max_in_flight`` says) -> Assemble (the run's judgments, and the judge's calls on the run) -> Score (the
 score function, handed the run: it scores it with the judgments). The same shape as the InferencePipeline
 and for the same reasons: a big run is judged in bounded invocations, the state carrying counts and a key.
-Any failure has Plan's function mark the run Failed with the step's sentence (one writer per record).
+A run Plan sends to the judge provider's batch inference first takes the batch branch the live runs'
+share (SubmitBatch -> Wait -> PollBatch until the jobs have ended) and ReadBatch, then the same Map, which
+asks again on demand only about the answers that could not be read. Any failure has Plan's function
+mark the run Failed with the step's sentence (one writer per record).
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from benchgen.vocabulary import InferenceMode
 from infra.constructs.states import (
+    batch_loop,
     error_readers,
     lambda_task,
     logged_state_machine,
@@ -35,6 +40,8 @@ class JudgingPipeline(Construct):
         plan: lambda_.IFunction,
         judge_shard: lambda_.IFunction,
         assemble: lambda_.IFunction,
+        submit_batch: lambda_.IFunction,
+        poll_batch: lambda_.IFunction,
         score: lambda_.IFunction,
         bucket: s3.IBucket,
     ) -> None:
@@ -58,11 +65,43 @@ class JudgingPipeline(Construct):
         )
         # The score step fails the run itself when scoring does; what reaches here is a step that died.
         score_step = lambda_task(self, "Score", score, payload=run_id, result_path=sfn.JsonPath.DISCARD)
-        for state in (plan_step, shards, assemble_step, score_step):
-            readers.catch(state)
-        definition = (
-            plan_step.next(shards).next(assemble_step).next(score_step).next(sfn.Succeed(self, "Judged"))
+        shards.next(assemble_step).next(score_step).next(sfn.Succeed(self, "Judged"))
+        # The batch branch (the live runs' submit and poll functions, told it is a judging pass's): once the
+        # jobs have ended, ReadBatch writes each shard's first judgments from their output, and the same
+        # Map asks again on demand about the answers that could not be read.
+        shard_count = sfn.JsonPath.number_at("$.plan.shard_count")
+        read_batch = lambda_task(
+            self,
+            "ReadBatch",
+            assemble,
+            payload={"run_id": item("$.run_id"), "shard_count": shard_count, "from_batch": True},
+            result_path=sfn.JsonPath.DISCARD,
         )
+        read_batch.next(shards)
+        batch = batch_loop(
+            self,
+            submit_batch,
+            poll_batch,
+            records_path="$.plan.asked",
+            ended=read_batch,
+            told={"judging": True},
+        )
+        caught: tuple[sfn.TaskStateBase | sfn.DistributedMap, ...] = (
+            plan_step,
+            shards,
+            assemble_step,
+            score_step,
+            read_batch,
+            *batch.steps,
+        )
+        for state in caught:
+            readers.catch(state)
+        mode = (
+            sfn.Choice(self, "Batch?")
+            .when(sfn.Condition.string_equals("$.plan.mode", InferenceMode.BATCH.value), batch.start)
+            .otherwise(shards)
+        )
+        definition = plan_step.next(mode)
         # Named, so that the score function it invokes is told its ARN without a reference to it: the
         # two referring to each other would be a dependency cycle CloudFormation refuses.
         stack = Stack.of(self)
@@ -73,7 +112,8 @@ class JudgingPipeline(Construct):
             definition,
             # Execution data would carry answers and judgments into the logs; the steps keep those in S3.
             include_execution_data=False,
-            timeout=Duration.hours(24),
+            # A batch pass waits for its provider's jobs: up to the poll step's looks (48 hours by default).
+            timeout=Duration.hours(50),
             state_machine_name=name,
         )
         self.state_machine_arn = stack.format_arn(

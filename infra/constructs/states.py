@@ -7,7 +7,7 @@ retries common to all (`Retry`, `guard`), the states a caught failure passes thr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,6 +158,57 @@ def paced_shards(
     )
     shards.item_processor(shard)
     return shards
+
+
+@dataclass(frozen=True)
+class BatchLoop:
+    """The states of a batch branch: its first, and the tasks a caught failure leaves from."""
+
+    start: sfn.IChainable
+    steps: tuple[tasks.LambdaInvoke, ...]
+
+
+def batch_loop(
+    scope: Construct,
+    submit: lambda_.IFunction,
+    poll: lambda_.IFunction,
+    *,
+    records_path: str,
+    ended: sfn.IChainable,
+    told: Mapping[str, Any] | None = None,
+) -> BatchLoop:
+    """SubmitBatch (`submit` handed the run, Plan's shard count and, at `records_path`, how many records
+    go to the jobs) -> WaitForBatch -> PollBatch, looking again after every wait until the jobs have ended
+    (the poll step fails the run once it has looked its most), then `ended`. Both steps are also handed
+    `told` (whose records they are). The steps record on the run when they will look next, and the wait
+    ends at that very moment."""
+    run_id = {"run_id": sfn.JsonPath.string_at("$.run_id"), **(told or {})}
+    submit_step = lambda_task(
+        scope,
+        "SubmitBatch",
+        submit,
+        payload={
+            **run_id,
+            "shard_count": sfn.JsonPath.number_at("$.plan.shard_count"),
+            "cases": sfn.JsonPath.number_at(records_path),
+        },
+        result_path="$.batch",
+    )
+    wait = sfn.Wait(scope, "WaitForBatch", time=sfn.WaitTime.timestamp_path("$.batch.next_poll_at"))
+    poll_step = lambda_task(
+        scope,
+        "PollBatch",
+        poll,
+        payload={**run_id, "polls": sfn.JsonPath.number_at("$.batch.polls")},
+        result_path="$.batch",
+    )
+    done = (
+        sfn.Choice(scope, "BatchEnded?")
+        .when(sfn.Condition.boolean_equals("$.batch.done", True), ended)
+        .otherwise(wait)
+    )
+    submit_step.next(wait).next(poll_step).next(done)
+    return BatchLoop(start=submit_step, steps=(submit_step, poll_step))
 
 
 def put_event(

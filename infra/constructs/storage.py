@@ -12,6 +12,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from benchgen.aws.sandbox import SANDBOX_PREFIX
+from benchgen.bucket_layout import judging_batch_input_key, judging_batch_output_prefix
 from benchgen.ownership import PUBLISHER_GROUP_KEY, PUBLISHER_KEY
 from infra.constructs import set_logical_id
 
@@ -22,6 +23,9 @@ PREDICTIONS_PREFIX = "predictions/"
 RUNS_PREFIX = "runs/"
 # Where providers' batch jobs leave their output (see benchgen.bucket_layout.BATCH_OUTPUT).
 BATCH_OUTPUT_PREFIX = "batch-output/"
+# A judging pass's batch jobs: their records, and their output (benchgen.bucket_layout.judging_batch_*).
+JUDGING_BATCH_RECORDS = judging_batch_input_key("*", "*")
+JUDGING_BATCH_OUTPUT = judging_batch_output_prefix("*", "*") + "*"
 # What the preparation state machine writes; no trigger watches it.
 PREPARATIONS_PREFIX = "preparations/"
 # What the package build writes; no trigger watches it.

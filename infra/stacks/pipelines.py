@@ -181,6 +181,8 @@ class PipelinesStack(Stack):
             plan=by_name[PLAN_JUDGING.name],
             judge_shard=by_name[JUDGE_SHARD.name],
             assemble=by_name[ASSEMBLE_JUDGMENTS.name],
+            submit_batch=by_name[SUBMIT_BATCH.name],
+            poll_batch=by_name[POLL_BATCH.name],
             score=score,
             bucket=self.data.stored.bucket,
         )

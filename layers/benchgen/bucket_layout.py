@@ -261,6 +261,17 @@ def judging_shard_key(run_id: str, kind: str, shard: int) -> str:
     return judging_key(run_id, f"{kind}-{shard:05d}.jsonl")
 
 
+def judging_batch_input_key(run_id: str, job_name: str) -> str:
+    """The records one of a judging pass's batch jobs asks, as the provider reads them."""
+    return judging_key(run_id, f"batch/{job_name}/records.jsonl")
+
+
+def judging_batch_output_prefix(run_id: str, job_name: str) -> str:
+    """Where one of a judging pass's batch jobs leaves its output: beside the pass's working files, not
+    under the live runs' batch output, whose manifests assemble a live run."""
+    return judging_key(run_id, f"batch-output/{job_name}/")
+
+
 def judging_execution_name(run_id: str) -> str:
     """The run's JudgingPipeline execution: one per run, so that a second start collides."""
     return f"judge-{run_id}"[:80]

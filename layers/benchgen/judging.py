@@ -21,9 +21,11 @@ from pydantic import ConfigDict, Field
 
 from benchgen.cases import Case
 from benchgen.lazy_model import LazyModel
-from benchgen.vocabulary import Sampling
+from benchgen.vocabulary import DEFAULT_BATCH_ABOVE_CASES, InferenceMode, Sampling
 
 JUDGMENTS_NAME = "judgments.jsonl"
+# The judge a judging pass asks, as its Plan found it, among the pass's working files.
+JUDGE_NAME = "judge.json"
 # A judge grades; it need not write much, and the same answer judged twice should be judged the same.
 JUDGE_SAMPLING = Sampling(temperature=0.0, max_tokens=512)
 # How many times the judge is asked about one answer: once, and once more when its answer cannot be read.
@@ -40,7 +42,8 @@ class JudgeSettings(LazyModel):
     template's: see its ``prompt_fields``), and the form the judge must answer in is always added after it,
     so that its answers are read the same strict way whatever the prompt says. ``family`` is the judge
     model's family (``llama``, ``smollm``...), read from ``model_id`` when it is not given: a judge of the
-    judged model's own family is flagged.
+    judged model's own family is flagged. ``inference_mode`` and ``batch_above_cases`` decide, as a live
+    run's do, whether a big run's judging goes to the provider's batch inference.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -51,6 +54,8 @@ class JudgeSettings(LazyModel):
     prompt: str | None = Field(default=None, min_length=1, max_length=20_000)
     family: str | None = Field(default=None, min_length=1, max_length=64)
     calibration: str | None = Field(default=None, min_length=1, max_length=1024)
+    inference_mode: InferenceMode = InferenceMode.AUTO
+    batch_above_cases: int = Field(default=DEFAULT_BATCH_ABOVE_CASES, ge=1)
 
     @property
     def judge_family(self) -> str | None:

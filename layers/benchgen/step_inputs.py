@@ -53,13 +53,24 @@ class Failure(LazyModel):
 
 
 class SubmitBatchInput(RunInput):
-    """A live run's cases to its provider's batch inference: the case shards Plan wrote, and their count."""
+    """A live run's cases to its provider's batch inference: the case shards Plan wrote, and their count;
+    ``judging``: the prompts of the run's judging pass instead (of the cases with an answer)."""
 
     shard_count: int = Field(ge=1)
     cases: int = Field(ge=1)
+    judging: bool = False
 
 
 class PollBatchInput(RunInput):
-    """One look at a live run's batch jobs, and how many looks came before it."""
+    """One look at a live run's batch jobs (``judging``: its judging pass's), and how many looks came
+    before it."""
 
     polls: int = Field(default=0, ge=0)
+    judging: bool = False
+
+
+class AssembleJudgmentsInput(ShardCountInput):
+    """The judgments of a run's shards to write as the run's; ``from_batch``: the answers of the judging
+    pass's batch jobs to write as its shards' first judgments instead."""
+
+    from_batch: bool = False

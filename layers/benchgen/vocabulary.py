@@ -39,6 +39,10 @@ class InferenceMode(StrEnum):
     AUTO = "auto"
 
 
+# `auto` sends a run to the provider's batch inference above this many cases (unless the run says another).
+DEFAULT_BATCH_ABOVE_CASES = 10_000
+
+
 # A stop sequence: what the model's answer ends before; a few characters in practice, and sent with every
 # request of a run, so bounded well below what a provider would take.
 StopSequence = Annotated[str, StringConstraints(min_length=1, max_length=64)]

@@ -237,9 +237,21 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:PutObject", "runs/*/judging/"),
     },
     "judge_shard": {("s3:GetObject", "runs/*/judging/"), ("s3:PutObject", "runs/*/judging/")},
-    "assemble_judgments": {("s3:GetObject", "runs/*/judging/"), ("s3:PutObject", "runs/*/judgments.jsonl")},
+    # and a judging pass's batch output read into its shards' first judgments
+    "assemble_judgments": {
+        ("s3:GetObject", "runs/*/judging/"),
+        ("s3:PutObject", "runs/*/judgments.jsonl"),
+        ("s3:PutObject", "runs/*/judging/"),
+    },
     "submit_batch": {("s3:GetObject", "runs/"), ("s3:PutObject", "runs/")},
-    "poll_batch": {("s3:GetObject", "batch-output/"), ("s3:PutObject", "batch-output/")},
+    # and for a judging pass: its judge, and its jobs' output that a provider keeps
+    "poll_batch": {
+        ("s3:GetObject", "batch-output/"),
+        ("s3:PutObject", "batch-output/"),
+        ("s3:GetObject", "runs/*/judging/judge.json"),
+        ("s3:GetObject", "runs/*/judging/batch-output/*/"),
+        ("s3:PutObject", "runs/*/judging/batch-output/*/"),
+    },
     "assemble_batch": {
         ("s3:GetObject", "batch-output/"),
         ("s3:GetObject", "runs/"),

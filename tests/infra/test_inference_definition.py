@@ -118,15 +118,33 @@ def test_bedrock_assumes_its_batch_role_for_this_accounts_jobs_only_and_reads_an
     ]
     statements = {
         statement["Action"]: render_value(statement["Resource"])
+        if isinstance(statement["Resource"], dict)
+        else [render_value(resource) for resource in statement["Resource"]]
         for statement in policy["PolicyDocument"]["Statement"]
     }
+    # a live run's batch records and output, and a judging pass's
     assert statements == {
-        "s3:GetObject": "${DataBucket.Arn}/runs/*/batch/*",
-        "s3:PutObject": "${DataBucket.Arn}/batch-output/*",
+        "s3:GetObject": [
+            "${DataBucket.Arn}/runs/*/batch/*",
+            "${DataBucket.Arn}/runs/*/judging/batch/*/records.jsonl",
+        ],
+        "s3:PutObject": [
+            "${DataBucket.Arn}/batch-output/*",
+            "${DataBucket.Arn}/runs/*/judging/batch-output/*/*",
+        ],
         "s3:ListBucket": "${DataBucket.Arn}",
     }
     (listing,) = [s for s in policy["PolicyDocument"]["Statement"] if s["Action"] == "s3:ListBucket"]
-    assert listing["Condition"] == {"StringLike": {"s3:prefix": ["runs/*/batch/*", "batch-output/*"]}}
+    assert listing["Condition"] == {
+        "StringLike": {
+            "s3:prefix": [
+                "runs/*/batch/*",
+                "runs/*/judging/batch/*/records.jsonl",
+                "batch-output/*",
+                "runs/*/judging/batch-output/*/*",
+            ]
+        }
+    }
 
 
 def test_the_execution_outlasts_the_batch_polls_which_outlast_bedrocks_job_timeout(

@@ -65,6 +65,10 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         # (named by Bedrock's ids) and the batch steps' versions
         "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/batch-output/*]",
         "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/runs/*/batch/*]",
+        # and a judging pass's: its jobs' records and output, and the judge the poll step reads
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/runs/*/judging/batch/*/records.jsonl]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/runs/*/judging/batch-output/*/*]",
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/runs/*/judging/judge.json]",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:model-invocation-job/*]",
         "AwsSolutions-IAM5[Resource::<SubmitBatchFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<PollBatchFunction.Arn>:*]",

@@ -41,7 +41,7 @@ def judged() -> Iterator[None]:
         yield
 
 
-def _judge_connection(cloud: LocalCloud, base_url: str) -> None:
+def _judge_connection(cloud: LocalCloud, base_url: str, prices: ModelPrices = PRICES) -> None:
     table = next(name for lid, name in cloud.table_names.items() if lid.startswith("Connections"))
     connection = ConnectionRecord(
         connection_id=CONNECTION,
@@ -49,20 +49,29 @@ def _judge_connection(cloud: LocalCloud, base_url: str) -> None:
         name="the judge",
         provider=OPENAI,
         base_url=base_url,
-        prices=PRICES,
+        prices=prices,
         profile=registry.provider(OPENAI).capabilities,
     )
     assert ConnectionsRepo(table).put(connection)
 
 
-def _judged_run(cloud: LocalCloud, tmp_path: Path, run_id: str) -> None:
-    made = generate_environment("throwaway", tmp_path / "env", cases=CASES, seed=3)
+def _judged_run(
+    cloud: LocalCloud,
+    tmp_path: Path,
+    run_id: str,
+    environment: str = ENVIRONMENT,
+    cases: int = CASES,
+    **judge: Any,
+) -> None:
+    """A submission uploaded for a judged environment of ``cases`` cases, its ``judge:`` section naming
+    the judge's connection and model, and ``judge``'s settings besides."""
+    made = generate_environment("throwaway", tmp_path / environment, cases=cases, seed=3)
     competition = made.bundle_dir / "competition.yaml"
     spec = yaml.safe_load(competition.read_text(encoding="utf-8"))
-    spec["judge"] = {"connection": CONNECTION, "model_id": BASE_MODEL}
+    spec["judge"] = {"connection": CONNECTION, "model_id": BASE_MODEL, **judge}
     competition.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    upload_bundle(cloud, made.bundle_dir, tmp_path, ENVIRONMENT)
-    upload_submission(cloud, run_id, made.submission_path, ENVIRONMENT)
+    upload_bundle(cloud, made.bundle_dir, tmp_path, environment)
+    upload_submission(cloud, run_id, made.submission_path, environment)
 
 
 def test_a_judged_run_is_scored_with_the_judgments_its_judge_gave(

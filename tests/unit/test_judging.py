@@ -15,14 +15,20 @@ from benchgen.cases import Case
 from benchgen.inference.model import Answer, ModelCallError
 from benchgen.inference.pacing import Budget, Pacer
 from benchgen.inference.retry import Backoff
-from benchgen.judging import JudgeAttempt, JudgeRecord, JudgeSettings, iter_judgments, write_judgments
+from benchgen.judging import (
+    JUDGE_NAME,
+    JudgeAttempt,
+    JudgeRecord,
+    JudgeSettings,
+    iter_judgments,
+    write_judgments,
+)
 from benchgen.providers import registry
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.prices import ModelPrices, TokenPrices
 from benchgen.records.runs import LiveModel, RunRecord, RunStatus
 from benchgen.scoring.reasoned import CUT_OFF
 from benchgen.steps.judging import (
-    JUDGE_NAME,
     NO_ANSWER,
     Judge,
     assemble,

@@ -21,13 +21,17 @@ def judge_one(
     *,
     pacer: Pacer | None = None,
     deadline: float | None = None,
+    first: JudgeAttempt | None = None,
 ) -> JudgeRecord:
     """Ask the judge ``model`` about one case: ``prompt(None)`` first, and when ``problem`` finds its answer
     unreadable, ``prompt(problem)`` once more. Each call retries as a live run's calls do (``backoff``,
-    ``pacer``, ``deadline``); a call that gives no answer ends the record with its ``error``."""
-    attempts: list[JudgeAttempt] = []
-    said: str | None = None
-    for _ in range(JUDGE_ATTEMPTS):
+    ``pacer``, ``deadline``); a call that gives no answer ends the record with its ``error``. ``first``:
+    the judge's first answer, when it was asked already (through its provider's batch inference)."""
+    attempts: list[JudgeAttempt] = [first] if first else []
+    said: str | None = first.problem if first else None
+    if first is not None and said is None:
+        return JudgeRecord(id=case_id, attempts=attempts)
+    for _ in range(JUDGE_ATTEMPTS - len(attempts)):
         text = prompt(said)
         outcome = ask(functools.partial(model.complete, text), backoff, pacer=pacer, deadline=deadline)
         if outcome.answer is None:

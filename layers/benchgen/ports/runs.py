@@ -198,6 +198,10 @@ class RunsStore(ABC):
         end may be heard after its output was scored)."""
         return self._update(run_id, None, batch=batch)
 
+    def record_judging_batch(self, run_id: str, batch: BatchSummary) -> RunRecord | None:
+        """The batch jobs of the Running run's judging pass as the provider last reported them."""
+        return self._update(run_id, RunStatus.RUNNING, judging_batch=batch)
+
     def complete(
         self,
         run_id: str,

@@ -34,7 +34,13 @@ def judge_model(
     if model is None:
         raise JudgeUnreachable("the judge: section names no model_id: name the model its connection serves")
     try:
-        return reached_model(connection, model_id=model, sampling=settings.sampling)
+        return reached_model(
+            connection,
+            model_id=model,
+            sampling=settings.sampling,
+            inference_mode=settings.inference_mode,
+            batch_above_cases=settings.batch_above_cases,
+        )
     except Unsupported as error:
         raise JudgeUnreachable(
             f"the judge cannot be asked through connection {connection.connection_id}: {error}"

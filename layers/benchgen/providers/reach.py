@@ -8,13 +8,12 @@ from benchgen.providers.capabilities import Unsupported
 from benchgen.providers.checks import check_request
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.runs import (
-    DEFAULT_BATCH_ABOVE_CASES,
     LIMIT_FIELDS,
     ConnectionQuotas,
     InferenceLimits,
     LiveModel,
 )
-from benchgen.vocabulary import InferenceMode, Sampling
+from benchgen.vocabulary import DEFAULT_BATCH_ABOVE_CASES, InferenceMode, Sampling
 
 
 def run_limits(requested: InferenceLimits, connection: ConnectionRecord) -> InferenceLimits:

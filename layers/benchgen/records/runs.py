@@ -12,10 +12,10 @@ from benchgen.lazy_model import LazyModel
 from benchgen.outputs import RunOutput, output_for_label
 from benchgen.records.bounds import MAX_ITEMS, Key, Text, Texts, first_entries, first_of
 from benchgen.records.environments import ShardPlan
-from benchgen.records.prices import ModelPrices, RunCost
+from benchgen.records.prices import AskedMode, ModelPrices, RunCost
 from benchgen.records.programs import ProgramOutcome
 from benchgen.records.timestamps import utc_now
-from benchgen.vocabulary import InferenceMode, ProviderKind, Sampling
+from benchgen.vocabulary import DEFAULT_BATCH_ABOVE_CASES, InferenceMode, ProviderKind, Sampling
 
 Scores = Annotated[dict[Key, float], AfterValidator(first_entries(MAX_ITEMS))]
 Breakdowns = Annotated[
@@ -101,10 +101,6 @@ class ConnectionQuotas(LazyModel):
     )
 
 
-# `auto` sends a run to the provider's batch inference above this many cases (unless the run says another).
-DEFAULT_BATCH_ABOVE_CASES = 10_000
-
-
 # How long one call to a live model may take, whole (connecting, waiting, reading the answer), before the
 # case counts as unanswered for it: a long answer may take minutes, and a server that never answers must not
 # hold a run past its steps' 15 minutes (see benchgen.steps.inference).
@@ -152,7 +148,8 @@ class BatchJob(LazyModel):
 
 
 class BatchSummary(LazyModel):
-    """A live run answered by its provider's batch inference: every job, and how many polls it took."""
+    """A run's records answered by a provider's batch inference (a live run's cases, or the prompts of its
+    judging pass): every job, and how many polls it took."""
 
     jobs: list[BatchJob] = Field(default_factory=list)
     case_shards: int = Field(default=0, ge=0)  # the shards of the run's cases Plan wrote, in case order
@@ -224,6 +221,11 @@ class JudgingSummary(LazyModel):
     )
     provider: ProviderKind
     model_id: str = Field(description="the judge model")
+    mode: AskedMode = Field(
+        default=InferenceMode.ON_DEMAND,
+        description="how the judge was asked: on demand, or through its provider's batch inference (an "
+        "answer that could not be read was then asked again on demand)",
+    )
     family: str | None = Field(default=None, description="the judge model's family, when known")
     same_family: bool | None = Field(
         default=None,
@@ -330,6 +332,8 @@ class RunRecord(LazyModel):
     # sums rather than adding to them.
     shard_progress: dict[str, ShardCounts] = Field(default_factory=dict)
     batch: BatchSummary | None = None  # set when the run's cases went to the provider's batch inference
+    # Set when the judging pass asked the judge through its provider's batch inference.
+    judging_batch: BatchSummary | None = None
     # Set for a run of chosen cases only (an evaluation's held-out cases); None: every case.
     case_scope: CaseScope | None = None
     # Set by ingest when the run is scored in shards (see benchgen.steps.shard_inputs); None: whole.

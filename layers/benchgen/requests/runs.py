@@ -262,6 +262,7 @@ def run_detail(run_id: str, *, services: ApiServices) -> RunDetail:
         judging=run.judging,
         progress=InferenceProgressView.model_validate(run.progress.model_dump()) if run.progress else None,
         batch=run.batch,
+        judging_batch=run.judging_batch,
     )
 
 

@@ -8,14 +8,19 @@ a bounded number of times. The last manifest to land is the S3 event that assemb
 (``assemble_batch``): the cases answered from the records, a record with an error an unanswered case
 with the provider's reason, the inference log and the generated submission written as on demand, whose
 upload starts the existing ingest.
+
+A judging pass sends its judge's prompts the same way (:class:`BatchWork` says whose records they are):
+the same submit and poll, and its answers read back through :class:`BatchAnswers`
+(``benchgen.steps.judging_batch``).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -29,6 +34,7 @@ from benchgen.bucket_layout import (
     parse_batch_manifest_key,
     submission_key,
 )
+from benchgen.errors import BenchGenError
 from benchgen.inference.model import Answer
 from benchgen.ports.providers import BatchFactory, BatchJobs
 from benchgen.ports.runs import RunsStore
@@ -70,37 +76,83 @@ def _api(live: LiveModel) -> BatchApi:
     return api
 
 
-def job_name(run_id: str, number: int) -> str:
-    """A job's fixed name, within every provider's name rules (Bedrock's: 63 characters at most)."""
-    return f"benchgen-{hashlib.sha256(run_id.encode()).hexdigest()[:16]}-{number:03d}"
+def job_name(seed: str, number: int) -> str:
+    """A job's fixed name, made from ``seed`` (a run id, for a live run's jobs), within every provider's
+    name rules (Bedrock's: 63 characters at most)."""
+    return f"benchgen-{hashlib.sha256(seed.encode()).hexdigest()[:16]}-{number:03d}"
 
 
-def _spec(job: BatchJob, run_id: str, live: LiveModel, bucket: str, role_arn: str | None) -> BatchJobSpec:
-    input_key = batch_input_key(run_id, job.name)
+@dataclass(frozen=True)
+class BatchWork:
+    """What a run sends to its provider's batch inference: a live run's cases, or the prompts of its
+    judging pass. The model that answers, the jobs recorded so far and how to record them, where the jobs'
+    records and output are kept, and how a failure is told (``failure``, with ``again``: what to do)."""
+
+    run_id: str
+    model: LiveModel
+    summary: BatchSummary | None
+    record: Callable[[BatchSummary], object]
+    name_seed: str
+    input_key: Callable[[str], str]  # a job's name -> where its records are
+    output_prefix: Callable[[str], str]  # a job's name -> where its output lands
+    again: str
+    failure: type[BenchGenError] = LiveRunError
+    finished: bool = False  # the records' answers were read already (a live run assembled, even scored)
+
+    def fail(self, reason: str) -> BenchGenError:
+        return self.failure(f"{reason}; {self.again}")
+
+
+# The statuses a live run's jobs are looked at in: their output may have assembled it, even scored it, before
+# a look hears them end.
+LOOKED_AT = (RunStatus.RUNNING, RunStatus.COMPLETED, RunStatus.FAILED)
+LIVE_AGAIN = "create the run again, or with inference_mode on_demand (which asks the cases one by one)"
+
+
+def live_work(runs: RunsStore, run_id: str, *statuses: RunStatus) -> BatchWork:
+    """A live run's cases as batch work: its jobs on the run's ``batch``, its records and output under
+    the batch keys."""
+    run, live = live_run(runs, run_id, *statuses)
+    return BatchWork(
+        run_id=run_id,
+        model=live,
+        summary=run.batch,
+        record=functools.partial(runs.record_batch, run_id),
+        name_seed=run_id,
+        input_key=functools.partial(batch_input_key, run_id),
+        output_prefix=functools.partial(batch_output_prefix, run_id),
+        again=LIVE_AGAIN,
+        finished=run.status is not RunStatus.RUNNING,
+    )
+
+
+def _spec(job: BatchJob, work: BatchWork, bucket: str, role_arn: str | None) -> BatchJobSpec:
+    input_key = work.input_key(job.name)
     return BatchJobSpec(
         name=job.name,
-        model_id=live.model_id,
+        model_id=work.model.model_id,
         records=job.records,
         input_key=input_key,
         input_uri=f"s3://{bucket}/{input_key}",
-        output_uri=f"s3://{bucket}/{batch_output_prefix(run_id, job.name)}",
+        output_uri=f"s3://{bucket}/{work.output_prefix(job.name)}",
         role_arn=role_arn,
     )
 
 
-def _shard_cases(store: ObjectStorage, run_id: str, shard_count: int) -> Iterator[dict[str, Any]]:
+def shard_prompts(store: ObjectStorage, run_id: str, shard_count: int) -> Iterator[str]:
+    """A live run's prompts, in case order, from the case shards its Plan wrote."""
     for shard in range(shard_count):
         for line in store.lines(inference_shard_key(run_id, "cases", shard)):
             if line.strip():
-                yield json.loads(line)
+                yield str(json.loads(line)["prompt"])
 
 
 def submit(
-    run_id: str,
+    work: BatchWork,
+    prompts: Iterator[str],
     shard_count: int,
-    cases: int,
+    records: int,
     *,
-    runs: RunsStore,
     store: ObjectStorage,
     workdir: Path,
     batch_for: BatchFactory,
@@ -109,55 +161,50 @@ def submit(
     wait_seconds: int,
     max_records: int | None = None,
 ) -> dict[str, Any]:
-    """Cut the run's cases into jobs within its provider's limits (``max_records`` a job when the
+    """Cut the ``records`` prompts into jobs within the provider's limits (``max_records`` a job when the
     account's quota is lower), upload each job's records and submit the jobs not yet accepted (a retried
     step submits none twice); every job is on the run from here, and so is the moment of the first look,
     ``wait_seconds`` on, which the state machine's wait ends at."""
-    run, live = live_run(runs, run_id, RunStatus.RUNNING)
-    api = _api(live)
+    api = _api(work.model)
     limits = api.limits
     if max_records is not None and max_records < limits.max_records:
         limits = replace(limits, max_records=max(max_records, limits.min_records))
     try:
-        cutter = JobCutter(job_size(cases, limits), limits)
-        paths = _write_records(_shard_cases(store, run_id, shard_count), api, live, cutter, workdir)
+        cutter = JobCutter(job_size(records, limits), limits)
+        paths = _write_records(prompts, api, work.model, cutter, workdir)
         cutter.check()
     except BatchRefused as refused:
-        raise LiveRunError(
-            f"{api.title} cannot take this run: {refused}; set inference_mode to on_demand"
-        ) from None
-    known = {job.name: job for job in run.batch.jobs} if run.batch else {}
+        raise work.fail(f"{api.title} cannot take this run: {refused}") from None
+    known = {job.name: job for job in work.summary.jobs} if work.summary else {}
     jobs = [
-        known.get(name) or BatchJob(name=name, first_record=first, records=records)
-        for name, (first, records) in ((job_name(run_id, n), cut) for n, cut in enumerate(cutter.jobs))
+        known.get(name) or BatchJob(name=name, first_record=first, records=count)
+        for name, (first, count) in ((job_name(work.name_seed, n), cut) for n, cut in enumerate(cutter.jobs))
     ]
     summary = BatchSummary(jobs=jobs, case_shards=shard_count)
-    runs.record_batch(run_id, summary)
-    provider_jobs = batch_for(live)
+    work.record(summary)
+    provider_jobs = batch_for(work.model)
     for job, path in zip(jobs, paths, strict=True):
         if job.job_id is not None:
             continue
-        spec = _spec(job, run_id, live, bucket, role_arn)
+        spec = _spec(job, work, bucket, role_arn)
         store.upload(path, spec.input_key, content_type="application/jsonl")
         job.job_id = provider_jobs.submit(spec, path)
         job.status = "Submitted"
-        runs.record_batch(run_id, summary)
+        work.record(summary)
     summary.next_poll_at = wait_until(wait_seconds)
-    runs.record_batch(run_id, summary)
-    answer = {"run_id": run_id, "jobs": len(jobs), "polls": 0, "done": False}
+    work.record(summary)
+    answer = {"run_id": work.run_id, "jobs": len(jobs), "polls": 0, "done": False}
     return {**answer, "next_poll_at": summary.next_poll_at}
 
 
 def _write_records(
-    cases: Iterator[dict[str, Any]], api: BatchApi, live: LiveModel, cutter: JobCutter, workdir: Path
+    prompts: Iterator[str], api: BatchApi, live: LiveModel, cutter: JobCutter, workdir: Path
 ) -> list[Path]:
     paths: list[Path] = []
     out: IO[str] | None = None
     try:
-        for index, case in enumerate(cases):
-            line = json.dumps(
-                api.record(index, live.model_id, str(case["prompt"]), live.sampling), ensure_ascii=False
-            )
+        for index, prompt in enumerate(prompts):
+            line = json.dumps(api.record(index, live.model_id, prompt, live.sampling), ensure_ascii=False)
             if cutter.starts_job(index, len(line.encode()) + 1):
                 if out is not None:
                     out.close()
@@ -172,10 +219,9 @@ def _write_records(
 
 
 def poll(
-    run_id: str,
+    work: BatchWork,
     polls: int,
     *,
-    runs: RunsStore,
     store: ObjectStorage,
     workdir: Path,
     batch_for: BatchFactory,
@@ -185,23 +231,22 @@ def poll(
 ) -> dict[str, Any]:
     """One look at every job not yet ended, recorded on the run; a job that ended with its output at the
     provider has it copied into its output folder. Fails the run when a job failed, or when the jobs have
-    not all ended after ``max_polls`` looks; a run already assembled from their output is done. A run
-    looked at again has the moment of its next look, ``wait_seconds`` on, recorded: the state machine's
-    wait ends at it."""
-    # A run may be assembled, even scored, before a look hears its jobs end: a provider writes the output
-    # (whose event assembles the run) before, or as, it says so.
-    run, live = live_run(runs, run_id, RunStatus.RUNNING, RunStatus.COMPLETED, RunStatus.FAILED)
-    finished = run.status is not RunStatus.RUNNING
-    api = _api(live)
-    if run.batch is None:
-        raise LiveRunError(f"run {run_id} has no batch jobs to follow: its jobs were never submitted")
-    summary = run.batch
-    provider_jobs = batch_for(live)
+    not all ended after ``max_polls`` looks; work whose answers were read already is done. Work looked at
+    again has the moment of its next look, ``wait_seconds`` on, recorded: the state machine's wait ends
+    at it."""
+    # A live run may be assembled, even scored, before a look hears its jobs end: a provider writes the
+    # output (whose event assembles the run) before, or as, it says so.
+    finished = work.finished
+    api = _api(work.model)
+    if work.summary is None:
+        raise work.failure(f"run {work.run_id} has no batch jobs to follow: its jobs were never submitted")
+    summary = work.summary
+    provider_jobs = batch_for(work.model)
     empty: list[BatchJob] = []  # ended with no output to read, which will never come
     for job in summary.jobs:
         if job.job_id is None or api.status(job.status) is not BatchStatus.RUNNING:
             continue
-        spec = _spec(job, run_id, live, bucket, None)
+        spec = _spec(job, work, bucket, None)
         try:
             state = provider_jobs.describe(spec, job.job_id)
         except ProviderFault as fault:
@@ -213,15 +258,14 @@ def poll(
         except BatchAnswerError as impossible:
             if finished:
                 continue
-            raise LiveRunError(
-                f"batch job {job.name} ({job.job_id}): {impossible}. The provider's answer cannot be "
-                f"trusted; create the run again, or with inference_mode on_demand"
+            raise work.fail(
+                f"batch job {job.name} ({job.job_id}): {impossible}. The provider's answer cannot be trusted"
             ) from None
         job.status, job.succeeded, job.failed = state.provider_status, state.succeeded, state.failed
         job.message = state.message
         if state.status is not BatchStatus.ENDED:
             continue
-        folder = _job_folder(run_id, job, api)
+        folder = _job_folder(work, job, api)
         if state.output_file or state.error_file:
             _copy_output(provider_jobs, state, job, folder, api, store=store, workdir=workdir)
         # Every kind's output is in the folder, manifest last, before its job says it ended (the provider
@@ -233,30 +277,27 @@ def poll(
     done = finished or all(api.status(job.status) is BatchStatus.ENDED for job in summary.jobs)
     again = not (done or empty or failed or summary.polls >= max_polls)
     summary.next_poll_at = wait_until(wait_seconds) if again else None
-    runs.record_batch(run_id, summary)
-    answer = {"run_id": run_id, "jobs": len(summary.jobs), "polls": summary.polls}
+    work.record(summary)
+    answer = {"run_id": work.run_id, "jobs": len(summary.jobs), "polls": summary.polls}
     if finished:
         return {**answer, "done": True}
     if empty:
         job = empty[0]
-        raise LiveRunError(
+        raise work.fail(
             f"batch job {job.name} ({job.job_id}) ended {job.status} at {api.title} {api.no_output}: "
-            f"none of its {job.records} records was answered. Create the run again (inference_mode "
-            "on_demand asks the cases one by one)"
+            f"none of its {job.records} records was answered"
         )
     if failed:
         job = failed[0]
-        raise LiveRunError(
+        raise work.fail(
             f"batch job {job.name} ({job.job_id}) ended {job.status} at {api.title}: "
-            f"{job.message or 'it gave no reason'}. Create the run again (inference_mode on_demand asks "
-            "the cases one by one)"
+            f"{job.message or 'it gave no reason'}"
         )
     if not done and summary.polls >= max_polls:
         running = [job.name for job in summary.jobs if api.status(job.status) is BatchStatus.RUNNING]
-        raise LiveRunError(
+        raise work.fail(
             f"the run's batch jobs had not all ended after {summary.polls} looks ({', '.join(running)} "
-            f"still running at {api.title}): the run stops waiting; create it again, or with inference_mode "
-            "on_demand"
+            f"still running at {api.title}): the run stops waiting"
         )
     return {**answer, "done": done, "next_poll_at": summary.next_poll_at}
 
@@ -307,9 +348,8 @@ def assemble_batch(
     target = run.submission_key or submission_key(run.run_id, GENERATED_SUBMISSION)
     if store.size(target) is not None:
         return {"key": key, "ignored": "the run's answers were assembled already"}
-    api = _api(run.live_model)
-    folders = _output_folders(run, api)
-    waiting = [name for name, folder in folders.items() if folder is None or not _landed(store, folder)]
+    work = live_work(runs, run.run_id, RunStatus.RUNNING)
+    waiting = waiting_jobs(work, store)
     if waiting:
         return {"key": key, "run_id": run.run_id, "waiting_for": waiting}
     # Concurrent manifests of the last jobs: the one that claims the run writes its answers. The claim is
@@ -318,9 +358,7 @@ def assemble_batch(
     if attempt is None:
         return {"key": key, "ignored": "another delivery is assembling this run"}
     try:
-        claimed, summary, predictions_path = _assemble(
-            run, api, folders, store=store, runs=runs, workdir=workdir
-        )
+        claimed, summary, predictions_path = _assemble(work, store=store, runs=runs, workdir=workdir)
     except LiveRunError as error:
         runs.fail(run.run_id, str(error), expected=RunStatus.RUNNING)
         return {"key": key, "run_id": run.run_id, "failed": str(error)}
@@ -337,59 +375,87 @@ def assemble_batch(
     return {"key": key, "run_id": run.run_id, **summary.model_dump(exclude={"unanswered_reasons"})}
 
 
-def _job_folder(run_id: str, job: BatchJob, api: BatchApi) -> str:
+def _job_folder(work: BatchWork, job: BatchJob, api: BatchApi) -> str:
     """The folder a submitted job's output lands in."""
     assert job.job_id is not None
-    return batch_output_prefix(run_id, job.name) + api.output_folder(job.job_id) + "/"
-
-
-def _output_folders(run: RunRecord, api: BatchApi) -> dict[str, str | None]:
-    assert run.batch is not None
-    return {
-        job.name: None if job.job_id is None else _job_folder(run.run_id, job, api) for job in run.batch.jobs
-    }
+    return work.output_prefix(job.name) + api.output_folder(job.job_id) + "/"
 
 
 def _landed(store: ObjectStorage, folder: str) -> bool:
     return store.size(folder + BATCH_MANIFEST) is not None
 
 
+def waiting_jobs(work: BatchWork, store: ObjectStorage) -> list[str]:
+    """The work's jobs whose output has not all landed yet (a job never accepted among them)."""
+    assert work.summary is not None
+    api = _api(work.model)
+    return [
+        job.name
+        for job in work.summary.jobs
+        if job.job_id is None or not _landed(store, _job_folder(work, job, api))
+    ]
+
+
+class BatchAnswers:
+    """The answers the work's jobs gave, asked for in record order: one job's output is read at a time
+    (a job holds at most its provider's maximum)."""
+
+    def __init__(self, work: BatchWork, store: SharedStorage) -> None:
+        assert work.summary is not None
+        self._work, self._store = work, store
+        self._api = _api(work.model)
+        self._jobs = work.summary.jobs
+        self._job = 0
+        self._loaded = -1
+        self._output = _JobOutput()
+
+    def answer(self, index: int) -> tuple[BatchJob, Answer | None, str | None]:
+        """The job of the record ``index`` (records are asked for in rising order), the answer it gave,
+        and the provider's reason when it gave none."""
+        while index >= self._jobs[self._job].first_record + self._jobs[self._job].records:
+            self._job += 1
+        job = self._jobs[self._job]
+        if self._loaded != self._job:
+            self._output = _results(self._store, self._api, _job_folder(self._work, job, self._api))
+            self._loaded = self._job
+        answer, error = _read_answer(index, job, self._output)
+        return job, answer, error
+
+
 def _assemble(
-    run: RunRecord,
-    api: BatchApi,
-    folders: dict[str, str | None],
-    *,
-    store: SharedStorage,
-    runs: RunsStore,
-    workdir: Path,
+    work: BatchWork, *, store: SharedStorage, runs: RunsStore, workdir: Path
 ) -> tuple[RunRecord, InferenceSummary, Path]:
-    assert run.batch is not None
-    jobs = run.batch.jobs
-    job_index, loaded = 0, -1
-    output = _JobOutput()
+    assert work.summary is not None
+    answers = BatchAnswers(work, store)
     index = 0
-    for shard in range(run.batch.case_shards):
-        answers = workdir / f"answers-{shard:05d}.jsonl"
-        with answers.open("w", encoding="utf-8") as out:
-            for line in store.lines(inference_shard_key(run.run_id, "cases", shard)):
+    for shard in range(work.summary.case_shards):
+        path = workdir / f"answers-{shard:05d}.jsonl"
+        with path.open("w", encoding="utf-8") as out:
+            for line in store.lines(inference_shard_key(work.run_id, "cases", shard)):
                 if not line.strip():
                     continue
                 case = json.loads(line)
-                while index >= jobs[job_index].first_record + jobs[job_index].records:
-                    job_index += 1
-                job = jobs[job_index]
-                if loaded != job_index:
-                    # One job's records at a time: a job holds at most its provider's maximum.
-                    output, loaded = _results(store, api, folders[job.name]), job_index
-                out.write(
-                    json.dumps(_answer_line(str(case["id"]), index, job, output), ensure_ascii=False) + "\n"
-                )
+                job, answer, error = answers.answer(index)
+                entry = {
+                    "id": str(case["id"]),
+                    **answer_fields(answer),
+                    "latency_ms": 0,
+                    "attempts": 1,
+                    "error": error,
+                    "batch_job": job.name,
+                }
+                out.write(json.dumps(entry, ensure_ascii=False) + "\n")
                 index += 1
         store.upload(
-            answers, inference_shard_key(run.run_id, "answers", shard), content_type="application/jsonl"
+            path, inference_shard_key(work.run_id, "answers", shard), content_type="application/jsonl"
         )
     return record_answers(
-        run.run_id, run.batch.case_shards, runs=runs, store=store, workdir=workdir, mode=InferenceMode.BATCH
+        work.run_id,
+        work.summary.case_shards,
+        runs=runs,
+        store=store,
+        workdir=workdir,
+        mode=InferenceMode.BATCH,
     )
 
 
@@ -498,27 +564,18 @@ def _named_record(line: bytearray, api: BatchApi) -> int | None:
     return record_index(found[1].decode()) if found else None
 
 
-def _answer_line(case_id: str, index: int, job: BatchJob, output: _JobOutput) -> dict[str, Any]:
+def _read_answer(index: int, job: BatchJob, output: _JobOutput) -> tuple[Answer | None, str | None]:
+    """The answer to the record ``index`` of ``job``, or why there is none."""
     result = output.found.get(index)
-    answer: Answer | None = result.answer if result else None
-    error = None
     if index in output.repeated:
         # Two records for one case may say different things: neither is taken as its answer.
-        answer, error = None, f"batch job {job.name} returned more than one record for this case"
-    elif result is None:
+        return None, f"batch job {job.name} returned more than one record for this case"
+    if result is None:
         error = f"batch job {job.name} returned no record for this case"
         if output.unread_count:
             error += (
                 f" ({output.unread_count} of its output lines could not be read, none naming a record: "
                 f"{'; '.join(output.unread)})"
             )
-    elif answer is None:
-        error = result.error
-    return {
-        "id": case_id,
-        **answer_fields(answer),
-        "latency_ms": 0,
-        "attempts": 1,
-        "error": error,
-        "batch_job": job.name,
-    }
+        return None, error
+    return result.answer, result.error if result.answer is None else None

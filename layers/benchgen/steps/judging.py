@@ -8,7 +8,10 @@ each with its share of the connection's ``max_in_flight``) -> JudgeShard for eac
 Map reading the items from S3 (each case asked with :func:`judge_one`, paced, throttling slowing the shard
 rather than failing it; a case whose calls keep failing is recorded with its ``error``, unjudged) ->
 Assemble (``judgments.jsonl`` in case order, and the judge's calls, tokens and cost on the run). The
-state machine then has the score step score the run, which reads the judgments.
+state machine then has the score step score the run, which reads the judgments. A big run's judge is
+asked first through its provider's batch inference, as a big live run's model is
+(:mod:`benchgen.steps.judging_batch`); JudgeShard then asks again only about the answers that could not
+be read.
 
 Each step reads the run again rather than trusting the state machine's data, and raises
 :class:`JudgingError` with the sentence the run fails with.
@@ -39,6 +42,7 @@ from benchgen.inference.model import Model
 from benchgen.inference.pacing import Pacer, fanout
 from benchgen.inference.retry import Backoff, ask
 from benchgen.judging import (
+    JUDGE_NAME,
     JUDGMENTS_NAME,
     JudgeRecord,
     JudgeRequests,
@@ -58,7 +62,7 @@ from benchgen.providers.judges import JudgeUnreachable
 from benchgen.providers.judges import judge_model as reached_judge
 from benchgen.providers.registry import provider
 from benchgen.records.environments import EnvironmentRecord
-from benchgen.records.prices import RunCost, run_cost
+from benchgen.records.prices import AskedMode, RunCost, run_cost
 from benchgen.records.runs import JudgingSummary, LiveModel, RunRecord, RunStatus
 from benchgen.scoring import registry
 from benchgen.scoring.ingested import merge_join, read_ingested
@@ -66,11 +70,17 @@ from benchgen.scoring.join import iter_cases
 from benchgen.scoring.reasoned import CUT_OFF
 from benchgen.scoring.reasoning import answer_text
 from benchgen.steps.context import open_run_environment, registered_version
-from benchgen.steps.inference import PROBE_PROMPT, PROBE_SAMPLING, last_call_start, shard_budget
+from benchgen.steps.inference import (
+    PROBE_PROMPT,
+    PROBE_SAMPLING,
+    LiveRunError,
+    inference_mode,
+    last_call_start,
+    shard_budget,
+)
 from benchgen.steps.transfers import Uploads, downloads
 from benchgen.vocabulary import InferenceMode
 
-JUDGE_NAME = "judge.json"
 NO_ANSWER = "the run's model gave no answer to this case: there is nothing to judge"
 UNJUDGED_SHOWN = 5
 
@@ -81,12 +91,14 @@ class JudgingError(BenchGenError):
 
 class Judge(LazyModel):
     """The judge a run's judging pass asks, as Plan found it: the template that asks (by name), the
-    environment's ``judge:`` settings, and the model they reach through the owner's connection."""
+    environment's ``judge:`` settings, the model they reach through the owner's connection, and how Plan
+    chose to ask it."""
 
     template: str
     settings: JudgeSettings
     model: LiveModel
     connection_name: str | None = None  # the name its owner gave the connection the judge is reached through
+    mode: AskedMode = InferenceMode.ON_DEMAND  # batch: its first answers come from batch jobs
 
 
 def asks_of(template: str | None) -> JudgeRequests | None:
@@ -121,7 +133,7 @@ def judge_of(template: str, settings: JudgeSettings, *, owner: str, connections:
     )
 
 
-def _running(runs: RunsStore, run_id: str) -> RunRecord:
+def running_run(runs: RunsStore, run_id: str) -> RunRecord:
     run = runs.get(run_id)
     if run is None:
         raise JudgingError(f"run {run_id} does not exist: there is nothing to judge")
@@ -165,8 +177,9 @@ def plan(
     """Find the environment's judge and check it answers, then cut the run's cases with their answers into
     shards of at most ``shard_size`` (fewer when the judge's connection allows few requests at once: see
     :func:`fanout`) and write the items list the Map reads, each shard with its share of the judge's
-    ``max_in_flight``."""
-    run = _running(runs, run_id)
+    ``max_in_flight``; and say whether the judge is asked through its provider's batch inference first
+    (:func:`inference_mode`, over the cases with an answer)."""
+    run = running_run(runs, run_id)
     record = registered_version(run, environments)
     if asks_of(record.template) is None or record.template is None:
         raise JudgingError(f"the environment of run {run_id} asks no judge: the run is scored as it is")
@@ -186,9 +199,18 @@ def plan(
     _probe(judge.model, model_for, backoff, last_call_start(judge.model, deadline))
     kind = registry.template(record.template).case_type
     prediction_output = store.download(prediction_key(run_id), RunOutput.PREDICTION_OUTPUT.path_in(workdir))
-    cases = sum(1 for _ in _pairs(environment.cases_path, prediction_output, kind))
+    cases = asked = 0
+    for pair in _pairs(environment.cases_path, prediction_output, kind):
+        cases += 1
+        asked += pair["answer"] is not None
     if cases == 0:
         raise JudgingError(f"the environment of run {run_id} has no cases to judge")
+    try:
+        # As a live run chooses: a run this big goes to the judge provider's batch inference.
+        mode = inference_mode(judge.model, asked) if asked else InferenceMode.ON_DEMAND
+    except LiveRunError as error:
+        raise JudgingError(f"the judge: section: {error}") from None
+    judge = judge.model_copy(update={"mode": mode})
     spread = fanout(cases, shard_size, judge.model.limits.max_in_flight)
     shards = 0
     # Streamed, a shard at a time: a big run's cases and answers need not fit in memory at once.
@@ -224,9 +246,11 @@ def plan(
     return {
         "run_id": run_id,
         "cases": cases,
+        "asked": asked,
         "shard_count": shards,
         "items_key": items_key,
         "shards_at_once": spread.shards,
+        "mode": mode.value,
     }
 
 
@@ -241,16 +265,21 @@ def judge_cases(
     pacer: Pacer,
     in_flight: int,
     deadline: float | None = None,
+    earlier: Sequence[JudgeRecord] | None = None,
 ) -> list[JudgeRecord]:
     """The judge's record of each case of ``lines`` (a shard file's), in their order, up to ``in_flight``
     asked at once and paced by ``pacer``; a case without an answer (or cut off inside its reasoning block)
-    is not asked, and an answer after a reasoning block is asked about alone."""
+    is not asked, and an answer after a reasoning block is asked about alone. ``earlier``: each case's
+    record from the judge's batch jobs, where it was asked there first: only an answer that could not be
+    read is asked again."""
     decode = msgspec.convert
 
-    def judged(line: dict[str, Any]) -> JudgeRecord:
+    def judged(line: dict[str, Any], before: JudgeRecord | None) -> JudgeRecord:
         case = decode(line["case"], kind)
         if line["answer"] is None:
             return JudgeRecord(id=case.id, error=NO_ANSWER)
+        if before is not None and not before.attempts:
+            return before  # the provider failed its record: unjudged, with the provider's reason
         # The judge reads the answer as scoring does: apart from a reasoning block before it.
         answer = answer_text(line["answer"])
         if answer is None:
@@ -263,10 +292,12 @@ def judge_cases(
             backoff,
             pacer=pacer,
             deadline=deadline,
+            first=before.attempts[0] if before is not None else None,
         )
 
+    befores = earlier if earlier is not None else [None] * len(lines)
     with ThreadPoolExecutor(max_workers=max(1, in_flight), thread_name_prefix="judging") as pool:
-        return list(pool.map(judged, lines))
+        return list(pool.map(judged, lines, befores))
 
 
 def judge_shard(
@@ -285,7 +316,7 @@ def judge_shard(
     """Ask the judge about every case of one shard, up to ``in_flight`` at once (paced to the shard's share
     of the judge's quotas), no call starting too late to end before the step's ``deadline``; the shard's
     judgments go to its file in the cases' order."""
-    _running(runs, run_id)
+    running_run(runs, run_id)
     judge_path = store.download(judging_key(run_id, JUDGE_NAME), workdir / JUDGE_NAME)
     judge = Judge.model_validate_json(judge_path.read_bytes())
     definition = registry.template(judge.template)
@@ -294,6 +325,15 @@ def judge_shard(
     cases_path = store.download(judging_shard_key(run_id, "cases", shard), workdir / "cases.jsonl")
     with cases_path.open(encoding="utf-8") as lines:
         cases = [json.loads(line) for line in lines if line.strip()]
+    earlier = None
+    if judge.mode is InferenceMode.BATCH:
+        batch_path = store.download(judging_shard_key(run_id, "batch", shard), workdir / "batch.jsonl")
+        earlier = list(iter_judgments(batch_path))
+        if [record.id for record in earlier] != [line["case"]["id"] for line in cases]:
+            raise JudgingError(
+                f"shard {shard} of run {run_id}: its judgments from the batch are not of its cases; upload "
+                "the submission again to judge the run afresh"
+            )
     budget = shard_budget(judge.model, in_flight, shards_at_once)
     pacer = Pacer(budget)
     records = judge_cases(
@@ -306,6 +346,7 @@ def judge_shard(
         pacer=pacer,
         in_flight=budget.in_flight,
         deadline=last_call_start(judge.model, deadline),
+        earlier=earlier,
     )
     path = workdir / "judgments.jsonl"
     write_records(path, records)
@@ -320,28 +361,34 @@ def judge_shard(
 
 
 def summarize(records: Iterable[JudgeRecord], judge: Judge, *judged_models: str | None) -> JudgingSummary:
-    """What the judge's records of a run come to, its tokens priced at its connection's on-demand prices;
-    ``judged_models``: what names the run's model, the first that tells its family deciding the
-    same-family flag (a live run's model id, then the run's model name, an uploaded run's only one)."""
+    """What the judge's records of a run come to, its tokens priced at its connection's prices as it was
+    asked (a batch pass's first answers at the batch prices, its retries on demand); ``judged_models``:
+    what names the run's model, the first that tells its family deciding the same-family flag (a live
+    run's model id, then the run's model name, an uploaded run's only one)."""
     same, family_note = family_check(judge.settings, "judged", *judged_models)
     summary = JudgingSummary(
         connection_id=judge.model.connection_id,
         connection_name=judge.connection_name,
         provider=judge.model.provider,
         model_id=judge.model.model_id,
+        mode=judge.mode,
         family=judge.settings.judge_family,
         same_family=same,
         family_note=family_note,
     )
+    batched = [0, 0]  # the input and output tokens of the answers batch jobs gave
     for record in records:
         summary.cases += 1
         summary.calls += len(record.attempts)
-        for attempt in record.attempts:
+        for number, attempt in enumerate(record.attempts):
             if attempt.input_tokens is None or attempt.output_tokens is None:
                 summary.calls_without_tokens += 1
-            else:
-                summary.input_tokens += attempt.input_tokens
-                summary.output_tokens += attempt.output_tokens
+                continue
+            summary.input_tokens += attempt.input_tokens
+            summary.output_tokens += attempt.output_tokens
+            if judge.mode is InferenceMode.BATCH and number == 0:
+                batched[0] += attempt.input_tokens
+                batched[1] += attempt.output_tokens
         if record.read is not None:
             summary.judged += 1
             continue
@@ -350,15 +397,25 @@ def summarize(records: Iterable[JudgeRecord], judge: Judge, *judged_models: str 
         if len(summary.unjudged_reasons) < UNJUDGED_SHOWN:
             why = record.error or record.attempts[-1].problem
             summary.unjudged_reasons.append(f"{record.id}: {why}")
-    cost = run_cost(
-        judge.model.prices,
-        input_tokens=summary.input_tokens,
-        output_tokens=summary.output_tokens,
-        mode=InferenceMode.ON_DEMAND,
+    parts: tuple[tuple[AskedMode, int, int], ...] = (
+        (InferenceMode.BATCH, batched[0], batched[1]),
+        (InferenceMode.ON_DEMAND, summary.input_tokens - batched[0], summary.output_tokens - batched[1]),
     )
-    if isinstance(cost, RunCost):
-        return summary.model_copy(update={"cost": cost})
-    return summary.model_copy(update={"cost_note": cost})
+    costs = [
+        run_cost(judge.model.prices, input_tokens=input_tokens, output_tokens=output_tokens, mode=mode)
+        for mode, input_tokens, output_tokens in parts
+        if mode is judge.mode or input_tokens or output_tokens
+    ]
+    note = next((cost for cost in costs if not isinstance(cost, RunCost)), None)
+    if note is not None:
+        return summary.model_copy(update={"cost_note": note})
+    priced = [cost for cost in costs if isinstance(cost, RunCost)]
+    input_cost = sum(cost.input_cost for cost in priced)
+    output_cost = sum(cost.output_cost for cost in priced)
+    total = RunCost(
+        mode=judge.mode, input_cost=input_cost, output_cost=output_cost, total=input_cost + output_cost
+    )
+    return summary.model_copy(update={"cost": total})
 
 
 def assemble(
@@ -366,7 +423,7 @@ def assemble(
 ) -> dict[str, Any]:
     """Write the run's judgments from its shards', in case order, and record what the judge's calls came
     to on the run."""
-    run = _running(runs, run_id)
+    run = running_run(runs, run_id)
     judge_path = store.download(judging_key(run_id, JUDGE_NAME), workdir / JUDGE_NAME)
     judge = Judge.model_validate_json(judge_path.read_bytes())
     keys = (judging_shard_key(run_id, "judgments", shard) for shard in range(shard_count))

@@ -22,7 +22,6 @@ from benchgen.records.judge_calibration import JudgeAgreement
 from benchgen.records.prices import ModelPrices
 from benchgen.records.programs import ProgramOutcome
 from benchgen.records.runs import (
-    DEFAULT_BATCH_ABOVE_CASES,
     ArtifactStatus,
     BatchSummary,
     InferenceLimits,
@@ -35,7 +34,7 @@ from benchgen.records.runs import (
 )
 from benchgen.requests.schemas.common import MAX_REQUEST_NUMBER, Listing, StrictRequest, Text, matching
 from benchgen.requests.schemas.environments import EnvironmentId, Version
-from benchgen.vocabulary import InferenceMode, Sampling
+from benchgen.vocabulary import DEFAULT_BATCH_ABOVE_CASES, InferenceMode, Sampling
 
 FILENAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}\.(?:json|jsonl|zip)$"
 SAMPLING_KEY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
@@ -307,6 +306,11 @@ class RunDetail(RunSummary):
         default=None,
         description="for a live run answered by its provider's batch inference: each job's provider id, "
         "status and record counts (the records a job could not answer are the run's unanswered cases)",
+    )
+    judging_batch: BatchSummary | None = Field(
+        default=None,
+        description="for a run whose judge was asked through its provider's batch inference: each job's "
+        "provider id, status and record counts (a record a job could not answer is an unjudged case)",
     )
 
 
