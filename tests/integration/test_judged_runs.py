@@ -22,9 +22,9 @@ from benchgen.vocabulary import ProviderKind
 from examplegen import generate_environment
 from infra.sizing import SHARD_CASES
 from localcloud.cloud import LocalCloud
-from localcloud.model_server import BASE_MODEL, UNKNOWN_ANSWER, ExampleModelServer, Fault
+from localcloud.model_server import BASE_MODEL, JUDGE_MODEL, UNKNOWN_ANSWER, ExampleModelServer, Fault
 from tests.integration.test_live_runs import _object_lines
-from tests.integration.test_pipeline import get_run, upload_bundle, upload_submission
+from tests.integration.test_pipeline import all_datasets, get_run, upload_bundle, upload_submission
 from tests.throwaway import registered_judged_template
 
 ENVIRONMENT = "judged-flags"
@@ -151,3 +151,27 @@ def test_a_judge_that_cannot_be_reached_fails_the_run_naming_its_connection(
     assert run.status is RunStatus.FAILED
     assert f"connection {CONNECTION} of the environment's owner" in (run.failure_reason or "")
     assert run.overall_score is None
+
+
+def test_a_run_of_which_nothing_was_judged_has_no_score_and_says_why(
+    fast_retries: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given the judged example environment, whose judge answers every prompt with text it cannot read
+    _judge_connection(cloud, models.base_url)
+    models.faults.add(Fault(text="It reads well.", times=None))
+    made = generate_environment("judge", tmp_path / "env", cases=6, seed=2)
+    competition = made.bundle_dir / "competition.yaml"
+    spec = yaml.safe_load(competition.read_text(encoding="utf-8"))
+    spec["judge"] |= {"connection": CONNECTION, "model_id": JUDGE_MODEL}
+    competition.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    upload_bundle(cloud, made.bundle_dir, tmp_path, "judged-nothing")
+
+    # When a submission is uploaded for it
+    upload_submission(cloud, "judged-nothing", made.submission_path, "judged-nothing")
+
+    # Then the run completes with no score rather than 0.0, saying why, and no dataset carries a score
+    run = get_run(cloud, "judged-nothing")
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert (run.overall_score, run.no_score) == (None, "no score: nothing was judged")
+    assert "accuracy" not in run.metrics and run.metrics["unjudged"] == 6.0
+    assert all("0.0%" not in dataset["name"]["S"] for dataset in all_datasets(cloud))
