@@ -14,6 +14,7 @@ from benchgen.ownership import PUBLISHER_KEY
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.registry import provider
 from benchgen.records.environments import EnvironmentRecord, EnvironmentStatus
+from benchgen.records.judge_calibration import CalibrationStatus
 from benchgen.records.runs import LiveModel
 from benchgen.steps.register import Judges, register_environment
 from benchgen.vocabulary import Sampling
@@ -55,9 +56,12 @@ def judged(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _register(
-    tmp_path: Path, calibration: list[dict[str, object]] | None, judges: Judges
+    tmp_path: Path,
+    calibration: list[dict[str, object]] | None,
+    judges: Judges,
+    connection: str = "conn-judge",
 ) -> EnvironmentRecord:
-    bundle = judged_bundle(tmp_path / "env", calibration)
+    bundle = judged_bundle(tmp_path / "env", calibration, connection)
     data = write_bundle_zip(bundle, tmp_path / "bundle.zip").read_bytes()
     store = MemoryStore({KEY: data}, metadata={KEY: {PUBLISHER_KEY: "alice"}})
     return register_environment(
@@ -131,3 +135,49 @@ def test_a_judge_connection_of_someone_else_s_is_not_used(judged: None, tmp_path
     assert "names connection 'conn-judge', which is not a connection of the environment's owner" in (
         record.judge_calibration.reason or ""
     )
+
+
+def test_a_judge_named_by_its_connection_s_name_is_reached_through_the_owner_s_connection(
+    judged: None, tmp_path: Path
+) -> None:
+    # Given a bundle that names its judge's connection by name, as a published bundle must, and bob's
+    # connection of the same name beside alice's
+    bobs = ConnectionRecord.model_validate(
+        JUDGE_CONNECTION.model_dump()
+        | {"connection_id": "conn-bob", "owner": "bob", "base_url": "https://b/v1"}
+    )
+    judge = AgreeingJudge()
+
+    # When alice's upload is registered
+    record = _register(
+        tmp_path,
+        LABELS,
+        Judges(MemoryConnections(bobs, JUDGE_CONNECTION), judge.model_for),
+        connection="judge",
+    )
+
+    # Then the judge was asked through alice's connection of that name, and measured
+    assert [(live.connection_id, live.base_url) for live in judge.made] == [
+        ("conn-judge", "https://judge.example.com/v1")
+    ]
+    assert record.judge_calibration is not None
+    assert record.judge_calibration.status is CalibrationStatus.MEASURED
+
+
+def test_an_unknown_connection_name_says_which_names_the_owner_has(judged: None, tmp_path: Path) -> None:
+    judge = AgreeingJudge()
+
+    record = _register(
+        tmp_path, LABELS, Judges(MemoryConnections(JUDGE_CONNECTION), judge.model_for), connection="grader"
+    )
+
+    assert judge.made == []
+    assert record.judge_calibration is not None
+    assert "the environment's owner has connections named: judge" in (record.judge_calibration.reason or "")
+
+
+def test_an_owner_without_connections_is_told_how_to_create_one(judged: None, tmp_path: Path) -> None:
+    record = _register(tmp_path, LABELS, Judges(MemoryConnections(), AgreeingJudge().model_for), "grader")
+
+    assert record.judge_calibration is not None
+    assert "has no connection: create one (POST /connections)" in (record.judge_calibration.reason or "")

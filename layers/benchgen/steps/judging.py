@@ -49,12 +49,12 @@ from benchgen.judging import (
 from benchgen.judging import write_judgments as write_records
 from benchgen.lazy_model import LazyModel
 from benchgen.outputs import RunOutput
-from benchgen.ports.connections import ConnectionsReader
+from benchgen.ports.connections import ConnectionsReader, owned_connections
 from benchgen.ports.environments import OwnedEnvironments
 from benchgen.ports.providers import ModelFactory
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.providers.judges import JudgeUnreachable
+from benchgen.providers.judges import JudgeUnreachable, judge_connection
 from benchgen.providers.judges import judge_model as reached_judge
 from benchgen.providers.registry import provider
 from benchgen.records.environments import EnvironmentRecord
@@ -105,11 +105,24 @@ def judged_before_scoring(version: EnvironmentRecord | None) -> bool:
     return version is not None and asks_of(version.template) is not None
 
 
+def reach_judge(
+    settings: JudgeSettings, owner: str | None, connections: ConnectionsReader, model_id: str | None = None
+) -> LiveModel:
+    """The judge (``model_id`` in place of its own when given), reached as a live run reaches its model
+    through ``owner``'s connection that ``settings.connection`` names by name or id; a JudgeUnreachable
+    saying what to change when it cannot be."""
+    named = settings.connection
+    connection = judge_connection(
+        named, owner, connections.get(named), lambda: owned_connections(connections, owner) if owner else ()
+    )
+    return reached_judge(settings, connection, model_id)
+
+
 def judge_model(settings: JudgeSettings, *, owner: str, connections: ConnectionsReader) -> LiveModel:
-    """The judge, reached through ``owner``'s connection ``settings.connection`` as a live run reaches its
-    model; a JudgingError saying what to fix in ``judge:`` when it cannot be."""
+    """The judge, reached through ``owner``'s connection ``settings.connection`` (:func:`reach_judge`); a
+    JudgingError saying what to fix in ``judge:`` when it cannot be."""
     try:
-        return reached_judge(settings, owner, connections.get(settings.connection))
+        return reach_judge(settings, owner, connections)
     except JudgeUnreachable as error:
         raise JudgingError(f"{error}; then upload the submission again") from None
 

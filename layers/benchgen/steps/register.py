@@ -20,11 +20,12 @@ from benchgen.ports.connections import ConnectionsReader
 from benchgen.ports.environments import EnvironmentsStore
 from benchgen.ports.providers import ModelFactory
 from benchgen.ports.storage import ObjectStorage
-from benchgen.providers.judges import JudgeUnreachable, judge_model
+from benchgen.providers.judges import JudgeUnreachable
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 from benchgen.records.judge_calibration import JudgeCalibration
 from benchgen.scoring.calibration import CalibrationError, calibrate_environment
 from benchgen.steps.case_shards import cut_cases, shardable_tasks
+from benchgen.steps.judging import reach_judge
 
 logger = Logger(child=True)
 
@@ -153,7 +154,7 @@ def judge_calibration(env: Environment, publisher: str, judges: Judges | None) -
         if judges is None:
             raise CalibrationError("no connection can be reached where this bundle is registered")
         try:
-            live = judge_model(settings, publisher, judges.connections.get(settings.connection), model_id)
+            live = reach_judge(settings, publisher, judges.connections, model_id)
         except JudgeUnreachable as error:
             raise CalibrationError(str(error)) from None
         return judges.model_for(live, settings.sampling)
