@@ -29,6 +29,7 @@ from tests.throwaway import registered_judged_template
 
 ENVIRONMENT = "judged-flags"
 CONNECTION = "judge-local"
+CONNECTION_NAME = "the judge"
 OPENAI = ProviderKind("openai-compatible")
 CASES = 12
 # A million input tokens at 1 USD, output ones at 2 USD.
@@ -46,7 +47,7 @@ def _judge_connection(cloud: LocalCloud, base_url: str) -> None:
     connection = ConnectionRecord(
         connection_id=CONNECTION,
         owner=OPERATOR,
-        name="the judge",
+        name=CONNECTION_NAME,
         provider=OPENAI,
         base_url=base_url,
         prices=PRICES,
@@ -55,11 +56,11 @@ def _judge_connection(cloud: LocalCloud, base_url: str) -> None:
     assert ConnectionsRepo(table).put(connection)
 
 
-def _judged_run(cloud: LocalCloud, tmp_path: Path, run_id: str) -> None:
+def _judged_run(cloud: LocalCloud, tmp_path: Path, run_id: str, connection: str = CONNECTION) -> None:
     made = generate_environment("throwaway", tmp_path / "env", cases=CASES, seed=3)
     competition = made.bundle_dir / "competition.yaml"
     spec = yaml.safe_load(competition.read_text(encoding="utf-8"))
-    spec["judge"] = {"connection": CONNECTION, "model_id": BASE_MODEL}
+    spec["judge"] = {"connection": connection, "model_id": BASE_MODEL}
     competition.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     upload_bundle(cloud, made.bundle_dir, tmp_path, ENVIRONMENT)
     upload_submission(cloud, run_id, made.submission_path, ENVIRONMENT)
@@ -98,6 +99,22 @@ def test_a_judged_run_is_scored_with_the_judgments_its_judge_gave(
     assert judging.input_tokens == input_tokens > 0
     assert judging.cost is not None and judging.cost.input_cost == pytest.approx(input_tokens / 1e6)
     assert run.inference is None
+
+
+def test_a_judge_named_by_its_connection_s_name_judges_the_run_through_the_owner_s_connection(
+    judged: None, fast_retries: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given an environment whose judge: section names the owner's connection by its name, not its id
+    _judge_connection(cloud, models.base_url)
+
+    # When a submission is uploaded for it
+    _judged_run(cloud, tmp_path, "judged-by-name", connection=CONNECTION_NAME)
+
+    # Then the run is judged through the connection of that name, and completes
+    run = get_run(cloud, "judged-by-name")
+    assert run.status is RunStatus.COMPLETED, run.failure_reason
+    assert run.judging is not None
+    assert (run.judging.connection_id, run.judging.judged) == (CONNECTION, CASES)
 
 
 def test_a_judged_run_scored_in_shards_reads_the_judgments_of_the_whole_run(
