@@ -21,6 +21,7 @@ from benchgen.vocabulary import Sampling
 from examplegen.writing import write_bundle_zip
 from tests.fakes import MemoryConnections, MemoryEnvironments, MemoryStore
 from tests.judged_bundles import judged_bundle, judged_template, judgment, labelled
+from tests.unit.test_judging_calibration import Crowded
 
 KEY = "environments/judged/v1/bundle.zip"
 LABELS = [labelled(1, 1, 5), labelled(2, 0, 4), labelled(3, 1, 1), labelled(4, 0, 2)]
@@ -181,3 +182,21 @@ def test_an_owner_without_connections_is_told_how_to_create_one(judged: None, tm
 
     assert record.judge_calibration is not None
     assert "has no connection: create one (POST /connections)" in (record.judge_calibration.reason or "")
+
+
+def test_registration_asks_the_judge_about_as_many_answers_at_once_as_its_connection_allows(
+    judged: None, tmp_path: Path
+) -> None:
+    # Given alice's judge connection, which allows two requests in flight
+    bounded = ConnectionRecord.model_validate(
+        JUDGE_CONNECTION.model_dump() | {"quotas": {"max_in_flight": 2}}
+    )
+    judge = Crowded(2)
+
+    # When her upload with four labelled answers is registered
+    record = _register(tmp_path, LABELS, Judges(MemoryConnections(bounded), lambda live, sampling: judge))
+
+    # Then the judge was asked two at a time, never more, and measured on every answer
+    assert judge.most == 2
+    assert record.judge_calibration is not None
+    assert [c.n for c in record.judge_calibration.criteria] == [4, 4]

@@ -4,9 +4,9 @@ criterion its pass/fail against the person's.
 A bundle's calibration set (``judge: calibration:``) is JSONL: each line a case of the environment's template
 (its ``case_type``) plus ``answer``, the answer that was judged, and ``labels``, a person's score per
 criterion id. The judge is asked about each answer exactly as a judging pass asks it (:func:`judge_one`
-with the template's ``asks``); the template's :class:`CalibrationRequests` turns the judge's readable answer
-and the person's scores into pass/fail per criterion. An answer the judge left unjudged is counted, and
-left out of the figures.
+with the template's ``asks``, as many at once as its connection allows); the template's
+:class:`CalibrationRequests` turns the judge's readable answer and the person's scores into pass/fail per
+criterion. An answer the judge left unjudged is counted, and left out of the figures.
 
 The figures per criterion: how many answers both judged (n), the share on which they agree (accuracy), and
 Cohen's kappa with a 95% confidence interval from the analytic large-sample standard error of Cohen (1960),
@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import msgspec
 
@@ -30,10 +30,11 @@ from benchgen.bundle.load import resolve_in_bundle
 from benchgen.cases import Case
 from benchgen.environment import Environment
 from benchgen.errors import BenchGenError
-from benchgen.inference.judge_calls import judge_one
+from benchgen.inference.judge_calls import judge_each, judge_one
 from benchgen.inference.model import Model
+from benchgen.inference.pacing import Budget, Pacer
 from benchgen.inference.retry import Backoff
-from benchgen.judging import JudgeRequests, JudgeSettings
+from benchgen.judging import JudgeRecord, JudgeRequests, JudgeSettings
 from benchgen.records.judge_calibration import (
     UNDEFINED_KAPPA,
     CalibrationStatus,
@@ -49,6 +50,16 @@ CALIBRATION_LIMIT = 500
 _Z95 = 1.959964
 # A judge that keeps failing is tried a few times per answer, not for a live run's throttled minutes.
 DEFAULT_BACKOFF = Backoff(attempts=3, base_s=0.5, cap_s=5.0, throttled_s=30.0)
+
+
+ONE_AT_A_TIME = Budget(in_flight=1)
+
+
+class JudgeAtHand(NamedTuple):
+    """The judge model to calibrate, and how hard it may be asked: its connection's bounds."""
+
+    model: Model
+    budget: Budget
 
 
 class CalibrationError(ValueError):
@@ -149,23 +160,31 @@ def calibrate(
     backoff: Backoff,
     *,
     model_id: str | None,
+    budget: Budget = ONE_AT_A_TIME,
     deadline: float | None = None,
 ) -> JudgeCalibration:
-    """Ask the judge ``model`` about each labelled answer as a judging pass would, and the figures of each
-    criterion the people labelled, in the order first labelled. No call starts after ``deadline``: the
-    answers left are unjudged. A judge that answered none of them failed, with its first error."""
-    pairs: dict[str, list[tuple[bool | None, bool]]] = {}
-    errors: list[str] = []
-    for labelled in answers:
+    """Ask the judge ``model`` about each labelled answer as a judging pass would (up to ``budget``'s
+    requests in flight, paced to its quotas), and the figures of each criterion the people labelled, in
+    the order first labelled. No call starts after ``deadline``: the answers left are unjudged. A judge
+    that answered none of them failed, with its first error."""
+    pacer = Pacer(budget)
+
+    def judged(labelled: LabelledAnswer) -> JudgeRecord:
         case, answer = labelled.case, labelled.answer
-        record = judge_one(
+        return judge_one(
             case.id,
             functools.partial(asks.prompt, case, answer, settings),
             functools.partial(asks.problem, case),
             model,
             backoff,
+            pacer=pacer,
             deadline=deadline,
         )
+
+    pairs: dict[str, list[tuple[bool | None, bool]]] = {}
+    errors: list[str] = []
+    for labelled, record in zip(answers, judge_each(answers, judged, budget.in_flight), strict=True):
+        case = labelled.case
         if record.error is not None and not record.attempts:
             errors.append(record.error)
         read = record.read
@@ -192,16 +211,16 @@ def _judged(env: Environment) -> tuple[JudgeSettings, TemplateDefinition] | None
 
 def calibrate_environment(
     env: Environment,
-    connect: Callable[[JudgeSettings, str], Model],
+    connect: Callable[[JudgeSettings, str], JudgeAtHand],
     *,
     model_id: str | None = None,
     backoff: Backoff = DEFAULT_BACKOFF,
     deadline: float | None = None,
 ) -> JudgeCalibration | None:
     """The agreement with people of ``env``'s judge (``model_id``, else its ``judge:`` model id, reached
-    with ``connect(settings, model_id)``); None when its template asks no judge. Without a calibration
-    set it is uncalibrated; a set that cannot be read or a judge that cannot be reached leave it failed,
-    saying why."""
+    with ``connect(settings, model_id)``, asked within the bounds it gives); None when its template asks
+    no judge. Without a calibration set it is uncalibrated; a set that cannot be read or a judge that
+    cannot be reached leave it failed, saying why."""
     judged = _judged(env)
     if judged is None:
         return None
@@ -218,10 +237,20 @@ def calibrate_environment(
             raise CalibrationError("the judge: section names no model_id to ask")
         path = resolve_in_bundle(env.root, settings.calibration, file=env.file, field="judge.calibration")
         answers = read_calibration(path, definition.case_type, asks)
-        model = connect(settings, model_id)
+        judge = connect(settings, model_id)
     except (BenchGenError, CalibrationError) as error:
         return JudgeCalibration(**named, status=CalibrationStatus.FAILED, reason=str(error)[:1000])
-    return calibrate(answers, asks, asks, settings, model, backoff, model_id=model_id, deadline=deadline)
+    return calibrate(
+        answers,
+        asks,
+        asks,
+        settings,
+        judge.model,
+        backoff,
+        model_id=model_id,
+        budget=judge.budget,
+        deadline=deadline,
+    )
 
 
 # A run scored where its environment was not registered (benchgen score) has no measured calibration.

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from benchgen.bucket_layout import (
 )
 from benchgen.cases import Case
 from benchgen.errors import BenchGenError
-from benchgen.inference.judge_calls import judge_one
+from benchgen.inference.judge_calls import judge_each, judge_one
 from benchgen.inference.model import Model
 from benchgen.inference.pacing import Pacer, fanout
 from benchgen.inference.retry import Backoff, ask
@@ -271,8 +270,7 @@ def judge_cases(
             deadline=deadline,
         )
 
-    with ThreadPoolExecutor(max_workers=max(1, in_flight), thread_name_prefix="judging") as pool:
-        return list(pool.map(judged, lines))
+    return judge_each(lines, judged, in_flight)
 
 
 def judge_shard(

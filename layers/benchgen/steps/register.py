@@ -13,7 +13,6 @@ from benchgen.bucket_layout import BundleKey, ObjectKeyError, misplaced_bundle_s
 from benchgen.bundle.spec import Phase, Task
 from benchgen.environment import Environment, open_environment
 from benchgen.errors import BenchGenError
-from benchgen.inference.model import Model
 from benchgen.judging import JudgeSettings
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY, stamp_refusal
 from benchgen.ports.connections import ConnectionsReader
@@ -23,8 +22,9 @@ from benchgen.ports.storage import ObjectStorage
 from benchgen.providers.judges import JudgeUnreachable
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
 from benchgen.records.judge_calibration import JudgeCalibration
-from benchgen.scoring.calibration import CalibrationError, calibrate_environment
+from benchgen.scoring.calibration import CalibrationError, JudgeAtHand, calibrate_environment
 from benchgen.steps.case_shards import cut_cases, shardable_tasks
+from benchgen.steps.inference import shard_budget
 from benchgen.steps.judging import reach_judge
 
 logger = Logger(child=True)
@@ -150,14 +150,16 @@ def judge_calibration(env: Environment, publisher: str, judges: Judges | None) -
     """The agreement with people of ``env``'s judge, reached through the publisher's connection that its
     ``judge:`` section names; None when its template asks no judge."""
 
-    def connect(settings: JudgeSettings, model_id: str) -> Model:
+    def connect(settings: JudgeSettings, model_id: str) -> JudgeAtHand:
         if judges is None:
             raise CalibrationError("no connection can be reached where this bundle is registered")
         try:
             live = reach_judge(settings, publisher, judges.connections, model_id)
         except JudgeUnreachable as error:
             raise CalibrationError(str(error)) from None
-        return judges.model_for(live, settings.sampling)
+        # As a judging pass of one shard: every request the connection allows at once, and its quotas.
+        budget = shard_budget(live, live.limits.max_in_flight, shards_at_once=1)
+        return JudgeAtHand(judges.model_for(live, settings.sampling), budget)
 
     found = calibrate_environment(env, connect, deadline=judges.deadline if judges else None)
     if found is not None:
