@@ -12,9 +12,11 @@ import pytest
 import yaml
 
 from benchgen.aws.tables.connections import ConnectionsRepo
+from benchgen.aws.tables.environments import EnvironmentsRepo
 from benchgen.ownership import OPERATOR
 from benchgen.providers import registry
 from benchgen.providers.connections import ConnectionRecord
+from benchgen.records.judge_calibration import CalibrationStatus
 from benchgen.records.prices import ModelPrices, TokenPrices
 from benchgen.records.runs import RunStatus
 from benchgen.steps.judging import judgments_key
@@ -24,7 +26,7 @@ from infra.sizing import SHARD_CASES
 from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, JUDGE_MODEL, UNKNOWN_ANSWER, ExampleModelServer, Fault
 from tests.integration.test_live_runs import _object_lines
-from tests.integration.test_pipeline import all_datasets, get_run, upload_bundle, upload_submission
+from tests.integration.test_pipeline import all_datasets, get_run, table, upload_bundle, upload_submission
 from tests.throwaway import registered_judged_template
 
 ENVIRONMENT = "judged-flags"
@@ -168,6 +170,29 @@ def test_a_judge_that_cannot_be_reached_fails_the_run_naming_its_connection(
     assert run.status is RunStatus.FAILED
     assert f"connection {CONNECTION} of the environment's owner" in (run.failure_reason or "")
     assert run.overall_score is None
+
+
+def test_registration_measures_a_judge_named_by_its_connection_s_name(
+    fast_retries: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
+) -> None:
+    # Given the judged example, its judge: section naming the owner's connection by name, with its
+    # human-labelled answers
+    _judge_connection(cloud, models.base_url)
+    made = generate_environment("judge", tmp_path / "env", cases=6, seed=2)
+    competition = made.bundle_dir / "competition.yaml"
+    spec = yaml.safe_load(competition.read_text(encoding="utf-8"))
+    spec["judge"] |= {"connection": CONNECTION_NAME, "model_id": JUDGE_MODEL}
+    competition.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+
+    # When the bundle is uploaded
+    upload_bundle(cloud, made.bundle_dir, tmp_path, "judged-calibrated")
+
+    # Then registration reached the judge through that connection and measured it on every answer
+    version = EnvironmentsRepo(table(cloud, "Environments")).get("judged-calibrated", "v1")
+    assert version is not None and version.judge_calibration is not None
+    calibration = version.judge_calibration
+    assert calibration.status is CalibrationStatus.MEASURED, calibration.reason
+    assert calibration.answers > 0 and all(c.n > 0 for c in calibration.criteria)
 
 
 def test_a_run_of_which_nothing_was_judged_has_no_score_and_says_why(
