@@ -22,6 +22,7 @@ from benchgen.records.runs import RunStatus
 from benchgen.steps.judging import judgments_key
 from benchgen.vocabulary import ProviderKind
 from examplegen import generate_environment
+from examplegen.generate import GeneratedEnvironment
 from infra.sizing import SHARD_CASES
 from localcloud.cloud import LocalCloud
 from localcloud.model_server import BASE_MODEL, JUDGE_MODEL, UNKNOWN_ANSWER, ExampleModelServer, Fault
@@ -172,20 +173,29 @@ def test_a_judge_that_cannot_be_reached_fails_the_run_naming_its_connection(
     assert run.overall_score is None
 
 
+def _judged_example(
+    cloud: LocalCloud, tmp_path: Path, environment_id: str, connection: str
+) -> GeneratedEnvironment:
+    """The judged example registered as ``environment_id``, its judge the example model server's judge
+    model through the owner's ``connection`` (by id or name)."""
+    made = generate_environment("judge", tmp_path / "env", cases=6, seed=2)
+    competition = made.bundle_dir / "competition.yaml"
+    spec = yaml.safe_load(competition.read_text(encoding="utf-8"))
+    spec["judge"] |= {"connection": connection, "model_id": JUDGE_MODEL}
+    competition.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    upload_bundle(cloud, made.bundle_dir, tmp_path, environment_id)
+    return made
+
+
 def test_registration_measures_a_judge_named_by_its_connection_s_name(
     fast_retries: None, cloud: LocalCloud, models: ExampleModelServer, tmp_path: Path
 ) -> None:
     # Given the judged example, its judge: section naming the owner's connection by name, with its
     # human-labelled answers
     _judge_connection(cloud, models.base_url)
-    made = generate_environment("judge", tmp_path / "env", cases=6, seed=2)
-    competition = made.bundle_dir / "competition.yaml"
-    spec = yaml.safe_load(competition.read_text(encoding="utf-8"))
-    spec["judge"] |= {"connection": CONNECTION_NAME, "model_id": JUDGE_MODEL}
-    competition.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
 
     # When the bundle is uploaded
-    upload_bundle(cloud, made.bundle_dir, tmp_path, "judged-calibrated")
+    _judged_example(cloud, tmp_path, "judged-calibrated", CONNECTION_NAME)
 
     # Then registration reached the judge through that connection and measured it on every answer
     version = EnvironmentsRepo(table(cloud, "Environments")).get("judged-calibrated", "v1")
@@ -201,12 +211,7 @@ def test_a_run_of_which_nothing_was_judged_has_no_score_and_says_why(
     # Given the judged example environment, whose judge answers every prompt with text it cannot read
     _judge_connection(cloud, models.base_url)
     models.faults.add(Fault(text="It reads well.", times=None))
-    made = generate_environment("judge", tmp_path / "env", cases=6, seed=2)
-    competition = made.bundle_dir / "competition.yaml"
-    spec = yaml.safe_load(competition.read_text(encoding="utf-8"))
-    spec["judge"] |= {"connection": CONNECTION, "model_id": JUDGE_MODEL}
-    competition.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
-    upload_bundle(cloud, made.bundle_dir, tmp_path, "judged-nothing")
+    made = _judged_example(cloud, tmp_path, "judged-nothing", CONNECTION)
 
     # When a submission is uploaded for it
     upload_submission(cloud, "judged-nothing", made.submission_path, "judged-nothing")
