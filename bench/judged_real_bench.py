@@ -5,10 +5,10 @@ The bench starts the model server and the local cloud as `benchgen demo --loop -
 openai-compatible connection to the server under the name the example's ``judge:`` section gives its
 connection, and registers a copy of the judged example whose ``judge:`` names the real model (temperature 0,
 ``--max-tokens`` for its JSON answer).
-Registration calibrates the judge: it is asked about the bundle's human-labelled answers, as many at once as
-the connection's ``max_in_flight``, within the registration step's time, so the copy keeps an evenly spaced
-``--calibration`` of them (the figures say how many were asked). The example submission is then uploaded,
-judged and scored, and the bench prints and writes:
+Registration has the judge calibrated: its CalibrationPipeline asks it about the bundle's human-labelled
+answers, as many at once as the connection's ``max_in_flight``, and the bench waits for the figures, and the
+copy keeps an evenly spaced ``--calibration`` of them to keep the bench short (the figures say how many were
+asked). The example submission is then uploaded, judged and scored, and the bench prints and writes:
 
 - the judge's agreement with people per criterion (n, accuracy, kappa with its 95% interval, unjudged), as
   the run shows it beside its scores;
@@ -46,7 +46,7 @@ EXAMPLE = EXAMPLES / "judge"
 # Enough for the judge's JSON (a score and a one-sentence reason per criterion of three).
 MAX_TOKENS = 200
 CALIBRATION_ANSWERS = 12
-# Registration asks the judge about the labelled answers within its step's time.
+# How long registration and the judge's calibration on the labelled answers may take.
 REGISTRATION_TIMEOUT_S = 900.0
 # The model the example submission's answers are recorded as coming from.
 ANSWERS = "example-answers"

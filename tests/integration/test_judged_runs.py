@@ -197,12 +197,19 @@ def test_registration_measures_a_judge_named_by_its_connection_s_name(
     # When the bundle is uploaded
     _judged_example(cloud, tmp_path, "judged-calibrated", CONNECTION_NAME)
 
-    # Then registration reached the judge through that connection and measured it on every answer
+    # Then the judge was reached through that connection and measured on the labelled answers
     version = EnvironmentsRepo(table(cloud, "Environments")).get("judged-calibrated", "v1")
     assert version is not None and version.judge_calibration is not None
     calibration = version.judge_calibration
     assert calibration.status is CalibrationStatus.MEASURED, calibration.reason
     assert calibration.answers > 0 and all(c.n > 0 for c in calibration.criteria)
+    # by its CalibrationPipeline, whose shards judged the labelled answers
+    listed = cloud.client("s3").list_objects_v2(
+        Bucket=cloud.bucket, Prefix="calibrations/judged-calibrated/v1/"
+    )
+    assert "calibrations/judged-calibrated/v1/judgments-00000.jsonl" in {
+        item["Key"] for item in listed.get("Contents", [])
+    }
 
 
 def test_a_run_of_which_nothing_was_judged_has_no_score_and_says_why(

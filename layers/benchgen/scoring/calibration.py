@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, cast, runtime_checkable
 
 import msgspec
 
@@ -45,7 +45,7 @@ from benchgen.records.judge_calibration import (
 from benchgen.scoring import registry
 from benchgen.scoring.templates import TemplateDefinition
 
-# A calibration set is asked of the judge whole, within one step: keep it to what a step's minutes allow.
+# A calibration set is judged in shards as a run's answers are; people label it, so it stays small.
 CALIBRATION_LIMIT = 500
 _Z95 = 1.959964
 # A judge that keeps failing is tried a few times per answer, not for a live run's throttled minutes.
@@ -181,9 +181,24 @@ def calibrate(
             deadline=deadline,
         )
 
+    records = judge_each(answers, judged, budget.in_flight)
+    return figures(answers, records, calibrates, connection=settings.connection, model_id=model_id)
+
+
+def figures(
+    answers: Sequence[LabelledAnswer],
+    records: Sequence[JudgeRecord],
+    calibrates: CalibrationRequests,
+    *,
+    connection: str,
+    model_id: str | None,
+) -> JudgeCalibration:
+    """The figures of each criterion the people labelled (in the order first labelled) from the judge's
+    ``records`` of ``answers`` (one each, in their order). A judge that answered none of them failed, with
+    its first error."""
     pairs: dict[str, list[tuple[bool | None, bool]]] = {}
     errors: list[str] = []
-    for labelled, record in zip(answers, judge_each(answers, judged, budget.in_flight), strict=True):
+    for labelled, record in zip(answers, records, strict=True):
         case = labelled.case
         if record.error is not None and not record.attempts:
             errors.append(record.error)
@@ -191,7 +206,7 @@ def calibrate(
         judge = calibrates.passes(case, read.text) if read is not None else {}
         for criterion, person in labelled.person.items():
             pairs.setdefault(criterion, []).append((judge.get(criterion), person))
-    judge_named = {"connection": settings.connection, "model_id": model_id, "answers": len(answers)}
+    judge_named = {"connection": connection, "model_id": model_id, "answers": len(answers)}
     if answers and len(errors) == len(answers):
         return JudgeCalibration(**judge_named, status=CalibrationStatus.FAILED, reason=errors[0][:1000])
     return JudgeCalibration(
@@ -209,6 +224,64 @@ def _judged(env: Environment) -> tuple[JudgeSettings, TemplateDefinition] | None
     return env.spec.judge, definition
 
 
+@dataclass(frozen=True)
+class CalibrationSet:
+    """An environment's labelled answers, ready to be judged: its judge's settings, the model to ask, and
+    the template that asks it (whose ``asks`` is also its :class:`CalibrationRequests`)."""
+
+    settings: JudgeSettings
+    model_id: str
+    template: str
+    asks: CalibrationAsks
+    answers: list[LabelledAnswer]
+
+    def failed(self, reason: str) -> JudgeCalibration:
+        """The calibration of this set's judge, failed for ``reason``."""
+        return failed_calibration(self.settings, self.model_id, reason)
+
+
+class CalibrationAsks(JudgeRequests, CalibrationRequests, Protocol):
+    """A template's ``asks`` whose judge can be calibrated."""
+
+
+def failed_calibration(settings: JudgeSettings, model_id: str | None, reason: str) -> JudgeCalibration:
+    """The calibration of ``settings``' judge, failed for ``reason``."""
+    return JudgeCalibration(
+        connection=settings.connection,
+        model_id=model_id,
+        status=CalibrationStatus.FAILED,
+        reason=reason[:1000],
+    )
+
+
+def calibration_set(
+    env: Environment, model_id: str | None = None
+) -> CalibrationSet | JudgeCalibration | None:
+    """``env``'s labelled answers for its judge (``model_id``, else its ``judge:`` model id); None when its
+    template asks no judge. Without a calibration set the judge is uncalibrated; a set that cannot be read
+    leaves it failed, saying why."""
+    judged = _judged(env)
+    if judged is None:
+        return None
+    settings, definition = judged
+    model_id = model_id or settings.model_id
+    if settings.calibration is None:
+        return JudgeCalibration(
+            connection=settings.connection, model_id=model_id, status=CalibrationStatus.UNCALIBRATED
+        )
+    asks = definition.asks
+    try:
+        if not isinstance(asks, CalibrationRequests):
+            raise CalibrationError(f"the judge of template {definition.name} cannot be calibrated")
+        if model_id is None:
+            raise CalibrationError("the judge: section names no model_id to ask")
+        path = resolve_in_bundle(env.root, settings.calibration, file=env.file, field="judge.calibration")
+        answers = read_calibration(path, definition.case_type, asks)
+    except (BenchGenError, CalibrationError) as error:
+        return failed_calibration(settings, model_id, str(error))
+    return CalibrationSet(settings, model_id, definition.name, cast(CalibrationAsks, asks), answers)
+
+
 def calibrate_environment(
     env: Environment,
     connect: Callable[[JudgeSettings, str], JudgeAtHand],
@@ -218,36 +291,24 @@ def calibrate_environment(
     deadline: float | None = None,
 ) -> JudgeCalibration | None:
     """The agreement with people of ``env``'s judge (``model_id``, else its ``judge:`` model id, reached
-    with ``connect(settings, model_id)``, asked within the bounds it gives); None when its template asks
-    no judge. Without a calibration set it is uncalibrated; a set that cannot be read or a judge that
-    cannot be reached leave it failed, saying why."""
-    judged = _judged(env)
-    if judged is None:
-        return None
-    settings, definition = judged
-    model_id = model_id or settings.model_id
-    named = {"connection": settings.connection, "model_id": model_id}
-    if settings.calibration is None:
-        return JudgeCalibration(**named, status=CalibrationStatus.UNCALIBRATED)
-    asks = definition.asks
+    with ``connect(settings, model_id)``, asked in this process within the bounds it gives); None when its
+    template asks no judge. Without a calibration set it is uncalibrated; a set that cannot be read or a
+    judge that cannot be reached leave it failed, saying why."""
+    found = calibration_set(env, model_id)
+    if not isinstance(found, CalibrationSet):
+        return found
     try:
-        if not isinstance(asks, CalibrationRequests):
-            raise CalibrationError(f"the judge of template {definition.name} cannot be calibrated")
-        if model_id is None:
-            raise CalibrationError("the judge: section names no model_id to ask")
-        path = resolve_in_bundle(env.root, settings.calibration, file=env.file, field="judge.calibration")
-        answers = read_calibration(path, definition.case_type, asks)
-        judge = connect(settings, model_id)
+        judge = connect(found.settings, found.model_id)
     except (BenchGenError, CalibrationError) as error:
-        return JudgeCalibration(**named, status=CalibrationStatus.FAILED, reason=str(error)[:1000])
+        return found.failed(str(error))
     return calibrate(
-        answers,
-        asks,
-        asks,
-        settings,
+        found.answers,
+        found.asks,
+        found.asks,
+        found.settings,
         judge.model,
         backoff,
-        model_id=model_id,
+        model_id=found.model_id,
         budget=judge.budget,
         deadline=deadline,
     )
