@@ -2,12 +2,13 @@
 served by `benchgen model serve` on this machine, judges the answers of ``examples/judge``.
 
 The bench starts the model server and the local cloud as `benchgen demo --loop --real` does, creates an
-openai-compatible connection to the server, and registers a copy of the judged example whose ``judge:``
-section names that connection and the real model (temperature 0, ``--max-tokens`` for its JSON answer).
-Registration calibrates the judge: it is asked about the bundle's human-labelled answers one at a time
-within the registration step's time, so the copy keeps an evenly spaced ``--calibration`` of them (the
-figures say how many were asked). The example submission is then uploaded, judged and scored, and the
-bench prints and writes:
+openai-compatible connection to the server under the name the example's ``judge:`` section gives its
+connection, and registers a copy of the judged example whose ``judge:`` names the real model (temperature 0,
+``--max-tokens`` for its JSON answer).
+Registration has the judge calibrated: its CalibrationPipeline asks it about the bundle's human-labelled
+answers, as many at once as the connection's ``max_in_flight``, and the bench waits for the figures, and the
+copy keeps an evenly spaced ``--calibration`` of them to keep the bench short (the figures say how many were
+asked). The example submission is then uploaded, judged and scored, and the bench prints and writes:
 
 - the judge's agreement with people per criterion (n, accuracy, kappa with its 95% interval, unjudged), as
   the run shows it beside its scores;
@@ -39,21 +40,21 @@ from cli.demo import EXAMPLES, Progress, register_example, submit
 from cli.local import demo_password, sign_in_demo_user
 from cli.model_process import ModelServerProcess
 from cli.self_hosted_model import CONCURRENCY, SERVED_MODEL, WEIGHTS
+from examplegen.judge_env import JUDGE_CONNECTION
 
 EXAMPLE = EXAMPLES / "judge"
 # Enough for the judge's JSON (a score and a one-sentence reason per criterion of three).
 MAX_TOKENS = 200
 CALIBRATION_ANSWERS = 12
-# Registration asks the judge about each labelled answer in turn, within its step's time.
+# How long registration and the judge's calibration on the labelled answers may take.
 REGISTRATION_TIMEOUT_S = 900.0
 # The model the example submission's answers are recorded as coming from.
 ANSWERS = "example-answers"
-CONNECTION_NAME = "self-hosted SmolLM2 judge"
 
 
-def judged_copy(out: Path, connection_id: str, calibration: int, max_tokens: int) -> Path:
-    """The judged example copied under ``out``, its judge the real model through ``connection_id`` and its
-    calibration set cut to ``calibration`` evenly spaced answers."""
+def judged_copy(out: Path, calibration: int, max_tokens: int) -> Path:
+    """The judged example copied under ``out``, its judge the real model (through the connection the
+    example names, by name) and its calibration set cut to ``calibration`` evenly spaced answers."""
     copy = out / "example" / EXAMPLE.name
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(EXAMPLE, copy)
@@ -61,7 +62,6 @@ def judged_copy(out: Path, connection_id: str, calibration: int, max_tokens: int
     spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
     spec["judge"] = {
         **spec["judge"],
-        "connection": connection_id,
         "model_id": SERVED_MODEL,
         "sampling": {"temperature": 0, "max_tokens": max_tokens},
     }
@@ -146,13 +146,14 @@ def bench(out: Path, calibration: int, max_tokens: int, run_timeout: float) -> d
         token = sign_in_demo_user(cloud, demo_password())
         with cloud.serve_api(access_log=False) as api_server:
             api = Api(api_server.url, token)
-            connection = api.expect(
+            # The example names its judge's connection by name: the demo user's own of that name is used.
+            api.expect(
                 "POST",
                 "/connections",
                 201,
-                {"name": CONNECTION_NAME, "provider": "openai-compatible", "base_url": server.base_url},
+                {"name": JUDGE_CONNECTION, "provider": "openai-compatible", "base_url": server.base_url},
             )
-            example = judged_copy(out, connection["connection_id"], calibration, max_tokens)
+            example = judged_copy(out, calibration, max_tokens)
             started = time.monotonic()
             environment_id = register_example(
                 cloud, api, example, out, progress, timeout=REGISTRATION_TIMEOUT_S

@@ -42,6 +42,12 @@ def register(subparsers: Any) -> None:
         "--judge-model", help="with --calibrate: the judge's model id (default: judge: model_id)"
     )
     check.add_argument(
+        "--judge-max-in-flight",
+        type=int,
+        help="with --calibrate: the most answers the judge is asked about at once, as a connection's "
+        "max_in_flight bounds registration's calibration (default: a connection's default)",
+    )
+    check.add_argument(
         "--judge-api-key-file",
         type=Path,
         help="with --calibrate: a file holding the API key the judge's server asks for",
@@ -119,22 +125,28 @@ def calibration_check(path: Path, args: argparse.Namespace) -> int:
     1 when it could not be measured."""
     from benchgen.aws.providers.openai_compatible import ChatCompletions
     from benchgen.environment import open_environment
+    from benchgen.inference.pacing import Budget
     from benchgen.judging import JudgeSettings
     from benchgen.providers.connections import base_url_problem
     from benchgen.records.judge_calibration import CalibrationStatus
-    from benchgen.scoring.calibration import calibrate_environment
+    from benchgen.records.runs import DEFAULT_MAX_IN_FLIGHT
+    from benchgen.scoring.calibration import JudgeAtHand, calibrate_environment
 
     url: str | None = args.judge_url
     problem = (
         "give --judge-url, the judge's OpenAI-compatible base URL" if url is None else base_url_problem(url)
     )
+    in_flight = DEFAULT_MAX_IN_FLIGHT if args.judge_max_in_flight is None else args.judge_max_in_flight
+    if in_flight < 1:
+        problem = f"--judge-max-in-flight must be at least 1, not {in_flight}"
     if url is None or problem is not None:
         print(f"--calibrate: {problem}", file=sys.stderr)
         return 1
     key = args.judge_api_key_file.read_text(encoding="utf-8").strip() if args.judge_api_key_file else None
 
-    def connect(settings: JudgeSettings, model_id: str) -> ChatCompletions:
-        return ChatCompletions(url, model_id, settings.sampling, api_key=key)
+    def connect(settings: JudgeSettings, model_id: str) -> JudgeAtHand:
+        model = ChatCompletions(url, model_id, settings.sampling, api_key=key)
+        return JudgeAtHand(model, Budget(in_flight=in_flight))
 
     with tempfile.TemporaryDirectory(prefix="benchgen-calibrate-") as work:
         env = open_environment(path, Path(work))

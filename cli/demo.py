@@ -171,7 +171,7 @@ def register_example(
     cloud: Any, api: Api, example: Path, out: Path, progress: Progress, timeout: float = 60.0
 ) -> str:
     """Publish the example's bundle through the API and an upload, and wait until it is registered (up to
-    ``timeout`` seconds: more where registration asks a real judge about its labelled answers)."""
+    ``timeout`` seconds: more where a real judge is asked about its labelled answers)."""
     from examplegen.writing import write_bundle_zip
 
     environment_id = example.name
@@ -286,11 +286,13 @@ def follow(
 
 
 def _follow_registration(api: Api, environment_id: str, timeout: float = 60.0) -> dict[str, Any]:
-    """The environment's record, once the (asynchronous) registration has written it."""
+    """The environment's record, once the (asynchronous) registration has written it and its judge's
+    calibration, if any, is no longer running (its CalibrationPipeline measures it after registration)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for environment in api.expect("GET", "/environments", 200)["items"]:
-            if environment["environment_id"] == environment_id:
+            calibration = environment.get("judge_calibration") or {}
+            if environment["environment_id"] == environment_id and calibration.get("status") != "running":
                 return dict(environment)
         time.sleep(0.05)
     raise TimeoutError(f"environment {environment_id} was not registered within {timeout:.0f}s")

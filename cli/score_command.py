@@ -249,6 +249,7 @@ def run_score(args: argparse.Namespace) -> int:
         status="Completed",
         finished_at=done.run.finished_at.isoformat(timespec="seconds"),
         overall_score=scored.overall_score,
+        no_score=scored.no_score,
         primary_metric=done.env.spec.primary_column.key,
         metrics=scored.metrics,
         other_metrics=scored.other_metrics,
@@ -283,6 +284,8 @@ def _print_summary(record: dict[str, Any], out: Path) -> None:
     metrics = "  ".join(f"{key} {_metric(value)}" for key, value in record["metrics"].items())
     print(f"{record['benchmark']} · {record['model']} · run {record['run_id']}: Completed")
     print(f"  {metrics}")
+    if record["no_score"]:
+        print(f"  {record['no_score']}")
     if record["dataset_name"]:
         print(f"  finetune artifact: {record['dataset_name']} ({record['artifact_examples']:,} examples)")
     else:

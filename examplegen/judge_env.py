@@ -35,6 +35,9 @@ from examplegen.writing import JsonlWriter
 
 CALIBRATION_FILE = "calibration.jsonl"
 JUDGE_MODEL = "example-judge"
+# The judge's connection, by name: whoever registers the example creates a connection of their own with this
+# name (to the example model server, or any server of JUDGE_MODEL); an id would be one account's only.
+JUDGE_CONNECTION = "example-models"
 CONCISE_WORDS = 45
 CONCISE_CHARS = 260  # what the simulated judge counts instead of words
 _PAIRWISE = re.compile(
@@ -504,7 +507,7 @@ class JudgeEnvironment(EnvironmentGenerator):
                 ("concise", f"The answer takes at most {CONCISE_WORDS} words."),
             ),
             "judge": {
-                "connection": "example-models",
+                "connection": JUDGE_CONNECTION,
                 "model_id": JUDGE_MODEL,
                 "calibration": CALIBRATION_FILE,
             },

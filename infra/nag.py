@@ -17,6 +17,7 @@ from constructs import IConstruct
 from benchgen.providers.definition import Grant
 from infra.constructs.api import Api
 from infra.constructs.catalog import (
+    ASSEMBLE_CALIBRATION,
     ASSEMBLE_JUDGMENTS,
     ASSEMBLE_PREDICTIONS,
     BUILD_ARTIFACT,
@@ -53,7 +54,7 @@ from infra.constructs.functions import (
     training_job_grants,
 )
 from infra.constructs.inference import BATCH_RECORDS_PATTERN, InferencePipeline
-from infra.constructs.judging import JudgingPipeline
+from infra.constructs.judging import CalibrationPipeline, JudgingPipeline
 from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.preparations import PreparationPipeline
@@ -202,6 +203,7 @@ def apply_nag(app: App, stacks: BenchGenStacks) -> None:
     _acknowledge_package_pipeline(_child(pipelines, "Packages", PackagePipeline))
     _acknowledge_inference(_child(pipelines, "Inference", InferencePipeline))
     _acknowledge_judging(_child(pipelines, "Judging", JudgingPipeline))
+    _acknowledge_calibration(_child(pipelines, "Calibration", CalibrationPipeline))
     _acknowledge_training(_child(pipelines, "Training", TrainingPipeline))
     _acknowledge_evaluation(_child(pipelines, "Evaluation", EvaluationPipeline))
     # The S3 trigger subscriptions are written by CDK's handler in the stack of the functions they name.
@@ -371,6 +373,16 @@ def _acknowledge_judging(judging: JudgingPipeline) -> None:
     _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
     _acknowledge_distributed_map(judging.state_machine, "JudgingPipeline", "runs/<run_id>/judging/items.json")
     for spec in (PLAN_JUDGING, JUDGE_SHARD, ASSEMBLE_JUDGMENTS, SUBMIT_BATCH, POLL_BATCH, SCORE):
+        _acknowledge_function_versions(policy, spec)
+
+
+def _acknowledge_calibration(calibration: CalibrationPipeline) -> None:
+    policy = calibration.state_machine.role.node.find_child("DefaultPolicy")
+    _acknowledge(policy, "IAM5[Resource::*]", STATE_MACHINE_WILDCARD_REASON)
+    _acknowledge_distributed_map(
+        calibration.state_machine, "CalibrationPipeline", "calibrations/<environment_id>/<version>/items.json"
+    )
+    for spec in (JUDGE_SHARD, ASSEMBLE_CALIBRATION):
         _acknowledge_function_versions(policy, spec)
 
 

@@ -33,6 +33,7 @@ from benchgen.providers.registry import provider
 from benchgen.records.datasets import DatasetRecord
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord
 from benchgen.records.evaluations import EvaluationGrant, EvaluationRecord, EvaluationStatus
+from benchgen.records.judge_calibration import CalibrationStatus, JudgeCalibration
 from benchgen.records.packages import PackageFile, PackageRecord, PackageStatus
 from benchgen.records.preparations import PreparationRecord, PreparationStatus
 from benchgen.records.runs import LiveModel, RunClaim, RunRecord, RunStatus, ShardCounts
@@ -144,6 +145,14 @@ class MemoryEnvironments:
 
     def put_if_absent(self, record: EnvironmentRecord) -> bool:
         return self.records.setdefault((record.environment_id, record.version), record) is record
+
+    def record_calibration(self, environment_id: str, version: str, calibration: JudgeCalibration) -> bool:
+        record = self.records.get((environment_id, version))
+        standing = record.judge_calibration if record is not None else None
+        if record is None or standing is None or standing.status is not CalibrationStatus.RUNNING:
+            return False
+        self.records[(environment_id, version)] = record.model_copy(update={"judge_calibration": calibration})
+        return True
 
     def claim_owner(self, owner: EnvironmentOwner) -> EnvironmentOwner:
         return self.owners.setdefault(owner.environment_id, owner)

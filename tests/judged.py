@@ -127,13 +127,15 @@ def labelled(index: int, correct: int, polite: int) -> dict[str, object]:
     }
 
 
-def judged_bundle(out: Path, calibration: Sequence[dict[str, object]] | None) -> Path:
-    """The throwaway example's bundle with a judge: section (model ``judge-model`` of connection
-    ``conn-judge``) and, unless None, the calibration set; its folder."""
+def judged_bundle(
+    out: Path, calibration: Sequence[dict[str, object]] | None, connection: str = "conn-judge"
+) -> Path:
+    """The throwaway example's bundle with a judge: section (model ``judge-model`` of ``connection``, by id
+    or name) and, unless None, the calibration set; its folder."""
     bundle = generate_environment(NAME, out, cases=4, seed=3).bundle_dir
     competition = bundle / "competition.yaml"
     spec = yaml.safe_load(competition.read_text(encoding="utf-8"))
-    spec["judge"] = {"connection": "conn-judge", "model_id": "judge-model"}
+    spec["judge"] = {"connection": connection, "model_id": "judge-model"}
     if calibration is not None:
         spec["judge"]["calibration"] = CALIBRATION
         (bundle / "judge").mkdir()

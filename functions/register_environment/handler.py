@@ -5,13 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchgen.aws.handlers import LambdaFunction, scratch
-from benchgen.aws.providers.registry import model_for
 from benchgen.aws.wiring import adapters
 from benchgen.ports.storage import UploadedObject
 from benchgen.steps.register import Judges, register_environment
-
-# The judge's calibration stops asking this long before the timeout, so that the version is still recorded.
-RECORD_MARGIN_S = 30.0
 
 function = LambdaFunction("register_environment", counts=True)
 
@@ -27,7 +23,9 @@ def register(upload: UploadedObject) -> dict[str, Any]:
             workdir=workdir,
             max_program_seconds=wired.settings.max_program_seconds,
             shard_cases=wired.settings.shard_cases,
-            judges=Judges(wired.connections, model_for, deadline=function.deadline() - RECORD_MARGIN_S),
+            judges=Judges(
+                wired.connections, wired.calibration_starter, shard_size=wired.settings.inference_shard_size
+            ),
         )
     function.count(f"Environment{record.status.value}")
     return {"environment_id": record.environment_id, "version": record.version, "status": record.status.value}

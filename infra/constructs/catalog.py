@@ -16,6 +16,7 @@ from benchgen.bucket_layout import (
     ARTIFACT_PART,
     BATCH_MANIFEST,
     BUNDLE,
+    CALIBRATIONS,
     CASE_SCOPE,
     CASE_SHARDS,
     GENERATED_SUBMISSION,
@@ -181,13 +182,14 @@ REGISTER_ENVIRONMENT = FunctionSpec(
     description="Validates an uploaded environment bundle and records the environment version",
     **run_step(sizing.registration),
     trigger=Trigger(ENVIRONMENTS_PREFIX, ".zip"),
-    reads=(ENVIRONMENTS_PREFIX,),
-    # the cases of each task that runs may score in shards, cut into shard files
-    writes=(CASE_SHARDS,),
-    # the connection its judge: section names, to measure the judge against the bundle's labelled answers
+    # CALIBRATIONS: the plan of a judge's calibration, which it reads back to start it on a retry
+    reads=(ENVIRONMENTS_PREFIX, CALIBRATIONS),
+    # the cases of each task that runs may score in shards, cut into shard files; the labelled answers
+    # of a judged bundle cut into the shards its CalibrationPipeline judges
+    writes=(CASE_SHARDS, CALIBRATIONS),
+    # the connection its judge: section names, which the calibration's judging asks
     tables={DataTable.ENVIRONMENTS: TableAccess.READ_WRITE, DataTable.CONNECTIONS: TableAccess.READ},
     idempotent=True,
-    calls_models=True,
 )
 
 INGEST = FunctionSpec(
@@ -417,12 +419,13 @@ PLAN_JUDGING = FunctionSpec(
 JUDGE_SHARD = FunctionSpec(
     name="judge_shard",
     logical_id="JudgeShardFunction",
-    description="Asks a run's judge about every answer of one shard, with retries",
+    description="Asks a run's or a calibration's judge about every answer of one shard, with retries",
     memory_mb=512,
     timeout=Duration.minutes(15),
-    reads=(JUDGING_PATTERN,),
-    writes=(JUDGING_PATTERN,),
-    tables={DataTable.RUNS: TableAccess.READ},
+    # a run's judging pass, or a version's judge calibration (whose running status it reads)
+    reads=(JUDGING_PATTERN, CALIBRATIONS),
+    writes=(JUDGING_PATTERN, CALIBRATIONS),
+    tables={DataTable.RUNS: TableAccess.READ, DataTable.ENVIRONMENTS: TableAccess.READ},
     calls_models=True,
 )
 
@@ -437,6 +440,18 @@ ASSEMBLE_JUDGMENTS = FunctionSpec(
     reads=(JUDGING_PATTERN,),
     writes=(JUDGMENTS_PATTERN, JUDGING_PATTERN),
     tables={DataTable.RUNS: TableAccess.READ_WRITE},
+)
+
+# The CalibrationPipeline's last step: a version's judge calibration's figures from its shards' judgments,
+# recorded on the version (or its caught failure).
+ASSEMBLE_CALIBRATION = FunctionSpec(
+    name="assemble_calibration",
+    logical_id="AssembleCalibrationFunction",
+    description="Records a judge's agreement with people from its judgments of the labelled answers",
+    memory_mb=512,
+    timeout=Duration.minutes(5),
+    reads=(CALIBRATIONS,),
+    tables={DataTable.ENVIRONMENTS: TableAccess.READ_WRITE},
 )
 
 # The batch branch of a live run. Submit streams the case shards into job files on disk (a job holds
@@ -629,6 +644,7 @@ SPECS: tuple[FunctionSpec, ...] = (
     PLAN_JUDGING,
     JUDGE_SHARD,
     ASSEMBLE_JUDGMENTS,
+    ASSEMBLE_CALIBRATION,
     SUBMIT_BATCH,
     POLL_BATCH,
     ASSEMBLE_BATCH,

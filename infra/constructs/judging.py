@@ -122,3 +122,52 @@ class JudgingPipeline(Construct):
             resource_name=name,
             arn_format=ArnFormat.COLON_RESOURCE_NAME,
         )
+
+
+class CalibrationPipeline(Construct):
+    """A version's judge calibration, judged as a run's answers are: registration plans it (the labelled
+    answers in shards, the items list, the plan in the execution's input as ``$.plan``) and starts it;
+    JudgeShards (the JudgingPipeline's Map and JudgeShard function, each item a shard of the calibration)
+    -> Assemble (the figures, recorded on the version). Any failure has Assemble's function record the
+    calibration failed with the step's sentence."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        judge_shard: lambda_.IFunction,
+        assemble: lambda_.IFunction,
+        bucket: s3.IBucket,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        failed = sfn.Fail(
+            self, "CalibrationFailed", error="CalibrationFailed", cause="A calibration step failed"
+        )
+        # Only a running calibration: a failure never overwrites measured figures.
+        mark_failed = record_failure(
+            self, "MarkCalibrationFailed", assemble, "calibration", unrecorded=failed
+        )
+        mark_failed.next(failed)
+        readers = error_readers(self, "calibration", mark_failed)
+        shards = paced_shards(self, "JudgeShards", "JudgeShard", judge_shard, bucket, subject="calibration")
+        assemble_step = lambda_task(
+            self,
+            "Assemble",
+            assemble,
+            payload={
+                "calibration": sfn.JsonPath.string_at("$.calibration"),
+                "shard_count": sfn.JsonPath.number_at("$.plan.shard_count"),
+            },
+            result_path="$.assembled",
+        )
+        for state in (shards, assemble_step):
+            readers.catch(state)
+        self.state_machine = logged_state_machine(
+            self,
+            "CalibrationPipeline",
+            shards.next(assemble_step).next(sfn.Succeed(self, "Calibrated")),
+            # Execution data would carry the labelled answers' judgments into the logs; S3 keeps those.
+            include_execution_data=False,
+            timeout=Duration.hours(24),
+        )

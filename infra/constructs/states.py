@@ -130,18 +130,25 @@ def lambda_task(
 
 
 def paced_shards(
-    scope: Construct, map_id: str, task_id: str, function: lambda_.IFunction, bucket: s3.IBucket
+    scope: Construct,
+    map_id: str,
+    task_id: str,
+    function: lambda_.IFunction,
+    bucket: s3.IBucket,
+    *,
+    subject: str = "run_id",
 ) -> sfn.DistributedMap:
     """A Distributed Map over the items list a plan step wrote (its answer at ``$.plan``: ``items_key``,
     ``shards_at_once``), each item a Standard child execution invoking `function` with the item's
-    ``run_id``, ``shard`` and its share of the bounds (``in_flight``, ``shards_at_once``); results discarded,
-    as each shard leaves its file in S3."""
+    `subject` (what the shard is of: ``run_id``, or a judging job's other subject), ``shard`` and its share
+    of the bounds (``in_flight``, ``shards_at_once``); results discarded, as each shard leaves its file in
+    S3."""
     shard = lambda_task(
         scope,
         task_id,
         function,
         payload={
-            "run_id": sfn.JsonPath.string_at("$.run_id"),
+            subject: sfn.JsonPath.string_at(f"$.{subject}"),
             "shard": sfn.JsonPath.number_at("$.shard"),
             "in_flight": sfn.JsonPath.number_at("$.in_flight"),
             "shards_at_once": sfn.JsonPath.number_at("$.shards_at_once"),

@@ -16,6 +16,7 @@ from constructs import Construct
 
 from infra.constructs.catalog import (
     API,
+    ASSEMBLE_CALIBRATION,
     ASSEMBLE_JUDGMENTS,
     ASSEMBLE_PREDICTIONS,
     BUILD_ARTIFACT,
@@ -46,7 +47,7 @@ from infra.constructs.catalog import (
 from infra.constructs.evaluation import EvaluationPipeline
 from infra.constructs.functions import Functions
 from infra.constructs.inference import DEFAULT_SHARD_SIZE, INFERENCE_SHARD_SIZE, InferencePipeline
-from infra.constructs.judging import JudgingPipeline
+from infra.constructs.judging import CalibrationPipeline, JudgingPipeline
 from infra.constructs.layer import Layer
 from infra.constructs.packages import PackagePipeline
 from infra.constructs.pipeline import Pipeline
@@ -114,6 +115,7 @@ class PipelinesStack(Stack):
         )
         self.inference = self._inference_pipeline()
         self.judging = self._judging_pipeline()
+        self.calibration = self._calibration_pipeline()
         self.training = self._training_pipeline()
         self.evaluation = self._evaluation_pipeline()
 
@@ -126,6 +128,7 @@ class PipelinesStack(Stack):
             self.packages.state_machine,
             self.inference.state_machine,
             self.judging.state_machine,
+            self.calibration.state_machine,
             self.training.state_machine,
             self.evaluation.state_machine,
         ]
@@ -192,6 +195,23 @@ class PipelinesStack(Stack):
             iam.PolicyStatement(actions=["states:StartExecution"], resources=[judging.state_machine_arn])
         )
         return judging
+
+    def _calibration_pipeline(self) -> CalibrationPipeline:
+        by_name = self.functions.by_name
+        calibration = CalibrationPipeline(
+            self,
+            "Calibration",
+            judge_shard=by_name[JUDGE_SHARD.name],
+            assemble=by_name[ASSEMBLE_CALIBRATION.name],
+            bucket=self.data.stored.bucket,
+        )
+        # Registration plans a judged version's calibration, in shards as a judging pass's, and starts it.
+        register = by_name[REGISTER_ENVIRONMENT.name]
+        shard_size = self.node.try_get_context(INFERENCE_SHARD_SIZE) or DEFAULT_SHARD_SIZE
+        register.add_environment("INFERENCE_SHARD_SIZE", str(int(shard_size)))
+        register.add_environment("CALIBRATION_STATE_MACHINE_ARN", calibration.state_machine.state_machine_arn)
+        calibration.state_machine.grant_start_execution(register)
+        return calibration
 
     def _training_pipeline(self) -> TrainingPipeline:
         by_name = self.functions.by_name

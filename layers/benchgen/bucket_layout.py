@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -29,6 +30,8 @@ BATCH_MANIFEST = "manifest.json.out"
 # A registered version's cases cut into shards, for runs scored in shards; written by registration only,
 # no trigger watches it.
 CASE_SHARDS = "case-shards/"
+# A version's judge calibration's working files: its labelled answers in shards, the judge's records of them.
+CALIBRATIONS = "calibrations/"
 
 # A live run's generated submission.
 GENERATED_SUBMISSION = "predictions.json"
@@ -245,20 +248,22 @@ def inference_items_key(run_id: str) -> str:
     return run_key(run_id, "inference/items.json")
 
 
-def judging_items_key(run_id: str) -> str:
-    """The items list the JudgingPipeline's Distributed Map reads: one object per shard."""
-    return run_key(run_id, "judging/items.json")
-
-
 def judging_key(run_id: str, name: str) -> str:
     """A judging pass's working file: the judge it asks (``judge.json``), a shard's cases and answers
-    (:func:`judging_shard_key`)."""
+    (:func:`judging_shard_key`), the items list the JudgingPipeline's Distributed Map reads
+    (``items.json``)."""
     return run_key(run_id, f"judging/{name}")
 
 
+def shard_name(kind: str, shard: int) -> str:
+    """A judging job's shard file, by name: the ``cases`` (with their answers) it asks about, or the
+    ``judgments``."""
+    return f"{kind}-{shard:05d}.jsonl"
+
+
 def judging_shard_key(run_id: str, kind: str, shard: int) -> str:
-    """A judging pass's shard file: the ``cases`` (with their answers) it asks about, or the ``judgments``."""
-    return judging_key(run_id, f"{kind}-{shard:05d}.jsonl")
+    """A judging pass's shard file (:func:`shard_name`)."""
+    return judging_key(run_id, shard_name(kind, shard))
 
 
 def judging_batch_input_key(run_id: str, job_name: str) -> str:
@@ -275,6 +280,19 @@ def judging_batch_output_prefix(run_id: str, job_name: str) -> str:
 def judging_execution_name(run_id: str) -> str:
     """The run's JudgingPipeline execution: one per run, so that a second start collides."""
     return f"judge-{run_id}"[:80]
+
+
+def calibration_key(environment_id: str, version: str, name: str) -> str:
+    """A version's calibration's working file, as a judging pass's (:func:`judging_key`) for a run."""
+    return f"{CALIBRATIONS}{environment_id}/{version}/{name}"
+
+
+def calibration_execution_name(environment_id: str, version: str) -> str:
+    """The version's calibration execution: one per version, so that a second start collides (a digest
+    keeps two long labels that share their first characters apart)."""
+    label = f"{environment_id}/{version}"
+    digest = hashlib.sha256(label.encode("utf-8")).hexdigest()[:16]
+    return f"calibrate-{re.sub(r'[^A-Za-z0-9_-]', '-', label)[:50]}-{digest}"
 
 
 def inference_shard_key(run_id: str, kind: str, shard: int) -> str:

@@ -35,7 +35,8 @@ JUDGE_ATTEMPTS = 2
 class JudgeSettings(LazyModel):
     """The ``judge:`` section of ``competition.yaml``: the model that judges the answers and how it is asked.
 
-    ``connection`` is the id of a connection of the environment owner's, as a live run names one.
+    ``connection`` names a connection of the environment owner's by its name (what a published bundle can
+    know: each owner creates their own under that name) or by its id.
     ``calibration`` is the path in the bundle of its human-labelled answers (one JSON object a line: a
     case's fields, an ``answer`` and ``labels``, a person's score per criterion id), which the judge is
     measured on. ``prompt`` replaces the template's own judging prompt (the fields it may use are the

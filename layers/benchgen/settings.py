@@ -65,6 +65,9 @@ class Settings(EnvironmentSettings):
     )
     # The score function hands a run whose template asks a judge to its JudgingPipeline execution first.
     judging_state_machine_arn: str | None = Field(default=None, validation_alias="JUDGING_STATE_MACHINE_ARN")
+    calibration_state_machine_arn: str | None = Field(
+        default=None, validation_alias="CALIBRATION_STATE_MACHINE_ARN"
+    )
     # Registration cuts a task's cases into shards of this many when it has more (set at deploy time, see
     # infra/sizing.py); unset, nothing is sharded.
     shard_cases: int | None = Field(default=None, ge=1, validation_alias="SHARD_CASES")

@@ -4,7 +4,7 @@ field renamed here is renamed for all of them."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from benchgen.lazy_model import LazyModel
 
@@ -30,6 +30,31 @@ class InferShardInput(ShardInput):
 
     in_flight: int = Field(default=1, ge=1, le=1000)
     shards_at_once: int = Field(default=1, ge=1, le=10_000)
+
+
+class JudgeShardInput(LazyModel):
+    """One shard of a judging job, with its share of the judge's bounds as the plan split them: of a run's
+    judging pass (``run_id``), or of a version's judge calibration (``calibration``: its
+    ``<environment_id>/<version>``)."""
+
+    run_id: str | None = None
+    calibration: str | None = None
+    shard: int
+    in_flight: int = Field(default=1, ge=1, le=1000)
+    shards_at_once: int = Field(default=1, ge=1, le=10_000)
+
+    @model_validator(mode="after")
+    def _one_job(self) -> JudgeShardInput:
+        if (self.run_id is None) == (self.calibration is None):
+            raise ValueError("a judging shard belongs to a run (run_id) or to a calibration, not both")
+        return self
+
+
+class CalibrationCountInput(LazyModel):
+    """A calibration whose shards are all judged: how many there were."""
+
+    calibration: str
+    shard_count: int
 
 
 class EvaluationInput(LazyModel):

@@ -28,6 +28,8 @@ TRAINING_STEPS = ["validate_training", "upload_training", "training_job"]
 EVALUATION_STEPS = ["start_evaluation", "check_evaluation", "compare_evaluation"]
 SHARD_STEPS = ["score_shard", "build_shard_artifact", "reduce_scores"]
 JUDGING_STEPS = ["plan_judging", "judge_shard", "assemble_judgments"]
+# The CalibrationPipeline's own step (its shards are the judging pass's judge_shard).
+CALIBRATION_STEPS = ["assemble_calibration"]
 # The sandbox runs untrusted code: it gets no logs, traces, queue or resource names, so it is checked apart.
 PIPELINE = [name for name in NAMES if name not in SANDBOXES.values()]
 # Invoked asynchronously (by S3, or by a state machine that may be retried); the dead-letter consumer is
@@ -79,12 +81,11 @@ BATCH_JOBS = {
 DRAINED = ["register_environment", "ingest", "score"]
 
 EXPECTED_ACTIONS = {
-    # a judged environment's judge is asked about its labelled answers at registration
+    # a judged environment's labelled answers are planned at registration for its CalibrationPipeline
     "register_environment": BASELINE
-    | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
+    | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "states:StartExecution"}
     | READ_WRITE
-    | IDEMPOTENCY
-    | MODEL_CALLS,
+    | IDEMPOTENCY,
     "ingest": BASELINE
     | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "lambda:InvokeFunction", "events:PutEvents"}
     | READ_WRITE
@@ -119,9 +120,11 @@ EXPECTED_ACTIONS = {
     | {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
     | READ_WRITE
     | MODEL_CALLS,
-    # a shard reads the run's status only: what it found goes to its file
+    # a shard reads the run's (or the calibration's) status only: what it found goes to its file
     "judge_shard": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ | MODEL_CALLS,
     "assemble_judgments": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE,
+    # records a calibration's figures on its version
+    "assemble_calibration": BASELINE | {"s3:GetObject"} | READ_WRITE,
     # submit hands the stack's Bedrock batch role to Bedrock (iam:PassRole on that role only)
     "submit_batch": BASELINE | {"s3:GetObject", "s3:PutObject", "iam:PassRole"} | READ_WRITE | BATCH_JOBS,
     "poll_batch": BASELINE | {"s3:GetObject", "s3:PutObject"} | READ_WRITE | BATCH_JOBS,
@@ -155,6 +158,8 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObject", "environments/"),
         ("s3:GetObjectVersion", "environments/"),
         ("s3:PutObject", "case-shards/"),
+        ("s3:GetObject", "calibrations/"),
+        ("s3:PutObject", "calibrations/"),
     },
     "ingest": {
         ("s3:GetObject", "submissions/"),
@@ -236,13 +241,19 @@ EXPECTED_OBJECT_ACCESS = {
         ("s3:GetObject", "predictions/*/prediction_output.zip"),
         ("s3:PutObject", "runs/*/judging/"),
     },
-    "judge_shard": {("s3:GetObject", "runs/*/judging/"), ("s3:PutObject", "runs/*/judging/")},
+    "judge_shard": {
+        ("s3:GetObject", "runs/*/judging/"),
+        ("s3:PutObject", "runs/*/judging/"),
+        ("s3:GetObject", "calibrations/"),
+        ("s3:PutObject", "calibrations/"),
+    },
     # and a judging pass's batch output read into its shards' first judgments
     "assemble_judgments": {
         ("s3:GetObject", "runs/*/judging/"),
         ("s3:PutObject", "runs/*/judgments.jsonl"),
         ("s3:PutObject", "runs/*/judging/"),
     },
+    "assemble_calibration": {("s3:GetObject", "calibrations/")},
     "submit_batch": {("s3:GetObject", "runs/"), ("s3:PutObject", "runs/")},
     # and for a judging pass: its judge, and its jobs' output that a provider keeps
     "poll_batch": {
@@ -337,8 +348,9 @@ EXPECTED_TABLE_ACCESS = {
     "infer_shard": {"RunsTable": READ_WRITE},
     "assemble_predictions": {"RunsTable": READ_WRITE},
     "plan_judging": {"RunsTable": READ_WRITE, "EnvironmentsTable": READ, "ConnectionsTable": READ},
-    "judge_shard": {"RunsTable": READ},
+    "judge_shard": {"RunsTable": READ, "EnvironmentsTable": READ},
     "assemble_judgments": {"RunsTable": READ_WRITE},
+    "assemble_calibration": {"EnvironmentsTable": READ_WRITE},
     "submit_batch": {"RunsTable": READ_WRITE},
     "poll_batch": {"RunsTable": READ_WRITE},
     "assemble_batch": {"RunsTable": READ_WRITE, "IdempotencyTable": IDEMPOTENCY},
@@ -396,6 +408,7 @@ EXPECTED_INDEXES = {
     **dict.fromkeys(SHARD_STEPS, RUNS_INDEXES),
     **dict.fromkeys(JUDGING_STEPS, RUNS_INDEXES),
     "plan_judging": RUNS_INDEXES | {"${ConnectionsTable.Arn}/index/by_owner"},
+    "assemble_calibration": set(),
 }
 
 EXPECTED_TRIGGERS = {
@@ -896,13 +909,13 @@ def test_scoring_concurrency_is_unreserved_unless_the_deployer_caps_it(
         **dict.fromkeys(EVALUATION_STEPS),
         **dict.fromkeys(SHARD_STEPS),
         **dict.fromkeys(JUDGING_STEPS),
+        **dict.fromkeys(CALIBRATION_STEPS),
     }
 
 
 @pytest.mark.parametrize(
     "name",
     [
-        "register_environment",
         "deploy_model",
         "infer_shard",
         "plan_judging",
@@ -1058,3 +1071,18 @@ def test_only_the_score_function_starts_the_judging_pipeline_told_its_named_arn(
     assert (
         functions["plan_judging"]["Properties"]["Environment"]["Variables"]["INFERENCE_SHARD_SIZE"] == "100"
     )
+
+
+def test_only_registration_starts_the_calibration_pipeline(
+    role_statements: dict[str, list[Statement]], functions: dict[str, Resource]
+) -> None:
+    starters = {
+        name: resource
+        for name, statements in role_statements.items()
+        for action, resource in _pairs(statements)
+        if action == "states:StartExecution" and "CalibrationPipeline" in resource
+    }
+    assert starters == {"register_environment": "${CalibrationPipeline}"}
+    variables = functions["register_environment"]["Properties"]["Environment"]["Variables"]
+    assert variables["CALIBRATION_STATE_MACHINE_ARN"] == {"Ref": "CalibrationPipeline"}
+    assert variables["INFERENCE_SHARD_SIZE"] == "100"

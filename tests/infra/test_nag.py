@@ -123,6 +123,14 @@ def test_wildcard_acknowledgments_name_the_exact_resource(resources: dict[str, R
         "AwsSolutions-IAM5[Resource::<JudgeShardFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<AssembleJudgmentsFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<ScoreFunction.Arn>:*]",
+        # Judge calibrations: their working files (labelled answers and judgments in shards), the Map's child
+        # executions and the Assemble step's versions (the shards are the judging pass's JudgeShard).
+        "AwsSolutions-IAM5[Resource::BenchGenData-DataBucketArn/calibrations/*]",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
+        '{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"CalibrationPipeline"}]}]}:*]',
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
+        '{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"CalibrationPipeline"}]}]}/*:*]',
+        "AwsSolutions-IAM5[Resource::<AssembleCalibrationFunction.Arn>:*]",
         # Training: each step function's versions, the training files, the jobs and the connection's role.
         "AwsSolutions-IAM5[Resource::<ValidateTrainingFunction.Arn>:*]",
         "AwsSolutions-IAM5[Resource::<UploadTrainingFunction.Arn>:*]",

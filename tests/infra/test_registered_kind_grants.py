@@ -60,7 +60,6 @@ def test_a_registered_kinds_iam_needs_are_granted_to_the_functions_that_have_the
         "deploy_model",
         "infer_shard",
         "compare_evaluation",
-        "register_environment",
         "plan_judging",
         "judge_shard",
     }

@@ -165,7 +165,8 @@ def test_a_judge_connection_not_of_the_environment_owner_s_is_refused(tmp_path: 
         judged.compare(tmp_path / "compare")
     assert str(refused.value) == (
         "the judge of environment gsm8k-tr: the judge: section names connection 'conn-judge', which is not "
-        "a connection of the environment's owner: name one of theirs (GET /connections lists them)"
+        "a connection of the environment's owner, by name or id; the environment's owner has no connection: "
+        "create one (POST /connections) with that name"
     )
     assert judged.asked == []
 

@@ -88,6 +88,23 @@ def test_a_run_warns_of_each_criterion_its_judge_agrees_poorly_on() -> None:
     assert judge.warnings == ["this judge agrees poorly with people on polite"]
 
 
+def test_a_run_of_a_version_whose_calibration_is_still_running_says_so() -> None:
+    # Given a run of an environment version whose judge's calibration has not ended
+    running = JudgeCalibration(
+        connection="conn-judge", model_id="judge-model", status=CalibrationStatus.RUNNING, answers=40
+    )
+    run = RunRecord(run_id="run-1", environment_id="judged", environment_version="v1", model="m", owner="u")
+    services = memory_services(runs=MemoryRuns(run), environments=MemoryEnvironments(_environment(running)))
+
+    # When the run is read, then it says the calibration is running, not that the judge is uncalibrated
+    detail = run_detail("run-1", services=services)
+    assert detail.judge is not None
+    assert detail.judge.summary == [
+        "judge calibration still running: its agreement with people on 40 human-labelled answers is being "
+        "measured"
+    ]
+
+
 def test_a_run_no_judge_scored_shows_no_judge() -> None:
     run = RunRecord(run_id="run-1", environment_id="judged", environment_version="v1", model="m", owner="u")
     services = memory_services(runs=MemoryRuns(run), environments=MemoryEnvironments(_environment(None)))

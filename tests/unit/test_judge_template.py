@@ -171,6 +171,48 @@ def test_the_aggregator_counts_an_unjudged_case_neither_as_a_pass_nor_as_a_fail(
     assert rates == {"accurate": 1.0, "explains": 0.5}
 
 
+def test_nothing_judged_gives_no_score_rather_than_zero() -> None:
+    # Given a run of which the judge could judge no case
+    aggregator = build_template(NAME).new_aggregator()
+    for _ in range(3):
+        aggregator.add(_verdict(JudgeRecord(id="c1", error="no answer")), CASE, ANSWER)
+
+    # When its scores are read
+    scores = aggregator.scores()
+
+    # Then accuracy and the mean score have no value, and the aggregator says why
+    assert (scores["accuracy"], scores["mean_score"]) == (None, None)
+    assert (scores["judged"], scores["unjudged"]) == (0.0, 3.0)
+    assert aggregator.no_score() == "no score: nothing was judged"
+
+
+def test_a_run_of_which_nothing_was_judged_writes_null_scores_with_the_reason(tmp_path: Path) -> None:
+    # Given the judged example whose judge answers every case unreadably, twice
+    made = generate_environment(NAME, tmp_path / "env", cases=4, seed=5)
+    env = open_environment(made.bundle_dir, tmp_path / "opened")
+    ids = [f"explain-{index:06d}" for index in range(4)]
+    judgments = tmp_path / "judgments.jsonl"
+    judge_submission(env, made.submission_path, judgments, SimulatedJudge({i: [MALFORMED] * 2 for i in ids}))
+
+    # When the run is scored
+    out = tmp_path / "run"
+    argv = ["score", "--bundle", str(made.bundle_dir), "--submission", str(made.submission_path)]
+    assert main([*argv, "--out", str(out), "--judgments", str(judgments)]) == 0
+
+    # Then scores.json holds no accuracy and no mean score (null, not 0.0), and the report says why
+    scores = json.loads((out / "scores.json").read_text(encoding="utf-8"))
+    assert (scores["accuracy"], scores["mean_score"], scores["unjudged"]) == (None, None, 4.0)
+    detailed = json.loads((out / "detailed_results.json").read_text(encoding="utf-8"))
+    assert detailed["no_score"] == "no score: nothing was judged"
+    # and no dataset is named with a score it does not have
+    assert not (out / "finetune_artifact.zip").exists() or "0.0%" not in _manifest_name(out)
+
+
+def _manifest_name(out: Path) -> str:
+    with zipfile.ZipFile(out / "finetune_artifact.zip") as archive:
+        return str(json.loads(archive.read("manifest.json"))["name"])
+
+
 @pytest.fixture(scope="module")
 def judged_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """The judged example scored through the command line, one case's judge answering twice unreadably."""

@@ -17,7 +17,7 @@ from benchgen.judging import JUDGE_NAME, JudgeAttempt, JudgeRecord, write_judgme
 from benchgen.records.prices import ModelPrices, TokenPrices
 from benchgen.records.runs import BatchJob, BatchSummary, RunRecord, RunStatus
 from benchgen.requests.runs import run_detail
-from benchgen.steps.judging import NO_ANSWER, JudgingError, judge_cases, judge_shard, summarize
+from benchgen.steps.judging import NO_ANSWER, JudgingError, judge_cases, judge_shard, run_job, summarize
 from benchgen.vocabulary import InferenceMode
 from tests.api_services import memory_services
 from tests.fakes import MemoryRuns, MemoryStore
@@ -158,9 +158,8 @@ def test_a_shard_whose_batch_judgments_are_not_of_its_cases_fails_saying_so(tmp_
     # When the shard is judged, then it fails rather than give one case's judgment to another
     with colour_judged_template(), pytest.raises(JudgingError, match="not of its cases"):
         judge_shard(
-            "run-1",
+            run_job("run-1", runs=runs),
             0,
-            runs=runs,
             store=store,
             workdir=tmp_path / "work",
             model_for=lambda model, sampling: ScriptedJudge("yes"),

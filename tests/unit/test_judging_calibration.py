@@ -4,6 +4,7 @@ asked about a calibration set as a judging pass asks it."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchgen.inference.model import Answer, ModelCallError
+from benchgen.inference.pacing import Budget
 from benchgen.inference.retry import Backoff
 from benchgen.judging import JudgeSettings
 from benchgen.records.judge_calibration import UNDEFINED_KAPPA, CalibrationStatus
@@ -162,3 +164,42 @@ def test_a_calibration_set_above_the_limit_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(CalibrationError, match=f"more than {CALIBRATION_LIMIT} labelled answers"):
         read_calibration(path, JudgeCase, ASKS)
+
+
+class Crowded:
+    """A judge that answers only once ``together`` calls are in flight at once (the calls before wait for
+    them, a minute at most), and counts the most that ever were."""
+
+    def __init__(self, together: int) -> None:
+        self.barrier = threading.Barrier(together, timeout=60)
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.most = 0
+
+    def complete(self, prompt: str) -> Answer:
+        with self.lock:
+            self.in_flight += 1
+            self.most = max(self.most, self.in_flight)
+        try:
+            self.barrier.wait()
+        except threading.BrokenBarrierError:
+            raise ModelCallError("asked alone", retryable=False) from None
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+        return Answer(text=judgment({"correct": 1, "polite": 5}), raw="")
+
+
+def test_the_judge_is_asked_about_several_answers_at_once_within_its_bound(tmp_path: Path) -> None:
+    # Given six labelled answers and a judge whose connection allows three requests in flight
+    path = _write(tmp_path / "calibration.jsonl", [labelled(index, 1, 5) for index in range(6)])
+    answers = read_calibration(path, JudgeCase, ASKS)
+    judge = Crowded(3)
+
+    # When it is calibrated
+    found = calibrate(answers, ASKS, ASKS, SETTINGS, judge, QUICK, model_id="judge-model", budget=Budget(3))
+
+    # Then every answer was judged, three at a time and never more
+    assert found.status is CalibrationStatus.MEASURED
+    assert [(c.n, c.unjudged) for c in found.criteria] == [(6, 0), (6, 0)]
+    assert judge.most == 3

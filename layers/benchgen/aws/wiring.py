@@ -201,6 +201,14 @@ class Adapters:
         return _starter(self.settings.judging_state_machine_arn)
 
     @cached_property
+    def calibration_starter(self) -> ExecutionStarter:
+        """The CalibrationPipeline's starter (the register function's)."""
+        found = _starter(self.settings.calibration_state_machine_arn)
+        if found is None:
+            raise RuntimeError("CALIBRATION_STATE_MACHINE_ARN is not set: a judge cannot be calibrated")
+        return found
+
+    @cached_property
     def preparation_starter(self) -> ExecutionStarter | None:
         """The preparation state machine's starter, where the function is told its ARN (the api function)."""
         return _starter(self.settings.preparation_state_machine_arn)

@@ -4,12 +4,16 @@ AI-feedback reward ask a judge (:mod:`benchgen.judging`)."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from benchgen.inference.model import Model
 from benchgen.inference.pacing import Pacer
 from benchgen.inference.retry import Backoff, ask
 from benchgen.judging import JUDGE_ATTEMPTS, JudgeAttempt, JudgeRecord
+
+T = TypeVar("T")
 
 
 def judge_one(
@@ -51,3 +55,10 @@ def judge_one(
         if said is None:
             break
     return JudgeRecord(id=case_id, attempts=attempts)
+
+
+def judge_each(items: Sequence[T], judge: Callable[[T], JudgeRecord], in_flight: int) -> list[JudgeRecord]:
+    """``judge(item)`` of each of ``items``, in their order, up to ``in_flight`` of them asked at once (a
+    judging pass's shard, a calibration set)."""
+    with ThreadPoolExecutor(max_workers=max(1, in_flight), thread_name_prefix="judging") as pool:
+        return list(pool.map(judge, items))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from benchgen.ports.pages import Page
@@ -11,14 +11,6 @@ from benchgen.providers.connections import ConnectionRecord
 
 class ConnectionsReader(Protocol):
     def get(self, connection_id: str) -> ConnectionRecord | None: ...
-
-
-class ConnectionsStore(ConnectionsReader, Protocol):
-    """Each user's connections, as the API creates, lists and deletes them."""
-
-    def put(self, record: ConnectionRecord) -> bool:
-        """Store a new connection; ``False`` (and nothing changed) when the id is taken."""
-        ...
 
     def list(
         self,
@@ -32,6 +24,25 @@ class ConnectionsStore(ConnectionsReader, Protocol):
         it holds ``limit`` connections or the owner has no more, so a short page is the last one)."""
         ...
 
+
+class ConnectionsStore(ConnectionsReader, Protocol):
+    """Each user's connections, as the API creates, lists and deletes them."""
+
+    def put(self, record: ConnectionRecord) -> bool:
+        """Store a new connection; ``False`` (and nothing changed) when the id is taken."""
+        ...
+
     def delete(self, connection_id: str, *, owner: str) -> bool:
         """Delete the connection if ``owner`` owns it; ``False`` (nothing changed) if not, or if gone."""
         ...
+
+
+def owned_connections(connections: ConnectionsReader, owner: str) -> Iterator[ConnectionRecord]:
+    """Every connection of ``owner``'s, newest first, page after page."""
+    token: str | None = None
+    while True:
+        page = connections.list(owner=owner, limit=100, next_token=token)
+        yield from page.items
+        if page.next_token is None:
+            return
+        token = page.next_token

@@ -7,10 +7,20 @@ from typing import Protocol
 
 from benchgen.ports.pages import Page
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord
+from benchgen.records.judge_calibration import JudgeCalibration
 
 
 class EnvironmentsReader(Protocol):
     def get(self, environment_id: str, version: str) -> EnvironmentRecord | None: ...
+
+
+class CalibratedEnvironments(EnvironmentsReader, Protocol):
+    """The versions, as a calibration that ends records its judge's figures on them."""
+
+    def record_calibration(self, environment_id: str, version: str, calibration: JudgeCalibration) -> bool:
+        """Replace the version's running calibration with ``calibration``; ``False`` (nothing changed)
+        when its calibration is not running (another delivery finished it first)."""
+        ...
 
 
 class OwnedEnvironments(EnvironmentsReader, Protocol):

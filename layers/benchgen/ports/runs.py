@@ -214,16 +214,18 @@ class RunsStore(ABC):
         execution_name: str,
         warnings: Sequence[str] = (),
         programs: Sequence[ProgramOutcome] = (),
+        no_score: str | None = None,
     ) -> RunRecord | None:
-        """``Running`` -> ``Completed`` with its scores, ``warnings`` and ``programs`` (all of them: ingest's
-        too), its artifact pending from the execution ``execution_name``, its claim let go; ``None``
-        (nothing changed) unless the run was Running."""
+        """``Running`` -> ``Completed`` with its scores (``no_score``: why it has no overall score),
+        ``warnings`` and ``programs`` (all of them: ingest's too), its artifact pending from the execution
+        ``execution_name``, its claim let go; ``None`` (nothing changed) unless the run was Running."""
         return self._update(
             run_id,
             RunStatus.RUNNING,
             status=RunStatus.COMPLETED,
             finished_at=utc_now(),
             overall_score=overall_score,
+            no_score=no_score,
             metrics=dict(metrics),
             other_metrics=dict(other_metrics),
             breakdowns=dict(breakdowns),

@@ -15,6 +15,10 @@ from benchgen.records.bounds import Text
 POOR_KAPPA = 0.4
 UNDEFINED_KAPPA = "kappa undefined: judge and people each gave one and the same verdict on every answer"
 NO_LABELS = "UNCALIBRATED judge: no human-labelled answers"
+STILL_RUNNING = (
+    "judge calibration still running: its agreement with people on {answers} human-labelled answers is being "
+    "measured"
+)
 
 
 class CriterionAgreement(LazyModel):
@@ -54,6 +58,7 @@ class CriterionAgreement(LazyModel):
 
 class CalibrationStatus(StrEnum):
     MEASURED = "measured"
+    RUNNING = "running"  # its human-labelled answers are being judged
     UNCALIBRATED = "uncalibrated"  # the bundle has no human-labelled answers
     FAILED = "failed"  # they could not be judged: ``reason`` says why
 
@@ -65,7 +70,8 @@ class JudgeCalibration(LazyModel):
     connection: str
     model_id: str | None = None
     status: CalibrationStatus = Field(
-        description="measured; uncalibrated (no human-labelled answers); failed (they could not be judged)"
+        description="measured; running (its human-labelled answers are being judged); uncalibrated (no "
+        "human-labelled answers); failed (they could not be judged)"
     )
     reason: Text | None = Field(default=None, description="why it is uncalibrated or failed")
     answers: int = Field(default=0, ge=0, description="the labelled answers the judge was asked about")
@@ -77,6 +83,8 @@ class JudgeCalibration(LazyModel):
             return [f"UNCALIBRATED judge: {self.reason}" if self.reason else NO_LABELS]
         if self.status is CalibrationStatus.FAILED:
             return [f"UNCALIBRATED judge: calibration failed: {self.reason}"]
+        if self.status is CalibrationStatus.RUNNING:
+            return [STILL_RUNNING.format(answers=self.answers)]
         return [criterion.describe() for criterion in self.criteria]
 
 

@@ -304,6 +304,8 @@ class RunRecord(LazyModel):
     submission_key: str | None = None
     submission_filename: str | None = None
     overall_score: float | None = None
+    # Why a completed run has no overall score (nothing was judged): its metrics without a value are absent.
+    no_score: Text | None = None
     # Scores beyond the first MAX_ITEMS stay in the run's scores.json, breakdowns in its detailed results.
     metrics: Scores = Field(default_factory=dict)
     other_metrics: Scores = Field(default_factory=dict)

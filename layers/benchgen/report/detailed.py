@@ -121,8 +121,8 @@ def _value_order(value: str) -> tuple[int, float, str]:
     return (2, 0.0, value)
 
 
-def metric_tiles(metrics: dict[str, float], columns: list[Column]) -> list[dict[str, Any]]:
-    """One tile per visible leaderboard column that has a value, in column order."""
+def metric_tiles(metrics: Mapping[str, float | None], columns: list[Column]) -> list[dict[str, Any]]:
+    """One tile per visible leaderboard column that has a value (or null: no score), in column order."""
     return [
         {
             "title": column.title,
@@ -235,21 +235,30 @@ def write_detailed(
     out_dir: Path,
     *,
     title: str,
-    metrics: dict[str, float],
+    metrics: Mapping[str, float | None],
     columns: list[Column],
     summary: Summary,
     logs: Sequence[Path],
     rows: list[TableRow],
     judge: JudgeAgreement | None = None,
+    no_score: str | None = None,
 ) -> dict[RunOutput, Path]:
     """Put ``detailed_results.json`` (the cases of ``logs``, in order) and ``detailed_results.html``
     (``rows``) in ``out_dir``, each replacing the old one only once it is complete; answers their paths.
-    ``judge``: the agreement with people of the judge that gave the scores, shown beside them."""
+    ``judge``: the agreement with people of the judge that gave the scores, shown beside them;
+    ``no_score``: why the metrics without a value have none, shown in their place."""
     out_dir.mkdir(parents=True, exist_ok=True)
     tiles = metric_tiles(metrics, columns)
     summary_dict = summary.summary_dict()
     breakdowns = summary.breakdowns_dict()
-    head = {"title": title, "metrics": tiles, "summary": summary_dict, "breakdowns": breakdowns}
+    head: dict[str, Any] = {
+        "title": title,
+        "metrics": tiles,
+        "summary": summary_dict,
+        "breakdowns": breakdowns,
+    }
+    if no_score is not None:
+        head["no_score"] = no_score
     if judge is not None:
         head["judge"] = judge.model_dump(mode="json")
     paths = {
@@ -278,7 +287,7 @@ def write_detailed(
                 summary=summary_dict,
                 breakdowns=breakdowns,
                 rows=rows,
-                judge=judge.summary if judge is not None else (),
+                judge=[*([no_score] if no_score else []), *(judge.summary if judge is not None else ())],
             ),
             encoding="utf-8",
         )
@@ -308,7 +317,7 @@ class DetailedResults:
         self,
         *,
         title: str,
-        metrics: dict[str, float],
+        metrics: Mapping[str, float | None],
         columns: list[Column],
         judge: JudgeAgreement | None = None,
     ) -> dict[RunOutput, Path]:
@@ -340,7 +349,7 @@ def write_detailed_results(
     verdicts: Iterable[AnyVerdict],
     *,
     title: str,
-    metrics: dict[str, float],
+    metrics: Mapping[str, float | None],
     columns: list[Column],
     out_dir: Path,
     table_limit: int = TABLE_LIMIT,

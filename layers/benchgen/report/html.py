@@ -76,6 +76,8 @@ def tile(label: str, value: str) -> str:
 
 def _metric_value(tile: dict[str, Any]) -> str:
     value = tile["value"]
+    if value is None:
+        return "no score"
     if isinstance(value, int | float):
         return f"{float(value):.{int(tile['precision'])}f}"
     return str(value)

@@ -4,9 +4,9 @@ criterion its pass/fail against the person's.
 A bundle's calibration set (``judge: calibration:``) is JSONL: each line a case of the environment's template
 (its ``case_type``) plus ``answer``, the answer that was judged, and ``labels``, a person's score per
 criterion id. The judge is asked about each answer exactly as a judging pass asks it (:func:`judge_one`
-with the template's ``asks``); the template's :class:`CalibrationRequests` turns the judge's readable answer
-and the person's scores into pass/fail per criterion. An answer the judge left unjudged is counted, and
-left out of the figures.
+with the template's ``asks``, as many at once as its connection allows); the template's
+:class:`CalibrationRequests` turns the judge's readable answer and the person's scores into pass/fail per
+criterion. An answer the judge left unjudged is counted, and left out of the figures.
 
 The figures per criterion: how many answers both judged (n), the share on which they agree (accuracy), and
 Cohen's kappa with a 95% confidence interval from the analytic large-sample standard error of Cohen (1960),
@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, cast, runtime_checkable
 
 import msgspec
 
@@ -30,10 +30,11 @@ from benchgen.bundle.load import resolve_in_bundle
 from benchgen.cases import Case
 from benchgen.environment import Environment
 from benchgen.errors import BenchGenError
-from benchgen.inference.judge_calls import judge_one
+from benchgen.inference.judge_calls import judge_each, judge_one
 from benchgen.inference.model import Model
+from benchgen.inference.pacing import Budget, Pacer
 from benchgen.inference.retry import Backoff
-from benchgen.judging import JudgeRequests, JudgeSettings
+from benchgen.judging import JudgeRecord, JudgeRequests, JudgeSettings
 from benchgen.records.judge_calibration import (
     UNDEFINED_KAPPA,
     CalibrationStatus,
@@ -44,11 +45,21 @@ from benchgen.records.judge_calibration import (
 from benchgen.scoring import registry
 from benchgen.scoring.templates import TemplateDefinition
 
-# A calibration set is asked of the judge whole, within one step: keep it to what a step's minutes allow.
+# A calibration set is judged in shards as a run's answers are; people label it, so it stays small.
 CALIBRATION_LIMIT = 500
 _Z95 = 1.959964
 # A judge that keeps failing is tried a few times per answer, not for a live run's throttled minutes.
 DEFAULT_BACKOFF = Backoff(attempts=3, base_s=0.5, cap_s=5.0, throttled_s=30.0)
+
+
+ONE_AT_A_TIME = Budget(in_flight=1)
+
+
+class JudgeAtHand(NamedTuple):
+    """The judge model to calibrate, and how hard it may be asked: its connection's bounds."""
+
+    model: Model
+    budget: Budget
 
 
 class CalibrationError(ValueError):
@@ -149,30 +160,53 @@ def calibrate(
     backoff: Backoff,
     *,
     model_id: str | None,
+    budget: Budget = ONE_AT_A_TIME,
     deadline: float | None = None,
 ) -> JudgeCalibration:
-    """Ask the judge ``model`` about each labelled answer as a judging pass would, and the figures of each
-    criterion the people labelled, in the order first labelled. No call starts after ``deadline``: the
-    answers left are unjudged. A judge that answered none of them failed, with its first error."""
-    pairs: dict[str, list[tuple[bool | None, bool]]] = {}
-    errors: list[str] = []
-    for labelled in answers:
+    """Ask the judge ``model`` about each labelled answer as a judging pass would (up to ``budget``'s
+    requests in flight, paced to its quotas), and the figures of each criterion the people labelled, in
+    the order first labelled. No call starts after ``deadline``: the answers left are unjudged. A judge
+    that answered none of them failed, with its first error."""
+    pacer = Pacer(budget)
+
+    def judged(labelled: LabelledAnswer) -> JudgeRecord:
         case, answer = labelled.case, labelled.answer
-        record = judge_one(
+        return judge_one(
             case.id,
             functools.partial(asks.prompt, case, answer, settings),
             functools.partial(asks.problem, case),
             model,
             backoff,
+            pacer=pacer,
             deadline=deadline,
         )
+
+    records = judge_each(answers, judged, budget.in_flight)
+    return figures(answers, records, calibrates, connection=settings.connection, model_id=model_id)
+
+
+def figures(
+    answers: Sequence[LabelledAnswer],
+    records: Sequence[JudgeRecord],
+    calibrates: CalibrationRequests,
+    *,
+    connection: str,
+    model_id: str | None,
+) -> JudgeCalibration:
+    """The figures of each criterion the people labelled (in the order first labelled) from the judge's
+    ``records`` of ``answers`` (one each, in their order). A judge that answered none of them failed, with
+    its first error."""
+    pairs: dict[str, list[tuple[bool | None, bool]]] = {}
+    errors: list[str] = []
+    for labelled, record in zip(answers, records, strict=True):
+        case = labelled.case
         if record.error is not None and not record.attempts:
             errors.append(record.error)
         read = record.read
         judge = calibrates.passes(case, read.text) if read is not None else {}
         for criterion, person in labelled.person.items():
             pairs.setdefault(criterion, []).append((judge.get(criterion), person))
-    judge_named = {"connection": settings.connection, "model_id": model_id, "answers": len(answers)}
+    judge_named = {"connection": connection, "model_id": model_id, "answers": len(answers)}
     if answers and len(errors) == len(answers):
         return JudgeCalibration(**judge_named, status=CalibrationStatus.FAILED, reason=errors[0][:1000])
     return JudgeCalibration(
@@ -190,26 +224,51 @@ def _judged(env: Environment) -> tuple[JudgeSettings, TemplateDefinition] | None
     return env.spec.judge, definition
 
 
-def calibrate_environment(
-    env: Environment,
-    connect: Callable[[JudgeSettings, str], Model],
-    *,
-    model_id: str | None = None,
-    backoff: Backoff = DEFAULT_BACKOFF,
-    deadline: float | None = None,
-) -> JudgeCalibration | None:
-    """The agreement with people of ``env``'s judge (``model_id``, else its ``judge:`` model id, reached
-    with ``connect(settings, model_id)``); None when its template asks no judge. Without a calibration
-    set it is uncalibrated; a set that cannot be read or a judge that cannot be reached leave it failed,
-    saying why."""
+@dataclass(frozen=True)
+class CalibrationSet:
+    """An environment's labelled answers, ready to be judged: its judge's settings, the model to ask, and
+    the template that asks it (whose ``asks`` is also its :class:`CalibrationRequests`)."""
+
+    settings: JudgeSettings
+    model_id: str
+    template: str
+    asks: CalibrationAsks
+    answers: list[LabelledAnswer]
+
+    def failed(self, reason: str) -> JudgeCalibration:
+        """The calibration of this set's judge, failed for ``reason``."""
+        return failed_calibration(self.settings, self.model_id, reason)
+
+
+class CalibrationAsks(JudgeRequests, CalibrationRequests, Protocol):
+    """A template's ``asks`` whose judge can be calibrated."""
+
+
+def failed_calibration(settings: JudgeSettings, model_id: str | None, reason: str) -> JudgeCalibration:
+    """The calibration of ``settings``' judge, failed for ``reason``."""
+    return JudgeCalibration(
+        connection=settings.connection,
+        model_id=model_id,
+        status=CalibrationStatus.FAILED,
+        reason=reason[:1000],
+    )
+
+
+def calibration_set(
+    env: Environment, model_id: str | None = None
+) -> CalibrationSet | JudgeCalibration | None:
+    """``env``'s labelled answers for its judge (``model_id``, else its ``judge:`` model id); None when its
+    template asks no judge. Without a calibration set the judge is uncalibrated; a set that cannot be read
+    leaves it failed, saying why."""
     judged = _judged(env)
     if judged is None:
         return None
     settings, definition = judged
     model_id = model_id or settings.model_id
-    named = {"connection": settings.connection, "model_id": model_id}
     if settings.calibration is None:
-        return JudgeCalibration(**named, status=CalibrationStatus.UNCALIBRATED)
+        return JudgeCalibration(
+            connection=settings.connection, model_id=model_id, status=CalibrationStatus.UNCALIBRATED
+        )
     asks = definition.asks
     try:
         if not isinstance(asks, CalibrationRequests):
@@ -218,10 +277,41 @@ def calibrate_environment(
             raise CalibrationError("the judge: section names no model_id to ask")
         path = resolve_in_bundle(env.root, settings.calibration, file=env.file, field="judge.calibration")
         answers = read_calibration(path, definition.case_type, asks)
-        model = connect(settings, model_id)
     except (BenchGenError, CalibrationError) as error:
-        return JudgeCalibration(**named, status=CalibrationStatus.FAILED, reason=str(error)[:1000])
-    return calibrate(answers, asks, asks, settings, model, backoff, model_id=model_id, deadline=deadline)
+        return failed_calibration(settings, model_id, str(error))
+    return CalibrationSet(settings, model_id, definition.name, cast(CalibrationAsks, asks), answers)
+
+
+def calibrate_environment(
+    env: Environment,
+    connect: Callable[[JudgeSettings, str], JudgeAtHand],
+    *,
+    model_id: str | None = None,
+    backoff: Backoff = DEFAULT_BACKOFF,
+    deadline: float | None = None,
+) -> JudgeCalibration | None:
+    """The agreement with people of ``env``'s judge (``model_id``, else its ``judge:`` model id, reached
+    with ``connect(settings, model_id)``, asked in this process within the bounds it gives); None when its
+    template asks no judge. Without a calibration set it is uncalibrated; a set that cannot be read or a
+    judge that cannot be reached leave it failed, saying why."""
+    found = calibration_set(env, model_id)
+    if not isinstance(found, CalibrationSet):
+        return found
+    try:
+        judge = connect(found.settings, found.model_id)
+    except (BenchGenError, CalibrationError) as error:
+        return found.failed(str(error))
+    return calibrate(
+        found.answers,
+        found.asks,
+        found.asks,
+        found.settings,
+        judge.model,
+        backoff,
+        model_id=found.model_id,
+        budget=judge.budget,
+        deadline=deadline,
+    )
 
 
 # A run scored where its environment was not registered (benchgen score) has no measured calibration.

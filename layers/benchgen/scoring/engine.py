@@ -348,6 +348,7 @@ def _score_tasks(
         metrics=metrics,
         other_metrics={},
         overall_score=metrics.get(spec.primary_column.key),
+        no_score=next((report.no_score for report in reports.values() if report.no_score), None),
         total=sum(report.total for report in reports.values()),
         passed=sum(report.passed for report in reports.values()),
         answered=sum(report.answered for report in reports.values()),
@@ -355,7 +356,11 @@ def _score_tasks(
         # what each task's program wrote: computed columns are computed on the run only, as on Codabench
         breakdowns={
             TASK_BREAKDOWN: {
-                label: {key: value for key, value in report.scores.items() if key not in computed}
+                label: {
+                    key: value
+                    for key, value in report.scores.items()
+                    if key not in computed and value is not None
+                }
                 for label, report in reports.items()
             }
         },

@@ -22,7 +22,8 @@ a judging pass left before scoring (``ScoringOptions.judgments``). A case passes
 rubric passes; near miss: failed with a score of 0.5 or more; answered: the model gave a non-empty answer
 (an empty one fails every criterion, judge or not). A case whose judge gave no answer, or none that could be
 read after the retry, is UNJUDGED: neither passed nor failed, its criteria not judged, its verdict keeping
-why and the judge's last text (``detail``). Accuracy and the mean score are over the judged cases.
+why and the judge's last text (``detail``). Accuracy and the mean score are over the judged cases: when no
+case was judged they have no value (null in ``scores.json``), and the run says there is no score and why.
 
 Criteria it judges, by id: each criterion its case's rubric names (passed: its score reaches its
 threshold), added after the governing criteria; a governing criterion no rubric names is unjudged.
@@ -71,6 +72,8 @@ from benchgen.scoring.templates import (
 from benchgen.verdicts import CriterionMark, VerdictRecord, is_unjudged
 
 NEAR_MISS_SCORE = 0.5
+# A run of which no case was judged has no accuracy and no mean score: 0.0 would be a score it never got.
+NOTHING_JUDGED = "no score: nothing was judged"
 
 __all__ = [
     "ASKS",
@@ -335,8 +338,8 @@ def build(options: ScoringOptions) -> Judge:
 
 
 class JudgeAggregator(Aggregator):
-    """Accuracy and the mean score over the judged cases, how many were and were not judged, and each
-    criterion's pass rate."""
+    """Accuracy and the mean score over the judged cases (none when none was), how many were and were not
+    judged, and each criterion's pass rate."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -370,16 +373,19 @@ class JudgeAggregator(Aggregator):
             counts[0] += judged
             counts[1] += passed
 
-    def scores(self) -> dict[str, float]:
+    def scores(self) -> dict[str, float | None]:
         judged = self.total - self.unjudged
         return {
-            "accuracy": rate(self.passed, judged),
-            "mean_score": self.score_sum.mean(judged),
+            "accuracy": rate(self.passed, judged) if judged else None,
+            "mean_score": self.score_sum.mean(judged) if judged else None,
             "answer_rate": rate(self.answered, self.total),
             "judged": float(judged),
             "unjudged": float(self.unjudged),
             "total": float(self.total),
         }
+
+    def no_score(self) -> str | None:
+        return NOTHING_JUDGED if self.total == self.unjudged else None
 
     def breakdowns(self) -> dict[str, dict[str, dict[str, float]]]:
         """Adds ``criterion``: each criterion's judged cases, passes and pass rate."""

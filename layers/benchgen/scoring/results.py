@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,10 +23,11 @@ if TYPE_CHECKING:
 class ScoreReport(LazyModel):
     # The run outputs scoring wrote (scores, scoring output, detailed results; the log when a program ran).
     files: dict[RunOutput, Path]
-    scores: dict[str, float]
+    scores: Mapping[str, float | None]  # None: a metric with nothing to be computed over (``no_score``)
     metrics: dict[str, float]  # leaderboard columns only, in column order
     other_metrics: dict[str, float]
     overall_score: float | None
+    no_score: str | None = None  # why the metrics without a value have none
     total: int = 0
     passed: int = 0
     answered: int = 0
@@ -45,15 +47,18 @@ class ScoreReport(LazyModel):
         metrics: dict[str, float],
         other: dict[str, float],
         tally: Aggregator,
+        unscored: Collection[str] = (),
         **rest: Any,
     ) -> ScoreReport:
-        """The report of `metrics` and `other` (as ``match_columns`` split them) and what `tally` counted."""
+        """The report of `metrics` and `other` (as ``match_columns`` split them), the `unscored` metrics
+        without a value, and what `tally` counted."""
         return cls(
             files=files,
-            scores=ordered_scores(metrics, other),
+            scores=ordered_scores(metrics, other, unscored=unscored),
             metrics=metrics,
             other_metrics=other,
             overall_score=metrics.get(spec.primary_column.key),
+            no_score=tally.no_score(),
             total=tally.total,
             passed=tally.passed,
             answered=tally.answered,
@@ -77,18 +82,19 @@ def _computed(column: Column, by_index: dict[int, float]) -> float | None:
 
 
 def match_columns(
-    spec: CompetitionSpec, scores: dict[str, float]
+    spec: CompetitionSpec, scores: Mapping[str, float | None]
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """(values per leaderboard column, in column order; the other scores).
+    """(values per leaderboard column, in column order; the other scores). A score without a value (None)
+    is in neither.
 
     A computed column is filled from the columns of its ``computation_indexes``, as Codabench's leaderboard
     does, whatever the scores hold under its key. A column left without a value is absent: it stays empty.
     """
     columns = spec.columns
     by_index = {
-        column.index: scores[column.key]
+        column.index: value
         for column in columns
-        if column.computation is None and column.key in scores
+        if column.computation is None and (value := scores.get(column.key)) is not None
     }
     metrics: dict[str, float] = {}
     for column in columns:
@@ -96,13 +102,20 @@ def match_columns(
         if value is not None:
             metrics[column.key] = value
     keys = {column.key for column in columns}
-    other = {key: value for key, value in sorted(scores.items()) if key not in keys}
+    other = {key: value for key, value in sorted(scores.items()) if key not in keys and value is not None}
     return metrics, other
 
 
-def require_columns(spec: CompetitionSpec, metrics: dict[str, float], scores: dict[str, float]) -> None:
-    """A column the built-in template leaves empty would be empty on every run: its key is wrong."""
-    missing = [column.key for column in spec.columns if column.key not in metrics]
+def require_columns(
+    spec: CompetitionSpec, metrics: dict[str, float], scores: Mapping[str, float | None]
+) -> None:
+    """A column the built-in template leaves empty would be empty on every run: its key is wrong. (A
+    column whose metric the template reported without a value is empty on this run only.)"""
+    missing = [
+        column.key
+        for column in spec.columns
+        if column.key not in metrics and (column.key not in scores or scores[column.key] is not None)
+    ]
     if missing:
         reported = ", ".join(sorted(scores)) or "nothing"
         raise ScoringError(
@@ -111,11 +124,14 @@ def require_columns(spec: CompetitionSpec, metrics: dict[str, float], scores: di
         )
 
 
-def ordered_scores(metrics: dict[str, float], other: dict[str, float]) -> dict[str, float]:
-    return {**metrics, **other}
+def ordered_scores(
+    metrics: dict[str, float], other: dict[str, float], *, unscored: Collection[str] = ()
+) -> dict[str, float | None]:
+    """The scores in column order, then the others; each of ``unscored`` with no value of its own null."""
+    return {**dict.fromkeys(unscored), **metrics, **other}
 
 
-def write_scores(out_dir: Path, scores: dict[str, float]) -> Path:
+def write_scores(out_dir: Path, scores: Mapping[str, float | None]) -> Path:
     """Write ``scores.json`` in ``out_dir``; answers its path."""
     path = RunOutput.SCORES.path_in(out_dir)
     path.write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")

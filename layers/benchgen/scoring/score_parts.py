@@ -212,7 +212,8 @@ def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> Sco
     template_scores = aggregator.scores()
     metrics, other = match_columns(spec, template_scores)
     require_columns(spec, metrics, template_scores)
-    scores = ordered_scores(metrics, other)
+    unscored = [key for key, value in template_scores.items() if value is None]
+    scores = ordered_scores(metrics, other, unscored=unscored)
     out_dir.mkdir(parents=True, exist_ok=True)
     scores_path = write_scores(out_dir, scores)
     scoring_output = RunOutput.SCORING_OUTPUT.path_in(out_dir)
@@ -233,6 +234,7 @@ def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> Sco
         logs=[part / CASES_NAME for part in parts],
         rows=rows,
         judge=judge_agreement(env),
+        no_score=aggregator.no_score(),
     )
     return ScoreReport.tallied(
         spec,
@@ -240,5 +242,6 @@ def finish_scores(env: Environment, parts: Sequence[Path], out_dir: Path) -> Sco
         metrics=metrics,
         other=other,
         tally=aggregator,
+        unscored=unscored,
         has_verdicts=True,
     )

@@ -193,12 +193,18 @@ class Aggregator:
                 counts[0] += total
                 counts[1] += passed
 
-    def scores(self) -> dict[str, float]:
+    def scores(self) -> Mapping[str, float | None]:
+        """The run's metrics by key; None for a metric with nothing to be computed over (see
+        :meth:`no_score`)."""
         return {
             "accuracy": rate(self.passed, self.total),
             "answer_rate": rate(self.answered, self.total),
             "total": float(self.total),
         }
+
+    def no_score(self) -> str | None:
+        """Why the metrics :meth:`scores` leaves without a value have none; None when every one has one."""
+        return None
 
     def breakdowns(self) -> dict[str, dict[str, dict[str, float]]]:
         """``{"difficulty": {"easy": {"total": 3, "passed": 2, "rate": 0.667}}}`` (empty ones left out)."""

@@ -30,7 +30,7 @@ from benchgen.ports.evaluations import EvaluationsStore
 from benchgen.ports.providers import ModelFactory
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.providers.judges import JudgeUnreachable, judge_model
+from benchgen.providers.judges import JudgeUnreachable
 from benchgen.records.evaluations import EvaluationRecord
 from benchgen.records.runs import (
     LiveModel,
@@ -42,6 +42,7 @@ from benchgen.scoring.registry import template
 from benchgen.steps.context import open_run_environment, registered_version
 from benchgen.steps.evaluation import EvaluationError, held_out_package, running_evaluation
 from benchgen.steps.inference import last_call_start, shard_budget
+from benchgen.steps.judging import reach_judge
 from benchgen.verdicts import Verdict
 
 
@@ -90,9 +91,7 @@ def _judge_model(judging: PairwiseJudging, environment_id: str, settings: JudgeS
     """The judge as a live run's model: a connection of the environment owner's, within its bounds."""
     owner = judging.environments.owner_of(environment_id)
     try:
-        return judge_model(
-            settings, owner.owner if owner is not None else None, judging.connections.get(settings.connection)
-        )
+        return reach_judge(settings, owner.owner if owner is not None else None, judging.connections)
     except JudgeUnreachable as error:
         raise EvaluationError(f"the judge of environment {environment_id}: {error}") from None
 

@@ -8,10 +8,7 @@ each with its share of the connection's ``max_in_flight``) -> JudgeShard for eac
 Map reading the items from S3 (each case asked with :func:`judge_one`, paced, throttling slowing the shard
 rather than failing it; a case whose calls keep failing is recorded with its ``error``, unjudged) ->
 Assemble (``judgments.jsonl`` in case order, and the judge's calls, tokens and cost on the run). The
-state machine then has the score step score the run, which reads the judgments. A big run's judge is
-asked first through its provider's batch inference, as a big live run's model is
-(:mod:`benchgen.steps.judging_batch`); JudgeShard then asks again only about the answers that could not
-be read.
+state machine then has the score step score the run, which reads the judgments.
 
 Each step reads the run again rather than trusting the state machine's data, and raises
 :class:`JudgingError` with the sentence the run fails with.
@@ -19,25 +16,24 @@ Each step reads the run again rather than trusting the state machine's data, and
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import msgspec
 
 from benchgen import vocabulary
 from benchgen.bucket_layout import (
-    judging_items_key,
     judging_key,
-    judging_shard_key,
     prediction_key,
     run_key,
+    shard_name,
 )
 from benchgen.cases import Case
 from benchgen.errors import BenchGenError
-from benchgen.inference.judge_calls import judge_one
+from benchgen.inference.judge_calls import judge_each, judge_one
 from benchgen.inference.model import Model
 from benchgen.inference.pacing import Pacer, fanout
 from benchgen.inference.retry import Backoff, ask
@@ -53,12 +49,13 @@ from benchgen.judging import (
 from benchgen.judging import write_judgments as write_records
 from benchgen.lazy_model import LazyModel
 from benchgen.outputs import RunOutput
-from benchgen.ports.connections import ConnectionsReader
+from benchgen.ports.connections import ConnectionsReader, owned_connections
 from benchgen.ports.environments import OwnedEnvironments
 from benchgen.ports.providers import ModelFactory
 from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage
-from benchgen.providers.judges import JudgeUnreachable
+from benchgen.providers.connections import ConnectionRecord
+from benchgen.providers.judges import JudgeUnreachable, judge_connection
 from benchgen.providers.judges import judge_model as reached_judge
 from benchgen.providers.registry import provider
 from benchgen.records.environments import EnvironmentRecord
@@ -81,6 +78,7 @@ from benchgen.steps.inference import (
 from benchgen.steps.transfers import Uploads, downloads
 from benchgen.vocabulary import InferenceMode
 
+ITEMS_NAME = "items.json"
 NO_ANSWER = "the run's model gave no answer to this case: there is nothing to judge"
 UNJUDGED_SHOWN = 5
 
@@ -91,8 +89,7 @@ class JudgingError(BenchGenError):
 
 class Judge(LazyModel):
     """The judge a run's judging pass asks, as Plan found it: the template that asks (by name), the
-    environment's ``judge:`` settings, the model they reach through the owner's connection, and how Plan
-    chose to ask it."""
+    environment's ``judge:`` settings, and the model they reach through the owner's connection."""
 
     template: str
     settings: JudgeSettings
@@ -120,17 +117,35 @@ def judged_before_scoring(version: EnvironmentRecord | None) -> bool:
     return version is not None and asks_of(version.template) is not None
 
 
+def _connection(
+    settings: JudgeSettings, owner: str | None, connections: ConnectionsReader
+) -> ConnectionRecord:
+    """``owner``'s connection that ``settings.connection`` names by name or id; a JudgeUnreachable saying
+    what to change when there is none."""
+    named = settings.connection
+    return judge_connection(
+        named, owner, connections.get(named), lambda: owned_connections(connections, owner) if owner else ()
+    )
+
+
+def reach_judge(
+    settings: JudgeSettings, owner: str | None, connections: ConnectionsReader, model_id: str | None = None
+) -> LiveModel:
+    """The judge (``model_id`` in place of its own when given), reached as a live run reaches its model
+    through ``owner``'s connection that ``settings.connection`` names by name or id; a JudgeUnreachable
+    saying what to change when it cannot be."""
+    return reached_judge(settings, _connection(settings, owner, connections), model_id)
+
+
 def judge_of(template: str, settings: JudgeSettings, *, owner: str, connections: ConnectionsReader) -> Judge:
-    """The judge, reached through ``owner``'s connection ``settings.connection`` as a live run reaches its
-    model; a JudgingError saying what to fix in ``judge:`` when it cannot be."""
-    connection = connections.get(settings.connection)
+    """The judge, reached through ``owner``'s connection ``settings.connection`` (:func:`reach_judge`); a
+    JudgingError saying what to fix in ``judge:`` when it cannot be."""
     try:
-        model = reached_judge(settings, owner, connection)
+        connection = _connection(settings, owner, connections)
+        model = reached_judge(settings, connection)
     except JudgeUnreachable as error:
         raise JudgingError(f"{error}; then upload the submission again") from None
-    return Judge(
-        template=template, settings=settings, model=model, connection_name=connection and connection.name
-    )
+    return Judge(template=template, settings=settings, model=model, connection_name=connection.name)
 
 
 def running_run(runs: RunsStore, run_id: str) -> RunRecord:
@@ -211,47 +226,70 @@ def plan(
     except LiveRunError as error:
         raise JudgingError(f"the judge: section: {error}") from None
     judge = judge.model_copy(update={"mode": mode})
+    lines = _pairs(environment.cases_path, prediction_output, kind)
+    planned = write_job(
+        functools.partial(judging_key, run_id),
+        {"run_id": run_id},
+        judge,
+        lines,
+        cases=cases,
+        shard_size=shard_size,
+        store=store,
+        workdir=workdir,
+    )
+    return {"run_id": run_id, "cases": cases, "asked": asked, "mode": mode.value, **planned}
+
+
+def write_job(
+    key: Callable[[str], str],
+    subject: dict[str, str],
+    judge: Judge,
+    lines: Iterable[dict[str, Any]],
+    *,
+    cases: int,
+    shard_size: int,
+    store: ObjectStorage,
+    workdir: Path,
+) -> dict[str, Any]:
+    """Write a judging job's working files where ``key(name)`` says: the judge it asks, its ``cases``
+    lines (each a case and the answer to judge) cut into shards of at most ``shard_size`` (fewer when the
+    judge's connection allows few requests at once: see :func:`fanout`), and the items list the Map reads,
+    each item ``subject`` and a shard with its share of the judge's ``max_in_flight``. Answers what the
+    state machine needs: only counts and a key, so the state's payload stays the same size whatever the
+    job's."""
     spread = fanout(cases, shard_size, judge.model.limits.max_in_flight)
     shards = 0
     # Streamed, a shard at a time: a big run's cases and answers need not fit in memory at once.
     with Uploads(store) as uploads:
         judge_path = workdir / JUDGE_NAME
         judge_path.write_text(judge.model_dump_json(), encoding="utf-8")
-        uploads.put(judge_path, judging_key(run_id, JUDGE_NAME), content_type="application/json")
+        uploads.put(judge_path, key(JUDGE_NAME), content_type="application/json")
         batch: list[dict[str, Any]] = []
 
         def flush() -> None:
             nonlocal shards
-            path = workdir / f"cases-{shards:05d}.jsonl"
+            name = shard_name("cases", shards)
+            path = workdir / name
             path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in batch), "utf-8")
-            uploads.put(path, judging_shard_key(run_id, "cases", shards), content_type="application/jsonl")
+            uploads.put(path, key(name), content_type="application/jsonl")
             shards += 1
             batch.clear()
 
-        for line in _pairs(environment.cases_path, prediction_output, kind):
+        for line in lines:
             batch.append(line)
             if len(batch) == spread.shard_size:
                 flush()
         if batch:
             flush()
     items = [
-        {"run_id": run_id, "shard": shard, "in_flight": spread.per_shard, "shards_at_once": spread.shards}
+        {**subject, "shard": shard, "in_flight": spread.per_shard, "shards_at_once": spread.shards}
         for shard in range(shards)
     ]
-    items_path = workdir / "items.json"
+    items_path = workdir / ITEMS_NAME
     items_path.write_text(json.dumps(items, separators=(",", ":")), encoding="utf-8")
-    items_key = judging_items_key(run_id)
+    items_key = key(ITEMS_NAME)
     store.upload(items_path, items_key, content_type="application/json")
-    # Only counts and a key: the state's payload stays the same size whatever the run's.
-    return {
-        "run_id": run_id,
-        "cases": cases,
-        "asked": asked,
-        "shard_count": shards,
-        "items_key": items_key,
-        "shards_at_once": spread.shards,
-        "mode": mode.value,
-    }
+    return {"shard_count": shards, "items_key": items_key, "shards_at_once": spread.shards}
 
 
 def judge_cases(
@@ -295,16 +333,21 @@ def judge_cases(
             first=before.attempts[0] if before is not None else None,
         )
 
-    befores = earlier if earlier is not None else [None] * len(lines)
-    with ThreadPoolExecutor(max_workers=max(1, in_flight), thread_name_prefix="judging") as pool:
-        return list(pool.map(judged, lines, befores))
+    befores: Sequence[JudgeRecord | None] = earlier if earlier is not None else [None] * len(lines)
+    return judge_each(list(zip(lines, befores, strict=True)), lambda pair: judged(*pair), in_flight)
+
+
+def run_job(run_id: str, *, runs: RunsStore) -> Callable[[str], str]:
+    """Where the run's judging pass keeps its working files (its shards read and write them), while the
+    run is Running."""
+    running_run(runs, run_id)
+    return functools.partial(judging_key, run_id)
 
 
 def judge_shard(
-    run_id: str,
+    key: Callable[[str], str],
     shard: int,
     *,
-    runs: RunsStore,
     store: ObjectStorage,
     workdir: Path,
     model_for: ModelFactory,
@@ -313,26 +356,26 @@ def judge_shard(
     shards_at_once: int = 1,
     deadline: float | None = None,
 ) -> dict[str, Any]:
-    """Ask the judge about every case of one shard, up to ``in_flight`` at once (paced to the shard's share
-    of the judge's quotas), no call starting too late to end before the step's ``deadline``; the shard's
-    judgments go to its file in the cases' order."""
-    running_run(runs, run_id)
-    judge_path = store.download(judging_key(run_id, JUDGE_NAME), workdir / JUDGE_NAME)
+    """Ask the judge about every case of one shard of a judging job whose working files ``key(name)``
+    names (a run's judging pass, a version's calibration), up to ``in_flight`` at once (paced to the
+    shard's share of the judge's quotas), no call starting too late to end before the step's
+    ``deadline``; the shard's judgments go to its file in the cases' order."""
+    judge_path = store.download(key(JUDGE_NAME), workdir / JUDGE_NAME)
     judge = Judge.model_validate_json(judge_path.read_bytes())
     definition = registry.template(judge.template)
     if definition.asks is None:
-        raise JudgingError(f"template {judge.template} no longer asks a judge: run {run_id} is not judged")
-    cases_path = store.download(judging_shard_key(run_id, "cases", shard), workdir / "cases.jsonl")
+        raise JudgingError(f"template {judge.template} no longer asks a judge: there is nothing to judge")
+    cases_path = store.download(key(shard_name("cases", shard)), workdir / "cases.jsonl")
     with cases_path.open(encoding="utf-8") as lines:
         cases = [json.loads(line) for line in lines if line.strip()]
     earlier = None
     if judge.mode is InferenceMode.BATCH:
-        batch_path = store.download(judging_shard_key(run_id, "batch", shard), workdir / "batch.jsonl")
+        batch_path = store.download(key(shard_name("batch", shard)), workdir / "batch.jsonl")
         earlier = list(iter_judgments(batch_path))
         if [record.id for record in earlier] != [line["case"]["id"] for line in cases]:
             raise JudgingError(
-                f"shard {shard} of run {run_id}: its judgments from the batch are not of its cases; upload "
-                "the submission again to judge the run afresh"
+                f"shard {shard}: its judgments from the batch are not of its cases; upload the submission "
+                "again to judge the run afresh"
             )
     budget = shard_budget(judge.model, in_flight, shards_at_once)
     pacer = Pacer(budget)
@@ -350,7 +393,7 @@ def judge_shard(
     )
     path = workdir / "judgments.jsonl"
     write_records(path, records)
-    store.upload(path, judging_shard_key(run_id, "judgments", shard), content_type="application/jsonl")
+    store.upload(path, key(shard_name("judgments", shard)), content_type="application/jsonl")
     return {
         "shard": shard,
         "judged": sum(record.read is not None for record in records),
@@ -426,14 +469,10 @@ def assemble(
     run = running_run(runs, run_id)
     judge_path = store.download(judging_key(run_id, JUDGE_NAME), workdir / JUDGE_NAME)
     judge = Judge.model_validate_json(judge_path.read_bytes())
-    keys = (judging_shard_key(run_id, "judgments", shard) for shard in range(shard_count))
-
-    def records() -> Iterator[JudgeRecord]:
-        for part in downloads(store, keys, workdir / "parts"):
-            yield from iter_judgments(part)
-
     path = workdir / "judgments.jsonl"
-    write_records(path, records())
+    write_records(
+        path, job_lines(functools.partial(judging_key, run_id), "judgments", shard_count, store, workdir)
+    )
     summary = summarize(
         iter_judgments(path), judge, run.live_model.model_id if run.live_model else None, run.model
     )
@@ -441,6 +480,35 @@ def assemble(
     if runs.record_judging(run_id, summary) is None:
         raise JudgingError(f"run {run_id} stopped Running while its judgments were assembled")
     return {"run_id": run_id, **summary.model_dump(include={"cases", "judged", "unreadable", "errors"})}
+
+
+@overload
+def job_lines(
+    key: Callable[[str], str],
+    kind: Literal["judgments"],
+    shard_count: int,
+    store: ObjectStorage,
+    workdir: Path,
+) -> Iterator[JudgeRecord]: ...
+
+
+@overload
+def job_lines(
+    key: Callable[[str], str], kind: Literal["cases"], shard_count: int, store: ObjectStorage, workdir: Path
+) -> Iterator[dict[str, Any]]: ...
+
+
+def job_lines(
+    key: Callable[[str], str], kind: str, shard_count: int, store: ObjectStorage, workdir: Path
+) -> Iterator[JudgeRecord] | Iterator[dict[str, Any]]:
+    """A judging job's ``judgments`` (its records) or ``cases`` lines, shard after shard, in case order."""
+    keys = (key(shard_name(kind, shard)) for shard in range(shard_count))
+    parts = downloads(store, keys, workdir / f"{kind}-parts")
+    if kind == "judgments":
+        return (record for part in parts for record in iter_judgments(part))
+    return (
+        json.loads(line) for part in parts for line in part.read_text("utf-8").splitlines() if line.strip()
+    )
 
 
 def record_judging_failure(run_id: str, reason: str, *, runs: RunsStore) -> None:

@@ -13,18 +13,18 @@ from benchgen.bucket_layout import BundleKey, ObjectKeyError, misplaced_bundle_s
 from benchgen.bundle.spec import Phase, Task
 from benchgen.environment import Environment, open_environment
 from benchgen.errors import BenchGenError
-from benchgen.inference.model import Model
-from benchgen.judging import JudgeSettings
 from benchgen.ownership import OPERATOR, PUBLISHER_KEY, stamp_refusal
 from benchgen.ports.connections import ConnectionsReader
 from benchgen.ports.environments import EnvironmentsStore
-from benchgen.ports.providers import ModelFactory
+from benchgen.ports.executions import Starter
 from benchgen.ports.storage import ObjectStorage
-from benchgen.providers.judges import JudgeUnreachable, judge_model
+from benchgen.providers.judges import JudgeUnreachable
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
-from benchgen.records.judge_calibration import JudgeCalibration
-from benchgen.scoring.calibration import CalibrationError, calibrate_environment
+from benchgen.records.judge_calibration import CalibrationStatus, JudgeCalibration
+from benchgen.scoring.calibration import CalibrationSet, calibration_set
+from benchgen.steps.calibration import plan_calibration, start_calibration
 from benchgen.steps.case_shards import cut_cases, shardable_tasks
+from benchgen.steps.judging import reach_judge
 
 logger = Logger(child=True)
 
@@ -64,8 +64,9 @@ def register_environment(
     A key laid out wrongly is recorded as a rejected environment saying how to lay it out. Given
     ``shard_cases``, the cases of every task a run may score in shards are cut into shards of that many
     (see :mod:`benchgen.steps.case_shards`) before the version is recorded. When its template asks a judge,
-    the judge's agreement with its human-labelled answers is measured through ``judges`` and recorded
-    (:func:`judge_calibration`): a judge that cannot be reached leaves it failed, the version registered.
+    the version is recorded with the judge's calibration running, and ``judges``' CalibrationPipeline
+    started, once, to measure its agreement with the human-labelled answers (:func:`judge_calibration`):
+    a judge that cannot be reached leaves it failed, the version registered.
     """
     try:
         bundle_key = parse_bundle_key(key)
@@ -73,6 +74,8 @@ def register_environment(
         return _reject_misplaced(key, version_id, error, environments)
     existing = environments.get(bundle_key.environment_id, bundle_key.version)
     if existing is not None:
+        # A delivery after the one that recorded it may be the retry of one that died before the start.
+        _start_running_calibration(existing, judges, store, workdir)
         if existing.bundle_version_id != version_id:
             logger.warning(
                 "version already registered; the new upload is kept in the bucket but not used",
@@ -124,44 +127,74 @@ def register_environment(
                     "converted": env.spec.conversion.describe() if env.spec.conversion else None,
                     "warnings": list(env.runtime.warnings),
                     "case_shards": _case_shards(env, bundle_key, shard_cases, store, workdir / "shards"),
-                    "judge_calibration": judge_calibration(env, publisher, judges),
+                    "judge_calibration": judge_calibration(
+                        env, bundle_key, publisher, judges, store, workdir / "calibration"
+                    ),
                 }
             )
     if not environments.put_if_absent(record):
-        # Another delivery of the same event won the race: its record stands.
+        # Another delivery of the same event won the race: its record stands, and it starts the rest.
         stored = environments.get(bundle_key.environment_id, bundle_key.version)
         return stored if stored is not None else record
     logger.info("environment recorded", extra={"status": record.status, "problems": len(record.problems)})
+    _start_running_calibration(record, judges, store, workdir)
     return record
 
 
 @dataclass(frozen=True)
 class Judges:
-    """How registration reaches an environment's judge: the connections it may name (the publisher's own),
-    the factory that asks a connection's model, and when the step must stop asking."""
+    """How registration has an environment's judge calibrated: the connections it may name (the
+    publisher's own), the CalibrationPipeline that judges the labelled answers, and how many a shard
+    holds at most."""
 
     connections: ConnectionsReader
-    model_for: ModelFactory
-    deadline: float | None = None
+    starter: Starter
+    shard_size: int
 
 
-def judge_calibration(env: Environment, publisher: str, judges: Judges | None) -> JudgeCalibration | None:
-    """The agreement with people of ``env``'s judge, reached through the publisher's connection that its
-    ``judge:`` section names; None when its template asks no judge."""
+def judge_calibration(
+    env: Environment,
+    bundle_key: BundleKey,
+    publisher: str,
+    judges: Judges | None,
+    store: ObjectStorage,
+    workdir: Path,
+) -> JudgeCalibration | None:
+    """The calibration of ``env``'s judge as the version is recorded with it: running, its labelled answers
+    planned for the CalibrationPipeline (the judge reached through the publisher's connection that its
+    ``judge:`` section names); uncalibrated without labelled answers, failed when they or the judge cannot
+    be read or reached; None when its template asks no judge."""
+    found = calibration_set(env)
+    if not isinstance(found, CalibrationSet):
+        return found
+    if judges is None:
+        return found.failed("no connection can be reached where this bundle is registered")
+    try:
+        live = reach_judge(found.settings, publisher, judges.connections, found.model_id)
+    except JudgeUnreachable as error:
+        return found.failed(str(error))
+    workdir.mkdir(parents=True, exist_ok=True)
+    return plan_calibration(
+        found,
+        live,
+        environment_id=bundle_key.environment_id,
+        version=bundle_key.version,
+        store=store,
+        workdir=workdir,
+        shard_size=judges.shard_size,
+    )
 
-    def connect(settings: JudgeSettings, model_id: str) -> Model:
-        if judges is None:
-            raise CalibrationError("no connection can be reached where this bundle is registered")
-        try:
-            live = judge_model(settings, publisher, judges.connections.get(settings.connection), model_id)
-        except JudgeUnreachable as error:
-            raise CalibrationError(str(error)) from None
-        return judges.model_for(live, settings.sampling)
 
-    found = calibrate_environment(env, connect, deadline=judges.deadline if judges else None)
-    if found is not None:
-        logger.info("judge calibrated", extra={"status": found.status, "answers": found.answers})
-    return found
+def _start_running_calibration(
+    record: EnvironmentRecord, judges: Judges | None, store: ObjectStorage, workdir: Path
+) -> None:
+    calibration = record.judge_calibration
+    if judges is None or calibration is None or calibration.status is not CalibrationStatus.RUNNING:
+        return
+    started = start_calibration(
+        record.environment_id, record.version, store=store, starter=judges.starter, workdir=workdir
+    )
+    logger.info("judge calibration started" if started else "judge calibration already started")
 
 
 def _phase(phase: Phase, tasks: list[Task]) -> dict[str, object]:

@@ -238,6 +238,7 @@ def complete_scoring(
     completed = runs.complete(
         run_id,
         overall_score=report.overall_score,
+        no_score=report.no_score,
         metrics=report.metrics,
         other_metrics=report.other_metrics,
         breakdowns=report.breakdowns,

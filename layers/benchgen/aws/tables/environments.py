@@ -6,10 +6,11 @@ import builtins
 from collections.abc import Mapping
 from typing import Any
 
-from benchgen.aws.items import from_item, to_item
+from benchgen.aws.items import from_item, to_attribute, to_item
 from benchgen.aws.tables.base import Table
 from benchgen.ports.pages import Page, decode_token, encode_token
 from benchgen.records.environments import EnvironmentOwner, EnvironmentRecord, EnvironmentStatus
+from benchgen.records.judge_calibration import CalibrationStatus, JudgeCalibration
 
 #: The sort key of an environment's owner item, kept beside its versions (a version never starts with '#').
 OWNER_ITEM_VERSION = "#owner"
@@ -64,6 +65,20 @@ class EnvironmentsRepo(Table):
 
     def get(self, environment_id: str, version: str) -> EnvironmentRecord | None:
         return self._get(EnvironmentRecord, {"environment_id": environment_id, "version": version})
+
+    def record_calibration(self, environment_id: str, version: str, calibration: JudgeCalibration) -> bool:
+        """Replace the version's running calibration with ``calibration``; ``False`` (nothing changed)
+        when its calibration is not running."""
+        return self._conditional_update(
+            {"environment_id": environment_id, "version": version},
+            "SET #c = :c",
+            "#c.#s = :running",
+            {"#c": "judge_calibration", "#s": "status"},
+            {
+                ":c": to_attribute(calibration.model_dump(mode="json", exclude_none=True)),
+                ":running": {"S": CalibrationStatus.RUNNING.value},
+            },
+        )
 
     def versions(self, environment_id: str) -> builtins.list[EnvironmentRecord]:
         """Every recorded version of one environment, oldest registration first."""

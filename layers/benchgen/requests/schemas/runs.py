@@ -214,6 +214,10 @@ class RunSummary(LazyModel):
     started_at: str | None = None
     finished_at: str | None = None
     overall_score: float | None = None
+    no_score: str | None = Field(
+        default=None,
+        description="why a completed run has no overall score (null): nothing was judged, for instance",
+    )
     failure_reason: str | None = None
     artifact_status: ArtifactStatus | None = None
     dataset_id: str | None = None
