@@ -137,7 +137,7 @@ def _object_grants(statements: list[dict[str, Any]], action: str) -> set[str]:
             {"runs/*/parts/artifact/*", "runs/*/logs/failure.log"},
         ),
         ("reduce_scores", {"environments/*", "runs/*/parts/score/*"}, {"runs/*"}),
-        ("register_environment", {"environments/*"}, {"case-shards/*"}),
+        ("register_environment", {"environments/*", "calibrations/*"}, {"case-shards/*", "calibrations/*"}),
     ],
 )
 def test_each_shard_function_reads_and_writes_only_its_own_keys(

@@ -158,6 +158,7 @@ class TestRealStack:
                 "PlanJudgingFunction",
                 "JudgeShardFunction",
                 "AssembleJudgmentsFunction",
+                "AssembleCalibrationFunction",
                 "SubmitBatchFunction",
                 "PollBatchFunction",
                 "AssembleBatchFunction",
