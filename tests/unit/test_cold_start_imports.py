@@ -31,7 +31,7 @@ for name in NAMES:
     if function is not None:
         tracer = function.tracer
         tracers[name] = [type(tracer).__module__ + "." + type(tracer).__name__, tracer.service]
-modules = {"xray": "aws_xray_sdk", "boto3": "boto3", "asyncio": "asyncio"}
+modules = {"xray": "aws_xray_sdk", "boto3": "boto3", "asyncio": "asyncio", "yaml": "yaml"}
 loaded = {name: module in sys.modules for name, module in modules.items()}
 print(json.dumps({"tracers": tracers, **loaded}))
 """
@@ -171,6 +171,19 @@ def test_no_handler_imports_boto3_before_its_first_client() -> None:
     assert seen["boto3"] is False
     assert "functions.api.handler" in seen["tracers"]
     assert len(seen["tracers"]) >= 15
+
+
+def test_no_handler_imports_pyyaml_before_it_reads_a_bundle_or_runs_a_program() -> None:
+    # Given a Lambda environment with tracing off
+    environment = {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}
+
+    # When every handler, the API's too, is imported into one fresh interpreter
+    seen = _import_in_fresh_process(HANDLERS, environment)
+
+    # Then PyYAML was not loaded: a bundle's reading, a program's metadata and scores.txt, and an ingestion's
+    # output metadata import it when they read or write YAML
+    assert seen["yaml"] is False
+    assert "functions.register_environment.handler" in seen["tracers"]
 
 
 def test_the_records_a_step_imports_build_their_validators_when_first_used() -> None:
