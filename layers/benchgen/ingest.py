@@ -16,7 +16,6 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import Field
 
 from benchgen.errors import BundleError, SubmissionError
@@ -173,6 +172,9 @@ def write_output_metadata(output: Path, ingestion: ProgramResult | None) -> None
         "ingestionExitCode": ingestion.returncode if ingestion is not None else None,
         "ingestionElapsedTime": elapsed,
     }
+    # PyYAML comes with an ingestion's output only, not with every start of the functions importing this.
+    import yaml
+
     path.write_text(yaml.safe_dump(status, default_flow_style=False), encoding="utf-8")
 
 

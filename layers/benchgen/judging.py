@@ -27,7 +27,7 @@ JUDGMENTS_NAME = "judgments.jsonl"
 # The judge a judging pass asks, as its Plan found it, among the pass's working files.
 JUDGE_NAME = "judge.json"
 # A judge grades; it need not write much, and the same answer judged twice should be judged the same.
-JUDGE_SAMPLING = Sampling(temperature=0.0, max_tokens=512)
+JUDGE_SAMPLING = Sampling.model_construct(temperature=0.0, max_tokens=512)
 # How many times the judge is asked about one answer: once, and once more when its answer cannot be read.
 JUDGE_ATTEMPTS = 2
 

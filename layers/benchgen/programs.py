@@ -17,7 +17,6 @@ import shlex
 from collections.abc import Collection
 from pathlib import Path
 
-import yaml
 from pydantic import ConfigDict
 
 from benchgen.bundle.runtime import MINIMAL
@@ -92,6 +91,10 @@ def load_command(program_dir: Path, *, label: str | None = None) -> str:
             "`command: python $program/<script>.py $input $output`",
         )
     file = f"{name}/{metadata.name}"
+    # PyYAML comes with a program's run: the functions that import this module score most runs by a
+    # template and run no program, and would otherwise import it at every cold start.
+    import yaml
+
     try:
         data = yaml.safe_load(metadata.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
@@ -274,6 +277,8 @@ def read_scores(output_dir: Path, columns: Collection[str]) -> dict[str, float]:
             raise ScoringError(f"scores.json {too_deep()}") from None
     elif txt_path.is_file():
         file = "scores.txt"
+        import yaml  # with a program's scores only, as above
+
         try:
             data = yaml.safe_load(_read_capped(txt_path))
         except yaml.YAMLError as exc:

@@ -10,7 +10,6 @@ from importlib import import_module
 from typing import Annotated, Any, ClassVar, Self, TypeVar
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     GetCoreSchemaHandler,
@@ -20,6 +19,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
+from benchgen.lazy_model import LazyModel
 from benchgen.stored_numbers import Storable
 
 
@@ -48,7 +48,7 @@ DEFAULT_BATCH_ABOVE_CASES = 10_000
 StopSequence = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 
 
-class Sampling(BaseModel):
+class Sampling(LazyModel):
     """Sampling parameters, named once here and translated to each provider's own names."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

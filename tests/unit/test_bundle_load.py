@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchgen.bundle.load import load_spec, parse_spec, read_yaml, spec_problems
+from benchgen.bundle.load import load_spec, parse_spec, spec_problems
 from benchgen.bundle.spec import SelectionCriterion
+from benchgen.bundle.yaml_file import read_yaml
 from benchgen.errors import BundleError
 from tests.unit.bad_bundles import GOOD_YAML, good_folder, yaml_with
 

@@ -31,7 +31,7 @@ for name in NAMES:
     if function is not None:
         tracer = function.tracer
         tracers[name] = [type(tracer).__module__ + "." + type(tracer).__name__, tracer.service]
-modules = {"xray": "aws_xray_sdk", "boto3": "boto3", "asyncio": "asyncio"}
+modules = {"xray": "aws_xray_sdk", "boto3": "boto3", "asyncio": "asyncio", "yaml": "yaml"}
 loaded = {name: module in sys.modules for name, module in modules.items()}
 print(json.dumps({"tracers": tracers, **loaded}))
 """
@@ -173,6 +173,19 @@ def test_no_handler_imports_boto3_before_its_first_client() -> None:
     assert len(seen["tracers"]) >= 15
 
 
+def test_no_handler_imports_pyyaml_before_it_reads_a_bundle_or_runs_a_program() -> None:
+    # Given a Lambda environment with tracing off
+    environment = {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}
+
+    # When every handler, the API's too, is imported into one fresh interpreter
+    seen = _import_in_fresh_process(HANDLERS, environment)
+
+    # Then PyYAML was not loaded: a bundle's reading, a program's metadata and scores.txt, and an ingestion's
+    # output metadata import it when they read or write YAML
+    assert seen["yaml"] is False
+    assert "functions.register_environment.handler" in seen["tracers"]
+
+
 def test_the_records_a_step_imports_build_their_validators_when_first_used() -> None:
     # Given a fresh interpreter / When it imports the run records and the bundle's spec
     probe = (
@@ -234,17 +247,6 @@ print(json.dumps(sorted({
 """
 
 
-# The models a module makes an instance of at import (a default, a provider's capabilities), so built then.
-INSTANTIATED_AT_IMPORT = [
-    "benchgen.finetune.split.SplitShares",
-    "benchgen.providers.capabilities.ConnectionLimits",
-    "benchgen.providers.capabilities.ConnectionProfile",
-    "benchgen.training.coverage.Thresholds",
-    "benchgen.training.preparation.GenerationSettings",
-    "benchgen.vocabulary.Sampling",
-]
-
-
 @pytest.mark.parametrize(
     "names",
     [
@@ -260,9 +262,10 @@ def test_importing_a_function_builds_none_of_its_models(names: list[str]) -> Non
     # When they are imported into one fresh interpreter
     built = _in_fresh_process(f"NAMES = {names!r}\n{BUILT_PROBE}", environment)
 
-    # Then the only models built are those a module makes an instance of: every other model of the
-    # library or of a handler builds when first used (a route's bodies with the route's first request)
-    assert built == INSTANTIATED_AT_IMPORT
+    # Then none was built: every model of the library or of a handler builds when first used (a route's
+    # bodies with the route's first request), those a module makes an instance of at import (a default,
+    # a provider's capabilities) too
+    assert built == []
 
 
 def test_the_evaluation_steps_before_compare_import_neither_the_comparison_nor_its_report() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchgen.bundle.load import read_yaml
+from benchgen.bundle.yaml_file import read_yaml
 from benchgen.environment import case_problems
 from benchgen.errors import BundleError, ScoringError
 from benchgen.jsonhead import pick_top_level_fields

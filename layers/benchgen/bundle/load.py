@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
@@ -18,11 +17,8 @@ from benchgen import vocabulary
 from benchgen.bundle.archive import COMPETITION_FILES, competition_file, path_problem
 from benchgen.bundle.spec import CompetitionSpec
 from benchgen.bundle.v15 import Conversion, convert_v15, is_v15
-from benchgen.errors import BundleError, too_deep
+from benchgen.errors import BundleError
 
-MAX_YAML_BYTES = 1024 * 1024
-# Aliases let a few lines of YAML stand for an exponentially large document; real bundles need few.
-MAX_YAML_ALIASES = 50
 TASK_PATH_FIELDS = ("scoring_program", "ingestion_program", "input_data", "reference_data")
 
 
@@ -36,43 +32,6 @@ _MISSING_HINTS = {
     "leaderboards": "add `leaderboards:` with one leaderboard whose `columns` name the scores to show",
 }
 _UNION_TAGS = frozenset({"float", "int", "str", "bool", "none"})
-
-
-class _BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that refuses documents built from too many aliases."""
-
-    aliases_seen = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            self.aliases_seen += 1
-            if self.aliases_seen > MAX_YAML_ALIASES:
-                raise yaml.YAMLError(f"more than {MAX_YAML_ALIASES} aliases (*name); write the values out")
-        return super().compose_node(parent, index)
-
-
-def read_yaml(path: Path, *, file: str | None = None) -> object:
-    """The parsed content of a YAML file, or a BundleError naming the line and column of the mistake."""
-    label = file or path.name
-    if path.stat().st_size > MAX_YAML_BYTES:
-        raise BundleError(label, f"is larger than {MAX_YAML_BYTES // 1024} KiB; keep data out of it")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise BundleError(label, f"is not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
-    try:
-        return yaml.load(text, Loader=_BoundedLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = exc.problem or exc.context or "syntax error"
-        raise BundleError(
-            label, f"is not valid YAML{where}: {problem}; check the indentation and quoting there"
-        ) from exc
-    except yaml.YAMLError as exc:
-        raise BundleError(label, f"is not valid YAML: {exc}") from exc
-    except RecursionError:
-        raise BundleError(label, too_deep()) from None
 
 
 def _short(value: object, limit: int = 60) -> str:
@@ -269,6 +228,10 @@ def spec_problems(root: Path) -> tuple[CompetitionSpec | None, list[BundleError]
             BundleError(root.name, f"has no {COMPETITION_FILES[0]}; add one at the top of the bundle")
         ]
     file = path.name
+    # Here rather than at the top: the functions that import this module for its other names (the paths a
+    # task names) would otherwise import PyYAML at every cold start without reading a bundle.
+    from benchgen.bundle.yaml_file import read_yaml
+
     try:
         data = read_yaml(path, file=file)
     except BundleError as exc:

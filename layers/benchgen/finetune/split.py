@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+
+from benchgen.lazy_model import LazyModel
 
 
 class Split(StrEnum):
@@ -24,7 +26,7 @@ SPLITS = tuple(Split)
 BUCKETS = 100
 
 
-class SplitShares(BaseModel):
+class SplitShares(LazyModel):
     """How many of the 100 hash buckets each split takes; they sum to 100."""
 
     # Each share strict: a string or a boolean is refused, not read as one.
@@ -57,7 +59,7 @@ class SplitShares(BaseModel):
         )
 
 
-DEFAULT_SHARES = SplitShares()
+DEFAULT_SHARES = SplitShares.model_construct()
 SPLIT_RULE = DEFAULT_SHARES.rule
 
 

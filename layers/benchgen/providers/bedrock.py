@@ -122,11 +122,11 @@ class Bedrock(ProviderDefinition):
     title = "Bedrock model customization"
     # Demonstration only (no preference type); Nova, Llama 3.1 and Claude 3 Haiku; Nova takes up to 20,000
     # training rows, the most of the three (Llama 3.1 takes 10,000, which its export profile enforces).
-    capabilities = ConnectionProfile(
+    capabilities = ConnectionProfile.model_construct(
         methods=[Method.DEMONSTRATION],
         model_families=list(HYPERPARAMETERS),
         export_profiles=["bedrock-conversation", "bedrock-prompt-completion"],
-        limits=ConnectionLimits(max_rows=20_000),
+        limits=ConnectionLimits.model_construct(max_rows=20_000),
     )
     method_gaps = MappingProxyType(
         {

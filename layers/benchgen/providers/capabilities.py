@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from benchgen.errors import BenchGenError
+from benchgen.lazy_model import LazyModel
 from benchgen.training.export_profiles import PROFILES
 from benchgen.vocabulary import Method
 
@@ -54,7 +55,7 @@ def either(words: Iterable[str]) -> str:
     return f"{', '.join(others)} or {last}" if others else last
 
 
-class ConnectionLimits(BaseModel):
+class ConnectionLimits(LazyModel):
     """The most a connection takes in one training request; ``None`` where it sets no limit."""
 
     model_config = ConfigDict(extra="forbid")
@@ -68,7 +69,7 @@ class ConnectionLimits(BaseModel):
     )
 
 
-class ConnectionProfile(BaseModel):
+class ConnectionProfile(LazyModel):
     """What a connection accepts: training methods, model families, export profiles, and its limits."""
 
     model_config = ConfigDict(extra="forbid")

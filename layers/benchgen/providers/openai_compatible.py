@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from benchgen.providers.capabilities import ANY_FAMILY, ConnectionProfile
+from benchgen.providers.capabilities import ANY_FAMILY, ConnectionLimits, ConnectionProfile
 from benchgen.providers.definition import ProviderDefinition
 from benchgen.providers.hyperparameters import Hyperparameter, check_named, typed
 from benchgen.providers.jobs import JobSpec, JobState, ProviderFault
@@ -70,10 +70,11 @@ class OpenAICompatible(ProviderDefinition):
     # model server and not by Together, which offers no reinforcement fine-tuning: a connection to Together
     # narrows its profile to demonstration and preference, and one left wide hears Together's own refusal
     # when it starts the job.
-    capabilities = ConnectionProfile(
+    capabilities = ConnectionProfile.model_construct(
         methods=[Method.DEMONSTRATION, Method.PREFERENCE, Method.REINFORCEMENT],
         model_families=[ANY_FAMILY],
         export_profiles=["openai-chat", "openai-preference", "together-sft", "together-dpo", "openai-rft"],
+        limits=ConnectionLimits.model_construct(),
     )
     inference_path = "chat completions ({base_url}/chat/completions)"
     batch_module = "openai_batch"

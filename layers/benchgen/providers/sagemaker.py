@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from benchgen.inference.shapes import unreadable
-from benchgen.providers.capabilities import ANY_FAMILY, ConnectionProfile, Unsupported
+from benchgen.providers.capabilities import ANY_FAMILY, ConnectionLimits, ConnectionProfile, Unsupported
 from benchgen.providers.definition import Grant, IamNeeds, ProviderDefinition
 from benchgen.providers.jobs import JOB_NAME_PREFIX, JobSpec, JobState, ProviderFault
 from benchgen.records.runs import LiveModel
@@ -67,10 +67,11 @@ class SageMaker(ProviderDefinition):
     kind = ProviderKind("sagemaker")
     title = "SageMaker training"
     # SFT and DPO, on whatever base model it is given.
-    capabilities = ConnectionProfile(
+    capabilities = ConnectionProfile.model_construct(
         methods=[Method.DEMONSTRATION, Method.PREFERENCE],
         model_families=[ANY_FAMILY],
         export_profiles=["sagemaker-sft", "sagemaker-dpo", "trl-sft", "trl-dpo"],
+        limits=ConnectionLimits.model_construct(),
     )
     method_gaps = MappingProxyType(
         {

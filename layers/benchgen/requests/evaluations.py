@@ -50,7 +50,7 @@ from benchgen.vocabulary import InferenceMode, Sampling
 logger = Logger(child=True)
 
 # Both runs answer at temperature 0, so the comparison measures the models, not the sampling.
-EVALUATION_SAMPLING = Sampling(temperature=0)
+EVALUATION_SAMPLING = Sampling.model_construct(temperature=0.0)
 NOT_STARTED = "the evaluation could not be started; request it again later"
 
 

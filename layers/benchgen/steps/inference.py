@@ -57,7 +57,7 @@ from benchgen.vocabulary import InferenceMode, Sampling
 
 # The reachability call: as short a question and answer as a model allows.
 PROBE_PROMPT = "Reply with OK."
-PROBE_SAMPLING = Sampling(max_tokens=1, temperature=0)
+PROBE_SAMPLING = Sampling.model_construct(max_tokens=1, temperature=0.0)
 UNANSWERED_SHOWN = 5
 PROBE_WAIT = "the model's answer to one short call, before any case is asked"
 CASES_WAIT = "the model's answers to the run's cases"

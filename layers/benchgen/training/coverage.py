@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from benchgen.finetune.split import SPLITS, Split
 from benchgen.lazy_model import LazyModel
@@ -24,7 +24,7 @@ POOL_OUTNUMBERS_SEED = "pool_outnumbers_seed"
 MAX_PROBLEMS = 50  # check_held_out names this many rows, then counts the rest
 
 
-class Thresholds(BaseModel):
+class Thresholds(LazyModel):
     """Where a number becomes a gap.
 
     - ``min_split_rows`` = 10: OpenAI-compatible fine-tuning refuses a training file of fewer than 10
@@ -42,7 +42,7 @@ class Thresholds(BaseModel):
     dominant_share: float = Field(default=0.1, gt=0.0, le=1.0)
 
 
-DEFAULT_THRESHOLDS = Thresholds()
+DEFAULT_THRESHOLDS = Thresholds.model_construct()
 
 
 class Gap(LazyModel):

@@ -25,7 +25,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from benchgen.bundle.spec import Criterion, Finetune, SelectionCriterion
 from benchgen.cases import CaseText, read_case_lines
@@ -119,7 +119,7 @@ RunT = TypeVar("RunT", bound=RunOnVersion)
 MAX_SEED = 2**32 - 1
 
 
-class GenerationSettings(BaseModel):
+class GenerationSettings(LazyModel):
     """How rows are generated; None takes the value of the bundle's ``finetune:`` section."""
 
     # Each number strict: a string or a boolean is refused, not read as one.
@@ -133,7 +133,7 @@ class GenerationSettings(BaseModel):
     )
     # Mixed into the augmentation and pool choices; 0 = the artifact's. 32 bits, as a record keeps it.
     seed: int = Field(default=0, ge=0, le=MAX_SEED, strict=True)
-    splits: SplitShares = SplitShares()
+    splits: SplitShares = SplitShares.model_construct()
     # Reinforcement only: the share of the cases the runs got right that joins the mistakes (0 = none, 1 =
     # all), chosen by a stable hash of the case id under ``seed``, so that a policy trained on its mistakes
     # is still rewarded for what it already answers well. Left out of the JSON when unset, so the specs of
@@ -156,7 +156,7 @@ class PreparationSpec(LazyModel):
     criteria: list[_Id] = Field(default_factory=list, max_length=MAX_CRITERIA)
     selection: SelectionCriterion = SelectionCriterion.WRONG_PLUS_AUGMENTED
     run_ids: list[_Id] = Field(min_length=1, max_length=MAX_RUNS)
-    settings: GenerationSettings = GenerationSettings()
+    settings: GenerationSettings = GenerationSettings.model_construct()
 
 
 @dataclass(frozen=True)
