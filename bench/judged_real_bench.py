@@ -46,7 +46,7 @@ EXAMPLE = EXAMPLES / "judge"
 # Enough for the judge's JSON (a score and a one-sentence reason per criterion of three).
 MAX_TOKENS = 200
 CALIBRATION_ANSWERS = 12
-# How long registration and the judge's calibration on the labelled answers may take.
+# How long registration and the judge's calibration on the labelled answers may take, by default.
 REGISTRATION_TIMEOUT_S = 900.0
 # The model the example submission's answers are recorded as coming from.
 ANSWERS = "example-answers"
@@ -125,7 +125,9 @@ def describe(found: dict[str, Any]) -> list[str]:
     return lines
 
 
-def bench(out: Path, calibration: int, max_tokens: int, run_timeout: float) -> dict[str, Any]:
+def bench(
+    out: Path, calibration: int, max_tokens: int, run_timeout: float, registration_timeout: float
+) -> dict[str, Any]:
     from localcloud.cloud import LocalCloud
 
     out.mkdir(parents=True, exist_ok=True)
@@ -156,7 +158,7 @@ def bench(out: Path, calibration: int, max_tokens: int, run_timeout: float) -> d
             example = judged_copy(out, calibration, max_tokens)
             started = time.monotonic()
             environment_id = register_example(
-                cloud, api, example, out, progress, timeout=REGISTRATION_TIMEOUT_S
+                cloud, api, example, out, progress, timeout=registration_timeout
             )
             timings["registration_with_calibration_s"] = round(time.monotonic() - started, 1)
             started = time.monotonic()
@@ -189,10 +191,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calibration", type=int, default=CALIBRATION_ANSWERS, help="labelled answers asked")
     parser.add_argument("--max-tokens", type=int, default=MAX_TOKENS, help="the judge's longest answer")
     parser.add_argument("--run-timeout", type=float, default=1800.0, help="seconds the run may take")
+    parser.add_argument(
+        "--registration-timeout",
+        type=float,
+        default=REGISTRATION_TIMEOUT_S,
+        help="seconds registration and the judge's calibration may take (a bigger --calibration needs more)",
+    )
     args = parser.parse_args(argv)
     if args.calibration < 1:
         parser.error("--calibration must be at least 1: the judge is measured on that many labelled answers")
-    found = bench(args.out, args.calibration, args.max_tokens, args.run_timeout)
+    found = bench(args.out, args.calibration, args.max_tokens, args.run_timeout, args.registration_timeout)
     for line in describe(found):
         print(line)
     if args.json:
