@@ -18,6 +18,7 @@ from benchgen.records.prices import ModelPrices, TokenPrices
 from benchgen.records.runs import BatchJob, BatchSummary, RunRecord, RunStatus
 from benchgen.requests.runs import run_detail
 from benchgen.steps.judging import NO_ANSWER, JudgingError, judge_cases, judge_shard, run_job, summarize
+from benchgen.steps.judging_batch import judge_prompts
 from benchgen.vocabulary import InferenceMode
 from tests.api_services import memory_services
 from tests.fakes import MemoryRuns, MemoryStore
@@ -165,3 +166,23 @@ def test_a_shard_whose_batch_judgments_are_not_of_its_cases_fails_saying_so(tmp_
             model_for=lambda model, sampling: ScriptedJudge("yes"),
             backoff=QUICK,
         )
+
+
+def test_a_batch_asks_the_judge_about_a_reasoning_answer_alone_and_never_about_one_cut_off() -> None:
+    # Given a shard with an answer after a reasoning block, one cut off inside it, and no answer
+    judge = _judge().model_copy(update={"template": NAME, "mode": InferenceMode.BATCH})
+    case = {"id": "flag-1", "question": "Colours of the flag?", "answer": "red", "colours": ["red"]}
+    answers = ["<think>the flag is red</think>red", "<think>the flag is", None]
+    store = MemoryStore()
+    store.objects[judging_shard_key("run-1", "cases", 0)] = "".join(
+        json.dumps({"case": {**case, "id": f"flag-{index}"}, "answer": answer}) + "\n"
+        for index, answer in enumerate(answers)
+    ).encode()
+
+    # When the batch's records are made, then only the reasoning answer is asked about, without its
+    # reasoning, as the on-demand pass asks
+    with colour_judged_template():
+        prompts = list(judge_prompts(store, judge, "run-1", 1))
+    assert len(prompts) == 1
+    assert "'red'" in prompts[0]
+    assert "think" not in prompts[0]

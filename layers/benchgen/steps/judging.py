@@ -217,7 +217,7 @@ def plan(
     cases = asked = 0
     for pair in _pairs(environment.cases_path, prediction_output, kind):
         cases += 1
-        asked += pair["answer"] is not None
+        asked += asked_about(pair["answer"])[0] is not None
     if cases == 0:
         raise JudgingError(f"the environment of run {run_id} has no cases to judge")
     try:
@@ -292,6 +292,16 @@ def write_job(
     return {"shard_count": shards, "items_key": items_key, "shards_at_once": spread.shards}
 
 
+def asked_about(answer: str | None) -> tuple[str | None, str | None]:
+    """What the judge is asked about a run's ``answer``, as scoring reads it (the answer apart from a
+    reasoning block before it) and None; or None and why it is not asked (no answer, or one cut off inside
+    its reasoning block). On demand and in a batch alike."""
+    if answer is None:
+        return None, NO_ANSWER
+    text = answer_text(answer)
+    return (text, None) if text is not None else (None, CUT_OFF)
+
+
 def judge_cases(
     lines: Sequence[dict[str, Any]],
     *,
@@ -314,14 +324,11 @@ def judge_cases(
 
     def judged(line: dict[str, Any], before: JudgeRecord | None) -> JudgeRecord:
         case = decode(line["case"], kind)
-        if line["answer"] is None:
-            return JudgeRecord(id=case.id, error=NO_ANSWER)
+        answer, not_asked = asked_about(line["answer"])
+        if answer is None:
+            return JudgeRecord(id=case.id, error=not_asked)
         if before is not None and not before.attempts:
             return before  # the provider failed its record: unjudged, with the provider's reason
-        # The judge reads the answer as scoring does: apart from a reasoning block before it.
-        answer = answer_text(line["answer"])
-        if answer is None:
-            return JudgeRecord(id=case.id, error=CUT_OFF)
         return judge_one(
             case.id,
             lambda problem: asks.prompt(case, answer, settings, problem),

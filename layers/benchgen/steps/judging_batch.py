@@ -4,7 +4,8 @@ serve both).
 
 Plan chose the branch (:func:`benchgen.steps.inference.inference_mode`, the judge's ``inference_mode`` and
 ``batch_above_cases`` as a live run's). SubmitBatch makes each judged case's first prompt a record, named
-by the case's place among the cases that have an answer (a case without one is not asked, as on demand),
+by the case's place among the cases asked about (a case without an answer, or one cut off inside its
+reasoning block, is not asked, as on demand; an answer after a reasoning block is asked about alone),
 -> Wait -> PollBatch until the jobs have ended -> ReadBatch (:func:`read_batch`): each shard's first
 judgments from the jobs' output, a record the provider failed an unjudged case with its reason. The
 JudgeShards Map then asks again, on demand and paced as ever, only about the answers that could not be
@@ -33,7 +34,7 @@ from benchgen.ports.runs import RunsStore
 from benchgen.ports.storage import ObjectStorage, SharedStorage
 from benchgen.scoring import registry
 from benchgen.steps.batch_inference import BatchAnswers, BatchWork, waiting_jobs
-from benchgen.steps.judging import NO_ANSWER, Judge, JudgingError, running_run
+from benchgen.steps.judging import Judge, JudgingError, asked_about, running_run
 
 JUDGING_AGAIN = (
     "set inference_mode: on_demand in the judge: section (its cases are then asked one by one), register "
@@ -73,9 +74,10 @@ def judge_prompts(store: ObjectStorage, judge: Judge, run_id: str, shard_count: 
         for line in store.lines(judging_shard_key(run_id, "cases", shard)):
             if line.strip():
                 pair = json.loads(line)
-                if pair["answer"] is not None:
+                answer, _ = asked_about(pair["answer"])
+                if answer is not None:
                     case = msgspec.convert(pair["case"], definition.case_type)
-                    yield definition.asks.prompt(case, pair["answer"], judge.settings)
+                    yield definition.asks.prompt(case, answer, judge.settings)
 
 
 def read_batch(
@@ -101,8 +103,9 @@ def read_batch(
                 continue
             pair = json.loads(line)
             case = msgspec.convert(pair["case"], definition.case_type)
-            if pair["answer"] is None:
-                yield JudgeRecord(id=case.id, error=NO_ANSWER)
+            asked, not_asked = asked_about(pair["answer"])
+            if asked is None:
+                yield JudgeRecord(id=case.id, error=not_asked)
                 continue
             _, answer, error = answers.answer(index)
             index += 1
