@@ -284,3 +284,58 @@ def test_the_evaluation_steps_before_compare_import_neither_the_comparison_nor_i
 
     # Then neither the paired comparison nor the reports came with them: only Compare's function needs them
     assert seen == []
+
+
+API_ROUTERS = sorted(
+    f"benchgen.api.{module.stem}"
+    for module in (ROOT / "layers" / "benchgen" / "api").glob("*.py")
+    if "router = Router()" in module.read_text(encoding="utf-8")
+)
+
+# Imports the API's handler, then has its resolver answer one request (EVENT): says which of the API's
+# routers the import loaded, which the request did, and the request's status.
+API_PROBE = """
+import json, sys
+import functions.api.handler as api
+def routers():
+    return sorted(name for name in ROUTERS if name in sys.modules)
+at_import = routers()
+answer = api.app.resolve(EVENT, None)
+print(json.dumps({"at_import": at_import, "after": routers(), "status": answer["statusCode"]}))
+"""
+
+
+def _get_event(path: str) -> dict[str, Any]:
+    """An API Gateway REST proxy event of a signed-in user's GET of ``path``."""
+    return {
+        "resource": path,
+        "path": path,
+        "httpMethod": "GET",
+        "headers": {"Accept": "application/json"},
+        "multiValueHeaders": {"Accept": ["application/json"]},
+        "queryStringParameters": None,
+        "requestContext": {
+            "resourcePath": path,
+            "httpMethod": "GET",
+            "requestId": "req-1",
+            "stage": "v1",
+            "authorizer": {"claims": {"sub": "user-a"}},
+        },
+        "body": None,
+        "isBase64Encoded": False,
+    }
+
+
+def test_the_api_imports_a_routers_code_with_the_first_request_for_its_resource() -> None:
+    # Given a Lambda environment, and the API's routers (one module per resource)
+    environment = {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}
+    assert len(API_ROUTERS) == 9
+    event = _get_event("/export-profiles")
+
+    # When the API's handler is imported, then answers a request for the export profiles
+    probe = f"ROUTERS = {API_ROUTERS!r}\nEVENT = {event!r}\n{API_PROBE}"
+    seen = _in_fresh_process(probe, environment)
+
+    # Then the import loaded no router (nor the request logic and bodies they name), and the request loaded
+    # its own router alone, which answered it
+    assert seen == {"at_import": [], "after": ["benchgen.api.export_profiles"], "status": 200}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import sys
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
@@ -15,18 +17,8 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from benchgen.api import (
-    connections,
-    datasets,
-    environments,
-    evaluations,
-    export_profiles,
-    packages,
-    preparations,
-    runs,
-    training_runs,
-)
 from benchgen.api.cors import ConsoleOrigin
 from benchgen.api.errors import register_error_handlers
 from benchgen.errors import too_deep
@@ -105,18 +97,55 @@ def _console_origin() -> str | None:
     return services.settings.console_origin if isinstance(services, ApiServices) else None
 
 
-app = APIGatewayRestResolver(
+# The routers (modules of benchgen.api) that answer a path, by its first segment. A request imports those
+# of its own resource, with the request logic and bodies they name, at the resource's first request: the
+# function's start imports none. A path whose segment is not here is no route's, and answered 404 as before.
+ROUTERS: dict[str, tuple[str, ...]] = {
+    "environments": ("environments",),
+    "runs": ("runs", "datasets"),
+    "datasets": ("datasets",),
+    "connections": ("connections",),
+    "preparations": ("preparations", "packages"),
+    "packages": ("packages",),
+    "export-profiles": ("export_profiles",),
+    "training-runs": ("training_runs", "evaluations"),
+    "evaluations": ("evaluations",),
+}
+
+
+class _RoutersOnDemand(APIGatewayRestResolver):
+    """The API's resolver, which includes a resource's routers when a request for that resource comes."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._included: set[str] = set()
+
+    def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
+        if event.get("httpMethod") == "OPTIONS":
+            # A preflight's Access-Control-Allow-Methods names every method the API has. API Gateway answers
+            # preflights itself, so the deployed function never pays for this.
+            self.include_every_router()
+        else:
+            resource = str(event.get("path") or "").removeprefix("/").split("/")[0]
+            self.include_routers(ROUTERS.get(resource, ()))
+        answer: dict[str, Any] = super().resolve(event, context)
+        return answer
+
+    def include_routers(self, names: Iterable[str]) -> None:
+        """Include the routers of these modules of benchgen.api, each once."""
+        for name in names:
+            if name not in self._included:
+                self.include_router(importlib.import_module(f"benchgen.api.{name}").router)
+                self._included.add(name)
+
+    def include_every_router(self) -> None:
+        """Include every router, as the OpenAPI document lists them all."""
+        self.include_routers(dict.fromkeys(name for names in ROUTERS.values() for name in names))
+
+
+app = _RoutersOnDemand(
     enable_validation=True, cors=ConsoleOrigin(_console_origin), json_body_deserializer=_json_body
 )
 # Powertools has no public hook for its request validation; the pinned version keeps it here.
 app._request_validation_middleware = _JsonBodiesOnly()  # type: ignore[no-untyped-call]
 register_error_handlers(app)
-app.include_router(environments.router)
-app.include_router(runs.router)
-app.include_router(datasets.router)
-app.include_router(connections.router)
-app.include_router(preparations.router)
-app.include_router(packages.router)
-app.include_router(export_profiles.router)
-app.include_router(training_runs.router)
-app.include_router(evaluations.router)

@@ -26,6 +26,7 @@ def render() -> str:
         description="A Cognito user pool ID token, checked by API Gateway's Cognito authorizer.",
         openapi_extensions={"x-amazon-apigateway-authtype": "cognito_user_pools"},
     )
+    app.include_every_router()
     document = app.get_openapi_json_schema(
         title=TITLE,
         version=metadata.version("benchgen"),
