@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from benchgen.records.environments import EnvironmentOwner
+if TYPE_CHECKING:
+    # Only named: the API's start, which reads the caller, need not import the environments' records.
+    from benchgen.records.environments import EnvironmentOwner
 
 #: The owner of environments first published by a direct bucket upload (not a Cognito user id).
 OPERATOR = "operator"

@@ -339,3 +339,21 @@ def test_the_api_imports_a_routers_code_with_the_first_request_for_its_resource(
     # Then the import loaded no router (nor the request logic and bodies they name), and the request loaded
     # its own router alone, which answered it
     assert seen == {"at_import": [], "after": ["benchgen.api.export_profiles"], "status": 200}
+
+
+def test_the_apis_start_imports_neither_the_ports_its_services_name_nor_the_records() -> None:
+    # Given a Lambda environment
+    environment = {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}
+
+    # When the API's handler is imported into a fresh interpreter
+    probe = (
+        "import json, sys, functions.api.handler\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(PREFIXES))))"
+    )
+    prefixes = ("benchgen.ports.", "benchgen.records.")
+    seen = _in_fresh_process(f"PREFIXES = {prefixes!r}\n{probe}", environment)
+
+    # Then of the ports only the listings' page came (its bad token is an error the API maps to 400), and of
+    # the records only their bounds (the error answers clip what they quote): the routes import the ports
+    # and records they use, with their first request
+    assert seen == ["benchgen.ports.pages", "benchgen.records.bounds"]

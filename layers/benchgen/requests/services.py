@@ -6,22 +6,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from benchgen.ports.connections import ConnectionsStore
-from benchgen.ports.datasets import DatasetsCatalog
-from benchgen.ports.environments import EnvironmentsCatalog
-from benchgen.ports.evaluations import EvaluationsCatalog
-from benchgen.ports.events import Publisher
-from benchgen.ports.executions import Starter
-from benchgen.ports.packages import PackagesCatalog
-from benchgen.ports.preparations import PreparationsCatalog
-from benchgen.ports.runs import RunsStore
-from benchgen.ports.storage import SharedStorage
-from benchgen.ports.training_runs import TrainingRunsCatalog
-from benchgen.settings import Settings
-
 if TYPE_CHECKING:
-    # Only named: powertools' idempotency package imports boto3, which the API's start need not pay for.
+    # Only named: the API's start need not import the ports and the records they name (its routes import
+    # those they use, with their first request), nor powertools' idempotency package, which imports boto3.
     from aws_lambda_powertools.utilities.idempotency import BasePersistenceLayer
+
+    from benchgen.ports.connections import ConnectionsStore
+    from benchgen.ports.datasets import DatasetsCatalog
+    from benchgen.ports.environments import EnvironmentsCatalog
+    from benchgen.ports.evaluations import EvaluationsCatalog
+    from benchgen.ports.events import Publisher
+    from benchgen.ports.executions import Starter
+    from benchgen.ports.packages import PackagesCatalog
+    from benchgen.ports.preparations import PreparationsCatalog
+    from benchgen.ports.runs import RunsStore
+    from benchgen.ports.storage import SharedStorage
+    from benchgen.ports.training_runs import TrainingRunsCatalog
+    from benchgen.settings import Settings
 
 
 def _ignore(_: str) -> None:
