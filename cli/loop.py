@@ -222,7 +222,12 @@ class Loop:
             "POST",
             "/connections",
             201,
-            {"name": self.source.connection_name, "provider": "openai-compatible", "base_url": base_url},
+            {
+                "name": self.source.connection_name,
+                "provider": "openai-compatible",
+                "base_url": base_url,
+                **({"limits": self.source.connection_limits} if self.source.connection_limits else {}),
+            },
         )
         self.found["connection_id"] = connection["connection_id"]
         created = api.expect(
