@@ -35,7 +35,6 @@ from typing import Any
 
 import yaml
 
-from cli.api_client import Api
 from cli.demo import EXAMPLES, Progress, register_example, submit
 from cli.local import demo_password, sign_in_demo_user
 from cli.model_process import ModelServerProcess
@@ -145,9 +144,9 @@ def bench(
     ):
         timings["model_server_start_s"] = round(server.wait_until_ready(), 1)
         progress.step(f"model server up: {server.tail(1)}")
-        token = sign_in_demo_user(cloud, demo_password())
+        signed_in = sign_in_demo_user(cloud, demo_password())
         with cloud.serve_api(access_log=False) as api_server:
-            api = Api(api_server.url, token)
+            api = signed_in.api(api_server.url)
             # The example names its judge's connection by name: the demo user's own of that name is used.
             api.expect(
                 "POST",

@@ -9,12 +9,15 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
 from benchgen.settings import EVALUATORS_GROUP
+from cli.api_client import Api
 
 DEMO_USER = "demo@example.com"
 DEFAULT_LOG = Path("out/local/local-up.log")
@@ -67,7 +70,7 @@ def run_up(args: argparse.Namespace) -> int:
         cloud.start()
         try:
             password = demo_password()
-            token = sign_in_demo_user(cloud, password)
+            token = sign_in_demo_user(cloud, password).id_token
             with cloud.serve_api(args.api_port) as api, console_for(cloud, api, args.console_port) as console:
                 print(summary(cloud, api.url, token, password, console, log_path), file=terminal, flush=True)
                 try:
@@ -163,10 +166,24 @@ def console_for(cloud: Any, api: Any, port: int = 0) -> Iterator[str]:
         yield f"{server.url} (sign in as the demo user)"
 
 
-def sign_in_demo_user(cloud: Any, password: str) -> str:
+@dataclass(frozen=True)
+class SignedIn:
+    """A user signed in: its ID token, and how to get a new one when that has expired (an hour on)."""
+
+    id_token: str
+    refresh: Callable[[], str]
+
+    def api(self, url: str) -> Api:
+        """A client of the REST API at ``url`` as this user, signed in again whenever its token expires."""
+        return Api(url, self.id_token, refresh=self.refresh)
+
+
+def sign_in_demo_user(cloud: Any, password: str) -> SignedIn:
     """Create the demo user, a member of the evaluators group (it evaluates the models it trains), and
-    return its ID token."""
-    return str(cloud.create_user(DEMO_USER, password, groups=[EVALUATORS_GROUP]))
+    sign it in."""
+    cloud.create_user(DEMO_USER, password, groups=[EVALUATORS_GROUP])
+    tokens = cloud.sign_in(DEMO_USER, password)
+    return SignedIn(tokens["IdToken"], partial(cloud.refreshed_id_token, DEMO_USER, tokens["RefreshToken"]))
 
 
 def demo_password() -> str:

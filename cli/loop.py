@@ -79,6 +79,9 @@ class ModelSource(ABC):
     package_profile: str
     # The live run's model settings beside its connection and model (sampling, limits).
     run_settings: dict[str, Any]
+    # The connection's quotas (the most its models may be asked at once), which every run through it,
+    # the evaluations' among them, takes for its own; None states none.
+    connection_limits: dict[str, Any] | None = None
     # The training run's request beside its package and connection (base model, hyperparameters).
     training: dict[str, Any]
     # The verdict as the loop prints it; ``{base}``, ``{tuned}`` and ``{verdict}`` are filled in.
@@ -153,12 +156,12 @@ def run_loop(
                     f"resources {cloud.timings['resources_s']:.1f}s"
                 )
                 base_url = ready()
-                token = sign_in_demo_user(cloud, demo_password())
+                signed_in = sign_in_demo_user(cloud, demo_password())
                 with cloud.serve_api(access_log=False) as server:
                     progress.step(
                         f"REST API on {server.url}, signed in as {DEMO_USER} (in the evaluators group)"
                     )
-                    loop.run(cloud, Api(server.url, token), base_url)
+                    loop.run(cloud, signed_in.api(server.url), base_url)
     except (RuntimeError, TimeoutError) as error:
         loop.stopped = loop.stopped or str(error)
     (out / "summary.json").write_text(
@@ -219,7 +222,12 @@ class Loop:
             "POST",
             "/connections",
             201,
-            {"name": self.source.connection_name, "provider": "openai-compatible", "base_url": base_url},
+            {
+                "name": self.source.connection_name,
+                "provider": "openai-compatible",
+                "base_url": base_url,
+                **({"limits": self.source.connection_limits} if self.source.connection_limits else {}),
+            },
         )
         self.found["connection_id"] = connection["connection_id"]
         created = api.expect(

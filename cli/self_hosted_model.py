@@ -55,7 +55,8 @@ REINFORCEMENT_SETTINGS: dict[str, Any] = {"augmentation_factor": 1, "correct_sha
 # run can be the evaluation's base side and the comparison measures the models, not the sampling.
 SAMPLING: dict[str, Any] = {"temperature": 0}
 # How many cases the live runs ask at once (the server batches them: on the CPU CTranslate2 answered 48
-# questions at 155 tokens/s in one batch against 92 in batches of 8; bench/README.md) and per shard.
+# questions at 155 tokens/s in one batch against 92 in batches of 8; bench/README.md) and per shard. The
+# connection states it, so the evaluations' runs, which take their connection's limits, ask as many.
 CONCURRENCY = 48
 SHARD_SIZE = 8
 
@@ -121,7 +122,8 @@ class SelfHostedModel(ModelSource):
     verdict_line = "Verdict on the held-out cases, measured with the real model: {verdict}"
 
     def __post_init__(self) -> None:
-        self.run_settings = {"sampling": self.sampling, "limits": {"max_in_flight": CONCURRENCY}}
+        self.run_settings = {"sampling": self.sampling}
+        self.connection_limits = {"max_in_flight": CONCURRENCY}
         self.training = {"base_model": self.model, "hyperparameters": self.hyperparameters}
         self.preparation_settings = {"splits": self.splits}
         if self.grpo_hyperparameters is not None:

@@ -320,24 +320,44 @@ class LocalCloud:
         )
         for group in groups:
             cognito.admin_add_user_to_group(UserPoolId=self.user_pool_id, Username=username, GroupName=group)
-        parameters = {"USERNAME": username, "PASSWORD": password}
-        if self._client_secret:
-            digest = hmac.new(
-                self._client_secret.encode(), (username + self.client_id).encode(), hashlib.sha256
-            ).digest()
-            parameters["SECRET_HASH"] = base64.b64encode(digest).decode()
+        return self.sign_in(username, password)["IdToken"]
+
+    def sign_in(self, username: str, password: str) -> dict[str, str]:
+        """Sign a user of the pool in through the stack's app client, as the console does: its ID token
+        (an hour's), and the refresh token that gets it new ones (:meth:`refreshed_id_token`)."""
+        parameters = {"USERNAME": username, "PASSWORD": password, **self._secret_hash(username)}
         if "ALLOW_ADMIN_USER_PASSWORD_AUTH" in self._client_auth_flows:
-            result = cognito.admin_initiate_auth(
+            result = self.client("cognito-idp").admin_initiate_auth(
                 UserPoolId=self.user_pool_id,
                 ClientId=self.client_id,
                 AuthFlow="ADMIN_USER_PASSWORD_AUTH",
                 AuthParameters=parameters,
             )
         else:
-            result = cognito.initiate_auth(
+            result = self.client("cognito-idp").initiate_auth(
                 ClientId=self.client_id, AuthFlow="USER_PASSWORD_AUTH", AuthParameters=parameters
             )
+        tokens = result["AuthenticationResult"]
+        return {"IdToken": str(tokens["IdToken"]), "RefreshToken": str(tokens["RefreshToken"])}
+
+    def refreshed_id_token(self, username: str, refresh_token: str) -> str:
+        """A new ID token for ``username``, to whom ``refresh_token`` was issued, through the app client's
+        REFRESH_TOKEN_AUTH flow (which every Cognito app client allows)."""
+        result = self.client("cognito-idp").initiate_auth(
+            ClientId=self.client_id,
+            AuthFlow="REFRESH_TOKEN_AUTH",
+            AuthParameters={"REFRESH_TOKEN": refresh_token, **self._secret_hash(username)},
+        )
         return str(result["AuthenticationResult"]["IdToken"])
+
+    def _secret_hash(self, username: str) -> dict[str, str]:
+        """SECRET_HASH for a client with a secret (none for the stack's public client)."""
+        if not self._client_secret:
+            return {}
+        digest = hmac.new(
+            self._client_secret.encode(), (username + self.client_id).encode(), hashlib.sha256
+        ).digest()
+        return {"SECRET_HASH": base64.b64encode(digest).decode()}
 
     def serve_api(self, port: int = 0, *, access_log: bool = True) -> ApiServer:
         """The REST API on loopback, behind the user pool's token checks, calling the real API function."""

@@ -14,7 +14,7 @@ import pytest
 
 from benchgen.compare.report import Conclusion
 from cli.api_client import Api
-from cli.local import sign_in_demo_user
+from cli.local import SignedIn, sign_in_demo_user
 from cli.loop import GRPO, REINFORCEMENT_PROFILE, SFT_GRPO, ModelSource, run_loop
 from localcloud.cloud import LocalCloud
 
@@ -37,14 +37,14 @@ class Kept:
     """The local clouds a loop started, kept up after it, and the demo user's tokens."""
 
     clouds: list[LocalCloud] = field(default_factory=list)
-    tokens: list[str] = field(default_factory=list)
+    sign_ins: list[SignedIn] = field(default_factory=list)
 
     @contextmanager
     def api(self) -> Iterator[tuple[LocalCloud, Api]]:
         """The loop's cloud and its REST API as the demo user, to read what the loop made."""
         (cloud,) = self.clouds
         with cloud.serve_api(access_log=False) as server:
-            yield cloud, Api(server.url, self.tokens[0])
+            yield cloud, self.sign_ins[0].api(server.url)
 
 
 @contextmanager
@@ -57,9 +57,9 @@ def kept_cloud(monkeypatch: pytest.MonkeyPatch) -> Iterator[Kept]:
         def __exit__(self, *_: object) -> None:
             kept.clouds.append(self)
 
-    def keep_token(cloud: LocalCloud, password: str) -> str:
-        kept.tokens.append(sign_in_demo_user(cloud, password))
-        return kept.tokens[-1]
+    def keep_token(cloud: LocalCloud, password: str) -> SignedIn:
+        kept.sign_ins.append(sign_in_demo_user(cloud, password))
+        return kept.sign_ins[-1]
 
     monkeypatch.setattr("localcloud.cloud.LocalCloud", KeptCloud)
     monkeypatch.setattr("cli.loop.sign_in_demo_user", keep_token)

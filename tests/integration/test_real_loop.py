@@ -18,7 +18,7 @@ import pytest
 from benchgen.verdicts import VERDICTS_NAME
 from cli.api_client import Api
 from cli.loop import run_loop
-from cli.self_hosted_model import PACKAGE_PROFILE, SERVED_MODEL, SelfHostedModel
+from cli.self_hosted_model import CONCURRENCY, PACKAGE_PROFILE, SERVED_MODEL, SelfHostedModel
 from examplegen import generate_environment
 from localcloud.cloud import LocalCloud
 from tests.integration.loop_checks import assert_consistent_reinforcement, kept_cloud, kept_cloud_loop
@@ -78,6 +78,8 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
             report = api.expect("GET", f"/evaluations/{summary['evaluation_id']}/report", 200)["report"]
             base_verdicts = _verdicts(cloud, api, base["run_id"])
             tuned_verdicts = _verdicts(cloud, api, tuned["run_id"])
+            base_config = api.expect("GET", f"/runs/{base['run_id']}/config", 200)
+            tuned_config = api.expect("GET", f"/runs/{tuned['run_id']}/config", 200)
 
     # the base run asked the served model every case, through the connection to the server
     assert connection["provider"] == "openai-compatible"
@@ -89,6 +91,11 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
     assert training["status"] == "Succeeded"
     assert training["result_model"] and training["result_model"] != SERVED_MODEL
     assert (tuned["status"], tuned["live_model"]["model_id"]) == ("Completed", training["result_model"])
+    # the connection states how many requests the server takes at once, and both runs, the evaluation's
+    # among them, asked that many at once
+    assert connection["limits"]["max_in_flight"] == CONCURRENCY
+    for config in (base_config, tuned_config):
+        assert config["limits"]["max_in_flight"] == CONCURRENCY, config
     # each run's accuracy is its passes over its cases
     for run, verdicts in ((base, base_verdicts), (tuned, tuned_verdicts)):
         accuracy = {tile["key"]: tile["value"] for tile in run["metrics"]}["accuracy"]
