@@ -51,7 +51,7 @@ def test_the_stacks_pool_has_the_evaluators_group_and_the_api_reads_its_name(api
 
 
 def test_the_demo_user_is_an_evaluator_and_the_api_function_sees_the_group(api_cloud: LocalCloud) -> None:
-    token = sign_in_demo_user(api_cloud, demo_password())
+    token = sign_in_demo_user(api_cloud, demo_password()).id_token
 
     claims = _claims_seen(api_cloud, token)
 
