@@ -30,12 +30,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli.loop import Loop, run_loop
+from cli.loop import GRPO, SFT_GRPO, Loop, run_loop
 from cli.self_hosted_model import GRPO_HYPERPARAMETERS, REAL_EXAMPLE, SelfHostedModel
 
 ROOT = Path(__file__).resolve().parents[1]
 
 SAMPLE_EVERY_S = 0.5
+LEGS = (GRPO, SFT_GRPO)
 GOAL_P = 0.01
 
 
@@ -101,11 +102,11 @@ def per_second(count: int, seconds: float | None) -> float | None:
     return round(count / seconds, 1) if seconds else None
 
 
-def measure(out: Path, method: str = "demonstration") -> dict[str, Any]:
+def measure(out: Path, method: str = "demonstration", legs: tuple[str, ...] = LEGS) -> dict[str, Any]:
     sampler = MemorySampler()
     started = time.monotonic()
     grpo = dict(GRPO_HYPERPARAMETERS) if method == "reinforcement" else None
-    source = SelfHostedModel(grpo_hyperparameters=grpo)
+    source = SelfHostedModel(grpo_hyperparameters=grpo, reinforcement_legs=legs)
     try:
         code = run_loop(source, ROOT / "examples" / REAL_EXAMPLE, out, watch=sampler.watch)
     finally:
@@ -177,8 +178,15 @@ def main(argv: list[str] | None = None) -> int:
         default="demonstration",
         help="reinforcement: GRPO from the base model and from the SFT checkpoint after the SFT loop",
     )
+    parser.add_argument(
+        "--legs",
+        nargs="+",
+        choices=LEGS,
+        default=list(LEGS),
+        help="with reinforcement, the GRPO legs to train and evaluate (default: both, in this order)",
+    )
     args = parser.parse_args(argv)
-    found = measure(args.out, args.method)
+    found = measure(args.out, args.method, tuple(args.legs))
     text = json.dumps(found, indent=2, sort_keys=True)
     print(text)
     if args.json:

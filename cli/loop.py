@@ -92,6 +92,8 @@ class ModelSource(ABC):
     reinforcement: dict[str, Any] | None = None
     # The reinforcement preparation's settings beside the demonstration's (the correct cases' share).
     reinforcement_settings: dict[str, Any] | None = None
+    # The reinforcement legs the loop trains, in this order (a bench may measure one alone).
+    reinforcement_legs: tuple[str, ...] = (GRPO, SFT_GRPO)
     run_timeout_s: float = 300.0
     training_timeout_s: float = 300.0
     evaluation_timeout_s: float = 600.0
@@ -212,7 +214,7 @@ class Loop:
             self.current = None
 
     def step(self, number: int, text: str) -> None:
-        total = 5 if self.source.reinforcement is None else 8
+        total = 5 if self.source.reinforcement is None else 6 + len(self.source.reinforcement_legs)
         self.progress.step(f"step {number}/{total}: {text}")
 
     def base_run(self, cloud: Any, api: Api, environment_id: str, base_url: str) -> None:
@@ -426,11 +428,12 @@ class Loop:
         legs: dict[str, dict[str, Any]] = {}
         self.found["reinforcement"] = legs
         self.timed("reinforcement_package_s", lambda: self.package_reinforcement(api, environment_id))
-        starts = (
-            (GRPO, self.source.model, self.found["base_run_id"]),
-            (SFT_GRPO, self.found["result_model"], self.found["tuned_run_id"]),
-        )
-        for number, (name, start, compared_with) in enumerate(starts, start=7):
+        starts = {
+            GRPO: (self.source.model, self.found["base_run_id"]),
+            SFT_GRPO: (self.found["result_model"], self.found["tuned_run_id"]),
+        }
+        for number, name in enumerate(self.source.reinforcement_legs, start=7):
+            start, compared_with = starts[name]
             legs[name] = {"base_model": start, "compared_with_run_id": compared_with}
             self.step(number, f"GRPO from {start} on the reinforcement package, and its evaluation")
             self.grpo_leg(cloud, api, name, legs[name], base_url)

@@ -30,6 +30,8 @@ STEPS = (
     "sft_grpo_training_s",
     "sft_grpo_evaluation_s",
 )
+# Each leg's own steps, after its name.
+LEG_STEPS = ("_training_s", "_evaluation_s")
 
 
 @dataclass
@@ -95,25 +97,27 @@ def kept_cloud_loop(
     return code, summary, read
 
 
-def assert_consistent_reinforcement(summary: dict[str, Any], read: dict[str, Any]) -> None:
-    """Every reinforcement step completed, and the summary agrees with itself and with the API: never
-    whether a model improved."""
-    assert set(STEPS) <= set(summary["timings_s"])
-    assert all(summary["timings_s"][step] is not None for step in STEPS)
+def assert_consistent_reinforcement(
+    summary: dict[str, Any], read: dict[str, Any], trained: tuple[str, ...] = (GRPO, SFT_GRPO)
+) -> None:
+    """Every reinforcement step of the ``trained`` legs completed, and the summary agrees with itself and
+    with the API: never whether a model improved."""
+    steps = [step for step in STEPS if not step.endswith(LEG_STEPS)]
+    steps += [f"{leg}{step}" for leg in trained for step in LEG_STEPS]
+    assert set(steps) <= set(summary["timings_s"])
+    assert all(summary["timings_s"][step] is not None for step in steps)
     package = read["package"]
     assert (package["status"], package["profile"]) == ("Ready", REINFORCEMENT_PROFILE)
     assert package["sha256"] == summary["reinforcement_package_sha256"]
     legs = summary["reinforcement"]
-    assert set(legs) == {GRPO, SFT_GRPO}
+    assert list(legs) == list(trained)
     # GRPO starts from the base model beside the base run; SFT+GRPO from the SFT checkpoint beside its run
-    assert (legs[GRPO]["base_model"], legs[GRPO]["compared_with_run_id"]) == (
-        summary["model"],
-        summary["base_run_id"],
-    )
-    assert (legs[SFT_GRPO]["base_model"], legs[SFT_GRPO]["compared_with_run_id"]) == (
-        summary["result_model"],
-        summary["tuned_run_id"],
-    )
+    starts = {
+        GRPO: (summary["model"], summary["base_run_id"]),
+        SFT_GRPO: (summary["result_model"], summary["tuned_run_id"]),
+    }
+    for name, leg in legs.items():
+        assert (leg["base_model"], leg["compared_with_run_id"]) == starts[name]
     models = {summary["model"], summary["result_model"]}
     for leg in legs.values():
         training = read[leg["training_run_id"]]

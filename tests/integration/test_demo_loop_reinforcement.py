@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cli.loop import GRPO, SFT_GRPO
 from cli.main import main
 from cli.self_hosted_model import SelfHostedModel
 from examplegen import generate_environment
@@ -28,22 +29,28 @@ GRPO_SMALL: dict[str, str | int | float] = {
 }
 
 
-def test_the_reinforcement_loop_trains_grpo_from_the_base_and_the_sft_model_and_compares_each(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Given a tiny model served by `benchgen model serve`, and a small arithmetic benchmark
+def _tiny_source(tmp_path: Path, legs: tuple[str, ...] = (GRPO, SFT_GRPO)) -> SelfHostedModel:
+    """A tiny model served by `benchgen model serve`, and a small arithmetic benchmark beside it."""
     tiny = build_tiny_model(tmp_path / "tiny-chat")
     generate_environment("arithmetic-en", tmp_path / "arithmetic-en", cases=CASES, seed=3)
-    source = SelfHostedModel(
+    return SelfHostedModel(
         weights=str(tiny),
         model="tiny-chat",
         sampling={"temperature": 0, "max_tokens": 8},
         hyperparameters=SFT,
         grpo_hyperparameters=GRPO_SMALL,
+        reinforcement_legs=legs,
         shard_size=4,
         run_timeout_s=600,
         training_timeout_s=600,
     )
+
+
+def test_the_reinforcement_loop_trains_grpo_from_the_base_and_the_sft_model_and_compares_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a tiny model served by `benchgen model serve`, and a small arithmetic benchmark
+    source = _tiny_source(tmp_path)
 
     # When the loop runs with the reinforcement method
     code, summary, read = kept_cloud_loop(monkeypatch, source, tmp_path / "arithmetic-en", tmp_path / "out")
@@ -53,6 +60,24 @@ def test_the_reinforcement_loop_trains_grpo_from_the_base_and_the_sft_model_and_
     assert (code, summary["stopped"]) == (0, None), printed
     assert "step 8/8: GRPO from tiny-chat-" in printed
     assert_consistent_reinforcement(summary, read)
+
+
+def test_a_loop_asked_for_the_sft_grpo_leg_alone_trains_and_evaluates_that_leg_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the tiny model's loop asked for the SFT+GRPO leg alone (as the real loop's bench may measure it)
+    source = _tiny_source(tmp_path, legs=(SFT_GRPO,))
+
+    # When the loop runs with the reinforcement method
+    code, summary, read = kept_cloud_loop(monkeypatch, source, tmp_path / "arithmetic-en", tmp_path / "out")
+
+    # Then it trained GRPO from the SFT checkpoint only, as its last step, and its summary is consistent
+    printed = capsys.readouterr().out
+    assert (code, summary["stopped"]) == (0, None), printed
+    assert "step 7/7: GRPO from tiny-chat-" in printed
+    assert "GRPO from tiny-chat on" not in printed
+    assert not {"grpo_training_s", "grpo_evaluation_s"} & set(summary["timings_s"])
+    assert_consistent_reinforcement(summary, read, trained=(SFT_GRPO,))
 
 
 def test_the_simulated_loop_refuses_the_reinforcement_method_saying_which_loop_trains_it(
