@@ -30,13 +30,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli.loop import GRPO, SFT_GRPO, Loop, run_loop
+from cli.loop import LEGS, Loop, run_loop
 from cli.self_hosted_model import GRPO_HYPERPARAMETERS, REAL_EXAMPLE, SelfHostedModel
 
 ROOT = Path(__file__).resolve().parents[1]
 
 SAMPLE_EVERY_S = 0.5
-LEGS = (GRPO, SFT_GRPO)
 GOAL_P = 0.01
 
 

@@ -68,6 +68,7 @@ ANSWER_RATES = ("answering_before", "answering_after")
 REINFORCEMENT_PROFILE = "openai-rft"
 # The reinforcement legs: their name in the summary, and what each starts from and is compared with.
 GRPO, SFT_GRPO = "grpo", "sft_grpo"
+LEGS = (GRPO, SFT_GRPO)
 
 
 class ModelSource(ABC):
@@ -93,7 +94,7 @@ class ModelSource(ABC):
     # The reinforcement preparation's settings beside the demonstration's (the correct cases' share).
     reinforcement_settings: dict[str, Any] | None = None
     # The reinforcement legs the loop trains, in this order (a bench may measure one alone).
-    reinforcement_legs: tuple[str, ...] = (GRPO, SFT_GRPO)
+    reinforcement_legs: tuple[str, ...] = LEGS
     run_timeout_s: float = 300.0
     training_timeout_s: float = 300.0
     evaluation_timeout_s: float = 600.0

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from cli.loop import GRPO, SFT_GRPO, Loop, ModelSource
+from cli.loop import LEGS, Loop, ModelSource
 from cli.model_process import INSTALL_HINT, ModelServerProcess, missing_model_modules
 
 REAL_EXAMPLE = "arithmetic-en"
@@ -111,7 +111,7 @@ class SelfHostedModel(ModelSource):
     shard_size: int = SHARD_SIZE
     # The GRPO hyperparameters with the reinforcement method; None trains by demonstration only.
     grpo_hyperparameters: dict[str, str | int | float] | None = None
-    reinforcement_legs: tuple[str, ...] = (GRPO, SFT_GRPO)
+    reinforcement_legs: tuple[str, ...] = LEGS
     # The weights the server loads and the name it serves them by (the CI tests take a tiny model).
     weights: str = WEIGHTS
     model: str = SERVED_MODEL
