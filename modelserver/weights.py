@@ -188,6 +188,28 @@ def device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+# The CPU flags (Linux's /proc/cpuinfo: "flags" on x86, "Features" on Arm) of bf16 arithmetic in hardware.
+BF16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
+
+
+def bf16_in_hardware(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether training here computes bf16 in hardware: on a GPU that torch says supports it, on a CPU whose
+    flags name bf16 arithmetic. Elsewhere bf16 autocast is emulated, and slower than float32."""
+    import torch
+
+    if torch.cuda.is_available():
+        return bool(torch.cuda.is_bf16_supported())
+    try:
+        lines = cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        name, _, value = line.partition(":")
+        if name.strip() in {"flags", "Features"}:
+            return not BF16_CPU_FLAGS.isdisjoint(value.split())
+    return False
+
+
 def load(folder: Path, on: str) -> tuple[Any, Any]:
     """The causal language model and its tokenizer saved in ``folder``, ready to generate on ``on``
     (the tokenizer pads on the left, as batched generation needs)."""

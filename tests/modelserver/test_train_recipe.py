@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from modelserver.train import build
 
 ROW = {
@@ -41,3 +43,20 @@ def test_a_training_step_runs_each_layer_forward_once(tiny_model: Path, tmp_path
     assert trainer.state.global_step == 1
     assert calls == [True]
     assert json.loads((tmp_path / "progress.json").read_text(encoding="utf-8"))["step"] == 1
+
+
+def test_the_trainer_autocasts_to_bf16_where_the_hardware_computes_it(
+    tiny_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = tmp_path / "train.jsonl"
+    rows.write_text(json.dumps(ROW) + "\n", encoding="utf-8")
+    spec = {
+        "base_folder": str(tiny_model),
+        "training_file": str(rows),
+        "training_name": "train.jsonl",
+        "hyperparameters": {"n_epochs": 1, "learning_rate": 0.01, "batch_size": 1, "warmup_ratio": 0},
+        "output": str(tmp_path / "out"),
+    }
+    for native in (True, False):
+        monkeypatch.setattr("modelserver.weights.bf16_in_hardware", lambda native=native: native)
+        assert build(tmp_path, spec).args.bf16 is native

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from modelserver import weights
 from modelserver.weights import ModelSourceError, load, loadable_folder, resolve
 
 
@@ -87,3 +88,28 @@ def test_smollm2_is_dequantized_once_then_served_from_its_safetensors_copy(tmp_p
     assert len(copies) == 1
     assert [copy.stat().st_mtime_ns for copy in copies] == made
     assert "5" in answer.text
+
+
+@pytest.mark.parametrize(
+    ("cpuinfo", "native"),
+    [
+        ("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n", True),
+        ("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f amx_tile amx_bf16\n", True),
+        ("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw avx512_vnni\n", False),
+        ("processor\t: 0\nFeatures\t: fp asimd sve bf16 i8mm\n", True),
+        ("processor\t: 0\nFeatures\t: fp asimd crc32\n", False),
+    ],
+)
+def test_training_takes_bf16_only_where_the_cpu_computes_it(
+    cpuinfo: str, native: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    (tmp_path / "cpuinfo").write_text(cpuinfo, encoding="utf-8")
+    assert weights.bf16_in_hardware(tmp_path / "cpuinfo") is native
+
+
+def test_a_machine_without_cpu_flags_trains_in_float32(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    assert weights.bf16_in_hardware(tmp_path / "absent") is False
