@@ -141,13 +141,41 @@ def _grpo(
     )
     progress.keep("rollouts", engine_used)
     budget = [_time_budget(float(hyper["max_seconds"]), progress)] if "max_seconds" in hyper else []
-    return GRPOTrainer(
+    return _skipping_steps_without_signal(GRPOTrainer)(
         reward_funcs=grader.reward(spec["grader"]),
         args=config,
         callbacks=[*budget, progress, *callbacks],
         rollout_func=rollouts,
         **common,
     )
+
+
+def _skipping_steps_without_signal(grpo_trainer: type) -> type:
+    """``grpo_trainer`` computing no loss for a batch that cannot move the policy: every answer's advantage 0
+    (each prompt's answers all got the same reward), no KL term (``beta`` 0), no entropy bonus and no router
+    loss. TRL's loss for such a batch is 0 with a gradient of exact zeros, at the price of a forward and a
+    backward pass over every answer (most of a CPU step); this one gives the optimizer the same zeros for
+    the price of filling them, so its step (and Adam's momentum from earlier batches) is unchanged. The
+    steps skipped are logged as ``loss_skipped`` (1 a skipped step, 0 another)."""
+
+    class SkippingStepsWithoutSignal(grpo_trainer):  # type: ignore[misc]
+        def compute_loss(
+            self, model: Any, inputs: Any, return_outputs: bool = False, num_items_in_batch: Any = None
+        ) -> Any:
+            mode = "train" if model.training else "eval"
+            if mode == "train" and self._without_signal(inputs):
+                self._metrics[mode]["loss_skipped"].append(1.0)
+                trained = [parameter for parameter in model.parameters() if parameter.requires_grad]
+                return sum(parameter.sum() for parameter in trained) * 0.0
+            if mode == "train":
+                self._metrics[mode]["loss_skipped"].append(0.0)
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+
+        def _without_signal(self, inputs: Any) -> bool:
+            adds_terms = self.beta != 0.0 or self._entropy_bonus_enabled or self.aux_loss_enabled
+            return not adds_terms and not bool(inputs["advantages"].any())
+
+    return SkippingStepsWithoutSignal
 
 
 def _time_budget(seconds: float, progress: Any) -> Any:
@@ -192,7 +220,8 @@ def _progress(
     job: Path, *, rollouts_per_step: int | None, spent: Callable[[], dict[str, float]] | None = None
 ) -> Any:
     """A callback that writes ``progress.json`` after each logged step: the step, the loss, and for GRPO the
-    step's mean reward, the reward of every step so far (the curve), the answers sampled per second, and
+    step's mean reward, the reward of every step so far (the curve), how many steps had no signal (their loss
+    skipped, see :func:`_skipping_steps_without_signal`), the answers sampled per second, and
     their mean length in tokens and tokens per second (TRL's mean completion length), and what ``spent``
     says the step spent (the seconds CTranslate2 rollouts converted and generated); and after each
     evaluation on the validation rows, its loss (``eval_loss``) beside the last step's."""
@@ -201,6 +230,7 @@ def _progress(
     class Progress(TrainerCallback):
         def __init__(self) -> None:
             self.curve: list[float | None] = []
+            self.skipped = 0
             self.since = time.monotonic()
             self.kept: dict[str, Any] = {}
             self.written: dict[str, Any] = {}
@@ -230,12 +260,14 @@ def _progress(
             }
             if rollouts_per_step is not None:
                 self.curve.append(logs.get("reward"))
+                self.skipped += logs.get("loss_skipped") == 1.0
                 seconds = time.monotonic() - self.since
                 tokens = logs.get("completions/mean_length")
                 progress |= {
                     "reward": logs.get("reward"),
                     "reward_std": logs.get("reward_std"),
                     "reward_curve": self.curve,
+                    "steps_without_signal": self.skipped,
                     "step_seconds": round(seconds, 3),
                     "rollouts_per_s": round(rollouts_per_step / seconds, 3) if seconds > 0 else None,
                     "completion_mean_tokens": tokens,
