@@ -48,9 +48,11 @@ GRPO_HYPERPARAMETERS: dict[str, str | int | float] = {
     "max_seconds": 1800,
 }
 # The reinforcement preparation: one row a case (a reworded prompt is graded as its case is, and would
-# double the rollouts), with a tenth of the cases the model got right mixed in so that GRPO still
-# rewards them.
-REINFORCEMENT_SETTINGS: dict[str, Any] = {"augmentation_factor": 1, "correct_share": 0.1}
+# double the rollouts), with every case the model got right mixed in, so that GRPO still rewards them and
+# learns from them. Sampled as a job samples (8 answers each, temperature 0.7, 128 tokens), the base
+# model's answers to the 38 cases it answered right greedily were right 13.8% of the time, and 26 of those
+# prompts held both a right and a wrong answer; to 48 of its mistakes, 2.3% and 7 of 48.
+REINFORCEMENT_SETTINGS: dict[str, Any] = {"augmentation_factor": 1, "correct_share": 1.0}
 # As the evaluation asks the trained model (temperature 0, the server's default length), so that this
 # run can be the evaluation's base side and the comparison measures the models, not the sampling.
 SAMPLING: dict[str, Any] = {"temperature": 0}
