@@ -26,16 +26,17 @@ def grade(sample, item):
 def _trained(tmp_path: Path, tiny_model: Path) -> tuple[Any, list[bool], list[dict[str, Any]]]:
     tmp_path.mkdir()
     grader = {"grader": {"name": "g", "source": GRADER}}
-    spec = _spec(tmp_path, tiny_model, "ctranslate2", n_epochs=2) | grader
+    spec = _spec(tmp_path, tiny_model, "transformers", n_epochs=2) | grader
     trainer = train.build(tmp_path, spec)
-    forwards: list[bool] = []
+    losses: list[bool] = []
     seen: list[dict[str, Any]] = []
+    loss = trainer._compute_loss
 
-    def count(module: Any, *_: Any) -> None:
-        if module.training:
-            forwards.append(True)
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        losses.append(True)
+        return loss(*args, **kwargs)
 
-    trainer.model.model.layers[0].self_attn.register_forward_pre_hook(count)
+    trainer._compute_loss = counted
     from transformers import TrainerCallback
 
     class Logged(TrainerCallback):
@@ -45,23 +46,22 @@ def _trained(tmp_path: Path, tiny_model: Path) -> tuple[Any, list[bool], list[di
 
     trainer.add_callback(Logged())
     trainer.train()
-    return trainer, forwards, seen
+    return trainer, losses, seen
 
 
 def test_a_step_without_signal_skips_the_loss_and_trains_to_the_same_weights(
     tiny_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # given the same four-step job, trained by the job's trainer and by TRL's own
-    skipping, skipping_forwards, skipping_logs = _trained(tmp_path / "skipping", tiny_model)
+    skipping, skipping_losses, skipping_logs = _trained(tmp_path / "skipping", tiny_model)
     monkeypatch.setattr(train, "_skipping_steps_without_signal", lambda trainer_class: trainer_class)
-    computing, computing_forwards, computing_logs = _trained(tmp_path / "computing", tiny_model)
+    computing, computing_losses, computing_logs = _trained(tmp_path / "computing", tiny_model)
 
-    # then the job's trainer ran the policy forward for the first step's loss only, and logged the others
-    # as skipped
+    # then the job's trainer computed TRL's loss for the first step only, and logged the others as skipped
     assert [entry["reward"] for entry in computing_logs] == [0.25, 0.0, 0.0, 0.0]
     assert [entry["reward"] for entry in skipping_logs] == [0.25, 0.0, 0.0, 0.0]
-    assert len(computing_forwards) == 4
-    assert len(skipping_forwards) == 1
+    assert len(computing_losses) == 4
+    assert len(skipping_losses) == 1
     assert [entry["loss_skipped"] for entry in skipping_logs] == [0.0, 1.0, 1.0, 1.0]
     progress = json.loads((tmp_path / "skipping" / train.PROGRESS).read_text(encoding="utf-8"))
     assert progress["steps_without_signal"] == 3
@@ -70,7 +70,7 @@ def test_a_step_without_signal_skips_the_loss_and_trains_to_the_same_weights(
     for name, parameter in skipping.model.named_parameters():
         assert parameter.equal(moved[name]), name
     (tmp_path / "initial").mkdir()
-    initial = train.build(tmp_path / "initial", _spec(tmp_path / "initial", tiny_model, "ctranslate2")).model
+    initial = train.build(tmp_path / "initial", _spec(tmp_path / "initial", tiny_model, "transformers")).model
     assert not all(parameter.equal(moved[name]) for name, parameter in initial.named_parameters()), (
         "the first step moved the policy"
     )
