@@ -80,9 +80,10 @@ class ModelSource(ABC):
     package_profile: str
     # The live run's model settings beside its connection and model (sampling, limits).
     run_settings: dict[str, Any]
-    # The connection's quotas (the most its models may be asked at once), which every run through it,
-    # the evaluations' among them, takes for its own; None states none.
-    connection_limits: dict[str, Any] | None = None
+    # The connection's settings beside its name, provider and URL: its quotas (``limits``: the most its
+    # models may be asked at once) and ``timeout_s``, which every run through it, the evaluations' among
+    # them, takes for its own; None states none.
+    connection_settings: dict[str, Any] | None = None
     # The training run's request beside its package and connection (base model, hyperparameters).
     training: dict[str, Any]
     # The verdict as the loop prints it; ``{base}``, ``{tuned}`` and ``{verdict}`` are filled in.
@@ -229,7 +230,7 @@ class Loop:
                 "name": self.source.connection_name,
                 "provider": "openai-compatible",
                 "base_url": base_url,
-                **({"limits": self.source.connection_limits} if self.source.connection_limits else {}),
+                **(self.source.connection_settings or {}),
             },
         )
         self.found["connection_id"] = connection["connection_id"]

@@ -60,6 +60,11 @@ SAMPLING: dict[str, Any] = {"temperature": 0}
 # questions at 155 tokens/s in one batch against 92 in batches of 8; bench/README.md) and per shard. The
 # connection states it, so the evaluations' runs, which take their connection's limits, ask as many.
 CONCURRENCY = 48
+# How long one answer may take. A batch of 48 is as long as its longest answer: at about 3 tokens a second
+# each, a base-model answer running to the server's 256 tokens takes 80 s, and one queued behind a batch
+# twice that. At the default 60 s, 75 of the base run's 450 requests were given up and asked again, their
+# tokens so far thrown away; so the connection allows the most a connection may (300 s).
+MODEL_TIMEOUT_S = 300.0
 SHARD_SIZE = 8
 
 REAL = (
@@ -126,7 +131,7 @@ class SelfHostedModel(ModelSource):
 
     def __post_init__(self) -> None:
         self.run_settings = {"sampling": self.sampling}
-        self.connection_limits = {"max_in_flight": CONCURRENCY}
+        self.connection_settings = {"limits": {"max_in_flight": CONCURRENCY}, "timeout_s": MODEL_TIMEOUT_S}
         self.training = {"base_model": self.model, "hyperparameters": self.hyperparameters}
         self.preparation_settings = {"splits": self.splits}
         if self.grpo_hyperparameters is not None:

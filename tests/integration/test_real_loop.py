@@ -18,7 +18,13 @@ import pytest
 from benchgen.verdicts import VERDICTS_NAME
 from cli.api_client import Api
 from cli.loop import run_loop
-from cli.self_hosted_model import CONCURRENCY, PACKAGE_PROFILE, SERVED_MODEL, SelfHostedModel
+from cli.self_hosted_model import (
+    CONCURRENCY,
+    MODEL_TIMEOUT_S,
+    PACKAGE_PROFILE,
+    SERVED_MODEL,
+    SelfHostedModel,
+)
 from examplegen import generate_environment
 from localcloud.cloud import LocalCloud
 from tests.integration.loop_checks import assert_consistent_reinforcement, kept_cloud, kept_cloud_loop
@@ -96,6 +102,8 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
     assert connection["limits"]["max_in_flight"] == CONCURRENCY
     for config in (base_config, tuned_config):
         assert config["limits"]["max_in_flight"] == CONCURRENCY, config
+    # and gives an answer the time a batch of that many takes (runs take their connection's timeout)
+    assert connection["timeout_s"] == MODEL_TIMEOUT_S
     # each run's accuracy is its passes over its cases
     for run, verdicts in ((base, base_verdicts), (tuned, tuned_verdicts)):
         accuracy = {tile["key"]: tile["value"] for tile in run["metrics"]}["accuracy"]
