@@ -20,16 +20,21 @@ ROW = {
 }
 
 
-def test_a_training_step_runs_each_layer_forward_once(tiny_model: Path, tmp_path: Path) -> None:
+def _spec(tmp_path: Path, tiny_model: Path) -> dict[str, Any]:
+    """An SFT job of one row and one step on the tiny model."""
     rows = tmp_path / "train.jsonl"
     rows.write_text(json.dumps(ROW) + "\n", encoding="utf-8")
-    spec = {
+    return {
         "base_folder": str(tiny_model),
         "training_file": str(rows),
         "training_name": "train.jsonl",
         "hyperparameters": {"n_epochs": 1, "learning_rate": 0.01, "batch_size": 1, "warmup_ratio": 0},
         "output": str(tmp_path / "out"),
     }
+
+
+def test_a_training_step_runs_each_layer_forward_once(tiny_model: Path, tmp_path: Path) -> None:
+    spec = _spec(tmp_path, tiny_model)
     trainer = build(tmp_path, spec)
     calls: list[bool] = []
 
@@ -48,15 +53,7 @@ def test_a_training_step_runs_each_layer_forward_once(tiny_model: Path, tmp_path
 def test_the_trainer_autocasts_to_bf16_where_the_hardware_computes_it(
     tiny_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rows = tmp_path / "train.jsonl"
-    rows.write_text(json.dumps(ROW) + "\n", encoding="utf-8")
-    spec = {
-        "base_folder": str(tiny_model),
-        "training_file": str(rows),
-        "training_name": "train.jsonl",
-        "hyperparameters": {"n_epochs": 1, "learning_rate": 0.01, "batch_size": 1, "warmup_ratio": 0},
-        "output": str(tmp_path / "out"),
-    }
+    spec = _spec(tmp_path, tiny_model)
     for native in (True, False):
         monkeypatch.setattr("modelserver.weights.bf16_in_hardware", lambda native=native: native)
         assert build(tmp_path, spec).args.bf16 is native
