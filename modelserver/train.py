@@ -71,7 +71,7 @@ def build(job: Path, spec: dict[str, Any], *, callbacks: Sequence[Any] = (), **s
         "disable_tqdm": True,
         "seed": hyper.get("seed", 42),
         "use_cpu": not gpu,
-        # bf16 autocast where the hardware computes it (one SFT epoch of SmolLM2-135M-Instruct on a CPU with
+        # bf16 autocast where the hardware computes it (8 SFT steps of SmolLM2-135M-Instruct on a CPU with
         # avx512_bf16: x0.78 of float32's time, bench/README.md); float32 elsewhere.
         "bf16": weights.bf16_in_hardware(),
         "dataloader_pin_memory": gpu,

@@ -194,7 +194,7 @@ BF16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
 
 def bf16_in_hardware(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     """Whether training here computes bf16 in hardware: on a GPU that torch says supports it, on a CPU whose
-    flags name bf16 arithmetic. Elsewhere bf16 autocast is emulated, and slower than float32."""
+    flags name bf16 arithmetic. Elsewhere bf16 would be emulated, so training stays in float32."""
     import torch
 
     if torch.cuda.is_available():
