@@ -17,6 +17,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -113,6 +114,21 @@ def _read_into(stream: IO[str], lines: list[str]) -> None:
     lines.extend(stream)
 
 
+@contextmanager
+def _children_take_ctrl_c() -> Iterator[None]:
+    """What is started in the block takes Ctrl-C (SIGINT) as a command in a terminal's foreground does.
+
+    A shell without job control that starts a command in the background (``make test &`` in a script) has
+    it ignore SIGINT, and an ignored signal stays ignored in every process it starts: local up would never
+    see this test's Ctrl-C and would be killed a minute later. A handler, unlike an ignored signal, is
+    reset to the default when the child starts."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture(scope="module")
 def walkthrough(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Walkthrough]:
     """`benchgen local up` started as the walkthrough says, the pages' local-cloud blocks run against it in a
@@ -128,9 +144,10 @@ def walkthrough(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Walkthroug
     ports = [str(_free_port()) for _ in range(3)]
     command = [str(BENCHGEN), "local", "up", "--port", ports[0], "--api-port", ports[1]]
     command += ["--console-port", ports[2], "--log", str(log)]
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    with _children_take_ctrl_c():
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
     printed: list[str] = []
     errors: list[str] = []
     readers = [
