@@ -528,6 +528,7 @@ def test_the_owner_reads_the_run_config(aws: Settings, call: Call) -> None:
         "environment_variables": {"API_KEY": "secret"},
         "inference_mode": None,
         "limits": None,
+        "timeout_s": None,
         "prices": None,
     }
 

@@ -384,6 +384,7 @@ def test_post_runs_with_a_model_config_generates_the_submission_and_completes_wi
         "environment_variables": {"LOG_LEVEL": "info"},
         "inference_mode": "auto",
         "limits": {"max_in_flight": 4, "requests_per_minute": None, "tokens_per_minute": None},
+        "timeout_s": 60.0,
         "prices": None,
     }
 

@@ -104,6 +104,8 @@ def test_the_real_loop_completes_every_step_and_its_report_agrees_with_the_runs_
         assert config["limits"]["max_in_flight"] == CONCURRENCY, config
     # and gives an answer the time a batch of that many takes (runs take their connection's timeout)
     assert connection["timeout_s"] == MODEL_TIMEOUT_S
+    for config in (base_config, tuned_config):
+        assert config["timeout_s"] == MODEL_TIMEOUT_S, config
     # each run's accuracy is its passes over its cases
     for run, verdicts in ((base, base_verdicts), (tuned, tuned_verdicts)):
         accuracy = {tile["key"]: tile["value"] for tile in run["metrics"]}["accuracy"]

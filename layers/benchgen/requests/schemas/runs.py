@@ -320,13 +320,18 @@ class RunDetail(RunSummary):
 
 class RunConfiguration(RunConfig):
     """The run's configuration as its owner reads it; for a live run, also how it asked its model (the
-    inference mode and the limits it asked within) and the prices its cost is counted at (its
-    connection's, copied when the run was created)."""
+    inference mode, the limits it asked within, how long it waited for an answer) and the prices its cost
+    is counted at (its connection's, copied when the run was created)."""
 
     inference_mode: InferenceMode | None = Field(
         default=None, description="a live run's only, as asked: auto chooses by size when the run is planned"
     )
     limits: InferenceLimits | None = Field(default=None, description="a live run's only")
+    timeout_s: float | None = Field(
+        default=None,
+        description="a live run's only: the seconds one call to the model may take before it is given up and "
+        "asked again (its connection's, copied when the run was created)",
+    )
     prices: ModelPrices | None = Field(default=None, description="a live run's only; absent: none named")
 
     @classmethod
@@ -336,6 +341,7 @@ class RunConfiguration(RunConfig):
             **run.run_config.model_dump(),
             inference_mode=live.inference_mode if live else None,
             limits=live.limits if live else None,
+            timeout_s=live.timeout_s if live else None,
             prices=live.prices if live else None,
         )
 
