@@ -51,6 +51,8 @@ RECIPES: dict[str, dict[str, Any]] = {
     "before": {"activation_checkpointing": True},
     "shipped": {},
     "bf16": {"bf16": True},
+    # How the server batched rows before it grouped rows of like length: shuffled, more of each batch padding.
+    "shuffled": {"train_sampling_strategy": "random"},
 }
 PHASES = ("setup", "collation", "forward", "backward", "optimizer", "step_rest", "evaluation", "save")
 CONCURRENCY = 16

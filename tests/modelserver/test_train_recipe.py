@@ -1,6 +1,7 @@
 """What one training step of a fine-tuning job computes: the trainer the job builds runs each layer forward
 once a step, not again in the backward pass (TRL's default recomputes activations to save memory, a third
-more compute that a model trained on this server's CPU rows cannot afford)."""
+more compute that a model trained on this server's CPU rows cannot afford), over a batch of rows of like
+length, so that little of it is padding."""
 
 from __future__ import annotations
 
@@ -57,3 +58,25 @@ def test_the_trainer_autocasts_to_bf16_where_the_hardware_computes_it(
     for native in (True, False):
         monkeypatch.setattr("modelserver.weights.bf16_in_hardware", lambda native=native: native)
         assert build(tmp_path, spec).args.bf16 is native
+
+
+def test_the_trainer_batches_rows_of_like_length(tiny_model: Path, tmp_path: Path) -> None:
+    # Given a job of 64 rows, short and long in turn
+    spec = _spec(tmp_path, tiny_model)
+    spec["hyperparameters"] = spec["hyperparameters"] | {"batch_size": 4}
+    long_answer = "Final answer: " + " ".join(["5"] * 40)
+    lines = [
+        json.dumps({"messages": [ROW["messages"][0], {"role": "assistant", "content": answer}]})
+        for _ in range(32)
+        for answer in ("Final answer: 5", long_answer)
+    ]
+    Path(spec["training_file"]).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    # When the job's trainer draws its batches
+    batches = list(build(tmp_path, spec).get_train_dataloader())
+
+    # Then nearly every batch holds rows of one length, and so no padding (shuffled, a batch of 4 would mix
+    # the two lengths 7 times in 8)
+    padded = [batch for batch in batches if not batch["attention_mask"].all()]
+    assert len(batches) == 16
+    assert len(padded) <= 4, f"{len(padded)} of 16 batches padded"
