@@ -32,6 +32,10 @@ class ScoringError(BenchGenError):
     """Scoring could not produce scores (the run fails with this message)."""
 
 
+class Unsupported(BenchGenError):
+    """A request a connection (or its provider) cannot serve; says what would be accepted instead."""
+
+
 def too_deep() -> str:
     """How every parser words a document nested past what Python can decode (it raises RecursionError).
 

@@ -341,7 +341,7 @@ def test_the_api_imports_a_routers_code_with_the_first_request_for_its_resource(
     assert seen == {"at_import": [], "after": ["benchgen.api.export_profiles"], "status": 200}
 
 
-def test_the_apis_start_imports_neither_the_ports_its_services_name_nor_the_records() -> None:
+def test_the_apis_start_imports_neither_the_ports_its_services_name_nor_the_domain() -> None:
     # Given a Lambda environment
     environment = {"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}
 
@@ -350,10 +350,18 @@ def test_the_apis_start_imports_neither_the_ports_its_services_name_nor_the_reco
         "import json, sys, functions.api.handler\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(PREFIXES))))"
     )
-    prefixes = ("benchgen.ports.", "benchgen.records.")
+    prefixes = (
+        "benchgen.ports.",
+        "benchgen.records.",
+        "benchgen.providers",
+        "benchgen.training",
+        "benchgen.finetune",
+        "benchgen.bundle",
+    )
     seen = _in_fresh_process(f"PREFIXES = {prefixes!r}\n{probe}", environment)
 
     # Then of the ports only the listings' page came (its bad token is an error the API maps to 400), and of
-    # the records only their bounds (the error answers clip what they quote): the routes import the ports
-    # and records they use, with their first request
+    # the records only their bounds (the error answers clip what they quote); no provider, training, finetune
+    # or bundle module (an unsupported request's error is a plain BenchGenError): the routes import the
+    # ports, records and domain they use, with their first request
     assert seen == ["benchgen.ports.pages", "benchgen.records.bounds"]

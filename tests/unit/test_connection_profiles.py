@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from benchgen.errors import Unsupported
 from benchgen.providers import registry
 from benchgen.providers.capabilities import (
     ConnectionLimits,
     ConnectionProfile,
-    Unsupported,
     family_matches,
 )
 from benchgen.providers.checks import check_request, narrow

@@ -9,8 +9,8 @@ from botocore.session import Session
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchgen.errors import Unsupported
 from benchgen.providers import bedrock, openai_compatible, registry
-from benchgen.providers.capabilities import Unsupported
 from benchgen.providers.hyperparameters import Hyperparameter, Hyperparameters, typed
 from benchgen.providers.jobs import job_name_for
 from benchgen.records.training_runs import TrainingStatus

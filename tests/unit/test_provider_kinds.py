@@ -14,8 +14,8 @@ import pytest
 from pydantic import ValidationError
 
 from benchgen.aws.providers.registry import adapter
+from benchgen.errors import Unsupported
 from benchgen.providers import registry
-from benchgen.providers.capabilities import Unsupported
 from benchgen.providers.checks import check_request, narrow
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.definition import ProviderDefinition

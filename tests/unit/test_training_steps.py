@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from benchgen.bucket_layout import package_key
-from benchgen.providers.capabilities import ConnectionLimits, Unsupported
+from benchgen.errors import Unsupported
+from benchgen.providers.capabilities import ConnectionLimits
 from benchgen.providers.checks import narrow
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.jobs import ProviderFault, job_name_for

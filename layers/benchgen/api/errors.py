@@ -17,8 +17,8 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 from benchgen.api import Unauthenticated
+from benchgen.errors import Unsupported
 from benchgen.ports.pages import InvalidNextToken
-from benchgen.providers.capabilities import Unsupported
 from benchgen.records.bounds import MAX_KEY_CHARS, clip_text
 from benchgen.requests.errors import ApiError
 from benchgen.requests.path_ids import no_such_id

@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from benchgen.errors import Unsupported
 from benchgen.inference.model import Answer
 from benchgen.inference.shapes import converse_usage, unreadable
-from benchgen.providers.capabilities import ConnectionLimits, ConnectionProfile, Unsupported, family_matches
+from benchgen.providers.capabilities import ConnectionLimits, ConnectionProfile, family_matches
 from benchgen.providers.definition import Grant, IamNeeds, ProviderDefinition
 from benchgen.providers.hyperparameters import Hyperparameter, check_named
 from benchgen.providers.jobs import JobSpec, JobState

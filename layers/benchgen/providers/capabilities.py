@@ -2,8 +2,8 @@
 
 A provider kind's capabilities are one :class:`ConnectionProfile` (the most it can do); a connection's
 profile starts from them and may narrow them, never widen them (``benchgen.providers.checks``). A request
-outside a profile is refused with :class:`Unsupported`, whose message names what is unsupported and what
-would be accepted.
+outside a profile is refused with :class:`benchgen.errors.Unsupported`, whose message names what is
+unsupported and what would be accepted.
 """
 
 from __future__ import annotations
@@ -13,15 +13,9 @@ from collections.abc import Iterable
 
 from pydantic import ConfigDict, Field, model_validator
 
-from benchgen.errors import BenchGenError
 from benchgen.lazy_model import LazyModel
 from benchgen.training.export_profiles import PROFILES
 from benchgen.vocabulary import Method
-
-
-class Unsupported(BenchGenError):
-    """A request a connection (or its provider) cannot serve; says what would be accepted instead."""
-
 
 #: A model family entry meaning "any model": providers that train whatever base model they are given.
 ANY_FAMILY = "*"

@@ -1,17 +1,17 @@
 """The check every request to a connection passes, and the narrowing of a new connection's profile.
 
 Both read what each kind can do from its definition (``benchgen.providers.registry``): a request outside a
-connection's profile is refused with :class:`~benchgen.providers.capabilities.Unsupported`, whose message
+connection's profile is refused with :class:`~benchgen.errors.Unsupported`, whose message
 says whether the provider or only this connection's profile lacks it, and which kinds offer it.
 """
 
 from __future__ import annotations
 
+from benchgen.errors import Unsupported
 from benchgen.providers.capabilities import (
     ANY_FAMILY,
     ConnectionLimits,
     ConnectionProfile,
-    Unsupported,
     either,
     family_matches,
     listed,

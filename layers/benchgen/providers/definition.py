@@ -110,7 +110,7 @@ class ProviderDefinition(ABC):
         self, base_model: str, values: Mapping[str, str | int | float]
     ) -> dict[str, str]:
         """``values`` checked against what it documents for ``base_model``, as the strings the job is
-        sent; :class:`~benchgen.providers.capabilities.Unsupported` naming every problem otherwise."""
+        sent; :class:`~benchgen.errors.Unsupported` naming every problem otherwise."""
 
     @abstractmethod
     def where(self, live: LiveModel) -> str:

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from benchgen.providers.capabilities import Unsupported
+from benchgen.errors import Unsupported
 
 
 @dataclass(frozen=True)

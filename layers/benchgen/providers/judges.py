@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from benchgen.errors import BenchGenError
+from benchgen.errors import BenchGenError, Unsupported
 from benchgen.judging import JudgeSettings
-from benchgen.providers.capabilities import Unsupported
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.reach import reached_model
 from benchgen.records.runs import LiveModel

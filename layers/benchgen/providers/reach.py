@@ -4,7 +4,7 @@ it is reached (references only, never a key) and the connection's bounds."""
 
 from __future__ import annotations
 
-from benchgen.providers.capabilities import Unsupported
+from benchgen.errors import Unsupported
 from benchgen.providers.checks import check_request
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.records.runs import (

@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from benchgen.errors import Unsupported
 from benchgen.inference.shapes import unreadable
-from benchgen.providers.capabilities import ANY_FAMILY, ConnectionLimits, ConnectionProfile, Unsupported
+from benchgen.providers.capabilities import ANY_FAMILY, ConnectionLimits, ConnectionProfile
 from benchgen.providers.definition import Grant, IamNeeds, ProviderDefinition
 from benchgen.providers.jobs import JOB_NAME_PREFIX, JobSpec, JobState, ProviderFault
 from benchgen.records.runs import LiveModel

@@ -13,7 +13,7 @@ import secrets
 import time
 from typing import Any
 
-from benchgen.providers.capabilities import Unsupported
+from benchgen.errors import Unsupported
 from benchgen.providers.checks import check_request, narrow
 from benchgen.providers.connections import ConnectionRecord, ConnectionTarget
 from benchgen.requests.errors import ApiError, Forbidden, NotFound

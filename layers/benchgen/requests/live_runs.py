@@ -7,7 +7,7 @@ execution name derives from the run id so that a second start collides.
 
 from __future__ import annotations
 
-from benchgen.providers.capabilities import Unsupported
+from benchgen.errors import Unsupported
 from benchgen.providers.connections import ConnectionRecord
 from benchgen.providers.reach import reached_model
 from benchgen.providers.registry import provider
