@@ -131,6 +131,11 @@ def _grpo(
             "max_completion_length": hyper["max_completion_length"],
             "temperature": hyper["temperature"],
             "beta": hyper["beta"],
+            # Each answer's tokens averaged, then the answers (TRL's "grpo"), not every token of the batch
+            # alike (its default "dapo"), under which seven long wrong answers outweigh one short right
+            # one: the real loop's GRPO leg lengthened its answers under "dapo" and shortened them under
+            # this, one run each (bench/README.md, "The real loop with reinforcement").
+            "loss_type": "grpo",
         }
         | ({"max_steps": hyper["max_steps"]} if "max_steps" in hyper else {})
     )

@@ -131,3 +131,15 @@ def test_each_step_samples_from_the_policy_as_that_step_begins(tiny_model: Path,
     assert steps[1]["conversion_seconds"] > 0
     assert all(step["generation_seconds"] > 0 for step in steps)
     assert trainer.rollout_func.step == 1
+
+
+def test_a_reinforcement_jobs_loss_weighs_each_answer_alike_whatever_its_length(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    # given a reinforcement job's trainer
+    trainer = build(tmp_path, _spec(tmp_path, tiny_model, "ctranslate2"))
+
+    # then its loss averages each answer's tokens and then the answers (TRL's "grpo"), so that a short right
+    # answer is not outweighed by the many tokens of long wrong ones, as under TRL's default ("dapo")
+    assert trainer.loss_type == "grpo"
+    assert trainer.args.loss_type == "grpo"
