@@ -133,8 +133,9 @@ def _grpo(
             "beta": hyper["beta"],
             # Each answer's tokens averaged, then the answers (TRL's "grpo"), not every token of the batch
             # alike (its default "dapo"), under which seven long wrong answers outweigh one short right
-            # one: the real loop's GRPO leg lengthened its answers under "dapo" and shortened them under
-            # this, one run each (bench/README.md, "The real loop with reinforcement").
+            # one: the real loop's GRPO leg lengthened its answers under "dapo" in both runs that measured
+            # them, and shortened them under this in one (bench/README.md, "The real loop with
+            # reinforcement").
             "loss_type": "grpo",
         }
         | ({"max_steps": hyper["max_steps"]} if "max_steps" in hyper else {})
