@@ -362,6 +362,6 @@ def test_the_apis_start_imports_neither_the_ports_its_services_name_nor_the_doma
 
     # Then of the ports only the listings' page came (its bad token is an error the API maps to 400), and of
     # the records only their bounds (the error answers clip what they quote); no provider, training, finetune
-    # or bundle module (an unsupported request's error is a plain BenchGenError): the routes import the
+    # or bundle module (the error handlers take Unsupported from benchgen.errors): the routes import the
     # ports, records and domain they use, with their first request
     assert seen == ["benchgen.ports.pages", "benchgen.records.bounds"]
